@@ -1,0 +1,176 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { AutoteamError, UnknownRecipientError } from '../errors.js';
+import { DEFAULT_LOCK_STALE_MS, withLock } from './lock.js';
+import { describeZodError, type Message, MessageSchema, type MessageType } from './schemas.js';
+import { TeamRegistry } from './team-registry.js';
+
+export interface MailboxOptions {
+  now?: () => Date;
+  generateId?: () => string;
+  lockStaleMs?: number;
+  /** A bad inbox line is reported here, kept in `<name>.rejected.jsonl`, and skipped. */
+  onProblem?: (problem: { path: string; message: string }) => void;
+  /** Aside files older than this are taken to be left by a drainer that died mid-drain. */
+  orphanAfterMs?: number;
+}
+
+const NAME = /^[A-Za-z0-9_-]+$/;
+const SEEN_LIMIT = 10_000;
+
+/**
+ * JSONL inboxes in `<root>/.team/inbox`. Send appends one line under the inbox lock. Drain moves the
+ * file aside under the same lock and reads it after releasing, so a message appended concurrently
+ * lands either in the moved file or in a fresh one, never in between.
+ */
+export class Mailbox {
+  readonly dir: string;
+  readonly registry: TeamRegistry;
+  private readonly now: () => Date;
+  private readonly generateId: () => string;
+  private readonly lockStaleMs: number;
+  private readonly orphanAfterMs: number;
+  private readonly onProblem?: MailboxOptions['onProblem'];
+  private readonly seen = new Set<string>();
+
+  constructor(readonly rootDir: string, options: MailboxOptions = {}) {
+    this.dir = path.join(path.resolve(rootDir), '.team', 'inbox');
+    this.registry = new TeamRegistry(rootDir, { now: options.now, lockStaleMs: options.lockStaleMs });
+    this.now = options.now ?? (() => new Date());
+    this.generateId = options.generateId ?? randomUUID;
+    this.lockStaleMs = options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS;
+    this.orphanAfterMs = options.orphanAfterMs ?? 30_000;
+    this.onProblem = options.onProblem;
+    fs.mkdirSync(this.dir, { recursive: true });
+  }
+
+  inboxPath(name: string): string {
+    if (!NAME.test(name)) throw new AutoteamError(`invalid inbox name '${name}'`, 'INVALID_NAME');
+    return path.join(this.dir, `${name}.jsonl`);
+  }
+
+  /** Appends one message to `to`'s inbox. `to` must be the lead or a member of the team. */
+  async send(
+    from: string,
+    to: string,
+    content: string,
+    type: MessageType = 'message',
+    extra: Record<string, unknown> = {},
+  ): Promise<Message> {
+    const config = this.registry.read();
+    const names = [config.lead, ...config.members.map((member) => member.name)];
+    if (!names.includes(to)) throw new UnknownRecipientError(to, config.team, names);
+    return this.append(from, to, content, type, extra);
+  }
+
+  /** Sends to every member and the lead, except the sender. */
+  async broadcast(from: string, content: string, extra: Record<string, unknown> = {}): Promise<Message[]> {
+    const sent: Message[] = [];
+    for (const name of this.registry.names()) {
+      if (name !== from) sent.push(await this.append(from, name, content, 'broadcast', extra));
+    }
+    return sent;
+  }
+
+  /** Takes every message out of `name`'s inbox, oldest first. Each message id is delivered once. */
+  async drain(name: string): Promise<Message[]> {
+    const file = this.inboxPath(name);
+    const aside = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.draining`;
+    const moved = await withLock(
+      file,
+      () => {
+        try {
+          fs.renameSync(file, aside);
+          return true;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+          throw error;
+        }
+      },
+      { staleMs: this.lockStaleMs },
+    );
+    const messages: Message[] = [];
+    for (const orphan of this.orphans(name)) messages.push(...this.consume(orphan));
+    if (moved) messages.push(...this.consume(aside));
+    return messages;
+  }
+
+  /** Reads `name`'s inbox without taking anything out. */
+  peek(name: string): Message[] {
+    const file = this.inboxPath(name);
+    if (!fs.existsSync(file)) return [];
+    return this.parse(file, fs.readFileSync(file, 'utf8'), false);
+  }
+
+  private async append(
+    from: string,
+    to: string,
+    content: string,
+    type: MessageType,
+    extra: Record<string, unknown>,
+  ): Promise<Message> {
+    const candidate = { ...extra, id: this.generateId(), type, from, to, content, at: this.now().toISOString() };
+    const parsed = MessageSchema.safeParse(candidate);
+    if (!parsed.success) {
+      throw new AutoteamError(`invalid message to ${to}: ${describeZodError(parsed.error)}`, 'INVALID_MESSAGE');
+    }
+    const file = this.inboxPath(to);
+    const line = `${JSON.stringify(parsed.data)}\n`;
+    await withLock(file, () => fs.appendFileSync(file, line), { staleMs: this.lockStaleMs });
+    return parsed.data;
+  }
+
+  private orphans(name: string): string[] {
+    const prefix = `${name}.jsonl.`;
+    const cutoff = Date.now() - this.orphanAfterMs;
+    return fs
+      .readdirSync(this.dir)
+      .filter((entry) => entry.startsWith(prefix) && entry.endsWith('.draining'))
+      .map((entry) => path.join(this.dir, entry))
+      .filter((file) => (fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Infinity) < cutoff);
+  }
+
+  private consume(file: string): Message[] {
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      return [];
+    }
+    const messages = this.parse(file, text, true);
+    fs.rmSync(file, { force: true });
+    return messages.filter((message) => {
+      if (this.seen.has(message.id)) return false;
+      this.seen.add(message.id);
+      if (this.seen.size > SEEN_LIMIT) this.seen.delete(this.seen.values().next().value!);
+      return true;
+    });
+  }
+
+  private parse(file: string, text: string, keepRejected: boolean): Message[] {
+    const messages: Message[] = [];
+    const lines = text.split('\n');
+    lines.forEach((line, index) => {
+      if (!line.trim()) return;
+      let problem: string;
+      try {
+        const parsed = MessageSchema.safeParse(JSON.parse(line));
+        if (parsed.success) {
+          messages.push(parsed.data);
+          return;
+        }
+        problem = describeZodError(parsed.error);
+      } catch (error) {
+        problem = `not valid JSON (${(error as Error).message})`;
+      }
+      const where = `${file.replace(/\.[^.]+\.[^.]+\.draining$/, '')}:${index + 1}`;
+      this.onProblem?.({ path: where, message: problem });
+      if (keepRejected) {
+        const rejected = file.replace(/\.jsonl.*$/, '.rejected.jsonl');
+        fs.appendFileSync(rejected, `${line}\n`);
+      }
+    });
+    return messages;
+  }
+}

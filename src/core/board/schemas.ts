@@ -1,0 +1,104 @@
+import { z } from 'zod';
+
+export const TASK_STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] as const;
+export const STAGES = ['requirements', 'implementation', 'review'] as const;
+export const MEMBER_STATUSES = ['working', 'idle', 'waiting', 'shutdown', 'dead'] as const;
+export const MESSAGE_TYPES = [
+  'message',
+  'broadcast',
+  'shutdown_request',
+  'shutdown_response',
+  'plan_approval_request',
+  'plan_approval_response',
+  'question',
+  'answer',
+  'idle_notification',
+  'pipeline_update',
+] as const;
+
+const isoDate = z.string().min(1);
+
+export const LeaseSchema = z.object({
+  owner: z.string().min(1),
+  token: z.number().int().positive(),
+  until: isoDate,
+});
+
+export const HistoryEntrySchema = z.object({
+  at: isoDate,
+  by: z.string(),
+  event: z.string().min(1),
+  detail: z.string().optional(),
+});
+
+export const TaskSchema = z.object({
+  id: z.number().int().positive(),
+  subject: z.string().min(1),
+  description: z.string().default(''),
+  status: z.enum(TASK_STATUSES),
+  owner: z.string().nullable().default(null),
+  role: z.string().nullable().default(null),
+  stage: z.enum(STAGES).nullable().default(null),
+  blockedBy: z.array(z.number().int().positive()).default([]),
+  blocks: z.array(z.number().int().positive()).default([]),
+  pipeline: z.number().int().positive().nullable().default(null),
+  revision: z.number().int().nonnegative().default(0),
+  /** How many times the task has been claimed; the current claim's fencing token equals it. */
+  claims: z.number().int().nonnegative().default(0),
+  lease: LeaseSchema.nullable().default(null),
+  handoff: z.string().default(''),
+  artifacts: z.record(z.string(), z.unknown()).default({}),
+  result: z.string().nullable().default(null),
+  history: z.array(HistoryEntrySchema).default([]),
+  createdAt: isoDate,
+  updatedAt: isoDate,
+});
+
+export type Task = z.infer<typeof TaskSchema>;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+export type Stage = (typeof STAGES)[number];
+export type Lease = z.infer<typeof LeaseSchema>;
+export type HistoryEntry = z.infer<typeof HistoryEntrySchema>;
+
+export const MessageSchema = z
+  .object({
+    id: z.string().min(1),
+    type: z.enum(MESSAGE_TYPES),
+    from: z.string().min(1),
+    to: z.string().min(1),
+    content: z.string(),
+    at: isoDate,
+  })
+  .catchall(z.unknown());
+
+export type Message = z.infer<typeof MessageSchema>;
+export type MessageType = (typeof MESSAGE_TYPES)[number];
+
+export const MemberSchema = z.object({
+  name: z.string().regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and - only'),
+  role: z.string().min(1),
+  status: z.enum(MEMBER_STATUSES),
+  task: z.number().int().positive().nullable().default(null),
+  since: isoDate,
+  pid: z.number().int().nullable().default(null),
+  reason: z.string().optional(),
+});
+
+export type Member = z.infer<typeof MemberSchema>;
+export type MemberStatus = (typeof MEMBER_STATUSES)[number];
+
+export const TeamConfigSchema = z.object({
+  team: z.string().min(1),
+  lead: z.string().min(1).default('lead'),
+  members: z.array(MemberSchema).default([]),
+});
+
+export type TeamConfig = z.infer<typeof TeamConfigSchema>;
+
+/** Formats a zod error as `field.path: message; …` so the reader sees which field is wrong. */
+export function describeZodError(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+    .join('; ');
+}

@@ -1,0 +1,115 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError, NotFoundError } from '../errors.js';
+import { readJsonFile, writeJsonAtomic } from './atomic-io.js';
+import { DEFAULT_LOCK_STALE_MS, withLock } from './lock.js';
+import { type Member, MemberSchema, type MemberStatus, type TeamConfig, TeamConfigSchema } from './schemas.js';
+
+export interface TeamRegistryOptions {
+  now?: () => Date;
+  lockStaleMs?: number;
+}
+
+export interface MemberUpdate {
+  status?: MemberStatus;
+  task?: number | null;
+  pid?: number | null;
+  reason?: string;
+}
+
+/** `.team/config.json`: the team's name, its lead and its members, changed only under a lock. */
+export class TeamRegistry {
+  readonly file: string;
+  private readonly now: () => Date;
+  private readonly lockStaleMs: number;
+
+  constructor(readonly rootDir: string, options: TeamRegistryOptions = {}) {
+    this.file = path.join(path.resolve(rootDir), '.team', 'config.json');
+    this.now = options.now ?? (() => new Date());
+    this.lockStaleMs = options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS;
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+  }
+
+  exists(): boolean {
+    return fs.existsSync(this.file);
+  }
+
+  /** The config as on disk; a missing file is an empty team named after the board directory. */
+  read(): TeamConfig {
+    if (!this.exists()) {
+      return { team: path.basename(path.resolve(this.rootDir)) || 'team', lead: 'lead', members: [] };
+    }
+    return readJsonFile(this.file, TeamConfigSchema);
+  }
+
+  /** Creates the config if missing (keeping an existing team's name). */
+  async ensure(team?: string, lead = 'lead'): Promise<TeamConfig> {
+    return this.change((config) => (this.exists() ? config : { ...config, team: team ?? config.team, lead }));
+  }
+
+  members(): Member[] {
+    return this.read().members;
+  }
+
+  /** Everyone who can receive a message: the lead and every member. */
+  names(): string[] {
+    const config = this.read();
+    return [config.lead, ...config.members.map((member) => member.name)];
+  }
+
+  get(name: string): Member | undefined {
+    return this.members().find((member) => member.name === name);
+  }
+
+  /** Adds a member, or resets an existing one (same name) to the given role and status. */
+  async join(name: string, role: string, update: MemberUpdate = {}): Promise<Member> {
+    const member = MemberSchema.safeParse({
+      name,
+      role,
+      status: update.status ?? 'idle',
+      task: update.task ?? null,
+      since: this.now().toISOString(),
+      pid: update.pid ?? process.pid,
+    });
+    if (!member.success) throw new ConfigError(`invalid teammate name '${name}': letters, digits, _ and - only`);
+    const config = await this.change((current) => {
+      if (name === current.lead) throw new ConfigError(`'${name}' is the team lead's name`);
+      return { ...current, members: [...current.members.filter((m) => m.name !== name), member.data] };
+    });
+    return config.members.find((m) => m.name === name)!;
+  }
+
+  async setStatus(name: string, status: MemberStatus, update: Omit<MemberUpdate, 'status'> = {}): Promise<Member> {
+    return this.updateMember(name, { ...update, status });
+  }
+
+  async updateMember(name: string, update: MemberUpdate): Promise<Member> {
+    const config = await this.change((current) => {
+      const existing = current.members.find((m) => m.name === name);
+      if (!existing) throw new NotFoundError(`'${name}' is not a member of team '${current.team}'`);
+      const next: Member = {
+        ...existing,
+        ...(update.status !== undefined ? { status: update.status } : {}),
+        ...(update.task !== undefined ? { task: update.task } : {}),
+        ...(update.pid !== undefined ? { pid: update.pid } : {}),
+        since: update.status !== undefined && update.status !== existing.status ? this.now().toISOString() : existing.since,
+      };
+      if (update.reason !== undefined) next.reason = update.reason;
+      else if (update.status !== undefined) delete next.reason;
+      return { ...current, members: current.members.map((m) => (m.name === name ? next : m)) };
+    });
+    return config.members.find((m) => m.name === name)!;
+  }
+
+  private async change(fn: (config: TeamConfig) => TeamConfig): Promise<TeamConfig> {
+    return withLock(
+      this.file,
+      () => {
+        const next = TeamConfigSchema.parse(fn(this.read()));
+        writeJsonAtomic(this.file, next);
+        return next;
+      },
+      { staleMs: this.lockStaleMs },
+    );
+  }
+}

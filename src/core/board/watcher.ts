@@ -1,0 +1,96 @@
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import { type FSWatcher, watch } from 'chokidar';
+
+export interface BoardWatcherEvents {
+  /** Something under `.tasks/` changed. A hint: re-read the board, do not trust the event's detail. */
+  board: [];
+  /** Inbox `<name>.jsonl` changed. */
+  inbox: [name: string];
+  error: [error: Error];
+}
+
+export interface BoardWatcherOptions {
+  /** Emit `board` this often even without events, so a lost event costs at most this long. */
+  reconcileMs?: number;
+}
+
+const TASK_FILE = /^task_\d+\.json$/;
+const INBOX_FILE = /^([A-Za-z0-9_-]+)\.jsonl$/;
+
+/**
+ * One chokidar watcher per process over `.tasks/` and `.team/inbox/`. Events are coalesced to at most
+ * one `board` and one `inbox` per name per turn of the event loop; lock directories and temp files
+ * are ignored.
+ */
+export class BoardWatcher extends EventEmitter<BoardWatcherEvents> {
+  private watcher: FSWatcher | null = null;
+  private reconcileTimer: NodeJS.Timeout | null = null;
+  private boardPending = false;
+  private readonly inboxPending = new Set<string>();
+  private readonly tasksDir: string;
+  private readonly inboxDir: string;
+
+  constructor(readonly rootDir: string, private readonly options: BoardWatcherOptions = {}) {
+    super();
+    this.tasksDir = path.join(path.resolve(rootDir), '.tasks');
+    this.inboxDir = path.join(path.resolve(rootDir), '.team', 'inbox');
+  }
+
+  /** Starts watching; resolves once chokidar is ready to report changes. */
+  async start(): Promise<void> {
+    if (this.watcher) return;
+    fs.mkdirSync(this.tasksDir, { recursive: true });
+    fs.mkdirSync(this.inboxDir, { recursive: true });
+    const watcher = watch([this.tasksDir, this.inboxDir], {
+      ignoreInitial: true,
+      depth: 0,
+      ignored: (file: string) => {
+        const base = path.basename(file);
+        if (file === this.tasksDir || file === this.inboxDir) return false;
+        return !(TASK_FILE.test(base) || INBOX_FILE.test(base));
+      },
+    });
+    this.watcher = watcher;
+    watcher.on('all', (_event, file) => this.onChange(file));
+    watcher.on('error', (error) => this.emit('error', error instanceof Error ? error : new Error(String(error))));
+    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    if (this.options.reconcileMs) {
+      this.reconcileTimer = setInterval(() => this.emit('board'), this.options.reconcileMs);
+      this.reconcileTimer.unref();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.reconcileTimer) clearInterval(this.reconcileTimer);
+    this.reconcileTimer = null;
+    const watcher = this.watcher;
+    this.watcher = null;
+    await watcher?.close();
+  }
+
+  private onChange(file: string): void {
+    const dir = path.dirname(file);
+    const base = path.basename(file);
+    if (dir === this.tasksDir && TASK_FILE.test(base)) {
+      if (this.boardPending) return;
+      this.boardPending = true;
+      setImmediate(() => {
+        this.boardPending = false;
+        this.emit('board');
+      });
+      return;
+    }
+    const inbox = dir === this.inboxDir ? INBOX_FILE.exec(base) : null;
+    if (inbox) {
+      const name = inbox[1]!;
+      if (this.inboxPending.has(name)) return;
+      this.inboxPending.add(name);
+      setImmediate(() => {
+        this.inboxPending.delete(name);
+        this.emit('inbox', name);
+      });
+    }
+  }
+}

@@ -1,0 +1,62 @@
+/** One error hierarchy for autoteam. Errors that cross `postMessage` travel as `{code, message}`. */
+export class AutoteamError extends Error {
+  readonly code: string;
+
+  constructor(message: string, code = 'AUTOTEAM_ERROR', options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A file on the board (task, inbox line, config) that does not parse or validate. */
+export class BoardFileError extends AutoteamError {
+  constructor(
+    readonly path: string,
+    detail: string,
+  ) {
+    super(`${path}: ${detail}`, 'BOARD_FILE_INVALID');
+  }
+}
+
+export class NotFoundError extends AutoteamError {
+  constructor(message: string) {
+    super(message, 'NOT_FOUND');
+  }
+}
+
+export class UnknownRecipientError extends AutoteamError {
+  constructor(
+    readonly recipient: string,
+    readonly team: string,
+    readonly members: readonly string[],
+  ) {
+    super(
+      `'${recipient}' is not a member of team '${team}' (members: ${members.join(', ') || 'none'})`,
+      'UNKNOWN_RECIPIENT',
+    );
+  }
+}
+
+export class ConfigError extends AutoteamError {
+  constructor(message: string) {
+    super(message, 'CONFIG_ERROR');
+  }
+}
+
+export class ModelError extends AutoteamError {
+  constructor(message: string, code = 'MODEL_ERROR', options?: ErrorOptions) {
+    super(message, code, options);
+  }
+}
+
+export interface SerializedError {
+  code: string;
+  message: string;
+}
+
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof AutoteamError) return { code: error.code, message: error.message };
+  if (error instanceof Error) return { code: (error as NodeJS.ErrnoException).code ?? error.name, message: error.message };
+  return { code: 'UNKNOWN', message: String(error) };
+}

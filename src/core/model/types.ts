@@ -1,0 +1,86 @@
+/** Anthropic Messages shapes, kept to what autoteam uses. */
+export interface TextBlock {
+  type: 'text';
+  text: string;
+}
+
+export interface ToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export interface ToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string;
+  is_error?: boolean;
+}
+
+export type AssistantBlock = TextBlock | ToolUseBlock;
+export type ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock;
+
+export interface ModelMessage {
+  role: 'user' | 'assistant';
+  content: string | ContentBlock[];
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  input_schema: { type: 'object'; [key: string]: unknown };
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+/** Who is calling. Real models ignore it; the offline model picks its policy from it. */
+export interface AgentContext {
+  name: string;
+  role: string;
+  stage: string | null;
+  /** What the call is for: ordinary work, or summarising old turns for compaction. */
+  purpose?: 'work' | 'compaction' | 'simulated_user';
+}
+
+export interface ModelRequest {
+  system: string;
+  messages: ModelMessage[];
+  tools: ToolSpec[];
+  maxTokens?: number;
+  signal?: AbortSignal;
+  agent?: AgentContext;
+}
+
+export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'pause_turn' | 'refusal';
+
+export interface ModelResponse {
+  content: AssistantBlock[];
+  stopReason: StopReason | string;
+  usage: Usage;
+  model?: string;
+}
+
+export interface ModelClient {
+  /** Model id as sent to the provider, or `offline-scripted`. */
+  readonly id: string;
+  /** What the UI shows, e.g. "claude-sonnet-4-5" or "offline scripted model". */
+  readonly label: string;
+  create(request: ModelRequest): Promise<ModelResponse>;
+}
+
+export const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+  };
+}

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import type { Fence, Mailbox, Message, Task, TaskBoard, TeamRegistry } from '../board/index.js';
+import type { ToolSpec } from '../model/types.js';
+
+/** What a tool call asks the loop to do next, besides answering the model. */
+export type LoopSignal =
+  | { kind: 'idle'; reason: string }
+  /** A stage signal tool (complete_requirements_analysis, submit_for_review, approve_code, …). */
+  | { kind: 'transition'; tool: string; input: Record<string, unknown> }
+  /** The agent is done for good (shutdown approved). */
+  | { kind: 'exit'; reason: string };
+
+export interface ToolOutcome {
+  content: string;
+  isError?: boolean;
+  signal?: LoopSignal;
+}
+
+export interface AgentIdentity {
+  name: string;
+  role: string;
+  team: string;
+}
+
+export interface ToolLimits {
+  /** Subprocess wall-clock limit. */
+  commandTimeoutMs: number;
+  /** Characters of stdout/stderr kept; the rest is cut with a note. */
+  maxOutputChars: number;
+}
+
+/** Everything a tool may touch. The runtime builds one per task; tools never reach around it. */
+export interface ToolContext {
+  agent: AgentIdentity;
+  rootDir: string;
+  /** Absolute path; file and process tools are confined to it. */
+  workspace: string;
+  board: TaskBoard;
+  mailbox: Mailbox;
+  registry: TeamRegistry;
+  /** The task being worked on, as claimed (may be stale: re-read the board when it matters). */
+  task: Task | null;
+  fence: Fence | null;
+  signal: AbortSignal;
+  limits: ToolLimits;
+  /** Appends a history event to the current task (fenced) and optionally updates its artifacts. */
+  record(event: string, detail?: string, artifacts?: (current: Record<string, unknown>) => Record<string, unknown>): Promise<void>;
+  /** Waits for an inbox message matching `match` (other messages stay queued for the loop). */
+  waitForMessage(match: (message: Message) => boolean, timeoutMs: number): Promise<Message | null>;
+  log(line: string): void;
+}
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  inputSchema: S;
+  run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
+}
+
+export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): ToolDefinition<S> {
+  return definition;
+}
+
+/** Tool failures are data for the model: a result with is_error and a message saying what is allowed. */
+export function toolError(content: string): ToolOutcome {
+  return { content, isError: true };
+}
+
+export function toolSpec(tool: ToolDefinition): ToolSpec {
+  const schema = z.toJSONSchema(tool.inputSchema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
+  delete schema.$schema;
+  return {
+    name: tool.name,
+    description: tool.description,
+    input_schema: { ...schema, type: 'object' },
+  };
+}

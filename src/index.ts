@@ -1,0 +1,2 @@
+export * from './core/board/index.js';
+export * from './core/errors.js';
