@@ -5,3 +5,4 @@ export * from './team-registry.js';
 export * from './watcher.js';
 export { withLock, type LockOptions } from './lock.js';
 export { writeJsonAtomic, readJsonFile } from './atomic-io.js';
+export * from './requests.js';

@@ -7,6 +7,8 @@ export type LoopSignal =
   | { kind: 'idle'; reason: string }
   /** A stage signal tool (complete_requirements_analysis, submit_for_review, approve_code, …). */
   | { kind: 'transition'; tool: string; input: Record<string, unknown> }
+  /** A safety valve tripped: the task (and its pipeline) ends as failed. */
+  | { kind: 'fail'; reason: string }
   /** The agent is done for good (shutdown approved). */
   | { kind: 'exit'; reason: string };
 
@@ -48,6 +50,26 @@ export interface ToolContext {
   /** Waits for an inbox message matching `match` (other messages stay queued for the loop). */
   waitForMessage(match: (message: Message) => boolean, timeoutMs: number): Promise<Message | null>;
   log(line: string): void;
+  /** Limits and protocol settings (defaults apply where absent). */
+  settings?: Partial<RuntimeSettings>;
+}
+
+export interface RuntimeSettings {
+  maxQuestions: number;
+  answerTimeoutMs: number;
+  planTimeoutMs: number;
+  maxRevisions: number;
+}
+
+export const DEFAULT_RUNTIME_SETTINGS: RuntimeSettings = {
+  maxQuestions: 8,
+  answerTimeoutMs: 10 * 60_000,
+  planTimeoutMs: 10 * 60_000,
+  maxRevisions: 3,
+};
+
+export function settingsOf(ctx: ToolContext): RuntimeSettings {
+  return { ...DEFAULT_RUNTIME_SETTINGS, ...ctx.settings };
 }
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {

@@ -1,0 +1,177 @@
+/**
+ * The benchmark's racers, run from dist/bench as a worker thread or as a child process
+ * (`node dist/bench/board-actor.js '<job json>'`). Every actor reports `ready` once loaded and
+ * starts on `go` (postMessage, or a `go` line on stdin), so all racers start together.
+ * Messages to the parent: postMessage in a thread, one JSON line on stdout in a process.
+ */
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { Mailbox, TaskBoard } from '../core/board/index.js';
+import { serializeError } from '../core/errors.js';
+import { epochMs } from './section.js';
+
+export type ActorJob =
+  /** Claims with claimNext until nothing is left. */
+  | { kind: 'claim'; root: string; owner: string }
+  /** A process that runs `threads` claim workers and reports their claims together. */
+  | { kind: 'claim-hub'; root: string; prefix: string; threads: number }
+  | { kind: 'send'; root: string; from: string; to: string; count: number }
+  /** Creates one task per `create` line on stdin, reporting when it started; `exit` ends it. */
+  | { kind: 'creator'; root: string };
+
+export type ActorMessage =
+  | { type: 'ready' }
+  | { type: 'event'; name: string; data?: unknown }
+  | { type: 'result'; value: unknown }
+  | { type: 'error'; error: { code: string; message: string } };
+
+export interface ClaimReport {
+  claimed: Record<string, number[]>;
+  errors: string[];
+}
+
+export const ACTOR_FILE = fileURLToPath(import.meta.url);
+
+/** What a worker thread running this file receives as workerData. */
+export interface ActorWorkerData {
+  benchActor: ActorJob;
+}
+
+function post(message: ActorMessage): void {
+  if (isMainThread) process.stdout.write(`${JSON.stringify(message)}\n`);
+  else parentPort!.postMessage(message);
+}
+
+/** Commands from the parent: `go`, and for the creator `create` / `exit`. */
+function onCommand(handler: (command: string) => void): () => void {
+  if (!isMainThread) {
+    const listener = (message: unknown) => handler(String(message));
+    parentPort!.on('message', listener);
+    return () => parentPort!.off('message', listener);
+  }
+  const lines = readline.createInterface({ input: process.stdin });
+  lines.on('line', (line) => handler(line.trim()));
+  return () => {
+    lines.close();
+    process.stdin.destroy();
+  };
+}
+
+function nextCommand(expected: string): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = onCommand((command) => {
+      if (command !== expected) return;
+      stop();
+      resolve();
+    });
+  });
+}
+
+async function claimLoop(root: string, owner: string): Promise<ClaimReport> {
+  const board = new TaskBoard(root);
+  const mine: number[] = [];
+  const errors: string[] = [];
+  try {
+    for (;;) {
+      const result = await board.claimNext(owner);
+      if (!result) break;
+      if (result.ok) mine.push(result.task.id);
+    }
+  } catch (error) {
+    errors.push(`${owner}: ${(error as Error).message}`);
+  }
+  return { claimed: { [owner]: mine }, errors };
+}
+
+async function claimHub(job: Extract<ActorJob, { kind: 'claim-hub' }>): Promise<ClaimReport> {
+  const workers = Array.from({ length: job.threads }, (_, i) => {
+    const worker = new Worker(new URL(import.meta.url), {
+      workerData: { benchActor: { kind: 'claim', root: job.root, owner: `${job.prefix}t${i}` } satisfies ActorJob },
+    });
+    const messages: ActorMessage[] = [];
+    const ready = new Promise<void>((resolve, reject) => {
+      worker.on('message', (message: ActorMessage) => {
+        messages.push(message);
+        if (message.type === 'ready') resolve();
+      });
+      worker.on('error', reject);
+    });
+    const done = new Promise<ClaimReport>((resolve, reject) => {
+      worker.on('message', (message: ActorMessage) => {
+        if (message.type === 'result') resolve(message.value as ClaimReport);
+        if (message.type === 'error') reject(new Error(message.error.message));
+      });
+      worker.on('error', reject);
+      worker.on('exit', (code) => reject(new Error(`claim worker exited ${code}`)));
+    });
+    return { worker, ready, done };
+  });
+  await Promise.all(workers.map((w) => w.ready));
+  post({ type: 'ready' });
+  await nextCommand('go');
+  for (const w of workers) w.worker.postMessage('go');
+  const reports = await Promise.all(workers.map((w) => w.done));
+  return {
+    claimed: Object.assign({}, ...reports.map((r) => r.claimed)),
+    errors: reports.flatMap((r) => r.errors),
+  };
+}
+
+async function creator(root: string): Promise<number> {
+  const board = new TaskBoard(root);
+  post({ type: 'ready' });
+  let created = 0;
+  let queue = Promise.resolve();
+  await new Promise<void>((resolve) => {
+    const stop = onCommand((command) => {
+      if (command === 'exit') {
+        stop();
+        queue.then(resolve, resolve);
+      } else if (command === 'create') {
+        queue = queue.then(async () => {
+          const t0 = epochMs();
+          const task = await board.create({ subject: `bench ${created}`, by: 'bench' });
+          created++;
+          post({ type: 'event', name: 'created', data: { id: task.id, t0, t1: epochMs() } });
+        });
+      }
+    });
+  });
+  return created;
+}
+
+async function run(job: ActorJob): Promise<unknown> {
+  switch (job.kind) {
+    case 'claim-hub':
+      return claimHub(job);
+    case 'creator':
+      return creator(job.root);
+    case 'claim':
+      post({ type: 'ready' });
+      await nextCommand('go');
+      return claimLoop(job.root, job.owner);
+    case 'send': {
+      const mailbox = new Mailbox(job.root);
+      post({ type: 'ready' });
+      await nextCommand('go');
+      for (let i = 0; i < job.count; i++) await mailbox.send(job.from, job.to, `${job.from}:${i}`);
+      return job.count;
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const job: ActorJob = isMainThread ? JSON.parse(process.argv[2]!) : (workerData as ActorWorkerData).benchActor;
+  try {
+    post({ type: 'result', value: await run(job) });
+  } catch (error) {
+    post({ type: 'error', error: serializeError(error) });
+  }
+}
+
+// Only when run as an actor: importing this module (for ACTOR_FILE) has no side effects.
+const isActor = isMainThread
+  ? process.argv[1] === ACTOR_FILE
+  : Boolean((workerData as Partial<ActorWorkerData> | null)?.benchActor);
+if (isActor) await main();

@@ -1,0 +1,204 @@
+import fs from 'node:fs';
+import { BoardWatcher, Mailbox, type Message, type Task, TaskBoard, TeamRegistry, writeJsonAtomic } from '../core/board/index.js';
+import { ActorHandle, startTogether } from './actors.js';
+import type { ClaimReport } from './board-actor.js';
+import { atMost, type BenchSection, epochMs, info, percentile, withTempRoot } from './section.js';
+
+/** (a) 3 processes × 4 worker threads race claimNext over one board. */
+export const claimRace: BenchSection = {
+  name: 'claim race',
+  async run({ quick, log }) {
+    const tasks = quick ? 300 : 600;
+    const processes = 3;
+    const threads = 4;
+    return withTempRoot('claims', async (root) => {
+      const board = new TaskBoard(root);
+      for (let i = 0; i < tasks; i++) await board.create({ subject: `claim me ${i}`, by: 'bench' });
+      log(`claim race: ${processes} processes × ${threads} threads over ${tasks} tasks`);
+      const hubs = Array.from({ length: processes }, (_, p) =>
+        ActorHandle.process<ClaimReport>(`hub ${p}`, { kind: 'claim-hub', root, prefix: `p${p}`, threads }),
+      );
+      const start = await startTogether(hubs);
+      const reports = await Promise.all(hubs.map((hub) => hub.result));
+      const seconds = (performance.now() - start) / 1000;
+
+      const wins = new Map<number, number>();
+      for (const report of reports) {
+        for (const ids of Object.values(report.claimed)) for (const id of ids) wins.set(id, (wins.get(id) ?? 0) + 1);
+      }
+      const doubles = [...wins.values()].filter((count) => count > 1).length;
+      const claimed = [...wins.values()].reduce((sum, count) => sum + count, 0);
+      const onDisk = new TaskBoard(root).list().filter((task) => task.status === 'in_progress').length;
+      const errors = reports.flatMap((report) => report.errors);
+      for (const error of errors.slice(0, 5)) log(`  claim error: ${error}`);
+      return [
+        // Throughput depends on the machine; correctness (no double claim) is the target.
+        info(`claims/s (${processes}p × ${threads}t, ${tasks} tasks)`, round(claimed / seconds), 'claims/s'),
+        atMost('double claims', doubles, '', 0),
+        atMost('tasks left unclaimed', tasks - wins.size + Math.abs(onDisk - wins.size), '', 0),
+        atMost('claimer errors', errors.length, '', 0),
+      ];
+    });
+  },
+};
+
+/** (b) 4 sender threads append to one inbox while this thread drains it. */
+export const inboxThroughput: BenchSection = {
+  name: 'inbox',
+  async run({ quick, log }) {
+    const senders = 4;
+    const perSender = quick ? 250 : 1_000;
+    return withTempRoot('inbox', async (root) => {
+      const registry = new TeamRegistry(root);
+      await registry.ensure('bench');
+      for (let s = 0; s < senders; s++) await registry.join(`s${s}`, 'engineer');
+      log(`inbox: ${senders} senders × ${perSender} messages, one drainer`);
+      const actors = Array.from({ length: senders }, (_, s) =>
+        ActorHandle.thread<number>(`sender ${s}`, { kind: 'send', root, from: `s${s}`, to: 'lead', count: perSender }),
+      );
+      const mailbox = new Mailbox(root);
+      const start = await startTogether(actors);
+      let sending = true;
+      const sent = Promise.all(actors.map((actor) => actor.result)).finally(() => (sending = false));
+      sent.catch(() => {});
+      const received: Message[] = [];
+      let drains = 0;
+      while (sending) {
+        received.push(...(await mailbox.drain('lead')));
+        drains++;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await sent;
+      received.push(...(await mailbox.drain('lead')));
+      const seconds = (performance.now() - start) / 1000;
+      const expected = senders * perSender;
+      const unique = new Set(received.map((message) => message.id)).size;
+      return [
+        info(`inbox msgs/s (${senders} senders × ${perSender})`, round(expected / seconds), 'msgs/s'),
+        atMost('messages lost', expected - unique, '', 0),
+        atMost('messages duplicated', received.length - unique, '', 0),
+        info('drains while sending', drains, ''),
+      ];
+    });
+  },
+};
+
+/** (c) list / scanUnclaimed over a large board: first call, then after one file changed. */
+export const boardScan: BenchSection = {
+  name: 'board scan',
+  async run({ quick, log }) {
+    const rows = [];
+    for (const size of quick ? [1_000] : [1_000, 10_000]) {
+      rows.push(
+        ...(await withTempRoot(`scan${size}`, async (root) => {
+          log(`board scan: writing ${size} tasks`);
+          seedBoard(root, size);
+          const writer = new TaskBoard(root);
+          const limit = 100;
+          const listBoard = new TaskBoard(root);
+          const listCold = timed(() => listBoard.list());
+          await writer.update(Math.ceil(size / 2), { description: 'changed' });
+          const listWarm = timed(() => listBoard.list());
+          const scanBoard = new TaskBoard(root);
+          const scanCold = timed(() => scanBoard.scanUnclaimed('engineer'));
+          await writer.update(Math.ceil(size / 3), { description: 'changed again' });
+          const scanWarm = timed(() => scanBoard.scanUnclaimed('engineer'));
+          if (listWarm.value.length !== size) throw new Error(`list() saw ${listWarm.value.length} of ${size} tasks`);
+          return [
+            info(`list() cold @${size}`, listCold.ms, 'ms'),
+            atMost(`list() warm, 1 changed @${size}`, listWarm.ms, 'ms', limit),
+            info(`scanUnclaimed() cold @${size}`, scanCold.ms, 'ms'),
+            atMost(`scanUnclaimed() warm, 1 changed @${size}`, scanWarm.ms, 'ms', limit),
+          ];
+        })),
+      );
+    }
+    return rows;
+  },
+};
+
+/** (d) Another process creates a task; how long until this process's watcher says 'board'. */
+export const watcherLatency: BenchSection = {
+  name: 'watcher',
+  async run({ quick, log }) {
+    const posts = quick ? 20 : 50;
+    return withTempRoot('watch', async (root) => {
+      const watcher = new BoardWatcher(root);
+      const events: number[] = [];
+      watcher.on('board', () => events.push(epochMs()));
+      watcher.on('error', (error) => log(`watcher error: ${error.message}`));
+      await watcher.start();
+      const creator = ActorHandle.process<number>('creator', { kind: 'creator', root });
+      try {
+        await creator.ready();
+        log(`watcher: ${posts} posts from another process`);
+        const latencies: number[] = [];
+        for (let i = 0; i < posts; i++) {
+          const boardEvent = new Promise<void>((resolve) => watcher.once('board', () => resolve()));
+          const created = creator.waitFor((m) => m.type === 'event' && m.name === 'created' && (m.data as { id: number }).id === i + 1);
+          creator.send('create');
+          const [message] = await Promise.all([created, boardEvent]);
+          const { t0 } = (message as { data: { t0: number } }).data;
+          const seen = events.find((at) => at >= t0);
+          if (seen !== undefined) latencies.push(seen - t0);
+          events.length = 0;
+        }
+        creator.send('exit');
+        await creator.result;
+        return [
+          atMost(`watcher post→'board' p50 (${latencies.length} posts)`, round(percentile(latencies, 50), 1), 'ms', 50),
+          atMost(`watcher post→'board' p99`, round(percentile(latencies, 99), 1), 'ms', 250),
+        ];
+      } finally {
+        creator.child?.kill();
+        await watcher.close();
+      }
+    });
+  },
+};
+
+export const boardSections: BenchSection[] = [claimRace, inboxThroughput, boardScan, watcherLatency];
+
+/** Writes `size` valid task files directly (creating them one by one through the id lock is the slow part of setup, not what is measured). */
+function seedBoard(root: string, size: number): void {
+  const board = new TaskBoard(root);
+  const at = new Date().toISOString();
+  const roles = [null, 'analyst', 'engineer', 'reviewer'];
+  for (let id = 1; id <= size; id++) {
+    const inProgress = id % 5 === 0;
+    const task: Task = {
+      id,
+      subject: `seeded task ${id}`,
+      description: 'x'.repeat(200),
+      status: id % 7 === 0 ? 'completed' : inProgress ? 'in_progress' : 'pending',
+      owner: inProgress ? 'someone' : null,
+      role: roles[id % roles.length]!,
+      stage: null,
+      blockedBy: id % 11 === 0 && id > 1 ? [id - 1] : [],
+      blocks: [],
+      pipeline: null,
+      revision: 0,
+      claims: inProgress ? 1 : 0,
+      lease: inProgress ? { owner: 'someone', token: 1, until: new Date(Date.now() + 3_600_000).toISOString() } : null,
+      handoff: '',
+      artifacts: {},
+      result: null,
+      history: [{ at, by: 'bench', event: 'created' }],
+      createdAt: at,
+      updatedAt: at,
+    };
+    writeJsonAtomic(board.taskPath(id), task);
+  }
+  fs.writeFileSync(`${board.dir}/.next-id`, `${size + 1}\n`);
+}
+
+function timed<T>(fn: () => T): { value: T; ms: number } {
+  const start = performance.now();
+  const value = fn();
+  return { value, ms: round(performance.now() - start, 1) };
+}
+
+function round(value: number, digits = 0): number {
+  const scale = 10 ** digits;
+  return Math.round(value * scale) / scale;
+}

@@ -1,0 +1,197 @@
+#!/usr/bin/env node
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command, CommanderError, Option } from 'commander';
+import dotenv from 'dotenv';
+import { loadTeammateSettings, type SettingsOverrides } from '../core/agent/settings.js';
+import { TaskBoard } from '../core/board/task-board.js';
+import { AutoteamError } from '../core/errors.js';
+import { loadModelConfig } from '../core/model/anthropic.js';
+import { STAGE_DEFINITIONS } from '../core/stages/definitions.js';
+import { stageTools } from '../core/tools/registry.js';
+import { runHeadless } from './run-command.js';
+import { runWorker } from './worker-command.js';
+import { formatBoard } from './format.js';
+import { startRepl } from './repl-command.js';
+
+const VERSION = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** Usage and configuration errors exit with 2; a failed pipeline with 1. */
+export class UsageError extends AutoteamError {
+  constructor(message: string) {
+    super(message, 'USAGE');
+  }
+}
+
+function boardDir(command: Command): string {
+  const own = command.opts().dir as string | undefined;
+  const global = command.parent?.opts().dir as string | undefined;
+  return path.resolve(own ?? global ?? process.cwd());
+}
+
+const dirOption = () => new Option('--dir <path>', 'board root (holds .tasks/ and .team/); default: the current directory');
+
+function settingsOptions(command: Command): Command {
+  return command
+    .option('--poll-interval <duration>', 'idle poll fallback, e.g. 5s (env POLL_INTERVAL)')
+    .option('--idle-timeout <duration>', 'idle this long → teammate shuts down; 0 = never (env IDLE_TIMEOUT)')
+    .option('--max-turns <n>', 'model calls per task (env MAX_TURNS)')
+    .option('--max-questions <n>', 'clarifying questions per task (env MAX_QUESTIONS)')
+    .option('--token-budget <n>', 'compact a conversation past this many tokens (env TOKEN_BUDGET)');
+}
+
+function overrides(options: Record<string, unknown>): SettingsOverrides {
+  const pick = (key: string) => (options[key] === undefined ? undefined : String(options[key]));
+  return {
+    pollInterval: pick('pollInterval'),
+    idleTimeout: pick('idleTimeout'),
+    maxTurns: pick('maxTurns'),
+    maxQuestions: pick('maxQuestions'),
+    tokenBudget: pick('tokenBudget'),
+    maxRevisions: pick('maxRevisions'),
+  };
+}
+
+export function buildProgram(): Command {
+  const program = new Command('autoteam')
+    .description('An autonomous team (analyst, engineer, reviewer) working a shared task board, led from a REPL.')
+    .version(VERSION)
+    // Options before a subcommand belong to the program; after it, to the subcommand (each has --dir).
+    .enablePositionalOptions()
+    .addOption(dirOption())
+    .option('--auto', 'a simulated user answers the analyst')
+    .option('--no-team', 'do not spawn the default analyst, engineer and reviewer')
+    .option('--max-revisions <n>', 'review rounds before a pipeline fails (env MAX_REVISIONS)');
+  settingsOptions(program).action(async (options: Record<string, unknown>, command: Command) => {
+    const dir = boardDir(command);
+    await startRepl({
+      dir,
+      auto: options.auto === true,
+      team: options.team !== false,
+      settings: loadTeammateSettings(process.env, overrides(options)),
+    });
+  });
+
+  program
+    .command('tasks')
+    .description('print the board: [ ] pending, [>] in progress, [x] completed, [!] failed')
+    .addOption(dirOption())
+    .option('--json', 'print the tasks as JSON')
+    .action((options: { json?: boolean }, command: Command) => {
+      const board = new TaskBoard(boardDir(command));
+      const tasks = board.list();
+      if (options.json) console.log(JSON.stringify(tasks, null, 2));
+      else console.log(formatBoard(tasks));
+      for (const problem of board.problems()) console.error(`skipped ${problem.message}`);
+    });
+
+  program
+    .command('show')
+    .description("print one task's JSON")
+    .argument('<id>', 'task id')
+    .addOption(dirOption())
+    .action((id: string, _options: unknown, command: Command) => {
+      const n = Number(id.replace(/^#/, ''));
+      if (!Number.isInteger(n) || n <= 0) throw new UsageError(`task id must be a positive whole number, got '${id}'`);
+      console.log(JSON.stringify(new TaskBoard(boardDir(command)).get(n), null, 2));
+    });
+
+  program
+    .command('stages')
+    .description("print each stage's role, prompt, tools and transitions (no model is called)")
+    .option('--json', 'as JSON')
+    .action((options: { json?: boolean }) => {
+      const stages = Object.values(STAGE_DEFINITIONS).map((stage) => ({
+        ...stage,
+        offeredTools: stageTools(stage.stage).map((tool) => tool.name),
+      }));
+      if (options.json) {
+        console.log(JSON.stringify(stages, null, 2));
+        return;
+      }
+      for (const stage of stages) {
+        console.log(`== ${stage.stage} (${stage.title}) — role: ${stage.role}`);
+        console.log(stage.systemPrompt.replace(/^/gm, '   '));
+        console.log(`   tools: ${stage.offeredTools.join(', ')}`);
+        for (const [signal, next] of Object.entries(stage.transitions)) {
+          const label = signal === 'request_revision' ? `${next} (revision n+1, up to max_revisions)` : next;
+          console.log(`   ${signal} → ${label}`);
+        }
+        console.log('');
+      }
+    });
+
+  settingsOptions(
+    program
+      .command('worker')
+      .description('run one teammate in the foreground of this process against the board')
+      .requiredOption('--name <name>', 'teammate name (letters, digits, _ and -)')
+      .requiredOption('--role <role>', 'role, e.g. analyst, engineer or reviewer')
+      .option('--prompt <text>', 'extra instructions for this teammate')
+      .addOption(dirOption()),
+  ).action(async (options: Record<string, unknown>, command: Command) => {
+    const code = await runWorker({
+      dir: boardDir(command),
+      name: String(options.name),
+      role: String(options.role),
+      prompt: options.prompt as string | undefined,
+      settings: loadTeammateSettings(process.env, overrides(options)),
+    });
+    process.exitCode = code;
+  });
+
+  settingsOptions(
+    program
+      .command('run')
+      .description('post a requirement, let the team work it headless, print a summary (exit 0 approved, 1 failed)')
+      .argument('<requirement...>', 'what you want built')
+      .option('--auto', 'a simulated user answers the analyst (otherwise questions wait for a person)')
+      .option('--max-revisions <n>', 'review rounds before the pipeline fails (default 3)')
+      .addOption(new Option('--start-stage <stage>', 'skip earlier stages').choices(['requirements', 'implementation']))
+      .option('--json', 'print the summary as JSON')
+      .option('--timeout <duration>', 'give up after this long (default 10m)')
+      .addOption(dirOption()),
+  ).action(async (words: string[], options: Record<string, unknown>, command: Command) => {
+    const code = await runHeadless({
+      dir: boardDir(command),
+      requirement: words.join(' '),
+      auto: options.auto === true,
+      json: options.json === true,
+      startStage: options.startStage as 'requirements' | 'implementation' | undefined,
+      timeout: options.timeout as string | undefined,
+      settings: loadTeammateSettings(process.env, overrides(options)),
+    });
+    process.exitCode = code;
+  });
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  program.exitOverride();
+  program.configureOutput({ writeErr: (text) => process.stderr.write(text) });
+  for (const command of program.commands) command.exitOverride();
+  try {
+    const dirIndex = argv.indexOf('--dir');
+    const dir = dirIndex >= 0 ? argv[dirIndex + 1] : undefined;
+    dotenv.config({ quiet: true });
+    if (dir && fs.existsSync(path.join(dir, '.env'))) dotenv.config({ quiet: true, path: path.join(dir, '.env') });
+    loadModelConfig(); // a bad ANTHROPIC_* setting is a usage error before anything starts
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    if (error instanceof AutoteamError) {
+      console.error(`autoteam: ${error.message}`);
+      return error.code === 'NOT_FOUND' || error.code === 'BOARD_FILE_INVALID' || error.code === 'USAGE' || error.code === 'CONFIG_ERROR' ? 2 : 1;
+    }
+    console.error(`autoteam: ${(error as Error).message ?? String(error)}`);
+    return 1;
+  }
+}
+
+const code = await main(process.argv);
+process.exitCode = code;

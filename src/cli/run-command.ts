@@ -1,0 +1,141 @@
+import path from 'node:path';
+import readline from 'node:readline';
+import type { TeammateSettings } from '../core/agent/settings.js';
+import { parseDuration } from '../core/agent/settings.js';
+import type { Stage, Task } from '../core/board/schemas.js';
+import { type LeadEvent, LeadSession } from '../core/lead/session.js';
+import { loadModelConfig } from '../core/model/anthropic.js';
+import type { PipelineState } from '../core/stages/pipeline.js';
+import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
+import { formatDuration, formatTaskLine } from './format.js';
+
+export interface RunCommandOptions {
+  dir: string;
+  requirement: string;
+  auto: boolean;
+  json: boolean;
+  startStage?: Stage;
+  timeout?: string;
+  settings: TeammateSettings;
+}
+
+export interface RunSummary {
+  pipeline: number;
+  status: string;
+  reason?: string;
+  requirement: string;
+  model: string;
+  tasks: Array<{ id: number; stage: string | null; revision: number; owner: string | null; status: string; result: string | null }>;
+  requirements: number;
+  questions: number;
+  files: string[];
+  workspace: string;
+  revisions: number;
+  behaviour: TraceSummary['roles'];
+  tokens: { input: number; output: number; cacheRead: number };
+  wallMs: number;
+}
+
+/** `autoteam run`: start the team, post one requirement, follow it to the end, print a summary. */
+export async function runHeadless(options: RunCommandOptions): Promise<number> {
+  const spec = loadModelConfig();
+  const session = new LeadSession({ rootDir: options.dir, model: spec, settings: options.settings, auto: options.auto });
+  const started = Date.now();
+  const since = new Date(started).toISOString();
+  const log = (line: string) => {
+    if (!options.json) console.log(line);
+  };
+  const input = !options.auto ? readline.createInterface({ input: process.stdin, terminal: false }) : null;
+  const typed: string[] = [];
+  input?.on('line', (line) => {
+    if (session.questions.size > 0) void session.answer(line).catch(() => undefined);
+    else typed.push(line);
+  });
+  session.on('event', (event) => {
+    const line = describeEvent(event);
+    if (line) log(line);
+    if (event.type === 'question' && !options.auto && typed.length) void session.answer(typed.shift()!).catch(() => undefined);
+  });
+
+  const timeoutMs = options.timeout ? parseDuration(options.timeout, '--timeout') : 10 * 60_000;
+  const giveUp = AbortSignal.timeout(timeoutMs);
+  log(`autoteam run — ${session.modelLabel}`);
+  await session.start();
+  const first = await session.post(options.requirement, options.startStage);
+  const pipeline = first.pipeline!;
+  log(`posted pipeline #${pipeline}: task #${first.id} (${first.stage}) — ${first.subject}`);
+  let state = await session.waitForPipeline(pipeline, giveUp);
+  if (state.status === 'active') state = { ...state, status: 'failed', reason: `timed out after ${formatDuration(timeoutMs)}` };
+  input?.close();
+  await session.close(3_000);
+  state = { ...session.pipeline.state(pipeline), ...(state.reason ? { reason: state.reason } : {}), status: state.status };
+
+  const summary = summarize(session, state, options.requirement, since, Date.now() - started);
+  if (options.json) console.log(JSON.stringify(summary, null, 2));
+  else printSummary(summary, state.tasks);
+  return state.status === 'approved' ? 0 : 1;
+}
+
+function describeEvent(event: LeadEvent): string | null {
+  switch (event.type) {
+    case 'teammate':
+      if (event.event.type === 'activity') return `  [${event.event.name}] ${event.event.text}`;
+      if (event.event.type === 'error') return `  [${event.event.name}] error ${event.event.error.code}: ${event.event.error.message}`;
+      return null;
+    case 'question':
+      return `  ? ${event.question.from} asks: ${event.question.question}`;
+    case 'answered':
+      return `  ! ${event.by} answers: ${event.answer}`;
+    case 'pipeline':
+      return `  = ${event.content}`;
+    case 'error':
+      return `  error ${event.code}: ${event.message}`;
+    default:
+      return null;
+  }
+}
+
+function summarize(session: LeadSession, state: PipelineState, requirement: string, since: string, wallMs: number): RunSummary {
+  const trace = summarizeTrace(session.trace.read(), (record) => record.at >= since);
+  const analysis = state.tasks.find((task) => task.stage === 'requirements');
+  const files = new Set<string>();
+  for (const task of state.tasks) {
+    for (const file of (task.artifacts.files as Array<{ path: string }> | undefined) ?? []) files.add(file.path);
+  }
+  return {
+    pipeline: state.id,
+    status: state.status,
+    ...(state.reason ? { reason: state.reason } : {}),
+    requirement,
+    model: session.modelLabel,
+    tasks: state.tasks.map((task) => ({ id: task.id, stage: task.stage, revision: task.revision, owner: task.owner, status: task.status, result: task.result })),
+    requirements: Object.keys((analysis?.artifacts.requirements as Record<string, string> | undefined) ?? {}).length,
+    questions: ((analysis?.artifacts.qa as unknown[] | undefined) ?? []).length,
+    files: [...files].sort(),
+    workspace: path.relative(process.cwd(), session.pipeline.workspaceOf(state.id)) || '.',
+    revisions: state.revisions,
+    behaviour: trace.roles,
+    tokens: { input: trace.inputTokens, output: trace.outputTokens, cacheRead: trace.cacheReadTokens },
+    wallMs,
+  };
+}
+
+function printSummary(summary: RunSummary, tasks: readonly Task[]): void {
+  console.log('');
+  console.log(`pipeline #${summary.pipeline}: ${summary.status.toUpperCase()}${summary.reason ? ` — ${summary.reason}` : ''}`);
+  for (const task of tasks) console.log(`  ${formatTaskLine(task)}`);
+  console.log('behaviour per role:');
+  for (const role of summary.behaviour) {
+    const tools = Object.entries(role.tools)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, count]) => `${name} ${count}`)
+      .join(', ');
+    console.log(`  ${role.role} (${role.agents.join(', ')}): ${role.modelCalls} model calls; ${tools || 'no tools'}`);
+  }
+  console.log(
+    `requirements: ${summary.requirements} · questions: ${summary.questions} · files: ${summary.files.join(', ') || 'none'} (${summary.workspace}) · revisions: ${summary.revisions}`,
+  );
+  console.log(
+    `tokens: ${summary.tokens.input.toLocaleString('en-US')} in / ${summary.tokens.output.toLocaleString('en-US')} out · wall time ${formatDuration(summary.wallMs)} · ${summary.model}`,
+  );
+}

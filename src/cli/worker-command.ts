@@ -1,0 +1,57 @@
+import { Teammate } from '../core/agent/teammate.js';
+import type { TeammateSettings } from '../core/agent/settings.js';
+import { Wake } from '../core/agent/wake.js';
+import { BoardWatcher } from '../core/board/watcher.js';
+import { loadModelConfig } from '../core/model/anthropic.js';
+import { createModel, describeModel } from '../core/model/factory.js';
+
+export interface WorkerCommandOptions {
+  dir: string;
+  name: string;
+  role: string;
+  prompt?: string;
+  settings: TeammateSettings;
+}
+
+/** `autoteam worker`: one teammate in the foreground of this process, with its own watcher. */
+export async function runWorker(options: WorkerCommandOptions): Promise<number> {
+  const spec = loadModelConfig();
+  const model = await createModel(spec);
+  const wake = new Wake();
+  const stop = new AbortController();
+  const watcher = new BoardWatcher(options.dir);
+  watcher.on('board', () => wake.notify());
+  watcher.on('inbox', (name) => {
+    if (name === options.name) wake.notify();
+  });
+  watcher.on('error', (error) => console.error(`[${options.name}] watcher: ${error.message}`));
+  await watcher.start();
+  const onSignal = (signal: NodeJS.Signals) => {
+    console.log(`[${options.name}] ${signal}: handing back any task and stopping`);
+    stop.abort(new Error(`${signal} received`));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  console.log(`[${options.name}] ${options.role} on ${describeModel(spec)}, board ${options.dir}`);
+  const teammate = new Teammate({
+    name: options.name,
+    role: options.role,
+    rootDir: options.dir,
+    model,
+    wake,
+    signal: stop.signal,
+    settings: options.settings,
+    ...(options.prompt ? { prompt: options.prompt } : {}),
+    emit: (event) => {
+      if (event.type === 'activity') console.log(`[${event.name}] ${event.text}`);
+      else if (event.type === 'status') console.log(`[${event.name}] ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
+      else if (event.type === 'error') console.error(`[${event.name}] error ${event.error.code}: ${event.error.message}`);
+    },
+  });
+  const reason = await teammate.run();
+  await watcher.close();
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  console.log(`[${options.name}] exited: ${reason}`);
+  return 0;
+}

@@ -1,0 +1,66 @@
+import type { ContentBlock, ModelClient, ModelMessage } from '../model/types.js';
+
+export interface CompactionInput {
+  model: ModelClient;
+  messages: readonly ModelMessage[];
+  /** The identity opening to re-inject (two messages). */
+  identity: ModelMessage[];
+  /** The task statement the conversation started from; kept verbatim. */
+  taskPrompt: string;
+  agent: { name: string; role: string; stage: string | null };
+  signal?: AbortSignal;
+}
+
+/** Rough token estimate (4 characters a token), used when the provider's count is not at hand. */
+export function estimateTokens(messages: readonly ModelMessage[]): number {
+  let chars = 0;
+  for (const message of messages) chars += typeof message.content === 'string' ? message.content.length : JSON.stringify(message.content).length;
+  return Math.ceil(chars / 4);
+}
+
+function renderBlock(block: ContentBlock): string {
+  switch (block.type) {
+    case 'text':
+      return block.text;
+    case 'tool_use':
+      return `[called ${block.name} ${JSON.stringify(block.input)}]`;
+    case 'tool_result':
+      // One line per result (JSON string), so the log stays parseable and quotes stay intact.
+      return `[result${block.is_error ? ' (error)' : ''}: ${JSON.stringify(block.content.slice(0, 4000))}]`;
+  }
+}
+
+export function renderTranscript(messages: readonly ModelMessage[]): string {
+  return messages
+    .map((m) => `${m.role.toUpperCase()}: ${typeof m.content === 'string' ? m.content : m.content.map(renderBlock).join('\n')}`)
+    .join('\n\n');
+}
+
+/**
+ * Replaces the conversation with identity + the task + a model-written summary of the work so far.
+ * Everything after the opening is summarised, so no tool_use is ever left without its result.
+ */
+export async function compactConversation(input: CompactionInput): Promise<ModelMessage[]> {
+  const body = input.messages.slice(3);
+  const response = await input.model.create({
+    system:
+      'You summarise an agent\'s work log so it can continue after its context is cleared. Keep: decisions, files written, commands run and their outcomes, open problems, and what remains to do. Plain text, under 300 words.',
+    messages: [{ role: 'user', content: `Summarise this work log:\n\n${renderTranscript(body)}` }],
+    tools: [],
+    maxTokens: 1024,
+    signal: input.signal,
+    agent: { ...input.agent, purpose: 'compaction' },
+  });
+  const summary = response.content
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text)
+    .join('\n')
+    .trim();
+  return [
+    ...input.identity,
+    {
+      role: 'user',
+      content: `${input.taskPrompt}\n\n<progress-summary>\n${summary || '(no summary)'}\n</progress-summary>\nContinue from where you left off.`,
+    },
+  ];
+}

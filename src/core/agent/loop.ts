@@ -1,0 +1,214 @@
+import { z } from 'zod';
+import { describeZodError } from '../board/schemas.js';
+import { serializeError } from '../errors.js';
+import type { AgentContext, ModelClient, ModelMessage, ModelResponse, ToolResultBlock, ToolUseBlock, Usage } from '../model/types.js';
+import { addUsage, ZERO_USAGE } from '../model/types.js';
+import { type LoopSignal, type ToolContext, type ToolDefinition, toolSpec } from '../tools/tool.js';
+import type { Trace } from '../trace/trace.js';
+import { estimateTokens } from './compaction.js';
+
+/** What ends a run of the loop. The caller (teammate or lead) decides what each means for its task. */
+export type LoopOutcome =
+  | { kind: 'end_turn'; text: string }
+  | { kind: 'idle'; reason: string }
+  | { kind: 'transition'; tool: string; input: Record<string, unknown> }
+  | { kind: 'fail'; reason: string }
+  | { kind: 'exit'; reason: string }
+  | { kind: 'max_turns'; turns: number }
+  | { kind: 'aborted'; reason: string };
+
+export interface LoopEvent {
+  kind: 'model' | 'tool';
+  name?: string;
+  ok?: boolean;
+  summary: string;
+}
+
+export interface BeforeTurn {
+  /** Text to put in front of the model (new inbox messages). */
+  inject?: string;
+  /** End the loop instead of calling the model. */
+  stop?: LoopOutcome;
+}
+
+export interface LoopOptions {
+  model: ModelClient;
+  system: string;
+  tools: readonly ToolDefinition[];
+  /** The conversation; the loop appends to it in place. */
+  messages: ModelMessage[];
+  ctx: ToolContext;
+  agent: AgentContext;
+  maxTurns: number;
+  maxTokens?: number;
+  trace?: Trace;
+  beforeTurn?: () => Promise<BeforeTurn>;
+  /** Called when the conversation passes `tokenBudget`; returns the replacement conversation. */
+  compact?: (messages: ModelMessage[]) => Promise<ModelMessage[]>;
+  tokenBudget?: number;
+  onEvent?: (event: LoopEvent) => void;
+}
+
+export interface LoopResult {
+  outcome: LoopOutcome;
+  turns: number;
+  usage: Usage;
+}
+
+/**
+ * The one tool loop: call the model, answer every tool_use with a tool_result, stop on a decision.
+ * Tool failures are results with is_error, never exceptions; only the first signal in a response counts.
+ */
+export async function runLoop(options: LoopOptions): Promise<LoopResult> {
+  const { model, ctx, messages } = options;
+  const byName = new Map(options.tools.map((tool) => [tool.name, tool]));
+  const specs = options.tools.map(toolSpec);
+  let usage = ZERO_USAGE;
+  let lastInputTokens = 0;
+  for (let turn = 0; ; turn++) {
+    if (ctx.signal.aborted) return { outcome: { kind: 'aborted', reason: abortReason(ctx.signal) }, turns: turn, usage };
+    if (turn >= options.maxTurns) return { outcome: { kind: 'max_turns', turns: turn }, turns: turn, usage };
+    const before = (await options.beforeTurn?.()) ?? {};
+    if (before.stop) return { outcome: before.stop, turns: turn, usage };
+    if (before.inject) appendUserText(messages, before.inject);
+    if (options.compact && options.tokenBudget && Math.max(lastInputTokens, estimateTokens(messages)) > options.tokenBudget) {
+      const compacted = await options.compact(messages);
+      messages.splice(0, messages.length, ...compacted);
+      lastInputTokens = 0;
+    }
+
+    const started = Date.now();
+    let response: ModelResponse;
+    try {
+      response = await model.create({
+        system: options.system,
+        messages,
+        tools: specs,
+        maxTokens: options.maxTokens,
+        signal: ctx.signal,
+        agent: options.agent,
+      });
+    } catch (error) {
+      if (ctx.signal.aborted) return { outcome: { kind: 'aborted', reason: abortReason(ctx.signal) }, turns: turn, usage };
+      throw error;
+    }
+    usage = addUsage(usage, response.usage);
+    lastInputTokens = response.usage.inputTokens + response.usage.cacheReadTokens + response.usage.outputTokens;
+    options.trace?.write({
+      kind: 'model_call',
+      agent: options.agent.name,
+      role: options.agent.role,
+      stage: options.agent.stage,
+      task: ctx.task?.id ?? null,
+      stopReason: response.stopReason,
+      inputTokens: response.usage.inputTokens,
+      outputTokens: response.usage.outputTokens,
+      cacheReadTokens: response.usage.cacheReadTokens,
+      cacheWriteTokens: response.usage.cacheWriteTokens,
+      ms: Date.now() - started,
+      model: model.id,
+    });
+    messages.push({ role: 'assistant', content: response.content });
+    const text = response.content
+      .filter((block) => block.type === 'text')
+      .map((block) => block.text)
+      .join('\n')
+      .trim();
+    if (text) options.onEvent?.({ kind: 'model', summary: text });
+    const uses = response.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
+    if (uses.length === 0) return { outcome: { kind: 'end_turn', text }, turns: turn + 1, usage };
+
+    const results: ToolResultBlock[] = [];
+    let signal: { tool: string; value: LoopSignal } | null = null;
+    for (const use of uses) {
+      if (signal) {
+        results.push({
+          type: 'tool_result',
+          tool_use_id: use.id,
+          content: `Not run: ${signal.tool} already ended this task in the same response.`,
+          is_error: true,
+        });
+        continue;
+      }
+      const { result, signal: toolSignal } = await runTool(use, byName, options);
+      results.push(result);
+      if (toolSignal) signal = { tool: use.name, value: toolSignal };
+    }
+    messages.push({ role: 'user', content: results });
+    if (signal) return { outcome: signal.value, turns: turn + 1, usage };
+  }
+}
+
+async function runTool(
+  use: ToolUseBlock,
+  byName: ReadonlyMap<string, ToolDefinition>,
+  options: LoopOptions,
+): Promise<{ result: ToolResultBlock; signal?: LoopSignal }> {
+  const started = Date.now();
+  const answer = (content: string, isError: boolean, signal?: LoopSignal) => {
+    options.trace?.write({
+      kind: 'tool_call',
+      agent: options.agent.name,
+      role: options.agent.role,
+      stage: options.agent.stage,
+      task: options.ctx.task?.id ?? null,
+      tool: use.name,
+      ok: !isError,
+      ms: Date.now() - started,
+    });
+    options.onEvent?.({ kind: 'tool', name: use.name, ok: !isError, summary: firstLine(content) });
+    const result: ToolResultBlock = { type: 'tool_result', tool_use_id: use.id, content };
+    if (isError) result.is_error = true;
+    return { result, signal };
+  };
+
+  const tool = byName.get(use.name);
+  if (!tool) {
+    return answer(
+      `Unknown or unavailable tool '${use.name}'. The tools you can use here are: ${[...byName.keys()].join(', ')}.`,
+      true,
+    );
+  }
+  const parsed = tool.inputSchema.safeParse(use.input ?? null);
+  if (!parsed.success) {
+    return answer(
+      `Invalid arguments for ${use.name}: ${describeZodError(parsed.error as z.ZodError)}. Expected: ${describeSchema(tool)}.`,
+      true,
+    );
+  }
+  try {
+    const outcome = await tool.run(parsed.data, options.ctx);
+    return answer(outcome.content, outcome.isError === true, outcome.signal);
+  } catch (error) {
+    const { code, message } = serializeError(error);
+    return answer(`${use.name} failed (${code}): ${message}`, true);
+  }
+}
+
+function describeSchema(tool: ToolDefinition): string {
+  const spec = toolSpec(tool).input_schema as { properties?: Record<string, { type?: unknown }>; required?: string[] };
+  const props = Object.entries(spec.properties ?? {}).map(([key, value]) => {
+    const required = spec.required?.includes(key) ? '' : '?';
+    return `${key}${required}: ${Array.isArray(value.type) ? value.type.join('|') : String(value.type ?? 'any')}`;
+  });
+  return `{${props.join(', ')}}`;
+}
+
+function appendUserText(messages: ModelMessage[], text: string): void {
+  const last = messages[messages.length - 1];
+  if (last?.role === 'user') {
+    last.content = typeof last.content === 'string' ? `${last.content}\n\n${text}` : [...last.content, { type: 'text', text }];
+  } else {
+    messages.push({ role: 'user', content: text });
+  }
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > 160 ? `${line.slice(0, 157)}…` : line;
+}
+
+function abortReason(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'aborted';
+}

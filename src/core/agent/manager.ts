@@ -1,0 +1,208 @@
+import { EventEmitter } from 'node:events';
+import { Worker } from 'node:worker_threads';
+import { Mailbox } from '../board/mailbox.js';
+import { RequestStore } from '../board/requests.js';
+import { TaskBoard } from '../board/task-board.js';
+import type { BoardWatcher } from '../board/watcher.js';
+import { ConfigError } from '../errors.js';
+import type { ModelSpec } from '../model/factory.js';
+import { type FromWorker, FromWorkerSchema, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
+import type { TeammateSettings } from './settings.js';
+
+export interface ManagerOptions {
+  rootDir: string;
+  model: ModelSpec;
+  settings?: Partial<TeammateSettings>;
+  /** The process's one watcher; its events are forwarded to the workers as wake-ups. */
+  watcher?: BoardWatcher;
+  /** Name the lead uses when it sends protocol requests. */
+  lead?: string;
+}
+
+export interface TeammateExit {
+  name: string;
+  /** The teammate ended its own run (protocol, idle timeout, stop); false means the thread died. */
+  clean: boolean;
+  code: number;
+  reason: string;
+}
+
+export interface TeammateHandle {
+  name: string;
+  role: string;
+  worker: Worker;
+  exited: Promise<TeammateExit>;
+}
+
+export interface ManagerEvents {
+  event: [FromWorker];
+  exit: [TeammateExit];
+}
+
+/** Where the worker entry is: compiled JS in production, TypeScript (through tsx) under tests. */
+function workerEntry(): { url: URL; viaTsx: boolean } {
+  const here = import.meta.url;
+  if (here.endsWith('.ts')) return { url: new URL('../../worker/teammate-worker.ts', here), viaTsx: true };
+  return { url: new URL('../../worker/teammate-worker.js', here), viaTsx: false };
+}
+
+/**
+ * Starts teammates in worker_threads and keeps their status honest: a thread that dies without
+ * ending its run is marked `dead` and its task goes straight back to the board.
+ */
+export class TeammateManager extends EventEmitter<ManagerEvents> {
+  private readonly live = new Map<string, TeammateHandle>();
+  private readonly board: TaskBoard;
+  private readonly mailbox: Mailbox;
+  private readonly requests: RequestStore;
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly options: ManagerOptions) {
+    super();
+    this.board = new TaskBoard(options.rootDir);
+    this.mailbox = new Mailbox(options.rootDir);
+    this.requests = new RequestStore(options.rootDir);
+    const onBoard = () => this.wakeAll();
+    const onInbox = (name: string) => this.wake(name);
+    options.watcher?.on('board', onBoard);
+    options.watcher?.on('inbox', onInbox);
+    this.unsubscribe = () => {
+      options.watcher?.off('board', onBoard);
+      options.watcher?.off('inbox', onInbox);
+    };
+  }
+
+  spawn(name: string, role: string, prompt?: string): TeammateHandle {
+    if (this.live.has(name)) throw new ConfigError(`a teammate named '${name}' is already running`);
+    if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new ConfigError(`invalid teammate name '${name}': letters, digits, _ and - only`);
+    const init: TeammateWorkerInit = {
+      name,
+      role,
+      rootDir: this.options.rootDir,
+      settings: this.options.settings ?? {},
+      model: this.options.model,
+      ...(prompt ? { prompt } : {}),
+    };
+    const entry = workerEntry();
+    const worker = entry.viaTsx
+      ? new Worker(
+          `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry.url.href)}); });`,
+          { eval: true, workerData: init, stdout: true, stderr: true },
+        )
+      : new Worker(entry.url, { workerData: init, stdout: true, stderr: true });
+    let ended: string | null = null;
+    let lastError: string | null = null;
+    for (const stream of ['stdout', 'stderr'] as const) {
+      // Worker output never reaches the terminal directly: it would be printed over the UI.
+      worker[stream].setEncoding('utf8');
+      worker[stream].on('data', (text: string) => this.emit('event', { type: 'log', name, stream, text }));
+    }
+    worker.on('message', (raw: unknown) => {
+      const parsed = FromWorkerSchema.safeParse(raw);
+      if (!parsed.success) {
+        this.emit('event', { type: 'error', name, error: { code: 'BAD_WORKER_MESSAGE', message: `unexpected message from ${name}` } });
+        return;
+      }
+      if (parsed.data.type === 'exit') ended = parsed.data.reason;
+      if (parsed.data.type === 'error') lastError = parsed.data.error.message;
+      this.emit('event', parsed.data);
+    });
+    worker.on('error', (error) => {
+      lastError = error.message;
+    });
+    const exited = new Promise<TeammateExit>((resolve) => {
+      worker.once('exit', (code) => {
+        this.live.delete(name);
+        const exit: TeammateExit = {
+          name,
+          clean: ended !== null,
+          code,
+          reason: ended ?? `thread died (exit code ${code})${lastError ? `: ${lastError}` : ''}`,
+        };
+        const settle = exit.clean ? Promise.resolve() : this.buryDead(name, exit.reason);
+        void settle.finally(() => {
+          this.emit('exit', exit);
+          resolve(exit);
+        });
+      });
+    });
+    const handle: TeammateHandle = { name, role, worker, exited };
+    this.live.set(name, handle);
+    return handle;
+  }
+
+  handles(): TeammateHandle[] {
+    return [...this.live.values()];
+  }
+
+  get(name: string): TeammateHandle | undefined {
+    return this.live.get(name);
+  }
+
+  wake(name: string): void {
+    this.post(name, { type: 'wake' });
+  }
+
+  wakeAll(): void {
+    for (const name of this.live.keys()) this.wake(name);
+  }
+
+  /**
+   * The shutdown protocol: a recorded request in the teammate's inbox, a bounded wait for it to
+   * finish its turn and answer, then a stop message, then termination.
+   */
+  async requestShutdown(name: string, graceMs = 5_000): Promise<TeammateExit | null> {
+    const handle = this.live.get(name);
+    if (!handle) return null;
+    const lead = this.options.lead ?? this.mailbox.registry.read().lead;
+    const request = this.requests.create({ kind: 'shutdown', from: lead, to: name });
+    await this.mailbox.send(lead, name, 'Please finish up and shut down.', 'shutdown_request', { requestId: request.id });
+    this.wake(name);
+    return this.awaitExit(handle, graceMs);
+  }
+
+  async shutdownAll(graceMs = 5_000): Promise<TeammateExit[]> {
+    const exits = await Promise.all(this.handles().map((handle) => this.requestShutdown(handle.name, graceMs)));
+    return exits.filter((exit): exit is TeammateExit => exit !== null);
+  }
+
+  /** Stops a teammate now: its model call is aborted and its task handed back. */
+  async stop(name: string, graceMs = 3_000): Promise<TeammateExit | null> {
+    const handle = this.live.get(name);
+    if (!handle) return null;
+    this.post(name, { type: 'stop', reason: 'stopped by the lead' });
+    return this.awaitExit(handle, graceMs, false);
+  }
+
+  async close(graceMs = 3_000): Promise<void> {
+    await Promise.all(this.handles().map((handle) => this.stop(handle.name, graceMs)));
+    this.unsubscribe();
+  }
+
+  private async awaitExit(handle: TeammateHandle, graceMs: number, thenStop = true): Promise<TeammateExit> {
+    const timeout = (ms: number) => new Promise<null>((resolve) => setTimeout(() => resolve(null), ms).unref());
+    const first = await Promise.race([handle.exited, timeout(graceMs)]);
+    if (first) return first;
+    if (thenStop) {
+      this.post(handle.name, { type: 'stop', reason: 'shutdown grace period over' });
+      const second = await Promise.race([handle.exited, timeout(graceMs)]);
+      if (second) return second;
+    }
+    await handle.worker.terminate();
+    return handle.exited;
+  }
+
+  private post(name: string, message: ToWorker): void {
+    this.live.get(name)?.worker.postMessage(message);
+  }
+
+  /** A thread that died: mark the member dead and put whatever it held back on the board at once. */
+  private async buryDead(name: string, reason: string): Promise<void> {
+    await this.mailbox.registry.setStatus(name, 'dead', { task: null, reason }).catch(() => undefined);
+    for (const task of this.board.list()) {
+      if (task.status === 'in_progress' && task.owner === name) {
+        await this.board.reclaimFrom(task.id, name, `owner ${name} died: ${reason}`).catch(() => undefined);
+      }
+    }
+  }
+}

@@ -1,0 +1,364 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Mailbox } from '../board/mailbox.js';
+import { RequestStore } from '../board/requests.js';
+import type { MemberStatus, Message, Task } from '../board/schemas.js';
+import { type Fence, TaskBoard } from '../board/task-board.js';
+import { TeamRegistry } from '../board/team-registry.js';
+import { type SerializedError, serializeError } from '../errors.js';
+import type { ModelClient, ModelMessage } from '../model/types.js';
+import { GENERAL_SYSTEM_PROMPT, STAGE_DEFINITIONS } from '../stages/definitions.js';
+import { taskPrompt } from '../stages/handoff.js';
+import { Pipeline } from '../stages/pipeline.js';
+import { formatMessages } from '../tools/read-inbox.js';
+import { generalTools, stageTools } from '../tools/registry.js';
+import type { ToolContext } from '../tools/tool.js';
+import { redact } from '../trace/redact.js';
+import { Trace } from '../trace/trace.js';
+import { compactConversation } from './compaction.js';
+import { identityMessages } from './identity.js';
+import { type LoopOutcome, runLoop } from './loop.js';
+import { DEFAULT_TEAMMATE_SETTINGS, type TeammateSettings } from './settings.js';
+import type { Wake } from './wake.js';
+
+/** What a teammate tells whoever hosts it (the main thread, or the foreground `worker` command). */
+export type TeammateEvent =
+  | { type: 'status'; name: string; role: string; status: MemberStatus; task: number | null; reason?: string }
+  | { type: 'activity'; name: string; role: string; task: number | null; text: string }
+  | { type: 'error'; name: string; error: SerializedError }
+  | { type: 'exit'; name: string; reason: string };
+
+export interface TeammateOptions {
+  name: string;
+  role: string;
+  rootDir: string;
+  model: ModelClient;
+  wake: Wake;
+  /** Aborting it stops the teammate: the model call is cancelled and the task handed back. */
+  signal: AbortSignal;
+  prompt?: string;
+  settings?: Partial<TeammateSettings>;
+  emit?: (event: TeammateEvent) => void;
+  now?: () => Date;
+}
+
+/** Model errors that no retry will fix: the teammate stops instead of failing every task it touches. */
+const FATAL_MODEL_ERRORS = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'CONFIG_ERROR']);
+
+/**
+ * One autonomous teammate: IDLE (inbox first, then claim a task of its role, else sleep until woken
+ * or polled) and WORK (the tool loop on one task, its lease renewed by the runtime).
+ */
+export class Teammate {
+  readonly board: TaskBoard;
+  readonly mailbox: Mailbox;
+  readonly registry: TeamRegistry;
+  readonly trace: Trace;
+  readonly pipeline: Pipeline;
+  private readonly settings: TeammateSettings;
+  private readonly pending: Message[] = [];
+  private readonly requests: RequestStore;
+  private readonly now: () => Date;
+  private exitReason: string | null = null;
+
+  constructor(private readonly options: TeammateOptions) {
+    this.now = options.now ?? (() => new Date());
+    this.settings = {
+      ...DEFAULT_TEAMMATE_SETTINGS,
+      ...options.settings,
+      runtime: { ...DEFAULT_TEAMMATE_SETTINGS.runtime, ...options.settings?.runtime },
+    };
+    this.board = new TaskBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs });
+    this.mailbox = new Mailbox(options.rootDir, { now: this.now });
+    this.registry = this.mailbox.registry;
+    this.trace = new Trace(options.rootDir, this.now);
+    this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: this.settings.runtime.maxRevisions, trace: this.trace });
+    this.requests = new RequestStore(options.rootDir, this.now);
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  get role(): string {
+    return this.options.role;
+  }
+
+  /** Runs until shutdown (protocol, idle timeout, abort or a fatal model error); returns why it stopped. */
+  async run(): Promise<string> {
+    const { name, role, signal } = this.options;
+    await this.registry.join(name, role, { status: 'idle', pid: process.pid });
+    await this.setStatus('idle', null, 'looking for work');
+    let idleSince = Date.now();
+    while (!signal.aborted && this.exitReason === null) {
+      const messages = await this.takeInbox();
+      const shutdown = messages.find((m) => m.type === 'shutdown_request');
+      if (shutdown) {
+        await this.approveShutdown(shutdown);
+        break;
+      }
+      const conversation = messages.filter((m) => !['answer', 'plan_approval_response', 'shutdown_response'].includes(m.type));
+      if (conversation.length > 0) {
+        await this.workOnMessages(conversation);
+        idleSince = Date.now();
+        continue;
+      }
+      const claim = await this.board.claimNext(name, role);
+      if (claim?.ok) {
+        await this.workOnTask(claim.task);
+        idleSince = Date.now();
+        continue;
+      }
+      if (this.settings.idleTimeoutMs > 0 && Date.now() - idleSince >= this.settings.idleTimeoutMs) {
+        this.exitReason = `idle for ${Math.round(this.settings.idleTimeoutMs / 1000)} s`;
+        break;
+      }
+      const remaining = this.settings.idleTimeoutMs > 0 ? this.settings.idleTimeoutMs - (Date.now() - idleSince) : Infinity;
+      await this.options.wake.wait(Math.min(this.settings.pollMs, remaining), signal);
+    }
+    const reason = this.exitReason ?? (signal.aborted ? 'stopped' : 'shutdown');
+    await this.setStatus('shutdown', null, reason).catch(() => undefined);
+    this.emit({ type: 'exit', name, reason });
+    return reason;
+  }
+
+  private async workOnTask(task: Task): Promise<void> {
+    const { name, role } = this.options;
+    const fence: Fence = { owner: name, token: task.claims };
+    await this.setStatus('working', task.id);
+    this.activity(task.id, `claimed #${task.id} ${task.subject}`);
+    const lease = new AbortController();
+    const renew = setInterval(() => {
+      void this.board.renewLease(task.id, fence).then(
+        (result) => {
+          if (!result.ok) lease.abort(new Error(`lease lost: ${result.reason}`));
+        },
+        () => undefined,
+      );
+    }, Math.max(50, Math.floor(this.settings.leaseMs / 3)));
+    const signal = AbortSignal.any([this.options.signal, lease.signal]);
+    const stage = task.stage ? STAGE_DEFINITIONS[task.stage] : null;
+    const workspace = path.join(this.board.rootDir, 'workspace', task.pipeline ? String(task.pipeline) : 'general');
+    fs.mkdirSync(workspace, { recursive: true });
+    const ctx = this.context(task, fence, workspace, signal);
+    const prompt = taskPrompt(task);
+    const messages: ModelMessage[] = [...this.identity(), { role: 'user', content: prompt }];
+    try {
+      let turnsLeft = this.settings.maxTurns;
+      let nudged = false;
+      for (;;) {
+        const { outcome, turns } = await this.loop(ctx, messages, prompt, stage?.systemPrompt ?? GENERAL_SYSTEM_PROMPT, turnsLeft);
+        turnsLeft -= turns;
+        if (outcome.kind === 'end_turn' && stage && !nudged && turnsLeft > 0) {
+          nudged = true;
+          const signals = Object.keys(stage.transitions).join(' or ');
+          messages.push({ role: 'user', content: `You have not finished this task. Continue, and end it with ${signals}.` });
+          continue;
+        }
+        await this.settle(ctx, outcome);
+        break;
+      }
+    } catch (error) {
+      await this.onModelError(ctx, error);
+    } finally {
+      clearInterval(renew);
+    }
+    if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
+  }
+
+  /** Applies how the loop ended to the task: transition, failure, completion or hand-back. */
+  private async settle(ctx: ToolContext, outcome: LoopOutcome): Promise<void> {
+    const task = ctx.task!;
+    const fence = ctx.fence!;
+    const stillMine = () => {
+      const current = this.board.get(task.id);
+      return current.status === 'in_progress' && current.owner === fence.owner && current.claims === fence.token;
+    };
+    switch (outcome.kind) {
+      case 'transition': {
+        const result = await this.pipeline.advance(task, fence, outcome.tool, outcome.input);
+        const next = result.next ? ` → #${result.next.id} ${result.next.stage}` : ` → pipeline ${result.status}`;
+        this.activity(task.id, result.ok ? `${outcome.tool}${next}` : `${outcome.tool} refused: ${result.reason}`);
+        return;
+      }
+      case 'fail':
+      case 'max_turns': {
+        const reason = outcome.kind === 'fail' ? outcome.reason : `max turns (${this.settings.maxTurns}) reached`;
+        if (task.stage) await this.pipeline.fail(task, fence, reason);
+        else await this.board.fail(task.id, fence, reason);
+        this.activity(task.id, `failed #${task.id}: ${reason}`);
+        return;
+      }
+      case 'end_turn':
+        if (!stillMine()) return;
+        if (task.stage) {
+          await this.pipeline.fail(task, fence, 'ended without a stage signal');
+          this.activity(task.id, `failed #${task.id}: ended without a stage signal`);
+        } else {
+          await this.board.complete(task.id, fence, outcome.text || 'done');
+          this.activity(task.id, `completed #${task.id}`);
+        }
+        return;
+      case 'idle':
+      case 'exit':
+      case 'aborted': {
+        const reason = outcome.kind === 'aborted' ? outcome.reason : outcome.reason;
+        if (outcome.kind === 'exit') this.exitReason = outcome.reason;
+        if (stillMine()) {
+          await this.board.release(task.id, fence, `${this.options.name}: ${reason}`);
+          this.activity(task.id, `released #${task.id} (${reason})`);
+        }
+        return;
+      }
+    }
+  }
+
+  private async workOnMessages(messages: Message[]): Promise<void> {
+    await this.setStatus('working', null, 'reading messages');
+    const workspace = path.join(this.board.rootDir, 'workspace', 'general');
+    fs.mkdirSync(workspace, { recursive: true });
+    const ctx = this.context(null, null, workspace, this.options.signal);
+    const prompt = `You have new messages:\n${formatMessages(messages)}\n\nAct on them if needed, then stop.`;
+    const conversation: ModelMessage[] = [...this.identity(), { role: 'user', content: prompt }];
+    try {
+      const { outcome } = await this.loop(ctx, conversation, prompt, GENERAL_SYSTEM_PROMPT, Math.min(5, this.settings.maxTurns));
+      if (outcome.kind === 'exit') this.exitReason = outcome.reason;
+      if (ctx.task && ctx.fence && ctx.task.status === 'in_progress') await this.settle(ctx, outcome);
+    } catch (error) {
+      await this.onModelError(ctx, error);
+    }
+    if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
+  }
+
+  private loop(ctx: ToolContext, messages: ModelMessage[], prompt: string, system: string, maxTurns: number) {
+    const { name, role } = this.options;
+    const stage = ctx.task?.stage ?? null;
+    const tools = stage ? stageTools(stage) : generalTools();
+    let shutdownAsked: Message | null = null;
+    return runLoop({
+      model: this.options.model,
+      system: this.options.prompt ? `${system}\n\n${this.options.prompt}` : system,
+      tools,
+      messages,
+      ctx,
+      agent: { name, role, stage },
+      maxTurns,
+      maxTokens: this.settings.maxTokens,
+      trace: this.trace,
+      tokenBudget: this.settings.tokenBudget,
+      compact: async (current) => {
+        this.activity(ctx.task?.id ?? null, 'compacted its conversation');
+        return compactConversation({ model: this.options.model, messages: current, identity: this.identity(), taskPrompt: prompt, agent: { name, role, stage }, signal: ctx.signal });
+      },
+      onEvent: (event) => {
+        if (event.kind === 'tool' && !['save_requirement'].includes(event.name ?? '')) {
+          this.activity(ctx.task?.id ?? null, `${event.name}${event.ok ? '' : ' ✗'}: ${event.summary}`);
+        }
+      },
+      beforeTurn: async () => {
+        if (shutdownAsked && this.requests.get(String(shutdownAsked.requestId)).status === 'pending') {
+          // The model had its turn to answer; a pending shutdown is approved by the runtime.
+          await this.approveShutdown(shutdownAsked);
+          return { stop: { kind: 'exit', reason: this.exitReason ?? 'shutdown approved' } };
+        }
+        const inbox = await this.takeInbox();
+        const shutdown = inbox.find((m) => m.type === 'shutdown_request');
+        if (shutdown) shutdownAsked = shutdown;
+        const rest = inbox.filter((m) => m.type !== 'shutdown_request');
+        const notes = rest.length ? [`New messages:\n${formatMessages(rest)}`] : [];
+        if (shutdown) {
+          notes.push(`The lead asks you to shut down (request_id: ${String(shutdown.requestId)}). Answer with shutdown_response.`);
+        }
+        return notes.length ? { inject: notes.join('\n\n') } : {};
+      },
+    });
+  }
+
+  private context(task: Task | null, fence: Fence | null, workspace: string, signal: AbortSignal): ToolContext {
+    const { name, role } = this.options;
+    const ctx: ToolContext = {
+      agent: { name, role, team: this.registry.read().team },
+      rootDir: this.board.rootDir,
+      workspace,
+      board: this.board,
+      mailbox: this.mailbox,
+      registry: this.registry,
+      task,
+      fence,
+      signal,
+      limits: { commandTimeoutMs: this.settings.commandTimeoutMs, maxOutputChars: this.settings.maxOutputChars },
+      settings: this.settings.runtime,
+      record: async (event, detail, artifacts) => {
+        if (!ctx.task || !ctx.fence) return;
+        const patch = artifacts ? { artifacts: artifacts(this.board.get(ctx.task.id).artifacts) } : {};
+        const clean = detail === undefined ? undefined : redact(detail);
+        const result = await this.board.update(ctx.task.id, patch, { fence: ctx.fence, event, detail: clean });
+        if (result.ok) ctx.task = result.task;
+      },
+      waitForMessage: (match, timeoutMs) => this.waitForMessage(match, timeoutMs, signal),
+      log: (line) => this.activity(ctx.task?.id ?? null, line),
+    };
+    return ctx;
+  }
+
+  private async waitForMessage(match: (m: Message) => boolean, timeoutMs: number, signal: AbortSignal): Promise<Message | null> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const queued = this.pending.findIndex(match);
+      if (queued >= 0) return this.pending.splice(queued, 1)[0]!;
+      for (const message of await this.mailbox.drain(this.options.name)) this.pending.push(message);
+      const found = this.pending.findIndex(match);
+      if (found >= 0) return this.pending.splice(found, 1)[0]!;
+      const remaining = deadline - Date.now();
+      if (signal.aborted || remaining <= 0) return null;
+      await this.options.wake.wait(Math.min(this.settings.pollMs, remaining), signal);
+    }
+  }
+
+  private async takeInbox(): Promise<Message[]> {
+    const drained = await this.mailbox.drain(this.options.name);
+    return [...this.pending.splice(0), ...drained];
+  }
+
+  private async approveShutdown(request: Message): Promise<void> {
+    const id = String(request.requestId ?? '');
+    try {
+      await this.requests.resolve(id, true, 'approved by runtime');
+    } catch {
+      // A request without a stored record (sent by hand) is still honoured.
+    }
+    await this.mailbox
+      .send(this.options.name, request.from, 'shutting down', 'shutdown_response', { requestId: id, approve: true })
+      .catch(() => undefined);
+    this.exitReason = `shutdown requested by ${request.from}`;
+  }
+
+  private async onModelError(ctx: ToolContext, error: unknown): Promise<void> {
+    const serialized = serializeError(error);
+    this.emit({ type: 'error', name: this.options.name, error: serialized });
+    this.trace.write({ kind: 'error', agent: this.options.name, code: serialized.code, message: serialized.message });
+    if (ctx.task && ctx.fence) {
+      await this.board.release(ctx.task.id, ctx.fence, `model error: ${serialized.message}`).catch(() => undefined);
+    }
+    if (FATAL_MODEL_ERRORS.has(serialized.code)) this.exitReason = `model error: ${serialized.message}`;
+    else await this.options.wake.wait(this.settings.pollMs, this.options.signal);
+  }
+
+  private identity(): ModelMessage[] {
+    return identityMessages(this.options.name, this.options.role, this.registry.read().team);
+  }
+
+  private async setStatus(status: MemberStatus, task: number | null, reason?: string): Promise<void> {
+    await this.registry.setStatus(this.options.name, status, { task, ...(reason ? { reason } : {}) });
+    this.trace.write({ kind: 'status', agent: this.options.name, role: this.options.role, status, task, ...(reason ? { reason } : {}) });
+    this.emit({ type: 'status', name: this.options.name, role: this.options.role, status, task, ...(reason ? { reason } : {}) });
+  }
+
+  private activity(task: number | null, text: string): void {
+    this.emit({ type: 'activity', name: this.options.name, role: this.options.role, task, text: redact(text) });
+  }
+
+  private emit(event: TeammateEvent): void {
+    this.options.emit?.(event);
+  }
+}

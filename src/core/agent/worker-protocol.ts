@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import type { TeammateSettings } from './settings.js';
+import type { ModelSpec } from '../model/factory.js';
+
+/** workerData for a teammate thread. */
+export interface TeammateWorkerInit {
+  name: string;
+  role: string;
+  rootDir: string;
+  prompt?: string;
+  settings: Partial<TeammateSettings>;
+  model: ModelSpec;
+}
+
+/** Main thread → worker. */
+export type ToWorker = { type: 'wake' } | { type: 'stop'; reason: string };
+
+const statusEvent = z.object({
+  type: z.literal('status'),
+  name: z.string(),
+  role: z.string(),
+  status: z.enum(['working', 'idle', 'waiting', 'shutdown', 'dead']),
+  task: z.number().nullable(),
+  reason: z.string().optional(),
+});
+
+/** Worker → main thread; validated on arrival like any other boundary. */
+export const FromWorkerSchema = z.discriminatedUnion('type', [
+  statusEvent,
+  z.object({ type: z.literal('activity'), name: z.string(), role: z.string(), task: z.number().nullable(), text: z.string() }),
+  z.object({ type: z.literal('error'), name: z.string(), error: z.object({ code: z.string(), message: z.string() }) }),
+  z.object({ type: z.literal('exit'), name: z.string(), reason: z.string() }),
+  z.object({ type: z.literal('log'), name: z.string(), stream: z.enum(['stdout', 'stderr']), text: z.string() }),
+]);
+
+export type FromWorker = z.infer<typeof FromWorkerSchema>;

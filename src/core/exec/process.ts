@@ -1,0 +1,141 @@
+import fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { execa } from 'execa';
+import { childEnv } from './env.js';
+
+export interface RunProcessOptions {
+  cwd: string;
+  timeoutMs: number;
+  /** Characters kept of stdout and of stderr each; the middle of a longer output is cut. */
+  maxOutputChars: number;
+  /** Written to stdin; without it stdin is empty, so a prompt for input sees end-of-file. */
+  input?: string;
+  signal?: AbortSignal;
+  /** Extra variables on top of the secret-free environment. */
+  env?: Record<string, string>;
+}
+
+export interface ProcessResult {
+  /** null when the process was killed by a signal; 127 when the program could not be started. */
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  durationMs: number;
+  /** Killed because the caller's AbortSignal fired. */
+  canceled?: boolean;
+  /** The signal that ended the process, if any. */
+  signal?: string;
+  /** Why the process could not run at all (missing program, missing directory). */
+  error?: string;
+}
+
+/** Keeps the head and the tail of `text` (errors tend to be at the end) within `max` characters. */
+export function capOutput(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = Math.ceil(max * 0.6);
+  const tail = max - head;
+  const cut = text.length - head - tail;
+  return `${text.slice(0, head)}\n…[${cut} more characters cut]…\n${tail > 0 ? text.slice(-tail) : ''}`;
+}
+
+function failed(error: string, started: number): ProcessResult {
+  return { exitCode: 127, stdout: '', stderr: error, timedOut: false, durationMs: Math.round(performance.now() - started), error };
+}
+
+/**
+ * Runs `command args` without a shell, in its own process group, with a secret-free environment.
+ * On timeout or abort the whole group gets SIGKILL, so `bash -c 'sleep 30 & wait'` cannot outlive
+ * the call; the group is also killed once the main process exits, because a leftover background
+ * child would hold the output pipes open and keep this call waiting.
+ */
+export async function runProcess(command: string, args: readonly string[], options: RunProcessOptions): Promise<ProcessResult> {
+  const started = performance.now();
+  if (options.signal?.aborted) return { ...failed('canceled before start', started), exitCode: null, canceled: true };
+  if (!fs.existsSync(options.cwd)) return failed(`working directory '${options.cwd}' does not exist`, started);
+
+  const subprocess = execa(command, args, {
+    cwd: options.cwd,
+    env: { ...childEnv(), ...options.env },
+    extendEnv: false,
+    reject: false,
+    detached: true,
+    ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
+    // Bounded memory for a runaway writer; execa stops the process when a stream passes this.
+    maxBuffer: Math.max(options.maxOutputChars * 4, 1_000_000),
+  });
+
+  const killGroup = (): void => {
+    const pid = subprocess.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      try {
+        subprocess.kill('SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  let timedOut = false;
+  let canceled = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup();
+  }, options.timeoutMs);
+  const onAbort = (): void => {
+    canceled = true;
+    killGroup();
+  };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  subprocess.once('exit', killGroup);
+
+  try {
+    const result = await subprocess;
+    const durationMs = Math.round(performance.now() - started);
+    if (result.exitCode === undefined && result.signal === undefined && result.code === 'ENOENT') {
+      return { ...failed(`program '${command}' was not found: it is not installed or not on PATH`, started), durationMs };
+    }
+    if (result.exitCode === undefined && result.signal === undefined && !timedOut && !canceled) {
+      return { ...failed(`could not start '${command}': ${result.originalMessage ?? result.shortMessage}`, started), durationMs };
+    }
+    let stderr = capOutput(String(result.stderr ?? ''), options.maxOutputChars);
+    if (result.isMaxBuffer) stderr += `${stderr ? '\n' : ''}[output passed the limit; the process was stopped]`;
+    return {
+      exitCode: result.exitCode ?? null,
+      stdout: capOutput(String(result.stdout ?? ''), options.maxOutputChars),
+      stderr,
+      timedOut,
+      durationMs,
+      ...(canceled ? { canceled } : {}),
+      ...(result.signal ? { signal: result.signal } : {}),
+    };
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Compact text for a model: status line, then stdout and stderr sections (omitted when empty). */
+export function formatProcessResult(result: ProcessResult, timeoutMs?: number): string {
+  let status: string;
+  if (result.error) status = `error: ${result.error}`;
+  else if (result.timedOut) status = `timed out after ${timeoutMs ?? result.durationMs} ms; the process was killed`;
+  else if (result.canceled) status = 'canceled; the process was killed';
+  else if (result.exitCode === null) status = `killed by ${result.signal ?? 'a signal'}`;
+  else status = `exit ${result.exitCode}`;
+  const parts = [`${status} (${result.durationMs} ms)`];
+  if (result.stdout) parts.push(`stdout:\n${result.stdout}`);
+  if (result.stderr && !result.error) parts.push(`stderr:\n${result.stderr}`);
+  if (!result.stdout && !result.stderr) parts.push('(no output)');
+  return parts.join('\n');
+}
+
+/** A short status for board history: `exit 0`, `timed out`, `not run: …`. */
+export function describeExit(result: ProcessResult): string {
+  if (result.error) return `not run: ${result.error}`;
+  if (result.timedOut) return 'timed out';
+  if (result.canceled) return 'canceled';
+  return result.exitCode === null ? `killed by ${result.signal ?? 'signal'}` : `exit ${result.exitCode}`;
+}

@@ -1,0 +1,125 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { AutoteamError } from '../errors.js';
+
+/** A path that would reach outside the workspace (absolute, `..`, a symlink out, a null byte). */
+export class PathEscapeError extends AutoteamError {
+  constructor(
+    readonly requested: string,
+    reason: string,
+  ) {
+    super(
+      `refused path '${requested.replace(/\0/g, '\\0')}': ${reason}. Paths must stay inside the workspace: ` +
+        `use a relative path like 'organize.py' or 'src/util.py'.`,
+      'PATH_ESCAPE',
+    );
+  }
+}
+
+const MAX_LINK_HOPS = 40;
+
+function isInside(base: string, target: string): boolean {
+  const rel = path.relative(base, target);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/**
+ * The real location of `p`, following every symlink among its existing components. Components that
+ * do not exist yet are appended unchanged (they cannot be links). A dangling link is followed to
+ * its target by hand, since writing through it would create the target.
+ */
+function realpathDeep(p: string, hops = 0): string {
+  if (hops > MAX_LINK_HOPS) throw new PathEscapeError(p, 'too many levels of symbolic links');
+  const rest: string[] = [];
+  let current = p;
+  for (;;) {
+    let stat: fs.Stats | null = null;
+    try {
+      stat = fs.lstatSync(current);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+    }
+    if (stat) {
+      try {
+        return path.join(fs.realpathSync(current), ...rest);
+      } catch {
+        if (!stat.isSymbolicLink()) throw new PathEscapeError(p, 'the path cannot be resolved');
+        const linkTarget = path.resolve(path.dirname(current), fs.readlinkSync(current));
+        return realpathDeep(path.join(linkTarget, ...rest), hops + 1);
+      }
+    }
+    const parent = path.dirname(current);
+    if (parent === current) return p;
+    rest.unshift(path.basename(current));
+    current = parent;
+  }
+}
+
+/**
+ * Resolves `relPath` against `workspace` and returns the absolute path, or throws PathEscapeError.
+ * Checked twice: lexically (absolute paths, `..`) and after following symlinks, so a link inside the
+ * workspace that points outside is refused too.
+ */
+export function resolveInWorkspace(workspace: string, relPath: string): string {
+  if (relPath.includes('\0')) throw new PathEscapeError(relPath, 'it contains a null byte');
+  const base = path.resolve(workspace);
+  const realBase = realpathDeep(base);
+  const target = path.resolve(base, relPath);
+  if (!isInside(base, target) && !isInside(realBase, target)) {
+    throw new PathEscapeError(relPath, path.isAbsolute(relPath) ? 'it is an absolute path outside the workspace' : 'it leaves the workspace');
+  }
+  if (!isInside(realBase, realpathDeep(target))) {
+    throw new PathEscapeError(relPath, 'it goes through a symbolic link that points outside the workspace');
+  }
+  return target;
+}
+
+/** `abs` relative to the workspace with forward slashes, as shown to a model and stored on the board. */
+export function workspaceRelative(workspace: string, abs: string): string {
+  return path.relative(path.resolve(workspace), abs).split(path.sep).join('/') || '.';
+}
+
+const SKIP_DIRS = new Set(['node_modules', '__pycache__', '.git', '.run']);
+
+/** Up to `limit` files under the workspace (relative paths), skipping dot and build directories. */
+export function listWorkspaceFiles(workspace: string, limit = 50): string[] {
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    entries.sort((a, b) => a.name.localeCompare(b.name));
+    for (const entry of entries) {
+      if (found.length >= limit) return;
+      const abs = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (!SKIP_DIRS.has(entry.name) && !entry.name.startsWith('.')) walk(abs);
+      } else if (entry.isFile()) {
+        found.push(workspaceRelative(workspace, abs));
+      }
+    }
+  };
+  walk(path.resolve(workspace));
+  return found;
+}
+
+/**
+ * A message for the model about a failed file operation: what went wrong and what is allowed.
+ * Unexpected errors keep their own message.
+ */
+export function describeFileError(error: unknown, workspace: string, relPath: string): string {
+  if (error instanceof AutoteamError) return error.message;
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'ENOENT') {
+    const files = listWorkspaceFiles(workspace, 30);
+    return `no such file '${relPath}' in the workspace. Files there: ${files.length ? files.join(', ') : '(none yet)'}`;
+  }
+  if (code === 'EISDIR') return `'${relPath}' is a directory, not a file`;
+  if (code === 'ENOTDIR') return `'${relPath}': a part of the path is a file, not a directory`;
+  if (code === 'EACCES' || code === 'EPERM') return `'${relPath}': permission denied`;
+  return `'${relPath}': ${error instanceof Error ? error.message : String(error)}`;
+}

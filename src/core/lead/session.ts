@@ -1,0 +1,256 @@
+import { EventEmitter } from 'node:events';
+import path from 'node:path';
+import { Mailbox } from '../board/mailbox.js';
+import { RequestStore } from '../board/requests.js';
+import type { Message, Stage, Task } from '../board/schemas.js';
+import { TaskBoard } from '../board/task-board.js';
+import { BoardWatcher } from '../board/watcher.js';
+import { type ManagerEvents, type TeammateExit, TeammateManager } from '../agent/manager.js';
+import type { TeammateSettings } from '../agent/settings.js';
+import type { FromWorker } from '../agent/worker-protocol.js';
+import { AutoteamError, serializeError } from '../errors.js';
+import { createModel, describeModel, type ModelSpec } from '../model/factory.js';
+import type { ModelClient } from '../model/types.js';
+import { Pipeline } from '../stages/pipeline.js';
+import { Trace } from '../trace/trace.js';
+import { type Answerer, createAnswerer } from './simulated-user.js';
+
+export interface TeamMemberSpec {
+  name: string;
+  role: string;
+  prompt?: string;
+}
+
+export const DEFAULT_TEAM: readonly TeamMemberSpec[] = [
+  { name: 'analyst', role: 'analyst' },
+  { name: 'engineer', role: 'engineer' },
+  { name: 'reviewer', role: 'reviewer' },
+];
+
+export interface LeadSessionOptions {
+  rootDir: string;
+  model: ModelSpec;
+  settings?: Partial<TeammateSettings>;
+  /** Answer the analyst's questions with a simulated user instead of the person. */
+  auto?: boolean;
+  team?: string;
+  /** Poll the lead's inbox this often even without watcher events. */
+  reconcileMs?: number;
+}
+
+export interface PendingQuestion {
+  questionId: string;
+  from: string;
+  question: string;
+  task: number | null;
+  pipeline: number | null;
+  at: string;
+}
+
+/** Everything the front ends (REPL, line mode, headless run) render. */
+export type LeadEvent =
+  | { type: 'teammate'; event: FromWorker }
+  | { type: 'teammate_exit'; exit: TeammateExit }
+  | { type: 'question'; question: PendingQuestion }
+  | { type: 'answered'; question: PendingQuestion; answer: string; by: 'person' | 'simulated user' }
+  | { type: 'pipeline'; pipeline: number; status: string; content: string }
+  | { type: 'plan'; requestId: string; from: string; plan: string }
+  | { type: 'message'; message: Message }
+  | { type: 'board' }
+  | { type: 'error'; code: string; message: string };
+
+/**
+ * The lead's side of the runtime, shared by every front end: owns the process's watcher, the
+ * teammate threads, and the lead's inbox (questions, plan requests, pipeline updates).
+ */
+export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> {
+  readonly board: TaskBoard;
+  readonly mailbox: Mailbox;
+  readonly requests: RequestStore;
+  readonly watcher: BoardWatcher;
+  readonly manager: TeammateManager;
+  readonly pipeline: Pipeline;
+  readonly trace: Trace;
+  readonly rootDir: string;
+  readonly questions = new Map<string, PendingQuestion>();
+  /** Messages for the person that /inbox shows (and clears). */
+  readonly unread: Message[] = [];
+  private model: ModelClient | null = null;
+  private answerer: Answerer | null = null;
+  private draining: Promise<void> = Promise.resolve();
+  private auto: boolean;
+
+  constructor(private readonly options: LeadSessionOptions) {
+    super();
+    this.rootDir = path.resolve(options.rootDir);
+    this.board = new TaskBoard(this.rootDir);
+    this.mailbox = new Mailbox(this.rootDir);
+    this.requests = new RequestStore(this.rootDir);
+    this.trace = new Trace(this.rootDir);
+    this.watcher = new BoardWatcher(this.rootDir, { reconcileMs: options.reconcileMs ?? 1_000 });
+    this.manager = new TeammateManager({ rootDir: this.rootDir, model: options.model, settings: options.settings, watcher: this.watcher });
+    this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: options.settings?.runtime?.maxRevisions, trace: this.trace });
+    this.auto = options.auto ?? false;
+  }
+
+  get lead(): string {
+    return this.mailbox.registry.read().lead;
+  }
+
+  get modelLabel(): string {
+    return describeModel(this.options.model);
+  }
+
+  get autoAnswer(): boolean {
+    return this.auto;
+  }
+
+  set autoAnswer(value: boolean) {
+    this.auto = value;
+    if (value) for (const question of [...this.questions.values()]) void this.autoReply(question);
+  }
+
+  /** Creates the team config, starts watching, and spawns the team. */
+  async start(team: readonly TeamMemberSpec[] = DEFAULT_TEAM): Promise<void> {
+    await this.mailbox.registry.ensure(this.options.team ?? path.basename(this.rootDir));
+    this.model = await createModel(this.options.model);
+    this.answerer = createAnswerer(this.model, this.board);
+    this.watcher.on('inbox', (name) => {
+      if (name === this.lead) this.drainInbox();
+    });
+    this.watcher.on('board', () => {
+      this.emit('event', { type: 'board' });
+      // The reconcile tick doubles as the inbox poll: a lost watcher event costs at most a second.
+      this.drainInbox();
+    });
+    this.watcher.on('error', (error) => this.emit('event', { type: 'error', code: 'WATCHER', message: error.message }));
+    this.manager.on('event', (event: ManagerEvents['event'][0]) => this.emit('event', { type: 'teammate', event }));
+    this.manager.on('exit', (exit) => this.emit('event', { type: 'teammate_exit', exit }));
+    await this.watcher.start();
+    for (const member of team) this.spawn(member.name, member.role, member.prompt);
+    this.drainInbox();
+  }
+
+  get leadModel(): ModelClient {
+    if (!this.model) throw new AutoteamError('the session has not started', 'NOT_STARTED');
+    return this.model;
+  }
+
+  spawn(name: string, role: string, prompt?: string) {
+    return this.manager.spawn(name, role, prompt);
+  }
+
+  async post(requirement: string, startStage?: Stage): Promise<Task> {
+    return this.pipeline.post(requirement, { by: this.lead, ...(startStage ? { startStage } : {}) });
+  }
+
+  /** Answers a pending question (the oldest when no id is given). */
+  async answer(text: string, questionId?: string, by: 'person' | 'simulated user' = 'person'): Promise<PendingQuestion> {
+    const question = questionId ? this.questions.get(questionId) : this.questions.values().next().value;
+    if (!question) throw new AutoteamError(questionId ? `no pending question '${questionId}'` : 'no question is waiting for an answer', 'NO_QUESTION');
+    this.questions.delete(question.questionId);
+    await this.mailbox.send(this.lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task });
+    this.emit('event', { type: 'answered', question, answer: text, by });
+    return question;
+  }
+
+  /** Decides a plan-approval request and tells the teammate. */
+  async decidePlan(requestId: string, approve: boolean, feedback = ''): Promise<void> {
+    const { ok, request } = await this.requests.resolve(requestId, approve, feedback || undefined);
+    if (!ok) throw new AutoteamError(`plan request ${requestId} was already ${request.status}`, 'ALREADY_DECIDED');
+    await this.mailbox.send(this.lead, request.from, feedback || (approve ? 'Approved.' : 'Rejected.'), 'plan_approval_response', {
+      requestId,
+      approve,
+    });
+  }
+
+  pendingPlans() {
+    return this.requests.list({ kind: 'plan', status: 'pending' });
+  }
+
+  /** Takes the person's unread messages (what /inbox shows). */
+  takeUnread(): Message[] {
+    return this.unread.splice(0);
+  }
+
+  /** Waits until the pipeline is approved or failed. */
+  async waitForPipeline(id: number, signal?: AbortSignal): Promise<ReturnType<Pipeline['state']>> {
+    for (;;) {
+      const state = this.pipeline.state(id);
+      if (state.status !== 'active' || signal?.aborted) return state;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.off('event', onEvent);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        const onEvent = (event: LeadEvent) => {
+          if (event.type === 'pipeline' || event.type === 'board' || event.type === 'teammate_exit') done();
+        };
+        this.on('event', onEvent);
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
+  /** Quits: the shutdown protocol for every teammate, then the watcher. */
+  async close(graceMs = 5_000): Promise<TeammateExit[]> {
+    const exits = await this.manager.shutdownAll(graceMs);
+    await this.manager.close(1_000);
+    await this.watcher.close();
+    await this.draining;
+    return exits;
+  }
+
+  /** Serialised drains of the lead's inbox; each message is dispatched once. */
+  drainInbox(): void {
+    this.draining = this.draining.then(async () => {
+      try {
+        for (const message of await this.mailbox.drain(this.lead)) this.dispatch(message);
+      } catch (error) {
+        const { code, message } = serializeError(error);
+        this.emit('event', { type: 'error', code, message });
+      }
+    });
+  }
+
+  private dispatch(message: Message): void {
+    switch (message.type) {
+      case 'question': {
+        const question: PendingQuestion = {
+          questionId: String(message.questionId ?? message.id),
+          from: message.from,
+          question: message.content,
+          task: typeof message.task === 'number' ? message.task : null,
+          pipeline: typeof message.pipeline === 'number' ? message.pipeline : null,
+          at: message.at,
+        };
+        this.questions.set(question.questionId, question);
+        this.emit('event', { type: 'question', question });
+        if (this.auto) void this.autoReply(question);
+        return;
+      }
+      case 'pipeline_update':
+        this.unread.push(message);
+        this.emit('event', { type: 'pipeline', pipeline: Number(message.pipeline), status: String(message.status), content: message.content });
+        return;
+      case 'plan_approval_request':
+        this.unread.push(message);
+        this.emit('event', { type: 'plan', requestId: String(message.requestId), from: message.from, plan: message.content });
+        return;
+      default:
+        this.unread.push(message);
+        this.emit('event', { type: 'message', message });
+    }
+  }
+
+  private async autoReply(question: PendingQuestion): Promise<void> {
+    try {
+      const reply = await this.answerer!.answer(question);
+      if (this.questions.has(question.questionId)) await this.answer(reply, question.questionId, 'simulated user');
+    } catch (error) {
+      const { code, message } = serializeError(error);
+      this.emit('event', { type: 'error', code, message: `simulated user: ${message}` });
+    }
+  }
+}

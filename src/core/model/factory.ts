@@ -1,0 +1,33 @@
+import { pathToFileURL } from 'node:url';
+import { ConfigError } from '../errors.js';
+import { AnthropicModel, type ModelConfig } from './anthropic.js';
+import { ScriptedModel } from './scripted/scripted-model.js';
+import type { ModelClient } from './types.js';
+
+/**
+ * How a thread builds its model. Plain data, so it crosses `postMessage`. `module` loads a
+ * ModelClient factory from a file: the way tests put a fake model behind the interface in a worker.
+ */
+export type ModelSpec = ModelConfig | { kind: 'module'; path: string; exportName?: string; options?: unknown };
+
+export async function createModel(spec: ModelSpec): Promise<ModelClient> {
+  switch (spec.kind) {
+    case 'offline':
+      return new ScriptedModel();
+    case 'anthropic':
+      return new AnthropicModel(spec);
+    case 'module': {
+      const loaded = (await import(pathToFileURL(spec.path).href)) as Record<string, unknown>;
+      const factory = loaded[spec.exportName ?? 'createModel'];
+      if (typeof factory !== 'function') throw new ConfigError(`${spec.path} has no export '${spec.exportName ?? 'createModel'}'`);
+      return (await (factory as (options: unknown) => ModelClient | Promise<ModelClient>)(spec.options)) as ModelClient;
+    }
+  }
+}
+
+/** What the UI says it runs on. */
+export function describeModel(spec: ModelSpec): string {
+  if (spec.kind === 'offline') return 'offline scripted model — set ANTHROPIC_API_KEY for Claude';
+  if (spec.kind === 'anthropic') return spec.baseURL ? `${spec.model} via ${new URL(spec.baseURL).host}` : spec.model;
+  return `model from ${spec.path}`;
+}

@@ -1,0 +1,100 @@
+import type { ContentBlock, ModelMessage } from '../types.js';
+
+export interface ToolCall {
+  name: string;
+  input: Record<string, unknown>;
+  result?: { content: string; isError: boolean };
+}
+
+/** What a policy decides for one turn: some text and zero or more tool calls. */
+export interface Decision {
+  text?: string;
+  calls: Array<{ name: string; input: Record<string, unknown> }>;
+}
+
+const SUMMARY_CALL = /^- called (\S+) (\{.*\}) → (ok|error): (.*)$/;
+
+function blocks(message: ModelMessage): ContentBlock[] {
+  return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+}
+
+/**
+ * Every tool call in the conversation paired with its real result, including calls recorded in a
+ * compaction summary (the offline model writes them there in a form it can read back).
+ */
+export function toolCalls(messages: readonly ModelMessage[]): ToolCall[] {
+  const calls: ToolCall[] = [];
+  const byId = new Map<string, ToolCall>();
+  for (const message of messages) {
+    for (const block of blocks(message)) {
+      if (block.type === 'text' && block.text.includes('<progress-summary>')) {
+        for (const line of block.text.split('\n')) {
+          const match = SUMMARY_CALL.exec(line);
+          if (match) {
+            calls.push({
+              name: match[1]!,
+              input: JSON.parse(match[2]!) as Record<string, unknown>,
+              result: { content: match[4]!.replace(/\\n/g, '\n'), isError: match[3] === 'error' },
+            });
+          }
+        }
+      } else if (block.type === 'tool_use') {
+        const call: ToolCall = { name: block.name, input: (block.input ?? {}) as Record<string, unknown> };
+        calls.push(call);
+        byId.set(block.id, call);
+      } else if (block.type === 'tool_result') {
+        const call = byId.get(block.tool_use_id);
+        if (call) call.result = { content: block.content, isError: block.is_error === true };
+      }
+    }
+  }
+  return calls;
+}
+
+export function callsOf(calls: readonly ToolCall[], name: string): ToolCall[] {
+  return calls.filter((call) => call.name === name);
+}
+
+export function lastCall(calls: readonly ToolCall[], name?: string): ToolCall | undefined {
+  for (let i = calls.length - 1; i >= 0; i--) if (!name || calls[i]!.name === name) return calls[i];
+  return undefined;
+}
+
+/** The task statement: the first user text that starts with "Task #" (kept verbatim by compaction). */
+export function taskText(messages: readonly ModelMessage[]): string {
+  for (const message of messages) {
+    if (message.role !== 'user') continue;
+    for (const block of blocks(message)) if (block.type === 'text' && block.text.startsWith('Task #')) return block.text;
+  }
+  return '';
+}
+
+/** Text of the last user message (new inbox messages, nudges). */
+export function lastUserText(messages: readonly ModelMessage[]): string {
+  const last = [...messages].reverse().find((m) => m.role === 'user');
+  if (!last) return '';
+  return blocks(last)
+    .filter((block) => block.type === 'text')
+    .map((block) => (block as { text: string }).text)
+    .join('\n');
+}
+
+export function allText(messages: readonly ModelMessage[]): string {
+  return messages.map((m) => blocks(m).map((b) => (b.type === 'text' ? b.text : b.type === 'tool_result' ? b.content : '')).join('\n')).join('\n');
+}
+
+/** The compaction summary the offline model writes: one parseable line per tool call. */
+export function summarizeCalls(calls: readonly ToolCall[]): string {
+  const lines = calls.map((call) => {
+    const status = call.result?.isError ? 'error' : 'ok';
+    const content = (call.result?.content ?? '').slice(0, 4000).replace(/\n/g, '\\n');
+    return `- called ${call.name} ${JSON.stringify(call.input)} → ${status}: ${content}`;
+  });
+  return [`Work so far (${calls.length} tool calls):`, ...lines].join('\n');
+}
+
+/** The value of a `- key: value` line in a handoff. */
+export function handoffValue(text: string, key: string): string | undefined {
+  const match = new RegExp(`^- ${key}: (.+)$`, 'm').exec(text);
+  return match?.[1]?.trim();
+}

@@ -1,0 +1,268 @@
+/**
+ * The offline engineer's repertoire: small, real programs it can write for a requirement. A draft
+ * leaves out the module docstring (the canonical run's defect, found by the real linter); fixes are
+ * applied to the file as read back from the workspace.
+ */
+
+export type Language = 'python' | 'javascript';
+
+export interface ProgramSpec {
+  requirement: string;
+  language: Language;
+  requirements: Record<string, string>;
+}
+
+export interface Program {
+  file: string;
+  /** The clean program, header comment included. */
+  content: string;
+  /** The header (module docstring or leading comment) alone. */
+  header: string;
+  /** A command that exercises the program on a scratch folder inside the workspace. */
+  tryCommand: string;
+}
+
+export function detectLanguage(text: string): Language {
+  return /\b(javascript|node(\.js)?|typescript|js)\b/i.test(text) && !/\bpython\b/i.test(text) ? 'javascript' : 'python';
+}
+
+function conflictPolicy(requirements: Record<string, string>): 'suffix' | 'skip' | 'overwrite' {
+  const text = Object.values(requirements).join(' ').toLowerCase();
+  if (/\bskip|leave (it|them)|ignore\b/.test(text)) return 'skip';
+  if (/overwrite|replace/.test(text)) return 'overwrite';
+  return 'suffix';
+}
+
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+export function isOrganizer(requirement: string): boolean {
+  return /organi[sz]e|sort|tidy|clean ?up/i.test(requirement) && /file|folder|download|director/i.test(requirement);
+}
+
+export function buildProgram(spec: ProgramSpec): Program {
+  if (isOrganizer(spec.requirement)) return spec.language === 'python' ? pythonOrganizer(spec) : jsOrganizer(spec);
+  return spec.language === 'python' ? pythonSkeleton(spec) : jsSkeleton(spec);
+}
+
+const SCRATCH = 'rm -rf .scratch && mkdir -p .scratch && touch .scratch/photo.jpg .scratch/report.pdf .scratch/notes.txt .scratch/song.mp3 .scratch/backup.zip';
+
+function pythonOrganizer(spec: ProgramSpec): Program {
+  const policy = conflictPolicy(spec.requirements);
+  const header = '"""Organize a folder (by default ~/Downloads) into subfolders by file type."""';
+  const conflict = {
+    suffix: ['        target = unique_target(destination / item.name)'],
+    skip: ['        target = destination / item.name', '        if target.exists():', '            continue'],
+    overwrite: ['        target = destination / item.name'],
+  }[policy];
+  const body = [
+    header,
+    'import argparse',
+    'import shutil',
+    'from pathlib import Path',
+    '',
+    'CATEGORIES = {',
+    '    "Images": {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".svg", ".webp", ".heic"},',
+    '    "Documents": {".pdf", ".doc", ".docx", ".txt", ".md", ".odt", ".rtf", ".csv", ".xls", ".xlsx", ".ppt", ".pptx"},',
+    '    "Archives": {".zip", ".tar", ".gz", ".tgz", ".rar", ".7z"},',
+    '    "Audio": {".mp3", ".wav", ".flac", ".ogg", ".m4a"},',
+    '    "Video": {".mp4", ".mkv", ".mov", ".avi", ".webm"},',
+    '    "Installers": {".dmg", ".pkg", ".exe", ".msi", ".deb", ".appimage"},',
+    '    "Code": {".py", ".js", ".ts", ".html", ".css", ".json", ".sh"},',
+    '}',
+    '',
+    '',
+    'def category_for(path):',
+    '    """Return the folder name for a file, or Other when its type is unknown."""',
+    '    suffix = path.suffix.lower()',
+    '    for name, suffixes in CATEGORIES.items():',
+    '        if suffix in suffixes:',
+    '            return name',
+    '    return "Other"',
+    '',
+    '',
+    'def unique_target(target):',
+    '    """Return a path that does not exist yet, adding (1), (2), ... before the extension."""',
+    '    candidate = target',
+    '    counter = 1',
+    '    while candidate.exists():',
+    '        candidate = target.with_name(f"{target.stem} ({counter}){target.suffix}")',
+    '        counter += 1',
+    '    return candidate',
+    '',
+    '',
+    'def organize(folder, dry_run=False):',
+    '    """Move each file at the top level of folder into its category folder."""',
+    '    moved = []',
+    '    for item in sorted(folder.iterdir()):',
+    '        if not item.is_file() or item.name.startswith("."):',
+    '            continue',
+    '        destination = folder / category_for(item)',
+    ...conflict,
+    '        moved.append((item.name, target.relative_to(folder)))',
+    '        if not dry_run:',
+    '            destination.mkdir(exist_ok=True)',
+    '            shutil.move(str(item), str(target))',
+    '    return moved',
+    '',
+    '',
+    'def main():',
+    '    """Parse the command line and organize the folder."""',
+    '    parser = argparse.ArgumentParser(description="Organize a folder into subfolders by file type.")',
+    '    parser.add_argument("folder", nargs="?", default=str(Path.home() / "Downloads"))',
+    '    parser.add_argument("--dry-run", action="store_true", help="only print what would move")',
+    '    args = parser.parse_args()',
+    '    folder = Path(args.folder).expanduser()',
+    '    if not folder.is_dir():',
+    '        parser.error(f"not a folder: {folder}")',
+    '    for name, target in organize(folder, args.dry_run):',
+    '        print(f"{name} -> {target}")',
+    '',
+    '',
+    'if __name__ == "__main__":',
+    '    main()',
+    '',
+  ];
+  return {
+    file: 'organize.py',
+    content: body.join('\n'),
+    header,
+    tryCommand: `${SCRATCH} && python3 organize.py .scratch && find .scratch -type f | sort`,
+  };
+}
+
+function jsOrganizer(spec: ProgramSpec): Program {
+  const policy = conflictPolicy(spec.requirements);
+  const header = '// Organize a folder (by default ~/Downloads) into subfolders by file type.';
+  const conflict = {
+    suffix: ['    const target = uniqueTarget(path.join(destination, entry.name));'],
+    skip: ['    const target = path.join(destination, entry.name);', '    if (fs.existsSync(target)) continue;'],
+    overwrite: ['    const target = path.join(destination, entry.name);'],
+  }[policy];
+  const body = [
+    header,
+    "import fs from 'node:fs';",
+    "import os from 'node:os';",
+    "import path from 'node:path';",
+    '',
+    'const CATEGORIES = {',
+    "  Images: ['.jpg', '.jpeg', '.png', '.gif', '.bmp', '.svg', '.webp'],",
+    "  Documents: ['.pdf', '.doc', '.docx', '.txt', '.md', '.csv', '.xls', '.xlsx'],",
+    "  Archives: ['.zip', '.tar', '.gz', '.rar', '.7z'],",
+    "  Audio: ['.mp3', '.wav', '.flac', '.ogg'],",
+    "  Video: ['.mp4', '.mkv', '.mov', '.avi'],",
+    '};',
+    '',
+    'export function categoryFor(name) {',
+    '  const ext = path.extname(name).toLowerCase();',
+    '  const found = Object.entries(CATEGORIES).find(([, exts]) => exts.includes(ext));',
+    "  return found ? found[0] : 'Other';",
+    '}',
+    '',
+    'function uniqueTarget(target) {',
+    '  const { dir, name, ext } = path.parse(target);',
+    '  let candidate = target;',
+    '  for (let n = 1; fs.existsSync(candidate); n++) candidate = path.join(dir, `${name} (${n})${ext}`);',
+    '  return candidate;',
+    '}',
+    '',
+    'export function organize(folder, dryRun = false) {',
+    '  const moved = [];',
+    '  for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {',
+    "    if (!entry.isFile() || entry.name.startsWith('.')) continue;",
+    '    const destination = path.join(folder, categoryFor(entry.name));',
+    ...conflict,
+    '    moved.push([entry.name, path.relative(folder, target)]);',
+    '    if (!dryRun) {',
+    '      fs.mkdirSync(destination, { recursive: true });',
+    '      fs.renameSync(path.join(folder, entry.name), target);',
+    '    }',
+    '  }',
+    '  return moved;',
+    '}',
+    '',
+    "const args = process.argv.slice(2).filter((arg) => arg !== '--dry-run');",
+    "const folder = args[0] ?? path.join(os.homedir(), 'Downloads');",
+    "for (const [name, target] of organize(folder, process.argv.includes('--dry-run'))) console.log(`${name} -> ${target}`);",
+    '',
+  ];
+  return {
+    file: 'organize.mjs',
+    content: body.join('\n'),
+    header,
+    tryCommand: `${SCRATCH} && node organize.mjs .scratch && find .scratch -type f | sort`,
+  };
+}
+
+function pythonSkeleton(spec: ProgramSpec): Program {
+  const header = `"""${clip(spec.requirement.replace(/"/g, "'"), 100)}"""`;
+  const entries = Object.entries(spec.requirements).map(([k, v]) => `    ${JSON.stringify(k)}: ${JSON.stringify(clip(v, 80))},`);
+  const body = [
+    header,
+    'import sys',
+    '',
+    'REQUIREMENTS = {',
+    ...entries,
+    '}',
+    '',
+    '',
+    'def main(argv):',
+    '    """Print the requirements this program was written for, and its arguments."""',
+    `    print(${JSON.stringify(clip(spec.requirement, 90))})`,
+    '    for key, value in REQUIREMENTS.items():',
+    '        print(f"- {key}: {value}")',
+    '    if argv:',
+    '        print("arguments:", " ".join(argv))',
+    '    return 0',
+    '',
+    '',
+    'if __name__ == "__main__":',
+    '    sys.exit(main(sys.argv[1:]))',
+    '',
+  ];
+  return { file: 'main.py', content: body.join('\n'), header, tryCommand: 'python3 main.py' };
+}
+
+function jsSkeleton(spec: ProgramSpec): Program {
+  const header = `// ${clip(spec.requirement, 100)}`;
+  const body = [
+    header,
+    `const REQUIREMENTS = ${JSON.stringify(spec.requirements, null, 2)};`,
+    '',
+    `console.log(${JSON.stringify(clip(spec.requirement, 90))});`,
+    'for (const [key, value] of Object.entries(REQUIREMENTS)) console.log(`- ${key}: ${value}`);',
+    '',
+  ];
+  return { file: 'main.mjs', content: body.join('\n'), header, tryCommand: 'node main.mjs' };
+}
+
+/** The first draft: the program without its header (docstring or leading comment). */
+export function draftOf(program: Program): string {
+  return program.content.replace(`${program.header}\n`, '');
+}
+
+/**
+ * Applies the reviewer's issues to the file's real content. Returns null when none of the issues is
+ * one it knows how to fix (the caller then rewrites the clean program).
+ */
+export function applyFixes(content: string, issues: readonly string[], program: Program): string | null {
+  let fixed = content;
+  const text = issues.join('\n').toLowerCase();
+  let known = false;
+  if (/docstring|leading comment/.test(text)) {
+    known = true;
+    if (!fixed.startsWith(program.header)) fixed = `${program.header}\n${fixed}`;
+  }
+  if (/trailing whitespace/.test(text)) {
+    known = true;
+    fixed = fixed.replace(/[ \t]+$/gm, '');
+  }
+  if (/\btab\b/.test(text)) {
+    known = true;
+    fixed = fixed.replace(/\t/g, '    ');
+  }
+  if (/bare 'except|bare except/.test(text)) {
+    known = true;
+    fixed = fixed.replace(/except\s*:/g, 'except Exception:');
+  }
+  return known ? fixed : null;
+}

@@ -1,0 +1,90 @@
+import type { AssistantBlock, ModelClient, ModelRequest, ModelResponse } from '../types.js';
+import { analystTurn } from './analyst.js';
+import { allText, type Decision, lastUserText, summarizeCalls, taskText, type ToolCall, toolCalls } from './conversation.js';
+import { engineerTurn } from './engineer.js';
+import { generalTurn } from './general.js';
+import { leadTurn } from './lead.js';
+import { reviewerTurn } from './reviewer.js';
+
+const TRANSCRIPT_CALL = /^(?:[A-Z]+: )?\[called (\S+) (\{.*\})\]$/;
+const TRANSCRIPT_RESULT = /^(?:[A-Z]+: )?\[result( \(error\))?: (".*")\]$/;
+
+/**
+ * The offline default: deterministic per-role policies that read the conversation, including the
+ * real results of the tools they called, and choose the next tool calls. It never writes a tool
+ * result itself. Token counts are estimates (4 characters a token).
+ */
+export class ScriptedModel implements ModelClient {
+  readonly id = 'offline-scripted';
+  readonly label = 'offline scripted model';
+  private calls = 0;
+
+  async create(request: ModelRequest): Promise<ModelResponse> {
+    if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
+    const decision = this.decide(request);
+    const offered = new Set(request.tools.map((tool) => tool.name));
+    const content: AssistantBlock[] = [];
+    if (decision.text) content.push({ type: 'text', text: decision.text });
+    for (const call of decision.calls) {
+      // A policy never calls a tool it was not offered; the loop would refuse it anyway.
+      if (!offered.has(call.name)) continue;
+      content.push({ type: 'tool_use', id: `toolu_offline_${++this.calls}`, name: call.name, input: call.input });
+    }
+    const usesTools = content.some((block) => block.type === 'tool_use');
+    const inputChars = request.system.length + JSON.stringify(request.messages).length + JSON.stringify(request.tools).length;
+    return {
+      content: content.length ? content : [{ type: 'text', text: 'Nothing to do.' }],
+      stopReason: usesTools ? 'tool_use' : 'end_turn',
+      usage: {
+        inputTokens: Math.ceil(inputChars / 4),
+        outputTokens: Math.ceil(JSON.stringify(content).length / 4),
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+      },
+      model: this.id,
+    };
+  }
+
+  private decide(request: ModelRequest): Decision {
+    const agent = request.agent ?? { name: 'agent', role: 'engineer', stage: null };
+    if (agent.purpose === 'compaction') return { text: summarizeCalls(transcriptCalls(allText(request.messages))), calls: [] };
+    const calls = toolCalls(request.messages);
+    const latest = lastUserText(request.messages);
+    const shutdown = /shut down \(request_id: ([A-Za-z0-9_-]+)\)/.exec(latest);
+    if (shutdown && request.tools.some((tool) => tool.name === 'shutdown_response')) {
+      return { text: 'Finishing up as asked.', calls: [{ name: 'shutdown_response', input: { request_id: shutdown[1], approve: true, reason: 'nothing left that cannot be resumed' } }] };
+    }
+    if (agent.role === 'lead') {
+      const userText = [...request.messages].reverse().find((m) => m.role === 'user' && typeof m.content === 'string');
+      return leadTurn(typeof userText?.content === 'string' ? userText.content : latest, calls);
+    }
+    const task = taskText(request.messages);
+    if (!task) return { text: `Noted: ${latest.slice(0, 200)}`, calls: [] };
+    switch (agent.stage) {
+      case 'requirements':
+        return analystTurn(/^Task #\d+[^\n]*\n\n([\s\S]*?)(\n\n<handoff>|$)/.exec(task)?.[1]?.trim() ?? task, calls);
+      case 'implementation':
+        return engineerTurn(task, calls);
+      case 'review':
+        return reviewerTurn(task, calls);
+      default:
+        return generalTurn(task, calls);
+    }
+  }
+}
+
+/** Tool calls recorded in a rendered transcript (the compaction request). */
+function transcriptCalls(text: string): ToolCall[] {
+  const calls: ToolCall[] = [];
+  for (const line of text.split('\n')) {
+    const call = TRANSCRIPT_CALL.exec(line);
+    if (call) {
+      calls.push({ name: call[1]!, input: JSON.parse(call[2]!) as Record<string, unknown> });
+      continue;
+    }
+    const result = TRANSCRIPT_RESULT.exec(line);
+    const open = [...calls].reverse().find((c) => !c.result);
+    if (result && open) open.result = { content: JSON.parse(result[2]!) as string, isError: Boolean(result[1]) };
+  }
+  return calls;
+}

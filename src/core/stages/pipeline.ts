@@ -1,0 +1,228 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { withLock } from '../board/lock.js';
+import type { Mailbox } from '../board/mailbox.js';
+import type { Stage, Task } from '../board/schemas.js';
+import type { Fence, TaskBoard } from '../board/task-board.js';
+import { AutoteamError } from '../errors.js';
+import type { QaEntry } from '../tools/ask-clarifying-question.js';
+import type { Trace } from '../trace/trace.js';
+import { roleForStage, stageOf } from './definitions.js';
+import { type HandoffContext, implementationHandoff, reviewHandoff } from './handoff.js';
+
+export type PipelineStatus = 'active' | 'approved' | 'failed';
+
+export interface PipelineState {
+  id: number;
+  status: PipelineStatus;
+  tasks: Task[];
+  reason?: string;
+  revisions: number;
+}
+
+export interface AdvanceResult {
+  /** False when the claim was lost (another owner took the task over): nothing was written. */
+  ok: boolean;
+  status: PipelineStatus;
+  next: Task | null;
+  reason?: string;
+}
+
+export interface PostOptions {
+  by?: string;
+  startStage?: Stage;
+}
+
+const short = (text: string, max = 60) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/** The pipeline state machine. The runtime, not the model, moves work between stages through the board. */
+export class Pipeline {
+  constructor(
+    private readonly board: TaskBoard,
+    private readonly mailbox: Mailbox,
+    private readonly options: { maxRevisions?: number; trace?: Trace } = {},
+  ) {}
+
+  get maxRevisions(): number {
+    return this.options.maxRevisions ?? 3;
+  }
+
+  workspaceOf(pipeline: number): string {
+    return path.join(this.board.rootDir, 'workspace', String(pipeline));
+  }
+
+  /** Posts a requirement: a new pipeline whose first task is `requirements` (or `startStage`). */
+  async post(requirement: string, options: PostOptions = {}): Promise<Task> {
+    const text = requirement.trim();
+    if (!text) throw new AutoteamError('a requirement cannot be empty', 'INVALID_REQUIREMENT');
+    const pipeline = await this.allocateId();
+    const stage = options.startStage ?? 'requirements';
+    const context: HandoffContext = { requirement: text, requirements: {} };
+    const subject =
+      stage === 'requirements' ? `Analyse: ${short(text)}` : stage === 'implementation' ? `Implement: ${short(text)}` : `Review: ${short(text)}`;
+    return this.board.create({
+      subject,
+      description: text,
+      role: roleForStage(stage),
+      stage,
+      pipeline,
+      handoff: stage === 'requirements' ? '' : implementationHandoff(context),
+      artifacts: { requirement: text, requirements: {} },
+      by: options.by ?? 'lead',
+    });
+  }
+
+  /** Applies a stage signal: completes `task` with its artifacts and posts the next stage's task. */
+  async advance(task: Task, fence: Fence, tool: string, input: Record<string, unknown>): Promise<AdvanceResult> {
+    if (!task.stage || !task.pipeline) throw new AutoteamError(`task #${task.id} is not a stage task`, 'NOT_A_STAGE_TASK');
+    const next = stageOf(task.stage).transitions[tool];
+    if (!next) throw new AutoteamError(`${tool} is not a signal of the ${task.stage} stage`, 'BAD_TRANSITION');
+    const current = this.board.get(task.id);
+    const context = contextOf(current);
+
+    if (tool === 'complete_requirements_analysis') {
+      const summary = String(input.summary ?? '');
+      const done = await this.board.complete(task.id, fence, summary, { summary });
+      if (!done.ok) return { ok: false, status: 'active', next: null, reason: done.reason };
+      return this.postNext(current, 'implementation', 0, implementationHandoff({ ...context, summary }), {
+        ...baseArtifacts(context),
+        summary,
+      });
+    }
+
+    if (tool === 'submit_for_review') {
+      const file = String(input.file);
+      const content = fs.readFileSync(path.join(this.workspaceOf(task.pipeline), file), 'utf8');
+      const sha256 = createHash('sha256').update(content).digest('hex');
+      const submitted = { file, sha256, revision: task.revision };
+      const done = await this.board.complete(task.id, fence, `submitted ${file}`, { submitted });
+      if (!done.ok) return { ok: false, status: 'active', next: null, reason: done.reason };
+      return this.postNext(current, 'review', task.revision, reviewHandoff(context, file, content, task.revision, sha256), {
+        ...baseArtifacts(context),
+        submitted,
+      });
+    }
+
+    if (tool === 'approve_code') {
+      const comment = String(input.comment ?? '');
+      const done = await this.board.complete(task.id, fence, comment, { verdict: 'approved', comment });
+      if (!done.ok) return { ok: false, status: 'active', next: null, reason: done.reason };
+      this.traceTransition(current, null, 'approved', fence.owner);
+      await this.notifyLead(fence.owner, current, 'approved', `Pipeline #${task.pipeline} approved: ${comment}`);
+      return { ok: true, status: 'approved', next: null };
+    }
+
+    // request_revision
+    const issues = (input.issues as string[] | undefined) ?? [];
+    const revision = task.revision + 1;
+    const submitted = current.artifacts.submitted as { file: string } | undefined;
+    if (revision > this.maxRevisions) {
+      const reason = `max_revisions (${this.maxRevisions}) reached; the reviewer still found ${issues.length} issue(s)`;
+      const failed = await this.board.fail(task.id, fence, reason, { verdict: 'changes requested', issues });
+      if (!failed.ok) return { ok: false, status: 'active', next: null, reason: failed.reason };
+      this.traceTransition(current, null, 'failed', fence.owner);
+      await this.notifyLead(fence.owner, current, 'failed', `Pipeline #${task.pipeline} failed: ${reason}`);
+      return { ok: true, status: 'failed', next: null, reason };
+    }
+    const done = await this.board.complete(task.id, fence, `changes requested (${issues.length} issues)`, {
+      verdict: 'changes requested',
+      issues,
+    });
+    if (!done.ok) return { ok: false, status: 'active', next: null, reason: done.reason };
+    return this.postNext(current, 'implementation', revision, implementationHandoff(context, revision, issues, submitted?.file), {
+      ...baseArtifacts(context),
+      issues,
+    });
+  }
+
+  /** A safety valve ended the task: fail it, which fails the pipeline, and tell the lead. */
+  async fail(task: Task, fence: Fence, reason: string): Promise<AdvanceResult> {
+    const failed = await this.board.fail(task.id, fence, reason);
+    if (!failed.ok) return { ok: false, status: 'active', next: null, reason: failed.reason };
+    if (task.pipeline) {
+      this.traceTransition(task, null, 'failed', fence.owner);
+      await this.notifyLead(fence.owner, task, 'failed', `Pipeline #${task.pipeline} failed at ${task.stage ?? 'task'} #${task.id}: ${reason}`);
+    }
+    return { ok: true, status: 'failed', next: null, reason };
+  }
+
+  state(pipeline: number): PipelineState {
+    const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
+    const failed = tasks.find((task) => task.status === 'failed' || task.status === 'cancelled');
+    const approved = tasks.some((task) => task.stage === 'review' && task.status === 'completed' && task.artifacts.verdict === 'approved');
+    const revisions = Math.max(0, ...tasks.map((task) => task.revision));
+    if (failed) return { id: pipeline, status: 'failed', tasks, reason: failed.result ?? failed.status, revisions };
+    return { id: pipeline, status: approved ? 'approved' : 'active', tasks, revisions };
+  }
+
+  pipelines(): number[] {
+    return [...new Set(this.board.list().flatMap((task) => (task.pipeline ? [task.pipeline] : [])))].sort((a, b) => a - b);
+  }
+
+  private async postNext(from: Task, stage: Stage, revision: number, handoff: string, artifacts: Record<string, unknown>): Promise<AdvanceResult> {
+    const requirement = String(from.artifacts.requirement ?? from.description);
+    const file = (artifacts.submitted as { file?: string } | undefined)?.file;
+    const subject =
+      stage === 'review'
+        ? `Review ${file ?? 'submission'} (revision ${revision})`
+        : revision > 0
+          ? `Revise (${revision}): ${short(requirement)}`
+          : `Implement: ${short(requirement)}`;
+    const next = await this.board.create({
+      subject,
+      description: requirement,
+      role: roleForStage(stage),
+      stage,
+      pipeline: from.pipeline,
+      revision,
+      handoff,
+      artifacts: { ...artifacts, from: from.id },
+      by: from.owner ?? 'runtime',
+    });
+    this.traceTransition(from, next.id, stage, from.owner ?? 'runtime');
+    return { ok: true, status: 'active', next };
+  }
+
+  private traceTransition(from: Task, to: number | null, next: string, by: string): void {
+    this.options.trace?.write({ kind: 'transition', pipeline: from.pipeline ?? 0, from: from.id, to, stage: from.stage ?? 'task', next, by });
+  }
+
+  private async notifyLead(from: string, task: Task, status: PipelineStatus, content: string): Promise<void> {
+    const lead = this.mailbox.registry.read().lead;
+    await this.mailbox.send(from, lead, content, 'pipeline_update', { pipeline: task.pipeline, status, task: task.id });
+  }
+
+  private async allocateId(): Promise<number> {
+    const counter = path.join(this.board.dir, '.next-pipeline');
+    return withLock(path.join(this.board.dir, 'pipelines'), () => {
+      let next = 1;
+      try {
+        next = Number.parseInt(fs.readFileSync(counter, 'utf8'), 10) || 1;
+      } catch {
+        // First pipeline on this board.
+      }
+      for (const task of this.board.list()) if (task.pipeline && task.pipeline >= next) next = task.pipeline + 1;
+      fs.writeFileSync(counter, `${next + 1}\n`);
+      return next;
+    });
+  }
+}
+
+function contextOf(task: Task): HandoffContext {
+  return {
+    requirement: String(task.artifacts.requirement ?? task.description),
+    requirements: (task.artifacts.requirements as Record<string, string> | undefined) ?? {},
+    summary: task.artifacts.summary as string | undefined,
+    qa: task.artifacts.qa as QaEntry[] | undefined,
+  };
+}
+
+function baseArtifacts(context: HandoffContext): Record<string, unknown> {
+  return {
+    requirement: context.requirement,
+    requirements: context.requirements,
+    ...(context.summary ? { summary: context.summary } : {}),
+    ...(context.qa?.length ? { qa: context.qa } : {}),
+  };
+}

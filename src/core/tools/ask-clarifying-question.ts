@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { defineTool, settingsOf, toolError } from './tool.js';
+
+export interface QaEntry {
+  question: string;
+  answer: string;
+  by: string;
+}
+
+/** How many refused questions past the limit end the pipeline (the experiment's model asked 21). */
+const REFUSALS_BEFORE_FAILING = 2;
+
+export const askClarifyingQuestionTool = defineTool({
+  name: 'ask_clarifying_question',
+  description:
+    'Ask the person one clarifying question about the requirement and wait for the answer. Ask only what you cannot reasonably assume; there is a small limit per task.',
+  inputSchema: z.object({ question: z.string().min(3).describe('one question') }),
+  async run({ question }, ctx) {
+    if (!ctx.task || !ctx.fence) return toolError('no requirements task is claimed');
+    const { maxQuestions, answerTimeoutMs } = settingsOf(ctx);
+    const current = ctx.board.get(ctx.task.id);
+    const qa = (current.artifacts.qa as QaEntry[] | undefined) ?? [];
+    if (qa.length >= maxQuestions) {
+      const refused = ((current.artifacts.questionsRefused as number | undefined) ?? 0) + 1;
+      await ctx.record('question_refused', question, () => ({ questionsRefused: refused }));
+      if (refused > REFUSALS_BEFORE_FAILING) {
+        return {
+          content: 'Too many questions past the limit; the pipeline is stopped.',
+          isError: true,
+          signal: { kind: 'fail', reason: `max clarifying questions (${maxQuestions}) exceeded` },
+        };
+      }
+      return toolError(
+        `Question limit (${maxQuestions}) reached. Do not ask more: record what you know with save_requirement, assume sensible defaults, and call complete_requirements_analysis.`,
+      );
+    }
+    const lead = ctx.registry.read().lead;
+    const sent = await ctx.mailbox.send(ctx.agent.name, lead, question, 'question', {
+      questionId: `q-${ctx.task.id}-${qa.length + 1}`,
+      task: ctx.task.id,
+      pipeline: ctx.task.pipeline,
+    });
+    await ctx.record('asked', question);
+    await ctx.registry.setStatus(ctx.agent.name, 'waiting', { task: ctx.task.id, reason: 'waiting for an answer' });
+    const reply = await ctx.waitForMessage((m) => m.type === 'answer' && m.questionId === sent.questionId, answerTimeoutMs);
+    await ctx.registry.setStatus(ctx.agent.name, 'working', { task: ctx.task.id });
+    const answer = reply?.content ?? `No answer within ${Math.round(answerTimeoutMs / 1000)} s; proceed with sensible assumptions.`;
+    const by = reply?.from ?? 'timeout';
+    await ctx.record('answered', `${by}: ${answer}`, (artifacts) => ({
+      qa: [...((artifacts.qa as QaEntry[] | undefined) ?? []), { question, answer, by }],
+    }));
+    return { content: answer };
+  },
+});

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { RequestStore } from '../board/requests.js';
+import { defineTool, settingsOf } from './tool.js';
+
+export const planApprovalTool = defineTool({
+  name: 'plan_approval',
+  description:
+    'Submit your plan to the lead and wait for the decision. Returns APPROVED, or REJECTED with feedback: then revise the plan and submit again. Do not start the work before approval when your task asks for a plan.',
+  inputSchema: z.object({ plan: z.string().min(1).describe('the steps you intend to take') }),
+  async run({ plan }, ctx) {
+    const store = new RequestStore(ctx.rootDir);
+    const lead = ctx.registry.read().lead;
+    const request = store.create({ kind: 'plan', from: ctx.agent.name, to: lead, task: ctx.task?.id ?? null, plan });
+    await ctx.mailbox.send(ctx.agent.name, lead, plan, 'plan_approval_request', { requestId: request.id, task: ctx.task?.id ?? null });
+    await ctx.record('plan_submitted', `${request.id}: ${plan.slice(0, 200)}`);
+    await ctx.registry.setStatus(ctx.agent.name, 'waiting', { task: ctx.task?.id ?? null, reason: `waiting for plan approval (${request.id})` });
+    const reply = await ctx.waitForMessage(
+      (m) => m.type === 'plan_approval_response' && m.requestId === request.id,
+      settingsOf(ctx).planTimeoutMs,
+    );
+    await ctx.registry.setStatus(ctx.agent.name, 'working', { task: ctx.task?.id ?? null });
+    if (!reply) return { content: `No decision on ${request.id} in time; go idle or ask the lead.`, isError: true };
+    const approved = reply.approve === true;
+    await ctx.record(approved ? 'plan_approved' : 'plan_rejected', reply.content);
+    return { content: approved ? `APPROVED (${request.id}). ${reply.content}` : `REJECTED (${request.id}). Feedback: ${reply.content}` };
+  },
+});

@@ -1,0 +1,34 @@
+import fs from 'node:fs';
+import { z } from 'zod';
+import { capOutput } from '../exec/process.js';
+import { describeFileError, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
+import { defineTool, toolError } from './tool.js';
+
+export const readFileTool = defineTool({
+  name: 'read_file',
+  description:
+    'Read a text file from the workspace and return its exact content. `path` is relative to the workspace ' +
+    "(e.g. 'organize.py'); absolute paths, '..' and symlinks leading outside are refused. A directory " +
+    'returns a list of the files under it. Very long files are cut in the middle, with a note saying how much.',
+  inputSchema: z.object({
+    path: z.string().min(1).describe("File path relative to the workspace, e.g. 'organize.py'"),
+  }),
+  async run(input, ctx) {
+    try {
+      const abs = resolveInWorkspace(ctx.workspace, input.path);
+      const stat = fs.statSync(abs);
+      const rel = workspaceRelative(ctx.workspace, abs);
+      if (stat.isDirectory()) {
+        const prefix = rel === '.' ? '' : `${rel}/`;
+        const files = listWorkspaceFiles(ctx.workspace, 10_000).filter((f) => f.startsWith(prefix)).slice(0, 200);
+        return { content: `${rel} is a directory. Files: ${files.length ? files.join(', ') : '(none)'}` };
+      }
+      const buffer = fs.readFileSync(abs);
+      if (buffer.includes(0)) return { content: `${rel} is a binary file (${buffer.length} bytes); its content is not shown.` };
+      const text = buffer.toString('utf8');
+      return { content: text.length === 0 ? `(${rel} is empty)` : capOutput(text, ctx.limits.maxOutputChars) };
+    } catch (error) {
+      return toolError(describeFileError(error, ctx.workspace, input.path));
+    }
+  },
+});

@@ -1,0 +1,84 @@
+import type { Stage } from '../board/schemas.js';
+import { COORDINATION_TOOL_NAMES, STAGE_DEFINITIONS } from '../stages/definitions.js';
+import { analyzeComplexityTool } from './analyze-complexity.js';
+import { approveCodeTool } from './approve-code.js';
+import { askClarifyingQuestionTool } from './ask-clarifying-question.js';
+import { bashTool } from './bash.js';
+import { broadcastTool } from './broadcast.js';
+import { claimTaskTool } from './claim-task.js';
+import { completeRequirementsAnalysisTool } from './complete-requirements-analysis.js';
+import { completeTaskTool } from './complete-task.js';
+import { editFileTool } from './edit-file.js';
+import { executeCodeTool } from './execute-code.js';
+import { idleTool } from './idle.js';
+import { planApprovalTool } from './plan-approval.js';
+import { readFileTool } from './read-file.js';
+import { readInboxTool } from './read-inbox.js';
+import { requestRevisionTool } from './request-revision.js';
+import { runLinterTool } from './run-linter.js';
+import { runTestsTool } from './run-tests.js';
+import { saveRequirementTool } from './save-requirement.js';
+import { sendMessageTool } from './send-message.js';
+import { shutdownResponseTool } from './shutdown-response.js';
+import { submitForReviewTool } from './submit-for-review.js';
+import type { ToolDefinition } from './tool.js';
+import { writeFileTool } from './write-file.js';
+
+/** Every teammate tool by name. Lead tools live with the lead. */
+export const TEAMMATE_TOOLS: ReadonlyMap<string, ToolDefinition> = new Map(
+  (
+    [
+      sendMessageTool,
+      readInboxTool,
+      broadcastTool,
+      idleTool,
+      shutdownResponseTool,
+      planApprovalTool,
+      claimTaskTool,
+      completeTaskTool,
+      bashTool,
+      readFileTool,
+      writeFileTool,
+      editFileTool,
+      executeCodeTool,
+      askClarifyingQuestionTool,
+      saveRequirementTool,
+      completeRequirementsAnalysisTool,
+      submitForReviewTool,
+      runLinterTool,
+      runTestsTool,
+      analyzeComplexityTool,
+      requestRevisionTool,
+      approveCodeTool,
+    ] as ToolDefinition[]
+  ).map((tool) => [tool.name, tool]),
+);
+
+const GENERAL_TOOL_NAMES = [
+  ...COORDINATION_TOOL_NAMES,
+  'plan_approval',
+  'claim_task',
+  'complete_task',
+  'bash',
+  'read_file',
+  'write_file',
+  'edit_file',
+] as const;
+
+function pick(names: readonly string[]): ToolDefinition[] {
+  return names.map((name) => {
+    const tool = TEAMMATE_TOOLS.get(name);
+    if (!tool) throw new Error(`tool registry has no '${name}'`);
+    return tool;
+  });
+}
+
+/** A stage's agent is offered its stage tools and the coordination tools, nothing else. */
+export function stageTools(stage: Stage): ToolDefinition[] {
+  return pick([...STAGE_DEFINITIONS[stage].tools, ...COORDINATION_TOOL_NAMES]);
+}
+
+/** Tools for a general (stage-less) task. */
+export function generalTools(): ToolDefinition[] {
+  return pick(GENERAL_TOOL_NAMES);
+}

@@ -1,0 +1,222 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type BoardProblem, TaskBoard, writeJsonAtomic } from '../../src/core/board/index.js';
+import { BoardFileError, NotFoundError } from '../../src/core/errors.js';
+import { tempRoot } from '../helpers/board-spawn.js';
+
+describe('TaskBoard', () => {
+  let root = '';
+  let board: TaskBoard;
+  beforeEach(() => {
+    root = tempRoot();
+    board = new TaskBoard(root);
+  });
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it('creates, gets and lists tasks as readable 2-space JSON', async () => {
+    const a = await board.create({ subject: 'Analyse', description: 'the ask', role: 'analyst', stage: 'requirements', by: 'lead' });
+    const b = await board.create({ subject: 'Build', pipeline: 1 });
+    expect(a).toMatchObject({ id: 1, status: 'pending', owner: null, role: 'analyst', stage: 'requirements', claims: 0 });
+    expect(a.history).toEqual([{ at: a.createdAt, by: 'lead', event: 'created', detail: 'Analyse' }]);
+    expect(board.get(2)).toEqual(b);
+    expect(board.list()).toEqual([a, b]);
+    const text = fs.readFileSync(board.taskPath(1), 'utf8');
+    expect(text).toBe(`${JSON.stringify(a, null, 2)}\n`);
+    expect(() => board.get(99)).toThrow(NotFoundError);
+  });
+
+  it('keeps a blocked task unclaimable until its blocker completes', async () => {
+    const blocker = await board.create({ subject: 'first' });
+    const blocked = await board.create({ subject: 'second', blockedBy: [blocker.id] });
+    expect(board.get(blocker.id).blocks).toEqual([blocked.id]);
+    await expect(board.create({ subject: 'x', blockedBy: [42] })).rejects.toThrow(NotFoundError);
+
+    expect(board.scanUnclaimed().map((t) => t.id)).toEqual([blocker.id]);
+    const refused = await board.claim(blocked.id, 'eve');
+    expect(refused).toEqual({ ok: false, reason: `task #${blocked.id} is blocked by #${blocker.id}` });
+
+    const claimed = await board.claim(blocker.id, 'ann');
+    expect(claimed.ok).toBe(true);
+    expect((await board.claim(blocked.id, 'eve')).ok).toBe(false);
+    expect((await board.complete(blocker.id, 'ann', 'done')).ok).toBe(true);
+
+    const unblocked = board.get(blocked.id);
+    expect(unblocked.blockedBy).toEqual([]);
+    expect(unblocked.history.at(-1)).toMatchObject({ event: 'unblocked', detail: `#${blocker.id} completed` });
+    expect(board.scanUnclaimed().map((t) => t.id)).toEqual([blocked.id]);
+    const next = await board.claimNext('eve');
+    expect(next).toMatchObject({ ok: true, task: { id: blocked.id, owner: 'eve' } });
+  });
+
+  it('filters by role: a role-less task is anyone\'s, a role task only its role\'s', async () => {
+    await board.create({ subject: 'general' });
+    await board.create({ subject: 'review', role: 'reviewer' });
+    await board.create({ subject: 'build', role: 'engineer' });
+    expect(board.scanUnclaimed('reviewer').map((t) => t.subject)).toEqual(['general', 'review']);
+    expect(board.scanUnclaimed().map((t) => t.subject)).toEqual(['general', 'review', 'build']);
+    expect(await board.claim(3, 'rita', { role: 'reviewer' })).toEqual({
+      ok: false,
+      reason: 'task #3 is for role engineer, not reviewer',
+    });
+    const first = await board.claimNext('rita', 'reviewer');
+    const second = await board.claimNext('rita', 'reviewer');
+    expect([first?.ok && first.task.id, second?.ok && second.task.id].sort()).toEqual([1, 2]);
+    expect(await board.claimNext('rita', 'reviewer')).toBeNull();
+  });
+
+  it('reports corrupt and schema-invalid files by path and field, and keeps working around them', async () => {
+    const problems: BoardProblem[] = [];
+    board = new TaskBoard(root, { onProblem: (problem) => problems.push(problem) });
+    await board.create({ subject: 'good one' });
+    const bogus = await board.create({ subject: 'bogus status' });
+    const broken = await board.create({ subject: 'broken json' });
+    await board.create({ subject: 'good two' });
+    writeJsonAtomic(board.taskPath(bogus.id), { ...bogus, status: 'bogus' });
+    fs.writeFileSync(board.taskPath(broken.id), '{"id": 3, "subject": ');
+
+    expect(board.list().map((t) => t.subject)).toEqual(['good one', 'good two']);
+    const reported = board.problems();
+    expect(reported.map((p) => p.path).sort()).toEqual([board.taskPath(bogus.id), board.taskPath(broken.id)]);
+    expect(reported.find((p) => p.path === board.taskPath(bogus.id))!.message).toMatch(/status/);
+    expect(reported.find((p) => p.path === board.taskPath(broken.id))!.message).toMatch(/not valid JSON/);
+    // Reported once per bad file version, not on every scan.
+    board.list();
+    expect(problems).toHaveLength(2);
+
+    expect(() => board.get(bogus.id)).toThrow(BoardFileError);
+    try {
+      board.get(bogus.id);
+    } catch (error) {
+      expect((error as BoardFileError).path).toBe(board.taskPath(bogus.id));
+      expect((error as Error).message).toContain('status');
+    }
+    expect(board.scanUnclaimed().map((t) => t.subject)).toEqual(['good one', 'good two']);
+    expect((await board.claimNext('ann'))?.ok).toBe(true);
+    expect((await board.claimNext('ann'))?.ok).toBe(true);
+    expect(await board.claimNext('ann')).toBeNull();
+
+    // A repaired file comes back and its problem goes away.
+    writeJsonAtomic(board.taskPath(bogus.id), bogus);
+    expect(board.list().map((t) => t.id)).toContain(bogus.id);
+    expect(board.problems().map((p) => p.path)).toEqual([board.taskPath(broken.id)]);
+  });
+
+  it('serves list() from its index and re-reads only after a change', async () => {
+    await board.create({ subject: 'one' });
+    await board.create({ subject: 'two' });
+    const first = board.list();
+    expect(board.list()).toBe(first);
+
+    // Another process rewrites a file atomically (new inode).
+    const other = new TaskBoard(root);
+    await other.update(2, { subject: 'two, renamed' });
+    const second = board.list();
+    expect(second).not.toBe(first);
+    expect(second.map((t) => t.subject)).toEqual(['one', 'two, renamed']);
+    expect(board.list()).toBe(second);
+
+    // Someone rewrites a file in place (same inode) with a different size.
+    const file = board.taskPath(1);
+    const inode = fs.statSync(file).ino;
+    fs.writeFileSync(file, `${JSON.stringify({ ...board.get(1), subject: 'one, edited in place' }, null, 2)}\n`);
+    expect(fs.statSync(file).ino).toBe(inode);
+    const third = board.list();
+    expect(third).not.toBe(second);
+    expect(third[0]!.subject).toBe('one, edited in place');
+
+    // A new file and a deleted file are both noticed.
+    await other.create({ subject: 'three' });
+    expect(board.list().map((t) => t.id)).toEqual([1, 2, 3]);
+    fs.rmSync(board.taskPath(2));
+    expect(board.list().map((t) => t.id)).toEqual([1, 3]);
+  });
+
+  it('refuses a write fenced by a superseded claim and leaves the file unchanged', async () => {
+    let nowMs = Date.parse('2026-01-01T00:00:00.000Z');
+    const clock = () => new Date(nowMs);
+    board = new TaskBoard(root, { now: clock, leaseMs: 30_000 });
+    await board.create({ subject: 'work' });
+    const first = await board.claim(1, 'ann');
+    if (!first.ok) throw new Error(first.reason);
+    expect(first.task.lease).toEqual({ owner: 'ann', token: 1, until: '2026-01-01T00:00:30.000Z' });
+
+    // Before the lease runs out nobody else can take it.
+    nowMs += 29_000;
+    expect(board.scanUnclaimed()).toEqual([]);
+    expect((await board.claim(1, 'bob')).ok).toBe(false);
+
+    nowMs += 2_000;
+    expect(board.scanUnclaimed().map((t) => t.id)).toEqual([1]);
+    const takeover = await board.claim(1, 'ann');
+    if (!takeover.ok) throw new Error(takeover.reason);
+    expect(takeover.task.claims).toBe(2);
+    expect(takeover.task.history.at(-1)).toMatchObject({
+      by: 'ann',
+      event: 'claimed',
+      detail: 'lease of ann expired; taken over (token 2)',
+    });
+
+    // The same owner name with the old token is a stale claim: refused, file byte-for-byte unchanged.
+    const before = fs.readFileSync(board.taskPath(1), 'utf8');
+    const stale = await board.complete(1, { owner: 'ann', token: 1 }, 'late result');
+    expect(stale.ok).toBe(false);
+    expect(stale.ok || stale.reason).toContain('superseded');
+    expect(fs.readFileSync(board.taskPath(1), 'utf8')).toBe(before);
+    expect((await board.update(1, { result: 'x' }, { fence: { owner: 'ann', token: 1 } })).ok).toBe(false);
+    expect((await board.complete(1, { owner: 'bob' })).ok).toBe(false);
+    expect(fs.readFileSync(board.taskPath(1), 'utf8')).toBe(before);
+
+    const done = await board.complete(1, { owner: 'ann', token: 2 }, 'result');
+    expect(done).toMatchObject({ ok: true, task: { status: 'completed', lease: null, result: 'result' } });
+    expect((await board.complete(1, 'ann')).ok).toBe(false);
+  });
+
+  it('lets another owner take over an expired lease, and renewLease keeps it', async () => {
+    let nowMs = Date.parse('2026-01-01T00:00:00.000Z');
+    board = new TaskBoard(root, { now: () => new Date(nowMs), leaseMs: 10_000 });
+    await board.create({ subject: 'work' });
+    const claim = await board.claim(1, 'ann');
+    if (!claim.ok) throw new Error(claim.reason);
+    nowMs += 8_000;
+    expect((await board.renewLease(1, { owner: 'ann', token: 1 })).ok).toBe(true);
+    nowMs += 8_000;
+    expect((await board.claim(1, 'bob')).ok).toBe(false);
+    nowMs += 3_000;
+    const taken = await board.claim(1, 'bob');
+    expect(taken).toMatchObject({ ok: true, task: { owner: 'bob', claims: 2, lease: { owner: 'bob', token: 2 } } });
+    expect(board.get(1).history.map((h) => h.event)).toEqual(['created', 'claimed', 'claimed']);
+    expect(board.get(1).history.at(-1)!.detail).toBe('lease of ann expired; taken over (token 2)');
+    expect((await board.renewLease(1, { owner: 'ann', token: 1 })).ok).toBe(false);
+    expect((await board.fail(1, 'ann', 'too late')).ok).toBe(false);
+  });
+
+  it('releases a claim back to pending, and fails a task', async () => {
+    await board.create({ subject: 'a' });
+    await board.create({ subject: 'b' });
+    expect((await board.claim(1, 'ann')).ok).toBe(true);
+    expect((await board.release(1, 'bob')).ok).toBe(false);
+    const released = await board.release(1, 'ann', 'need input');
+    expect(released).toMatchObject({ ok: true, task: { status: 'pending', owner: null, lease: null } });
+    expect(board.get(1).history.at(-1)).toMatchObject({ by: 'ann', event: 'released', detail: 'need input' });
+    expect(board.scanUnclaimed().map((t) => t.id)).toEqual([1, 2]);
+    expect((await board.release(1, 'ann')).ok).toBe(false);
+
+    const claim = await board.claim(2, 'bob');
+    if (!claim.ok) throw new Error(claim.reason);
+    const failed = await board.fail(2, { owner: 'bob', token: claim.task.claims }, 'tests do not pass');
+    expect(failed).toMatchObject({ ok: true, task: { status: 'failed', result: 'tests do not pass', lease: null } });
+    expect(board.get(2).history.at(-1)).toMatchObject({ event: 'failed', detail: 'tests do not pass' });
+    expect(board.scanUnclaimed().map((t) => t.id)).toEqual([1]);
+    expect(await board.claim(2, 'ann')).toEqual({ ok: false, reason: 'task #2 is failed' });
+  });
+
+  it('leaves no temp files or lock directories behind', async () => {
+    for (let i = 0; i < 5; i++) await board.create({ subject: `t${i}` });
+    await Promise.all([1, 2, 3].map((id) => board.claim(id, `o${id}`)));
+    await board.complete(1, 'o1');
+    const names = fs.readdirSync(board.dir).filter((n) => !/^task_\d+\.json$/.test(n) && n !== '.next-id');
+    expect(names).toEqual([]);
+    expect(path.basename(board.dir)).toBe('.tasks');
+  });
+});

@@ -1,0 +1,74 @@
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Member, TeamRegistry } from '../../src/core/board/index.js';
+import { ConfigError, NotFoundError } from '../../src/core/errors.js';
+import { Actor, startTogether, tempRoot } from '../helpers/board-spawn.js';
+
+const ROUNDS = 30;
+
+describe('TeamRegistry', () => {
+  let root = '';
+  afterEach(() => {
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('loses no update when several threads and a process change different members at once', async () => {
+    root = tempRoot();
+    const registry = new TeamRegistry(root);
+    await registry.ensure('crew');
+    const names = ['w0', 'w1', 'w2', 'w3', 'p0'];
+    const actors = names.map((name) =>
+      (name.startsWith('p') ? Actor.process : Actor.thread)<Member>(
+        name,
+        { kind: 'team', root, name, role: 'engineer', rounds: ROUNDS },
+        true,
+      ),
+    );
+    await startTogether(actors);
+    const local = (async () => {
+      await registry.join('local', 'reviewer');
+      for (let round = 1; round <= ROUNDS; round++) await registry.updateMember('local', { task: round });
+    })();
+    await Promise.all([local, ...actors.map((actor) => actor.result)]);
+
+    const config = JSON.parse(fs.readFileSync(registry.file, 'utf8'));
+    expect(config.team).toBe('crew');
+    const members = registry.members();
+    expect(members.map((m) => m.name).sort()).toEqual([...names, 'local'].sort());
+    for (const name of names) {
+      expect(registry.get(name)).toMatchObject({ role: 'engineer', status: 'idle', task: ROUNDS });
+    }
+    expect(registry.get('local')).toMatchObject({ role: 'reviewer', status: 'idle', task: ROUNDS });
+    expect(registry.names()[0]).toBe('lead');
+  });
+
+  it('rejects an invalid name, the lead\'s name and an unknown member', async () => {
+    root = tempRoot();
+    const registry = new TeamRegistry(root);
+    await registry.ensure('crew', 'boss');
+    await expect(registry.join('bad name!', 'engineer')).rejects.toThrow(ConfigError);
+    await expect(registry.join('bad name!', 'engineer')).rejects.toThrow(/invalid teammate name 'bad name!'/);
+    await expect(registry.join('boss', 'engineer')).rejects.toThrow(/lead/);
+    await expect(registry.setStatus('ghost', 'idle')).rejects.toThrow(NotFoundError);
+    await expect(registry.setStatus('ghost', 'idle')).rejects.toThrow(/team 'crew'/);
+    expect(registry.members()).toEqual([]);
+  });
+
+  it('keeps the team name on ensure, records since on a status change and clears a reason', async () => {
+    let nowMs = Date.parse('2026-01-01T00:00:00.000Z');
+    root = tempRoot();
+    const registry = new TeamRegistry(root, { now: () => new Date(nowMs) });
+    await registry.ensure('crew');
+    await registry.ensure('other');
+    expect(registry.read().team).toBe('crew');
+    await registry.join('ann', 'analyst', { pid: 123 });
+    nowMs += 1_000;
+    await registry.setStatus('ann', 'dead', { reason: 'exited 1' });
+    expect(registry.get('ann')).toMatchObject({ status: 'dead', reason: 'exited 1', since: '2026-01-01T00:00:01.000Z', pid: 123 });
+    nowMs += 1_000;
+    await registry.updateMember('ann', { task: 4 });
+    expect(registry.get('ann')!.since).toBe('2026-01-01T00:00:01.000Z');
+    await registry.setStatus('ann', 'idle');
+    expect(registry.get('ann')).not.toHaveProperty('reason');
+  });
+});

@@ -1,0 +1,100 @@
+import { once } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BoardWatcher, Mailbox, TaskBoard, TeamRegistry, withLock } from '../../src/core/board/index.js';
+import { Actor, tempRoot } from '../helpers/board-spawn.js';
+
+describe('BoardWatcher', () => {
+  let root = '';
+  const watchers: BoardWatcher[] = [];
+  afterEach(async () => {
+    await Promise.all(watchers.splice(0).map((watcher) => watcher.close()));
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  async function started(): Promise<{ watcher: BoardWatcher; counts: { board: number; inbox: string[] } }> {
+    const watcher = new BoardWatcher(root);
+    watchers.push(watcher);
+    const counts = { board: 0, inbox: [] as string[] };
+    watcher.on('board', () => counts.board++);
+    watcher.on('inbox', (name) => counts.inbox.push(name));
+    watcher.on('error', (error) => {
+      throw error;
+    });
+    await watcher.start();
+    return { watcher, counts };
+  }
+
+  it("emits 'board' when a task is created here or by another process", async () => {
+    root = tempRoot();
+    const { watcher } = await started();
+    const board = new TaskBoard(root);
+
+    const local = once(watcher, 'board');
+    await board.create({ subject: 'local' });
+    await local;
+
+    const remote = once(watcher, 'board');
+    const creator = Actor.process<number[]>('creator', { kind: 'create', root, count: 1, by: 'other' });
+    expect(await creator.result).toEqual([2]);
+    await remote;
+    expect(board.list().map((t) => t.history[0]!.by)).toEqual(['lead', 'other']);
+  });
+
+  it("emits 'inbox' with the recipient's name after a send", async () => {
+    root = tempRoot();
+    const registry = new TeamRegistry(root);
+    await registry.ensure('crew');
+    await registry.join('bob', 'engineer');
+    const { watcher } = await started();
+    const arrived = once(watcher, 'inbox');
+    await new Mailbox(root).send('lead', 'bob', 'hi');
+    expect(await arrived).toEqual(['bob']);
+  });
+
+  it('ignores lock directories, temp files and the id counter', async () => {
+    root = tempRoot();
+    const board = new TaskBoard(root);
+    await board.create({ subject: 'existing' });
+    const registry = new TeamRegistry(root);
+    await registry.ensure('crew');
+    const { counts } = await started();
+
+    for (let i = 0; i < 50; i++) {
+      await withLock(board.taskPath(1), () => {});
+      fs.writeFileSync(path.join(board.dir, `task_1.json.${1000 + i}`), '{}');
+      fs.rmSync(path.join(board.dir, `task_1.json.${1000 + i}`));
+      fs.writeFileSync(path.join(board.dir, '.next-id'), `${i}\n`);
+      fs.writeFileSync(path.join(board.dir, `notes-${i}.txt`), 'x');
+    }
+    await withLock(path.join(root, '.team', 'inbox', 'lead.jsonl'), () => {});
+    // The sentinel: a real inbox change, made after every ignored one.
+    const mailbox = new Mailbox(root);
+    const watcher = watchers[0]!;
+    const sentinel = once(watcher, 'inbox');
+    await mailbox.send('lead', 'lead', 'sentinel');
+    await sentinel;
+    expect(counts.board).toBe(0);
+    expect(counts.inbox).toEqual(['lead']);
+  });
+
+  it('stops emitting after close()', async () => {
+    root = tempRoot();
+    const { watcher, counts } = await started();
+    const board = new TaskBoard(root);
+    const first = once(watcher, 'board');
+    await board.create({ subject: 'seen' });
+    await first;
+    const seen = counts.board;
+    await watcher.close();
+
+    // A second watcher is the witness that the change below did happen and was observable.
+    const { watcher: witness } = await started();
+    const observed = once(witness, 'board');
+    await board.create({ subject: 'after close' });
+    await observed;
+    expect(counts.board).toBe(seen);
+    await watcher.close();
+  });
+});

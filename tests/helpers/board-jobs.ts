@@ -1,0 +1,97 @@
+import { TaskBoard, Mailbox, TeamRegistry, withLock } from '../../src/core/board/index.js';
+
+/** What a test actor (worker thread or child process) does; plain data so it crosses postMessage/argv. */
+export type BoardJob =
+  | { kind: 'claim'; root: string; owners: string[]; mode: 'next' | 'direct'; ids?: number[] }
+  | { kind: 'create'; root: string; count: number; by: string }
+  | { kind: 'send'; root: string; from: string; to: string; count: number }
+  | { kind: 'hold-lock'; file: string; staleMs: number }
+  | { kind: 'team'; root: string; name: string; role: string; rounds: number };
+
+export interface ClaimReport {
+  /** owner → ids that owner got `ok` for. */
+  claimed: Record<string, number[]>;
+  errors: string[];
+}
+
+/** Lets a job tell its parent something before it finishes (e.g. "locked"). */
+export type Notify = (name: string, data?: unknown) => void;
+
+export async function runBoardJob(job: BoardJob, notify: Notify): Promise<unknown> {
+  switch (job.kind) {
+    case 'claim':
+      return claimJob(job);
+    case 'create': {
+      const board = new TaskBoard(job.root);
+      const ids: number[] = [];
+      for (let i = 0; i < job.count; i++) {
+        ids.push((await board.create({ subject: `${job.by} #${i}`, by: job.by })).id);
+      }
+      return ids;
+    }
+    case 'send': {
+      const mailbox = new Mailbox(job.root);
+      for (let i = 0; i < job.count; i++) await mailbox.send(job.from, job.to, `${job.from}:${i}`);
+      return job.count;
+    }
+    case 'hold-lock':
+      // Holds the lock until the process is killed.
+      return withLock(
+        job.file,
+        () =>
+          new Promise<never>(() => {
+            notify('locked');
+            setInterval(() => {}, 60_000);
+          }),
+        { staleMs: job.staleMs },
+      );
+    case 'team': {
+      const registry = new TeamRegistry(job.root);
+      await registry.join(job.name, job.role);
+      for (let round = 1; round <= job.rounds; round++) {
+        await registry.setStatus(job.name, round % 2 === 0 ? 'idle' : 'working', { task: round });
+      }
+      return registry.get(job.name);
+    }
+  }
+}
+
+async function claimJob(job: Extract<BoardJob, { kind: 'claim' }>): Promise<ClaimReport> {
+  const claimed: Record<string, number[]> = {};
+  const errors: string[] = [];
+  await Promise.all(
+    job.owners.map(async (owner) => {
+      const board = new TaskBoard(job.root);
+      const mine: number[] = (claimed[owner] = []);
+      try {
+        if (job.mode === 'next') {
+          for (;;) {
+            const result = await board.claimNext(owner);
+            if (!result) break;
+            if (result.ok) {
+              if (result.task.owner !== owner) errors.push(`${owner}: ok result names ${result.task.owner}`);
+              mine.push(result.task.id);
+            }
+          }
+        } else {
+          for (const id of shuffle(job.ids ?? [])) {
+            const result = await board.claim(id, owner);
+            if (result.ok) mine.push(id);
+          }
+        }
+      } catch (error) {
+        errors.push(`${owner}: ${(error as Error).message}`);
+      }
+    }),
+  );
+  return { claimed, errors };
+}
+
+function shuffle<T>(items: T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
+}
