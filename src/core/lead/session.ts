@@ -12,6 +12,7 @@ import { AutoteamError, serializeError } from '../errors.js';
 import { createModel, describeModel, type ModelSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { Pipeline } from '../stages/pipeline.js';
+import type { LeadServices } from '../tools/lead/services.js';
 import { Trace } from '../trace/trace.js';
 import { type Answerer, createAnswerer } from './simulated-user.js';
 
@@ -63,7 +64,7 @@ export type LeadEvent =
  * The lead's side of the runtime, shared by every front end: owns the process's watcher, the
  * teammate threads, and the lead's inbox (questions, plan requests, pipeline updates).
  */
-export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> {
+export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements LeadServices {
   readonly board: TaskBoard;
   readonly mailbox: Mailbox;
   readonly requests: RequestStore;
@@ -138,6 +139,11 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> {
 
   spawn(name: string, role: string, prompt?: string) {
     return this.manager.spawn(name, role, prompt);
+  }
+
+  /** The shutdown protocol for one teammate (bounded wait, then stop). */
+  async requestShutdown(name: string, graceMs = 5_000): Promise<TeammateExit | null> {
+    return this.manager.requestShutdown(name, graceMs);
   }
 
   async post(requirement: string, startStage?: Stage): Promise<Task> {

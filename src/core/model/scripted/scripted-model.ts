@@ -55,8 +55,11 @@ export class ScriptedModel implements ModelClient {
       return { text: 'Finishing up as asked.', calls: [{ name: 'shutdown_response', input: { request_id: shutdown[1], approve: true, reason: 'nothing left that cannot be resumed' } }] };
     }
     if (agent.role === 'lead') {
-      const userText = [...request.messages].reverse().find((m) => m.role === 'user' && typeof m.content === 'string');
-      return leadTurn(typeof userText?.content === 'string' ? userText.content : latest, calls);
+      // The lead's conversation spans many lines from the person: only this line's calls count.
+      let index = request.messages.length - 1;
+      while (index > 0 && !(request.messages[index]!.role === 'user' && typeof request.messages[index]!.content === 'string')) index--;
+      const line = request.messages[index]?.content;
+      return leadTurn(typeof line === 'string' ? line : latest, toolCalls(request.messages.slice(index)));
     }
     const task = taskText(request.messages);
     if (!task) return { text: `Noted: ${latest.slice(0, 200)}`, calls: [] };
