@@ -10,8 +10,11 @@ import { describeZodError } from './schemas.js';
  * claim; a power loss may lose the last writes but never leaves a torn file.
  */
 export function writeJsonAtomic(file: string, value: unknown): void {
-  writeFileAtomic.sync(file, `${JSON.stringify(value, null, 2)}\n`, { fsync: false });
+  // Explicit mode and owner spare write-file-atomic a stat of the old file on every write.
+  writeFileAtomic.sync(file, `${JSON.stringify(value, null, 2)}\n`, { fsync: false, mode: 0o644, chown: OWNER });
 }
+
+const OWNER = process.getuid && process.getgid ? { uid: process.getuid(), gid: process.getgid() } : undefined;
 
 /** Reads and validates a JSON file; the error names the file and the field. */
 export function readJsonFile<S extends z.ZodTypeAny>(file: string, schema: S): z.output<S> {

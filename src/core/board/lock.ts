@@ -12,23 +12,36 @@ export const DEFAULT_LOCK_STALE_MS = 10_000;
 
 /**
  * Runs `fn` while holding a proper-lockfile lock on `file` (the file need not exist).
- * Retries back off with jitter; a compromised lock is reported, never thrown, because the default
- * handler throws from a timer and kills the whole thread.
+ * The first attempt is synchronous (an uncontended lock costs one mkdir, no thread-pool round
+ * trips); only a busy lock falls back to the async retries, which back off with jitter. A
+ * compromised lock is reported, never thrown: the default handler throws from a timer and kills
+ * the whole thread.
  */
 export async function withLock<T>(file: string, fn: () => T | Promise<T>, options: LockOptions = {}): Promise<T> {
   const retries = options.retries ?? 60;
-  const release = await lockfile.lock(file, {
+  const base = {
     realpath: false,
     stale: options.staleMs ?? DEFAULT_LOCK_STALE_MS,
-    retries: retries === 0 ? 0 : { retries, factor: 1.5, minTimeout: 2, maxTimeout: 120, randomize: true },
     onCompromised: options.onCompromised ?? (() => {}),
-  });
+  };
+  let release: () => unknown;
+  try {
+    release = lockfile.lockSync(file, base);
+  } catch (error) {
+    if (!isLockBusy(error) || retries === 0) throw error;
+    release = await lockfile.lock(file, {
+      ...base,
+      retries: { retries, factor: 1.5, minTimeout: 2, maxTimeout: 120, randomize: true },
+    });
+  }
   try {
     return await fn();
   } finally {
-    await release().catch(() => {
+    try {
+      await release();
+    } catch {
       // Released by a stale takeover already; the write we made is fenced by the task's token.
-    });
+    }
   }
 }
 

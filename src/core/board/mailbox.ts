@@ -82,6 +82,10 @@ export class Mailbox {
       () => {
         try {
           fs.renameSync(file, aside);
+          // rename keeps the mtime; the aside file must look fresh or another drainer would take
+          // it for one orphaned by a crash.
+          const now = new Date();
+          fs.utimesSync(aside, now, now);
           return true;
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
@@ -91,8 +95,8 @@ export class Mailbox {
       { staleMs: this.lockStaleMs },
     );
     const messages: Message[] = [];
-    for (const orphan of this.orphans(name)) messages.push(...this.consume(orphan));
-    if (moved) messages.push(...this.consume(aside));
+    for (const orphan of this.orphans(name)) messages.push(...this.consume(name, orphan));
+    if (moved) messages.push(...this.consume(name, aside));
     return messages;
   }
 
@@ -100,7 +104,7 @@ export class Mailbox {
   peek(name: string): Message[] {
     const file = this.inboxPath(name);
     if (!fs.existsSync(file)) return [];
-    return this.parse(file, fs.readFileSync(file, 'utf8'), false);
+    return this.parse(name, file, fs.readFileSync(file, 'utf8'), false);
   }
 
   private async append(
@@ -131,14 +135,14 @@ export class Mailbox {
       .filter((file) => (fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Infinity) < cutoff);
   }
 
-  private consume(file: string): Message[] {
+  private consume(name: string, file: string): Message[] {
     let text: string;
     try {
       text = fs.readFileSync(file, 'utf8');
     } catch {
       return [];
     }
-    const messages = this.parse(file, text, true);
+    const messages = this.parse(name, file, text, true);
     fs.rmSync(file, { force: true });
     return messages.filter((message) => {
       if (this.seen.has(message.id)) return false;
@@ -148,7 +152,7 @@ export class Mailbox {
     });
   }
 
-  private parse(file: string, text: string, keepRejected: boolean): Message[] {
+  private parse(name: string, file: string, text: string, keepRejected: boolean): Message[] {
     const messages: Message[] = [];
     const lines = text.split('\n');
     lines.forEach((line, index) => {
@@ -164,12 +168,8 @@ export class Mailbox {
       } catch (error) {
         problem = `not valid JSON (${(error as Error).message})`;
       }
-      const where = `${file.replace(/\.[^.]+\.[^.]+\.draining$/, '')}:${index + 1}`;
-      this.onProblem?.({ path: where, message: problem });
-      if (keepRejected) {
-        const rejected = file.replace(/\.jsonl.*$/, '.rejected.jsonl');
-        fs.appendFileSync(rejected, `${line}\n`);
-      }
+      this.onProblem?.({ path: `${this.inboxPath(name)}:${index + 1}`, message: problem });
+      if (keepRejected) fs.appendFileSync(path.join(this.dir, `${name}.rejected.jsonl`), `${line}\n`);
     });
     return messages;
   }

@@ -88,6 +88,7 @@ export class TaskBoard {
   private readonly index = new Map<number, IndexEntry>();
   private sorted: Task[] | null = null;
   private readonly problemList = new Map<string, BoardProblem>();
+  private candidates: { role: string | undefined; ids: number[] } | null = null;
 
   constructor(rootDir: string, options: TaskBoardOptions = {}) {
     this.rootDir = path.resolve(rootDir);
@@ -223,17 +224,28 @@ export class TaskBoard {
   }
 
   /**
-   * Claims the first claimable task for `role`, trying candidates in an order that spreads
-   * concurrent claimers over different files instead of queueing them on one lock.
+   * Claims the first claimable task for `role`. Candidates from one scan are kept and tried in turn
+   * (a claim re-validates under the lock, so a stale candidate is only a wasted try), each checked
+   * first with a stat so tasks taken by others are skipped without locking. The order starts at a
+   * random point so concurrent claimers spread over different files instead of queueing on one lock.
    */
   async claimNext(owner: string, role?: string): Promise<ClaimResult | null> {
-    for (let round = 0; round < 5; round++) {
-      const candidates = this.scanUnclaimed(role);
-      if (candidates.length === 0) return null;
-      const start = Math.floor(Math.random() * Math.min(candidates.length, 16));
-      for (let i = 0; i < candidates.length; i++) {
-        const task = candidates[(start + i) % candidates.length]!;
-        const result = await this.claim(task.id, owner, { role, tryOnce: true });
+    for (let round = 0; round < 3; round++) {
+      const cached = this.candidates && this.candidates.role === role ? this.candidates.ids : [];
+      if (cached.length === 0) {
+        const ids = this.scanUnclaimed(role).map((task) => task.id);
+        if (ids.length === 0) return null;
+        const start = Math.floor(Math.random() * Math.min(ids.length, 32));
+        this.candidates = { role, ids: [...ids.slice(start), ...ids.slice(0, start)] };
+      }
+      const queue = this.candidates!.ids;
+      while (queue.length > 0) {
+        const id = queue.shift()!;
+        const current = this.peek(id);
+        if (!current || this.whyNotClaimable(current, role, this.now().getTime(), () => ({ status: 'completed' }) as Task) !== null) {
+          continue;
+        }
+        const result = await this.claim(id, owner, { role, tryOnce: true });
         if (result.ok) return result;
       }
     }
@@ -414,6 +426,20 @@ export class TaskBoard {
     );
   }
 
+  /** The task as on disk now, via the index: re-read only if its file changed. */
+  private peek(id: number): Task | null {
+    const file = this.taskPath(id);
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (!stat) return null;
+    const key = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+    const cached = this.index.get(id);
+    if (cached?.key === key) return cached.task;
+    const task = this.load(file, id);
+    this.index.set(id, { key, task });
+    this.sorted = null;
+    return task;
+  }
+
   private readOrUndefined(id: number): Task | undefined {
     try {
       return this.get(id);
@@ -422,13 +448,16 @@ export class TaskBoard {
     }
   }
 
+  /** Called under the ids lock. Trusts the counter unless its id is taken (a hand-made file). */
   private nextId(): number {
-    let next = 1;
+    let next = 0;
     try {
-      next = Number.parseInt(fs.readFileSync(path.join(this.dir, '.next-id'), 'utf8'), 10) || 1;
+      next = Number.parseInt(fs.readFileSync(path.join(this.dir, '.next-id'), 'utf8'), 10) || 0;
     } catch {
       // No counter yet: the directory listing below decides.
     }
+    if (next > 0 && !fs.existsSync(this.taskPath(next))) return next;
+    next = Math.max(next, 1);
     for (const name of fs.readdirSync(this.dir)) {
       const match = TASK_FILE.exec(name);
       if (match) next = Math.max(next, Number(match[1]) + 1);

@@ -1,0 +1,265 @@
+import { AutoteamError, serializeError } from '../../core/errors.js';
+import type { LeadSession } from '../../core/lead/session.js';
+import { formatBoard, formatMember } from '../format.js';
+
+/** How a line of output should look; the ink app colours by it, line mode ignores it. */
+export type Tone = 'info' | 'reply' | 'error' | 'question' | 'answer' | 'pipeline' | 'activity' | 'command';
+
+/** What the dispatcher needs from a front end. */
+export interface CommandIO {
+  session: LeadSession;
+  print(text: string, tone?: Tone): void;
+  /** Free text for the lead agent; resolves with its reply. */
+  askLead(text: string): Promise<string>;
+}
+
+export type Outcome = 'continue' | 'quit';
+
+interface Command {
+  name: string;
+  args: string;
+  help: string;
+  run(args: string, io: CommandIO): Promise<Outcome | void> | Outcome | void;
+}
+
+function taskId(text: string): number {
+  const id = Number(text.trim().replace(/^#/, ''));
+  if (!Number.isInteger(id) || id <= 0) throw new AutoteamError(`a task id is a positive whole number, got '${text.trim()}'`, 'USAGE');
+  return id;
+}
+
+function need(args: string, usage: string): string {
+  const value = args.trim();
+  if (!value) throw new AutoteamError(`usage: ${usage}`, 'USAGE');
+  return value;
+}
+
+export const COMMANDS: readonly Command[] = [
+  {
+    name: 'help',
+    args: '',
+    help: 'this list',
+    run: (_args, io) => io.print(helpText()),
+  },
+  {
+    name: 'tasks',
+    args: '',
+    help: 'the board: [ ] pending, [>] in progress, [x] completed, [!] failed',
+    run: (_args, io) => io.print(formatBoard(io.session.board.list())),
+  },
+  {
+    name: 'team',
+    args: '',
+    help: 'who is on the team and what each one is doing',
+    run: (_args, io) => {
+      const config = io.session.mailbox.registry.read();
+      const lines = [`team ${config.team} — lead: ${config.lead}`];
+      for (const member of config.members) lines.push(`  ${formatMember(member)}`);
+      if (config.members.length === 0) lines.push('  no teammates (/spawn <name> <role>)');
+      io.print(lines.join('\n'));
+    },
+  },
+  {
+    name: 'inbox',
+    args: '',
+    help: "the lead's unread messages (drained), pending plan requests and questions",
+    run: (_args, io) => io.print(inboxText(io.session)),
+  },
+  {
+    name: 'show',
+    args: '<id>',
+    help: "a task's JSON",
+    run: (args, io) => io.print(JSON.stringify(io.session.board.get(taskId(need(args, '/show <id>'))), null, 2)),
+  },
+  {
+    name: 'post',
+    args: '<text>',
+    help: 'post a requirement as a new pipeline (no model involved)',
+    run: async (args, io) => {
+      const task = await io.session.post(need(args, '/post <requirement>'));
+      io.print(`posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}`);
+    },
+  },
+  {
+    name: 'answer',
+    args: '<text>',
+    help: 'answer the pending question (a plain line does too)',
+    run: async (args, io) => {
+      await io.session.answer(need(args, '/answer <text>'));
+    },
+  },
+  {
+    name: 'spawn',
+    args: '<name> <role>',
+    help: 'start a teammate (roles: analyst, engineer, reviewer, or any for general tasks)',
+    run: async (args, io) => {
+      const [name, role, ...rest] = args.trim().split(/\s+/);
+      if (!name || !role) throw new AutoteamError('usage: /spawn <name> <role> [instructions]', 'USAGE');
+      const member = io.session.mailbox.registry.get(name);
+      if (member && member.status !== 'shutdown' && member.status !== 'dead' && io.session.manager.get(name)) {
+        throw new AutoteamError(`'${name}' is already running`, 'USAGE');
+      }
+      io.session.spawn(name, role, rest.join(' ') || undefined);
+      io.print(`spawned ${name} (${role})`);
+    },
+  },
+  {
+    name: 'shutdown',
+    args: '<name>',
+    help: 'ask a teammate to finish up and shut down (the protocol, bounded wait)',
+    run: async (args, io) => {
+      const name = need(args, '/shutdown <name>');
+      io.print(`asking ${name} to shut down…`);
+      const exit = await io.session.requestShutdown(name);
+      io.print(exit ? `${name} shut down: ${exit.reason}` : `${name} is not running`);
+    },
+  },
+  {
+    name: 'approve',
+    args: '<request-id>',
+    help: "approve a teammate's plan",
+    run: async (args, io) => {
+      const id = need(args, '/approve <request-id>');
+      await io.session.decidePlan(id, true);
+      io.print(`approved ${id}`);
+    },
+  },
+  {
+    name: 'reject',
+    args: '<request-id> <why>',
+    help: "reject a teammate's plan, saying why",
+    run: async (args, io) => {
+      const [id, ...why] = args.trim().split(/\s+/);
+      if (!id || why.length === 0) throw new AutoteamError('usage: /reject <request-id> <why>', 'USAGE');
+      await io.session.decidePlan(id, false, why.join(' '));
+      io.print(`rejected ${id}`);
+    },
+  },
+  {
+    name: 'auto',
+    args: 'on|off',
+    help: "let a simulated user answer the analyst's questions",
+    run: (args, io) => {
+      const value = args.trim().toLowerCase();
+      if (value === 'on' || value === 'off') io.session.autoAnswer = value === 'on';
+      else if (value) throw new AutoteamError('usage: /auto on|off', 'USAGE');
+      io.print(`auto answers: ${io.session.autoAnswer ? 'on' : 'off'}`);
+    },
+  },
+  {
+    name: 'quit',
+    args: '',
+    help: 'shut the team down and leave (also Ctrl+C, Ctrl+D)',
+    run: () => 'quit',
+  },
+];
+
+export const COMMAND_NAMES = COMMANDS.map((command) => command.name);
+
+export function helpText(): string {
+  const rows = COMMANDS.map((command) => {
+    const usage = `/${command.name}${command.args ? ` ${command.args}` : ''}`;
+    return `  ${usage.padEnd(28)}${command.help}`;
+  });
+  return ['Commands:', ...rows, '  anything else             talk to the lead (a requirement becomes a pipeline)'].join('\n');
+}
+
+export function inboxText(session: LeadSession): string {
+  const lines: string[] = [];
+  for (const message of session.takeUnread()) {
+    const kind = message.type === 'message' ? '' : ` [${message.type}]`;
+    lines.push(`  ${message.from}${kind}: ${message.content}`);
+  }
+  for (const plan of session.pendingPlans()) {
+    lines.push(`  plan ${plan.id} from ${plan.from}: ${plan.plan ?? ''}  → /approve ${plan.id} or /reject ${plan.id} <why>`);
+  }
+  for (const question of session.questions.values()) {
+    lines.push(`  ${question.from} asks: ${question.question}  → type the answer`);
+  }
+  return lines.length ? ['Inbox:', ...lines].join('\n') : 'Inbox empty.';
+}
+
+/** Edit distance, for "did you mean". */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = current;
+    }
+  }
+  return row[b.length]!;
+}
+
+export function closestCommand(name: string): string {
+  const lower = name.toLowerCase();
+  const prefixed = COMMAND_NAMES.find((candidate) => candidate.startsWith(lower));
+  if (prefixed && lower) return prefixed;
+  return [...COMMAND_NAMES].sort((a, b) => distance(lower, a) - distance(lower, b))[0]!;
+}
+
+/**
+ * Tab completion of command names. A unique prefix completes (with a trailing space); several
+ * candidates complete to their common prefix. Returns the line unchanged when nothing fits.
+ */
+export function complete(line: string): { line: string; candidates: string[] } {
+  const match = /^\/(\S*)$/.exec(line);
+  if (!match) return { line, candidates: [] };
+  const prefix = match[1]!.toLowerCase();
+  const candidates = COMMAND_NAMES.filter((name) => name.startsWith(prefix));
+  if (candidates.length === 0) return { line, candidates };
+  if (candidates.length === 1) return { line: `/${candidates[0]} `, candidates };
+  let common = candidates[0]!;
+  for (const name of candidates) while (!name.startsWith(common)) common = common.slice(0, -1);
+  return { line: `/${common.length > prefix.length ? common : prefix}`, candidates };
+}
+
+export type ParsedLine =
+  | { kind: 'empty' }
+  | { kind: 'command'; command: Command; args: string }
+  | { kind: 'unknown'; name: string; hint: string }
+  | { kind: 'answer'; text: string }
+  | { kind: 'lead'; text: string };
+
+export function parseLine(raw: string, questionPending: boolean): ParsedLine {
+  const line = raw.trim();
+  if (!line) return { kind: 'empty' };
+  if (line.startsWith('/')) {
+    const [, name = '', args = ''] = /^\/(\S*)\s*([\s\S]*)$/.exec(line) ?? [];
+    const command = COMMANDS.find((candidate) => candidate.name === name.toLowerCase());
+    if (command) return { kind: 'command', command, args };
+    const closest = closestCommand(name);
+    return { kind: 'unknown', name, hint: `unknown command /${name} — did you mean /${closest}? (/help lists them)` };
+  }
+  return questionPending ? { kind: 'answer', text: line } : { kind: 'lead', text: line };
+}
+
+/** Runs one typed line: a command, an answer to the pending question, or a message to the lead. */
+export async function runLine(raw: string, io: CommandIO): Promise<Outcome> {
+  const parsed = parseLine(raw, io.session.questions.size > 0);
+  try {
+    switch (parsed.kind) {
+      case 'empty':
+        return 'continue';
+      case 'unknown':
+        io.print(parsed.hint, 'error');
+        return 'continue';
+      case 'command':
+        return (await parsed.command.run(parsed.args, io)) ?? 'continue';
+      case 'answer':
+        await io.session.answer(parsed.text);
+        return 'continue';
+      case 'lead': {
+        const reply = await io.askLead(parsed.text);
+        io.print(`lead: ${reply || '(no reply)'}`, 'reply');
+        return 'continue';
+      }
+    }
+  } catch (error) {
+    io.print(`error: ${serializeError(error).message}`, 'error');
+    return 'continue';
+  }
+}

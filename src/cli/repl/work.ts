@@ -1,0 +1,59 @@
+import type { Task } from '../../core/board/schemas.js';
+import type { LeadSession } from '../../core/lead/session.js';
+
+export type PipelineStatus = 'active' | 'approved' | 'failed';
+
+/** Each pipeline's status from one board listing (the rule of Pipeline.state, without re-reading). */
+export function pipelineStatuses(tasks: readonly Task[]): Map<number, PipelineStatus> {
+  const statuses = new Map<number, PipelineStatus>();
+  for (const task of tasks) {
+    if (task.pipeline === null) continue;
+    const current = statuses.get(task.pipeline) ?? 'active';
+    if (current === 'failed') continue;
+    if (task.status === 'failed' || task.status === 'cancelled') statuses.set(task.pipeline, 'failed');
+    else if (task.stage === 'review' && task.status === 'completed' && task.artifacts.verdict === 'approved') statuses.set(task.pipeline, 'approved');
+    else statuses.set(task.pipeline, current);
+  }
+  return statuses;
+}
+
+/**
+ * Why the session is still busy, or null when nothing can still move: a pipeline is active and
+ * some teammate is alive to move it — unless it waits on a question nobody will answer.
+ */
+export function workInFlight(session: LeadSession): string | null {
+  if (session.manager.handles().length === 0) return null;
+  const tasks = session.board.list();
+  const active = [...pipelineStatuses(tasks)].filter(([, status]) => status === 'active').map(([id]) => id);
+  const working = tasks.filter((task) => task.status === 'in_progress');
+  if (session.questions.size > 0 && !session.autoAnswer) return null;
+  if (active.length) return `pipeline ${active.map((id) => `#${id}`).join(', ')} still active`;
+  if (working.length) return `task ${working.map((task) => `#${task.id}`).join(', ')} in progress`;
+  return null;
+}
+
+/** Waits (bounded) until workInFlight says nothing can still move. Returns what was still busy on timeout. */
+export async function waitForQuiet(session: LeadSession, timeoutMs: number, onWait?: (reason: string) => void): Promise<string | null> {
+  const deadline = Date.now() + timeoutMs;
+  let said = false;
+  for (;;) {
+    const reason = workInFlight(session);
+    if (!reason) return null;
+    if (!said) onWait?.(reason);
+    said = true;
+    const left = deadline - Date.now();
+    if (left <= 0) return reason;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, Math.min(left, 1_000));
+      function done() {
+        clearTimeout(timer);
+        session.off('event', onEvent);
+        resolve();
+      }
+      function onEvent(event: { type: string }) {
+        if (event.type === 'pipeline' || event.type === 'board' || event.type === 'teammate_exit' || event.type === 'question' || event.type === 'answered') done();
+      }
+      session.on('event', onEvent);
+    });
+  }
+}
