@@ -5,11 +5,12 @@
  */
 import { fileURLToPath } from 'node:url';
 import { boardSections } from './board-bench.js';
+import { teammateSections } from './teammate-bench.js';
 import type { BenchOptions, BenchRow, BenchSection } from './section.js';
 
 export type { BenchOptions, BenchRow, BenchSection } from './section.js';
 
-export const sections: BenchSection[] = [...boardSections];
+export const sections: BenchSection[] = [...boardSections, ...teammateSections];
 
 export interface SectionResult {
   section: string;

@@ -1,5 +1,66 @@
-import type { ReplOptions } from './repl-command.js';
+import readline from 'node:readline';
+import { DEFAULT_TEAM, type LeadSession, type TeamMemberSpec } from '../core/lead/session.js';
+import { describeEvent } from './repl/activity.js';
+import { type CommandIO, runLine } from './repl/commands.js';
+import { LeadChat } from './repl/lead-chat.js';
+import { quitSession } from './repl/quit.js';
+import { waitForQuiet } from './repl/work.js';
+import { formatDuration } from './format.js';
 
-export async function runLineRepl(_options: ReplOptions): Promise<void> {
-  console.log('REPL not built yet');
+export interface LineReplOptions {
+  team?: readonly TeamMemberSpec[];
+  input?: NodeJS.ReadableStream;
+  output?: NodeJS.WritableStream;
+  /** At end of input, wait this long at most for work in flight (default 5 min). */
+  drainTimeoutMs?: number;
+  graceMs?: number;
+}
+
+export const DRAIN_TIMEOUT_MS = 5 * 60_000;
+
+/**
+ * The REPL without a terminal: one line in, plain lines out, so pipes and scripts work. At end of
+ * input it waits (bounded) for what the team is still doing, then quits like /quit.
+ */
+export async function runLineRepl(session: LeadSession, options: LineReplOptions = {}): Promise<void> {
+  const output = options.output ?? process.stdout;
+  const print = (text: string) => output.write(`${text}\n`);
+  session.on('event', (event) => {
+    const line = describeEvent(event);
+    if (line) print(line.text);
+  });
+  const chat = new LeadChat(session);
+  const io: CommandIO = { session, print, askLead: (text) => chat.ask(text) };
+
+  print(`autoteam — ${session.modelLabel}`);
+  await session.start(options.team ?? DEFAULT_TEAM);
+  const config = session.mailbox.registry.read();
+  print(`board ${session.rootDir} · team ${config.team} · lead ${config.lead}${session.autoAnswer ? ' · auto answers on' : ''}`);
+  print('Type /help for commands, or a requirement for the lead.');
+
+  const lines = readline.createInterface({ input: options.input ?? process.stdin, terminal: false });
+  let interrupted = false;
+  const onSigint = () => {
+    interrupted = true;
+    lines.close();
+  };
+  process.once('SIGINT', onSigint);
+  let quit = false;
+  for await (const line of lines) {
+    if ((await runLine(line, io)) === 'quit') {
+      quit = true;
+      break;
+    }
+  }
+  lines.close();
+  if (!quit && !interrupted) {
+    const timeoutMs = options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS;
+    const left = await waitForQuiet(session, timeoutMs, (reason) => print(`end of input: waiting for the team (${reason}; at most ${formatDuration(timeoutMs)})…`));
+    if (left) print(`gave up waiting: ${left}`);
+  }
+  process.off('SIGINT', onSigint);
+  print('shutting the team down…');
+  chat.cancel();
+  for (const line of await quitSession(session, options.graceMs)) print(line);
+  print('bye');
 }

@@ -1,4 +1,6 @@
 import type { TeammateSettings } from '../core/agent/settings.js';
+import { DEFAULT_TEAM, LeadSession } from '../core/lead/session.js';
+import { loadModelConfig } from '../core/model/anthropic.js';
 
 export interface ReplOptions {
   dir: string;
@@ -7,7 +9,15 @@ export interface ReplOptions {
   settings: TeammateSettings;
 }
 
+/** `autoteam` with no subcommand: the ink app on a terminal, line mode on pipes. */
 export async function startRepl(options: ReplOptions): Promise<void> {
-  const { runLineRepl } = await import('./line-repl.js');
-  await runLineRepl(options);
+  const session = new LeadSession({ rootDir: options.dir, model: loadModelConfig(), settings: options.settings, auto: options.auto });
+  const team = options.team ? DEFAULT_TEAM : [];
+  if (process.stdin.isTTY && process.stdout.isTTY) {
+    const { runInk } = await import('../ui/run-ink.js');
+    await runInk(session, { team });
+  } else {
+    const { runLineRepl } = await import('./line-repl.js');
+    await runLineRepl(session, { team });
+  }
 }

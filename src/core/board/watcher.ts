@@ -18,6 +18,8 @@ export interface BoardWatcherOptions {
 
 const TASK_FILE = /^task_\d+\.json$/;
 const INBOX_FILE = /^([A-Za-z0-9_-]+)\.jsonl$/;
+/** Longer than chokidar's 50 ms 'change' throttle. */
+const TRAILING_MS = 75;
 
 /**
  * One chokidar watcher per process over `.tasks/` and `.team/inbox/`. Events are coalesced to at most
@@ -27,8 +29,8 @@ const INBOX_FILE = /^([A-Za-z0-9_-]+)\.jsonl$/;
 export class BoardWatcher extends EventEmitter<BoardWatcherEvents> {
   private watcher: FSWatcher | null = null;
   private reconcileTimer: NodeJS.Timeout | null = null;
-  private boardPending = false;
-  private readonly inboxPending = new Set<string>();
+  private readonly pending = new Set<string>();
+  private readonly trailing = new Map<string, NodeJS.Timeout>();
   private readonly tasksDir: string;
   private readonly inboxDir: string;
 
@@ -64,6 +66,8 @@ export class BoardWatcher extends EventEmitter<BoardWatcherEvents> {
 
   async close(): Promise<void> {
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
+    for (const timer of this.trailing.values()) clearTimeout(timer);
+    this.trailing.clear();
     this.reconcileTimer = null;
     const watcher = this.watcher;
     this.watcher = null;
@@ -74,23 +78,36 @@ export class BoardWatcher extends EventEmitter<BoardWatcherEvents> {
     const dir = path.dirname(file);
     const base = path.basename(file);
     if (dir === this.tasksDir && TASK_FILE.test(base)) {
-      if (this.boardPending) return;
-      this.boardPending = true;
-      setImmediate(() => {
-        this.boardPending = false;
-        this.emit('board');
-      });
+      this.schedule('board', () => this.emit('board'));
       return;
     }
     const inbox = dir === this.inboxDir ? INBOX_FILE.exec(base) : null;
     if (inbox) {
       const name = inbox[1]!;
-      if (this.inboxPending.has(name)) return;
-      this.inboxPending.add(name);
+      this.schedule(`inbox:${name}`, () => this.emit('inbox', name));
+    }
+  }
+
+  /**
+   * Emits on the next turn of the event loop, and once more after chokidar's throttle window:
+   * chokidar drops (not delays) a second 'change' of the same file within 50 ms, so without the
+   * trailing emit the last of several quick rewrites would never be reported.
+   */
+  private schedule(key: string, emit: () => void): void {
+    if (!this.pending.has(key)) {
+      this.pending.add(key);
       setImmediate(() => {
-        this.inboxPending.delete(name);
-        this.emit('inbox', name);
+        this.pending.delete(key);
+        emit();
       });
+    }
+    if (!this.trailing.has(key)) {
+      const timer = setTimeout(() => {
+        this.trailing.delete(key);
+        emit();
+      }, TRAILING_MS);
+      timer.unref();
+      this.trailing.set(key, timer);
     }
   }
 }

@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../errors.js';
-import { AnthropicModel, type ModelConfig } from './anthropic.js';
+import type { ModelConfig } from './anthropic.js';
 import { ScriptedModel } from './scripted/scripted-model.js';
 import type { ModelClient } from './types.js';
 
@@ -14,8 +14,11 @@ export async function createModel(spec: ModelSpec): Promise<ModelClient> {
   switch (spec.kind) {
     case 'offline':
       return new ScriptedModel();
-    case 'anthropic':
+    case 'anthropic': {
+      // The SDK is loaded only by threads that use it.
+      const { AnthropicModel } = await import('./anthropic.js');
       return new AnthropicModel(spec);
+    }
     case 'module': {
       const loaded = (await import(pathToFileURL(spec.path).href)) as Record<string, unknown>;
       const factory = loaded[spec.exportName ?? 'createModel'];

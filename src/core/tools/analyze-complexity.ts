@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { analyzeComplexity, type ComplexityReport, complexitySummary, formatComplexity } from '../exec/complexity.js';
+import type { ComplexityReport } from '../exec/complexity.js';
 import { describeFileError } from '../exec/sandbox-path.js';
 import { defineTool, toolError } from './tool.js';
 
@@ -14,6 +14,8 @@ export const analyzeComplexityTool = defineTool({
     file: z.string().min(1).describe("File path relative to the workspace, e.g. 'organize.py'"),
   }),
   async run(input, ctx) {
+    // Loaded on first use: the TypeScript compiler costs ~60 MB per thread that never reviews.
+    const { analyzeComplexity, complexitySummary, formatComplexity } = await import('../exec/complexity.js');
     let report: ComplexityReport;
     try {
       report = await analyzeComplexity(ctx.workspace, input.file, { signal: ctx.signal });

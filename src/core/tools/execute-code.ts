@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { executeCode } from '../exec/execute.js';
+
 import { describeExit, formatProcessResult } from '../exec/process.js';
 import { defineTool, toolError } from './tool.js';
 
@@ -16,6 +16,8 @@ export const executeCodeTool = defineTool({
     language: z.enum(['python', 'javascript', 'typescript']).optional().describe('Defaults to a guess from the code'),
   }),
   async run(input, ctx) {
+    // Loaded on first use: the TypeScript compiler costs ~60 MB per thread that never reviews.
+    const { executeCode } = await import('../exec/execute.js');
     const timeoutMs = ctx.limits.commandTimeoutMs;
     let result;
     try {

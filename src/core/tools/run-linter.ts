@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { formatLintReport, type LintReport, lintFile, lintSummary } from '../exec/lint.js';
+import type { LintReport } from '../exec/lint.js';
 import { describeFileError } from '../exec/sandbox-path.js';
 import { defineTool, toolError } from './tool.js';
 
@@ -14,6 +14,8 @@ export const runLinterTool = defineTool({
     file: z.string().min(1).describe("File path relative to the workspace, e.g. 'organize.py'"),
   }),
   async run(input, ctx) {
+    // Loaded on first use: the TypeScript compiler costs ~60 MB per thread that never reviews.
+    const { formatLintReport, lintFile, lintSummary } = await import('../exec/lint.js');
     let report: LintReport;
     try {
       report = await lintFile(ctx.workspace, input.file, { signal: ctx.signal });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { capOutput } from '../exec/process.js';
 import { describeFileError } from '../exec/sandbox-path.js';
-import { formatTestResult, runTests, type TestRunResult, testSummary } from '../exec/test-runner.js';
+import type { TestRunResult } from '../exec/test-runner.js';
 import { defineTool, toolError } from './tool.js';
 
 /** The board keeps a short tail of the output; the model gets the full (capped) text. */
@@ -19,6 +19,8 @@ export const runTestsTool = defineTool({
     file: z.string().min(1).describe("The file under test, relative to the workspace, e.g. 'organize.py'"),
   }),
   async run(input, ctx) {
+    // Loaded on first use: the TypeScript compiler costs ~60 MB per thread that never reviews.
+    const { formatTestResult, runTests, testSummary } = await import('../exec/test-runner.js');
     let result: TestRunResult;
     try {
       result = await runTests(ctx.workspace, input.file, {

@@ -1,0 +1,108 @@
+import { Box, Text, useApp, useStdout } from 'ink';
+import Spinner from 'ink-spinner';
+import { useEffect, useState, useSyncExternalStore } from 'react';
+import type { LeadSession } from '../core/lead/session.js';
+import { type CommandIO, runLine } from '../cli/repl/commands.js';
+import type { LeadChat } from '../cli/repl/lead-chat.js';
+import { ActivityLog } from './activity-log.js';
+import { BoardPanel } from './board-panel.js';
+import { Header } from './header.js';
+import { InputLine } from './input-line.js';
+import { QuestionBox } from './question-box.js';
+import { TeamPanel } from './team-panel.js';
+import type { ActivityFeed, BoardStore, QuestionStore, Store, TeamStore } from './stores.js';
+
+export interface AppProps {
+  session: LeadSession;
+  chat: Pick<LeadChat, 'ask'>;
+  feed: ActivityFeed;
+  board: BoardStore;
+  team: TeamStore;
+  questions: QuestionStore;
+  /** Shuts the team down; the app unmounts when it resolves. */
+  quit(): Promise<void>;
+}
+
+function useStore<T>(store: Store<T>): T {
+  return useSyncExternalStore(store.subscribe, store.get, store.get);
+}
+
+/** The REPL screen: log above, live panels and the prompt below. Layout only; state lives in the stores. */
+export function App({ session, chat, feed, board, team, questions, quit }: AppProps) {
+  const { exit } = useApp();
+  const { stdout } = useStdout();
+  const items = useStore(feed);
+  const boardView = useStore(board);
+  const teamView = useStore(team);
+  const waiting = useStore(questions);
+  const [thinking, setThinking] = useState(0);
+  const [quitting, setQuitting] = useState<false | 'running' | 'done'>(false);
+  const width = stdout.columns || 100;
+  const rows = stdout.rows || 40;
+  const memberCount = teamView.members.length;
+
+  // The live frame must fit the terminal or ink redraws the whole screen on every change.
+  useEffect(() => {
+    board.setRows(Math.max(3, Math.min(12, rows - 16 - memberCount)));
+  }, [board, rows, memberCount]);
+
+  const leave = () => {
+    if (quitting) return;
+    setQuitting('running');
+    feed.push('shutting the team down…', 'info');
+    void quit().finally(() => {
+      setQuitting('done');
+      // One more frame, so the screen ends on "bye" rather than a spinner.
+      setImmediate(() => exit());
+    });
+  };
+
+  const io: CommandIO = {
+    session,
+    print: (text, tone = 'info') => feed.push(text, tone),
+    askLead: async (text) => {
+      setThinking((n) => n + 1);
+      try {
+        return await chat.ask(text);
+      } finally {
+        setThinking((n) => n - 1);
+      }
+    },
+  };
+
+  const submit = (line: string) => {
+    if (!line.trim()) return;
+    feed.push(`› ${line}`, 'command');
+    void runLine(line, io).then((outcome) => {
+      if (outcome === 'quit') leave();
+    });
+  };
+
+  const question = waiting[0];
+  const placeholder = question ? `answer ${question.from}…` : 'a requirement for the lead, or /help';
+  return (
+    <>
+      <ActivityLog items={items} />
+      <Box flexDirection="column" width={width}>
+        <Header model={session.modelLabel} dir={session.rootDir} team={teamView.team} lead={teamView.lead} auto={session.autoAnswer} />
+        <BoardPanel view={boardView} width={width - 4} />
+        <TeamPanel members={teamView.members} tasks={boardView.byId} lead={teamView.lead} />
+        <QuestionBox questions={waiting} auto={session.autoAnswer} />
+        {thinking > 0 ? (
+          <Text color="cyan">
+            <Spinner type="dots" /> lead is thinking…
+          </Text>
+        ) : null}
+        {quitting === 'done' ? <Text color="green">bye</Text> : null}
+        {quitting === 'running' ? (
+          <Text color="yellow">
+            <Spinner type="dots" /> shutting the team down…
+          </Text>
+        ) : null}
+        {quitting ? null : (
+          <InputLine onSubmit={submit} onQuit={leave} onHint={(text) => feed.push(text, 'info')} placeholder={placeholder} active={!quitting} />
+        )}
+      </Box>
+    </>
+  );
+}

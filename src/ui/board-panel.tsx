@@ -1,0 +1,45 @@
+import { Box, Text } from 'ink';
+import { formatTaskLine } from '../cli/format.js';
+import type { Task } from '../core/board/schemas.js';
+import type { BoardView } from './stores.js';
+
+const COLORS: Record<Task['status'], string | undefined> = {
+  pending: undefined,
+  in_progress: 'yellow',
+  completed: 'green',
+  failed: 'red',
+  cancelled: 'gray',
+};
+
+export function BoardPanel({ view, width }: { view: BoardView; width: number }) {
+  const { counts } = view;
+  const pipelines = [...view.pipelines].slice(-4);
+  return (
+    <Box flexDirection="column" borderStyle="round" borderColor="gray" paddingX={1}>
+      <Text>
+        <Text bold>Board</Text>
+        <Text dimColor>
+          {' '}
+          {view.total} tasks · {counts.pending} pending · {counts.in_progress} in progress · {counts.completed} done
+          {counts.failed ? ` · ${counts.failed} failed` : ''}
+          {view.total > view.shown.length ? ` · showing ${view.shown.length}` : ''}
+        </Text>
+      </Text>
+      {view.shown.length === 0 ? <Text dimColor>No tasks yet — type a requirement.</Text> : null}
+      {view.shown.map((task) => (
+        <Text key={task.id} color={COLORS[task.status]} wrap="truncate-end">
+          {formatTaskLine(task, width)}
+        </Text>
+      ))}
+      {pipelines.length ? (
+        <Text>
+          {pipelines.map(([id, status], index) => (
+            <Text key={id} color={status === 'approved' ? 'green' : status === 'failed' ? 'red' : 'yellow'}>
+              {index ? '  ' : ''}pipeline #{id} {status}
+            </Text>
+          ))}
+        </Text>
+      ) : null}
+    </Box>
+  );
+}

@@ -1,0 +1,18 @@
+import { Box, Text } from 'ink';
+import type { PendingQuestion } from '../core/lead/session.js';
+
+export function QuestionBox({ questions, auto }: { questions: readonly PendingQuestion[]; auto: boolean }) {
+  const [first, ...rest] = questions;
+  if (!first) return null;
+  return (
+    <Box flexDirection="column" borderStyle="double" borderColor="magenta" paddingX={1}>
+      <Text bold color="magenta">
+        {first.from} asks{first.task ? ` (task #${first.task})` : ''}: {first.question}
+      </Text>
+      <Text dimColor>
+        {auto ? 'the simulated user is answering — or type your own answer' : 'type the answer and press Enter'}
+        {rest.length ? ` · ${rest.length} more waiting` : ''}
+      </Text>
+    </Box>
+  );
+}

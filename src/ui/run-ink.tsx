@@ -1,0 +1,43 @@
+import { render } from 'ink';
+import { DEFAULT_TEAM, type LeadSession, type TeamMemberSpec } from '../core/lead/session.js';
+import { serializeError } from '../core/errors.js';
+import { LeadChat } from '../cli/repl/lead-chat.js';
+import { quitSession } from '../cli/repl/quit.js';
+import { App } from './app.js';
+import { ActivityFeed, BoardStore, QuestionStore, TeamStore } from './stores.js';
+
+export interface InkReplOptions {
+  team?: readonly TeamMemberSpec[];
+  graceMs?: number;
+}
+
+/** Mounts the ink REPL on a terminal, starts the team, and returns once the person has quit. */
+export async function runInk(session: LeadSession, options: InkReplOptions = {}): Promise<void> {
+  const feed = new ActivityFeed();
+  const board = new BoardStore(session);
+  const team = new TeamStore(session);
+  const questions = new QuestionStore(session);
+  const chat = new LeadChat(session);
+  // The stores subscribe before the team starts, so no early event is lost.
+  const unfollow = [feed.follow(session), board.follow(), team.follow(), questions.follow()];
+  feed.push(`autoteam — ${session.modelLabel}`, 'info');
+  feed.push('Type a requirement for the lead, or /help. Tab completes commands; Ctrl+C or Ctrl+D quits.', 'info');
+
+  const quit = async () => {
+    chat.cancel();
+    for (const line of await quitSession(session, options.graceMs)) feed.push(line, 'info');
+  };
+  const instance = render(<App session={session} chat={chat} feed={feed} board={board} team={team} questions={questions} quit={quit} />, {
+    exitOnCtrlC: false,
+  });
+  try {
+    await session.start(options.team ?? DEFAULT_TEAM);
+    team.reload();
+    board.refresh();
+  } catch (error) {
+    feed.push(`could not start the team: ${serializeError(error).message}`, 'error');
+  }
+  await instance.waitUntilExit();
+  for (const stop of unfollow) stop();
+  instance.cleanup();
+}

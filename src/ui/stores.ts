@@ -1,0 +1,191 @@
+import type { Member, Task, TaskStatus } from '../core/board/schemas.js';
+import type { LeadEvent, LeadSession, PendingQuestion } from '../core/lead/session.js';
+import { describeEvent } from '../cli/repl/activity.js';
+import type { Tone } from '../cli/repl/commands.js';
+import { type PipelineStatus, pipelineStatuses } from '../cli/repl/work.js';
+
+/** A tiny external store for useSyncExternalStore: a snapshot and change listeners. */
+export class Store<T> {
+  private listeners = new Set<() => void>();
+
+  constructor(protected snapshot: T) {}
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  readonly get = (): T => this.snapshot;
+
+  protected set(next: T): void {
+    this.snapshot = next;
+    for (const listener of this.listeners) listener();
+  }
+}
+
+export interface FeedItem {
+  id: number;
+  text: string;
+  tone: Tone;
+}
+
+/** The activity stream: append-only (ink's <Static> prints each item once). */
+export class ActivityFeed extends Store<readonly FeedItem[]> {
+  private next = 0;
+
+  constructor() {
+    super([]);
+  }
+
+  push(text: string, tone: Tone = 'info'): void {
+    this.set([...this.snapshot, { id: this.next++, text, tone }]);
+  }
+
+  /** Follows a session's events from now on; returns the unsubscribe. */
+  follow(session: LeadSession): () => void {
+    const onEvent = (event: LeadEvent) => {
+      const line = describeEvent(event);
+      if (line) this.push(line.text, line.tone);
+    };
+    session.on('event', onEvent);
+    return () => session.off('event', onEvent);
+  }
+}
+
+export interface BoardView {
+  total: number;
+  counts: Record<TaskStatus, number>;
+  /** What the panel shows: every task in progress, then the newest, in id order. */
+  shown: Task[];
+  byId: ReadonlyMap<number, Task>;
+  pipelines: ReadonlyMap<number, PipelineStatus>;
+  readMs: number;
+}
+
+const NO_COUNTS: Record<TaskStatus, number> = { pending: 0, in_progress: 0, completed: 0, failed: 0, cancelled: 0 };
+
+export function boardView(tasks: readonly Task[], rows: number, readMs = 0): BoardView {
+  const counts = { ...NO_COUNTS };
+  for (const task of tasks) counts[task.status]++;
+  const sorted = [...tasks].sort((a, b) => a.id - b.id);
+  const working = sorted.filter((task) => task.status === 'in_progress').slice(-rows);
+  const picked = new Set(working.map((task) => task.id));
+  for (let i = sorted.length - 1; i >= 0 && picked.size < rows; i--) picked.add(sorted[i]!.id);
+  return {
+    total: tasks.length,
+    counts,
+    shown: sorted.filter((task) => picked.has(task.id)),
+    byId: new Map(sorted.map((task) => [task.id, task])),
+    pipelines: pipelineStatuses(sorted),
+    readMs,
+  };
+}
+
+/**
+ * The board as the panel shows it, re-read on 'board' events at most every `minIntervalMs` (longer
+ * when a read is slow, so a board of thousands of tasks cannot starve the input).
+ */
+export class BoardStore extends Store<BoardView> {
+  private timer: NodeJS.Timeout | null = null;
+  private lastRead = 0;
+  private interval: number;
+
+  constructor(
+    private readonly session: LeadSession,
+    private rows = 12,
+    private readonly minIntervalMs = 150,
+  ) {
+    super(boardView([], rows));
+    this.interval = minIntervalMs;
+  }
+
+  setRows(rows: number): void {
+    if (rows === this.rows) return;
+    this.rows = rows;
+    this.refresh();
+  }
+
+  refresh(): void {
+    const started = performance.now();
+    const tasks = this.session.board.list();
+    const readMs = performance.now() - started;
+    this.lastRead = Date.now();
+    this.interval = Math.max(this.minIntervalMs, readMs * 4);
+    this.set(boardView(tasks, this.rows, readMs));
+  }
+
+  /** Asks for a refresh; coalesces bursts into one read. */
+  poke(): void {
+    if (this.timer) return;
+    const wait = Math.max(0, this.lastRead + this.interval - Date.now());
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.refresh();
+    }, wait);
+  }
+
+  follow(): () => void {
+    const onEvent = (event: LeadEvent) => {
+      if (event.type === 'board' || event.type === 'pipeline' || (event.type === 'teammate' && event.event.type === 'status')) this.poke();
+    };
+    this.session.on('event', onEvent);
+    this.refresh();
+    return () => {
+      this.session.off('event', onEvent);
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+    };
+  }
+}
+
+export interface TeamView {
+  team: string;
+  lead: string;
+  members: Member[];
+}
+
+/** The team panel: the registry, with status events from the threads applied as they arrive. */
+export class TeamStore extends Store<TeamView> {
+  constructor(private readonly session: LeadSession) {
+    super({ team: '', lead: 'lead', members: [] });
+  }
+
+  reload(): void {
+    const config = this.session.mailbox.registry.read();
+    this.set({ team: config.team, lead: config.lead, members: config.members });
+  }
+
+  follow(): () => void {
+    const onEvent = (event: LeadEvent) => {
+      if (event.type === 'teammate_exit') this.reload();
+      if (event.type !== 'teammate' || event.event.type !== 'status') return;
+      const status = event.event;
+      const known = this.snapshot.members.find((member) => member.name === status.name);
+      const base: Member = known ?? { name: status.name, role: status.role, status: status.status, task: null, since: '', pid: null };
+      const next: Member = { ...base, role: status.role, status: status.status, task: status.task, since: new Date().toISOString() };
+      if (status.reason) next.reason = status.reason;
+      else delete next.reason;
+      const members = known ? this.snapshot.members.map((member) => (member.name === status.name ? next : member)) : [...this.snapshot.members, next];
+      this.set({ ...this.snapshot, members });
+    };
+    this.session.on('event', onEvent);
+    this.reload();
+    return () => this.session.off('event', onEvent);
+  }
+}
+
+/** Questions waiting for the person, oldest first. */
+export class QuestionStore extends Store<readonly PendingQuestion[]> {
+  constructor(private readonly session: LeadSession) {
+    super([]);
+  }
+
+  follow(): () => void {
+    const onEvent = (event: LeadEvent) => {
+      if (event.type === 'question' || event.type === 'answered') this.set([...this.session.questions.values()]);
+    };
+    this.session.on('event', onEvent);
+    this.set([...this.session.questions.values()]);
+    return () => this.session.off('event', onEvent);
+  }
+}

@@ -1,0 +1,41 @@
+import { Box, Text } from 'ink';
+import Spinner from 'ink-spinner';
+import type { Member, Task } from '../core/board/schemas.js';
+
+const STATUS_COLORS: Record<Member['status'], string> = {
+  working: 'yellow',
+  idle: 'green',
+  waiting: 'magenta',
+  shutdown: 'gray',
+  dead: 'red',
+};
+
+function doing(member: Member, tasks: ReadonlyMap<number, Task>): string {
+  const task = member.task ? tasks.get(member.task) : undefined;
+  const what = member.task ? ` #${member.task}${task ? ` ${task.subject}` : ''}` : '';
+  const reason = member.reason ? ` — ${member.reason}` : '';
+  return `${what}${reason}`;
+}
+
+export function TeamPanel({ members, tasks, lead }: { members: readonly Member[]; tasks: ReadonlyMap<number, Task>; lead: string }) {
+  return (
+    <Box flexDirection="column" borderStyle="round" borderColor="gray" paddingX={1}>
+      <Text>
+        <Text bold>Team</Text>
+        <Text dimColor> lead: {lead}</Text>
+      </Text>
+      {members.length === 0 ? <Text dimColor>No teammates — /spawn &lt;name&gt; &lt;role&gt;</Text> : null}
+      {members.map((member) => (
+        <Box key={member.name}>
+          <Box width={2}>{member.status === 'working' ? <Text color="yellow"><Spinner type="dots" /></Text> : <Text> </Text>}</Box>
+          <Text wrap="truncate-end">
+            <Text bold>{member.name}</Text>
+            <Text dimColor> ({member.role}) </Text>
+            <Text color={STATUS_COLORS[member.status]}>{member.status}</Text>
+            <Text>{doing(member, tasks)}</Text>
+          </Text>
+        </Box>
+      ))}
+    </Box>
+  );
+}

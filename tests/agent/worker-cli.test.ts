@@ -1,0 +1,166 @@
+/**
+ * `autoteam worker` as a user runs it: the built CLI (dist/, built before the tests run) in a
+ * process of its own, with no API key, against a board other processes post to.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RequestStore } from '../../src/core/board/requests.js';
+import type { Task } from '../../src/core/board/schemas.js';
+import { makeTeam } from '../helpers/agent-team.js';
+import { removeBoard, tempBoard, until } from '../helpers/agent-wait.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '..', '..');
+const CLI = path.join(repoRoot, 'dist', 'cli', 'main.js');
+const DIST_INDEX = pathToFileURL(path.join(repoRoot, 'dist', 'index.js')).href;
+const POLL = '30s';
+const POLL_MS = 30_000;
+/** A claim sooner than this after the post cannot be the poll's doing. */
+const CLAIM_BOUND_MS = 3_000;
+
+const run = promisify(execFile);
+
+/** The environment of a user without a key: nothing ANTHROPIC_* at all. */
+function keylessEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('ANTHROPIC_')) env[name] = value;
+  return { ...env, ...extra };
+}
+
+interface RunningWorker {
+  proc: ChildProcess;
+  output: () => string;
+  /** Resolves with [code, signal] when the process has exited. */
+  exited: Promise<[number | null, NodeJS.Signals | null]>;
+}
+
+function startWorker(root: string, name: string): RunningWorker {
+  const proc = spawn(process.execPath, [CLI, 'worker', '--role', 'engineer', '--name', name, '--dir', root], {
+    cwd: root,
+    env: keylessEnv({ POLL_INTERVAL: POLL, IDLE_TIMEOUT: '0' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  proc.stdout!.on('data', (chunk) => (output += String(chunk)));
+  proc.stderr!.on('data', (chunk) => (output += String(chunk)));
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => proc.on('exit', (code, signal) => resolve([code, signal])));
+  return { proc, output: () => output, exited };
+}
+
+/** Waits for `pattern` in the worker's output; on timeout the error shows the output so far. */
+async function waitForOutput(worker: RunningWorker, pattern: RegExp, what: string, timeoutMs = 20_000): Promise<void> {
+  await until(() => pattern.test(worker.output()) || worker.proc.exitCode !== null, what, { timeoutMs }).catch((error: Error) => {
+    throw new Error(`${error.message}\nworker output:\n${worker.output()}`);
+  });
+  if (!pattern.test(worker.output())) throw new Error(`worker exited (${worker.proc.exitCode}) before ${what}:\n${worker.output()}`);
+}
+
+/** Posts a task from a separate Node process through the built library; returns its id. */
+async function postFromAnotherProcess(root: string, task: Record<string, unknown>): Promise<number> {
+  const script = `
+    import { TaskBoard } from ${JSON.stringify(DIST_INDEX)};
+    const task = await new TaskBoard(process.argv[1]).create(JSON.parse(process.argv[2]));
+    console.log(task.id);
+  `;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script, root, JSON.stringify(task)], { cwd: root });
+  return Number(stdout.trim());
+}
+
+function claimLatency(task: Task): number {
+  const claimed = task.history.find((h) => h.event === 'claimed');
+  if (!claimed) throw new Error(`task #${task.id} has no claim in its history`);
+  return Date.parse(claimed.at) - Date.parse(task.createdAt);
+}
+
+describe('autoteam worker (built CLI, separate processes, no API key)', () => {
+  let root = '';
+  let worker: RunningWorker | null = null;
+
+  beforeAll(() => {
+    if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: build first with 'npx tsc -p tsconfig.build.json'`);
+  });
+
+  afterEach(async () => {
+    if (worker && worker.proc.exitCode === null && worker.proc.signalCode === null) {
+      worker.proc.kill('SIGKILL');
+      await worker.exited;
+    }
+    worker = null;
+    removeBoard(root);
+  });
+
+  it('picks up general tasks posted from another process within milliseconds and completes them offline', async () => {
+    root = tempBoard();
+    const { board } = await makeTeam(root);
+    worker = startWorker(root, 'eng');
+    await waitForOutput(worker, /\[eng\] idle/, "the worker's first idle");
+    expect(worker.output()).toContain('offline scripted model');
+
+    const latencies: number[] = [];
+    for (let round = 1; round <= 3; round++) {
+      const id = await postFromAnotherProcess(root, {
+        subject: `Note ${round}`,
+        description: `Write note number ${round}.`,
+        role: 'engineer',
+        by: 'poster',
+      });
+      const done = await until(
+        () => {
+          const task = board.get(id);
+          return task.status === 'completed' ? task : null;
+        },
+        `task #${id} completed`,
+        { timeoutMs: 15_000 },
+      );
+      expect(done.owner).toBe('eng');
+      expect(done.history[0]).toMatchObject({ event: 'created', by: 'poster' });
+      expect(done.result).toContain(`task-${id}.md`);
+      const note = fs.readFileSync(path.join(root, 'workspace', 'general', `task-${id}.md`), 'utf8');
+      expect(note).toContain(`Write note number ${round}.`);
+      latencies.push(claimLatency(done));
+    }
+    console.info(`post→claim across processes (poll ${POLL}): ${latencies.join(', ')} ms`);
+    for (const latency of latencies) expect(latency).toBeLessThan(CLAIM_BOUND_MS);
+    expect(Math.max(...latencies)).toBeLessThan(POLL_MS / 10);
+
+    worker.proc.kill('SIGTERM');
+    expect(await worker.exited).toEqual([0, null]);
+  });
+
+  it('SIGTERM mid-task hands the task back to the board and exits 0', async () => {
+    root = tempBoard();
+    const { board, registry } = await makeTeam(root);
+    worker = startWorker(root, 'eng');
+    await waitForOutput(worker, /\[eng\] idle/, "the worker's first idle");
+    // A plan nobody answers keeps the teammate mid-task, waiting, with its lease renewed.
+    const id = await postFromAnotherProcess(root, {
+      subject: 'Needs a plan',
+      description: 'Run `ls` after approval.',
+      role: 'engineer',
+      artifacts: { requirePlan: true },
+    });
+    const requests = new RequestStore(root);
+    await until(() => requests.list({ kind: 'plan', status: 'pending' }).length === 1, 'the plan request', { timeoutMs: 15_000 }).catch(
+      (error: Error) => {
+        throw new Error(`${error.message}\nworker output:\n${worker!.output()}`);
+      },
+    );
+    expect(board.get(id)).toMatchObject({ status: 'in_progress', owner: 'eng' });
+
+    worker.proc.kill('SIGTERM');
+    const [code, signal] = await worker.exited;
+
+    expect({ code, signal, output: worker.output() }).toMatchObject({ code: 0, signal: null });
+    const task = board.get(id);
+    expect(task).toMatchObject({ status: 'pending', owner: null, lease: null });
+    const released = task.history.at(-1)!;
+    expect(released).toMatchObject({ event: 'released', by: 'eng' });
+    expect(released.detail).toContain('SIGTERM');
+    expect(registry.get('eng')).toMatchObject({ status: 'shutdown' });
+    expect(worker.output()).toMatch(/\[eng\] exited: /);
+  });
+});

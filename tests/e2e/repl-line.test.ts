@@ -1,0 +1,59 @@
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { assertBuilt, CLI, offlineEnv } from '../helpers/repl-cli.js';
+import { readTasks, tempBoard } from '../helpers/repl-session.js';
+
+const REQUIREMENT = 'Write a Python script that organizes my Downloads folder by file type.';
+
+describe('autoteam line mode (stdin is a pipe)', () => {
+  it('posts a requirement, waits for the pipeline at end of input, and exits 0 with five completed stages', async () => {
+    assertBuilt();
+    const dir = tempBoard('autoteam-repl-line-');
+    const result = await execa('node', [CLI, '--dir', dir, '--auto'], {
+      cwd: dir,
+      env: offlineEnv(),
+      input: `/post ${REQUIREMENT}\n/tasks\n`,
+      reject: false,
+      timeout: 120_000,
+    });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toContain('offline scripted model — set ANTHROPIC_API_KEY for Claude');
+    expect(result.stdout).toMatch(/posted pipeline #1: task #1 \(requirements\)/);
+    expect(result.stdout).toContain('end of input: waiting for the team');
+    expect(result.stdout).toMatch(/\? analyst asks: /);
+    expect(result.stdout).toMatch(/! simulated user answers analyst: /);
+    expect(result.stdout).toContain('= Pipeline #1 approved');
+    expect(result.stdout.trimEnd().endsWith('bye')).toBe(true);
+    // No escape sequences: line mode is plain text.
+    expect(result.stdout).not.toContain('\u001b[');
+
+    const tasks = readTasks(dir);
+    expect(tasks.map((task) => [task.stage, task.status, task.revision])).toEqual([
+      ['requirements', 'completed', 0],
+      ['implementation', 'completed', 0],
+      ['review', 'completed', 0],
+      ['implementation', 'completed', 1],
+      ['review', 'completed', 1],
+    ]);
+    expect(tasks.at(-1)!.artifacts.verdict).toBe('approved');
+    expect(tasks.every((task) => task.status !== 'in_progress')).toBe(true);
+  });
+
+  it('runs commands line by line and quits at /quit without waiting', async () => {
+    assertBuilt();
+    const dir = tempBoard('autoteam-repl-line-');
+    const result = await execa('node', [CLI, '--dir', dir, '--no-team'], {
+      cwd: dir,
+      env: offlineEnv(),
+      input: '/help\n/tsks\n/team\n/inbox\n/quit\n/post never read\n',
+      reject: false,
+      timeout: 60_000,
+    });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toContain('/post <text>');
+    expect(result.stdout).toContain('unknown command /tsks — did you mean /tasks?');
+    expect(result.stdout).toContain('no teammates (/spawn <name> <role>)');
+    expect(result.stdout).toContain('Inbox empty.');
+    expect(result.stdout).not.toContain('posted pipeline');
+  });
+});

@@ -1,0 +1,69 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { assertBuilt, CLI } from '../helpers/repl-cli.js';
+import { readTasks, tempBoard } from '../helpers/repl-session.js';
+import { TmuxScreen, tmuxPath } from '../helpers/repl-tmux.js';
+
+const REQUIREMENT = 'Write a Python script that organizes my Downloads folder by file type.';
+const tmux = tmuxPath();
+const screens: TmuxScreen[] = [];
+
+afterEach(() => {
+  for (const screen of screens.splice(0)) screen.kill();
+});
+
+function open(): TmuxScreen {
+  assertBuilt();
+  const screen = new TmuxScreen(tempBoard('autoteam-repl-tty-'));
+  screens.push(screen);
+  screen.start(['node', CLI, '--dir', screen.dir, '--auto']);
+  return screen;
+}
+
+describe.skipIf(!tmux)(`autoteam REPL in a real terminal (tmux${tmux ? '' : ' is not installed: skipped'})`, () => {
+  it('takes a requirement to an approved pipeline, answers /tasks /team /inbox, and quits cleanly', { timeout: 180_000 }, async () => {
+    const screen = open();
+    await screen.waitFor(/reviewer \(reviewer\) idle/, 'the team to start', 30_000);
+    expect(screen.capture()).toContain('model: offline scripted model — set ANTHROPIC_API_KEY for Claude');
+
+    screen.type(REQUIREMENT);
+    // Live: somebody claims a stage while the board panel shows it in progress.
+    await screen.waitFor(/\[>\] #\d+: .*@(analyst|engineer|reviewer)/, 'a claimed task on the board panel');
+    const approved = await screen.waitFor('pipeline #1 approved', 'the pipeline to be approved', 90_000);
+    fs.writeFileSync(path.join(screen.dir, 'screen.txt'), approved);
+    expect(approved).toMatch(/\[x\] #5: Review organize\.py \(revision 1\) \(review r1\) @reviewer/);
+    const log = screen.capture(true);
+    expect(log).toMatch(/\? analyst asks: /);
+    expect(log).toMatch(/! simulated user answers analyst: /);
+    expect(log).toContain('[engineer] claimed #2');
+    expect(log).toContain('[reviewer] approve_code: Code approved.');
+
+    screen.type('/tasks');
+    await screen.waitFor(/› \/tasks\n\[x\] #1: Analyse: .*\(requirements\) @analyst/, '/tasks output', 10_000, true);
+    screen.type('/team');
+    await screen.waitFor(/› \/team\nteam \S+ — lead: lead\n {2}analyst \(analyst\): idle/, '/team output', 10_000, true);
+    screen.type('/inbox');
+    await screen.waitFor(/› \/inbox\nInbox:\n {2}reviewer \[pipeline_update\]: Pipeline #1 approved/, '/inbox output', 10_000, true);
+
+    screen.type('/quit');
+    expect(await screen.exitCode()).toBe(0);
+    const last = screen.capture(true);
+    expect(last).toContain('reviewer: shut down');
+    expect(last).toContain('bye');
+    expect(readTasks(screen.dir).filter((task) => task.status === 'in_progress')).toEqual([]);
+    const team = JSON.parse(fs.readFileSync(path.join(screen.dir, '.team', 'config.json'), 'utf8')) as { members: Array<{ status: string }> };
+    expect(team.members.map((member) => member.status)).toEqual(['shutdown', 'shutdown', 'shutdown']);
+  });
+
+  it('quits on Ctrl+C in the middle of work and leaves no task in progress', { timeout: 120_000 }, async () => {
+    const screen = open();
+    await screen.waitFor(/reviewer \(reviewer\) idle/, 'the team to start', 30_000);
+    screen.type(`/post ${REQUIREMENT}`);
+    await screen.waitFor(/\[>\] #\d+: /, 'a task in progress');
+    screen.key('C-c');
+    expect(await screen.exitCode()).toBe(0);
+    expect(screen.capture(true)).toContain('bye');
+    expect(readTasks(screen.dir).filter((task) => task.status === 'in_progress')).toEqual([]);
+  });
+});

@@ -1,0 +1,163 @@
+/**
+ * `autoteam run --auto` through the real SDK path: the built CLI with ANTHROPIC_API_KEY and
+ * ANTHROPIC_BASE_URL pointing at a loopback Messages API server whose step plays every role.
+ * What the requests carry is the contract: gated tools, identity first, the handoff, tool_result
+ * pairing, and a key that travels only in its header.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Task } from '../../src/core/board/schemas.js';
+import { COORDINATION_TOOL_NAMES, STAGE_DEFINITIONS } from '../../src/core/stages/definitions.js';
+import { MessagesServer } from '../helpers/messages-server.js';
+import { type CliResult, DOWNLOADS_REQUIREMENT, describeRun, readTasks, runCli, tempBoard, walk } from '../helpers/pipeline-cli.js';
+import { CLEAN_ORGANIZER, PLAYER_STAGE, TeamPlayer, USER_ANSWER, type PlayedTurn } from '../helpers/pipeline-roles.js';
+
+const KEY = `test-key-${randomBytes(8).toString('hex')}`;
+const python = spawnSync('python3', ['--version']).status === 0;
+const SIGNALS = new Set(Object.values(STAGE_DEFINITIONS).flatMap((stage) => Object.keys(stage.transitions)));
+
+describe.runIf(python)('autoteam run --auto against a loopback Messages API', () => {
+  let server: MessagesServer;
+  const player = new TeamPlayer();
+  let root = '';
+  let run: CliResult;
+  let tasks: Task[] = [];
+
+  beforeAll(async () => {
+    server = await MessagesServer.start(player.steps());
+    root = tempBoard();
+    run = await runCli(['run', '--auto', '--timeout', '40s', '--dir', root, DOWNLOADS_REQUIREMENT], {
+      cwd: root,
+      env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
+    });
+    tasks = fs.existsSync(path.join(root, '.tasks')) ? readTasks(root) : [];
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.close();
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('exits 0 with the pipeline approved, and the server saw nothing unexpected', () => {
+    expect(server.errors).toEqual([]);
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout).toMatch(/pipeline #1: APPROVED/);
+    expect(tasks.map((task) => `${task.stage}/${task.revision}/${task.owner}/${task.status}`)).toEqual([
+      'requirements/0/analyst/completed',
+      'implementation/0/engineer/completed',
+      'review/0/reviewer/completed',
+    ]);
+    expect(tasks[2]!.artifacts.verdict).toBe('approved');
+    expect(fs.readFileSync(path.join(root, 'workspace', '1', 'organize.py'), 'utf8')).toBe(CLEAN_ORGANIZER);
+  });
+
+  it('made the expected calls: 3 analyst, 1 simulated user, 3 engineer, 2 reviewer', () => {
+    expect(server.requests.every((request) => request.method === 'POST' && request.path === '/v1/messages')).toBe(true);
+    const counts = Object.fromEntries(['analyst', 'user', 'engineer', 'reviewer'].map((p) => [p, player.of(p as never).length]));
+    expect(counts).toEqual({ analyst: 3, user: 1, engineer: 3, reviewer: 2 });
+  });
+
+  it('offers each stage exactly its tools plus the coordination tools, never another stage\'s', () => {
+    for (const turn of player.turns) {
+      const offered = ((turn.request.body.tools ?? []) as Array<{ name: string }>).map((tool) => tool.name);
+      if (turn.player === 'user') {
+        expect(offered, 'the simulated user is offered no tools').toEqual([]);
+        continue;
+      }
+      const stage = STAGE_DEFINITIONS[PLAYER_STAGE[turn.player]];
+      expect(offered.sort()).toEqual([...stage.tools, ...COORDINATION_TOOL_NAMES].sort());
+      const others = Object.values(STAGE_DEFINITIONS)
+        .filter((other) => other.stage !== stage.stage)
+        .flatMap((other) => other.tools)
+        .filter((tool) => !stage.tools.includes(tool));
+      for (const tool of others) expect(offered).not.toContain(tool);
+      expect(turn.request.body.system[0].text).toContain(stage.systemPrompt);
+    }
+  });
+
+  it('opens every stage conversation with the identity block and an assistant acknowledgement', () => {
+    const team = path.basename(root);
+    for (const turn of player.turns.filter((t) => t.player !== 'user')) {
+      const [identity, ack, task] = turn.request.body.messages as Array<{ role: string; content: unknown }>;
+      expect(identity).toEqual({ role: 'user', content: `<identity>You are '${turn.player}', role: ${turn.player}, team: ${team}. Continue your work.</identity>` });
+      expect(ack!.role).toBe('assistant');
+      expect(String(ack!.content)).toContain(turn.player);
+      expect(task!.role).toBe('user');
+      expect(String(task!.content)).toMatch(/^Task #\d+ \[/);
+    }
+  });
+
+  it('starts the engineer with a handoff holding every saved requirement, and the reviewer with the file', () => {
+    const requirements = tasks[0]!.artifacts.requirements as Record<string, string>;
+    expect(requirements).toEqual({ language: 'Python 3, standard library only', folder: USER_ANSWER });
+    const engineerTask = String(player.of('engineer')[0]!.request.body.messages[2].content);
+    expect(engineerTask).toContain('<handoff>');
+    expect(engineerTask).toContain(`Original requirement: ${DOWNLOADS_REQUIREMENT}`);
+    for (const [key, value] of Object.entries(requirements)) expect(engineerTask).toContain(`- ${key}: ${value}`);
+    expect(engineerTask).toContain(`Q: Which folder should it organize by default?\nA: ${USER_ANSWER}`);
+    const reviewerTask = String(player.of('reviewer')[0]!.request.body.messages[2].content);
+    expect(reviewerTask).toContain('Submitted file: organize.py (revision 0');
+    expect(reviewerTask).toContain(CLEAN_ORGANIZER.trimEnd());
+    for (const [key, value] of Object.entries(requirements)) expect(reviewerTask).toContain(`- ${key}: ${value}`);
+  });
+
+  it('gives the simulated user the original requirement and the analyst\'s question', () => {
+    const [ask] = player.of('user');
+    const text = JSON.stringify(ask!.request.body.messages);
+    expect(text).toContain(DOWNLOADS_REQUIREMENT);
+    expect(text).toContain('Which folder should it organize by default?');
+  });
+
+  it('answers every tool_use with a tool_result of the same id in the next request\'s last user message', () => {
+    const byConversation = (turn: PlayedTurn) => turn.request.body.messages.length;
+    for (const turn of player.turns) {
+      const uses = turn.reply.filter((block) => block.type === 'tool_use') as Array<{ id: string; name: string }>;
+      if (uses.length === 0) continue;
+      const next = player.turns.find(
+        (later) =>
+          later.player === turn.player &&
+          byConversation(later) > byConversation(turn) &&
+          JSON.stringify(later.request.body.messages.at(-2)?.content ?? null).includes(uses[0]!.id),
+      );
+      if (uses.some((use) => SIGNALS.has(use.name))) {
+        expect(next, `${uses[0]!.name} ended the task: no further request in that conversation`).toBeUndefined();
+        continue;
+      }
+      expect(next, `no request answered ${uses.map((u) => u.name).join(', ')}`).toBeDefined();
+      const messages = next!.request.body.messages as Array<{ role: string; content: Array<Record<string, any>> }>;
+      // The assistant turn is replayed as sent, and the next user message answers each call in order.
+      expect(messages.at(-2)).toEqual({ role: 'assistant', content: turn.reply });
+      const last = messages.at(-1)!;
+      expect(last.role).toBe('user');
+      const results = last.content.filter((block) => block.type === 'tool_result');
+      expect(results.map((block) => block.tool_use_id)).toEqual(uses.map((use) => use.id));
+      for (const result of results) expect(result.is_error, `${JSON.stringify(result)}`).toBeUndefined();
+    }
+    // The signals themselves were honoured.
+    expect(player.turns.flatMap((t) => t.reply).filter((b) => b.type === 'tool_use' && SIGNALS.has(b.name)).map((b) => (b as { name: string }).name)).toEqual([
+      'complete_requirements_analysis',
+      'submit_for_review',
+      'approve_code',
+    ]);
+  });
+
+  it('sends the API key only as the x-api-key header: never in bodies, the board, the trace, the workspace or the output', () => {
+    for (const request of server.requests) {
+      expect(request.headers['x-api-key']).toBe(KEY);
+      for (const [name, value] of Object.entries(request.headers)) if (name !== 'x-api-key') expect(value, `header ${name}`).not.toContain(KEY);
+      expect(request.rawBody).not.toContain(KEY);
+    }
+    // The engineer ran `env`: the child process saw no ANTHROPIC_* at all.
+    const envRun = player.of('engineer')[2]!.request.body.messages.at(-1).content[0];
+    expect(envRun.content).toMatch(/compiled/);
+    expect(envRun.content).not.toMatch(/ANTHROPIC_/);
+    const files = walk(root);
+    expect(files.some((file) => file.endsWith('trace.jsonl'))).toBe(true);
+    expect(files.filter((file) => /task_\d+\.json$/.test(file))).toHaveLength(3);
+    for (const file of files) expect(fs.readFileSync(file, 'latin1').includes(KEY), file).toBe(false);
+    expect(run.stdout + run.stderr).not.toContain(KEY);
+  });
+});

@@ -1,0 +1,328 @@
+/**
+ * `autoteam run` end to end: the real built CLI, worker threads, the offline scripted team, the real
+ * tools (python3 linter, smoke tests) and the board on disk. Build first: `npx tsc -p tsconfig.build.json`.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Task } from '../../src/core/board/schemas.js';
+import { COORDINATION_TOOL_NAMES, STAGE_DEFINITIONS } from '../../src/core/stages/definitions.js';
+import { MessagesServer } from '../helpers/messages-server.js';
+import {
+  type CliResult,
+  DOWNLOADS_REQUIREMENT,
+  describeRun,
+  readTasks,
+  runCli,
+  sha256,
+  tempBoard,
+} from '../helpers/pipeline-cli.js';
+
+const roots: string[] = [];
+function board(): string {
+  const root = tempBoard();
+  roots.push(root);
+  return root;
+}
+afterAll(() => {
+  for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
+});
+
+const python = spawnSync('python3', ['--version']).status === 0;
+
+describe.runIf(python)('autoteam run --auto, offline: the canonical five-task story', () => {
+  let root = '';
+  let run: CliResult;
+  let tasks: Task[] = [];
+  const byId = (id: number) => tasks.find((task) => task.id === id)!;
+
+  beforeAll(async () => {
+    root = board();
+    run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
+    tasks = fs.existsSync(path.join(root, '.tasks')) ? readTasks(root) : [];
+  }, 60_000);
+
+  it('exits 0 with an APPROVED summary', () => {
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout).toMatch(/pipeline #1: APPROVED/);
+    expect(run.stdout).toMatch(/requirements: \d+ · questions: \d+ · files: organize\.py .* · revisions: 1/);
+    expect(run.stdout).toMatch(/behaviour per role:\n {2}analyst \(analyst\): \d+ model calls/);
+    expect(run.stdout).toMatch(/wall time [\d.]+ s · offline scripted model/);
+    expect(run.stderr).toBe('');
+  });
+
+  it('leaves five completed stage tasks, each stage owned by its teammate', () => {
+    expect(
+      tasks.map((task) => ({ id: task.id, stage: task.stage, revision: task.revision, role: task.role, owner: task.owner, status: task.status, pipeline: task.pipeline })),
+    ).toEqual([
+      { id: 1, stage: 'requirements', revision: 0, role: 'analyst', owner: 'analyst', status: 'completed', pipeline: 1 },
+      { id: 2, stage: 'implementation', revision: 0, role: 'engineer', owner: 'engineer', status: 'completed', pipeline: 1 },
+      { id: 3, stage: 'review', revision: 0, role: 'reviewer', owner: 'reviewer', status: 'completed', pipeline: 1 },
+      { id: 4, stage: 'implementation', revision: 1, role: 'engineer', owner: 'engineer', status: 'completed', pipeline: 1 },
+      { id: 5, stage: 'review', revision: 1, role: 'reviewer', owner: 'reviewer', status: 'completed', pipeline: 1 },
+    ]);
+    for (const task of tasks) expect(task.lease, `#${task.id} still leased`).toBeNull();
+    // Each later task says where it came from.
+    expect(tasks.slice(1).map((task) => task.artifacts.from)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('records the requirements and the Q&A transcript on the analysis task', () => {
+    const analysis = byId(1);
+    const requirements = analysis.artifacts.requirements as Record<string, string>;
+    expect(Object.keys(requirements).length).toBeGreaterThanOrEqual(2);
+    for (const [key, value] of Object.entries(requirements)) {
+      expect(key).toMatch(/^\w+$/);
+      expect(value.length).toBeGreaterThan(0);
+    }
+    expect(requirements.language).toMatch(/python/i);
+    const qa = analysis.artifacts.qa as Array<{ question: string; answer: string; by: string }>;
+    expect(qa.length).toBeGreaterThanOrEqual(1);
+    for (const entry of qa) {
+      expect(entry.question).toMatch(/\?$/);
+      expect(entry.answer.length).toBeGreaterThan(0);
+      expect(entry.by).toBe('lead');
+    }
+    // Every answer the analyst got made it into a saved requirement.
+    for (const entry of qa) expect(Object.values(requirements)).toContain(entry.answer);
+    expect(analysis.result).toBe(analysis.artifacts.summary);
+  });
+
+  it('records each written file with the sha256 of what is on disk in workspace/1/', () => {
+    const onDisk = path.join(root, 'workspace', '1', 'organize.py');
+    expect(fs.existsSync(onDisk)).toBe(true);
+    const first = (byId(2).artifacts.files as Array<{ path: string; sha256: string; bytes: number }>)[0]!;
+    const revised = (byId(4).artifacts.files as Array<{ path: string; sha256: string; bytes: number }>)[0]!;
+    expect(first.path).toBe('organize.py');
+    expect(revised).toMatchObject({ path: 'organize.py', sha256: sha256(onDisk), bytes: fs.statSync(onDisk).size });
+    // The first draft was a different file; the review of each revision saw the submitted hash.
+    expect(first.sha256).not.toBe(revised.sha256);
+    expect(byId(2).artifacts.submitted).toMatchObject({ file: 'organize.py', sha256: first.sha256, revision: 0 });
+    expect(byId(4).artifacts.submitted).toMatchObject({ file: 'organize.py', sha256: revised.sha256, revision: 1 });
+    expect(byId(5).artifacts.submitted).toMatchObject({ sha256: revised.sha256 });
+  });
+
+  it('has the real linter find the missing module docstring, then approve the fix', () => {
+    const firstReview = byId(3).artifacts;
+    expect(firstReview.lint).toMatchObject({ file: 'organize.py', language: 'python', ok: false });
+    expect((firstReview.lint as { problems: Array<{ rule: string }> }).problems.map((p) => p.rule)).toEqual(['module-docstring']);
+    expect(firstReview.verdict).toBe('changes requested');
+    expect(firstReview.issues).toEqual([expect.stringMatching(/organize\.py line 1: missing module docstring/)]);
+    expect(firstReview.tests).toMatchObject({ ok: true, exitCode: 0 });
+    expect(firstReview.complexity).toMatchObject({ file: 'organize.py' });
+
+    const secondReview = byId(5).artifacts;
+    expect(secondReview.lint).toMatchObject({ ok: true, problems: [] });
+    expect(secondReview.verdict).toBe('approved');
+    expect(byId(5).result).toBe(secondReview.comment);
+  });
+
+  it('hands over through the board: requirements to the engineer, the file to the reviewer, the issues to the revision', () => {
+    const requirements = byId(1).artifacts.requirements as Record<string, string>;
+    expect(byId(1).handoff).toBe('');
+    for (const [key, value] of Object.entries(requirements)) {
+      expect(byId(2).handoff).toContain(`- ${key}: ${value}`);
+      expect(byId(3).handoff).toContain(`- ${key}: ${value}`);
+    }
+    const draft = byId(3).handoff;
+    expect(draft).toContain('Submitted file: organize.py (revision 0');
+    // The reviewer sees the draft as submitted: the first line is code, not a docstring.
+    expect(draft).toMatch(/```\nimport argparse/);
+    const issue = (byId(3).artifacts.issues as string[])[0]!;
+    expect(byId(4).handoff).toContain('This is revision 1');
+    expect(byId(4).handoff).toContain(`- ${issue}`);
+    expect(byId(4).artifacts.issues).toEqual(byId(3).artifacts.issues);
+    expect(byId(5).handoff).toContain('Submitted file: organize.py (revision 1');
+    expect(byId(5).handoff).toContain(fs.readFileSync(path.join(root, 'workspace', '1', 'organize.py'), 'utf8').trimEnd());
+  });
+
+  it('tells the story in each task history', () => {
+    const events = (id: number) => byId(id).history.map((entry) => `${entry.by}:${entry.event}`);
+    expect(events(1)[0]).toBe('lead:created');
+    expect(events(1)).toEqual(expect.arrayContaining(['analyst:claimed', 'analyst:asked', 'analyst:answered', 'analyst:saved', 'analyst:completed']));
+    expect(events(1).indexOf('analyst:asked')).toBeLessThan(events(1).indexOf('analyst:answered'));
+    expect(events(1).at(-1)).toBe('analyst:completed');
+    const work = ['engineer:claimed', 'engineer:wrote', 'engineer:ran', 'engineer:completed'];
+    expect(events(2)).toEqual(['analyst:created', ...work]);
+    expect(events(4)).toEqual(['reviewer:created', ...work]);
+    expect(events(3)).toEqual(['engineer:created', 'reviewer:claimed', 'reviewer:linted', 'reviewer:tested', 'reviewer:analyzed', 'reviewer:completed']);
+    expect(events(5)).toEqual(['engineer:created', 'reviewer:claimed', 'reviewer:linted', 'reviewer:tested', 'reviewer:analyzed', 'reviewer:completed']);
+    const saved = byId(1).history.filter((entry) => entry.event === 'saved').length;
+    expect(saved).toBe(Object.keys(byId(1).artifacts.requirements as object).length);
+  });
+
+  it('writes a workspace file that compiles', () => {
+    const file = path.join(root, 'workspace', '1', 'organize.py');
+    const compiled = spawnSync('python3', ['-m', 'py_compile', file], { env: { ...process.env, PYTHONPYCACHEPREFIX: path.join(root, '.pycache') } });
+    expect(compiled.status, compiled.stderr.toString()).toBe(0);
+  });
+
+  it('writes a program that really organizes a scratch folder by type (and --dry-run moves nothing)', () => {
+    const file = path.join(root, 'workspace', '1', 'organize.py');
+    const scratch = path.join(root, 'scratch');
+    fs.mkdirSync(scratch);
+    for (const name of ['photo.JPG', 'report.pdf', 'backup.zip', 'song.mp3', 'movie.mkv', 'mystery.xyz']) fs.writeFileSync(path.join(scratch, name), name);
+    fs.mkdirSync(path.join(scratch, 'keep-dir'));
+    const dry = execFileSync('python3', [file, scratch, '--dry-run'], { encoding: 'utf8' });
+    expect(dry).toContain('report.pdf');
+    expect(fs.readdirSync(scratch).sort()).toEqual(['backup.zip', 'keep-dir', 'movie.mkv', 'mystery.xyz', 'photo.JPG', 'report.pdf', 'song.mp3']);
+
+    execFileSync('python3', [file, scratch], { encoding: 'utf8' });
+    const after = (dir: string) => fs.readdirSync(path.join(scratch, dir)).sort();
+    expect(after('Images')).toEqual(['photo.JPG']);
+    expect(after('Documents')).toEqual(['report.pdf']);
+    expect(after('Archives')).toEqual(['backup.zip']);
+    expect(after('Audio')).toEqual(['song.mp3']);
+    expect(after('Video')).toEqual(['movie.mkv']);
+    expect(after('Other')).toEqual(['mystery.xyz']);
+    expect(fs.readdirSync(path.join(scratch, 'keep-dir'))).toEqual([]);
+    expect(fs.readFileSync(path.join(scratch, 'Documents', 'report.pdf'), 'utf8')).toBe('report.pdf');
+  });
+
+  it('honours the saved name_conflicts requirement: an existing file in the target folder is never overwritten', () => {
+    const requirements = byId(1).artifacts.requirements as Record<string, string>;
+    expect(requirements.name_conflicts).toMatch(/never overwrite/i);
+    const file = path.join(root, 'workspace', '1', 'organize.py');
+    const scratch = path.join(root, 'scratch-conflict');
+    fs.mkdirSync(path.join(scratch, 'Documents'), { recursive: true });
+    fs.writeFileSync(path.join(scratch, 'Documents', 'report.pdf'), 'the old report');
+    fs.writeFileSync(path.join(scratch, 'report.pdf'), 'the new report');
+    execFileSync('python3', [file, scratch], { encoding: 'utf8' });
+    const documents = fs.readdirSync(path.join(scratch, 'Documents')).sort();
+    const contents = documents.map((name) => fs.readFileSync(path.join(scratch, 'Documents', name), 'utf8')).sort();
+    expect(contents).toEqual(['the new report', 'the old report']);
+    expect(documents).toEqual(['report (1).pdf', 'report.pdf']);
+  });
+
+  it('keeps a readable trace of model calls, tool calls and transitions', () => {
+    const records = fs
+      .readFileSync(path.join(root, '.team', 'trace.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const transitions = records.filter((r) => r.kind === 'transition').map((r) => `${r.from}->${r.to ?? r.next}`);
+    expect(transitions).toEqual(['1->2', '2->3', '3->4', '4->5', '5->approved']);
+    const stages = new Set(records.filter((r) => r.kind === 'model_call').map((r) => `${r.agent}/${r.stage}`));
+    expect([...stages].sort()).toEqual(['analyst/requirements', 'engineer/implementation', 'reviewer/review']);
+  });
+
+  it('shows the board with `tasks` and one task with `show`', async () => {
+    const list = await runCli(['tasks', '--dir', root], { cwd: root });
+    expect(list.code, describeRun(list)).toBe(0);
+    const lines = list.stdout.trim().split('\n');
+    expect(lines).toHaveLength(5);
+    expect(lines[0]).toMatch(/^\[x\] #1: .*\(requirements\) @analyst$/);
+    expect(lines[3]).toMatch(/^\[x\] #4: .*\(implementation r1\) @engineer$/);
+    expect(lines[4]).toMatch(/^\[x\] #5: .*\(review r1\) @reviewer$/);
+
+    const json = await runCli(['tasks', '--json', '--dir', root], { cwd: root });
+    expect((JSON.parse(json.stdout) as Task[]).map((task) => task.id)).toEqual([1, 2, 3, 4, 5]);
+
+    const show = await runCli(['show', '#3', '--dir', root], { cwd: root });
+    expect(show.code, describeRun(show)).toBe(0);
+    expect(JSON.parse(show.stdout)).toEqual(byId(3));
+
+    const missing = await runCli(['show', '99', '--dir', root], { cwd: root });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/task #99 does not exist/);
+  });
+});
+
+describe.runIf(python)('autoteam run: options and failures', () => {
+  it('--json --start-stage implementation: skips the analyst and prints the summary as JSON', async () => {
+    const root = board();
+    const run = await runCli(['run', '--auto', '--json', '--start-stage', 'implementation', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
+    expect(run.code, describeRun(run)).toBe(0);
+    const summary = JSON.parse(run.stdout) as Record<string, any>;
+    expect(Object.keys(summary).sort()).toEqual(
+      ['behaviour', 'files', 'model', 'pipeline', 'questions', 'requirement', 'requirements', 'revisions', 'status', 'tasks', 'tokens', 'wallMs', 'workspace'].sort(),
+    );
+    expect(summary).toMatchObject({ pipeline: 1, status: 'approved', requirement: DOWNLOADS_REQUIREMENT, requirements: 0, questions: 0, files: ['organize.py'], revisions: 1 });
+    expect(summary.model).toMatch(/offline/);
+    expect(summary.tasks.map((task: { stage: string; revision: number; owner: string; status: string }) => `${task.stage}/${task.revision}/${task.owner}/${task.status}`)).toEqual([
+      'implementation/0/engineer/completed',
+      'review/0/reviewer/completed',
+      'implementation/1/engineer/completed',
+      'review/1/reviewer/completed',
+    ]);
+    expect(summary.behaviour.map((role: { role: string }) => role.role).sort()).toEqual(['engineer', 'reviewer']);
+    for (const role of summary.behaviour) expect(role.modelCalls).toBeGreaterThan(0);
+    expect(summary.tokens.input).toBeGreaterThan(0);
+    expect(summary.tokens.output).toBeGreaterThan(0);
+    expect(summary.wallMs).toBeGreaterThan(0);
+    expect(path.resolve(root, summary.workspace)).toBe(path.join(root, 'workspace', '1'));
+    const first = readTasks(root)[0]!;
+    expect(first).toMatchObject({ stage: 'implementation', role: 'engineer', owner: 'engineer' });
+    expect(first.handoff).toContain(`Original requirement: ${DOWNLOADS_REQUIREMENT}`);
+  });
+
+  it('--max-revisions 0: exits 1, the pipeline failed, with the reason on the board', async () => {
+    const root = board();
+    const run = await runCli(['run', '--auto', '--max-revisions', '0', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout).toMatch(/pipeline #1: FAILED — max_revisions \(0\) reached/);
+    const tasks = readTasks(root);
+    expect(tasks.map((task) => `${task.stage}:${task.status}`)).toEqual(['requirements:completed', 'implementation:completed', 'review:failed']);
+    expect(tasks[2]!.result).toMatch(/^max_revisions \(0\) reached; the reviewer still found 1 issue\(s\)$/);
+    expect(tasks[2]!.artifacts).toMatchObject({ verdict: 'changes requested', issues: [expect.stringMatching(/module docstring/)] });
+    expect(tasks[2]!.history.at(-1)).toMatchObject({ by: 'reviewer', event: 'failed' });
+    const trace = fs.readFileSync(path.join(root, '.team', 'trace.jsonl'), 'utf8');
+    expect(trace).toMatch(/"kind":"transition","pipeline":1,"from":3,"to":null,"stage":"review","next":"failed","by":"reviewer"/);
+  });
+
+  it.each([
+    ['a --start-stage that is not a choice', ['--start-stage', 'review', 'x'], /argument 'review' is invalid/],
+    ['a missing requirement', [], /missing required argument 'requirement'/],
+    ['a non-numeric --max-revisions', ['--max-revisions', 'abc', 'x'], /MAX_REVISIONS: 'abc' is not a whole number/],
+  ])('exits 2 for a usage error: %s, and starts nothing', async (_label, args, message) => {
+    const root = board();
+    const run = await runCli(['run', '--auto', '--dir', root, ...args], { cwd: root, killAfterMs: 15_000 });
+    expect(run.code, describeRun(run)).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(fs.existsSync(path.join(root, '.tasks'))).toBe(false);
+    expect(fs.existsSync(path.join(root, '.team'))).toBe(false);
+  });
+
+  it('exits 2 for a blank requirement, promptly, without leaving teammate threads running', async () => {
+    const root = board();
+    const run = await runCli(['run', '--auto', '--dir', root, '   '], { cwd: root, killAfterMs: 15_000 });
+    expect(run.signal, `the CLI hung and was killed\n${describeRun(run)}`).toBeNull();
+    expect(run.code, describeRun(run)).toBe(2);
+    expect(run.stderr).toMatch(/requirement cannot be empty/);
+  });
+
+  it('`autoteam stages` prints every stage, role, tool and transition without calling a model', async () => {
+    const server = await MessagesServer.start([]);
+    try {
+      const root = board();
+      const env = { ANTHROPIC_API_KEY: 'test-key-stages', ANTHROPIC_BASE_URL: server.url };
+      const text = await runCli(['stages'], { cwd: root, env });
+      expect(text.code, describeRun(text)).toBe(0);
+      for (const stage of Object.values(STAGE_DEFINITIONS)) {
+        expect(text.stdout).toContain(`== ${stage.stage} (${stage.title}) — role: ${stage.role}`);
+        expect(text.stdout).toContain(`   tools: ${[...stage.tools, ...COORDINATION_TOOL_NAMES].join(', ')}`);
+        for (const [signal, next] of Object.entries(stage.transitions)) expect(text.stdout).toMatch(new RegExp(`   ${signal} → ${next}\\b`));
+        expect(text.stdout).toContain(stage.systemPrompt.split('\n')[0]!);
+      }
+      expect(text.stdout).toContain('request_revision → implementation (revision n+1, up to max_revisions)');
+
+      const json = await runCli(['stages', '--json'], { cwd: root, env });
+      const stages = JSON.parse(json.stdout) as Array<{ stage: string; role: string; tools: string[]; offeredTools: string[]; transitions: Record<string, string>; systemPrompt: string }>;
+      expect(stages.map((stage) => [stage.stage, stage.role])).toEqual([
+        ['requirements', 'analyst'],
+        ['implementation', 'engineer'],
+        ['review', 'reviewer'],
+      ]);
+      for (const stage of stages) {
+        const definition = STAGE_DEFINITIONS[stage.stage as keyof typeof STAGE_DEFINITIONS];
+        expect(stage.offeredTools).toEqual([...definition.tools, ...COORDINATION_TOOL_NAMES]);
+        expect(stage.transitions).toEqual(definition.transitions);
+        expect(stage.systemPrompt).toBe(definition.systemPrompt);
+      }
+      expect(server.requests).toHaveLength(0);
+      expect(fs.readdirSync(root)).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,133 @@
+/** Teammates for tests: in this thread (fake model objects) or in worker threads (TeammateManager). */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TeammateSettings } from '../../src/core/agent/settings.js';
+import { Teammate, type TeammateEvent } from '../../src/core/agent/teammate.js';
+import { TeammateManager } from '../../src/core/agent/manager.js';
+import { Wake } from '../../src/core/agent/wake.js';
+import type { FromWorker } from '../../src/core/agent/worker-protocol.js';
+import { Mailbox, TaskBoard, TeamRegistry } from '../../src/core/board/index.js';
+import { BoardWatcher } from '../../src/core/board/watcher.js';
+import type { ModelSpec } from '../../src/core/model/factory.js';
+import type { ModelClient } from '../../src/core/model/types.js';
+import type { ToolContext } from '../../src/core/tools/tool.js';
+import { EventLog } from './agent-wait.js';
+
+export const TEAM = 'crew';
+
+export async function makeTeam(root: string): Promise<{ board: TaskBoard; mailbox: Mailbox; registry: TeamRegistry }> {
+  const registry = new TeamRegistry(root);
+  await registry.ensure(TEAM);
+  return { board: new TaskBoard(root), mailbox: new Mailbox(root), registry };
+}
+
+export function identityText(name: string, role: string, team = TEAM): string {
+  return `<identity>You are '${name}', role: ${role}, team: ${team}. Continue your work.</identity>`;
+}
+
+/** A teammate running in this thread; `wake` and `stop` are the test's to pull. */
+export interface LocalTeammate {
+  teammate: Teammate;
+  wake: Wake;
+  events: EventLog<TeammateEvent>;
+  /** Resolves with run()'s reason. */
+  done: Promise<string>;
+  /** Aborts the teammate and waits for run() to return. */
+  halt(): Promise<string>;
+}
+
+export function startLocalTeammate(options: {
+  root: string;
+  name: string;
+  role: string;
+  model: ModelClient;
+  settings?: Partial<TeammateSettings>;
+  wake?: Wake;
+}): LocalTeammate {
+  const wake = options.wake ?? new Wake();
+  const stop = new AbortController();
+  const events = new EventLog<TeammateEvent>();
+  const teammate = new Teammate({
+    name: options.name,
+    role: options.role,
+    rootDir: options.root,
+    model: options.model,
+    wake,
+    signal: stop.signal,
+    settings: { pollMs: 60_000, idleTimeoutMs: 0, ...options.settings },
+    emit: events.push,
+  });
+  const done = teammate.run();
+  done.catch(() => undefined);
+  return {
+    teammate,
+    wake,
+    events,
+    done,
+    async halt() {
+      stop.abort(new Error('test over'));
+      return done.catch((error: Error) => `run() failed: ${error.message}`);
+    },
+  };
+}
+
+/** One watcher and one manager, as the REPL runs them, with every worker event logged. */
+export class ManagerRig {
+  readonly watcher: BoardWatcher;
+  readonly manager: TeammateManager;
+  readonly events = new EventLog<FromWorker>();
+
+  private constructor(watcher: BoardWatcher, manager: TeammateManager) {
+    this.watcher = watcher;
+    this.manager = manager;
+    manager.on('event', this.events.push);
+  }
+
+  static async start(root: string, model: ModelSpec, settings: Partial<TeammateSettings> = {}): Promise<ManagerRig> {
+    const watcher = new BoardWatcher(root);
+    watcher.on('error', () => undefined);
+    await watcher.start();
+    const manager = new TeammateManager({ rootDir: root, model, watcher, settings: { pollMs: 60_000, idleTimeoutMs: 0, ...settings } });
+    return new ManagerRig(watcher, manager);
+  }
+
+  /** Spawns a teammate and waits until it reports idle (its first scan found nothing). */
+  async spawnIdle(name: string, role: string): Promise<ReturnType<TeammateManager['spawn']>> {
+    const from = this.events.events.length;
+    const handle = this.manager.spawn(name, role);
+    await this.events.waitFor((e) => e.type === 'status' && e.name === name && e.status === 'idle', `${name} idle`, {
+      from,
+      timeoutMs: 30_000,
+    });
+    return handle;
+  }
+
+  async close(): Promise<void> {
+    await this.manager.close(2_000);
+    await this.watcher.close();
+  }
+}
+
+/** A ToolContext for running the loop by hand over a real board in `root`. */
+export function loopContext(root: string, signal: AbortSignal = new AbortController().signal): ToolContext {
+  const workspace = path.join(root, 'workspace');
+  fs.mkdirSync(workspace, { recursive: true });
+  const mailbox = new Mailbox(root);
+  return {
+    agent: { name: 'eng', role: 'engineer', team: TEAM },
+    rootDir: root,
+    workspace,
+    board: new TaskBoard(root),
+    mailbox,
+    registry: mailbox.registry,
+    task: null,
+    fence: null,
+    signal,
+    limits: { commandTimeoutMs: 10_000, maxOutputChars: 8_000 },
+    async record() {},
+    async waitForMessage() {
+      return null;
+    },
+    log() {},
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * Fake ModelClients for the pipeline tests.
+ *
+ * - `createModel(options)`: the factory a `{kind: 'module'}` ModelSpec loads in every worker thread
+ *   (and in the lead): a misbehaving team, one behaviour per stage, chosen by the test. Each call is
+ *   appended to `options.log` (JSON lines) so the test can see what the workers' models were sent.
+ * - `StepModel`: an in-process scripted model that records every request and fails loudly on an
+ *   unexpected or unused step (openai-agents-js `scriptedModel` style).
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import type { AssistantBlock, ModelClient, ModelMessage, ModelRequest, ModelResponse } from '../../src/core/model/types.js';
+
+export type StageBehaviour =
+  /** requirements: save + complete; implementation: write + submit; review: approve. */
+  | 'normal'
+  /** Asks a new clarifying question every turn. */
+  | 'always-ask'
+  /** request_revision every time. */
+  | 'always-reject'
+  /** Ends every turn with text only, never a signal. */
+  | 'silent'
+  /** Ends its first turn with text only; after the runtime's nudge, behaves normally. */
+  | 'silent-once'
+  /** Calls read_inbox forever (never a signal). */
+  | 'spin';
+
+export interface FakeTeamOptions {
+  requirements?: StageBehaviour;
+  implementation?: StageBehaviour;
+  review?: StageBehaviour;
+  /** JSON-lines file that receives `{agent, stage, purpose, messages, tools}` for every call. */
+  log?: string;
+}
+
+export const NUDGE = /You have not finished this task\. Continue, and end it with/;
+const FILE = 'main.py';
+const PROGRAM = '"""Print a greeting."""\nprint("hello")\n';
+
+const use = (name: string, input: Record<string, unknown>): AssistantBlock => ({
+  type: 'tool_use',
+  id: `toolu_fake_${randomUUID().slice(0, 8)}`,
+  name,
+  input,
+});
+const text = (value: string): AssistantBlock => ({ type: 'text', text: value });
+
+function toolTurns(messages: ModelMessage[]): number {
+  return messages.filter((m) => m.role === 'assistant' && Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_use')).length;
+}
+
+function nudged(messages: ModelMessage[]): boolean {
+  return messages.some((m) => m.role === 'user' && typeof m.content === 'string' && NUDGE.test(m.content));
+}
+
+function normal(stage: string, done: number): AssistantBlock[] {
+  switch (stage) {
+    case 'requirements':
+      return done === 0 ? [use('save_requirement', { key: 'goal', value: 'greet' })] : [use('complete_requirements_analysis', { summary: 'one requirement' })];
+    case 'implementation':
+      return done === 0 ? [use('write_file', { path: FILE, content: PROGRAM })] : [use('submit_for_review', { file: FILE })];
+    default:
+      return [use('approve_code', { comment: 'fine' })];
+  }
+}
+
+export function decide(behaviour: StageBehaviour, stage: string, messages: ModelMessage[]): AssistantBlock[] {
+  const done = toolTurns(messages);
+  switch (behaviour) {
+    case 'normal':
+      return normal(stage, done);
+    case 'always-ask':
+      return [use('ask_clarifying_question', { question: `Question number ${done + 1}: what else should I know?` })];
+    case 'always-reject':
+      if (stage !== 'review') return normal(stage, done);
+      return [use('request_revision', { issues: ['the reviewer is never satisfied'] })];
+    case 'silent':
+      return [text('I think I am done.')];
+    case 'silent-once':
+      return nudged(messages) ? normal(stage, done) : [text('I think I am done.')];
+    case 'spin':
+      return [use('read_inbox', {})];
+  }
+}
+
+export function createModel(options: FakeTeamOptions = {}): ModelClient {
+  return {
+    id: 'fake-team',
+    label: 'fake team model',
+    async create(request: ModelRequest): Promise<ModelResponse> {
+      const agent = request.agent ?? { name: '?', role: '?', stage: null };
+      if (options.log) {
+        fs.appendFileSync(
+          options.log,
+          `${JSON.stringify({ agent: agent.name, stage: agent.stage, purpose: agent.purpose ?? 'work', messages: request.messages, tools: request.tools.map((t) => t.name) })}\n`,
+        );
+      }
+      let content: AssistantBlock[];
+      if (agent.purpose === 'simulated_user') content = [text('Assume sensible defaults.')];
+      else if (!agent.stage) content = [text('Nothing to do.')];
+      else content = decide(options[agent.stage as 'requirements'] ?? 'normal', agent.stage, request.messages);
+      return {
+        content,
+        stopReason: content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn',
+        usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      };
+    },
+  };
+}
+
+export interface LoggedCall {
+  agent: string;
+  stage: string | null;
+  purpose: string;
+  messages: ModelMessage[];
+  tools: string[];
+}
+
+export function readLog(file: string): LoggedCall[] {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as LoggedCall);
+}
+
+export type Step = AssistantBlock[] | ((request: ModelRequest) => AssistantBlock[]);
+
+/** In-process scripted model: one step per call; an extra call throws, `assertDone` catches unused steps. */
+export class StepModel implements ModelClient {
+  readonly id = 'step-model';
+  readonly label = 'step model';
+  readonly requests: ModelRequest[] = [];
+  private readonly steps: Step[];
+
+  constructor(steps: Step[]) {
+    this.steps = [...steps];
+  }
+
+  async create(request: ModelRequest): Promise<ModelResponse> {
+    // Snapshot: the loop keeps appending to the same array.
+    this.requests.push({ ...request, messages: structuredClone(request.messages) });
+    const step = this.steps.shift();
+    if (!step) throw new Error(`StepModel: unexpected call #${this.requests.length} (no step left)`);
+    const content = typeof step === 'function' ? step(request) : step;
+    return {
+      content,
+      stopReason: content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn',
+      usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    };
+  }
+
+  assertDone(): void {
+    if (this.steps.length) throw new Error(`StepModel: ${this.steps.length} step(s) never requested`);
+  }
+}
+
+export { text as textBlock, use as toolUse };

@@ -1,0 +1,45 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Task } from '../../src/core/board/schemas.js';
+import { LeadSession, type PendingQuestion } from '../../src/core/lead/session.js';
+
+/** Polls `check` until it returns a truthy value or the deadline passes (no fixed sleeps). */
+export async function waitUntil<T>(check: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export function tempBoard(prefix = 'autoteam-repl-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** A started session on a temp board with the offline model and no teammate threads. */
+export async function quietSession(options: { auto?: boolean } = {}): Promise<LeadSession> {
+  const session = new LeadSession({ rootDir: tempBoard(), model: { kind: 'offline', reason: 'test' }, auto: options.auto ?? false });
+  await session.start([]);
+  return session;
+}
+
+/** Puts a question from `from` in the lead's inbox (as the analyst's tool does) and waits until the session holds it. */
+export async function askLead(session: LeadSession, from: string, question: string, task: number | null = null): Promise<PendingQuestion> {
+  if (!session.mailbox.registry.get(from)) await session.mailbox.registry.join(from, 'analyst');
+  const sent = await session.mailbox.send(from, session.lead, question, 'question', { questionId: `q-${from}-${Date.now()}`, task });
+  session.drainInbox();
+  return waitUntil(() => session.questions.get(String(sent.questionId)), `question from ${from}`);
+}
+
+/** Reads the board files the way a person would. */
+export function readTasks(dir: string): Task[] {
+  const folder = path.join(dir, '.tasks');
+  return fs
+    .readdirSync(folder)
+    .filter((name) => /^task_\d+\.json$/.test(name))
+    .map((name) => JSON.parse(fs.readFileSync(path.join(folder, name), 'utf8')) as Task)
+    .sort((a, b) => a.id - b.id);
+}

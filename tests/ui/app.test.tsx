@@ -1,0 +1,175 @@
+import { render } from 'ink-testing-library';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { LeadSession } from '../../src/core/lead/session.js';
+import { App } from '../../src/ui/app.js';
+import { ActivityFeed, BoardStore, QuestionStore, TeamStore } from '../../src/ui/stores.js';
+import { askLead, quietSession, waitUntil } from '../helpers/repl-session.js';
+
+const ENTER = '\r';
+const TAB = '\t';
+const CTRL_C = '\u0003';
+const CTRL_D = '\u0004';
+
+interface Mounted {
+  session: LeadSession;
+  frame(): string;
+  type(text: string): Promise<void>;
+  until(pattern: RegExp | string, what?: string): Promise<string>;
+  asked: string[];
+  quits: number[];
+  unmount(): void;
+}
+
+const mounted: Mounted[] = [];
+
+async function mount(options: { auto?: boolean; leadReply?: string } = {}): Promise<Mounted> {
+  const session = await quietSession(options);
+  const feed = new ActivityFeed();
+  const board = new BoardStore(session, 12, 10);
+  const team = new TeamStore(session);
+  const questions = new QuestionStore(session);
+  const stops = [feed.follow(session), board.follow(), team.follow(), questions.follow()];
+  const asked: string[] = [];
+  const quits: number[] = [];
+  const chat = {
+    ask: async (text: string) => {
+      asked.push(text);
+      return options.leadReply ?? 'noted';
+    },
+  };
+  const app = render(
+    <App session={session} chat={chat} feed={feed} board={board} team={team} questions={questions} quit={async () => void quits.push(Date.now())} />,
+  );
+  const frame = () => app.frames.join('\n');
+  const m: Mounted = {
+    session,
+    frame: () => app.lastFrame() ?? '',
+    // Each call is one chunk, as a person types a key; the next waits for the frame it causes
+    // (bounded: some keys, like Tab with nothing to complete, change nothing).
+    type: async (text) => {
+      const before = app.frames.length;
+      app.stdin.write(text);
+      await waitUntil(() => app.frames.length > before, 'a new frame', 300).catch(() => undefined);
+    },
+    until: (pattern, what) =>
+      waitUntil(() => {
+        const all = frame();
+        return (typeof pattern === 'string' ? all.includes(pattern) : pattern.test(all)) ? all : null;
+      }, what ?? String(pattern)),
+    asked,
+    quits,
+    unmount: () => {
+      for (const stop of stops) stop();
+      app.unmount();
+    },
+  };
+  mounted.push(m);
+  // Keys typed before ink listens to stdin would be lost.
+  await waitUntil(() => app.stdin.listenerCount('readable') > 0, 'ink to listen to stdin');
+  return m;
+}
+
+afterEach(async () => {
+  for (const m of mounted.splice(0)) {
+    m.unmount();
+    await m.session.close(500);
+  }
+});
+
+describe('the REPL app', () => {
+  it('shows the header with the model, the board dir and the team', async () => {
+    const m = await mount();
+    const frame = m.frame();
+    expect(frame).toContain('model: offline scripted model — set ANTHROPIC_API_KEY for Claude');
+    expect(frame).toContain(`board ${m.session.rootDir}`);
+    expect(frame).toContain('lead lead');
+    expect(frame).toContain('No tasks yet');
+  });
+
+  it('runs a typed command and prints its output in the activity log', async () => {
+    const m = await mount();
+    await m.type('/post Write a Python script that organizes my Downloads folder by file type.');
+    await m.type(ENTER);
+    await m.until(/posted pipeline #1: task #1 \(requirements\)/);
+    // The live board panel picks up the new task from the 'board' event.
+    await m.until(/\[ \] #1: Analyse: Write a Python script/);
+    await m.until('pipeline #1 active');
+    await m.type('/tasks');
+    await m.type(ENTER);
+    await m.until('› /tasks');
+  });
+
+  it('completes command names with Tab', async () => {
+    const m = await mount();
+    await m.type('/ta');
+    await m.type(TAB);
+    await m.until(/› \/tasks *$/m, 'the completed command');
+    await m.type(ENTER);
+    await m.until('No tasks.');
+    await m.type('/s');
+    await m.type(TAB);
+    await m.until('/show  /spawn  /shutdown', 'the candidate list');
+  });
+
+  it('puts a pending question in front and answers it with a plain line', async () => {
+    const m = await mount();
+    const question = await askLead(m.session, 'analyst', 'Which file types should be grouped together?', 1);
+    await m.until('analyst asks (task #1): Which file types should be grouped together?');
+    expect(m.frame()).toContain('type the answer and press Enter');
+    await m.type('Images, documents and archives');
+    await m.type(ENTER);
+    await waitUntil(() => m.session.mailbox.peek('analyst').length > 0, 'the answer in the analyst inbox');
+    expect(m.session.mailbox.peek('analyst')[0]).toMatchObject({ type: 'answer', content: 'Images, documents and archives', questionId: question.questionId });
+    await m.until('! person answers analyst: Images, documents and archives');
+    await waitUntil(() => !m.frame().includes('analyst asks (task #1)'), 'the question box to close');
+    expect(m.asked).toEqual([]);
+  });
+
+  it('sends free text to the lead and shows the reply', async () => {
+    const m = await mount({ leadReply: 'Posted pipeline #7.' });
+    await m.type('Build me a thing');
+    await m.type(ENTER);
+    await m.until('lead: Posted pipeline #7.');
+    expect(m.asked).toEqual(['Build me a thing']);
+  });
+
+  it('submits each line of a paste that ends in a newline', async () => {
+    const m = await mount();
+    await m.type('/team\r');
+    await m.until(/team \S+ — lead: lead/);
+  });
+
+  it('hints at the closest command for an unknown one', async () => {
+    const m = await mount();
+    await m.type('/tsks');
+    await m.type(ENTER);
+    await m.until('unknown command /tsks — did you mean /tasks?');
+  });
+
+  it('quits on /quit', async () => {
+    const m = await mount();
+    await m.type('/quit');
+    await m.type(ENTER);
+    await waitUntil(() => m.quits.length === 1, 'quit');
+    await m.until('bye');
+  });
+
+  it('quits on Ctrl+C', async () => {
+    const m = await mount();
+    await m.type(CTRL_C);
+    await waitUntil(() => m.quits.length === 1, 'quit');
+  });
+
+  it('quits on Ctrl+D at an empty prompt, and leaves a typed line alone', async () => {
+    const m = await mount();
+    await m.type('/ta');
+    await m.type(CTRL_D);
+    await m.type(TAB);
+    await m.until(/› \/tasks *$/m, 'the line without a stray d');
+    expect(m.quits).toEqual([]);
+    for (let i = 0; i < '/tasks '.length; i++) await m.type('\u007f');
+    await waitUntil(() => m.frame().includes('a requirement for the lead'), 'an empty prompt');
+    await m.type(CTRL_D);
+    await waitUntil(() => m.quits.length === 1, 'quit');
+  });
+});

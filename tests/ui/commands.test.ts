@@ -1,0 +1,145 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { COMMAND_NAMES, type CommandIO, closestCommand, complete, helpText, parseLine, runLine } from '../../src/cli/repl/commands.js';
+import type { LeadSession } from '../../src/core/lead/session.js';
+import { askLead, quietSession, waitUntil } from '../helpers/repl-session.js';
+
+describe('completion and parsing', () => {
+  it('completes a unique prefix with a trailing space', () => {
+    expect(complete('/ta')).toEqual({ line: '/tasks ', candidates: ['tasks'] });
+    expect(complete('/q').line).toBe('/quit ');
+    expect(complete('/APP').line).toBe('/approve ');
+  });
+
+  it('completes several candidates to their common prefix and lists them', () => {
+    expect(complete('/s')).toEqual({ line: '/s', candidates: ['show', 'spawn', 'shutdown'] });
+    expect(complete('/sh')).toEqual({ line: '/sh', candidates: ['show', 'shutdown'] });
+    expect(complete('/shu').line).toBe('/shutdown ');
+    expect(complete('/').candidates).toEqual(COMMAND_NAMES);
+  });
+
+  it('leaves arguments and plain text alone', () => {
+    expect(complete('/post some text')).toEqual({ line: '/post some text', candidates: [] });
+    expect(complete('hello')).toEqual({ line: 'hello', candidates: [] });
+    expect(complete('/zzz')).toEqual({ line: '/zzz', candidates: [] });
+  });
+
+  it('hints at the closest command for a typo', () => {
+    expect(closestCommand('tsks')).toBe('tasks');
+    expect(closestCommand('quti')).toBe('quit');
+    expect(closestCommand('inbx')).toBe('inbox');
+    const parsed = parseLine('/tsks', false);
+    expect(parsed).toMatchObject({ kind: 'unknown', hint: 'unknown command /tsks — did you mean /tasks? (/help lists them)' });
+  });
+
+  it('sends a plain line to the lead, or answers when a question waits', () => {
+    expect(parseLine('build me a thing', false)).toEqual({ kind: 'lead', text: 'build me a thing' });
+    expect(parseLine('  yes, please  ', true)).toEqual({ kind: 'answer', text: 'yes, please' });
+    expect(parseLine('   ', true)).toEqual({ kind: 'empty' });
+    expect(parseLine('/post  Write it', true)).toMatchObject({ kind: 'command', args: 'Write it' });
+  });
+
+  it('documents every command in /help', () => {
+    const help = helpText();
+    for (const name of COMMAND_NAMES) expect(help).toContain(`/${name}`);
+  });
+});
+
+describe('runLine on a real session', () => {
+  let session: LeadSession | null = null;
+  afterEach(async () => {
+    await session?.close(500);
+    session = null;
+  });
+
+  function io(s: LeadSession, leadReply = 'ok') {
+    const out: string[] = [];
+    const asked: string[] = [];
+    const value: CommandIO = {
+      session: s,
+      print: (text) => out.push(text),
+      askLead: async (text) => {
+        asked.push(text);
+        return leadReply;
+      },
+    };
+    return { value, out, asked };
+  }
+
+  it('posts, lists and shows tasks', async () => {
+    session = await quietSession();
+    const { value, out } = io(session);
+    expect(await runLine('/post Write a Python script that organizes my Downloads folder by file type.', value)).toBe('continue');
+    expect(out.at(-1)).toMatch(/^posted pipeline #1: task #1 \(requirements\)/);
+    await runLine('/tasks', value);
+    expect(out.at(-1)).toMatch(/^\[ \] #1: Analyse: Write a Python script .*\(requirements\)$/);
+    await runLine('/show #1', value);
+    expect(JSON.parse(out.at(-1)!)).toMatchObject({ id: 1, stage: 'requirements', status: 'pending' });
+    await runLine('/show 99', value);
+    expect(out.at(-1)).toMatch(/^error: /);
+    await runLine('/show abc', value);
+    expect(out.at(-1)).toBe("error: a task id is a positive whole number, got 'abc'");
+  });
+
+  it('answers a pending question with a plain line, through the protocol', async () => {
+    session = await quietSession();
+    const { value, asked } = io(session);
+    const question = await askLead(session, 'analyst', 'Which folders?', 1);
+    await runLine('Images and Documents', value);
+    expect(asked).toEqual([]);
+    expect(session.questions.size).toBe(0);
+    const [answer] = session.mailbox.peek('analyst');
+    expect(answer).toMatchObject({ type: 'answer', from: 'lead', content: 'Images and Documents', questionId: question.questionId });
+  });
+
+  it('sends free text to the lead when nothing is asked, and prints the reply', async () => {
+    session = await quietSession();
+    const { value, out, asked } = io(session, 'Posted pipeline #1.');
+    await runLine('Write a tool', value);
+    expect(asked).toEqual(['Write a tool']);
+    expect(out).toEqual(['lead: Posted pipeline #1.']);
+  });
+
+  it('drains the inbox once, shows the team, toggles auto answers, quits', async () => {
+    session = await quietSession();
+    const { value, out } = io(session);
+    await session.mailbox.registry.join('analyst', 'analyst');
+    await session.mailbox.send('analyst', 'lead', 'hello lead');
+    session.drainInbox();
+    await waitUntil(() => session!.unread.length > 0, 'the message');
+    await runLine('/inbox', value);
+    expect(out.at(-1)).toBe('Inbox:\n  analyst: hello lead');
+    await runLine('/inbox', value);
+    expect(out.at(-1)).toBe('Inbox empty.');
+    await runLine('/team', value);
+    expect(out.at(-1)).toMatch(/^team \S+ — lead: lead\n {2}analyst \(analyst\): idle/);
+    await runLine('/auto on', value);
+    expect(session.autoAnswer).toBe(true);
+    await runLine('/auto off', value);
+    expect(out.at(-1)).toBe('auto answers: off');
+    await runLine('/answer yes', value);
+    expect(out.at(-1)).toBe('error: no question is waiting for an answer');
+    await runLine('/spawn onlyname', value);
+    expect(out.at(-1)).toBe('error: usage: /spawn <name> <role> [instructions]');
+    await runLine('/reject plan-x', value);
+    expect(out.at(-1)).toBe('error: usage: /reject <request-id> <why>');
+    await runLine('/approve plan-missing', value);
+    expect(out.at(-1)).toMatch(/^error: no request 'plan-missing'/);
+    await runLine('/nope', value);
+    expect(out.at(-1)).toMatch(/^unknown command \/nope — did you mean \//);
+    expect(await runLine('/quit', value)).toBe('quit');
+  });
+
+  it('approves a pending plan request', async () => {
+    session = await quietSession();
+    const { value, out } = io(session);
+    await session.mailbox.registry.join('engineer', 'engineer');
+    const request = session.requests.create({ kind: 'plan', from: 'engineer', to: 'lead', plan: 'Write organize.py first.' });
+    await runLine('/inbox', value);
+    expect(out.at(-1)).toContain(`plan ${request.id} from engineer: Write organize.py first.`);
+    await runLine(`/approve ${request.id}`, value);
+    expect(out.at(-1)).toBe(`approved ${request.id}`);
+    expect(session.mailbox.peek('engineer')[0]).toMatchObject({ type: 'plan_approval_response', requestId: request.id, approve: true });
+    await runLine(`/reject ${request.id} too late`, value);
+    expect(out.at(-1)).toMatch(/^error: plan request .* was already approved/);
+  });
+});

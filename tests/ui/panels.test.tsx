@@ -1,0 +1,121 @@
+import { render } from 'ink-testing-library';
+import { describe, expect, it } from 'vitest';
+import type { Member, Task } from '../../src/core/board/schemas.js';
+import { BoardPanel } from '../../src/ui/board-panel.js';
+import { QuestionBox } from '../../src/ui/question-box.js';
+import { boardView } from '../../src/ui/stores.js';
+import { TeamPanel } from '../../src/ui/team-panel.js';
+
+const at = '2026-01-01T00:00:00.000Z';
+
+function task(id: number, patch: Partial<Task> = {}): Task {
+  return {
+    id,
+    subject: `Task number ${id}`,
+    description: '',
+    status: 'pending',
+    owner: null,
+    role: null,
+    stage: null,
+    blockedBy: [],
+    blocks: [],
+    pipeline: null,
+    revision: 0,
+    claims: 0,
+    lease: null,
+    handoff: '',
+    artifacts: {},
+    result: null,
+    history: [],
+    createdAt: at,
+    updatedAt: at,
+    ...patch,
+  };
+}
+
+function member(name: string, patch: Partial<Member> = {}): Member {
+  return { name, role: name, status: 'idle', task: null, since: at, pid: 1, ...patch };
+}
+
+describe('board panel', () => {
+  it('shows markers, stage, revision, owner and the pipeline status', () => {
+    const tasks = [
+      task(1, { subject: 'Analyse: organizer', status: 'completed', stage: 'requirements', owner: 'analyst', pipeline: 1 }),
+      task(2, { subject: 'Implement: organizer', status: 'completed', stage: 'implementation', owner: 'engineer', pipeline: 1 }),
+      task(3, { subject: 'Review organize.py', status: 'completed', stage: 'review', owner: 'reviewer', pipeline: 1, artifacts: { verdict: 'revise' } }),
+      task(4, { subject: 'Revise (1): organizer', status: 'in_progress', stage: 'implementation', revision: 1, owner: 'engineer', pipeline: 1 }),
+      task(5, { subject: 'Broken', status: 'failed' }),
+      task(6, { subject: 'Later', status: 'pending', role: 'engineer' }),
+    ];
+    const { lastFrame } = render(<BoardPanel view={boardView(tasks, 12)} width={90} />);
+    const frame = lastFrame()!;
+    expect(frame).toContain('6 tasks · 1 pending · 1 in progress · 3 done · 1 failed');
+    expect(frame).toContain('[x] #1: Analyse: organizer (requirements) @analyst');
+    expect(frame).toContain('[>] #4: Revise (1): organizer (implementation r1) @engineer');
+    expect(frame).toContain('[!] #5: Broken');
+    expect(frame).toContain('[ ] #6: Later (engineer)');
+    expect(frame).toContain('pipeline #1 active');
+  });
+
+  it('shows the newest tasks and every task in progress of a board of 1,000, with counts', () => {
+    const tasks = Array.from({ length: 1000 }, (_, i) =>
+      task(i + 1, { status: i === 41 ? 'in_progress' : i < 900 ? 'completed' : 'pending', owner: i === 41 ? 'engineer' : null }),
+    );
+    const started = performance.now();
+    const view = boardView(tasks, 12);
+    const { lastFrame } = render(<BoardPanel view={view} width={90} />);
+    const ms = performance.now() - started;
+    const frame = lastFrame()!;
+    expect(view.shown.map((t) => t.id)).toEqual([42, 990, 991, 992, 993, 994, 995, 996, 997, 998, 999, 1000]);
+    expect(frame).toContain('1000 tasks · 100 pending · 1 in progress · 899 done · showing 12');
+    expect(frame).toContain('[>] #42: Task number 42 @engineer');
+    expect(frame).toContain('[ ] #1000: Task number 1000');
+    expect(frame).not.toContain('#989:');
+    expect(frame.split('\n').length).toBeLessThan(20);
+    expect(ms).toBeLessThan(1_000);
+  });
+});
+
+describe('team panel', () => {
+  it('shows status, current task and the idle reason', () => {
+    const tasks = new Map([[4, task(4, { subject: 'Revise (1): organizer' })]]);
+    const { lastFrame } = render(
+      <TeamPanel
+        lead="lead"
+        tasks={tasks}
+        members={[
+          member('analyst', { status: 'waiting', task: 1, reason: 'waiting for an answer' }),
+          member('engineer', { status: 'working', task: 4 }),
+          member('reviewer', { reason: 'looking for work' }),
+        ]}
+      />,
+    );
+    const frame = lastFrame()!;
+    expect(frame).toContain('analyst (analyst) waiting #1 — waiting for an answer');
+    expect(frame).toContain('engineer (engineer) working #4 Revise (1): organizer');
+    expect(frame).toContain('reviewer (reviewer) idle — looking for work');
+    // A spinner frame sits in front of the working teammate only.
+    expect(frame).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] engineer/);
+    expect(frame).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] analyst/);
+  });
+
+  it('says how to add a teammate when the team is empty', () => {
+    const { lastFrame } = render(<TeamPanel lead="lead" tasks={new Map()} members={[]} />);
+    expect(lastFrame()).toContain('No teammates — /spawn <name> <role>');
+  });
+});
+
+describe('question box', () => {
+  const question = { questionId: 'q1', from: 'analyst', question: 'Which folders?', task: 3, pipeline: 1, at };
+
+  it('shows who asks and how to answer', () => {
+    const { lastFrame } = render(<QuestionBox questions={[question, { ...question, questionId: 'q2' }]} auto={false} />);
+    expect(lastFrame()).toContain('analyst asks (task #3): Which folders?');
+    expect(lastFrame()).toContain('type the answer and press Enter · 1 more waiting');
+  });
+
+  it('says the simulated user is on it with --auto, and is empty without questions', () => {
+    expect(render(<QuestionBox questions={[question]} auto />).lastFrame()).toContain('the simulated user is answering');
+    expect(render(<QuestionBox questions={[]} auto={false} />).lastFrame()).toBe('');
+  });
+});
