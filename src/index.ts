@@ -1,2 +1,17 @@
 export * from './core/board/index.js';
 export * from './core/errors.js';
+export * from './core/model/index.js';
+export { runLoop, type LoopOptions, type LoopOutcome, type LoopResult } from './core/agent/loop.js';
+export { Teammate, type TeammateEvent, type TeammateOptions } from './core/agent/teammate.js';
+export { TeammateManager, type TeammateExit, type TeammateHandle } from './core/agent/manager.js';
+export { Wake } from './core/agent/wake.js';
+export { DEFAULT_TEAMMATE_SETTINGS, loadTeammateSettings, type TeammateSettings } from './core/agent/settings.js';
+export { identityBlock, identityMessages } from './core/agent/identity.js';
+export { Pipeline, type PipelineState, type PipelineStatus } from './core/stages/pipeline.js';
+export { STAGE_DEFINITIONS, type StageDefinition } from './core/stages/definitions.js';
+export { defineTool, toolError, type ToolContext, type ToolDefinition, type ToolOutcome } from './core/tools/tool.js';
+export { TEAMMATE_TOOLS, stageTools, generalTools } from './core/tools/registry.js';
+export { LeadSession, DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions } from './core/lead/session.js';
+export { LeadAgent } from './core/lead/lead-agent.js';
+export { Trace, type TraceEvent } from './core/trace/trace.js';
+export { summarizeTrace } from './core/trace/summary.js';

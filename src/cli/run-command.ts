@@ -4,6 +4,7 @@ import type { TeammateSettings } from '../core/agent/settings.js';
 import { parseDuration } from '../core/agent/settings.js';
 import type { Stage, Task } from '../core/board/schemas.js';
 import { type LeadEvent, LeadSession } from '../core/lead/session.js';
+import { AutoteamError } from '../core/errors.js';
 import { loadModelConfig } from '../core/model/anthropic.js';
 import type { PipelineState } from '../core/stages/pipeline.js';
 import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
@@ -38,6 +39,7 @@ export interface RunSummary {
 
 /** `autoteam run`: start the team, post one requirement, follow it to the end, print a summary. */
 export async function runHeadless(options: RunCommandOptions): Promise<number> {
+  if (!options.requirement.trim()) throw new AutoteamError('a requirement cannot be empty', 'USAGE');
   const spec = loadModelConfig();
   const session = new LeadSession({ rootDir: options.dir, model: spec, settings: options.settings, auto: options.auto });
   const started = Date.now();
@@ -60,14 +62,19 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const timeoutMs = options.timeout ? parseDuration(options.timeout, '--timeout') : 10 * 60_000;
   const giveUp = AbortSignal.timeout(timeoutMs);
   log(`autoteam run — ${session.modelLabel}`);
-  await session.start();
-  const first = await session.post(options.requirement, options.startStage);
-  const pipeline = first.pipeline!;
-  log(`posted pipeline #${pipeline}: task #${first.id} (${first.stage}) — ${first.subject}`);
-  let state = await session.waitForPipeline(pipeline, giveUp);
-  if (state.status === 'active') state = { ...state, status: 'failed', reason: `timed out after ${formatDuration(timeoutMs)}` };
-  input?.close();
-  await session.close(3_000);
+  let state: PipelineState;
+  let pipeline: number;
+  try {
+    await session.start();
+    const first = await session.post(options.requirement, options.startStage);
+    pipeline = first.pipeline!;
+    log(`posted pipeline #${pipeline}: task #${first.id} (${first.stage}) — ${first.subject}`);
+    state = await session.waitForPipeline(pipeline, giveUp);
+    if (state.status === 'active') state = { ...state, status: 'failed', reason: `timed out after ${formatDuration(timeoutMs)}` };
+  } finally {
+    input?.close();
+    await session.close(3_000);
+  }
   state = { ...session.pipeline.state(pipeline), ...(state.reason ? { reason: state.reason } : {}), status: state.status };
 
   const summary = summarize(session, state, options.requirement, since, Date.now() - started);

@@ -14,35 +14,56 @@ export interface InputLineProps {
   prompt?: string;
 }
 
-/** The prompt: ink-text-input plus Tab completion of commands, history (↑/↓), Ctrl+C and Ctrl+D. */
+const ignore = () => undefined;
+
+/**
+ * The prompt: ink-text-input for editing, plus Enter, Tab completion of commands, history (↑/↓),
+ * Ctrl+C and Ctrl+D. The line lives in a ref as well as in state: key handlers close over the last
+ * rendered value, and a paste followed at once by Enter would otherwise submit the old line.
+ */
 export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, prompt = '›' }: InputLineProps) {
   const [value, setValue] = useState('');
+  const line = useRef('');
   // Remounting TextInput puts its cursor at the end after Tab or history replaced the value.
   const [generation, setGeneration] = useState(0);
   const history = useRef<string[]>([]);
   const cursor = useRef(0);
-  const replace = (next: string) => {
+  // TextInput inserts the "d" of Ctrl+D; both handlers see the same key, in an order ink does not
+  // promise. Ours drops TextInput's change when it runs first, and undoes it when it runs second.
+  const swallow = useRef(false);
+  const beforeChange = useRef<string | null>(null);
+  const thisKey = (flag: () => void) => setImmediate(flag);
+
+  const set = (next: string) => {
+    line.current = next;
     setValue(next);
+  };
+  const replace = (next: string) => {
+    set(next);
     setGeneration((n) => n + 1);
   };
-  const rendered = value;
+  const submit = (text: string) => {
+    if (text.trim()) history.current.push(text);
+    cursor.current = history.current.length;
+    replace('');
+    onSubmit(text);
+  };
 
-  // TextInput inserts the "d" of Ctrl+D. Both key handlers run in the same input event, in an order
-  // ink does not promise: drop a change that comes after ours, undo one that came before.
-  const swallow = useRef(false);
   useInput(
     (input, key) => {
       if (key.ctrl && input === 'c') return onQuit();
+      if (key.return) return submit(line.current);
       if (key.ctrl && input === 'd') {
+        const current = beforeChange.current ?? line.current;
         swallow.current = true;
-        setImmediate(() => {
+        thisKey(() => {
           swallow.current = false;
         });
-        return rendered === '' ? onQuit() : replace(rendered);
+        return current === '' ? onQuit() : replace(current);
       }
       if (key.tab) {
-        const { line, candidates } = complete(rendered);
-        if (line !== rendered) replace(line);
+        const { line: completed, candidates } = complete(line.current);
+        if (completed !== line.current) replace(completed);
         else if (candidates.length > 1) onHint?.(candidates.map((name) => `/${name}`).join('  '));
         return;
       }
@@ -56,20 +77,19 @@ export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, promp
     { isActive: active },
   );
 
-  const submit = (line: string) => {
-    if (line.trim()) history.current.push(line);
-    cursor.current = history.current.length;
-    replace('');
-    onSubmit(line);
-  };
-
-  // A paste (or a fast terminal) can deliver "text\r" in one chunk: TextInput would keep the \r.
+  // A paste can bring "text\r" in one chunk: TextInput would keep the \r in the line.
   const change = (next: string) => {
     if (swallow.current) return;
-    if (!/[\r\n]/.test(next)) return setValue(next);
+    if (beforeChange.current === null) {
+      beforeChange.current = line.current;
+      thisKey(() => {
+        beforeChange.current = null;
+      });
+    }
+    if (!/[\r\n]/.test(next)) return set(next);
     const parts = next.split(/\r\n|\r|\n/);
     const rest = parts.pop() ?? '';
-    for (const line of parts) submit(line);
+    for (const part of parts) submit(part);
     replace(rest);
   };
 
@@ -78,7 +98,7 @@ export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, promp
       <Text bold color={active ? 'green' : 'gray'}>
         {prompt}{' '}
       </Text>
-      <TextInput key={generation} value={value} onChange={change} onSubmit={submit} placeholder={placeholder} focus={active} />
+      <TextInput key={generation} value={value} onChange={change} onSubmit={ignore} placeholder={placeholder} focus={active} />
     </Box>
   );
 }

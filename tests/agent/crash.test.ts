@@ -138,14 +138,16 @@ describe('lease expiry takeover across processes', () => {
       },
     ]);
     second = startLocalTeammate({ root, name: 'eng2', role: 'engineer', model, settings: { pollMs: 100, leaseMs: 10_000 } });
-    // Nothing on disk changes when a lease lapses: eng2's poll is what finds it.
+    // Nothing on disk changes when a lease lapses: eng2's poll is what finds it. (If the SIGKILL
+    // landed inside a lease renewal, the task's lock is left behind and the takeover also waits
+    // out its 10 s staleness.)
     const taken = await until(
       () => {
         const current = board.get(task.id);
         return current.owner === 'eng2' ? current : null;
       },
       'eng2 takes the task over',
-      { timeoutMs: LEASE_MS + 15_000 },
+      { timeoutMs: LEASE_MS + 25_000 },
     );
     const takeover = taken.history.at(-1)!;
     expect(takeover).toMatchObject({ by: 'eng2', event: 'claimed' });
@@ -205,7 +207,7 @@ describe('lease expiry takeover across processes', () => {
     const done = await until(() => {
       const current = board.get(task.id);
       return current.status === 'completed' ? current : null;
-    }, 'the restarted eng1 completes', { timeoutMs: 20_000 });
+    }, 'the restarted eng1 completes', { timeoutMs: 25_000 });
     model.assertDone();
     expect(done).toMatchObject({ owner: 'eng1', claims: 2, result: 'resumed and done' });
     expect(done.history.find((h) => h.detail === 'lease of eng1 expired; taken over (token 2)')).toBeDefined();

@@ -42,7 +42,8 @@ describe.skipIf(!tmux)(`autoteam REPL in a real terminal (tmux${tmux ? '' : ' is
     screen.type('/tasks');
     await screen.waitFor(/› \/tasks\n\[x\] #1: Analyse: .*\(requirements\) @analyst/, '/tasks output', 10_000, true);
     screen.type('/team');
-    await screen.waitFor(/› \/team\nteam \S+ — lead: lead\n {2}analyst \(analyst\): idle/, '/team output', 10_000, true);
+    // Members are listed in the order they joined, which the threads decide.
+    await screen.waitFor(/› \/team\nteam \S+ — lead: lead\n(( {2}(analyst|engineer|reviewer) \(\3\): idle — looking for work)\n){3}/, '/team output', 10_000, true);
     screen.type('/inbox');
     await screen.waitFor(/› \/inbox\nInbox:\n {2}reviewer \[pipeline_update\]: Pipeline #1 approved/, '/inbox output', 10_000, true);
 

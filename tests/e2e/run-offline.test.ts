@@ -228,7 +228,8 @@ describe.runIf(python)('autoteam run --auto, offline: the canonical five-task st
   });
 });
 
-describe.runIf(python)('autoteam run: options and failures', () => {
+// Independent runs: let them overlap.
+describe.runIf(python).concurrent('autoteam run: options and failures', () => {
   it('--json --start-stage implementation: skips the analyst and prints the summary as JSON', async () => {
     const root = board();
     const run = await runCli(['run', '--auto', '--json', '--start-stage', 'implementation', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
@@ -285,7 +286,7 @@ describe.runIf(python)('autoteam run: options and failures', () => {
 
   it('exits 2 for a blank requirement, promptly, without leaving teammate threads running', async () => {
     const root = board();
-    const run = await runCli(['run', '--auto', '--dir', root, '   '], { cwd: root, killAfterMs: 15_000 });
+    const run = await runCli(['run', '--auto', '--dir', root, '   '], { cwd: root, killAfterMs: 10_000 });
     expect(run.signal, `the CLI hung and was killed\n${describeRun(run)}`).toBeNull();
     expect(run.code, describeRun(run)).toBe(2);
     expect(run.stderr).toMatch(/requirement cannot be empty/);

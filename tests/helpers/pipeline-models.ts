@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import type { AssistantBlock, ModelClient, ModelMessage, ModelRequest, ModelResponse } from '../../src/core/model/types.js';
+import type { AssistantBlock, ModelClient, ModelMessage, ModelRequest, ModelResponse, ToolUseBlock } from '../../src/core/model/types.js';
 
 export type StageBehaviour =
   /** requirements: save + complete; implementation: write + submit; review: approve. */
@@ -37,7 +37,7 @@ export const NUDGE = /You have not finished this task\. Continue, and end it wit
 const FILE = 'main.py';
 const PROGRAM = '"""Print a greeting."""\nprint("hello")\n';
 
-const use = (name: string, input: Record<string, unknown>): AssistantBlock => ({
+const use = (name: string, input: Record<string, unknown>): ToolUseBlock => ({
   type: 'tool_use',
   id: `toolu_fake_${randomUUID().slice(0, 8)}`,
   name,

@@ -31,6 +31,7 @@ export class TmuxScreen {
     const command = `cd '${this.dir}' && env ANTHROPIC_API_KEY= ANTHROPIC_AUTH_TOKEN= ${quoted}; echo $? > '${this.exitFile}'`;
     this.tmux('new-session', '-d', '-s', 'repl', '-x', String(this.size.columns), '-y', String(this.size.rows), command);
     this.tmux('set-option', '-t', 'repl', 'remain-on-exit', 'on');
+    if (process.env.REPL_TMUX_RAW) this.tmux('pipe-pane', '-t', 'repl', `cat >> '${path.join(this.dir, 'raw.log')}'`);
   }
 
   /** Types text, then Enter as a separate key, as a person would. */
@@ -52,7 +53,6 @@ export class TmuxScreen {
     try {
       return await waitUntil(() => {
         const screen = this.capture(history);
-        fs.writeFileSync('/tmp/dbg/tmuxlast.txt', screen);
         return (typeof pattern === 'string' ? screen.includes(pattern) : pattern.test(screen)) ? screen : null;
       }, what, timeoutMs);
     } catch (error) {

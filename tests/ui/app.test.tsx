@@ -139,6 +139,14 @@ describe('the REPL app', () => {
     await m.until(/team \S+ — lead: lead/);
   });
 
+  it('submits the typed line when Enter comes before the next frame', async () => {
+    const m = await mount();
+    m.type('Organize my Downloads folder'); // not awaited: Enter follows at once, as under load
+    await m.type(ENTER);
+    await m.until('lead: noted');
+    expect(m.asked).toEqual(['Organize my Downloads folder']);
+  });
+
   it('hints at the closest command for an unknown one', async () => {
     const m = await mount();
     await m.type('/tsks');

@@ -41,7 +41,8 @@ export function renderTranscript(messages: readonly ModelMessage[]): string {
  * Everything after the opening is summarised, so no tool_use is ever left without its result.
  */
 export async function compactConversation(input: CompactionInput): Promise<ModelMessage[]> {
-  const body = input.messages.slice(3);
+  // From the task message on: it may carry an earlier summary and inbox text added to the turn.
+  const body = input.messages.slice(2);
   const response = await input.model.create({
     system:
       'You summarise an agent\'s work log so it can continue after its context is cleared. Keep: decisions, files written, commands run and their outcomes, open problems, and what remains to do. Plain text, under 300 words.',

@@ -4,7 +4,7 @@ import { Mailbox } from '../board/mailbox.js';
 import { RequestStore } from '../board/requests.js';
 import { TaskBoard } from '../board/task-board.js';
 import type { BoardWatcher } from '../board/watcher.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, UnknownRecipientError } from '../errors.js';
 import type { ModelSpec } from '../model/factory.js';
 import { type FromWorker, FromWorkerSchema, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
 import type { TeammateSettings } from './settings.js';
@@ -155,8 +155,15 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     const handle = this.live.get(name);
     if (!handle) return null;
     const lead = this.options.lead ?? this.mailbox.registry.read().lead;
-    const request = this.requests.create({ kind: 'shutdown', from: lead, to: name });
-    await this.mailbox.send(lead, name, 'Please finish up and shut down.', 'shutdown_request', { requestId: request.id });
+    try {
+      await this.mailbox.send(lead, name, 'Please finish up and shut down.', 'shutdown_request', {
+        requestId: this.requests.create({ kind: 'shutdown', from: lead, to: name }).id,
+      });
+    } catch (error) {
+      // Not on the team yet (still starting): there is no inbox to ask through, so stop it.
+      if (error instanceof UnknownRecipientError) return this.stop(name, graceMs);
+      throw error;
+    }
     this.wake(name);
     return this.awaitExit(handle, graceMs);
   }

@@ -110,7 +110,8 @@ export class Teammate {
         continue;
       }
       if (this.settings.idleTimeoutMs > 0 && Date.now() - idleSince >= this.settings.idleTimeoutMs) {
-        this.exitReason = `idle for ${Math.round(this.settings.idleTimeoutMs / 1000)} s`;
+        const ms = this.settings.idleTimeoutMs;
+        this.exitReason = `idle for ${ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`}`;
         break;
       }
       const remaining = this.settings.idleTimeoutMs > 0 ? this.settings.idleTimeoutMs - (Date.now() - idleSince) : Infinity;
@@ -256,7 +257,7 @@ export class Teammate {
         }
       },
       beforeTurn: async () => {
-        if (shutdownAsked && this.requests.get(String(shutdownAsked.requestId)).status === 'pending') {
+        if (shutdownAsked && this.shutdownPending(shutdownAsked)) {
           // The model had its turn to answer; a pending shutdown is approved by the runtime.
           await this.approveShutdown(shutdownAsked);
           return { stop: { kind: 'exit', reason: this.exitReason ?? 'shutdown approved' } };
@@ -297,6 +298,7 @@ export class Teammate {
       },
       waitForMessage: (match, timeoutMs) => this.waitForMessage(match, timeoutMs, signal),
       log: (line) => this.activity(ctx.task?.id ?? null, line),
+      setStatus: (status, reason) => this.setStatus(status, ctx.task?.id ?? null, reason),
     };
     return ctx;
   }
@@ -309,9 +311,21 @@ export class Teammate {
       for (const message of await this.mailbox.drain(this.options.name)) this.pending.push(message);
       const found = this.pending.findIndex(match);
       if (found >= 0) return this.pending.splice(found, 1)[0]!;
+      // A shutdown request ends any wait: the loop answers it on its next turn.
+      if (this.pending.some((m) => m.type === 'shutdown_request')) return null;
       const remaining = deadline - Date.now();
       if (signal.aborted || remaining <= 0) return null;
       await this.options.wake.wait(Math.min(this.settings.pollMs, remaining), signal);
+    }
+  }
+
+  /** Still undecided; a request without a stored record (sent by hand) counts as undecided. */
+  private shutdownPending(request: Message): boolean {
+    if (typeof request.requestId !== 'string') return true;
+    try {
+      return this.requests.get(request.requestId).status === 'pending';
+    } catch {
+      return true;
     }
   }
 

@@ -18,10 +18,13 @@ export const DEFAULT_LOCK_STALE_MS = 10_000;
  * the whole thread.
  */
 export async function withLock<T>(file: string, fn: () => T | Promise<T>, options: LockOptions = {}): Promise<T> {
-  const retries = options.retries ?? 60;
+  const stale = options.staleMs ?? DEFAULT_LOCK_STALE_MS;
+  // Keep retrying past the stale threshold, so a lock left by a killed process is taken over
+  // instead of failing the caller (120 ms is the longest back-off step).
+  const retries = options.retries ?? Math.ceil((stale * 1.5) / 120) + 12;
   const base = {
     realpath: false,
-    stale: options.staleMs ?? DEFAULT_LOCK_STALE_MS,
+    stale,
     onCompromised: options.onCompromised ?? (() => {}),
   };
   let release: () => unknown;

@@ -125,7 +125,7 @@ export class Pipeline {
       await this.notifyLead(fence.owner, current, 'failed', `Pipeline #${task.pipeline} failed: ${reason}`);
       return { ok: true, status: 'failed', next: null, reason };
     }
-    const done = await this.board.complete(task.id, fence, `changes requested (${issues.length} issues)`, {
+    const done = await this.board.complete(task.id, fence, `changes requested (${issues.length} issue${issues.length === 1 ? '' : 's'})`, {
       verdict: 'changes requested',
       issues,
     });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, settingsOf, toolError } from './tool.js';
+import { defineTool, reportStatus, settingsOf, toolError } from './tool.js';
 
 export interface QaEntry {
   question: string;
@@ -41,9 +41,9 @@ export const askClarifyingQuestionTool = defineTool({
       pipeline: ctx.task.pipeline,
     });
     await ctx.record('asked', question);
-    await ctx.registry.setStatus(ctx.agent.name, 'waiting', { task: ctx.task.id, reason: 'waiting for an answer' });
+    await reportStatus(ctx, 'waiting', 'waiting for an answer');
     const reply = await ctx.waitForMessage((m) => m.type === 'answer' && m.questionId === sent.questionId, answerTimeoutMs);
-    await ctx.registry.setStatus(ctx.agent.name, 'working', { task: ctx.task.id });
+    await reportStatus(ctx, 'working');
     const answer = reply?.content ?? `No answer within ${Math.round(answerTimeoutMs / 1000)} s; proceed with sensible assumptions.`;
     const by = reply?.from ?? 'timeout';
     await ctx.record('answered', `${by}: ${answer}`, (artifacts) => ({

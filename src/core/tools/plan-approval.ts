@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RequestStore } from '../board/requests.js';
-import { defineTool, settingsOf } from './tool.js';
+import { defineTool, reportStatus, settingsOf } from './tool.js';
 
 export const planApprovalTool = defineTool({
   name: 'plan_approval',
@@ -13,12 +13,12 @@ export const planApprovalTool = defineTool({
     const request = store.create({ kind: 'plan', from: ctx.agent.name, to: lead, task: ctx.task?.id ?? null, plan });
     await ctx.mailbox.send(ctx.agent.name, lead, plan, 'plan_approval_request', { requestId: request.id, task: ctx.task?.id ?? null });
     await ctx.record('plan_submitted', `${request.id}: ${plan.slice(0, 200)}`);
-    await ctx.registry.setStatus(ctx.agent.name, 'waiting', { task: ctx.task?.id ?? null, reason: `waiting for plan approval (${request.id})` });
+    await reportStatus(ctx, 'waiting', `waiting for plan approval (${request.id})`);
     const reply = await ctx.waitForMessage(
       (m) => m.type === 'plan_approval_response' && m.requestId === request.id,
       settingsOf(ctx).planTimeoutMs,
     );
-    await ctx.registry.setStatus(ctx.agent.name, 'working', { task: ctx.task?.id ?? null });
+    await reportStatus(ctx, 'working');
     if (!reply) return { content: `No decision on ${request.id} in time; go idle or ask the lead.`, isError: true };
     const approved = reply.approve === true;
     await ctx.record(approved ? 'plan_approved' : 'plan_rejected', reply.content);

@@ -50,6 +50,8 @@ export interface ToolContext {
   /** Waits for an inbox message matching `match` (other messages stay queued for the loop). */
   waitForMessage(match: (message: Message) => boolean, timeoutMs: number): Promise<Message | null>;
   log(line: string): void;
+  /** Reports working/waiting through the runtime (registry, trace and UI); absent in bare contexts. */
+  setStatus?(status: 'working' | 'waiting', reason?: string): Promise<void>;
   /** Limits and protocol settings (defaults apply where absent). */
   settings?: Partial<RuntimeSettings>;
 }
@@ -67,6 +69,12 @@ export const DEFAULT_RUNTIME_SETTINGS: RuntimeSettings = {
   planTimeoutMs: 10 * 60_000,
   maxRevisions: 3,
 };
+
+/** Sets the agent's status through the runtime when it has one, else straight in the registry. */
+export async function reportStatus(ctx: ToolContext, status: 'working' | 'waiting', reason?: string): Promise<void> {
+  if (ctx.setStatus) await ctx.setStatus(status, reason);
+  else await ctx.registry.setStatus(ctx.agent.name, status, { task: ctx.task?.id ?? null, ...(reason ? { reason } : {}) });
+}
 
 export function settingsOf(ctx: ToolContext): RuntimeSettings {
   return { ...DEFAULT_RUNTIME_SETTINGS, ...ctx.settings };

@@ -29,14 +29,8 @@ export function toolCalls(messages: readonly ModelMessage[]): ToolCall[] {
     for (const block of blocks(message)) {
       if (block.type === 'text' && block.text.includes('<progress-summary>')) {
         for (const line of block.text.split('\n')) {
-          const match = SUMMARY_CALL.exec(line);
-          if (match) {
-            calls.push({
-              name: match[1]!,
-              input: JSON.parse(match[2]!) as Record<string, unknown>,
-              result: { content: match[4]!.replace(/\\n/g, '\n'), isError: match[3] === 'error' },
-            });
-          }
+          const call = parseSummaryLine(line);
+          if (call) calls.push(call);
         }
       } else if (block.type === 'tool_use') {
         const call: ToolCall = { name: block.name, input: (block.input ?? {}) as Record<string, unknown> };
@@ -49,6 +43,17 @@ export function toolCalls(messages: readonly ModelMessage[]): ToolCall[] {
     }
   }
   return calls;
+}
+
+/** One `- called NAME {input} → ok|error: result` line of an offline compaction summary. */
+export function parseSummaryLine(line: string): ToolCall | null {
+  const match = SUMMARY_CALL.exec(line);
+  if (!match) return null;
+  return {
+    name: match[1]!,
+    input: JSON.parse(match[2]!) as Record<string, unknown>,
+    result: { content: match[4]!.replace(/\\n/g, '\n'), isError: match[3] === 'error' },
+  };
 }
 
 export function callsOf(calls: readonly ToolCall[], name: string): ToolCall[] {

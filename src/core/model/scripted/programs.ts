@@ -28,6 +28,7 @@ export function detectLanguage(text: string): Language {
 
 function conflictPolicy(requirements: Record<string, string>): 'suffix' | 'skip' | 'overwrite' {
   const text = Object.values(requirements).join(' ').toLowerCase();
+  if (/suffix|\(1\)|rename|never overwrite|don't overwrite|do not overwrite/.test(text)) return 'suffix';
   if (/\bskip|leave (it|them)|ignore\b/.test(text)) return 'skip';
   if (/overwrite|replace/.test(text)) return 'overwrite';
   return 'suffix';

@@ -1,6 +1,6 @@
 import type { AssistantBlock, ModelClient, ModelRequest, ModelResponse } from '../types.js';
 import { analystTurn } from './analyst.js';
-import { allText, type Decision, lastUserText, summarizeCalls, taskText, type ToolCall, toolCalls } from './conversation.js';
+import { allText, type Decision, lastUserText, parseSummaryLine, summarizeCalls, taskText, type ToolCall, toolCalls } from './conversation.js';
 import { engineerTurn } from './engineer.js';
 import { generalTurn } from './general.js';
 import { leadTurn } from './lead.js';
@@ -83,6 +83,11 @@ function transcriptCalls(text: string): ToolCall[] {
     const call = TRANSCRIPT_CALL.exec(line);
     if (call) {
       calls.push({ name: call[1]!, input: JSON.parse(call[2]!) as Record<string, unknown> });
+      continue;
+    }
+    const summarized = parseSummaryLine(line);
+    if (summarized) {
+      calls.push(summarized);
       continue;
     }
     const result = TRANSCRIPT_RESULT.exec(line);
