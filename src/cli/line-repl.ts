@@ -39,9 +39,10 @@ export async function runLineRepl(session: LeadSession, options: LineReplOptions
   print('Type /help for commands, or a requirement for the lead.');
 
   const lines = readline.createInterface({ input: options.input ?? process.stdin, terminal: false });
-  let interrupted = false;
+  // Ctrl+C ends the input, and the wait for work in flight too.
+  const interrupt = new AbortController();
   const onSigint = () => {
-    interrupted = true;
+    interrupt.abort();
     lines.close();
   };
   process.once('SIGINT', onSigint);
@@ -53,10 +54,13 @@ export async function runLineRepl(session: LeadSession, options: LineReplOptions
     }
   }
   lines.close();
-  if (!quit && !interrupted) {
+  if (!quit && !interrupt.signal.aborted) {
     const timeoutMs = options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS;
-    const left = await waitForQuiet(session, timeoutMs, (reason) => print(`end of input: waiting for the team (${reason}; at most ${formatDuration(timeoutMs)})…`));
-    if (left) print(`gave up waiting: ${left}`);
+    const say = (reason: string) => print(`end of input: waiting for the team (${reason}; at most ${formatDuration(timeoutMs)}, Ctrl+C to stop)…`);
+    const left = await waitForQuiet(session, timeoutMs, say, interrupt.signal);
+    if (left) print(`${interrupt.signal.aborted ? 'interrupted' : 'gave up waiting'}: ${left}`);
+    const question = session.questions.values().next().value;
+    if (question && !session.autoAnswer) print(`not waiting: ${question.from} asks "${question.question}" and input has ended (answer in the input, or use --auto)`);
   }
   process.off('SIGINT', onSigint);
   print('shutting the team down…');

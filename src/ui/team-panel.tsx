@@ -10,11 +10,12 @@ const STATUS_COLORS: Record<Member['status'], string> = {
   dead: 'red',
 };
 
+/** The reason first: on a narrow terminal the subject is what gets cut. */
 function doing(member: Member, tasks: ReadonlyMap<number, Task>): string {
   const task = member.task ? tasks.get(member.task) : undefined;
-  const what = member.task ? ` #${member.task}${task ? ` ${task.subject}` : ''}` : '';
   const reason = member.reason ? ` — ${member.reason}` : '';
-  return `${what}${reason}`;
+  const what = member.task ? `${reason ? ' ·' : ''} #${member.task}${task ? ` ${task.subject}` : ''}` : '';
+  return `${reason}${what}`;
 }
 
 export function TeamPanel({ members, tasks, lead }: { members: readonly Member[]; tasks: ReadonlyMap<number, Task>; lead: string }) {
@@ -27,7 +28,7 @@ export function TeamPanel({ members, tasks, lead }: { members: readonly Member[]
       {members.length === 0 ? <Text dimColor>No teammates — /spawn &lt;name&gt; &lt;role&gt;</Text> : null}
       {members.map((member) => (
         <Box key={member.name}>
-          <Box width={2}>{member.status === 'working' ? <Text color="yellow"><Spinner type="dots" /></Text> : <Text> </Text>}</Box>
+          <Box width={2} flexShrink={0}>{member.status === 'working' ? <Text color="yellow"><Spinner type="dots" /></Text> : <Text> </Text>}</Box>
           <Text wrap="truncate-end">
             <Text bold>{member.name}</Text>
             <Text dimColor> ({member.role}) </Text>

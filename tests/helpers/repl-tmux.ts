@@ -31,6 +31,7 @@ export class TmuxScreen {
     const command = `cd '${this.dir}' && env ANTHROPIC_API_KEY= ANTHROPIC_AUTH_TOKEN= ${quoted}; echo $? > '${this.exitFile}'`;
     this.tmux('new-session', '-d', '-s', 'repl', '-x', String(this.size.columns), '-y', String(this.size.rows), command);
     this.tmux('set-option', '-t', 'repl', 'remain-on-exit', 'on');
+    // REPL_TMUX_RAW=1 keeps the raw bytes the program wrote (raw.log in the board dir), for debugging the screen.
     if (process.env.REPL_TMUX_RAW) this.tmux('pipe-pane', '-t', 'repl', `cat >> '${path.join(this.dir, 'raw.log')}'`);
   }
 
@@ -67,5 +68,8 @@ export class TmuxScreen {
 
   kill(): void {
     spawnSync('tmux', ['-L', this.socket, 'kill-server'], { stdio: 'ignore' });
+    // tmux leaves the socket file of a killed server behind.
+    const uid = process.getuid?.() ?? 0;
+    fs.rmSync(path.join(process.env.TMUX_TMPDIR ?? '/tmp', `tmux-${uid}`, this.socket), { force: true });
   }
 }

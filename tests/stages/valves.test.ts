@@ -176,7 +176,7 @@ describe('safety valves', () => {
     sessions.push(session);
     await session.start();
     // A pipeline can end (or a person can quit) before every worker thread has registered itself.
-    const exits = await session.close(2_000);
+    const { exits } = await session.close(2_000);
     sessions.splice(sessions.indexOf(session), 1);
     expect(exits.map((exit) => exit.name).sort()).toEqual(['analyst', 'engineer', 'reviewer']);
     expect(session.manager.handles()).toEqual([]);

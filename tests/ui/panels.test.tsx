@@ -91,7 +91,7 @@ describe('team panel', () => {
       />,
     );
     const frame = lastFrame()!;
-    expect(frame).toContain('analyst (analyst) waiting #1 — waiting for an answer');
+    expect(frame).toContain('analyst (analyst) waiting — waiting for an answer · #1');
     expect(frame).toContain('engineer (engineer) working #4 Revise (1): organizer');
     expect(frame).toContain('reviewer (reviewer) idle — looking for work');
     // A spinner frame sits in front of the working teammate only.

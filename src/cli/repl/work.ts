@@ -1,21 +1,7 @@
-import type { Task } from '../../core/board/schemas.js';
+import { pipelineStatuses } from '../../core/stages/pipeline.js';
 import type { LeadSession } from '../../core/lead/session.js';
 
-export type PipelineStatus = 'active' | 'approved' | 'failed';
-
-/** Each pipeline's status from one board listing (the rule of Pipeline.state, without re-reading). */
-export function pipelineStatuses(tasks: readonly Task[]): Map<number, PipelineStatus> {
-  const statuses = new Map<number, PipelineStatus>();
-  for (const task of tasks) {
-    if (task.pipeline === null) continue;
-    const current = statuses.get(task.pipeline) ?? 'active';
-    if (current === 'failed') continue;
-    if (task.status === 'failed' || task.status === 'cancelled') statuses.set(task.pipeline, 'failed');
-    else if (task.stage === 'review' && task.status === 'completed' && task.artifacts.verdict === 'approved') statuses.set(task.pipeline, 'approved');
-    else statuses.set(task.pipeline, current);
-  }
-  return statuses;
-}
+export { type PipelineStatus, pipelineStatuses } from '../../core/stages/pipeline.js';
 
 /**
  * Why the session is still busy, or null when nothing can still move: a pipeline is active and
@@ -33,7 +19,12 @@ export function workInFlight(session: LeadSession): string | null {
 }
 
 /** Waits (bounded) until workInFlight says nothing can still move. Returns what was still busy on timeout. */
-export async function waitForQuiet(session: LeadSession, timeoutMs: number, onWait?: (reason: string) => void): Promise<string | null> {
+export async function waitForQuiet(
+  session: LeadSession,
+  timeoutMs: number,
+  onWait?: (reason: string) => void,
+  signal?: AbortSignal,
+): Promise<string | null> {
   const deadline = Date.now() + timeoutMs;
   let said = false;
   for (;;) {
@@ -42,18 +33,20 @@ export async function waitForQuiet(session: LeadSession, timeoutMs: number, onWa
     if (!said) onWait?.(reason);
     said = true;
     const left = deadline - Date.now();
-    if (left <= 0) return reason;
+    if (left <= 0 || signal?.aborted) return reason;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, Math.min(left, 1_000));
       function done() {
         clearTimeout(timer);
         session.off('event', onEvent);
+        signal?.removeEventListener('abort', done);
         resolve();
       }
       function onEvent(event: { type: string }) {
         if (event.type === 'pipeline' || event.type === 'board' || event.type === 'teammate_exit' || event.type === 'question' || event.type === 'answered') done();
       }
       session.on('event', onEvent);
+      signal?.addEventListener('abort', done, { once: true });
     });
   }
 }

@@ -80,6 +80,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private answerer: Answerer | null = null;
   private draining: Promise<void> = Promise.resolve();
   private auto: boolean;
+  private readonly spawned = new Set<string>();
 
   constructor(private readonly options: LeadSessionOptions) {
     super();
@@ -138,7 +139,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   spawn(name: string, role: string, prompt?: string) {
-    return this.manager.spawn(name, role, prompt);
+    const handle = this.manager.spawn(name, role, prompt);
+    this.spawned.add(name);
+    return handle;
   }
 
   /** The shutdown protocol for one teammate (bounded wait, then stop). */
@@ -199,13 +202,23 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     }
   }
 
-  /** Quits: the shutdown protocol for every teammate, then the watcher. */
-  async close(graceMs = 5_000): Promise<TeammateExit[]> {
+  /**
+   * Quits: the shutdown protocol for every teammate (bounded), then a sweep so no task stays
+   * in_progress under a teammate of this session that is gone, then the watcher.
+   */
+  async close(graceMs = 5_000): Promise<{ exits: TeammateExit[]; released: number[] }> {
     const exits = await this.manager.shutdownAll(graceMs);
     await this.manager.close(1_000);
+    const released: number[] = [];
+    for (const task of this.board.list()) {
+      if (task.status === 'in_progress' && task.owner && this.spawned.has(task.owner)) {
+        const result = await this.board.reclaimFrom(task.id, task.owner, 'the lead session closed').catch(() => null);
+        if (result?.ok) released.push(task.id);
+      }
+    }
     await this.watcher.close();
     await this.draining;
-    return exits;
+    return { exits, released };
   }
 
   /** Serialised drains of the lead's inbox; each message is dispatched once. */

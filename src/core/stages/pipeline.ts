@@ -149,11 +149,10 @@ export class Pipeline {
 
   state(pipeline: number): PipelineState {
     const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
-    const failed = tasks.find((task) => task.status === 'failed' || task.status === 'cancelled');
-    const approved = tasks.some((task) => task.stage === 'review' && task.status === 'completed' && task.artifacts.verdict === 'approved');
+    const failed = tasks.find(isFailed);
     const revisions = Math.max(0, ...tasks.map((task) => task.revision));
     if (failed) return { id: pipeline, status: 'failed', tasks, reason: failed.result ?? failed.status, revisions };
-    return { id: pipeline, status: approved ? 'approved' : 'active', tasks, revisions };
+    return { id: pipeline, status: pipelineStatus(tasks), tasks, revisions };
   }
 
   pipelines(): number[] {
@@ -207,6 +206,22 @@ export class Pipeline {
       return next;
     });
   }
+}
+
+const isFailed = (task: Task) => task.status === 'failed' || task.status === 'cancelled';
+
+/** One pipeline's status from its tasks: failed if any failed, approved once a review approved it. */
+export function pipelineStatus(tasks: readonly Task[]): PipelineStatus {
+  if (tasks.some(isFailed)) return 'failed';
+  const approved = tasks.some((task) => task.stage === 'review' && task.status === 'completed' && task.artifacts.verdict === 'approved');
+  return approved ? 'approved' : 'active';
+}
+
+/** Every pipeline's status from one board listing, without re-reading the board. */
+export function pipelineStatuses(tasks: readonly Task[]): Map<number, PipelineStatus> {
+  const groups = new Map<number, Task[]>();
+  for (const task of tasks) if (task.pipeline !== null) groups.set(task.pipeline, [...(groups.get(task.pipeline) ?? []), task]);
+  return new Map([...groups].map(([id, group]) => [id, pipelineStatus(group)]));
 }
 
 function contextOf(task: Task): HandoffContext {
