@@ -80,7 +80,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private answerer: Answerer | null = null;
   private draining: Promise<void> = Promise.resolve();
   private auto: boolean;
-  private readonly spawned = new Set<string>();
+  private readonly spawned = new Map<string, TeamMemberSpec>();
+  /** Teammates of this session that shut down after IDLE_TIMEOUT; respawned when work for them appears. */
+  private readonly resting = new Set<string>();
 
   constructor(private readonly options: LeadSessionOptions) {
     super();
@@ -122,12 +124,16 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     });
     this.watcher.on('board', () => {
       this.emit('event', { type: 'board' });
+      this.wakeResting();
       // The reconcile tick doubles as the inbox poll: a lost watcher event costs at most a second.
       this.drainInbox();
     });
     this.watcher.on('error', (error) => this.emit('event', { type: 'error', code: 'WATCHER', message: error.message }));
     this.manager.on('event', (event: ManagerEvents['event'][0]) => this.emit('event', { type: 'teammate', event }));
-    this.manager.on('exit', (exit) => this.emit('event', { type: 'teammate_exit', exit }));
+    this.manager.on('exit', (exit) => {
+      if (exit.clean && exit.reason.startsWith('idle for')) this.resting.add(exit.name);
+      this.emit('event', { type: 'teammate_exit', exit });
+    });
     await this.watcher.start();
     for (const member of team) this.spawn(member.name, member.role, member.prompt);
     this.drainInbox();
@@ -140,12 +146,30 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   spawn(name: string, role: string, prompt?: string) {
     const handle = this.manager.spawn(name, role, prompt);
-    this.spawned.add(name);
+    this.spawned.set(name, { name, role, ...(prompt ? { prompt } : {}) });
+    this.resting.delete(name);
     return handle;
+  }
+
+  /** Respawns teammates that idled out when the board has work their role could claim. */
+  private wakeResting(): void {
+    for (const name of [...this.resting]) {
+      const spec = this.spawned.get(name);
+      if (!spec || this.manager.get(name)) continue;
+      if (this.board.scanUnclaimed(spec.role).length === 0) continue;
+      this.resting.delete(name);
+      try {
+        this.spawn(spec.name, spec.role, spec.prompt);
+      } catch (error) {
+        const { code, message } = serializeError(error);
+        this.emit('event', { type: 'error', code, message });
+      }
+    }
   }
 
   /** The shutdown protocol for one teammate (bounded wait, then stop). */
   async requestShutdown(name: string, graceMs = 5_000): Promise<TeammateExit | null> {
+    this.resting.delete(name);
     return this.manager.requestShutdown(name, graceMs);
   }
 

@@ -1,0 +1,64 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
+
+const roots: string[] = [];
+const sessions: LeadSession[] = [];
+
+afterEach(async () => {
+  for (const session of sessions.splice(0)) await session.close(1_000).catch(() => undefined);
+  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
+});
+
+function waitFor(session: LeadSession, match: (event: LeadEvent) => boolean, ms = 20_000): Promise<LeadEvent> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('timed out waiting for a session event')), ms);
+    const onEvent = (event: LeadEvent) => {
+      if (!match(event)) return;
+      clearTimeout(timer);
+      session.off('event', onEvent);
+      resolve(event);
+    };
+    session.on('event', onEvent);
+  });
+}
+
+describe('LeadSession', () => {
+  it('respawns teammates that idled out once work for their role is posted', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
+    roots.push(root);
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { idleTimeoutMs: 300, pollMs: 100 } });
+    sessions.push(session);
+    const exited = new Set<string>();
+    session.on('event', (event) => {
+      if (event.type === 'teammate_exit') exited.add(event.exit.name);
+    });
+    await session.start();
+    await waitFor(session, () => exited.size === 3);
+    expect(session.manager.handles()).toEqual([]);
+
+    const task = await session.post('Write a Python script that organizes my Downloads folder by file type.');
+    const state = await session.waitForPipeline(task.pipeline!, AbortSignal.timeout(30_000));
+    expect(state.status).toBe('approved');
+    expect(new Set(state.tasks.map((t) => t.owner))).toEqual(new Set(['analyst', 'engineer', 'reviewer']));
+  });
+
+  it('does not respawn a teammate the lead shut down', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
+    roots.push(root);
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { idleTimeoutMs: 0, pollMs: 100 } });
+    sessions.push(session);
+    await session.start([{ name: 'eng', role: 'engineer' }]);
+    await waitFor(session, (e) => e.type === 'teammate' && e.event.type === 'status' && e.event.status === 'idle');
+    const exit = await session.requestShutdown('eng', 5_000);
+    expect(exit?.clean).toBe(true);
+    await session.board.create({ subject: 'Run `true`', role: 'engineer' });
+    session.emit('event', { type: 'board' });
+    // Give the watcher's reconcile tick (1 s) a chance to run: the stopped teammate must stay stopped.
+    await waitFor(session, (e) => e.type === 'board');
+    expect(session.manager.get('eng')).toBeUndefined();
+    expect(session.board.list()[0]!.status).toBe('pending');
+  });
+});
