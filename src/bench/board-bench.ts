@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { BoardWatcher, Mailbox, type Message, type Task, TaskBoard, TeamRegistry, writeJsonAtomic } from '../core/board/index.js';
 import { ActorHandle, startTogether } from './actors.js';
 import type { ClaimReport } from './board-actor.js';
-import { atMost, type BenchSection, epochMs, info, percentile, withTempRoot } from './section.js';
+import { atLeast, atMost, type BenchSection, epochMs, info, percentile, withTempRoot } from './section.js';
 
 /** (a) 3 processes × 4 worker threads race claimNext over one board. */
 export const claimRace: BenchSection = {
@@ -32,8 +32,8 @@ export const claimRace: BenchSection = {
       const errors = reports.flatMap((report) => report.errors);
       for (const error of errors.slice(0, 5)) log(`  claim error: ${error}`);
       return [
-        // Throughput depends on the machine; correctness (no double claim) is the target.
-        info(`claims/s (${processes}p × ${threads}t, ${tasks} tasks)`, round(claimed / seconds), 'claims/s'),
+        // The issue's target; on a 2-core VM with ext4 the per-claim mkdir/create/rename/rmdir decide it.
+        atLeast(`claims/s (${processes}p × ${threads}t, ${tasks} tasks)`, round(claimed / seconds), 'claims/s', 1000),
         atMost('double claims', doubles, '', 0),
         atMost('tasks left unclaimed', tasks - wins.size + Math.abs(onDisk - wins.size), '', 0),
         atMost('claimer errors', errors.length, '', 0),

@@ -1,20 +1,29 @@
 import fs from 'node:fs';
-import writeFileAtomic from 'write-file-atomic';
+import { randomUUID } from 'node:crypto';
+import { threadId } from 'node:worker_threads';
 import type { z } from 'zod';
 import { BoardFileError } from '../errors.js';
 import { describeZodError } from './schemas.js';
 
 /**
- * Every board write is temp file + rename, so a reader sees the old file or the new one, never half.
- * fsync is off: atomicity against a crashed process does not need it, and it costs milliseconds per
- * claim; a power loss may lose the last writes but never leaves a torn file.
+ * Every board write is temp file + rename in the same directory, so a reader sees the old file or the
+ * new one, never half. fsync is off: atomicity against a crashed process does not need it, and it
+ * costs milliseconds per claim; a power loss may lose the last writes but never leaves a torn file.
+ *
+ * Written by hand rather than with write-file-atomic: that library registers and removes process
+ * signal handlers on every call, ~0.2 ms of CPU per write, which was the largest cost of a claim.
+ * A temp file left by a crashed writer ends in `.tmp`; TaskBoard removes old ones.
  */
 export function writeJsonAtomic(file: string, value: unknown): void {
-  // Explicit mode and owner spare write-file-atomic a stat of the old file on every write.
-  writeFileAtomic.sync(file, `${JSON.stringify(value, null, 2)}\n`, { fsync: false, mode: 0o644, chown: OWNER });
+  const temp = `${file}.${process.pid}.${threadId}.${randomUUID().slice(0, 8)}.tmp`;
+  try {
+    fs.writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`, { flag: 'wx', mode: 0o644 });
+    fs.renameSync(temp, file);
+  } catch (error) {
+    fs.rmSync(temp, { force: true });
+    throw error;
+  }
 }
-
-const OWNER = process.getuid && process.getgid ? { uid: process.getuid(), gid: process.getgid() } : undefined;
 
 /** Reads and validates a JSON file; the error names the file and the field. */
 export function readJsonFile<S extends z.ZodTypeAny>(file: string, schema: S): z.output<S> {

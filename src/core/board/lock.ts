@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import lockfile from 'proper-lockfile';
 
 export interface LockOptions {
@@ -26,10 +28,11 @@ export async function withLock<T>(file: string, fn: () => T | Promise<T>, option
     realpath: false,
     stale,
     onCompromised: options.onCompromised ?? (() => {}),
+    lockfilePath: lockPathOf(file),
   };
   let release: () => unknown;
   try {
-    release = lockfile.lockSync(file, base);
+    release = lockSyncMakingDir(file, base);
   } catch (error) {
     if (!isLockBusy(error) || retries === 0) throw error;
     release = await lockfile.lock(file, {
@@ -45,6 +48,25 @@ export async function withLock<T>(file: string, fn: () => T | Promise<T>, option
     } catch {
       // Released by a stale takeover already; the write we made is fenced by the task's token.
     }
+  }
+}
+
+/**
+ * Lock directories live in `.locks/` beside the file, not next to it: every mkdir/rmdir takes the
+ * parent directory's inode lock in the kernel, and the task files' own directory is busy enough with
+ * the atomic renames.
+ */
+export function lockPathOf(file: string): string {
+  return path.join(path.dirname(file), '.locks', `${path.basename(file)}.lock`);
+}
+
+function lockSyncMakingDir(file: string, options: Parameters<typeof lockfile.lockSync>[1] & { lockfilePath: string }): () => void {
+  try {
+    return lockfile.lockSync(file, options);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    fs.mkdirSync(path.dirname(options.lockfilePath), { recursive: true });
+    return lockfile.lockSync(file, options);
   }
 }
 

@@ -235,16 +235,15 @@ export class TaskBoard {
       if (cached.length === 0) {
         const ids = this.scanUnclaimed(role).map((task) => task.id);
         if (ids.length === 0) return null;
-        const start = Math.floor(Math.random() * Math.min(ids.length, 32));
+        const start = Math.floor(Math.random() * ids.length);
         this.candidates = { role, ids: [...ids.slice(start), ...ids.slice(0, start)] };
       }
       const queue = this.candidates!.ids;
       while (queue.length > 0) {
         const id = queue.shift()!;
-        const current = this.peek(id);
-        if (!current || this.whyNotClaimable(current, role, this.now().getTime(), () => ({ status: 'completed' }) as Task) !== null) {
-          continue;
-        }
+        // A file rewritten since the scan was almost surely claimed by someone else: skip it
+        // without reading it. Skipping is always safe; the next scan sees it again if it is free.
+        if (this.changedSinceScan(id)) continue;
         const result = await this.claim(id, owner, { role, tryOnce: true });
         if (result.ok) return result;
       }
@@ -426,18 +425,15 @@ export class TaskBoard {
     );
   }
 
-  /** The task as on disk now, via the index: re-read only if its file changed. */
-  private peek(id: number): Task | null {
-    const file = this.taskPath(id);
+  /** A temp file older than a minute was left by a writer that died between write and rename. */
+  private removeIfOrphaned(file: string): void {
     const stat = fs.statSync(file, { throwIfNoEntry: false });
-    if (!stat) return null;
-    const key = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
-    const cached = this.index.get(id);
-    if (cached?.key === key) return cached.task;
-    const task = this.load(file, id);
-    this.index.set(id, { key, task });
-    this.sorted = null;
-    return task;
+    if (stat && Date.now() - stat.mtimeMs > 60_000) fs.rmSync(file, { force: true });
+  }
+
+  private changedSinceScan(id: number): boolean {
+    const stat = fs.statSync(this.taskPath(id), { throwIfNoEntry: false });
+    return !stat || this.index.get(id)?.key !== `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
   }
 
   private readOrUndefined(id: number): Task | undefined {
@@ -477,7 +473,10 @@ export class TaskBoard {
     let changed = false;
     for (const name of names) {
       const match = TASK_FILE.exec(name);
-      if (!match) continue;
+      if (!match) {
+        if (name.endsWith('.tmp')) this.removeIfOrphaned(path.join(this.dir, name));
+        continue;
+      }
       const id = Number(match[1]);
       const file = path.join(this.dir, name);
       const stat = fs.statSync(file, { throwIfNoEntry: false });
