@@ -1,3 +1,4 @@
+import path from 'node:path';
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskBoard } from '../../src/core/board/index.js';
@@ -56,6 +57,6 @@ describe('claim race across worker threads and processes', () => {
     const owners = new Set([...winners.values()].map(([owner]) => owner));
     expect(owners.size).toBeGreaterThan(4);
     expect(fresh.problems()).toEqual([]);
-    expect(fs.readdirSync(fresh.dir).filter((name) => name.endsWith('.lock'))).toEqual([]);
+    expect(fs.readdirSync(path.join(fresh.dir, '.locks'))).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskBoard } from '../../src/core/board/index.js';
 import { Actor, tempRoot } from '../helpers/board-spawn.js';
+import { lockPathOf } from '../../src/core/board/lock.js';
 
 const STALE_MS = 2_000;
 
@@ -17,7 +18,7 @@ describe('a lock left by a killed process', () => {
     root = tempRoot();
     const board = new TaskBoard(root, { lockStaleMs: STALE_MS });
     const task = await board.create({ subject: 'contended' });
-    const lockDir = `${board.taskPath(task.id)}.lock`;
+    const lockDir = lockPathOf(board.taskPath(task.id));
 
     holder = Actor.process('lock holder', { kind: 'hold-lock', file: board.taskPath(task.id), staleMs: STALE_MS });
     await holder.waitFor('event', 'locked');

@@ -215,8 +215,9 @@ describe('TaskBoard', () => {
     for (let i = 0; i < 5; i++) await board.create({ subject: `t${i}` });
     await Promise.all([1, 2, 3].map((id) => board.claim(id, `o${id}`)));
     await board.complete(1, 'o1');
-    const names = fs.readdirSync(board.dir).filter((n) => !/^task_\d+\.json$/.test(n) && n !== '.next-id');
+    const names = fs.readdirSync(board.dir).filter((n) => !/^task_\d+\.json$/.test(n) && n !== '.next-id' && n !== '.locks');
     expect(names).toEqual([]);
+    expect(fs.readdirSync(path.join(board.dir, '.locks'))).toEqual([]);
     expect(path.basename(board.dir)).toBe('.tasks');
   });
 });
