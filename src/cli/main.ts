@@ -37,7 +37,8 @@ function settingsOptions(command: Command): Command {
     .option('--idle-timeout <duration>', 'idle this long → teammate shuts down; 0 = never (env IDLE_TIMEOUT)')
     .option('--max-turns <n>', 'model calls per task (env MAX_TURNS)')
     .option('--max-questions <n>', 'clarifying questions per task (env MAX_QUESTIONS)')
-    .option('--token-budget <n>', 'compact a conversation past this many tokens (env TOKEN_BUDGET)');
+    .option('--token-budget <n>', 'compact a conversation past this many tokens (env TOKEN_BUDGET)')
+    .option('--max-revisions <n>', 'review rounds before a pipeline fails (env MAX_REVISIONS)');
 }
 
 function overrides(options: Record<string, unknown>): SettingsOverrides {
@@ -60,8 +61,7 @@ export function buildProgram(): Command {
     .enablePositionalOptions()
     .addOption(dirOption())
     .option('--auto', 'a simulated user answers the analyst')
-    .option('--no-team', 'do not spawn the default analyst, engineer and reviewer')
-    .option('--max-revisions <n>', 'review rounds before a pipeline fails (env MAX_REVISIONS)');
+    .option('--no-team', 'do not spawn the default analyst, engineer and reviewer');
   settingsOptions(program).action(async (options: Record<string, unknown>, command: Command) => {
     const dir = boardDir(command);
     await startRepl({
@@ -146,7 +146,6 @@ export function buildProgram(): Command {
       .description('post a requirement, let the team work it headless, print a summary (exit 0 approved, 1 failed)')
       .argument('<requirement...>', 'what you want built')
       .option('--auto', 'a simulated user answers the analyst (otherwise questions wait for a person)')
-      .option('--max-revisions <n>', 'review rounds before the pipeline fails (default 3)')
       .addOption(new Option('--start-stage <stage>', 'skip earlier stages').choices(['requirements', 'implementation']))
       .option('--json', 'print the summary as JSON')
       .option('--timeout <duration>', 'give up after this long (default 10m)')

@@ -14,6 +14,9 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   const session = new LeadSession({ rootDir: options.dir, model: loadModelConfig(), settings: options.settings, auto: options.auto });
   const team = options.team ? DEFAULT_TEAM : [];
   if (process.stdin.isTTY && process.stdout.isTTY) {
+    // ink decides at import time that a CI environment cannot show live frames and renders only the
+    // last one on exit. A person at a terminal is interactive whatever CI says.
+    process.env.CI = 'false';
     const { runInk } = await import('../ui/run-ink.js');
     await runInk(session, { team });
   } else {

@@ -48,10 +48,13 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
       else if (event.type === 'error') console.error(`[${event.name}] error ${event.error.code}: ${event.error.message}`);
     },
   });
-  const reason = await teammate.run();
-  await watcher.close();
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
-  console.log(`[${options.name}] exited: ${reason}`);
-  return 0;
+  try {
+    const reason = await teammate.run();
+    console.log(`[${options.name}] exited: ${reason}`);
+    return 0;
+  } finally {
+    await watcher.close();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeZodError } from '../board/schemas.js';
+import { describeZodError, type Task } from '../board/schemas.js';
 import { serializeError } from '../errors.js';
 import type { AgentContext, ModelClient, ModelMessage, ModelResponse, ToolResultBlock, ToolUseBlock, Usage } from '../model/types.js';
 import { addUsage, ZERO_USAGE } from '../model/types.js';
@@ -14,6 +14,7 @@ export type LoopOutcome =
   | { kind: 'transition'; tool: string; input: Record<string, unknown> }
   | { kind: 'fail'; reason: string }
   | { kind: 'exit'; reason: string }
+  | { kind: 'claimed'; task: Task }
   | { kind: 'max_turns'; turns: number }
   | { kind: 'aborted'; reason: string };
 

@@ -112,7 +112,6 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     });
     const exited = new Promise<TeammateExit>((resolve) => {
       worker.once('exit', (code) => {
-        this.live.delete(name);
         const exit: TeammateExit = {
           name,
           clean: ended !== null,
@@ -121,6 +120,8 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
         };
         const settle = exit.clean ? Promise.resolve() : this.buryDead(name, exit.reason);
         void settle.finally(() => {
+          // Only now may a new teammate take the name: the burial must not touch its fresh claims.
+          if (this.live.get(name) === handle) this.live.delete(name);
           this.emit('exit', exit);
           resolve(exit);
         });
@@ -208,7 +209,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     await this.mailbox.registry.setStatus(name, 'dead', { task: null, reason }).catch(() => undefined);
     for (const task of this.board.list()) {
       if (task.status === 'in_progress' && task.owner === name) {
-        await this.board.reclaimFrom(task.id, name, `owner ${name} died: ${reason}`).catch(() => undefined);
+        await this.board.reclaimFrom(task.id, name, `owner ${name} died: ${reason}`, 'runtime', task.claims).catch(() => undefined);
       }
     }
   }

@@ -43,6 +43,11 @@ function parseCount(value: string, name: string): number {
   return n;
 }
 
+function atLeast(value: number, min: number, name: string): number {
+  if (value < min) throw new ConfigError(`${name}: ${value} is too small (at least ${min})`);
+  return value;
+}
+
 export interface SettingsOverrides {
   pollInterval?: string;
   idleTimeout?: string;
@@ -57,13 +62,13 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
   const pick = (flag: string | undefined, envName: string) => flag ?? env[envName];
   const settings: TeammateSettings = { ...DEFAULT_TEAMMATE_SETTINGS, runtime: { ...DEFAULT_RUNTIME_SETTINGS } };
   const poll = pick(flags.pollInterval, 'POLL_INTERVAL');
-  if (poll) settings.pollMs = parseDuration(poll, 'POLL_INTERVAL');
+  if (poll) settings.pollMs = atLeast(parseDuration(poll, 'POLL_INTERVAL'), 50, 'POLL_INTERVAL (ms)');
   const idle = pick(flags.idleTimeout, 'IDLE_TIMEOUT');
   if (idle) settings.idleTimeoutMs = parseDuration(idle, 'IDLE_TIMEOUT');
   const turns = pick(flags.maxTurns, 'MAX_TURNS');
-  if (turns) settings.maxTurns = parseCount(turns, 'MAX_TURNS');
+  if (turns) settings.maxTurns = atLeast(parseCount(turns, 'MAX_TURNS'), 1, 'MAX_TURNS');
   const budget = pick(flags.tokenBudget, 'TOKEN_BUDGET');
-  if (budget) settings.tokenBudget = parseCount(budget, 'TOKEN_BUDGET');
+  if (budget) settings.tokenBudget = atLeast(parseCount(budget, 'TOKEN_BUDGET'), 1000, 'TOKEN_BUDGET');
   const revisions = pick(flags.maxRevisions, 'MAX_REVISIONS');
   if (revisions) settings.runtime.maxRevisions = parseCount(revisions, 'MAX_REVISIONS');
   const questions = pick(flags.maxQuestions, 'MAX_QUESTIONS');

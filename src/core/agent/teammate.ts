@@ -60,6 +60,8 @@ export class Teammate {
   private readonly requests: RequestStore;
   private readonly now: () => Date;
   private exitReason: string | null = null;
+  /** A shutdown request seen but not yet decided; kept here so it outlives the loop that saw it. */
+  private shutdownRequest: Message | null = null;
 
   constructor(private readonly options: TeammateOptions) {
     this.now = options.now ?? (() => new Date());
@@ -91,32 +93,44 @@ export class Teammate {
     await this.setStatus('idle', null, 'looking for work');
     let idleSince = Date.now();
     while (!signal.aborted && this.exitReason === null) {
-      const messages = await this.takeInbox();
-      const shutdown = messages.find((m) => m.type === 'shutdown_request');
-      if (shutdown) {
-        await this.approveShutdown(shutdown);
-        break;
+      try {
+        const messages = await this.takeInbox();
+        if (this.shutdownRequest && !this.shutdownPending(this.shutdownRequest)) this.shutdownRequest = null;
+        const shutdown = this.shutdownRequest ?? messages.find((m) => m.type === 'shutdown_request');
+        if (shutdown) {
+          // Whatever else arrived stays in the inbox for whoever next runs under this name.
+          await this.mailbox.restore(name, messages.filter((m) => m.type !== 'shutdown_request'));
+          await this.approveShutdown(shutdown);
+          break;
+        }
+        const conversation = messages.filter((m) => !['answer', 'plan_approval_response', 'shutdown_response'].includes(m.type));
+        if (conversation.length > 0) {
+          await this.workOnMessages(conversation);
+          idleSince = Date.now();
+          continue;
+        }
+        const claim = await this.board.claimNext(name, role);
+        if (claim?.ok) {
+          await this.workOnTask(claim.task);
+          idleSince = Date.now();
+          continue;
+        }
+        if (this.settings.idleTimeoutMs > 0 && Date.now() - idleSince >= this.settings.idleTimeoutMs) {
+          const ms = this.settings.idleTimeoutMs;
+          this.exitReason = `idle for ${ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`}`;
+          break;
+        }
+        const remaining = this.settings.idleTimeoutMs > 0 ? this.settings.idleTimeoutMs - (Date.now() - idleSince) : Infinity;
+        await this.options.wake.wait(Math.min(this.settings.pollMs, remaining), signal);
+      } catch (error) {
+        // A failure while idle (a bad team config, a full disk) is reported and retried, not fatal.
+        const serialized = serializeError(error);
+        this.emit({ type: 'error', name, error: serialized });
+        this.trace.write({ kind: 'error', agent: name, code: serialized.code, message: serialized.message });
+        await this.options.wake.wait(this.settings.pollMs, signal);
       }
-      const conversation = messages.filter((m) => !['answer', 'plan_approval_response', 'shutdown_response'].includes(m.type));
-      if (conversation.length > 0) {
-        await this.workOnMessages(conversation);
-        idleSince = Date.now();
-        continue;
-      }
-      const claim = await this.board.claimNext(name, role);
-      if (claim?.ok) {
-        await this.workOnTask(claim.task);
-        idleSince = Date.now();
-        continue;
-      }
-      if (this.settings.idleTimeoutMs > 0 && Date.now() - idleSince >= this.settings.idleTimeoutMs) {
-        const ms = this.settings.idleTimeoutMs;
-        this.exitReason = `idle for ${ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`}`;
-        break;
-      }
-      const remaining = this.settings.idleTimeoutMs > 0 ? this.settings.idleTimeoutMs - (Date.now() - idleSince) : Infinity;
-      await this.options.wake.wait(Math.min(this.settings.pollMs, remaining), signal);
     }
+    if (this.pending.length > 0) await this.mailbox.restore(name, this.pending.splice(0)).catch(() => undefined);
     const reason = this.exitReason ?? (signal.aborted ? 'stopped' : 'shutdown');
     await this.setStatus('shutdown', null, reason).catch(() => undefined);
     this.emit({ type: 'exit', name, reason });
@@ -141,7 +155,7 @@ export class Teammate {
     const stage = task.stage ? STAGE_DEFINITIONS[task.stage] : null;
     const workspace = path.join(this.board.rootDir, 'workspace', task.pipeline ? String(task.pipeline) : 'general');
     fs.mkdirSync(workspace, { recursive: true });
-    const ctx = this.context(task, fence, workspace, signal);
+    const ctx = this.context(task, fence, workspace, signal, (reason) => lease.abort(new Error(`lease lost: ${reason}`)));
     const prompt = taskPrompt(task);
     const messages: ModelMessage[] = [...this.identity(), { role: 'user', content: prompt }];
     try {
@@ -200,10 +214,15 @@ export class Teammate {
           this.activity(task.id, `completed #${task.id}`);
         }
         return;
+      case 'claimed':
+        // claim_task refuses while a task is in progress; if this one was finished first, work the new one.
+        if (stillMine()) await this.board.release(task.id, fence, `${this.options.name}: switched to #${outcome.task.id}`);
+        await this.workOnTask(outcome.task);
+        return;
       case 'idle':
       case 'exit':
       case 'aborted': {
-        const reason = outcome.kind === 'aborted' ? outcome.reason : outcome.reason;
+        const reason = outcome.reason;
         if (outcome.kind === 'exit') this.exitReason = outcome.reason;
         if (stillMine()) {
           await this.board.release(task.id, fence, `${this.options.name}: ${reason}`);
@@ -221,12 +240,17 @@ export class Teammate {
     const ctx = this.context(null, null, workspace, this.options.signal);
     const prompt = `You have new messages:\n${formatMessages(messages)}\n\nAct on them if needed, then stop.`;
     const conversation: ModelMessage[] = [...this.identity(), { role: 'user', content: prompt }];
+    let claimed: Task | null = null;
     try {
       const { outcome } = await this.loop(ctx, conversation, prompt, GENERAL_SYSTEM_PROMPT, Math.min(5, this.settings.maxTurns));
       if (outcome.kind === 'exit') this.exitReason = outcome.reason;
-      if (ctx.task && ctx.fence && ctx.task.status === 'in_progress') await this.settle(ctx, outcome);
+      if (outcome.kind === 'claimed') claimed = outcome.task;
     } catch (error) {
       await this.onModelError(ctx, error);
+    }
+    if (claimed && this.exitReason === null) {
+      await this.workOnTask(claimed);
+      return;
     }
     if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
   }
@@ -235,7 +259,6 @@ export class Teammate {
     const { name, role } = this.options;
     const stage = ctx.task?.stage ?? null;
     const tools = stage ? stageTools(stage) : generalTools();
-    let shutdownAsked: Message | null = null;
     return runLoop({
       model: this.options.model,
       system: this.options.prompt ? `${system}\n\n${this.options.prompt}` : system,
@@ -257,14 +280,17 @@ export class Teammate {
         }
       },
       beforeTurn: async () => {
-        if (shutdownAsked && this.shutdownPending(shutdownAsked)) {
-          // The model had its turn to answer; a pending shutdown is approved by the runtime.
-          await this.approveShutdown(shutdownAsked);
-          return { stop: { kind: 'exit', reason: this.exitReason ?? 'shutdown approved' } };
+        if (this.shutdownRequest) {
+          if (this.shutdownPending(this.shutdownRequest)) {
+            // The model had its turn to answer; a pending shutdown is approved by the runtime.
+            await this.approveShutdown(this.shutdownRequest);
+            return { stop: { kind: 'exit', reason: this.exitReason ?? 'shutdown approved' } };
+          }
+          this.shutdownRequest = null; // answered (declined) by the model
         }
         const inbox = await this.takeInbox();
         const shutdown = inbox.find((m) => m.type === 'shutdown_request');
-        if (shutdown) shutdownAsked = shutdown;
+        if (shutdown) this.shutdownRequest = shutdown;
         const rest = inbox.filter((m) => m.type !== 'shutdown_request');
         const notes = rest.length ? [`New messages:\n${formatMessages(rest)}`] : [];
         if (shutdown) {
@@ -275,7 +301,13 @@ export class Teammate {
     });
   }
 
-  private context(task: Task | null, fence: Fence | null, workspace: string, signal: AbortSignal): ToolContext {
+  private context(
+    task: Task | null,
+    fence: Fence | null,
+    workspace: string,
+    signal: AbortSignal,
+    onFenceLost: (reason: string) => void = () => undefined,
+  ): ToolContext {
     const { name, role } = this.options;
     const ctx: ToolContext = {
       agent: { name, role, team: this.registry.read().team },
@@ -295,6 +327,8 @@ export class Teammate {
         const clean = detail === undefined ? undefined : redact(detail);
         const result = await this.board.update(ctx.task.id, patch, { fence: ctx.fence, event, detail: clean });
         if (result.ok) ctx.task = result.task;
+        // Our claim was taken over: stop at once instead of writing more into a shared workspace.
+        else if (/superseded|not in progress|owned by/.test(result.reason)) onFenceLost(result.reason);
       },
       waitForMessage: (match, timeoutMs) => this.waitForMessage(match, timeoutMs, signal),
       log: (line) => this.activity(ctx.task?.id ?? null, line),
@@ -345,6 +379,7 @@ export class Teammate {
       .send(this.options.name, request.from, 'shutting down', 'shutdown_response', { requestId: id, approve: true })
       .catch(() => undefined);
     this.exitReason = `shutdown requested by ${request.from}`;
+    this.shutdownRequest = null;
   }
 
   private async onModelError(ctx: ToolContext, error: unknown): Promise<void> {

@@ -14,10 +14,10 @@ import { describeZodError } from './schemas.js';
  * signal handlers on every call, ~0.2 ms of CPU per write, which was the largest cost of a claim.
  * A temp file left by a crashed writer ends in `.tmp`; TaskBoard removes old ones.
  */
-export function writeJsonAtomic(file: string, value: unknown): void {
+export function writeJsonAtomic(file: string, value: unknown, transform: (text: string) => string = (text) => text): void {
   const temp = `${file}.${process.pid}.${threadId}.${randomUUID().slice(0, 8)}.tmp`;
   try {
-    fs.writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`, { flag: 'wx', mode: 0o644 });
+    fs.writeFileSync(temp, transform(`${JSON.stringify(value, null, 2)}\n`), { flag: 'wx', mode: 0o644 });
     fs.renameSync(temp, file);
   } catch (error) {
     fs.rmSync(temp, { force: true });

@@ -5,6 +5,7 @@ import { AutoteamError, UnknownRecipientError } from '../errors.js';
 import { DEFAULT_LOCK_STALE_MS, withLock } from './lock.js';
 import { describeZodError, type Message, MessageSchema, type MessageType } from './schemas.js';
 import { TeamRegistry } from './team-registry.js';
+import { redact, secretValues } from '../trace/redact.js';
 
 export interface MailboxOptions {
   now?: () => Date;
@@ -33,6 +34,7 @@ export class Mailbox {
   private readonly orphanAfterMs: number;
   private readonly onProblem?: MailboxOptions['onProblem'];
   private readonly seen = new Set<string>();
+  private readonly secrets = secretValues();
 
   constructor(readonly rootDir: string, options: MailboxOptions = {}) {
     this.dir = path.join(path.resolve(rootDir), '.team', 'inbox');
@@ -100,6 +102,15 @@ export class Mailbox {
     return messages;
   }
 
+  /** Puts drained messages back (as they were, ids kept) so they are not lost when a reader stops. */
+  async restore(name: string, messages: readonly Message[]): Promise<void> {
+    if (messages.length === 0) return;
+    const file = this.inboxPath(name);
+    const lines = messages.map((message) => `${redact(JSON.stringify(message), this.secrets)}\n`).join('');
+    for (const message of messages) this.seen.delete(message.id);
+    await withLock(file, () => fs.appendFileSync(file, lines), { staleMs: this.lockStaleMs });
+  }
+
   /** Reads `name`'s inbox without taking anything out. */
   peek(name: string): Message[] {
     const file = this.inboxPath(name);
@@ -120,7 +131,7 @@ export class Mailbox {
       throw new AutoteamError(`invalid message to ${to}: ${describeZodError(parsed.error)}`, 'INVALID_MESSAGE');
     }
     const file = this.inboxPath(to);
-    const line = `${JSON.stringify(parsed.data)}\n`;
+    const line = `${redact(JSON.stringify(parsed.data), this.secrets)}\n`;
     await withLock(file, () => fs.appendFileSync(file, line), { staleMs: this.lockStaleMs });
     return parsed.data;
   }

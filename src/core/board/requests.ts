@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { NotFoundError } from '../errors.js';
 import { readJsonFile, writeJsonAtomic } from './atomic-io.js';
 import { withLock } from './lock.js';
+import { redact, secretValues } from '../trace/redact.js';
 
 export const RequestSchema = z.object({
   id: z.string().min(1),
@@ -27,6 +28,7 @@ export type ProtocolRequest = z.infer<typeof RequestSchema>;
  */
 export class RequestStore {
   readonly dir: string;
+  private readonly secrets = secretValues();
 
   constructor(rootDir: string, private readonly now: () => Date = () => new Date()) {
     this.dir = path.join(path.resolve(rootDir), '.team', 'requests');
@@ -47,7 +49,7 @@ export class RequestStore {
       createdAt: at,
       updatedAt: at,
     });
-    writeJsonAtomic(this.file(request.id), request);
+    writeJsonAtomic(this.file(request.id), request, (text) => redact(text, this.secrets));
     return request;
   }
 

@@ -21,7 +21,7 @@ const isoDate = z.string().min(1);
 export const LeaseSchema = z.object({
   owner: z.string().min(1),
   token: z.number().int().positive(),
-  until: isoDate,
+  until: z.iso.datetime({ message: 'expected an ISO date-time such as 2026-01-01T00:00:00.000Z' }),
 });
 
 export const HistoryEntrySchema = z.object({

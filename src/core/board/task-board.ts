@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { BoardFileError, NotFoundError } from '../errors.js';
+import { redact, secretValues } from '../trace/redact.js';
 import { readJsonFile, writeJsonAtomic } from './atomic-io.js';
 import { DEFAULT_LOCK_STALE_MS, isLockBusy, withLock } from './lock.js';
 import { type HistoryEntry, type Stage, type Task, TaskSchema, type TaskStatus } from './schemas.js';
@@ -89,6 +90,8 @@ export class TaskBoard {
   private sorted: Task[] | null = null;
   private readonly problemList = new Map<string, BoardProblem>();
   private candidates: { role: string | undefined; ids: number[] } | null = null;
+  /** Secret-looking environment values never reach a task file, whatever a tool or model put in it. */
+  private readonly redact: (text: string) => string;
 
   constructor(rootDir: string, options: TaskBoardOptions = {}) {
     this.rootDir = path.resolve(rootDir);
@@ -97,6 +100,8 @@ export class TaskBoard {
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.lockStaleMs = options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS;
     this.onProblem = options.onProblem;
+    const secrets = secretValues();
+    this.redact = (text) => redact(text, secrets);
     fs.mkdirSync(this.dir, { recursive: true });
   }
 
@@ -171,7 +176,7 @@ export class TaskBoard {
           createdAt: at,
           updatedAt: at,
         });
-        writeJsonAtomic(this.taskPath(id), created);
+        writeJsonAtomic(this.taskPath(id), created, this.redact);
         fs.writeFileSync(path.join(this.dir, '.next-id'), `${id + 1}\n`);
         return created;
       },
@@ -282,11 +287,13 @@ export class TaskBoard {
    * Releases an in-progress task whatever its claim (used when its owner is known dead).
    * Only acts if the task is still held by `owner`.
    */
-  async reclaimFrom(id: number, owner: string, reason: string, by = 'runtime'): Promise<MutationResult> {
+  async reclaimFrom(id: number, owner: string, reason: string, by = 'runtime', token?: number): Promise<MutationResult> {
     return this.mutate(id, (task) => {
       if (task.status !== 'in_progress' || task.owner !== owner) {
         return new Refusal(`task #${id} is not held by ${owner}`);
       }
+      // A newer claim under the same name (a restarted teammate) is not the dead one's to give back.
+      if (token !== undefined && task.claims !== token) return new Refusal(`task #${id} was claimed again since`);
       return {
         ...task,
         status: 'pending',
@@ -393,7 +400,9 @@ export class TaskBoard {
       return `task #${task.id} is for role ${task.role}, not ${role}`;
     }
     if (task.status === 'in_progress') {
-      const expired = task.lease !== null && Date.parse(task.lease.until) < nowMs;
+      // No lease (a hand edit, an old file) counts as expired: nothing would ever renew it.
+      const until = task.lease ? Date.parse(task.lease.until) : Number.NaN;
+      const expired = Number.isNaN(until) || until < nowMs;
       if (!expired) return `task #${task.id} is already claimed by ${task.owner}`;
     } else if (task.status !== 'pending') {
       return `task #${task.id} is ${task.status}`;
@@ -418,7 +427,7 @@ export class TaskBoard {
         const next = change(current);
         if (next instanceof Refusal) return { ok: false as const, reason: next.reason };
         const written: Task = { ...next, updatedAt: this.now().toISOString() };
-        writeJsonAtomic(file, written);
+        writeJsonAtomic(file, written, this.redact);
         return { ok: true as const, task: written };
       },
       { staleMs: this.lockStaleMs, retries },

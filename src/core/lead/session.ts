@@ -121,6 +121,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.answerer = createAnswerer(this.model, this.board);
     this.watcher.on('inbox', (name) => {
       if (name === this.lead) this.drainInbox();
+      else if (this.resting.has(name)) this.wakeResting(name);
     });
     this.watcher.on('board', () => {
       this.emit('event', { type: 'board' });
@@ -151,12 +152,12 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     return handle;
   }
 
-  /** Respawns teammates that idled out when the board has work their role could claim. */
-  private wakeResting(): void {
+  /** Respawns teammates that idled out when the board has work their role could claim, or mail for them. */
+  private wakeResting(messaged?: string): void {
     for (const name of [...this.resting]) {
       const spec = this.spawned.get(name);
       if (!spec || this.manager.get(name)) continue;
-      if (this.board.scanUnclaimed(spec.role).length === 0) continue;
+      if (name !== messaged && this.board.scanUnclaimed(spec.role).length === 0) continue;
       this.resting.delete(name);
       try {
         this.spawn(spec.name, spec.role, spec.prompt);

@@ -6,6 +6,7 @@ import type { Mailbox } from '../board/mailbox.js';
 import type { Stage, Task } from '../board/schemas.js';
 import type { Fence, TaskBoard } from '../board/task-board.js';
 import { AutoteamError } from '../errors.js';
+import { resolveInWorkspace } from '../exec/sandbox-path.js';
 import type { QaEntry } from '../tools/ask-clarifying-question.js';
 import type { Trace } from '../trace/trace.js';
 import { roleForStage, stageOf } from './definitions.js';
@@ -93,7 +94,7 @@ export class Pipeline {
 
     if (tool === 'submit_for_review') {
       const file = String(input.file);
-      const content = fs.readFileSync(path.join(this.workspaceOf(task.pipeline), file), 'utf8');
+      const content = fs.readFileSync(resolveInWorkspace(this.workspaceOf(task.pipeline), file), 'utf8');
       const sha256 = createHash('sha256').update(content).digest('hex');
       const submitted = { file, sha256, revision: task.revision };
       const done = await this.board.complete(task.id, fence, `submitted ${file}`, { submitted });

@@ -10,7 +10,9 @@ export type LoopSignal =
   /** A safety valve tripped: the task (and its pipeline) ends as failed. */
   | { kind: 'fail'; reason: string }
   /** The agent is done for good (shutdown approved). */
-  | { kind: 'exit'; reason: string };
+  | { kind: 'exit'; reason: string }
+  /** claim_task took a task: the runtime works it as a task (its stage tools, lease renewal). */
+  | { kind: 'claimed'; task: Task };
 
 export interface ToolOutcome {
   content: string;
