@@ -81,6 +81,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private draining: Promise<void> = Promise.resolve();
   private auto: boolean;
   private readonly spawned = new Map<string, TeamMemberSpec>();
+  private repairTimer: NodeJS.Timeout | null = null;
   /** Teammates of this session that shut down after IDLE_TIMEOUT; respawned when work for them appears. */
   private readonly resting = new Set<string>();
 
@@ -136,6 +137,14 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       this.emit('event', { type: 'teammate_exit', exit });
     });
     await this.watcher.start();
+    // A stage completed by a process that died before posting the next stage is finished here.
+    this.repairTimer = setInterval(() => {
+      void this.pipeline.repair().catch((error: unknown) => {
+        const { code, message } = serializeError(error);
+        this.emit('event', { type: 'error', code, message: `pipeline repair: ${message}` });
+      });
+    }, 2_000);
+    this.repairTimer.unref();
     for (const member of team) this.spawn(member.name, member.role, member.prompt);
     this.drainInbox();
   }
@@ -232,6 +241,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
    * in_progress under a teammate of this session that is gone, then the watcher.
    */
   async close(graceMs = 5_000): Promise<{ exits: TeammateExit[]; released: number[] }> {
+    if (this.repairTimer) clearInterval(this.repairTimer);
     const exits = await this.manager.shutdownAll(graceMs);
     await this.manager.close(1_000);
     const released: number[] = [];

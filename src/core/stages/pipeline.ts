@@ -85,11 +85,7 @@ export class Pipeline {
     if (tool === 'complete_requirements_analysis') {
       const summary = String(input.summary ?? '');
       const done = await this.board.complete(task.id, fence, summary, { summary });
-      if (!done.ok) return { ok: false, status: 'active', next: null, reason: done.reason };
-      return this.postNext(current, 'implementation', 0, implementationHandoff({ ...context, summary }), {
-        ...baseArtifacts(context),
-        summary,
-      });
+      return done.ok ? this.postSuccessor(done.task) : { ok: false, status: 'active', next: null, reason: done.reason };
     }
 
     if (tool === 'submit_for_review') {
@@ -98,11 +94,7 @@ export class Pipeline {
       const sha256 = createHash('sha256').update(content).digest('hex');
       const submitted = { file, sha256, revision: task.revision };
       const done = await this.board.complete(task.id, fence, `submitted ${file}`, { submitted });
-      if (!done.ok) return { ok: false, status: 'active', next: null, reason: done.reason };
-      return this.postNext(current, 'review', task.revision, reviewHandoff(context, file, content, task.revision, sha256), {
-        ...baseArtifacts(context),
-        submitted,
-      });
+      return done.ok ? this.postSuccessor(done.task) : { ok: false, status: 'active', next: null, reason: done.reason };
     }
 
     if (tool === 'approve_code') {
@@ -116,9 +108,7 @@ export class Pipeline {
 
     // request_revision
     const issues = (input.issues as string[] | undefined) ?? [];
-    const revision = task.revision + 1;
-    const submitted = current.artifacts.submitted as { file: string } | undefined;
-    if (revision > this.maxRevisions) {
+    if (task.revision + 1 > this.maxRevisions) {
       const reason = `max_revisions (${this.maxRevisions}) reached; the reviewer still found ${issues.length} issue(s)`;
       const failed = await this.board.fail(task.id, fence, reason, { verdict: 'changes requested', issues });
       if (!failed.ok) return { ok: false, status: 'active', next: null, reason: failed.reason };
@@ -130,11 +120,52 @@ export class Pipeline {
       verdict: 'changes requested',
       issues,
     });
-    if (!done.ok) return { ok: false, status: 'active', next: null, reason: done.reason };
-    return this.postNext(current, 'implementation', revision, implementationHandoff(context, revision, issues, submitted?.file), {
+    return done.ok ? this.postSuccessor(done.task) : { ok: false, status: 'active', next: null, reason: done.reason };
+  }
+
+  /**
+   * Posts the task that follows a completed stage task, built only from what that task recorded on
+   * the board. Idempotent, so `repair` can call it for a completion whose successor was never posted
+   * (the process died, or the create failed, between the two writes).
+   */
+  private async postSuccessor(done: Task): Promise<AdvanceResult> {
+    const context = contextOf(done);
+    if (done.stage === 'requirements') {
+      return this.postNext(done, 'implementation', 0, implementationHandoff(context), baseArtifacts(context));
+    }
+    if (done.stage === 'implementation') {
+      const submitted = done.artifacts.submitted as { file: string; sha256: string; revision: number };
+      const content = fs.readFileSync(resolveInWorkspace(this.workspaceOf(done.pipeline!), submitted.file), 'utf8');
+      return this.postNext(done, 'review', done.revision, reviewHandoff(context, submitted.file, content, done.revision, submitted.sha256), {
+        ...baseArtifacts(context),
+        submitted,
+      });
+    }
+    const issues = (done.artifacts.issues as string[] | undefined) ?? [];
+    const file = (done.artifacts.submitted as { file?: string } | undefined)?.file;
+    const revision = done.revision + 1;
+    return this.postNext(done, 'implementation', revision, implementationHandoff(context, revision, issues, file), {
       ...baseArtifacts(context),
       issues,
     });
+  }
+
+  /**
+   * Posts any successor a completed stage task should have but does not (run periodically by the
+   * lead). Returns how many it posted.
+   */
+  async repair(): Promise<number> {
+    const tasks = this.board.list();
+    const statuses = pipelineStatuses(tasks);
+    let posted = 0;
+    for (const done of tasks) {
+      if (done.status !== 'completed' || !done.stage || !done.pipeline || statuses.get(done.pipeline) !== 'active') continue;
+      if (done.stage === 'review' && done.artifacts.verdict !== 'changes requested') continue;
+      if (tasks.some((t) => t.pipeline === done.pipeline && t.artifacts.from === done.id)) continue;
+      const result = await this.postSuccessor(done).catch(() => null);
+      if (result?.next) posted++;
+    }
+    return posted;
   }
 
   /** A safety valve ended the task: fail it, which fails the pipeline, and tell the lead. */
@@ -169,19 +200,24 @@ export class Pipeline {
         : revision > 0
           ? `Revise (${revision}): ${short(requirement)}`
           : `Implement: ${short(requirement)}`;
-    const next = await this.board.create({
-      subject,
-      description: requirement,
-      role: roleForStage(stage),
-      stage,
-      pipeline: from.pipeline,
-      revision,
-      handoff,
-      artifacts: { ...artifacts, from: from.id },
-      by: from.owner ?? 'runtime',
+    // Check-then-create under the pipeline's lock: a successor is posted once, whoever gets there first.
+    return withLock(path.join(this.board.dir, `pipeline-${from.pipeline}`), async () => {
+      const existing = this.board.list().find((task) => task.pipeline === from.pipeline && task.artifacts.from === from.id);
+      if (existing) return { ok: true, status: 'active' as const, next: existing };
+      const next = await this.board.create({
+        subject,
+        description: requirement,
+        role: roleForStage(stage),
+        stage,
+        pipeline: from.pipeline,
+        revision,
+        handoff,
+        artifacts: { ...artifacts, from: from.id },
+        by: from.owner ?? 'runtime',
+      });
+      this.traceTransition(from, next.id, stage, from.owner ?? 'runtime');
+      return { ok: true, status: 'active' as const, next };
     });
-    this.traceTransition(from, next.id, stage, from.owner ?? 'runtime');
-    return { ok: true, status: 'active', next };
   }
 
   private traceTransition(from: Task, to: number | null, next: string, by: string): void {
