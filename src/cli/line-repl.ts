@@ -25,10 +25,11 @@ export const DRAIN_TIMEOUT_MS = 5 * 60_000;
 export async function runLineRepl(session: LeadSession, options: LineReplOptions = {}): Promise<void> {
   const output = options.output ?? process.stdout;
   const print = (text: string) => output.write(`${text}\n`);
-  session.on('event', (event) => {
+  const onEvent = (event: Parameters<typeof describeEvent>[0]) => {
     const line = describeEvent(event);
     if (line) print(line.text);
-  });
+  };
+  session.on('event', onEvent);
   const chat = new LeadChat(session);
   const io: CommandIO = { session, print, askLead: (text) => chat.ask(text) };
 
@@ -66,5 +67,7 @@ export async function runLineRepl(session: LeadSession, options: LineReplOptions
   print('shutting the team down…');
   chat.cancel();
   for (const line of await quitSession(session, options.graceMs)) print(line);
+  // 'bye' is the last line: a late event (a worker's final message) is not printed after it.
+  session.off('event', onEvent);
   print('bye');
 }

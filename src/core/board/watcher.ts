@@ -98,13 +98,13 @@ export class BoardWatcher extends EventEmitter<BoardWatcherEvents> {
       this.pending.add(key);
       setImmediate(() => {
         this.pending.delete(key);
-        emit();
+        if (this.watcher) emit();
       });
     }
     if (!this.trailing.has(key)) {
       const timer = setTimeout(() => {
         this.trailing.delete(key);
-        emit();
+        if (this.watcher) emit();
       }, TRAILING_MS);
       timer.unref();
       this.trailing.set(key, timer);

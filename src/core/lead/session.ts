@@ -82,6 +82,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private auto: boolean;
   private readonly spawned = new Map<string, TeamMemberSpec>();
   private repairTimer: NodeJS.Timeout | null = null;
+  private closed = false;
   /** Teammates of this session that shut down after IDLE_TIMEOUT; respawned when work for them appears. */
   private readonly resting = new Set<string>();
 
@@ -252,12 +253,16 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       }
     }
     await this.watcher.close();
+    // The teammates' last words (shutdown responses) are taken now; nothing is emitted after close.
+    this.drainInbox();
     await this.draining;
+    this.closed = true;
     return { exits, released };
   }
 
   /** Serialised drains of the lead's inbox; each message is dispatched once. */
   drainInbox(): void {
+    if (this.closed) return;
     this.draining = this.draining.then(async () => {
       try {
         for (const message of await this.mailbox.drain(this.lead)) this.dispatch(message);
