@@ -29,6 +29,12 @@ function boardDir(command: Command): string {
   return path.resolve(own ?? global ?? process.cwd());
 }
 
+function existingBoardDir(command: Command): string {
+  const dir = boardDir(command);
+  if (!fs.existsSync(dir)) throw new UsageError(`--dir: ${dir} does not exist`);
+  return dir;
+}
+
 const dirOption = () => new Option('--dir <path>', 'board root (holds .tasks/ and .team/); default: the current directory');
 
 function settingsOptions(command: Command): Command {
@@ -78,7 +84,13 @@ export function buildProgram(): Command {
     .addOption(dirOption())
     .option('--json', 'print the tasks as JSON')
     .action((options: { json?: boolean }, command: Command) => {
-      const board = new TaskBoard(boardDir(command));
+      // Reading a board never creates one.
+      const dir = existingBoardDir(command);
+      if (!fs.existsSync(path.join(dir, '.tasks'))) {
+        console.log(options.json ? '[]' : `No tasks (no .tasks/ in ${dir}).`);
+        return;
+      }
+      const board = new TaskBoard(dir);
       const tasks = board.list();
       if (options.json) console.log(JSON.stringify(tasks, null, 2));
       else console.log(formatBoard(tasks));
@@ -93,7 +105,9 @@ export function buildProgram(): Command {
     .action((id: string, _options: unknown, command: Command) => {
       const n = Number(id.replace(/^#/, ''));
       if (!Number.isInteger(n) || n <= 0) throw new UsageError(`task id must be a positive whole number, got '${id}'`);
-      console.log(JSON.stringify(new TaskBoard(boardDir(command)).get(n), null, 2));
+      const dir = existingBoardDir(command);
+      if (!fs.existsSync(path.join(dir, '.tasks'))) throw new UsageError(`no board in ${dir} (no .tasks/ directory)`);
+      console.log(JSON.stringify(new TaskBoard(dir).get(n), null, 2));
     });
 
   program
