@@ -10,6 +10,8 @@ import type { PipelineState } from '../core/stages/pipeline.js';
 import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
 import { formatDuration, formatTaskLine } from './format.js';
 
+const FATAL_MODEL_CODES = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'MODEL_UNREACHABLE', 'CONFIG_ERROR']);
+
 export interface RunCommandOptions {
   dir: string;
   requirement: string;
@@ -53,7 +55,15 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     if (session.questions.size > 0) void session.answer(line).catch(() => undefined);
     else typed.push(line);
   });
+  // A key the endpoint rejects, an unknown model or an unreachable endpoint will not fix itself:
+  // the run stops at once with that one line instead of waiting out its timeout.
+  const fatal = new AbortController();
+  let fatalError: { code: string; message: string } | null = null;
   session.on('event', (event) => {
+    if (event.type === 'teammate' && event.event.type === 'error' && FATAL_MODEL_CODES.has(event.event.error.code) && !fatalError) {
+      fatalError = event.event.error;
+      fatal.abort();
+    }
     const line = describeEvent(event);
     if (line) log(line);
     if (event.type === 'question' && !options.auto && typed.length) void session.answer(typed.shift()!).catch(() => undefined);
@@ -69,7 +79,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     const first = await session.post(options.requirement, options.startStage);
     pipeline = first.pipeline!;
     log(`posted pipeline #${pipeline}: task #${first.id} (${first.stage}) — ${first.subject}`);
-    state = await session.waitForPipeline(pipeline, giveUp);
+    state = await session.waitForPipeline(pipeline, AbortSignal.any([giveUp, fatal.signal]));
     if (state.status === 'active') state = { ...state, status: 'failed', reason: `timed out after ${formatDuration(timeoutMs)}` };
   } finally {
     input?.close();
@@ -77,6 +87,11 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   }
   state = { ...session.pipeline.state(pipeline), ...(state.reason ? { reason: state.reason } : {}), status: state.status };
 
+  if (fatalError) {
+    const { code, message } = fatalError as { code: string; message: string };
+    console.error(`autoteam: ${message} (${code})`);
+    return 2;
+  }
   const summary = summarize(session, state, options.requirement, since, Date.now() - started);
   if (options.json) console.log(JSON.stringify(summary, null, 2));
   else printSummary(summary, state.tasks);

@@ -161,3 +161,28 @@ describe.runIf(python)('autoteam run --auto against a loopback Messages API', ()
     expect(run.stdout + run.stderr).not.toContain(KEY);
   });
 });
+
+describe('autoteam run with a key the endpoint rejects', () => {
+  it('stops at once with the one-line auth error and exit 2, never printing the key', async () => {
+    const { unauthorized } = await import('../helpers/messages-server.js');
+    // Every request is refused; the first teammate to call the model reports it.
+    const server = await MessagesServer.start(Array.from({ length: 10 }, () => unauthorized()));
+    const root = tempBoard();
+    try {
+      const run = await runCli(['run', '--auto', '--timeout', '60s', '--dir', root, DOWNLOADS_REQUIREMENT], {
+        cwd: root,
+        env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
+      });
+      expect(run.code, describeRun(run)).toBe(2);
+      expect(run.ms).toBeLessThan(30_000);
+      const last = run.stderr.trim().split('\n').at(-1) ?? '';
+      expect(last).toMatch(/^autoteam: .*401.*\(MODEL_AUTH\)$/);
+      expect(`${run.stdout}${run.stderr}`).not.toContain(KEY);
+      // The task went back to the board; nothing was left in progress.
+      expect(readTasks(root).map((task) => task.status)).toEqual(['pending']);
+    } finally {
+      await server.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
