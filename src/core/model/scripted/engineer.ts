@@ -35,7 +35,7 @@ export function engineerTurn(task: string, calls: readonly ToolCall[]): Decision
   const language = detectLanguage(`${handoffValue(task, 'language') ?? ''} ${brief.requirement}`);
   const program: Program = buildProgram({ requirement: brief.requirement, language, requirements: brief.requirements });
   const file = brief.file ?? program.file;
-  const writes = [...callsOf(calls, 'write_file'), ...callsOf(calls, 'edit_file')];
+  const writes = [...callsOf(calls, 'write_file'), ...callsOf(calls, 'edit_file')].filter((call) => call.input.path === file);
   const runs = callsOf(calls, 'bash');
   const last = lastCall(calls);
 
@@ -44,7 +44,9 @@ export function engineerTurn(task: string, calls: readonly ToolCall[]): Decision
   }
   if (writes.length === 0) {
     if (brief.revision === 0) {
-      return { text: `Writing ${file}.`, calls: [{ name: 'write_file', input: { path: file, content: draftOf(program) } }] };
+      const calls: Decision['calls'] = [{ name: 'write_file', input: { path: file, content: draftOf(program) } }];
+      if (program.tests) calls.push({ name: 'write_file', input: { path: program.tests.file, content: program.tests.content } });
+      return { text: `Writing ${file}${program.tests ? ` and ${program.tests.file}` : ''}.`, calls };
     }
     const read = lastCall(calls, 'read_file');
     const current = read?.result && !read.result.isError ? read.result.content : null;

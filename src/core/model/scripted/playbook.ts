@@ -19,7 +19,10 @@ const PLAYBOOK: Array<{ match: RegExp; answer: string }> = [
     answer: 'Default to ~/Downloads, and accept another folder as a command-line argument.',
   },
   { match: /language|python|javascript|node|run it|platform|os\b/i, answer: 'Python 3, standard library only, on Linux and macOS.' },
-  { match: /input|output|format|print|report|log/i, answer: 'Print one line per action to stdout; no log file needed.' },
+  {
+    match: /input|output|format|print|report|log/i,
+    answer: 'Read the file named by the first command-line argument (standard input when there is none) and print the result to stdout.',
+  },
 ];
 
 export function normalizeQuestion(question: string): string {

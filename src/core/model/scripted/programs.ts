@@ -20,6 +20,8 @@ export interface Program {
   header: string;
   /** A command that exercises the program on a scratch folder inside the workspace. */
   tryCommand: string;
+  /** Unit tests written beside the program; the reviewer's run_tests runs them instead of a smoke run. */
+  tests?: { file: string; content: string };
 }
 
 export function detectLanguage(text: string): Language {
@@ -40,8 +42,13 @@ export function isOrganizer(requirement: string): boolean {
   return /organi[sz]e|sort|tidy|clean ?up/i.test(requirement) && /file|folder|download|director/i.test(requirement);
 }
 
+export function isWordCount(requirement: string): boolean {
+  return /\bcount/i.test(requirement) && /\bwords?\b|\blines?\b|\bcharacters?\b/i.test(requirement);
+}
+
 export function buildProgram(spec: ProgramSpec): Program {
   if (isOrganizer(spec.requirement)) return spec.language === 'python' ? pythonOrganizer(spec) : jsOrganizer(spec);
+  if (isWordCount(spec.requirement)) return spec.language === 'python' ? pythonWordCount() : jsWordCount();
   return spec.language === 'python' ? pythonSkeleton(spec) : jsSkeleton(spec);
 }
 
@@ -191,6 +198,116 @@ function jsOrganizer(spec: ProgramSpec): Program {
     content: body.join('\n'),
     header,
     tryCommand: `${SCRATCH} && node organize.mjs .scratch && find .scratch -type f | sort`,
+  };
+}
+
+const SAMPLE_TEXT = "printf 'one two three\\nfour five\\n' > .sample.txt";
+
+function pythonWordCount(): Program {
+  const header = '"""Count the lines, words and characters of a text file (or standard input)."""';
+  const body = [
+    header,
+    'import argparse',
+    'import sys',
+    '',
+    '',
+    'def count(text):',
+    '    """Return (lines, words, characters) for a piece of text."""',
+    '    return len(text.splitlines()), len(text.split()), len(text)',
+    '',
+    '',
+    'def main():',
+    '    """Read the file (or stdin) and print its counts."""',
+    '    parser = argparse.ArgumentParser(description="Count lines, words and characters.")',
+    '    parser.add_argument("file", nargs="?", help="text file (default: standard input)")',
+    '    args = parser.parse_args()',
+    '    if args.file:',
+    '        with open(args.file, encoding="utf-8", errors="replace") as handle:',
+    '            text = handle.read()',
+    '    else:',
+    '        text = sys.stdin.read()',
+    '    lines, words, chars = count(text)',
+    '    print(f"lines: {lines}  words: {words}  characters: {chars}")',
+    '',
+    '',
+    'if __name__ == "__main__":',
+    '    main()',
+    '',
+  ];
+  const tests = [
+    '"""Tests for wordcount.py."""',
+    'import unittest',
+    '',
+    'from wordcount import count',
+    '',
+    '',
+    'class CountTest(unittest.TestCase):',
+    '    """count() on small known texts."""',
+    '',
+    '    def test_two_lines(self):',
+    '        """Lines, words and characters of a two-line text."""',
+    '        self.assertEqual(count("one two three\\nfour five\\n"), (2, 5, 24))',
+    '',
+    '    def test_empty(self):',
+    '        """An empty text has nothing in it."""',
+    '        self.assertEqual(count(""), (0, 0, 0))',
+    '',
+    '',
+    'if __name__ == "__main__":',
+    '    unittest.main()',
+    '',
+  ];
+  return {
+    file: 'wordcount.py',
+    content: body.join('\n'),
+    header,
+    tryCommand: `${SAMPLE_TEXT} && python3 wordcount.py .sample.txt && python3 -m unittest -q test_wordcount`,
+    tests: { file: 'test_wordcount.py', content: tests.join('\n') },
+  };
+}
+
+function jsWordCount(): Program {
+  const header = '// Count the lines, words and characters of a text file (or standard input).';
+  const body = [
+    header,
+    "import fs from 'node:fs';",
+    "import { pathToFileURL } from 'node:url';",
+    '',
+    'export function count(text) {',
+    "  const lines = text === '' ? 0 : text.split('\\n').length - (text.endsWith('\\n') ? 1 : 0);",
+    '  const words = text.split(/\\s+/).filter(Boolean).length;',
+    '  return { lines, words, characters: text.length };',
+    '}',
+    '',
+    '// Run as a program, not when imported by the tests.',
+    'if (import.meta.url === pathToFileURL(process.argv[1] ?? \'\').href) {',
+    "  const text = fs.readFileSync(process.argv[2] ?? 0, 'utf8');",
+    '  const { lines, words, characters } = count(text);',
+    '  console.log(`lines: ${lines}  words: ${words}  characters: ${characters}`);',
+    '}',
+    '',
+  ];
+  const tests = [
+    '// Tests for wordcount.mjs.',
+    "import assert from 'node:assert/strict';",
+    "import { test } from 'node:test';",
+    "import { count } from './wordcount.mjs';",
+    '',
+    "test('counts lines, words and characters', () => {",
+    "  assert.deepEqual(count('one two three\\nfour five\\n'), { lines: 2, words: 5, characters: 24 });",
+    '});',
+    '',
+    "test('an empty text has nothing in it', () => {",
+    "  assert.deepEqual(count(''), { lines: 0, words: 0, characters: 0 });",
+    '});',
+    '',
+  ];
+  return {
+    file: 'wordcount.mjs',
+    content: body.join('\n'),
+    header,
+    tryCommand: `${SAMPLE_TEXT} && node wordcount.mjs .sample.txt && node --test`,
+    tests: { file: 'wordcount.test.mjs', content: tests.join('\n') },
   };
 }
 
