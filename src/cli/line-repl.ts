@@ -53,6 +53,12 @@ export async function runLineRepl(session: LeadSession, options: LineReplOptions
       quit = true;
       break;
     }
+    // Scripts feed answers as the lines after a requirement: after a line that starts or answers
+    // work, wait until the team asks something or is done before reading the next line.
+    const text = line.trim();
+    if (text && (!text.startsWith('/') || /^\/(post|answer)\b/.test(text)) && !interrupt.signal.aborted) {
+      await waitForQuiet(session, options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS, undefined, interrupt.signal);
+    }
   }
   lines.close();
   if (!quit && !interrupt.signal.aborted) {

@@ -68,15 +68,19 @@ export function buildProgram(): Command {
     .addOption(dirOption())
     .option('--auto', 'a simulated user answers the analyst')
     .option('--no-team', 'do not spawn the default analyst, engineer and reviewer');
-  settingsOptions(program).action(async (options: Record<string, unknown>, command: Command) => {
-    const dir = boardDir(command);
-    await startRepl({
-      dir,
-      auto: options.auto === true,
-      team: options.team !== false,
-      settings: loadTeammateSettings(process.env, overrides(options)),
+  settingsOptions(program)
+    .usage('[options] [command]')
+    // Captures a mistyped subcommand, which would otherwise be reported as "too many arguments".
+    .argument('[command]')
+    .action(async (unknown: string | undefined, options: Record<string, unknown>, command: Command) => {
+      if (unknown) throw new UsageError(`unknown command '${unknown}' (autoteam --help lists them)`);
+      await startRepl({
+        dir: boardDir(command),
+        auto: options.auto === true,
+        team: options.team !== false,
+        settings: loadTeammateSettings(process.env, overrides(options)),
+      });
     });
-  });
 
   program
     .command('tasks')

@@ -3,14 +3,12 @@ import readline from 'node:readline';
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { parseDuration } from '../core/agent/settings.js';
 import type { Stage, Task } from '../core/board/schemas.js';
-import { type LeadEvent, LeadSession } from '../core/lead/session.js';
+import { FATAL_MODEL_CODES, type LeadEvent, LeadSession } from '../core/lead/session.js';
 import { AutoteamError } from '../core/errors.js';
 import { loadModelConfig } from '../core/model/anthropic.js';
 import type { PipelineState } from '../core/stages/pipeline.js';
 import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
 import { formatDuration, formatTaskLine } from './format.js';
-
-const FATAL_MODEL_CODES = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'MODEL_UNREACHABLE', 'CONFIG_ERROR']);
 
 export interface RunCommandOptions {
   dir: string;
@@ -72,6 +70,10 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const timeoutMs = options.timeout ? parseDuration(options.timeout, '--timeout') : 10 * 60_000;
   const giveUp = AbortSignal.timeout(timeoutMs);
   log(`autoteam run — ${session.modelLabel}`);
+  const open = session.board.list().filter((task) => task.status === 'pending' || task.status === 'in_progress');
+  if (open.length > 0) {
+    log(`note: the board already has ${open.length} open task${open.length === 1 ? '' : 's'} (${open.slice(0, 5).map((t) => `#${t.id}`).join(', ')}${open.length > 5 ? ', …' : ''}); the team works those too`);
+  }
   let state: PipelineState;
   let pipeline: number;
   try {
@@ -118,7 +120,12 @@ function describeEvent(event: LeadEvent): string | null {
 }
 
 function summarize(session: LeadSession, state: PipelineState, requirement: string, since: string, wallMs: number): RunSummary {
-  const trace = summarizeTrace(session.trace.read(), (record) => record.at >= since);
+  // Only this pipeline's work: the team may also have picked up other open tasks on the board.
+  const ids = new Set(state.tasks.map((task) => task.id));
+  const trace = summarizeTrace(
+    session.trace.read(),
+    (record) => record.at >= since && (record.kind === 'model_call' || record.kind === 'tool_call') && record.task !== null && ids.has(record.task),
+  );
   const analysis = state.tasks.find((task) => task.stage === 'requirements');
   const files = new Set<string>();
   for (const task of state.tasks) {
@@ -152,7 +159,7 @@ function printSummary(summary: RunSummary, tasks: readonly Task[]): void {
       .sort((a, b) => b[1] - a[1])
       .map(([name, count]) => `${name} ${count}`)
       .join(', ');
-    console.log(`  ${role.role} (${role.agents.join(', ')}): ${role.modelCalls} model calls; ${tools || 'no tools'}`);
+    console.log(`  ${role.role} (${role.agents.join(', ')}): ${role.modelCalls} model call${role.modelCalls === 1 ? '' : 's'}; ${tools || 'no tools'}`);
   }
   console.log(
     `requirements: ${summary.requirements} · questions: ${summary.questions} · files: ${summary.files.join(', ') || 'none'} (${summary.workspace}) · revisions: ${summary.revisions}`,

@@ -20,7 +20,7 @@ export function BoardPanel({ view, width }: { view: BoardView; width: number }) 
         <Text bold>Board</Text>
         <Text dimColor>
           {' '}
-          {view.total} tasks · {counts.pending} pending · {counts.in_progress} in progress · {counts.completed} done
+          {view.total} {view.total === 1 ? 'task' : 'tasks'} · {counts.pending} pending · {counts.in_progress} in progress · {counts.completed} done
           {counts.failed ? ` · ${counts.failed} failed` : ''}
           {view.total > view.shown.length ? ` · showing ${view.shown.length}` : ''}
         </Text>

@@ -17,6 +17,20 @@ export interface InputLineProps {
 const ignore = () => undefined;
 
 /**
+ * Keys that arrive in one chunk with text (a paste, a fast typist over ssh) reach TextInput as
+ * characters: a Backspace/DEL deletes the character before it, a Tab or other control is dropped.
+ */
+export function applyControls(text: string): string {
+  if (!/[\x00-\x09\x0b\x0c\x0e-\x1f\x7f]/.test(text)) return text;
+  let out = '';
+  for (const ch of text) {
+    if (ch === '\x7f' || ch === '\b') out = [...out].slice(0, -1).join('');
+    else if (ch === '\n' || ch === '\r' || ch >= ' ') out += ch;
+  }
+  return out;
+}
+
+/**
  * The prompt: ink-text-input for editing, plus Enter, Tab completion of commands, history (↑/↓),
  * Ctrl+C and Ctrl+D. The line lives in a ref as well as in state: key handlers close over the last
  * rendered value, and a paste followed at once by Enter would otherwise submit the old line.
@@ -53,13 +67,17 @@ export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, promp
     (input, key) => {
       if (key.ctrl && input === 'c') return onQuit();
       if (key.return) return submit(line.current);
-      if (key.ctrl && input === 'd') {
+      if (key.ctrl && input) {
+        // TextInput would insert the letter of any Ctrl key; we drop it and apply the usual meaning.
         const current = beforeChange.current ?? line.current;
         swallow.current = true;
         thisKey(() => {
           swallow.current = false;
         });
-        return current === '' ? onQuit() : replace(current);
+        if (input === 'd') return current === '' ? onQuit() : replace(current);
+        if (input === 'u') return replace('');
+        if (input === 'w') return replace(current.replace(/\s*\S+\s*$/, ''));
+        return replace(current);
       }
       if (key.tab) {
         const { line: completed, candidates } = complete(line.current);
@@ -78,8 +96,9 @@ export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, promp
   );
 
   // A paste can bring "text\r" in one chunk: TextInput would keep the \r in the line.
-  const change = (next: string) => {
+  const change = (raw: string) => {
     if (swallow.current) return;
+    const next = applyControls(raw);
     if (beforeChange.current === null) {
       beforeChange.current = line.current;
       thisKey(() => {

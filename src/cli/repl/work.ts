@@ -8,7 +8,7 @@ export { type PipelineStatus, pipelineStatuses } from '../../core/stages/pipelin
  * some teammate is alive to move it — unless it waits on a question nobody will answer.
  */
 export function workInFlight(session: LeadSession): string | null {
-  if (session.manager.handles().length === 0) return null;
+  if (session.manager.handles().length === 0 || session.fatalError) return null;
   const tasks = session.board.list();
   const active = [...pipelineStatuses(tasks)].filter(([, status]) => status === 'active').map(([id]) => id);
   const working = tasks.filter((task) => task.status === 'in_progress');

@@ -43,7 +43,8 @@ export interface TeammateOptions {
 }
 
 /** Model errors that no retry will fix: the teammate stops instead of failing every task it touches. */
-const FATAL_MODEL_ERRORS = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'CONFIG_ERROR']);
+/** The SDK has already retried (with back-off) before any of these reaches us. */
+const FATAL_MODEL_ERRORS = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'MODEL_UNREACHABLE', 'CONFIG_ERROR']);
 
 /**
  * One autonomous teammate: IDLE (inbox first, then claim a task of its role, else sleep until woken

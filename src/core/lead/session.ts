@@ -16,6 +16,9 @@ import type { LeadServices } from '../tools/lead/services.js';
 import { Trace } from '../trace/trace.js';
 import { type Answerer, createAnswerer } from './simulated-user.js';
 
+/** Model errors that stop a teammate for good; a front end should not wait on work after one. */
+export const FATAL_MODEL_CODES: ReadonlySet<string> = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'MODEL_UNREACHABLE', 'CONFIG_ERROR']);
+
 export interface TeamMemberSpec {
   name: string;
   role: string;
@@ -82,6 +85,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private auto: boolean;
   private readonly spawned = new Map<string, TeamMemberSpec>();
   private repairTimer: NodeJS.Timeout | null = null;
+  /** The first model error no retry will fix (bad key, unknown model, unreachable endpoint). */
+  fatalError: { code: string; message: string } | null = null;
   private closed = false;
   /** Teammates of this session that shut down after IDLE_TIMEOUT; respawned when work for them appears. */
   private readonly resting = new Set<string>();
@@ -132,7 +137,10 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       this.drainInbox();
     });
     this.watcher.on('error', (error) => this.emit('event', { type: 'error', code: 'WATCHER', message: error.message }));
-    this.manager.on('event', (event: ManagerEvents['event'][0]) => this.emit('event', { type: 'teammate', event }));
+    this.manager.on('event', (event: ManagerEvents['event'][0]) => {
+      if (event.type === 'error' && FATAL_MODEL_CODES.has(event.error.code)) this.fatalError ??= event.error;
+      this.emit('event', { type: 'teammate', event });
+    });
     this.manager.on('exit', (exit) => {
       if (exit.clean && exit.reason.startsWith('idle for')) this.resting.add(exit.name);
       this.emit('event', { type: 'teammate_exit', exit });

@@ -7,6 +7,8 @@ export interface QaEntry {
   by: string;
 }
 
+const waitedMs = (since: number) => Date.now() - since;
+
 /** How many refused questions past the limit end the pipeline (the experiment's model asked 21). */
 const REFUSALS_BEFORE_FAILING = 2;
 
@@ -42,9 +44,14 @@ export const askClarifyingQuestionTool = defineTool({
     });
     await ctx.record('asked', question);
     await reportStatus(ctx, 'waiting', 'waiting for an answer');
+    const started = Date.now();
     const reply = await ctx.waitForMessage((m) => m.type === 'answer' && m.questionId === sent.questionId, answerTimeoutMs);
     await reportStatus(ctx, 'working');
-    const answer = reply?.content ?? `No answer within ${Math.round(answerTimeoutMs / 1000)} s; proceed with sensible assumptions.`;
+    const answer =
+      reply?.content ??
+      (ctx.signal.aborted || waitedMs(started) < answerTimeoutMs
+        ? 'No answer: the team is being stopped.'
+        : `No answer within ${Math.round(answerTimeoutMs / 1000)} s; proceed with sensible assumptions.`);
     const by = reply?.from ?? 'timeout';
     await ctx.record('answered', `${by}: ${answer}`, (artifacts) => ({
       qa: [...((artifacts.qa as QaEntry[] | undefined) ?? []), { question, answer, by }],

@@ -30,8 +30,8 @@ export function detectLanguage(text: string): Language {
 
 function conflictPolicy(requirements: Record<string, string>): 'suffix' | 'skip' | 'overwrite' {
   const text = Object.values(requirements).join(' ').toLowerCase();
+  if (/\bskip|leave (it|them) (alone|where)|\bignore\b/.test(text)) return 'skip';
   if (/suffix|\(1\)|rename|never overwrite|don't overwrite|do not overwrite/.test(text)) return 'suffix';
-  if (/\bskip|leave (it|them)|ignore\b/.test(text)) return 'skip';
   if (/overwrite|replace/.test(text)) return 'overwrite';
   return 'suffix';
 }
@@ -134,7 +134,7 @@ function pythonOrganizer(spec: ProgramSpec): Program {
     file: 'organize.py',
     content: body.join('\n'),
     header,
-    tryCommand: `${SCRATCH} && python3 organize.py .scratch && find .scratch -type f | sort`,
+    tryCommand: `${SCRATCH} && python3 organize.py .scratch && find .scratch -type f | sort; status=$?; rm -rf .scratch; exit $status`,
   };
 }
 
@@ -197,7 +197,7 @@ function jsOrganizer(spec: ProgramSpec): Program {
     file: 'organize.mjs',
     content: body.join('\n'),
     header,
-    tryCommand: `${SCRATCH} && node organize.mjs .scratch && find .scratch -type f | sort`,
+    tryCommand: `${SCRATCH} && node organize.mjs .scratch && find .scratch -type f | sort; status=$?; rm -rf .scratch; exit $status`,
   };
 }
 
