@@ -6,7 +6,7 @@ import { readTasks, tempBoard } from '../helpers/repl-session.js';
 const REQUIREMENT = 'Write a Python script that organizes my Downloads folder by file type.';
 
 describe('autoteam line mode (stdin is a pipe)', () => {
-  it('posts a requirement, waits for the pipeline at end of input, and exits 0 with five completed stages', async () => {
+  it('posts a requirement, waits for the pipeline before the next line, and exits 0 with five completed stages', async () => {
     assertBuilt();
     const dir = tempBoard('autoteam-repl-line-');
     const result = await execa('node', [CLI, '--dir', dir, '--auto'], {
@@ -19,7 +19,12 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).toContain('offline scripted model — set ANTHROPIC_API_KEY for Claude');
     expect(result.stdout).toMatch(/posted pipeline #1: task #1 \(requirements\)/);
-    expect(result.stdout).toContain('end of input: waiting for the team');
+    // The line after /post is read only once the team is done (or asks something): /tasks shows the
+    // finished board, after the approval.
+    const approvedAt = result.stdout.indexOf('= Pipeline #1 approved');
+    const boardAt = result.stdout.indexOf('[x] #5: Review organize.py (revision 1)');
+    expect(approvedAt).toBeGreaterThan(0);
+    expect(boardAt).toBeGreaterThan(approvedAt);
     expect(result.stdout).toMatch(/\? analyst asks: /);
     expect(result.stdout).toMatch(/! simulated user answers analyst: /);
     expect(result.stdout).toContain('= Pipeline #1 approved');
@@ -55,5 +60,26 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(result.stdout).toContain('no teammates (/spawn <name> <role>)');
     expect(result.stdout).toContain('Inbox empty.');
     expect(result.stdout).not.toContain('posted pipeline');
+  });
+
+  it('takes the lines after a requirement as the answers to the analyst (no --auto)', async () => {
+    assertBuilt();
+    const dir = tempBoard('autoteam-repl-line-');
+    const result = await execa('node', [CLI, '--dir', dir], {
+      cwd: dir,
+      env: offlineEnv(),
+      input: 'Write a Python script that counts the words in a text file.\nIt reads the file named by its first argument.\n',
+      reject: false,
+      timeout: 120_000,
+    });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toContain('! person answers analyst: It reads the file named by its first argument.');
+    expect(result.stdout).toContain('= Pipeline #1 approved');
+    const tasks = readTasks(dir);
+    // One pipeline: the answer did not become a second requirement.
+    expect(new Set(tasks.map((task) => task.pipeline))).toEqual(new Set([1]));
+    expect(tasks[0]!.artifacts.qa).toEqual([
+      { question: expect.any(String), answer: 'It reads the file named by its first argument.', by: 'lead' },
+    ]);
   });
 });
