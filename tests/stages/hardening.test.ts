@@ -88,3 +88,22 @@ describe('hardening', () => {
     expect(loadTeammateSettings({ POLL_INTERVAL: '250ms', MAX_TURNS: '5' })).toMatchObject({ pollMs: 250, maxTurns: 5 });
   });
 });
+
+describe('general tasks', () => {
+  it('a teammate marks a task it could not do as failed, not completed', async () => {
+    const { TeamRegistry } = await import('../../src/core/board/team-registry.js');
+    const { Teammate } = await import('../../src/core/agent/teammate.js');
+    const { Wake } = await import('../../src/core/agent/wake.js');
+    const { ScriptedModel } = await import('../../src/core/model/scripted/scripted-model.js');
+    const root = tempRoot();
+    await new TeamRegistry(root).ensure('t');
+    const board = new TaskBoard(root);
+    const bad = await board.create({ subject: 'Run a missing script', description: 'Run `python3 nope.py` in the workspace.' });
+    const good = await board.create({ subject: 'Say hi', description: 'Run `echo hi`.' });
+    const stop = new AbortController();
+    const mate = new Teammate({ name: 'eng', role: 'engineer', rootDir: root, model: new ScriptedModel(), wake: new Wake(), signal: stop.signal, settings: { idleTimeoutMs: 200, pollMs: 50 } });
+    await mate.run();
+    expect(board.get(bad.id)).toMatchObject({ status: 'failed', result: expect.stringMatching(/nope\.py.*exit 2/) });
+    expect(board.get(good.id)).toMatchObject({ status: 'completed' });
+  });
+});

@@ -185,8 +185,8 @@ describe('bad arguments are answered with is_error naming the problem, never thr
     expect(context.ctx.board.list()).toEqual([]);
   });
 
-  it('covers every tool: 22 teammate tools and 10 lead tools', () => {
-    expect(teammateToolNames).toHaveLength(22);
+  it('covers every tool: 23 teammate tools and 10 lead tools', () => {
+    expect(teammateToolNames).toHaveLength(23);
     expect(leadToolNames).toHaveLength(10);
   });
 });

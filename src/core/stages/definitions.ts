@@ -73,6 +73,7 @@ export function roleForStage(stage: Stage): string {
 export const GENERAL_SYSTEM_PROMPT = [
   'You are a member of a small autonomous team that shares a task board.',
   'Work on the task you have claimed with your tools (files and commands run in your workspace), then call',
-  'complete_task(result) with a one-line result. Use send_message to talk to teammates or the lead.',
+  'complete_task(result) with a one-line result, or fail_task(reason) if it cannot be done.',
+  'Use send_message to talk to teammates or the lead.',
   'If the task asks for a plan first, submit it with plan_approval and wait for approval before doing the work.',
 ].join('\n');

@@ -10,6 +10,7 @@ import { completeRequirementsAnalysisTool } from './complete-requirements-analys
 import { completeTaskTool } from './complete-task.js';
 import { editFileTool } from './edit-file.js';
 import { executeCodeTool } from './execute-code.js';
+import { failTaskTool } from './fail-task.js';
 import { idleTool } from './idle.js';
 import { planApprovalTool } from './plan-approval.js';
 import { readFileTool } from './read-file.js';
@@ -36,6 +37,7 @@ export const TEAMMATE_TOOLS: ReadonlyMap<string, ToolDefinition> = new Map(
       planApprovalTool,
       claimTaskTool,
       completeTaskTool,
+      failTaskTool,
       bashTool,
       readFileTool,
       writeFileTool,
@@ -59,6 +61,7 @@ const GENERAL_TOOL_NAMES = [
   'plan_approval',
   'claim_task',
   'complete_task',
+  'fail_task',
   'bash',
   'read_file',
   'write_file',

@@ -35,5 +35,8 @@ export function generalTurn(task: string, calls: readonly ToolCall[]): Decision 
   }
   const done = lastCall(calls, command ? 'bash' : 'write_file');
   const outcome = (done?.result?.content ?? '').split('\n').filter(Boolean).slice(0, 3).join(' | ');
+  if (done?.result && (done.result.isError || (command && !/^exit 0\b/.test(done.result.content)))) {
+    return { text: 'That did not work.', calls: [{ name: 'fail_task', input: { reason: `${command ? `\`${command}\`` : 'write'}: ${outcome}`.slice(0, 300) } }] };
+  }
   return { text: 'Done.', calls: [{ name: 'complete_task', input: { result: `${command ? `\`${command}\`` : `task-${id}.md`}: ${outcome}`.slice(0, 300) } }] };
 }
