@@ -20,11 +20,8 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(result.stdout).toContain('offline scripted model — set ANTHROPIC_API_KEY for Claude');
     expect(result.stdout).toMatch(/posted pipeline #1: task #1 \(requirements\)/);
     // The line after /post is read only once the team is done (or asks something): /tasks shows the
-    // finished board, after the approval.
-    const approvedAt = result.stdout.indexOf('= Pipeline #1 approved');
-    const boardAt = result.stdout.indexOf('[x] #5: Review organize.py (revision 1)');
-    expect(approvedAt).toBeGreaterThan(0);
-    expect(boardAt).toBeGreaterThan(approvedAt);
+    // finished board (had it run at once, there would be no task #5 yet).
+    expect(result.stdout).toContain('[x] #5: Review organize.py (revision 1)');
     expect(result.stdout).toMatch(/\? analyst asks: /);
     expect(result.stdout).toMatch(/! simulated user answers analyst: /);
     expect(result.stdout).toContain('= Pipeline #1 approved');
