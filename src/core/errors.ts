@@ -50,6 +50,9 @@ export class ModelError extends AutoteamError {
   }
 }
 
+/** Model errors no retry will fix (the SDK has already retried): bad key, unknown model, unreachable endpoint. */
+export const FATAL_MODEL_CODES: ReadonlySet<string> = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'MODEL_UNREACHABLE', 'CONFIG_ERROR']);
+
 export interface SerializedError {
   code: string;
   message: string;

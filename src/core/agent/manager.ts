@@ -207,10 +207,6 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   /** A thread that died: mark the member dead and put whatever it held back on the board at once. */
   private async buryDead(name: string, reason: string): Promise<void> {
     await this.mailbox.registry.setStatus(name, 'dead', { task: null, reason }).catch(() => undefined);
-    for (const task of this.board.list()) {
-      if (task.status === 'in_progress' && task.owner === name) {
-        await this.board.reclaimFrom(task.id, name, `owner ${name} died: ${reason}`, 'runtime', task.claims).catch(() => undefined);
-      }
-    }
+    await this.board.reclaimAllFrom(name, `owner ${name} died: ${reason}`);
   }
 }

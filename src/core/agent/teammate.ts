@@ -5,7 +5,7 @@ import { RequestStore } from '../board/requests.js';
 import type { MemberStatus, Message, Task } from '../board/schemas.js';
 import { type Fence, TaskBoard } from '../board/task-board.js';
 import { TeamRegistry } from '../board/team-registry.js';
-import { type SerializedError, serializeError } from '../errors.js';
+import { FATAL_MODEL_CODES, type SerializedError, serializeError } from '../errors.js';
 import type { ModelClient, ModelMessage } from '../model/types.js';
 import { GENERAL_SYSTEM_PROMPT, STAGE_DEFINITIONS } from '../stages/definitions.js';
 import { taskPrompt } from '../stages/handoff.js';
@@ -18,6 +18,7 @@ import { Trace } from '../trace/trace.js';
 import { compactConversation } from './compaction.js';
 import { identityMessages } from './identity.js';
 import { type LoopOutcome, runLoop } from './loop.js';
+import { TeammateInbox } from './teammate-inbox.js';
 import { DEFAULT_TEAMMATE_SETTINGS, type TeammateSettings } from './settings.js';
 import type { Wake } from './wake.js';
 
@@ -42,9 +43,6 @@ export interface TeammateOptions {
   now?: () => Date;
 }
 
-/** Model errors that no retry will fix: the teammate stops instead of failing every task it touches. */
-/** The SDK has already retried (with back-off) before any of these reaches us. */
-const FATAL_MODEL_ERRORS = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'MODEL_UNREACHABLE', 'CONFIG_ERROR']);
 
 /**
  * One autonomous teammate: IDLE (inbox first, then claim a task of its role, else sleep until woken
@@ -57,12 +55,9 @@ export class Teammate {
   readonly trace: Trace;
   readonly pipeline: Pipeline;
   private readonly settings: TeammateSettings;
-  private readonly pending: Message[] = [];
-  private readonly requests: RequestStore;
   private readonly now: () => Date;
   private exitReason: string | null = null;
-  /** A shutdown request seen but not yet decided; kept here so it outlives the loop that saw it. */
-  private shutdownRequest: Message | null = null;
+  private readonly inbox: TeammateInbox;
 
   constructor(private readonly options: TeammateOptions) {
     this.now = options.now ?? (() => new Date());
@@ -76,7 +71,7 @@ export class Teammate {
     this.registry = this.mailbox.registry;
     this.trace = new Trace(options.rootDir, this.now);
     this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: this.settings.runtime.maxRevisions, trace: this.trace });
-    this.requests = new RequestStore(options.rootDir, this.now);
+    this.inbox = new TeammateInbox(options.name, this.mailbox, new RequestStore(options.rootDir, this.now), options.wake, this.settings.pollMs);
   }
 
   get name(): string {
@@ -95,13 +90,13 @@ export class Teammate {
     let idleSince = Date.now();
     while (!signal.aborted && this.exitReason === null) {
       try {
-        const messages = await this.takeInbox();
-        if (this.shutdownRequest && !this.shutdownPending(this.shutdownRequest)) this.shutdownRequest = null;
-        const shutdown = this.shutdownRequest ?? messages.find((m) => m.type === 'shutdown_request');
+        const messages = await this.inbox.take();
+        const held = this.inbox.shutdownRequest;
+        const shutdown = held && this.inbox.undecided(held) ? held : messages.find((m) => m.type === 'shutdown_request');
         if (shutdown) {
           // Whatever else arrived stays in the inbox for whoever next runs under this name.
-          await this.mailbox.restore(name, messages.filter((m) => m.type !== 'shutdown_request'));
-          await this.approveShutdown(shutdown);
+          await this.inbox.putBack(messages.filter((m) => m.type !== 'shutdown_request'));
+          this.exitReason = await this.inbox.approveShutdown(shutdown);
           break;
         }
         const conversation = messages.filter((m) => !['answer', 'plan_approval_response', 'shutdown_response'].includes(m.type));
@@ -131,7 +126,7 @@ export class Teammate {
         await this.options.wake.wait(this.settings.pollMs, signal);
       }
     }
-    if (this.pending.length > 0) await this.mailbox.restore(name, this.pending.splice(0)).catch(() => undefined);
+    await this.inbox.putBack();
     const reason = this.exitReason ?? (signal.aborted ? 'stopped' : 'shutdown');
     await this.setStatus('shutdown', null, reason).catch(() => undefined);
     this.emit({ type: 'exit', name, reason });
@@ -281,17 +276,18 @@ export class Teammate {
         }
       },
       beforeTurn: async () => {
-        if (this.shutdownRequest) {
-          if (this.shutdownPending(this.shutdownRequest)) {
+        const held = this.inbox.shutdownRequest;
+        if (held) {
+          if (this.inbox.undecided(held)) {
             // The model had its turn to answer; a pending shutdown is approved by the runtime.
-            await this.approveShutdown(this.shutdownRequest);
-            return { stop: { kind: 'exit', reason: this.exitReason ?? 'shutdown approved' } };
+            this.exitReason = await this.inbox.approveShutdown(held);
+            return { stop: { kind: 'exit', reason: this.exitReason } };
           }
-          this.shutdownRequest = null; // answered (declined) by the model
+          this.inbox.shutdownRequest = null; // answered (declined) by the model
         }
-        const inbox = await this.takeInbox();
+        const inbox = await this.inbox.take();
         const shutdown = inbox.find((m) => m.type === 'shutdown_request');
-        if (shutdown) this.shutdownRequest = shutdown;
+        if (shutdown) this.inbox.shutdownRequest = shutdown;
         const rest = inbox.filter((m) => m.type !== 'shutdown_request');
         const notes = rest.length ? [`New messages:\n${formatMessages(rest)}`] : [];
         if (shutdown) {
@@ -324,63 +320,19 @@ export class Teammate {
       settings: this.settings.runtime,
       record: async (event, detail, artifacts) => {
         if (!ctx.task || !ctx.fence) return;
-        const patch = artifacts ? { artifacts: artifacts(this.board.get(ctx.task.id).artifacts) } : {};
+        // The artifacts update runs under the task's lock, on the artifacts as they are then.
+        const patch = artifacts ? { artifacts } : {};
         const clean = detail === undefined ? undefined : redact(detail);
         const result = await this.board.update(ctx.task.id, patch, { fence: ctx.fence, event, detail: clean });
         if (result.ok) ctx.task = result.task;
         // Our claim was taken over: stop at once instead of writing more into a shared workspace.
-        else if (/superseded|not in progress|owned by/.test(result.reason)) onFenceLost(result.reason);
+        else if (result.fenced) onFenceLost(result.reason);
       },
-      waitForMessage: (match, timeoutMs) => this.waitForMessage(match, timeoutMs, signal),
+      waitForMessage: (match, timeoutMs) => this.inbox.waitFor(match, timeoutMs, signal),
       log: (line) => this.activity(ctx.task?.id ?? null, line),
       setStatus: (status, reason) => this.setStatus(status, ctx.task?.id ?? null, reason),
     };
     return ctx;
-  }
-
-  private async waitForMessage(match: (m: Message) => boolean, timeoutMs: number, signal: AbortSignal): Promise<Message | null> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const queued = this.pending.findIndex(match);
-      if (queued >= 0) return this.pending.splice(queued, 1)[0]!;
-      for (const message of await this.mailbox.drain(this.options.name)) this.pending.push(message);
-      const found = this.pending.findIndex(match);
-      if (found >= 0) return this.pending.splice(found, 1)[0]!;
-      // A shutdown request ends any wait: the loop answers it on its next turn.
-      if (this.pending.some((m) => m.type === 'shutdown_request')) return null;
-      const remaining = deadline - Date.now();
-      if (signal.aborted || remaining <= 0) return null;
-      await this.options.wake.wait(Math.min(this.settings.pollMs, remaining), signal);
-    }
-  }
-
-  /** Still undecided; a request without a stored record (sent by hand) counts as undecided. */
-  private shutdownPending(request: Message): boolean {
-    if (typeof request.requestId !== 'string') return true;
-    try {
-      return this.requests.get(request.requestId).status === 'pending';
-    } catch {
-      return true;
-    }
-  }
-
-  private async takeInbox(): Promise<Message[]> {
-    const drained = await this.mailbox.drain(this.options.name);
-    return [...this.pending.splice(0), ...drained];
-  }
-
-  private async approveShutdown(request: Message): Promise<void> {
-    const id = String(request.requestId ?? '');
-    try {
-      await this.requests.resolve(id, true, 'approved by runtime');
-    } catch {
-      // A request without a stored record (sent by hand) is still honoured.
-    }
-    await this.mailbox
-      .send(this.options.name, request.from, 'shutting down', 'shutdown_response', { requestId: id, approve: true })
-      .catch(() => undefined);
-    this.exitReason = `shutdown requested by ${request.from}`;
-    this.shutdownRequest = null;
   }
 
   private async onModelError(ctx: ToolContext, error: unknown): Promise<void> {
@@ -390,7 +342,7 @@ export class Teammate {
     if (ctx.task && ctx.fence) {
       await this.board.release(ctx.task.id, ctx.fence, `model error: ${serialized.message}`).catch(() => undefined);
     }
-    if (FATAL_MODEL_ERRORS.has(serialized.code)) this.exitReason = `model error: ${serialized.message}`;
+    if (FATAL_MODEL_CODES.has(serialized.code)) this.exitReason = `model error: ${serialized.message}`;
     else await this.options.wake.wait(this.settings.pollMs, this.options.signal);
   }
 

@@ -1,77 +1,27 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { BoardFileError, NotFoundError } from '../errors.js';
+import { NotFoundError } from '../errors.js';
 import { redact, secretValues } from '../trace/redact.js';
 import { readJsonFile, writeJsonAtomic } from './atomic-io.js';
+import { takeNext } from './counter.js';
 import { DEFAULT_LOCK_STALE_MS, isLockBusy, withLock } from './lock.js';
-import { type HistoryEntry, type Stage, type Task, TaskSchema, type TaskStatus } from './schemas.js';
+import { type BoardProblem, TASK_FILE, TaskIndex } from './task-index.js';
 
-export interface TaskBoardOptions {
-  now?: () => Date;
-  /** How long a claim stays valid without a renewal (default 30 s). */
-  leaseMs?: number;
-  lockStaleMs?: number;
-  /** Called once per bad file version (parse or validation failure); the file is skipped. */
-  onProblem?: (problem: BoardProblem) => void;
-}
+import { type HistoryEntry, type Task, TaskSchema, type TaskStatus } from './schemas.js';
+import type { ClaimResult, CreateTaskInput, Fence, MutationResult, TaskBoardOptions, TaskPatch, UpdateOptions } from './task-types.js';
 
-export interface BoardProblem {
-  path: string;
-  message: string;
-}
+export type { BoardProblem } from './task-index.js';
+export type * from './task-types.js';
 
-export interface CreateTaskInput {
-  subject: string;
-  description?: string;
-  role?: string | null;
-  stage?: Stage | null;
-  blockedBy?: number[];
-  pipeline?: number | null;
-  revision?: number;
-  handoff?: string;
-  artifacts?: Record<string, unknown>;
-  /** Who posts it; recorded in history. */
-  by?: string;
-}
 
-export type ClaimResult = { ok: true; task: Task } | { ok: false; reason: string };
-export type MutationResult = ClaimResult;
-
-/** Identifies the claim a write belongs to; a write from a superseded claim is refused. */
-export interface Fence {
-  owner: string;
-  token?: number;
-}
-
-export interface TaskPatch {
-  subject?: string;
-  description?: string;
-  status?: TaskStatus;
-  role?: string | null;
-  stage?: Stage | null;
-  handoff?: string;
-  result?: string | null;
-  /** Merged into the task's artifacts key by key. */
-  artifacts?: Record<string, unknown>;
-}
-
-export interface UpdateOptions {
-  fence?: Fence;
-  by?: string;
-  event?: string;
-  detail?: string;
-}
-
-const TASK_FILE = /^task_(\d+)\.json$/;
 const DEFAULT_LEASE_MS = 30_000;
 
-interface IndexEntry {
-  key: string;
-  task: Task | null;
-}
 
 class Refusal {
-  constructor(readonly reason: string) {}
+  constructor(
+    readonly reason: string,
+    readonly fenced = false,
+  ) {}
 }
 
 /**
@@ -85,10 +35,7 @@ export class TaskBoard {
   private readonly now: () => Date;
   private readonly leaseMs: number;
   private readonly lockStaleMs: number;
-  private readonly onProblem?: (problem: BoardProblem) => void;
-  private readonly index = new Map<number, IndexEntry>();
-  private sorted: Task[] | null = null;
-  private readonly problemList = new Map<string, BoardProblem>();
+  private readonly index: TaskIndex;
   private candidates: { role: string | undefined; ids: number[] } | null = null;
   /** Secret-looking environment values never reach a task file, whatever a tool or model put in it. */
   private readonly redact: (text: string) => string;
@@ -99,7 +46,7 @@ export class TaskBoard {
     this.now = options.now ?? (() => new Date());
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.lockStaleMs = options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS;
-    this.onProblem = options.onProblem;
+    this.index = new TaskIndex(this.dir, options.onProblem);
     const secrets = secretValues();
     this.redact = (text) => redact(text, secrets);
     fs.mkdirSync(this.dir, { recursive: true });
@@ -111,20 +58,12 @@ export class TaskBoard {
 
   /** Every valid task, by id. Invalid files are skipped and listed by `problems()`. */
   list(): Task[] {
-    this.refresh();
-    if (!this.sorted) {
-      this.sorted = [...this.index.values()]
-        .map((entry) => entry.task)
-        .filter((task): task is Task => task !== null)
-        .sort((a, b) => a.id - b.id);
-    }
-    return this.sorted;
+    return this.index.list();
   }
 
   /** Files that failed to parse or validate at the last refresh. */
   problems(): BoardProblem[] {
-    this.refresh();
-    return [...this.problemList.values()];
+    return this.index.problems();
   }
 
   /** Reads one task fresh from disk. Throws NotFoundError, or BoardFileError for a bad file. */
@@ -153,7 +92,11 @@ export class TaskBoard {
     const task = await withLock(
       path.join(this.dir, 'ids'),
       () => {
-        const id = this.nextId();
+        const id = takeNext(
+          path.join(this.dir, '.next-id'),
+          (n) => fs.existsSync(this.taskPath(n)),
+          () => Math.max(0, ...fs.readdirSync(this.dir).map((name) => Number(TASK_FILE.exec(name)?.[1] ?? 0))) + 1,
+        );
         const at = this.now().toISOString();
         const created: Task = TaskSchema.parse({
           id,
@@ -177,7 +120,6 @@ export class TaskBoard {
           updatedAt: at,
         });
         writeJsonAtomic(this.taskPath(id), created, this.redact);
-        fs.writeFileSync(path.join(this.dir, '.next-id'), `${id + 1}\n`);
         return created;
       },
       { staleMs: this.lockStaleMs },
@@ -248,7 +190,7 @@ export class TaskBoard {
         const id = queue.shift()!;
         // A file rewritten since the scan was almost surely claimed by someone else: skip it
         // without reading it. Skipping is always safe; the next scan sees it again if it is free.
-        if (this.changedSinceScan(id)) continue;
+        if (this.index.changedSinceScan(id)) continue;
         const result = await this.claim(id, owner, { role, tryOnce: true });
         if (result.ok) return result;
       }
@@ -304,6 +246,17 @@ export class TaskBoard {
     });
   }
 
+  /** Hands back every in-progress task of `owner` (known dead or gone); returns the ids released. */
+  async reclaimAllFrom(owner: string, reason: string): Promise<number[]> {
+    const released: number[] = [];
+    for (const task of this.list()) {
+      if (task.status !== 'in_progress' || task.owner !== owner) continue;
+      const result = await this.reclaimFrom(task.id, owner, reason, 'runtime', task.claims).catch(() => null);
+      if (result?.ok) released.push(task.id);
+    }
+    return released;
+  }
+
   /** Extends the lease of a claim still held by `fence`. */
   async renewLease(id: number, fence: Fence): Promise<MutationResult> {
     return this.mutate(id, (task) => {
@@ -328,7 +281,7 @@ export class TaskBoard {
       return {
         ...task,
         ...fields,
-        artifacts: artifacts ? { ...task.artifacts, ...artifacts } : task.artifacts,
+        artifacts: artifacts ? { ...task.artifacts, ...(typeof artifacts === 'function' ? artifacts(task.artifacts) : artifacts) } : task.artifacts,
         history,
       };
     });
@@ -357,11 +310,8 @@ export class TaskBoard {
   }
 
   private async unblockDependents(done: Task, by: string): Promise<void> {
-    this.refresh();
     const dependents = new Set(done.blocks);
-    for (const entry of this.index.values()) {
-      if (entry.task?.blockedBy.includes(done.id)) dependents.add(entry.task.id);
-    }
+    for (const task of this.list()) if (task.blockedBy.includes(done.id)) dependents.add(task.id);
     for (const id of dependents) {
       await this.mutate(id, (task) =>
         task.blockedBy.includes(done.id)
@@ -377,14 +327,15 @@ export class TaskBoard {
 
   private checkFence(task: Task, fence: Fence): Refusal | null {
     if (task.status !== 'in_progress') {
-      return new Refusal(`task #${task.id} is ${task.status}, not in progress`);
+      return new Refusal(`task #${task.id} is ${task.status}, not in progress`, true);
     }
     if (task.owner !== fence.owner) {
-      return new Refusal(`task #${task.id} is owned by ${task.owner ?? 'nobody'}, not ${fence.owner}`);
+      return new Refusal(`task #${task.id} is owned by ${task.owner ?? 'nobody'}, not ${fence.owner}`, true);
     }
     if (fence.token !== undefined && task.claims !== fence.token) {
       return new Refusal(
         `task #${task.id}: claim token ${fence.token} was superseded by token ${task.claims} (lease taken over)`,
+        true,
       );
     }
     return null;
@@ -425,7 +376,7 @@ export class TaskBoard {
       () => {
         const current = readJsonFile(file, TaskSchema);
         const next = change(current);
-        if (next instanceof Refusal) return { ok: false as const, reason: next.reason };
+        if (next instanceof Refusal) return next.fenced ? { ok: false as const, reason: next.reason, fenced: true } : { ok: false as const, reason: next.reason };
         const written: Task = { ...next, updatedAt: this.now().toISOString() };
         writeJsonAtomic(file, written, this.redact);
         return { ok: true as const, task: written };
@@ -434,91 +385,11 @@ export class TaskBoard {
     );
   }
 
-  /** A temp file older than a minute was left by a writer that died between write and rename. */
-  private removeIfOrphaned(file: string): void {
-    const stat = fs.statSync(file, { throwIfNoEntry: false });
-    if (stat && Date.now() - stat.mtimeMs > 60_000) fs.rmSync(file, { force: true });
-  }
-
-  private changedSinceScan(id: number): boolean {
-    const stat = fs.statSync(this.taskPath(id), { throwIfNoEntry: false });
-    return !stat || this.index.get(id)?.key !== `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
-  }
-
   private readOrUndefined(id: number): Task | undefined {
     try {
       return this.get(id);
     } catch {
       return undefined;
-    }
-  }
-
-  /** Called under the ids lock. Trusts the counter unless its id is taken (a hand-made file). */
-  private nextId(): number {
-    let next = 0;
-    try {
-      next = Number.parseInt(fs.readFileSync(path.join(this.dir, '.next-id'), 'utf8'), 10) || 0;
-    } catch {
-      // No counter yet: the directory listing below decides.
-    }
-    if (next > 0 && !fs.existsSync(this.taskPath(next))) return next;
-    next = Math.max(next, 1);
-    for (const name of fs.readdirSync(this.dir)) {
-      const match = TASK_FILE.exec(name);
-      if (match) next = Math.max(next, Number(match[1]) + 1);
-    }
-    return next;
-  }
-
-  /** Brings the index up to date, re-reading only files whose identity changed. */
-  private refresh(): void {
-    let names: string[];
-    try {
-      names = fs.readdirSync(this.dir);
-    } catch {
-      names = [];
-    }
-    const seen = new Set<number>();
-    let changed = false;
-    for (const name of names) {
-      const match = TASK_FILE.exec(name);
-      if (!match) {
-        if (name.endsWith('.tmp')) this.removeIfOrphaned(path.join(this.dir, name));
-        continue;
-      }
-      const id = Number(match[1]);
-      const file = path.join(this.dir, name);
-      const stat = fs.statSync(file, { throwIfNoEntry: false });
-      if (!stat) continue;
-      seen.add(id);
-      const key = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
-      const cached = this.index.get(id);
-      if (cached?.key === key) continue;
-      changed = true;
-      this.index.set(id, { key, task: this.load(file, id) });
-    }
-    for (const id of this.index.keys()) {
-      if (!seen.has(id)) {
-        this.index.delete(id);
-        this.problemList.delete(this.taskPath(id));
-        changed = true;
-      }
-    }
-    if (changed) this.sorted = null;
-  }
-
-  private load(file: string, id: number): Task | null {
-    try {
-      const task = readJsonFile(file, TaskSchema);
-      if (task.id !== id) throw new BoardFileError(file, `id: ${task.id} does not match the file name`);
-      this.problemList.delete(file);
-      return task;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      const problem = { path: file, message: (error as Error).message };
-      this.problemList.set(file, problem);
-      this.onProblem?.(problem);
-      return null;
     }
   }
 

@@ -8,16 +8,13 @@ import { BoardWatcher } from '../board/watcher.js';
 import { type ManagerEvents, type TeammateExit, TeammateManager } from '../agent/manager.js';
 import type { TeammateSettings } from '../agent/settings.js';
 import type { FromWorker } from '../agent/worker-protocol.js';
-import { AutoteamError, serializeError } from '../errors.js';
+import { AutoteamError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import { createModel, describeModel, type ModelSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { Pipeline } from '../stages/pipeline.js';
 import type { LeadServices } from '../tools/lead/services.js';
 import { Trace } from '../trace/trace.js';
 import { type Answerer, createAnswerer } from './simulated-user.js';
-
-/** Model errors that stop a teammate for good; a front end should not wait on work after one. */
-export const FATAL_MODEL_CODES: ReadonlySet<string> = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'MODEL_UNREACHABLE', 'CONFIG_ERROR']);
 
 export interface TeamMemberSpec {
   name: string;
@@ -254,12 +251,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     const exits = await this.manager.shutdownAll(graceMs);
     await this.manager.close(1_000);
     const released: number[] = [];
-    for (const task of this.board.list()) {
-      if (task.status === 'in_progress' && task.owner && this.spawned.has(task.owner)) {
-        const result = await this.board.reclaimFrom(task.id, task.owner, 'the lead session closed').catch(() => null);
-        if (result?.ok) released.push(task.id);
-      }
-    }
+    for (const name of this.spawned.keys()) released.push(...(await this.board.reclaimAllFrom(name, 'the lead session closed')));
     await this.watcher.close();
     // The teammates' last words (shutdown responses) are taken now; nothing is emitted after close.
     this.drainInbox();

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { takeNext } from '../board/counter.js';
 import { withLock } from '../board/lock.js';
 import type { Mailbox } from '../board/mailbox.js';
 import type { Stage, Task } from '../board/schemas.js';
@@ -230,19 +231,12 @@ export class Pipeline {
   }
 
   private async allocateId(): Promise<number> {
-    const counter = path.join(this.board.dir, '.next-pipeline');
-    return withLock(path.join(this.board.dir, 'pipelines'), () => {
-      let next = 1;
-      try {
-        next = Number.parseInt(fs.readFileSync(counter, 'utf8'), 10) || 1;
-      } catch {
-        // First pipeline on this board.
-      }
-      for (const task of this.board.list()) if (task.pipeline && task.pipeline >= next) next = task.pipeline + 1;
-      fs.writeFileSync(counter, `${next + 1}\n`);
-      return next;
-    });
+    const used = () => new Set(this.board.list().flatMap((task) => (task.pipeline ? [task.pipeline] : [])));
+    return withLock(path.join(this.board.dir, 'pipelines'), () =>
+      takeNext(path.join(this.board.dir, '.next-pipeline'), (n) => used().has(n), () => Math.max(0, ...used()) + 1),
+    );
   }
+
 }
 
 const isFailed = (task: Task) => task.status === 'failed' || task.status === 'cancelled';

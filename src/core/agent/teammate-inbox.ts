@@ -1,0 +1,74 @@
+import type { Mailbox } from '../board/mailbox.js';
+import type { RequestStore } from '../board/requests.js';
+import type { Message } from '../board/schemas.js';
+import type { Wake } from './wake.js';
+
+/**
+ * A teammate's side of its inbox and of the shutdown protocol: messages drained but not yet handled
+ * wait here (a tool waiting for one answer must not lose the others), and a shutdown request seen
+ * but not yet decided is kept so it outlives the loop that saw it.
+ */
+export class TeammateInbox {
+  private readonly pending: Message[] = [];
+  /** A shutdown request seen but not yet decided. */
+  shutdownRequest: Message | null = null;
+
+  constructor(
+    private readonly name: string,
+    private readonly mailbox: Mailbox,
+    private readonly requests: RequestStore,
+    private readonly wake: Wake,
+    private readonly pollMs: number,
+  ) {}
+
+  /** Everything waiting: held-back messages first, then the inbox. */
+  async take(): Promise<Message[]> {
+    const drained = await this.mailbox.drain(this.name);
+    return [...this.pending.splice(0), ...drained];
+  }
+
+  /** Waits for a message matching `match`; others are held back. A shutdown request ends the wait. */
+  async waitFor(match: (m: Message) => boolean, timeoutMs: number, signal: AbortSignal): Promise<Message | null> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const queued = this.pending.findIndex(match);
+      if (queued >= 0) return this.pending.splice(queued, 1)[0]!;
+      for (const message of await this.mailbox.drain(this.name)) this.pending.push(message);
+      const found = this.pending.findIndex(match);
+      if (found >= 0) return this.pending.splice(found, 1)[0]!;
+      // The loop answers a shutdown request on its next turn.
+      if (this.pending.some((m) => m.type === 'shutdown_request')) return null;
+      const remaining = deadline - Date.now();
+      if (signal.aborted || remaining <= 0) return null;
+      await this.wake.wait(Math.min(this.pollMs, remaining), signal);
+    }
+  }
+
+  /** Still undecided; a request without a stored record (sent by hand) counts as undecided. */
+  undecided(request: Message): boolean {
+    if (typeof request.requestId !== 'string') return true;
+    try {
+      return this.requests.get(request.requestId).status === 'pending';
+    } catch {
+      return true;
+    }
+  }
+
+  /** Approves a shutdown request on the teammate's behalf; returns the exit reason. */
+  async approveShutdown(request: Message): Promise<string> {
+    const id = String(request.requestId ?? '');
+    try {
+      await this.requests.resolve(id, true, 'approved by runtime');
+    } catch {
+      // A request without a stored record (sent by hand) is still honoured.
+    }
+    await this.mailbox.send(this.name, request.from, 'shutting down', 'shutdown_response', { requestId: id, approve: true }).catch(() => undefined);
+    this.shutdownRequest = null;
+    return `shutdown requested by ${request.from}`;
+  }
+
+  /** Puts messages back in the inbox (and anything held back) so none is lost when the teammate stops. */
+  async putBack(messages: readonly Message[] = []): Promise<void> {
+    await this.mailbox.restore(this.name, [...messages, ...this.pending.splice(0)]).catch(() => undefined);
+  }
+}

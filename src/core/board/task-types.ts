@@ -1,0 +1,57 @@
+import type { Stage, Task, TaskStatus } from './schemas.js';
+import type { BoardProblem } from './task-index.js';
+
+export interface TaskBoardOptions {
+  now?: () => Date;
+  /** How long a claim stays valid without a renewal (default 30 s). */
+  leaseMs?: number;
+  lockStaleMs?: number;
+  /** Called once per bad file version (parse or validation failure); the file is skipped. */
+  onProblem?: (problem: BoardProblem) => void;
+}
+
+export interface CreateTaskInput {
+  subject: string;
+  description?: string;
+  role?: string | null;
+  stage?: Stage | null;
+  blockedBy?: number[];
+  pipeline?: number | null;
+  revision?: number;
+  handoff?: string;
+  artifacts?: Record<string, unknown>;
+  /** Who posts it; recorded in history. */
+  by?: string;
+}
+
+/** `fenced`: refused because the caller's claim is no longer current (taken over, finished, released). */
+export type ClaimResult = { ok: true; task: Task } | { ok: false; reason: string; fenced?: boolean };
+export type MutationResult = ClaimResult;
+
+/** Identifies the claim a write belongs to; a write from a superseded claim is refused. */
+export interface Fence {
+  owner: string;
+  token?: number;
+}
+
+export interface TaskPatch {
+  subject?: string;
+  description?: string;
+  status?: TaskStatus;
+  role?: string | null;
+  stage?: Stage | null;
+  handoff?: string;
+  result?: string | null;
+  /**
+   * Merged into the task's artifacts key by key. A function gets the artifacts as they are under the
+   * lock, so read-modify-write updates (append to a list) never race.
+   */
+  artifacts?: Record<string, unknown> | ((current: Record<string, unknown>) => Record<string, unknown>);
+}
+
+export interface UpdateOptions {
+  fence?: Fence;
+  by?: string;
+  event?: string;
+  detail?: string;
+}
