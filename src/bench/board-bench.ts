@@ -178,6 +178,7 @@ function seedBoard(root: string, size: number): void {
       blocks: [],
       pipeline: null,
       revision: 0,
+      usage: { calls: 0, inputTokens: 0, outputTokens: 0 },
       claims: inProgress ? 1 : 0,
       lease: inProgress ? { owner: 'someone', token: 1, until: new Date(Date.now() + 3_600_000).toISOString() } : null,
       handoff: '',

@@ -1,4 +1,5 @@
-import type { Member, Task } from '../core/board/schemas.js';
+import type { Member, Task, TaskUsage } from '../core/board/schemas.js';
+import { pipelineStatuses, pipelineUsage } from '../core/stages/pipeline.js';
 
 const MARKERS: Record<Task['status'], string> = {
   pending: '[ ]',
@@ -24,9 +25,20 @@ export function formatTaskLine(task: Task, width = 100): string {
   return `${head}${subject}${tail}`;
 }
 
+/** `15 model calls · 49,463 tokens`: what a pipeline (or a task) has spent. */
+export function formatUsage(usage: TaskUsage): string {
+  const tokens = usage.inputTokens + usage.outputTokens;
+  return `${usage.calls} model call${usage.calls === 1 ? '' : 's'} · ${tokens.toLocaleString('en-US')} tokens`;
+}
+
+/** The board's task lines, then one line per pipeline with its status and what it spent. */
 export function formatBoard(tasks: readonly Task[]): string {
   if (tasks.length === 0) return 'No tasks.';
-  return tasks.map((task) => formatTaskLine(task)).join('\n');
+  const lines = tasks.map((task) => formatTaskLine(task));
+  for (const [id, status] of pipelineStatuses(tasks)) {
+    lines.push(`pipeline #${id} ${status} · ${formatUsage(pipelineUsage(tasks.filter((task) => task.pipeline === id)))}`);
+  }
+  return lines.join('\n');
 }
 
 export function formatMember(member: Member, lead = false): string {

@@ -44,7 +44,9 @@ function settingsOptions(command: Command): Command {
     .option('--max-turns <n>', 'model calls per task (env MAX_TURNS)')
     .option('--max-questions <n>', 'clarifying questions per task (env MAX_QUESTIONS)')
     .option('--token-budget <n>', 'compact a conversation past this many tokens (env TOKEN_BUDGET)')
-    .option('--max-revisions <n>', 'review rounds before a pipeline fails (env MAX_REVISIONS)');
+    .option('--max-revisions <n>', 'review rounds before a pipeline fails (env MAX_REVISIONS)')
+    .option('--max-pipeline-steps <n>', 'model calls over all stages of one pipeline before it fails; default 60 (env MAX_PIPELINE_STEPS)')
+    .option('--token-budget-pipeline <n>', 'input+output tokens of one pipeline before it fails; default 500000 (env TOKEN_BUDGET_PIPELINE)');
 }
 
 function overrides(options: Record<string, unknown>): SettingsOverrides {
@@ -56,6 +58,8 @@ function overrides(options: Record<string, unknown>): SettingsOverrides {
     maxQuestions: pick('maxQuestions'),
     tokenBudget: pick('tokenBudget'),
     maxRevisions: pick('maxRevisions'),
+    maxPipelineSteps: pick('maxPipelineSteps'),
+    tokenBudgetPipeline: pick('tokenBudgetPipeline'),
   };
 }
 
@@ -119,7 +123,7 @@ export function buildProgram(): Command {
     .description("print each stage's role, prompt, tools and transitions (no model is called)")
     .option('--json', 'as JSON')
     .action((options: { json?: boolean }) => {
-      const stages = Object.values(STAGE_DEFINITIONS).map((stage) => ({
+      const stages = Object.values(STAGE_DEFINITIONS).map(({ subject: _subject, ...stage }) => ({
         ...stage,
         offeredTools: stageTools(stage.stage).map((tool) => tool.name),
       }));
@@ -131,9 +135,12 @@ export function buildProgram(): Command {
         console.log(`== ${stage.stage} (${stage.title}) — role: ${stage.role}`);
         console.log(stage.systemPrompt.replace(/^/gm, '   '));
         console.log(`   tools: ${stage.offeredTools.join(', ')}`);
-        for (const [signal, next] of Object.entries(stage.transitions)) {
-          const label = signal === 'request_revision' ? `${next} (revision n+1, up to max_revisions)` : next;
+        for (const [signal, transition] of Object.entries(stage.transitions)) {
+          const label = transition.revise ? `${transition.next} (revision n+1, up to max_revisions; fails when not converging)` : transition.next;
           console.log(`   ${signal} → ${label}`);
+        }
+        if (stage.stage === 'review') {
+          console.log('   approve_code needs run_linter + run_tests on the submitted version, passing tests, and every criterion met with evidence');
         }
         console.log('');
       }

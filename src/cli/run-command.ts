@@ -2,13 +2,13 @@ import path from 'node:path';
 import readline from 'node:readline';
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { parseDuration } from '../core/agent/settings.js';
-import type { Stage, Task } from '../core/board/schemas.js';
+import type { Stage, Task, TaskUsage } from '../core/board/schemas.js';
 import { type LeadEvent, LeadSession } from '../core/lead/session.js';
 import { AutoteamError, FATAL_MODEL_CODES } from '../core/errors.js';
 import { loadModelConfig } from '../core/model/anthropic.js';
 import type { PipelineState } from '../core/stages/pipeline.js';
 import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
-import { formatDuration, formatTaskLine } from './format.js';
+import { formatDuration, formatTaskLine, formatUsage } from './format.js';
 
 export interface RunCommandOptions {
   dir: string;
@@ -32,6 +32,12 @@ export interface RunSummary {
   files: string[];
   workspace: string;
   revisions: number;
+  /** The acceptance criteria and, once approved, the reviewer's verdict and evidence for each. */
+  criteria: Array<{ id: string; criterion: string; verify: string; met: boolean | null; evidence: string | null }>;
+  /** Checks the reviewers ran (run_check) over all reviews, and how many passed. */
+  checks: { run: number; passed: number };
+  /** Model calls and tokens of this pipeline (the budgets count these). */
+  usage: TaskUsage;
   behaviour: TraceSummary['roles'];
   tokens: { input: number; output: number; cacheRead: number };
   wallMs: number;
@@ -128,9 +134,11 @@ function summarize(session: LeadSession, state: PipelineState, requirement: stri
   );
   const analysis = state.tasks.find((task) => task.stage === 'requirements');
   const files = new Set<string>();
-  for (const task of state.tasks) {
-    for (const file of (task.artifacts.files as Array<{ path: string }> | undefined) ?? []) files.add(file.path);
-  }
+  for (const task of state.tasks) for (const file of task.artifacts.files ?? []) files.add(file.path);
+  const last = state.tasks.at(-1);
+  const approval = state.tasks.find((task) => task.artifacts.verdict === 'approved');
+  const verdicts = approval?.artifacts.criteriaVerdicts ?? [];
+  const checks = state.tasks.flatMap((task) => task.artifacts.checks ?? []);
   return {
     pipeline: state.id,
     status: state.status,
@@ -138,11 +146,17 @@ function summarize(session: LeadSession, state: PipelineState, requirement: stri
     requirement,
     model: session.modelLabel,
     tasks: state.tasks.map((task) => ({ id: task.id, stage: task.stage, revision: task.revision, owner: task.owner, status: task.status, result: task.result })),
-    requirements: Object.keys((analysis?.artifacts.requirements as Record<string, string> | undefined) ?? {}).length,
-    questions: ((analysis?.artifacts.qa as unknown[] | undefined) ?? []).length,
+    requirements: Object.keys(analysis?.artifacts.requirements ?? {}).length,
+    questions: (analysis?.artifacts.qa ?? []).length,
     files: [...files].sort(),
-    workspace: path.relative(process.cwd(), session.pipeline.workspaceOf(state.id)) || '.',
+    workspace: path.resolve(session.pipeline.workspaceOf(state.id)),
     revisions: state.revisions,
+    criteria: (last?.artifacts.criteria ?? []).map((criterion) => {
+      const verdict = verdicts.find((v) => v.id === criterion.id);
+      return { ...criterion, met: verdict ? verdict.met : null, evidence: verdict?.evidence ?? null };
+    }),
+    checks: { run: checks.length, passed: checks.filter((check) => check.ok).length },
+    usage: state.usage,
     behaviour: trace.roles,
     tokens: { input: trace.inputTokens, output: trace.outputTokens, cacheRead: trace.cacheReadTokens },
     wallMs,
@@ -164,6 +178,14 @@ function printSummary(summary: RunSummary, tasks: readonly Task[]): void {
   console.log(
     `requirements: ${summary.requirements} · questions: ${summary.questions} · files: ${summary.files.join(', ') || 'none'} (${summary.workspace}) · revisions: ${summary.revisions}`,
   );
+  if (summary.criteria.length) {
+    console.log('acceptance criteria:');
+    for (const c of summary.criteria) {
+      const mark = c.met === true ? '✓' : c.met === false ? '✗' : '·';
+      console.log(`  ${mark} [${c.id}] ${c.criterion}${c.evidence ? ` — ${c.evidence}` : ''}`);
+    }
+  }
+  console.log(`checks: ${summary.checks.passed}/${summary.checks.run} passed · pipeline #${summary.pipeline}: ${formatUsage(summary.usage)}`);
   console.log(
     `tokens: ${summary.tokens.input.toLocaleString('en-US')} in / ${summary.tokens.output.toLocaleString('en-US')} out · wall time ${formatDuration(summary.wallMs)} · ${summary.model}`,
   );

@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { formatTaskLine } from '../cli/format.js';
+import { formatTaskLine, formatUsage } from '../cli/format.js';
 import type { Task } from '../core/board/schemas.js';
 import type { BoardView } from './stores.js';
 
@@ -36,6 +36,7 @@ export function BoardPanel({ view, width }: { view: BoardView; width: number }) 
           {pipelines.map(([id, status], index) => (
             <Text key={id} color={status === 'approved' ? 'green' : status === 'failed' ? 'red' : 'yellow'}>
               {index ? '  ' : ''}pipeline #{id} {status}
+              <Text dimColor>{view.usage.get(id) ? ` (${formatUsage(view.usage.get(id)!)})` : ''}</Text>
             </Text>
           ))}
         </Text>

@@ -1,4 +1,5 @@
-import type { Member, Task, TaskStatus } from '../core/board/schemas.js';
+import type { Member, Task, TaskStatus, TaskUsage } from '../core/board/schemas.js';
+import { pipelineUsage } from '../core/stages/pipeline.js';
 import type { LeadEvent, LeadSession, PendingQuestion } from '../core/lead/session.js';
 import { describeEvent } from '../cli/repl/activity.js';
 import type { Tone } from '../cli/repl/commands.js';
@@ -59,6 +60,8 @@ export interface BoardView {
   shown: Task[];
   byId: ReadonlyMap<number, Task>;
   pipelines: ReadonlyMap<number, PipelineStatus>;
+  /** Model calls and tokens per pipeline. */
+  usage: ReadonlyMap<number, TaskUsage>;
   readMs: number;
 }
 
@@ -77,6 +80,7 @@ export function boardView(tasks: readonly Task[], rows: number, readMs = 0): Boa
     shown: sorted.filter((task) => picked.has(task.id)),
     byId: new Map(sorted.map((task) => [task.id, task])),
     pipelines: pipelineStatuses(sorted),
+    usage: new Map([...pipelineStatuses(sorted).keys()].map((id) => [id, pipelineUsage(sorted.filter((task) => task.pipeline === id))])),
     readMs,
   };
 }

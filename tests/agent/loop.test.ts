@@ -44,7 +44,7 @@ describe('runLoop', () => {
       inputSchema: z.object({ summary: z.string() }),
       async run(input) {
         ran.push('finish');
-        return { content: 'Finished.', signal: { kind: 'transition', tool: 'finish', input } };
+        return { content: 'Finished.', signal: { kind: 'transition', tool: 'finish', input, artifacts: { summary: input.summary }, result: input.summary } };
       },
     });
     const idle: ToolDefinition = {
@@ -216,7 +216,7 @@ describe('runLoop', () => {
     ]);
     const result = await runLoop(options);
     model.assertDone();
-    expect(result.outcome).toEqual({ kind: 'transition', tool: 'finish', input: { summary: 'first' } });
+    expect(result.outcome).toEqual({ kind: 'transition', tool: 'finish', input: { summary: 'first' }, artifacts: { summary: 'first' }, result: 'first' });
     expect(ran).toEqual(['finish']);
     const answers = resultsOf(messages.at(-1));
     expect(answers.map((a) => a.tool_use_id)).toEqual(['toolu_finish', 'toolu_idle', 'toolu_echo']);

@@ -91,7 +91,7 @@ describe.runIf(python)('autoteam run --auto against a loopback Messages API', ()
   });
 
   it('starts the engineer with a handoff holding every saved requirement, and the reviewer with the file', () => {
-    const requirements = tasks[0]!.artifacts.requirements as Record<string, string>;
+    const requirements = tasks[0]!.artifacts.requirements ?? {};
     expect(requirements).toEqual({ language: 'Python 3, standard library only', folder: USER_ANSWER });
     const engineerTask = String(player.of('engineer')[0]!.request.body.messages[2].content);
     expect(engineerTask).toContain('<handoff>');
@@ -102,6 +102,12 @@ describe.runIf(python)('autoteam run --auto against a loopback Messages API', ()
     expect(reviewerTask).toContain('Submitted file: organize.py (revision 0');
     expect(reviewerTask).toContain(CLEAN_ORGANIZER.trimEnd());
     for (const [key, value] of Object.entries(requirements)) expect(reviewerTask).toContain(`- ${key}: ${value}`);
+    // The criterion the analyst recorded reaches both, and the approval rests on the reviewer's check.
+    const criterion = '- [AC1] Each file is moved into a folder named after its type (verify: organize a scratch folder with a.jpg and b.pdf)';
+    expect(engineerTask).toContain(criterion);
+    expect(reviewerTask).toContain(criterion);
+    expect(tasks[2]!.artifacts.checks).toEqual([expect.objectContaining({ id: 'CHK1', ok: true, exitCode: 0, output: expect.stringContaining('sorted by type') })]);
+    expect(tasks[2]!.artifacts.criteriaVerdicts).toEqual([{ id: 'AC1', met: true, evidence: expect.stringContaining('CHK1 passed') }]);
   });
 
   it('gives the simulated user the original requirement and the analyst\'s question', () => {

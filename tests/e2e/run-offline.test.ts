@@ -104,10 +104,10 @@ describe.runIf(python)('autoteam run --auto, offline: the canonical five-task st
 
   it('has the real linter find the missing module docstring, then approve the fix', () => {
     const firstReview = byId(3).artifacts;
-    expect(firstReview.lint).toMatchObject({ file: 'organize.py', language: 'python', ok: false });
-    expect((firstReview.lint as { problems: Array<{ rule: string }> }).problems.map((p) => p.rule)).toEqual(['module-docstring']);
+    expect(firstReview.lint).toMatchObject({ file: 'organize.py', language: 'python', ok: false, problems: [expect.objectContaining({ rule: 'module-docstring' })] });
+    expect(firstReview.lint?.problems).toHaveLength(1);
     expect(firstReview.verdict).toBe('changes requested');
-    expect(firstReview.issues).toEqual([expect.stringMatching(/organize\.py line 1: missing module docstring/)]);
+    expect(firstReview.issues).toEqual([{ text: expect.stringMatching(/organize\.py line 1: missing module docstring/), severity: 'major' }]);
     expect(firstReview.tests).toMatchObject({ ok: true, exitCode: 0 });
     expect(firstReview.complexity).toMatchObject({ file: 'organize.py' });
 
@@ -115,6 +115,26 @@ describe.runIf(python)('autoteam run --auto, offline: the canonical five-task st
     expect(secondReview.lint).toMatchObject({ ok: true, problems: [] });
     expect(secondReview.verdict).toBe('approved');
     expect(byId(5).result).toBe(secondReview.comment);
+  });
+
+  it('approves on evidence: a passing check per acceptance criterion, on the submitted version', () => {
+    const criteria = byId(1).artifacts.criteria ?? [];
+    expect(criteria.map((c) => c.id)).toEqual(['AC1', 'AC2', 'AC3']);
+    expect(criteria[0]!.criterion).toMatch(/^Each top-level file is moved into the folder for its type: Images \(\.jpg/);
+    expect(criteria[1]!.criterion).toMatch(/numbered name/);
+    for (const id of [2, 3, 4, 5]) expect(byId(id).artifacts.criteria).toEqual(criteria);
+    for (const id of [3, 5]) {
+      const review = byId(id).artifacts;
+      expect(review.checks?.map((check) => `${check.id}:${check.ok}`)).toEqual(['CHK1:true', 'CHK2:true', 'CHK3:true']);
+      for (const check of review.checks ?? []) expect(check.sha256).toBe(review.submitted?.sha256);
+      expect(review.lint?.sha256).toBe(review.submitted?.sha256);
+      expect(review.tests?.sha256).toBe(review.submitted?.sha256);
+    }
+    expect(byId(5).artifacts.criteriaVerdicts).toEqual(
+      criteria.map((c, i) => ({ id: c.id, met: true, evidence: expect.stringMatching(new RegExp(`^CHK${i + 1} passed: OK: `)) })),
+    );
+    expect(run.stdout).toMatch(/acceptance criteria:\n {2}✓ \[AC1\] Each top-level file/);
+    expect(run.stdout).toMatch(/checks: 6\/6 passed · pipeline #1: \d+ model calls · [\d,]+ tokens/);
   });
 
   it('hands over through the board: requirements to the engineer, the file to the reviewer, the issues to the revision', () => {
@@ -128,9 +148,14 @@ describe.runIf(python)('autoteam run --auto, offline: the canonical five-task st
     expect(draft).toContain('Submitted file: organize.py (revision 0');
     // The reviewer sees the draft as submitted: the first line is code, not a docstring.
     expect(draft).toMatch(/```\nimport argparse/);
-    const issue = (byId(3).artifacts.issues as string[])[0]!;
+    const issue = byId(3).artifacts.issues![0]!;
     expect(byId(4).handoff).toContain('This is revision 1');
-    expect(byId(4).handoff).toContain(`- ${issue}`);
+    expect(byId(4).handoff).toContain(`- [major] ${issue.text}`);
+    expect(byId(4).handoff).toMatch(/Acceptance criteria:\n- \[AC1\] .+ \(verify: .+\)\n- \[AC2\]/);
+    // The re-review sees what the first review asked for, and the diff that answers it.
+    expect(byId(5).artifacts.previousIssues).toEqual([issue]);
+    expect(byId(5).handoff).toContain(`The previous review (revision 0) asked for:\n- [major] ${issue.text}`);
+    expect(byId(5).handoff).toMatch(/```diff\n--- a\/organize\.py\n\+\+\+ b\/organize\.py\n@@ .+ @@\n\+""".+"""\n import argparse/);
     expect(byId(4).artifacts.issues).toEqual(byId(3).artifacts.issues);
     expect(byId(5).handoff).toContain('Submitted file: organize.py (revision 1');
     expect(byId(5).handoff).toContain(fs.readFileSync(path.join(root, 'workspace', '1', 'organize.py'), 'utf8').trimEnd());
@@ -139,16 +164,17 @@ describe.runIf(python)('autoteam run --auto, offline: the canonical five-task st
   it('tells the story in each task history', () => {
     const events = (id: number) => byId(id).history.map((entry) => `${entry.by}:${entry.event}`);
     expect(events(1)[0]).toBe('lead:created');
-    expect(events(1)).toEqual(expect.arrayContaining(['analyst:claimed', 'analyst:asked', 'analyst:answered', 'analyst:saved', 'analyst:completed']));
+    expect(events(1)).toEqual(expect.arrayContaining(['analyst:claimed', 'analyst:asked', 'analyst:answered', 'analyst:saved', 'analyst:criterion', 'analyst:completed']));
     expect(events(1).indexOf('analyst:asked')).toBeLessThan(events(1).indexOf('analyst:answered'));
     expect(events(1).at(-1)).toBe('analyst:completed');
     const work = ['engineer:claimed', 'engineer:wrote', 'engineer:ran', 'engineer:completed'];
     expect(events(2)).toEqual(['analyst:created', ...work]);
     expect(events(4)).toEqual(['reviewer:created', ...work]);
-    expect(events(3)).toEqual(['engineer:created', 'reviewer:claimed', 'reviewer:linted', 'reviewer:tested', 'reviewer:analyzed', 'reviewer:completed']);
-    expect(events(5)).toEqual(['engineer:created', 'reviewer:claimed', 'reviewer:linted', 'reviewer:tested', 'reviewer:analyzed', 'reviewer:completed']);
+    const review = ['engineer:created', 'reviewer:claimed', 'reviewer:linted', 'reviewer:tested', 'reviewer:analyzed', 'reviewer:checked', 'reviewer:checked', 'reviewer:checked', 'reviewer:completed'];
+    expect(events(3)).toEqual(review);
+    expect(events(5)).toEqual(review);
     const saved = byId(1).history.filter((entry) => entry.event === 'saved').length;
-    expect(saved).toBe(Object.keys(byId(1).artifacts.requirements as object).length);
+    expect(saved).toBe(Object.keys(byId(1).artifacts.requirements ?? {}).length);
   });
 
   it('writes a workspace file that compiles', () => {
@@ -210,7 +236,8 @@ describe.runIf(python)('autoteam run --auto, offline: the canonical five-task st
     const list = await runCli(['tasks', '--dir', root], { cwd: root });
     expect(list.code, describeRun(list)).toBe(0);
     const lines = list.stdout.trim().split('\n');
-    expect(lines).toHaveLength(5);
+    expect(lines).toHaveLength(6);
+    expect(lines[5]).toMatch(/^pipeline #1 approved · \d+ model calls · [\d,]+ tokens$/);
     expect(lines[0]).toMatch(/^\[x\] #1: .*\(requirements\) @analyst$/);
     expect(lines[3]).toMatch(/^\[x\] #4: .*\(implementation r1\) @engineer$/);
     expect(lines[4]).toMatch(/^\[x\] #5: .*\(review r1\) @reviewer$/);
@@ -236,7 +263,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     expect(run.code, describeRun(run)).toBe(0);
     const summary = JSON.parse(run.stdout) as Record<string, any>;
     expect(Object.keys(summary).sort()).toEqual(
-      ['behaviour', 'files', 'model', 'pipeline', 'questions', 'requirement', 'requirements', 'revisions', 'status', 'tasks', 'tokens', 'wallMs', 'workspace'].sort(),
+      ['behaviour', 'checks', 'criteria', 'files', 'model', 'pipeline', 'questions', 'requirement', 'requirements', 'revisions', 'status', 'tasks', 'tokens', 'usage', 'wallMs', 'workspace'].sort(),
     );
     expect(summary).toMatchObject({ pipeline: 1, status: 'approved', requirement: DOWNLOADS_REQUIREMENT, requirements: 0, questions: 0, files: ['organize.py'], revisions: 1 });
     expect(summary.model).toMatch(/offline/);
@@ -251,7 +278,12 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     expect(summary.tokens.input).toBeGreaterThan(0);
     expect(summary.tokens.output).toBeGreaterThan(0);
     expect(summary.wallMs).toBeGreaterThan(0);
-    expect(path.resolve(root, summary.workspace)).toBe(path.join(root, 'workspace', '1'));
+    expect(summary.workspace).toBe(path.join(fs.realpathSync(root), 'workspace', '1'));
+    // Skipping the analyst, the requirement itself is the criterion, met by the reviewer's checks.
+    expect(summary.criteria).toEqual([
+      expect.objectContaining({ id: 'AC1', criterion: `The program does what was asked: ${DOWNLOADS_REQUIREMENT}`, met: true, evidence: expect.stringMatching(/^CHK1 passed, CHK2 passed/) }),
+    ]);
+    expect(summary.usage.calls).toBe(summary.behaviour.reduce((n: number, role: { modelCalls: number }) => n + role.modelCalls, 0));
     const first = readTasks(root)[0]!;
     expect(first).toMatchObject({ stage: 'implementation', role: 'engineer', owner: 'engineer' });
     expect(first.handoff).toContain(`Original requirement: ${DOWNLOADS_REQUIREMENT}`);
@@ -265,7 +297,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     const tasks = readTasks(root);
     expect(tasks.map((task) => `${task.stage}:${task.status}`)).toEqual(['requirements:completed', 'implementation:completed', 'review:failed']);
     expect(tasks[2]!.result).toMatch(/^max_revisions \(0\) reached; the reviewer still found 1 issue\(s\)$/);
-    expect(tasks[2]!.artifacts).toMatchObject({ verdict: 'changes requested', issues: [expect.stringMatching(/module docstring/)] });
+    expect(tasks[2]!.artifacts).toMatchObject({ verdict: 'changes requested', issues: [{ text: expect.stringMatching(/module docstring/), severity: 'major' }] });
     expect(tasks[2]!.history.at(-1)).toMatchObject({ by: 'reviewer', event: 'failed' });
     const trace = fs.readFileSync(path.join(root, '.team', 'trace.jsonl'), 'utf8');
     expect(trace).toMatch(/"kind":"transition","pipeline":1,"from":3,"to":null,"stage":"review","next":"failed","by":"reviewer"/);
@@ -302,13 +334,13 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
       for (const stage of Object.values(STAGE_DEFINITIONS)) {
         expect(text.stdout).toContain(`== ${stage.stage} (${stage.title}) — role: ${stage.role}`);
         expect(text.stdout).toContain(`   tools: ${[...stage.tools, ...COORDINATION_TOOL_NAMES].join(', ')}`);
-        for (const [signal, next] of Object.entries(stage.transitions)) expect(text.stdout).toMatch(new RegExp(`   ${signal} → ${next}\\b`));
+        for (const [signal, transition] of Object.entries(stage.transitions)) expect(text.stdout).toMatch(new RegExp(`   ${signal} → ${transition.next}\\b`));
         expect(text.stdout).toContain(stage.systemPrompt.split('\n')[0]!);
       }
-      expect(text.stdout).toContain('request_revision → implementation (revision n+1, up to max_revisions)');
+      expect(text.stdout).toContain('request_revision → implementation (revision n+1, up to max_revisions; fails when not converging)');
 
       const json = await runCli(['stages', '--json'], { cwd: root, env });
-      const stages = JSON.parse(json.stdout) as Array<{ stage: string; role: string; tools: string[]; offeredTools: string[]; transitions: Record<string, string>; systemPrompt: string }>;
+      const stages = JSON.parse(json.stdout) as Array<{ stage: string; role: string; tools: string[]; offeredTools: string[]; transitions: Record<string, unknown>; systemPrompt: string }>;
       expect(stages.map((stage) => [stage.stage, stage.role])).toEqual([
         ['requirements', 'analyst'],
         ['implementation', 'engineer'],
@@ -327,3 +359,66 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     }
   });
 });
+
+// The offline model is honest: it builds only what it really can, and what it builds honours the answers.
+describe.runIf(python).concurrent('autoteam run, offline: honest about its repertoire', () => {
+  it.each([
+    'Write a Python script that sorts the lines of a text file.',
+    'Organize my music playlist.',
+    'Count the HN titles on the front page.',
+    'Write a Python web scraper for the top 30 HN titles into a CSV.',
+    'Write a JavaScript CSV parser.',
+    'Count word frequencies in a text file.',
+  ])('fails with one line, approving nothing, for a requirement outside its repertoire: %s', async (requirement) => {
+    const root = board();
+    const run = await runCli(['run', '--auto', '--dir', root, requirement], { cwd: root });
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout).toContain('pipeline #1: FAILED — the offline model cannot implement this requirement — set ANTHROPIC_API_KEY');
+    const tasks = readTasks(root);
+    expect(tasks.some((task) => task.artifacts.verdict === 'approved')).toBe(false);
+    // No stub was written or submitted.
+    expect(tasks.some((task) => task.artifacts.submitted)).toBe(false);
+    expect(fs.readdirSync(path.join(root, 'workspace', '1'))).toEqual([]);
+  });
+
+  it('honours answers that change the program: the approved organizer uses the folders and the conflict rule it was told', async () => {
+    const root = board();
+    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: 'Pictures and Misc only\nskip and warn\n' });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout).toContain('! person answers: Pictures and Misc only');
+    const criteria = readTasks(root)[0]!.artifacts.criteria ?? [];
+    expect(criteria[0]!.criterion).toMatch(/: Pictures \(\.jpg.*\); Misc \(anything else\)$/);
+    expect(criteria[1]!.criterion).toBe('A file whose name already exists in the target folder is left where it is, with a warning naming it');
+
+    // Run the approved program on a scratch folder of our own.
+    const scratch = fs.mkdtempSync(path.join(root, 'scratch-'));
+    for (const name of ['a.jpg', 'b.pdf', 'c.txt', 'd.png']) fs.writeFileSync(path.join(scratch, name), 'new');
+    fs.mkdirSync(path.join(scratch, 'Pictures'));
+    fs.writeFileSync(path.join(scratch, 'Pictures', 'a.jpg'), 'old');
+    const organized = spawnSync('python3', [path.join(root, 'workspace', '1', 'organize.py'), scratch], { encoding: 'utf8' });
+    expect(organized.status, organized.stderr).toBe(0);
+    expect(walkRelative(scratch)).toEqual(['Misc/b.pdf', 'Misc/c.txt', 'Pictures/a.jpg', 'Pictures/d.png', 'a.jpg']);
+    expect(fs.readFileSync(path.join(scratch, 'Pictures', 'a.jpg'), 'utf8')).toBe('old');
+    expect(organized.stderr).toMatch(/skipped a\.jpg/);
+  });
+
+  it('says so when an answer asks for what it cannot build', async () => {
+    const root = board();
+    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: 'Receipts and Stuff\nrename the new one\n' });
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout).toMatch(/pipeline #1: FAILED — the offline model cannot implement this requirement — set ANTHROPIC_API_KEY \(it cannot tell which files go into 'Receipts', 'Stuff'\)/);
+  });
+});
+
+function walkRelative(dir: string): string[] {
+  const out: string[] = [];
+  const visit = (current: string) => {
+    for (const entry of fs.readdirSync(current, { withFileTypes: true })) {
+      const full = path.join(current, entry.name);
+      if (entry.isDirectory()) visit(full);
+      else out.push(path.relative(dir, full).split(path.sep).join('/'));
+    }
+  };
+  visit(dir);
+  return out.sort();
+}

@@ -37,6 +37,8 @@ export interface CliOptions {
   env?: Record<string, string>;
   /** Kill the child after this long (a hung run must fail the test, not the whole suite). */
   killAfterMs?: number;
+  /** Written to the child's stdin, which is then closed (without it stdin is ignored). */
+  input?: string;
 }
 
 /** Throws a readable error when dist/ is missing or stale: the tests run the build, they do not make it. */
@@ -61,12 +63,13 @@ export function runCli(args: string[], options: CliOptions): Promise<CliResult> 
     const child = spawn(process.execPath, [cliEntry, ...args], {
       cwd: options.cwd,
       env: cleanEnv(options.env),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (options.input !== undefined) child.stdin!.end(options.input);
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    child.stdout!.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+    child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
     const killer = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? 45_000);
     child.on('error', (error) => {
       clearTimeout(killer);

@@ -18,6 +18,8 @@ export type StageBehaviour =
   | 'always-ask'
   /** request_revision every time. */
   | 'always-reject'
+  /** request_revision with the same blocker every time (its line number changes). */
+  | 'always-block'
   /** Ends every turn with text only, never a signal. */
   | 'silent'
   /** Ends its first turn with text only; after the runtime's nudge, behaves normally. */
@@ -49,18 +51,32 @@ function toolTurns(messages: ModelMessage[]): number {
   return messages.filter((m) => m.role === 'assistant' && Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_use')).length;
 }
 
+/** The revision in the task statement ("Task #4 [implementation, revision 1]: …"), 0 if none. */
+function revisionOf(messages: ModelMessage[]): number {
+  const first = messages.find((m) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith('Task #'));
+  return Number(/^Task #\d+ \[\w+, revision (\d+)\]/.exec(typeof first?.content === 'string' ? first.content : '')?.[1] ?? 0);
+}
+
 function nudged(messages: ModelMessage[]): boolean {
   return messages.some((m) => m.role === 'user' && typeof m.content === 'string' && NUDGE.test(m.content));
 }
 
-function normal(stage: string, done: number): AssistantBlock[] {
+/** The evidence-backed happy path: a criterion, a real lint and test run, then an approval citing them. */
+function normal(stage: string, done: number, messages: ModelMessage[] = []): AssistantBlock[] {
   switch (stage) {
     case 'requirements':
-      return done === 0 ? [use('save_requirement', { key: 'goal', value: 'greet' })] : [use('complete_requirements_analysis', { summary: 'one requirement' })];
+      return done === 0
+        ? [use('save_requirement', { key: 'goal', value: 'greet' }), use('add_acceptance_criterion', { criterion: 'prints hello', verify: 'run it' })]
+        : [use('complete_requirements_analysis', { summary: 'one requirement' })];
     case 'implementation':
-      return done === 0 ? [use('write_file', { path: FILE, content: PROGRAM })] : [use('submit_for_review', { file: FILE })];
+      // Each revision changes the file: an unchanged resubmission would be refused.
+      return done === 0
+        ? [use('write_file', { path: FILE, content: `${PROGRAM}# revision ${revisionOf(messages)}\n` })]
+        : [use('submit_for_review', { file: FILE })];
     default:
-      return [use('approve_code', { comment: 'fine' })];
+      return done === 0
+        ? [use('run_linter', { file: FILE }), use('run_tests', { file: FILE })]
+        : [use('approve_code', { comment: 'fine', criteria: [{ id: 'AC1', met: true, evidence: 'the smoke run printed hello' }] })];
   }
 }
 
@@ -68,16 +84,19 @@ export function decide(behaviour: StageBehaviour, stage: string, messages: Model
   const done = toolTurns(messages);
   switch (behaviour) {
     case 'normal':
-      return normal(stage, done);
+      return normal(stage, done, messages);
     case 'always-ask':
       return [use('ask_clarifying_question', { question: `Question number ${done + 1}: what else should I know?` })];
     case 'always-reject':
-      if (stage !== 'review') return normal(stage, done);
+      if (stage !== 'review') return normal(stage, done, messages);
       return [use('request_revision', { issues: ['the reviewer is never satisfied'] })];
+    case 'always-block':
+      if (stage !== 'review') return normal(stage, done, messages);
+      return [use('request_revision', { issues: [{ text: `main.py line ${revisionOf(messages) + 1} crashes on empty input`, severity: 'blocker' }] })];
     case 'silent':
       return [text('I think I am done.')];
     case 'silent-once':
-      return nudged(messages) ? normal(stage, done) : [text('I think I am done.')];
+      return nudged(messages) ? normal(stage, done, messages) : [text('I think I am done.')];
     case 'spin':
       return [use('read_inbox', {})];
   }

@@ -46,6 +46,18 @@ export const CLEAN_ORGANIZER = [
 
 export const USER_ANSWER = 'Organize ~/Downloads by default, and accept another folder as the first argument.';
 
+/** The reviewer's check for AC1: run the submitted program on a scratch folder of its own. */
+export const ORGANIZER_CHECK = [
+  'import pathlib, subprocess, sys, tempfile',
+  'with tempfile.TemporaryDirectory() as d:',
+  '    pathlib.Path(d, "a.jpg").write_text("x")',
+  '    pathlib.Path(d, "b.pdf").write_text("x")',
+  '    subprocess.run([sys.executable, "organize.py", d], check=True)',
+  '    ok = pathlib.Path(d, "Images", "a.jpg").is_file() and pathlib.Path(d, "Documents", "b.pdf").is_file()',
+  '    print("sorted by type" if ok else "not sorted")',
+  '    sys.exit(0 if ok else 1)',
+].join('\n');
+
 export interface PlayedTurn {
   player: Player;
   request: RecordedRequest;
@@ -115,6 +127,7 @@ export class TeamPlayer {
             textBlock('Recording the requirements.'),
             toolUseBlock('save_requirement', { key: 'language', value: 'Python 3, standard library only' }),
             toolUseBlock('save_requirement', { key: 'folder', value: answer }),
+            toolUseBlock('add_acceptance_criterion', { criterion: 'Each file is moved into a folder named after its type', verify: 'organize a scratch folder with a.jpg and b.pdf' }),
           ];
         }
         return [toolUseBlock('complete_requirements_analysis', { summary: 'Two requirements: language and folder.' })];
@@ -123,10 +136,24 @@ export class TeamPlayer {
         if (done === 1) return [toolUseBlock('bash', { command: 'env | sort; python3 -m py_compile organize.py && echo compiled' })];
         return [toolUseBlock('submit_for_review', { file: 'organize.py' })];
       case 'reviewer': {
-        if (done === 0) return [toolUseBlock('run_linter', { file: 'organize.py' }), toolUseBlock('run_tests', { file: 'organize.py' })];
+        if (done === 0) {
+          return [
+            toolUseBlock('run_linter', { file: 'organize.py' }),
+            toolUseBlock('run_tests', { file: 'organize.py' }),
+            toolUseBlock('run_check', { code: ORGANIZER_CHECK, language: 'python' }),
+          ];
+        }
         const lint = String(results[0]?.content ?? '');
-        if (/no problems/.test(lint)) return [toolUseBlock('approve_code', { comment: 'Lint clean and the smoke run passes.' })];
-        return [toolUseBlock('request_revision', { issues: [lint.slice(0, 300)] })];
+        const check = String(results[2]?.content ?? '');
+        if (/no problems/.test(lint) && /^CHK1: PASS/.test(check)) {
+          return [
+            toolUseBlock('approve_code', {
+              comment: 'Lint clean, the smoke run passes, and the check sorted a scratch folder by type.',
+              criteria: [{ id: 'AC1', met: true, evidence: 'CHK1 passed: a.jpg went to Images/, b.pdf to Documents/' }],
+            }),
+          ];
+        }
+        return [toolUseBlock('request_revision', { issues: [{ text: lint.slice(0, 300), severity: 'major' }] })];
       }
     }
   }

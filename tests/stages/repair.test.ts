@@ -50,7 +50,7 @@ describe('Pipeline.repair', () => {
     if (!claim.ok) throw new Error(claim.reason);
     await board.update(first.id, { artifacts: { requirements: { goal: 'print hello' } } });
     const [advanced] = await Promise.all([
-      pipeline.advance(claim.task, { owner: 'analyst', token: claim.task.claims }, 'complete_requirements_analysis', { summary: 's' }),
+      pipeline.advance(claim.task, { owner: 'analyst', token: claim.task.claims }, { tool: 'complete_requirements_analysis', artifacts: { summary: 's' }, result: 's' }),
       pipeline.repair(),
       pipeline.repair(),
     ]);

@@ -11,11 +11,13 @@ import { runLoop } from '../../src/core/agent/loop.js';
 import { Teammate } from '../../src/core/agent/teammate.js';
 import { Wake } from '../../src/core/agent/wake.js';
 import { Mailbox } from '../../src/core/board/mailbox.js';
+import type { Artifacts } from '../../src/core/board/artifacts.js';
 import type { Stage, Task } from '../../src/core/board/schemas.js';
 import { TaskBoard } from '../../src/core/board/task-board.js';
 import type { ModelMessage, ModelRequest, ToolResultBlock } from '../../src/core/model/types.js';
 import { COORDINATION_TOOL_NAMES, STAGE_DEFINITIONS } from '../../src/core/stages/definitions.js';
 import { Pipeline } from '../../src/core/stages/pipeline.js';
+import { snapshotWorkspace } from '../../src/core/stages/submission.js';
 import { leadTools, type LeadServices } from '../../src/core/tools/lead/index.js';
 import { stageTools, TEAMMATE_TOOLS } from '../../src/core/tools/registry.js';
 import { type ToolContext, type ToolDefinition, toolSpec } from '../../src/core/tools/tool.js';
@@ -185,8 +187,8 @@ describe('bad arguments are answered with is_error naming the problem, never thr
     expect(context.ctx.board.list()).toEqual([]);
   });
 
-  it('covers every tool: 23 teammate tools and 10 lead tools', () => {
-    expect(teammateToolNames).toHaveLength(23);
+  it('covers every tool: 25 teammate tools and 10 lead tools', () => {
+    expect(teammateToolNames).toHaveLength(25);
     expect(leadToolNames).toHaveLength(10);
   });
 });
@@ -219,18 +221,18 @@ describe('stage gating', () => {
 
   it('two signal tools in one response: both answered, only the first counts', async () => {
     const context = testContext();
-    const calls = [toolUse('approve_code', { comment: 'ok' }), toolUse('request_revision', { issues: ['x'] }), toolUse('read_file', { path: 'a.py' })];
+    const calls = [toolUse('idle', { reason: 'nothing to review' }), toolUse('request_revision', { issues: ['x'] }), toolUse('read_file', { path: 'a.py' })];
     const model = new StepModel([calls]);
     const messages: ModelMessage[] = [{ role: 'user', content: 'go' }];
     const result = await runLoop({ model, system: 't', tools: stageTools('review'), messages, ctx: context.ctx, agent: { name: 'r', role: 'reviewer', stage: 'review' }, maxTurns: 5 });
     model.assertDone();
-    expect(result.outcome).toEqual({ kind: 'transition', tool: 'approve_code', input: { comment: 'ok' } });
+    expect(result.outcome).toEqual({ kind: 'idle', reason: 'nothing to review' });
     const answers = lastResults(messages);
     expect(answers.map((a) => a.tool_use_id)).toEqual(calls.map((c) => c.id));
-    expect(answers[0]).toMatchObject({ content: 'Code approved.' });
+    expect(answers[0]).toMatchObject({ content: 'Going idle.' });
     expect(answers[0]!.is_error).toBeUndefined();
-    expect(answers[1]).toMatchObject({ is_error: true, content: 'Not run: approve_code already ended this task in the same response.' });
-    expect(answers[2]).toMatchObject({ is_error: true, content: 'Not run: approve_code already ended this task in the same response.' });
+    expect(answers[1]).toMatchObject({ is_error: true, content: 'Not run: idle already ended this task in the same response.' });
+    expect(answers[2]).toMatchObject({ is_error: true, content: 'Not run: idle already ended this task in the same response.' });
   });
 });
 
@@ -269,7 +271,7 @@ async function runTeammate(root: string, name: string, steps: Step[]): Promise<S
 }
 
 /** A board snapshot that ignores the lease heartbeat. */
-const snapshot = (board: TaskBoard) => board.list().map(({ lease: _lease, updatedAt: _updated, ...task }) => task);
+const snapshot = (board: TaskBoard) => board.list().map(({ lease: _lease, updatedAt: _updated, usage: _usage, ...task }) => task);
 
 /** A pipeline whose review task (#2) waits for the reviewer, with main.py submitted. */
 async function reviewReady(s: Setup): Promise<Task> {
@@ -278,9 +280,22 @@ async function reviewReady(s: Setup): Promise<Task> {
   if (!claim.ok) throw new Error(claim.reason);
   fs.mkdirSync(s.pipeline.workspaceOf(1), { recursive: true });
   fs.writeFileSync(path.join(s.pipeline.workspaceOf(1), 'main.py'), '"""Greet."""\nprint("hi")\n');
-  const advanced = await s.pipeline.advance(claim.task, { owner: 'engineer', token: claim.task.claims }, 'submit_for_review', { file: 'main.py' });
+  const advanced = await s.pipeline.advance(claim.task, { owner: 'engineer', token: claim.task.claims }, submission(s, 'main.py'));
   return advanced.next!;
 }
+
+/** A stage signal as its tool reports it. */
+const sig = (tool: string, artifacts: Artifacts = {}, result = tool) => ({ tool, artifacts, result });
+
+/** The submit_for_review signal for `file` as the workspace holds it now. */
+function submission(s: Setup, file: string, revision = 0) {
+  const files = snapshotWorkspace(s.root, s.pipeline.workspaceOf(1));
+  return sig('submit_for_review', { submitted: { file, sha256: files[file]!, revision, files } }, `submitted ${file}`);
+}
+
+/** Runs the linter and the tests on the submitted main.py, the evidence every approval needs. */
+const checked = [toolUse('run_linter', { file: 'main.py' }), toolUse('run_tests', { file: 'main.py' })];
+const verdictAC1 = { id: 'AC1', met: true, evidence: 'the smoke run printed hi' };
 
 describe('stage agents on a real board', () => {
   it('a call to another stage\'s tool changes nothing on the board or in the workspace', async () => {
@@ -306,7 +321,11 @@ describe('stage agents on a real board', () => {
         const answers = lastResults(request.messages);
         expect(answers).toHaveLength(7);
         for (const answer of answers) expect(answer).toMatchObject({ is_error: true, content: expect.stringMatching(/^Unknown or unavailable tool/) });
-        return [toolUse('save_requirement', { key: 'goal', value: 'greet' }), toolUse('complete_requirements_analysis', { summary: 's' })];
+        return [
+          toolUse('save_requirement', { key: 'goal', value: 'greet' }),
+          toolUse('add_acceptance_criterion', { criterion: 'greets', verify: 'run it' }),
+          toolUse('complete_requirements_analysis', { summary: 's' }),
+        ];
       },
     ]);
     expect(after).toEqual(before);
@@ -318,9 +337,12 @@ describe('stage agents on a real board', () => {
   it('approve_code then request_revision in one response: approved, no revision posted', async () => {
     const s = await setup();
     await reviewReady(s);
-    await runTeammate(s.root, 'reviewer', [[toolUse('approve_code', { comment: 'good' }), toolUse('request_revision', { issues: ['late'] })]]);
+    await runTeammate(s.root, 'reviewer', [
+      checked,
+      [toolUse('approve_code', { comment: 'good', criteria: [verdictAC1] }), toolUse('request_revision', { issues: ['late'] })],
+    ]);
     expect(s.board.list().map((t) => `${t.id}:${t.stage}:${t.status}`)).toEqual(['1:implementation:completed', '2:review:completed']);
-    expect(s.board.get(2).artifacts).toMatchObject({ verdict: 'approved', comment: 'good' });
+    expect(s.board.get(2).artifacts).toMatchObject({ verdict: 'approved', comment: 'good', criteriaVerdicts: [verdictAC1] });
     expect(s.board.get(2).artifacts.issues).toBeUndefined();
     expect(s.pipeline.state(1).status).toBe('approved');
   });
@@ -334,35 +356,42 @@ describe('stage agents on a real board', () => {
       '2:review:0:completed',
       '3:implementation:1:pending',
     ]);
-    expect(s.board.get(2).artifacts).toMatchObject({ verdict: 'changes requested', issues: ['add tests'] });
-    expect(s.board.get(3).handoff).toContain('- add tests');
+    expect(s.board.get(2).artifacts).toMatchObject({ verdict: 'changes requested', issues: [{ text: 'add tests', severity: 'major' }] });
+    expect(s.board.get(3).handoff).toContain('- [major] add tests');
     expect(s.pipeline.state(1).status).toBe('active');
   });
 
-  it('complete_requirements_analysis without any saved requirement is refused', async () => {
+  it('complete_requirements_analysis without a saved requirement or an acceptance criterion is refused', async () => {
     const s = await setup();
     await s.pipeline.post('Write a greeting program.');
-    let between: Array<Omit<Task, 'lease' | 'updatedAt'>> = [];
+    let between: Array<Omit<Task, 'lease' | 'updatedAt' | 'usage'>> = [];
     await runTeammate(s.root, 'analyst', [
       [toolUse('complete_requirements_analysis', { summary: 'nothing yet' })],
       (request: ModelRequest) => {
         between = snapshot(s.board);
-        expect(lastResults(request.messages)).toEqual([
-          expect.objectContaining({ is_error: true, content: 'no requirement saved yet: call save_requirement for each requirement first' }),
-        ]);
+        const [refusal] = lastResults(request.messages);
+        expect(refusal).toMatchObject({ is_error: true });
+        expect(refusal!.content).toMatch(/^Not complete: no requirement saved yet.*; no acceptance criterion yet: call add_acceptance_criterion/);
         return [toolUse('save_requirement', { key: 'goal', value: 'greet' }), toolUse('complete_requirements_analysis', { summary: 'one' })];
+      },
+      (request: ModelRequest) => {
+        const refusal = lastResults(request.messages).at(-1);
+        expect(refusal).toMatchObject({ is_error: true, content: expect.stringMatching(/^Not complete: no acceptance criterion yet/) });
+        return [toolUse('add_acceptance_criterion', { criterion: 'prints a greeting', verify: 'run it' }), toolUse('complete_requirements_analysis', { summary: 'one' })];
       },
     ]);
     expect(between.map((t) => `${t.id}:${t.status}`)).toEqual(['1:in_progress']);
     expect(s.board.list().map((t) => `${t.stage}:${t.status}`)).toEqual(['requirements:completed', 'implementation:pending']);
     expect(s.board.get(2).handoff).toContain('- goal: greet');
+    expect(s.board.get(2).handoff).toContain('- [AC1] prints a greeting (verify: run it)');
+    expect(s.board.get(2).artifacts.criteria).toEqual([{ id: 'AC1', criterion: 'prints a greeting', verify: 'run it' }]);
   });
 
   it('submit_for_review of a missing file (or one outside the workspace) is refused', async () => {
     const s = await setup();
     await s.pipeline.post('Write a greeting program.', { startStage: 'implementation' });
     fs.writeFileSync(path.join(s.root, 'outside.py'), 'print(1)\n');
-    let between: Array<Omit<Task, 'lease' | 'updatedAt'>> = [];
+    let between: Array<Omit<Task, 'lease' | 'updatedAt' | 'usage'>> = [];
     await runTeammate(s.root, 'engineer', [
       [toolUse('submit_for_review', { file: 'missing.py' }), toolUse('submit_for_review', { file: '../../outside.py' })],
       (request: ModelRequest) => {
@@ -397,6 +426,8 @@ describe('Pipeline state machine', () => {
     const second = await s.pipeline.post('Another.', { startStage: 'implementation' });
     expect(second).toMatchObject({ stage: 'implementation', role: 'engineer', pipeline: 2 });
     expect(second.handoff).toContain('Original requirement: Another.');
+    // Skipping the analyst: the requirement itself is the one criterion an approval must meet.
+    expect(second.handoff).toContain('- [AC1] The program does what was asked: Another.');
     await expect(s.pipeline.post('   ')).rejects.toMatchObject({ code: 'INVALID_REQUIREMENT' });
     expect(s.pipeline.pipelines()).toEqual([1, 2]);
     expect(s.pipeline.state(1)).toMatchObject({ id: 1, status: 'active', revisions: 0 });
@@ -407,7 +438,7 @@ describe('Pipeline state machine', () => {
     await s.pipeline.post('Greet.');
     let { task, fence } = await claimed(s, 1, 'analyst');
     await s.board.update(1, { artifacts: { ...task.artifacts, requirements: { goal: 'greet' } } }, { fence, event: 'saved' });
-    const toImpl = await s.pipeline.advance(task, fence, 'complete_requirements_analysis', { summary: 'sum' });
+    const toImpl = await s.pipeline.advance(task, fence, sig('complete_requirements_analysis', { summary: 'sum' }, 'sum'));
     expect(toImpl).toMatchObject({ ok: true, status: 'active', next: { id: 2, stage: 'implementation', revision: 0, role: 'engineer' } });
     expect(s.board.get(1)).toMatchObject({ status: 'completed', result: 'sum' });
     expect(toImpl.next!.handoff).toContain('- goal: greet');
@@ -416,23 +447,28 @@ describe('Pipeline state machine', () => {
     ({ task, fence } = await claimed(s, 2, 'engineer'));
     fs.mkdirSync(s.pipeline.workspaceOf(1), { recursive: true });
     fs.writeFileSync(path.join(s.pipeline.workspaceOf(1), 'g.py'), 'print("hi")\n');
-    const toReview = await s.pipeline.advance(task, fence, 'submit_for_review', { file: 'g.py' });
+    const toReview = await s.pipeline.advance(task, fence, submission(s, 'g.py'));
     expect(toReview.next).toMatchObject({ id: 3, stage: 'review', revision: 0, role: 'reviewer' });
     expect(toReview.next!.handoff).toContain('print("hi")');
     expect(s.board.get(2).artifacts.submitted).toMatchObject({ file: 'g.py', revision: 0, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
 
     ({ task, fence } = await claimed(s, 3, 'reviewer'));
-    const toRevision = await s.pipeline.advance(task, fence, 'request_revision', { issues: ['add a docstring'] });
+    const issues = [{ text: 'add a docstring', severity: 'major' as const }];
+    const toRevision = await s.pipeline.advance(task, fence, sig('request_revision', { verdict: 'changes requested', issues }));
     expect(toRevision.next).toMatchObject({ id: 4, stage: 'implementation', revision: 1 });
-    expect(toRevision.next!.handoff).toMatch(/This is revision 1\. The reviewer sent g\.py back with these issues:\n- add a docstring/);
+    expect(toRevision.next!.handoff).toMatch(/This is revision 1\. The reviewer sent the work back with these issues:\n- \[major\] add a docstring/);
     expect(s.pipeline.state(1)).toMatchObject({ status: 'active', revisions: 1 });
 
     ({ task, fence } = await claimed(s, 4, 'engineer'));
-    const toReview1 = await s.pipeline.advance(task, fence, 'submit_for_review', { file: 'g.py' });
+    fs.writeFileSync(path.join(s.pipeline.workspaceOf(1), 'g.py'), '"""Greet."""\nprint("hi")\n');
+    const toReview1 = await s.pipeline.advance(task, fence, submission(s, 'g.py', 1));
     expect(toReview1.next).toMatchObject({ id: 5, stage: 'review', revision: 1 });
+    // The re-review sees what the last review asked for and the change since.
+    expect(toReview1.next!.artifacts.previousIssues).toEqual(issues);
+    expect(toReview1.next!.handoff).toContain('+"""Greet."""');
 
     ({ task, fence } = await claimed(s, 5, 'reviewer'));
-    const approved = await s.pipeline.advance(task, fence, 'approve_code', { comment: 'lgtm' });
+    const approved = await s.pipeline.advance(task, fence, sig('approve_code', { verdict: 'approved', comment: 'lgtm' }, 'lgtm'));
     expect(approved).toEqual({ ok: true, status: 'approved', next: null });
     expect(s.pipeline.state(1)).toMatchObject({ status: 'approved', revisions: 1 });
     expect(s.pipeline.state(1).tasks).toHaveLength(5);
@@ -445,9 +481,13 @@ describe('Pipeline state machine', () => {
     const pipeline = new Pipeline(s.board, new Mailbox(s.root), { maxRevisions: 0 });
     const review = await reviewReady(s);
     const { task, fence } = await claimed(s, review.id, 'reviewer');
-    const result = await pipeline.advance(task, fence, 'request_revision', { issues: ['a', 'b'] });
+    const issues = [
+      { text: 'a', severity: 'major' as const },
+      { text: 'b', severity: 'blocker' as const },
+    ];
+    const result = await pipeline.advance(task, fence, sig('request_revision', { verdict: 'changes requested', issues }));
     expect(result).toEqual({ ok: true, status: 'failed', next: null, reason: 'max_revisions (0) reached; the reviewer still found 2 issue(s)' });
-    expect(s.board.get(review.id)).toMatchObject({ status: 'failed', result: result.reason, artifacts: expect.objectContaining({ verdict: 'changes requested', issues: ['a', 'b'] }) });
+    expect(s.board.get(review.id)).toMatchObject({ status: 'failed', result: result.reason, artifacts: expect.objectContaining({ verdict: 'changes requested', issues }) });
     expect(pipeline.state(1)).toMatchObject({ status: 'failed', reason: result.reason });
     expect(new Mailbox(s.root).peek('lead').at(-1)).toMatchObject({ type: 'pipeline_update', status: 'failed' });
   });
@@ -468,11 +508,11 @@ describe('Pipeline state machine', () => {
     const s = await setup();
     await s.pipeline.post('Greet.');
     const { task, fence } = await claimed(s, 1, 'analyst');
-    await expect(s.pipeline.advance(task, fence, 'approve_code', { comment: 'x' })).rejects.toMatchObject({ code: 'BAD_TRANSITION' });
+    await expect(s.pipeline.advance(task, fence, sig('approve_code'))).rejects.toMatchObject({ code: 'BAD_TRANSITION' });
     const general = await s.board.create({ subject: 'general' });
-    await expect(s.pipeline.advance(general, fence, 'approve_code', {})).rejects.toMatchObject({ code: 'NOT_A_STAGE_TASK' });
+    await expect(s.pipeline.advance(general, fence, sig('approve_code'))).rejects.toMatchObject({ code: 'NOT_A_STAGE_TASK' });
     await s.board.update(1, { artifacts: { ...task.artifacts, requirements: { goal: 'greet' } } }, { fence });
-    const stale = await s.pipeline.advance(task, { owner: 'analyst', token: fence.token + 1 }, 'complete_requirements_analysis', { summary: 's' });
+    const stale = await s.pipeline.advance(task, { owner: 'analyst', token: fence.token + 1 }, sig('complete_requirements_analysis', { summary: 's' }));
     expect(stale.ok).toBe(false);
     expect(s.board.list().map((t) => `${t.id}:${t.status}`)).toEqual(['1:in_progress', '2:pending']);
   });

@@ -136,8 +136,21 @@ describe('safety valves', () => {
     ]);
     expect(run.state.revisions).toBe(3);
     const last = run.state.tasks.at(-1)!;
-    expect(last.artifacts).toMatchObject({ verdict: 'changes requested', issues: ['the reviewer is never satisfied'] });
+    expect(last.artifacts).toMatchObject({ verdict: 'changes requested', issues: [{ text: 'the reviewer is never satisfied', severity: 'major' }] });
     expect(failureNotice(run)).toMatch(/max_revisions \(3\) reached/);
+  });
+
+  it('the same blocker in two consecutive reviews: the pipeline fails as not converging, before max_revisions', async () => {
+    const run = await runValve({ review: 'always-block' }, {}, 'implementation');
+    expect(run.state.status).toBe('failed');
+    expect(run.state.reason).toBe('not converging: main.py line 2 crashes on empty input');
+    expect(run.state.tasks.map((task) => `${task.stage}/${task.revision}/${task.status}`)).toEqual([
+      'implementation/0/completed',
+      'review/0/completed',
+      'implementation/1/completed',
+      'review/1/failed',
+    ]);
+    expect(failureNotice(run)).toMatch(/not converging: main\.py line 2 crashes on empty input/);
   });
 
   it('max turns per task: a model that never signals fails the task at the limit', async () => {

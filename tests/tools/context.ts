@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Mailbox, TaskBoard, TeamRegistry } from '../../src/core/board/index.js';
+import { type Artifacts, Mailbox, TaskBoard, TeamRegistry } from '../../src/core/board/index.js';
 import type { ToolContext, ToolDefinition, ToolLimits, ToolOutcome } from '../../src/core/tools/tool.js';
 
 export interface RecordedEvent {
@@ -15,7 +15,7 @@ export interface TestContext {
   root: string;
   workspace: string;
   records: RecordedEvent[];
-  artifacts(): Record<string, unknown>;
+  artifacts(): Artifacts;
   cleanup(): void;
 }
 
@@ -24,7 +24,7 @@ export function makeToolContext(limits: Partial<ToolLimits> = {}): TestContext {
   const workspace = path.join(root, 'workspace');
   fs.mkdirSync(workspace);
   const records: RecordedEvent[] = [];
-  let artifacts: Record<string, unknown> = { requirements: { goal: 'kept untouched' } };
+  let artifacts: Artifacts = { requirements: { goal: 'kept untouched' } };
   const ctx: ToolContext = {
     agent: { name: 'engineer', role: 'engineer', team: 'test' },
     rootDir: root,

@@ -71,7 +71,7 @@ describe('runLine on a real session', () => {
     expect(await runLine('/post Write a Python script that organizes my Downloads folder by file type.', value)).toBe('continue');
     expect(out.at(-1)).toMatch(/^posted pipeline #1: task #1 \(requirements\)/);
     await runLine('/tasks', value);
-    expect(out.at(-1)).toMatch(/^\[ \] #1: Analyse: Write a Python script .*\(requirements\)$/);
+    expect(out.at(-1)).toMatch(/^\[ \] #1: Analyse: Write a Python script .*\(requirements\)\npipeline #1 active · 0 model calls · 0 tokens$/);
     await runLine('/show #1', value);
     expect(JSON.parse(out.at(-1)!)).toMatchObject({ id: 1, stage: 'requirements', status: 'pending' });
     await runLine('/show 99', value);

@@ -21,6 +21,7 @@ function task(id: number, patch: Partial<Task> = {}): Task {
     blocks: [],
     pipeline: null,
     revision: 0,
+    usage: { calls: 0, inputTokens: 0, outputTokens: 0 },
     claims: 0,
     lease: null,
     handoff: '',
@@ -42,7 +43,7 @@ describe('board panel', () => {
     const tasks = [
       task(1, { subject: 'Analyse: organizer', status: 'completed', stage: 'requirements', owner: 'analyst', pipeline: 1 }),
       task(2, { subject: 'Implement: organizer', status: 'completed', stage: 'implementation', owner: 'engineer', pipeline: 1 }),
-      task(3, { subject: 'Review organize.py', status: 'completed', stage: 'review', owner: 'reviewer', pipeline: 1, artifacts: { verdict: 'revise' } }),
+      task(3, { subject: 'Review organize.py', status: 'completed', stage: 'review', owner: 'reviewer', pipeline: 1, artifacts: { verdict: 'changes requested' } }),
       task(4, { subject: 'Revise (1): organizer', status: 'in_progress', stage: 'implementation', revision: 1, owner: 'engineer', pipeline: 1 }),
       task(5, { subject: 'Broken', status: 'failed' }),
       task(6, { subject: 'Later', status: 'pending', role: 'engineer' }),

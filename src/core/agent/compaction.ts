@@ -1,4 +1,4 @@
-import type { ContentBlock, ModelClient, ModelMessage } from '../model/types.js';
+import type { ContentBlock, ModelClient, ModelMessage, Usage } from '../model/types.js';
 
 export interface CompactionInput {
   model: ModelClient;
@@ -9,6 +9,8 @@ export interface CompactionInput {
   taskPrompt: string;
   agent: { name: string; role: string; stage: string | null };
   signal?: AbortSignal;
+  /** Told the summary call's usage. */
+  onUsage?: (usage: Usage) => Promise<void>;
 }
 
 /** Rough token estimate (4 characters a token), used when the provider's count is not at hand. */
@@ -52,6 +54,8 @@ export async function compactConversation(input: CompactionInput): Promise<Model
     signal: input.signal,
     agent: { ...input.agent, purpose: 'compaction' },
   });
+  // A summary is a model call like any other: it counts toward the task's (and pipeline's) usage.
+  await input.onUsage?.(response.usage);
   const summary = response.content
     .filter((block) => block.type === 'text')
     .map((block) => block.text)

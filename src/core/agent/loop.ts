@@ -4,6 +4,7 @@ import { serializeError } from '../errors.js';
 import type { AgentContext, ModelClient, ModelMessage, ModelResponse, ToolResultBlock, ToolUseBlock, Usage } from '../model/types.js';
 import { addUsage, ZERO_USAGE } from '../model/types.js';
 import { type LoopSignal, type ToolContext, type ToolDefinition, toolSpec } from '../tools/tool.js';
+import type { HandoffData } from '../stages/handoff.js';
 import type { Trace } from '../trace/trace.js';
 import { estimateTokens } from './compaction.js';
 
@@ -11,7 +12,7 @@ import { estimateTokens } from './compaction.js';
 export type LoopOutcome =
   | { kind: 'end_turn'; text: string }
   | { kind: 'idle'; reason: string }
-  | { kind: 'transition'; tool: string; input: Record<string, unknown> }
+  | Extract<LoopSignal, { kind: 'transition' }>
   | { kind: 'fail'; reason: string }
   | { kind: 'exit'; reason: string }
   | { kind: 'claimed'; task: Task }
@@ -48,6 +49,10 @@ export interface LoopOptions {
   compact?: (messages: ModelMessage[]) => Promise<ModelMessage[]>;
   tokenBudget?: number;
   onEvent?: (event: LoopEvent) => void;
+  /** The task's handoff as data, passed with every request (see ModelRequest.handoff). */
+  handoff?: HandoffData;
+  /** Called after every model call with its usage (the teammate adds it to the task's). */
+  onModelCall?: (usage: Usage) => Promise<void>;
 }
 
 export interface LoopResult {
@@ -88,12 +93,14 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
         maxTokens: options.maxTokens,
         signal: ctx.signal,
         agent: options.agent,
+        ...(options.handoff ? { handoff: options.handoff } : {}),
       });
     } catch (error) {
       if (ctx.signal.aborted) return { outcome: { kind: 'aborted', reason: abortReason(ctx.signal) }, turns: turn, usage };
       throw error;
     }
     usage = addUsage(usage, response.usage);
+    await options.onModelCall?.(response.usage);
     lastInputTokens = response.usage.inputTokens + response.usage.cacheReadTokens + response.usage.outputTokens;
     options.trace?.write({
       kind: 'model_call',

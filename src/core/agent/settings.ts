@@ -55,6 +55,8 @@ export interface SettingsOverrides {
   maxRevisions?: string;
   maxQuestions?: string;
   tokenBudget?: string;
+  maxPipelineSteps?: string;
+  tokenBudgetPipeline?: string;
 }
 
 /** Settings from the environment (POLL_INTERVAL, IDLE_TIMEOUT, …), then flags, over the defaults. */
@@ -73,6 +75,12 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
   if (revisions) settings.runtime.maxRevisions = parseCount(revisions, 'MAX_REVISIONS');
   const questions = pick(flags.maxQuestions, 'MAX_QUESTIONS');
   if (questions) settings.runtime.maxQuestions = parseCount(questions, 'MAX_QUESTIONS');
+  const steps = pick(flags.maxPipelineSteps, 'MAX_PIPELINE_STEPS');
+  if (steps) settings.runtime.maxPipelineSteps = atLeast(parseCount(steps, 'MAX_PIPELINE_STEPS'), 1, 'MAX_PIPELINE_STEPS');
+  const pipelineBudget = pick(flags.tokenBudgetPipeline, 'TOKEN_BUDGET_PIPELINE');
+  if (pipelineBudget) {
+    settings.runtime.pipelineTokenBudget = atLeast(parseCount(pipelineBudget, 'TOKEN_BUDGET_PIPELINE'), 1000, 'TOKEN_BUDGET_PIPELINE');
+  }
   const answer = env.ANSWER_TIMEOUT;
   if (answer) settings.runtime.answerTimeoutMs = parseDuration(answer, 'ANSWER_TIMEOUT');
   return settings;

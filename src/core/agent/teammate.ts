@@ -6,10 +6,10 @@ import type { MemberStatus, Message, Task } from '../board/schemas.js';
 import { type Fence, TaskBoard } from '../board/task-board.js';
 import { TeamRegistry } from '../board/team-registry.js';
 import { FATAL_MODEL_CODES, type SerializedError, serializeError } from '../errors.js';
-import type { ModelClient, ModelMessage } from '../model/types.js';
+import type { ModelClient, ModelMessage, Usage } from '../model/types.js';
 import { GENERAL_SYSTEM_PROMPT, STAGE_DEFINITIONS } from '../stages/definitions.js';
-import { taskPrompt } from '../stages/handoff.js';
-import { Pipeline } from '../stages/pipeline.js';
+import { handoffData, taskPrompt } from '../stages/handoff.js';
+import { Pipeline, pipelineUsage } from '../stages/pipeline.js';
 import { formatMessages } from '../tools/read-inbox.js';
 import { generalTools, stageTools } from '../tools/registry.js';
 import type { ToolContext } from '../tools/tool.js';
@@ -187,7 +187,7 @@ export class Teammate {
     };
     switch (outcome.kind) {
       case 'transition': {
-        const result = await this.pipeline.advance(task, fence, outcome.tool, outcome.input);
+        const result = await this.pipeline.advance(task, fence, { tool: outcome.tool, artifacts: outcome.artifacts, result: outcome.result });
         const next = result.next ? ` → #${result.next.id} ${result.next.stage}` : ` → pipeline ${result.status}`;
         this.activity(task.id, result.ok ? `${outcome.tool}${next}` : `${outcome.tool} refused: ${result.reason}`);
         return;
@@ -255,6 +255,12 @@ export class Teammate {
     const { name, role } = this.options;
     const stage = ctx.task?.stage ?? null;
     const tools = stage ? stageTools(stage) : generalTools();
+    // Every model call of a task, compaction included, is added to its usage: the pipeline budgets sum them.
+    const recordUsage = async (usage: Usage): Promise<void> => {
+      if (!ctx.task || !ctx.fence) return;
+      const result = await this.board.recordUsage(ctx.task.id, ctx.fence, usage).catch(() => null);
+      if (result?.ok) ctx.task = result.task;
+    };
     return runLoop({
       model: this.options.model,
       system: this.options.prompt ? `${system}\n\n${this.options.prompt}` : system,
@@ -268,14 +274,26 @@ export class Teammate {
       tokenBudget: this.settings.tokenBudget,
       compact: async (current) => {
         this.activity(ctx.task?.id ?? null, 'compacted its conversation');
-        return compactConversation({ model: this.options.model, messages: current, identity: this.identity(), taskPrompt: prompt, agent: { name, role, stage }, signal: ctx.signal });
+        return compactConversation({
+          model: this.options.model,
+          messages: current,
+          identity: this.identity(),
+          taskPrompt: prompt,
+          agent: { name, role, stage },
+          signal: ctx.signal,
+          onUsage: recordUsage,
+        });
       },
+      ...(ctx.task?.stage ? { handoff: handoffData(ctx.task) } : {}),
+      onModelCall: recordUsage,
       onEvent: (event) => {
         if (event.kind === 'tool' && !['save_requirement'].includes(event.name ?? '')) {
           this.activity(ctx.task?.id ?? null, `${event.name}${event.ok ? '' : ' ✗'}: ${event.summary}`);
         }
       },
       beforeTurn: async () => {
+        const overBudget = this.budgetExceeded(ctx.task);
+        if (overBudget) return { stop: { kind: 'fail', reason: overBudget } };
         const held = this.inbox.shutdownRequest;
         if (held) {
           if (this.inbox.undecided(held)) {
@@ -333,6 +351,21 @@ export class Teammate {
       setStatus: (status, reason) => this.setStatus(status, ctx.task?.id ?? null, reason),
     };
     return ctx;
+  }
+
+  /** Why the task's pipeline may not make another model call, or null. */
+  private budgetExceeded(task: Task | null): string | null {
+    if (!task?.pipeline) return null;
+    const { maxPipelineSteps, pipelineTokenBudget } = this.settings.runtime;
+    const usage = pipelineUsage(this.board.list().filter((t) => t.pipeline === task.pipeline));
+    if (usage.calls >= maxPipelineSteps) {
+      return `step budget exceeded: pipeline #${task.pipeline} made ${usage.calls} model calls (limit ${maxPipelineSteps}, --max-pipeline-steps)`;
+    }
+    const tokens = usage.inputTokens + usage.outputTokens;
+    if (tokens >= pipelineTokenBudget) {
+      return `token budget exceeded: pipeline #${task.pipeline} used ${tokens.toLocaleString('en-US')} tokens (limit ${pipelineTokenBudget.toLocaleString('en-US')}, --token-budget-pipeline)`;
+    }
+    return null;
   }
 
   private async onModelError(ctx: ToolContext, error: unknown): Promise<void> {

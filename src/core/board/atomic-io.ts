@@ -15,9 +15,14 @@ import { describeZodError } from './schemas.js';
  * A temp file left by a crashed writer ends in `.tmp`; TaskBoard removes old ones.
  */
 export function writeJsonAtomic(file: string, value: unknown, transform: (text: string) => string = (text) => text): void {
+  writeFileAtomic(file, transform(`${JSON.stringify(value, null, 2)}\n`));
+}
+
+/** Temp file + rename: readers see the old content or the new, never half. */
+export function writeFileAtomic(file: string, data: string | Buffer): void {
   const temp = `${file}.${process.pid}.${threadId}.${randomUUID().slice(0, 8)}.tmp`;
   try {
-    fs.writeFileSync(temp, transform(`${JSON.stringify(value, null, 2)}\n`), { flag: 'wx', mode: 0o644 });
+    fs.writeFileSync(temp, data, { flag: 'wx', mode: 0o644 });
     fs.renameSync(temp, file);
   } catch (error) {
     fs.rmSync(temp, { force: true });

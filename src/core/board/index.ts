@@ -1,4 +1,5 @@
 export * from './schemas.js';
+export * from './artifacts.js';
 export * from './task-board.js';
 export * from './mailbox.js';
 export * from './team-registry.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ArtifactsSchema } from './artifacts.js';
 
 export const TASK_STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] as const;
 export const STAGES = ['requirements', 'implementation', 'review'] as const;
@@ -31,6 +32,13 @@ export const HistoryEntrySchema = z.object({
   detail: z.string().optional(),
 });
 
+export const UsageSchema = z.object({
+  calls: z.number().int().nonnegative(),
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+});
+export type TaskUsage = z.infer<typeof UsageSchema>;
+
 export const TaskSchema = z.object({
   id: z.number().int().positive(),
   subject: z.string().min(1),
@@ -47,7 +55,9 @@ export const TaskSchema = z.object({
   claims: z.number().int().nonnegative().default(0),
   lease: LeaseSchema.nullable().default(null),
   handoff: z.string().default(''),
-  artifacts: z.record(z.string(), z.unknown()).default({}),
+  artifacts: ArtifactsSchema.default({}),
+  /** Model calls and tokens spent on this task (the pipeline's budgets sum them). */
+  usage: UsageSchema.default({ calls: 0, inputTokens: 0, outputTokens: 0 }),
   result: z.string().nullable().default(null),
   history: z.array(HistoryEntrySchema).default([]),
   createdAt: isoDate,

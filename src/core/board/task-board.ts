@@ -7,6 +7,7 @@ import { takeNext } from './counter.js';
 import { DEFAULT_LOCK_STALE_MS, isLockBusy, withLock } from './lock.js';
 import { type BoardProblem, TASK_FILE, TaskIndex } from './task-index.js';
 
+import { type Artifacts, ArtifactsSchema } from './artifacts.js';
 import { type HistoryEntry, type Task, TaskSchema, type TaskStatus } from './schemas.js';
 import type { ClaimResult, CreateTaskInput, Fence, MutationResult, TaskBoardOptions, TaskPatch, UpdateOptions } from './task-types.js';
 
@@ -89,6 +90,8 @@ export class TaskBoard {
       }
     }
     const by = input.by ?? 'lead';
+    // Validated before an id is taken, so bad input never leaves a gap in the ids.
+    const artifacts = ArtifactsSchema.parse(input.artifacts ?? {});
     const task = await withLock(
       path.join(this.dir, 'ids'),
       () => {
@@ -113,7 +116,7 @@ export class TaskBoard {
           claims: 0,
           lease: null,
           handoff: input.handoff ?? '',
-          artifacts: input.artifacts ?? {},
+          artifacts,
           result: null,
           history: [{ at, by, event: 'created', detail: input.subject }],
           createdAt: at,
@@ -198,14 +201,14 @@ export class TaskBoard {
     return null;
   }
 
-  async complete(id: number, fence: Fence | string, result?: string, artifacts?: Record<string, unknown>): Promise<MutationResult> {
+  async complete(id: number, fence: Fence | string, result?: string, artifacts?: Artifacts): Promise<MutationResult> {
     const f = toFence(fence);
     const outcome = await this.finish(id, f, 'completed', result ?? null, artifacts, 'completed');
     if (outcome.ok) await this.unblockDependents(outcome.task, f.owner);
     return outcome;
   }
 
-  async fail(id: number, fence: Fence | string, reason: string, artifacts?: Record<string, unknown>): Promise<MutationResult> {
+  async fail(id: number, fence: Fence | string, reason: string, artifacts?: Artifacts): Promise<MutationResult> {
     return this.finish(id, toFence(fence), 'failed', reason, artifacts, 'failed');
   }
 
@@ -267,6 +270,20 @@ export class TaskBoard {
     });
   }
 
+  /** Adds one model call's usage to the task (fenced; no history entry). */
+  async recordUsage(id: number, fence: Fence, delta: { inputTokens: number; outputTokens: number }): Promise<MutationResult> {
+    return this.mutate(id, (task) => {
+      const refusal = this.checkFence(task, fence);
+      if (refusal) return refusal;
+      const usage = {
+        calls: task.usage.calls + 1,
+        inputTokens: task.usage.inputTokens + delta.inputTokens,
+        outputTokens: task.usage.outputTokens + delta.outputTokens,
+      };
+      return { ...task, usage };
+    });
+  }
+
   /** Changes fields and/or records a history event. With a fence, refused unless the claim is current. */
   async update(id: number, patch: TaskPatch, options: UpdateOptions = {}): Promise<MutationResult> {
     return this.mutate(id, (task) => {
@@ -292,7 +309,7 @@ export class TaskBoard {
     fence: Fence,
     status: TaskStatus,
     result: string | null,
-    artifacts: Record<string, unknown> | undefined,
+    artifacts: Artifacts | undefined,
     event: string,
   ): Promise<MutationResult> {
     return this.mutate(id, (task) => {
@@ -377,7 +394,8 @@ export class TaskBoard {
         const current = readJsonFile(file, TaskSchema);
         const next = change(current);
         if (next instanceof Refusal) return next.fenced ? { ok: false as const, reason: next.reason, fenced: true } : { ok: false as const, reason: next.reason };
-        const written: Task = { ...next, updatedAt: this.now().toISOString() };
+        // Validated before it is written: a bad artifact is the caller's error, never an unreadable file.
+        const written: Task = TaskSchema.parse({ ...next, updatedAt: this.now().toISOString() });
         writeJsonAtomic(file, written, this.redact);
         return { ok: true as const, task: written };
       },

@@ -1,3 +1,4 @@
+import type { Artifacts } from './artifacts.js';
 import type { Stage, Task, TaskStatus } from './schemas.js';
 import type { BoardProblem } from './task-index.js';
 
@@ -19,7 +20,7 @@ export interface CreateTaskInput {
   pipeline?: number | null;
   revision?: number;
   handoff?: string;
-  artifacts?: Record<string, unknown>;
+  artifacts?: Artifacts;
   /** Who posts it; recorded in history. */
   by?: string;
 }
@@ -46,7 +47,7 @@ export interface TaskPatch {
    * Merged into the task's artifacts key by key. A function gets the artifacts as they are under the
    * lock, so read-modify-write updates (append to a list) never race.
    */
-  artifacts?: Record<string, unknown> | ((current: Record<string, unknown>) => Record<string, unknown>);
+  artifacts?: Artifacts | ((current: Artifacts) => Artifacts);
 }
 
 export interface UpdateOptions {

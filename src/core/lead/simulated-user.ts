@@ -1,7 +1,7 @@
 import type { TaskBoard } from '../board/task-board.js';
 import { normalizeQuestion, playbookAnswer } from '../model/scripted/playbook.js';
 import type { ModelClient } from '../model/types.js';
-import type { QaEntry } from '../tools/ask-clarifying-question.js';
+import type { QaEntry } from '../board/artifacts.js';
 
 export interface Answerer {
   answer(question: { question: string; task: number | null; pipeline: number | null }): Promise<string>;
@@ -19,7 +19,7 @@ export function createAnswerer(model: ModelClient, board: TaskBoard): Answerer {
     if (task === null) return { requirement: '', previous: [] as QaEntry[] };
     try {
       const current = board.get(task);
-      return { requirement: String(current.artifacts.requirement ?? current.description), previous: (current.artifacts.qa as QaEntry[] | undefined) ?? [] };
+      return { requirement: current.artifacts.requirement ?? current.description, previous: current.artifacts.qa ?? [] };
     } catch {
       return { requirement: '', previous: [] as QaEntry[] };
     }

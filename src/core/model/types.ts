@@ -1,3 +1,5 @@
+import type { HandoffData } from '../stages/handoff.js';
+
 /** Anthropic Messages shapes, kept to what autoteam uses. */
 export interface TextBlock {
   type: 'text';
@@ -55,6 +57,11 @@ export interface ModelRequest {
   maxTokens?: number;
   signal?: AbortSignal;
   agent?: AgentContext;
+  /**
+   * The task's handoff as data (the same data its text was rendered from). Providers send the text
+   * only; the offline model reads this instead of parsing prose.
+   */
+  handoff?: HandoffData;
 }
 
 export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'pause_turn' | 'refusal';

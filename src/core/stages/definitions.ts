@@ -3,6 +3,14 @@ import type { Stage } from '../board/schemas.js';
 /** Where a signal tool sends the pipeline next. */
 export type StageNext = Stage | 'approved';
 
+export interface Transition {
+  next: StageNext;
+  /** Sends the work back: the next task is the same stage again at revision + 1 (bounded by max_revisions). */
+  revise?: boolean;
+  /** Artifacts of the finished task the next task carries, besides the requirement, requirements, Q&A and criteria. */
+  carry?: readonly string[];
+}
+
 export interface StageDefinition {
   stage: Stage;
   role: string;
@@ -11,8 +19,12 @@ export interface StageDefinition {
   /** Stage tools offered to the agent (coordination tools are added by the registry). */
   tools: readonly string[];
   /** Signal tool → the next stage. A signal ends the task; the runtime posts the next one. */
-  transitions: Readonly<Record<string, StageNext>>;
+  transitions: Readonly<Record<string, Transition>>;
+  /** The subject of a task of this stage. */
+  subject(requirement: string, revision: number, file?: string): string;
 }
+
+const short = (text: string, max = 60) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 export const COORDINATION_TOOL_NAMES = ['send_message', 'read_inbox', 'idle', 'shutdown_response'] as const;
 
@@ -26,10 +38,14 @@ export const STAGE_DEFINITIONS: Readonly<Record<Stage, StageDefinition>> = {
       'Turn it into a short list of concrete, testable requirements for the engineer.',
       '- Ask a clarifying question (ask_clarifying_question) only for what you cannot reasonably assume; at most a few, one at a time.',
       '- Record each requirement with save_requirement(key, value): language, inputs, outputs, behaviour, edge cases.',
-      '- Finish with complete_requirements_analysis(summary). You do not write code.',
+      '- Record what "done" means with add_acceptance_criterion(criterion, verify): one observable behaviour each, and how a',
+      '  reviewer can check it by running the program. Every answer the person gave that changes the program becomes a criterion.',
+      '  The reviewer can only approve when every criterion is shown to be met.',
+      '- Finish with complete_requirements_analysis(summary). You do not write code. If the request cannot be done, fail_task(reason).',
     ].join('\n'),
-    tools: ['ask_clarifying_question', 'save_requirement', 'complete_requirements_analysis'],
-    transitions: { complete_requirements_analysis: 'implementation' },
+    tools: ['ask_clarifying_question', 'save_requirement', 'add_acceptance_criterion', 'complete_requirements_analysis', 'fail_task'],
+    transitions: { complete_requirements_analysis: { next: 'implementation' } },
+    subject: (requirement) => `Analyse: ${short(requirement)}`,
   },
   implementation: {
     stage: 'implementation',
@@ -40,11 +56,14 @@ export const STAGE_DEFINITIONS: Readonly<Record<Stage, StageDefinition>> = {
       '- Write the program into your workspace with write_file (relative paths only); keep it small, readable and lint-clean:',
       '  a module docstring (Python) or a leading comment (JS/TS), lines up to 120 characters, no tabs or trailing whitespace, no bare except.',
       '- Run it for real (execute_code, or bash in the workspace) on a safe scratch directory, never on real user data.',
-      '- Optionally add tests (test_*.py or *.test.js) that the reviewer will run.',
-      '- When it works, call submit_for_review(file) with the main file. If this is a revision, fix every issue listed first.',
+      '- Add tests (test_*.py or *.test.js/.mjs) for the acceptance criteria; the reviewer runs them.',
+      '- When it works, call submit_for_review(file) with the main file. If this is a revision, fix every blocker and major',
+      '  issue listed first; an unchanged resubmission is refused.',
+      '- If the requirement cannot be implemented, fail_task(reason) says so honestly; never submit a stub.',
     ].join('\n'),
-    tools: ['write_file', 'read_file', 'edit_file', 'execute_code', 'bash', 'submit_for_review'],
-    transitions: { submit_for_review: 'review' },
+    tools: ['write_file', 'read_file', 'edit_file', 'execute_code', 'bash', 'submit_for_review', 'fail_task'],
+    transitions: { submit_for_review: { next: 'review', carry: ['submitted'] } },
+    subject: (requirement, revision) => (revision > 0 ? `Revise (${revision}): ${short(requirement)}` : `Implement: ${short(requirement)}`),
   },
   review: {
     stage: 'review',
@@ -52,12 +71,21 @@ export const STAGE_DEFINITIONS: Readonly<Record<Stage, StageDefinition>> = {
     title: 'Code review',
     systemPrompt: [
       'You are the code reviewer of a small software team. You review the file submitted by the engineer.',
-      '- Run run_linter, run_tests and analyze_complexity on it, and read it with read_file.',
-      '- If the linter reports problems, tests fail, or a requirement is not met: request_revision(issues) with one concrete issue per item.',
-      '- Otherwise approve_code(comment). Judge from the tools\' real output; do not invent problems.',
+      '- Run run_linter and run_tests on it (both required before approval), analyze_complexity, and read it with read_file.',
+      '- For each acceptance criterion, write a short check with run_check(code): a script that runs or imports the submitted',
+      '  program on its own scratch data and exits non-zero when the criterion is not met. Its result is evidence CHK1, CHK2, ….',
+      '- approve_code(comment, criteria) only when every criterion is met: give {id, met: true, evidence} for each, citing',
+      '  the check or test that shows it. The runtime refuses an approval without that evidence.',
+      '- Otherwise request_revision(issues) with {text, severity: blocker|major|minor, criterion?} per issue. Minor issues',
+      '  alone are no reason to send work back: approve with notes instead. On a re-review, check the previous issues first.',
+      '- Judge from the tools\' real output; do not invent problems.',
     ].join('\n'),
-    tools: ['run_linter', 'run_tests', 'analyze_complexity', 'read_file', 'request_revision', 'approve_code'],
-    transitions: { request_revision: 'implementation', approve_code: 'approved' },
+    tools: ['run_linter', 'run_tests', 'analyze_complexity', 'run_check', 'read_file', 'request_revision', 'approve_code', 'fail_task'],
+    transitions: {
+      request_revision: { next: 'implementation', revise: true, carry: ['issues', 'submitted'] },
+      approve_code: { next: 'approved' },
+    },
+    subject: (_requirement, revision, file) => `Review ${file ?? 'submission'} (revision ${revision})`,
   },
 };
 

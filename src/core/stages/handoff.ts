@@ -1,57 +1,102 @@
-import type { Task } from '../board/schemas.js';
-import type { QaEntry } from '../tools/ask-clarifying-question.js';
+import type { Artifacts, Criterion, Issue, QaEntry, Submitted } from '../board/artifacts.js';
+import type { Stage, Task } from '../board/schemas.js';
 
 const MAX_FILE_CHARS = 12_000;
 
-export interface HandoffContext {
+/**
+ * What one stage hands the next, as data. It is built from the task's artifacts only, rendered to
+ * text in one place (`renderHandoff`), and given as it is to models that take structured context
+ * (the offline model), so nothing has to parse the runtime's prose.
+ */
+export interface HandoffData {
+  stage: Stage;
+  revision: number;
   requirement: string;
   requirements: Record<string, string>;
   summary?: string;
-  qa?: QaEntry[];
+  qa: QaEntry[];
+  criteria: Criterion[];
+  /** Implementation at revision ≥ 1: what the review asked for. */
+  issues: Issue[];
+  /** Review: what was submitted. */
+  submitted?: Submitted;
+  /** Review at revision ≥ 1: the previous review's issues, and the diff against that revision. */
+  previousIssues: Issue[];
+  diff?: string;
 }
 
-function requirementsSection(context: HandoffContext): string {
-  const lines = [`Original requirement: ${context.requirement}`];
-  const entries = Object.entries(context.requirements);
-  if (entries.length) {
-    lines.push('', 'Requirements (from the analyst):', ...entries.map(([key, value]) => `- ${key}: ${value}`));
+export function handoffData(task: Pick<Task, 'stage' | 'revision' | 'description' | 'artifacts'>): HandoffData {
+  const a: Artifacts = task.artifacts;
+  return {
+    stage: task.stage ?? 'requirements',
+    revision: task.revision,
+    requirement: a.requirement ?? task.description,
+    requirements: a.requirements ?? {},
+    ...(a.summary ? { summary: a.summary } : {}),
+    qa: a.qa ?? [],
+    criteria: a.criteria ?? [],
+    issues: task.stage === 'implementation' ? (a.issues ?? []) : [],
+    ...(a.submitted ? { submitted: a.submitted } : {}),
+    previousIssues: a.previousIssues ?? [],
+    ...(a.diff ? { diff: a.diff } : {}),
+  };
+}
+
+export function formatCriterion(criterion: Criterion): string {
+  return `- [${criterion.id}] ${criterion.criterion} (verify: ${criterion.verify})`;
+}
+
+export function formatIssue(issue: Issue): string {
+  return `- [${issue.severity}] ${issue.text}${issue.criterion ? ` (${issue.criterion})` : ''}`;
+}
+
+function requirementsSection(data: HandoffData): string[] {
+  const lines = [`Original requirement: ${data.requirement}`];
+  const entries = Object.entries(data.requirements);
+  if (entries.length) lines.push('', 'Requirements (from the analyst):', ...entries.map(([key, value]) => `- ${key}: ${value}`));
+  if (data.criteria.length) lines.push('', 'Acceptance criteria:', ...data.criteria.map(formatCriterion));
+  if (data.summary) lines.push('', `Analyst summary: ${data.summary}`);
+  if (data.qa.length) lines.push('', 'Clarifications:', ...data.qa.flatMap((entry) => [`Q: ${entry.question}`, `A: ${entry.answer}`]));
+  return lines;
+}
+
+/** The handoff text of a task: the one place the runtime turns stage data into prose. */
+export function renderHandoff(data: HandoffData, fileContent?: string): string {
+  const lines = requirementsSection(data);
+  if (data.stage === 'requirements') return '';
+  if (data.stage === 'implementation') {
+    if (data.revision > 0) {
+      lines.push(
+        '',
+        `This is revision ${data.revision}. The reviewer sent the work back with these issues:`,
+        ...data.issues.map(formatIssue),
+        '',
+        'Your previous files are in the workspace. Fix every blocker and major issue, run the code again, then submit_for_review(file).',
+      );
+    } else {
+      lines.push('', 'Implement it in the workspace, run it, then submit_for_review(file). Approval needs every acceptance criterion met, with evidence.');
+    }
+    return lines.join('\n');
   }
-  if (context.summary) lines.push('', `Analyst summary: ${context.summary}`);
-  if (context.qa?.length) {
-    lines.push('', 'Clarifications:', ...context.qa.flatMap((entry) => [`Q: ${entry.question}`, `A: ${entry.answer}`]));
+  const submitted = data.submitted;
+  if (submitted) {
+    const content = fileContent ?? '';
+    const shown = content.length > MAX_FILE_CHARS ? `${content.slice(0, MAX_FILE_CHARS)}\n…[cut]` : content;
+    const others = Object.keys(submitted.files ?? {}).filter((file) => file !== submitted.file);
+    lines.push('', `Submitted file: ${submitted.file} (revision ${submitted.revision}, sha256 ${submitted.sha256.slice(0, 12)})`);
+    if (others.length) lines.push(`Other files in the workspace: ${others.join(', ')}`);
+    lines.push('', '```', shown, '```');
   }
+  if (data.revision > 0) {
+    lines.push('', `The previous review (revision ${data.revision - 1}) asked for:`, ...data.previousIssues.map(formatIssue));
+    lines.push('', `Changes since revision ${data.revision - 1}:`, '```diff', data.diff || '(no changes)', '```');
+    lines.push('', 'Check first whether those issues are fixed; do not raise new minor points that were there before.');
+  }
+  lines.push(
+    '',
+    'Review it: run_linter and run_tests are required; run_check runs checks you write for the criteria. Then approve_code with a verdict and evidence for every criterion, or request_revision with issues and their severity.',
+  );
   return lines.join('\n');
-}
-
-export function implementationHandoff(context: HandoffContext, revision = 0, issues: string[] = [], file?: string): string {
-  const parts = [requirementsSection(context)];
-  if (revision > 0) {
-    parts.push(
-      '',
-      `This is revision ${revision}. The reviewer sent ${file ?? 'the code'} back with these issues:`,
-      ...issues.map((issue) => `- ${issue}`),
-      '',
-      `Your previous files are in the workspace. Fix every issue, run the code again, then submit_for_review(${file ?? 'file'}).`,
-    );
-  } else {
-    parts.push('', 'Implement it in the workspace, run it, then submit_for_review(file).');
-  }
-  return parts.join('\n');
-}
-
-export function reviewHandoff(context: HandoffContext, file: string, content: string, revision: number, sha256: string): string {
-  const shown = content.length > MAX_FILE_CHARS ? `${content.slice(0, MAX_FILE_CHARS)}\n…[cut]` : content;
-  return [
-    requirementsSection(context),
-    '',
-    `Submitted file: ${file} (revision ${revision}, sha256 ${sha256.slice(0, 12)})`,
-    '',
-    '```',
-    shown,
-    '```',
-    '',
-    `Review ${file}: run the linter, the tests and the complexity analysis, then approve_code or request_revision.`,
-  ].join('\n');
 }
 
 /** The first user message of a task's conversation: the task and what the previous stage handed over. */

@@ -1,17 +1,18 @@
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Artifacts, Criterion } from '../board/artifacts.js';
 import { takeNext } from '../board/counter.js';
 import { withLock } from '../board/lock.js';
 import type { Mailbox } from '../board/mailbox.js';
-import type { Stage, Task } from '../board/schemas.js';
+import type { Stage, Task, TaskUsage } from '../board/schemas.js';
 import type { Fence, TaskBoard } from '../board/task-board.js';
 import { AutoteamError } from '../errors.js';
 import { resolveInWorkspace } from '../exec/sandbox-path.js';
-import type { QaEntry } from '../tools/ask-clarifying-question.js';
 import type { Trace } from '../trace/trace.js';
-import { roleForStage, stageOf } from './definitions.js';
-import { type HandoffContext, implementationHandoff, reviewHandoff } from './handoff.js';
+import { roleForStage, stageOf, type Transition } from './definitions.js';
+import { handoffData, renderHandoff } from './handoff.js';
+import { manifestDiff } from './submission.js';
+import { repeatedBlocker } from './verdicts.js';
 
 export type PipelineStatus = 'active' | 'approved' | 'failed';
 
@@ -21,6 +22,8 @@ export interface PipelineState {
   tasks: Task[];
   reason?: string;
   revisions: number;
+  /** Model calls and tokens over all of the pipeline's tasks. */
+  usage: TaskUsage;
 }
 
 export interface AdvanceResult {
@@ -36,7 +39,15 @@ export interface PostOptions {
   startStage?: Stage;
 }
 
-const short = (text: string, max = 60) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+/** How a signal tool ended a stage task: what to record on it, and its one-line result. */
+export interface StageSignal {
+  tool: string;
+  artifacts: Artifacts;
+  result: string;
+}
+
+/** What every task of a pipeline carries forward, whatever the stage. */
+const CARRIED = ['requirement', 'requirements', 'summary', 'qa', 'criteria'] as const;
 
 /** The pipeline state machine. The runtime, not the model, moves work between stages through the board. */
 export class Pipeline {
@@ -54,74 +65,81 @@ export class Pipeline {
     return path.join(this.board.rootDir, 'workspace', String(pipeline));
   }
 
-  /** Posts a requirement: a new pipeline whose first task is `requirements` (or `startStage`). */
+  /**
+   * Posts a requirement: a new pipeline whose first task is `requirements` (or `startStage`). A
+   * pipeline that skips the analyst gets the requirement itself as its one acceptance criterion, so an
+   * approval always rests on a criterion.
+   */
   async post(requirement: string, options: PostOptions = {}): Promise<Task> {
     const text = requirement.trim();
     if (!text) throw new AutoteamError('a requirement cannot be empty', 'INVALID_REQUIREMENT');
     const pipeline = await this.allocateId();
     const stage = options.startStage ?? 'requirements';
-    const context: HandoffContext = { requirement: text, requirements: {} };
-    const subject =
-      stage === 'requirements' ? `Analyse: ${short(text)}` : stage === 'implementation' ? `Implement: ${short(text)}` : `Review: ${short(text)}`;
+    const criteria: Criterion[] =
+      stage === 'requirements' ? [] : [{ id: 'AC1', criterion: `The program does what was asked: ${text}`, verify: 'run it on sample input and compare with the request' }];
+    const artifacts: Artifacts = { requirement: text, requirements: {}, ...(criteria.length ? { criteria } : {}) };
     return this.board.create({
-      subject,
+      subject: stageOf(stage).subject(text, 0),
       description: text,
       role: roleForStage(stage),
       stage,
       pipeline,
-      handoff: stage === 'requirements' ? '' : implementationHandoff(context),
-      artifacts: { requirement: text, requirements: {} },
+      handoff: renderHandoff(handoffData({ stage, revision: 0, description: text, artifacts })),
+      artifacts,
       by: options.by ?? 'lead',
     });
   }
 
-  /** Applies a stage signal: completes `task` with its artifacts and posts the next stage's task. */
-  async advance(task: Task, fence: Fence, tool: string, input: Record<string, unknown>): Promise<AdvanceResult> {
+  /**
+   * Applies a stage signal: completes `task` with what the signal recorded and posts the next stage's
+   * task. A signal that sends work back is first held to the governance rules (non-convergence,
+   * max_revisions), which end the pipeline failed instead.
+   */
+  async advance(task: Task, fence: Fence, signal: StageSignal): Promise<AdvanceResult> {
     if (!task.stage || !task.pipeline) throw new AutoteamError(`task #${task.id} is not a stage task`, 'NOT_A_STAGE_TASK');
-    const next = stageOf(task.stage).transitions[tool];
-    if (!next) throw new AutoteamError(`${tool} is not a signal of the ${task.stage} stage`, 'BAD_TRANSITION');
+    const transition = stageOf(task.stage).transitions[signal.tool];
+    if (!transition) throw new AutoteamError(`${signal.tool} is not a signal of the ${task.stage} stage`, 'BAD_TRANSITION');
     const current = this.board.get(task.id);
-    const context = contextOf(current);
+    const artifacts: Artifacts = { ...signal.artifacts, signal: signal.tool };
 
-    if (tool === 'complete_requirements_analysis') {
-      const summary = String(input.summary ?? '');
-      const done = await this.board.complete(task.id, fence, summary, { summary });
-      return done.ok ? this.postSuccessor(done.task) : { ok: false, status: 'active', next: null, reason: done.reason };
+    if (transition.revise) {
+      const stop = this.governance(current, artifacts);
+      if (stop) {
+        const failed = await this.board.fail(task.id, fence, stop, artifacts);
+        if (!failed.ok) return { ok: false, status: 'active', next: null, reason: failed.reason };
+        this.traceTransition(current, null, 'failed', fence.owner);
+        await this.notifyLead(fence.owner, current, 'failed', `Pipeline #${task.pipeline} failed: ${stop}`);
+        return { ok: true, status: 'failed', next: null, reason: stop };
+      }
     }
-
-    if (tool === 'submit_for_review') {
-      const file = String(input.file);
-      const content = fs.readFileSync(resolveInWorkspace(this.workspaceOf(task.pipeline), file), 'utf8');
-      const sha256 = createHash('sha256').update(content).digest('hex');
-      const submitted = { file, sha256, revision: task.revision };
-      const done = await this.board.complete(task.id, fence, `submitted ${file}`, { submitted });
-      return done.ok ? this.postSuccessor(done.task) : { ok: false, status: 'active', next: null, reason: done.reason };
-    }
-
-    if (tool === 'approve_code') {
-      const comment = String(input.comment ?? '');
-      const done = await this.board.complete(task.id, fence, comment, { verdict: 'approved', comment });
-      if (!done.ok) return { ok: false, status: 'active', next: null, reason: done.reason };
+    const done = await this.board.complete(task.id, fence, signal.result, artifacts);
+    if (!done.ok) return { ok: false, status: 'active', next: null, reason: done.reason };
+    if (transition.next === 'approved') {
       this.traceTransition(current, null, 'approved', fence.owner);
-      await this.notifyLead(fence.owner, current, 'approved', `Pipeline #${task.pipeline} approved: ${comment}`);
+      await this.notifyLead(fence.owner, current, 'approved', `Pipeline #${task.pipeline} approved: ${signal.result}`);
       return { ok: true, status: 'approved', next: null };
     }
+    return this.postSuccessor(done.task);
+  }
 
-    // request_revision
-    const issues = (input.issues as string[] | undefined) ?? [];
-    if (task.revision + 1 > this.maxRevisions) {
-      const reason = `max_revisions (${this.maxRevisions}) reached; the reviewer still found ${issues.length} issue(s)`;
-      const failed = await this.board.fail(task.id, fence, reason, { verdict: 'changes requested', issues });
-      if (!failed.ok) return { ok: false, status: 'active', next: null, reason: failed.reason };
-      this.traceTransition(current, null, 'failed', fence.owner);
-      await this.notifyLead(fence.owner, current, 'failed', `Pipeline #${task.pipeline} failed: ${reason}`);
-      return { ok: true, status: 'failed', next: null, reason };
+  /** Why sending this work back must end the pipeline instead, or null. */
+  private governance(review: Task, artifacts: Artifacts): string | null {
+    const issues = artifacts.issues ?? [];
+    const previous = this.previousReview(review.pipeline!, review.revision);
+    const repeated = previous ? repeatedBlocker(previous.artifacts.issues ?? [], issues) : null;
+    if (repeated) return `not converging: ${repeated.text}`;
+    if (review.revision + 1 > this.maxRevisions) {
+      return `max_revisions (${this.maxRevisions}) reached; the reviewer still found ${issues.length} issue(s)`;
     }
-    const done = await this.board.complete(task.id, fence, `changes requested (${issues.length} issue${issues.length === 1 ? '' : 's'})`, {
-      verdict: 'changes requested',
-      issues,
-    });
-    return done.ok ? this.postSuccessor(done.task) : { ok: false, status: 'active', next: null, reason: done.reason };
+    return null;
+  }
+
+  /** The review of `pipeline` at `revision - 1` that sent the work back, if any. */
+  private previousReview(pipeline: number, revision: number): Task | undefined {
+    if (revision < 1) return undefined;
+    return this.board
+      .list()
+      .find((t) => t.pipeline === pipeline && t.stage === 'review' && t.revision === revision - 1 && t.artifacts.verdict === 'changes requested');
   }
 
   /**
@@ -130,25 +148,27 @@ export class Pipeline {
    * (the process died, or the create failed, between the two writes).
    */
   private async postSuccessor(done: Task): Promise<AdvanceResult> {
-    const context = contextOf(done);
-    if (done.stage === 'requirements') {
-      return this.postNext(done, 'implementation', 0, implementationHandoff(context), baseArtifacts(context));
+    const transition = transitionOf(done);
+    if (!transition || transition.next === 'approved') return { ok: true, status: 'active', next: null };
+    const stage = transition.next;
+    const revision = transition.revise ? done.revision + 1 : done.revision;
+    const artifacts: Artifacts = { from: done.id };
+    for (const key of [...CARRIED, ...(transition.carry ?? [])]) {
+      if (done.artifacts[key] !== undefined) Object.assign(artifacts, { [key]: done.artifacts[key] });
     }
-    if (done.stage === 'implementation') {
-      const submitted = done.artifacts.submitted as { file: string; sha256: string; revision: number };
-      const content = fs.readFileSync(resolveInWorkspace(this.workspaceOf(done.pipeline!), submitted.file), 'utf8');
-      return this.postNext(done, 'review', done.revision, reviewHandoff(context, submitted.file, content, done.revision, submitted.sha256), {
-        ...baseArtifacts(context),
-        submitted,
-      });
+    let content: string | undefined;
+    const submitted = artifacts.submitted;
+    if (stage === 'review' && submitted) {
+      content = fs.readFileSync(resolveInWorkspace(this.workspaceOf(done.pipeline!), submitted.file), 'utf8');
+      const previous = this.previousReview(done.pipeline!, revision);
+      if (previous) {
+        artifacts.previousIssues = previous.artifacts.issues ?? [];
+        artifacts.diff = manifestDiff(this.board.rootDir, previous.artifacts.submitted?.files ?? {}, submitted.files ?? {});
+      }
     }
-    const issues = (done.artifacts.issues as string[] | undefined) ?? [];
-    const file = (done.artifacts.submitted as { file?: string } | undefined)?.file;
-    const revision = done.revision + 1;
-    return this.postNext(done, 'implementation', revision, implementationHandoff(context, revision, issues, file), {
-      ...baseArtifacts(context),
-      issues,
-    });
+    const requirement = done.artifacts.requirement ?? done.description;
+    const handoff = renderHandoff(handoffData({ stage, revision, description: requirement, artifacts }), content);
+    return this.postNext(done, stage, revision, stageOf(stage).subject(requirement, revision, submitted?.file), handoff, artifacts);
   }
 
   /**
@@ -161,7 +181,7 @@ export class Pipeline {
     let posted = 0;
     for (const done of tasks) {
       if (done.status !== 'completed' || !done.stage || !done.pipeline || statuses.get(done.pipeline) !== 'active') continue;
-      if (done.stage === 'review' && done.artifacts.verdict !== 'changes requested') continue;
+      if (transitionOf(done)?.next === 'approved') continue;
       if (tasks.some((t) => t.pipeline === done.pipeline && t.artifacts.from === done.id)) continue;
       const result = await this.postSuccessor(done).catch(() => null);
       if (result?.next) posted++;
@@ -184,23 +204,17 @@ export class Pipeline {
     const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
     const failed = tasks.find(isFailed);
     const revisions = Math.max(0, ...tasks.map((task) => task.revision));
-    if (failed) return { id: pipeline, status: 'failed', tasks, reason: failed.result ?? failed.status, revisions };
-    return { id: pipeline, status: pipelineStatus(tasks), tasks, revisions };
+    const usage = pipelineUsage(tasks);
+    if (failed) return { id: pipeline, status: 'failed', tasks, reason: failed.result ?? failed.status, revisions, usage };
+    return { id: pipeline, status: pipelineStatus(tasks), tasks, revisions, usage };
   }
 
   pipelines(): number[] {
     return [...new Set(this.board.list().flatMap((task) => (task.pipeline ? [task.pipeline] : [])))].sort((a, b) => a - b);
   }
 
-  private async postNext(from: Task, stage: Stage, revision: number, handoff: string, artifacts: Record<string, unknown>): Promise<AdvanceResult> {
-    const requirement = String(from.artifacts.requirement ?? from.description);
-    const file = (artifacts.submitted as { file?: string } | undefined)?.file;
-    const subject =
-      stage === 'review'
-        ? `Review ${file ?? 'submission'} (revision ${revision})`
-        : revision > 0
-          ? `Revise (${revision}): ${short(requirement)}`
-          : `Implement: ${short(requirement)}`;
+  private async postNext(from: Task, stage: Stage, revision: number, subject: string, handoff: string, artifacts: Artifacts): Promise<AdvanceResult> {
+    const requirement = from.artifacts.requirement ?? from.description;
     // Check-then-create under the pipeline's lock: a successor is posted once, whoever gets there first.
     return withLock(path.join(this.board.dir, `pipeline-${from.pipeline}`), async () => {
       const existing = this.board.list().find((task) => task.pipeline === from.pipeline && task.artifacts.from === from.id);
@@ -213,7 +227,7 @@ export class Pipeline {
         pipeline: from.pipeline,
         revision,
         handoff,
-        artifacts: { ...artifacts, from: from.id },
+        artifacts,
         by: from.owner ?? 'runtime',
       });
       this.traceTransition(from, next.id, stage, from.owner ?? 'runtime');
@@ -255,20 +269,23 @@ export function pipelineStatuses(tasks: readonly Task[]): Map<number, PipelineSt
   return new Map([...groups].map(([id, group]) => [id, pipelineStatus(group)]));
 }
 
-function contextOf(task: Task): HandoffContext {
-  return {
-    requirement: String(task.artifacts.requirement ?? task.description),
-    requirements: (task.artifacts.requirements as Record<string, string> | undefined) ?? {},
-    summary: task.artifacts.summary as string | undefined,
-    qa: task.artifacts.qa as QaEntry[] | undefined,
-  };
+/** Model calls and tokens summed over tasks (one pipeline's, usually). */
+export function pipelineUsage(tasks: readonly Task[]): TaskUsage {
+  return tasks.reduce(
+    (sum, task) => ({
+      calls: sum.calls + task.usage.calls,
+      inputTokens: sum.inputTokens + task.usage.inputTokens,
+      outputTokens: sum.outputTokens + task.usage.outputTokens,
+    }),
+    { calls: 0, inputTokens: 0, outputTokens: 0 },
+  );
 }
 
-function baseArtifacts(context: HandoffContext): Record<string, unknown> {
-  return {
-    requirement: context.requirement,
-    requirements: context.requirements,
-    ...(context.summary ? { summary: context.summary } : {}),
-    ...(context.qa?.length ? { qa: context.qa } : {}),
-  };
+/** The transition a completed stage task took (boards written before `signal` was recorded: inferred). */
+function transitionOf(task: Task): Transition | undefined {
+  if (!task.stage) return undefined;
+  const transitions = stageOf(task.stage).transitions;
+  if (task.artifacts.signal) return transitions[task.artifacts.signal];
+  if (task.stage === 'review') return transitions[task.artifacts.verdict === 'approved' ? 'approve_code' : 'request_revision'];
+  return Object.values(transitions)[0];
 }

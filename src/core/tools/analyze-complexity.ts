@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ComplexityReport } from '../exec/complexity.js';
 import { describeFileError } from '../exec/sandbox-path.js';
+import { workspaceFileSha } from './files-artifact.js';
 import { defineTool, toolError } from './tool.js';
 
 export const analyzeComplexityTool = defineTool({
@@ -22,7 +23,8 @@ export const analyzeComplexityTool = defineTool({
     } catch (error) {
       return toolError(describeFileError(error, ctx.workspace, input.file));
     }
-    await ctx.record('analyzed', complexitySummary(report), (current) => ({ ...current, complexity: report }));
+    const sha256 = workspaceFileSha(ctx.workspace, report.file) ?? '';
+    await ctx.record('analyzed', complexitySummary(report), (current) => ({ ...current, complexity: { ...report, sha256 } }));
     return { content: formatComplexity(report) };
   },
 });

@@ -1,11 +1,7 @@
 import { z } from 'zod';
 import { defineTool, reportStatus, settingsOf, toolError } from './tool.js';
 
-export interface QaEntry {
-  question: string;
-  answer: string;
-  by: string;
-}
+export type { QaEntry } from '../board/artifacts.js';
 
 const waitedMs = (since: number) => Date.now() - since;
 
@@ -21,9 +17,9 @@ export const askClarifyingQuestionTool = defineTool({
     if (!ctx.task || !ctx.fence) return toolError('no requirements task is claimed');
     const { maxQuestions, answerTimeoutMs } = settingsOf(ctx);
     const current = ctx.board.get(ctx.task.id);
-    const qa = (current.artifacts.qa as QaEntry[] | undefined) ?? [];
+    const qa = current.artifacts.qa ?? [];
     if (qa.length >= maxQuestions) {
-      const refused = ((current.artifacts.questionsRefused as number | undefined) ?? 0) + 1;
+      const refused = (current.artifacts.questionsRefused ?? 0) + 1;
       await ctx.record('question_refused', question, () => ({ questionsRefused: refused }));
       if (refused > REFUSALS_BEFORE_FAILING) {
         return {
@@ -54,7 +50,7 @@ export const askClarifyingQuestionTool = defineTool({
         : `No answer within ${Math.round(answerTimeoutMs / 1000)} s; proceed with sensible assumptions.`);
     const by = reply?.from ?? 'timeout';
     await ctx.record('answered', `${by}: ${answer}`, (artifacts) => ({
-      qa: [...((artifacts.qa as QaEntry[] | undefined) ?? []), { question, answer, by }],
+      qa: [...(artifacts.qa ?? []), { question, answer, by }],
     }));
     return { content: answer };
   },

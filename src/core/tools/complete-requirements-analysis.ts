@@ -3,17 +3,20 @@ import { defineTool, toolError } from './tool.js';
 
 export const completeRequirementsAnalysisTool = defineTool({
   name: 'complete_requirements_analysis',
-  description: 'Finish the analysis with a summary. Hands the saved requirements to the engineer. Save at least one requirement first.',
+  description:
+    'Finish the analysis with a summary. Hands the saved requirements and acceptance criteria to the engineer. ' +
+    'Needs at least one saved requirement and one acceptance criterion.',
   inputSchema: z.object({ summary: z.string().min(1) }),
   async run({ summary }, ctx) {
     if (!ctx.task) return toolError('no requirements task is claimed');
-    const saved = ctx.board.get(ctx.task.id).artifacts.requirements as Record<string, string> | undefined;
-    if (!saved || Object.keys(saved).length === 0) {
-      return toolError('no requirement saved yet: call save_requirement for each requirement first');
-    }
+    const { requirements = {}, criteria = [] } = ctx.board.get(ctx.task.id).artifacts;
+    const missing: string[] = [];
+    if (Object.keys(requirements).length === 0) missing.push('no requirement saved yet: call save_requirement for each requirement');
+    if (criteria.length === 0) missing.push('no acceptance criterion yet: call add_acceptance_criterion for each behaviour the reviewer must verify');
+    if (missing.length) return toolError(`Not complete: ${missing.join('; ')}. Then call complete_requirements_analysis again.`);
     return {
-      content: `Requirements analysis complete (${Object.keys(saved).length} requirements). Handed to the engineer.`,
-      signal: { kind: 'transition', tool: 'complete_requirements_analysis', input: { summary } },
+      content: `Requirements analysis complete (${Object.keys(requirements).length} requirements, ${criteria.length} acceptance criteria). Handed to the engineer.`,
+      signal: { kind: 'transition', tool: 'complete_requirements_analysis', input: { summary }, artifacts: { summary }, result: summary },
     };
   },
 });

@@ -1,10 +1,17 @@
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import type { Artifacts, FileArtifact } from '../board/artifacts.js';
+import { resolveInWorkspace } from '../exec/sandbox-path.js';
 
-/** One entry of `task.artifacts.files`: what the engineer wrote, as it was last written. */
-export interface FileArtifact {
-  path: string;
-  sha256: string;
-  bytes: number;
+export type { FileArtifact };
+
+/** sha256 of a workspace file as it is now, or null when it cannot be read. */
+export function workspaceFileSha(workspace: string, relPath: string): string | null {
+  try {
+    return createHash('sha256').update(fs.readFileSync(resolveInWorkspace(workspace, relPath))).digest('hex');
+  } catch {
+    return null;
+  }
 }
 
 export function fileArtifact(relPath: string, content: string | Buffer): FileArtifact {
@@ -25,6 +32,6 @@ export function upsertFileArtifact(files: unknown, entry: FileArtifact): FileArt
 }
 
 /** An artifacts updater for `ctx.record`: keeps every other key, replaces `files`. */
-export function withFileArtifact(entry: FileArtifact): (current: Record<string, unknown>) => Record<string, unknown> {
+export function withFileArtifact(entry: FileArtifact): (current: Artifacts) => Artifacts {
   return (current) => ({ ...current, files: upsertFileArtifact(current.files, entry) });
 }

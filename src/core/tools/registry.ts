@@ -1,5 +1,6 @@
 import type { Stage } from '../board/schemas.js';
 import { COORDINATION_TOOL_NAMES, STAGE_DEFINITIONS } from '../stages/definitions.js';
+import { addAcceptanceCriterionTool } from './add-acceptance-criterion.js';
 import { analyzeComplexityTool } from './analyze-complexity.js';
 import { approveCodeTool } from './approve-code.js';
 import { askClarifyingQuestionTool } from './ask-clarifying-question.js';
@@ -16,6 +17,7 @@ import { planApprovalTool } from './plan-approval.js';
 import { readFileTool } from './read-file.js';
 import { readInboxTool } from './read-inbox.js';
 import { requestRevisionTool } from './request-revision.js';
+import { runCheckTool } from './run-check.js';
 import { runLinterTool } from './run-linter.js';
 import { runTestsTool } from './run-tests.js';
 import { saveRequirementTool } from './save-requirement.js';
@@ -45,11 +47,13 @@ export const TEAMMATE_TOOLS: ReadonlyMap<string, ToolDefinition> = new Map(
       executeCodeTool,
       askClarifyingQuestionTool,
       saveRequirementTool,
+      addAcceptanceCriterionTool,
       completeRequirementsAnalysisTool,
       submitForReviewTool,
       runLinterTool,
       runTestsTool,
       analyzeComplexityTool,
+      runCheckTool,
       requestRevisionTool,
       approveCodeTool,
     ] as ToolDefinition[]

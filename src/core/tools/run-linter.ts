@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { LintReport } from '../exec/lint.js';
 import { describeFileError } from '../exec/sandbox-path.js';
+import { workspaceFileSha } from './files-artifact.js';
 import { defineTool, toolError } from './tool.js';
 
 export const runLinterTool = defineTool({
@@ -22,7 +23,8 @@ export const runLinterTool = defineTool({
     } catch (error) {
       return toolError(describeFileError(error, ctx.workspace, input.file));
     }
-    await ctx.record('linted', lintSummary(report), (current) => ({ ...current, lint: report }));
+    const sha256 = workspaceFileSha(ctx.workspace, report.file) ?? '';
+    await ctx.record('linted', lintSummary(report), (current) => ({ ...current, lint: { ...report, sha256 } }));
     return { content: formatLintReport(report) };
   },
 });

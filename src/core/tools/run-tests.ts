@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { capOutput } from '../exec/process.js';
 import { describeFileError } from '../exec/sandbox-path.js';
 import type { TestRunResult } from '../exec/test-runner.js';
+import { workspaceFileSha } from './files-artifact.js';
 import { defineTool, toolError } from './tool.js';
 
 /** The board keeps a short tail of the output; the model gets the full (capped) text. */
@@ -31,7 +32,7 @@ export const runTestsTool = defineTool({
     } catch (error) {
       return toolError(describeFileError(error, ctx.workspace, input.file));
     }
-    const stored = { ...result, output: capOutput(result.output, BOARD_OUTPUT_CHARS) };
+    const stored = { ...result, output: capOutput(result.output, BOARD_OUTPUT_CHARS), sha256: workspaceFileSha(ctx.workspace, result.file) ?? '' };
     await ctx.record('tested', testSummary(result), (current) => ({ ...current, tests: stored }));
     return { content: formatTestResult(result) };
   },

@@ -11,7 +11,7 @@ export const saveRequirementTool = defineTool({
   async run({ key, value }, ctx) {
     if (!ctx.task) return toolError('no requirements task is claimed');
     await ctx.record('saved', `${key} = ${value}`, (artifacts) => ({
-      requirements: { ...((artifacts.requirements as Record<string, string> | undefined) ?? {}), [key]: value },
+      requirements: { ...(artifacts.requirements ?? {}), [key]: value },
     }));
     return { content: `Saved requirement '${key}'.` };
   },

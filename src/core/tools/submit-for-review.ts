@@ -1,13 +1,19 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { z } from 'zod';
+import type { Submitted } from '../board/artifacts.js';
 import { describeFileError, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
+import { sameManifest, snapshotWorkspace } from '../stages/submission.js';
 import { defineTool, toolError } from './tool.js';
 
 export const submitForReviewTool = defineTool({
   name: 'submit_for_review',
-  description: 'Submit the main file you wrote for review. Ends your work on this task; the reviewer takes it from here.',
+  description:
+    'Submit the main file you wrote for review (the other files of the workspace go along). Ends your work on this task; ' +
+    'the reviewer takes it from here. A revision that changes nothing since the version sent back is refused.',
   inputSchema: z.object({ file: z.string().min(1).describe('path relative to the workspace') }),
   async run({ file }, ctx) {
+    if (!ctx.task) return toolError('no implementation task is claimed');
     let full: string;
     try {
       // The same confinement as read_file: no absolute paths, no '..', no symlink out of the workspace.
@@ -19,9 +25,20 @@ export const submitForReviewTool = defineTool({
       const present = fs.existsSync(ctx.workspace) ? listWorkspaceFiles(ctx.workspace, 50).join(', ') : '';
       return toolError(`no file '${file}' in the workspace (files: ${present || 'none'}); write it first`);
     }
+    const rel = workspaceRelative(ctx.workspace, full);
+    const files = snapshotWorkspace(ctx.rootDir, ctx.workspace);
+    const sentBack = ctx.task.artifacts.submitted;
+    if (ctx.task.revision > 0 && sentBack?.files && sameManifest(sentBack.files, files)) {
+      return toolError(
+        `Nothing changed since revision ${sentBack.revision}: every file is byte-identical to the version the reviewer sent back. ` +
+          'Fix the issues listed in the handoff first; if you cannot, fail_task(reason) says so.',
+      );
+    }
+    const sha256 = createHash('sha256').update(fs.readFileSync(full)).digest('hex');
+    const submitted: Submitted = { file: rel, sha256, revision: ctx.task.revision, files };
     return {
-      content: `Submitted ${file} for review.`,
-      signal: { kind: 'transition', tool: 'submit_for_review', input: { file: workspaceRelative(ctx.workspace, full) } },
+      content: `Submitted ${rel} for review.`,
+      signal: { kind: 'transition', tool: 'submit_for_review', input: { file: rel }, artifacts: { submitted }, result: `submitted ${rel}` },
     };
   },
 });

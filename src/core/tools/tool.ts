@@ -1,12 +1,15 @@
 import { z } from 'zod';
-import type { Fence, Mailbox, Message, Task, TaskBoard, TeamRegistry } from '../board/index.js';
+import type { Artifacts, Fence, Mailbox, Message, Task, TaskBoard, TeamRegistry } from '../board/index.js';
 import type { ToolSpec } from '../model/types.js';
 
 /** What a tool call asks the loop to do next, besides answering the model. */
 export type LoopSignal =
   | { kind: 'idle'; reason: string }
-  /** A stage signal tool (complete_requirements_analysis, submit_for_review, approve_code, …). */
-  | { kind: 'transition'; tool: string; input: Record<string, unknown> }
+  /**
+   * A stage signal tool (complete_requirements_analysis, submit_for_review, approve_code, …): the
+   * task ends with `result` and `artifacts`, and the pipeline moves on.
+   */
+  | { kind: 'transition'; tool: string; input: Record<string, unknown>; artifacts: Artifacts; result: string }
   /** A safety valve tripped: the task (and its pipeline) ends as failed. */
   | { kind: 'fail'; reason: string }
   /** The agent is done for good (shutdown approved). */
@@ -48,7 +51,7 @@ export interface ToolContext {
   signal: AbortSignal;
   limits: ToolLimits;
   /** Appends a history event to the current task (fenced) and optionally updates its artifacts. */
-  record(event: string, detail?: string, artifacts?: (current: Record<string, unknown>) => Record<string, unknown>): Promise<void>;
+  record(event: string, detail?: string, artifacts?: (current: Artifacts) => Artifacts): Promise<void>;
   /** Waits for an inbox message matching `match` (other messages stay queued for the loop). */
   waitForMessage(match: (message: Message) => boolean, timeoutMs: number): Promise<Message | null>;
   log(line: string): void;
@@ -63,6 +66,10 @@ export interface RuntimeSettings {
   answerTimeoutMs: number;
   planTimeoutMs: number;
   maxRevisions: number;
+  /** Model calls over all stages of one pipeline (MAX_PIPELINE_STEPS). */
+  maxPipelineSteps: number;
+  /** Input + output tokens over all stages of one pipeline, by provider usage (TOKEN_BUDGET_PIPELINE). */
+  pipelineTokenBudget: number;
 }
 
 export const DEFAULT_RUNTIME_SETTINGS: RuntimeSettings = {
@@ -70,6 +77,8 @@ export const DEFAULT_RUNTIME_SETTINGS: RuntimeSettings = {
   answerTimeoutMs: 10 * 60_000,
   planTimeoutMs: 10 * 60_000,
   maxRevisions: 3,
+  maxPipelineSteps: 60,
+  pipelineTokenBudget: 500_000,
 };
 
 /** Sets the agent's status through the runtime when it has one, else straight in the registry. */

@@ -97,9 +97,3 @@ export function summarizeCalls(calls: readonly ToolCall[]): string {
   });
   return [`Work so far (${calls.length} tool calls):`, ...lines].join('\n');
 }
-
-/** The value of a `- key: value` line in a handoff. */
-export function handoffValue(text: string, key: string): string | undefined {
-  const match = new RegExp(`^- ${key}: (.+)$`, 'm').exec(text);
-  return match?.[1]?.trim();
-}

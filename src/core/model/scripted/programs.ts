@@ -4,13 +4,7 @@
  * applied to the file as read back from the workspace.
  */
 
-export type Language = 'python' | 'javascript';
-
-export interface ProgramSpec {
-  requirement: string;
-  language: Language;
-  requirements: Record<string, string>;
-}
+import { type Language, type OrganizerSpec, type ProgramKind } from './repertoire.js';
 
 export interface Program {
   file: string;
@@ -24,68 +18,46 @@ export interface Program {
   tests?: { file: string; content: string };
 }
 
-export function detectLanguage(text: string): Language {
-  return /\b(javascript|node(\.js)?|typescript|js)\b/i.test(text) && !/\bpython\b/i.test(text) ? 'javascript' : 'python';
+/** The program of the repertoire for `kind`, in `language`, honouring the organizer's spec. */
+export function buildProgram(kind: ProgramKind, language: Language, spec: OrganizerSpec): Program {
+  if (kind === 'organizer') return language === 'python' ? pythonOrganizer(spec) : jsOrganizer(spec);
+  return language === 'python' ? pythonWordCount() : jsWordCount();
 }
 
-function conflictPolicy(requirements: Record<string, string>): 'suffix' | 'skip' | 'overwrite' {
-  const text = Object.values(requirements).join(' ').toLowerCase();
-  if (/\bskip|leave (it|them) (alone|where)|\bignore\b/.test(text)) return 'skip';
-  if (/suffix|\(1\)|rename|never overwrite|don't overwrite|do not overwrite/.test(text)) return 'suffix';
-  if (/overwrite|replace/.test(text)) return 'overwrite';
-  return 'suffix';
-}
-
-const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
-export function isOrganizer(requirement: string): boolean {
-  return /organi[sz]e|sort|tidy|clean ?up/i.test(requirement) && /file|folder|download|director/i.test(requirement);
-}
-
-export function isWordCount(requirement: string): boolean {
-  return /\bcount/i.test(requirement) && /\bwords?\b|\blines?\b|\bcharacters?\b/i.test(requirement);
-}
-
-export function buildProgram(spec: ProgramSpec): Program {
-  if (isOrganizer(spec.requirement)) return spec.language === 'python' ? pythonOrganizer(spec) : jsOrganizer(spec);
-  if (isWordCount(spec.requirement)) return spec.language === 'python' ? pythonWordCount() : jsWordCount();
-  return spec.language === 'python' ? pythonSkeleton(spec) : jsSkeleton(spec);
-}
+const pyString = (text: string) => JSON.stringify(text);
 
 const SCRATCH = 'rm -rf .scratch && mkdir -p .scratch && touch .scratch/photo.jpg .scratch/report.pdf .scratch/notes.txt .scratch/song.mp3 .scratch/backup.zip';
 
-function pythonOrganizer(spec: ProgramSpec): Program {
-  const policy = conflictPolicy(spec.requirements);
+function pythonOrganizer(spec: OrganizerSpec): Program {
   const header = '"""Organize a folder (by default ~/Downloads) into subfolders by file type."""';
+  const skipped = spec.warn
+    ? ['            print(f"skipped {item.name}: {target.relative_to(folder)} already exists", file=sys.stderr)']
+    : [];
   const conflict = {
     suffix: ['        target = unique_target(destination / item.name)'],
-    skip: ['        target = destination / item.name', '        if target.exists():', '            continue'],
+    skip: ['        target = destination / item.name', '        if target.exists():', ...skipped, '            continue'],
     overwrite: ['        target = destination / item.name'],
-  }[policy];
+  }[spec.conflict];
   const body = [
     header,
     'import argparse',
     'import shutil',
+    ...(spec.warn ? ['import sys'] : []),
     'from pathlib import Path',
     '',
     'CATEGORIES = {',
-    '    "Images": {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".svg", ".webp", ".heic"},',
-    '    "Documents": {".pdf", ".doc", ".docx", ".txt", ".md", ".odt", ".rtf", ".csv", ".xls", ".xlsx", ".ppt", ".pptx"},',
-    '    "Archives": {".zip", ".tar", ".gz", ".tgz", ".rar", ".7z"},',
-    '    "Audio": {".mp3", ".wav", ".flac", ".ogg", ".m4a"},',
-    '    "Video": {".mp4", ".mkv", ".mov", ".avi", ".webm"},',
-    '    "Installers": {".dmg", ".pkg", ".exe", ".msi", ".deb", ".appimage"},',
-    '    "Code": {".py", ".js", ".ts", ".html", ".css", ".json", ".sh"},',
+    ...spec.categories.map((c) => `    ${pyString(c.name)}: {${c.extensions.map(pyString).join(', ')}},`),
     '}',
+    `FALLBACK = ${pyString(spec.fallback)}`,
     '',
     '',
     'def category_for(path):',
-    '    """Return the folder name for a file, or Other when its type is unknown."""',
+    '    """Return the folder name for a file, or FALLBACK when its type is unknown."""',
     '    suffix = path.suffix.lower()',
     '    for name, suffixes in CATEGORIES.items():',
     '        if suffix in suffixes:',
     '            return name',
-    '    return "Other"',
+    '    return FALLBACK',
     '',
     '',
     'def unique_target(target):',
@@ -138,14 +110,16 @@ function pythonOrganizer(spec: ProgramSpec): Program {
   };
 }
 
-function jsOrganizer(spec: ProgramSpec): Program {
-  const policy = conflictPolicy(spec.requirements);
+function jsOrganizer(spec: OrganizerSpec): Program {
   const header = '// Organize a folder (by default ~/Downloads) into subfolders by file type.';
+  const skip = spec.warn
+    ? ['    if (fs.existsSync(target)) {', '      console.error(`skipped ${entry.name}: ${path.relative(folder, target)} already exists`);', '      continue;', '    }']
+    : ['    if (fs.existsSync(target)) continue;'];
   const conflict = {
     suffix: ['    const target = uniqueTarget(path.join(destination, entry.name));'],
-    skip: ['    const target = path.join(destination, entry.name);', '    if (fs.existsSync(target)) continue;'],
+    skip: ['    const target = path.join(destination, entry.name);', ...skip],
     overwrite: ['    const target = path.join(destination, entry.name);'],
-  }[policy];
+  }[spec.conflict];
   const body = [
     header,
     "import fs from 'node:fs';",
@@ -153,17 +127,14 @@ function jsOrganizer(spec: ProgramSpec): Program {
     "import path from 'node:path';",
     '',
     'const CATEGORIES = {',
-    "  Images: ['.jpg', '.jpeg', '.png', '.gif', '.bmp', '.svg', '.webp'],",
-    "  Documents: ['.pdf', '.doc', '.docx', '.txt', '.md', '.csv', '.xls', '.xlsx'],",
-    "  Archives: ['.zip', '.tar', '.gz', '.rar', '.7z'],",
-    "  Audio: ['.mp3', '.wav', '.flac', '.ogg'],",
-    "  Video: ['.mp4', '.mkv', '.mov', '.avi'],",
+    ...spec.categories.map((c) => `  ${JSON.stringify(c.name)}: [${c.extensions.map((e) => JSON.stringify(e)).join(', ')}],`),
     '};',
+    `const FALLBACK = ${JSON.stringify(spec.fallback)};`,
     '',
     'export function categoryFor(name) {',
     '  const ext = path.extname(name).toLowerCase();',
     '  const found = Object.entries(CATEGORIES).find(([, exts]) => exts.includes(ext));',
-    "  return found ? found[0] : 'Other';",
+    '  return found ? found[0] : FALLBACK;',
     '}',
     '',
     'function uniqueTarget(target) {',
@@ -309,48 +280,6 @@ function jsWordCount(): Program {
     tryCommand: `${SAMPLE_TEXT} && node wordcount.mjs .sample.txt && node --test`,
     tests: { file: 'wordcount.test.mjs', content: tests.join('\n') },
   };
-}
-
-function pythonSkeleton(spec: ProgramSpec): Program {
-  const header = `"""${clip(spec.requirement.replace(/"/g, "'"), 100)}"""`;
-  const entries = Object.entries(spec.requirements).map(([k, v]) => `    ${JSON.stringify(k)}: ${JSON.stringify(clip(v, 80))},`);
-  const body = [
-    header,
-    'import sys',
-    '',
-    'REQUIREMENTS = {',
-    ...entries,
-    '}',
-    '',
-    '',
-    'def main(argv):',
-    '    """Print the requirements this program was written for, and its arguments."""',
-    `    print(${JSON.stringify(clip(spec.requirement, 90))})`,
-    '    for key, value in REQUIREMENTS.items():',
-    '        print(f"- {key}: {value}")',
-    '    if argv:',
-    '        print("arguments:", " ".join(argv))',
-    '    return 0',
-    '',
-    '',
-    'if __name__ == "__main__":',
-    '    sys.exit(main(sys.argv[1:]))',
-    '',
-  ];
-  return { file: 'main.py', content: body.join('\n'), header, tryCommand: 'python3 main.py' };
-}
-
-function jsSkeleton(spec: ProgramSpec): Program {
-  const header = `// ${clip(spec.requirement, 100)}`;
-  const body = [
-    header,
-    `const REQUIREMENTS = ${JSON.stringify(spec.requirements, null, 2)};`,
-    '',
-    `console.log(${JSON.stringify(clip(spec.requirement, 90))});`,
-    'for (const [key, value] of Object.entries(REQUIREMENTS)) console.log(`- ${key}: ${value}`);',
-    '',
-  ];
-  return { file: 'main.mjs', content: body.join('\n'), header, tryCommand: 'node main.mjs' };
 }
 
 /** The first draft: the program without its header (docstring or leading comment). */

@@ -63,15 +63,17 @@ export class ScriptedModel implements ModelClient {
     }
     const task = taskText(request.messages);
     if (!task) return { text: `Noted: ${latest.slice(0, 200)}`, calls: [] };
-    switch (agent.stage) {
+    if (!agent.stage) return generalTurn(task, calls);
+    // Stage work reads the handoff as data, never the runtime's prose.
+    const handoff = request.handoff;
+    if (!handoff) return { text: 'No handoff came with this stage task; I cannot work it offline.', calls: [] };
+    switch (handoff.stage) {
       case 'requirements':
-        return analystTurn(/^Task #\d+[^\n]*\n\n([\s\S]*?)(\n\n<handoff>|$)/.exec(task)?.[1]?.trim() ?? task, calls);
+        return analystTurn(handoff, calls);
       case 'implementation':
-        return engineerTurn(task, calls);
-      case 'review':
-        return reviewerTurn(task, calls);
+        return engineerTurn(handoff, calls);
       default:
-        return generalTurn(task, calls);
+        return reviewerTurn(handoff, calls);
     }
   }
 }

@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createTwoFilesPatch } from 'diff';
+import { writeFileAtomic } from '../board/atomic-io.js';
+import { listWorkspaceFiles } from '../exec/sandbox-path.js';
+
+/**
+ * What a submission was, file by file: every file of the workspace is hashed when the engineer
+ * submits, and its content kept in a content-addressed store beside the board
+ * (`.autoteam/blobs/<sha256>`), out of the workspace's reach. A re-review diffs against it; an
+ * unchanged resubmission is recognised by its hashes.
+ */
+
+/** Files larger than this are hashed but not kept (no diff for them). */
+const MAX_BLOB_BYTES = 1_000_000;
+const MAX_FILES = 500;
+
+export type Manifest = Record<string, string>;
+
+const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
+
+export function blobDir(rootDir: string): string {
+  return path.join(rootDir, '.autoteam', 'blobs');
+}
+
+/** Hashes every file of the workspace (dot files, dot and build folders left out) and keeps the small ones. */
+export function snapshotWorkspace(rootDir: string, workspace: string): Manifest {
+  const manifest: Manifest = {};
+  const store = blobDir(rootDir);
+  fs.mkdirSync(store, { recursive: true });
+  for (const rel of listWorkspaceFiles(workspace, MAX_FILES)) {
+    if (rel.split('/').some((part) => part.startsWith('.'))) continue;
+    const data = fs.readFileSync(path.join(workspace, rel));
+    const hash = sha256(data);
+    manifest[rel] = hash;
+    const blob = path.join(store, hash);
+    if (data.length <= MAX_BLOB_BYTES && !fs.existsSync(blob)) writeFileAtomic(blob, data);
+  }
+  return manifest;
+}
+
+export function sameManifest(a: Manifest, b: Manifest): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
+}
+
+function blobText(rootDir: string, hash: string | undefined): string | null {
+  if (!hash) return '';
+  const file = path.join(blobDir(rootDir), hash);
+  if (!fs.existsSync(file)) return null;
+  const data = fs.readFileSync(file);
+  return data.includes(0) ? null : data.toString('utf8');
+}
+
+/**
+ * The unified diff from `before` to `after`, file by file (added, changed, removed), cut at
+ * `maxChars` with a note. Binary or unkept files are named, not diffed.
+ */
+export function manifestDiff(rootDir: string, before: Manifest, after: Manifest, maxChars = 20_000): string {
+  const paths = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  const parts: string[] = [];
+  for (const file of paths) {
+    if (before[file] === after[file]) continue;
+    const old = blobText(rootDir, before[file]);
+    const now = blobText(rootDir, after[file]);
+    if (old === null || now === null) {
+      parts.push(`Binary or large file ${file} ${before[file] ? (after[file] ? 'changed' : 'removed') : 'added'}`);
+      continue;
+    }
+    const from = before[file] ? `a/${file}` : '/dev/null';
+    const to = after[file] ? `b/${file}` : '/dev/null';
+    parts.push(createTwoFilesPatch(from, to, old, now, undefined, undefined, { context: 3 }).replace(/^=+\n/, '').trimEnd());
+  }
+  const text = parts.join('\n');
+  if (text.length <= maxChars) return text;
+  return `${text.slice(0, maxChars)}\n…[diff cut at ${maxChars} of ${text.length} characters]`;
+}
