@@ -163,6 +163,8 @@ function summarize(session: LeadSession, state: PipelineState, requirement: stri
   };
 }
 
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
 function printSummary(summary: RunSummary, tasks: readonly Task[]): void {
   console.log('');
   console.log(`pipeline #${summary.pipeline}: ${summary.status.toUpperCase()}${summary.reason ? ` — ${summary.reason}` : ''}`);
@@ -182,7 +184,7 @@ function printSummary(summary: RunSummary, tasks: readonly Task[]): void {
     console.log('acceptance criteria:');
     for (const c of summary.criteria) {
       const mark = c.met === true ? '✓' : c.met === false ? '✗' : '·';
-      console.log(`  ${mark} [${c.id}] ${c.criterion}${c.evidence ? ` — ${c.evidence}` : ''}`);
+      console.log(`  ${mark} [${c.id}] ${clip(c.criterion, 72)}${c.evidence ? ` — ${clip(c.evidence, 60)}` : ''}`);
     }
   }
   console.log(`checks: ${summary.checks.passed}/${summary.checks.run} passed · pipeline #${summary.pipeline}: ${formatUsage(summary.usage)}`);

@@ -3,7 +3,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Teammate } from '../../src/core/agent/teammate.js';
+import { Wake } from '../../src/core/agent/wake.js';
+import { Mailbox } from '../../src/core/board/mailbox.js';
+import { TaskBoard } from '../../src/core/board/task-board.js';
 import { LeadSession } from '../../src/core/lead/session.js';
+import { criteriaFor } from '../../src/core/model/scripted/analyst.js';
+import { buildProgram } from '../../src/core/model/scripted/programs.js';
+import { DEFAULT_ORGANIZER_SPEC } from '../../src/core/model/scripted/repertoire.js';
+import { ScriptedModel } from '../../src/core/model/scripted/scripted-model.js';
+import { Pipeline } from '../../src/core/stages/pipeline.js';
+import { snapshotWorkspace } from '../../src/core/stages/submission.js';
 
 const roots: string[] = [];
 const sessions: LeadSession[] = [];
@@ -42,4 +52,52 @@ describe('the offline engineer', () => {
     expect(run.stdout).toContain('lines: 2  words: 3  characters: 17');
     expect(fs.readFileSync(path.join(workspace, file), 'utf8').length).toBeGreaterThan(0);
   }, 60_000);
+});
+
+describe('the offline reviewer', () => {
+  it('catches a program that ignores the answers: its check for the criterion fails and it sends the work back with a blocker', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-offline-review-'));
+    roots.push(root);
+    const board = new TaskBoard(root);
+    const mailbox = new Mailbox(root);
+    await mailbox.registry.ensure('test');
+    const pipeline = new Pipeline(board, mailbox);
+    const requirement = 'Write a Python script that organizes my Downloads folder by file type.';
+    const first = await pipeline.post(requirement, { startStage: 'implementation' });
+    // The analyst was told "Pictures and Misc only"; the engineer wrote the default organizer anyway.
+    const answers = { file_types: 'Pictures and Misc only' };
+    const criteria = criteriaFor('organizer', requirement, answers).map((c, i) => ({ id: `AC${i + 1}`, ...c }));
+    const program = buildProgram('organizer', 'python', DEFAULT_ORGANIZER_SPEC);
+    const workspace = pipeline.workspaceOf(1);
+    fs.mkdirSync(workspace, { recursive: true });
+    fs.writeFileSync(path.join(workspace, program.file), program.content);
+    const claim = await board.claim(first.id, 'engineer');
+    if (!claim.ok) throw new Error(claim.reason);
+    const fence = { owner: 'engineer', token: claim.task.claims };
+    await board.update(first.id, { artifacts: { criteria } }, { fence });
+    const files = snapshotWorkspace(root, workspace);
+    await pipeline.advance(claim.task, fence, {
+      tool: 'submit_for_review',
+      artifacts: { submitted: { file: program.file, sha256: files[program.file]!, revision: 0, files } },
+      result: 'submitted',
+    });
+
+    const reviewer = new Teammate({
+      name: 'reviewer',
+      role: 'reviewer',
+      rootDir: root,
+      model: new ScriptedModel(),
+      wake: new Wake(),
+      signal: AbortSignal.timeout(30_000),
+      settings: { pollMs: 25, idleTimeoutMs: 300 },
+    });
+    expect(await reviewer.run()).toMatch(/^idle for/);
+
+    const review = board.list().find((task) => task.stage === 'review')!;
+    expect(review.artifacts.verdict).toBe('changes requested');
+    expect(review.artifacts.checks?.[0]).toMatchObject({ id: 'CHK1', ok: false });
+    expect(review.artifacts.checks?.[0]?.output).toMatch(/FAILED: .*sample1\.jpg is not in Pictures\//);
+    expect(review.artifacts.issues).toContainEqual(expect.objectContaining({ severity: 'blocker', criterion: 'AC1', text: expect.stringMatching(/^AC1 not met/) }));
+    expect(board.list().at(-1)).toMatchObject({ stage: 'implementation', revision: 1, status: 'pending' });
+  }, 40_000);
 });

@@ -46,7 +46,8 @@ export const runCheckTool = defineTool({
     const ok = result.exitCode === 0 && !result.timedOut && !result.error && !result.canceled;
     const output = [result.stdout, result.stderr].filter(Boolean).join('\n') || result.error || '(no output)';
     let id = '';
-    await ctx.record('checked', `${describeExit(result)}${ok ? '' : ' (failed)'}`, (artifacts) => {
+    const expected = `CHK${(ctx.board.get(ctx.task.id).artifacts.checks?.length ?? 0) + 1}`;
+    await ctx.record('checked', `${expected}: ${ok ? 'PASS' : 'FAIL'} (${describeExit(result)})`, (artifacts) => {
       const checks = artifacts.checks ?? [];
       id = `CHK${checks.length + 1}`;
       const check: Check = {
