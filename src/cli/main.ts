@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import dotenv from 'dotenv';
-import { loadTeammateSettings, type SettingsOverrides } from '../core/agent/settings.js';
+import { loadTeammateSettings, type SettingsOverrides, type TeammateSettings } from '../core/agent/settings.js';
+import { containment, describeContainment, INSTALL_HINT } from '../core/exec/sandbox.js';
 import { TaskBoard } from '../core/board/task-board.js';
-import { AutoteamError } from '../core/errors.js';
+import { AutoteamError, ConfigError } from '../core/errors.js';
 import { loadModelConfig } from '../core/model/anthropic.js';
 import { STAGE_DEFINITIONS } from '../core/stages/definitions.js';
 import { stageTools } from '../core/tools/registry.js';
@@ -46,7 +47,9 @@ function settingsOptions(command: Command): Command {
     .option('--token-budget <n>', 'compact a conversation past this many tokens (env TOKEN_BUDGET)')
     .option('--max-revisions <n>', 'review rounds before a pipeline fails (env MAX_REVISIONS)')
     .option('--max-pipeline-steps <n>', 'model calls over all stages of one pipeline before it fails; default 60 (env MAX_PIPELINE_STEPS)')
-    .option('--token-budget-pipeline <n>', 'input+output tokens of one pipeline before it fails; default 500000 (env TOKEN_BUDGET_PIPELINE)');
+    .option('--token-budget-pipeline <n>', 'input+output tokens of one pipeline before it fails; default 500000 (env TOKEN_BUDGET_PIPELINE)')
+    .option('--sandbox <mode>', 'contain the code the agents run: auto (bubblewrap when it works), required, off (env AUTOTEAM_SANDBOX)')
+    .option('--allow-network [stages]', 'let executed code use the network: every stage, or a comma list (env AUTOTEAM_ALLOW_NETWORK)');
 }
 
 function overrides(options: Record<string, unknown>): SettingsOverrides {
@@ -60,13 +63,30 @@ function overrides(options: Record<string, unknown>): SettingsOverrides {
     maxRevisions: pick('maxRevisions'),
     maxPipelineSteps: pick('maxPipelineSteps'),
     tokenBudgetPipeline: pick('tokenBudgetPipeline'),
+    sandbox: pick('sandbox'),
+    allowNetwork: options.allowNetwork === true ? true : pick('allowNetwork'),
   };
+}
+
+/**
+ * The settings a command runs with. `--sandbox required` without a working bubblewrap refuses to
+ * start; otherwise code that will run unsandboxed is said once, on stderr.
+ */
+function settingsFor(options: Record<string, unknown>, say = (line: string) => console.error(line)): TeammateSettings {
+  const settings = loadTeammateSettings(process.env, overrides(options));
+  const contained = containment();
+  if (settings.sandbox.mode === 'required' && contained.kind === 'none') {
+    throw new ConfigError(`--sandbox required: ${contained.reason}; ${INSTALL_HINT}`);
+  }
+  if (settings.sandbox.mode !== 'off' && contained.kind === 'none') say(`autoteam: ${describeContainment(contained)}`);
+  if (settings.sandbox.mode === 'off') say('autoteam: sandbox turned off (--sandbox off): code the agents run is not contained');
+  return settings;
 }
 
 export function buildProgram(): Command {
   const program = new Command('autoteam')
     .description('An autonomous team (analyst, engineer, reviewer) working a shared task board, led from a REPL.')
-    .version(VERSION)
+    .version(`${VERSION}\n${describeContainment()}`)
     // Options before a subcommand belong to the program; after it, to the subcommand (each has --dir).
     .enablePositionalOptions()
     .addOption(dirOption())
@@ -82,7 +102,7 @@ export function buildProgram(): Command {
         dir: boardDir(command),
         auto: options.auto === true,
         team: options.team !== false,
-        settings: loadTeammateSettings(process.env, overrides(options)),
+        settings: settingsFor(options),
       });
     });
 
@@ -160,7 +180,7 @@ export function buildProgram(): Command {
       name: String(options.name),
       role: String(options.role),
       prompt: options.prompt as string | undefined,
-      settings: loadTeammateSettings(process.env, overrides(options)),
+      settings: settingsFor(options),
     });
     process.exitCode = code;
   });
@@ -183,7 +203,7 @@ export function buildProgram(): Command {
       json: options.json === true,
       startStage: options.startStage as 'requirements' | 'implementation' | undefined,
       timeout: options.timeout as string | undefined,
-      settings: loadTeammateSettings(process.env, overrides(options)),
+      settings: settingsFor(options),
     });
     process.exitCode = code;
   });

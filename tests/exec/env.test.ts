@@ -1,29 +1,61 @@
 import { describe, expect, it } from 'vitest';
 import { childEnv } from '../../src/core/exec/env.js';
+import { redact, secretValues } from '../../src/core/trace/redact.js';
 
-describe('childEnv', () => {
-  it('drops secrets and keeps the ordinary environment', () => {
+describe('childEnv: an allow-list, not a deny-list', () => {
+  it('keeps PATH, the locale and the terminal, and nothing else of the person\'s environment', () => {
     const env = childEnv({
       PATH: '/usr/bin',
       HOME: '/home/me',
       LANG: 'C.UTF-8',
+      LC_ALL: 'C.UTF-8',
+      TERM: 'xterm',
       ANTHROPIC_API_KEY: 'sk-1',
       ANTHROPIC_BASE_URL: 'https://example.test',
       OPENAI_ORG: 'org',
       GITHUB_TOKEN: 'gh',
-      db_password: 'pw',
-      AWS_SECRET_ACCESS_KEY: 'aws',
-      GOOGLE_APPLICATION_CREDENTIALS: '/x.json',
-      HTTP_AUTHORIZATION: 'Bearer x',
+      GH_PAT: 'ghp_x',
+      DATABASE_URL: 'postgres://u:p@db/x',
+      SLACK_WEBHOOK_URL: 'https://hooks.example/T/B/x',
+      SOME_INNOCENT_LOOKING: 'value',
       UNSET: undefined,
     });
-    expect(env).toEqual({ PATH: '/usr/bin', HOME: '/home/me', LANG: 'C.UTF-8' });
+    expect(env).toEqual({ PATH: '/usr/bin', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TERM: 'xterm' });
   });
 
-  it('defaults to process.env and copies it', () => {
-    const env = childEnv();
-    expect(env.PATH).toBe(process.env.PATH);
-    env.PATH = 'changed';
+  it('passes what the configuration names, and copies', () => {
+    const env = childEnv({ PATH: '/usr/bin', PIP_INDEX_URL: 'https://mirror.example' }, ['PIP_INDEX_URL']);
+    expect(env).toEqual({ PATH: '/usr/bin', PIP_INDEX_URL: 'https://mirror.example' });
+    const own = childEnv();
+    expect(own.PATH).toBe(process.env.PATH);
+    own.PATH = 'changed';
     expect(process.env.PATH).not.toBe('changed');
+  });
+});
+
+describe('redaction by value', () => {
+  const env = {
+    PATH: '/usr/local/bin:/usr/bin',
+    GH_PAT: 'ghp_0123456789abcdef',
+    SLACK_WEBHOOK_URL: 'https://hooks.example/services/T000/B000/XXXXXXXX',
+    DATABASE_URL: 'postgres://app:s3cr3t-pw@db.internal:5432/app',
+    MIRROR: 'https://user:mirror-pass@mirror.example/simple',
+    MY_SERVICE_PASSWD: 'hunter2hunter2',
+    SHORT_TOKEN: 'abc',
+  };
+
+  it('finds secret-looking names (PAT as a word, never PATH) and credentials in URLs', () => {
+    const values = secretValues(env);
+    expect(values).toEqual(expect.arrayContaining([env.GH_PAT, env.SLACK_WEBHOOK_URL, env.DATABASE_URL, env.MIRROR, 'mirror-pass', 's3cr3t-pw', env.MY_SERVICE_PASSWD]));
+    expect(values).not.toContain(env.PATH);
+    expect(values).not.toContain('abc');
+  });
+
+  it('replaces them in text and in JSON, the longest first', () => {
+    const values = secretValues(env);
+    const text = `push with ${env.GH_PAT}; db ${env.DATABASE_URL}; pw only s3cr3t-pw; ${JSON.stringify({ url: env.MIRROR })}`;
+    const clean = redact(text, values);
+    for (const value of values) expect(clean).not.toContain(value);
+    expect(clean).toBe('push with [redacted]; db [redacted]; pw only [redacted]; {"url":"[redacted]"}');
   });
 });

@@ -1,4 +1,5 @@
 /** Teammates for tests: in this thread (fake model objects) or in worker threads (TeammateManager). */
+import { DEFAULT_LIMITS, Sandbox } from '../../src/core/exec/sandbox.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TeammateSettings } from '../../src/core/agent/settings.js';
@@ -117,6 +118,7 @@ export function loopContext(root: string, signal: AbortSignal = new AbortControl
     agent: { name: 'eng', role: 'engineer', team: TEAM },
     rootDir: root,
     workspace,
+    sandbox: new Sandbox({ workspace, hidden: [root], network: false, limits: DEFAULT_LIMITS }),
     board: new TaskBoard(root),
     mailbox,
     registry: mailbox.registry,

@@ -5,6 +5,7 @@ import type { AgentContext, ModelClient, ModelMessage, ModelResponse, ToolResult
 import { addUsage, ZERO_USAGE } from '../model/types.js';
 import { type LoopSignal, type ToolContext, type ToolDefinition, toolSpec } from '../tools/tool.js';
 import type { HandoffData } from '../stages/handoff.js';
+import { redact, secretValues } from '../trace/redact.js';
 import type { Trace } from '../trace/trace.js';
 import { estimateTokens } from './compaction.js';
 
@@ -68,6 +69,8 @@ export interface LoopResult {
 export async function runLoop(options: LoopOptions): Promise<LoopResult> {
   const { model, ctx, messages } = options;
   const byName = new Map(options.tools.map((tool) => [tool.name, tool]));
+  // Tool output goes to the model: no secret value of this process's environment may ride along.
+  const secrets = secretValues();
   const specs = options.tools.map(toolSpec);
   let usage = ZERO_USAGE;
   let lastInputTokens = 0;
@@ -139,7 +142,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
         continue;
       }
       const { result, signal: toolSignal } = await runTool(use, byName, options);
-      results.push(result);
+      results.push({ ...result, content: redact(result.content, secrets) });
       if (toolSignal) signal = { tool: use.name, value: toolSignal };
     }
     messages.push({ role: 'user', content: results });

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import { DEFAULT_SANDBOX_POLICY, type SandboxMode, type SandboxPolicy } from '../exec/sandbox.js';
 import { DEFAULT_RUNTIME_SETTINGS, type RuntimeSettings } from '../tools/tool.js';
 
 export interface TeammateSettings {
@@ -14,6 +15,8 @@ export interface TeammateSettings {
   commandTimeoutMs: number;
   maxOutputChars: number;
   runtime: RuntimeSettings;
+  /** How the processes the agents start are contained. */
+  sandbox: SandboxPolicy;
 }
 
 export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {
@@ -26,6 +29,7 @@ export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {
   commandTimeoutMs: 30_000,
   maxOutputChars: 8_000,
   runtime: DEFAULT_RUNTIME_SETTINGS,
+  sandbox: DEFAULT_SANDBOX_POLICY,
 };
 
 /** Parses `500`, `500ms`, `5s`, `2m` into milliseconds; a bare number is milliseconds if ≥ 100, else seconds. */
@@ -57,6 +61,47 @@ export interface SettingsOverrides {
   tokenBudget?: string;
   maxPipelineSteps?: string;
   tokenBudgetPipeline?: string;
+  sandbox?: string;
+  /** `true` (every stage) or a comma-separated list of stages whose processes may use the network. */
+  allowNetwork?: string | boolean;
+}
+
+const SANDBOX_MODES: readonly SandboxMode[] = ['auto', 'required', 'off'];
+const NETWORK_STAGES = ['requirements', 'implementation', 'review', 'general'];
+
+/** The sandbox policy from SANDBOX, ALLOW_NETWORK, SANDBOX_PASS_ENV and SANDBOX_* limits, then flags. */
+function loadSandboxPolicy(env: NodeJS.ProcessEnv, flags: SettingsOverrides): SandboxPolicy {
+  const mode = flags.sandbox ?? env.AUTOTEAM_SANDBOX ?? 'auto';
+  if (!SANDBOX_MODES.includes(mode as SandboxMode)) {
+    throw new ConfigError(`--sandbox: '${mode}' is not one of ${SANDBOX_MODES.join(', ')}`);
+  }
+  const rawNetwork = flags.allowNetwork ?? env.AUTOTEAM_ALLOW_NETWORK;
+  let network: string[] = [];
+  if (rawNetwork === true || rawNetwork === '1' || rawNetwork === 'true' || rawNetwork === '*' || rawNetwork === 'all') network = ['*'];
+  else if (typeof rawNetwork === 'string' && rawNetwork.trim() && rawNetwork !== '0' && rawNetwork !== 'false') {
+    network = rawNetwork.split(',').map((stage) => stage.trim()).filter(Boolean);
+    const unknown = network.filter((stage) => !NETWORK_STAGES.includes(stage));
+    if (unknown.length) throw new ConfigError(`--allow-network: unknown stage ${unknown.join(', ')} (stages: ${NETWORK_STAGES.join(', ')})`);
+  }
+  const limit = (name: string, fallback: number, min: number) => {
+    const raw = env[name];
+    return raw === undefined || raw === '' ? fallback : atLeast(parseCount(raw, name), min, name);
+  };
+  const defaults = DEFAULT_SANDBOX_POLICY.limits;
+  const passEnv = (env.SANDBOX_PASS_ENV ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+  const badName = passEnv.find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
+  if (badName) throw new ConfigError(`SANDBOX_PASS_ENV: '${badName}' is not a variable name`);
+  return {
+    mode: mode as SandboxMode,
+    network,
+    passEnv,
+    limits: {
+      memoryMb: limit('SANDBOX_MEMORY_MB', defaults.memoryMb, 64),
+      fileSizeMb: limit('SANDBOX_FILE_MB', defaults.fileSizeMb, 1),
+      processes: limit('SANDBOX_PROCESSES', defaults.processes, 8),
+      cpuSeconds: limit('SANDBOX_CPU_SECONDS', defaults.cpuSeconds, 1),
+    },
+  };
 }
 
 /** Settings from the environment (POLL_INTERVAL, IDLE_TIMEOUT, …), then flags, over the defaults. */
@@ -81,6 +126,7 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
   if (pipelineBudget) {
     settings.runtime.pipelineTokenBudget = atLeast(parseCount(pipelineBudget, 'TOKEN_BUDGET_PIPELINE'), 1000, 'TOKEN_BUDGET_PIPELINE');
   }
+  settings.sandbox = loadSandboxPolicy(env, flags);
   const answer = env.ANSWER_TIMEOUT;
   if (answer) settings.runtime.answerTimeoutMs = parseDuration(answer, 'ANSWER_TIMEOUT');
   return settings;

@@ -15,6 +15,7 @@ import { generalTools, stageTools } from '../tools/registry.js';
 import type { ToolContext } from '../tools/tool.js';
 import { redact } from '../trace/redact.js';
 import { Trace } from '../trace/trace.js';
+import { containment, Sandbox } from '../exec/sandbox.js';
 import { compactConversation } from './compaction.js';
 import { identityMessages } from './identity.js';
 import { type LoopOutcome, runLoop } from './loop.js';
@@ -65,6 +66,7 @@ export class Teammate {
       ...DEFAULT_TEAMMATE_SETTINGS,
       ...options.settings,
       runtime: { ...DEFAULT_TEAMMATE_SETTINGS.runtime, ...options.settings?.runtime },
+      sandbox: { ...DEFAULT_TEAMMATE_SETTINGS.sandbox, ...options.settings?.sandbox },
     };
     this.board = new TaskBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs });
     this.mailbox = new Mailbox(options.rootDir, { now: this.now });
@@ -324,10 +326,31 @@ export class Teammate {
     onFenceLost: (reason: string) => void = () => undefined,
   ): ToolContext {
     const { name, role } = this.options;
+    const policy = this.settings.sandbox;
+    const stage = task?.stage ?? 'general';
+    const sandbox = new Sandbox(
+      {
+        workspace,
+        hidden: [this.board.rootDir],
+        network: policy.network.includes('*') || policy.network.includes(stage),
+        limits: policy.limits,
+        passEnv: policy.passEnv,
+      },
+      policy.mode === 'off' ? { kind: 'none', reason: 'turned off (--sandbox off)' } : containment(),
+    );
     const ctx: ToolContext = {
       agent: { name, role, team: this.registry.read().team },
       rootDir: this.board.rootDir,
       workspace,
+      sandbox,
+      claimLost: () => {
+        if (!task || !fence) return null;
+        const current = this.board.get(task.id);
+        if (current.status === 'in_progress' && current.owner === fence.owner && current.claims === fence.token) return null;
+        const why = `task #${task.id} is no longer yours (${current.status}, owner ${current.owner ?? 'none'}, claim ${current.claims}); nothing was written`;
+        onFenceLost(why);
+        return why;
+      },
       board: this.board,
       mailbox: this.mailbox,
       registry: this.registry,

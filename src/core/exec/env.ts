@@ -1,13 +1,17 @@
-/** Names that look like they hold a secret; a child process must never see the runtime's keys. */
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH/i;
-const SECRET_PREFIX = /^(ANTHROPIC_|OPENAI_)/i;
+/** What a process the runtime starts may inherit: nothing secret, nothing that names a host. */
+const ALLOWED = /^(PATH|LANG|LANGUAGE|LC_[A-Z_]+|TERM|TZ|COLUMNS|LINES)$/;
 
-/** A copy of `base` without secrets (API keys, tokens, passwords), for subprocesses run by tools. */
-export function childEnv(base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+/**
+ * The environment for subprocesses, by allow-list: `PATH`, the locale and the terminal, nothing else
+ * of `base` (no keys, tokens, database URLs or webhooks, whatever they are called). A Sandbox adds a
+ * private HOME and TMPDIR and the variables the configuration passes on purpose.
+ */
+export function childEnv(base: NodeJS.ProcessEnv = process.env, pass: readonly string[] = []): Record<string, string> {
   const env: Record<string, string> = {};
+  const passed = new Set(pass);
   for (const [name, value] of Object.entries(base)) {
-    if (value === undefined || SECRET_NAME.test(name) || SECRET_PREFIX.test(name)) continue;
-    env[name] = value;
+    if (value !== undefined && (ALLOWED.test(name) || passed.has(name))) env[name] = value;
   }
+  env.PATH ??= '/usr/local/bin:/usr/bin:/bin';
   return env;
 }

@@ -4,9 +4,12 @@ import path from 'node:path';
 import ts from 'typescript';
 import { type Language, nodeStripsTypes } from './language.js';
 import { type ProcessResult, runProcess } from './process.js';
+import type { Sandbox } from './sandbox.js';
 
 export interface ExecuteOptions {
   language?: Language;
+  /** Run inside this sandbox (its workspace should be `workspace`). */
+  sandbox?: Sandbox;
   timeoutMs: number;
   maxOutputChars: number;
   signal?: AbortSignal;
@@ -74,6 +77,7 @@ export async function executeCode(workspace: string, code: string, options: Exec
       maxOutputChars: options.maxOutputChars,
       signal: options.signal,
       ...(language === 'python' ? { env: { PYTHONDONTWRITEBYTECODE: '1' } } : {}),
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     });
     return { ...result, language };
   } finally {

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { execa } from 'execa';
 import { childEnv } from './env.js';
+import type { LimitHit, Sandbox } from './sandbox.js';
 
 export interface RunProcessOptions {
   cwd: string;
@@ -11,8 +13,10 @@ export interface RunProcessOptions {
   /** Written to stdin; without it stdin is empty, so a prompt for input sees end-of-file. */
   input?: string;
   signal?: AbortSignal;
-  /** Extra variables on top of the secret-free environment. */
+  /** Extra variables on top of the allow-listed environment. */
   env?: Record<string, string>;
+  /** Run inside this task's sandbox (bubblewrap where there is one, limits, a private HOME). */
+  sandbox?: Sandbox;
 }
 
 export interface ProcessResult {
@@ -28,6 +32,8 @@ export interface ProcessResult {
   signal?: string;
   /** Why the process could not run at all (missing program, missing directory). */
   error?: string;
+  /** A resource limit of the sandbox that ended or failed the process. */
+  limit?: LimitHit;
 }
 
 /** Keeps the head and the tail of `text` (errors tend to be at the end) within `max` characters. */
@@ -43,20 +49,57 @@ function failed(error: string, started: number): ProcessResult {
   return { exitCode: 127, stdout: '', stderr: error, timedOut: false, durationMs: Math.round(performance.now() - started), error };
 }
 
+/** The variable that marks every process of one run, so the sweep can find those that left the group. */
+const MARKER = 'AUTOTEAM_RUN';
+
 /**
- * Runs `command args` without a shell, in its own process group, with a secret-free environment.
- * On timeout or abort the whole group gets SIGKILL, so `bash -c 'sleep 30 & wait'` cannot outlive
- * the call; the group is also killed once the main process exits, because a leftover background
- * child would hold the output pipes open and keep this call waiting.
+ * Kills every process whose environment carries `marker` (Linux: /proc/<pid>/environ). This finds
+ * what left the process group (`setsid`, a double fork) unless it also cleared its environment;
+ * under bubblewrap the PID namespace already took them all.
+ */
+export function sweep(marker: string): number {
+  if (process.platform !== 'linux') return 0;
+  const needle = Buffer.from(`${MARKER}=${marker}\0`);
+  let killed = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let environ: Buffer;
+    try {
+      environ = fs.readFileSync(`/proc/${entry}/environ`);
+    } catch {
+      continue;
+    }
+    if (!environ.includes(needle)) continue;
+    try {
+      process.kill(Number(entry), 'SIGKILL');
+      killed++;
+    } catch {
+      // gone already
+    }
+  }
+  return killed;
+}
+
+/**
+ * Runs `command args` without a shell, in its own process group, with an allow-listed environment
+ * (inside `options.sandbox` when given). On timeout or abort the whole tree gets SIGKILL, so
+ * `bash -c 'sleep 30 & wait'` cannot outlive the call; the tree is also killed once the main process
+ * exits, because a leftover background child would hold the output pipes open and keep this call
+ * waiting. "The tree" is the process group plus a sweep for the run's marker (a `setsid` child leaves
+ * the group), and under bubblewrap the whole PID namespace.
  */
 export async function runProcess(command: string, args: readonly string[], options: RunProcessOptions): Promise<ProcessResult> {
   const started = performance.now();
   if (options.signal?.aborted) return { ...failed('canceled before start', started), exitCode: null, canceled: true };
   if (!fs.existsSync(options.cwd)) return failed(`working directory '${options.cwd}' does not exist`, started);
 
-  const subprocess = execa(command, args, {
+  const marker = randomUUID();
+  const sandbox = options.sandbox;
+  const env = { ...(sandbox ? sandbox.env(options.env) : { ...childEnv(), ...options.env }), [MARKER]: marker };
+  const wrapped = sandbox ? sandbox.command(command, args) : { command, args: [...args] };
+  const subprocess = execa(wrapped.command, wrapped.args, {
     cwd: options.cwd,
-    env: { ...childEnv(), ...options.env },
+    env,
     extendEnv: false,
     reject: false,
     detached: true,
@@ -67,16 +110,18 @@ export async function runProcess(command: string, args: readonly string[], optio
 
   const killGroup = (): void => {
     const pid = subprocess.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
+    if (pid !== undefined) {
       try {
-        subprocess.kill('SIGKILL');
+        process.kill(-pid, 'SIGKILL');
       } catch {
-        // already gone
+        try {
+          subprocess.kill('SIGKILL');
+        } catch {
+          // already gone
+        }
       }
     }
+    sweep(marker);
   };
   let timedOut = false;
   let canceled = false;
@@ -102,7 +147,7 @@ export async function runProcess(command: string, args: readonly string[], optio
     }
     let stderr = capOutput(String(result.stderr ?? ''), options.maxOutputChars);
     if (result.isMaxBuffer) stderr += `${stderr ? '\n' : ''}[output passed the limit; the process was stopped]`;
-    return {
+    const outcome: ProcessResult = {
       exitCode: result.exitCode ?? null,
       stdout: capOutput(String(result.stdout ?? ''), options.maxOutputChars),
       stderr,
@@ -111,6 +156,8 @@ export async function runProcess(command: string, args: readonly string[], optio
       ...(canceled ? { canceled } : {}),
       ...(result.signal ? { signal: result.signal } : {}),
     };
+    const limit = !timedOut && !canceled ? sandbox?.limitHit(outcome) : null;
+    return limit ? { ...outcome, limit } : outcome;
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
@@ -121,6 +168,7 @@ export async function runProcess(command: string, args: readonly string[], optio
 export function formatProcessResult(result: ProcessResult, timeoutMs?: number): string {
   let status: string;
   if (result.error) status = `error: ${result.error}`;
+  else if (result.limit) status = `stopped: ${result.limit.text} (exit ${result.exitCode ?? result.signal ?? 'none'})`;
   else if (result.timedOut) status = `timed out after ${timeoutMs ?? result.durationMs} ms; the process was killed`;
   else if (result.canceled) status = 'canceled; the process was killed';
   else if (result.exitCode === null) status = `killed by ${result.signal ?? 'a signal'}`;
@@ -137,5 +185,6 @@ export function describeExit(result: ProcessResult): string {
   if (result.error) return `not run: ${result.error}`;
   if (result.timedOut) return 'timed out';
   if (result.canceled) return 'canceled';
+  if (result.limit) return `${result.limit.limit} limit hit`;
   return result.exitCode === null ? `killed by ${result.signal ?? 'signal'}` : `exit ${result.exitCode}`;
 }

@@ -75,6 +75,23 @@ export function resolveInWorkspace(workspace: string, relPath: string): string {
   return target;
 }
 
+/**
+ * Refuses what a file tool must not touch even inside the workspace: a file with more than one hard
+ * link (its other name may be outside — `ln /etc/x here` would let read and write reach it), and
+ * devices, FIFOs and sockets. A path that does not exist yet is fine.
+ */
+export function assertPlainFile(abs: string, relPath: string): void {
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(abs);
+  } catch {
+    return;
+  }
+  if (stat.isDirectory() || stat.isSymbolicLink()) return;
+  if (!stat.isFile()) throw new PathEscapeError(relPath, 'it is a device, FIFO or socket, not a regular file');
+  if (stat.nlink > 1) throw new PathEscapeError(relPath, `it is a hard link (${stat.nlink} names for one file; another may be outside the workspace)`);
+}
+
 /** `abs` relative to the workspace with forward slashes, as shown to a model and stored on the board. */
 export function workspaceRelative(workspace: string, abs: string): string {
   return path.relative(path.resolve(workspace), abs).split(path.sep).join('/') || '.';

@@ -4,6 +4,7 @@ import path from 'node:path';
 import ts from 'typescript';
 import { type Language, languageOf, nodeStripsTypes } from './language.js';
 import { type ProcessResult, runProcess } from './process.js';
+import type { Sandbox } from './sandbox.js';
 import { listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from './sandbox-path.js';
 
 export type TestMode = 'unittest' | 'node-test' | 'smoke';
@@ -12,6 +13,8 @@ export interface TestRunOptions {
   timeoutMs: number;
   maxOutputChars: number;
   signal?: AbortSignal;
+  /** The task's sandbox: the engineer's tests run in it, a smoke run in the same containment around its scratch copy. */
+  sandbox?: Sandbox;
 }
 
 export interface TestRunResult {
@@ -80,7 +83,7 @@ async function runEngineerTests(workspace: string, file: string, language: Langu
     for (const pattern of patterns.filter((p): p is string => p !== null)) {
       const args = ['-m', 'unittest', 'discover', '-s', workspace, '-p', pattern, '-v'];
       commands.push(`python3 -m unittest discover -s ${workspace} -p '${pattern}' -v`);
-      const result = await runProcess('python3', args, { cwd: workspace, timeoutMs: options.timeoutMs, maxOutputChars: options.maxOutputChars, signal: options.signal, env: PYTHON_ENV });
+      const result = await runProcess('python3', args, { cwd: workspace, timeoutMs: options.timeoutMs, maxOutputChars: options.maxOutputChars, signal: options.signal, env: PYTHON_ENV, sandbox: options.sandbox });
       outputs.push(combined(result));
       if (!passed(result)) {
         ok = false;
@@ -105,7 +108,7 @@ async function runEngineerTests(workspace: string, file: string, language: Langu
   if (runnable.length === 0) {
     return { ...base, ok: false, mode: 'node-test', command: `node --test ${typed.join(' ')}`, output: notes.join('\n'), durationMs: Date.now() - started };
   }
-  const result = await runProcess('node', [...args, ...runnable], { cwd: workspace, timeoutMs: options.timeoutMs, maxOutputChars: options.maxOutputChars, signal: options.signal });
+  const result = await runProcess('node', [...args, ...runnable], { cwd: workspace, timeoutMs: options.timeoutMs, maxOutputChars: options.maxOutputChars, signal: options.signal, sandbox: options.sandbox });
   return {
     ...base,
     ok: passed(result) && notes.length === 0,
@@ -155,6 +158,7 @@ async function smokeRun(workspace: string, abs: string, file: string, language: 
       maxOutputChars: options.maxOutputChars,
       signal: options.signal,
       ...(language === 'python' ? { env: PYTHON_ENV } : {}),
+      ...(options.sandbox ? { sandbox: options.sandbox.forWorkspace(scratch) } : {}),
     });
     const after = listTree(scratch);
     const output = [...notes, combined(result), `files in the scratch directory after the run: ${after.join(', ') || '(none)'}`].join('\n');

@@ -1,3 +1,4 @@
+import { DEFAULT_LIMITS, Sandbox } from '../exec/sandbox.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { compactConversation } from '../agent/compaction.js';
@@ -43,6 +44,8 @@ export class LeadAgent {
       agent: { name: lead, role: 'lead', team },
       rootDir: session.rootDir,
       workspace,
+      // The lead's tools start no process; the sandbox is there for the type's sake, fully closed.
+      sandbox: new Sandbox({ workspace, hidden: [session.rootDir], network: false, limits: DEFAULT_LIMITS }),
       board: session.board,
       mailbox: session.mailbox,
       registry: session.mailbox.registry,

@@ -11,7 +11,8 @@ export const bashTool = defineTool({
     'Run a shell command with `bash -c` in the workspace directory and return its exit status, stdout and ' +
     'stderr. Limits: a wall-clock timeout (the command and everything it started are killed), background ' +
     'processes are stopped when the command ends (no servers), long output is cut, stdin is empty (no ' +
-    'interactive programs), and API keys/tokens are not in the environment. ' +
+    'interactive programs), memory, file size and CPU time are limited, and the environment holds only PATH, ' +
+    'the locale and a private HOME. Under the sandbox only the workspace is writable and there is no network. ' +
     'Keep every file you create or change inside the workspace; use relative paths.',
   inputSchema: z.object({
     command: z.string().min(1).describe("The command line, e.g. 'ls -la' or 'python3 organize.py --help'"),
@@ -24,10 +25,11 @@ export const bashTool = defineTool({
       timeoutMs,
       maxOutputChars: ctx.limits.maxOutputChars,
       signal: ctx.signal,
+      sandbox: ctx.sandbox,
     });
     const shown = input.command.length > DETAIL_COMMAND_CHARS ? `${input.command.slice(0, DETAIL_COMMAND_CHARS)}…` : input.command;
     await ctx.record('ran', `${shown.replace(/\s*\n\s*/g, ' ⏎ ')} → ${describeExit(result)}`);
     const text = formatProcessResult(result, timeoutMs);
-    return result.error || result.timedOut ? toolError(text) : { content: text };
+    return result.error || result.timedOut || result.limit ? toolError(text) : { content: text };
   },
 });

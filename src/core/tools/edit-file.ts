@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { z } from 'zod';
-import { describeFileError, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
+import { assertPlainFile, describeFileError, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
 import { fileArtifact, withFileArtifact } from './files-artifact.js';
 import { defineTool, toolError } from './tool.js';
 
@@ -23,10 +23,13 @@ export const editFileTool = defineTool({
     new_text: z.string().describe('Replacement text (may be empty to delete)'),
   }),
   async run(input, ctx) {
+    const lost = ctx.claimLost?.();
+    if (lost) return toolError(lost);
     let rel: string;
     let updated: string;
     try {
       const abs = resolveInWorkspace(ctx.workspace, input.path);
+      assertPlainFile(abs, input.path);
       rel = workspaceRelative(ctx.workspace, abs);
       const text = fs.readFileSync(abs, 'utf8');
       const matches = countMatches(text, input.old_text);

@@ -26,12 +26,13 @@ export const executeCodeTool = defineTool({
         timeoutMs,
         maxOutputChars: ctx.limits.maxOutputChars,
         signal: ctx.signal,
+        sandbox: ctx.sandbox,
       });
     } catch (error) {
       return toolError(`could not run the code: ${error instanceof Error ? error.message : String(error)}`);
     }
     await ctx.record('executed', `${result.language} → ${describeExit(result)}`);
     const text = `[${result.language}] ${formatProcessResult(result, timeoutMs)}`;
-    return result.error || result.timedOut ? toolError(text) : { content: text };
+    return result.error || result.timedOut || result.limit ? toolError(text) : { content: text };
   },
 });

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { capOutput } from '../exec/process.js';
-import { describeFileError, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
+import { assertPlainFile, describeFileError, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
 import { defineTool, toolError } from './tool.js';
 
 export const readFileTool = defineTool({
@@ -16,6 +16,7 @@ export const readFileTool = defineTool({
   async run(input, ctx) {
     try {
       const abs = resolveInWorkspace(ctx.workspace, input.path);
+      assertPlainFile(abs, input.path);
       const stat = fs.statSync(abs);
       const rel = workspaceRelative(ctx.workspace, abs);
       if (stat.isDirectory()) {

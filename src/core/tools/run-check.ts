@@ -37,6 +37,7 @@ export const runCheckTool = defineTool({
         timeoutMs: ctx.limits.commandTimeoutMs,
         maxOutputChars: ctx.limits.maxOutputChars,
         signal: ctx.signal,
+        sandbox: ctx.sandbox.forWorkspace(scratch),
       });
     } catch (error) {
       return toolError(`could not run the check: ${error instanceof Error ? error.message : String(error)}`);

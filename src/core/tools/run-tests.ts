@@ -28,6 +28,7 @@ export const runTestsTool = defineTool({
         timeoutMs: ctx.limits.commandTimeoutMs,
         maxOutputChars: ctx.limits.maxOutputChars,
         signal: ctx.signal,
+        sandbox: ctx.sandbox,
       });
     } catch (error) {
       return toolError(describeFileError(error, ctx.workspace, input.file));

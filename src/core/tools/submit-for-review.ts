@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { z } from 'zod';
 import type { Submitted } from '../board/artifacts.js';
-import { describeFileError, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
+import { assertPlainFile, describeFileError, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
 import { sameManifest, snapshotWorkspace } from '../stages/submission.js';
 import { defineTool, toolError } from './tool.js';
 
@@ -18,6 +18,7 @@ export const submitForReviewTool = defineTool({
     try {
       // The same confinement as read_file: no absolute paths, no '..', no symlink out of the workspace.
       full = resolveInWorkspace(ctx.workspace, file);
+      assertPlainFile(full, file);
     } catch (error) {
       return toolError(describeFileError(error, ctx.workspace, file));
     }

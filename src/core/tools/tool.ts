@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Artifacts, Fence, Mailbox, Message, Task, TaskBoard, TeamRegistry } from '../board/index.js';
+import type { Sandbox } from '../exec/sandbox.js';
 import type { ToolSpec } from '../model/types.js';
 
 /** What a tool call asks the loop to do next, besides answering the model. */
@@ -59,6 +60,13 @@ export interface ToolContext {
   setStatus?(status: 'working' | 'waiting', reason?: string): Promise<void>;
   /** Limits and protocol settings (defaults apply where absent). */
   settings?: Partial<RuntimeSettings>;
+  /** Every process a tool starts runs in it: bubblewrap where there is one, limits, a clean environment. */
+  sandbox: Sandbox;
+  /**
+   * Why this claim may not change the workspace any more (taken over, finished), or null. File tools
+   * ask before every write; the runtime also aborts the work.
+   */
+  claimLost?(): string | null;
 }
 
 export interface RuntimeSettings {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { describeFileError, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
+import { assertPlainFile, describeFileError, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
 import { type FileArtifact, fileArtifact, withFileArtifact } from './files-artifact.js';
 import { defineTool, toolError } from './tool.js';
 
@@ -17,12 +17,15 @@ export const writeFileTool = defineTool({
     content: z.string().describe('The complete new content of the file'),
   }),
   async run(input, ctx) {
+    const lost = ctx.claimLost?.();
+    if (lost) return toolError(lost);
     let rel: string;
     let bytes: number;
     let entry: FileArtifact;
     try {
       fs.mkdirSync(ctx.workspace, { recursive: true });
       const abs = resolveInWorkspace(ctx.workspace, input.path);
+      assertPlainFile(abs, input.path);
       if (fs.existsSync(abs) && fs.statSync(abs).isDirectory()) {
         return toolError(`'${input.path}' is a directory; give a file path inside it`);
       }

@@ -1,15 +1,34 @@
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH/i;
+/** Names that look like they hold a secret. `PAT` only as a word (never `PATH`). */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|AUTH|WEBHOOK|COOKIE|SESSION|PRIVATE|(^|_)PAT($|_)|(^|_)DSN($|_)|DATABASE_URL|_URI$/i;
+/** `scheme://user:password@host…`: the password is a secret whatever the variable is called. */
+const URL_CREDENTIALS = /^[a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:([^@\s]+)@/i;
 
-/** Values of secret-looking environment variables, longest first, so none reaches disk or a log. */
+/**
+ * Values of the environment that must never reach disk, a log or a model request: every value of a
+ * secret-looking variable, and the password of any URL with credentials. Longest first, so a value
+ * that contains another is replaced whole.
+ */
 export function secretValues(env: NodeJS.ProcessEnv = process.env): string[] {
-  return Object.entries(env)
-    .filter(([name, value]) => SECRET_NAME.test(name) && typeof value === 'string' && value.length >= 8)
-    .map(([, value]) => value as string)
-    .sort((a, b) => b.length - a.length);
+  const values = new Set<string>();
+  for (const [name, value] of Object.entries(env)) {
+    if (typeof value !== 'string') continue;
+    if (SECRET_NAME.test(name) && value.length >= 8) values.add(value);
+    const password = URL_CREDENTIALS.exec(value)?.[1];
+    if (password && password.length >= 4) {
+      values.add(value);
+      values.add(password);
+    }
+  }
+  return [...values].sort((a, b) => b.length - a.length);
 }
 
 export function redact(text: string, secrets: readonly string[] = secretValues()): string {
   let out = text;
-  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+  for (const secret of secrets) {
+    if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+    // The same value inside JSON text has its quotes and backslashes escaped.
+    const escaped = JSON.stringify(secret).slice(1, -1);
+    if (escaped !== secret && out.includes(escaped)) out = out.split(escaped).join('[redacted]');
+  }
   return out;
 }

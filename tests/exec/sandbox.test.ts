@@ -1,0 +1,184 @@
+/**
+ * The sandbox around every process an agent starts, with the real bubblewrap (installed by .ci/run)
+ * and without it (the fallback: allow-listed environment, limits, process group plus sweep).
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runProcess } from '../../src/core/exec/process.js';
+import { type Containment, containment, DEFAULT_LIMITS, type ResourceLimits, Sandbox } from '../../src/core/exec/sandbox.js';
+
+const bwrap = containment();
+const SECRET = `ghp_sandbox_${process.pid}_secret_value`;
+const roots: string[] = [];
+
+beforeAll(() => {
+  process.env.GH_PAT = SECRET;
+  process.env.DATABASE_URL = `postgres://app:${SECRET}@db.internal/app`;
+});
+afterAll(() => {
+  delete process.env.GH_PAT;
+  delete process.env.DATABASE_URL;
+  for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
+});
+
+/** A board root with a task file and a workspace inside it, as the runtime lays them out. */
+function board(): { root: string; workspace: string } {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-sandbox-')));
+  roots.push(root);
+  fs.mkdirSync(path.join(root, '.tasks'));
+  fs.writeFileSync(path.join(root, '.tasks', 'task_1.json'), '{"id": 1}\n');
+  fs.writeFileSync(path.join(root, '.env'), `GH_PAT=${SECRET}\n`);
+  const workspace = path.join(root, 'workspace', '1');
+  fs.mkdirSync(workspace, { recursive: true });
+  return { root, workspace };
+}
+
+function alive(pattern: string): boolean {
+  try {
+    execFileSync('pgrep', ['-f', pattern]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const profiles: Array<[string, Containment | null]> = [
+  ['bubblewrap', bwrap.kind === 'bwrap' ? bwrap : null],
+  ['no bubblewrap (fallback)', { kind: 'none', reason: 'test' }],
+];
+
+describe.each(profiles)('sandbox: %s', (label, contained) => {
+  const run = (command: string, options: { timeoutMs?: number; limits?: Partial<ResourceLimits>; network?: boolean } = {}) => {
+    const { root, workspace } = board();
+    const sandbox = new Sandbox(
+      { workspace, hidden: [root], network: options.network ?? false, limits: { ...DEFAULT_LIMITS, ...options.limits } },
+      contained!,
+    );
+    return { root, workspace, result: runProcess('bash', ['-c', command], { cwd: workspace, timeoutMs: options.timeoutMs ?? 20_000, maxOutputChars: 20_000, sandbox }) };
+  };
+  const marker = () => `${Math.floor(Math.random() * 1e6)}.${process.pid % 1000}`;
+  const leftovers: string[] = [];
+  afterEach(() => {
+    for (const pattern of leftovers.splice(0)) {
+      try {
+        execFileSync('pkill', ['-f', pattern], { stdio: 'ignore' });
+      } catch {
+        // nothing left: the point of the test
+      }
+    }
+  });
+
+  it.runIf(contained)('gives executed code only the allow-listed environment, a private HOME and TMPDIR', async () => {
+    const { workspace, result } = run('env');
+    const out = (await result).stdout;
+    expect(out).not.toContain(SECRET);
+    const names = out.split('\n').map((line) => line.split('=')[0]).filter(Boolean);
+    for (const name of names) expect(name).toMatch(/^(PATH|LANG|LANGUAGE|LC_\w+|TERM|TZ|COLUMNS|LINES|HOME|TMPDIR|AUTOTEAM_RUN|PWD|SHLVL|_|OLDPWD)$/);
+    expect(out).toContain(`HOME=${path.join(workspace, '.home')}`);
+    expect(out).toContain(`TMPDIR=${path.join(workspace, '.tmp')}`);
+  });
+
+  it.runIf(contained)('kills a setsid child and a double fork when the command ends, without waiting for them', async () => {
+    const a = marker();
+    const b = marker();
+    leftovers.push(`sleep 45.${a}`, `sleep 46.${b}`);
+    const { result } = run(`setsid sleep 45.${a} & (setsid bash -c 'sleep 46.${b} & wait' &) ; echo started`);
+    const done = await result;
+    expect(done).toMatchObject({ exitCode: 0, stdout: 'started', timedOut: false });
+    expect(done.durationMs).toBeLessThan(10_000);
+    expect(alive(`sleep 45.${a}`)).toBe(false);
+    expect(alive(`sleep 46.${b}`)).toBe(false);
+  });
+
+  it.runIf(contained)('kills every descendant at the timeout, setsid ones included', async () => {
+    const a = marker();
+    leftovers.push(`sleep 47.${a}`);
+    const { result } = run(`setsid sleep 47.${a} & sleep 60`, { timeoutMs: 700 });
+    const done = await result;
+    expect(done.timedOut).toBe(true);
+    expect(done.durationMs).toBeLessThan(10_000);
+    expect(alive(`sleep 47.${a}`)).toBe(false);
+  });
+
+  it.runIf(contained)('stops a process at the memory limit and names the limit', async () => {
+    const { result } = run('python3 -c "x = bytearray(700 * 1024 * 1024); print(len(x))"', { limits: { memoryMb: 256 } });
+    const done = await result;
+    expect(done.exitCode).not.toBe(0);
+    expect(done.limit).toEqual({ limit: 'memory', text: 'the memory limit (256 MB of address space per process) was hit' });
+  });
+
+  it.runIf(contained)('stops a write at the file size limit and names the limit', async () => {
+    const { workspace, result } = run('head -c 5000000 /dev/zero > big.bin; echo after', { limits: { fileSizeMb: 1 } });
+    const done = await result;
+    expect(done.limit).toEqual({ limit: 'file size', text: 'the file size limit (1 MB per file) was hit' });
+    expect(fs.statSync(path.join(workspace, 'big.bin')).size).toBeLessThanOrEqual(1024 * 1024);
+  });
+});
+
+describe.runIf(bwrap.kind === 'bwrap')('sandbox: what only bubblewrap contains', () => {
+  const sandboxed = (command: string, network = false) => {
+    const { root, workspace } = board();
+    const sandbox = new Sandbox({ workspace, hidden: [root], network, limits: DEFAULT_LIMITS }, bwrap);
+    return { root, workspace, result: runProcess('bash', ['-c', command], { cwd: workspace, timeoutMs: 20_000, maxOutputChars: 20_000, sandbox }) };
+  };
+
+  it("cannot read the runtime's environment through its parent or PID 1", async () => {
+    const { result } = sandboxed('tr "\\0" "\\n" < /proc/$PPID/environ; echo ---; tr "\\0" "\\n" < /proc/1/environ; echo ---; ps -e -o pid=,comm=');
+    const done = await result;
+    expect(done.exitCode, done.stderr).toBe(0);
+    expect(done.stdout).not.toContain(SECRET);
+    expect(done.stdout).not.toMatch(/ANTHROPIC_|GH_PAT|DATABASE_URL/);
+    // Its own PID namespace: the host's processes (this test runner) are not there.
+    const processes = done.stdout.split('---').at(-1)!.trim().split('\n').map((line) => line.trim().split(/\s+/)[1]);
+    for (const name of processes) expect(['bwrap', 'bash', 'ps']).toContain(name);
+    expect(processes[0]).toBe('bwrap');
+  });
+
+  it('cannot see or write the board: task files, the .env, the inbox', async () => {
+    const { root, result } = sandboxed(
+      'ls -a ../..; cat ../../.env; cat ../../.tasks/task_1.json; echo \'{"id":77,"verdict":"approved"}\' > ../../.tasks/task_77.json; echo status=$?',
+    );
+    const done = await result;
+    expect(done.stdout).not.toContain(SECRET);
+    expect(done.stdout).not.toContain('.tasks');
+    expect(done.stdout).toMatch(/status=1/);
+    expect(fs.existsSync(path.join(root, '.tasks', 'task_77.json'))).toBe(false);
+    expect(fs.readdirSync(path.join(root, '.tasks'))).toEqual(['task_1.json']);
+  });
+
+  it('sees the system read-only and the home directory empty', async () => {
+    const { result } = sandboxed(`touch /usr/autoteam-probe; echo usr=$?; ls -A ${os.homedir()} | grep -v '^\\.' | wc -l`);
+    const done = await result;
+    expect(done.stdout).toMatch(/usr=1/);
+    expect(fs.existsSync('/usr/autoteam-probe')).toBe(false);
+  });
+
+  it('has no network unless allowed', async () => {
+    const server = net.createServer((socket) => socket.end('hello from the host\n'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const probe = `python3 -c "import socket; s = socket.create_connection(('127.0.0.1', ${port}), timeout=3); print(s.recv(100).decode())"`;
+      const closed = await sandboxed(probe).result;
+      expect(closed.exitCode).not.toBe(0);
+      expect(closed.stdout).not.toContain('hello from the host');
+      const open = await sandboxed(probe, true).result;
+      expect(open.exitCode, open.stderr).toBe(0);
+      expect(open.stdout).toContain('hello from the host');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('keeps what it wrote in the workspace, and nothing outside', async () => {
+    const { workspace, result } = sandboxed('echo made > made.txt; echo tmp > /tmp/x; echo $TMPDIR');
+    const done = await result;
+    expect(done.exitCode).toBe(0);
+    expect(fs.readFileSync(path.join(workspace, 'made.txt'), 'utf8')).toBe('made\n');
+    expect(fs.existsSync('/tmp/x') && fs.readFileSync('/tmp/x', 'utf8') === 'tmp\n').toBe(false);
+  });
+});
