@@ -36,7 +36,9 @@ export function formatBoard(tasks: readonly Task[]): string {
   if (tasks.length === 0) return 'No tasks.';
   const lines = tasks.map((task) => formatTaskLine(task));
   for (const [id, status] of pipelineStatuses(tasks)) {
-    lines.push(`pipeline #${id} ${status} · ${formatUsage(pipelineUsage(tasks.filter((task) => task.pipeline === id)))}`);
+    const own = tasks.filter((task) => task.pipeline === id);
+    const why = status === 'failed' ? own.find((task) => task.status === 'failed' || task.status === 'cancelled')?.result : null;
+    lines.push(`pipeline #${id} ${status} · ${formatUsage(pipelineUsage(own))}${why ? ` — ${why}` : ''}`);
   }
   return lines.join('\n');
 }

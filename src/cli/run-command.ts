@@ -53,11 +53,25 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const log = (line: string) => {
     if (!options.json) console.log(line);
   };
+  // Why the run stopped waiting before the pipeline ended: no one left to answer, or Ctrl+C.
+  const stop = new AbortController();
+  let stopReason: string | null = null;
+  const stopWith = (reason: string) => {
+    if (stopReason !== null) return;
+    stopReason = reason;
+    stop.abort();
+  };
   const input = !options.auto ? readline.createInterface({ input: process.stdin, terminal: false }) : null;
   const typed: string[] = [];
+  let inputEnded = false;
+  const NO_ANSWER = 'the analyst asked a question but standard input ended (answer on stdin, one line per question, or use --auto)';
   input?.on('line', (line) => {
     if (session.questions.size > 0) void session.answer(line).catch(() => undefined);
     else typed.push(line);
+  });
+  input?.on('close', () => {
+    inputEnded = true;
+    if (session.questions.size > 0) stopWith(NO_ANSWER);
   });
   // A key the endpoint rejects, an unknown model or an unreachable endpoint will not fix itself:
   // the run stops at once with that one line instead of waiting out its timeout.
@@ -70,8 +84,15 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     }
     const line = describeEvent(event);
     if (line) log(line);
-    if (event.type === 'question' && !options.auto && typed.length) void session.answer(typed.shift()!).catch(() => undefined);
+    if (event.type === 'question' && !options.auto) {
+      if (typed.length) void session.answer(typed.shift()!).catch(() => undefined);
+      else if (inputEnded) stopWith(NO_ANSWER);
+    }
   });
+  // Ctrl+C or a kill: stop waiting, hand the work back (session.close), and say so.
+  const onSignal = (signal: NodeJS.Signals) => stopWith(`interrupted (${signal}); unfinished tasks were handed back to the board`);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
 
   const timeoutMs = options.timeout ? parseDuration(options.timeout, '--timeout') : 10 * 60_000;
   const giveUp = AbortSignal.timeout(timeoutMs);
@@ -87,11 +108,13 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     const first = await session.post(options.requirement, options.startStage);
     pipeline = first.pipeline!;
     log(`posted pipeline #${pipeline}: task #${first.id} (${first.stage}) — ${first.subject}`);
-    state = await session.waitForPipeline(pipeline, AbortSignal.any([giveUp, fatal.signal]));
-    if (state.status === 'active') state = { ...state, status: 'failed', reason: `timed out after ${formatDuration(timeoutMs)}` };
+    state = await session.waitForPipeline(pipeline, AbortSignal.any([giveUp, fatal.signal, stop.signal]));
+    if (state.status === 'active') state = { ...state, status: 'failed', reason: stopReason ?? `timed out after ${formatDuration(timeoutMs)}` };
   } finally {
     input?.close();
     await session.close(3_000);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
   state = { ...session.pipeline.state(pipeline), ...(state.reason ? { reason: state.reason } : {}), status: state.status };
 
@@ -103,6 +126,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const summary = summarize(session, state, options.requirement, since, Date.now() - started);
   if (options.json) console.log(JSON.stringify(summary, null, 2));
   else printSummary(summary, state.tasks);
+  if ((stopReason as string | null)?.startsWith('interrupted')) return 130;
   return state.status === 'approved' ? 0 : 1;
 }
 

@@ -306,7 +306,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
   it.each([
     ['a --start-stage that is not a choice', ['--start-stage', 'review', 'x'], /argument 'review' is invalid/],
     ['a missing requirement', [], /missing required argument 'requirement'/],
-    ['a non-numeric --max-revisions', ['--max-revisions', 'abc', 'x'], /MAX_REVISIONS: 'abc' is not a whole number/],
+    ['a non-numeric --max-revisions', ['--max-revisions', 'abc', 'x'], /--max-revisions: 'abc' is not a whole number/],
   ])('exits 2 for a usage error: %s, and starts nothing', async (_label, args, message) => {
     const root = board();
     const run = await runCli(['run', '--auto', '--dir', root, ...args], { cwd: root, killAfterMs: 15_000 });
@@ -369,6 +369,12 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     'Write a Python web scraper for the top 30 HN titles into a CSV.',
     'Write a JavaScript CSV parser.',
     'Count word frequencies in a text file.',
+    'Write a Python script that organizes my Downloads folder by file size.',
+    'Write a Python script that organizes my Downloads folder by file type, including all subfolders recursively.',
+    'Write a Python script that organizes my Downloads folder by file type and deletes files older than 30 days.',
+    'Write a Python script that counts how often each word appears in a text file.',
+    'Write a Go program that counts the words in a text file.',
+    'Write a TypeScript script that organizes my Downloads folder by file type.',
   ])('fails with one line, approving nothing, for a requirement outside its repertoire: %s', async (requirement) => {
     const root = board();
     const run = await runCli(['run', '--auto', '--dir', root, requirement], { cwd: root });
@@ -400,6 +406,37 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     expect(walkRelative(scratch)).toEqual(['Misc/b.pdf', 'Misc/c.txt', 'Pictures/a.jpg', 'Pictures/d.png', 'a.jpg']);
     expect(fs.readFileSync(path.join(scratch, 'Pictures', 'a.jpg'), 'utf8')).toBe('old');
     expect(organized.stderr).toMatch(/skipped a\.jpg/);
+  });
+
+  it.each([
+    ['folders it cannot fill from the answer', 'Receipts and Stuff\nrename the new one\n', "it cannot tell which files go into 'Receipts', 'Stuff'"],
+    ['folders by size, not by type', 'Small (under 1 MB), Large (1 MB or more)\nskip\n', "it cannot tell which files go into 'Small': 'under 1 MB' is not a list of file extensions"],
+    ['one extension in two folders', 'Images (jpg, png), Pictures (png, gif)\nskip\n', 'the answer puts .png in both Images and Pictures'],
+    ['renaming the file already there', 'Photos: jpg, png; Docs: pdf\nrename the old one\n', 'it can only rename the incoming file, not the existing one'],
+  ])('fails honestly when an answer asks for what it cannot build: %s', async (_label, input, reason) => {
+    const root = board();
+    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input });
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout).toContain(`pipeline #1: FAILED — the offline model cannot implement this requirement — set ANTHROPIC_API_KEY (${reason}`);
+    expect(readTasks(root).some((task) => task.artifacts.verdict === 'approved')).toBe(false);
+  });
+
+  it('reads folders given as "Name: extensions" and checks every extension it was told', async () => {
+    const root = board();
+    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: 'Photos: jpg, png; Docs: pdf; everything else into Misc\noverwrite\n' });
+    expect(run.code, describeRun(run)).toBe(0);
+    const review = readTasks(root).at(-1)!;
+    expect(review.artifacts.criteria?.[0]?.criterion).toMatch(/: Photos \(\.jpg, \.png\); Docs \(\.pdf\); Misc \(anything else\)$/);
+    expect(review.artifacts.checks?.[0]?.output).toMatch(/sample1\.jpg -> Photos\/, sample1\.png -> Photos\/, sample2\.pdf -> Docs\//);
+  });
+
+  it('stops at once when a question is asked and standard input has ended', async () => {
+    const root = board();
+    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: '', killAfterMs: 30_000 });
+    expect(run.signal).toBeNull();
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout).toContain('pipeline #1: FAILED — the analyst asked a question but standard input ended');
+    expect(readTasks(root).map((task) => task.status)).toEqual(['pending']);
   });
 
   it('says so when an answer asks for what it cannot build', async () => {

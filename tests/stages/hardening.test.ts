@@ -84,7 +84,7 @@ describe('hardening', () => {
   it('rejects settings that would stall or fail every task, naming the setting', () => {
     expect(() => loadTeammateSettings({ MAX_TURNS: '0' })).toThrow(ConfigError);
     expect(() => loadTeammateSettings({ MAX_TURNS: '0' })).toThrow(/MAX_TURNS/);
-    expect(() => loadTeammateSettings({}, { pollInterval: '0' })).toThrow(/POLL_INTERVAL/);
+    expect(() => loadTeammateSettings({}, { pollInterval: '0' })).toThrow(/--poll-interval/);
     expect(loadTeammateSettings({ POLL_INTERVAL: '250ms', MAX_TURNS: '5' })).toMatchObject({ pollMs: 250, maxTurns: 5 });
   });
 });

@@ -533,11 +533,11 @@ describe('pipeline budgets', () => {
     expect(s.board.get(1)).toMatchObject({ status: 'completed', usage: { calls: 2, inputTokens: 2, outputTokens: 2 } });
     const impl = s.board.get(2);
     expect(impl).toMatchObject({ status: 'failed', usage: { calls: 1, inputTokens: 1, outputTokens: 1 } });
-    expect(impl.result).toMatch(/^step budget exceeded: pipeline #1 made 3 model calls \(limit 3/);
+    expect(impl.result).toMatch(/^step budget used up: pipeline #1 made 3 of 3 model calls \(--max-pipeline-steps\)/);
     expect(s.pipeline.state(1)).toMatchObject({ status: 'failed', usage: { calls: 3 }, reason: impl.result });
     expect(s.board.list()).toHaveLength(2);
     expect(new Mailbox(s.root).peek('lead')).toEqual([
-      expect.objectContaining({ type: 'pipeline_update', status: 'failed', content: expect.stringContaining('step budget exceeded') }),
+      expect.objectContaining({ type: 'pipeline_update', status: 'failed', content: expect.stringContaining('step budget used up') }),
     ]);
   });
 
@@ -556,7 +556,7 @@ describe('pipeline budgets', () => {
     expect(model.requests).toHaveLength(2);
     const task = s.board.get(1);
     expect(task).toMatchObject({ status: 'failed', usage: { calls: 2, inputTokens: 1200, outputTokens: 20 } });
-    expect(task.result).toMatch(/^token budget exceeded: pipeline #1 used 1,220 tokens \(limit 1,000/);
+    expect(task.result).toMatch(/^token budget used up: pipeline #1 used 1,220 tokens \(limit 1,000/);
     expect(s.pipeline.state(1)).toMatchObject({ status: 'failed', reason: task.result });
   });
 });

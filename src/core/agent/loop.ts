@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { describeZodError, type Task } from '../board/schemas.js';
 import { serializeError } from '../errors.js';
-import type { AgentContext, ModelClient, ModelMessage, ModelResponse, ToolResultBlock, ToolUseBlock, Usage } from '../model/types.js';
+import type { AgentContext, AssistantBlock, ModelClient, ModelMessage, ModelResponse, ToolResultBlock, ToolUseBlock, Usage } from '../model/types.js';
 import { addUsage, ZERO_USAGE } from '../model/types.js';
 import { type LoopSignal, type ToolContext, type ToolDefinition, toolSpec } from '../tools/tool.js';
 import type { HandoffData } from '../stages/handoff.js';
@@ -119,7 +119,9 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
       ms: Date.now() - started,
       model: model.id,
     });
-    messages.push({ role: 'assistant', content: response.content });
+    // The conversation keeps a redacted copy of the model's turn: a secret it typed into a command or a
+    // file is not sent back with every later request (the tools still run the input as given).
+    messages.push({ role: 'assistant', content: redactBlocks(response.content, secrets) });
     const text = response.content
       .filter((block) => block.type === 'text')
       .map((block) => block.text)
@@ -203,6 +205,16 @@ function describeSchema(tool: ToolDefinition): string {
     return `${key}${required}: ${Array.isArray(value.type) ? value.type.join('|') : String(value.type ?? 'any')}`;
   });
   return `{${props.join(', ')}}`;
+}
+
+function redactBlocks(blocks: readonly AssistantBlock[], secrets: readonly string[]): AssistantBlock[] {
+  if (secrets.length === 0) return [...blocks];
+  return blocks.map((block) => {
+    if (block.type === 'text') return { ...block, text: redact(block.text, secrets) };
+    const input = JSON.stringify(block.input ?? null);
+    const clean = redact(input, secrets);
+    return clean === input ? block : { ...block, input: JSON.parse(clean) as unknown };
+  });
 }
 
 function appendUserText(messages: ModelMessage[], text: string): void {

@@ -43,7 +43,7 @@ export function parseDuration(value: string, name: string): number {
 
 function parseCount(value: string, name: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name}: '${value}' is not a whole number`);
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isInteger(n)) throw new ConfigError(`${name}: '${value}' is not a whole number (0 or more)`);
   return n;
 }
 
@@ -106,26 +106,26 @@ function loadSandboxPolicy(env: NodeJS.ProcessEnv, flags: SettingsOverrides): Sa
 
 /** Settings from the environment (POLL_INTERVAL, IDLE_TIMEOUT, …), then flags, over the defaults. */
 export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags: SettingsOverrides = {}): TeammateSettings {
-  const pick = (flag: string | undefined, envName: string) => flag ?? env[envName];
+  /** The value and the name to blame in an error: the flag the person typed, else the variable. */
+  const pick = (flag: string | undefined, option: string, envName: string): [string | undefined, string] =>
+    flag !== undefined ? [flag, option] : [env[envName], envName];
   const settings: TeammateSettings = { ...DEFAULT_TEAMMATE_SETTINGS, runtime: { ...DEFAULT_RUNTIME_SETTINGS } };
-  const poll = pick(flags.pollInterval, 'POLL_INTERVAL');
-  if (poll) settings.pollMs = atLeast(parseDuration(poll, 'POLL_INTERVAL'), 50, 'POLL_INTERVAL (ms)');
-  const idle = pick(flags.idleTimeout, 'IDLE_TIMEOUT');
-  if (idle) settings.idleTimeoutMs = parseDuration(idle, 'IDLE_TIMEOUT');
-  const turns = pick(flags.maxTurns, 'MAX_TURNS');
-  if (turns) settings.maxTurns = atLeast(parseCount(turns, 'MAX_TURNS'), 1, 'MAX_TURNS');
-  const budget = pick(flags.tokenBudget, 'TOKEN_BUDGET');
-  if (budget) settings.tokenBudget = atLeast(parseCount(budget, 'TOKEN_BUDGET'), 1000, 'TOKEN_BUDGET');
-  const revisions = pick(flags.maxRevisions, 'MAX_REVISIONS');
-  if (revisions) settings.runtime.maxRevisions = parseCount(revisions, 'MAX_REVISIONS');
-  const questions = pick(flags.maxQuestions, 'MAX_QUESTIONS');
-  if (questions) settings.runtime.maxQuestions = parseCount(questions, 'MAX_QUESTIONS');
-  const steps = pick(flags.maxPipelineSteps, 'MAX_PIPELINE_STEPS');
-  if (steps) settings.runtime.maxPipelineSteps = atLeast(parseCount(steps, 'MAX_PIPELINE_STEPS'), 1, 'MAX_PIPELINE_STEPS');
-  const pipelineBudget = pick(flags.tokenBudgetPipeline, 'TOKEN_BUDGET_PIPELINE');
-  if (pipelineBudget) {
-    settings.runtime.pipelineTokenBudget = atLeast(parseCount(pipelineBudget, 'TOKEN_BUDGET_PIPELINE'), 1000, 'TOKEN_BUDGET_PIPELINE');
-  }
+  const [poll, pollName] = pick(flags.pollInterval, '--poll-interval', 'POLL_INTERVAL');
+  if (poll) settings.pollMs = atLeast(parseDuration(poll, pollName), 50, `${pollName} (ms)`);
+  const [idle, idleName] = pick(flags.idleTimeout, '--idle-timeout', 'IDLE_TIMEOUT');
+  if (idle) settings.idleTimeoutMs = parseDuration(idle, idleName);
+  const [turns, turnsName] = pick(flags.maxTurns, '--max-turns', 'MAX_TURNS');
+  if (turns) settings.maxTurns = atLeast(parseCount(turns, turnsName), 1, turnsName);
+  const [budget, budgetName] = pick(flags.tokenBudget, '--token-budget', 'TOKEN_BUDGET');
+  if (budget) settings.tokenBudget = atLeast(parseCount(budget, budgetName), 1000, budgetName);
+  const [revisions, revisionsName] = pick(flags.maxRevisions, '--max-revisions', 'MAX_REVISIONS');
+  if (revisions) settings.runtime.maxRevisions = parseCount(revisions, revisionsName);
+  const [questions, questionsName] = pick(flags.maxQuestions, '--max-questions', 'MAX_QUESTIONS');
+  if (questions) settings.runtime.maxQuestions = parseCount(questions, questionsName);
+  const [steps, stepsName] = pick(flags.maxPipelineSteps, '--max-pipeline-steps', 'MAX_PIPELINE_STEPS');
+  if (steps) settings.runtime.maxPipelineSteps = atLeast(parseCount(steps, stepsName), 1, stepsName);
+  const [pipelineBudget, pipelineBudgetName] = pick(flags.tokenBudgetPipeline, '--token-budget-pipeline', 'TOKEN_BUDGET_PIPELINE');
+  if (pipelineBudget) settings.runtime.pipelineTokenBudget = atLeast(parseCount(pipelineBudget, pipelineBudgetName), 1000, pipelineBudgetName);
   settings.sandbox = loadSandboxPolicy(env, flags);
   const answer = env.ANSWER_TIMEOUT;
   if (answer) settings.runtime.answerTimeoutMs = parseDuration(answer, 'ANSWER_TIMEOUT');

@@ -289,7 +289,8 @@ export class Teammate {
       ...(ctx.task?.stage ? { handoff: handoffData(ctx.task) } : {}),
       onModelCall: recordUsage,
       onEvent: (event) => {
-        if (event.kind === 'tool' && !['save_requirement'].includes(event.name ?? '')) {
+        // The answer to a question is shown once, by the lead; saved requirements are on the board.
+        if (event.kind === 'tool' && !['save_requirement', 'ask_clarifying_question'].includes(event.name ?? '')) {
           this.activity(ctx.task?.id ?? null, `${event.name}${event.ok ? '' : ' ✗'}: ${event.summary}`);
         }
       },
@@ -382,11 +383,11 @@ export class Teammate {
     const { maxPipelineSteps, pipelineTokenBudget } = this.settings.runtime;
     const usage = pipelineUsage(this.board.list().filter((t) => t.pipeline === task.pipeline));
     if (usage.calls >= maxPipelineSteps) {
-      return `step budget exceeded: pipeline #${task.pipeline} made ${usage.calls} model calls (limit ${maxPipelineSteps}, --max-pipeline-steps)`;
+      return `step budget used up: pipeline #${task.pipeline} made ${usage.calls} of ${maxPipelineSteps} model calls (--max-pipeline-steps)`;
     }
     const tokens = usage.inputTokens + usage.outputTokens;
     if (tokens >= pipelineTokenBudget) {
-      return `token budget exceeded: pipeline #${task.pipeline} used ${tokens.toLocaleString('en-US')} tokens (limit ${pipelineTokenBudget.toLocaleString('en-US')}, --token-budget-pipeline)`;
+      return `token budget used up: pipeline #${task.pipeline} used ${tokens.toLocaleString('en-US')} tokens (limit ${pipelineTokenBudget.toLocaleString('en-US')}, --token-budget-pipeline)`;
     }
     return null;
   }
@@ -416,7 +417,12 @@ export class Teammate {
     this.emit({ type: 'activity', name: this.options.name, role: this.options.role, task, text: redact(text) });
   }
 
+  /** Everything a teammate tells its host is redacted first: hosts print it, keep it and write it down. */
   private emit(event: TeammateEvent): void {
+    if (event.type === 'error') event = { ...event, error: { ...event.error, message: redact(event.error.message) } };
+    if (event.type === 'exit' || (event.type === 'status' && event.reason)) {
+      event = event.type === 'exit' ? { ...event, reason: redact(event.reason) } : { ...event, reason: redact(event.reason!) };
+    }
     this.options.emit?.(event);
   }
 }

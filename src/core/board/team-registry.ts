@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, NotFoundError } from '../errors.js';
+import { redact, secretValues } from '../trace/redact.js';
 import { readJsonFile, writeJsonAtomic } from './atomic-io.js';
 import { DEFAULT_LOCK_STALE_MS, withLock } from './lock.js';
 import { type Member, MemberSchema, type MemberStatus, type TeamConfig, TeamConfigSchema } from './schemas.js';
@@ -22,10 +23,13 @@ export class TeamRegistry {
   readonly file: string;
   private readonly now: () => Date;
   private readonly lockStaleMs: number;
+  private readonly redact: (text: string) => string;
 
   constructor(readonly rootDir: string, options: TeamRegistryOptions = {}) {
     this.file = path.join(path.resolve(rootDir), '.team', 'config.json');
     this.now = options.now ?? (() => new Date());
+    const secrets = secretValues();
+    this.redact = (text) => redact(text, secrets);
     this.lockStaleMs = options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS;
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
   }
@@ -106,7 +110,7 @@ export class TeamRegistry {
       this.file,
       () => {
         const next = TeamConfigSchema.parse(fn(this.read()));
-        writeJsonAtomic(this.file, next);
+        writeJsonAtomic(this.file, next, this.redact);
         return next;
       },
       { staleMs: this.lockStaleMs },

@@ -28,7 +28,7 @@ export function createAnswerer(model: ModelClient, board: TaskBoard): Answerer {
     async answer({ question, task }) {
       const { requirement, previous } = context(task);
       if (previous.some((entry) => normalizeQuestion(entry.question) === normalizeQuestion(question))) return REPEATED;
-      if (model.id === 'offline-scripted') return playbookAnswer(question, previous.map((entry) => entry.question));
+      if (model.id === 'offline-scripted') return playbookAnswer(question, previous.map((entry) => entry.question), requirement);
       const response = await model.create({
         system:
           'You are the person who asked a software team for a program. Answer the analyst\'s clarifying question in one or two sentences, consistent with your original requirement; where it says nothing, choose a sensible default. Never ask a question back.',

@@ -14,6 +14,8 @@ import {
 interface Topic {
   key: string;
   question: string;
+  /** What the program does when the question goes unanswered. */
+  default: string;
 }
 
 /** The questions worth asking for a requirement: what it leaves open that the program depends on. */
@@ -21,13 +23,29 @@ export function topicsFor(requirement: string): Topic[] {
   const kind = kindOf(requirement);
   if (kind === 'organizer') {
     return [
-      { key: 'file_types', question: 'Which file types should be grouped together, and what should the folders be called?' },
-      { key: 'name_conflicts', question: 'What should happen when a file with the same name already exists in the target folder?' },
+      {
+        key: 'file_types',
+        question: 'Which file types should be grouped together, and what should the folders be called?',
+        default: 'Images, Documents, Archives, Audio, Video, Installers, Code; anything else in Other',
+      },
+      {
+        key: 'name_conflicts',
+        question: 'What should happen when a file with the same name already exists in the target folder?',
+        default: "keep both: the new file gets a numbered name like 'report (1).pdf'",
+      },
     ];
   }
   if (kind === 'wordcount') {
-    const topics: Topic[] = [{ key: 'inputs_outputs', question: 'What input does the program take, and what output do you expect?' }];
-    if (!/python|javascript|node|typescript/i.test(requirement)) topics.push({ key: 'language', question: 'Which language and runtime should it use?' });
+    const topics: Topic[] = [
+      {
+        key: 'inputs_outputs',
+        question: 'What input does the program take, and what output do you expect?',
+        default: 'the file named as the first argument, or standard input; prints lines, words and characters',
+      },
+    ];
+    if (!/python|javascript|node|typescript/i.test(requirement)) {
+      topics.push({ key: 'language', question: 'Which language and runtime should it use?', default: 'Python 3, standard library only' });
+    }
     return topics;
   }
   return [];
@@ -93,7 +111,7 @@ export function analystTurn(handoff: HandoffData, calls: readonly ToolCall[]): D
     const answers: Record<string, string> = {};
     asked.forEach((call, index) => {
       const answer = call.result?.content;
-      if (answer && !call.result?.isError && !/already asked|no answer/i.test(answer)) answers[topics[index]?.key ?? `answer_${index + 1}`] = answer;
+      if (answer?.trim() && !call.result?.isError && !/already asked|^no answer/i.test(answer)) answers[topics[index]?.key ?? `answer_${index + 1}`] = answer.trim();
     });
     const language = detectLanguage(`${answers.language ?? ''} ${requirement}`);
     const saves: Decision['calls'] = [
@@ -104,6 +122,12 @@ export function analystTurn(handoff: HandoffData, calls: readonly ToolCall[]): D
       },
     ];
     for (const [key, value] of Object.entries(answers)) if (key !== 'language') saves.push({ name: 'save_requirement', input: { key, value } });
+    // A question left unanswered is an assumption, and the board says so.
+    for (const topic of topics) {
+      if (answers[topic.key] === undefined && topic.key !== 'language') {
+        saves.push({ name: 'save_requirement', input: { key: `${topic.key}_assumed`, value: `not answered; the default is used (${topic.default})` } });
+      }
+    }
     if (kind === 'organizer') {
       saves.push({ name: 'save_requirement', input: { key: 'interface', value: 'Command line: takes the folder as an optional argument (default ~/Downloads) and a --dry-run flag; prints one line per moved file.' } });
     }
@@ -118,7 +142,9 @@ export function analystTurn(handoff: HandoffData, calls: readonly ToolCall[]): D
     calls: [
       {
         name: 'complete_requirements_analysis',
-        input: { summary: `${keys.length} requirements (${keys.join(', ')}) and ${criteria} acceptance criteria from ${asked.length} clarifying question(s).` },
+        input: {
+          summary: `${keys.length} requirement${keys.length === 1 ? '' : 's'} (${keys.join(', ')}) and ${criteria} acceptance criteri${criteria === 1 ? 'on' : 'a'} from ${asked.length} clarifying question${asked.length === 1 ? '' : 's'}.`,
+        },
       },
     ],
   };

@@ -1,7 +1,7 @@
 import type { HandoffData } from '../../stages/handoff.js';
 import { callsOf, type Decision, lastCall, type ToolCall } from './conversation.js';
 import { applyFixes, buildProgram, draftOf } from './programs.js';
-import { detectLanguage, kindOf, OFFLINE_CANNOT, organizerSpec, wordcountSupports } from './repertoire.js';
+import { detectLanguage, kindOf, OFFLINE_CANNOT, organizerSpec, otherLanguage, wordcountSupports } from './repertoire.js';
 
 function exitedOk(call: ToolCall | undefined): boolean {
   return call?.result !== undefined && !call.result.isError && /^exit 0\b/.test(call.result.content);
@@ -20,6 +20,8 @@ export function engineerTurn(handoff: HandoffData, calls: readonly ToolCall[]): 
   if (!kind) return fail(OFFLINE_CANNOT);
   const spec = organizerSpec(requirements);
   if (!spec.ok) return fail(`${OFFLINE_CANNOT} (${spec.reason})`);
+  const language = otherLanguage(requirements.language ?? '');
+  if (language) return fail(`${OFFLINE_CANNOT} (it writes Python and JavaScript, not ${language})`);
   const counter = kind === 'wordcount' ? wordcountSupports(requirements) : null;
   if (counter && !counter.ok) return fail(`${OFFLINE_CANNOT} (${counter.reason})`);
   const program = buildProgram(kind, detectLanguage(`${requirements.language ?? ''} ${requirement}`), spec.value);

@@ -1,3 +1,5 @@
+import { otherLanguage } from './repertoire.js';
+
 /**
  * The offline simulated user: answers an analyst's question from keywords, assuming sensible
  * defaults, and tells a repeated question to proceed (the experiment's anti-repetition rule).
@@ -29,10 +31,15 @@ export function normalizeQuestion(question: string): string {
   return question.toLowerCase().replace(/[^a-z0-9 ]/g, '').replace(/\s+/g, ' ').trim();
 }
 
-export function playbookAnswer(question: string, previous: readonly string[]): string {
+export function playbookAnswer(question: string, previous: readonly string[], requirement = ''): string {
   const key = normalizeQuestion(question);
   if (previous.some((q) => normalizeQuestion(q) === key)) {
     return 'You already asked that. Please proceed with what you have and assume sensible defaults.';
+  }
+  // The person already said which language: the simulated user does not contradict the request.
+  if (/language|runtime/i.test(question)) {
+    const named = otherLanguage(requirement) ?? /\b(javascript|node(?:\.js)?|typescript|python)\b/i.exec(requirement)?.[1];
+    if (named) return `${named}, as in the request.`;
   }
   return PLAYBOOK.find((entry) => entry.match.test(question))?.answer ?? 'Use your best judgement and sensible defaults.';
 }

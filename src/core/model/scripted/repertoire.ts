@@ -16,14 +16,25 @@ export function detectLanguage(text: string): Language {
 const ORGANIZE_VERB = /\b(organi[sz](e|es|ing|er)|sort(s|ing)?|tid(y|ies)|clean(s)? ?up|arrang(e|es|ing))\b/i;
 const TYPE_WORDS = /\b(by (file )?(type|extension|kind|category)|file[- ]types?|extensions?|into (sub)?folders)\b/i;
 const COUNT_VERB = /\b(count(s|er|ing)?|wc)\b/i;
-/** Things the word counter is not: "count HN titles", "word frequencies", "lines of code in a repo". */
-const NOT_WORDCOUNT = /\b(hn|hacker ?news|titles?|urls?|web|https?|pages?|scrap\w*|frequenc\w*|most common|top \d+|unique|distinct|csv|json|database|git|repo\w*|commits?|code)\b/i;
-/** Things the organizer is not: lines, playlists, mail, photos by date. */
-const NOT_ORGANIZER = /\b(lines?|playlists?|songs?|e-?mails?|inbox|by (date|size|name)|database|rows?|csv|json|bookmarks?|contacts?|tabs?)\b/i;
+/** Things the word counter does not do: "count HN titles", "how often each word appears", "every file of a folder". */
+const NOT_WORDCOUNT =
+  /\b(hn|hacker ?news|titles?|urls?|web|https?|pages?|scrap\w*|frequenc\w*|how often|each word|every word|per (line|word|file|paragraph)|most common|top \d+|unique|distinct|csv|json|html|xml|database|git|repo\w*|commits?|code|every file|all files|folders?|director(y|ies)|recursive\w*|ignor\w*|exclud\w*|except|without|only|sort\w*|longest|shortest|average|histogram|chart|sentences?|paragraphs?|syllables?|languages?)\b/i;
+/** Things the organizer does not do: lines, playlists, mail; by date or size; recursion, deletion, undo. */
+const NOT_ORGANIZER =
+  /\b(lines?|playlists?|songs?|e-?mails?|inbox|by (date|size|name|age|year|month)|sizes?|dates?|ages?|older|newer|days?|weeks?|months?|years?|recursive\w*|(?:in|inside|within|including|and|all|every) (?:its |the |all )?sub-?(?:folders?|director\w*)|nested|delet\w*|remov\w*|duplicat\w*|undo|revert|renam\w*|schedul\w*|watch\w*|monitor\w*|daemon|cron|gui|window|web|upload\w*|sync\w*|cloud|backup|compress\w*|zip|database|rows?|csv|json|bookmarks?|contacts?|tabs?|photos? by|exif)\b/i;
+const OTHER_LANGUAGES = 'go|golang|rust|typescript|java|kotlin|scala|c\\+\\+|cpp|c#|csharp|c|ruby|php|perl|swift|haskell|elixir|erlang|lua|julia|dart|bash|shell|powershell';
+/** "a Go program", "in Rust", "using TypeScript", or an answer that is just the language's name. */
+const NAMED_LANGUAGE = new RegExp(`(?:\\b(?:in|with|use|using|a|an|write|written in|language:?)\\s+|^\\s*)(${OTHER_LANGUAGES})(?=[\\s.,;!)]|$)`, 'i');
+
+/** The language the text names that the offline engineer cannot write (it writes Python and JavaScript), if any. */
+export function otherLanguage(text: string): string | null {
+  return NAMED_LANGUAGE.exec(text)?.[1] ?? null;
+}
 
 /** The program of the repertoire the requirement clearly asks for, or null. Near misses are null. */
 export function kindOf(requirement: string): ProgramKind | null {
   const text = requirement.toLowerCase();
+  if (otherLanguage(requirement)) return null;
   if (ORGANIZE_VERB.test(text) && !NOT_ORGANIZER.test(text)) {
     if (/\bdownloads\b/.test(text)) return 'organizer';
     if (/\b(folders?|director(y|ies))\b/.test(text) && TYPE_WORDS.test(text)) return 'organizer';
@@ -81,19 +92,40 @@ export const DEFAULT_ORGANIZER_SPEC: OrganizerSpec = {
 const extension = (token: string) => `.${token.trim().replace(/^\*?\./, '').toLowerCase()}`;
 const titleCase = (word: string) => word[0]!.toUpperCase() + word.slice(1);
 
+/** Words that make a list in parentheses something other than extensions ("under 1 MB", "older than a week"). */
+const NOT_EXTENSIONS = /^(under|over|above|below|and|or|than|more|less|mb|kb|gb|tb|bytes?|days?|weeks?|months?|years?|old|new|files?|the|a|an|any|all|etc|e\.g|i\.e)$/i;
+
+/** Extensions from a list such as `jpg, .png *.gif` — or null when it lists something else. */
+function extensionList(list: string): string[] | null {
+  const tokens = list.split(/[,\s/]+/).filter(Boolean);
+  if (tokens.length === 0) return null;
+  const ok = tokens.every((token) => /^\*?\.?[a-z0-9]{1,8}$/i.test(token) && !/^\d+$/.test(token.replace(/^\*?\./, '')) && !NOT_EXTENSIONS.test(token));
+  return ok ? tokens.map(extension) : null;
+}
+
 /**
- * Reads an answer about file categories: explicit groups (`Images (jpg, png), Documents (pdf)`),
- * or known folder names (`Pictures and Misc only`), and where everything else goes. A name it does
- * not know, without extensions, makes it give up rather than guess.
+ * Reads an answer about file categories: explicit groups (`Images (jpg, png), Documents (pdf)` or
+ * `Photos: jpg, png; Docs: pdf`), or known folder names (`Pictures and Misc only`), and where
+ * everything else goes. A group that does not list extensions, an unknown folder name without
+ * extensions, or an extension in two folders makes it give up rather than guess.
  */
 export function categoriesFromAnswer(answer: string): Parsed<Pick<OrganizerSpec, 'categories' | 'fallback'>> {
   const categories: Category[] = [];
   let fallback: string | null = null;
-  const elsewhere = /\b(?:anything|everything) else\b[^.;]*?\b(?:to|into|in)\s+(?:an?\s+|the\s+)?["']?([A-Za-z][\w-]*)/i.exec(answer);
+  const elsewhere =
+    /\b(?:anything|everything) else\b[^.;]*?\b(?:to|into|in)\s+(?:an?\s+|the\s+)?["']?([A-Za-z][\w-]*)/i.exec(answer) ??
+    /\b(?:others?|the rest|rest|remaining(?: files)?)\s*(?::|->|→|=|\bto\b|\binto\b|\bin\b)\s*["']?([A-Za-z][\w-]*)/i.exec(answer);
   if (elsewhere) fallback = titleCase(elsewhere[1]!);
-  for (const match of answer.matchAll(/([A-Za-z][\w-]*)\s*\(([^)]*)\)/g)) {
-    const extensions = match[2]!.split(/[,\s/]+/).filter((token) => /^\*?\.?[a-z0-9]{1,10}$/i.test(token)).map(extension);
-    if (extensions.length) categories.push({ name: titleCase(match[1]!), extensions });
+  const groups = [
+    ...answer.matchAll(/([A-Za-z][\w-]*)\s*\(([^)]*)\)/g),
+    ...answer.matchAll(/([A-Za-z][\w-]*)\s*:\s*([^;:()]+?)(?=;|\.\s|\.$|$|\s+(?:and\s+)?(?:anything|everything) else)/gi),
+  ];
+  for (const match of groups) {
+    const name = titleCase(match[1]!);
+    if (FALLBACK_NAMES.test(name) || /^(group|groups|use|answer)$/i.test(name) || name === fallback) continue;
+    const extensions = extensionList(match[2]!);
+    if (!extensions) return { ok: false, reason: `it cannot tell which files go into '${name}': '${match[2]!.trim()}' is not a list of file extensions` };
+    categories.push({ name, extensions });
   }
   if (categories.length === 0) {
     const unknown: string[] = [];
@@ -110,17 +142,28 @@ export function categoriesFromAnswer(answer: string): Parsed<Pick<OrganizerSpec,
     if (unknown.length) return { ok: false, reason: `it cannot tell which files go into ${unknown.map((u) => `'${u}'`).join(', ')}` };
   }
   if (categories.length === 0) return { ok: false, reason: `it could not turn the answer '${answer.slice(0, 80)}' into file categories` };
+  const seen = new Map<string, string>();
+  for (const category of categories) {
+    for (const ext of category.extensions) {
+      const other = seen.get(ext);
+      if (other && other !== category.name) return { ok: false, reason: `the answer puts ${ext} in both ${other} and ${category.name}` };
+      seen.set(ext, category.name);
+    }
+  }
   return { ok: true, value: { categories, fallback: fallback ?? 'Other' } };
 }
 
-/** Reads an answer about name conflicts: numbered suffix, skip (and warn), or overwrite. */
+/** Reads an answer about name conflicts: skip (and warn), a numbered name for the new file, or overwrite. */
 export function conflictFromAnswer(answer: string): Parsed<Pick<OrganizerSpec, 'conflict' | 'warn'>> {
   const text = answer.toLowerCase();
-  if (/suffix|renam|number|\(1\)|keep both|never overwrite|don't overwrite|do not overwrite|not overwrite/.test(text)) {
-    return { ok: true, value: { conflict: 'suffix', warn: false } };
+  if (/renam\w* (?:the )?(?:old|existing|original|older)|(?:old|existing|original) (?:one|file)\w* (?:gets|is|should be) renamed/.test(text)) {
+    return { ok: false, reason: `it can only rename the incoming file, not the existing one ('${answer.slice(0, 80)}')` };
   }
-  if (/\bskip|leave (it|them|the file)|don't move|do not move|\bignore/.test(text)) {
+  if (/\bskip|leave (it|them|the (new )?file)|don't move|do not move|\bignore/.test(text)) {
     return { ok: true, value: { conflict: 'skip', warn: /warn|report|print|tell|log|message|mention/.test(text) } };
+  }
+  if (/suffix|number|\(1\)|keep both|renam|never overwrite|don't overwrite|do not overwrite|not overwrite/.test(text)) {
+    return { ok: true, value: { conflict: 'suffix', warn: false } };
   }
   if (/overwrit|replac/.test(text)) return { ok: true, value: { conflict: 'overwrite', warn: false } };
   return { ok: false, reason: `it cannot tell what to do with a name conflict from '${answer.slice(0, 80)}'` };

@@ -80,6 +80,11 @@ export function reviewerTurn(handoff: HandoffData, calls: readonly ToolCall[]): 
   const notes = issues.length ? ` Notes: ${issues.map((issue) => issue.text).join('; ')}.` : '';
   return {
     text: 'Every criterion is met.',
-    calls: [{ name: 'approve_code', input: { comment: `${first(lint)}; ${first(tests)}; ${verdicts.length} criteria met by checks.${notes}`, criteria: verdicts } }],
+    calls: [
+      {
+        name: 'approve_code',
+        input: { comment: `${first(lint)}; ${first(tests)}; ${verdicts.length} criteri${verdicts.length === 1 ? 'on' : 'a'} met by checks.${notes}`, criteria: verdicts },
+      },
+    ],
   };
 }
