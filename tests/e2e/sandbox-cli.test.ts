@@ -1,0 +1,73 @@
+/**
+ * How the CLI tells the person about containment: `--version`, the one line at start when code will
+ * run unsandboxed, and `--sandbox required` refusing to start. "No bubblewrap" is made real by a PATH
+ * that holds only node and python3.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { containment } from '../../src/core/exec/sandbox.js';
+import { DOWNLOADS_REQUIREMENT, describeRun, runCli, tempBoard } from '../helpers/pipeline-cli.js';
+
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
+});
+
+/** A PATH with everything of /usr/bin and /bin but bwrap (python3 as the real interpreter, not a shim). */
+function pathWithoutBwrap(): string {
+  const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-nobwrap-'));
+  roots.push(bin);
+  for (const dir of ['/usr/bin', '/bin']) {
+    for (const name of fs.readdirSync(dir)) {
+      if (name === 'bwrap' || fs.existsSync(path.join(bin, name))) continue;
+      fs.symlinkSync(path.join(dir, name), path.join(bin, name));
+    }
+  }
+  const python = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+  fs.rmSync(path.join(bin, 'python3'), { force: true });
+  fs.symlinkSync(python, path.join(bin, 'python3'));
+  if (!fs.existsSync(path.join(bin, 'node'))) fs.symlinkSync(process.execPath, path.join(bin, 'node'));
+  return bin;
+}
+
+describe('the CLI and the sandbox', () => {
+  it.runIf(containment().kind === 'bwrap')('--version names bubblewrap when it works here', async () => {
+    const run = await runCli(['--version'], { cwd: os.tmpdir() });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^\d+\.\d+\.\d+\nsandbox: bubblewrap \(.*bwrap\) — workspace only, no network by default\n$/);
+  });
+
+  it('without bubblewrap: --version and the start say once that code runs unsandboxed, and how to install it', async () => {
+    const env = { PATH: pathWithoutBwrap() };
+    const version = await runCli(['--version'], { cwd: os.tmpdir(), env });
+    expect(version.stdout).toMatch(/sandbox: none — code the agents run is NOT sandboxed \(bubblewrap \(bwrap\) is not installed\); install bubblewrap/);
+    const root = tempBoard();
+    roots.push(root);
+    const run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, env });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stderr.match(/code the agents run is NOT sandboxed/g)).toHaveLength(1);
+  });
+
+  it('--sandbox required without bubblewrap refuses to start: one line, exit 2, nothing posted', async () => {
+    const root = tempBoard();
+    roots.push(root);
+    const run = await runCli(['run', '--auto', '--sandbox', 'required', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, env: { PATH: pathWithoutBwrap() } });
+    expect(run.code, describeRun(run)).toBe(2);
+    expect(run.stderr.trim()).toMatch(/^autoteam: --sandbox required: bubblewrap \(bwrap\) is not installed; install bubblewrap/);
+    expect(fs.existsSync(path.join(root, '.tasks'))).toBe(false);
+  });
+
+  it('rejects a bad --sandbox mode and an unknown --allow-network stage with exit 2', async () => {
+    const root = tempBoard();
+    roots.push(root);
+    const mode = await runCli(['run', '--auto', '--sandbox', 'maybe', '--dir', root, 'x'], { cwd: root });
+    expect(mode.code).toBe(2);
+    expect(mode.stderr).toMatch(/--sandbox: 'maybe' is not one of auto, required, off/);
+    const stage = await runCli(['run', '--auto', '--allow-network', 'implementaton', '--dir', root, 'x'], { cwd: root });
+    expect(stage.code).toBe(2);
+    expect(stage.stderr).toMatch(/--allow-network: unknown stage implementaton/);
+  });
+});
