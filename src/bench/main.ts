@@ -5,12 +5,13 @@
  */
 import { fileURLToPath } from 'node:url';
 import { boardSections } from './board-bench.js';
+import { sandboxOverhead } from './sandbox-bench.js';
 import { teammateSections } from './teammate-bench.js';
 import type { BenchOptions, BenchRow, BenchSection } from './section.js';
 
 export type { BenchOptions, BenchRow, BenchSection } from './section.js';
 
-export const sections: BenchSection[] = [...boardSections, ...teammateSections];
+export const sections: BenchSection[] = [...boardSections, ...teammateSections, sandboxOverhead];
 
 export interface SectionResult {
   section: string;
