@@ -179,6 +179,8 @@ function seedBoard(root: string, size: number): void {
       pipeline: null,
       revision: 0,
       usage: { calls: 0, inputTokens: 0, outputTokens: 0 },
+      attempts: 0,
+      notBefore: null,
       claims: inProgress ? 1 : 0,
       lease: inProgress ? { owner: 'someone', token: 1, until: new Date(Date.now() + 3_600_000).toISOString() } : null,
       handoff: '',

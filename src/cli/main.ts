@@ -48,6 +48,7 @@ function settingsOptions(command: Command): Command {
     .option('--max-revisions <n>', 'review rounds before a pipeline fails (env MAX_REVISIONS)')
     .option('--max-pipeline-steps <n>', 'model calls over all stages of one pipeline before it fails; default 60 (env MAX_PIPELINE_STEPS)')
     .option('--token-budget-pipeline <n>', 'input+output tokens of one pipeline before it fails; default 500000 (env TOKEN_BUDGET_PIPELINE)')
+    .option('--max-attempts <n>', 'failed attempts (model or runtime errors) before a task fails; default 5 (env MAX_ATTEMPTS)')
     .option('--sandbox <mode>', 'contain the code the agents run: auto (bubblewrap when it works), required, off (env AUTOTEAM_SANDBOX)')
     .option('--allow-network [stages]', 'let executed code use the network: every stage, or a comma list (env AUTOTEAM_ALLOW_NETWORK)');
 }
@@ -63,6 +64,7 @@ function overrides(options: Record<string, unknown>): SettingsOverrides {
     maxRevisions: pick('maxRevisions'),
     maxPipelineSteps: pick('maxPipelineSteps'),
     tokenBudgetPipeline: pick('tokenBudgetPipeline'),
+    maxAttempts: pick('maxAttempts'),
     sandbox: pick('sandbox'),
     allowNetwork: options.allowNetwork === true ? true : pick('allowNetwork'),
   };

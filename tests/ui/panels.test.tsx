@@ -22,6 +22,8 @@ function task(id: number, patch: Partial<Task> = {}): Task {
     pipeline: null,
     revision: 0,
     usage: { calls: 0, inputTokens: 0, outputTokens: 0 },
+    attempts: 0,
+    notBefore: null,
     claims: 0,
     lease: null,
     handoff: '',

@@ -14,6 +14,11 @@ export interface TeammateSettings {
   maxTokens: number;
   commandTimeoutMs: number;
   maxOutputChars: number;
+  /** Failed attempts (model or runtime errors) before a task fails (MAX_ATTEMPTS). */
+  maxAttempts: number;
+  /** The first backoff after a failed attempt; it doubles up to `retryMaxMs`. */
+  retryBaseMs: number;
+  retryMaxMs: number;
   runtime: RuntimeSettings;
   /** How the processes the agents start are contained. */
   sandbox: SandboxPolicy;
@@ -28,6 +33,9 @@ export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {
   maxTokens: 4_096,
   commandTimeoutMs: 30_000,
   maxOutputChars: 8_000,
+  maxAttempts: 5,
+  retryBaseMs: 5_000,
+  retryMaxMs: 5 * 60_000,
   runtime: DEFAULT_RUNTIME_SETTINGS,
   sandbox: DEFAULT_SANDBOX_POLICY,
 };
@@ -61,6 +69,7 @@ export interface SettingsOverrides {
   tokenBudget?: string;
   maxPipelineSteps?: string;
   tokenBudgetPipeline?: string;
+  maxAttempts?: string;
   sandbox?: string;
   /** `true` (every stage) or a comma-separated list of stages whose processes may use the network. */
   allowNetwork?: string | boolean;
@@ -126,6 +135,8 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
   if (steps) settings.runtime.maxPipelineSteps = atLeast(parseCount(steps, stepsName), 1, stepsName);
   const [pipelineBudget, pipelineBudgetName] = pick(flags.tokenBudgetPipeline, '--token-budget-pipeline', 'TOKEN_BUDGET_PIPELINE');
   if (pipelineBudget) settings.runtime.pipelineTokenBudget = atLeast(parseCount(pipelineBudget, pipelineBudgetName), 1000, pipelineBudgetName);
+  const [attempts, attemptsName] = pick(flags.maxAttempts, '--max-attempts', 'MAX_ATTEMPTS');
+  if (attempts) settings.maxAttempts = atLeast(parseCount(attempts, attemptsName), 1, attemptsName);
   settings.sandbox = loadSandboxPolicy(env, flags);
   const answer = env.ANSWER_TIMEOUT;
   if (answer) settings.runtime.answerTimeoutMs = parseDuration(answer, 'ANSWER_TIMEOUT');

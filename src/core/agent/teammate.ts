@@ -396,11 +396,36 @@ export class Teammate {
     const serialized = serializeError(error);
     this.emit({ type: 'error', name: this.options.name, error: serialized });
     this.trace.write({ kind: 'error', agent: this.options.name, code: serialized.code, message: serialized.message });
+    const fatal = FATAL_MODEL_CODES.has(serialized.code);
     if (ctx.task && ctx.fence) {
-      await this.board.release(ctx.task.id, ctx.fence, `model error: ${serialized.message}`).catch(() => undefined);
+      // A broken key will not fix itself with retries: hand the task back for whoever runs next.
+      if (fatal) await this.board.release(ctx.task.id, ctx.fence, `model error: ${serialized.message}`).catch(() => undefined);
+      else await this.retryOrFail(ctx.task, ctx.fence, serialized.message);
     }
-    if (FATAL_MODEL_CODES.has(serialized.code)) this.exitReason = `model error: ${serialized.message}`;
-    else await this.options.wake.wait(this.settings.pollMs, this.options.signal);
+    if (fatal) this.exitReason = `model error: ${serialized.message}`;
+    else if (!ctx.task) await this.options.wake.wait(this.settings.pollMs, this.options.signal);
+  }
+
+  /**
+   * After a model or runtime error the task backs off (exponential with jitter, `retryBaseMs` up to
+   * `retryMaxMs`), unclaimable by anyone until then, this teammate included; after `maxAttempts`
+   * failed attempts it fails with the last error.
+   */
+  private async retryOrFail(task: Task, fence: Fence, message: string): Promise<void> {
+    const attempts = this.board.get(task.id).attempts + 1;
+    const { maxAttempts, retryBaseMs, retryMaxMs } = this.settings;
+    if (attempts >= maxAttempts) {
+      const reason = `gave up after ${attempts} failed attempts (MAX_ATTEMPTS ${maxAttempts}); last error: ${message}`;
+      if (task.stage) await this.pipeline.fail(task, fence, reason).catch(() => undefined);
+      else await this.board.fail(task.id, fence, reason).catch(() => undefined);
+      this.activity(task.id, `failed #${task.id}: ${reason}`);
+      return;
+    }
+    const delay = Math.min(retryMaxMs, retryBaseMs * 2 ** (attempts - 1));
+    const jittered = Math.max(retryBaseMs, Math.min(retryMaxMs, Math.round(delay * (0.75 + Math.random() * 0.5))));
+    const retryAt = new Date(this.now().getTime() + jittered);
+    await this.board.retryLater(task.id, fence, message, retryAt).catch(() => undefined);
+    this.activity(task.id, `attempt ${attempts} of #${task.id} failed; retry in ${Math.round(jittered / 1000)} s: ${message}`);
   }
 
   private identity(): ModelMessage[] {

@@ -54,6 +54,10 @@ export const TaskSchema = z.object({
   /** How many times the task has been claimed; the current claim's fencing token equals it. */
   claims: z.number().int().nonnegative().default(0),
   lease: LeaseSchema.nullable().default(null),
+  /** Failed attempts (a model or runtime error ended the work); past MAX_ATTEMPTS the task fails. */
+  attempts: z.number().int().nonnegative().default(0),
+  /** Not claimable by anyone before this time (the backoff after a failed attempt). */
+  notBefore: z.iso.datetime().nullable().default(null),
   handoff: z.string().default(''),
   artifacts: ArtifactsSchema.default({}),
   /** Model calls and tokens spent on this task (the pipeline's budgets sum them). */

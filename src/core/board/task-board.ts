@@ -270,6 +270,26 @@ export class TaskBoard {
     });
   }
 
+  /**
+   * A failed attempt (a model or runtime error, not a verdict): the task goes back to pending but no
+   * one may claim it before `retryAt`; the count is kept on the task. Fenced like every write.
+   */
+  async retryLater(id: number, fence: Fence, reason: string, retryAt: Date): Promise<MutationResult> {
+    return this.mutate(id, (task) => {
+      const refusal = this.checkFence(task, fence);
+      if (refusal) return refusal;
+      return {
+        ...task,
+        status: 'pending',
+        owner: null,
+        lease: null,
+        attempts: task.attempts + 1,
+        notBefore: retryAt.toISOString(),
+        history: [...task.history, this.entry(fence.owner, 'retry_later', `attempt ${task.attempts + 1} failed: ${reason}; not before ${retryAt.toISOString()}`)],
+      };
+    });
+  }
+
   /** Adds one model call's usage to the task (fenced; no history entry). */
   async recordUsage(id: number, fence: Fence, delta: { inputTokens: number; outputTokens: number }): Promise<MutationResult> {
     return this.mutate(id, (task) => {
@@ -367,6 +387,7 @@ export class TaskBoard {
     if (role !== undefined && task.role !== null && task.role !== role) {
       return `task #${task.id} is for role ${task.role}, not ${role}`;
     }
+    if (task.notBefore && Date.parse(task.notBefore) > nowMs) return `task #${task.id} is backing off until ${task.notBefore}`;
     if (task.status === 'in_progress') {
       // No lease (a hand edit, an old file) counts as expired: nothing would ever renew it.
       const until = task.lease ? Date.parse(task.lease.until) : Number.NaN;

@@ -1,0 +1,93 @@
+/**
+ * A task whose model call keeps failing (the endpoint answers every call with the same error) is not
+ * a retry storm: it backs off, unclaimable by anyone, and fails after MAX_ATTEMPTS with the last error.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Teammate } from '../../src/core/agent/teammate.js';
+import { Wake } from '../../src/core/agent/wake.js';
+import { Mailbox } from '../../src/core/board/mailbox.js';
+import { TaskBoard } from '../../src/core/board/task-board.js';
+import { ModelError } from '../../src/core/errors.js';
+import type { ModelClient, ModelRequest, ModelResponse } from '../../src/core/model/types.js';
+import { Pipeline } from '../../src/core/stages/pipeline.js';
+
+const roots: string[] = [];
+afterEach(() => {
+  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
+});
+
+/** Answers every call with the same 400, and remembers when each call came. */
+class RejectingModel implements ModelClient {
+  readonly id = 'rejecting';
+  readonly label = 'rejecting model';
+  readonly calls: number[] = [];
+  async create(_request: ModelRequest): Promise<ModelResponse> {
+    this.calls.push(Date.now());
+    throw new ModelError('400 invalid_request_error: prompt is too long: 1048576 tokens > 200000 maximum', 'MODEL_BAD_REQUEST');
+  }
+}
+
+async function setup() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-backoff-'));
+  roots.push(root);
+  const mailbox = new Mailbox(root);
+  await mailbox.registry.ensure('test');
+  const board = new TaskBoard(root);
+  return { root, board, pipeline: new Pipeline(board, mailbox) };
+}
+
+function teammate(root: string, model: ModelClient, name = 'engineer') {
+  return new Teammate({
+    name,
+    role: 'engineer',
+    rootDir: root,
+    model,
+    wake: new Wake(),
+    signal: AbortSignal.timeout(20_000),
+    settings: { pollMs: 20, idleTimeoutMs: 1_500, maxAttempts: 3, retryBaseMs: 200, retryMaxMs: 400 },
+  });
+}
+
+describe('failed attempts back off and are capped', () => {
+  it('calls the model once per attempt, waits out the backoff each time, then fails the task with the last error', async () => {
+    const { root, board, pipeline } = await setup();
+    await pipeline.post('Write a greeting program.', { startStage: 'implementation' });
+    const model = new RejectingModel();
+    await teammate(root, model).run();
+
+    expect(model.calls).toHaveLength(3);
+    // Woken by its own release it still could not claim: the gaps are the backoff, not a storm.
+    expect(model.calls[1]! - model.calls[0]!).toBeGreaterThanOrEqual(150);
+    expect(model.calls[2]! - model.calls[1]!).toBeGreaterThanOrEqual(150);
+    const task = board.get(1);
+    expect(task.status).toBe('failed');
+    expect(task.result).toBe(
+      'gave up after 3 failed attempts (MAX_ATTEMPTS 3); last error: 400 invalid_request_error: prompt is too long: 1048576 tokens > 200000 maximum',
+    );
+    expect(task.attempts).toBe(2);
+    expect(task.history.filter((entry) => entry.event === 'retry_later').map((entry) => entry.detail)).toEqual([
+      expect.stringMatching(/^attempt 1 failed: 400 invalid_request_error: prompt is too long.*; not before \d{4}-/),
+      expect.stringMatching(/^attempt 2 failed: /),
+    ]);
+    expect(pipeline.state(1)).toMatchObject({ status: 'failed' });
+  });
+
+  it('a backing-off task is claimable by no one until its time has come', async () => {
+    const { root, board, pipeline } = await setup();
+    const task = await pipeline.post('Write a greeting program.', { startStage: 'implementation' });
+    const claim = await board.claim(task.id, 'eng1');
+    if (!claim.ok) throw new Error(claim.reason);
+    const retryAt = new Date(Date.now() + 60_000);
+    await board.retryLater(task.id, { owner: 'eng1', token: claim.task.claims }, 'boom', retryAt);
+    expect(board.scanUnclaimed('engineer')).toEqual([]);
+    expect(await board.claimNext('eng2', 'engineer')).toBeNull();
+    const direct = await board.claim(task.id, 'eng2');
+    expect(direct).toMatchObject({ ok: false, reason: `task #1 is backing off until ${retryAt.toISOString()}` });
+    const later = new TaskBoard(root, { now: () => new Date(retryAt.getTime() + 1) });
+    expect(later.scanUnclaimed('engineer').map((t) => t.id)).toEqual([1]);
+    expect(await later.claim(task.id, 'eng2')).toMatchObject({ ok: true, task: { owner: 'eng2', attempts: 1 } });
+  });
+});
