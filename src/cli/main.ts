@@ -232,7 +232,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (error instanceof AutoteamError) {
       console.error(`autoteam: ${error.message}`);
-      return error.code === 'NOT_FOUND' || error.code === 'BOARD_FILE_INVALID' || error.code === 'USAGE' || error.code === 'CONFIG_ERROR' ? 2 : 1;
+      return ['NOT_FOUND', 'BOARD_FILE_INVALID', 'USAGE', 'CONFIG_ERROR', 'BOARD_BUSY', 'BAD_BOARD_DIR'].includes(error.code) ? 2 : 1;
     }
     console.error(`autoteam: ${(error as Error).message ?? String(error)}`);
     return 1;

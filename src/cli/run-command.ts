@@ -144,6 +144,8 @@ function describeEvent(event: LeadEvent): string | null {
       return `  = ${event.content}`;
     case 'error':
       return `  error ${event.code}: ${event.message}`;
+    case 'notice':
+      return `  ${event.text}`;
     default:
       return null;
   }

@@ -1,6 +1,7 @@
 import { Teammate } from '../core/agent/teammate.js';
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { Wake } from '../core/agent/wake.js';
+import { checkRole } from '../core/stages/definitions.js';
 import { BoardWatcher } from '../core/board/watcher.js';
 import { loadModelConfig } from '../core/model/anthropic.js';
 import { createModel, describeModel } from '../core/model/factory.js';
@@ -15,6 +16,7 @@ export interface WorkerCommandOptions {
 
 /** `autoteam worker`: one teammate in the foreground of this process, with its own watcher. */
 export async function runWorker(options: WorkerCommandOptions): Promise<number> {
+  checkRole(options.role);
   const spec = loadModelConfig();
   const model = await createModel(spec);
   const wake = new Wake();

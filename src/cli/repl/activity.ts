@@ -33,6 +33,8 @@ export function describeEvent(event: LeadEvent): ActivityLine | null {
       return { text: `✉ ${event.message.from}: ${event.message.content}`, tone: 'info' };
     case 'error':
       return { text: `error ${event.code}: ${event.message}`, tone: 'error' };
+    case 'notice':
+      return { text: event.text, tone: 'info' };
     case 'board':
       return null;
   }

@@ -16,6 +16,8 @@ export interface TeammateSettings {
   maxOutputChars: number;
   /** Failed attempts (model or runtime errors) before a task fails (MAX_ATTEMPTS). */
   maxAttempts: number;
+  /** How often a teammate tells the registry it is alive. */
+  heartbeatMs: number;
   /** The first backoff after a failed attempt; it doubles up to `retryMaxMs`. */
   retryBaseMs: number;
   retryMaxMs: number;
@@ -34,6 +36,7 @@ export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {
   commandTimeoutMs: 30_000,
   maxOutputChars: 8_000,
   maxAttempts: 5,
+  heartbeatMs: 5_000,
   retryBaseMs: 5_000,
   retryMaxMs: 5 * 60_000,
   runtime: DEFAULT_RUNTIME_SETTINGS,

@@ -5,7 +5,7 @@ import { RequestStore } from '../board/requests.js';
 import type { MemberStatus, Message, Task } from '../board/schemas.js';
 import { type Fence, TaskBoard } from '../board/task-board.js';
 import { TeamRegistry } from '../board/team-registry.js';
-import { FATAL_MODEL_CODES, type SerializedError, serializeError } from '../errors.js';
+import { FATAL_MODEL_CODES, NotFoundError, type SerializedError, serializeError } from '../errors.js';
 import type { ModelClient, ModelMessage, Usage } from '../model/types.js';
 import { GENERAL_SYSTEM_PROMPT, STAGE_DEFINITIONS } from '../stages/definitions.js';
 import { handoffData, taskPrompt } from '../stages/handoff.js';
@@ -89,6 +89,9 @@ export class Teammate {
     const { name, role, signal } = this.options;
     await this.registry.join(name, role, { status: 'idle', pid: process.pid });
     await this.setStatus('idle', null, 'looking for work');
+    // A sign of life while the loop turns; a member whose beats stop is marked dead by the lead.
+    const beat = setInterval(() => void this.registry.heartbeat(name).catch(() => undefined), this.settings.heartbeatMs);
+    beat.unref();
     let idleSince = Date.now();
     while (!signal.aborted && this.exitReason === null) {
       try {
@@ -128,6 +131,7 @@ export class Teammate {
         await this.options.wake.wait(this.settings.pollMs, signal);
       }
     }
+    clearInterval(beat);
     await this.inbox.putBack();
     const reason = this.exitReason ?? (signal.aborted ? 'stopped' : 'shutdown');
     await this.setStatus('shutdown', null, reason).catch(() => undefined);
@@ -433,7 +437,14 @@ export class Teammate {
   }
 
   private async setStatus(status: MemberStatus, task: number | null, reason?: string): Promise<void> {
-    await this.registry.setStatus(this.options.name, status, { task, ...(reason ? { reason } : {}) });
+    const update = { task, ...(reason ? { reason } : {}) };
+    try {
+      await this.registry.setStatus(this.options.name, status, update);
+    } catch (error) {
+      // The team config was deleted (or this member removed by hand): join again instead of working unlisted.
+      if (!(error instanceof NotFoundError)) throw error;
+      await this.registry.join(this.options.name, this.options.role, { status, ...update, pid: process.pid });
+    }
     this.trace.write({ kind: 'status', agent: this.options.name, role: this.options.role, status, task, ...(reason ? { reason } : {}) });
     this.emit({ type: 'status', name: this.options.name, role: this.options.role, status, task, ...(reason ? { reason } : {}) });
   }

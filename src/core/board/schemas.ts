@@ -89,12 +89,15 @@ export type Message = z.infer<typeof MessageSchema>;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
 export const MemberSchema = z.object({
-  name: z.string().regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and - only'),
+  name: z.string().max(64, 'at most 64 characters').regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and - only'),
   role: z.string().min(1),
   status: z.enum(MEMBER_STATUSES),
   task: z.number().int().positive().nullable().default(null),
   since: isoDate,
   pid: z.number().int().nullable().default(null),
+  /** The host the member's process runs on, and its last sign of life. */
+  host: z.string().optional(),
+  heartbeat: isoDate.optional(),
   reason: z.string().optional(),
 });
 

@@ -2,9 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, NotFoundError } from '../errors.js';
 import { redact, secretValues } from '../trace/redact.js';
+import { goneReason, HOST } from './liveness.js';
 import { readJsonFile, writeJsonAtomic } from './atomic-io.js';
 import { DEFAULT_LOCK_STALE_MS, withLock } from './lock.js';
-import { type Member, MemberSchema, type MemberStatus, type TeamConfig, TeamConfigSchema } from './schemas.js';
+import { describeZodError, type Member, MemberSchema, type MemberStatus, type TeamConfig, TeamConfigSchema } from './schemas.js';
 
 export interface TeamRegistryOptions {
   now?: () => Date;
@@ -65,22 +66,65 @@ export class TeamRegistry {
     return this.members().find((member) => member.name === name);
   }
 
-  /** Adds a member, or resets an existing one (same name) to the given role and status. */
+  /**
+   * Adds a member, or resets an existing one (same name) to the given role and status. A name held by
+   * a live member of another process is refused: two teammates must not share an inbox.
+   */
   async join(name: string, role: string, update: MemberUpdate = {}): Promise<Member> {
+    const at = this.now().toISOString();
     const member = MemberSchema.safeParse({
       name,
       role,
       status: update.status ?? 'idle',
       task: update.task ?? null,
-      since: this.now().toISOString(),
+      since: at,
       pid: update.pid ?? process.pid,
+      host: HOST,
+      heartbeat: at,
     });
-    if (!member.success) throw new ConfigError(`invalid teammate name '${name}': letters, digits, _ and - only`);
+    if (!member.success) {
+      throw new ConfigError(`invalid teammate name '${name.length > 80 ? `${name.slice(0, 80)}…` : name}': ${describeZodError(member.error)}`);
+    }
     const config = await this.change((current) => {
       if (name === current.lead) throw new ConfigError(`'${name}' is the team lead's name`);
+      const existing = current.members.find((m) => m.name === name);
+      const live = existing && existing.status !== 'shutdown' && existing.status !== 'dead' && existing.pid !== member.data.pid;
+      if (live && goneReason(existing, this.now().getTime()) === null) {
+        throw new ConfigError(`'${name}' is already a live member of team '${current.team}' (pid ${existing.pid} on ${existing.host ?? HOST}); choose another name`);
+      }
       return { ...current, members: [...current.members.filter((m) => m.name !== name), member.data] };
     });
     return config.members.find((m) => m.name === name)!;
+  }
+
+  /** A sign of life from `name` (its process is alive and its loop turns). */
+  async heartbeat(name: string): Promise<void> {
+    await this.change((current) => ({
+      ...current,
+      members: current.members.map((m) => (m.name === name ? { ...m, heartbeat: this.now().toISOString(), host: HOST } : m)),
+    }));
+  }
+
+  /**
+   * Marks every member whose process is gone `dead` (a pid that is not running on this host, or a
+   * heartbeat older than three beats) and returns them, so their tasks can be handed back.
+   */
+  async reapDead(): Promise<Array<{ member: Member; why: string }>> {
+    const found: Array<{ member: Member; why: string }> = [];
+    const nowMs = this.now().getTime();
+    const live = (m: Member) => m.status === 'working' || m.status === 'idle' || m.status === 'waiting';
+    if (!this.read().members.some((m) => live(m) && goneReason(m, nowMs) !== null)) return found;
+    await this.change((current) => ({
+      ...current,
+      members: current.members.map((m) => {
+        const why = live(m) ? goneReason(m, nowMs) : null;
+        if (why === null) return m;
+        const dead: Member = { ...m, status: 'dead', since: this.now().toISOString(), reason: why };
+        found.push({ member: dead, why });
+        return dead;
+      }),
+    }));
+    return found;
   }
 
   async setStatus(name: string, status: MemberStatus, update: Omit<MemberUpdate, 'status'> = {}): Promise<Member> {
@@ -97,6 +141,7 @@ export class TeamRegistry {
         ...(update.task !== undefined ? { task: update.task } : {}),
         ...(update.pid !== undefined ? { pid: update.pid } : {}),
         since: update.status !== undefined && update.status !== existing.status ? this.now().toISOString() : existing.since,
+        heartbeat: this.now().toISOString(),
       };
       if (update.reason !== undefined) next.reason = update.reason;
       else if (update.status !== undefined) delete next.reason;

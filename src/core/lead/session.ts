@@ -8,7 +8,9 @@ import { BoardWatcher } from '../board/watcher.js';
 import { type ManagerEvents, type TeammateExit, TeammateManager } from '../agent/manager.js';
 import type { TeammateSettings } from '../agent/settings.js';
 import type { FromWorker } from '../agent/worker-protocol.js';
-import { AutoteamError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
+import { LeadLease, goneReason } from '../board/liveness.js';
+import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
+import { checkRole } from '../stages/definitions.js';
 import { createModel, describeModel, type ModelSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { Pipeline } from '../stages/pipeline.js';
@@ -58,7 +60,9 @@ export type LeadEvent =
   | { type: 'plan'; requestId: string; from: string; plan: string }
   | { type: 'message'; message: Message }
   | { type: 'board' }
-  | { type: 'error'; code: string; message: string };
+  | { type: 'error'; code: string; message: string }
+  /** Something the person should know that is not an error (a board taken over, a teammate found dead). */
+  | { type: 'notice'; text: string };
 
 /**
  * The lead's side of the runtime, shared by every front end: owns the process's watcher, the
@@ -98,8 +102,12 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.watcher = new BoardWatcher(this.rootDir, { reconcileMs: options.reconcileMs ?? 1_000 });
     this.manager = new TeammateManager({ rootDir: this.rootDir, model: options.model, settings: options.settings, watcher: this.watcher });
     this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: options.settings?.runtime?.maxRevisions, trace: this.trace });
+    this.lease = new LeadLease(this.rootDir);
     this.auto = options.auto ?? false;
   }
+
+  /** One live lead per board: taken in start(), renewed while the session runs, released in close(). */
+  private readonly lease: LeadLease;
 
   get lead(): string {
     return this.mailbox.registry.read().lead;
@@ -120,7 +128,13 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   /** Creates the team config, starts watching, and spawns the team. */
   async start(team: readonly TeamMemberSpec[] = DEFAULT_TEAM): Promise<void> {
+    const tookOver = await this.lease.acquire();
+    if (tookOver) {
+      const { from, why } = tookOver;
+      this.emit('event', { type: 'notice', text: `took over the board from a lead that is gone (pid ${from.pid} on ${from.host}: ${why})` });
+    }
     await this.mailbox.registry.ensure(this.options.team ?? path.basename(this.rootDir));
+    await this.reapDead();
     this.model = await createModel(this.options.model);
     this.answerer = createAnswerer(this.model, this.board);
     this.watcher.on('inbox', (name) => {
@@ -149,10 +163,31 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
         const { code, message } = serializeError(error);
         this.emit('event', { type: 'error', code, message: `pipeline repair: ${message}` });
       });
+      void this.reapDead();
     }, 2_000);
     this.repairTimer.unref();
-    for (const member of team) this.spawn(member.name, member.role, member.prompt);
+    for (const member of team) {
+      try {
+        this.spawn(member.name, member.role, member.prompt);
+      } catch (error) {
+        this.emit('event', { type: 'notice', text: `${member.name} not started: ${serializeError(error).message}` });
+      }
+    }
     this.drainInbox();
+  }
+
+  /** Members whose process is gone are marked dead and their tasks handed back at once. */
+  private async reapDead(): Promise<void> {
+    try {
+      for (const { member, why } of await this.mailbox.registry.reapDead()) {
+        const released = await this.board.reclaimAllFrom(member.name, `${member.name} is dead (${why})`);
+        const tasks = released.length ? `; handed back ${released.map((id) => `#${id}`).join(', ')}` : '';
+        this.emit('event', { type: 'notice', text: `${member.name} is dead (${why})${tasks}` });
+      }
+    } catch (error) {
+      const { code, message } = serializeError(error);
+      this.emit('event', { type: 'error', code, message: `liveness: ${message}` });
+    }
   }
 
   get leadModel(): ModelClient {
@@ -161,6 +196,14 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   spawn(name: string, role: string, prompt?: string) {
+    checkRole(role);
+    const config = this.mailbox.registry.read();
+    if (name === config.lead) throw new ConfigError(`'${name}' is the team lead's name`);
+    if (name.length > 64 || !/^[A-Za-z0-9_-]+$/.test(name)) throw new ConfigError(`invalid teammate name '${name.slice(0, 80)}': at most 64 letters, digits, _ and -`);
+    const existing = config.members.find((m) => m.name === name);
+    if (existing && existing.pid !== process.pid && (existing.status === 'working' || existing.status === 'idle' || existing.status === 'waiting') && goneReason(existing, Date.now()) === null) {
+      throw new ConfigError(`'${name}' is already a live member (pid ${existing.pid} on ${existing.host ?? 'this host'}); choose another name`);
+    }
     const handle = this.manager.spawn(name, role, prompt);
     this.spawned.set(name, { name, role, ...(prompt ? { prompt } : {}) });
     this.resting.delete(name);
@@ -257,6 +300,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.drainInbox();
     await this.draining;
     this.closed = true;
+    await this.lease.release();
     return { exits, released };
   }
 

@@ -1,4 +1,5 @@
 import type { Stage } from '../board/schemas.js';
+import { ConfigError } from '../errors.js';
 
 /** Where a signal tool sends the pipeline next. */
 export type StageNext = Stage | 'approved';
@@ -88,6 +89,14 @@ export const STAGE_DEFINITIONS: Readonly<Record<Stage, StageDefinition>> = {
     subject: (_requirement, revision, file) => `Review ${file ?? 'submission'} (revision ${revision})`,
   },
 };
+
+/** The roles a teammate may have: each stage's, and `any` (general tasks with no role). */
+export const ROLES: readonly string[] = [...new Set(Object.values(STAGE_DEFINITIONS).map((stage) => stage.role)), 'any'];
+
+/** Refuses a role no stage or task can use, naming the ones that exist. */
+export function checkRole(role: string): void {
+  if (!ROLES.includes(role)) throw new ConfigError(`unknown role '${role}' (roles: ${ROLES.join(', ')})`);
+}
 
 export function stageOf(stage: Stage): StageDefinition {
   return STAGE_DEFINITIONS[stage];

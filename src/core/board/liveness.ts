@@ -1,0 +1,146 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { AutoteamError } from '../errors.js';
+import { readJsonFile, writeJsonAtomic } from './atomic-io.js';
+import { withLock } from './lock.js';
+
+/**
+ * Who is alive on a board. A process on this host is alive while its pid is; anything (here or on
+ * another host sharing the directory) is dead once its heartbeat is older than `STALE_AFTER` beats.
+ */
+export const HEARTBEAT_MS = 5_000;
+export const STALE_AFTER = 3;
+
+export const HOST = os.hostname();
+
+/** Whether `pid` names a live process on this host (EPERM: alive, owned by someone else). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export interface Heartbeat {
+  pid: number | null;
+  host?: string | undefined;
+  heartbeat?: string | undefined;
+}
+
+/** Why a holder of `beat` is gone, or null while it is alive. */
+export function goneReason(beat: Heartbeat, nowMs: number, heartbeatMs = HEARTBEAT_MS): string | null {
+  const host = beat.host ?? HOST;
+  if (host === HOST && beat.pid !== null && !pidAlive(beat.pid)) return `pid ${beat.pid} is not running`;
+  if (beat.heartbeat) {
+    const age = nowMs - Date.parse(beat.heartbeat);
+    if (age > STALE_AFTER * heartbeatMs) return `no heartbeat for ${Math.round(age / 1000)} s`;
+  }
+  return null;
+}
+
+const LeadRecordSchema = z.object({
+  pid: z.number().int(),
+  host: z.string(),
+  session: z.string(),
+  startedAt: z.string(),
+  heartbeat: z.string(),
+});
+export type LeadRecord = z.infer<typeof LeadRecordSchema>;
+
+/** A second lead on a live board: one line, naming the holder and how to join instead. */
+export class BoardBusyError extends AutoteamError {
+  constructor(
+    readonly rootDir: string,
+    readonly holder: LeadRecord,
+  ) {
+    super(
+      `the board in ${rootDir} already has a live lead (pid ${holder.pid} on ${holder.host}, since ${holder.startedAt}); ` +
+        `join it with: autoteam worker --dir ${rootDir} --name <name> --role <role>`,
+      'BOARD_BUSY',
+    );
+  }
+}
+
+/**
+ * The lead's lease on a board (`.team/lead.json`): one live lead per board. Taken under a lock,
+ * renewed by a heartbeat while the session runs, released when it closes; a stale one (dead pid on
+ * this host, or a heartbeat older than three beats) is taken over.
+ */
+export class LeadLease {
+  readonly file: string;
+  private timer: NodeJS.Timeout | null = null;
+  private record: LeadRecord | null = null;
+
+  constructor(
+    readonly rootDir: string,
+    private readonly options: { now?: () => Date; heartbeatMs?: number } = {},
+  ) {
+    this.file = path.join(path.resolve(rootDir), '.team', 'lead.json');
+  }
+
+  private now(): Date {
+    return this.options.now?.() ?? new Date();
+  }
+
+  read(): LeadRecord | null {
+    if (!fs.existsSync(this.file)) return null;
+    try {
+      return readJsonFile(this.file, LeadRecordSchema);
+    } catch {
+      return null; // an unreadable lease holds nothing
+    }
+  }
+
+  /** Takes the lease; returns the stale holder it took over (with why), or throws BoardBusyError. */
+  async acquire(): Promise<{ from: LeadRecord; why: string } | null> {
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    const at = this.now().toISOString();
+    const mine: LeadRecord = { pid: process.pid, host: HOST, session: `${process.pid}-${Date.now().toString(36)}`, startedAt: at, heartbeat: at };
+    const tookOver = await withLock(this.file, () => {
+      const current = this.read();
+      let previous: { from: LeadRecord; why: string } | null = null;
+      if (current && !(current.host === HOST && current.pid === process.pid)) {
+        const why = goneReason(current, this.now().getTime(), this.heartbeatMs);
+        if (why === null) throw new BoardBusyError(path.resolve(this.rootDir), current);
+        previous = { from: current, why };
+      }
+      writeJsonAtomic(this.file, mine);
+      return previous;
+    });
+    this.record = mine;
+    this.timer = setInterval(() => void this.beat().catch(() => undefined), this.heartbeatMs);
+    this.timer.unref();
+    return tookOver;
+  }
+
+  /** Gives the lease up, if it is still ours. */
+  async release(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const mine = this.record;
+    this.record = null;
+    if (!mine) return;
+    await withLock(this.file, () => {
+      if (this.read()?.session === mine.session) fs.rmSync(this.file, { force: true });
+    }).catch(() => undefined);
+  }
+
+  private get heartbeatMs(): number {
+    return this.options.heartbeatMs ?? HEARTBEAT_MS;
+  }
+
+  private async beat(): Promise<void> {
+    const mine = this.record;
+    if (!mine) return;
+    await withLock(this.file, () => {
+      const current = this.read();
+      // Taken over meanwhile (we were frozen past the stale limit): do not write over the new lead.
+      if (current && current.session !== mine.session) return;
+      writeJsonAtomic(this.file, { ...mine, heartbeat: this.now().toISOString() });
+    });
+  }
+}
