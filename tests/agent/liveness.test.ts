@@ -1,0 +1,159 @@
+/**
+ * One live lead per board, unique live names, and members whose process is gone: real CLI
+ * processes against a board a LeadSession in this process leads.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LeadLease } from '../../src/core/board/liveness.js';
+import { TaskBoard } from '../../src/core/board/task-board.js';
+import { TeamRegistry } from '../../src/core/board/team-registry.js';
+import { LeadSession } from '../../src/core/lead/session.js';
+import { until } from '../helpers/agent-wait.js';
+import { cliEntry, DOWNLOADS_REQUIREMENT, describeRun, runCli } from '../helpers/pipeline-cli.js';
+
+const roots: string[] = [];
+const sessions: LeadSession[] = [];
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  for (const session of sessions.splice(0)) await session.close(1_000).catch(() => undefined);
+  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
+});
+
+function board(): string {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-live-')));
+  roots.push(root);
+  return root;
+}
+
+async function lead(root: string, team = true): Promise<LeadSession> {
+  const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: 100 } });
+  sessions.push(session);
+  await session.start(team ? undefined : []);
+  return session;
+}
+
+/** A pid that surely belongs to no running process: one that just exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  return Number(child.stdout);
+}
+
+function worker(root: string, name: string, role = 'engineer'): { proc: ChildProcess; output: () => string } {
+  const proc = spawn(process.execPath, [cliEntry, 'worker', '--name', name, '--role', role, '--dir', root], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', POLL_INTERVAL: '100ms', IDLE_TIMEOUT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(proc);
+  let output = '';
+  proc.stdout!.on('data', (chunk) => (output += String(chunk)));
+  proc.stderr!.on('data', (chunk) => (output += String(chunk)));
+  return { proc, output: () => output };
+}
+
+describe('one live lead per board', () => {
+  it('a second run on a live board exits 2 with one line naming the holder and how to join, touching nothing', async () => {
+    const root = board();
+    const first = await lead(root, false);
+    const task = await first.post('Write a greeting program.');
+    const before = fs.readFileSync(path.join(root, '.tasks', `task_${task.id}.json`), 'utf8');
+    const second = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
+    expect(second.code, describeRun(second)).toBe(2);
+    expect(second.stderr.trim()).toBe(
+      `autoteam: the board in ${root} already has a live lead (pid ${process.pid} on ${os.hostname()}, since ${new LeadLease(root).read()!.startedAt}); ` +
+        `join it with: autoteam worker --dir ${root} --name <name> --role <role>`,
+    );
+    expect(new TaskBoard(root).list()).toHaveLength(1);
+    expect(fs.readFileSync(path.join(root, '.tasks', `task_${task.id}.json`), 'utf8')).toBe(before);
+  });
+
+  it('takes over a lease whose holder is gone, and says so', async () => {
+    const root = board();
+    fs.mkdirSync(path.join(root, '.team'), { recursive: true });
+    const pid = deadPid();
+    const at = new Date().toISOString();
+    fs.writeFileSync(path.join(root, '.team', 'lead.json'), JSON.stringify({ pid, host: os.hostname(), session: 'old', startedAt: at, heartbeat: at }));
+    const run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout).toContain(`took over the board from a lead that is gone (pid ${pid} on ${os.hostname()}: pid ${pid} is not running)`);
+    // Released when the run ended.
+    expect(fs.existsSync(path.join(root, '.team', 'lead.json'))).toBe(false);
+  });
+
+  it('a lease from another host is stale once its heartbeat is older than three beats', async () => {
+    const root = board();
+    fs.mkdirSync(path.join(root, '.team'), { recursive: true });
+    const old = new Date(Date.now() - 60_000).toISOString();
+    fs.writeFileSync(path.join(root, '.team', 'lead.json'), JSON.stringify({ pid: 1, host: 'elsewhere', session: 'x', startedAt: old, heartbeat: old }));
+    const lease = new LeadLease(root);
+    expect(await lease.acquire()).toMatchObject({ from: { host: 'elsewhere' }, why: expect.stringMatching(/^no heartbeat for \d+ s$/) });
+    await lease.release();
+    const fresh = new Date().toISOString();
+    fs.writeFileSync(path.join(root, '.team', 'lead.json'), JSON.stringify({ pid: 1, host: 'elsewhere', session: 'y', startedAt: fresh, heartbeat: fresh }));
+    await expect(new LeadLease(root).acquire()).rejects.toMatchObject({ code: 'BOARD_BUSY' });
+  });
+});
+
+describe('names and roles', () => {
+  it('a second live teammate under a name in use is refused (exit 2); an unknown role is refused with the known ones', async () => {
+    const root = board();
+    await lead(root);
+    await until(() => new TeamRegistry(root).get('engineer')?.status === 'idle', 'the engineer thread is idle');
+    const twin = await runCli(['worker', '--name', 'engineer', '--role', 'engineer', '--dir', root], { cwd: root, killAfterMs: 15_000 });
+    expect(twin.code, describeRun(twin)).toBe(2);
+    expect(twin.stderr).toMatch(/'engineer' is already a live member of team '.*' \(pid \d+ on .*\); choose another name/);
+    const typo = await runCli(['worker', '--name', 'e2', '--role', 'enginer', '--dir', root], { cwd: root, killAfterMs: 15_000 });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr.trim()).toBe("autoteam: unknown role 'enginer' (roles: analyst, engineer, reviewer, any)");
+    const long = await runCli(['worker', '--name', 'x'.repeat(300), '--role', 'engineer', '--dir', root], { cwd: root, killAfterMs: 15_000 });
+    expect(long.code).toBe(2);
+    expect(long.stderr).toMatch(/invalid teammate name 'x{80}…': name: at most 64 characters/);
+  });
+
+  it('the session refuses /spawn of an unknown role, of the lead\'s name, of a live name', async () => {
+    const root = board();
+    const session = await lead(root);
+    expect(() => session.spawn('bob', 'wizard')).toThrow("unknown role 'wizard' (roles: analyst, engineer, reviewer, any)");
+    expect(() => session.spawn('lead', 'engineer')).toThrow("'lead' is the team lead's name");
+    await until(() => new TeamRegistry(root).get('analyst')?.status === 'idle', 'the analyst thread is idle');
+    const other = worker(root, 'e2');
+    await until(() => /idle/.test(other.output()), 'the e2 worker is idle');
+    expect(() => session.spawn('e2', 'engineer')).toThrow(/'e2' is already a live member \(pid \d+/);
+  });
+});
+
+describe('members whose process is gone', () => {
+  it('a SIGKILLed worker is marked dead and its task handed back at once, not after the lease', async () => {
+    const root = board();
+    await lead(root, false);
+    const registry = new TeamRegistry(root);
+    const tasks = new TaskBoard(root);
+    const task = await tasks.create({ subject: 'run `sleep 20`', role: 'engineer' });
+    const claimer = worker(root, 'e9');
+    await until(() => tasks.get(task.id).status === 'in_progress' && tasks.get(task.id).owner === 'e9', 'e9 is working the task', { timeoutMs: 20_000 });
+    const killedAt = Date.now();
+    claimer.proc.kill('SIGKILL');
+    await until(() => tasks.get(task.id).status === 'pending', 'the task handed back', { timeoutMs: 10_000 });
+    // The lease (30 s) did not run out: the lead saw the process gone.
+    expect(Date.now() - killedAt).toBeLessThan(10_000);
+    expect(registry.get('e9')).toMatchObject({ status: 'dead', reason: expect.stringMatching(/^pid \d+ is not running$/) });
+    expect(tasks.get(task.id).history.at(-1)).toMatchObject({ event: 'released', detail: expect.stringMatching(/^e9 is dead \(pid \d+ is not running\)$/) });
+  });
+
+  it('a deleted team config is recreated by the next member that needs it', async () => {
+    const root = board();
+    const w = worker(root, 'e3');
+    const config = path.join(root, '.team', 'config.json');
+    await until(() => /idle/.test(w.output()) && fs.existsSync(config), 'e3 joined');
+    fs.rmSync(config);
+    const task = await new TaskBoard(root).create({ subject: 'write the release notes', role: 'engineer' });
+    await until(() => new TaskBoard(root).get(task.id).status === 'completed', 'e3 completed the task', { timeoutMs: 20_000 }).catch((error: Error) => {
+      throw new Error(`${error.message}\n${w.output()}`);
+    });
+    expect(new TeamRegistry(root).get('e3')).toMatchObject({ role: 'engineer' });
+  });
+});
