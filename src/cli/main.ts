@@ -24,14 +24,30 @@ export class UsageError extends AutoteamError {
   }
 }
 
-function boardDir(command: Command): string {
+/**
+ * The board directory a command works in. A path that is a file, or a directory this process cannot
+ * write (for the commands that write), is one line and exit 2, not a raw ENOTDIR/EACCES later.
+ */
+function boardDir(command: Command, writes = true): string {
   const own = command.opts().dir as string | undefined;
   const global = command.parent?.opts().dir as string | undefined;
-  return path.resolve(own ?? global ?? process.cwd());
+  const dir = path.resolve(own ?? global ?? process.cwd());
+  const stat = fs.statSync(dir, { throwIfNoEntry: false });
+  if (stat && !stat.isDirectory()) throw new UsageError(`--dir: ${dir} is a file, not a directory`);
+  if (writes) {
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      throw new UsageError(`--dir: cannot use ${dir} as a board (${code === 'EACCES' || code === 'EROFS' || code === 'EPERM' ? 'not writable' : code})`);
+    }
+  }
+  return dir;
 }
 
 function existingBoardDir(command: Command): string {
-  const dir = boardDir(command);
+  const dir = boardDir(command, false);
   if (!fs.existsSync(dir)) throw new UsageError(`--dir: ${dir} does not exist`);
   return dir;
 }
@@ -144,6 +160,7 @@ export function buildProgram(): Command {
     .command('stages')
     .description("print each stage's role, prompt, tools and transitions (no model is called)")
     .option('--json', 'as JSON')
+    .addOption(dirOption())
     .action((options: { json?: boolean }) => {
       const stages = Object.values(STAGE_DEFINITIONS).map(({ subject: _subject, ...stage }) => ({
         ...stage,
@@ -232,7 +249,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (error instanceof AutoteamError) {
       console.error(`autoteam: ${error.message}`);
-      return ['NOT_FOUND', 'BOARD_FILE_INVALID', 'USAGE', 'CONFIG_ERROR', 'BOARD_BUSY', 'BAD_BOARD_DIR'].includes(error.code) ? 2 : 1;
+      return ['NOT_FOUND', 'BOARD_FILE_INVALID', 'USAGE', 'CONFIG_ERROR', 'BOARD_BUSY', 'INVALID_REQUIREMENT'].includes(error.code) ? 2 : 1;
     }
     console.error(`autoteam: ${(error as Error).message ?? String(error)}`);
     return 1;

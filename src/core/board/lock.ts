@@ -34,7 +34,10 @@ export async function withLock<T>(file: string, fn: () => T | Promise<T>, option
   try {
     release = lockSyncMakingDir(file, base);
   } catch (error) {
-    if (!isLockBusy(error) || retries === 0) throw error;
+    if (!isLockBusy(error)) throw error;
+    // A lock dated in the future (a clock set wrong, a copied board) would never look stale.
+    if (clearFutureLock(base.lockfilePath, stale)) return withLock(file, fn, options);
+    if (retries === 0) throw error;
     release = await lockfile.lock(file, {
       ...base,
       retries: { retries, factor: 1.5, minTimeout: 2, maxTimeout: 120, randomize: true },
@@ -68,6 +71,14 @@ function lockSyncMakingDir(file: string, options: Parameters<typeof lockfile.loc
     fs.mkdirSync(path.dirname(options.lockfilePath), { recursive: true });
     return lockfile.lockSync(file, options);
   }
+}
+
+/** Removes a lock directory whose mtime is further in the future than `stale`; true if it did. */
+function clearFutureLock(lockPath: string, stale: number): boolean {
+  const stat = fs.statSync(lockPath, { throwIfNoEntry: false });
+  if (!stat || stat.mtimeMs <= Date.now() + stale) return false;
+  fs.rmSync(lockPath, { recursive: true, force: true });
+  return true;
 }
 
 export function isLockBusy(error: unknown): boolean {

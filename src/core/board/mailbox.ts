@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AutoteamError, UnknownRecipientError } from '../errors.js';
@@ -163,14 +163,14 @@ export class Mailbox {
     });
   }
 
-  private parse(name: string, file: string, text: string, keepRejected: boolean): Message[] {
+  private parse(name: string, _file: string, text: string, keepRejected: boolean): Message[] {
     const messages: Message[] = [];
     const lines = text.split('\n');
     lines.forEach((line, index) => {
       if (!line.trim()) return;
       let problem: string;
       try {
-        const parsed = MessageSchema.safeParse(JSON.parse(line));
+        const parsed = MessageSchema.safeParse(fromLessonLine(JSON.parse(line), name, line));
         if (parsed.success) {
           messages.push(parsed.data);
           return;
@@ -184,4 +184,22 @@ export class Mailbox {
     });
     return messages;
   }
+}
+
+/**
+ * An inbox line in the lesson's format (`{type, from, content, timestamp}`, no id or recipient)
+ * reads as a full message: the id from the line's hash, the recipient from the inbox, the time from
+ * the Unix timestamp.
+ */
+function fromLessonLine(raw: unknown, inbox: string, line: string): unknown {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+  const message = { ...(raw as Record<string, unknown>) };
+  message.id ??= `line-${createHash('sha256').update(line).digest('hex').slice(0, 16)}`;
+  message.to ??= inbox;
+  message.type ??= 'message';
+  if (message.at === undefined && typeof message.timestamp === 'number') {
+    const ms = message.timestamp > 1e12 ? message.timestamp : message.timestamp * 1000;
+    message.at = new Date(ms).toISOString();
+  }
+  return message;
 }

@@ -104,11 +104,28 @@ export const MemberSchema = z.object({
 export type Member = z.infer<typeof MemberSchema>;
 export type MemberStatus = (typeof MEMBER_STATUSES)[number];
 
-export const TeamConfigSchema = z.object({
-  team: z.string().min(1),
-  lead: z.string().min(1).default('lead'),
-  members: z.array(MemberSchema).default([]),
-});
+/** The lesson's team file (`team_name`, members without times or pids) reads as this one. */
+function fromLessonConfig(raw: unknown): unknown {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+  const config = { ...(raw as Record<string, unknown>) };
+  if (config.team === undefined && typeof config.team_name === 'string') config.team = config.team_name;
+  delete config.team_name;
+  if (Array.isArray(config.members)) {
+    config.members = config.members.map((member: unknown) =>
+      member && typeof member === 'object' ? { since: '1970-01-01T00:00:00.000Z', status: 'idle', ...(member as object) } : member,
+    );
+  }
+  return config;
+}
+
+export const TeamConfigSchema = z.preprocess(
+  fromLessonConfig,
+  z.object({
+    team: z.string().min(1),
+    lead: z.string().min(1).default('lead'),
+    members: z.array(MemberSchema).default([]),
+  }),
+);
 
 export type TeamConfig = z.infer<typeof TeamConfigSchema>;
 

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { NotFoundError } from '../errors.js';
 import { redact, secretValues } from '../trace/redact.js';
-import { readJsonFile, writeJsonAtomic } from './atomic-io.js';
+import { writeJsonAtomic } from './atomic-io.js';
+import { readTaskFile } from './task-file.js';
 import { takeNext } from './counter.js';
 import { DEFAULT_LOCK_STALE_MS, isLockBusy, withLock } from './lock.js';
 import { type BoardProblem, TASK_FILE, TaskIndex } from './task-index.js';
@@ -71,7 +72,7 @@ export class TaskBoard {
   get(id: number): Task {
     const file = this.taskPath(id);
     if (!fs.existsSync(file)) throw new NotFoundError(`task #${id} does not exist (${file})`);
-    return readJsonFile(file, TaskSchema);
+    return readTaskFile(file);
   }
 
   /** Tasks that `owner` with `role` could claim now: pending and unblocked, or with an expired lease. */
@@ -412,7 +413,7 @@ export class TaskBoard {
     return withLock(
       file,
       () => {
-        const current = readJsonFile(file, TaskSchema);
+        const current = readTaskFile(file);
         const next = change(current);
         if (next instanceof Refusal) return next.fenced ? { ok: false as const, reason: next.reason, fenced: true } : { ok: false as const, reason: next.reason };
         // Validated before it is written: a bad artifact is the caller's error, never an unreadable file.

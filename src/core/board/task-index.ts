@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { BoardFileError } from '../errors.js';
-import { readJsonFile } from './atomic-io.js';
-import { type Task, TaskSchema } from './schemas.js';
+import { readTaskFile } from './task-file.js';
+import type { Task } from './schemas.js';
 
 export interface BoardProblem {
   path: string;
@@ -88,7 +88,7 @@ export class TaskIndex {
 
   private load(file: string, id: number): Task | null {
     try {
-      const task = readJsonFile(file, TaskSchema);
+      const task = readTaskFile(file);
       if (task.id !== id) throw new BoardFileError(file, `id: ${task.id} does not match the file name`);
       this.problemList.delete(file);
       return task;

@@ -46,6 +46,9 @@ export interface StageSignal {
   result: string;
 }
 
+/** The largest requirement a pipeline takes; every stage's task carries it. */
+export const MAX_REQUIREMENT_BYTES = 100 * 1024;
+
 /** What every task of a pipeline carries forward, whatever the stage. */
 const CARRIED = ['requirement', 'requirements', 'summary', 'qa', 'criteria'] as const;
 
@@ -73,6 +76,13 @@ export class Pipeline {
   async post(requirement: string, options: PostOptions = {}): Promise<Task> {
     const text = requirement.trim();
     if (!text) throw new AutoteamError('a requirement cannot be empty', 'INVALID_REQUIREMENT');
+    const bytes = Buffer.byteLength(text);
+    if (bytes > MAX_REQUIREMENT_BYTES) {
+      throw new AutoteamError(
+        `a requirement is at most ${MAX_REQUIREMENT_BYTES / 1024} KB (this one is ${Math.ceil(bytes / 1024)} KB): put the details in a file and refer to it`,
+        'INVALID_REQUIREMENT',
+      );
+    }
     const pipeline = await this.allocateId();
     const stage = options.startStage ?? 'requirements';
     const criteria: Criterion[] =
@@ -221,7 +231,8 @@ export class Pipeline {
       if (existing) return { ok: true, status: 'active' as const, next: existing };
       const next = await this.board.create({
         subject,
-        description: requirement,
+        // The requirement itself is in the artifacts and the handoff: the description is a pointer.
+        description: requirement.length > 300 ? `${requirement.slice(0, 299)}…` : requirement,
         role: roleForStage(stage),
         stage,
         pipeline: from.pipeline,
