@@ -1,0 +1,104 @@
+/**
+ * What people write by hand, and what they should not be able to break the board with: tasks in the
+ * lesson's format, its team config and inbox lines, oversized task files, locks dated in the future.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { withLock } from '../../src/core/board/lock.js';
+import { Mailbox } from '../../src/core/board/mailbox.js';
+import { TaskBoard } from '../../src/core/board/task-board.js';
+import { TeamRegistry } from '../../src/core/board/team-registry.js';
+import { describeRun, runCli } from '../helpers/pipeline-cli.js';
+
+const roots: string[] = [];
+afterEach(() => {
+  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
+});
+
+function board(): string {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-formats-')));
+  roots.push(root);
+  fs.mkdirSync(path.join(root, '.tasks'));
+  fs.mkdirSync(path.join(root, '.team', 'inbox'), { recursive: true });
+  return root;
+}
+
+describe('hand-written files', () => {
+  it("a task in the lesson's own format is listed, claimed and then written in full", async () => {
+    const root = board();
+    const lesson = { id: 1, subject: 'Write the changelog', description: 'for 0.2', status: 'pending', owner: '', blockedBy: [], blocks: [] };
+    fs.writeFileSync(path.join(root, '.tasks', 'task_1.json'), JSON.stringify(lesson));
+    fs.writeFileSync(path.join(root, '.tasks', 'task_2.json'), JSON.stringify({ subject: 'Only a subject' }));
+    const tasks = new TaskBoard(root);
+    expect(tasks.problems()).toEqual([]);
+    expect(tasks.list().map((t) => ({ id: t.id, subject: t.subject, status: t.status, owner: t.owner }))).toEqual([
+      { id: 1, subject: 'Write the changelog', status: 'pending', owner: null },
+      { id: 2, subject: 'Only a subject', status: 'pending', owner: null },
+    ]);
+    const claim = await tasks.claim(1, 'eng');
+    expect(claim).toMatchObject({ ok: true, task: { owner: 'eng', status: 'in_progress' } });
+    const written = JSON.parse(fs.readFileSync(path.join(root, '.tasks', 'task_1.json'), 'utf8')) as Record<string, unknown>;
+    expect(written).toMatchObject({ id: 1, owner: 'eng', claims: 1, history: [expect.objectContaining({ event: 'claimed' })] });
+    expect(written.createdAt).toEqual(expect.any(String));
+  });
+
+  it("the lesson's team config (team_name) and inbox lines ({type, from, content, timestamp}) are read", async () => {
+    const root = board();
+    fs.writeFileSync(path.join(root, '.team', 'config.json'), JSON.stringify({ team_name: 'lesson-team', members: [{ name: 'alice', role: 'engineer', status: 'idle' }] }));
+    const registry = new TeamRegistry(root);
+    expect(registry.read()).toMatchObject({ team: 'lesson-team', lead: 'lead', members: [{ name: 'alice', role: 'engineer', status: 'idle' }] });
+    fs.writeFileSync(path.join(root, '.team', 'inbox', 'alice.jsonl'), `${JSON.stringify({ type: 'message', from: 'lead', content: 'hello alice', timestamp: 1767225600.5 })}\n`);
+    const messages = await new Mailbox(root).drain('alice');
+    expect(messages).toEqual([
+      expect.objectContaining({ type: 'message', from: 'lead', to: 'alice', content: 'hello alice', at: '2026-01-01T00:00:00.500Z', id: expect.stringMatching(/^line-[0-9a-f]{16}$/) }),
+    ]);
+    // autoteam writes its own format from then on, keeping the team's name.
+    await registry.join('bob', 'reviewer');
+    expect(JSON.parse(fs.readFileSync(path.join(root, '.team', 'config.json'), 'utf8'))).toMatchObject({ team: 'lesson-team', members: [{ name: 'alice' }, { name: 'bob' }] });
+  });
+});
+
+describe('what must not break the board', () => {
+  it('a task file over the size limit is a problem, never read, and the others are listed', async () => {
+    const root = board();
+    const tasks = new TaskBoard(root);
+    await tasks.create({ subject: 'small' });
+    const big = { id: 2, subject: 'big', description: 'x'.repeat(6 * 1024 * 1024), status: 'pending' };
+    fs.writeFileSync(path.join(root, '.tasks', 'task_2.json'), JSON.stringify(big));
+    expect(tasks.list().map((t) => t.id)).toEqual([1]);
+    expect(tasks.problems()).toEqual([{ path: path.join(root, '.tasks', 'task_2.json'), message: expect.stringMatching(/6\.0 MB is over the 5 MB limit for a task file; it is not read$/) }]);
+    expect(() => tasks.get(2)).toThrow(/over the 5 MB limit/);
+    expect(await tasks.claimNext('eng')).toMatchObject({ ok: true, task: { id: 1 } });
+  });
+
+  it('a lock directory dated in the future is taken over, not waited on forever', async () => {
+    const root = board();
+    const file = path.join(root, '.tasks', 'task_1.json');
+    const lockDir = path.join(root, '.tasks', '.locks', 'task_1.json.lock');
+    fs.mkdirSync(lockDir, { recursive: true });
+    const future = new Date(Date.now() + 24 * 3600_000);
+    fs.utimesSync(lockDir, future, future);
+    const started = Date.now();
+    expect(await withLock(file, () => 'got it', { staleMs: 2_000 })).toBe('got it');
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('refuses a requirement over 100 KB, and a --dir that is a file, in one line with exit 2', async () => {
+    const root = board();
+    const huge = await runCli(['run', '--auto', '--dir', root, 'x'.repeat(101 * 1024)], { cwd: root });
+    expect(huge.code, describeRun(huge)).toBe(2);
+    expect(huge.stderr.trim()).toBe('autoteam: a requirement is at most 100 KB (this one is 101 KB): put the details in a file and refer to it');
+    expect(fs.readdirSync(path.join(root, '.tasks'))).toEqual([]);
+    const file = path.join(root, 'not-a-dir');
+    fs.writeFileSync(file, 'x');
+    for (const args of [['run', '--auto', '--dir', file, 'x'], ['worker', '--name', 'e', '--role', 'engineer', '--dir', file], ['--dir', file]]) {
+      const run = await runCli(args, { cwd: root, killAfterMs: 15_000 });
+      expect(run.code, describeRun(run)).toBe(2);
+      expect(run.stderr.trim()).toBe(`autoteam: --dir: ${file} is a file, not a directory`);
+    }
+    const stages = await runCli(['stages', '--dir', root], { cwd: root });
+    expect(stages.code).toBe(0);
+  });
+});
