@@ -44,6 +44,11 @@ export class TeammateInbox {
     }
   }
 
+  /** Keeps messages for a later waitFor (an answer that arrived while the teammate was idle). */
+  hold(messages: readonly Message[]): void {
+    this.pending.push(...messages);
+  }
+
   /** Still undecided; a request without a stored record (sent by hand) counts as undecided. */
   undecided(request: Message): boolean {
     if (typeof request.requestId !== 'string') return true;

@@ -105,6 +105,8 @@ export class Teammate {
           break;
         }
         const conversation = messages.filter((m) => !['answer', 'plan_approval_response', 'shutdown_response'].includes(m.type));
+        // An answer that came while idle belongs to a question that will be asked again: keep it for then.
+        this.inbox.hold(messages.filter((m) => m.type === 'answer'));
         if (conversation.length > 0) {
           await this.workOnMessages(conversation);
           idleSince = Date.now();
@@ -313,7 +315,10 @@ export class Teammate {
         const inbox = await this.inbox.take();
         const shutdown = inbox.find((m) => m.type === 'shutdown_request');
         if (shutdown) this.inbox.shutdownRequest = shutdown;
-        const rest = inbox.filter((m) => m.type !== 'shutdown_request');
+        // Answers and plan decisions are for the tool that waits for them, not conversation.
+        const awaited = (m: Message) => m.type === 'answer' || m.type === 'plan_approval_response';
+        this.inbox.hold(inbox.filter(awaited));
+        const rest = inbox.filter((m) => m.type !== 'shutdown_request' && !awaited(m));
         const notes = rest.length ? [`New messages:\n${formatMessages(rest)}`] : [];
         if (shutdown) {
           notes.push(`The lead asks you to shut down (request_id: ${String(shutdown.requestId)}). Answer with shutdown_response.`);

@@ -135,6 +135,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     }
     await this.mailbox.registry.ensure(this.options.team ?? path.basename(this.rootDir));
     await this.reapDead();
+    this.resumeQuestions();
     this.model = await createModel(this.options.model);
     this.answerer = createAnswerer(this.model, this.board);
     this.watcher.on('inbox', (name) => {
@@ -174,6 +175,31 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       }
     }
     this.drainInbox();
+  }
+
+  /**
+   * Questions asked but not answered before this session started (the last lead was killed while
+   * one was pending) are pending again: the next line the person types answers them. The board is
+   * the record: an `asked` event with no `answered` after it on an open task.
+   */
+  private resumeQuestions(): void {
+    for (const task of this.board.list()) {
+      if (task.status !== 'pending' && task.status !== 'in_progress') continue;
+      const asked = task.history.findLastIndex((entry) => entry.event === 'asked');
+      if (asked < 0 || task.history.slice(asked).some((entry) => entry.event === 'answered')) continue;
+      const entry = task.history[asked]!;
+      const question: PendingQuestion = {
+        questionId: `q-${task.id}-${(task.artifacts.qa ?? []).length + 1}`,
+        from: entry.by,
+        question: entry.detail ?? '(the question was not recorded)',
+        task: task.id,
+        pipeline: task.pipeline,
+        at: entry.at,
+      };
+      this.questions.set(question.questionId, question);
+      this.emit('event', { type: 'question', question });
+      if (this.auto) void this.autoReply(question);
+    }
   }
 
   /** Members whose process is gone are marked dead and their tasks handed back at once. */
@@ -328,6 +354,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
           pipeline: typeof message.pipeline === 'number' ? message.pipeline : null,
           at: message.at,
         };
+        // Asked again after a restart: already pending (or answered), not a new question.
+        if (this.questions.has(question.questionId)) return;
         this.questions.set(question.questionId, question);
         this.emit('event', { type: 'question', question });
         if (this.auto) void this.autoReply(question);

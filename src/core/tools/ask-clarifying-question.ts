@@ -1,9 +1,13 @@
 import { z } from 'zod';
+import type { Message } from '../board/schemas.js';
 import { defineTool, reportStatus, settingsOf, toolError } from './tool.js';
 
 export type { QaEntry } from '../board/artifacts.js';
 
 const waitedMs = (since: number) => Date.now() - since;
+
+const normalize = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+const sameQuestion = (a: string, b: string) => normalize(a) === normalize(b);
 
 /** How many refused questions past the limit end the pipeline (the experiment's model asked 21). */
 const REFUSALS_BEFORE_FAILING = 2;
@@ -32,22 +36,25 @@ export const askClarifyingQuestionTool = defineTool({
         `Question limit (${maxQuestions}) reached. Do not ask more: record what you know with save_requirement, assume sensible defaults, and call complete_requirements_analysis.`,
       );
     }
-    const lead = ctx.registry.read().lead;
-    const sent = await ctx.mailbox.send(ctx.agent.name, lead, question, 'question', {
-      questionId: `q-${ctx.task.id}-${qa.length + 1}`,
-      task: ctx.task.id,
-      pipeline: ctx.task.pipeline,
-    });
-    await ctx.record('asked', question);
-    await reportStatus(ctx, 'waiting', 'waiting for an answer');
+    // Asked and answered before (a restart after the answer): the board has it, the person is not asked again.
+    const known = qa.find((entry) => sameQuestion(entry.question, question));
+    if (known) return { content: known.answer };
+    const questionId = `q-${ctx.task.id}-${qa.length + 1}`;
+    const isAnswer = (m: Message) => m.type === 'answer' && m.questionId === questionId;
+    // Answered while no one was waiting (the question was asked before a restart, the answer came after).
+    let reply = await ctx.waitForMessage(isAnswer, 0);
     const started = Date.now();
-    const reply = await ctx.waitForMessage((m) => m.type === 'answer' && m.questionId === sent.questionId, answerTimeoutMs);
-    await reportStatus(ctx, 'working');
-    const answer =
-      reply?.content ??
-      (ctx.signal.aborted || waitedMs(started) < answerTimeoutMs
-        ? 'No answer: the team is being stopped.'
-        : `No answer within ${Math.round(answerTimeoutMs / 1000)} s; proceed with sensible assumptions.`);
+    if (!reply) {
+      const lead = ctx.registry.read().lead;
+      await ctx.mailbox.send(ctx.agent.name, lead, question, 'question', { questionId, task: ctx.task.id, pipeline: ctx.task.pipeline });
+      await ctx.record('asked', question);
+      await reportStatus(ctx, 'waiting', 'waiting for an answer');
+      reply = await ctx.waitForMessage(isAnswer, answerTimeoutMs);
+      await reportStatus(ctx, 'working');
+    }
+    // Stopped while waiting: nothing is recorded, so the question is asked again when the work resumes.
+    if (!reply && (ctx.signal.aborted || waitedMs(started) < answerTimeoutMs)) return { content: 'No answer: the team is being stopped.' };
+    const answer = reply?.content ?? `No answer within ${Math.round(answerTimeoutMs / 1000)} s; proceed with sensible assumptions.`;
     const by = reply?.from ?? 'timeout';
     await ctx.record('answered', `${by}: ${answer}`, (artifacts) => ({
       qa: [...(artifacts.qa ?? []), { question, answer, by }],
