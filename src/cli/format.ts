@@ -37,7 +37,7 @@ export function formatBoard(tasks: readonly Task[]): string {
   const lines = tasks.map((task) => formatTaskLine(task));
   for (const [id, status] of pipelineStatuses(tasks)) {
     const own = tasks.filter((task) => task.pipeline === id);
-    const why = status === 'failed' ? own.find((task) => task.status === 'failed' || task.status === 'cancelled')?.result : null;
+    const why = status === 'failed' || status === 'cancelled' ? own.find((task) => (task.status === 'failed' || task.status === 'cancelled') && !task.artifacts.retriedBy)?.result : null;
     lines.push(`pipeline #${id} ${status} · ${formatUsage(pipelineUsage(own))}${why ? ` — ${why}` : ''}`);
   }
   return lines.join('\n');

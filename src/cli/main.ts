@@ -5,7 +5,10 @@ import { Command, CommanderError, Option } from 'commander';
 import dotenv from 'dotenv';
 import { loadTeammateSettings, type SettingsOverrides, type TeammateSettings } from '../core/agent/settings.js';
 import { containment, describeContainment, INSTALL_HINT } from '../core/exec/sandbox.js';
+import { Mailbox } from '../core/board/mailbox.js';
 import { TaskBoard } from '../core/board/task-board.js';
+import { Pipeline } from '../core/stages/pipeline.js';
+import { pipelineId } from './repl/commands.js';
 import { AutoteamError, ConfigError } from '../core/errors.js';
 import { loadModelConfig } from '../core/model/anthropic.js';
 import { STAGE_DEFINITIONS } from '../core/stages/definitions.js';
@@ -155,6 +158,32 @@ export function buildProgram(): Command {
       if (!fs.existsSync(path.join(dir, '.tasks'))) throw new UsageError(`no board in ${dir} (no .tasks/ directory)`);
       console.log(JSON.stringify(new TaskBoard(dir).get(n), null, 2));
     });
+
+  for (const [name, what] of [
+    ['cancel', "cancel a pipeline's open tasks; their owners stop"],
+    ['retry', 'restart a failed or cancelled pipeline from the stage that failed'],
+  ] as const) {
+    program
+      .command(name)
+      .description(what)
+      .argument('<pipeline>', 'pipeline id')
+      .addOption(dirOption())
+      .action(async (id: string, _options: unknown, command: Command) => {
+        const dir = existingBoardDir(command);
+        if (!fs.existsSync(path.join(dir, '.tasks'))) throw new UsageError(`no board in ${dir} (no .tasks/ directory)`);
+        const mailbox = new Mailbox(dir);
+        const pipeline = new Pipeline(new TaskBoard(dir), mailbox);
+        const lead = mailbox.registry.read().lead;
+        const n = pipelineId(id);
+        if (name === 'cancel') {
+          const cancelled = await pipeline.cancel(n, lead);
+          console.log(`pipeline #${n} cancelled: ${cancelled.map((t) => `#${t}`).join(', ')}`);
+        } else {
+          const task = await pipeline.retry(n, lead);
+          console.log(`pipeline #${n} retried: task #${task.id} (${task.stage}${task.revision ? ` r${task.revision}` : ''}) — ${task.subject}`);
+        }
+      });
+  }
 
   program
     .command('stages')

@@ -34,7 +34,7 @@ export function BoardPanel({ view, width }: { view: BoardView; width: number }) 
       {pipelines.length ? (
         <Text>
           {pipelines.map(([id, status], index) => (
-            <Text key={id} color={status === 'approved' ? 'green' : status === 'failed' ? 'red' : 'yellow'}>
+            <Text key={id} color={status === 'approved' ? 'green' : status === 'failed' ? 'red' : status === 'cancelled' ? 'gray' : 'yellow'}>
               {index ? '  ' : ''}pipeline #{id} {status}
               <Text dimColor>{view.usage.get(id) ? ` (${formatUsage(view.usage.get(id)!)})` : ''}</Text>
             </Text>

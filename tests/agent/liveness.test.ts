@@ -137,9 +137,12 @@ describe('members whose process is gone', () => {
     await until(() => tasks.get(task.id).status === 'in_progress' && tasks.get(task.id).owner === 'e9', 'e9 is working the task', { timeoutMs: 20_000 });
     const killedAt = Date.now();
     claimer.proc.kill('SIGKILL');
-    await until(() => tasks.get(task.id).status === 'pending', 'the task handed back', { timeoutMs: 10_000 });
+    // At most the lock's stale time (10 s) when the worker died holding the task file's lock.
+    await until(() => tasks.get(task.id).status === 'pending', 'the task handed back', { timeoutMs: 20_000 }).catch((error: Error) => {
+      throw new Error(`${error.message}\nmember: ${JSON.stringify(registry.get('e9'))}\ntask: ${JSON.stringify(tasks.get(task.id).history)}\n${claimer.output()}`);
+    });
     // The lease (30 s) did not run out: the lead saw the process gone.
-    expect(Date.now() - killedAt).toBeLessThan(10_000);
+    expect(Date.now() - killedAt).toBeLessThan(20_000);
     expect(registry.get('e9')).toMatchObject({ status: 'dead', reason: expect.stringMatching(/^pid \d+ is not running$/) });
     expect(tasks.get(task.id).history.at(-1)).toMatchObject({ event: 'released', detail: expect.stringMatching(/^e9 is dead \(pid \d+ is not running\)$/) });
   });

@@ -22,6 +22,12 @@ interface Command {
   run(args: string, io: CommandIO): Promise<Outcome | void> | Outcome | void;
 }
 
+export function pipelineId(text: string): number {
+  const id = Number(text.trim().replace(/^#/, ''));
+  if (!Number.isInteger(id) || id <= 0) throw new AutoteamError(`a pipeline id is a positive whole number, got '${text.trim()}'`, 'USAGE');
+  return id;
+}
+
 function taskId(text: string): number {
   const id = Number(text.trim().replace(/^#/, ''));
   if (!Number.isInteger(id) || id <= 0) throw new AutoteamError(`a task id is a positive whole number, got '${text.trim()}'`, 'USAGE');
@@ -78,6 +84,26 @@ export const COMMANDS: readonly Command[] = [
     run: async (args, io) => {
       const task = await io.session.post(need(args, '/post <requirement>'));
       io.print(`posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}`);
+    },
+  },
+  {
+    name: 'cancel',
+    args: '<pipeline>',
+    help: "cancel a pipeline's open tasks (their owners stop)",
+    run: async (args, io) => {
+      const id = pipelineId(need(args, '/cancel <pipeline>'));
+      const cancelled = await io.session.pipeline.cancel(id, io.session.lead);
+      io.print(`pipeline #${id} cancelled: ${cancelled.map((t) => `#${t}`).join(', ')}`);
+    },
+  },
+  {
+    name: 'retry',
+    args: '<pipeline>',
+    help: 'restart a failed or cancelled pipeline from the stage that failed',
+    run: async (args, io) => {
+      const id = pipelineId(need(args, '/retry <pipeline>'));
+      const task = await io.session.pipeline.retry(id, io.session.lead);
+      io.print(`pipeline #${id} retried: task #${task.id} (${task.stage}${task.revision ? ` r${task.revision}` : ''}) — ${task.subject}`);
     },
   },
   {

@@ -93,6 +93,9 @@ export const ArtifactsSchema = z.looseObject({
   diff: z.string().optional(),
   /** The signal tool that ended the task (complete_requirements_analysis, submit_for_review, …). */
   signal: z.string().optional(),
+  /** A failed or cancelled task that was retried: the task that took its place (and back). */
+  retriedBy: z.number().int().positive().optional(),
+  retryOf: z.number().int().positive().optional(),
   /** The task this one was posted from. */
   from: z.number().int().positive().optional(),
   requirePlan: z.boolean().optional(),

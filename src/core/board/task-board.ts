@@ -291,6 +291,17 @@ export class TaskBoard {
     });
   }
 
+  /**
+   * Cancels an open task whoever holds it (the person's decision, not a teammate's): status
+   * `cancelled`, lease gone, so the holder's next fenced write or renewal is refused.
+   */
+  async cancel(id: number, by: string, reason: string): Promise<MutationResult> {
+    return this.mutate(id, (task) => {
+      if (task.status !== 'pending' && task.status !== 'in_progress') return new Refusal(`task #${id} is ${task.status}`);
+      return { ...task, status: 'cancelled', lease: null, result: reason, history: [...task.history, this.entry(by, 'cancelled', reason)] };
+    });
+  }
+
   /** Adds one model call's usage to the task (fenced; no history entry). */
   async recordUsage(id: number, fence: Fence, delta: { inputTokens: number; outputTokens: number }): Promise<MutationResult> {
     return this.mutate(id, (task) => {

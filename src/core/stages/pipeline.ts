@@ -14,7 +14,7 @@ import { handoffData, renderHandoff } from './handoff.js';
 import { manifestDiff } from './submission.js';
 import { repeatedBlocker } from './verdicts.js';
 
-export type PipelineStatus = 'active' | 'approved' | 'failed';
+export type PipelineStatus = 'active' | 'approved' | 'failed' | 'cancelled';
 
 export interface PipelineState {
   id: number;
@@ -210,12 +210,68 @@ export class Pipeline {
     return { ok: true, status: 'failed', next: null, reason };
   }
 
+  /**
+   * Cancels every open task of a pipeline (owners are told; their in-flight work stops at its next
+   * fenced write or lease renewal). Returns the ids cancelled.
+   */
+  async cancel(pipeline: number, by: string): Promise<number[]> {
+    const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
+    if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${pipeline}`, 'NOT_FOUND');
+    const open = tasks.filter((task) => task.status === 'pending' || task.status === 'in_progress');
+    if (open.length === 0) throw new AutoteamError(`pipeline #${pipeline} has nothing open to cancel (it is ${pipelineStatus(tasks)})`, 'USAGE');
+    const cancelled: number[] = [];
+    for (const task of open) {
+      const result = await this.board.cancel(task.id, by, `cancelled by ${by}`);
+      if (!result.ok) continue;
+      cancelled.push(task.id);
+      if (task.status === 'in_progress' && task.owner) {
+        await this.mailbox.send(by, task.owner, `Task #${task.id} was cancelled by ${by}: stop working on it.`, 'message', { task: task.id }).catch(() => undefined);
+      }
+    }
+    this.options.trace?.write({ kind: 'transition', pipeline, from: cancelled[0] ?? 0, to: null, stage: 'pipeline', next: 'cancelled', by });
+    return cancelled;
+  }
+
+  /**
+   * Restarts a failed or cancelled pipeline from the stage that failed: a new task of that stage with
+   * what the failed one was handed (its requirements, Q&A and criteria kept, its own verdicts and
+   * reports dropped). The failed task stays on the board, marked `retriedBy`.
+   */
+  async retry(pipeline: number, by: string): Promise<Task> {
+    const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
+    if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${pipeline}`, 'NOT_FOUND');
+    const status = pipelineStatus(tasks);
+    if (status !== 'failed' && status !== 'cancelled') {
+      throw new AutoteamError(`pipeline #${pipeline} is ${status}; only a failed or cancelled pipeline can be retried`, 'USAGE');
+    }
+    const failed = tasks.filter((task) => isFailed(task) && task.artifacts.retriedBy === undefined);
+    const from = failed.find((task) => task.status === 'failed') ?? failed[0]!;
+    const { lint: _l, tests: _t, complexity: _c, checks: _k, verdict: _v, comment: _m, issues: _i, criteriaVerdicts: _cv, signal: _s, retriedBy: _r, ...kept } =
+      from.artifacts;
+    const next = await this.board.create({
+      subject: from.subject,
+      description: from.description,
+      role: from.role,
+      stage: from.stage,
+      pipeline,
+      revision: from.revision,
+      handoff: from.handoff,
+      artifacts: { ...kept, ...(from.stage === 'implementation' && from.artifacts.issues ? { issues: from.artifacts.issues } : {}), retryOf: from.id },
+      by,
+    });
+    for (const task of failed) {
+      await this.board.update(task.id, { artifacts: { retriedBy: next.id } }, { by, event: 'retried', detail: `retried as #${next.id}` });
+    }
+    this.traceTransition(from, next.id, from.stage ?? 'task', by);
+    return next;
+  }
+
   state(pipeline: number): PipelineState {
     const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
     const failed = tasks.find(isFailed);
     const revisions = Math.max(0, ...tasks.map((task) => task.revision));
     const usage = pipelineUsage(tasks);
-    if (failed) return { id: pipeline, status: 'failed', tasks, reason: failed.result ?? failed.status, revisions, usage };
+    if (failed) return { id: pipeline, status: pipelineStatus(tasks), tasks, reason: failed.result ?? failed.status, revisions, usage };
     return { id: pipeline, status: pipelineStatus(tasks), tasks, revisions, usage };
   }
 
@@ -264,11 +320,14 @@ export class Pipeline {
 
 }
 
-const isFailed = (task: Task) => task.status === 'failed' || task.status === 'cancelled';
+/** A failed or cancelled task that was not retried (a retried one is history, not the pipeline's state). */
+const isFailed = (task: Task) => (task.status === 'failed' || task.status === 'cancelled') && task.artifacts.retriedBy === undefined;
 
 /** One pipeline's status from its tasks: failed if any failed, approved once a review approved it. */
 export function pipelineStatus(tasks: readonly Task[]): PipelineStatus {
-  if (tasks.some(isFailed)) return 'failed';
+  const ended = tasks.filter(isFailed);
+  if (ended.some((task) => task.status === 'failed')) return 'failed';
+  if (ended.length > 0) return 'cancelled';
   const approved = tasks.some((task) => task.stage === 'review' && task.status === 'completed' && task.artifacts.verdict === 'approved');
   return approved ? 'approved' : 'active';
 }

@@ -1,0 +1,96 @@
+/**
+ * The person's control over a pipeline: cancel stops its open tasks (and the teammate on one), retry
+ * restarts a failed or cancelled one from the stage that ended it, with what the board already holds.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Mailbox } from '../../src/core/board/mailbox.js';
+import { TaskBoard } from '../../src/core/board/task-board.js';
+import { TeamRegistry } from '../../src/core/board/team-registry.js';
+import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
+import { Pipeline } from '../../src/core/stages/pipeline.js';
+import { until } from '../helpers/agent-wait.js';
+import { describeRun, runCli } from '../helpers/pipeline-cli.js';
+
+const roots: string[] = [];
+const sessions: LeadSession[] = [];
+afterEach(async () => {
+  for (const session of sessions.splice(0)) await session.close(1_000).catch(() => undefined);
+  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
+});
+
+function board(): string {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-cancel-')));
+  roots.push(root);
+  return root;
+}
+
+describe('cancel and retry', () => {
+  it('cancel stops the teammate waiting on the task; retry resumes from the same stage with the answers kept', async () => {
+    const root = board();
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: 50, leaseMs: 1_500 } });
+    sessions.push(session);
+    const questions: string[] = [];
+    session.on('event', (event: LeadEvent) => {
+      if (event.type === 'question') questions.push(event.question.questionId);
+    });
+    await session.start();
+    const first = await session.post('Write a Python script that organizes my Downloads folder by file type.');
+    await until(() => questions.length === 1, 'the first question');
+    await session.answer('Pictures and Misc only');
+    await until(() => questions.length === 2, 'the second question');
+    const registry = new TeamRegistry(root);
+    expect(registry.get('analyst')?.status).toBe('waiting');
+
+    const cancelled = await session.pipeline.cancel(first.pipeline!, 'lead');
+    expect(cancelled).toEqual([first.id]);
+    expect(session.board.get(first.id)).toMatchObject({ status: 'cancelled', result: 'cancelled by lead', lease: null });
+    expect(session.pipeline.state(first.pipeline!).status).toBe('cancelled');
+    // The analyst was told, and stopped waiting: its claim is gone.
+    await until(() => registry.get('analyst')?.status === 'idle', 'the analyst stopped', { timeoutMs: 10_000 });
+    await expect(session.pipeline.cancel(first.pipeline!, 'lead')).rejects.toThrow(`pipeline #${first.pipeline} has nothing open to cancel (it is cancelled)`);
+
+    session.autoAnswer = true;
+    const retried = await session.pipeline.retry(first.pipeline!, 'lead');
+    expect(retried).toMatchObject({ stage: 'requirements', pipeline: first.pipeline, status: 'pending', artifacts: expect.objectContaining({ retryOf: first.id }) });
+    expect(retried.artifacts.qa).toEqual([expect.objectContaining({ answer: 'Pictures and Misc only' })]);
+    expect(session.board.get(first.id).artifacts.retriedBy).toBe(retried.id);
+    const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(40_000));
+    expect(state.status).toBe('approved');
+    // The first answer came from the board: the person (here the simulated user) was asked once more only.
+    const analysis = session.board.get(retried.id);
+    expect(analysis.artifacts.qa?.map((entry) => entry.answer)[0]).toBe('Pictures and Misc only');
+    expect(analysis.artifacts.criteria?.[0]?.criterion).toMatch(/Pictures \(.*\); Misc \(anything else\)$/);
+  }, 60_000);
+
+  it('retry is refused for an active or approved pipeline; both exist as subcommands with exit 2 on misuse', async () => {
+    const root = board();
+    const tasks = new TaskBoard(root);
+    const mailbox = new Mailbox(root);
+    await mailbox.registry.ensure('test');
+    const pipeline = new Pipeline(tasks, mailbox);
+    const first = await pipeline.post('Write a greeting program.', { startStage: 'implementation' });
+    await expect(pipeline.retry(1, 'lead')).rejects.toThrow('pipeline #1 is active; only a failed or cancelled pipeline can be retried');
+    const early = await runCli(['retry', '1', '--dir', root], { cwd: root });
+    expect(early.code, describeRun(early)).toBe(2);
+    expect(early.stderr.trim()).toBe('autoteam: pipeline #1 is active; only a failed or cancelled pipeline can be retried');
+    const unknown = await runCli(['cancel', '7', '--dir', root], { cwd: root });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr.trim()).toBe('autoteam: there is no pipeline #7');
+
+    const claim = await tasks.claim(first.id, 'engineer');
+    if (!claim.ok) throw new Error(claim.reason);
+    await pipeline.fail(claim.task, { owner: 'engineer', token: claim.task.claims }, 'max turns (30) reached');
+    expect(pipeline.state(1).status).toBe('failed');
+    const retry = await runCli(['retry', '#1', '--dir', root], { cwd: root });
+    expect(retry.code, describeRun(retry)).toBe(0);
+    expect(retry.stdout.trim()).toBe('pipeline #1 retried: task #2 (implementation) — Implement: Write a greeting program.');
+    expect(pipeline.state(1).status).toBe('active');
+    const cancel = await runCli(['cancel', '1', '--dir', root], { cwd: root });
+    expect(cancel.stdout.trim()).toBe('pipeline #1 cancelled: #2');
+    const list = await runCli(['tasks', '--dir', root], { cwd: root });
+    expect(list.stdout).toMatch(/\[!\] #1: .*\n\[-\] #2: .*\npipeline #1 cancelled · 0 model calls · 0 tokens — cancelled by lead/);
+  });
+});
