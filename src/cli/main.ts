@@ -69,7 +69,7 @@ function settingsOptions(command: Command): Command {
     .option('--token-budget-pipeline <n>', 'input+output tokens of one pipeline before it fails; default 500000 (env TOKEN_BUDGET_PIPELINE)')
     .option('--max-attempts <n>', 'failed attempts (model or runtime errors) before a task fails; default 5 (env MAX_ATTEMPTS)')
     .option('--sandbox <mode>', 'contain the code the agents run: auto (bubblewrap when it works), required, off (env AUTOTEAM_SANDBOX)')
-    .option('--allow-network [stages]', 'let executed code use the network: every stage, or a comma list (env AUTOTEAM_ALLOW_NETWORK)');
+    .option('--allow-network <stages>', "let executed code use the network: 'all', or a comma list of stages (env AUTOTEAM_ALLOW_NETWORK)");
 }
 
 function overrides(options: Record<string, unknown>): SettingsOverrides {
@@ -85,7 +85,7 @@ function overrides(options: Record<string, unknown>): SettingsOverrides {
     tokenBudgetPipeline: pick('tokenBudgetPipeline'),
     maxAttempts: pick('maxAttempts'),
     sandbox: pick('sandbox'),
-    allowNetwork: options.allowNetwork === true ? true : pick('allowNetwork'),
+    allowNetwork: pick('allowNetwork'),
   };
 }
 

@@ -43,6 +43,8 @@ export interface RunSummary {
   wallMs: number;
 }
 
+const DISK_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
+
 /** `autoteam run`: start the team, post one requirement, follow it to the end, print a summary. */
 export async function runHeadless(options: RunCommandOptions): Promise<number> {
   if (!options.requirement.trim()) throw new AutoteamError('a requirement cannot be empty', 'USAGE');
@@ -86,6 +88,9 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       fatalError = event.event.error;
       fatal.abort();
     }
+    // A full or read-only disk will not heal while the run waits: stop with that one line.
+    const failure = event.type === 'teammate' && event.event.type === 'error' ? event.event.error : event.type === 'error' ? event : null;
+    if (failure && DISK_CODES.has(failure.code)) stopWith(`the board's disk refused a write (${failure.code}): ${failure.message}`);
     const line = describeEvent(event);
     if (line) log(line);
     if (event.type === 'question' && !options.auto) {

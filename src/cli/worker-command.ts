@@ -34,6 +34,12 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  // Output that has nowhere to go (a closed pipe) must not crash the worker with its task in hand.
+  const ignoreBrokenPipe = (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  };
+  process.stdout.on('error', ignoreBrokenPipe);
+  process.stderr.on('error', ignoreBrokenPipe);
   console.log(`[${options.name}] ${options.role} on ${describeModel(spec)}, board ${options.dir}`);
   const teammate = new Teammate({
     name: options.name,

@@ -182,3 +182,50 @@ describe.runIf(bwrap.kind === 'bwrap')('sandbox: what only bubblewrap contains',
     expect(fs.existsSync('/tmp/x') && fs.readFileSync('/tmp/x', 'utf8') === 'tmp\n').toBe(false);
   });
 });
+
+describe('the runtime\'s own helpers are no way out', () => {
+  it('the linter and the complexity analysis never import a module the workspace plants (json.py)', async () => {
+    const { lintFile } = await import('../../src/core/exec/lint.js');
+    const { analyzeComplexity } = await import('../../src/core/exec/complexity.js');
+    const { root, workspace } = board();
+    const marker = path.join(root, 'PLANTED_MODULE_RAN');
+    fs.writeFileSync(path.join(workspace, 'json.py'), `open(${JSON.stringify(marker)}, 'w').write('ran')\n`);
+    fs.writeFileSync(path.join(workspace, 'main.py'), '"""Main."""\nprint("hi")\n');
+    const sandbox = new Sandbox({ workspace, hidden: [root], network: false, limits: DEFAULT_LIMITS }, { kind: 'none', reason: 'test' });
+    const report = await lintFile(workspace, 'main.py', { sandbox });
+    expect(report.ok).toBe(true);
+    const complexity = await analyzeComplexity(workspace, 'main.py', { sandbox });
+    expect(complexity.file).toBe('main.py');
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+
+  it('a smoke run copies no file through a link (a package.json pointing at a secret stays behind)', async () => {
+    const { runTests } = await import('../../src/core/exec/test-runner.js');
+    const { root, workspace } = board();
+    fs.writeFileSync(path.join(workspace, 'app.mjs'), "// Print package.json if there is one.\nimport fs from 'node:fs';\nconsole.log(fs.existsSync('package.json') ? fs.readFileSync('package.json', 'utf8') : 'no package.json');\n");
+    fs.symlinkSync(path.join(root, '.env'), path.join(workspace, 'package.json'));
+    const result = await runTests(workspace, 'app.mjs', { timeoutMs: 20_000, maxOutputChars: 10_000 });
+    expect(result.output).toContain('no package.json');
+    expect(result.output).not.toContain(SECRET);
+  });
+
+  it('a PATH entry under the home directory is bound alone, not the folder around it', () => {
+    const home = os.homedir();
+    const entry = path.join(home, '.autoteam-test-tool', 'bin');
+    const secret = path.join(home, '.autoteam-test-tool', 'credentials');
+    fs.mkdirSync(entry, { recursive: true });
+    fs.writeFileSync(secret, SECRET);
+    try {
+      const { root, workspace } = board();
+      const sandbox = new Sandbox({ workspace, hidden: [root], network: false, limits: DEFAULT_LIMITS, baseEnv: { PATH: `${entry}:/usr/bin:/bin` } }, { kind: 'bwrap', bwrap: '/usr/bin/bwrap' });
+      const { args } = sandbox.command('true', []);
+      const binds = args.flatMap((arg, i) => (arg === '--ro-bind' ? [args[i + 1]!] : []));
+      expect(binds).toContain(entry);
+      expect(binds).not.toContain(path.dirname(entry));
+      expect(args).toContain('--tmpfs');
+      expect(args[args.indexOf(home) - 1]).toBe('--tmpfs');
+    } finally {
+      fs.rmSync(path.join(home, '.autoteam-test-tool'), { recursive: true, force: true });
+    }
+  });
+});

@@ -15,6 +15,10 @@ export function workInFlight(session: LeadSession): string | null {
   if (session.questions.size > 0 && !session.autoAnswer) return null;
   if (active.length) return `pipeline ${active.map((id) => `#${id}`).join(', ')} still active`;
   if (working.length) return `task ${working.map((task) => `#${task.id}`).join(', ')} in progress`;
+  // A general task just posted (by the lead's create_task) that a running teammate can claim.
+  const roles = new Set(session.manager.handles().map((handle) => handle.role));
+  const claimable = [...roles].flatMap((role) => session.board.scanUnclaimed(role)).filter((task) => task.pipeline === null);
+  if (claimable.length) return `task ${[...new Set(claimable.map((task) => `#${task.id}`))].join(', ')} waiting to be claimed`;
   return null;
 }
 

@@ -170,7 +170,8 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   }
 
   async shutdownAll(graceMs = 5_000): Promise<TeammateExit[]> {
-    const exits = await Promise.all(this.handles().map((handle) => this.requestShutdown(handle.name, graceMs)));
+    // A protocol that cannot be written (a full disk) still ends in a stop.
+    const exits = await Promise.all(this.handles().map((handle) => this.requestShutdown(handle.name, graceMs).catch(() => this.stop(handle.name, graceMs))));
     return exits.filter((exit): exit is TeammateExit => exit !== null);
   }
 

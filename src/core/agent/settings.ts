@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxMode, type SandboxPolicy } from '../exec/sandbox.js';
+import { secretValues } from '../trace/redact.js';
 import { DEFAULT_RUNTIME_SETTINGS, type RuntimeSettings } from '../tools/tool.js';
 
 export interface TeammateSettings {
@@ -83,17 +84,19 @@ const NETWORK_STAGES = ['requirements', 'implementation', 'review', 'general'];
 
 /** The sandbox policy from SANDBOX, ALLOW_NETWORK, SANDBOX_PASS_ENV and SANDBOX_* limits, then flags. */
 function loadSandboxPolicy(env: NodeJS.ProcessEnv, flags: SettingsOverrides): SandboxPolicy {
-  const mode = flags.sandbox ?? env.AUTOTEAM_SANDBOX ?? 'auto';
+  const modeName = flags.sandbox !== undefined ? '--sandbox' : 'AUTOTEAM_SANDBOX';
+  const mode = (flags.sandbox ?? env.AUTOTEAM_SANDBOX ?? 'auto').trim().toLowerCase();
   if (!SANDBOX_MODES.includes(mode as SandboxMode)) {
-    throw new ConfigError(`--sandbox: '${mode}' is not one of ${SANDBOX_MODES.join(', ')}`);
+    throw new ConfigError(`${modeName}: '${mode}' is not one of ${SANDBOX_MODES.join(', ')}`);
   }
-  const rawNetwork = flags.allowNetwork ?? env.AUTOTEAM_ALLOW_NETWORK;
+  const networkName = flags.allowNetwork !== undefined ? '--allow-network' : 'AUTOTEAM_ALLOW_NETWORK';
+  const rawNetwork = String(flags.allowNetwork ?? env.AUTOTEAM_ALLOW_NETWORK ?? '').trim().toLowerCase();
   let network: string[] = [];
-  if (rawNetwork === true || rawNetwork === '1' || rawNetwork === 'true' || rawNetwork === '*' || rawNetwork === 'all') network = ['*'];
-  else if (typeof rawNetwork === 'string' && rawNetwork.trim() && rawNetwork !== '0' && rawNetwork !== 'false') {
+  if (['1', 'true', '*', 'all'].includes(rawNetwork)) network = ['*'];
+  else if (rawNetwork && rawNetwork !== '0' && rawNetwork !== 'false' && rawNetwork !== 'none') {
     network = rawNetwork.split(',').map((stage) => stage.trim()).filter(Boolean);
     const unknown = network.filter((stage) => !NETWORK_STAGES.includes(stage));
-    if (unknown.length) throw new ConfigError(`--allow-network: unknown stage ${unknown.join(', ')} (stages: ${NETWORK_STAGES.join(', ')})`);
+    if (unknown.length) throw new ConfigError(`${networkName}: unknown stage ${unknown.join(', ')} (all, or stages: ${NETWORK_STAGES.join(', ')})`);
   }
   const limit = (name: string, fallback: number, min: number) => {
     const raw = env[name];
@@ -103,6 +106,8 @@ function loadSandboxPolicy(env: NodeJS.ProcessEnv, flags: SettingsOverrides): Sa
   const passEnv = (env.SANDBOX_PASS_ENV ?? '').split(',').map((name) => name.trim()).filter(Boolean);
   const badName = passEnv.find((name) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name));
   if (badName) throw new ConfigError(`SANDBOX_PASS_ENV: '${badName}' is not a variable name`);
+  const secret = passEnv.find((name) => secretValues({ [name]: 'x'.repeat(8) }).length > 0);
+  if (secret) throw new ConfigError(`SANDBOX_PASS_ENV: ${secret} looks like a secret; the code the agents run must not see it`);
   return {
     mode: mode as SandboxMode,
     network,

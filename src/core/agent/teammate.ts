@@ -15,7 +15,7 @@ import { generalTools, stageTools } from '../tools/registry.js';
 import type { ToolContext } from '../tools/tool.js';
 import { redact } from '../trace/redact.js';
 import { Trace } from '../trace/trace.js';
-import { containment, Sandbox } from '../exec/sandbox.js';
+import { containment, hiddenStartDir, Sandbox } from '../exec/sandbox.js';
 import { compactConversation } from './compaction.js';
 import { identityMessages } from './identity.js';
 import { type LoopOutcome, runLoop } from './loop.js';
@@ -341,7 +341,8 @@ export class Teammate {
     const sandbox = new Sandbox(
       {
         workspace,
-        hidden: [this.board.rootDir],
+        // The board, and the directory autoteam was started in (its .env, the person's project).
+        hidden: [this.board.rootDir, ...hiddenStartDir()],
         network: policy.network.includes('*') || policy.network.includes(stage),
         limits: policy.limits,
         passEnv: policy.passEnv,

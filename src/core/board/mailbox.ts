@@ -108,7 +108,7 @@ export class Mailbox {
     const file = this.inboxPath(name);
     const lines = messages.map((message) => `${redact(JSON.stringify(message), this.secrets)}\n`).join('');
     for (const message of messages) this.seen.delete(message.id);
-    await withLock(file, () => fs.appendFileSync(file, lines), { staleMs: this.lockStaleMs });
+    await withLock(file, () => appendWhole(file, lines), { staleMs: this.lockStaleMs });
   }
 
   /** Reads `name`'s inbox without taking anything out. */
@@ -132,7 +132,7 @@ export class Mailbox {
     }
     const file = this.inboxPath(to);
     const line = `${redact(JSON.stringify(parsed.data), this.secrets)}\n`;
-    await withLock(file, () => fs.appendFileSync(file, line), { staleMs: this.lockStaleMs });
+    await withLock(file, () => appendWhole(file, line), { staleMs: this.lockStaleMs });
     return parsed.data;
   }
 
@@ -202,4 +202,22 @@ function fromLessonLine(raw: unknown, inbox: string, line: string): unknown {
     message.at = new Date(ms).toISOString();
   }
   return message;
+}
+
+/**
+ * Appends `text` or nothing: a failed append (a full disk) is cut back to the old length under the
+ * caller's lock, so no torn line is left for the next message to be glued to.
+ */
+function appendWhole(file: string, text: string): void {
+  const before = fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+  try {
+    fs.appendFileSync(file, text);
+  } catch (error) {
+    try {
+      fs.truncateSync(file, before);
+    } catch {
+      // nothing was created
+    }
+    throw error;
+  }
 }

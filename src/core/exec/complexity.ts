@@ -4,7 +4,8 @@ import ts from 'typescript';
 import { AutoteamError } from '../errors.js';
 import { type Language, languageOf } from './language.js';
 import { runProcess } from './process.js';
-import { resolveInWorkspace, workspaceRelative } from './sandbox-path.js';
+import type { Sandbox } from './sandbox.js';
+import { assertPlainFile, resolveInWorkspace, workspaceRelative } from './sandbox-path.js';
 
 export interface UnitComplexity {
   name: string;
@@ -89,13 +90,15 @@ for child in tree.body:
 print(json.dumps({'functions': functions, 'module': module}))
 `;
 
-async function pythonCounts(abs: string, cwd: string, signal?: AbortSignal): Promise<{ functions: Counts[]; module: Counts }> {
-  const result = await runProcess('python3', ['-c', PYTHON_COMPLEXITY, abs], {
+async function pythonCounts(abs: string, cwd: string, signal?: AbortSignal, sandbox?: Sandbox): Promise<{ functions: Counts[]; module: Counts }> {
+  // -I: isolated, so a module of the workspace's never shadows one the analysis imports.
+  const result = await runProcess('python3', ['-I', '-c', PYTHON_COMPLEXITY, abs], {
     cwd,
     timeoutMs: 30_000,
     maxOutputChars: 1_000_000,
     signal,
     env: { PYTHONDONTWRITEBYTECODE: '1' },
+    ...(sandbox ? { sandbox } : {}),
   });
   let parsed: { functions?: Counts[]; module?: Counts; error?: { line: number; message: string } };
   try {
@@ -187,11 +190,12 @@ const withCyclomatic = (counts: Counts): UnitComplexity => ({
 });
 
 /** Per-function complexity of one workspace file, from the Python `ast` module or the TypeScript AST. */
-export async function analyzeComplexity(workspace: string, file: string, options: { signal?: AbortSignal } = {}): Promise<ComplexityReport> {
+export async function analyzeComplexity(workspace: string, file: string, options: { signal?: AbortSignal; sandbox?: Sandbox } = {}): Promise<ComplexityReport> {
   const language = languageOf(file, 'analyze');
   const abs = resolveInWorkspace(workspace, file);
+  assertPlainFile(abs, file);
   if (!fs.statSync(abs).isFile()) throw new AutoteamError(`'${file}' is not a file`, 'NOT_A_FILE');
-  const counts = language === 'python' ? await pythonCounts(abs, path.resolve(workspace), options.signal) : scriptCounts(abs);
+  const counts = language === 'python' ? await pythonCounts(abs, path.resolve(workspace), options.signal, options.sandbox) : scriptCounts(abs);
   const functions = counts.functions.map(withCyclomatic).sort((a, b) => a.line - b.line);
   const module = withCyclomatic(counts.module);
   const units = [module, ...functions];

@@ -4,7 +4,8 @@ import ts from 'typescript';
 import { AutoteamError } from '../errors.js';
 import { type Language, languageOf } from './language.js';
 import { runProcess } from './process.js';
-import { resolveInWorkspace, workspaceRelative } from './sandbox-path.js';
+import type { Sandbox } from './sandbox.js';
+import { assertPlainFile, resolveInWorkspace, workspaceRelative } from './sandbox-path.js';
 
 export interface LintProblem {
   line: number;
@@ -21,6 +22,8 @@ export interface LintReport {
 
 export interface LintOptions {
   signal?: AbortSignal;
+  /** The task's sandbox: the Python helper runs in it like any process the agents cause. */
+  sandbox?: Sandbox;
   timeoutMs?: number;
 }
 
@@ -67,12 +70,14 @@ function styleProblems(text: string): LintProblem[] {
 }
 
 async function pythonProblems(abs: string, cwd: string, options: LintOptions): Promise<LintProblem[]> {
-  const result = await runProcess('python3', ['-c', PYTHON_CHECK, abs], {
+  // -I: isolated, so a json.py (or ast.py) in the workspace is never imported by the linter itself.
+  const result = await runProcess('python3', ['-I', '-c', PYTHON_CHECK, abs], {
     cwd,
     timeoutMs: options.timeoutMs ?? 30_000,
     maxOutputChars: 200_000,
     signal: options.signal,
     env: { PYTHONDONTWRITEBYTECODE: '1' },
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
   let check: PythonCheck;
   try {
@@ -142,6 +147,7 @@ function hasLeadingComment(text: string): boolean {
 export async function lintFile(workspace: string, file: string, options: LintOptions = {}): Promise<LintReport> {
   const language = languageOf(file, 'lint');
   const abs = resolveInWorkspace(workspace, file);
+  assertPlainFile(abs, file);
   const text = fs.readFileSync(abs, 'utf8');
   const problems = styleProblems(text);
   if (language === 'python') {

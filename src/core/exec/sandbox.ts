@@ -191,9 +191,9 @@ export class Sandbox {
     const workspace = this.workspace;
     const args = ['--die-with-parent', '--new-session', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--cap-drop', 'ALL'];
     if (!this.options.network) args.push('--unshare-net');
-    args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp');
-    // Sockets of the host's services live in /run; with the network on, its resolver config may too.
-    if (!this.options.network) args.push('--tmpfs', '/run');
+    args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp', '--tmpfs', '/run');
+    // The host's service sockets live in /run; with the network on, only its resolver comes back.
+    if (this.options.network && fs.existsSync('/run/systemd/resolve')) args.push('--ro-bind', '/run/systemd/resolve', '/run/systemd/resolve');
     // Out of sight: the home directory and the board (and the repository) — tmpfs over them.
     const home = os.homedir();
     const hidden = [home, ...this.options.hidden.map((dir) => path.resolve(dir))].filter((dir) => dir && dir !== '/' && fs.existsSync(dir));
@@ -205,7 +205,11 @@ export class Sandbox {
     return args;
   }
 
-  /** Top-level directories under a hidden one that hold programs on PATH or the node binary (pyenv, nvm). */
+  /**
+   * What PATH and this runtime need from under a hidden directory, read-only: the PATH entry itself
+   * (`~/.cargo/bin`, not `~/.cargo` with its credentials), or the whole root of a version manager that
+   * keeps no secrets and whose shims need it (`~/.pyenv`, `~/.nvm`, …). Never the board or the workspace.
+   */
   private toolDirs(hidden: readonly string[]): string[] {
     const board = this.options.hidden.map((dir) => path.resolve(dir));
     const wanted = new Set<string>();
@@ -214,14 +218,28 @@ export class Sandbox {
       if (!path.isAbsolute(entry)) continue;
       const dir = hidden.find((h) => isInside(h, entry) && entry !== h);
       if (!dir) continue;
-      const top = path.join(dir, path.relative(dir, entry).split(path.sep)[0]!);
-      // Never the board, the repository or the workspace again, nor anything that holds them.
-      if (board.some((b) => isInside(b, top) || isInside(top, b)) || isInside(top, this.workspace)) continue;
-      if (fs.existsSync(top)) wanted.add(top);
+      const first = path.relative(dir, entry).split(path.sep)[0]!;
+      const bind = TOOLCHAIN_ROOTS.has(first) ? path.join(dir, first) : entry;
+      if (board.some((b) => isInside(b, bind) || isInside(bind, b)) || isInside(bind, this.workspace)) continue;
+      if (fs.existsSync(bind)) wanted.add(bind);
     }
     return [...wanted].sort();
   }
 }
+
+/**
+ * The directory autoteam was started in, to hide from executed code (its `.env`, the person's other
+ * files) — unless it is `/` or holds the system's programs (then hiding it would hide them too).
+ */
+export function hiddenStartDir(cwd = process.cwd(), pathEnv = process.env.PATH ?? ''): string[] {
+  if (cwd === path.parse(cwd).root) return [];
+  const programs = [...pathEnv.split(path.delimiter).filter((entry) => path.isAbsolute(entry)), path.dirname(process.execPath)];
+  const home = os.homedir();
+  return programs.some((entry) => isInside(cwd, entry) && !isInside(home, entry)) ? [] : [cwd];
+}
+
+/** Version managers whose whole folder the shims on PATH need, and which hold no credentials. */
+const TOOLCHAIN_ROOTS = new Set(['.pyenv', '.nvm', '.rbenv', '.rustup', '.volta', '.asdf', '.nodenv', '.goenv', '.jenv', '.sdkman', '.fnm']);
 
 function isInside(parent: string, child: string): boolean {
   const rel = path.relative(parent, child);

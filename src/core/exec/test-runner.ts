@@ -5,7 +5,7 @@ import ts from 'typescript';
 import { type Language, languageOf, nodeStripsTypes } from './language.js';
 import { type ProcessResult, runProcess } from './process.js';
 import type { Sandbox } from './sandbox.js';
-import { listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from './sandbox-path.js';
+import { assertPlainFile, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from './sandbox-path.js';
 
 export type TestMode = 'unittest' | 'node-test' | 'smoke';
 
@@ -126,9 +126,13 @@ async function smokeRun(workspace: string, abs: string, file: string, language: 
     // Siblings come along so a script that imports a helper module still runs.
     const dir = path.dirname(abs);
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      if (entry.isFile() && SIBLING_EXTENSIONS[language].test(entry.name)) fs.copyFileSync(path.join(dir, entry.name), path.join(scratch, entry.name));
+      if (!entry.isFile() || !SIBLING_EXTENSIONS[language].test(entry.name)) continue;
+      if (fs.lstatSync(path.join(dir, entry.name)).nlink !== 1) continue;
+      fs.copyFileSync(path.join(dir, entry.name), path.join(scratch, entry.name));
     }
-    if (language !== 'python' && fs.existsSync(path.join(workspace, 'package.json'))) {
+    // Copied by the runtime, outside the sandbox: only plain files, never through a link.
+    const pkg = fs.lstatSync(path.join(workspace, 'package.json'), { throwIfNoEntry: false });
+    if (language !== 'python' && pkg?.isFile() && pkg.nlink === 1) {
       fs.copyFileSync(path.join(workspace, 'package.json'), path.join(scratch, 'package.json'));
     }
     for (const [name, content] of Object.entries(SAMPLE_FILES)) {
@@ -184,6 +188,7 @@ async function smokeRun(workspace: string, abs: string, file: string, language: 
 export async function runTests(workspace: string, file: string, options: TestRunOptions): Promise<TestRunResult> {
   const language = languageOf(file, 'test');
   const abs = resolveInWorkspace(workspace, file);
+  assertPlainFile(abs, file);
   if (!fs.statSync(abs).isFile()) throw Object.assign(new Error(`'${file}' is not a file`), { code: 'EISDIR' });
   const rel = workspaceRelative(workspace, abs);
   const pattern = language === 'python' ? PYTHON_TEST : SCRIPT_TEST;

@@ -317,16 +317,18 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
    */
   async close(graceMs = 5_000): Promise<{ exits: TeammateExit[]; released: number[] }> {
     if (this.repairTimer) clearInterval(this.repairTimer);
-    const exits = await this.manager.shutdownAll(graceMs);
-    await this.manager.close(1_000);
+    // Every step runs even when one fails (a full disk): the threads must end, or the process never does.
+    const attempt = async <T>(fn: () => Promise<T>, fallback: T): Promise<T> => fn().catch(() => fallback);
+    const exits = await attempt(() => this.manager.shutdownAll(graceMs), []);
+    await attempt(() => this.manager.close(1_000), undefined);
     const released: number[] = [];
-    for (const name of this.spawned.keys()) released.push(...(await this.board.reclaimAllFrom(name, 'the lead session closed')));
-    await this.watcher.close();
+    for (const name of this.spawned.keys()) released.push(...(await attempt(() => this.board.reclaimAllFrom(name, 'the lead session closed'), [])));
+    await attempt(() => this.watcher.close(), undefined);
     // The teammates' last words (shutdown responses) are taken now; nothing is emitted after close.
     this.drainInbox();
     await this.draining;
     this.closed = true;
-    await this.lease.release();
+    await attempt(() => this.lease.release(), undefined);
     return { exits, released };
   }
 

@@ -19,7 +19,7 @@ export const analyzeComplexityTool = defineTool({
     const { analyzeComplexity, complexitySummary, formatComplexity } = await import('../exec/complexity.js');
     let report: ComplexityReport;
     try {
-      report = await analyzeComplexity(ctx.workspace, input.file, { signal: ctx.signal });
+      report = await analyzeComplexity(ctx.workspace, input.file, { signal: ctx.signal, sandbox: ctx.sandbox });
     } catch (error) {
       return toolError(describeFileError(error, ctx.workspace, input.file));
     }

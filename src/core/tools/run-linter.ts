@@ -19,7 +19,7 @@ export const runLinterTool = defineTool({
     const { formatLintReport, lintFile, lintSummary } = await import('../exec/lint.js');
     let report: LintReport;
     try {
-      report = await lintFile(ctx.workspace, input.file, { signal: ctx.signal });
+      report = await lintFile(ctx.workspace, input.file, { signal: ctx.signal, sandbox: ctx.sandbox });
     } catch (error) {
       return toolError(describeFileError(error, ctx.workspace, input.file));
     }
