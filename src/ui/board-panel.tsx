@@ -24,6 +24,7 @@ export function BoardPanel({ view, width }: { view: BoardView; width: number }) 
           {counts.failed ? ` · ${counts.failed} failed` : ''}
           {view.total > view.shown.length ? ` · showing ${view.shown.length}` : ''}
         </Text>
+        {view.problems ? <Text color="red"> · {view.problems} unreadable task file{view.problems === 1 ? '' : 's'} (autoteam tasks names them)</Text> : null}
       </Text>
       {view.shown.length === 0 ? <Text dimColor>No tasks yet — type a requirement.</Text> : null}
       {view.shown.map((task) => (

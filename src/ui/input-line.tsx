@@ -108,8 +108,11 @@ export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, promp
     if (!/[\r\n]/.test(next)) return set(next);
     const parts = next.split(/\r\n|\r|\n/);
     const rest = parts.pop() ?? '';
-    for (const part of parts) submit(part);
-    replace(rest);
+    // Enter after a line: submit it. A pasted block of several lines: one requirement or one answer,
+    // never a line each (the third line of a paste must not answer a question the first one raised).
+    if (parts.length === 1 && rest === '') return void (submit(parts[0]!), replace(''));
+    submit([...parts, rest].join('\n').replace(/\n+$/, ''));
+    replace('');
   };
 
   return (

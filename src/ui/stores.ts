@@ -62,6 +62,8 @@ export interface BoardView {
   pipelines: ReadonlyMap<number, PipelineStatus>;
   /** Model calls and tokens per pipeline. */
   usage: ReadonlyMap<number, TaskUsage>;
+  /** Task files that could not be read (invalid, too large): `autoteam tasks` names them. */
+  problems?: number;
   readMs: number;
 }
 
@@ -115,7 +117,7 @@ export class BoardStore extends Store<BoardView> {
     const readMs = performance.now() - started;
     this.lastRead = Date.now();
     this.interval = Math.max(this.minIntervalMs, readMs * 4);
-    this.set(boardView(tasks, this.rows, readMs));
+    this.set({ ...boardView(tasks, this.rows, readMs), problems: this.session.board.problems().length });
   }
 
   /** Asks for a refresh; coalesces bursts into one read. */

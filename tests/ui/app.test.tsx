@@ -133,10 +133,25 @@ describe('the REPL app', () => {
     expect(m.asked).toEqual(['Build me a thing']);
   });
 
-  it('submits each line of a paste that ends in a newline', async () => {
+  it('submits a line that arrives with its newline in one chunk', async () => {
     const m = await mount();
     await m.type('/team\r');
     await m.until(/team \S+ — lead: lead/);
+  });
+
+  it('takes a pasted block of several lines as one message, not a line each', async () => {
+    const m = await mount({ leadReply: 'Posted pipeline #1.' });
+    await m.type('Write a script that organizes my Downloads folder.\nGroup pictures and documents.\nNever overwrite.\n');
+    await m.until('lead: Posted pipeline #1.');
+    expect(m.asked).toEqual(['Write a script that organizes my Downloads folder.\nGroup pictures and documents.\nNever overwrite.']);
+  });
+
+  it('quits on q, exit and quit, as the lesson\'s REPL does', async () => {
+    const m = await mount();
+    await m.type('exit');
+    await m.type(ENTER);
+    await waitUntil(() => m.quits.length === 1, 'quit');
+    await m.until('bye');
   });
 
   it('submits the typed line when Enter comes before the next frame', async () => {

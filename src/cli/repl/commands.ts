@@ -51,7 +51,10 @@ export const COMMANDS: readonly Command[] = [
     name: 'tasks',
     args: '',
     help: 'the board: [ ] pending, [>] in progress, [x] completed, [!] failed',
-    run: (_args, io) => io.print(formatBoard(io.session.board.list())),
+    run: (_args, io) => {
+      const skipped = io.session.board.problems().map((problem) => `skipped ${problem.message}`);
+      io.print([formatBoard(io.session.board.list()), ...skipped].join('\n'));
+    },
   },
   {
     name: 'team',
@@ -252,6 +255,8 @@ export type ParsedLine =
 export function parseLine(raw: string, questionPending: boolean): ParsedLine {
   const line = raw.trim();
   if (!line) return { kind: 'empty' };
+  // The words the lesson's REPL quits on.
+  if (/^(q|exit|quit)$/i.test(line)) return { kind: 'command', command: COMMANDS.find((c) => c.name === 'quit')!, args: '' };
   if (line.startsWith('/')) {
     const [, name = '', args = ''] = /^\/(\S*)\s*([\s\S]*)$/.exec(line) ?? [];
     const command = COMMANDS.find((candidate) => candidate.name === name.toLowerCase());
