@@ -20,7 +20,6 @@ export async function runInk(session: LeadSession, options: InkReplOptions = {})
   const chat = new LeadChat(session);
   // The stores subscribe before the team starts, so no early event is lost.
   const unfollow = [feed.follow(session), board.follow(), team.follow(), questions.follow()];
-  feed.push(`autoteam — ${session.modelLabel}`, 'info');
   feed.push('Type a requirement for the lead, or /help. Tab completes commands; Ctrl+C or Ctrl+D quits.', 'info');
 
   const quit = async () => {
