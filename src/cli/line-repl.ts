@@ -1,11 +1,11 @@
 import readline from 'node:readline';
 import { DEFAULT_TEAM, type LeadSession, type TeamMemberSpec } from '../core/lead/session.js';
-import { describeEvent } from './repl/activity.js';
-import { type CommandIO, runLine } from './repl/commands.js';
-import { LeadChat } from './repl/lead-chat.js';
-import { quitSession } from './repl/quit.js';
-import { waitForQuiet } from './repl/work.js';
-import { formatDuration } from './format.js';
+import { describeEvent } from '../frontend/activity.js';
+import { type CommandIO, runLine } from '../frontend/commands.js';
+import { LeadChat } from '../frontend/lead-chat.js';
+import { quitSession } from '../frontend/quit.js';
+import { waitForQuiet } from '../frontend/work.js';
+import { formatDuration } from '../frontend/format.js';
 
 export interface LineReplOptions {
   team?: readonly TeamMemberSpec[];

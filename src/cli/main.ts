@@ -8,14 +8,14 @@ import { containment, describeContainment, INSTALL_HINT } from '../core/exec/san
 import { Mailbox } from '../core/board/mailbox.js';
 import { TaskBoard } from '../core/board/task-board.js';
 import { Pipeline } from '../core/stages/pipeline.js';
-import { pipelineId } from './repl/commands.js';
+import { pipelineId } from '../frontend/commands.js';
 import { AutoteamError, ConfigError } from '../core/errors.js';
 import { loadModelConfig } from '../core/model/anthropic.js';
 import { STAGE_DEFINITIONS } from '../core/stages/definitions.js';
 import { stageTools } from '../core/tools/registry.js';
 import { runHeadless } from './run-command.js';
 import { runWorker } from './worker-command.js';
-import { formatBoard } from './format.js';
+import { formatBoard } from '../frontend/format.js';
 import { startRepl } from './repl-command.js';
 
 const VERSION = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

@@ -8,7 +8,7 @@ import { AutoteamError, FATAL_MODEL_CODES } from '../core/errors.js';
 import { loadModelConfig } from '../core/model/anthropic.js';
 import { MAX_REQUIREMENT_BYTES, type PipelineState } from '../core/stages/pipeline.js';
 import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
-import { formatDuration, formatTaskLine, formatUsage } from './format.js';
+import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
 
 export interface RunCommandOptions {
   dir: string;

@@ -1,5 +1,5 @@
 import { Static, Text } from 'ink';
-import type { Tone } from '../cli/repl/commands.js';
+import type { Tone } from '../frontend/commands.js';
 import type { FeedItem } from './stores.js';
 
 const TONES: Record<Tone, { color?: string; dim?: boolean; bold?: boolean }> = {

@@ -1,5 +1,5 @@
 import { Box, Text } from 'ink';
-import { formatTaskLine, formatUsage } from '../cli/format.js';
+import { formatTaskLine, formatUsage } from '../frontend/format.js';
 import type { Task } from '../core/board/schemas.js';
 import type { BoardView } from './stores.js';
 

@@ -1,7 +1,7 @@
 import { Box, Text, useInput } from 'ink';
 import TextInput from 'ink-text-input';
 import { useRef, useState } from 'react';
-import { complete } from '../cli/repl/commands.js';
+import { complete } from '../frontend/commands.js';
 
 export interface InputLineProps {
   onSubmit(line: string): void;

@@ -1,8 +1,8 @@
 import { render } from 'ink';
 import { DEFAULT_TEAM, type LeadSession, type TeamMemberSpec } from '../core/lead/session.js';
 import { serializeError } from '../core/errors.js';
-import { LeadChat } from '../cli/repl/lead-chat.js';
-import { quitSession } from '../cli/repl/quit.js';
+import { LeadChat } from '../frontend/lead-chat.js';
+import { quitSession } from '../frontend/quit.js';
 import { App } from './app.js';
 import { ActivityFeed, BoardStore, QuestionStore, TeamStore } from './stores.js';
 

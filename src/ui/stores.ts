@@ -1,9 +1,9 @@
 import type { Member, Task, TaskStatus, TaskUsage } from '../core/board/schemas.js';
 import { pipelineUsage } from '../core/stages/pipeline.js';
 import type { LeadEvent, LeadSession, PendingQuestion } from '../core/lead/session.js';
-import { describeEvent } from '../cli/repl/activity.js';
-import type { Tone } from '../cli/repl/commands.js';
-import { type PipelineStatus, pipelineStatuses } from '../cli/repl/work.js';
+import { describeEvent } from '../frontend/activity.js';
+import type { Tone } from '../frontend/commands.js';
+import { type PipelineStatus, pipelineStatuses } from '../frontend/work.js';
 
 /** A tiny external store for useSyncExternalStore: a snapshot and change listeners. */
 export class Store<T> {

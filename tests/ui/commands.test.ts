@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { COMMAND_NAMES, type CommandIO, closestCommand, complete, helpText, parseLine, runLine } from '../../src/cli/repl/commands.js';
+import { COMMAND_NAMES, type CommandIO, closestCommand, complete, helpText, parseLine, runLine } from '../../src/frontend/commands.js';
 import type { LeadSession } from '../../src/core/lead/session.js';
 import { askLead, quietSession, waitUntil } from '../helpers/repl-session.js';
 

@@ -1,4 +1,4 @@
-import type { LeadEvent } from '../../core/lead/session.js';
+import type { LeadEvent } from '../core/lead/session.js';
 import type { Tone } from './commands.js';
 
 export interface ActivityLine {

@@ -1,6 +1,6 @@
-import { AutoteamError, serializeError } from '../../core/errors.js';
-import type { LeadSession } from '../../core/lead/session.js';
-import { formatBoard, formatMember } from '../format.js';
+import { AutoteamError, serializeError } from '../core/errors.js';
+import type { LeadSession } from '../core/lead/session.js';
+import { formatBoard, formatMember } from './format.js';
 
 /** How a line of output should look; the ink app colours by it, line mode ignores it. */
 export type Tone = 'info' | 'reply' | 'error' | 'question' | 'answer' | 'pipeline' | 'activity' | 'command';

@@ -1,5 +1,5 @@
-import { LeadAgent } from '../../core/lead/lead-agent.js';
-import type { LeadSession } from '../../core/lead/session.js';
+import { LeadAgent } from '../core/lead/lead-agent.js';
+import type { LeadSession } from '../core/lead/session.js';
 
 /** The lead agent behind free text, one conversation turn at a time (its history is not re-entrant). */
 export class LeadChat {

@@ -1,7 +1,7 @@
-import { pipelineStatuses } from '../../core/stages/pipeline.js';
-import type { LeadSession } from '../../core/lead/session.js';
+import { pipelineStatuses } from '../core/stages/pipeline.js';
+import type { LeadSession } from '../core/lead/session.js';
 
-export { type PipelineStatus, pipelineStatuses } from '../../core/stages/pipeline.js';
+export { type PipelineStatus, pipelineStatuses } from '../core/stages/pipeline.js';
 
 /**
  * Why the session is still busy, or null when nothing can still move: a pipeline is active and

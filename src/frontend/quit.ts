@@ -1,4 +1,4 @@
-import type { LeadSession } from '../../core/lead/session.js';
+import type { LeadSession } from '../core/lead/session.js';
 
 export const QUIT_GRACE_MS = 3_000;
 
