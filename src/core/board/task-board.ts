@@ -215,17 +215,15 @@ export class TaskBoard {
 
   /** Gives a claimed task back to the board (status pending, no owner). */
   async release(id: number, fence: Fence | string, reason = 'released'): Promise<MutationResult> {
-    const f = toFence(fence);
+    return this.handBack(id, toFence(fence), 'released', reason, () => ({}));
+  }
+
+  /** Back to pending, no owner, no lease (fenced), with a history entry and any extra fields. */
+  private async handBack(id: number, fence: Fence, event: string, detail: string, extra: (task: Task) => Partial<Task>): Promise<MutationResult> {
     return this.mutate(id, (task) => {
-      const refusal = this.checkFence(task, f);
+      const refusal = this.checkFence(task, fence);
       if (refusal) return refusal;
-      return {
-        ...task,
-        status: 'pending',
-        owner: null,
-        lease: null,
-        history: [...task.history, this.entry(f.owner, 'released', reason)],
-      };
+      return { ...task, status: 'pending', owner: null, lease: null, ...extra(task), history: [...task.history, this.entry(fence.owner, event, detail)] };
     });
   }
 
@@ -276,19 +274,9 @@ export class TaskBoard {
    * one may claim it before `retryAt`; the count is kept on the task. Fenced like every write.
    */
   async retryLater(id: number, fence: Fence, reason: string, retryAt: Date): Promise<MutationResult> {
-    return this.mutate(id, (task) => {
-      const refusal = this.checkFence(task, fence);
-      if (refusal) return refusal;
-      return {
-        ...task,
-        status: 'pending',
-        owner: null,
-        lease: null,
-        attempts: task.attempts + 1,
-        notBefore: retryAt.toISOString(),
-        history: [...task.history, this.entry(fence.owner, 'retry_later', `attempt ${task.attempts + 1} failed: ${reason}; not before ${retryAt.toISOString()}`)],
-      };
-    });
+    const attempt = this.get(id).attempts + 1;
+    const detail = `attempt ${attempt} failed: ${reason}; not before ${retryAt.toISOString()}`;
+    return this.handBack(id, fence, 'retry_later', detail, (task) => ({ attempts: task.attempts + 1, notBefore: retryAt.toISOString() }));
   }
 
   /**
