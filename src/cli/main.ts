@@ -35,7 +35,12 @@ function boardDir(command: Command, writes = true): string {
   const own = command.opts().dir as string | undefined;
   const global = command.parent?.opts().dir as string | undefined;
   const dir = path.resolve(own ?? global ?? process.cwd());
-  const stat = fs.statSync(dir, { throwIfNoEntry: false });
+  let stat: fs.Stats | undefined;
+  try {
+    stat = fs.statSync(dir, { throwIfNoEntry: false });
+  } catch (error) {
+    throw new UsageError(`--dir: cannot use ${dir} as a board (${(error as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'a part of the path is a file' : String((error as NodeJS.ErrnoException).code)})`);
+  }
   if (stat && !stat.isDirectory()) throw new UsageError(`--dir: ${dir} is a file, not a directory`);
   if (writes) {
     try {
@@ -129,7 +134,7 @@ export function buildProgram(): Command {
 
   program
     .command('tasks')
-    .description('print the board: [ ] pending, [>] in progress, [x] completed, [!] failed')
+    .description('print the board: [ ] pending, [>] in progress, [x] completed, [!] failed, [-] cancelled')
     .addOption(dirOption())
     .option('--json', 'print the tasks as JSON')
     .action((options: { json?: boolean }, command: Command) => {

@@ -23,13 +23,13 @@ interface Command {
 }
 
 export function pipelineId(text: string): number {
-  const id = Number(text.trim().replace(/^#/, ''));
+  const id = /^#?\d+$/.test(text.trim()) ? Number(text.trim().replace(/^#/, '')) : Number.NaN;
   if (!Number.isInteger(id) || id <= 0) throw new AutoteamError(`a pipeline id is a positive whole number, got '${text.trim()}'`, 'USAGE');
   return id;
 }
 
 function taskId(text: string): number {
-  const id = Number(text.trim().replace(/^#/, ''));
+  const id = /^#?\d+$/.test(text.trim()) ? Number(text.trim().replace(/^#/, '')) : Number.NaN;
   if (!Number.isInteger(id) || id <= 0) throw new AutoteamError(`a task id is a positive whole number, got '${text.trim()}'`, 'USAGE');
   return id;
 }

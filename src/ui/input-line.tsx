@@ -35,6 +35,8 @@ export function applyControls(text: string): string {
  * Ctrl+C and Ctrl+D. The line lives in a ref as well as in state: key handlers close over the last
  * rendered value, and a paste followed at once by Enter would otherwise submit the old line.
  */
+const MAX_INPUT_CHARS = 100 * 1024;
+
 export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, prompt = '›' }: InputLineProps) {
   const [value, setValue] = useState('');
   const line = useRef('');
@@ -98,6 +100,11 @@ export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, promp
   // A paste can bring "text\r" in one chunk: TextInput would keep the \r in the line.
   const change = (raw: string) => {
     if (swallow.current) return;
+    // A paste past the requirement limit is refused in one line instead of freezing the screen.
+    if (raw.length > MAX_INPUT_CHARS) {
+      onHint?.(`input over ${MAX_INPUT_CHARS / 1024} KB refused: put it in a file and refer to it`);
+      return replace('');
+    }
     const next = applyControls(raw);
     if (beforeChange.current === null) {
       beforeChange.current = line.current;

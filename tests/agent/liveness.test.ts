@@ -147,6 +147,19 @@ describe('members whose process is gone', () => {
     expect(tasks.get(task.id).history.at(-1)).toMatchObject({ event: 'released', detail: expect.stringMatching(/^e9 is dead \(pid \d+ is not running\)$/) });
   });
 
+  it('a member missing from a rewritten config is listed again by its heartbeat, so its name stays taken', async () => {
+    const root = board();
+    const registry = new TeamRegistry(root);
+    await registry.join('analyst', 'analyst', { status: 'waiting' });
+    fs.rmSync(path.join(root, '.team', 'config.json'));
+    await registry.join('engineer', 'engineer');
+    await registry.heartbeat('analyst', { name: 'analyst', role: 'analyst', status: 'waiting', task: 3, pid: process.pid });
+    expect(registry.get('analyst')).toMatchObject({ status: 'waiting', task: 3, pid: process.pid, host: os.hostname() });
+    const other = await runCli(['worker', '--name', 'analyst', '--role', 'analyst', '--dir', root], { cwd: root, killAfterMs: 15_000 });
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/'analyst' is already a live member/);
+  });
+
   it('a deleted team config is recreated by the next member that needs it', async () => {
     const root = board();
     const w = worker(root, 'e3');

@@ -98,6 +98,9 @@ describe('what must not break the board', () => {
       expect(run.code, describeRun(run)).toBe(2);
       expect(run.stderr.trim()).toBe(`autoteam: --dir: ${file} is a file, not a directory`);
     }
+    const under = await runCli(['run', '--auto', '--dir', path.join(file, 'sub'), 'x'], { cwd: root });
+    expect(under.code).toBe(2);
+    expect(under.stderr.trim()).toBe(`autoteam: --dir: cannot use ${path.join(file, 'sub')} as a board (a part of the path is a file)`);
     const stages = await runCli(['stages', '--dir', root], { cwd: root });
     expect(stages.code).toBe(0);
   });

@@ -76,6 +76,10 @@ describe('cancel and retry', () => {
     const early = await runCli(['retry', '1', '--dir', root], { cwd: root });
     expect(early.code, describeRun(early)).toBe(2);
     expect(early.stderr.trim()).toBe('autoteam: pipeline #1 is active; only a failed or cancelled pipeline can be retried');
+    const hex = await runCli(['cancel', '0x1', '--dir', root], { cwd: root });
+    expect(hex.code).toBe(2);
+    expect(hex.stderr.trim()).toBe("autoteam: a pipeline id is a positive whole number, got '0x1'");
+    expect(pipeline.state(1).status).toBe('active');
     const unknown = await runCli(['cancel', '7', '--dir', root], { cwd: root });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.trim()).toBe('autoteam: there is no pipeline #7');

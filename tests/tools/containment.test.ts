@@ -156,7 +156,7 @@ describe('a teammate whose claim was taken over', () => {
     const toolEvents = events.filter((e): e is Extract<TeammateEvent, { type: 'activity' }> => e.type === 'activity' && e.text.startsWith('write_file'));
     expect(toolEvents.map((e) => e.text)).toEqual([
       `write_file: wrote main.py (${Buffer.byteLength(FIRST)} bytes)`,
-      expect.stringMatching(/^write_file ✗: task #\d+ is no longer yours \(in_progress, owner intruder, claim 2\); nothing was written$/),
+      expect.stringMatching(/^write_file ✗: Not run: task #\d+ is no longer yours \(in_progress, owner intruder, claim 2\); nothing was written$/),
     ]);
     const writes = new Trace(root).read().filter((r) => r.kind === 'tool_call' && r.tool === 'write_file');
     expect(writes.map((r) => (r as { ok: boolean }).ok)).toEqual([true, false]);

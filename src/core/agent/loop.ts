@@ -175,6 +175,9 @@ async function runTool(
     return { result, signal };
   };
 
+  // A claim taken over or cancelled meanwhile: nothing more runs for it.
+  const lost = options.ctx.claimLost?.();
+  if (lost) return answer(`Not run: ${lost}`, true);
   const tool = byName.get(use.name);
   if (!tool) {
     return answer(

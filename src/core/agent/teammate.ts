@@ -90,7 +90,10 @@ export class Teammate {
     await this.registry.join(name, role, { status: 'idle', pid: process.pid });
     await this.setStatus('idle', null, 'looking for work');
     // A sign of life while the loop turns; a member whose beats stop is marked dead by the lead.
-    const beat = setInterval(() => void this.registry.heartbeat(name).catch(() => undefined), this.settings.heartbeatMs);
+    const beat = setInterval(() => {
+      const { status, task, reason } = this.lastStatus;
+      void this.registry.heartbeat(name, { name, role, status, task, pid: process.pid, ...(reason ? { reason } : {}) }).catch(() => undefined);
+    }, this.settings.heartbeatMs);
     beat.unref();
     let idleSince = Date.now();
     while (!signal.aborted && this.exitReason === null) {
@@ -442,7 +445,11 @@ export class Teammate {
     return identityMessages(this.options.name, this.options.role, this.registry.read().team);
   }
 
+  /** The last status set, for a heartbeat that must list this member again. */
+  private lastStatus: { status: MemberStatus; task: number | null; reason?: string } = { status: 'idle', task: null };
+
   private async setStatus(status: MemberStatus, task: number | null, reason?: string): Promise<void> {
+    this.lastStatus = { status, task, ...(reason ? { reason } : {}) };
     const update = { task, ...(reason ? { reason } : {}) };
     try {
       await this.registry.setStatus(this.options.name, status, update);

@@ -97,12 +97,18 @@ export class TeamRegistry {
     return config.members.find((m) => m.name === name)!;
   }
 
-  /** A sign of life from `name` (its process is alive and its loop turns). */
-  async heartbeat(name: string): Promise<void> {
-    await this.change((current) => ({
-      ...current,
-      members: current.members.map((m) => (m.name === name ? { ...m, heartbeat: this.now().toISOString(), host: HOST } : m)),
-    }));
+  /**
+   * A sign of life from `name` (its process is alive and its loop turns). A member missing from the
+   * config (deleted or rewritten by hand) is listed again as `fallback`, so its name stays taken.
+   */
+  async heartbeat(name: string, fallback?: Omit<Member, 'since' | 'heartbeat' | 'host'>): Promise<void> {
+    const at = this.now().toISOString();
+    await this.change((current) => {
+      if (!current.members.some((m) => m.name === name)) {
+        return fallback ? { ...current, members: [...current.members, { ...fallback, since: at, heartbeat: at, host: HOST }] } : current;
+      }
+      return { ...current, members: current.members.map((m) => (m.name === name ? { ...m, heartbeat: at, host: HOST } : m)) };
+    });
   }
 
   /**

@@ -25,7 +25,11 @@ export interface StageDefinition {
   subject(requirement: string, revision: number, file?: string): string;
 }
 
-const short = (text: string, max = 60) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+/** A subject is one line: a pasted requirement's line breaks become spaces. */
+const short = (text: string, max = 60) => {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+};
 
 export const COORDINATION_TOOL_NAMES = ['send_message', 'read_inbox', 'idle', 'shutdown_response'] as const;
 
