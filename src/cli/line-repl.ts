@@ -66,7 +66,7 @@ export async function runLineRepl(session: LeadSession, options: LineReplOptions
     const say = (reason: string) => print(`end of input: waiting for the team (${reason}; at most ${formatDuration(timeoutMs)}, Ctrl+C to stop)…`);
     const left = await waitForQuiet(session, timeoutMs, say, interrupt.signal);
     if (left) print(`${interrupt.signal.aborted ? 'interrupted' : 'gave up waiting'}: ${left}`);
-    const question = session.questions.values().next().value;
+    const question = session.pendingQuestions()[0];
     if (question && !session.autoAnswer) print(`not waiting: ${question.from} asks "${question.question}" and input has ended (answer in the input, or use --auto)`);
   }
   process.off('SIGINT', onSigint);

@@ -72,12 +72,12 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   let inputEnded = false;
   const NO_ANSWER = 'the analyst asked a question but standard input ended (answer on stdin, one line per question, or use --auto)';
   input?.on('line', (line) => {
-    if (session.questions.size > 0) void session.answer(line).catch(() => undefined);
+    if (session.pendingQuestions().length > 0) void session.answer(line).catch(() => undefined);
     else typed.push(line);
   });
   input?.on('close', () => {
     inputEnded = true;
-    if (session.questions.size > 0) stopWith(NO_ANSWER);
+    if (session.pendingQuestions().length > 0) stopWith(NO_ANSWER);
   });
   // A key the endpoint rejects, an unknown model or an unreachable endpoint will not fix itself:
   // the run stops at once with that one line instead of waiting out its timeout.

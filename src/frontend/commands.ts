@@ -125,7 +125,7 @@ export const COMMANDS: readonly Command[] = [
       const [name, role, ...rest] = args.trim().split(/\s+/);
       if (!name || !role) throw new AutoteamError('usage: /spawn <name> <role> [instructions]', 'USAGE');
       const member = io.session.mailbox.registry.get(name);
-      if (member && member.status !== 'shutdown' && member.status !== 'dead' && io.session.manager.get(name)) {
+      if (member && member.status !== 'shutdown' && member.status !== 'dead' && io.session.isRunning(name)) {
         throw new AutoteamError(`'${name}' is already running`, 'USAGE');
       }
       io.session.spawn(name, role, rest.join(' ') || undefined);
@@ -202,7 +202,7 @@ export function inboxText(session: LeadSession): string {
   for (const plan of session.pendingPlans()) {
     lines.push(`  plan ${plan.id} from ${plan.from}: ${plan.plan ?? ''}  → /approve ${plan.id} or /reject ${plan.id} <why>`);
   }
-  for (const question of session.questions.values()) {
+  for (const question of session.pendingQuestions()) {
     lines.push(`  ${question.from} asks: ${question.question}  → type the answer`);
   }
   return lines.length ? ['Inbox:', ...lines].join('\n') : 'Inbox empty.';
@@ -269,7 +269,7 @@ export function parseLine(raw: string, questionPending: boolean): ParsedLine {
 
 /** Runs one typed line: a command, an answer to the pending question, or a message to the lead. */
 export async function runLine(raw: string, io: CommandIO): Promise<Outcome> {
-  const parsed = parseLine(raw, io.session.questions.size > 0);
+  const parsed = parseLine(raw, io.session.pendingQuestions().length > 0);
   try {
     switch (parsed.kind) {
       case 'empty':

@@ -1,25 +1,10 @@
-import { pipelineStatuses } from '../core/stages/pipeline.js';
 import type { LeadSession } from '../core/lead/session.js';
 
 export { type PipelineStatus, pipelineStatuses } from '../core/stages/pipeline.js';
 
-/**
- * Why the session is still busy, or null when nothing can still move: a pipeline is active and
- * some teammate is alive to move it — unless it waits on a question nobody will answer.
- */
+/** Why the session is still busy, or null when nothing can still move (see LeadSession.busyReason). */
 export function workInFlight(session: LeadSession): string | null {
-  if (session.manager.handles().length === 0 || session.fatalError) return null;
-  const tasks = session.board.list();
-  const active = [...pipelineStatuses(tasks)].filter(([, status]) => status === 'active').map(([id]) => id);
-  const working = tasks.filter((task) => task.status === 'in_progress');
-  if (session.questions.size > 0 && !session.autoAnswer) return null;
-  if (active.length) return `pipeline ${active.map((id) => `#${id}`).join(', ')} still active`;
-  if (working.length) return `task ${working.map((task) => `#${task.id}`).join(', ')} in progress`;
-  // A general task just posted (by the lead's create_task) that a running teammate can claim.
-  const roles = new Set(session.manager.handles().map((handle) => handle.role));
-  const claimable = [...roles].flatMap((role) => session.board.scanUnclaimed(role)).filter((task) => task.pipeline === null);
-  if (claimable.length) return `task ${[...new Set(claimable.map((task) => `#${task.id}`))].join(', ')} waiting to be claimed`;
-  return null;
+  return session.busyReason();
 }
 
 /** Waits (bounded) until workInFlight says nothing can still move. Returns what was still busy on timeout. */

@@ -188,10 +188,10 @@ export class QuestionStore extends Store<readonly PendingQuestion[]> {
 
   follow(): () => void {
     const onEvent = (event: LeadEvent) => {
-      if (event.type === 'question' || event.type === 'answered') this.set([...this.session.questions.values()]);
+      if (event.type === 'question' || event.type === 'answered') this.set(this.session.pendingQuestions());
     };
     this.session.on('event', onEvent);
-    this.set([...this.session.questions.values()]);
+    this.set(this.session.pendingQuestions());
     return () => this.session.off('event', onEvent);
   }
 }

@@ -31,7 +31,7 @@ export async function askLead(session: LeadSession, from: string, question: stri
   if (!session.mailbox.registry.get(from)) await session.mailbox.registry.join(from, 'analyst');
   const sent = await session.mailbox.send(from, session.lead, question, 'question', { questionId: `q-${from}-${Date.now()}`, task });
   session.drainInbox();
-  return waitUntil(() => session.questions.get(String(sent.questionId)), `question from ${from}`);
+  return waitUntil(() => session.pendingQuestions().find((q) => q.questionId === String(sent.questionId)), `question from ${from}`);
 }
 
 /** Reads the board files the way a person would. */

@@ -37,7 +37,7 @@ describe('LeadSession', () => {
     });
     await session.start();
     await waitFor(session, () => exited.size === 3);
-    expect(session.manager.handles()).toEqual([]);
+    expect(session.running()).toEqual([]);
 
     const task = await session.post('Write a Python script that organizes my Downloads folder by file type.');
     const state = await session.waitForPipeline(task.pipeline!, AbortSignal.timeout(30_000));
@@ -58,7 +58,7 @@ describe('LeadSession', () => {
     session.emit('event', { type: 'board' });
     // Give the watcher's reconcile tick (1 s) a chance to run: the stopped teammate must stay stopped.
     await waitFor(session, (e) => e.type === 'board');
-    expect(session.manager.get('eng')).toBeUndefined();
+    expect(session.isRunning('eng')).toBe(false);
     expect(session.board.list()[0]!.status).toBe('pending');
   });
 });

@@ -86,7 +86,7 @@ describe('runLine on a real session', () => {
     const question = await askLead(session, 'analyst', 'Which folders?', 1);
     await runLine('Images and Documents', value);
     expect(asked).toEqual([]);
-    expect(session.questions.size).toBe(0);
+    expect(session.pendingQuestions().length).toBe(0);
     const [answer] = session.mailbox.peek('analyst');
     expect(answer).toMatchObject({ type: 'answer', from: 'lead', content: 'Images and Documents', questionId: question.questionId });
   });

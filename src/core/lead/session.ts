@@ -13,7 +13,7 @@ import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError } from '.
 import { checkRole } from '../stages/definitions.js';
 import { createModel, describeModel, type ModelSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
-import { Pipeline } from '../stages/pipeline.js';
+import { Pipeline, pipelineStatuses } from '../stages/pipeline.js';
 import type { LeadServices } from '../tools/lead/services.js';
 import { Trace } from '../trace/trace.js';
 import { type Answerer, createAnswerer } from './simulated-user.js';
@@ -73,11 +73,11 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   readonly mailbox: Mailbox;
   readonly requests: RequestStore;
   readonly watcher: BoardWatcher;
-  readonly manager: TeammateManager;
+  private readonly manager: TeammateManager;
   readonly pipeline: Pipeline;
   readonly trace: Trace;
   readonly rootDir: string;
-  readonly questions = new Map<string, PendingQuestion>();
+  private readonly questions = new Map<string, PendingQuestion>();
   /** Messages for the person that /inbox shows (and clears). */
   readonly unread: Message[] = [];
   private model: ModelClient | null = null;
@@ -87,7 +87,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private readonly spawned = new Map<string, TeamMemberSpec>();
   private repairTimer: NodeJS.Timeout | null = null;
   /** The first model error no retry will fix (bad key, unknown model, unreachable endpoint). */
-  fatalError: { code: string; message: string } | null = null;
+  private fatalError: { code: string; message: string } | null = null;
   private closed = false;
   /** Teammates of this session that shut down after IDLE_TIMEOUT; respawned when work for them appears. */
   private readonly resting = new Set<string>();
@@ -108,6 +108,43 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   /** One live lead per board: taken in start(), renewed while the session runs, released in close(). */
   private readonly lease: LeadLease;
+
+  /** Questions waiting for the person, oldest first. */
+  pendingQuestions(): PendingQuestion[] {
+    return [...this.questions.values()];
+  }
+
+  /** The teammates this session runs now (name and role). */
+  running(): Array<{ name: string; role: string }> {
+    return this.manager.handles().map(({ name, role }) => ({ name, role }));
+  }
+
+  isRunning(name: string): boolean {
+    return this.manager.get(name) !== undefined;
+  }
+
+  /** The first model error no retry will fix (bad key, unknown model, unreachable endpoint), if any. */
+  fatalModelError(): { code: string; message: string } | null {
+    return this.fatalError;
+  }
+
+  /**
+   * Why the team is still busy, or null when nothing can still move: a pipeline is active, a task is
+   * in progress, or a general task waits for a running teammate to claim it — unless no teammate
+   * runs, a fatal model error stopped them, or the team waits on a question nobody will answer.
+   */
+  busyReason(): string | null {
+    if (this.manager.handles().length === 0 || this.fatalError) return null;
+    if (this.questions.size > 0 && !this.auto) return null;
+    const tasks = this.board.list();
+    const active = [...pipelineStatuses(tasks)].filter(([, status]) => status === 'active').map(([id]) => id);
+    if (active.length) return `pipeline ${active.map((id) => `#${id}`).join(', ')} still active`;
+    const working = tasks.filter((task) => task.status === 'in_progress');
+    if (working.length) return `task ${working.map((task) => `#${task.id}`).join(', ')} in progress`;
+    const roles = new Set(this.manager.handles().map((handle) => handle.role));
+    const claimable = new Set([...roles].flatMap((role) => this.board.scanUnclaimed(role)).filter((task) => task.pipeline === null).map((task) => `#${task.id}`));
+    return claimable.size ? `task ${[...claimable].join(', ')} waiting to be claimed` : null;
+  }
 
   get lead(): string {
     return this.mailbox.registry.read().lead;
