@@ -60,7 +60,8 @@ describe.each(profiles)('sandbox: %s', (label, contained) => {
     );
     return { root, workspace, result: runProcess('bash', ['-c', command], { cwd: workspace, timeoutMs: options.timeoutMs ?? 20_000, maxOutputChars: 20_000, sandbox }) };
   };
-  const marker = () => `${Math.floor(Math.random() * 1e6)}.${process.pid % 1000}`;
+  // Digits only: `sleep 45.<digits>` must be a valid interval, or the process would end on its own and prove nothing.
+  const marker = () => `${Math.floor(Math.random() * 1e6)}${process.pid % 1000}`;
   const leftovers: string[] = [];
   afterEach(() => {
     for (const pattern of leftovers.splice(0)) {
@@ -77,7 +78,7 @@ describe.each(profiles)('sandbox: %s', (label, contained) => {
     const out = (await result).stdout;
     expect(out).not.toContain(SECRET);
     const names = out.split('\n').map((line) => line.split('=')[0]).filter(Boolean);
-    for (const name of names) expect(name).toMatch(/^(PATH|LANG|LANGUAGE|LC_\w+|TERM|TZ|COLUMNS|LINES|HOME|TMPDIR|AUTOTEAM_RUN|PWD|SHLVL|_|OLDPWD)$/);
+    for (const name of names) expect(name).toMatch(/^(PATH|LANG|LANGUAGE|LC_\w+|TERM|TZ|COLUMNS|LINES|HOME|TMPDIR|AUTOTEAM_RUN|AUTOTEAM_OWNER|PWD|SHLVL|_|OLDPWD)$/);
     expect(out).toContain(`HOME=${path.join(workspace, '.home')}`);
     expect(out).toContain(`TMPDIR=${path.join(workspace, '.tmp')}`);
   });
@@ -226,6 +227,31 @@ describe('the runtime\'s own helpers are no way out', () => {
       expect(args[args.indexOf(home) - 1]).toBe('--tmpfs');
     } finally {
       fs.rmSync(path.join(home, '.autoteam-test-tool'), { recursive: true, force: true });
+    }
+  });
+});
+
+describe('orphans', () => {
+  it('the lead\'s sweep kills what a dead autoteam process left running, and nothing of a live one', async () => {
+    const { spawn, spawnSync } = await import('node:child_process');
+    const { sweepOrphans } = await import('../../src/core/exec/process.js');
+    const dead = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
+    const tag = `${Date.now() % 100000}${process.pid % 1000}`;
+    const orphan = spawn('sleep', [`301.${tag}`], { env: { PATH: process.env.PATH ?? '', AUTOTEAM_OWNER: String(dead) }, detached: true, stdio: 'ignore' });
+    const kept = spawn('sleep', [`302.${tag}`], { env: { PATH: process.env.PATH ?? '', AUTOTEAM_OWNER: String(process.pid) }, detached: true, stdio: 'ignore' });
+    orphan.unref();
+    kept.unref();
+    try {
+      const gone = new Promise<void>((resolve) => orphan.once('exit', () => resolve()));
+      // Both have started (exec'd sleep) before the sweep looks.
+      for (let i = 0; i < 100 && !(alive(`sleep 301.${tag}`) && alive(`sleep 302.${tag}`)); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(sweepOrphans()).toBeGreaterThanOrEqual(1);
+      await gone;
+      expect(alive(`sleep 301.${tag}`)).toBe(false);
+      expect(alive(`sleep 302.${tag}`)).toBe(true);
+    } finally {
+      kept.kill('SIGKILL');
+      orphan.kill('SIGKILL');
     }
   });
 });

@@ -42,7 +42,7 @@ describe('cancel and retry', () => {
     await session.answer('Pictures and Misc only');
     await until(() => questions.length === 2, 'the second question');
     const registry = new TeamRegistry(root);
-    expect(registry.get('analyst')?.status).toBe('waiting');
+    await until(() => registry.get('analyst')?.status === 'waiting', 'the analyst waits for the answer');
 
     const cancelled = await session.pipeline.cancel(first.pipeline!, 'lead');
     expect(cancelled).toEqual([first.id]);

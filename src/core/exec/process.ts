@@ -51,6 +51,48 @@ function failed(error: string, started: number): ProcessResult {
 
 /** The variable that marks every process of one run, so the sweep can find those that left the group. */
 const MARKER = 'AUTOTEAM_RUN';
+/** The pid of the autoteam process that started a run: when it is gone, the run is an orphan. */
+const OWNER = 'AUTOTEAM_OWNER';
+
+/**
+ * Kills every process of a run whose autoteam process is gone: a teammate killed outright before
+ * bubblewrap armed --die-with-parent, or without bubblewrap at all. Run by the lead every few seconds.
+ */
+export function sweepOrphans(): number {
+  if (process.platform !== 'linux') return 0;
+  const owner = Buffer.from(`${OWNER}=`);
+  let killed = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let environ: Buffer;
+    try {
+      environ = fs.readFileSync(`/proc/${entry}/environ`);
+    } catch {
+      continue;
+    }
+    const at = environ.indexOf(owner);
+    if (at < 0) continue;
+    const end = environ.indexOf(0, at);
+    const pid = Number(environ.subarray(at + owner.length, end < 0 ? undefined : end).toString());
+    if (!Number.isInteger(pid) || pid <= 0 || ownerAlive(pid)) continue;
+    try {
+      process.kill(Number(entry), 'SIGKILL');
+      killed++;
+    } catch {
+      // gone already
+    }
+  }
+  return killed;
+}
+
+function ownerAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 /**
  * Kills every process whose environment carries `marker` (Linux: /proc/<pid>/environ). This finds
@@ -95,7 +137,7 @@ export async function runProcess(command: string, args: readonly string[], optio
 
   const marker = randomUUID();
   const sandbox = options.sandbox;
-  const env = { ...(sandbox ? sandbox.env(options.env) : { ...childEnv(), ...options.env }), [MARKER]: marker };
+  const env = { ...(sandbox ? sandbox.env(options.env) : { ...childEnv(), ...options.env }), [MARKER]: marker, [OWNER]: String(process.pid) };
   const wrapped = sandbox ? sandbox.command(command, args) : { command, args: [...args] };
   const subprocess = execa(wrapped.command, wrapped.args, {
     cwd: options.cwd,

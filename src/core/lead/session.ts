@@ -13,6 +13,7 @@ import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError } from '.
 import { checkRole } from '../stages/definitions.js';
 import { createModel, describeModel, type ModelSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
+import { sweepOrphans } from '../exec/process.js';
 import { Pipeline, pipelineStatuses } from '../stages/pipeline.js';
 import type { LeadServices } from '../tools/lead/services.js';
 import { Trace } from '../trace/trace.js';
@@ -241,6 +242,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   /** Members whose process is gone are marked dead and their tasks handed back at once. */
   private async reapDead(): Promise<void> {
+    // And what they were running: a sandbox whose autoteam process died before it could take it along.
+    sweepOrphans();
     try {
       for (const { member, why } of await this.mailbox.registry.reapDead()) {
         const released = await this.board.reclaimAllFrom(member.name, `${member.name} is dead (${why})`);
