@@ -8,7 +8,7 @@ import { containment, describeContainment, INSTALL_HINT } from '../core/exec/san
 import { Mailbox } from '../core/board/mailbox.js';
 import { TaskBoard } from '../core/board/task-board.js';
 import { Pipeline } from '../core/stages/pipeline.js';
-import { pipelineId } from '../frontend/commands.js';
+import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
 import { AutoteamError, ConfigError } from '../core/errors.js';
 import { loadModelConfig } from '../core/model/anthropic.js';
 import { STAGE_DEFINITIONS } from '../core/stages/definitions.js';
@@ -179,14 +179,8 @@ export function buildProgram(): Command {
         const mailbox = new Mailbox(dir);
         const pipeline = new Pipeline(new TaskBoard(dir), mailbox);
         const lead = mailbox.registry.read().lead;
-        const n = pipelineId(id);
-        if (name === 'cancel') {
-          const cancelled = await pipeline.cancel(n, lead);
-          console.log(`pipeline #${n} cancelled: ${cancelled.map((t) => `#${t}`).join(', ')}`);
-        } else {
-          const task = await pipeline.retry(n, lead);
-          console.log(`pipeline #${n} retried: task #${task.id} (${task.stage}${task.revision ? ` r${task.revision}` : ''}) — ${task.subject}`);
-        }
+        const act = name === 'cancel' ? cancelPipeline : retryPipeline;
+        console.log(await act(pipeline, pipelineId(id), lead));
       });
   }
 

@@ -6,7 +6,7 @@ import type { Stage, Task, TaskUsage } from '../core/board/schemas.js';
 import { type LeadEvent, LeadSession } from '../core/lead/session.js';
 import { AutoteamError, FATAL_MODEL_CODES } from '../core/errors.js';
 import { loadModelConfig } from '../core/model/anthropic.js';
-import { MAX_REQUIREMENT_BYTES, type PipelineState } from '../core/stages/pipeline.js';
+import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js';
 import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
 import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
 
@@ -47,11 +47,8 @@ const DISK_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
 
 /** `autoteam run`: start the team, post one requirement, follow it to the end, print a summary. */
 export async function runHeadless(options: RunCommandOptions): Promise<number> {
-  if (!options.requirement.trim()) throw new AutoteamError('a requirement cannot be empty', 'USAGE');
-  const bytes = Buffer.byteLength(options.requirement.trim());
-  if (bytes > MAX_REQUIREMENT_BYTES) {
-    throw new AutoteamError(`a requirement is at most ${MAX_REQUIREMENT_BYTES / 1024} KB (this one is ${Math.ceil(bytes / 1024)} KB): put the details in a file and refer to it`, 'USAGE');
-  }
+  // Before anything starts: a refused requirement leaves no board and no threads behind.
+  checkRequirement(options.requirement);
   const spec = loadModelConfig();
   const session = new LeadSession({ rootDir: options.dir, model: spec, settings: options.settings, auto: options.auto });
   const started = Date.now();

@@ -1,3 +1,4 @@
+import type { Pipeline } from '../core/stages/pipeline.js';
 import { AutoteamError, serializeError } from '../core/errors.js';
 import type { LeadSession } from '../core/lead/session.js';
 import { formatBoard, formatMember } from './format.js';
@@ -20,6 +21,18 @@ interface Command {
   args: string;
   help: string;
   run(args: string, io: CommandIO): Promise<Outcome | void> | Outcome | void;
+}
+
+/** Cancels a pipeline's open tasks; the line that says which. Shared by /cancel and `autoteam cancel`. */
+export async function cancelPipeline(pipeline: Pipeline, id: number, by: string): Promise<string> {
+  const cancelled = await pipeline.cancel(id, by);
+  return `pipeline #${id} cancelled: ${cancelled.map((t) => `#${t}`).join(', ')}`;
+}
+
+/** Retries a failed or cancelled pipeline; the line that says with which task. */
+export async function retryPipeline(pipeline: Pipeline, id: number, by: string): Promise<string> {
+  const task = await pipeline.retry(id, by);
+  return `pipeline #${id} retried: task #${task.id} (${task.stage}${task.revision ? ` r${task.revision}` : ''}) — ${task.subject}`;
 }
 
 export function pipelineId(text: string): number {
@@ -93,21 +106,13 @@ export const COMMANDS: readonly Command[] = [
     name: 'cancel',
     args: '<pipeline>',
     help: "cancel a pipeline's open tasks (their owners stop)",
-    run: async (args, io) => {
-      const id = pipelineId(need(args, '/cancel <pipeline>'));
-      const cancelled = await io.session.pipeline.cancel(id, io.session.lead);
-      io.print(`pipeline #${id} cancelled: ${cancelled.map((t) => `#${t}`).join(', ')}`);
-    },
+    run: async (args, io) => io.print(await cancelPipeline(io.session.pipeline, pipelineId(need(args, '/cancel <pipeline>')), io.session.lead)),
   },
   {
     name: 'retry',
     args: '<pipeline>',
     help: 'restart a failed or cancelled pipeline from the stage that failed',
-    run: async (args, io) => {
-      const id = pipelineId(need(args, '/retry <pipeline>'));
-      const task = await io.session.pipeline.retry(id, io.session.lead);
-      io.print(`pipeline #${id} retried: task #${task.id} (${task.stage}${task.revision ? ` r${task.revision}` : ''}) — ${task.subject}`);
-    },
+    run: async (args, io) => io.print(await retryPipeline(io.session.pipeline, pipelineId(need(args, '/retry <pipeline>')), io.session.lead)),
   },
   {
     name: 'answer',

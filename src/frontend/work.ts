@@ -2,12 +2,7 @@ import type { LeadSession } from '../core/lead/session.js';
 
 export { type PipelineStatus, pipelineStatuses } from '../core/stages/pipeline.js';
 
-/** Why the session is still busy, or null when nothing can still move (see LeadSession.busyReason). */
-export function workInFlight(session: LeadSession): string | null {
-  return session.busyReason();
-}
-
-/** Waits (bounded) until workInFlight says nothing can still move. Returns what was still busy on timeout. */
+/** Waits (bounded) until LeadSession.busyReason says nothing can still move. Returns what was still busy on timeout. */
 export async function waitForQuiet(
   session: LeadSession,
   timeoutMs: number,
@@ -17,7 +12,7 @@ export async function waitForQuiet(
   const deadline = Date.now() + timeoutMs;
   let said = false;
   for (;;) {
-    const reason = workInFlight(session);
+    const reason = session.busyReason();
     if (!reason) return null;
     if (!said) onWait?.(reason);
     said = true;

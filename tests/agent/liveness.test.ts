@@ -122,7 +122,7 @@ describe('names and roles', () => {
     await until(() => new TeamRegistry(root).get('analyst')?.status === 'idle', 'the analyst thread is idle');
     const other = worker(root, 'e2');
     await until(() => /idle/.test(other.output()), 'the e2 worker is idle');
-    expect(() => session.spawn('e2', 'engineer')).toThrow(/'e2' is already a live member \(pid \d+/);
+    expect(() => session.spawn('e2', 'engineer')).toThrow(/'e2' is already a live member of team '.*' \(pid \d+/);
   });
 });
 

@@ -9,7 +9,7 @@ import { FATAL_MODEL_CODES, NotFoundError, type SerializedError, serializeError 
 import type { ModelClient, ModelMessage, Usage } from '../model/types.js';
 import { GENERAL_SYSTEM_PROMPT, STAGE_DEFINITIONS } from '../stages/definitions.js';
 import { handoffData, taskPrompt } from '../stages/handoff.js';
-import { Pipeline, pipelineUsage } from '../stages/pipeline.js';
+import { budgetGap, Pipeline, pipelineUsage } from '../stages/pipeline.js';
 import { formatMessages } from '../tools/read-inbox.js';
 import { generalTools, stageTools } from '../tools/registry.js';
 import type { ToolContext } from '../tools/tool.js';
@@ -393,16 +393,7 @@ export class Teammate {
   /** Why the task's pipeline may not make another model call, or null. */
   private budgetExceeded(task: Task | null): string | null {
     if (!task?.pipeline) return null;
-    const { maxPipelineSteps, pipelineTokenBudget } = this.settings.runtime;
-    const usage = pipelineUsage(this.board.list().filter((t) => t.pipeline === task.pipeline));
-    if (usage.calls >= maxPipelineSteps) {
-      return `step budget used up: pipeline #${task.pipeline} made ${usage.calls} of ${maxPipelineSteps} model calls (--max-pipeline-steps)`;
-    }
-    const tokens = usage.inputTokens + usage.outputTokens;
-    if (tokens >= pipelineTokenBudget) {
-      return `token budget used up: pipeline #${task.pipeline} used ${tokens.toLocaleString('en-US')} tokens (limit ${pipelineTokenBudget.toLocaleString('en-US')}, --token-budget-pipeline)`;
-    }
-    return null;
+    return budgetGap(task.pipeline, pipelineUsage(this.board.list().filter((t) => t.pipeline === task.pipeline)), this.settings.runtime);
   }
 
   private async onModelError(ctx: ToolContext, error: unknown): Promise<void> {

@@ -86,15 +86,23 @@ export class TeamRegistry {
       throw new ConfigError(`invalid teammate name '${name.length > 80 ? `${name.slice(0, 80)}…` : name}': ${describeZodError(member.error)}`);
     }
     const config = await this.change((current) => {
-      if (name === current.lead) throw new ConfigError(`'${name}' is the team lead's name`);
-      const existing = current.members.find((m) => m.name === name);
-      const live = existing && existing.status !== 'shutdown' && existing.status !== 'dead' && existing.pid !== member.data.pid;
-      if (live && goneReason(existing, this.now().getTime()) === null) {
-        throw new ConfigError(`'${name}' is already a live member of team '${current.team}' (pid ${existing.pid} on ${existing.host ?? HOST}); choose another name`);
-      }
+      this.checkNameFree(current, name, member.data.pid);
       return { ...current, members: [...current.members.filter((m) => m.name !== name), member.data] };
     });
     return config.members.find((m) => m.name === name)!;
+  }
+
+  /**
+   * Refuses a name another process may not take: the lead's, or one a live member of another process
+   * holds (two teammates must not share an inbox). `pid` is the process that would take it.
+   */
+  checkNameFree(config: TeamConfig, name: string, pid: number | null = process.pid): void {
+    if (name === config.lead) throw new ConfigError(`'${name}' is the team lead's name`);
+    const existing = config.members.find((m) => m.name === name);
+    const live = existing && existing.status !== 'shutdown' && existing.status !== 'dead' && existing.pid !== pid;
+    if (live && goneReason(existing, this.now().getTime()) === null) {
+      throw new ConfigError(`'${name}' is already a live member of team '${config.team}' (pid ${existing.pid} on ${existing.host ?? HOST}); choose another name`);
+    }
   }
 
   /**

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { execa } from 'execa';
+import { pidAlive } from '../board/liveness.js';
 import { childEnv } from './env.js';
 import type { LimitHit, Sandbox } from './sandbox.js';
 
@@ -54,72 +55,52 @@ const MARKER = 'AUTOTEAM_RUN';
 /** The pid of the autoteam process that started a run: when it is gone, the run is an orphan. */
 const OWNER = 'AUTOTEAM_OWNER';
 
+/** SIGKILLs every other process whose environment (Linux: /proc/<pid>/environ) `doomed` picks. */
+function killWhere(doomed: (environ: Buffer) => boolean): number {
+  if (process.platform !== 'linux') return 0;
+  let killed = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let environ: Buffer;
+    try {
+      environ = fs.readFileSync(`/proc/${entry}/environ`);
+    } catch {
+      continue;
+    }
+    if (!doomed(environ)) continue;
+    try {
+      process.kill(Number(entry), 'SIGKILL');
+      killed++;
+    } catch {
+      // gone already
+    }
+  }
+  return killed;
+}
+
+/**
+ * Kills every process whose environment carries `marker`. This finds what left the process group
+ * (`setsid`, a double fork) unless it also cleared its environment; under bubblewrap the PID
+ * namespace already took them all.
+ */
+export function sweep(marker: string): number {
+  const needle = Buffer.from(`${MARKER}=${marker}\0`);
+  return killWhere((environ) => environ.includes(needle));
+}
+
 /**
  * Kills every process of a run whose autoteam process is gone: a teammate killed outright before
  * bubblewrap armed --die-with-parent, or without bubblewrap at all. Run by the lead every few seconds.
  */
 export function sweepOrphans(): number {
-  if (process.platform !== 'linux') return 0;
   const owner = Buffer.from(`${OWNER}=`);
-  let killed = 0;
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    let environ: Buffer;
-    try {
-      environ = fs.readFileSync(`/proc/${entry}/environ`);
-    } catch {
-      continue;
-    }
+  return killWhere((environ) => {
     const at = environ.indexOf(owner);
-    if (at < 0) continue;
+    if (at < 0) return false;
     const end = environ.indexOf(0, at);
     const pid = Number(environ.subarray(at + owner.length, end < 0 ? undefined : end).toString());
-    if (!Number.isInteger(pid) || pid <= 0 || ownerAlive(pid)) continue;
-    try {
-      process.kill(Number(entry), 'SIGKILL');
-      killed++;
-    } catch {
-      // gone already
-    }
-  }
-  return killed;
-}
-
-function ownerAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Kills every process whose environment carries `marker` (Linux: /proc/<pid>/environ). This finds
- * what left the process group (`setsid`, a double fork) unless it also cleared its environment;
- * under bubblewrap the PID namespace already took them all.
- */
-export function sweep(marker: string): number {
-  if (process.platform !== 'linux') return 0;
-  const needle = Buffer.from(`${MARKER}=${marker}\0`);
-  let killed = 0;
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    let environ: Buffer;
-    try {
-      environ = fs.readFileSync(`/proc/${entry}/environ`);
-    } catch {
-      continue;
-    }
-    if (!environ.includes(needle)) continue;
-    try {
-      process.kill(Number(entry), 'SIGKILL');
-      killed++;
-    } catch {
-      // gone already
-    }
-  }
-  return killed;
+    return Number.isInteger(pid) && pid > 0 && !pidAlive(pid);
+  });
 }
 
 /**

@@ -151,8 +151,12 @@ export class Sandbox {
   command(command: string, args: readonly string[]): { command: string; args: string[] } {
     const limited = this.limit(command, args);
     if (!this.bwrap) return limited;
-    return { command: this.bwrap, args: [...this.bwrapArgs(), '--', limited.command, ...limited.args] };
+    // The profile depends only on this sandbox's options: built once, not per process.
+    this.profile ??= this.bwrapArgs();
+    return { command: this.bwrap, args: [...this.profile, '--', limited.command, ...limited.args] };
   }
+
+  private profile: string[] | undefined;
 
   /** Reads a finished process's result for a limit it hit. */
   limitHit(result: { exitCode: number | null; signal?: string; stderr: string; stdout: string }): LimitHit | null {

@@ -8,7 +8,7 @@ import { BoardWatcher } from '../board/watcher.js';
 import { type ManagerEvents, type TeammateExit, TeammateManager } from '../agent/manager.js';
 import type { TeammateSettings } from '../agent/settings.js';
 import type { FromWorker } from '../agent/worker-protocol.js';
-import { LeadLease, goneReason } from '../board/liveness.js';
+import { LeadLease } from '../board/liveness.js';
 import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import { checkRole } from '../stages/definitions.js';
 import { createModel, describeModel, type ModelSpec } from '../model/factory.js';
@@ -263,13 +263,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   spawn(name: string, role: string, prompt?: string) {
     checkRole(role);
-    const config = this.mailbox.registry.read();
-    if (name === config.lead) throw new ConfigError(`'${name}' is the team lead's name`);
     if (name.length > 64 || !/^[A-Za-z0-9_-]+$/.test(name)) throw new ConfigError(`invalid teammate name '${name.slice(0, 80)}': at most 64 letters, digits, _ and -`);
-    const existing = config.members.find((m) => m.name === name);
-    if (existing && existing.pid !== process.pid && (existing.status === 'working' || existing.status === 'idle' || existing.status === 'waiting') && goneReason(existing, Date.now()) === null) {
-      throw new ConfigError(`'${name}' is already a live member (pid ${existing.pid} on ${existing.host ?? 'this host'}); choose another name`);
-    }
+    // The thread would be refused when it joins; say so here, before anything starts.
+    this.mailbox.registry.checkNameFree(this.mailbox.registry.read(), name);
     const handle = this.manager.spawn(name, role, prompt);
     this.spawned.set(name, { name, role, ...(prompt ? { prompt } : {}) });
     this.resting.delete(name);

@@ -49,6 +49,20 @@ export interface StageSignal {
 /** The largest requirement a pipeline takes; every stage's task carries it. */
 export const MAX_REQUIREMENT_BYTES = 100 * 1024;
 
+/** The requirement, trimmed; refused when it is empty or over MAX_REQUIREMENT_BYTES. */
+export function checkRequirement(requirement: string): string {
+  const text = requirement.trim();
+  if (!text) throw new AutoteamError('a requirement cannot be empty', 'INVALID_REQUIREMENT');
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_REQUIREMENT_BYTES) {
+    throw new AutoteamError(
+      `a requirement is at most ${MAX_REQUIREMENT_BYTES / 1024} KB (this one is ${Math.ceil(bytes / 1024)} KB): put the details in a file and refer to it`,
+      'INVALID_REQUIREMENT',
+    );
+  }
+  return text;
+}
+
 /** What every task of a pipeline carries forward, whatever the stage. */
 const CARRIED = ['requirement', 'requirements', 'summary', 'qa', 'criteria'] as const;
 
@@ -74,15 +88,7 @@ export class Pipeline {
    * approval always rests on a criterion.
    */
   async post(requirement: string, options: PostOptions = {}): Promise<Task> {
-    const text = requirement.trim();
-    if (!text) throw new AutoteamError('a requirement cannot be empty', 'INVALID_REQUIREMENT');
-    const bytes = Buffer.byteLength(text);
-    if (bytes > MAX_REQUIREMENT_BYTES) {
-      throw new AutoteamError(
-        `a requirement is at most ${MAX_REQUIREMENT_BYTES / 1024} KB (this one is ${Math.ceil(bytes / 1024)} KB): put the details in a file and refer to it`,
-        'INVALID_REQUIREMENT',
-      );
-    }
+    const text = checkRequirement(requirement);
     const pipeline = await this.allocateId();
     const stage = options.startStage ?? 'requirements';
     const criteria: Criterion[] =
@@ -349,6 +355,18 @@ export function pipelineUsage(tasks: readonly Task[]): TaskUsage {
     }),
     { calls: 0, inputTokens: 0, outputTokens: 0 },
   );
+}
+
+/** Why pipeline `id`, having spent `usage`, may not make another model call, or null. */
+export function budgetGap(id: number, usage: TaskUsage, limits: { maxPipelineSteps: number; pipelineTokenBudget: number }): string | null {
+  if (usage.calls >= limits.maxPipelineSteps) {
+    return `step budget used up: pipeline #${id} made ${usage.calls} of ${limits.maxPipelineSteps} model calls (--max-pipeline-steps)`;
+  }
+  const tokens = usage.inputTokens + usage.outputTokens;
+  if (tokens >= limits.pipelineTokenBudget) {
+    return `token budget used up: pipeline #${id} used ${tokens.toLocaleString('en-US')} tokens (limit ${limits.pipelineTokenBudget.toLocaleString('en-US')}, --token-budget-pipeline)`;
+  }
+  return null;
 }
 
 /** The transition a completed stage task took (boards written before `signal` was recorded: inferred). */
