@@ -8,6 +8,7 @@ import { containment, describeContainment, INSTALL_HINT } from '../core/exec/san
 import { Mailbox } from '../core/board/mailbox.js';
 import { TaskBoard } from '../core/board/task-board.js';
 import { Pipeline } from '../core/stages/pipeline.js';
+import { diffPipeline, discardPipeline, mergePipeline } from '../frontend/branches.js';
 import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
 import { AutoteamError, ConfigError } from '../core/errors.js';
 import { loadModelConfig } from '../core/model/anthropic.js';
@@ -58,6 +59,21 @@ function existingBoardDir(command: Command): string {
   const dir = boardDir(command, false);
   if (!fs.existsSync(dir)) throw new UsageError(`--dir: ${dir} does not exist`);
   return dir;
+}
+
+/** Where pipelines work: the repository the board is in (default), another one, or none. */
+function repoOptions(command: Command): Command {
+  return command
+    .option('--repo <path>', 'the git repository pipelines branch from (default: the one the board is in, if any)')
+    .option('--no-worktree', 'work in workspace/<pipeline> even inside a git repository');
+}
+
+function repoChoice(options: Record<string, unknown>): { repo?: string | false } {
+  if (options.worktree === false) {
+    if (options.repo) throw new UsageError('--repo and --no-worktree contradict each other: give one');
+    return { repo: false };
+  }
+  return typeof options.repo === 'string' ? { repo: options.repo } : {};
 }
 
 const dirOption = () => new Option('--dir <path>', 'board root (holds .tasks/ and .team/); default: the current directory');
@@ -118,6 +134,7 @@ export function buildProgram(): Command {
     .addOption(dirOption())
     .option('--auto', 'a simulated user answers the analyst')
     .option('--no-team', 'do not spawn the default analyst, engineer and reviewer');
+  repoOptions(program);
   settingsOptions(program)
     .usage('[options] [command]')
     // Captures a mistyped subcommand, which would otherwise be reported as "too many arguments".
@@ -129,6 +146,7 @@ export function buildProgram(): Command {
         auto: options.auto === true,
         team: options.team !== false,
         settings: settingsFor(options),
+        ...repoChoice(options),
       });
     });
 
@@ -181,6 +199,26 @@ export function buildProgram(): Command {
         const lead = mailbox.registry.read().lead;
         const act = name === 'cancel' ? cancelPipeline : retryPipeline;
         console.log(await act(pipeline, pipelineId(id), lead));
+      });
+  }
+
+  for (const [name, what] of [
+    ['diff', "print a pipeline's branch: its files and diff against where it started"],
+    ['merge', 'merge an approved pipeline\'s branch into your current branch, then remove its worktree and branch'],
+    ['discard', "remove a pipeline's worktree and branch"],
+  ] as const) {
+    program
+      .command(name)
+      .description(what)
+      .argument('<pipeline>', 'pipeline id')
+      .addOption(dirOption())
+      .action(async (id: string, _options: unknown, command: Command) => {
+        const dir = existingBoardDir(command);
+        if (!fs.existsSync(path.join(dir, '.tasks'))) throw new UsageError(`no board in ${dir} (no .tasks/ directory)`);
+        const board = new TaskBoard(dir);
+        const n = pipelineId(id);
+        if (name === 'diff') console.log(await diffPipeline(board, n));
+        else console.log(await (name === 'merge' ? mergePipeline : discardPipeline)(board, n, new Mailbox(dir).registry.read().lead));
       });
   }
 
@@ -242,7 +280,8 @@ export function buildProgram(): Command {
       .option('--json', 'print the summary as JSON')
       .option('--timeout <duration>', 'give up after this long (default 10m)')
       .addOption(dirOption()),
-  ).action(async (words: string[], options: Record<string, unknown>, command: Command) => {
+  );
+  repoOptions(program.commands.at(-1)!).action(async (words: string[], options: Record<string, unknown>, command: Command) => {
     const code = await runHeadless({
       dir: boardDir(command),
       requirement: words.join(' '),
@@ -251,6 +290,7 @@ export function buildProgram(): Command {
       startStage: options.startStage as 'requirements' | 'implementation' | undefined,
       timeout: options.timeout as string | undefined,
       settings: settingsFor(options),
+      ...repoChoice(options),
     });
     process.exitCode = code;
   });

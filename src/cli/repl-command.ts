@@ -7,11 +7,12 @@ export interface ReplOptions {
   auto: boolean;
   team: boolean;
   settings: TeammateSettings;
+  repo?: string | false;
 }
 
 /** `autoteam` with no subcommand: the ink app on a terminal, line mode on pipes. */
 export async function startRepl(options: ReplOptions): Promise<void> {
-  const session = new LeadSession({ rootDir: options.dir, model: loadModelConfig(), settings: options.settings, auto: options.auto });
+  const session = new LeadSession({ rootDir: options.dir, model: loadModelConfig(), settings: options.settings, auto: options.auto, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
   const team = options.team ? DEFAULT_TEAM : [];
   if (process.stdin.isTTY && process.stdout.isTTY) {
     // ink decides at import time that a CI environment cannot show live frames and renders only the

@@ -18,6 +18,8 @@ export interface RunCommandOptions {
   startStage?: Stage;
   timeout?: string;
   settings: TeammateSettings;
+  /** `--repo <path>`, or false for `--no-worktree`. */
+  repo?: string | false;
 }
 
 export interface RunSummary {
@@ -31,6 +33,8 @@ export interface RunSummary {
   questions: number;
   files: string[];
   workspace: string;
+  /** Repository mode: the pipeline's branch, the commit it started from, and the approval's commit. */
+  git?: { repo: string; branch: string; base: string; commit: string | null };
   revisions: number;
   /** The acceptance criteria and, once approved, the reviewer's verdict and evidence for each. */
   criteria: Array<{ id: string; criterion: string; verify: string; met: boolean | null; evidence: string | null }>;
@@ -50,7 +54,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   // Before anything starts: a refused requirement leaves no board and no threads behind.
   checkRequirement(options.requirement);
   const spec = loadModelConfig();
-  const session = new LeadSession({ rootDir: options.dir, model: spec, settings: options.settings, auto: options.auto });
+  const session = new LeadSession({ rootDir: options.dir, model: spec, settings: options.settings, auto: options.auto, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
   const started = Date.now();
   const since = new Date(started).toISOString();
   const log = (line: string) => {
@@ -171,6 +175,7 @@ function summarize(session: LeadSession, state: PipelineState, requirement: stri
   const approval = state.tasks.find((task) => task.artifacts.verdict === 'approved');
   const verdicts = approval?.artifacts.criteriaVerdicts ?? [];
   const checks = state.tasks.flatMap((task) => task.artifacts.checks ?? []);
+  const git = approval?.artifacts.git ?? last?.artifacts.git;
   return {
     pipeline: state.id,
     status: state.status,
@@ -182,6 +187,7 @@ function summarize(session: LeadSession, state: PipelineState, requirement: stri
     questions: (analysis?.artifacts.qa ?? []).length,
     files: [...files].sort(),
     workspace: path.resolve(session.pipeline.workspaceOf(state.id)),
+    ...(git ? { git: { repo: git.repo, branch: git.branch, base: git.base, commit: git.commit ?? null } } : {}),
     revisions: state.revisions,
     criteria: (last?.artifacts.criteria ?? []).map((criterion) => {
       const verdict = verdicts.find((v) => v.id === criterion.id);
@@ -212,6 +218,11 @@ function printSummary(summary: RunSummary, tasks: readonly Task[]): void {
   console.log(
     `requirements: ${summary.requirements} · questions: ${summary.questions} · files: ${summary.files.join(', ') || 'none'} (${summary.workspace}) · revisions: ${summary.revisions}`,
   );
+  if (summary.git) {
+    const { branch, base, commit } = summary.git;
+    const next = commit ? ` · commit ${commit.slice(0, 12)} (autoteam diff|merge|discard ${summary.pipeline})` : ' · nothing committed';
+    console.log(`branch: ${branch} from ${base.slice(0, 12)}${next}`);
+  }
   if (summary.criteria.length) {
     console.log('acceptance criteria:');
     for (const c of summary.criteria) {

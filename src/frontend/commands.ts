@@ -1,6 +1,7 @@
 import type { Pipeline } from '../core/stages/pipeline.js';
 import { AutoteamError, serializeError } from '../core/errors.js';
 import type { LeadSession } from '../core/lead/session.js';
+import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
 import { formatBoard, formatMember } from './format.js';
 
 /** How a line of output should look; the ink app colours by it, line mode ignores it. */
@@ -113,6 +114,24 @@ export const COMMANDS: readonly Command[] = [
     args: '<pipeline>',
     help: 'restart a failed or cancelled pipeline from the stage that failed',
     run: async (args, io) => io.print(await retryPipeline(io.session.pipeline, pipelineId(need(args, '/retry <pipeline>')), io.session.lead)),
+  },
+  {
+    name: 'diff',
+    args: '<pipeline>',
+    help: "a pipeline's branch: its files and diff against where it started",
+    run: async (args, io) => io.print(await diffPipeline(io.session.board, pipelineId(need(args, '/diff <pipeline>')))),
+  },
+  {
+    name: 'merge',
+    args: '<pipeline>',
+    help: 'merge an approved branch into your current branch (a conflict changes nothing)',
+    run: async (args, io) => io.print(await mergePipeline(io.session.board, pipelineId(need(args, '/merge <pipeline>')), io.session.lead)),
+  },
+  {
+    name: 'discard',
+    args: '<pipeline>',
+    help: "remove a pipeline's worktree and branch",
+    run: async (args, io) => io.print(await discardPipeline(io.session.board, pipelineId(need(args, '/discard <pipeline>')), io.session.lead)),
   },
   {
     name: 'answer',

@@ -78,7 +78,7 @@ describe.each(profiles)('sandbox: %s', (label, contained) => {
     const out = (await result).stdout;
     expect(out).not.toContain(SECRET);
     const names = out.split('\n').map((line) => line.split('=')[0]).filter(Boolean);
-    for (const name of names) expect(name).toMatch(/^(PATH|LANG|LANGUAGE|LC_\w+|TERM|TZ|COLUMNS|LINES|HOME|TMPDIR|AUTOTEAM_RUN|AUTOTEAM_OWNER|PWD|SHLVL|_|OLDPWD)$/);
+    for (const name of names) expect(name).toMatch(/^(PATH|LANG|LANGUAGE|LC_\w+|TERM|TZ|COLUMNS|LINES|HOME|TMPDIR|PYTHONDONTWRITEBYTECODE|AUTOTEAM_RUN|AUTOTEAM_OWNER|PWD|SHLVL|_|OLDPWD)$/);
     expect(out).toContain(`HOME=${path.join(workspace, '.home')}`);
     expect(out).toContain(`TMPDIR=${path.join(workspace, '.tmp')}`);
   });

@@ -80,7 +80,11 @@ describe('analyze_complexity', () => {
 });
 
 describe('tool specs', () => {
-  it('produce object JSON schemas with the required fields', () => {
-    expect(toolSpec(runTestsTool).input_schema).toMatchObject({ type: 'object', required: ['file'] });
+  it('produce object JSON schemas: one file or several, neither required (the changed files are the default)', () => {
+    const schema = toolSpec(runTestsTool).input_schema as { type: string; properties: Record<string, { type?: string }>; required?: string[] };
+    expect(schema.type).toBe('object');
+    expect(schema.properties.file?.type).toBe('string');
+    expect(schema.properties.files?.type).toBe('array');
+    expect(schema.required ?? []).toEqual([]);
   });
 });

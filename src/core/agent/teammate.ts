@@ -9,7 +9,7 @@ import { FATAL_MODEL_CODES, NotFoundError, type SerializedError, serializeError 
 import type { ModelClient, ModelMessage, Usage } from '../model/types.js';
 import { GENERAL_SYSTEM_PROMPT, STAGE_DEFINITIONS } from '../stages/definitions.js';
 import { handoffData, taskPrompt } from '../stages/handoff.js';
-import { budgetGap, Pipeline, pipelineUsage } from '../stages/pipeline.js';
+import { budgetGap, Pipeline, pipelineUsage, taskWorkspace } from '../stages/pipeline.js';
 import { formatMessages } from '../tools/read-inbox.js';
 import { generalTools, stageTools } from '../tools/registry.js';
 import type { ToolContext } from '../tools/tool.js';
@@ -160,7 +160,15 @@ export class Teammate {
     }, Math.max(50, Math.floor(this.settings.leaseMs / 3)));
     const signal = AbortSignal.any([this.options.signal, lease.signal]);
     const stage = task.stage ? STAGE_DEFINITIONS[task.stage] : null;
-    const workspace = path.join(this.board.rootDir, 'workspace', task.pipeline ? String(task.pipeline) : 'general');
+    const workspace = taskWorkspace(this.board.rootDir, task);
+    if (task.artifacts.git && !fs.existsSync(workspace)) {
+      clearInterval(renew);
+      const reason = `the pipeline's worktree ${workspace} is gone (discarded, or removed by hand)`;
+      await this.pipeline.fail(task, fence, reason);
+      this.activity(task.id, `failed #${task.id}: ${reason}`);
+      if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
+      return;
+    }
     fs.mkdirSync(workspace, { recursive: true });
     const ctx = this.context(task, fence, workspace, signal, (reason) => lease.abort(new Error(`lease lost: ${reason}`)));
     const prompt = taskPrompt(task);
@@ -345,7 +353,7 @@ export class Teammate {
       {
         workspace,
         // The board, and the directory autoteam was started in (its .env, the person's project).
-        hidden: [this.board.rootDir, ...hiddenStartDir()],
+        hidden: [this.board.rootDir, ...hiddenStartDir(), ...(task?.artifacts.git ? [task.artifacts.git.repo] : [])],
         network: policy.network.includes('*') || policy.network.includes(stage),
         limits: policy.limits,
         passEnv: policy.passEnv,

@@ -65,8 +65,36 @@ export const CriterionVerdictSchema = z.object({
 export type CriterionVerdict = z.infer<typeof CriterionVerdictSchema>;
 
 /** A report of a review tool, bound to the hash of the file it looked at. */
-const ReportSchema = z.looseObject({ file: z.string(), ok: z.boolean().optional(), sha256: z.string().optional() });
+const ReportSchema = z.looseObject({
+  file: z.string(),
+  ok: z.boolean().optional(),
+  sha256: z.string().optional(),
+  /** A report over several files: path → sha256 of each as it was looked at (`file` is one of them). */
+  shas: z.record(z.string(), z.string()).optional(),
+});
 export type Report = z.infer<typeof ReportSchema>;
+
+/** A pipeline on the person's repository: its worktree and branch, and what became of them. */
+export const GitInfoSchema = z.object({
+  /** Top level of the person's repository. */
+  repo: z.string(),
+  branch: z.string(),
+  /** The commit HEAD pointed to when the pipeline was posted: the branch starts there. */
+  base: z.string(),
+  /** Absolute path of the pipeline's worktree. */
+  worktree: z.string(),
+  /** The commit made on approval. */
+  commit: z.string().optional(),
+});
+export type GitInfo = z.infer<typeof GitInfoSchema>;
+
+/** What the worktree changed against the base commit, as handed to a review. */
+export const ChangeSchema = z.object({
+  base: z.string(),
+  files: z.array(z.object({ path: z.string(), status: z.string() })),
+  diff: z.string(),
+});
+export type Change = z.infer<typeof ChangeSchema>;
 
 export const ArtifactsSchema = z.looseObject({
   /** The person's requirement, as posted (every task of a pipeline carries it). */
@@ -99,5 +127,11 @@ export const ArtifactsSchema = z.looseObject({
   /** The task this one was posted from. */
   from: z.number().int().positive().optional(),
   requirePlan: z.boolean().optional(),
+  /** Repository mode: the pipeline's branch and worktree (carried by every task of the pipeline). */
+  git: GitInfoSchema.optional(),
+  /** Review in repository mode: the change against the base commit. */
+  change: ChangeSchema.optional(),
+  /** The person's decision on an approved branch: merged (into which branch, as which commit) or discarded. */
+  outcome: z.object({ action: z.enum(['merged', 'discarded']), into: z.string().optional(), commit: z.string().optional(), by: z.string() }).optional(),
 });
 export type Artifacts = z.infer<typeof ArtifactsSchema>;

@@ -69,8 +69,13 @@ export function resolveInWorkspace(workspace: string, relPath: string): string {
   if (!isInside(base, target) && !isInside(realBase, target)) {
     throw new PathEscapeError(relPath, path.isAbsolute(relPath) ? 'it is an absolute path outside the workspace' : 'it leaves the workspace');
   }
-  if (!isInside(realBase, realpathDeep(target))) {
+  const real = realpathDeep(target);
+  if (!isInside(realBase, real)) {
     throw new PathEscapeError(relPath, 'it goes through a symbolic link that points outside the workspace');
+  }
+  // A worktree's `.git` (and any repository metadata) belongs to git, not to the file tools.
+  if ([path.relative(base, target), path.relative(realBase, real)].some((rel) => rel.split(path.sep)[0]!.toLowerCase() === '.git')) {
+    throw new PathEscapeError(relPath, "'.git' is git's own data, off limits to the file tools");
   }
   return target;
 }

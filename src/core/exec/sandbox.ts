@@ -138,7 +138,8 @@ export class Sandbox {
     const tmp = path.join(this.workspace, '.tmp');
     fs.mkdirSync(home, { recursive: true });
     fs.mkdirSync(tmp, { recursive: true });
-    return { ...env, HOME: home, TMPDIR: tmp, ...extra };
+    // No __pycache__ folders left in the workspace (or in a commit) by whatever runs Python.
+    return { ...env, HOME: home, TMPDIR: tmp, PYTHONDONTWRITEBYTECODE: '1', ...extra };
   }
 
   /** The same containment around another directory (a scratch copy of the workspace). */
@@ -206,6 +207,9 @@ export class Sandbox {
     // What PATH and this runtime need from under a hidden directory comes back read-only (a pyenv or nvm install).
     for (const dir of this.toolDirs(outermost)) args.push('--ro-bind', dir, dir);
     args.push('--bind', workspace, workspace, '--chdir', workspace);
+    // A worktree's `.git` file (or a repository's folder) stays as it is: executed code cannot repoint it.
+    const dotGit = path.join(workspace, '.git');
+    if (fs.existsSync(dotGit)) args.push('--ro-bind', dotGit, dotGit);
     return args;
   }
 

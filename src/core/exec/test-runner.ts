@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,7 +8,7 @@ import { type ProcessResult, runProcess } from './process.js';
 import type { Sandbox } from './sandbox.js';
 import { assertPlainFile, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from './sandbox-path.js';
 
-export type TestMode = 'unittest' | 'node-test' | 'smoke';
+export type TestMode = 'unittest' | 'node-test' | 'smoke' | 'project';
 
 export interface TestRunOptions {
   timeoutMs: number;
@@ -15,6 +16,8 @@ export interface TestRunOptions {
   signal?: AbortSignal;
   /** The task's sandbox: the engineer's tests run in it, a smoke run in the same containment around its scratch copy. */
   sandbox?: Sandbox;
+  /** Run the project's own test command when the workspace is a repository that has one. */
+  project?: boolean;
 }
 
 export interface TestRunResult {
@@ -180,17 +183,67 @@ async function smokeRun(workspace: string, abs: string, file: string, language: 
   }
 }
 
+let pytest: boolean | undefined;
+
+/**
+ * The repository's own test command, or null: `npm test` when package.json has a test script (not
+ * npm's placeholder), else pytest (or unittest when pytest is not installed) when there is a `tests/`
+ * or `test/` folder holding Python files.
+ */
+export function projectTestCommand(workspace: string): { command: string; args: string[] } | null {
+  const pkg = path.join(workspace, 'package.json');
+  if (fs.existsSync(pkg)) {
+    try {
+      const script = (JSON.parse(fs.readFileSync(pkg, 'utf8')) as { scripts?: Record<string, unknown> }).scripts?.test;
+      if (typeof script === 'string' && script.trim() && !/no test specified/.test(script)) return { command: 'npm', args: ['test', '--silent'] };
+    } catch {
+      // An unreadable package.json has no test script we could run.
+    }
+  }
+  for (const folder of ['tests', 'test']) {
+    const dir = path.join(workspace, folder);
+    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) continue;
+    if (!fs.readdirSync(dir).some((name) => name.endsWith('.py'))) continue;
+    pytest ??= spawnSync('python3', ['-c', 'import pytest'], { stdio: 'ignore', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }).status === 0;
+    return pytest ? { command: 'python3', args: ['-m', 'pytest', '-q', folder] } : { command: 'python3', args: ['-m', 'unittest', 'discover', '-s', folder, '-t', '.', '-v'] };
+  }
+  return null;
+}
+
+async function runProjectTests(workspace: string, file: string, project: { command: string; args: string[] }, options: TestRunOptions): Promise<TestRunResult> {
+  const started = Date.now();
+  const result = await runProcess(project.command, project.args, {
+    cwd: workspace,
+    timeoutMs: options.timeoutMs,
+    maxOutputChars: options.maxOutputChars,
+    signal: options.signal,
+    env: PYTHON_ENV,
+    sandbox: options.sandbox,
+  });
+  return {
+    file,
+    ok: passed(result),
+    mode: 'project',
+    command: [project.command, ...project.args].join(' '),
+    exitCode: result.exitCode,
+    output: combined(result),
+    durationMs: Date.now() - started,
+  };
+}
+
 /**
  * Tests a submitted file for real. Tests the engineer wrote (test_*.py / *_test.py; *.test.js|mjs|ts)
  * are run with unittest or `node --test`; without them, a smoke run executes a copy of the file in a
  * scratch directory holding a few sample files (the directory is also argv[1]). Pass = exit status 0.
  */
 export async function runTests(workspace: string, file: string, options: TestRunOptions): Promise<TestRunResult> {
-  const language = languageOf(file, 'test');
   const abs = resolveInWorkspace(workspace, file);
   assertPlainFile(abs, file);
   if (!fs.statSync(abs).isFile()) throw Object.assign(new Error(`'${file}' is not a file`), { code: 'EISDIR' });
   const rel = workspaceRelative(workspace, abs);
+  const project = options.project ? projectTestCommand(path.resolve(workspace)) : null;
+  if (project) return runProjectTests(path.resolve(workspace), rel, project, options);
+  const language = languageOf(file, 'test');
   const pattern = language === 'python' ? PYTHON_TEST : SCRIPT_TEST;
   const tests = listWorkspaceFiles(workspace, 2_000).filter((f) => pattern.test(path.posix.basename(f)));
   if (tests.length > 0) return runEngineerTests(path.resolve(workspace), rel, language, tests, options);
@@ -198,7 +251,7 @@ export async function runTests(workspace: string, file: string, options: TestRun
 }
 
 export function testSummary(result: TestRunResult): string {
-  const kind = result.mode === 'smoke' ? 'smoke run' : `${result.mode} tests`;
+  const kind = result.mode === 'smoke' ? 'smoke run' : result.mode === 'project' ? `the project's tests: ${result.command}` : `${result.mode} tests`;
   return `${result.file}: ${result.ok ? 'PASS' : 'FAIL'} (${kind}, exit ${result.exitCode ?? 'none'})`;
 }
 

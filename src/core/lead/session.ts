@@ -14,6 +14,7 @@ import { checkRole } from '../stages/definitions.js';
 import { createModel, describeModel, type ModelSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { sweepOrphans } from '../exec/process.js';
+import { findRepository, prepareRepository } from '../git/worktree.js';
 import { Pipeline, pipelineStatuses } from '../stages/pipeline.js';
 import type { LeadServices } from '../tools/lead/services.js';
 import { Trace } from '../trace/trace.js';
@@ -40,6 +41,11 @@ export interface LeadSessionOptions {
   team?: string;
   /** Poll the lead's inbox this often even without watcher events. */
   reconcileMs?: number;
+  /**
+   * The person's repository for worktrees: a path (`--repo`), false for none (`--no-worktree`), or
+   * absent to use the repository the board is in, if any.
+   */
+  repo?: string | false;
 }
 
 export interface PendingQuestion {
@@ -110,6 +116,26 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   /** One live lead per board: taken in start(), renewed while the session runs, released in close(). */
   private readonly lease: LeadLease;
 
+  /**
+   * Repository mode: pipelines get a worktree and branch on the person's repository. `--repo` that is
+   * not a repository with a commit is an error; a board that merely is not in one works in `workspace/`.
+   */
+  private async useRepository(): Promise<void> {
+    if (this.options.repo === false) return;
+    const found = await findRepository(this.options.repo ? path.resolve(this.options.repo) : this.rootDir);
+    if (!found.repo) {
+      if (this.options.repo) throw new ConfigError(`--repo ${this.options.repo}: ${found.reason}`);
+      if (/no commit yet/.test(found.reason)) this.emit('event', { type: 'notice', text: `${found.reason}: pipelines work in workspace/ (commit once to get a branch per pipeline)` });
+      return;
+    }
+    const repo = found.repo;
+    await prepareRepository(repo, this.rootDir);
+    this.pipeline.repository = repo;
+    const at = `${repo.branch ?? 'detached HEAD'} at ${repo.head.slice(0, 7)}`;
+    this.emit('event', { type: 'notice', text: `on your repository ${repo.top} (${at}): each pipeline works in its own worktree and branch autoteam/<n>-…` });
+    if (repo.dirty) this.emit('event', { type: 'notice', text: 'your working tree has uncommitted changes: pipelines start from HEAD and do not see them' });
+  }
+
   /** Questions waiting for the person, oldest first. */
   pendingQuestions(): PendingQuestion[] {
     return [...this.questions.values()];
@@ -172,6 +198,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       this.emit('event', { type: 'notice', text: `took over the board from a lead that is gone (pid ${from.pid} on ${from.host}: ${why})` });
     }
     await this.mailbox.registry.ensure(this.options.team ?? path.basename(this.rootDir));
+    await this.useRepository();
     await this.reapDead();
     this.resumeQuestions();
     this.model = await createModel(this.options.model);

@@ -1,4 +1,4 @@
-import type { Artifacts, Criterion, Issue, QaEntry, Submitted } from '../board/artifacts.js';
+import type { Artifacts, Change, Criterion, GitInfo, Issue, QaEntry, Submitted } from '../board/artifacts.js';
 import type { Stage, Task } from '../board/schemas.js';
 
 const MAX_FILE_CHARS = 12_000;
@@ -23,6 +23,9 @@ export interface HandoffData {
   /** Review at revision ≥ 1: the previous review's issues, and the diff against that revision. */
   previousIssues: Issue[];
   diff?: string;
+  /** Repository mode: the pipeline's branch, and (review) the change against its base commit. */
+  git?: GitInfo;
+  change?: Change;
 }
 
 export function handoffData(task: Pick<Task, 'stage' | 'revision' | 'description' | 'artifacts'>): HandoffData {
@@ -39,6 +42,8 @@ export function handoffData(task: Pick<Task, 'stage' | 'revision' | 'description
     ...(a.submitted ? { submitted: a.submitted } : {}),
     previousIssues: a.previousIssues ?? [],
     ...(a.diff ? { diff: a.diff } : {}),
+    ...(a.git ? { git: a.git } : {}),
+    ...(a.change ? { change: a.change } : {}),
   };
 }
 
@@ -76,6 +81,9 @@ export function renderHandoff(data: HandoffData, fileContent?: string): string {
     } else {
       lines.push('', 'Implement it in the workspace, run it, then submit_for_review(file). Approval needs every acceptance criterion met, with evidence.');
     }
+    if (data.git) {
+      lines.push('', `The workspace is a git worktree of the person's repository on branch ${data.git.branch} (from ${data.git.base.slice(0, 12)}): change what the requirement needs and leave the rest as it is. The runtime commits on approval; .git is not yours to touch.`);
+    }
     return lines.join('\n');
   }
   const submitted = data.submitted;
@@ -86,6 +94,12 @@ export function renderHandoff(data: HandoffData, fileContent?: string): string {
     lines.push('', `Submitted file: ${submitted.file} (revision ${submitted.revision}, sha256 ${submitted.sha256.slice(0, 12)})`);
     if (others.length) lines.push(`Other files in the workspace: ${others.join(', ')}`);
     lines.push('', '```', shown, '```');
+  }
+  if (data.change) {
+    const files = data.change.files.map((file) => `${file.status} ${file.path}`);
+    lines.push('', `Changes on ${data.git?.branch ?? 'the branch'} against ${data.change.base.slice(0, 12)} (${files.length} file${files.length === 1 ? '' : 's'}: ${files.join(', ') || 'none'}):`);
+    lines.push('```diff', data.change.diff.trimEnd() || '(no changes)', '```');
+    lines.push('run_linter, run_tests and analyze_complexity look at the changed files when you name none.');
   }
   if (data.revision > 0) {
     lines.push('', `The previous review (revision ${data.revision - 1}) asked for:`, ...data.previousIssues.map(formatIssue));

@@ -8,6 +8,7 @@ import type { Stage, Task, TaskUsage } from '../board/schemas.js';
 import type { Fence, TaskBoard } from '../board/task-board.js';
 import { AutoteamError } from '../errors.js';
 import { resolveInWorkspace } from '../exec/sandbox-path.js';
+import { branchName, commitWorktree, createWorktree, type Repository, worktreeChange } from '../git/worktree.js';
 import type { Trace } from '../trace/trace.js';
 import { roleForStage, stageOf, type Transition } from './definitions.js';
 import { handoffData, renderHandoff } from './handoff.js';
@@ -64,7 +65,13 @@ export function checkRequirement(requirement: string): string {
 }
 
 /** What every task of a pipeline carries forward, whatever the stage. */
-const CARRIED = ['requirement', 'requirements', 'summary', 'qa', 'criteria'] as const;
+const CARRIED = ['requirement', 'requirements', 'summary', 'qa', 'criteria', 'git'] as const;
+
+/** Where a task's files live: its pipeline's worktree on the person's repository, or `workspace/<pipeline>`. */
+export function taskWorkspace(rootDir: string, task: Pick<Task, 'pipeline' | 'artifacts'> | null): string {
+  if (task?.artifacts.git) return task.artifacts.git.worktree;
+  return path.join(rootDir, 'workspace', task?.pipeline ? String(task.pipeline) : 'general');
+}
 
 /** The pipeline state machine. The runtime, not the model, moves work between stages through the board. */
 export class Pipeline {
@@ -74,12 +81,16 @@ export class Pipeline {
     private readonly options: { maxRevisions?: number; trace?: Trace } = {},
   ) {}
 
+  /** The person's repository when pipelines get a worktree and branch on it (set by the lead once found). */
+  repository: Repository | null = null;
+
   get maxRevisions(): number {
     return this.options.maxRevisions ?? 3;
   }
 
   workspaceOf(pipeline: number): string {
-    return path.join(this.board.rootDir, 'workspace', String(pipeline));
+    const first = this.board.list().find((task) => task.pipeline === pipeline);
+    return taskWorkspace(this.board.rootDir, first ?? { pipeline, artifacts: {} });
   }
 
   /**
@@ -94,6 +105,12 @@ export class Pipeline {
     const criteria: Criterion[] =
       stage === 'requirements' ? [] : [{ id: 'AC1', criterion: `The program does what was asked: ${text}`, verify: 'run it on sample input and compare with the request' }];
     const artifacts: Artifacts = { requirement: text, requirements: {}, ...(criteria.length ? { criteria } : {}) };
+    if (this.repository) {
+      // Its own worktree and branch, from HEAD as it is now: parallel pipelines never share files.
+      const worktree = path.join(this.board.rootDir, '.autoteam', 'worktrees', String(pipeline));
+      const { branch, base } = await createWorktree(this.repository.top, worktree, branchName(pipeline, text));
+      artifacts.git = { repo: this.repository.top, branch, base, worktree };
+    }
     return this.board.create({
       subject: stageOf(stage).subject(text, 0),
       description: text,
@@ -128,14 +145,51 @@ export class Pipeline {
         return { ok: true, status: 'failed', next: null, reason: stop };
       }
     }
-    const done = await this.board.complete(task.id, fence, signal.result, artifacts);
+    let committed = '';
+    if (transition.next === 'approved' && current.artifacts.git) {
+      const stillMine = current.status === 'in_progress' && current.owner === fence.owner && current.claims === fence.token;
+      if (!stillMine) return { ok: false, status: 'active', next: null, reason: `task #${task.id} is no longer yours` };
+      let commit: string | null;
+      try {
+        commit = await this.commitApproval(current, artifacts);
+      } catch (error) {
+        return this.fail(current, fence, `approved, but the commit failed: ${(error as Error).message}`);
+      }
+      if (!commit) return this.fail(current, fence, `approved, but the worktree has no change against ${current.artifacts.git.base.slice(0, 12)}: nothing to commit`);
+      artifacts.git = { ...current.artifacts.git, commit };
+      committed = ` — commit ${commit.slice(0, 12)} on ${current.artifacts.git.branch}`;
+    }
+    const done = await this.board.complete(task.id, fence, `${signal.result}${committed}`, artifacts);
     if (!done.ok) return { ok: false, status: 'active', next: null, reason: done.reason };
     if (transition.next === 'approved') {
       this.traceTransition(current, null, 'approved', fence.owner);
-      await this.notifyLead(fence.owner, current, 'approved', `Pipeline #${task.pipeline} approved: ${signal.result}`);
+      await this.notifyLead(fence.owner, current, 'approved', `Pipeline #${task.pipeline} approved: ${signal.result}${committed}`);
       return { ok: true, status: 'approved', next: null };
     }
     return this.postSuccessor(done.task);
+  }
+
+  /**
+   * Commits the approved worktree on its branch: the requirement as the subject, the criteria with
+   * their verdicts and the review's comment in the body, authored `autoteam <reviewer@team>`.
+   */
+  private async commitApproval(review: Task, artifacts: Artifacts): Promise<string | null> {
+    const git = review.artifacts.git!;
+    const requirement = review.artifacts.requirement ?? review.description;
+    const firstLine = requirement.split('\n')[0]!.trim();
+    const subject = firstLine.length > 72 ? `${firstLine.slice(0, 71)}…` : firstLine;
+    const verdicts = new Map((artifacts.criteriaVerdicts ?? []).map((v) => [v.id, v]));
+    const body = [
+      ...(requirement !== firstLine ? ['Requirement:', requirement, ''] : []),
+      'Acceptance criteria:',
+      ...(review.artifacts.criteria ?? []).map((c) => `- [${c.id}] ${c.criterion}${verdicts.get(c.id)?.met ? ` — met: ${verdicts.get(c.id)!.evidence}` : ''}`),
+      '',
+      `Review: ${artifacts.comment ?? 'approved'}`,
+      '',
+      `autoteam pipeline #${review.pipeline}, approved in task #${review.id} (revision ${review.revision})`,
+    ];
+    const team = this.mailbox.registry.read().team;
+    return commitWorktree(git.worktree, git.base, `${subject}\n\n${body.join('\n')}\n`, `${review.role}@${team}`);
   }
 
   /** Why sending this work back must end the pipeline instead, or null. */
@@ -175,7 +229,8 @@ export class Pipeline {
     let content: string | undefined;
     const submitted = artifacts.submitted;
     if (stage === 'review' && submitted) {
-      content = fs.readFileSync(resolveInWorkspace(this.workspaceOf(done.pipeline!), submitted.file), 'utf8');
+      content = fs.readFileSync(resolveInWorkspace(taskWorkspace(this.board.rootDir, done), submitted.file), 'utf8');
+      if (artifacts.git) artifacts.change = await worktreeChange(artifacts.git.worktree, artifacts.git.base);
       const previous = this.previousReview(done.pipeline!, revision);
       if (previous) {
         artifacts.previousIssues = previous.artifacts.issues ?? [];

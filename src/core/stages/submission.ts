@@ -24,13 +24,16 @@ export function blobDir(rootDir: string): string {
   return path.join(rootDir, '.autoteam', 'blobs');
 }
 
-/** Hashes every file of the workspace (dot files, dot and build folders left out) and keeps the small ones. */
-export function snapshotWorkspace(rootDir: string, workspace: string): Manifest {
+/**
+ * Hashes every file of the workspace (dot files, dot and build folders left out) — or, on a
+ * repository, the files the branch changed (`only`) — and keeps the small ones.
+ */
+export function snapshotWorkspace(rootDir: string, workspace: string, only?: readonly string[]): Manifest {
   const manifest: Manifest = {};
   const store = blobDir(rootDir);
   fs.mkdirSync(store, { recursive: true });
-  for (const rel of listWorkspaceFiles(workspace, MAX_FILES)) {
-    if (rel.split('/').some((part) => part.startsWith('.'))) continue;
+  for (const rel of only ? only.slice(0, MAX_FILES) : listWorkspaceFiles(workspace, MAX_FILES)) {
+    if (!only && rel.split('/').some((part) => part.startsWith('.'))) continue;
     const data = fs.readFileSync(path.join(workspace, rel));
     const hash = sha256(data);
     manifest[rel] = hash;

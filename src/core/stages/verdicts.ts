@@ -9,8 +9,9 @@ const short = (sha: string) => sha.slice(0, 12);
 
 function reportGap(tool: string, report: Report | undefined, file: string, sha256: string): string | null {
   if (!report) return `${tool} has not been run in this review`;
-  if (report.file !== file) return `${tool} ran on ${report.file}, not on the submitted ${file}`;
-  if (report.sha256 !== sha256) return `${tool} ran on a different version of ${file} than the one submitted (sha256 ${short(sha256)}); run it again`;
+  const seen = report.file === file ? report.sha256 : report.shas?.[file];
+  if (seen === undefined) return `${tool} ran on ${[report.file, ...Object.keys(report.shas ?? {})].filter((f, i, all) => all.indexOf(f) === i).join(', ')}, not on the submitted ${file}`;
+  if (seen !== sha256) return `${tool} ran on a different version of ${file} than the one submitted (sha256 ${short(sha256)}); run it again`;
   return null;
 }
 

@@ -1,8 +1,7 @@
-import { z } from 'zod';
 import { capOutput } from '../exec/process.js';
 import { describeFileError } from '../exec/sandbox-path.js';
 import type { TestRunResult } from '../exec/test-runner.js';
-import { workspaceFileSha } from './files-artifact.js';
+import { NO_FILES, primaryFile, reviewFiles, reviewFilesInput, shasOf } from './review-files.js';
 import { defineTool, toolError } from './tool.js';
 
 /** The board keeps a short tail of the output; the model gets the full (capped) text. */
@@ -11,30 +10,45 @@ const BOARD_OUTPUT_CHARS = 4_000;
 export const runTestsTool = defineTool({
   name: 'run_tests',
   description:
-    "Test a workspace file for real and report PASS or FAIL with the program's output. If the workspace has " +
-    'tests written for it (Python test_*.py or *_test.py run with unittest; JavaScript *.test.js/.mjs with ' +
-    'node --test), those run. Otherwise a smoke run executes a copy of the file in a scratch directory ' +
-    'holding sample files (a.txt, b.jpg, c.pdf, d.py), passed as its first argument, and lists the files ' +
-    'afterwards. PASS means exit status 0 within the time limit. The result is saved on the task.',
-  inputSchema: z.object({
-    file: z.string().min(1).describe("The file under test, relative to the workspace, e.g. 'organize.py'"),
-  }),
+    "Test workspace files for real and report PASS or FAIL with the program's output. On a repository with " +
+    "its own tests (an npm test script, or a tests/ folder of Python tests), the project's tests run, once. " +
+    'Otherwise, per file: tests written for it (Python test_*.py or *_test.py run with unittest; JavaScript ' +
+    '*.test.js/.mjs with node --test), or else a smoke run that executes a copy of the file in a scratch ' +
+    'directory holding sample files (a.txt, b.jpg, c.pdf, d.py), passed as its first argument. PASS means ' +
+    'exit status 0 within the time limit. Name a file or files; with neither, the submitted file and the ' +
+    'files the branch changed. The result is saved on the task.',
+  inputSchema: reviewFilesInput,
   async run(input, ctx) {
     // Loaded on first use: the TypeScript compiler costs ~60 MB per thread that never reviews.
-    const { formatTestResult, runTests, testSummary } = await import('../exec/test-runner.js');
-    let result: TestRunResult;
-    try {
-      result = await runTests(ctx.workspace, input.file, {
-        timeoutMs: ctx.limits.commandTimeoutMs,
-        maxOutputChars: ctx.limits.maxOutputChars,
-        signal: ctx.signal,
-        sandbox: ctx.sandbox,
-      });
-    } catch (error) {
-      return toolError(describeFileError(error, ctx.workspace, input.file));
+    const { formatTestResult, projectTestCommand, runTests, testSummary } = await import('../exec/test-runner.js');
+    const project = Boolean(ctx.task?.artifacts.git) && projectTestCommand(ctx.workspace) !== null;
+    const named = reviewFiles(input, ctx, project);
+    if (named.length === 0) return toolError(NO_FILES);
+    // The project's suite covers every file: it runs once, filed under the submitted (or first) file.
+    const files = project ? [primaryFile(named, ctx)] : named;
+    const options = { timeoutMs: ctx.limits.commandTimeoutMs, maxOutputChars: ctx.limits.maxOutputChars, signal: ctx.signal, sandbox: ctx.sandbox, project };
+    const results: TestRunResult[] = [];
+    for (const file of files) {
+      try {
+        results.push(await runTests(ctx.workspace, file, options));
+      } catch (error) {
+        return toolError(describeFileError(error, ctx.workspace, file));
+      }
     }
-    const stored = { ...result, output: capOutput(result.output, BOARD_OUTPUT_CHARS), sha256: workspaceFileSha(ctx.workspace, result.file) ?? '' };
-    await ctx.record('tested', testSummary(result), (current) => ({ ...current, tests: stored }));
-    return { content: formatTestResult(result) };
+    const covered = project ? named : results.map((result) => result.file);
+    const primary = primaryFile(results.map((result) => result.file), ctx);
+    const main = results.find((result) => result.file === primary)!;
+    const shas = shasOf(covered, ctx);
+    const others = results.filter((result) => result !== main).map((result) => ({ ...result, output: capOutput(result.output, 1_000) }));
+    const stored = {
+      ...main,
+      ok: results.every((result) => result.ok),
+      output: capOutput(main.output, BOARD_OUTPUT_CHARS),
+      sha256: shas[primary] ?? '',
+      shas,
+      ...(others.length ? { others } : {}),
+    };
+    await ctx.record('tested', results.map((result) => testSummary(result)).join('; '), (current) => ({ ...current, tests: stored }));
+    return { content: results.map((result) => formatTestResult(result)).join('\n\n') };
   },
 });

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { z } from 'zod';
 import type { Submitted } from '../board/artifacts.js';
 import { assertPlainFile, describeFileError, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
+import { worktreeChange } from '../git/worktree.js';
 import { sameManifest, snapshotWorkspace } from '../stages/submission.js';
 import { defineTool, toolError } from './tool.js';
 
@@ -27,7 +28,10 @@ export const submitForReviewTool = defineTool({
       return toolError(`no file '${file}' in the workspace (files: ${present || 'none'}); write it first`);
     }
     const rel = workspaceRelative(ctx.workspace, full);
-    const files = snapshotWorkspace(ctx.rootDir, ctx.workspace);
+    const git = ctx.task.artifacts.git;
+    // On a repository the submission is what the branch changed (the rest is the person's code).
+    const changed = git ? (await worktreeChange(ctx.workspace, git.base, 0)).files.filter((f) => f.status !== 'D').map((f) => f.path) : undefined;
+    const files = snapshotWorkspace(ctx.rootDir, ctx.workspace, changed);
     const sentBack = ctx.task.artifacts.submitted;
     if (ctx.task.revision > 0 && sentBack?.files && sameManifest(sentBack.files, files)) {
       return toolError(

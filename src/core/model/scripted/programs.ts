@@ -232,7 +232,7 @@ function pythonWordCount(): Program {
     file: 'wordcount.py',
     content: body.join('\n'),
     header,
-    tryCommand: `${SAMPLE_TEXT} && python3 wordcount.py .sample.txt && python3 -m unittest -q test_wordcount`,
+    tryCommand: `${SAMPLE_TEXT} && python3 wordcount.py .sample.txt && python3 -m unittest -q test_wordcount; status=$?; rm -f .sample.txt; exit $status`,
     tests: { file: 'test_wordcount.py', content: tests.join('\n') },
   };
 }
@@ -277,7 +277,7 @@ function jsWordCount(): Program {
     file: 'wordcount.mjs',
     content: body.join('\n'),
     header,
-    tryCommand: `${SAMPLE_TEXT} && node wordcount.mjs .sample.txt && node --test`,
+    tryCommand: `${SAMPLE_TEXT} && node wordcount.mjs .sample.txt && node --test; status=$?; rm -f .sample.txt; exit $status`,
     tests: { file: 'wordcount.test.mjs', content: tests.join('\n') },
   };
 }

@@ -1,0 +1,209 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { AutoteamError } from '../errors.js';
+import { git, GitError, identityEnv } from './git.js';
+
+/**
+ * The person's repository as the workplace: one worktree and branch per pipeline, created from HEAD,
+ * committed on approval, merged or discarded by the person. Every function runs the real git CLI; the
+ * person's own branch, index and working tree are only ever touched by `mergeBranch`, on request.
+ */
+
+export interface Repository {
+  /** The top level of the person's working tree. */
+  top: string;
+  /** The commit HEAD points to now. */
+  head: string;
+  /** The checked-out branch, or null when HEAD is detached. */
+  branch: string | null;
+  /** Uncommitted changes in the person's working tree (pipelines start from HEAD without them). */
+  dirty: boolean;
+}
+
+/** Files the runtime makes inside a workspace (a private HOME, TMPDIR, snippets): never part of a change. */
+const RUNTIME_FILES = ['.home', '.tmp', '.run'];
+const PATHSPEC = ['--', '.', ...RUNTIME_FILES.map((name) => `:(exclude,top)${name}`)];
+
+/** The board's own files, kept out of `git status` of the person's repository. */
+export const BOARD_ENTRIES = ['.tasks/', '.team/', '.autoteam/', 'workspace/'];
+
+/**
+ * The repository `dir` is in, or null (with why) when it is not inside a git work tree, the work tree
+ * has no commit yet, or git is missing.
+ */
+export async function findRepository(dir: string): Promise<{ repo: Repository } | { repo: null; reason: string }> {
+  const top = await git(dir, ['rev-parse', '--show-toplevel'], { allowFailure: true }).catch((error: GitError) => ({ exitCode: 1, stdout: '', stderr: error.detail }));
+  if (top.exitCode !== 0) return { repo: null, reason: /not installed/.test(top.stderr) ? 'git is not installed' : `${dir} is not inside a git repository` };
+  const root = top.stdout.trim();
+  const head = await git(root, ['rev-parse', '--verify', '-q', 'HEAD'], { allowFailure: true });
+  if (head.exitCode !== 0) return { repo: null, reason: `the repository at ${root} has no commit yet` };
+  const branch = await git(root, ['symbolic-ref', '--short', '-q', 'HEAD'], { allowFailure: true });
+  const status = await git(root, ['status', '--porcelain', '--untracked-files=no']);
+  return { repo: { top: root, head: head.stdout.trim(), branch: branch.exitCode === 0 ? branch.stdout.trim() : null, dirty: status.stdout.trim() !== '' } };
+}
+
+/**
+ * Keeps the board out of `git status` (its folders go to `.git/info/exclude`, relative to where the
+ * board is) and forgets worktrees whose folders are gone.
+ */
+export async function prepareRepository(repo: Repository, boardRoot: string): Promise<void> {
+  const excludeFile = path.resolve(repo.top, (await git(repo.top, ['rev-parse', '--git-path', 'info/exclude'])).stdout.trim());
+  const relative = path.relative(fs.realpathSync(repo.top), fs.realpathSync(boardRoot)).split(path.sep).join('/');
+  if (!relative.startsWith('..') && !path.isAbsolute(relative)) {
+    const prefix = relative ? `/${relative}/` : '/';
+    const wanted = BOARD_ENTRIES.map((entry) => `${prefix}${entry}`);
+    const current = fs.existsSync(excludeFile) ? fs.readFileSync(excludeFile, 'utf8') : '';
+    const present = new Set(current.split('\n').map((line) => line.trim()));
+    const missing = wanted.filter((line) => !present.has(line));
+    if (missing.length) {
+      fs.mkdirSync(path.dirname(excludeFile), { recursive: true });
+      const lead = current === '' || current.endsWith('\n') ? '' : '\n';
+      fs.appendFileSync(excludeFile, `${lead}# autoteam's board\n${missing.join('\n')}\n`);
+    }
+  }
+  await git(repo.top, ['worktree', 'prune']);
+}
+
+/** `autoteam/<pipeline>-<a few words of the requirement>`. */
+export function branchName(pipeline: number, requirement: string): string {
+  const words = requirement.toLowerCase().match(/[a-z0-9]+/g) ?? [];
+  let slug = '';
+  for (const word of words) {
+    const next = slug ? `${slug}-${word}` : word;
+    if (next.length > 40) break;
+    slug = next;
+  }
+  return `autoteam/${pipeline}${slug ? `-${slug}` : ''}`;
+}
+
+/** Creates `worktree` on a new branch from the repository's HEAD. Returns the branch (made unique) and base commit. */
+export async function createWorktree(repoTop: string, worktree: string, branch: string): Promise<{ branch: string; base: string }> {
+  const base = (await git(repoTop, ['rev-parse', '--verify', 'HEAD'])).stdout.trim();
+  let name = branch;
+  for (let n = 2; (await git(repoTop, ['show-ref', '--verify', '--quiet', `refs/heads/${name}`], { allowFailure: true })).exitCode === 0; n++) {
+    name = `${branch}-${n}`;
+  }
+  if (fs.existsSync(worktree) && fs.readdirSync(worktree).length > 0) {
+    throw new AutoteamError(`cannot create the worktree ${worktree}: the folder exists and is not empty (remove it, or run git worktree prune)`, 'GIT_ERROR');
+  }
+  fs.mkdirSync(path.dirname(worktree), { recursive: true });
+  await git(repoTop, ['worktree', 'add', '-q', '-b', name, worktree, base]);
+  return { branch: name, base };
+}
+
+export interface ChangedFile {
+  path: string;
+  /** git's letter: A added, M modified, D deleted, R renamed, T type changed. */
+  status: string;
+}
+
+export interface Change {
+  base: string;
+  files: ChangedFile[];
+  diff: string;
+}
+
+/**
+ * What the worktree changed against `base`, committed or not, new files included: staged into a copy
+ * of the worktree's index (the real one is not touched), then diffed. The diff is cut at `maxChars`.
+ */
+export async function worktreeChange(worktree: string, base: string, maxChars = 40_000): Promise<Change> {
+  const indexPath = path.resolve(worktree, (await git(worktree, ['rev-parse', '--git-path', 'index'])).stdout.trim());
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-index-'));
+  const index = path.join(scratch, 'index');
+  try {
+    if (fs.existsSync(indexPath)) fs.copyFileSync(indexPath, index);
+    const env = { GIT_INDEX_FILE: index };
+    await git(worktree, ['add', '-A', ...PATHSPEC], { env });
+    const names = await git(worktree, ['diff', '--cached', '--name-status', '--no-renames', base], { env });
+    const files = names.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [status, ...rest] = line.split('\t');
+        return { status: status!.charAt(0), path: rest.join('\t') };
+      });
+    const patch = (await git(worktree, ['diff', '--cached', '--no-renames', '--no-color', base], { env })).stdout;
+    const diff = patch.length <= maxChars ? patch : `${patch.slice(0, maxChars)}\n…[diff cut at ${maxChars} of ${patch.length} characters; run /diff for all of it]`;
+    return { base, files, diff };
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Commits everything the worktree changed on its branch, as `author` (`autoteam <role@team>`), without
+ * the repository's hooks. When there is nothing new but the branch already has a commit past `base`
+ * (an approval repeated after a crash), that commit is the answer; null when nothing changed at all.
+ */
+export async function commitWorktree(worktree: string, base: string, message: string, email: string): Promise<string | null> {
+  await git(worktree, ['add', '-A', ...PATHSPEC]);
+  const staged = await git(worktree, ['diff', '--cached', '--quiet'], { allowFailure: true });
+  if (staged.exitCode === 1) {
+    await git(worktree, ['-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-F', '-'], { env: identityEnv('autoteam', email), input: message });
+  }
+  const head = (await git(worktree, ['rev-parse', 'HEAD'])).stdout.trim();
+  return head === base ? null : head;
+}
+
+export interface MergeResult {
+  into: string;
+  how: 'fast-forward' | 'merge commit';
+  commit: string;
+}
+
+/**
+ * Merges `branch` into the person's current branch: fast-forward when possible, else a merge commit.
+ * A conflict is found before anything is touched (`git merge-tree`), so a refused merge leaves the
+ * repository exactly as it was.
+ */
+export async function mergeBranch(repoTop: string, branch: string, message: string): Promise<MergeResult> {
+  const current = await git(repoTop, ['symbolic-ref', '--short', '-q', 'HEAD'], { allowFailure: true });
+  if (current.exitCode !== 0) throw new AutoteamError(`cannot merge ${branch}: HEAD of ${repoTop} is detached; check out a branch first`, 'GIT_ERROR');
+  const into = current.stdout.trim();
+  if ((await git(repoTop, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], { allowFailure: true })).exitCode !== 0) {
+    throw new AutoteamError(`there is no branch ${branch} in ${repoTop}`, 'GIT_ERROR');
+  }
+  const isAncestor = async (a: string, b: string) => (await git(repoTop, ['merge-base', '--is-ancestor', a, b], { allowFailure: true })).exitCode === 0;
+  if (await isAncestor(branch, 'HEAD')) throw new AutoteamError(`${branch} is already merged into ${into}`, 'USAGE');
+  if (await isAncestor('HEAD', branch)) {
+    // git refuses (and changes nothing) when the person's uncommitted changes are in the way.
+    await git(repoTop, ['merge', '--ff-only', '-q', branch]);
+    return { into, how: 'fast-forward', commit: (await git(repoTop, ['rev-parse', 'HEAD'])).stdout.trim() };
+  }
+  const trial = await git(repoTop, ['merge-tree', '--write-tree', '--name-only', '--no-messages', 'HEAD', branch], { allowFailure: true });
+  if (trial.exitCode === 1) {
+    const conflicted = trial.stdout.split('\n').slice(1).filter(Boolean);
+    throw new AutoteamError(
+      `merging ${branch} into ${into} conflicts in ${conflicted.join(', ') || 'some files'}; nothing was merged and your branch is as it was (merge it yourself with git merge ${branch}, or /discard it)`,
+      'MERGE_CONFLICT',
+    );
+  }
+  const configured = (await git(repoTop, ['config', 'user.email'], { allowFailure: true })).exitCode === 0;
+  const merged = await git(repoTop, ['-c', 'commit.gpgsign=false', 'merge', '--no-ff', '--no-edit', '-q', '-m', message, branch], {
+    allowFailure: true,
+    ...(configured ? {} : { env: identityEnv('autoteam', 'lead@autoteam') }),
+  });
+  if (merged.exitCode !== 0) {
+    const inProgress = (await git(repoTop, ['rev-parse', '-q', '--verify', 'MERGE_HEAD'], { allowFailure: true })).exitCode === 0;
+    if (inProgress) await git(repoTop, ['merge', '--abort'], { allowFailure: true });
+    throw new GitError(`git merge --no-ff ${branch}`, `${(merged.stderr || merged.stdout).split('\n').find(Boolean) ?? 'failed'}${inProgress ? ' (the merge was aborted)' : ''}`, merged.exitCode);
+  }
+  return { into, how: 'merge commit', commit: (await git(repoTop, ['rev-parse', 'HEAD'])).stdout.trim() };
+}
+
+/** Removes a pipeline's worktree (with whatever it holds) and, unless `keepBranch`, its branch. */
+export async function removeWorktree(repoTop: string, worktree: string, branch: string, options: { keepBranch?: boolean } = {}): Promise<void> {
+  if (fs.existsSync(worktree)) await git(repoTop, ['worktree', 'remove', '--force', '--force', worktree]);
+  await git(repoTop, ['worktree', 'prune']);
+  if (!options.keepBranch && (await git(repoTop, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], { allowFailure: true })).exitCode === 0) {
+    await git(repoTop, ['branch', '-D', '-q', branch]);
+  }
+}
+
+/** The full diff of a pipeline's work against its base: the branch's commit, or the worktree as it is now. */
+export async function pipelineDiff(repoTop: string, info: { base: string; branch: string; worktree: string; commit?: string }): Promise<string> {
+  if (fs.existsSync(info.worktree)) return (await worktreeChange(info.worktree, info.base, Number.MAX_SAFE_INTEGER)).diff;
+  return (await git(repoTop, ['diff', '--no-color', info.base, info.commit ?? info.branch])).stdout;
+}

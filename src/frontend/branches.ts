@@ -1,0 +1,76 @@
+import type { GitInfo } from '../core/board/artifacts.js';
+import type { Task } from '../core/board/schemas.js';
+import type { TaskBoard } from '../core/board/task-board.js';
+import { AutoteamError } from '../core/errors.js';
+import { mergeBranch, pipelineDiff, removeWorktree, worktreeChange } from '../core/git/worktree.js';
+import { pipelineStatus } from '../core/stages/pipeline.js';
+
+/**
+ * What the person does with a pipeline's branch: look at it, merge it into their current branch, or
+ * throw it away. Shared by /diff /merge /discard and `autoteam diff|merge|discard`; each returns the
+ * text to print and records what was done on the board.
+ */
+
+interface Branch {
+  tasks: Task[];
+  git: GitInfo;
+  /** The task that holds the newest git record (the approving review, once approved). */
+  holder: Task;
+}
+
+function branchOf(board: TaskBoard, id: number): Branch {
+  const tasks = board.list().filter((task) => task.pipeline === id);
+  if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${id}`, 'NOT_FOUND');
+  const holders = tasks.filter((task) => task.artifacts.git);
+  const holder = holders.find((task) => task.artifacts.git?.commit) ?? holders.at(-1);
+  if (!holder) {
+    throw new AutoteamError(
+      `pipeline #${id} has no branch: it works in workspace/${id} (the board was not in a git repository, or --no-worktree was given)`,
+      'USAGE',
+    );
+  }
+  const done = tasks.find((task) => task.artifacts.outcome);
+  if (done) {
+    const outcome = done.artifacts.outcome!;
+    const what = outcome.action === 'merged' ? `merged into ${outcome.into} (${outcome.commit?.slice(0, 12)})` : 'discarded';
+    throw new AutoteamError(`pipeline #${id} was already ${what} by ${outcome.by}`, 'USAGE');
+  }
+  return { tasks, git: holder.artifacts.git!, holder };
+}
+
+/** The branch's change against its base, with the list of files first. */
+export async function diffPipeline(board: TaskBoard, id: number): Promise<string> {
+  const { git } = branchOf(board, id);
+  const state = git.commit ? `commit ${git.commit.slice(0, 12)}` : 'not committed yet';
+  const files = (await worktreeChange(git.worktree, git.base, 0).catch(() => null))?.files;
+  const diff = await pipelineDiff(git.repo, git);
+  const list = files ? ` · ${files.length} file${files.length === 1 ? '' : 's'}: ${files.map((f) => `${f.status} ${f.path}`).join(', ') || 'none'}` : '';
+  return [`pipeline #${id} · ${git.branch} from ${git.base.slice(0, 12)} · ${state}${list}`, diff.trimEnd() || '(no changes)'].join('\n');
+}
+
+/** Merges an approved pipeline's branch into the person's current branch, then removes its worktree and branch. */
+export async function mergePipeline(board: TaskBoard, id: number, by: string): Promise<string> {
+  const { tasks, git, holder } = branchOf(board, id);
+  const status = pipelineStatus(tasks);
+  if (status !== 'approved' || !git.commit) {
+    throw new AutoteamError(`pipeline #${id} is ${status}: only approved work is merged (/diff ${id} shows it, /discard ${id} drops it)`, 'USAGE');
+  }
+  const result = await mergeBranch(git.repo, git.branch, `Merge ${git.branch} (autoteam pipeline #${id})`);
+  await removeWorktree(git.repo, git.worktree, git.branch);
+  await board.update(
+    holder.id,
+    { artifacts: { outcome: { action: 'merged', into: result.into, commit: result.commit, by } } },
+    { by, event: 'merged', detail: `${git.branch} into ${result.into} (${result.how}) at ${result.commit.slice(0, 12)}` },
+  );
+  return `pipeline #${id}: ${git.branch} merged into ${result.into} (${result.how}) at ${result.commit.slice(0, 12)}; its worktree and branch are removed`;
+}
+
+/** Removes a pipeline's worktree and branch (its commits go with the branch). Not while it is active. */
+export async function discardPipeline(board: TaskBoard, id: number, by: string): Promise<string> {
+  const { tasks, git, holder } = branchOf(board, id);
+  const status = pipelineStatus(tasks);
+  if (status === 'active') throw new AutoteamError(`pipeline #${id} is still active: /cancel ${id} first, then /discard ${id}`, 'USAGE');
+  await removeWorktree(git.repo, git.worktree, git.branch);
+  await board.update(holder.id, { artifacts: { outcome: { action: 'discarded', by } } }, { by, event: 'discarded', detail: `${git.branch} and its worktree removed` });
+  return `pipeline #${id}: worktree ${git.worktree} and branch ${git.branch} removed`;
+}

@@ -1,0 +1,212 @@
+/**
+ * The person's repository as the workplace, with real git in temp repositories: one worktree and
+ * branch per pipeline, a commit on approval, and /diff /merge /discard. The CLI runs are the built
+ * `dist/` (run `npx tsc -p tsconfig.build.json` first), the parallel pipelines a LeadSession in-process.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LeadSession } from '../../src/core/lead/session.js';
+import { diffPipeline, discardPipeline, mergePipeline } from '../../src/frontend/branches.js';
+import { type CliResult, DOWNLOADS_REQUIREMENT, describeRun, readTasks, runCli, tempBoard } from '../helpers/pipeline-cli.js';
+
+const WORDCOUNT_REQUIREMENT = 'Write a Python script that counts the words in a text file.';
+const python = spawnSync('python3', ['--version']).status === 0;
+const roots: string[] = [];
+
+/** git as the person runs it; the test's own commits carry an identity, the runtime's bring their own. */
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 'Person', GIT_AUTHOR_EMAIL: 'person@example.com', GIT_COMMITTER_NAME: 'Person', GIT_COMMITTER_EMAIL: 'person@example.com' },
+  }).trim();
+}
+
+/** A repository with one commit holding README.md, on branch main. */
+function makeRepo(prefix = 'autoteam-repo-'): string {
+  const root = tempBoard(prefix);
+  roots.push(root);
+  git(root, 'init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(root, 'README.md'), '# A project\n');
+  git(root, 'add', 'README.md');
+  git(root, 'commit', '-q', '-m', 'Initial commit');
+  return root;
+}
+
+afterAll(() => {
+  for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
+});
+
+describe.runIf(python)('autoteam run on a git repository', () => {
+  let repo = '';
+  let run: CliResult;
+  let head = '';
+  let summary: { workspace: string; git?: { branch: string; base: string; commit: string | null; repo: string } };
+
+  beforeAll(async () => {
+    repo = makeRepo();
+    head = git(repo, 'rev-parse', 'HEAD');
+    run = await runCli(['run', '--auto', '--json', DOWNLOADS_REQUIREMENT], { cwd: repo });
+    summary = JSON.parse(run.stdout || '{}') as typeof summary;
+  }, 60_000);
+
+  it('ends with a branch holding exactly the new file in one commit by autoteam, from the HEAD it started on', () => {
+    expect(run.code, describeRun(run)).toBe(0);
+    const info = summary.git!;
+    expect(info.branch).toBe('autoteam/1-write-a-python-script-that-organizes-my');
+    expect(info.base).toBe(head);
+    expect(info.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(git(repo, 'rev-parse', info.branch)).toBe(info.commit);
+    expect(git(repo, 'rev-list', '--count', `${head}..${info.branch}`)).toBe('1');
+    expect(git(repo, 'diff', '--name-status', head, info.branch)).toBe('A\torganize.py');
+    expect(git(repo, 'log', '-1', '--format=%an <%ae>', info.branch)).toBe(`autoteam <reviewer@${path.basename(repo)}>`);
+    const message = git(repo, 'log', '-1', '--format=%B', info.branch);
+    expect(message.split('\n')[0]).toBe(DOWNLOADS_REQUIREMENT);
+    expect(message).toMatch(/\[AC1\] .* — met: CHK\d+ passed/);
+    expect(message).toMatch(/^Review: /m);
+    expect(summary.workspace).toBe(path.join(repo, '.autoteam', 'worktrees', '1'));
+  });
+
+  it("leaves the person's branch, index and working tree untouched, and git status clean", () => {
+    expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
+    expect(git(repo, 'symbolic-ref', '--short', 'HEAD')).toBe('main');
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+    expect(fs.existsSync(path.join(repo, 'organize.py'))).toBe(false);
+    const exclude = fs.readFileSync(path.join(repo, '.git', 'info', 'exclude'), 'utf8');
+    for (const entry of ['/.tasks/', '/.team/', '/.autoteam/', '/workspace/']) expect(exclude).toContain(entry);
+  });
+
+  it('records the branch on every task and hands the review the change against the base', () => {
+    const tasks = readTasks(repo);
+    for (const task of tasks) expect(task.artifacts.git?.branch).toBe(summary.git!.branch);
+    const review = tasks.filter((task) => task.stage === 'review').at(-1)!;
+    expect(review.artifacts.change?.files).toEqual([{ path: 'organize.py', status: 'A' }]);
+    expect(review.artifacts.change?.diff).toMatch(/^\+\+\+ b\/organize\.py$/m);
+    expect(review.handoff).toMatch(/Changes on autoteam\/1-\S+ against [0-9a-f]{12} \(1 file: A organize\.py\)/);
+    expect(review.artifacts.git?.commit).toBe(summary.git!.commit);
+  });
+
+  it('`autoteam diff` shows the files and the diff; a conflicting merge is refused and changes nothing', async () => {
+    const diff = await runCli(['diff', '1'], { cwd: repo });
+    expect(diff.code, describeRun(diff)).toBe(0);
+    expect(diff.stdout).toMatch(/^pipeline #1 · autoteam\/1-\S+ from [0-9a-f]{12} · commit [0-9a-f]{12} · 1 file: A organize\.py$/m);
+    expect(diff.stdout).toMatch(/^\+"""Organize a folder/m);
+
+    // The person writes their own organize.py meanwhile: merging the branch would conflict.
+    fs.writeFileSync(path.join(repo, 'organize.py'), 'print("mine")\n');
+    git(repo, 'add', 'organize.py');
+    git(repo, 'commit', '-q', '-m', 'My own organizer');
+    const before = { head: git(repo, 'rev-parse', 'HEAD'), file: fs.readFileSync(path.join(repo, 'organize.py'), 'utf8') };
+    const merge = await runCli(['merge', '1'], { cwd: repo });
+    expect(merge.code).toBe(1);
+    expect(merge.stderr).toMatch(/merging autoteam\/1-\S+ into main conflicts in organize\.py; nothing was merged/);
+    expect(merge.stderr).not.toMatch(/\n\s+at /);
+    expect(git(repo, 'rev-parse', 'HEAD')).toBe(before.head);
+    expect(fs.readFileSync(path.join(repo, 'organize.py'), 'utf8')).toBe(before.file);
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+    expect(fs.existsSync(path.join(repo, '.git', 'MERGE_HEAD'))).toBe(false);
+  });
+
+  it('`autoteam discard` removes the worktree and the branch, and says so on the board', async () => {
+    const discard = await runCli(['discard', '1'], { cwd: repo });
+    expect(discard.code, describeRun(discard)).toBe(0);
+    expect(discard.stdout).toMatch(/pipeline #1: worktree .* and branch autoteam\/1-\S+ removed/);
+    expect(fs.existsSync(path.join(repo, '.autoteam', 'worktrees', '1'))).toBe(false);
+    expect(git(repo, 'branch', '--list', 'autoteam/*')).toBe('');
+    expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+    const outcome = readTasks(repo).find((task) => task.artifacts.outcome);
+    expect(outcome?.artifacts.outcome).toMatchObject({ action: 'discarded' });
+    const again = await runCli(['merge', '1'], { cwd: repo });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/pipeline #1 was already discarded/);
+  });
+});
+
+describe.runIf(python)('two pipelines in parallel on one repository', () => {
+  it('each gets its own worktree and branch, and both merge cleanly (a fast-forward, then a merge commit)', async () => {
+    const repo = makeRepo();
+    const head = git(repo, 'rev-parse', 'HEAD');
+    const session = new LeadSession({ rootDir: repo, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { pollMs: 100 } });
+    const notices: string[] = [];
+    session.on('event', (event) => {
+      if (event.type === 'notice') notices.push(event.text);
+    });
+    try {
+      await session.start([
+        { name: 'analyst', role: 'analyst' },
+        { name: 'engineer', role: 'engineer' },
+        { name: 'engineer2', role: 'engineer' },
+        { name: 'reviewer', role: 'reviewer' },
+      ]);
+      expect(notices.join('\n')).toMatch(/on your repository .* \(main at [0-9a-f]{7}\): each pipeline works in its own worktree/);
+      const [a, b] = await Promise.all([session.post(DOWNLOADS_REQUIREMENT), session.post(WORDCOUNT_REQUIREMENT)]);
+      const [first, second] = await Promise.all([
+        session.waitForPipeline(a.pipeline!, AbortSignal.timeout(60_000)),
+        session.waitForPipeline(b.pipeline!, AbortSignal.timeout(60_000)),
+      ]);
+      expect([first.status, second.status]).toEqual(['approved', 'approved']);
+      const gitA = first.tasks.at(-1)!.artifacts.git!;
+      const gitB = second.tasks.at(-1)!.artifacts.git!;
+      expect(gitA.worktree).not.toBe(gitB.worktree);
+      expect(gitA.branch).not.toBe(gitB.branch);
+      expect([gitA.base, gitB.base]).toEqual([head, head]);
+      expect(git(repo, 'diff', '--name-only', head, gitA.branch)).toBe('organize.py');
+      expect(git(repo, 'diff', '--name-only', head, gitB.branch).split('\n').sort()).toEqual(['test_wordcount.py', 'wordcount.py']);
+
+      const diff = await diffPipeline(session.board, b.pipeline!);
+      expect(diff).toMatch(/2 files: A test_wordcount\.py, A wordcount\.py/);
+      expect(await mergePipeline(session.board, a.pipeline!, 'lead')).toMatch(/merged into main \(fast-forward\)/);
+      expect(await mergePipeline(session.board, b.pipeline!, 'lead')).toMatch(/merged into main \(merge commit\)/);
+      expect(git(repo, 'ls-files').split('\n').sort()).toEqual(['README.md', 'organize.py', 'test_wordcount.py', 'wordcount.py']);
+      expect(git(repo, 'status', '--porcelain')).toBe('');
+      expect(git(repo, 'branch', '--list', 'autoteam/*')).toBe('');
+      expect(fs.readdirSync(path.join(repo, '.autoteam', 'worktrees'))).toEqual([]);
+      await expect(discardPipeline(session.board, a.pipeline!, 'lead')).rejects.toThrow(/already merged into main/);
+    } finally {
+      await session.close(2_000);
+    }
+  }, 120_000);
+});
+
+describe('where a pipeline works without a repository', () => {
+  it('a board outside git, --no-worktree, and a repository with no commit all use workspace/<n>', async () => {
+    const plain = tempBoard('autoteam-plain-');
+    const fresh = tempBoard('autoteam-nocommit-');
+    roots.push(plain, fresh);
+    git(fresh, 'init', '-q', '-b', 'main');
+    const repo = makeRepo();
+    const cases: Array<[string, string[], RegExp | null]> = [
+      [plain, [], null],
+      [repo, ['--no-worktree'], null],
+      [fresh, [], /has no commit yet: pipelines work in workspace\//],
+    ];
+    for (const [dir, flags, notice] of cases) {
+      const session = new LeadSession({ rootDir: dir, model: { kind: 'offline', reason: 'test' }, ...(flags.length ? { repo: false as const } : {}) });
+      const notices: string[] = [];
+      session.on('event', (event) => {
+        if (event.type === 'notice') notices.push(event.text);
+      });
+      try {
+        await session.start([]);
+        const task = await session.post('Write a Python script that organizes my Downloads folder by file type.');
+        expect(task.artifacts.git).toBeUndefined();
+        expect(session.pipeline.workspaceOf(task.pipeline!)).toBe(path.join(dir, 'workspace', '1'));
+        if (notice) expect(notices.join('\n')).toMatch(notice);
+        else expect(notices.join('\n')).not.toMatch(/repository/);
+      } finally {
+        await session.close(1_000);
+      }
+    }
+    expect(git(repo, 'branch', '--list', 'autoteam/*')).toBe('');
+  });
+
+  it('--repo naming a folder that is not a repository is a usage error naming it', async () => {
+    const dir = tempBoard('autoteam-notrepo-');
+    roots.push(dir);
+    const result = await runCli(['run', '--auto', '--repo', dir, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`--repo ${dir}: ${dir} is not inside a git repository`));
+  });
+});
