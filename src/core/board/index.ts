@@ -1,6 +1,7 @@
 export * from './schemas.js';
 export * from './artifacts.js';
 export * from './task-board.js';
+export * from './task-rules.js';
 export * from './mailbox.js';
 export * from './team-registry.js';
 export * from './watcher.js';

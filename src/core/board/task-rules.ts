@@ -1,0 +1,283 @@
+import type { Artifacts } from './artifacts.js';
+import type { HistoryEntry, Task, TaskStatus } from './schemas.js';
+import type { ClaimResult, CreateTaskInput, Fence, MutationResult, TaskPatch, UpdateOptions } from './task-types.js';
+
+type Awaitable<T> = T | Promise<T>;
+
+/** A change a board refuses to write: the reason, and whether the caller's claim was superseded. */
+export class Refusal {
+  constructor(
+    readonly reason: string,
+    readonly fenced = false,
+  ) {}
+}
+
+export const DEFAULT_LEASE_MS = 30_000;
+
+/**
+ * The task half of the Board interface: what the runtime may do with tasks, whatever stores them.
+ * Reads may answer at once (the file board) or later (PostgreSQL): callers always `await` them.
+ */
+export interface TaskStore {
+  /** Where the board is: a directory, or a postgres:// URL with the password hidden. */
+  readonly location: string;
+  list(): Awaitable<Task[]>;
+  get(id: number): Awaitable<Task>;
+  scanUnclaimed(role?: string): Awaitable<Task[]>;
+  create(input: CreateTaskInput): Promise<Task>;
+  claim(id: number, owner: string, options?: { role?: string; tryOnce?: boolean }): Promise<ClaimResult>;
+  claimNext(owner: string, role?: string): Promise<ClaimResult | null>;
+  complete(id: number, fence: Fence | string, result?: string, artifacts?: Artifacts): Promise<MutationResult>;
+  fail(id: number, fence: Fence | string, reason: string, artifacts?: Artifacts): Promise<MutationResult>;
+  release(id: number, fence: Fence | string, reason?: string): Promise<MutationResult>;
+  reclaimFrom(id: number, owner: string, reason: string, by?: string, token?: number): Promise<MutationResult>;
+  reclaimAllFrom(owner: string, reason: string): Promise<number[]>;
+  renewLease(id: number, fence: Fence): Promise<MutationResult>;
+  retryLater(id: number, fence: Fence, reason: string, retryAt: Date): Promise<MutationResult>;
+  cancel(id: number, by: string, reason: string): Promise<MutationResult>;
+  recordUsage(id: number, fence: Fence, delta: { inputTokens: number; outputTokens: number }): Promise<MutationResult>;
+  update(id: number, patch: TaskPatch, options?: UpdateOptions): Promise<MutationResult>;
+}
+
+/**
+ * The rules every backend shares — fencing, claimability, what each write does to a task — over one
+ * primitive a backend provides: `mutate`, a read-check-write of one task that is atomic against every
+ * other writer (a file lock, or a row lock in a transaction).
+ */
+export abstract class TaskRules implements Omit<TaskStore, 'location' | 'list' | 'get' | 'scanUnclaimed' | 'create' | 'claim' | 'claimNext'> {
+  protected abstract now(): Date;
+  protected abstract readonly leaseMs: number;
+  protected abstract mutate(id: number, change: (task: Task) => Task | Refusal, retries?: number): Promise<MutationResult>;
+  abstract list(): Awaitable<Task[]>;
+  abstract get(id: number): Awaitable<Task>;
+
+  /** The task as `owner` claims it: a new token, a lease, and who it was taken from. */
+  protected claimed(task: Task, owner: string): Task {
+    const token = task.claims + 1;
+    const until = new Date(this.now().getTime() + this.leaseMs).toISOString();
+    const takeover = task.status === 'in_progress' && task.owner !== null;
+    return {
+      ...task,
+      status: 'in_progress',
+      owner,
+      claims: token,
+      lease: { owner, token, until },
+      history: [...task.history, this.entry(owner, 'claimed', takeover ? `lease of ${task.owner} expired; taken over (token ${token})` : `token ${token}`)],
+    };
+  }
+
+  async complete(id: number, fence: Fence | string, result?: string, artifacts?: Artifacts): Promise<MutationResult> {
+    const f = toFence(fence);
+    const outcome = await this.finish(id, f, 'completed', result ?? null, artifacts, 'completed');
+    if (outcome.ok) await this.unblockDependents(outcome.task, f.owner);
+    return outcome;
+  }
+
+  async fail(id: number, fence: Fence | string, reason: string, artifacts?: Artifacts): Promise<MutationResult> {
+    return this.finish(id, toFence(fence), 'failed', reason, artifacts, 'failed');
+  }
+
+  /** Gives a claimed task back to the board (status pending, no owner). */
+  async release(id: number, fence: Fence | string, reason = 'released'): Promise<MutationResult> {
+    return this.handBack(id, toFence(fence), 'released', reason, () => ({}));
+  }
+
+  /** Back to pending, no owner, no lease (fenced), with a history entry and any extra fields. */
+  protected async handBack(id: number, fence: Fence, event: string, detail: string, extra: (task: Task) => Partial<Task>): Promise<MutationResult> {
+    return this.mutate(id, (task) => {
+      const refusal = this.checkFence(task, fence);
+      if (refusal) return refusal;
+      return { ...task, status: 'pending', owner: null, lease: null, ...extra(task), history: [...task.history, this.entry(fence.owner, event, detail)] };
+    });
+  }
+
+  /**
+   * Releases an in-progress task whatever its claim (used when its owner is known dead).
+   * Only acts if the task is still held by `owner`.
+   */
+  async reclaimFrom(id: number, owner: string, reason: string, by = 'runtime', token?: number): Promise<MutationResult> {
+    return this.mutate(id, (task) => {
+      if (task.status !== 'in_progress' || task.owner !== owner) {
+        return new Refusal(`task #${id} is not held by ${owner}`);
+      }
+      // A newer claim under the same name (a restarted teammate) is not the dead one's to give back.
+      if (token !== undefined && task.claims !== token) return new Refusal(`task #${id} was claimed again since`);
+      return {
+        ...task,
+        status: 'pending',
+        owner: null,
+        lease: null,
+        history: [...task.history, this.entry(by, 'released', reason)],
+      };
+    });
+  }
+
+  /** Hands back every in-progress task of `owner` (known dead or gone); returns the ids released. */
+  async reclaimAllFrom(owner: string, reason: string): Promise<number[]> {
+    const released: number[] = [];
+    for (const task of await this.list()) {
+      if (task.status !== 'in_progress' || task.owner !== owner) continue;
+      const result = await this.reclaimFrom(task.id, owner, reason, 'runtime', task.claims).catch(() => null);
+      if (result?.ok) released.push(task.id);
+    }
+    return released;
+  }
+
+  /** Extends the lease of a claim still held by `fence`. */
+  async renewLease(id: number, fence: Fence): Promise<MutationResult> {
+    return this.mutate(id, (task) => {
+      const refusal = this.checkFence(task, fence);
+      if (refusal) return refusal;
+      const until = new Date(this.now().getTime() + this.leaseMs).toISOString();
+      return { ...task, lease: { owner: fence.owner, token: task.claims, until } };
+    });
+  }
+
+  /**
+   * A failed attempt (a model or runtime error, not a verdict): the task goes back to pending but no
+   * one may claim it before `retryAt`; the count is kept on the task. Fenced like every write.
+   */
+  async retryLater(id: number, fence: Fence, reason: string, retryAt: Date): Promise<MutationResult> {
+    const attempt = (await this.get(id)).attempts + 1;
+    const detail = `attempt ${attempt} failed: ${reason}; not before ${retryAt.toISOString()}`;
+    return this.handBack(id, fence, 'retry_later', detail, (task) => ({ attempts: task.attempts + 1, notBefore: retryAt.toISOString() }));
+  }
+
+  /**
+   * Cancels an open task whoever holds it (the person's decision, not a teammate's): status
+   * `cancelled`, lease gone, so the holder's next fenced write or renewal is refused.
+   */
+  async cancel(id: number, by: string, reason: string): Promise<MutationResult> {
+    return this.mutate(id, (task) => {
+      if (task.status !== 'pending' && task.status !== 'in_progress') return new Refusal(`task #${id} is ${task.status}`);
+      return { ...task, status: 'cancelled', lease: null, result: reason, history: [...task.history, this.entry(by, 'cancelled', reason)] };
+    });
+  }
+
+  /** Adds one model call's usage to the task (fenced; no history entry). */
+  async recordUsage(id: number, fence: Fence, delta: { inputTokens: number; outputTokens: number }): Promise<MutationResult> {
+    return this.mutate(id, (task) => {
+      const refusal = this.checkFence(task, fence);
+      if (refusal) return refusal;
+      const usage = {
+        calls: task.usage.calls + 1,
+        inputTokens: task.usage.inputTokens + delta.inputTokens,
+        outputTokens: task.usage.outputTokens + delta.outputTokens,
+      };
+      return { ...task, usage };
+    });
+  }
+
+  /** Changes fields and/or records a history event. With a fence, refused unless the claim is current. */
+  async update(id: number, patch: TaskPatch, options: UpdateOptions = {}): Promise<MutationResult> {
+    return this.mutate(id, (task) => {
+      if (options.fence) {
+        const refusal = this.checkFence(task, options.fence);
+        if (refusal) return refusal;
+      }
+      const { artifacts, ...fields } = patch;
+      const history = options.event
+        ? [...task.history, this.entry(options.by ?? options.fence?.owner ?? 'lead', options.event, options.detail)]
+        : task.history;
+      return {
+        ...task,
+        ...fields,
+        artifacts: artifacts ? { ...task.artifacts, ...(typeof artifacts === 'function' ? artifacts(task.artifacts) : artifacts) } : task.artifacts,
+        history,
+      };
+    });
+  }
+
+  protected async finish(
+    id: number,
+    fence: Fence,
+    status: TaskStatus,
+    result: string | null,
+    artifacts: Artifacts | undefined,
+    event: string,
+  ): Promise<MutationResult> {
+    return this.mutate(id, (task) => {
+      const refusal = this.checkFence(task, fence);
+      if (refusal) return refusal;
+      return {
+        ...task,
+        status,
+        lease: null,
+        result,
+        artifacts: artifacts ? { ...task.artifacts, ...artifacts } : task.artifacts,
+        history: [...task.history, this.entry(fence.owner, event, result ?? undefined)],
+      };
+    });
+  }
+
+  private async unblockDependents(done: Task, by: string): Promise<void> {
+    const dependents = new Set(done.blocks);
+    for (const task of await this.list()) if (task.blockedBy.includes(done.id)) dependents.add(task.id);
+    for (const id of dependents) {
+      await this.mutate(id, (task) =>
+        task.blockedBy.includes(done.id)
+          ? {
+              ...task,
+              blockedBy: task.blockedBy.filter((blocker) => blocker !== done.id),
+              history: [...task.history, this.entry(by, 'unblocked', `#${done.id} completed`)],
+            }
+          : new Refusal('not blocked'),
+      ).catch(() => undefined);
+    }
+  }
+
+  protected checkFence(task: Task, fence: Fence): Refusal | null {
+    if (task.status !== 'in_progress') {
+      return new Refusal(`task #${task.id} is ${task.status}, not in progress`, true);
+    }
+    if (task.owner !== fence.owner) {
+      return new Refusal(`task #${task.id} is owned by ${task.owner ?? 'nobody'}, not ${fence.owner}`, true);
+    }
+    if (fence.token !== undefined && task.claims !== fence.token) {
+      return new Refusal(
+        `task #${task.id}: claim token ${fence.token} was superseded by token ${task.claims} (lease taken over)`,
+        true,
+      );
+    }
+    return null;
+  }
+
+  protected whyNotClaimable(
+    task: Task,
+    role: string | undefined,
+    nowMs: number,
+    lookup: (id: number) => Task | undefined,
+  ): string | null {
+    if (role !== undefined && task.role !== null && task.role !== role) {
+      return `task #${task.id} is for role ${task.role}, not ${role}`;
+    }
+    if (task.notBefore && Date.parse(task.notBefore) > nowMs) return `task #${task.id} is backing off until ${task.notBefore}`;
+    if (task.status === 'in_progress') {
+      // No lease (a hand edit, an old file) counts as expired: nothing would ever renew it.
+      const until = task.lease ? Date.parse(task.lease.until) : Number.NaN;
+      const expired = Number.isNaN(until) || until < nowMs;
+      if (!expired) return `task #${task.id} is already claimed by ${task.owner}`;
+    } else if (task.status !== 'pending') {
+      return `task #${task.id} is ${task.status}`;
+    } else if (task.owner !== null) {
+      return `task #${task.id} is already owned by ${task.owner}`;
+    }
+    for (const blocker of task.blockedBy) {
+      const other = lookup(blocker);
+      if (other?.status !== 'completed') return `task #${task.id} is blocked by #${blocker}`;
+    }
+    return null;
+  }
+
+  protected entry(by: string, event: string, detail?: string): HistoryEntry {
+    return detail === undefined
+      ? { at: this.now().toISOString(), by, event }
+      : { at: this.now().toISOString(), by, event, detail };
+  }
+}
+
+export function toFence(fence: Fence | string): Fence {
+  return typeof fence === 'string' ? { owner: fence } : fence;
+}
+
+export type { CreateTaskInput };
