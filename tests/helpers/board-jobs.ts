@@ -1,4 +1,5 @@
 import { TaskBoard, Mailbox, TeamRegistry, withLock } from '../../src/core/board/index.js';
+import { openTaskStore } from '../../src/core/board/open.js';
 
 /** What a test actor (worker thread or child process) does; plain data so it crosses postMessage/argv. */
 export type BoardJob =
@@ -61,7 +62,8 @@ async function claimJob(job: Extract<BoardJob, { kind: 'claim' }>): Promise<Clai
   const errors: string[] = [];
   await Promise.all(
     job.owners.map(async (owner) => {
-      const board = new TaskBoard(job.root);
+      // `root` is a board location: a directory, or a postgres:// URL.
+      const board = await openTaskStore(job.root, { poolSize: 2 });
       const mine: number[] = (claimed[owner] = []);
       try {
         if (job.mode === 'next') {
@@ -81,6 +83,8 @@ async function claimJob(job: Extract<BoardJob, { kind: 'claim' }>): Promise<Clai
         }
       } catch (error) {
         errors.push(`${owner}: ${(error as Error).message}`);
+      } finally {
+        await board.close?.();
       }
     }),
   );

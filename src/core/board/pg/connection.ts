@@ -1,0 +1,58 @@
+import pg from 'pg';
+import { AutoteamError } from '../../errors.js';
+
+/** The URL as shown to a person: the password replaced by `***`. */
+export function describeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+}
+
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/** Errors that mean the connection, not the statement, failed: worth retrying on a fresh connection. */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+
+export function isConnectionError(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return (e.code !== undefined && CONNECTION_CODES.has(e.code)) || /Connection terminated|connection error|Client has encountered a connection error/i.test(e.message ?? '');
+}
+
+/** A board database that cannot be reached or used: one line, the URL without its password. */
+export class BoardConnectionError extends AutoteamError {
+  constructor(url: string, error: unknown) {
+    const e = error as { code?: string; message?: string };
+    super(`cannot use the board at ${describeUrl(url)}: ${(e.message ?? String(error)).split('\n')[0]}${e.code && !(e.message ?? '').includes(e.code) ? ` (${e.code})` : ''}`, 'BOARD_UNREACHABLE');
+  }
+}
+
+export function createPool(url: string, max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000 });
+  // An idle client whose server went away must not crash the process: the next query reconnects.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/**
+ * Runs `work` with retries when the connection (not the statement) failed: a restarted server or a
+ * dropped link costs a retry, not a crash. After the last attempt, a BoardConnectionError.
+ */
+export async function withConnectionRetry<T>(url: string, work: () => Promise<T>, attempts = 4): Promise<T> {
+  let delay = 100;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isConnectionError(error)) throw error;
+      if (attempt >= attempts) throw new BoardConnectionError(url, error);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay *= 3;
+    }
+  }
+}

@@ -1,0 +1,304 @@
+import type pg from 'pg';
+import { NotFoundError } from '../../errors.js';
+import { redact, secretValues } from '../../trace/redact.js';
+import { ArtifactsSchema } from '../artifacts.js';
+import { type Task, TaskSchema } from '../schemas.js';
+import { DEFAULT_LEASE_MS, Refusal, TaskRules, type TaskStore } from '../task-rules.js';
+import type { ClaimResult, CreateTaskInput, MutationResult } from '../task-types.js';
+import { createPool, describeUrl, withConnectionRetry } from './connection.js';
+import { migrate } from './schema.js';
+
+const COLUMNS =
+  'id, subject, description, status, owner, role, stage, blocked_by, blocks, pipeline, revision, claims, lease_owner, lease_token, ' +
+  'lease_until, attempts, not_before, handoff, artifacts, usage, result, history, created_at, updated_at';
+
+interface TaskRow {
+  id: number;
+  subject: string;
+  description: string;
+  status: Task['status'];
+  owner: string | null;
+  role: string | null;
+  stage: Task['stage'];
+  blocked_by: number[];
+  blocks: number[];
+  pipeline: number | null;
+  revision: number;
+  claims: number;
+  lease_owner: string | null;
+  lease_token: number | null;
+  lease_until: Date | null;
+  attempts: number;
+  not_before: Date | null;
+  handoff: string;
+  artifacts: Task['artifacts'];
+  usage: Task['usage'];
+  result: string | null;
+  history: Task['history'];
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toTask(row: TaskRow): Task {
+  return {
+    id: row.id,
+    subject: row.subject,
+    description: row.description,
+    status: row.status,
+    owner: row.owner,
+    role: row.role,
+    stage: row.stage,
+    blockedBy: row.blocked_by,
+    blocks: row.blocks,
+    pipeline: row.pipeline,
+    revision: row.revision,
+    claims: row.claims,
+    lease: row.lease_owner && row.lease_until ? { owner: row.lease_owner, token: row.lease_token ?? row.claims, until: row.lease_until.toISOString() } : null,
+    attempts: row.attempts,
+    notBefore: row.not_before?.toISOString() ?? null,
+    handoff: row.handoff,
+    artifacts: row.artifacts,
+    usage: row.usage,
+    result: row.result,
+    history: row.history,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** The values of every column but id, in COLUMNS order, for an INSERT or UPDATE. */
+function toRow(task: Task): unknown[] {
+  return [
+    task.subject,
+    task.description,
+    task.status,
+    task.owner,
+    task.role,
+    task.stage,
+    task.blockedBy,
+    task.blocks,
+    task.pipeline,
+    task.revision,
+    task.claims,
+    task.lease?.owner ?? null,
+    task.lease?.token ?? null,
+    task.lease?.until ?? null,
+    task.attempts,
+    task.notBefore,
+    task.handoff,
+    JSON.stringify(task.artifacts),
+    JSON.stringify(task.usage),
+    task.result,
+    JSON.stringify(task.history),
+    task.createdAt,
+    task.updatedAt,
+  ];
+}
+
+const SET_ALL = COLUMNS.split(', ')
+  .slice(1)
+  .map((column, i) => `${column} = $${i + 2}`)
+  .join(', ');
+
+/** Claimable now, in SQL: the same rule as the file board's (pending and unblocked, or an expired lease). */
+const CLAIMABLE = `
+  ($1::text IS NULL OR t.role IS NULL OR t.role = $1)
+  AND (t.not_before IS NULL OR t.not_before <= now())
+  AND ((t.status = 'pending' AND t.owner IS NULL) OR (t.status = 'in_progress' AND (t.lease_until IS NULL OR t.lease_until < now())))
+  AND cardinality(t.blocked_by) = (SELECT count(*) FROM autoteam_tasks b WHERE b.id = ANY (t.blocked_by) AND b.status = 'completed')`;
+
+/** Takes the candidate row: a new token, a lease until the database's now() + lease, a history entry. */
+const TAKE = `
+  UPDATE autoteam_tasks t SET
+    status = 'in_progress', owner = $2, claims = t.claims + 1,
+    lease_owner = $2, lease_token = t.claims + 1, lease_until = now() + $3 * interval '1 millisecond',
+    updated_at = now(),
+    history = t.history || jsonb_build_array(jsonb_build_object(
+      'at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'by', $2::text, 'event', 'claimed',
+      'detail', CASE WHEN t.status = 'in_progress' AND t.owner IS NOT NULL
+                     THEN 'lease of ' || t.owner || ' expired; taken over (token ' || (t.claims + 1) || ')'
+                     ELSE 'token ' || (t.claims + 1) END))
+  FROM candidate WHERE t.id = candidate.id
+  RETURNING ${COLUMNS.split(', ').map((c) => `t.${c}`).join(', ')}`;
+
+/** One statement: the first claimable task, rows another claimer holds skipped, taken and returned. */
+const CLAIM_NEXT = `WITH candidate AS (SELECT t.id FROM autoteam_tasks t WHERE ${CLAIMABLE} ORDER BY t.id LIMIT 1 FOR UPDATE SKIP LOCKED) ${TAKE}`;
+const CLAIM_ONE = `WITH candidate AS (SELECT t.id FROM autoteam_tasks t WHERE t.id = $4 AND ${CLAIMABLE} FOR UPDATE) ${TAKE}`;
+
+export interface PgTaskBoardOptions {
+  leaseMs?: number;
+  /** Connections in this process's pool (claimers in one process share it). */
+  poolSize?: number;
+}
+
+/**
+ * The task store on PostgreSQL. Claims are one statement (`FOR UPDATE SKIP LOCKED`, the pg-boss and
+ * graphile-worker pattern), leases are measured by the database's clock, and every other write is a
+ * row-locked read-check-write running the same rules as the file board (`TaskRules`), so a fenced
+ * write changes nothing.
+ */
+export class PgTaskBoard extends TaskRules implements TaskStore {
+  protected readonly leaseMs: number;
+  private readonly redact: (text: string) => string;
+  /** The database's clock during a mutation; the rules read it through now(). */
+  private dbNow: Date | null = null;
+
+  private constructor(
+    readonly url: string,
+    readonly pool: pg.Pool,
+    options: PgTaskBoardOptions,
+  ) {
+    super();
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    const secrets = secretValues();
+    this.redact = (text) => redact(text, secrets);
+  }
+
+  /** Connects and creates or migrates the schema. */
+  static async open(url: string, options: PgTaskBoardOptions = {}): Promise<PgTaskBoard> {
+    const pool = createPool(url, options.poolSize);
+    try {
+      await withConnectionRetry(url, async () => {
+        const client = await pool.connect();
+        try {
+          await migrate(client);
+        } finally {
+          client.release();
+        }
+      });
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw error;
+    }
+    return new PgTaskBoard(url, pool, options);
+  }
+
+  get location(): string {
+    return describeUrl(this.url);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  protected now(): Date {
+    return this.dbNow ?? new Date();
+  }
+
+  private query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+    return withConnectionRetry(this.url, () => this.pool.query<R>(text, values));
+  }
+
+  async list(): Promise<Task[]> {
+    const { rows } = await this.query<TaskRow>(`SELECT ${COLUMNS} FROM autoteam_tasks ORDER BY id`);
+    return rows.map(toTask);
+  }
+
+  async get(id: number): Promise<Task> {
+    const { rows } = await this.query<TaskRow>(`SELECT ${COLUMNS} FROM autoteam_tasks WHERE id = $1`, [id]);
+    if (!rows[0]) throw new NotFoundError(`task #${id} does not exist (${this.location})`);
+    return toTask(rows[0]);
+  }
+
+  async scanUnclaimed(role?: string): Promise<Task[]> {
+    const { rows } = await this.query<TaskRow>(`SELECT ${COLUMNS} FROM autoteam_tasks t WHERE ${CLAIMABLE} ORDER BY t.id`, [role ?? null]);
+    return rows.map(toTask);
+  }
+
+  async create(input: CreateTaskInput): Promise<Task> {
+    const blockedBy = [...new Set(input.blockedBy ?? [])];
+    const artifacts = ArtifactsSchema.parse(input.artifacts ?? {});
+    return this.transaction(async (client) => {
+      if (blockedBy.length) {
+        const { rows } = await client.query<{ id: number }>('SELECT id FROM autoteam_tasks WHERE id = ANY ($1) FOR UPDATE', [blockedBy]);
+        const missing = blockedBy.find((id) => !rows.some((row) => row.id === id));
+        if (missing !== undefined) throw new NotFoundError(`blockedBy: task #${missing} does not exist`);
+      }
+      const { rows: clock } = await client.query<{ now: Date }>('SELECT now()');
+      const at = clock[0]!.now.toISOString();
+      const draft: Task = TaskSchema.parse({
+        id: 1,
+        subject: input.subject,
+        description: input.description ?? '',
+        status: 'pending',
+        role: input.role ?? null,
+        stage: input.stage ?? null,
+        blockedBy,
+        pipeline: input.pipeline ?? null,
+        revision: input.revision ?? 0,
+        handoff: input.handoff ?? '',
+        artifacts,
+        history: [{ at, by: input.by ?? 'lead', event: 'created', detail: input.subject }],
+        createdAt: at,
+        updatedAt: at,
+      });
+      const clean = this.clean(draft);
+      const placeholders = COLUMNS.split(', ')
+        .slice(1)
+        .map((_, i) => `$${i + 1}`)
+        .join(', ');
+      const { rows } = await client.query<TaskRow>(`INSERT INTO autoteam_tasks (${COLUMNS.split(', ').slice(1).join(', ')}) VALUES (${placeholders}) RETURNING ${COLUMNS}`, toRow(clean));
+      const task = toTask(rows[0]!);
+      if (blockedBy.length) await client.query('UPDATE autoteam_tasks SET blocks = array_append(blocks, $1) WHERE id = ANY ($2) AND NOT ($1 = ANY (blocks))', [task.id, blockedBy]);
+      return task;
+    });
+  }
+
+  async claimNext(owner: string, role?: string): Promise<ClaimResult | null> {
+    const { rows } = await this.query<TaskRow>(CLAIM_NEXT, [role ?? null, owner, this.leaseMs]);
+    return rows[0] ? { ok: true, task: toTask(rows[0]) } : null;
+  }
+
+  async claim(id: number, owner: string, options: { role?: string; tryOnce?: boolean } = {}): Promise<ClaimResult> {
+    const { rows } = await this.query<TaskRow>(CLAIM_ONE, [options.role ?? null, owner, this.leaseMs, id]);
+    if (rows[0]) return { ok: true, task: toTask(rows[0]) };
+    // Not taken: say why, by the same rule the statement applied.
+    const current = await this.get(id).catch(() => null);
+    if (!current) return { ok: false, reason: `task #${id} does not exist` };
+    const byId = new Map((await this.list()).map((task) => [task.id, task]));
+    const { rows: clock } = await this.query<{ now: Date }>('SELECT now()');
+    return { ok: false, reason: this.whyNotClaimable(current, options.role, clock[0]!.now.getTime(), (blocker) => byId.get(blocker)) ?? `task #${id} was just claimed by another claimer` };
+  }
+
+  /** Row-locked read-check-write in one transaction, with the database's clock for the rules. */
+  protected async mutate(id: number, change: (task: Task) => Task | Refusal): Promise<MutationResult> {
+    return this.transaction(async (client) => {
+      const { rows } = await client.query<TaskRow & { db_now: Date }>(`SELECT ${COLUMNS}, now() AS db_now FROM autoteam_tasks WHERE id = $1 FOR UPDATE`, [id]);
+      const row = rows[0];
+      if (!row) return { ok: false as const, reason: `task #${id} does not exist` };
+      this.dbNow = row.db_now;
+      let next: Task | Refusal;
+      try {
+        next = change(toTask(row));
+      } finally {
+        this.dbNow = null;
+      }
+      if (next instanceof Refusal) return next.fenced ? { ok: false as const, reason: next.reason, fenced: true } : { ok: false as const, reason: next.reason };
+      const written = this.clean(TaskSchema.parse({ ...next, id, updatedAt: row.db_now.toISOString() }));
+      await client.query(`UPDATE autoteam_tasks SET ${SET_ALL} WHERE id = $1`, [id, ...toRow(written)]);
+      return { ok: true as const, task: written };
+    });
+  }
+
+  /** Secret-looking values never reach the database, as they never reach a task file. */
+  private clean(task: Task): Task {
+    return JSON.parse(this.redact(JSON.stringify(task))) as Task;
+  }
+
+  private transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return withConnectionRetry(this.url, async () => {
+      const client = await this.pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    });
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * One suite, two backends: the file board and the PostgreSQL board must behave the same for the
+ * runtime — claims across processes, fencing, lease expiry, blockedBy, roles, backoff, cancel. The
+ * PostgreSQL cases run against a real server started by the test setup.
+ */
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type OpenedTaskStore, openTaskStore } from '../../src/core/board/open.js';
+import type { ClaimReport } from '../helpers/board-jobs.js';
+import { Actor, startTogether, tempRoot } from '../helpers/board-spawn.js';
+import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
+
+usePostgres();
+
+const opened: OpenedTaskStore[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close?.();
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+interface Backend {
+  name: string;
+  location(): Promise<string>;
+}
+
+const backends: Backend[] = [
+  {
+    name: 'file board',
+    location: async () => {
+      const dir = tempRoot();
+      dirs.push(dir);
+      return dir;
+    },
+  },
+  ...(postgresBin ? [{ name: 'postgres board', location: freshDatabase }] : []),
+];
+
+async function open(location: string, leaseMs?: number): Promise<OpenedTaskStore> {
+  const store = await openTaskStore(location, leaseMs ? { leaseMs } : {});
+  opened.push(store);
+  return store;
+}
+
+/** Polls `check` until it holds (no fixed sleeps); fails with `what` after `ms`. */
+async function until(check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe.each(backends)('$name', (backend) => {
+  it('creates tasks with increasing ids, reads them back, and records blocks on the blocker', async () => {
+    const board = await open(await backend.location());
+    const a = await board.create({ subject: 'first', role: 'engineer', artifacts: { requirement: 'x' } });
+    const b = await board.create({ subject: 'second', blockedBy: [a.id], by: 'tester' });
+    expect(b.id).toBeGreaterThan(a.id);
+    expect((await board.get(a.id)).blocks).toEqual([b.id]);
+    const read = await board.get(b.id);
+    expect(read).toMatchObject({ subject: 'second', status: 'pending', owner: null, blockedBy: [a.id], claims: 0 });
+    expect(read.history).toEqual([expect.objectContaining({ by: 'tester', event: 'created', detail: 'second' })]);
+    expect((await board.list()).map((t) => t.subject)).toEqual(['first', 'second']);
+    await expect(board.create({ subject: 'bad', blockedBy: [999] })).rejects.toThrow(/blockedBy: task #999 does not exist/);
+    await expect(Promise.resolve().then(() => board.get(999))).rejects.toThrow(/task #999 does not exist/);
+  });
+
+  it('fences every write: a stale token or another owner changes nothing', async () => {
+    const board = await open(await backend.location());
+    const task = await board.create({ subject: 'fenced' });
+    const first = await board.claim(task.id, 'alice');
+    expect(first).toMatchObject({ ok: true, task: { owner: 'alice', claims: 1, lease: { owner: 'alice', token: 1 } } });
+    expect(await board.claim(task.id, 'bob')).toMatchObject({ ok: false, reason: expect.stringMatching(/already claimed by alice/) });
+    expect(await board.complete(task.id, { owner: 'bob', token: 1 }, 'mine')).toMatchObject({ ok: false, fenced: true });
+    expect(await board.complete(task.id, { owner: 'alice', token: 7 }, 'stale')).toMatchObject({ ok: false, fenced: true });
+    expect(await board.renewLease(task.id, { owner: 'alice', token: 1 })).toMatchObject({ ok: true });
+    expect(await board.release(task.id, { owner: 'alice', token: 1 }, 'later')).toMatchObject({ ok: true, task: { status: 'pending', owner: null } });
+    const again = await board.claim(task.id, 'bob');
+    expect(again).toMatchObject({ ok: true, task: { owner: 'bob', claims: 2 } });
+    expect(await board.complete(task.id, { owner: 'alice', token: 1 }, 'late')).toMatchObject({ ok: false, fenced: true });
+    const done = await board.complete(task.id, { owner: 'bob', token: 2 }, 'done', { summary: 'ok' });
+    expect(done).toMatchObject({ ok: true, task: { status: 'completed', result: 'done', lease: null, artifacts: { summary: 'ok' } } });
+    expect((await board.get(task.id)).history.map((h) => h.event)).toEqual(['created', 'claimed', 'released', 'claimed', 'completed']);
+  });
+
+  it('an expired lease is taken over with a new token; the old holder is fenced out', async () => {
+    const location = await backend.location();
+    const board = await open(location, 300);
+    const task = await board.create({ subject: 'leased' });
+    expect((await board.claim(task.id, 'slow')).ok).toBe(true);
+    await until(async () => (await board.scanUnclaimed()).some((t) => t.id === task.id), 'the lease to expire');
+    const taken = await board.claimNext('fast');
+    expect(taken).toMatchObject({ ok: true, task: { id: task.id, owner: 'fast', claims: 2 } });
+    expect(taken?.ok && taken.task.history.at(-1)?.detail).toBe('lease of slow expired; taken over (token 2)');
+    expect(await board.complete(task.id, { owner: 'slow', token: 1 }, 'late')).toMatchObject({ ok: false, fenced: true });
+    expect(await board.complete(task.id, { owner: 'fast', token: 2 }, 'done')).toMatchObject({ ok: true });
+  });
+
+  it('blockedBy, roles and backoff decide what is claimable', async () => {
+    const board = await open(await backend.location());
+    const first = await board.create({ subject: 'first', role: 'engineer' });
+    const second = await board.create({ subject: 'second', role: 'engineer', blockedBy: [first.id] });
+    await board.create({ subject: 'review', role: 'reviewer' });
+    expect((await board.scanUnclaimed('engineer')).map((t) => t.subject)).toEqual(['first']);
+    expect(await board.claim(first.id, 'rev', { role: 'reviewer' })).toMatchObject({ ok: false, reason: expect.stringMatching(/for role engineer/) });
+    expect(await board.claim(second.id, 'eng', { role: 'engineer' })).toMatchObject({ ok: false, reason: expect.stringMatching(/blocked by #/) });
+    const claimed = await board.claimNext('eng', 'engineer');
+    expect(claimed).toMatchObject({ ok: true, task: { id: first.id } });
+    expect(await board.claimNext('eng2', 'engineer')).toBeNull();
+    await board.complete(first.id, { owner: 'eng', token: 1 }, 'done');
+    expect((await board.get(second.id)).blockedBy).toEqual([]);
+    const next = await board.claimNext('eng', 'engineer');
+    expect(next).toMatchObject({ ok: true, task: { id: second.id } });
+    // A failed attempt backs off: nobody may claim it before retryAt.
+    const retryAt = new Date(Date.now() + 60_000);
+    expect(await board.retryLater(second.id, { owner: 'eng', token: 1 }, 'model error', retryAt)).toMatchObject({ ok: true, task: { attempts: 1, status: 'pending' } });
+    expect(await board.claimNext('eng', 'engineer')).toBeNull();
+    expect(await board.claim(second.id, 'eng')).toMatchObject({ ok: false, reason: expect.stringMatching(/backing off until/) });
+  });
+
+  it('cancel, update with an artifacts function, and usage', async () => {
+    const board = await open(await backend.location());
+    const task = await board.create({ subject: 'work', artifacts: { checks: [] } });
+    const claim = await board.claim(task.id, 'eng');
+    const fence = { owner: 'eng', token: 1 };
+    expect(claim.ok).toBe(true);
+    await board.recordUsage(task.id, fence, { inputTokens: 10, outputTokens: 5 });
+    await board.recordUsage(task.id, fence, { inputTokens: 1, outputTokens: 1 });
+    const updated = await board.update(task.id, { artifacts: (current) => ({ ...current, summary: `had ${Object.keys(current).length} keys` }) }, { fence, event: 'noted', detail: 'x' });
+    expect(updated).toMatchObject({ ok: true, task: { usage: { calls: 2, inputTokens: 11, outputTokens: 6 }, artifacts: { summary: 'had 1 keys', checks: [] } } });
+    expect(await board.cancel(task.id, 'lead', 'not needed')).toMatchObject({ ok: true, task: { status: 'cancelled', lease: null } });
+    expect(await board.recordUsage(task.id, fence, { inputTokens: 1, outputTokens: 1 })).toMatchObject({ ok: false, fenced: true });
+    expect(await board.cancel(task.id, 'lead', 'again')).toMatchObject({ ok: false, reason: expect.stringMatching(/is cancelled/) });
+  });
+
+  it('3 processes × 4 claimers race over 300 tasks: each claimed exactly once', { timeout: 120_000 }, async () => {
+    const location = await backend.location();
+    const board = await open(location);
+    for (let i = 0; i < 300; i++) await board.create({ subject: `task ${i}` });
+    const ids = (await board.list()).map((task) => task.id);
+    const actors: Actor<ClaimReport>[] = [];
+    for (let p = 0; p < 3; p++) {
+      const owners = [0, 1, 2, 3].map((c) => `p${p}c${c}`);
+      // One process in three takes ids directly, in random order, instead of claimNext.
+      actors.push(Actor.process(`process ${p}`, { kind: 'claim', root: location, owners, mode: p === 2 ? 'direct' : 'next', ids }, true));
+    }
+    await startTogether(actors);
+    const reports = await Promise.all(actors.map((actor) => actor.result));
+    const winners = new Map<number, string[]>();
+    for (const report of reports) {
+      expect(report.errors).toEqual([]);
+      for (const [owner, claimed] of Object.entries(report.claimed)) for (const id of claimed) winners.set(id, [...(winners.get(id) ?? []), owner]);
+    }
+    expect([...winners].filter(([, owners]) => owners.length > 1)).toEqual([]);
+    expect([...winners.keys()].sort((a, b) => a - b)).toEqual(ids);
+    for (const task of await board.list()) {
+      expect(task).toMatchObject({ status: 'in_progress', claims: 1, owner: winners.get(task.id)![0] });
+    }
+    expect(new Set([...winners.values()].map(([owner]) => owner!.slice(0, 2))).size).toBe(3);
+  });
+});
