@@ -2,6 +2,8 @@ import type { GitInfo } from '../core/board/artifacts.js';
 import type { Task } from '../core/board/schemas.js';
 import type { TaskBoard } from '../core/board/task-board.js';
 import { AutoteamError } from '../core/errors.js';
+import fs from 'node:fs';
+import { git as runGit } from '../core/git/git.js';
 import { mergeBranch, pipelineDiff, removeWorktree, worktreeChange } from '../core/git/worktree.js';
 import { pipelineStatus } from '../core/stages/pipeline.js';
 
@@ -38,6 +40,10 @@ function branchOf(board: TaskBoard, id: number): Branch {
   return { tasks, git: holder.artifacts.git!, holder };
 }
 
+async function branchExists(repo: string, branch: string): Promise<boolean> {
+  return (await runGit(repo, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], { allowFailure: true }).catch(() => ({ exitCode: 1 }))).exitCode === 0;
+}
+
 /** The branch's change against its base, with the list of files first. */
 export async function diffPipeline(board: TaskBoard, id: number): Promise<string> {
   const { git } = branchOf(board, id);
@@ -53,24 +59,29 @@ export async function mergePipeline(board: TaskBoard, id: number, by: string): P
   const { tasks, git, holder } = branchOf(board, id);
   const status = pipelineStatus(tasks);
   if (status !== 'approved' || !git.commit) {
-    throw new AutoteamError(`pipeline #${id} is ${status}: only approved work is merged (/diff ${id} shows it, /discard ${id} drops it)`, 'USAGE');
+    throw new AutoteamError(`pipeline #${id} is ${status}: only approved work is merged (diff ${id} shows it, discard ${id} drops it)`, 'USAGE');
   }
   const result = await mergeBranch(git.repo, git.branch, `Merge ${git.branch} (autoteam pipeline #${id})`);
+  // Merged: the branch's commits are on the person's branch, so the worktree and the branch can go.
   await removeWorktree(git.repo, git.worktree, git.branch);
   await board.update(
     holder.id,
     { artifacts: { outcome: { action: 'merged', into: result.into, commit: result.commit, by } } },
     { by, event: 'merged', detail: `${git.branch} into ${result.into} (${result.how}) at ${result.commit.slice(0, 12)}` },
   );
-  return `pipeline #${id}: ${git.branch} merged into ${result.into} (${result.how}) at ${result.commit.slice(0, 12)}; its worktree and branch are removed`;
+  const how = result.how === 'already merged' ? `was already merged into ${result.into} (by hand)` : `merged into ${result.into} (${result.how}) at ${result.commit.slice(0, 12)}`;
+  return `pipeline #${id}: ${git.branch} ${how}; its worktree and branch are removed`;
 }
 
 /** Removes a pipeline's worktree and branch (its commits go with the branch). Not while it is active. */
 export async function discardPipeline(board: TaskBoard, id: number, by: string): Promise<string> {
   const { tasks, git, holder } = branchOf(board, id);
   const status = pipelineStatus(tasks);
-  if (status === 'active') throw new AutoteamError(`pipeline #${id} is still active: /cancel ${id} first, then /discard ${id}`, 'USAGE');
+  if (status === 'active') throw new AutoteamError(`pipeline #${id} is still active: cancel ${id} first, then discard ${id}`, 'USAGE');
+  const had = [fs.existsSync(git.worktree) ? `worktree ${git.worktree}` : null, (await branchExists(git.repo, git.branch)) ? `branch ${git.branch}` : null].filter(Boolean);
   await removeWorktree(git.repo, git.worktree, git.branch);
   await board.update(holder.id, { artifacts: { outcome: { action: 'discarded', by } } }, { by, event: 'discarded', detail: `${git.branch} and its worktree removed` });
-  return `pipeline #${id}: worktree ${git.worktree} and branch ${git.branch} removed`;
+  const removed = had.length ? `${had.join(' and ')} removed` : 'its worktree and branch were already gone';
+  const keep = git.commit ? `; its commit was ${git.commit} (git branch ${git.branch} ${git.commit.slice(0, 12)} brings it back while git keeps it)` : '';
+  return `pipeline #${id}: ${removed}${keep}`;
 }

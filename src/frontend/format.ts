@@ -38,7 +38,10 @@ export function formatBoard(tasks: readonly Task[]): string {
   for (const [id, status] of pipelineStatuses(tasks)) {
     const own = tasks.filter((task) => task.pipeline === id);
     const why = status === 'failed' || status === 'cancelled' ? own.find((task) => (task.status === 'failed' || task.status === 'cancelled') && !task.artifacts.retriedBy)?.result : null;
-    lines.push(`pipeline #${id} ${status} · ${formatUsage(pipelineUsage(own))}${why ? ` — ${why}` : ''}`);
+    const git = own.find((task) => task.artifacts.git?.commit)?.artifacts.git ?? own.find((task) => task.artifacts.git)?.artifacts.git;
+    const outcome = own.find((task) => task.artifacts.outcome)?.artifacts.outcome;
+    const branch = git ? ` · ${git.branch}${outcome ? ` ${outcome.action}${outcome.into ? ` into ${outcome.into}` : ''}` : git.commit ? ` at ${git.commit.slice(0, 12)}` : ''}` : '';
+    lines.push(`pipeline #${id} ${status} · ${formatUsage(pipelineUsage(own))}${branch}${why ? ` — ${why}` : ''}`);
   }
   return lines.join('\n');
 }

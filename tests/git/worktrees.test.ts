@@ -210,3 +210,79 @@ describe('where a pipeline works without a repository', () => {
     expect(result.stderr).toMatch(new RegExp(`--repo ${dir}: ${dir} is not inside a git repository`));
   });
 });
+
+describe('merging leaves the person in charge', () => {
+  /** main with a.txt, and branch `feature` adding b.txt after main moved on (so no fast-forward). */
+  function diverged(): string {
+    const repo = makeRepo('autoteam-merge-');
+    git(repo, 'checkout', '-q', '-b', 'feature');
+    fs.writeFileSync(path.join(repo, 'b.txt'), 'feature\n');
+    git(repo, 'add', 'b.txt');
+    git(repo, 'commit', '-q', '-m', 'feature');
+    git(repo, 'checkout', '-q', 'main');
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'main\n');
+    git(repo, 'add', 'a.txt');
+    git(repo, 'commit', '-q', '-m', 'main moves on');
+    return repo;
+  }
+
+  it("refuses while the person's own merge is under way, and keeps what they resolved", async () => {
+    const { mergeBranch } = await import('../../src/core/git/worktree.js');
+    const repo = diverged();
+    git(repo, 'checkout', '-q', '-b', 'side', 'HEAD~1');
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'side\n');
+    git(repo, 'add', 'a.txt');
+    git(repo, 'commit', '-q', '-m', 'side');
+    git(repo, 'checkout', '-q', 'main');
+    spawnSync('git', ['merge', 'side'], { cwd: repo });
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'RESOLVED BY HAND\n');
+    git(repo, 'add', 'a.txt');
+    await expect(mergeBranch(repo, 'feature', 'Merge feature')).rejects.toThrow(/a merge is in progress .*; finish or abort it first \(nothing was changed\)/);
+    expect(fs.existsSync(path.join(repo, '.git', 'MERGE_HEAD'))).toBe(true);
+    expect(fs.readFileSync(path.join(repo, 'a.txt'), 'utf8')).toBe('RESOLVED BY HAND\n');
+  });
+
+  it('names the files in the way when git refuses, and changes nothing', async () => {
+    const { mergeBranch } = await import('../../src/core/git/worktree.js');
+    const repo = diverged();
+    fs.writeFileSync(path.join(repo, 'b.txt'), 'mine, untracked\n');
+    const head = git(repo, 'rev-parse', 'HEAD');
+    const error = await mergeBranch(repo, 'feature', 'Merge feature').catch((e: Error) => e);
+    expect(String(error)).toMatch(/untracked working tree files would be overwritten by merge: b\.txt/);
+    expect(String(error)).not.toMatch(/error: error:|\n/);
+    expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
+    expect(fs.readFileSync(path.join(repo, 'b.txt'), 'utf8')).toBe('mine, untracked\n');
+    expect(fs.existsSync(path.join(repo, '.git', 'MERGE_HEAD'))).toBe(false);
+  });
+
+  it('a branch the person already merged by hand is recognised, not refused', async () => {
+    const { mergeBranch } = await import('../../src/core/git/worktree.js');
+    const repo = diverged();
+    git(repo, 'merge', '-q', '--no-edit', 'feature');
+    const head = git(repo, 'rev-parse', 'HEAD');
+    expect(await mergeBranch(repo, 'feature', 'Merge feature')).toEqual({ into: 'main', how: 'already merged', commit: head });
+  });
+
+  it('--repo that does not exist, or is a file, says so; a repository without a commit still keeps the board out of git status', async () => {
+    const dir = tempBoard('autoteam-badrepo-');
+    roots.push(dir);
+    const missing = await runCli(['run', '--auto', '--repo', path.join(dir, 'nope'), '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--repo .*nope: .*nope does not exist/);
+    fs.writeFileSync(path.join(dir, 'file.txt'), 'x');
+    const file = await runCli(['run', '--auto', '--repo', path.join(dir, 'file.txt'), '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
+    expect(file.stderr).toMatch(/file\.txt is not a directory/);
+
+    const fresh = tempBoard('autoteam-nocommit2-');
+    roots.push(fresh);
+    git(fresh, 'init', '-q', '-b', 'main');
+    const session = new LeadSession({ rootDir: fresh, model: { kind: 'offline', reason: 'test' } });
+    try {
+      await session.start([]);
+      await session.post(DOWNLOADS_REQUIREMENT);
+    } finally {
+      await session.close(1_000);
+    }
+    expect(git(fresh, 'status', '--porcelain')).toBe('');
+  });
+});

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { execa } from 'execa';
 import { AutoteamError } from '../errors.js';
 import { childEnv } from '../exec/env.js';
@@ -27,11 +28,32 @@ export interface GitOptions {
   input?: string;
 }
 
-/** The first line of git's complaint worth showing (`fatal: …`, `error: …`), without the prefix noise. */
-function firstLine(stderr: string, stdout: string): string {
-  const lines = `${stderr}\n${stdout}`.split('\n').map((line) => line.trim()).filter(Boolean);
-  const pick = lines.find((line) => /^(fatal|error):/.test(line)) ?? lines[0] ?? 'no output';
-  return pick.replace(/^(fatal|error):\s*/, '');
+/**
+ * git's complaint as one line: its first `fatal:`/`error:` line without the prefix, followed by the
+ * file names git lists under it (`The following untracked working tree files would be overwritten by
+ * merge:` is nothing without them).
+ */
+export function gitMessage(stderr: string, stdout = ''): string {
+  const lines = `${stderr}\n${stdout}`.split('\n');
+  let start = lines.findIndex((line) => /^(fatal|error):/.test(line.trim()));
+  if (start < 0) start = lines.findIndex((line) => line.trim() !== '');
+  if (start < 0) return 'no output';
+  const head = lines[start]!.trim().replace(/^(fatal|error):\s*/, '');
+  const files: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (!/^\s+\S/.test(line)) break;
+    files.push(line.trim());
+  }
+  return files.length ? `${head} ${files.slice(0, 10).join(', ')}${files.length > 10 ? `, … (${files.length} files)` : ''}` : head;
+}
+
+/** The person's own git settings for commands made on their behalf (merge): identity, config, signing. */
+export function personEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && /^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$|^GIT_CONFIG_(GLOBAL|SYSTEM|NOSYSTEM)$|^GNUPGHOME$|^SSH_AUTH_SOCK$/.test(name)) env[name] = value;
+  }
+  return env;
 }
 
 /**
@@ -47,6 +69,7 @@ export async function git(cwd: string, args: readonly string[], options: GitOpti
     ...options.env,
   };
   const command = `git ${args.join(' ')}`;
+  if (!fs.existsSync(cwd)) throw new GitError(command, `no such directory: ${cwd}`, null);
   let result;
   try {
     result = await execa('git', [...args], { cwd, env, extendEnv: false, reject: false, stripFinalNewline: true, ...(options.input !== undefined ? { input: options.input } : {}) });
@@ -54,10 +77,10 @@ export async function git(cwd: string, args: readonly string[], options: GitOpti
     throw new GitError(command, (error as Error).message.split('\n')[0] ?? 'could not start git', null);
   }
   if (result.failed && result.exitCode === undefined) {
-    throw new GitError(command, result.code === 'ENOENT' ? 'git is not installed (not found on PATH)' : firstLine(String(result.stderr), ''), null);
+    throw new GitError(command, result.code === 'ENOENT' ? 'git is not installed (not found on PATH)' : gitMessage(String(result.stderr)), null);
   }
   const out: GitResult = { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode ?? 1 };
-  if (out.exitCode !== 0 && !options.allowFailure) throw new GitError(command, firstLine(out.stderr, out.stdout), out.exitCode);
+  if (out.exitCode !== 0 && !options.allowFailure) throw new GitError(command, gitMessage(out.stderr, out.stdout), out.exitCode);
   return out;
 }
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AutoteamError } from '../errors.js';
-import { git, GitError, identityEnv } from './git.js';
+import { git, GitError, gitMessage, identityEnv, personEnv } from './git.js';
 
 /**
  * The person's repository as the workplace: one worktree and branch per pipeline, created from HEAD,
@@ -32,12 +32,15 @@ export const BOARD_ENTRIES = ['.tasks/', '.team/', '.autoteam/', 'workspace/'];
  * The repository `dir` is in, or null (with why) when it is not inside a git work tree, the work tree
  * has no commit yet, or git is missing.
  */
-export async function findRepository(dir: string): Promise<{ repo: Repository } | { repo: null; reason: string }> {
+export async function findRepository(dir: string): Promise<{ repo: Repository } | { repo: null; reason: string; top?: string }> {
+  const stat = fs.statSync(dir, { throwIfNoEntry: false });
+  if (!stat) return { repo: null, reason: `${dir} does not exist` };
+  if (!stat.isDirectory()) return { repo: null, reason: `${dir} is not a directory` };
   const top = await git(dir, ['rev-parse', '--show-toplevel'], { allowFailure: true }).catch((error: GitError) => ({ exitCode: 1, stdout: '', stderr: error.detail }));
   if (top.exitCode !== 0) return { repo: null, reason: /not installed/.test(top.stderr) ? 'git is not installed' : `${dir} is not inside a git repository` };
   const root = top.stdout.trim();
   const head = await git(root, ['rev-parse', '--verify', '-q', 'HEAD'], { allowFailure: true });
-  if (head.exitCode !== 0) return { repo: null, reason: `the repository at ${root} has no commit yet` };
+  if (head.exitCode !== 0) return { repo: null, reason: `the repository at ${root} has no commit yet`, top: root };
   const branch = await git(root, ['symbolic-ref', '--short', '-q', 'HEAD'], { allowFailure: true });
   const status = await git(root, ['status', '--porcelain', '--untracked-files=no']);
   return { repo: { top: root, head: head.stdout.trim(), branch: branch.exitCode === 0 ? branch.stdout.trim() : null, dirty: status.stdout.trim() !== '' } };
@@ -47,7 +50,7 @@ export async function findRepository(dir: string): Promise<{ repo: Repository } 
  * Keeps the board out of `git status` (its folders go to `.git/info/exclude`, relative to where the
  * board is) and forgets worktrees whose folders are gone.
  */
-export async function prepareRepository(repo: Repository, boardRoot: string): Promise<void> {
+export async function prepareRepository(repo: Pick<Repository, 'top'>, boardRoot: string): Promise<void> {
   const excludeFile = path.resolve(repo.top, (await git(repo.top, ['rev-parse', '--git-path', 'info/exclude'])).stdout.trim());
   const relative = path.relative(fs.realpathSync(repo.top), fs.realpathSync(boardRoot)).split(path.sep).join('/');
   if (!relative.startsWith('..') && !path.isAbsolute(relative)) {
@@ -67,7 +70,8 @@ export async function prepareRepository(repo: Repository, boardRoot: string): Pr
 
 /** `autoteam/<pipeline>-<a few words of the requirement>`. */
 export function branchName(pipeline: number, requirement: string): string {
-  const words = requirement.toLowerCase().match(/[a-z0-9]+/g) ?? [];
+  // Accents go (é → e) rather than whole letters; other scripts leave no slug, only the number.
+  const words = requirement.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().match(/[a-z0-9]+/g) ?? [];
   let slug = '';
   for (const word of words) {
     const next = slug ? `${slug}-${word}` : word;
@@ -149,46 +153,73 @@ export async function commitWorktree(worktree: string, base: string, message: st
 
 export interface MergeResult {
   into: string;
-  how: 'fast-forward' | 'merge commit';
+  how: 'fast-forward' | 'merge commit' | 'already merged';
   commit: string;
 }
 
+/** A merge, rebase, cherry-pick or revert the person has under way in the repository, or null. */
+async function operationInProgress(repoTop: string): Promise<string | null> {
+  for (const [ref, what] of [
+    ['MERGE_HEAD', 'a merge'],
+    ['CHERRY_PICK_HEAD', 'a cherry-pick'],
+    ['REVERT_HEAD', 'a revert'],
+  ] as const) {
+    if ((await git(repoTop, ['rev-parse', '-q', '--verify', ref], { allowFailure: true })).exitCode === 0) return what;
+  }
+  for (const dir of ['rebase-merge', 'rebase-apply']) {
+    const at = (await git(repoTop, ['rev-parse', '--git-path', dir])).stdout.trim();
+    if (fs.existsSync(path.resolve(repoTop, at))) return 'a rebase';
+  }
+  return null;
+}
+
 /**
- * Merges `branch` into the person's current branch: fast-forward when possible, else a merge commit.
- * A conflict is found before anything is touched (`git merge-tree`), so a refused merge leaves the
- * repository exactly as it was.
+ * Merges `branch` into the person's current branch: fast-forward when possible, else a merge commit
+ * made as the person (their git identity and signing settings). Nothing is started while the person
+ * has a merge, rebase or cherry-pick under way. A conflict is found before anything is touched
+ * (`git merge-tree`); on a git too old for that, a merge commit needs a clean working tree, so the
+ * abort after a conflict restores exactly what was there.
  */
 export async function mergeBranch(repoTop: string, branch: string, message: string): Promise<MergeResult> {
   const current = await git(repoTop, ['symbolic-ref', '--short', '-q', 'HEAD'], { allowFailure: true });
   if (current.exitCode !== 0) throw new AutoteamError(`cannot merge ${branch}: HEAD of ${repoTop} is detached; check out a branch first`, 'GIT_ERROR');
   const into = current.stdout.trim();
+  const busy = await operationInProgress(repoTop);
+  if (busy) throw new AutoteamError(`cannot merge ${branch}: ${busy} is in progress in ${repoTop}; finish or abort it first (nothing was changed)`, 'GIT_ERROR');
   if ((await git(repoTop, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], { allowFailure: true })).exitCode !== 0) {
     throw new AutoteamError(`there is no branch ${branch} in ${repoTop}`, 'GIT_ERROR');
   }
   const isAncestor = async (a: string, b: string) => (await git(repoTop, ['merge-base', '--is-ancestor', a, b], { allowFailure: true })).exitCode === 0;
-  if (await isAncestor(branch, 'HEAD')) throw new AutoteamError(`${branch} is already merged into ${into}`, 'USAGE');
+  // Merged by hand already (say, after a conflict): nothing to do but say so.
+  if (await isAncestor(branch, 'HEAD')) return { into, how: 'already merged', commit: (await git(repoTop, ['rev-parse', 'HEAD'])).stdout.trim() };
   if (await isAncestor('HEAD', branch)) {
     // git refuses (and changes nothing) when the person's uncommitted changes are in the way.
-    await git(repoTop, ['merge', '--ff-only', '-q', branch]);
+    await git(repoTop, ['merge', '--ff-only', '-q', branch], { env: personEnv() });
     return { into, how: 'fast-forward', commit: (await git(repoTop, ['rev-parse', 'HEAD'])).stdout.trim() };
   }
   const trial = await git(repoTop, ['merge-tree', '--write-tree', '--name-only', '--no-messages', 'HEAD', branch], { allowFailure: true });
   if (trial.exitCode === 1) {
     const conflicted = trial.stdout.split('\n').slice(1).filter(Boolean);
     throw new AutoteamError(
-      `merging ${branch} into ${into} conflicts in ${conflicted.join(', ') || 'some files'}; nothing was merged and your branch is as it was (merge it yourself with git merge ${branch}, or /discard it)`,
+      `merging ${branch} into ${into} conflicts in ${conflicted.join(', ') || 'some files'}; nothing was merged and your branch is as it was (merge it yourself with git merge ${branch}, then merge again to tidy up; or discard it)`,
       'MERGE_CONFLICT',
     );
   }
-  const configured = (await git(repoTop, ['config', 'user.email'], { allowFailure: true })).exitCode === 0;
-  const merged = await git(repoTop, ['-c', 'commit.gpgsign=false', 'merge', '--no-ff', '--no-edit', '-q', '-m', message, branch], {
+  if (trial.exitCode !== 0) {
+    // git older than 2.38 has no merge-tree --write-tree: only a clean tree can be merged and aborted safely.
+    const dirty = (await git(repoTop, ['status', '--porcelain', '--untracked-files=no'])).stdout.trim();
+    if (dirty) throw new AutoteamError(`cannot merge ${branch} into ${into} with uncommitted changes on this git (${'<'} 2.38): commit or stash them first`, 'GIT_ERROR');
+  }
+  const configured = (await git(repoTop, ['config', 'user.email'], { allowFailure: true, env: personEnv() })).exitCode === 0;
+  const merged = await git(repoTop, ['merge', '--no-ff', '--no-edit', '-q', '-m', message, branch], {
     allowFailure: true,
-    ...(configured ? {} : { env: identityEnv('autoteam', 'lead@autoteam') }),
+    env: { ...personEnv(), ...(configured || process.env.GIT_AUTHOR_EMAIL ? {} : identityEnv('autoteam', 'lead@autoteam')) },
   });
   if (merged.exitCode !== 0) {
-    const inProgress = (await git(repoTop, ['rev-parse', '-q', '--verify', 'MERGE_HEAD'], { allowFailure: true })).exitCode === 0;
-    if (inProgress) await git(repoTop, ['merge', '--abort'], { allowFailure: true });
-    throw new GitError(`git merge --no-ff ${branch}`, `${(merged.stderr || merged.stdout).split('\n').find(Boolean) ?? 'failed'}${inProgress ? ' (the merge was aborted)' : ''}`, merged.exitCode);
+    // No operation was under way before (checked above): a MERGE_HEAD now is this merge's, safe to abort.
+    const started = (await git(repoTop, ['rev-parse', '-q', '--verify', 'MERGE_HEAD'], { allowFailure: true })).exitCode === 0;
+    if (started) await git(repoTop, ['merge', '--abort'], { allowFailure: true });
+    throw new GitError(`git merge --no-ff ${branch}`, `${gitMessage(merged.stderr, merged.stdout)}${started ? ' (the merge was aborted)' : ''}`, merged.exitCode);
   }
   return { into, how: 'merge commit', commit: (await git(repoTop, ['rev-parse', 'HEAD'])).stdout.trim() };
 }

@@ -122,10 +122,15 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
    */
   private async useRepository(): Promise<void> {
     if (this.options.repo === false) return;
+    if (this.options.repo !== undefined && !this.options.repo.trim()) throw new ConfigError('--repo needs the path of a git repository');
     const found = await findRepository(this.options.repo ? path.resolve(this.options.repo) : this.rootDir);
     if (!found.repo) {
       if (this.options.repo) throw new ConfigError(`--repo ${this.options.repo}: ${found.reason}`);
-      if (/no commit yet/.test(found.reason)) this.emit('event', { type: 'notice', text: `${found.reason}: pipelines work in workspace/ (commit once to get a branch per pipeline)` });
+      if (found.top) {
+        // Kept out of `git status` even now, so a first `git add -A` does not commit the board.
+        await prepareRepository({ top: found.top }, this.rootDir);
+        this.emit('event', { type: 'notice', text: `${found.reason}: pipelines work in workspace/ (commit once to get a branch per pipeline)` });
+      }
       return;
     }
     const repo = found.repo;
