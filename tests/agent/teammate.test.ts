@@ -188,7 +188,7 @@ describe('Teammate protocols in this thread, with a fake model', () => {
     await until(() => requests.list({ kind: 'plan', status: 'pending' }).length === 1, 'the plan request');
 
     // What TeammateManager.requestShutdown does: a recorded request, a message, a wake-up.
-    const shutdown = requests.create({ kind: 'shutdown', from: 'lead', to: 'eng' });
+    const shutdown = await requests.create({ kind: 'shutdown', from: 'lead', to: 'eng' });
     await mailbox.send('lead', 'eng', 'Please finish up and shut down.', 'shutdown_request', { requestId: shutdown.id });
     running.wake.notify();
 

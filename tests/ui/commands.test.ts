@@ -133,7 +133,7 @@ describe('runLine on a real session', () => {
     session = await quietSession();
     const { value, out } = io(session);
     await session.mailbox.registry.join('engineer', 'engineer');
-    const request = session.requests.create({ kind: 'plan', from: 'engineer', to: 'lead', plan: 'Write organize.py first.' });
+    const request = await session.requests.create({ kind: 'plan', from: 'engineer', to: 'lead', plan: 'Write organize.py first.' });
     await runLine('/inbox', value);
     expect(out.at(-1)).toContain(`plan ${request.id} from engineer: Write organize.py first.`);
     await runLine(`/approve ${request.id}`, value);

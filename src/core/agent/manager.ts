@@ -158,7 +158,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     const lead = this.options.lead ?? this.mailbox.registry.read().lead;
     try {
       await this.mailbox.send(lead, name, 'Please finish up and shut down.', 'shutdown_request', {
-        requestId: this.requests.create({ kind: 'shutdown', from: lead, to: name }).id,
+        requestId: (await this.requests.create({ kind: 'shutdown', from: lead, to: name })).id,
       });
     } catch (error) {
       // Not on the team yet (still starting): there is no inbox to ask through, so stop it.

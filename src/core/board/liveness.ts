@@ -1,10 +1,8 @@
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { AutoteamError } from '../errors.js';
-import { readJsonFile, writeJsonAtomic } from './atomic-io.js';
-import { withLock } from './lock.js';
+import { type DocStore, FileDocStore } from './docs.js';
 
 /**
  * Who is alive on a board. A process on this host is alive while its pid is; anything (here or on
@@ -71,15 +69,20 @@ export class BoardBusyError extends AutoteamError {
  * this host, or a heartbeat older than three beats) is taken over.
  */
 export class LeadLease {
-  readonly file: string;
   private timer: NodeJS.Timeout | null = null;
   private record: LeadRecord | null = null;
+  private readonly docs: DocStore;
 
   constructor(
     readonly rootDir: string,
-    private readonly options: { now?: () => Date; heartbeatMs?: number } = {},
+    private readonly options: { now?: () => Date; heartbeatMs?: number; docs?: DocStore; where?: string } = {},
   ) {
-    this.file = path.join(path.resolve(rootDir), '.team', 'lead.json');
+    this.docs = options.docs ?? new FileDocStore(rootDir);
+  }
+
+  /** Where the lease is kept (a file path, or the board's URL and key). */
+  get file(): string {
+    return this.docs.describe('lead');
   }
 
   private now(): Date {
@@ -87,9 +90,8 @@ export class LeadLease {
   }
 
   read(): LeadRecord | null {
-    if (!fs.existsSync(this.file)) return null;
     try {
-      return readJsonFile(this.file, LeadRecordSchema);
+      return this.docs.read('lead', LeadRecordSchema) ?? null;
     } catch {
       return null; // an unreadable lease holds nothing
     }
@@ -97,20 +99,19 @@ export class LeadLease {
 
   /** Takes the lease; returns the stale holder it took over (with why), or throws BoardBusyError. */
   async acquire(): Promise<{ from: LeadRecord; why: string } | null> {
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
     const at = this.now().toISOString();
     const mine: LeadRecord = { pid: process.pid, host: HOST, session: `${process.pid}-${Date.now().toString(36)}`, startedAt: at, heartbeat: at };
-    const tookOver = await withLock(this.file, () => {
-      const current = this.read();
+    const tookOver = await this.docs.change('lead', (raw) => {
+      const parsed = LeadRecordSchema.safeParse(raw);
+      const current = parsed.success ? parsed.data : null;
       let previous: { from: LeadRecord; why: string } | null = null;
       if (current && !(current.host === HOST && current.pid === process.pid)) {
         const why = goneReason(current, this.now().getTime(), this.heartbeatMs);
-        if (why === null) throw new BoardBusyError(path.resolve(this.rootDir), current);
+        if (why === null) throw new BoardBusyError(this.options.where ?? path.resolve(this.rootDir), current);
         previous = { from: current, why };
       }
-      writeJsonAtomic(this.file, mine);
-      return previous;
-    });
+      return { write: mine, result: previous };
+    }, { overwriteInvalid: true });
     this.record = mine;
     this.timer = setInterval(() => void this.beat().catch(() => undefined), this.heartbeatMs);
     this.timer.unref();
@@ -124,9 +125,9 @@ export class LeadLease {
     const mine = this.record;
     this.record = null;
     if (!mine) return;
-    await withLock(this.file, () => {
-      if (this.read()?.session === mine.session) fs.rmSync(this.file, { force: true });
-    }).catch(() => undefined);
+    await this.docs
+      .change('lead', (raw) => ({ write: LeadRecordSchema.safeParse(raw).data?.session === mine.session ? null : undefined, result: undefined }), { overwriteInvalid: true })
+      .catch(() => undefined);
   }
 
   private get heartbeatMs(): number {
@@ -136,11 +137,11 @@ export class LeadLease {
   private async beat(): Promise<void> {
     const mine = this.record;
     if (!mine) return;
-    await withLock(this.file, () => {
-      const current = this.read();
+    await this.docs.change('lead', (raw) => {
+      const current = LeadRecordSchema.safeParse(raw).data;
       // Taken over meanwhile (we were frozen past the stale limit): do not write over the new lead.
-      if (current && current.session !== mine.session) return;
-      writeJsonAtomic(this.file, { ...mine, heartbeat: this.now().toISOString() });
-    });
+      if (current && current.session !== mine.session) return { result: undefined };
+      return { write: { ...mine, heartbeat: this.now().toISOString() }, result: undefined };
+    }, { overwriteInvalid: true });
   }
 }

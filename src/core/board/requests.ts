@@ -1,11 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
 import { NotFoundError } from '../errors.js';
-import { readJsonFile, writeJsonAtomic } from './atomic-io.js';
-import { withLock } from './lock.js';
-import { redact, secretValues } from '../trace/redact.js';
+import { type DocStore, FileDocStore } from './docs.js';
 
 export const RequestSchema = z.object({
   id: z.string().min(1),
@@ -27,15 +23,17 @@ export type ProtocolRequest = z.infer<typeof RequestSchema>;
  * them and a restarted lead still sees what is pending.
  */
 export class RequestStore {
-  readonly dir: string;
-  private readonly secrets = secretValues();
+  readonly docs: DocStore;
 
-  constructor(rootDir: string, private readonly now: () => Date = () => new Date()) {
-    this.dir = path.join(path.resolve(rootDir), '.team', 'requests');
-    fs.mkdirSync(this.dir, { recursive: true });
+  constructor(
+    rootDir: string,
+    private readonly now: () => Date = () => new Date(),
+    docs?: DocStore,
+  ) {
+    this.docs = docs ?? new FileDocStore(rootDir);
   }
 
-  create(input: { kind: ProtocolRequest['kind']; from: string; to: string; task?: number | null; plan?: string }): ProtocolRequest {
+  async create(input: { kind: ProtocolRequest['kind']; from: string; to: string; task?: number | null; plan?: string }): Promise<ProtocolRequest> {
     const at = this.now().toISOString();
     const prefix = input.kind === 'plan' ? 'plan' : 'shutdown';
     const request = RequestSchema.parse({
@@ -49,23 +47,23 @@ export class RequestStore {
       createdAt: at,
       updatedAt: at,
     });
-    writeJsonAtomic(this.file(request.id), request, (text) => redact(text, this.secrets));
+    await this.docs.change(this.key(request.id), () => ({ write: request, result: request }));
     return request;
   }
 
   get(id: string): ProtocolRequest {
-    const file = this.file(id);
-    if (!fs.existsSync(file)) throw new NotFoundError(`no request '${id}' in ${this.dir}`);
-    return readJsonFile(file, RequestSchema);
+    const request = this.docs.read(this.key(id), RequestSchema);
+    if (!request) throw new NotFoundError(`no request '${id}' (${this.docs.describe(this.key(id))})`);
+    return request;
   }
 
   list(filter: Partial<Pick<ProtocolRequest, 'kind' | 'status' | 'to' | 'from'>> = {}): ProtocolRequest[] {
-    return fs
-      .readdirSync(this.dir)
-      .filter((name) => name.endsWith('.json'))
-      .flatMap((name) => {
+    return this.docs
+      .keys('requests/')
+      .flatMap((key) => {
         try {
-          return [readJsonFile(path.join(this.dir, name), RequestSchema)];
+          const request = this.docs.read(key, RequestSchema);
+          return request ? [request] : [];
         } catch {
           return [];
         }
@@ -76,22 +74,23 @@ export class RequestStore {
 
   /** Decides a pending request once; a second decision is refused and returns the first. */
   async resolve(id: string, approve: boolean, feedback?: string): Promise<{ ok: boolean; request: ProtocolRequest }> {
-    return withLock(this.file(id), () => {
-      const current = this.get(id);
-      if (current.status !== 'pending') return { ok: false, request: current };
+    const current = this.get(id);
+    return this.docs.change<{ ok: boolean; request: ProtocolRequest }>(this.key(id), (raw) => {
+      const now = RequestSchema.safeParse(raw);
+      const request = now.success ? now.data : current;
+      if (request.status !== 'pending') return { result: { ok: false, request } };
       const next: ProtocolRequest = {
-        ...current,
+        ...request,
         status: approve ? 'approved' : 'rejected',
         ...(feedback !== undefined ? { feedback } : {}),
         updatedAt: this.now().toISOString(),
       };
-      writeJsonAtomic(this.file(id), next);
-      return { ok: true, request: next };
+      return { write: next, result: { ok: true, request: next } };
     });
   }
 
-  private file(id: string): string {
+  private key(id: string): string {
     if (!/^[A-Za-z0-9_-]+$/.test(id)) throw new NotFoundError(`invalid request id '${id}'`);
-    return path.join(this.dir, `${id}.json`);
+    return `requests/${id}`;
   }
 }

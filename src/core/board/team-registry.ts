@@ -1,15 +1,15 @@
-import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError, NotFoundError } from '../errors.js';
-import { redact, secretValues } from '../trace/redact.js';
+import { BoardFileError, ConfigError, NotFoundError } from '../errors.js';
 import { goneReason, HOST } from './liveness.js';
-import { readJsonFile, writeJsonAtomic } from './atomic-io.js';
-import { DEFAULT_LOCK_STALE_MS, withLock } from './lock.js';
+import { type DocStore, FileDocStore } from './docs.js';
+import { DEFAULT_LOCK_STALE_MS } from './lock.js';
 import { describeZodError, type Member, MemberSchema, type MemberStatus, type TeamConfig, TeamConfigSchema } from './schemas.js';
 
 export interface TeamRegistryOptions {
   now?: () => Date;
   lockStaleMs?: number;
+  /** Where the config lives (default: `.team/config.json` under the board root). */
+  docs?: DocStore;
 }
 
 export interface MemberUpdate {
@@ -21,35 +21,35 @@ export interface MemberUpdate {
 
 /** `.team/config.json`: the team's name, its lead and its members, changed only under a lock. */
 export class TeamRegistry {
-  readonly file: string;
+  readonly docs: DocStore;
   private readonly now: () => Date;
-  private readonly lockStaleMs: number;
-  private readonly redact: (text: string) => string;
 
   constructor(readonly rootDir: string, options: TeamRegistryOptions = {}) {
-    this.file = path.join(path.resolve(rootDir), '.team', 'config.json');
     this.now = options.now ?? (() => new Date());
-    const secrets = secretValues();
-    this.redact = (text) => redact(text, secrets);
-    this.lockStaleMs = options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS;
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    this.docs = options.docs ?? new FileDocStore(rootDir, options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS);
+  }
+
+  /** Where the config is (a file path, or the board's URL and key). */
+  get file(): string {
+    return this.docs.describe('config');
   }
 
   exists(): boolean {
-    return fs.existsSync(this.file);
+    return this.docs.keys('').includes('config');
   }
 
-  /** The config as on disk; a missing file is an empty team named after the board directory. */
+  /** The config as stored; a missing one is an empty team named after the board directory. */
   read(): TeamConfig {
-    if (!this.exists()) {
-      return { team: path.basename(path.resolve(this.rootDir)) || 'team', lead: 'lead', members: [] };
-    }
-    return readJsonFile(this.file, TeamConfigSchema);
+    return this.docs.read('config', TeamConfigSchema) ?? this.empty();
+  }
+
+  private empty(): TeamConfig {
+    return { team: path.basename(path.resolve(this.rootDir)) || 'team', lead: 'lead', members: [] };
   }
 
   /** Creates the config if missing (keeping an existing team's name). */
   async ensure(team?: string, lead = 'lead'): Promise<TeamConfig> {
-    return this.change((config) => (this.exists() ? config : { ...config, team: team ?? config.team, lead }));
+    return this.change((config, existed) => (existed ? config : { ...config, team: team ?? config.team, lead }));
   }
 
   members(): Member[] {
@@ -164,15 +164,14 @@ export class TeamRegistry {
     return config.members.find((m) => m.name === name)!;
   }
 
-  private async change(fn: (config: TeamConfig) => TeamConfig): Promise<TeamConfig> {
-    return withLock(
-      this.file,
-      () => {
-        const next = TeamConfigSchema.parse(fn(this.read()));
-        writeJsonAtomic(this.file, next, this.redact);
-        return next;
-      },
-      { staleMs: this.lockStaleMs },
-    );
+  private async change(fn: (config: TeamConfig, existed: boolean) => TeamConfig): Promise<TeamConfig> {
+    return this.docs.change('config', (raw) => {
+      const parsed = raw === undefined ? null : TeamConfigSchema.safeParse(raw);
+      // A config that does not validate (a bad hand edit) is reported, never written over.
+      if (parsed && !parsed.success) throw new BoardFileError(this.file, describeZodError(parsed.error));
+      const current = parsed?.success ? parsed.data : this.empty();
+      const next = TeamConfigSchema.parse(fn(current, parsed !== null));
+      return { write: next, result: next };
+    });
   }
 }

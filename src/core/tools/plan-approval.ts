@@ -10,7 +10,7 @@ export const planApprovalTool = defineTool({
   async run({ plan }, ctx) {
     const store = new RequestStore(ctx.rootDir);
     const lead = ctx.registry.read().lead;
-    const request = store.create({ kind: 'plan', from: ctx.agent.name, to: lead, task: ctx.task?.id ?? null, plan });
+    const request = await store.create({ kind: 'plan', from: ctx.agent.name, to: lead, task: ctx.task?.id ?? null, plan });
     await ctx.mailbox.send(ctx.agent.name, lead, plan, 'plan_approval_request', { requestId: request.id, task: ctx.task?.id ?? null });
     await ctx.record('plan_submitted', `${request.id}: ${plan.slice(0, 200)}`);
     await reportStatus(ctx, 'waiting', `waiting for plan approval (${request.id})`);

@@ -1,0 +1,91 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { z } from 'zod';
+import { redact, secretValues } from '../trace/redact.js';
+import { readJsonFile, writeJsonAtomic } from './atomic-io.js';
+import { BoardFileError } from '../errors.js';
+import { DEFAULT_LOCK_STALE_MS, withLock } from './lock.js';
+
+/**
+ * Small JSON documents of a board — the team config (`config`), the lead's lease (`lead`), protocol
+ * requests (`requests/<id>`) — with the same operations on every backend: a read that answers at once
+ * (from the file, or the PostgreSQL board's replica) and a read-change-write atomic against every
+ * other writer. The classes above (TeamRegistry, RequestStore, LeadLease) hold the rules.
+ */
+export interface DocStore {
+  /** Where a document lives, for error messages: a file path, or `<url>#<key>`. */
+  describe(key: string): string;
+  /** The document, validated by `schema`, or undefined when there is none. Throws BoardFileError when invalid. */
+  read<S extends z.ZodTypeAny>(key: string, schema: S): z.output<S> | undefined;
+  /** Keys under `prefix` (e.g. `requests/`). */
+  keys(prefix: string): string[];
+  /**
+   * Reads the document (raw, or undefined), applies `fn`, and writes what it returns in `write`
+   * (`null` deletes it, undefined leaves it) — atomically against every other writer. Returns `result`.
+   */
+  change<T>(key: string, fn: (current: unknown) => { write?: unknown; result: T }, options?: ChangeOptions): Promise<T>;
+}
+
+export interface ChangeOptions {
+  /** A document that is not valid JSON counts as absent (a lease), instead of being refused (a config). */
+  overwriteInvalid?: boolean;
+}
+
+/** Documents as JSON files under `.team/` (`config` → `.team/config.json`), each written atomically under a lock. */
+export class FileDocStore implements DocStore {
+  readonly dir: string;
+  private readonly secrets = secretValues();
+
+  constructor(
+    rootDir: string,
+    private readonly lockStaleMs = DEFAULT_LOCK_STALE_MS,
+  ) {
+    this.dir = path.join(path.resolve(rootDir), '.team');
+  }
+
+  private file(key: string): string {
+    return path.join(this.dir, `${key}.json`);
+  }
+
+  describe(key: string): string {
+    return this.file(key);
+  }
+
+  read<S extends z.ZodTypeAny>(key: string, schema: S): z.output<S> | undefined {
+    const file = this.file(key);
+    if (!fs.existsSync(file)) return undefined;
+    return readJsonFile(file, schema);
+  }
+
+  keys(prefix: string): string[] {
+    const dir = path.join(this.dir, prefix);
+    if (!fs.existsSync(dir)) return [];
+    return fs
+      .readdirSync(dir)
+      .filter((name) => name.endsWith('.json'))
+      .map((name) => `${prefix}${name.slice(0, -'.json'.length)}`);
+  }
+
+  async change<T>(key: string, fn: (current: unknown) => { write?: unknown; result: T }, options: ChangeOptions = {}): Promise<T> {
+    const file = this.file(key);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    return withLock(
+      file,
+      () => {
+        let current: unknown;
+        try {
+          current = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : undefined;
+        } catch (error) {
+          // Never written over unless asked: a broken hand edit is reported, not lost.
+          if (!options.overwriteInvalid) throw new BoardFileError(file, `not valid JSON (${(error as Error).message})`);
+          current = undefined;
+        }
+        const { write, result } = fn(current);
+        if (write === null) fs.rmSync(file, { force: true });
+        else if (write !== undefined) writeJsonAtomic(file, write, (text) => redact(text, this.secrets));
+        return result;
+      },
+      { staleMs: this.lockStaleMs },
+    );
+  }
+}
