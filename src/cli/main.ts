@@ -6,7 +6,8 @@ import dotenv from 'dotenv';
 import { loadTeammateSettings, type SettingsOverrides, type TeammateSettings } from '../core/agent/settings.js';
 import { containment, describeContainment, INSTALL_HINT } from '../core/exec/sandbox.js';
 import { Mailbox } from '../core/board/mailbox.js';
-import { TaskBoard } from '../core/board/task-board.js';
+import { type Board, openBoard } from '../core/board/board.js';
+import { describeUrl, isPostgresUrl } from '../core/board/pg/connection.js';
 import { Pipeline } from '../core/stages/pipeline.js';
 import { diffPipeline, discardPipeline, mergePipeline } from '../frontend/branches.js';
 import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
@@ -68,6 +69,11 @@ function repoOptions(command: Command): Command {
     .option('--no-worktree', 'work in workspace/<pipeline> even inside a git repository');
 }
 
+function board(command: Command): { board?: string } {
+  const url = boardUrl(command);
+  return url ? { board: url } : {};
+}
+
 function repoChoice(options: Record<string, unknown>): { repo?: string | false } {
   if (options.worktree === false) {
     if (options.repo) throw new UsageError('--repo and --no-worktree contradict each other: give one');
@@ -76,7 +82,34 @@ function repoChoice(options: Record<string, unknown>): { repo?: string | false }
   return typeof options.repo === 'string' ? { repo: options.repo } : {};
 }
 
-const dirOption = () => new Option('--dir <path>', 'board root (holds .tasks/ and .team/); default: the current directory');
+const dirOption = () => new Option('--dir <path>', 'board root (holds .tasks/ and .team/); with --board, the local folder for workspaces; default: the current directory');
+const boardOption = () => new Option('--board <location>', 'a postgres:// URL for a board shared across machines, or a directory (env AUTOTEAM_BOARD)');
+
+/** The PostgreSQL board's URL from --board or AUTOTEAM_BOARD, or undefined for the file board in --dir. */
+function boardUrl(command: Command): string | undefined {
+  const own = command.opts().board as string | undefined;
+  const global = command.parent?.opts().board as string | undefined;
+  const value = (own ?? global ?? process.env.AUTOTEAM_BOARD)?.trim();
+  if (!value) return undefined;
+  if (isPostgresUrl(value)) {
+    try {
+      new URL(value);
+    } catch {
+      throw new UsageError(`--board: '${describeUrl(value)}' is not a valid URL (postgres://user:password@host:5432/database)`);
+    }
+    return value;
+  }
+  throw new UsageError(`--board takes a postgres:// URL (for a directory, use --dir ${value})`);
+}
+
+/** The board a read-only command looks at: the PostgreSQL board, or the file board in --dir. */
+async function openExisting(command: Command): Promise<Board> {
+  const url = boardUrl(command);
+  if (url) return openBoard(url, boardDir(command, false));
+  const dir = existingBoardDir(command);
+  if (!fs.existsSync(path.join(dir, '.tasks'))) throw new UsageError(`no board in ${dir} (no .tasks/ directory)`);
+  return openBoard(dir);
+}
 
 function settingsOptions(command: Command): Command {
   return command
@@ -132,6 +165,7 @@ export function buildProgram(): Command {
     // Options before a subcommand belong to the program; after it, to the subcommand (each has --dir).
     .enablePositionalOptions()
     .addOption(dirOption())
+    .addOption(boardOption())
     .option('--auto', 'a simulated user answers the analyst')
     .option('--no-team', 'do not spawn the default analyst, engineer and reviewer');
   repoOptions(program);
@@ -147,6 +181,7 @@ export function buildProgram(): Command {
         team: options.team !== false,
         settings: settingsFor(options),
         ...repoChoice(options),
+        ...board(command),
       });
     });
 
@@ -154,19 +189,26 @@ export function buildProgram(): Command {
     .command('tasks')
     .description('print the board: [ ] pending, [>] in progress, [x] completed, [!] failed, [-] cancelled')
     .addOption(dirOption())
+    .addOption(boardOption())
     .option('--json', 'print the tasks as JSON')
-    .action((options: { json?: boolean }, command: Command) => {
+    .action(async (options: { json?: boolean }, command: Command) => {
       // Reading a board never creates one.
-      const dir = existingBoardDir(command);
-      if (!fs.existsSync(path.join(dir, '.tasks'))) {
-        console.log(options.json ? '[]' : `No tasks (no .tasks/ in ${dir}).`);
-        return;
+      if (!boardUrl(command)) {
+        const dir = existingBoardDir(command);
+        if (!fs.existsSync(path.join(dir, '.tasks'))) {
+          console.log(options.json ? '[]' : `No tasks (no .tasks/ in ${dir}).`);
+          return;
+        }
       }
-      const board = new TaskBoard(dir);
-      const tasks = board.list();
-      if (options.json) console.log(JSON.stringify(tasks, null, 2));
-      else console.log(formatBoard(tasks));
-      for (const problem of board.problems()) console.error(`skipped ${problem.message}`);
+      const board = await openExisting(command);
+      try {
+        const tasks = board.tasks.list();
+        if (options.json) console.log(JSON.stringify(tasks, null, 2));
+        else console.log(formatBoard(tasks));
+        for (const problem of board.tasks.problems()) console.error(`skipped ${problem.message}`);
+      } finally {
+        await board.close();
+      }
     });
 
   program
@@ -174,12 +216,16 @@ export function buildProgram(): Command {
     .description("print one task's JSON")
     .argument('<id>', 'task id')
     .addOption(dirOption())
-    .action((id: string, _options: unknown, command: Command) => {
+    .addOption(boardOption())
+    .action(async (id: string, _options: unknown, command: Command) => {
       const n = Number(id.replace(/^#/, ''));
       if (!Number.isInteger(n) || n <= 0) throw new UsageError(`task id must be a positive whole number, got '${id}'`);
-      const dir = existingBoardDir(command);
-      if (!fs.existsSync(path.join(dir, '.tasks'))) throw new UsageError(`no board in ${dir} (no .tasks/ directory)`);
-      console.log(JSON.stringify(new TaskBoard(dir).get(n), null, 2));
+      const board = await openExisting(command);
+      try {
+        console.log(JSON.stringify(board.tasks.get(n), null, 2));
+      } finally {
+        await board.close();
+      }
     });
 
   for (const [name, what] of [
@@ -191,14 +237,16 @@ export function buildProgram(): Command {
       .description(what)
       .argument('<pipeline>', 'pipeline id')
       .addOption(dirOption())
+      .addOption(boardOption())
       .action(async (id: string, _options: unknown, command: Command) => {
-        const dir = existingBoardDir(command);
-        if (!fs.existsSync(path.join(dir, '.tasks'))) throw new UsageError(`no board in ${dir} (no .tasks/ directory)`);
-        const mailbox = new Mailbox(dir);
-        const pipeline = new Pipeline(new TaskBoard(dir), mailbox);
-        const lead = mailbox.registry.read().lead;
-        const act = name === 'cancel' ? cancelPipeline : retryPipeline;
-        console.log(await act(pipeline, pipelineId(id), lead));
+        const board = await openExisting(command);
+        try {
+          const pipeline = new Pipeline(board.tasks, board.mailbox);
+          const act = name === 'cancel' ? cancelPipeline : retryPipeline;
+          console.log(await act(pipeline, pipelineId(id), board.registry.read().lead));
+        } finally {
+          await board.close();
+        }
       });
   }
 
@@ -212,13 +260,16 @@ export function buildProgram(): Command {
       .description(what)
       .argument('<pipeline>', 'pipeline id')
       .addOption(dirOption())
+      .addOption(boardOption())
       .action(async (id: string, _options: unknown, command: Command) => {
-        const dir = existingBoardDir(command);
-        if (!fs.existsSync(path.join(dir, '.tasks'))) throw new UsageError(`no board in ${dir} (no .tasks/ directory)`);
-        const board = new TaskBoard(dir);
-        const n = pipelineId(id);
-        if (name === 'diff') console.log(await diffPipeline(board, n));
-        else console.log(await (name === 'merge' ? mergePipeline : discardPipeline)(board, n, new Mailbox(dir).registry.read().lead));
+        const board = await openExisting(command);
+        try {
+          const n = pipelineId(id);
+          if (name === 'diff') console.log(await diffPipeline(board.tasks, n));
+          else console.log(await (name === 'merge' ? mergePipeline : discardPipeline)(board.tasks, n, board.registry.read().lead));
+        } finally {
+          await board.close();
+        }
       });
   }
 
@@ -258,7 +309,8 @@ export function buildProgram(): Command {
       .requiredOption('--name <name>', 'teammate name (letters, digits, _ and -)')
       .requiredOption('--role <role>', 'role, e.g. analyst, engineer or reviewer')
       .option('--prompt <text>', 'extra instructions for this teammate')
-      .addOption(dirOption()),
+      .addOption(dirOption())
+      .addOption(boardOption()),
   ).action(async (options: Record<string, unknown>, command: Command) => {
     const code = await runWorker({
       dir: boardDir(command),
@@ -266,6 +318,7 @@ export function buildProgram(): Command {
       role: String(options.role),
       prompt: options.prompt as string | undefined,
       settings: settingsFor(options),
+      ...board(command),
     });
     process.exitCode = code;
   });
@@ -279,7 +332,8 @@ export function buildProgram(): Command {
       .addOption(new Option('--start-stage <stage>', 'skip earlier stages').choices(['requirements', 'implementation']))
       .option('--json', 'print the summary as JSON')
       .option('--timeout <duration>', 'give up after this long (default 10m)')
-      .addOption(dirOption()),
+      .addOption(dirOption())
+      .addOption(boardOption()),
   );
   repoOptions(program.commands.at(-1)!).action(async (words: string[], options: Record<string, unknown>, command: Command) => {
     const code = await runHeadless({
@@ -291,6 +345,7 @@ export function buildProgram(): Command {
       timeout: options.timeout as string | undefined,
       settings: settingsFor(options),
       ...repoChoice(options),
+      ...board(command),
     });
     process.exitCode = code;
   });

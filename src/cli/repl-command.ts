@@ -1,4 +1,5 @@
 import type { TeammateSettings } from '../core/agent/settings.js';
+import { openBoard } from '../core/board/board.js';
 import { DEFAULT_TEAM, LeadSession } from '../core/lead/session.js';
 import { loadModelConfig } from '../core/model/anthropic.js';
 
@@ -8,20 +9,27 @@ export interface ReplOptions {
   team: boolean;
   settings: TeammateSettings;
   repo?: string | false;
+  /** A postgres:// board (absent: the file board in `dir`). */
+  board?: string;
 }
 
 /** `autoteam` with no subcommand: the ink app on a terminal, line mode on pipes. */
 export async function startRepl(options: ReplOptions): Promise<void> {
-  const session = new LeadSession({ rootDir: options.dir, model: loadModelConfig(), settings: options.settings, auto: options.auto, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
+  const board = await openBoard(options.board ?? options.dir, options.dir);
+  const session = new LeadSession({ rootDir: options.dir, model: loadModelConfig(), settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
   const team = options.team ? DEFAULT_TEAM : [];
-  if (process.stdin.isTTY && process.stdout.isTTY) {
-    // ink decides at import time that a CI environment cannot show live frames and renders only the
-    // last one on exit. A person at a terminal is interactive whatever CI says.
-    process.env.CI = 'false';
-    const { runInk } = await import('../ui/run-ink.js');
-    await runInk(session, { team });
-  } else {
-    const { runLineRepl } = await import('./line-repl.js');
-    await runLineRepl(session, { team });
+  try {
+    if (process.stdin.isTTY && process.stdout.isTTY) {
+      // ink decides at import time that a CI environment cannot show live frames and renders only the
+      // last one on exit. A person at a terminal is interactive whatever CI says.
+      process.env.CI = 'false';
+      const { runInk } = await import('../ui/run-ink.js');
+      await runInk(session, { team });
+    } else {
+      const { runLineRepl } = await import('./line-repl.js');
+      await runLineRepl(session, { team });
+    }
+  } finally {
+    await board.close();
   }
 }

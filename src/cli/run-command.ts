@@ -3,6 +3,7 @@ import readline from 'node:readline';
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { parseDuration } from '../core/agent/settings.js';
 import type { Stage, Task, TaskUsage } from '../core/board/schemas.js';
+import { openBoard } from '../core/board/board.js';
 import { type LeadEvent, LeadSession } from '../core/lead/session.js';
 import { AutoteamError, FATAL_MODEL_CODES } from '../core/errors.js';
 import { loadModelConfig } from '../core/model/anthropic.js';
@@ -20,6 +21,8 @@ export interface RunCommandOptions {
   settings: TeammateSettings;
   /** `--repo <path>`, or false for `--no-worktree`. */
   repo?: string | false;
+  /** A postgres:// board (absent: the file board in `dir`). */
+  board?: string;
 }
 
 export interface RunSummary {
@@ -54,7 +57,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   // Before anything starts: a refused requirement leaves no board and no threads behind.
   checkRequirement(options.requirement);
   const spec = loadModelConfig();
-  const session = new LeadSession({ rootDir: options.dir, model: spec, settings: options.settings, auto: options.auto, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
+  const board = await openBoard(options.board ?? options.dir, options.dir);
+  const session = new LeadSession({ rootDir: options.dir, model: spec, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
   const started = Date.now();
   const since = new Date(started).toISOString();
   const log = (line: string) => {
@@ -123,6 +127,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   } finally {
     input?.close();
     await session.close(3_000);
+    await board.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

@@ -2,7 +2,7 @@ import { Teammate } from '../core/agent/teammate.js';
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { Wake } from '../core/agent/wake.js';
 import { checkRole } from '../core/stages/definitions.js';
-import { BoardWatcher } from '../core/board/watcher.js';
+import { openBoard } from '../core/board/board.js';
 import { loadModelConfig } from '../core/model/anthropic.js';
 import { createModel, describeModel } from '../core/model/factory.js';
 
@@ -12,6 +12,8 @@ export interface WorkerCommandOptions {
   role: string;
   prompt?: string;
   settings: TeammateSettings;
+  /** A postgres:// board (absent: the file board in `dir`). */
+  board?: string;
 }
 
 /** `autoteam worker`: one teammate in the foreground of this process, with its own watcher. */
@@ -21,7 +23,8 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   const model = await createModel(spec);
   const wake = new Wake();
   const stop = new AbortController();
-  const watcher = new BoardWatcher(options.dir);
+  const board = await openBoard(options.board ?? options.dir, options.dir);
+  const watcher = board.events();
   watcher.on('board', () => wake.notify());
   watcher.on('inbox', (name) => {
     if (name === options.name) wake.notify();
@@ -40,7 +43,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   };
   process.stdout.on('error', ignoreBrokenPipe);
   process.stderr.on('error', ignoreBrokenPipe);
-  console.log(`[${options.name}] ${options.role} on ${describeModel(spec)}, board ${options.dir}`);
+  console.log(`[${options.name}] ${options.role} on ${describeModel(spec)}, board ${board.location}`);
   const teammate = new Teammate({
     name: options.name,
     role: options.role,
@@ -49,6 +52,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     wake,
     signal: stop.signal,
     settings: options.settings,
+    board,
     ...(options.prompt ? { prompt: options.prompt } : {}),
     emit: (event) => {
       if (event.type === 'activity') console.log(`[${event.name}] ${event.text}`);
@@ -62,6 +66,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     return 0;
   } finally {
     await watcher.close();
+    await board.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

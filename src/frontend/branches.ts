@@ -1,6 +1,6 @@
 import type { GitInfo } from '../core/board/artifacts.js';
 import type { Task } from '../core/board/schemas.js';
-import type { TaskBoard } from '../core/board/task-board.js';
+import type { TaskBoardLike as TaskBoard } from '../core/board/task-rules.js';
 import { AutoteamError } from '../core/errors.js';
 import fs from 'node:fs';
 import { git as runGit } from '../core/git/git.js';

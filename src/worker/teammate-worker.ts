@@ -2,6 +2,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Teammate, type TeammateEvent } from '../core/agent/teammate.js';
 import { Wake } from '../core/agent/wake.js';
+import { type Board, openBoard } from '../core/board/board.js';
 import { serializeError } from '../core/errors.js';
 import { createModel } from '../core/model/factory.js';
 import type { TeammateWorkerInit, ToWorker } from '../core/agent/worker-protocol.js';
@@ -16,8 +17,10 @@ port.on('message', (message: ToWorker) => {
   else if (message.type === 'stop') stop.abort(new Error(message.reason));
 });
 
+let board: Board | undefined;
 try {
   const model = await createModel(init.model);
+  board = init.board ? await openBoard(init.board, init.rootDir, { poolSize: 3 }) : undefined;
   const teammate = new Teammate({
     name: init.name,
     role: init.role,
@@ -28,10 +31,13 @@ try {
     signal: stop.signal,
     settings: init.settings,
     emit: (event: TeammateEvent) => port.postMessage(event),
+    ...(board ? { board } : {}),
   });
   await teammate.run();
 } catch (error) {
   port.postMessage({ type: 'error', name: init.name, error: serializeError(error) });
   process.exitCode = 1;
+} finally {
+  await board?.close();
 }
 port.close();

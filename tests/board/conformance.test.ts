@@ -154,6 +154,8 @@ describe.each(backends)('$name', (backend) => {
     }
     expect([...winners].filter(([, owners]) => owners.length > 1)).toEqual([]);
     expect([...winners.keys()].sort((a, b) => a - b)).toEqual(ids);
+    // Other processes wrote: catch up (the PostgreSQL board reads a replica; the file board reads fresh).
+    await board.refresh();
     for (const task of await board.list()) {
       expect(task).toMatchObject({ status: 'in_progress', claims: 1, owner: winners.get(task.id)![0] });
     }

@@ -7,7 +7,7 @@ import { Teammate, type TeammateEvent } from '../../src/core/agent/teammate.js';
 import { TeammateManager } from '../../src/core/agent/manager.js';
 import { Wake } from '../../src/core/agent/wake.js';
 import type { FromWorker } from '../../src/core/agent/worker-protocol.js';
-import { Mailbox, TaskBoard, TeamRegistry } from '../../src/core/board/index.js';
+import { Mailbox, RequestStore, TaskBoard, TeamRegistry } from '../../src/core/board/index.js';
 import { BoardWatcher } from '../../src/core/board/watcher.js';
 import type { ModelSpec } from '../../src/core/model/factory.js';
 import type { ModelClient } from '../../src/core/model/types.js';
@@ -120,6 +120,7 @@ export function loopContext(root: string, signal: AbortSignal = new AbortControl
     workspace,
     sandbox: new Sandbox({ workspace, hidden: [root], network: false, limits: DEFAULT_LIMITS }),
     board: new TaskBoard(root),
+    requests: new RequestStore(root),
     mailbox,
     registry: mailbox.registry,
     task: null,

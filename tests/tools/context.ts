@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type Artifacts, Mailbox, TaskBoard, TeamRegistry } from '../../src/core/board/index.js';
+import { type Artifacts, Mailbox, RequestStore, TaskBoard, TeamRegistry } from '../../src/core/board/index.js';
 import { DEFAULT_LIMITS, Sandbox } from '../../src/core/exec/sandbox.js';
 import type { ToolContext, ToolDefinition, ToolLimits, ToolOutcome } from '../../src/core/tools/tool.js';
 
@@ -32,6 +32,7 @@ export function makeToolContext(limits: Partial<ToolLimits> = {}): TestContext {
     workspace,
     sandbox: new Sandbox({ workspace, hidden: [root], network: false, limits: DEFAULT_LIMITS }),
     board: new TaskBoard(root),
+    requests: new RequestStore(root),
     mailbox: new Mailbox(root),
     registry: new TeamRegistry(root),
     task: null,

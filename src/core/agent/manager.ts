@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { Worker } from 'node:worker_threads';
-import { Mailbox } from '../board/mailbox.js';
-import { RequestStore } from '../board/requests.js';
-import { TaskBoard } from '../board/task-board.js';
-import type { BoardWatcher } from '../board/watcher.js';
+import { type Board, type BoardEvents, fileBoard } from '../board/board.js';
+import type { Mailbox } from '../board/mailbox.js';
+import type { RequestStore } from '../board/requests.js';
+import type { TaskBoardLike } from '../board/task-rules.js';
 import { ConfigError, UnknownRecipientError } from '../errors.js';
 import type { ModelSpec } from '../model/factory.js';
 import { type FromWorker, FromWorkerSchema, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
@@ -14,7 +14,9 @@ export interface ManagerOptions {
   model: ModelSpec;
   settings?: Partial<TeammateSettings>;
   /** The process's one watcher; its events are forwarded to the workers as wake-ups. */
-  watcher?: BoardWatcher;
+  watcher?: BoardEvents;
+  /** The board (default: the file board in rootDir); each worker thread opens its own connection to it. */
+  board?: Board;
   /** Name the lead uses when it sends protocol requests. */
   lead?: string;
 }
@@ -52,16 +54,19 @@ function workerEntry(): { url: URL; viaTsx: boolean } {
  */
 export class TeammateManager extends EventEmitter<ManagerEvents> {
   private readonly live = new Map<string, TeammateHandle>();
-  private readonly board: TaskBoard;
+  private readonly board: TaskBoardLike;
+  private readonly address: string | undefined;
   private readonly mailbox: Mailbox;
   private readonly requests: RequestStore;
   private readonly unsubscribe: () => void;
 
   constructor(private readonly options: ManagerOptions) {
     super();
-    this.board = new TaskBoard(options.rootDir);
-    this.mailbox = new Mailbox(options.rootDir);
-    this.requests = new RequestStore(options.rootDir);
+    const board = options.board ?? fileBoard(options.rootDir);
+    this.board = board.tasks;
+    this.mailbox = board.mailbox;
+    this.requests = board.requests;
+    this.address = board.address === board.rootDir ? undefined : board.address;
     const onBoard = () => this.wakeAll();
     const onInbox = (name: string) => this.wake(name);
     options.watcher?.on('board', onBoard);
@@ -79,6 +84,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       name,
       role,
       rootDir: this.options.rootDir,
+      ...(this.address ? { board: this.address } : {}),
       settings: this.options.settings ?? {},
       model: this.options.model,
       ...(prompt ? { prompt } : {}),

@@ -3,7 +3,9 @@ import path from 'node:path';
 import { Mailbox } from '../board/mailbox.js';
 import { RequestStore } from '../board/requests.js';
 import type { MemberStatus, Message, Task } from '../board/schemas.js';
-import { type Fence, TaskBoard } from '../board/task-board.js';
+import { type Board, fileBoard } from '../board/board.js';
+import type { Fence } from '../board/task-board.js';
+import type { TaskBoardLike } from '../board/task-rules.js';
 import { TeamRegistry } from '../board/team-registry.js';
 import { FATAL_MODEL_CODES, NotFoundError, type SerializedError, serializeError } from '../errors.js';
 import type { ModelClient, ModelMessage, Usage } from '../model/types.js';
@@ -42,6 +44,8 @@ export interface TeammateOptions {
   settings?: Partial<TeammateSettings>;
   emit?: (event: TeammateEvent) => void;
   now?: () => Date;
+  /** The board, opened by the host (default: the file board in `rootDir`). */
+  board?: Board;
 }
 
 
@@ -50,9 +54,10 @@ export interface TeammateOptions {
  * or polled) and WORK (the tool loop on one task, its lease renewed by the runtime).
  */
 export class Teammate {
-  readonly board: TaskBoard;
+  readonly board: TaskBoardLike;
   readonly mailbox: Mailbox;
   readonly registry: TeamRegistry;
+  readonly requests: RequestStore;
   readonly trace: Trace;
   readonly pipeline: Pipeline;
   private readonly settings: TeammateSettings;
@@ -68,12 +73,14 @@ export class Teammate {
       runtime: { ...DEFAULT_TEAMMATE_SETTINGS.runtime, ...options.settings?.runtime },
       sandbox: { ...DEFAULT_TEAMMATE_SETTINGS.sandbox, ...options.settings?.sandbox },
     };
-    this.board = new TaskBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs });
-    this.mailbox = new Mailbox(options.rootDir, { now: this.now });
-    this.registry = this.mailbox.registry;
+    const board = options.board ?? fileBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs });
+    this.board = board.tasks;
+    this.mailbox = board.mailbox;
+    this.registry = board.registry;
+    this.requests = board.requests;
     this.trace = new Trace(options.rootDir, this.now);
     this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: this.settings.runtime.maxRevisions, trace: this.trace });
-    this.inbox = new TeammateInbox(options.name, this.mailbox, new RequestStore(options.rootDir, this.now), options.wake, this.settings.pollMs);
+    this.inbox = new TeammateInbox(options.name, this.mailbox, this.requests, options.wake, this.settings.pollMs);
   }
 
   get name(): string {
@@ -374,6 +381,7 @@ export class Teammate {
         return why;
       },
       board: this.board,
+      requests: this.requests,
       mailbox: this.mailbox,
       registry: this.registry,
       task,

@@ -7,6 +7,8 @@ export interface TeammateWorkerInit {
   name: string;
   role: string;
   rootDir: string;
+  /** A postgres:// board to open (absent: the file board in rootDir). */
+  board?: string;
   prompt?: string;
   settings: Partial<TeammateSettings>;
   model: ModelSpec;

@@ -10,6 +10,8 @@ import { redact, secretValues } from '../trace/redact.js';
 export interface MailboxOptions {
   now?: () => Date;
   generateId?: () => string;
+  /** The team registry recipients are checked against (default: the file one under `rootDir`). */
+  registry?: TeamRegistry;
   lockStaleMs?: number;
   /** A bad inbox line is reported here, kept in `<name>.rejected.jsonl`, and skipped. */
   onProblem?: (problem: { path: string; message: string }) => void;
@@ -38,7 +40,7 @@ export class Mailbox {
 
   constructor(readonly rootDir: string, options: MailboxOptions = {}) {
     this.dir = path.join(path.resolve(rootDir), '.team', 'inbox');
-    this.registry = new TeamRegistry(rootDir, { now: options.now, lockStaleMs: options.lockStaleMs });
+    this.registry = options.registry ?? new TeamRegistry(rootDir, { now: options.now, lockStaleMs: options.lockStaleMs });
     this.now = options.now ?? (() => new Date());
     this.generateId = options.generateId ?? randomUUID;
     this.lockStaleMs = options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS;
@@ -130,10 +132,15 @@ export class Mailbox {
     if (!parsed.success) {
       throw new AutoteamError(`invalid message to ${to}: ${describeZodError(parsed.error)}`, 'INVALID_MESSAGE');
     }
-    const file = this.inboxPath(to);
-    const line = `${redact(JSON.stringify(parsed.data), this.secrets)}\n`;
-    await withLock(file, () => appendWhole(file, line), { staleMs: this.lockStaleMs });
+    this.inboxPath(to); // the name is checked on every backend
+    await this.deliver(to, JSON.parse(redact(JSON.stringify(parsed.data), this.secrets)) as Message);
     return parsed.data;
+  }
+
+  /** Stores one message (secrets already redacted) at the end of `to`'s inbox. */
+  protected async deliver(to: string, message: Message): Promise<void> {
+    const file = this.inboxPath(to);
+    await withLock(file, () => appendWhole(file, `${JSON.stringify(message)}\n`), { staleMs: this.lockStaleMs });
   }
 
   private orphans(name: string): string[] {

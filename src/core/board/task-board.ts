@@ -11,7 +11,7 @@ import { type BoardProblem, TASK_FILE, TaskIndex } from './task-index.js';
 import { ArtifactsSchema } from './artifacts.js';
 import { type Task, TaskSchema } from './schemas.js';
 import type { ClaimResult, CreateTaskInput, MutationResult, TaskBoardOptions } from './task-types.js';
-import { DEFAULT_LEASE_MS, Refusal, TaskRules, type TaskStore } from './task-rules.js';
+import { DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from './task-rules.js';
 
 export type { BoardProblem } from './task-index.js';
 export type * from './task-types.js';
@@ -25,7 +25,7 @@ export type * from './task-types.js';
  * re-reads only files whose inode, size or mtime changed (every write renames a new inode in).
  * Writes are read-check-write under a per-file lock, shared safely across threads and processes.
  */
-export class TaskBoard extends TaskRules implements TaskStore {
+export class TaskBoard extends TaskRules implements TaskBoardLike {
   readonly rootDir: string;
   readonly dir: string;
   private readonly clock: () => Date;
@@ -55,6 +55,21 @@ export class TaskBoard extends TaskRules implements TaskStore {
 
   protected now(): Date {
     return this.clock();
+  }
+
+  /** Reads are fresh from the files already. */
+  async refresh(): Promise<void> {}
+
+  async withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
+    return withLock(path.join(this.dir, name), work, { staleMs: this.lockStaleMs });
+  }
+
+  /** The next pipeline id: a counter file under a lock, never one a task on the board already has. */
+  async nextPipelineId(): Promise<number> {
+    const used = () => new Set(this.list().flatMap((task) => (task.pipeline ? [task.pipeline] : [])));
+    return withLock(path.join(this.dir, 'pipelines'), () =>
+      takeNext(path.join(this.dir, '.next-pipeline'), (n) => used().has(n), () => Math.max(0, ...used()) + 1),
+    );
   }
 
   taskPath(id: number): string {

@@ -1,5 +1,6 @@
 import type { Artifacts } from './artifacts.js';
 import type { HistoryEntry, Task, TaskStatus } from './schemas.js';
+import type { BoardProblem } from './task-index.js';
 import type { ClaimResult, CreateTaskInput, Fence, MutationResult, TaskPatch, UpdateOptions } from './task-types.js';
 
 type Awaitable<T> = T | Promise<T>;
@@ -37,6 +38,24 @@ export interface TaskStore {
   cancel(id: number, by: string, reason: string): Promise<MutationResult>;
   recordUsage(id: number, fence: Fence, delta: { inputTokens: number; outputTokens: number }): Promise<MutationResult>;
   update(id: number, patch: TaskPatch, options?: UpdateOptions): Promise<MutationResult>;
+  /** Catches up with writes of other processes (the file board reads fresh anyway). */
+  refresh(): Promise<unknown>;
+  /** Runs `work` holding the board-wide lock `name` (a lock file, or an advisory lock). */
+  withLock<T>(name: string, work: () => Promise<T>): Promise<T>;
+  /** A pipeline id no process has used on this board. */
+  nextPipelineId(): Promise<number>;
+}
+
+/**
+ * The task board as the runtime uses it: the TaskStore with reads that answer at once — the file
+ * board reads its files, the PostgreSQL board its replica — and the local folder for workspaces.
+ */
+export interface TaskBoardLike extends TaskStore {
+  readonly rootDir: string;
+  list(): Task[];
+  get(id: number): Task;
+  scanUnclaimed(role?: string): Task[];
+  problems(): BoardProblem[];
 }
 
 /**
@@ -44,7 +63,9 @@ export interface TaskStore {
  * primitive a backend provides: `mutate`, a read-check-write of one task that is atomic against every
  * other writer (a file lock, or a row lock in a transaction).
  */
-export abstract class TaskRules implements Omit<TaskStore, 'location' | 'list' | 'get' | 'scanUnclaimed' | 'create' | 'claim' | 'claimNext'> {
+export abstract class TaskRules
+  implements Omit<TaskStore, 'location' | 'list' | 'get' | 'scanUnclaimed' | 'create' | 'claim' | 'claimNext' | 'refresh' | 'withLock' | 'nextPipelineId'>
+{
   protected abstract now(): Date;
   protected abstract readonly leaseMs: number;
   protected abstract mutate(id: number, change: (task: Task) => Task | Refusal, retries?: number): Promise<MutationResult>;

@@ -47,6 +47,7 @@ export class LeadAgent {
       // The lead's tools start no process; the sandbox is there for the type's sake, fully closed.
       sandbox: new Sandbox({ workspace, hidden: [session.rootDir], network: false, limits: DEFAULT_LIMITS }),
       board: session.board,
+      requests: session.requests,
       mailbox: session.mailbox,
       registry: session.mailbox.registry,
       task: null,

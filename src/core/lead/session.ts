@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { Mailbox } from '../board/mailbox.js';
-import { RequestStore } from '../board/requests.js';
+import { type Board, type BoardEvents, fileBoard } from '../board/board.js';
+import type { Mailbox } from '../board/mailbox.js';
+import type { RequestStore } from '../board/requests.js';
 import type { Message, Stage, Task } from '../board/schemas.js';
-import { TaskBoard } from '../board/task-board.js';
-import { BoardWatcher } from '../board/watcher.js';
+import type { TaskBoardLike } from '../board/task-rules.js';
 import { type ManagerEvents, type TeammateExit, TeammateManager } from '../agent/manager.js';
 import type { TeammateSettings } from '../agent/settings.js';
 import type { FromWorker } from '../agent/worker-protocol.js';
@@ -46,6 +46,8 @@ export interface LeadSessionOptions {
    * absent to use the repository the board is in, if any.
    */
   repo?: string | false;
+  /** The board, opened by the front end (default: the file board in rootDir). */
+  board?: Board;
 }
 
 export interface PendingQuestion {
@@ -76,10 +78,12 @@ export type LeadEvent =
  * teammate threads, and the lead's inbox (questions, plan requests, pipeline updates).
  */
 export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements LeadServices {
-  readonly board: TaskBoard;
+  readonly board: TaskBoardLike;
   readonly mailbox: Mailbox;
   readonly requests: RequestStore;
-  readonly watcher: BoardWatcher;
+  readonly watcher: BoardEvents;
+  /** Where the board is: its directory, or its URL without the password. */
+  readonly location: string;
   private readonly manager: TeammateManager;
   readonly pipeline: Pipeline;
   readonly trace: Trace;
@@ -102,14 +106,16 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   constructor(private readonly options: LeadSessionOptions) {
     super();
     this.rootDir = path.resolve(options.rootDir);
-    this.board = new TaskBoard(this.rootDir);
-    this.mailbox = new Mailbox(this.rootDir);
-    this.requests = new RequestStore(this.rootDir);
+    const board = options.board ?? fileBoard(this.rootDir);
+    this.location = board.location;
+    this.board = board.tasks;
+    this.mailbox = board.mailbox;
+    this.requests = board.requests;
     this.trace = new Trace(this.rootDir);
-    this.watcher = new BoardWatcher(this.rootDir, { reconcileMs: options.reconcileMs ?? 1_000 });
-    this.manager = new TeammateManager({ rootDir: this.rootDir, model: options.model, settings: options.settings, watcher: this.watcher });
+    this.watcher = board.events({ reconcileMs: options.reconcileMs ?? 1_000 });
+    this.manager = new TeammateManager({ rootDir: this.rootDir, model: options.model, settings: options.settings, watcher: this.watcher, board });
     this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: options.settings?.runtime?.maxRevisions, trace: this.trace });
-    this.lease = new LeadLease(this.rootDir);
+    this.lease = board.lease();
     this.auto = options.auto ?? false;
   }
 

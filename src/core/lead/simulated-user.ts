@@ -1,4 +1,4 @@
-import type { TaskBoard } from '../board/task-board.js';
+import type { TaskBoardLike as TaskBoard } from '../board/task-rules.js';
 import { normalizeQuestion, playbookAnswer } from '../model/scripted/playbook.js';
 import type { ModelClient } from '../model/types.js';
 import type { QaEntry } from '../board/artifacts.js';

@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Artifacts, Criterion } from '../board/artifacts.js';
-import { takeNext } from '../board/counter.js';
-import { withLock } from '../board/lock.js';
 import type { Mailbox } from '../board/mailbox.js';
 import type { Stage, Task, TaskUsage } from '../board/schemas.js';
-import type { Fence, TaskBoard } from '../board/task-board.js';
+import type { Fence } from '../board/task-board.js';
+import type { TaskBoardLike } from '../board/task-rules.js';
 import { AutoteamError } from '../errors.js';
 import { resolveInWorkspace } from '../exec/sandbox-path.js';
 import { branchName, commitWorktree, createWorktree, type Repository, worktreeChange } from '../git/worktree.js';
@@ -76,7 +75,7 @@ export function taskWorkspace(rootDir: string, task: Pick<Task, 'pipeline' | 'ar
 /** The pipeline state machine. The runtime, not the model, moves work between stages through the board. */
 export class Pipeline {
   constructor(
-    private readonly board: TaskBoard,
+    private readonly board: TaskBoardLike,
     private readonly mailbox: Mailbox,
     private readonly options: { maxRevisions?: number; trace?: Trace } = {},
   ) {}
@@ -276,6 +275,7 @@ export class Pipeline {
    * fenced write or lease renewal). Returns the ids cancelled.
    */
   async cancel(pipeline: number, by: string): Promise<number[]> {
+    await this.board.refresh();
     const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
     if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${pipeline}`, 'NOT_FOUND');
     const open = tasks.filter((task) => task.status === 'pending' || task.status === 'in_progress');
@@ -299,6 +299,7 @@ export class Pipeline {
    * reports dropped). The failed task stays on the board, marked `retriedBy`.
    */
   async retry(pipeline: number, by: string): Promise<Task> {
+    await this.board.refresh();
     const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
     if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${pipeline}`, 'NOT_FOUND');
     const status = pipelineStatus(tasks);
@@ -343,7 +344,9 @@ export class Pipeline {
   private async postNext(from: Task, stage: Stage, revision: number, subject: string, handoff: string, artifacts: Artifacts): Promise<AdvanceResult> {
     const requirement = from.artifacts.requirement ?? from.description;
     // Check-then-create under the pipeline's lock: a successor is posted once, whoever gets there first.
-    return withLock(path.join(this.board.dir, `pipeline-${from.pipeline}`), async () => {
+    return this.board.withLock(`pipeline-${from.pipeline}`, async () => {
+      // Fresh under the lock: a successor another process just posted must be seen.
+      await this.board.refresh();
       const existing = this.board.list().find((task) => task.pipeline === from.pipeline && task.artifacts.from === from.id);
       if (existing) return { ok: true, status: 'active' as const, next: existing };
       const next = await this.board.create({
@@ -372,13 +375,9 @@ export class Pipeline {
     await this.mailbox.send(from, lead, content, 'pipeline_update', { pipeline: task.pipeline, status, task: task.id });
   }
 
-  private async allocateId(): Promise<number> {
-    const used = () => new Set(this.board.list().flatMap((task) => (task.pipeline ? [task.pipeline] : [])));
-    return withLock(path.join(this.board.dir, 'pipelines'), () =>
-      takeNext(path.join(this.board.dir, '.next-pipeline'), (n) => used().has(n), () => Math.max(0, ...used()) + 1),
-    );
+  private allocateId(): Promise<number> {
+    return this.board.nextPipelineId();
   }
-
 }
 
 /** A failed or cancelled task that was not retried (a retried one is history, not the pipeline's state). */

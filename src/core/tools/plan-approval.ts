@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { RequestStore } from '../board/requests.js';
 import { defineTool, reportStatus, settingsOf } from './tool.js';
 
 export const planApprovalTool = defineTool({
@@ -8,7 +7,7 @@ export const planApprovalTool = defineTool({
     'Submit your plan to the lead and wait for the decision. Returns APPROVED, or REJECTED with feedback: then revise the plan and submit again. Do not start the work before approval when your task asks for a plan.',
   inputSchema: z.object({ plan: z.string().min(1).describe('the steps you intend to take') }),
   async run({ plan }, ctx) {
-    const store = new RequestStore(ctx.rootDir);
+    const store = ctx.requests;
     const lead = ctx.registry.read().lead;
     const request = await store.create({ kind: 'plan', from: ctx.agent.name, to: lead, task: ctx.task?.id ?? null, plan });
     await ctx.mailbox.send(ctx.agent.name, lead, plan, 'plan_approval_request', { requestId: request.id, task: ctx.task?.id ?? null });

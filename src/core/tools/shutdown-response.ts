@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { RequestStore } from '../board/requests.js';
 import { defineTool, toolError } from './tool.js';
 
 export const shutdownResponseTool = defineTool({
@@ -12,7 +11,7 @@ export const shutdownResponseTool = defineTool({
     reason: z.string().optional(),
   }),
   async run({ request_id, approve, reason }, ctx) {
-    const store = new RequestStore(ctx.rootDir);
+    const store = ctx.requests;
     let request;
     try {
       request = store.get(request_id);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Artifacts, Fence, Mailbox, Message, Task, TaskBoard, TeamRegistry } from '../board/index.js';
+import type { Artifacts, Fence, Mailbox, Message, RequestStore, Task, TaskBoardLike, TeamRegistry } from '../board/index.js';
 import type { Sandbox } from '../exec/sandbox.js';
 import type { ToolSpec } from '../model/types.js';
 
@@ -43,7 +43,9 @@ export interface ToolContext {
   rootDir: string;
   /** Absolute path; file and process tools are confined to it. */
   workspace: string;
-  board: TaskBoard;
+  board: TaskBoardLike;
+  /** Shutdown and plan-approval requests of the board. */
+  requests: RequestStore;
   mailbox: Mailbox;
   registry: TeamRegistry;
   /** The task being worked on, as claimed (may be stale: re-read the board when it matters). */

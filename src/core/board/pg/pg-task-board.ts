@@ -1,9 +1,11 @@
+import path from 'node:path';
 import type pg from 'pg';
 import { NotFoundError } from '../../errors.js';
 import { redact, secretValues } from '../../trace/redact.js';
 import { ArtifactsSchema } from '../artifacts.js';
 import { type Task, TaskSchema } from '../schemas.js';
-import { DEFAULT_LEASE_MS, Refusal, TaskRules, type TaskStore } from '../task-rules.js';
+import type { BoardProblem } from '../task-index.js';
+import { DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from '../task-rules.js';
 import type { ClaimResult, CreateTaskInput, MutationResult } from '../task-types.js';
 import { createPool, describeUrl, withConnectionRetry } from './connection.js';
 import { migrate } from './schema.js';
@@ -12,7 +14,10 @@ const COLUMNS =
   'id, subject, description, status, owner, role, stage, blocked_by, blocks, pipeline, revision, claims, lease_owner, lease_token, ' +
   'lease_until, attempts, not_before, handoff, artifacts, usage, result, history, created_at, updated_at';
 
+const SELECTED = `${COLUMNS}, version`;
+
 interface TaskRow {
+  version?: string;
   id: number;
   subject: string;
   description: string;
@@ -95,6 +100,12 @@ function toRow(task: Task): unknown[] {
   ];
 }
 
+const INSERTED = COLUMNS.split(', ').slice(1).join(', ');
+const PLACEHOLDERS = COLUMNS.split(', ')
+  .slice(1)
+  .map((_, i) => `$${i + 1}`)
+  .join(', ');
+
 const SET_ALL = COLUMNS.split(', ')
   .slice(1)
   .map((column, i) => `${column} = $${i + 2}`)
@@ -119,7 +130,7 @@ const TAKE = `
                      THEN 'lease of ' || t.owner || ' expired; taken over (token ' || (t.claims + 1) || ')'
                      ELSE 'token ' || (t.claims + 1) END))
   FROM candidate WHERE t.id = candidate.id
-  RETURNING ${COLUMNS.split(', ').map((c) => `t.${c}`).join(', ')}`;
+  RETURNING ${SELECTED.split(', ').map((c) => `t.${c}`).join(', ')}`;
 
 /** One statement: the first claimable task, rows another claimer holds skipped, taken and returned. */
 const CLAIM_NEXT = `WITH candidate AS (SELECT t.id FROM autoteam_tasks t WHERE ${CLAIMABLE} ORDER BY t.id LIMIT 1 FOR UPDATE SKIP LOCKED) ${TAKE}`;
@@ -129,6 +140,8 @@ export interface PgTaskBoardOptions {
   leaseMs?: number;
   /** Connections in this process's pool (claimers in one process share it). */
   poolSize?: number;
+  /** The local folder for what stays on each host: workspaces, the trace, submission blobs. */
+  rootDir?: string;
 }
 
 /**
@@ -136,49 +149,56 @@ export interface PgTaskBoardOptions {
  * graphile-worker pattern), leases are measured by the database's clock, and every other write is a
  * row-locked read-check-write running the same rules as the file board (`TaskRules`), so a fenced
  * write changes nothing.
+ *
+ * Reads answer at once from a replica of the table: loaded at open, updated by this process's own
+ * writes, and refreshed (only the rows whose `version` moved) on every notification and `refresh()`.
+ * A read may lag another host's write by the notification's latency; every decision that matters is
+ * taken in the database (claims, fences), or after `refresh()` under a lock (a pipeline's successor).
  */
-export class PgTaskBoard extends TaskRules implements TaskStore {
+export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   protected readonly leaseMs: number;
+  readonly rootDir: string;
   private readonly redact: (text: string) => string;
   /** The database's clock during a mutation; the rules read it through now(). */
   private dbNow: Date | null = null;
+  private readonly replica = new Map<number, { task: Task; version: number }>();
+  private sorted: Task[] | null = null;
 
-  private constructor(
+  constructor(
     readonly url: string,
     readonly pool: pg.Pool,
-    options: PgTaskBoardOptions,
+    options: PgTaskBoardOptions = {},
   ) {
     super();
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.rootDir = path.resolve(options.rootDir ?? process.cwd());
     const secrets = secretValues();
     this.redact = (text) => redact(text, secrets);
   }
 
-  /** Connects and creates or migrates the schema. */
+  /** Connects, creates or migrates the schema, and loads the replica (a pool of its own; close() ends it). */
   static async open(url: string, options: PgTaskBoardOptions = {}): Promise<PgTaskBoard> {
     const pool = createPool(url, options.poolSize);
     try {
-      await withConnectionRetry(url, async () => {
-        const client = await pool.connect();
-        try {
-          await migrate(client);
-        } finally {
-          client.release();
-        }
-      });
+      await migrateWith(url, pool);
+      const board = new PgTaskBoard(url, pool, options);
+      await board.refresh();
+      board.ownsPool = true;
+      return board;
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
     }
-    return new PgTaskBoard(url, pool, options);
   }
+
+  private ownsPool = false;
 
   get location(): string {
     return describeUrl(this.url);
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    if (this.ownsPool) await this.pool.end();
   }
 
   protected now(): Date {
@@ -189,26 +209,62 @@ export class PgTaskBoard extends TaskRules implements TaskStore {
     return withConnectionRetry(this.url, () => this.pool.query<R>(text, values));
   }
 
-  async list(): Promise<Task[]> {
-    const { rows } = await this.query<TaskRow>(`SELECT ${COLUMNS} FROM autoteam_tasks ORDER BY id`);
-    return rows.map(toTask);
+  /** Catches up with the database: the rows whose version moved (or `ids`), fetched and applied. Returns how many. */
+  async refresh(ids?: readonly number[]): Promise<number> {
+    let changed: number[];
+    if (ids) {
+      changed = [...ids];
+    } else {
+      const { rows } = await this.query<{ id: number; version: string }>('SELECT id, version FROM autoteam_tasks');
+      const present = new Set(rows.map((row) => row.id));
+      for (const id of this.replica.keys()) if (!present.has(id)) this.replica.delete(id);
+      changed = rows.filter((row) => this.replica.get(row.id)?.version !== Number(row.version)).map((row) => row.id);
+      if (rows.length !== this.replica.size || changed.length) this.sorted = null;
+    }
+    if (changed.length === 0) return 0;
+    const { rows } = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = ANY ($1)`, [changed]);
+    for (const row of rows) this.apply(row);
+    return rows.length;
   }
 
-  async get(id: number): Promise<Task> {
-    const { rows } = await this.query<TaskRow>(`SELECT ${COLUMNS} FROM autoteam_tasks WHERE id = $1`, [id]);
-    if (!rows[0]) throw new NotFoundError(`task #${id} does not exist (${this.location})`);
-    return toTask(rows[0]);
+  private apply(row: TaskRow): Task {
+    const version = Number(row.version ?? 0);
+    const current = this.replica.get(row.id);
+    const task = toTask(row);
+    // A slower reply must not put an older version back over a newer one.
+    if (!current || current.version <= version) {
+      this.replica.set(row.id, { task, version });
+      this.sorted = null;
+    }
+    return task;
   }
 
-  async scanUnclaimed(role?: string): Promise<Task[]> {
-    const { rows } = await this.query<TaskRow>(`SELECT ${COLUMNS} FROM autoteam_tasks t WHERE ${CLAIMABLE} ORDER BY t.id`, [role ?? null]);
-    return rows.map(toTask);
+  list(): Task[] {
+    this.sorted ??= [...this.replica.values()].map((entry) => entry.task).sort((a, b) => a.id - b.id);
+    return this.sorted;
+  }
+
+  problems(): BoardProblem[] {
+    return [];
+  }
+
+  get(id: number): Task {
+    const entry = this.replica.get(id);
+    if (!entry) throw new NotFoundError(`task #${id} does not exist (${this.location})`);
+    return entry.task;
+  }
+
+  scanUnclaimed(role?: string): Task[] {
+    const tasks = this.list();
+    const byId = new Map(tasks.map((task) => [task.id, task]));
+    const nowMs = Date.now();
+    return tasks.filter((task) => this.whyNotClaimable(task, role, nowMs, (id) => byId.get(id)) === null);
   }
 
   async create(input: CreateTaskInput): Promise<Task> {
     const blockedBy = [...new Set(input.blockedBy ?? [])];
     const artifacts = ArtifactsSchema.parse(input.artifacts ?? {});
-    return this.transaction(async (client) => {
+    const task = await this.transaction(async (client) => {
       if (blockedBy.length) {
         const { rows } = await client.query<{ id: number }>('SELECT id FROM autoteam_tasks WHERE id = ANY ($1) FOR UPDATE', [blockedBy]);
         const missing = blockedBy.find((id) => !rows.some((row) => row.id === id));
@@ -232,40 +288,38 @@ export class PgTaskBoard extends TaskRules implements TaskStore {
         createdAt: at,
         updatedAt: at,
       });
-      const clean = this.clean(draft);
-      const placeholders = COLUMNS.split(', ')
-        .slice(1)
-        .map((_, i) => `$${i + 1}`)
-        .join(', ');
-      const { rows } = await client.query<TaskRow>(`INSERT INTO autoteam_tasks (${COLUMNS.split(', ').slice(1).join(', ')}) VALUES (${placeholders}) RETURNING ${COLUMNS}`, toRow(clean));
-      const task = toTask(rows[0]!);
-      if (blockedBy.length) await client.query('UPDATE autoteam_tasks SET blocks = array_append(blocks, $1) WHERE id = ANY ($2) AND NOT ($1 = ANY (blocks))', [task.id, blockedBy]);
-      return task;
+      const { rows } = await client.query<TaskRow>(`INSERT INTO autoteam_tasks (${INSERTED}) VALUES (${PLACEHOLDERS}) RETURNING ${SELECTED}`, toRow(this.clean(draft)));
+      const blockers = blockedBy.length
+        ? (await client.query<TaskRow>(`UPDATE autoteam_tasks SET blocks = array_append(blocks, $1) WHERE id = ANY ($2) AND NOT ($1 = ANY (blocks)) RETURNING ${SELECTED}`, [rows[0]!.id, blockedBy])).rows
+        : [];
+      return { row: rows[0]!, blockers };
     });
+    for (const row of task.blockers) this.apply(row);
+    return this.apply(task.row);
   }
 
   async claimNext(owner: string, role?: string): Promise<ClaimResult | null> {
     const { rows } = await this.query<TaskRow>(CLAIM_NEXT, [role ?? null, owner, this.leaseMs]);
-    return rows[0] ? { ok: true, task: toTask(rows[0]) } : null;
+    return rows[0] ? { ok: true, task: this.apply(rows[0]) } : null;
   }
 
   async claim(id: number, owner: string, options: { role?: string; tryOnce?: boolean } = {}): Promise<ClaimResult> {
     const { rows } = await this.query<TaskRow>(CLAIM_ONE, [options.role ?? null, owner, this.leaseMs, id]);
-    if (rows[0]) return { ok: true, task: toTask(rows[0]) };
-    // Not taken: say why, by the same rule the statement applied.
-    const current = await this.get(id).catch(() => null);
-    if (!current) return { ok: false, reason: `task #${id} does not exist` };
-    const byId = new Map((await this.list()).map((task) => [task.id, task]));
+    if (rows[0]) return { ok: true, task: this.apply(rows[0]) };
+    // Not taken: say why, by the same rule the statement applied, on fresh rows.
+    await this.refresh();
+    if (!this.replica.has(id)) return { ok: false, reason: `task #${id} does not exist` };
     const { rows: clock } = await this.query<{ now: Date }>('SELECT now()');
-    return { ok: false, reason: this.whyNotClaimable(current, options.role, clock[0]!.now.getTime(), (blocker) => byId.get(blocker)) ?? `task #${id} was just claimed by another claimer` };
+    const byId = new Map(this.list().map((task) => [task.id, task]));
+    return { ok: false, reason: this.whyNotClaimable(this.get(id), options.role, clock[0]!.now.getTime(), (blocker) => byId.get(blocker)) ?? `task #${id} was just claimed by another claimer` };
   }
 
   /** Row-locked read-check-write in one transaction, with the database's clock for the rules. */
   protected async mutate(id: number, change: (task: Task) => Task | Refusal): Promise<MutationResult> {
-    return this.transaction(async (client) => {
-      const { rows } = await client.query<TaskRow & { db_now: Date }>(`SELECT ${COLUMNS}, now() AS db_now FROM autoteam_tasks WHERE id = $1 FOR UPDATE`, [id]);
+    const outcome = await this.transaction(async (client) => {
+      const { rows } = await client.query<TaskRow & { db_now: Date }>(`SELECT ${SELECTED}, now() AS db_now FROM autoteam_tasks WHERE id = $1 FOR UPDATE`, [id]);
       const row = rows[0];
-      if (!row) return { ok: false as const, reason: `task #${id} does not exist` };
+      if (!row) return { result: { ok: false as const, reason: `task #${id} does not exist` } };
       this.dbNow = row.db_now;
       let next: Task | Refusal;
       try {
@@ -273,11 +327,39 @@ export class PgTaskBoard extends TaskRules implements TaskStore {
       } finally {
         this.dbNow = null;
       }
-      if (next instanceof Refusal) return next.fenced ? { ok: false as const, reason: next.reason, fenced: true } : { ok: false as const, reason: next.reason };
+      if (next instanceof Refusal) {
+        return { result: next.fenced ? { ok: false as const, reason: next.reason, fenced: true } : { ok: false as const, reason: next.reason }, row };
+      }
       const written = this.clean(TaskSchema.parse({ ...next, id, updatedAt: row.db_now.toISOString() }));
-      await client.query(`UPDATE autoteam_tasks SET ${SET_ALL} WHERE id = $1`, [id, ...toRow(written)]);
-      return { ok: true as const, task: written };
+      const saved = await client.query<TaskRow>(`UPDATE autoteam_tasks SET ${SET_ALL} WHERE id = $1 RETURNING ${SELECTED}`, [id, ...toRow(written)]);
+      return { result: { ok: true as const, task: written }, row: saved.rows[0]! };
     });
+    if (outcome.row) this.apply(outcome.row);
+    return outcome.result.ok ? { ok: true, task: this.get(id) } : outcome.result;
+  }
+
+  /** Runs `work` holding a board-wide advisory lock named `name` (a session lock on one connection). */
+  async withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
+    const client = await withConnectionRetry(this.url, () => this.pool.connect());
+    try {
+      await client.query("SELECT pg_advisory_lock(hashtext('autoteam_lock:' || $1))", [name]);
+      try {
+        return await work();
+      } finally {
+        await client.query("SELECT pg_advisory_unlock(hashtext('autoteam_lock:' || $1))", [name]).catch(() => undefined);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The next pipeline id, from a counter row: unique across every process and host. */
+  async nextPipelineId(): Promise<number> {
+    const { rows } = await this.query<{ value: number }>(
+      `INSERT INTO autoteam_counters (name, value) VALUES ('pipeline', (SELECT COALESCE(max(pipeline), 0) + 1 FROM autoteam_tasks))
+       ON CONFLICT (name) DO UPDATE SET value = autoteam_counters.value + 1 RETURNING value`,
+    );
+    return rows[0]!.value;
   }
 
   /** Secret-looking values never reach the database, as they never reach a task file. */
@@ -301,4 +383,15 @@ export class PgTaskBoard extends TaskRules implements TaskStore {
       }
     });
   }
+}
+
+export async function migrateWith(url: string, pool: pg.Pool): Promise<void> {
+  await withConnectionRetry(url, async () => {
+    const client = await pool.connect();
+    try {
+      await migrate(client);
+    } finally {
+      client.release();
+    }
+  });
 }

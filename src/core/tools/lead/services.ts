@@ -1,5 +1,5 @@
 import type { Message, Task } from '../../board/schemas.js';
-import type { TaskBoard } from '../../board/task-board.js';
+import type { TaskBoardLike as TaskBoard } from '../../board/task-rules.js';
 import type { Mailbox } from '../../board/mailbox.js';
 import type { Pipeline } from '../../stages/pipeline.js';
 

@@ -1,0 +1,80 @@
+import path from 'node:path';
+import { type DocStore, FileDocStore } from './docs.js';
+import { LeadLease } from './liveness.js';
+import { Mailbox } from './mailbox.js';
+import { isPostgresUrl } from './pg/connection.js';
+import { RequestStore } from './requests.js';
+import { TaskBoard } from './task-board.js';
+import type { TaskBoardLike } from './task-rules.js';
+import { TeamRegistry } from './team-registry.js';
+import { BoardWatcher } from './watcher.js';
+
+/** What a board tells the processes on it: the tasks or documents changed, or an inbox got mail. */
+export interface BoardEvents {
+  on(event: 'board', listener: () => void): this;
+  on(event: 'inbox', listener: (name: string) => void): this;
+  on(event: 'error', listener: (error: Error) => void): this;
+  off(event: 'board' | 'inbox' | 'error', listener: (...args: any[]) => void): this;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * One board: tasks, inboxes, the team registry, protocol requests, the lead's lease and change
+ * events, whatever stores them. The runtime above depends only on this. `rootDir` is the local folder
+ * every host keeps for itself: workspaces, the trace, submission blobs.
+ */
+export interface Board {
+  /** A directory, or a postgres:// URL with the password hidden: what is shown. */
+  readonly location: string;
+  /** What another thread of this process opens the same board with (the URL with its password: never shown). */
+  readonly address: string;
+  readonly rootDir: string;
+  readonly tasks: TaskBoardLike;
+  readonly mailbox: Mailbox;
+  readonly registry: TeamRegistry;
+  readonly requests: RequestStore;
+  readonly docs: DocStore;
+  lease(options?: { heartbeatMs?: number }): LeadLease;
+  /** Change events for this process (a file watcher, or LISTEN/NOTIFY). */
+  events(options?: { reconcileMs?: number }): BoardEvents;
+  close(): Promise<void>;
+}
+
+export interface OpenBoardOptions {
+  now?: () => Date;
+  leaseMs?: number;
+  poolSize?: number;
+}
+
+/** The file board in `rootDir` (`.tasks/`, `.team/`). */
+export function fileBoard(rootDir: string, options: OpenBoardOptions = {}): Board {
+  const root = path.resolve(rootDir);
+  const docs = new FileDocStore(root);
+  const registry = new TeamRegistry(root, { now: options.now, docs });
+  return {
+    location: root,
+    address: root,
+    rootDir: root,
+    tasks: new TaskBoard(root, { now: options.now, leaseMs: options.leaseMs }),
+    mailbox: new Mailbox(root, { now: options.now, registry }),
+    registry,
+    requests: new RequestStore(root, options.now, docs),
+    docs,
+    lease: (lease = {}) => new LeadLease(root, { ...lease, docs, now: options.now }),
+    events: (events = {}) => new BoardWatcher(root, events),
+    close: async () => undefined,
+  };
+}
+
+/**
+ * The board at `location` — a `postgres://` URL, or a directory — with `rootDir` as the local folder
+ * (for a directory board, the directory itself).
+ */
+export async function openBoard(location: string, rootDir = location, options: OpenBoardOptions = {}): Promise<Board> {
+  if (!isPostgresUrl(location)) return fileBoard(location, options);
+  // Loaded only when used: the file board never pays for the driver.
+  const { openPgBoard } = await import('./pg/pg-board.js');
+  return openPgBoard(location, path.resolve(rootDir), options);
+}
+

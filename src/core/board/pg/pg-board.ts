@@ -1,0 +1,118 @@
+import { EventEmitter } from 'node:events';
+import type { Board, BoardEvents, OpenBoardOptions } from '../board.js';
+import { LeadLease } from '../liveness.js';
+import { RequestStore } from '../requests.js';
+import { TeamRegistry } from '../team-registry.js';
+import { createPool, describeUrl } from './connection.js';
+import { PgListener } from './listener.js';
+import { PgDocStore } from './pg-docs.js';
+import { PgMailbox } from './pg-mailbox.js';
+import { migrateWith, PgTaskBoard } from './pg-task-board.js';
+
+/** How often the replicas check versions without a notification (the fallback for a lost one). */
+const POLL_MS = 2_000;
+
+class Events extends EventEmitter implements BoardEvents {
+  constructor(private readonly detach: (events: Events) => void) {
+    super();
+  }
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.detach(this);
+    this.removeAllListeners();
+  }
+}
+
+/**
+ * The PostgreSQL board: one pool, one LISTEN connection, and replicas of the tasks and documents kept
+ * current by notifications (ids only) and a version poll. Events go out after the replica applied the
+ * change, so a listener that reads the board sees it.
+ */
+export async function openPgBoard(url: string, rootDir: string, options: OpenBoardOptions = {}): Promise<Board> {
+  const pool = createPool(url, options.poolSize ?? 10);
+  try {
+    await migrateWith(url, pool);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+  const tasks = new PgTaskBoard(url, pool, { leaseMs: options.leaseMs, rootDir });
+  const docs = new PgDocStore(url, pool);
+  await Promise.all([tasks.refresh(), docs.refresh()]);
+  const registry = new TeamRegistry(rootDir, { now: options.now, docs });
+  const mailbox = new PgMailbox(rootDir, url, pool, { now: options.now, registry });
+  const requests = new RequestStore(rootDir, options.now, docs);
+  const location = describeUrl(url);
+
+  const listeners = new Set<Events>();
+  const emit = (event: 'board' | 'inbox' | 'error', arg?: unknown) => {
+    for (const events of listeners) events.emit(event, arg);
+  };
+  const pendingTasks = new Set<number>();
+  const pendingDocs = new Set<string>();
+  let flushing = false;
+  const flush = () => {
+    if (flushing) return;
+    flushing = true;
+    setImmediate(async () => {
+      const ids = [...pendingTasks];
+      const keys = [...pendingDocs];
+      pendingTasks.clear();
+      pendingDocs.clear();
+      try {
+        await Promise.all([ids.length ? tasks.refresh(ids) : 0, keys.length ? docs.refresh(keys) : 0]);
+        emit('board');
+      } catch (error) {
+        emit('error', error);
+      } finally {
+        flushing = false;
+        if (pendingTasks.size || pendingDocs.size) flush();
+      }
+    });
+  };
+  const listener = new PgListener(url);
+  listener.on('notification', (payload) => {
+    const [kind, ...rest] = payload.split(':');
+    const value = rest.join(':');
+    if (kind === 'task') pendingTasks.add(Number(value));
+    else if (kind === 'doc') pendingDocs.add(value);
+    else if (kind === 'inbox') {
+      emit('inbox', value);
+      return;
+    }
+    flush();
+  });
+  const catchUp = async () => {
+    const changed = (await tasks.refresh()) + (await docs.refresh());
+    if (changed > 0) emit('board');
+  };
+  listener.on('reconnected', () => void catchUp().catch((error: Error) => emit('error', error)));
+  listener.on('error', (error) => emit('error', error));
+  await listener.start();
+  const poll = setInterval(() => void catchUp().catch(() => undefined), POLL_MS);
+  poll.unref();
+
+  return {
+    location,
+    address: url,
+    rootDir,
+    tasks,
+    mailbox,
+    registry,
+    requests,
+    docs,
+    lease: (lease = {}) => new LeadLease(rootDir, { ...lease, docs, now: options.now, where: location }),
+    events: () => {
+      const events = new Events((e) => listeners.delete(e));
+      listeners.add(events);
+      return events;
+    },
+    close: async () => {
+      clearInterval(poll);
+      await listener.close();
+      await pool.end().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import type pg from 'pg';
+import type { z } from 'zod';
+import { BoardFileError } from '../../errors.js';
+import { redact, secretValues } from '../../trace/redact.js';
+import type { ChangeOptions, DocStore } from '../docs.js';
+import { describeZodError } from '../schemas.js';
+import { describeUrl, withConnectionRetry } from './connection.js';
+
+/**
+ * The board's small documents in `autoteam_docs`. Reads answer at once from a replica of the table
+ * (a few documents), which every write of this process updates and every notification refreshes;
+ * a change runs under a transaction-scoped advisory lock on the key, so it is atomic even for a
+ * document that does not exist yet.
+ */
+export class PgDocStore implements DocStore {
+  private readonly replica = new Map<string, { doc: unknown; version: number }>();
+  private readonly secrets = secretValues();
+
+  constructor(
+    private readonly url: string,
+    private readonly pool: pg.Pool,
+  ) {}
+
+  describe(key: string): string {
+    return `${describeUrl(this.url)}#${key}`;
+  }
+
+  /** Re-reads every document whose version moved (all of them when `keys` is absent). */
+  async refresh(keys?: readonly string[]): Promise<number> {
+    const { rows } = await withConnectionRetry(this.url, () =>
+      keys
+        ? this.pool.query<{ key: string; doc: unknown; version: string }>('SELECT key, doc, version FROM autoteam_docs WHERE key = ANY ($1)', [keys])
+        : this.pool.query<{ key: string; doc: unknown; version: string }>('SELECT key, doc, version FROM autoteam_docs'),
+    );
+    const seen = new Set(rows.map((row) => row.key));
+    let changed = 0;
+    for (const key of keys ?? [...this.replica.keys()]) {
+      if (!seen.has(key) && this.replica.delete(key)) changed++;
+    }
+    for (const row of rows) {
+      if (this.replica.get(row.key)?.version === Number(row.version)) continue;
+      this.replica.set(row.key, { doc: row.doc, version: Number(row.version) });
+      changed++;
+    }
+    return changed;
+  }
+
+  read<S extends z.ZodTypeAny>(key: string, schema: S): z.output<S> | undefined {
+    const entry = this.replica.get(key);
+    if (!entry) return undefined;
+    const parsed = schema.safeParse(entry.doc);
+    if (!parsed.success) throw new BoardFileError(this.describe(key), describeZodError(parsed.error));
+    return parsed.data as z.output<S>;
+  }
+
+  keys(prefix: string): string[] {
+    return [...this.replica.keys()].filter((key) => key.startsWith(prefix)).sort();
+  }
+
+  async change<T>(key: string, fn: (current: unknown) => { write?: unknown; result: T }, _options: ChangeOptions = {}): Promise<T> {
+    return withConnectionRetry(this.url, async () => {
+      const client = await this.pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query("SELECT pg_advisory_xact_lock(hashtext('autoteam_doc:' || $1))", [key]);
+        const { rows } = await client.query<{ doc: unknown }>('SELECT doc FROM autoteam_docs WHERE key = $1', [key]);
+        const { write, result } = fn(rows[0]?.doc);
+        let version: number | null = null;
+        if (write === null) {
+          await client.query('DELETE FROM autoteam_docs WHERE key = $1', [key]);
+        } else if (write !== undefined) {
+          const text = redact(JSON.stringify(write), this.secrets);
+          const saved = await client.query<{ version: string }>(
+            'INSERT INTO autoteam_docs (key, doc) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc RETURNING version',
+            [key, text],
+          );
+          version = Number(saved.rows[0]!.version);
+        }
+        await client.query('COMMIT');
+        if (write === null) this.replica.delete(key);
+        else if (write !== undefined) this.replica.set(key, { doc: JSON.parse(redact(JSON.stringify(write), this.secrets)), version: version! });
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    });
+  }
+}
