@@ -3,7 +3,9 @@ import path from 'node:path';
 import { Mailbox } from '../board/mailbox.js';
 import { RequestStore } from '../board/requests.js';
 import type { MemberStatus, Message, Task } from '../board/schemas.js';
+import type { BlobStore } from '../board/blobs.js';
 import { type Board, fileBoard } from '../board/board.js';
+import { materialize } from '../stages/submission.js';
 import type { Fence } from '../board/task-board.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { TeamRegistry } from '../board/team-registry.js';
@@ -58,6 +60,7 @@ export class Teammate {
   readonly mailbox: Mailbox;
   readonly registry: TeamRegistry;
   readonly requests: RequestStore;
+  readonly blobs: BlobStore;
   readonly trace: Trace;
   readonly pipeline: Pipeline;
   private readonly settings: TeammateSettings;
@@ -78,6 +81,7 @@ export class Teammate {
     this.mailbox = board.mailbox;
     this.registry = board.registry;
     this.requests = board.requests;
+    this.blobs = board.blobs;
     this.trace = new Trace(options.rootDir, this.now);
     this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: this.settings.runtime.maxRevisions, trace: this.trace });
     this.inbox = new TeammateInbox(options.name, this.mailbox, this.requests, options.wake, this.settings.pollMs);
@@ -177,6 +181,13 @@ export class Teammate {
       return;
     }
     fs.mkdirSync(workspace, { recursive: true });
+    // The submitted files come through the board: a stage claimed in another folder (or on another machine) sees them.
+    const submitted = task.artifacts.submitted?.files;
+    if (submitted && !task.artifacts.git) {
+      const { written, missing } = await materialize(workspace, submitted, this.blobs).catch(() => ({ written: [], missing: Object.keys(submitted) }));
+      if (written.length) this.activity(task.id, `fetched ${written.length} submitted file${written.length === 1 ? '' : 's'} from the board`);
+      if (missing.length) this.activity(task.id, `the board holds no content for ${missing.join(', ')} (over the blob limit)`);
+    }
     const ctx = this.context(task, fence, workspace, signal, (reason) => lease.abort(new Error(`lease lost: ${reason}`)));
     const prompt = taskPrompt(task);
     const messages: ModelMessage[] = [...this.identity(), { role: 'user', content: prompt }];
@@ -382,6 +393,7 @@ export class Teammate {
       },
       board: this.board,
       requests: this.requests,
+      blobs: this.blobs,
       mailbox: this.mailbox,
       registry: this.registry,
       task,

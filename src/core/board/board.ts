@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { type BlobStore, FileBlobStore } from './blobs.js';
 import { type DocStore, FileDocStore } from './docs.js';
 import { LeadLease } from './liveness.js';
 import { Mailbox } from './mailbox.js';
@@ -35,6 +36,8 @@ export interface Board {
   readonly registry: TeamRegistry;
   readonly requests: RequestStore;
   readonly docs: DocStore;
+  /** Submitted files by sha256, for rebuilding a workspace where a stage is claimed. */
+  readonly blobs: BlobStore;
   lease(options?: { heartbeatMs?: number }): LeadLease;
   /** Change events for this process (a file watcher, or LISTEN/NOTIFY). */
   events(options?: { reconcileMs?: number }): BoardEvents;
@@ -61,6 +64,7 @@ export function fileBoard(rootDir: string, options: OpenBoardOptions = {}): Boar
     registry,
     requests: new RequestStore(root, options.now, docs),
     docs,
+    blobs: new FileBlobStore(root),
     lease: (lease = {}) => new LeadLease(root, { ...lease, docs, now: options.now }),
     events: (events = {}) => new BoardWatcher(root, events),
     close: async () => undefined,

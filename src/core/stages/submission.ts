@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { writeFileAtomic } from '../board/atomic-io.js';
-import { listWorkspaceFiles } from '../exec/sandbox-path.js';
+import type { BlobStore } from '../board/blobs.js';
+import { listWorkspaceFiles, resolveInWorkspace } from '../exec/sandbox-path.js';
 
 /**
  * What a submission was, file by file: every file of the workspace is hashed when the engineer
@@ -78,4 +79,41 @@ export function manifestDiff(rootDir: string, before: Manifest, after: Manifest,
   const text = parts.join('\n');
   if (text.length <= maxChars) return text;
   return `${text.slice(0, maxChars)}\n…[diff cut at ${maxChars} of ${text.length} characters]`;
+}
+
+/**
+ * Makes `workspace` hold the submitted files (`manifest`: path → sha256): every file that is missing
+ * or differs is written from the board's blobs, through the workspace's confinement. Other files are
+ * left alone. Returns the paths written and those the board holds no content for (over the blob limit).
+ */
+export async function materialize(workspace: string, manifest: Manifest, blobs: BlobStore): Promise<{ written: string[]; missing: string[] }> {
+  const written: string[] = [];
+  const missing: string[] = [];
+  for (const [rel, hash] of Object.entries(manifest)) {
+    let target: string;
+    try {
+      target = resolveInWorkspace(workspace, rel);
+    } catch {
+      continue; // a manifest path never leaves the workspace
+    }
+    const current = fs.existsSync(target) ? sha256(fs.readFileSync(target)) : null;
+    if (current === hash) continue;
+    const data = await blobs.get(hash);
+    if (!data || sha256(data) !== hash) {
+      missing.push(rel);
+      continue;
+    }
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    writeFileAtomic(target, data);
+    written.push(rel);
+  }
+  return { written, missing };
+}
+
+/** Sends the kept content of a manifest's files to the board's blob store (a no-op for the file board's own folder). */
+export async function uploadBlobs(rootDir: string, manifest: Manifest, blobs: BlobStore): Promise<void> {
+  for (const hash of new Set(Object.values(manifest))) {
+    const file = path.join(blobDir(rootDir), hash);
+    if (fs.existsSync(file)) await blobs.put(hash, fs.readFileSync(file));
+  }
 }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Submitted } from '../board/artifacts.js';
 import { assertPlainFile, describeFileError, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
 import { worktreeChange } from '../git/worktree.js';
-import { sameManifest, snapshotWorkspace } from '../stages/submission.js';
+import { sameManifest, snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
 import { defineTool, toolError } from './tool.js';
 
 export const submitForReviewTool = defineTool({
@@ -32,6 +32,8 @@ export const submitForReviewTool = defineTool({
     // On a repository the submission is what the branch changed (the rest is the person's code).
     const changed = git ? (await worktreeChange(ctx.workspace, git.base, 0)).files.filter((f) => f.status !== 'D').map((f) => f.path) : undefined;
     const files = snapshotWorkspace(ctx.rootDir, ctx.workspace, changed);
+    // Through the board, so a reviewer with its own folder (another machine) gets the same files.
+    if (ctx.blobs) await uploadBlobs(ctx.rootDir, files, ctx.blobs);
     const sentBack = ctx.task.artifacts.submitted;
     if (ctx.task.revision > 0 && sentBack?.files && sameManifest(sentBack.files, files)) {
       return toolError(

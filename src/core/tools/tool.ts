@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Artifacts, Fence, Mailbox, Message, RequestStore, Task, TaskBoardLike, TeamRegistry } from '../board/index.js';
+import type { BlobStore } from '../board/blobs.js';
 import type { Sandbox } from '../exec/sandbox.js';
 import type { ToolSpec } from '../model/types.js';
 
@@ -46,6 +47,8 @@ export interface ToolContext {
   board: TaskBoardLike;
   /** Shutdown and plan-approval requests of the board. */
   requests: RequestStore;
+  /** The board's store of submitted files (absent in bare contexts: nothing is uploaded). */
+  blobs?: BlobStore;
   mailbox: Mailbox;
   registry: TeamRegistry;
   /** The task being worked on, as claimed (may be stale: re-read the board when it matters). */

@@ -3,7 +3,7 @@ import type { Board, BoardEvents, OpenBoardOptions } from '../board.js';
 import { LeadLease } from '../liveness.js';
 import { RequestStore } from '../requests.js';
 import { TeamRegistry } from '../team-registry.js';
-import { createPool, describeUrl } from './connection.js';
+import { createPool, describeUrl, withConnectionRetry } from './connection.js';
 import { PgListener } from './listener.js';
 import { PgDocStore } from './pg-docs.js';
 import { PgMailbox } from './pg-mailbox.js';
@@ -103,6 +103,15 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
     registry,
     requests,
     docs,
+    blobs: {
+      put: async (hash, data) => {
+        await withConnectionRetry(url, () => pool.query('INSERT INTO autoteam_blobs (sha256, data) VALUES ($1, $2) ON CONFLICT DO NOTHING', [hash, data]));
+      },
+      get: async (hash) => {
+        const { rows } = await withConnectionRetry(url, () => pool.query<{ data: Buffer }>('SELECT data FROM autoteam_blobs WHERE sha256 = $1', [hash]));
+        return rows[0]?.data ?? null;
+      },
+    },
     lease: (lease = {}) => new LeadLease(rootDir, { ...lease, docs, now: options.now, where: location }),
     events: () => {
       const events = new Events((e) => listeners.delete(e));

@@ -46,6 +46,8 @@ export const MIGRATIONS: readonly string[] = [
    );
    CREATE TRIGGER autoteam_docs_version BEFORE UPDATE ON autoteam_docs FOR EACH ROW EXECUTE FUNCTION autoteam_bump_version();
    CREATE TABLE autoteam_counters (name text PRIMARY KEY, value integer NOT NULL);
+   -- Submitted files by sha256: a stage claimed on another machine rebuilds its workspace from them.
+   CREATE TABLE autoteam_blobs (sha256 text PRIMARY KEY, data bytea NOT NULL);
    CREATE INDEX autoteam_tasks_open ON autoteam_tasks (role, id) WHERE status IN ('pending', 'in_progress');
    CREATE TABLE autoteam_messages (
      seq       bigserial PRIMARY KEY,

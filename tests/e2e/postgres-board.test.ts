@@ -1,0 +1,108 @@
+/**
+ * The runtime on the PostgreSQL board, against a real server started by the test setup: a headless
+ * run, and a lead with a teammate in another process that has its own folder (as on another
+ * machine) — the files travel through the board. Build first: `npx tsc -p tsconfig.build.json`.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openBoard } from '../../src/core/board/board.js';
+import { LeadSession } from '../../src/core/lead/session.js';
+import { cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, describeRun, runCli, sha256, tempBoard } from '../helpers/pipeline-cli.js';
+import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
+
+usePostgres();
+const python = spawnSync('python3', ['--version']).status === 0;
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function folder(prefix: string): string {
+  const dir = tempBoard(prefix);
+  dirs.push(dir);
+  return dir;
+}
+
+describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
+  it('`autoteam run --board postgres://…` takes a requirement to approval with the tasks in the database, not in files', async () => {
+    const url = await freshDatabase();
+    const dir = folder('autoteam-pgrun-');
+    const run = await runCli(['run', '--auto', '--board', url, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir, killAfterMs: 90_000 });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout).toMatch(/pipeline #1: APPROVED/);
+    expect(fs.existsSync(path.join(dir, '.tasks'))).toBe(false);
+    expect(fs.existsSync(path.join(dir, 'workspace', '1', 'organize.py'))).toBe(true);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const { rows } = await client.query<{ id: number; stage: string; status: string; owner: string }>('SELECT id, stage, status, owner FROM autoteam_tasks ORDER BY id');
+    await client.end();
+    expect(rows.map((row) => [row.stage, row.status, row.owner])).toEqual([
+      ['requirements', 'completed', 'analyst'],
+      ['implementation', 'completed', 'engineer'],
+      ['review', 'completed', 'reviewer'],
+      ['implementation', 'completed', 'engineer'],
+      ['review', 'completed', 'reviewer'],
+    ]);
+    const listed = await runCli(['tasks', '--board', url], { cwd: dir });
+    expect(listed.stdout).toMatch(/^pipeline #1 approved · 15 model calls/m);
+    const shown = await runCli(['show', '5', '--board', url], { cwd: dir });
+    expect(JSON.parse(shown.stdout)).toMatchObject({ id: 5, stage: 'review', artifacts: { verdict: 'approved' } });
+  }, 120_000);
+
+  it('a teammate in another process with its own folder works the engineer stage; the reviewer gets its files through the board', async () => {
+    const url = await freshDatabase();
+    const leadDir = folder('autoteam-pglead-');
+    const workerDir = folder('autoteam-pgworker-');
+    const board = await openBoard(url, leadDir);
+    const session = new LeadSession({ rootDir: leadDir, board, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { pollMs: 200 } });
+    const worker = spawn(process.execPath, [cliEntry, 'worker', '--board', url, '--dir', workerDir, '--name', 'e2', '--role', 'engineer'], {
+      cwd: workerDir,
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(worker);
+    let output = '';
+    worker.stdout!.setEncoding('utf8').on('data', (text: string) => (output += text));
+    worker.stderr!.setEncoding('utf8').on('data', (text: string) => (output += text));
+    try {
+      await session.start([
+        { name: 'analyst', role: 'analyst' },
+        { name: 'reviewer', role: 'reviewer' },
+      ]);
+      const task = await session.post(DOWNLOADS_REQUIREMENT);
+      const state = await session.waitForPipeline(task.pipeline!, AbortSignal.timeout(60_000));
+      expect(state.status, output).toBe('approved');
+      expect(state.tasks.filter((t) => t.stage === 'implementation').map((t) => t.owner)).toEqual(['e2', 'e2']);
+      expect(state.tasks.filter((t) => t.stage === 'review').map((t) => t.owner)).toEqual(['reviewer', 'reviewer']);
+      const written = path.join(workerDir, 'workspace', '1', 'organize.py');
+      const reviewed = path.join(leadDir, 'workspace', '1', 'organize.py');
+      expect(sha256(reviewed)).toBe(sha256(written));
+      expect(state.tasks.at(-1)!.artifacts.submitted?.sha256).toBe(sha256(written));
+      expect(session.mailbox.registry.get('e2')).toMatchObject({ role: 'engineer' });
+    } finally {
+      await session.close(3_000);
+      await board.close();
+      const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+      worker.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+    expect(output).toMatch(/\[e2\] engineer on offline scripted model.*, board postgres:\/\/postgres@127\.0\.0\.1:\d+\/board_/);
+  }, 120_000);
+
+  it('a board it cannot reach is one line naming it, password hidden, exit 1', async () => {
+    const dir = folder('autoteam-pgbad-');
+    const result = await runCli(['tasks', '--board', 'postgres://me:s3cret-pass@127.0.0.1:1/nothing'], { cwd: dir });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toMatch(/^autoteam: cannot use the board at postgres:\/\/me:\*\*\*@127\.0\.0\.1:1\/nothing: .*ECONNREFUSED/);
+    expect(result.stderr).not.toContain('s3cret-pass');
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    const bad = await runCli(['tasks', '--board', 'http://example.com'], { cwd: dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--board takes a postgres:\/\/ URL/);
+  });
+});
