@@ -5,7 +5,9 @@
  */
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type Board, openBoard } from '../../src/core/board/board.js';
 import { type OpenedTaskStore, openTaskStore } from '../../src/core/board/open.js';
+import { isPostgresUrl } from '../../src/core/board/pg/connection.js';
 import type { ClaimReport } from '../helpers/board-jobs.js';
 import { Actor, startTogether, tempRoot } from '../helpers/board-spawn.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
@@ -13,9 +15,11 @@ import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js'
 usePostgres();
 
 const opened: OpenedTaskStore[] = [];
+const boards: Board[] = [];
 const dirs: string[] = [];
 afterEach(async () => {
   for (const store of opened.splice(0)) await store.close?.();
+  for (const board of boards.splice(0)) await board.close();
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -35,6 +39,12 @@ const backends: Backend[] = [
   },
   ...(postgresBin ? [{ name: 'postgres board', location: freshDatabase }] : []),
 ];
+
+function tempRootFor(): string {
+  const dir = tempRoot('autoteam-local-');
+  dirs.push(dir);
+  return dir;
+}
 
 async function open(location: string, leaseMs?: number): Promise<OpenedTaskStore> {
   const store = await openTaskStore(location, leaseMs ? { leaseMs } : {});
@@ -160,5 +170,62 @@ describe.each(backends)('$name', (backend) => {
       expect(task).toMatchObject({ status: 'in_progress', claims: 1, owner: winners.get(task.id)![0] });
     }
     expect(new Set([...winners.values()].map(([owner]) => owner!.slice(0, 2))).size).toBe(3);
+  });
+});
+
+describe.each(backends)('$name: inboxes, registry, requests', (backend) => {
+  async function board(location?: string) {
+    const where = location ?? (await backend.location());
+    const opened = await openBoard(where, isPostgresUrl(where) ? tempRootFor() : where);
+    boards.push(opened);
+    return opened;
+  }
+
+  it('refuses an unknown recipient, naming the members; delivers in order and drains once', async () => {
+    const b = await board();
+    await b.registry.ensure('crew');
+    await b.registry.join('eng', 'engineer');
+    await expect(b.mailbox.send('lead', 'nobody', 'hi')).rejects.toThrow(/'nobody' is not a member of team 'crew' \(members: lead, eng\)/);
+    for (let i = 0; i < 5; i++) await b.mailbox.send('lead', 'eng', `m${i}`);
+    expect((await b.mailbox.drain('eng')).map((m) => m.content)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
+    expect(await b.mailbox.drain('eng')).toEqual([]);
+    await b.mailbox.restore('eng', [{ id: 'x1', type: 'message', from: 'lead', to: 'eng', content: 'again', at: new Date().toISOString() }]);
+    expect((await b.mailbox.drain('eng')).map((m) => m.content)).toEqual(['again']);
+  });
+
+  it('two processes draining while a third sends 300 messages: every message taken exactly once', { timeout: 60_000 }, async () => {
+    const location = await backend.location();
+    const b = await board(location);
+    await b.registry.ensure('crew');
+    await b.registry.join('eng', 'engineer');
+    const drainers = [0, 1].map((i) => Actor.process<string[]>(`drainer ${i}`, { kind: 'drain', root: location, name: 'eng', untilIdleMs: 1_500 }, true));
+    const sender = Actor.process<number>('sender', { kind: 'send', root: location, from: 'lead', to: 'eng', count: 300 }, true);
+    await startTogether([...drainers, sender]);
+    expect(await sender.result).toBe(300);
+    const got = (await Promise.all(drainers.map((d) => d.result))).flat();
+    expect(got.length).toBe(300);
+    expect(new Set(got).size).toBe(300);
+  });
+
+  it('registry: a live name held by another process is refused; status updates are kept', async () => {
+    const b = await board();
+    await b.registry.ensure('crew');
+    // The parent process (alive) holds 'eng': this process may not take it.
+    await b.registry.join('eng', 'engineer', { pid: process.ppid });
+    await expect(b.registry.join('eng', 'engineer')).rejects.toThrow(/'eng' is already a live member of team 'crew'/);
+    await b.registry.join('rev', 'reviewer');
+    await b.registry.setStatus('rev', 'working', { task: 3, reason: 'reviewing' });
+    expect(b.registry.get('rev')).toMatchObject({ status: 'working', task: 3, reason: 'reviewing' });
+    expect(b.registry.names()).toEqual(['lead', 'eng', 'rev']);
+  });
+
+  it('requests: decided once, listed by filter', async () => {
+    const b = await board();
+    const request = await b.requests.create({ kind: 'plan', from: 'eng', to: 'lead', plan: 'step 1' });
+    expect(b.requests.list({ status: 'pending' }).map((r) => r.id)).toEqual([request.id]);
+    expect(await b.requests.resolve(request.id, true)).toMatchObject({ ok: true, request: { status: 'approved' } });
+    expect(await b.requests.resolve(request.id, false, 'too late')).toMatchObject({ ok: false, request: { status: 'approved' } });
+    expect(b.requests.get(request.id).status).toBe('approved');
+    expect(() => b.requests.get('plan-missing')).toThrow(/no request 'plan-missing'/);
   });
 });

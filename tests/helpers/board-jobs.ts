@@ -1,11 +1,16 @@
 import { TaskBoard, Mailbox, TeamRegistry, withLock } from '../../src/core/board/index.js';
+import os from 'node:os';
+import { openBoard } from '../../src/core/board/board.js';
 import { openTaskStore } from '../../src/core/board/open.js';
+import { isPostgresUrl } from '../../src/core/board/pg/connection.js';
 
 /** What a test actor (worker thread or child process) does; plain data so it crosses postMessage/argv. */
 export type BoardJob =
   | { kind: 'claim'; root: string; owners: string[]; mode: 'next' | 'direct'; ids?: number[] }
   | { kind: 'create'; root: string; count: number; by: string }
   | { kind: 'send'; root: string; from: string; to: string; count: number }
+  /** Drains `name`'s inbox until `total` messages were taken by all drainers together (counted in the board's messages). */
+  | { kind: 'drain'; root: string; name: string; untilIdleMs: number }
   | { kind: 'hold-lock'; file: string; staleMs: number }
   | { kind: 'team'; root: string; name: string; role: string; rounds: number };
 
@@ -31,9 +36,30 @@ export async function runBoardJob(job: BoardJob, notify: Notify): Promise<unknow
       return ids;
     }
     case 'send': {
-      const mailbox = new Mailbox(job.root);
-      for (let i = 0; i < job.count; i++) await mailbox.send(job.from, job.to, `${job.from}:${i}`);
+      // `root` is a board location: a directory, or a postgres:// URL.
+      const board = await openBoard(job.root, isPostgresUrl(job.root) ? os.tmpdir() : job.root, { poolSize: 2 });
+      try {
+        for (let i = 0; i < job.count; i++) await board.mailbox.send(job.from, job.to, `${job.from}:${i}`);
+      } finally {
+        await board.close();
+      }
       return job.count;
+    }
+    case 'drain': {
+      const board = await openBoard(job.root, isPostgresUrl(job.root) ? os.tmpdir() : job.root, { poolSize: 2 });
+      const got: string[] = [];
+      try {
+        let idleSince = Date.now();
+        while (Date.now() - idleSince < job.untilIdleMs) {
+          const messages = await board.mailbox.drain(job.name);
+          if (messages.length) idleSince = Date.now();
+          got.push(...messages.map((m) => m.content));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      } finally {
+        await board.close();
+      }
+      return got;
     }
     case 'hold-lock':
       // Holds the lock until the process is killed.
