@@ -274,6 +274,34 @@ export function buildProgram(): Command {
   }
 
   program
+    .command('export')
+    .description('write a postgres:// board as files (.tasks/task_<id>.json, .team/…) into --dir, an empty folder')
+    .addOption(dirOption())
+    .addOption(boardOption())
+    .action(async (_options: unknown, command: Command) => {
+      const url = boardUrl(command);
+      if (!url) throw new UsageError('export needs --board postgres://… (or AUTOTEAM_BOARD)');
+      const dir = boardDir(command);
+      const { exportBoard } = await import('../core/board/pg/transfer.js');
+      const counts = await exportBoard(url, dir);
+      console.log(`exported ${counts.tasks} tasks, ${counts.requests} requests and ${counts.messages} messages from ${describeUrl(url)} to ${dir}`);
+    });
+
+  program
+    .command('import')
+    .description('load the file board in --dir into an empty postgres:// board')
+    .addOption(dirOption())
+    .addOption(boardOption())
+    .action(async (_options: unknown, command: Command) => {
+      const url = boardUrl(command);
+      if (!url) throw new UsageError('import needs --board postgres://… (or AUTOTEAM_BOARD)');
+      const dir = existingBoardDir(command);
+      const { importBoard } = await import('../core/board/pg/transfer.js');
+      const counts = await importBoard(dir, url);
+      console.log(`imported ${counts.tasks} tasks, ${counts.requests} requests and ${counts.messages} messages from ${dir} into ${describeUrl(url)}`);
+    });
+
+  program
     .command('stages')
     .description("print each stage's role, prompt, tools and transitions (no model is called)")
     .option('--json', 'as JSON')

@@ -106,3 +106,41 @@ describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
     expect(bad.stderr).toMatch(/--board takes a postgres:\/\/ URL/);
   });
 });
+
+describe.runIf(postgresBin && python)('export and import', () => {
+  it('a database board exports to the same files, and those files import into an empty database, ids kept', async () => {
+    const url = await freshDatabase();
+    const dir = folder('autoteam-pgexp-');
+    const run = await runCli(['run', '--auto', '--board', url, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir, killAfterMs: 90_000 });
+    expect(run.code, describeRun(run)).toBe(0);
+    const out = folder('autoteam-pgout-');
+    const exported = await runCli(['export', '--board', url, '--dir', out], { cwd: out });
+    expect(exported.code, describeRun(exported)).toBe(0);
+    expect(exported.stdout).toMatch(/^exported 5 tasks, \d+ requests and \d+ messages from postgres:\/\//);
+    const listedFiles = await runCli(['tasks', '--dir', out], { cwd: out });
+    const listedDb = await runCli(['tasks', '--board', url], { cwd: out });
+    expect(listedFiles.stdout).toBe(listedDb.stdout);
+    expect(listedFiles.stderr).toBe('');
+    const again = await runCli(['export', '--board', url, '--dir', out], { cwd: out });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/already holds a board/);
+
+    const target = await freshDatabase();
+    const imported = await runCli(['import', '--dir', out, '--board', target], { cwd: out });
+    expect(imported.code, describeRun(imported)).toBe(0);
+    expect(imported.stdout).toMatch(/^imported 5 tasks/);
+    const listedImport = await runCli(['tasks', '--board', target], { cwd: out });
+    expect(listedImport.stdout).toBe(listedDb.stdout);
+    // A new task continues after the imported ids, and a new pipeline after the imported ones.
+    const next = await openBoard(target, out);
+    try {
+      expect((await next.tasks.create({ subject: 'after import' })).id).toBe(6);
+      expect(await next.tasks.nextPipelineId()).toBe(2);
+    } finally {
+      await next.close();
+    }
+    const twice = await runCli(['import', '--dir', out, '--board', target], { cwd: out });
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/already has tasks: import into an empty one/);
+  }, 120_000);
+});

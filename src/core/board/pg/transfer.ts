@@ -1,0 +1,119 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { AutoteamError } from '../../errors.js';
+import { writeJsonAtomic } from '../atomic-io.js';
+import { Mailbox } from '../mailbox.js';
+import { RequestStore } from '../requests.js';
+import { type Message, MessageSchema, type Task, TaskSchema, TeamConfigSchema } from '../schemas.js';
+import { TaskBoard } from '../task-board.js';
+import { TeamRegistry } from '../team-registry.js';
+import { createPool, withConnectionRetry } from './connection.js';
+import { migrateWith } from './pg-task-board.js';
+
+/**
+ * A PostgreSQL board as files and back: `export` writes the same `.tasks/task_<id>.json`,
+ * `.team/config.json`, `.team/requests/<id>.json` and `.team/inbox/<name>.jsonl` the file board keeps
+ * (messages are copied, not taken), so a database board can always be read as files; `import` loads
+ * a file board into an empty database, ids kept.
+ */
+
+export interface TransferCounts {
+  tasks: number;
+  requests: number;
+  messages: number;
+}
+
+function hasTasks(dir: string): boolean {
+  const tasks = path.join(dir, '.tasks');
+  return fs.existsSync(tasks) && fs.readdirSync(tasks).some((name) => /^task_\d+\.json$/.test(name));
+}
+
+export async function exportBoard(url: string, dir: string): Promise<TransferCounts> {
+  if (hasTasks(dir)) throw new AutoteamError(`${dir} already holds a board (.tasks/ has task files): export into an empty folder`, 'USAGE');
+  const { openPgBoard } = await import('./pg-board.js');
+  const board = await openPgBoard(url, dir);
+  try {
+    const tasks = board.tasks.list();
+    fs.mkdirSync(path.join(dir, '.tasks'), { recursive: true });
+    for (const task of tasks) writeJsonAtomic(path.join(dir, '.tasks', `task_${task.id}.json`), task);
+    const next = Math.max(0, ...tasks.map((task) => task.id)) + 1;
+    fs.writeFileSync(path.join(dir, '.tasks', '.next-id'), String(next));
+    fs.mkdirSync(path.join(dir, '.team', 'requests'), { recursive: true });
+    writeJsonAtomic(path.join(dir, '.team', 'config.json'), board.registry.read());
+    const requests = board.requests.list();
+    for (const request of requests) writeJsonAtomic(path.join(dir, '.team', 'requests', `${request.id}.json`), request);
+    const pool = createPool(url, 1);
+    let messages = 0;
+    try {
+      const { rows } = await withConnectionRetry(url, () => pool.query<{ recipient: string; body: Message }>('SELECT recipient, body FROM autoteam_messages ORDER BY seq'));
+      fs.mkdirSync(path.join(dir, '.team', 'inbox'), { recursive: true });
+      for (const row of rows) {
+        fs.appendFileSync(path.join(dir, '.team', 'inbox', `${row.recipient}.jsonl`), `${JSON.stringify(row.body)}\n`);
+        messages++;
+      }
+    } finally {
+      await pool.end();
+    }
+    return { tasks: tasks.length, requests: requests.length, messages };
+  } finally {
+    await board.close();
+  }
+}
+
+export async function importBoard(dir: string, url: string): Promise<TransferCounts> {
+  if (!hasTasks(dir) && !fs.existsSync(path.join(dir, '.team', 'config.json'))) {
+    throw new AutoteamError(`no board in ${dir} (no task files in .tasks/, no .team/config.json)`, 'USAGE');
+  }
+  const files = new TaskBoard(dir);
+  const tasks: Task[] = files.list();
+  const problems = files.problems();
+  if (problems.length) throw new AutoteamError(`${problems.length} task file(s) do not read, nothing imported: ${problems[0]!.message}`, 'BOARD_FILE_INVALID');
+  const registry = new TeamRegistry(dir);
+  const config = registry.exists() ? TeamConfigSchema.parse(registry.read()) : null;
+  const requests = new RequestStore(dir).list();
+  const mailbox = new Mailbox(dir);
+  const pool = createPool(url, 1);
+  try {
+    await migrateWith(url, pool);
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM autoteam_tasks');
+      if (Number(rows[0]!.n) > 0) throw new AutoteamError('the database board already has tasks: import into an empty one', 'USAGE');
+      for (const task of tasks) {
+        const t = TaskSchema.parse(task);
+        await client.query(
+          `INSERT INTO autoteam_tasks (id, subject, description, status, owner, role, stage, blocked_by, blocks, pipeline, revision, claims, lease_owner, lease_token,
+             lease_until, attempts, not_before, handoff, artifacts, usage, result, history, created_at, updated_at)
+           OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`,
+          [t.id, t.subject, t.description, t.status, t.owner, t.role, t.stage, t.blockedBy, t.blocks, t.pipeline, t.revision, t.claims, t.lease?.owner ?? null,
+            t.lease?.token ?? null, t.lease?.until ?? null, t.attempts, t.notBefore, t.handoff, JSON.stringify(t.artifacts), JSON.stringify(t.usage), t.result,
+            JSON.stringify(t.history), t.createdAt, t.updatedAt],
+        );
+      }
+      const maxId = Math.max(0, ...tasks.map((task) => task.id));
+      await client.query(`ALTER TABLE autoteam_tasks ALTER COLUMN id RESTART WITH ${maxId + 1}`);
+      const maxPipeline = Math.max(0, ...tasks.map((task) => task.pipeline ?? 0));
+      await client.query("INSERT INTO autoteam_counters (name, value) VALUES ('pipeline', $1) ON CONFLICT (name) DO UPDATE SET value = GREATEST(autoteam_counters.value, $1)", [maxPipeline]);
+      if (config) await client.query("INSERT INTO autoteam_docs (key, doc) VALUES ('config', $1) ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc", [JSON.stringify(config)]);
+      for (const request of requests) await client.query('INSERT INTO autoteam_docs (key, doc) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [`requests/${request.id}`, JSON.stringify(request)]);
+      let messages = 0;
+      for (const name of config ? [config.lead, ...config.members.map((m) => m.name)] : []) {
+        for (const message of mailbox.peek(name)) {
+          await client.query('INSERT INTO autoteam_messages (recipient, body) VALUES ($1, $2)', [name, JSON.stringify(MessageSchema.parse(message))]);
+          messages++;
+        }
+      }
+      await client.query('COMMIT');
+      return { tasks: tasks.length, requests: requests.length, messages };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  } finally {
+    await pool.end();
+  }
+}
+
