@@ -8,14 +8,17 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { Mailbox, TaskBoard } from '../core/board/index.js';
+import { openTaskStore } from '../core/board/open.js';
 import { serializeError } from '../core/errors.js';
 import { epochMs } from './section.js';
 
+export type ClaimMode = 'next' | 'scan';
+
 export type ActorJob =
-  /** Claims with claimNext until nothing is left. */
-  | { kind: 'claim'; root: string; owner: string }
+  /** Claims until nothing is left (`root`: a directory or a postgres:// URL). */
+  | { kind: 'claim'; root: string; owner: string; mode: ClaimMode }
   /** A process that runs `threads` claim workers and reports their claims together. */
-  | { kind: 'claim-hub'; root: string; prefix: string; threads: number }
+  | { kind: 'claim-hub'; root: string; prefix: string; threads: number; mode: ClaimMode }
   | { kind: 'send'; root: string; from: string; to: string; count: number }
   /** Creates one task per `create` line on stdin, reporting when it started; `exit` ends it. */
   | { kind: 'creator'; root: string };
@@ -68,18 +71,33 @@ function nextCommand(expected: string): Promise<void> {
   });
 }
 
-async function claimLoop(root: string, owner: string): Promise<ClaimReport> {
-  const board = new TaskBoard(root);
+/**
+ * Claims until nothing is left. `next`: claimNext. `scan`: what a claimer without claimNext does —
+ * scan the unclaimed tasks, then claim(id) one of them (a random one, so claimers spread out).
+ */
+async function claimLoop(root: string, owner: string, mode: ClaimMode): Promise<ClaimReport> {
+  const board = await openTaskStore(root, { poolSize: 1 });
   const mine: number[] = [];
   const errors: string[] = [];
   try {
     for (;;) {
-      const result = await board.claimNext(owner);
-      if (!result) break;
-      if (result.ok) mine.push(result.task.id);
+      if (mode === 'next') {
+        const result = await board.claimNext(owner);
+        if (!result) break;
+        if (result.ok) mine.push(result.task.id);
+        continue;
+      }
+      await board.refresh();
+      const open = await board.scanUnclaimed();
+      if (open.length === 0) break;
+      const pick = open[Math.floor(Math.random() * open.length)]!;
+      const result = await board.claim(pick.id, owner, { tryOnce: true });
+      if (result.ok) mine.push(pick.id);
     }
   } catch (error) {
     errors.push(`${owner}: ${(error as Error).message}`);
+  } finally {
+    await board.close?.();
   }
   return { claimed: { [owner]: mine }, errors };
 }
@@ -87,7 +105,7 @@ async function claimLoop(root: string, owner: string): Promise<ClaimReport> {
 async function claimHub(job: Extract<ActorJob, { kind: 'claim-hub' }>): Promise<ClaimReport> {
   const workers = Array.from({ length: job.threads }, (_, i) => {
     const worker = new Worker(new URL(import.meta.url), {
-      workerData: { benchActor: { kind: 'claim', root: job.root, owner: `${job.prefix}t${i}` } satisfies ActorJob },
+      workerData: { benchActor: { kind: 'claim', root: job.root, owner: `${job.prefix}t${i}`, mode: job.mode } satisfies ActorJob },
     });
     const messages: ActorMessage[] = [];
     const ready = new Promise<void>((resolve, reject) => {
@@ -119,7 +137,7 @@ async function claimHub(job: Extract<ActorJob, { kind: 'claim-hub' }>): Promise<
 }
 
 async function creator(root: string): Promise<number> {
-  const board = new TaskBoard(root);
+  const board = await openTaskStore(root, { poolSize: 1 });
   post({ type: 'ready' });
   let created = 0;
   let queue = Promise.resolve();
@@ -138,6 +156,7 @@ async function creator(root: string): Promise<number> {
       }
     });
   });
+  await board.close?.();
   return created;
 }
 
@@ -150,7 +169,7 @@ async function run(job: ActorJob): Promise<unknown> {
     case 'claim':
       post({ type: 'ready' });
       await nextCommand('go');
-      return claimLoop(job.root, job.owner);
+      return claimLoop(job.root, job.owner, job.mode);
     case 'send': {
       const mailbox = new Mailbox(job.root);
       post({ type: 'ready' });

@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { boardSections } from './board-bench.js';
+import { stopBenchPostgres } from './postgres-server.js';
 import { sandboxOverhead } from './sandbox-bench.js';
 import { teammateSections } from './teammate-bench.js';
 import type { BenchOptions, BenchRow, BenchSection } from './section.js';
@@ -29,6 +30,7 @@ export async function runBench(options: BenchOptions, only?: string[]): Promise<
       results.push({ section: section.name, rows: [], error: (error as Error).stack ?? String(error) });
     }
   }
+  await stopBenchPostgres();
   return results;
 }
 

@@ -62,3 +62,32 @@ export async function startPostgres(bin = findPostgresBin()): Promise<PostgresSe
     },
   };
 }
+
+let shared: Promise<PostgresServer | null> | null = null;
+let databases = 0;
+
+/**
+ * A fresh database on the benchmark's one server (started on first use, stopped by
+ * stopBenchPostgres), or null when there are no PostgreSQL binaries.
+ */
+export async function benchDatabase(label: string): Promise<string | null> {
+  shared ??= (async () => {
+    const bin = findPostgresBin();
+    return bin ? startPostgres(bin) : null;
+  })();
+  const server = await shared;
+  if (!server) return null;
+  const { default: pg } = await import('pg');
+  const name = `bench_${label.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${++databases}`;
+  const client = new pg.Client({ connectionString: server.url });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  return server.url.replace(/\/postgres$/, `/${name}`);
+}
+
+export async function stopBenchPostgres(): Promise<void> {
+  const server = shared ? await shared : null;
+  server?.stop();
+  shared = null;
+}

@@ -111,12 +111,19 @@ const SET_ALL = COLUMNS.split(', ')
   .map((column, i) => `${column} = $${i + 2}`)
   .join(', ');
 
-/** Claimable now, in SQL: the same rule as the file board's (pending and unblocked, or an expired lease). */
-const CLAIMABLE = `
+/** A candidate's role, backoff and blockers, in SQL: the same rule as the file board's. */
+const READY = `
   ($1::text IS NULL OR t.role IS NULL OR t.role = $1)
   AND (t.not_before IS NULL OR t.not_before <= now())
-  AND ((t.status = 'pending' AND t.owner IS NULL) OR (t.status = 'in_progress' AND (t.lease_until IS NULL OR t.lease_until < now())))
-  AND cardinality(t.blocked_by) = (SELECT count(*) FROM autoteam_tasks b WHERE b.id = ANY (t.blocked_by) AND b.status = 'completed')`;
+  AND CASE WHEN cardinality(t.blocked_by) = 0 THEN true
+      ELSE cardinality(t.blocked_by) = (SELECT count(*) FROM autoteam_tasks b WHERE b.id = ANY (t.blocked_by) AND b.status = 'completed') END`;
+
+/** Pending and unowned (read through the partial index on pending ids, in id order). */
+const PENDING = `t.status = 'pending' AND t.owner IS NULL AND ${READY}`;
+/** Claimed, but its lease ran out (no lease at all counts as expired: nothing would renew it). */
+const EXPIRED = `t.status = 'in_progress' AND (t.lease_until IS NULL OR t.lease_until < now()) AND ${READY}`;
+/** Claimable now: pending and unblocked, or with an expired lease. */
+const CLAIMABLE = `((${PENDING}) OR (${EXPIRED}))`;
 
 /** Takes the candidate row: a new token, a lease until the database's now() + lease, a history entry. */
 const TAKE = `
@@ -132,8 +139,13 @@ const TAKE = `
   FROM candidate WHERE t.id = candidate.id
   RETURNING ${SELECTED.split(', ').map((c) => `t.${c}`).join(', ')}`;
 
-/** One statement: the first claimable task, rows another claimer holds skipped, taken and returned. */
-const CLAIM_NEXT = `WITH candidate AS (SELECT t.id FROM autoteam_tasks t WHERE ${CLAIMABLE} ORDER BY t.id LIMIT 1 FOR UPDATE SKIP LOCKED) ${TAKE}`;
+/**
+ * One statement: the first pending task nobody else is locking, taken and returned. A second one
+ * (only when no task is pending) takes over an expired lease. Two statements instead of one OR, so
+ * each reads its own partial index in order and stops at the first row.
+ */
+const CLAIM_PENDING = `WITH candidate AS (SELECT t.id FROM autoteam_tasks t WHERE ${PENDING} ORDER BY t.id LIMIT 1 FOR UPDATE SKIP LOCKED) ${TAKE}`;
+const CLAIM_EXPIRED = `WITH candidate AS (SELECT t.id FROM autoteam_tasks t WHERE ${EXPIRED} ORDER BY t.lease_until NULLS FIRST, t.id LIMIT 1 FOR UPDATE SKIP LOCKED) ${TAKE}`;
 const CLAIM_ONE = `WITH candidate AS (SELECT t.id FROM autoteam_tasks t WHERE t.id = $4 AND ${CLAIMABLE} FOR UPDATE) ${TAKE}`;
 
 export interface PgTaskBoardOptions {
@@ -299,8 +311,12 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   }
 
   async claimNext(owner: string, role?: string): Promise<ClaimResult | null> {
-    const { rows } = await this.query<TaskRow>(CLAIM_NEXT, [role ?? null, owner, this.leaseMs]);
-    return rows[0] ? { ok: true, task: this.apply(rows[0]) } : null;
+    // Named statements: parsed and planned once per connection, not on every claim.
+    for (const [name, text] of [['autoteam_claim_pending', CLAIM_PENDING], ['autoteam_claim_expired', CLAIM_EXPIRED]] as const) {
+      const { rows } = await withConnectionRetry(this.url, () => this.pool.query<TaskRow>({ name, text, values: [role ?? null, owner, this.leaseMs] }));
+      if (rows[0]) return { ok: true, task: this.apply(rows[0]) };
+    }
+    return null;
   }
 
   async claim(id: number, owner: string, options: { role?: string; tryOnce?: boolean } = {}): Promise<ClaimResult> {

@@ -48,7 +48,8 @@ export const MIGRATIONS: readonly string[] = [
    CREATE TABLE autoteam_counters (name text PRIMARY KEY, value integer NOT NULL);
    -- Submitted files by sha256: a stage claimed on another machine rebuilds its workspace from them.
    CREATE TABLE autoteam_blobs (sha256 text PRIMARY KEY, data bytea NOT NULL);
-   CREATE INDEX autoteam_tasks_open ON autoteam_tasks (role, id) WHERE status IN ('pending', 'in_progress');
+   CREATE INDEX autoteam_tasks_pending ON autoteam_tasks (id) WHERE status = 'pending';
+   CREATE INDEX autoteam_tasks_leased ON autoteam_tasks (lease_until) WHERE status = 'in_progress';
    CREATE TABLE autoteam_messages (
      seq       bigserial PRIMARY KEY,
      recipient text NOT NULL,
