@@ -67,7 +67,8 @@ describe('TaskBoard', () => {
 
   it('reports corrupt and schema-invalid files by path and field, and keeps working around them', async () => {
     const problems: BoardProblem[] = [];
-    board = new TaskBoard(root, { onProblem: (problem) => problems.push(problem) });
+    // sweepMs 0: every read sweeps, so the hand edits below are seen at once.
+    board = new TaskBoard(root, { onProblem: (problem) => problems.push(problem), sweepMs: 0 });
     await board.create({ subject: 'good one' });
     const bogus = await board.create({ subject: 'bogus status' });
     const broken = await board.create({ subject: 'broken json' });
@@ -102,13 +103,14 @@ describe('TaskBoard', () => {
     expect(board.problems().map((p) => p.path)).toEqual([board.taskPath(broken.id)]);
   });
 
-  it('serves list() from its index and re-reads only after a change', async () => {
+  it('serves list() from its index and re-reads only what the journal says changed', async () => {
+    board = new TaskBoard(root, { sweepMs: 60_000 });
     await board.create({ subject: 'one' });
     await board.create({ subject: 'two' });
     const first = board.list();
     expect(board.list()).toBe(first);
 
-    // Another process rewrites a file atomically (new inode).
+    // Another process rewrites a file atomically: journaled, seen at once.
     const other = new TaskBoard(root);
     await other.update(2, { subject: 'two, renamed' });
     const second = board.list();
@@ -116,20 +118,38 @@ describe('TaskBoard', () => {
     expect(second.map((t) => t.subject)).toEqual(['one', 'two, renamed']);
     expect(board.list()).toBe(second);
 
-    // Someone rewrites a file in place (same inode) with a different size.
+    // A hand edit in place is not journaled: a warm read does not look at the other files at all…
     const file = board.taskPath(1);
-    const inode = fs.statSync(file).ino;
     fs.writeFileSync(file, `${JSON.stringify({ ...board.get(1), subject: 'one, edited in place' }, null, 2)}\n`);
-    expect(fs.statSync(file).ino).toBe(inode);
-    const third = board.list();
-    expect(third).not.toBe(second);
-    expect(third[0]!.subject).toBe('one, edited in place');
-
-    // A new file and a deleted file are both noticed.
     await other.create({ subject: 'three' });
-    expect(board.list().map((t) => t.id)).toEqual([1, 2, 3]);
+    expect(board.list().map((t) => t.subject)).toEqual(['one', 'two, renamed', 'three']);
+    // …and the next sweep sees it (here: a fresh reader, which always starts with one).
+    expect(new TaskBoard(root).list().map((t) => t.subject)).toEqual(['one, edited in place', 'two, renamed', 'three']);
+  });
+
+  it('sees hand edits, new files and deletions at the next sweep (sweepMs)', async () => {
+    await board.create({ subject: 'one' });
+    await board.create({ subject: 'two' });
+    const reader = new TaskBoard(root, { sweepMs: 100 });
+    expect(reader.list()).toHaveLength(2);
+    fs.writeFileSync(board.taskPath(1), `${JSON.stringify({ ...board.get(1), subject: 'one, by hand' }, null, 2)}\n`);
     fs.rmSync(board.taskPath(2));
-    expect(board.list().map((t) => t.id)).toEqual([1, 3]);
+    const end = Date.now() + 5_000;
+    while (reader.list().map((t) => t.subject).join() !== 'one, by hand') {
+      if (Date.now() > end) throw new Error(`the sweep never saw the hand edits: ${reader.list().map((t) => t.subject).join()}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(reader.list().map((t) => t.id)).toEqual([1]);
+  });
+
+  it('a lost or rotated journal costs one sweep, never a missed change', async () => {
+    const reader = new TaskBoard(root, { sweepMs: 60_000 });
+    await board.create({ subject: 'one' });
+    expect(reader.list()).toHaveLength(1);
+    fs.rmSync(path.join(board.dir, '.journal'));
+    fs.writeFileSync(board.taskPath(1), `${JSON.stringify({ ...board.get(1), subject: 'one, after the journal went' }, null, 2)}\n`);
+    await board.create({ subject: 'two' });
+    expect(reader.list().map((t) => t.subject)).toEqual(['one, after the journal went', 'two']);
   });
 
   it('refuses a write fenced by a superseded claim and leaves the file unchanged', async () => {
@@ -215,7 +235,7 @@ describe('TaskBoard', () => {
     for (let i = 0; i < 5; i++) await board.create({ subject: `t${i}` });
     await Promise.all([1, 2, 3].map((id) => board.claim(id, `o${id}`)));
     await board.complete(1, 'o1');
-    const names = fs.readdirSync(board.dir).filter((n) => !/^task_\d+\.json$/.test(n) && n !== '.next-id' && n !== '.locks');
+    const names = fs.readdirSync(board.dir).filter((n) => !/^task_\d+\.json$/.test(n) && n !== '.next-id' && n !== '.locks' && n !== '.journal');
     expect(names).toEqual([]);
     expect(fs.readdirSync(path.join(board.dir, '.locks'))).toEqual([]);
     expect(path.basename(board.dir)).toBe('.tasks');

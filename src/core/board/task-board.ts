@@ -6,7 +6,7 @@ import { writeJsonAtomic } from './atomic-io.js';
 import { readTaskFile } from './task-file.js';
 import { takeNext } from './counter.js';
 import { DEFAULT_LOCK_STALE_MS, isLockBusy, withLock } from './lock.js';
-import { type BoardProblem, TASK_FILE, TaskIndex } from './task-index.js';
+import { type BoardProblem, journalWrite, TASK_FILE, TaskIndex } from './task-index.js';
 
 import { ArtifactsSchema } from './artifacts.js';
 import { type Task, TaskSchema } from './schemas.js';
@@ -43,7 +43,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
     this.clock = options.now ?? (() => new Date());
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.lockStaleMs = options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS;
-    this.index = new TaskIndex(this.dir, options.onProblem);
+    this.index = new TaskIndex(this.dir, options.onProblem, options.sweepMs);
     const secrets = secretValues();
     this.redact = (text) => redact(text, secrets);
     fs.mkdirSync(this.dir, { recursive: true });
@@ -142,6 +142,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
           updatedAt: at,
         });
         writeJsonAtomic(this.taskPath(id), created, this.redact);
+        journalWrite(this.dir, id);
         return created;
       },
       { staleMs: this.lockStaleMs },
@@ -216,6 +217,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
         // Validated before it is written: a bad artifact is the caller's error, never an unreadable file.
         const written: Task = TaskSchema.parse({ ...next, updatedAt: this.now().toISOString() });
         writeJsonAtomic(file, written, this.redact);
+        journalWrite(this.dir, id);
         return { ok: true as const, task: written };
       },
       { staleMs: this.lockStaleMs, retries },

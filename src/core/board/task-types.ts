@@ -7,6 +7,8 @@ export interface TaskBoardOptions {
   /** How long a claim stays valid without a renewal (default 30 s). */
   leaseMs?: number;
   lockStaleMs?: number;
+  /** How often a read sweeps every task file, for hand edits (which are not journaled). Default 2 s. */
+  sweepMs?: number;
   /** Called once per bad file version (parse or validation failure); the file is skipped. */
   onProblem?: (problem: BoardProblem) => void;
 }
