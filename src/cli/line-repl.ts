@@ -36,7 +36,7 @@ export async function runLineRepl(session: LeadSession, options: LineReplOptions
   print(`autoteam — ${session.modelLabel}`);
   await session.start(options.team ?? DEFAULT_TEAM);
   const config = session.mailbox.registry.read();
-  print(`board ${session.rootDir} · team ${config.team} · lead ${config.lead}${session.autoAnswer ? ' · auto answers on' : ''}`);
+  print(`board ${session.where} · team ${config.team} · lead ${config.lead}${session.autoAnswer ? ' · auto answers on' : ''}`);
   print('Type /help for commands, or a requirement for the lead.');
 
   const lines = readline.createInterface({ input: options.input ?? process.stdin, terminal: false });

@@ -169,7 +169,8 @@ describe.each(backends)('$name', (backend) => {
     for (const task of await board.list()) {
       expect(task).toMatchObject({ status: 'in_progress', claims: 1, owner: winners.get(task.id)![0] });
     }
-    expect(new Set([...winners.values()].map(([owner]) => owner!.slice(0, 2))).size).toBe(3);
+    // At least two processes won claims: the race was real (a late starter may find the board empty).
+    expect(new Set([...winners.values()].map(([owner]) => owner!.slice(0, 2))).size).toBeGreaterThanOrEqual(2);
   });
 });
 

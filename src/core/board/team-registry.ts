@@ -10,6 +10,8 @@ export interface TeamRegistryOptions {
   lockStaleMs?: number;
   /** Where the config lives (default: `.team/config.json` under the board root). */
   docs?: DocStore;
+  /** The team's name when the config is created (default: the board directory's name). */
+  team?: string;
 }
 
 export interface MemberUpdate {
@@ -23,9 +25,11 @@ export interface MemberUpdate {
 export class TeamRegistry {
   readonly docs: DocStore;
   private readonly now: () => Date;
+  private readonly defaultTeam: string | undefined;
 
   constructor(readonly rootDir: string, options: TeamRegistryOptions = {}) {
     this.now = options.now ?? (() => new Date());
+    this.defaultTeam = options.team;
     this.docs = options.docs ?? new FileDocStore(rootDir, options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS);
   }
 
@@ -44,7 +48,7 @@ export class TeamRegistry {
   }
 
   private empty(): TeamConfig {
-    return { team: path.basename(path.resolve(this.rootDir)) || 'team', lead: 'lead', members: [] };
+    return { team: this.defaultTeam ?? (path.basename(path.resolve(this.rootDir)) || 'team'), lead: 'lead', members: [] };
   }
 
   /** Creates the config if missing (keeping an existing team's name). */

@@ -147,6 +147,11 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     if (repo.dirty) this.emit('event', { type: 'notice', text: 'your working tree has uncommitted changes: pipelines start from HEAD and do not see them' });
   }
 
+  /** The board as shown in headers: its directory, or its URL (no password) and the local folder. */
+  get where(): string {
+    return this.location === this.rootDir ? this.rootDir : `${this.location} (local folder ${this.rootDir})`;
+  }
+
   /** Questions waiting for the person, oldest first. */
   pendingQuestions(): PendingQuestion[] {
     return [...this.questions.values()];
@@ -208,7 +213,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       const { from, why } = tookOver;
       this.emit('event', { type: 'notice', text: `took over the board from a lead that is gone (pid ${from.pid} on ${from.host}: ${why})` });
     }
-    await this.mailbox.registry.ensure(this.options.team ?? path.basename(this.rootDir));
+    await this.mailbox.registry.ensure(this.options.team);
     await this.useRepository();
     await this.reapDead();
     this.resumeQuestions();

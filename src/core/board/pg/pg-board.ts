@@ -41,7 +41,8 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
   const tasks = new PgTaskBoard(url, pool, { leaseMs: options.leaseMs, rootDir });
   const docs = new PgDocStore(url, pool);
   await Promise.all([tasks.refresh(), docs.refresh()]);
-  const registry = new TeamRegistry(rootDir, { now: options.now, docs });
+  // The team is named after the database, whichever host creates it first.
+  const registry = new TeamRegistry(rootDir, { now: options.now, docs, team: new URL(url).pathname.replace(/^\//, '') || 'team' });
   const mailbox = new PgMailbox(rootDir, url, pool, { now: options.now, registry });
   const requests = new RequestStore(rootDir, options.now, docs);
   const location = describeUrl(url);
