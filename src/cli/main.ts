@@ -7,7 +7,7 @@ import { loadTeammateSettings, type SettingsOverrides, type TeammateSettings } f
 import { containment, describeContainment, INSTALL_HINT } from '../core/exec/sandbox.js';
 import { Mailbox } from '../core/board/mailbox.js';
 import { type Board, openBoard } from '../core/board/board.js';
-import { describeUrl, isPostgresUrl } from '../core/board/pg/connection.js';
+import { describeUrl, isPostgresUrl } from '../core/board/pg/url.js';
 import { Pipeline } from '../core/stages/pipeline.js';
 import { diffPipeline, discardPipeline, mergePipeline } from '../frontend/branches.js';
 import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';

@@ -3,7 +3,7 @@ import { type BlobStore, FileBlobStore } from './blobs.js';
 import { type DocStore, FileDocStore } from './docs.js';
 import { LeadLease } from './liveness.js';
 import { Mailbox } from './mailbox.js';
-import { isPostgresUrl } from './pg/connection.js';
+import { isPostgresUrl } from './pg/url.js';
 import { RequestStore } from './requests.js';
 import { TaskBoard } from './task-board.js';
 import type { TaskBoardLike } from './task-rules.js';

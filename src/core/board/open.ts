@@ -1,4 +1,4 @@
-import { isPostgresUrl } from './pg/connection.js';
+import { isPostgresUrl } from './pg/url.js';
 import { TaskBoard } from './task-board.js';
 import type { TaskStore } from './task-rules.js';
 import type { TaskBoardOptions } from './task-types.js';

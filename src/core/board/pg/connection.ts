@@ -1,20 +1,8 @@
 import pg from 'pg';
 import { AutoteamError } from '../../errors.js';
+import { describeUrl } from './url.js';
 
-/** The URL as shown to a person: the password replaced by `***`. */
-export function describeUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'postgres://(unparsable URL)';
-  }
-}
-
-export function isPostgresUrl(location: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(location);
-}
+export { describeUrl, isPostgresUrl } from './url.js';
 
 /** Errors that mean the connection, not the statement, failed: worth retrying on a fresh connection. */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
