@@ -12,7 +12,7 @@ import { Pipeline } from '../core/stages/pipeline.js';
 import { diffPipeline, discardPipeline, mergePipeline } from '../frontend/branches.js';
 import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
 import { AutoteamError, ConfigError } from '../core/errors.js';
-import { loadModelConfig } from '../core/model/anthropic.js';
+import { loadModelSpec } from '../core/model/config.js';
 import { STAGE_DEFINITIONS } from '../core/stages/definitions.js';
 import { stageTools } from '../core/tools/registry.js';
 import { runHeadless } from './run-command.js';
@@ -69,6 +69,15 @@ function repoOptions(command: Command): Command {
     .option('--no-worktree', 'work in workspace/<pipeline> even inside a git repository');
 }
 
+function modelChoice(options: Record<string, unknown>): { model: { provider?: string; model?: string } } {
+  return {
+    model: {
+      ...(typeof options.provider === 'string' ? { provider: options.provider } : {}),
+      ...(typeof options.model === 'string' ? { model: options.model } : {}),
+    },
+  };
+}
+
 function board(command: Command): { board?: string } {
   const url = boardUrl(command);
   return url ? { board: url } : {};
@@ -123,7 +132,9 @@ function settingsOptions(command: Command): Command {
     .option('--token-budget-pipeline <n>', 'input+output tokens of one pipeline before it fails; default 500000 (env TOKEN_BUDGET_PIPELINE)')
     .option('--max-attempts <n>', 'failed attempts (model or runtime errors) before a task fails; default 5 (env MAX_ATTEMPTS)')
     .option('--sandbox <mode>', 'contain the code the agents run: auto (bubblewrap when it works), required, off (env AUTOTEAM_SANDBOX)')
-    .option('--allow-network <stages>', "let executed code use the network: 'all', or a comma list of stages (env AUTOTEAM_ALLOW_NETWORK)");
+    .option('--allow-network <stages>', "let executed code use the network: 'all', or a comma list of stages (env AUTOTEAM_ALLOW_NETWORK)")
+    .option('--provider <name>', 'anthropic, openai (any OpenAI-compatible server) or offline; default: from the keys set (env AUTOTEAM_PROVIDER)')
+    .option('--model <id>', 'the model for every role (env MODEL_ID)');
 }
 
 function overrides(options: Record<string, unknown>): SettingsOverrides {
@@ -182,6 +193,7 @@ export function buildProgram(): Command {
         settings: settingsFor(options),
         ...repoChoice(options),
         ...board(command),
+        ...modelChoice(options),
       });
     });
 
@@ -347,6 +359,7 @@ export function buildProgram(): Command {
       prompt: options.prompt as string | undefined,
       settings: settingsFor(options),
       ...board(command),
+      ...modelChoice(options),
     });
     process.exitCode = code;
   });
@@ -374,6 +387,7 @@ export function buildProgram(): Command {
       settings: settingsFor(options),
       ...repoChoice(options),
       ...board(command),
+      ...modelChoice(options),
     });
     process.exitCode = code;
   });
@@ -391,7 +405,7 @@ export async function main(argv: string[]): Promise<number> {
     const dir = dirIndex >= 0 ? argv[dirIndex + 1] : undefined;
     dotenv.config({ quiet: true });
     if (dir && fs.existsSync(path.join(dir, '.env'))) dotenv.config({ quiet: true, path: path.join(dir, '.env') });
-    loadModelConfig(); // a bad ANTHROPIC_* setting is a usage error before anything starts
+    loadModelSpec(process.env); // a bad ANTHROPIC_* / OPENAI_* setting is a usage error before anything starts
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {

@@ -6,7 +6,7 @@ import type { Stage, Task, TaskUsage } from '../core/board/schemas.js';
 import { openBoard } from '../core/board/board.js';
 import { type LeadEvent, LeadSession } from '../core/lead/session.js';
 import { AutoteamError, FATAL_MODEL_CODES } from '../core/errors.js';
-import { loadModelConfig } from '../core/model/anthropic.js';
+import { loadModelSpec, type ModelOverrides } from '../core/model/config.js';
 import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js';
 import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
 import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
@@ -23,6 +23,8 @@ export interface RunCommandOptions {
   repo?: string | false;
   /** A postgres:// board (absent: the file board in `dir`). */
   board?: string;
+  /** --provider / --model. */
+  model?: ModelOverrides;
 }
 
 export interface RunSummary {
@@ -56,7 +58,7 @@ const DISK_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
 export async function runHeadless(options: RunCommandOptions): Promise<number> {
   // Before anything starts: a refused requirement leaves no board and no threads behind.
   checkRequirement(options.requirement);
-  const spec = loadModelConfig();
+  const spec = loadModelSpec(process.env, options.model ?? {});
   const board = await openBoard(options.board ?? options.dir, options.dir);
   const session = new LeadSession({ rootDir: options.dir, model: spec, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
   const started = Date.now();

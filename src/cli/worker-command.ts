@@ -3,7 +3,7 @@ import type { TeammateSettings } from '../core/agent/settings.js';
 import { Wake } from '../core/agent/wake.js';
 import { checkRole } from '../core/stages/definitions.js';
 import { openBoard } from '../core/board/board.js';
-import { loadModelConfig } from '../core/model/anthropic.js';
+import { loadModelSpec, type ModelOverrides } from '../core/model/config.js';
 import { createModel, describeModel } from '../core/model/factory.js';
 
 export interface WorkerCommandOptions {
@@ -14,12 +14,14 @@ export interface WorkerCommandOptions {
   settings: TeammateSettings;
   /** A postgres:// board (absent: the file board in `dir`). */
   board?: string;
+  /** --provider / --model. */
+  model?: ModelOverrides;
 }
 
 /** `autoteam worker`: one teammate in the foreground of this process, with its own watcher. */
 export async function runWorker(options: WorkerCommandOptions): Promise<number> {
   checkRole(options.role);
-  const spec = loadModelConfig();
+  const spec = loadModelSpec(process.env, options.model ?? {});
   const model = await createModel(spec);
   const wake = new Wake();
   const stop = new AbortController();

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { describeZodError, type Task } from '../board/schemas.js';
 import { serializeError } from '../errors.js';
 import type { AgentContext, AssistantBlock, ModelClient, ModelMessage, ModelResponse, ToolResultBlock, ToolUseBlock, Usage } from '../model/types.js';
-import { addUsage, ZERO_USAGE } from '../model/types.js';
+import { addUsage, INVALID_ARGUMENTS, ZERO_USAGE } from '../model/types.js';
 import { type LoopSignal, type ToolContext, type ToolDefinition, toolSpec } from '../tools/tool.js';
 import type { HandoffData } from '../stages/handoff.js';
 import { redact, secretValues } from '../trace/redact.js';
@@ -185,6 +185,10 @@ async function runTool(
       true,
     );
   }
+  const invalid = isRecordLike(use.input) ? (use.input[INVALID_ARGUMENTS] as { raw: string; error: string } | undefined) : undefined;
+  if (invalid) {
+    return answer(`The arguments of ${use.name} were not a JSON object (${invalid.error}): ${invalid.raw}. Call ${use.name} again with valid JSON. Expected: ${describeSchema(tool)}.`, true);
+  }
   const parsed = tool.inputSchema.safeParse(use.input ?? null);
   if (!parsed.success) {
     return answer(
@@ -237,4 +241,8 @@ function firstLine(text: string): string {
 function abortReason(signal: AbortSignal): string {
   const reason: unknown = signal.reason;
   return reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'aborted';
+}
+
+function isRecordLike(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }

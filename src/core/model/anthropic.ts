@@ -6,6 +6,7 @@ import Anthropic, {
   type ClientOptions,
 } from '@anthropic-ai/sdk';
 import { ConfigError, ModelError } from '../errors.js';
+import type { OpenAIModelConfig } from './openai.js';
 import type {
   AssistantBlock,
   ContentBlock,
@@ -69,7 +70,7 @@ export interface OfflineModelConfig {
   reason: string;
 }
 
-export type ModelConfig = AnthropicModelConfig | OfflineModelConfig;
+export type ModelConfig = AnthropicModelConfig | OpenAIModelConfig | OfflineModelConfig;
 
 type Env = Record<string, string | undefined>;
 

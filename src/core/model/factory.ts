@@ -19,6 +19,10 @@ export async function createModel(spec: ModelSpec): Promise<ModelClient> {
       const { AnthropicModel } = await import('./anthropic.js');
       return new AnthropicModel(spec);
     }
+    case 'openai': {
+      const { OpenAIModel } = await import('./openai.js');
+      return new OpenAIModel(spec);
+    }
     case 'module': {
       const loaded = (await import(pathToFileURL(spec.path).href)) as Record<string, unknown>;
       const factory = loaded[spec.exportName ?? 'createModel'];
@@ -32,5 +36,6 @@ export async function createModel(spec: ModelSpec): Promise<ModelClient> {
 export function describeModel(spec: ModelSpec): string {
   if (spec.kind === 'offline') return 'offline scripted model — set ANTHROPIC_API_KEY for Claude';
   if (spec.kind === 'anthropic') return spec.baseURL ? `${spec.model} via ${new URL(spec.baseURL).host}` : spec.model;
+  if (spec.kind === 'openai') return `${spec.model} via ${spec.baseURL ? new URL(spec.baseURL).host : 'OpenAI'}`;
   return `model from ${spec.path}`;
 }

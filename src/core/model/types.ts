@@ -81,6 +81,12 @@ export interface ModelClient {
   create(request: ModelRequest): Promise<ModelResponse>;
 }
 
+/**
+ * The input of a tool call whose arguments were not a JSON object (a provider that passes the model's
+ * text through): the loop answers the model with a tool error instead of running the tool.
+ */
+export const INVALID_ARGUMENTS = '__autoteam_invalid_arguments';
+
 export const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
 export function addUsage(a: Usage, b: Usage): Usage {

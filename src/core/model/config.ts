@@ -1,0 +1,74 @@
+import { ConfigError } from '../errors.js';
+import { type ModelConfig, loadModelConfig as loadAnthropicConfig } from './anthropic.js';
+import type { OpenAIModelConfig } from './openai.js';
+
+/** A small, current OpenAI model; any id works with a compatible server (`--model`, MODEL_ID). */
+export const DEFAULT_OPENAI_MODEL = 'gpt-4.1-mini';
+
+export const PROVIDERS = ['anthropic', 'openai', 'offline'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+export interface ModelOverrides {
+  /** --provider (else AUTOTEAM_PROVIDER, else inferred from the keys set). */
+  provider?: string;
+  /** --model, for every role (else MODEL_ID, else the provider's default). */
+  model?: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * The model every teammate runs on, from the environment (after dotenv) and the flags: the one place
+ * that decides the provider. With none named: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN → Anthropic;
+ * else OPENAI_API_KEY or OPENAI_BASE_URL → an OpenAI-compatible server; else the offline model.
+ */
+export function loadModelSpec(env: Env = process.env, overrides: ModelOverrides = {}): ModelConfig {
+  const read = (name: string): string | undefined => env[name]?.trim() || undefined;
+  const named = overrides.provider?.trim() || read('AUTOTEAM_PROVIDER');
+  const flag = overrides.provider?.trim() ? '--provider' : 'AUTOTEAM_PROVIDER';
+  if (named !== undefined && !(PROVIDERS as readonly string[]).includes(named)) {
+    throw new ConfigError(`${flag} must be one of ${PROVIDERS.join(', ')}, got '${named}'`);
+  }
+  const model = overrides.model?.trim() || undefined;
+  if (overrides.model !== undefined && !model) throw new ConfigError('--model needs a model id');
+  const anthropic = Boolean(read('ANTHROPIC_API_KEY') || read('ANTHROPIC_AUTH_TOKEN'));
+  const openai = Boolean(read('OPENAI_API_KEY') || read('OPENAI_BASE_URL'));
+  const provider = (named ?? (anthropic ? 'anthropic' : openai ? 'openai' : 'offline')) as Provider;
+  switch (provider) {
+    case 'offline':
+      return { kind: 'offline', reason: named ? `${flag} offline` : 'no ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, OPENAI_API_KEY or OPENAI_BASE_URL is set' };
+    case 'anthropic': {
+      const config = loadAnthropicConfig(env);
+      if (config.kind !== 'anthropic') throw new ConfigError(`${flag} anthropic needs ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN`);
+      return model ? { ...config, model } : config;
+    }
+    case 'openai': {
+      if (!openai) throw new ConfigError(`${flag} openai needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local server`);
+      const baseURL = read('OPENAI_BASE_URL');
+      if (baseURL !== undefined) {
+        let url: URL;
+        try {
+          url = new URL(baseURL);
+        } catch {
+          throw new ConfigError('OPENAI_BASE_URL is not a URL');
+        }
+        if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`OPENAI_BASE_URL must be http(s), got '${url.protocol}'`);
+        if (url.username || url.password) throw new ConfigError('OPENAI_BASE_URL must not contain user:password@');
+      }
+      const timeoutText = read('OPENAI_TIMEOUT_MS');
+      const timeoutMs = timeoutText === undefined ? undefined : Number(timeoutText);
+      if (timeoutText !== undefined && (!/^\d+$/.test(timeoutText) || !timeoutMs)) {
+        throw new ConfigError(`OPENAI_TIMEOUT_MS must be a positive whole number of milliseconds, got '${timeoutText}'`);
+      }
+      const apiKey = read('OPENAI_API_KEY');
+      const config: OpenAIModelConfig = {
+        kind: 'openai',
+        model: model ?? read('MODEL_ID') ?? DEFAULT_OPENAI_MODEL,
+        ...(baseURL ? { baseURL } : {}),
+        ...(apiKey ? { apiKey } : {}),
+        ...(timeoutMs ? { timeoutMs } : {}),
+      };
+      return config;
+    }
+  }
+}
