@@ -4,6 +4,8 @@ import type { TeammateSettings } from '../core/agent/settings.js';
 import { parseDuration } from '../core/agent/settings.js';
 import type { Stage, Task, TaskUsage } from '../core/board/schemas.js';
 import { openBoard } from '../core/board/board.js';
+import type { ModelSpec } from '../core/model/factory.js';
+import { costOf, formatCost } from '../core/model/pricing.js';
 import { type LeadEvent, LeadSession } from '../core/lead/session.js';
 import { AutoteamError, FATAL_MODEL_CODES } from '../core/errors.js';
 import { loadModelSpec, type ModelOverrides } from '../core/model/config.js';
@@ -49,6 +51,8 @@ export interface RunSummary {
   usage: TaskUsage;
   behaviour: TraceSummary['roles'];
   tokens: { input: number; output: number; cacheRead: number };
+  /** Dollars at the model's list price (null: no known price, e.g. a local model or the offline one). */
+  cost: number | null;
   wallMs: number;
 }
 
@@ -140,7 +144,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     console.error(`autoteam: ${message} (${code})`);
     return 2;
   }
-  const summary = summarize(session, state, options.requirement, since, Date.now() - started);
+  const summary = summarize(session, state, options.requirement, since, Date.now() - started, spec);
   if (options.json) console.log(JSON.stringify(summary, null, 2));
   else printSummary(summary, state.tasks);
   if ((stopReason as string | null)?.startsWith('interrupted')) return 130;
@@ -168,7 +172,7 @@ function describeEvent(event: LeadEvent): string | null {
   }
 }
 
-function summarize(session: LeadSession, state: PipelineState, requirement: string, since: string, wallMs: number): RunSummary {
+function summarize(session: LeadSession, state: PipelineState, requirement: string, since: string, wallMs: number, spec: ModelSpec): RunSummary {
   // Only this pipeline's work: the team may also have picked up other open tasks on the board.
   const ids = new Set(state.tasks.map((task) => task.id));
   const trace = summarizeTrace(
@@ -204,6 +208,10 @@ function summarize(session: LeadSession, state: PipelineState, requirement: stri
     usage: state.usage,
     behaviour: trace.roles,
     tokens: { input: trace.inputTokens, output: trace.outputTokens, cacheRead: trace.cacheReadTokens },
+    cost:
+      spec.kind === 'anthropic' || spec.kind === 'openai'
+        ? costOf({ inputTokens: trace.inputTokens, outputTokens: trace.outputTokens, cacheReadTokens: trace.cacheReadTokens }, spec.model, spec.kind === 'openai')
+        : null,
     wallMs,
   };
 }
@@ -239,6 +247,6 @@ function printSummary(summary: RunSummary, tasks: readonly Task[]): void {
   }
   console.log(`checks: ${summary.checks.passed}/${summary.checks.run} passed · pipeline #${summary.pipeline}: ${formatUsage(summary.usage)}`);
   console.log(
-    `tokens: ${summary.tokens.input.toLocaleString('en-US')} in / ${summary.tokens.output.toLocaleString('en-US')} out · wall time ${formatDuration(summary.wallMs)} · ${summary.model}`,
+    `tokens: ${summary.tokens.input.toLocaleString('en-US')} in / ${summary.tokens.output.toLocaleString('en-US')} out${summary.tokens.cacheRead ? ` / ${summary.tokens.cacheRead.toLocaleString('en-US')} cached` : ''}${summary.cost !== null ? ` · ${formatCost(summary.cost)}` : ''} · wall time ${formatDuration(summary.wallMs)} · ${summary.model}`,
   );
 }

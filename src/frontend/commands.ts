@@ -2,6 +2,7 @@ import type { Pipeline } from '../core/stages/pipeline.js';
 import { AutoteamError, serializeError } from '../core/errors.js';
 import type { LeadSession } from '../core/lead/session.js';
 import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
+import { formatSpend } from '../core/lead/spend.js';
 import { formatBoard, formatMember } from './format.js';
 
 /** How a line of output should look; the ink app colours by it, line mode ignores it. */
@@ -76,8 +77,12 @@ export const COMMANDS: readonly Command[] = [
     help: 'who is on the team and what each one is doing',
     run: (_args, io) => {
       const config = io.session.mailbox.registry.read();
-      const lines = [`team ${config.team} — lead: ${config.lead}`];
-      for (const member of config.members) lines.push(`  ${formatMember(member)}`);
+      const spent = io.session.spend.total();
+      const lines = [`team ${config.team} — lead: ${config.lead}${spent.calls ? ` · spent ${formatSpend(spent, io.session.offline)}` : ''}`];
+      for (const member of config.members) {
+        const own = io.session.spend.of(member.name);
+        lines.push(`  ${formatMember(member)}${own.calls ? ` [${formatSpend(own, io.session.offline)}]` : ''}`);
+      }
       if (config.members.length === 0) lines.push('  no teammates (/spawn <name> <role>)');
       io.print(lines.join('\n'));
     },

@@ -1,6 +1,7 @@
 import type { Member, Task, TaskStatus, TaskUsage } from '../core/board/schemas.js';
 import { pipelineUsage } from '../core/stages/pipeline.js';
 import type { LeadEvent, LeadSession, PendingQuestion } from '../core/lead/session.js';
+import { formatSpend } from '../core/lead/spend.js';
 import { describeEvent } from '../frontend/activity.js';
 import type { Tone } from '../frontend/commands.js';
 import { type PipelineStatus, pipelineStatuses } from '../frontend/work.js';
@@ -148,22 +149,30 @@ export interface TeamView {
   team: string;
   lead: string;
   members: Member[];
+  /** name → what the teammate spent (`12k tok · $0.041`); the session's total under ''. */
+  spend: Readonly<Record<string, string>>;
 }
 
 /** The team panel: the registry, with status events from the threads applied as they arrive. */
 export class TeamStore extends Store<TeamView> {
   constructor(private readonly session: LeadSession) {
-    super({ team: '', lead: 'lead', members: [] });
+    super({ team: '', lead: 'lead', members: [], spend: {} });
   }
 
   reload(): void {
     const config = this.session.mailbox.registry.read();
-    this.set({ team: config.team, lead: config.lead, members: config.members });
+    this.set({ team: config.team, lead: config.lead, members: config.members, spend: this.snapshot.spend });
   }
 
   follow(): () => void {
     const onEvent = (event: LeadEvent) => {
       if (event.type === 'teammate_exit') this.reload();
+      if (event.type === 'teammate' && event.event.type === 'usage') {
+        const { name } = event.event;
+        const offline = this.session.offline;
+        this.set({ ...this.snapshot, spend: { ...this.snapshot.spend, [name]: formatSpend(this.session.spend.of(name), offline), '': formatSpend(this.session.spend.total(), offline) } });
+        return;
+      }
       if (event.type !== 'teammate' || event.event.type !== 'status') return;
       const status = event.event;
       const known = this.snapshot.members.find((member) => member.name === status.name);

@@ -18,12 +18,13 @@ function doing(member: Member, tasks: ReadonlyMap<number, Task>): string {
   return `${reason}${what}`;
 }
 
-export function TeamPanel({ members, tasks, lead }: { members: readonly Member[]; tasks: ReadonlyMap<number, Task>; lead: string }) {
+export function TeamPanel({ members, tasks, lead, spend = {} }: { members: readonly Member[]; tasks: ReadonlyMap<number, Task>; lead: string; spend?: Readonly<Record<string, string>> }) {
   return (
     <Box flexDirection="column" borderStyle="round" borderColor="gray" paddingX={1}>
       <Text>
         <Text bold>Team</Text>
         <Text dimColor> lead: {lead}</Text>
+        {spend[''] ? <Text dimColor> · spent {spend['']}</Text> : null}
       </Text>
       {members.length === 0 ? <Text dimColor>No teammates — /spawn &lt;name&gt; &lt;role&gt;</Text> : null}
       {members.map((member) => (
@@ -33,6 +34,7 @@ export function TeamPanel({ members, tasks, lead }: { members: readonly Member[]
             <Text bold>{member.name}</Text>
             <Text dimColor> ({member.role}) </Text>
             <Text color={STATUS_COLORS[member.status]}>{member.status}</Text>
+            {spend[member.name] ? <Text dimColor> [{spend[member.name]}]</Text> : null}
             <Text>{doing(member, tasks)}</Text>
           </Text>
         </Box>

@@ -52,6 +52,8 @@ describe.runIf(python)('autoteam run --auto against a loopback Messages API', ()
     ]);
     expect(tasks[2]!.artifacts.verdict).toBe('approved');
     expect(fs.readFileSync(path.join(root, 'workspace', '1', 'organize.py'), 'utf8')).toBe(CLEAN_ORGANIZER);
+    // A priced model (the default Sonnet): the summary shows dollars beside the tokens.
+    expect(run.stdout).toMatch(/^tokens: [\d,]+ in \/ [\d,]+ out.* · \$\d+\.\d+ · wall time/m);
   });
 
   it('made the expected calls: 3 analyst, 1 simulated user, 3 engineer, 2 reviewer', () => {

@@ -43,6 +43,10 @@ describe('LeadSession', () => {
     const state = await session.waitForPipeline(task.pipeline!, AbortSignal.timeout(30_000));
     expect(state.status).toBe('approved');
     expect(new Set(state.tasks.map((t) => t.owner))).toEqual(new Set(['analyst', 'engineer', 'reviewer']));
+    // Every model call the threads made was reported: the session's spend matches the board's usage.
+    const calls = state.tasks.reduce((sum, t) => sum + t.usage.calls, 0);
+    expect(['analyst', 'engineer', 'reviewer'].reduce((sum, name) => sum + session.spend.of(name).calls, 0)).toBe(calls);
+    expect(session.spend.total().inputTokens).toBe(state.tasks.reduce((sum, t) => sum + t.usage.inputTokens, 0));
   });
 
   it('does not respawn a teammate the lead shut down', async () => {

@@ -102,6 +102,16 @@ describe('team panel', () => {
     expect(frame).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] analyst/);
   });
 
+  it("shows what each teammate and the whole session spent", () => {
+    const { lastFrame } = render(
+      <TeamPanel lead="lead" tasks={new Map()} members={[member('analyst'), member('engineer')]} spend={{ analyst: '12k tok · $0.041', '': '12k tok · $0.041' }} />,
+    );
+    const frame = lastFrame()!;
+    expect(frame).toContain('Team lead: lead · spent 12k tok · $0.041');
+    expect(frame).toContain('analyst (analyst) idle [12k tok · $0.041]');
+    expect(frame).toMatch(/engineer \(engineer\) idle(?! \[)/);
+  });
+
   it('says how to add a teammate when the team is empty', () => {
     const { lastFrame } = render(<TeamPanel lead="lead" tasks={new Map()} members={[]} />);
     expect(lastFrame()).toContain('No teammates — /spawn <name> <role>');

@@ -31,6 +31,8 @@ import type { Wake } from './wake.js';
 export type TeammateEvent =
   | { type: 'status'; name: string; role: string; status: MemberStatus; task: number | null; reason?: string }
   | { type: 'activity'; name: string; role: string; task: number | null; text: string }
+  /** One model call's tokens (compaction included), for the cost on screen. */
+  | { type: 'usage'; name: string; role: string; model: string; usage: Usage }
   | { type: 'error'; name: string; error: SerializedError }
   | { type: 'exit'; name: string; reason: string };
 
@@ -294,6 +296,7 @@ export class Teammate {
     const tools = stage ? stageTools(stage) : generalTools();
     // Every model call of a task, compaction included, is added to its usage: the pipeline budgets sum them.
     const recordUsage = async (usage: Usage): Promise<void> => {
+      this.emit({ type: 'usage', name, role, model: this.options.model.id, usage });
       if (!ctx.task || !ctx.fence) return;
       const result = await this.board.recordUsage(ctx.task.id, ctx.fence, usage).catch(() => null);
       if (result?.ok) ctx.task = result.task;

@@ -32,6 +32,13 @@ export const FromWorkerSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('activity'), name: z.string(), role: z.string(), task: z.number().nullable(), text: z.string() }),
   z.object({ type: z.literal('error'), name: z.string(), error: z.object({ code: z.string(), message: z.string() }) }),
   z.object({ type: z.literal('exit'), name: z.string(), reason: z.string() }),
+  z.object({
+    type: z.literal('usage'),
+    name: z.string(),
+    role: z.string(),
+    model: z.string(),
+    usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), cacheReadTokens: z.number(), cacheWriteTokens: z.number() }),
+  }),
   z.object({ type: z.literal('log'), name: z.string(), stream: z.enum(['stdout', 'stderr']), text: z.string() }),
 ]);
 

@@ -19,6 +19,7 @@ import { Pipeline, pipelineStatuses } from '../stages/pipeline.js';
 import type { LeadServices } from '../tools/lead/services.js';
 import { Trace } from '../trace/trace.js';
 import { type Answerer, createAnswerer } from './simulated-user.js';
+import { Spend } from './spend.js';
 
 export interface TeamMemberSpec {
   name: string;
@@ -84,6 +85,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   readonly watcher: BoardEvents;
   /** Where the board is: its directory, or its URL without the password. */
   readonly location: string;
+  /** What each teammate of this session spent (tokens, and dollars where the model has a price). */
+  readonly spend: Spend;
   private readonly manager: TeammateManager;
   readonly pipeline: Pipeline;
   readonly trace: Trace;
@@ -108,6 +111,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.rootDir = path.resolve(options.rootDir);
     const board = options.board ?? fileBoard(this.rootDir);
     this.location = board.location;
+    this.spend = new Spend(options.model.kind === 'openai');
     this.board = board.tasks;
     this.mailbox = board.mailbox;
     this.requests = board.requests;
@@ -193,6 +197,11 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     return this.mailbox.registry.read().lead;
   }
 
+  /** True on the offline model: its tokens cost nothing and are shown as tokens only. */
+  get offline(): boolean {
+    return this.options.model.kind === 'offline';
+  }
+
   get modelLabel(): string {
     return describeModel(this.options.model);
   }
@@ -232,6 +241,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.watcher.on('error', (error) => this.emit('event', { type: 'error', code: 'WATCHER', message: error.message }));
     this.manager.on('event', (event: ManagerEvents['event'][0]) => {
       if (event.type === 'error' && FATAL_MODEL_CODES.has(event.error.code)) this.fatalError ??= event.error;
+      if (event.type === 'usage') this.spend.add(event.name, event.model, event.usage);
       this.emit('event', { type: 'teammate', event });
     });
     this.manager.on('exit', (exit) => {

@@ -1,0 +1,63 @@
+import { costOf } from '../model/pricing.js';
+import type { Usage } from '../model/types.js';
+
+export interface MemberSpend {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  /** Dollars at the model's list price, or null when the price is unknown (tokens only). */
+  cost: number | null;
+}
+
+const EMPTY: MemberSpend = { calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cost: 0 };
+
+/**
+ * What each teammate of this session spent, from the usage its thread reports after every model call
+ * (compaction included). Cost comes from the price table; an unpriced model (a local one, the offline
+ * model) counts tokens only.
+ */
+export class Spend {
+  private readonly members = new Map<string, MemberSpend>();
+
+  constructor(private readonly cachedInInput: boolean) {}
+
+  add(name: string, model: string, usage: Usage): void {
+    const current = this.members.get(name) ?? EMPTY;
+    const cost = costOf(usage, model, this.cachedInInput);
+    this.members.set(name, {
+      calls: current.calls + 1,
+      inputTokens: current.inputTokens + usage.inputTokens,
+      outputTokens: current.outputTokens + usage.outputTokens,
+      cacheReadTokens: current.cacheReadTokens + usage.cacheReadTokens,
+      cost: current.cost === null || cost === null ? null : current.cost + cost,
+    });
+  }
+
+  of(name: string): MemberSpend {
+    return this.members.get(name) ?? EMPTY;
+  }
+
+  total(): MemberSpend {
+    let total: MemberSpend = EMPTY;
+    for (const spend of this.members.values()) {
+      total = {
+        calls: total.calls + spend.calls,
+        inputTokens: total.inputTokens + spend.inputTokens,
+        outputTokens: total.outputTokens + spend.outputTokens,
+        cacheReadTokens: total.cacheReadTokens + spend.cacheReadTokens,
+        cost: total.cost === null || spend.cost === null ? null : total.cost + spend.cost,
+      };
+    }
+    return total;
+  }
+}
+
+/** `12k tok · $0.041` (cost only when the model has a price and something was spent). */
+export function formatSpend(spend: MemberSpend, offline = false): string {
+  const tokens = spend.inputTokens + spend.outputTokens + spend.cacheReadTokens;
+  const text = tokens < 1_000 ? `${tokens} tok` : tokens < 1_000_000 ? `${(tokens / 1_000).toFixed(tokens < 10_000 ? 1 : 0)}k tok` : `${(tokens / 1_000_000).toFixed(1)}M tok`;
+  if (offline || spend.cost === null || spend.calls === 0) return text;
+  const usd = spend.cost;
+  return `${text} · ${usd >= 1 ? `$${usd.toFixed(2)}` : usd >= 0.01 ? `$${usd.toFixed(3)}` : `$${usd.toFixed(4)}`}`;
+}
