@@ -69,13 +69,9 @@ function repoOptions(command: Command): Command {
     .option('--no-worktree', 'work in workspace/<pipeline> even inside a git repository');
 }
 
-function modelChoice(options: Record<string, unknown>): { model: { provider?: string; model?: string } } {
-  return {
-    model: {
-      ...(typeof options.provider === 'string' ? { provider: options.provider } : {}),
-      ...(typeof options.model === 'string' ? { model: options.model } : {}),
-    },
-  };
+function modelChoice(options: Record<string, unknown>): { model: { provider?: string; model?: string; record?: string; replay?: string } } {
+  const pick = (key: string) => (typeof options[key] === 'string' ? { [key]: options[key] as string } : {});
+  return { model: { ...pick('provider'), ...pick('model'), ...pick('record'), ...pick('replay') } };
 }
 
 function board(command: Command): { board?: string } {
@@ -134,7 +130,9 @@ function settingsOptions(command: Command): Command {
     .option('--sandbox <mode>', 'contain the code the agents run: auto (bubblewrap when it works), required, off (env AUTOTEAM_SANDBOX)')
     .option('--allow-network <stages>', "let executed code use the network: 'all', or a comma list of stages (env AUTOTEAM_ALLOW_NETWORK)")
     .option('--provider <name>', 'anthropic, openai (any OpenAI-compatible server) or offline; default: from the keys set (env AUTOTEAM_PROVIDER)')
-    .option('--model <id>', 'the model for every role (env MODEL_ID)');
+    .option('--model <id>', 'the model for every role (env MODEL_ID)')
+    .option('--record <dir>', 'write every model request and response of the session to files in <dir>')
+    .option('--replay <dir>', 'serve the responses recorded in <dir> instead of calling a model');
 }
 
 function overrides(options: Record<string, unknown>): SettingsOverrides {

@@ -4,11 +4,11 @@ import type { TeammateSettings } from '../core/agent/settings.js';
 import { parseDuration } from '../core/agent/settings.js';
 import type { Stage, Task, TaskUsage } from '../core/board/schemas.js';
 import { openBoard } from '../core/board/board.js';
-import type { ModelSpec } from '../core/model/factory.js';
+import { type ModelSpec, providerSpec } from '../core/model/factory.js';
 import { costOf, formatCost } from '../core/model/pricing.js';
 import { type LeadEvent, LeadSession } from '../core/lead/session.js';
 import { AutoteamError, FATAL_MODEL_CODES } from '../core/errors.js';
-import { loadModelSpec, type ModelOverrides } from '../core/model/config.js';
+import { type ModelOverrides, resolveModelSpec } from '../core/model/config.js';
 import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js';
 import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
 import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
@@ -62,7 +62,7 @@ const DISK_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
 export async function runHeadless(options: RunCommandOptions): Promise<number> {
   // Before anything starts: a refused requirement leaves no board and no threads behind.
   checkRequirement(options.requirement);
-  const spec = loadModelSpec(process.env, options.model ?? {});
+  const spec = resolveModelSpec(process.env, options.model ?? {});
   const board = await openBoard(options.board ?? options.dir, options.dir);
   const session = new LeadSession({ rootDir: options.dir, model: spec, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
   const started = Date.now();
@@ -172,7 +172,8 @@ function describeEvent(event: LeadEvent): string | null {
   }
 }
 
-function summarize(session: LeadSession, state: PipelineState, requirement: string, since: string, wallMs: number, spec: ModelSpec): RunSummary {
+function summarize(session: LeadSession, state: PipelineState, requirement: string, since: string, wallMs: number, recorded: ModelSpec): RunSummary {
+  const spec = providerSpec(recorded);
   // Only this pipeline's work: the team may also have picked up other open tasks on the board.
   const ids = new Set(state.tasks.map((task) => task.id));
   const trace = summarizeTrace(

@@ -3,7 +3,7 @@ import type { TeammateSettings } from '../core/agent/settings.js';
 import { Wake } from '../core/agent/wake.js';
 import { checkRole } from '../core/stages/definitions.js';
 import { openBoard } from '../core/board/board.js';
-import { loadModelSpec, type ModelOverrides } from '../core/model/config.js';
+import { type ModelOverrides, resolveModelSpec } from '../core/model/config.js';
 import { createModel, describeModel } from '../core/model/factory.js';
 
 export interface WorkerCommandOptions {
@@ -21,7 +21,7 @@ export interface WorkerCommandOptions {
 /** `autoteam worker`: one teammate in the foreground of this process, with its own watcher. */
 export async function runWorker(options: WorkerCommandOptions): Promise<number> {
   checkRole(options.role);
-  const spec = loadModelSpec(process.env, options.model ?? {});
+  const spec = resolveModelSpec(process.env, options.model ?? {});
   const model = await createModel(spec);
   const wake = new Wake();
   const stop = new AbortController();

@@ -51,7 +51,7 @@ export class ModelError extends AutoteamError {
 }
 
 /** Model errors no retry will fix (the SDK has already retried): bad key, unknown model, unreachable endpoint. */
-export const FATAL_MODEL_CODES: ReadonlySet<string> = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'MODEL_UNREACHABLE', 'CONFIG_ERROR']);
+export const FATAL_MODEL_CODES: ReadonlySet<string> = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'MODEL_UNREACHABLE', 'CONFIG_ERROR', 'REPLAY_MISSING']);
 
 export interface SerializedError {
   code: string;

@@ -7,7 +7,7 @@ export interface CompactionInput {
   identity: ModelMessage[];
   /** The task statement the conversation started from; kept verbatim. */
   taskPrompt: string;
-  agent: { name: string; role: string; stage: string | null };
+  agent: { name: string; role: string; stage: string | null; task?: number | null };
   signal?: AbortSignal;
   /** Told the summary call's usage. */
   onUsage?: (usage: Usage) => Promise<void>;

@@ -95,7 +95,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
         tools: specs,
         maxTokens: options.maxTokens,
         signal: ctx.signal,
-        agent: options.agent,
+        agent: { ...options.agent, task: ctx.task?.id ?? null },
         ...(options.handoff ? { handoff: options.handoff } : {}),
       });
     } catch (error) {

@@ -319,7 +319,7 @@ export class Teammate {
           messages: current,
           identity: this.identity(),
           taskPrompt: prompt,
-          agent: { name, role, stage },
+          agent: { name, role, stage, task: ctx.task?.id ?? null },
           signal: ctx.signal,
           onUsage: recordUsage,
         });

@@ -11,7 +11,7 @@ import type { FromWorker } from '../agent/worker-protocol.js';
 import { LeadLease } from '../board/liveness.js';
 import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import { checkRole } from '../stages/definitions.js';
-import { createModel, describeModel, type ModelSpec } from '../model/factory.js';
+import { createModel, describeModel, type ModelSpec, providerSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { sweepOrphans } from '../exec/process.js';
 import { findRepository, prepareRepository } from '../git/worktree.js';
@@ -111,7 +111,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.rootDir = path.resolve(options.rootDir);
     const board = options.board ?? fileBoard(this.rootDir);
     this.location = board.location;
-    this.spend = new Spend(options.model.kind === 'openai');
+    this.spend = new Spend(providerSpec(options.model).kind === 'openai');
     this.board = board.tasks;
     this.mailbox = board.mailbox;
     this.requests = board.requests;
@@ -199,7 +199,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   /** True on the offline model: its tokens cost nothing and are shown as tokens only. */
   get offline(): boolean {
-    return this.options.model.kind === 'offline';
+    return providerSpec(this.options.model).kind === 'offline';
   }
 
   get modelLabel(): string {

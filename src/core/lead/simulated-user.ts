@@ -46,7 +46,7 @@ export function createAnswerer(model: ModelClient, board: TaskBoard): Answerer {
         ],
         tools: [],
         maxTokens: 300,
-        agent: { name: 'simulated-user', role: 'user', stage: null, purpose: 'simulated_user' },
+        agent: { name: 'simulated-user', role: 'user', stage: null, purpose: 'simulated_user', task },
       });
       const text = response.content
         .filter((block) => block.type === 'text')

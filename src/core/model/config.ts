@@ -1,4 +1,6 @@
+import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import type { ModelSpec } from './factory.js';
 import { type ModelConfig, loadModelConfig as loadAnthropicConfig } from './anthropic.js';
 import type { OpenAIModelConfig } from './openai.js';
 
@@ -9,6 +11,10 @@ export const PROVIDERS = ['anthropic', 'openai', 'offline'] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
 export interface ModelOverrides {
+  /** --record <dir>: write every model call of the session there. */
+  record?: string;
+  /** --replay <dir>: serve a recording's responses instead of calling a provider. */
+  replay?: string;
   /** --provider (else AUTOTEAM_PROVIDER, else inferred from the keys set). */
   provider?: string;
   /** --model, for every role (else MODEL_ID, else the provider's default). */
@@ -71,4 +77,17 @@ export function loadModelSpec(env: Env = process.env, overrides: ModelOverrides 
       return config;
     }
   }
+}
+
+/** The model spec of a session: the provider (`loadModelSpec`), recorded or replaced by a replay. */
+export function resolveModelSpec(env: Env = process.env, overrides: ModelOverrides = {}): ModelSpec {
+  if (overrides.replay !== undefined && overrides.record !== undefined) throw new ConfigError('--record and --replay contradict each other: give one');
+  if (overrides.replay !== undefined) {
+    if (!overrides.replay.trim()) throw new ConfigError('--replay needs the folder of a recording');
+    return { kind: 'replay', dir: path.resolve(overrides.replay) };
+  }
+  const spec = loadModelSpec(env, overrides);
+  if (overrides.record === undefined) return spec;
+  if (!overrides.record.trim()) throw new ConfigError('--record needs a folder to write the calls to');
+  return { kind: 'record', dir: path.resolve(overrides.record), inner: spec };
 }

@@ -8,7 +8,13 @@ import type { ModelClient } from './types.js';
  * How a thread builds its model. Plain data, so it crosses `postMessage`. `module` loads a
  * ModelClient factory from a file: the way tests put a fake model behind the interface in a worker.
  */
-export type ModelSpec = ModelConfig | { kind: 'module'; path: string; exportName?: string; options?: unknown };
+export type ModelSpec =
+  | ModelConfig
+  | { kind: 'module'; path: string; exportName?: string; options?: unknown }
+  /** Every call of `inner` written to `dir` (--record). */
+  | { kind: 'record'; dir: string; inner: ModelSpec }
+  /** The calls recorded in `dir` served instead of a provider (--replay). */
+  | { kind: 'replay'; dir: string };
 
 export async function createModel(spec: ModelSpec): Promise<ModelClient> {
   switch (spec.kind) {
@@ -23,6 +29,14 @@ export async function createModel(spec: ModelSpec): Promise<ModelClient> {
       const { OpenAIModel } = await import('./openai.js');
       return new OpenAIModel(spec);
     }
+    case 'record': {
+      const { RecordingModel } = await import('./recording.js');
+      return new RecordingModel(await createModel(spec.inner), spec.dir);
+    }
+    case 'replay': {
+      const { ReplayModel } = await import('./recording.js');
+      return new ReplayModel(spec.dir);
+    }
     case 'module': {
       const loaded = (await import(pathToFileURL(spec.path).href)) as Record<string, unknown>;
       const factory = loaded[spec.exportName ?? 'createModel'];
@@ -32,10 +46,17 @@ export async function createModel(spec: ModelSpec): Promise<ModelClient> {
   }
 }
 
+/** The provider under a recording (the spec itself otherwise). */
+export function providerSpec(spec: ModelSpec): ModelSpec {
+  return spec.kind === 'record' ? providerSpec(spec.inner) : spec;
+}
+
 /** What the UI says it runs on. */
 export function describeModel(spec: ModelSpec): string {
   if (spec.kind === 'offline') return 'offline scripted model — set ANTHROPIC_API_KEY for Claude';
   if (spec.kind === 'anthropic') return spec.baseURL ? `${spec.model} via ${new URL(spec.baseURL).host}` : spec.model;
   if (spec.kind === 'openai') return `${spec.model} via ${spec.baseURL ? new URL(spec.baseURL).host : 'OpenAI'}`;
+  if (spec.kind === 'record') return `${describeModel(spec.inner)} (recording to ${spec.dir})`;
+  if (spec.kind === 'replay') return `replay of ${spec.dir}`;
   return `model from ${spec.path}`;
 }

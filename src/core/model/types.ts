@@ -48,6 +48,8 @@ export interface AgentContext {
   stage: string | null;
   /** What the call is for: ordinary work, or summarising old turns for compaction. */
   purpose?: 'work' | 'compaction' | 'simulated_user';
+  /** The task being worked on (record/replay key calls by agent, task and turn). */
+  task?: number | null;
 }
 
 export interface ModelRequest {

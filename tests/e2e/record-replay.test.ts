@@ -1,0 +1,104 @@
+/**
+ * Record and replay: a run against the loopback Messages API recorded with --record, then replayed
+ * with --replay and no provider at all, to the same board; a call the recording lacks fails loudly;
+ * and the recording shipped in tests/fixtures replays in CI.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Task } from '../../src/core/board/schemas.js';
+import { MessagesServer } from '../helpers/messages-server.js';
+import { type CliResult, DOWNLOADS_REQUIREMENT, describeRun, readTasks, repoRoot, runCli, sha256, tempBoard } from '../helpers/pipeline-cli.js';
+import { CLEAN_ORGANIZER, TeamPlayer } from '../helpers/pipeline-roles.js';
+
+const KEY = `test-key-${randomBytes(8).toString('hex')}`;
+const python = spawnSync('python3', ['--version']).status === 0;
+/** Made with `--record` against the loopback Messages API, as the first test here does. */
+export const FIXTURE = path.join(repoRoot, 'tests', 'fixtures', 'recording');
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** What a board is, for comparing two runs: the tasks' path through the stages and what they decided. */
+function story(tasks: readonly Task[]) {
+  return tasks.map((t) => ({ id: t.id, stage: t.stage, revision: t.revision, owner: t.owner, status: t.status, verdict: t.artifacts.verdict ?? null, result: t.result }));
+}
+
+describe.runIf(python)('--record then --replay', () => {
+  let recording = '';
+  let recorded: CliResult;
+  let first: Task[] = [];
+  let firstDir = '';
+
+  beforeAll(async () => {
+    const server = await MessagesServer.start(new TeamPlayer().steps());
+    firstDir = tempBoard('autoteam-record-');
+    recording = tempBoard('autoteam-recording-');
+    dirs.push(firstDir, recording);
+    try {
+      recorded = await runCli(['run', '--auto', '--record', recording, '--dir', firstDir, DOWNLOADS_REQUIREMENT], {
+        cwd: firstDir,
+        env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
+      });
+    } finally {
+      await server.close();
+    }
+    first = fs.existsSync(path.join(firstDir, '.tasks')) ? readTasks(firstDir) : [];
+  }, 60_000);
+
+  it('writes one file per call, keyed by agent, task, purpose and turn, with no secret in them', () => {
+    expect(recorded.code, describeRun(recorded)).toBe(0);
+    const files = fs.readdirSync(recording).sort();
+    expect(files).toContain('analyst.task-1.work.001.json');
+    expect(files).toContain('simulated-user.task-1.simulated_user.001.json');
+    expect(files.filter((f) => f.startsWith('reviewer.'))).toEqual(['reviewer.task-3.work.001.json', 'reviewer.task-3.work.002.json']);
+    for (const file of files) {
+      const text = fs.readFileSync(path.join(recording, file), 'utf8');
+      expect(text).not.toContain(KEY);
+      const call = JSON.parse(text);
+      expect(call.key).toBe(file.replace(/\.json$/, ''));
+      expect(call.request.messages.length).toBeGreaterThan(0);
+      expect(Array.isArray(call.response.content)).toBe(true);
+    }
+  });
+
+  it('replays to the same board with no provider and no network: same tasks, verdicts and files', async () => {
+    const dir = tempBoard('autoteam-replay-');
+    dirs.push(dir);
+    const replay = await runCli(['run', '--auto', '--replay', recording, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
+    expect(replay.code, describeRun(replay)).toBe(0);
+    expect(replay.stdout).toMatch(/^autoteam run — replay of /m);
+    expect(story(readTasks(dir))).toEqual(story(first));
+    expect(sha256(path.join(dir, 'workspace', '1', 'organize.py'))).toBe(sha256(path.join(firstDir, 'workspace', '1', 'organize.py')));
+  });
+
+  it('a call the recording does not hold stops the run, naming the call', async () => {
+    const partial = tempBoard('autoteam-partial-');
+    dirs.push(partial);
+    for (const file of fs.readdirSync(recording)) if (file !== 'reviewer.task-3.work.002.json') fs.copyFileSync(path.join(recording, file), path.join(partial, file));
+    const dir = tempBoard('autoteam-replay2-');
+    dirs.push(dir);
+    const replay = await runCli(['run', '--auto', '--replay', partial, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
+    expect(replay.code).toBe(2);
+    expect(`${replay.stdout}${replay.stderr}`).toMatch(/holds no call reviewer\.task-3\.work\.002: the run asked something it does not hold/);
+  });
+});
+
+describe.runIf(python)('the shipped recording', () => {
+  it('replays to an approved pipeline with the program the recorded team wrote', async () => {
+    const dir = tempBoard('autoteam-fixture-');
+    dirs.push(dir);
+    const replay = await runCli(['run', '--auto', '--replay', FIXTURE, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
+    expect(replay.code, describeRun(replay)).toBe(0);
+    expect(replay.stdout).toMatch(/pipeline #1: APPROVED/);
+    expect(fs.readFileSync(path.join(dir, 'workspace', '1', 'organize.py'), 'utf8')).toBe(CLEAN_ORGANIZER);
+    expect(story(readTasks(dir)).map((t) => `${t.stage}/${t.owner}/${t.status}`)).toEqual([
+      'requirements/analyst/completed',
+      'implementation/engineer/completed',
+      'review/reviewer/completed',
+    ]);
+  });
+});
