@@ -12,6 +12,7 @@ import { Pipeline } from '../core/stages/pipeline.js';
 import { diffPipeline, discardPipeline, mergePipeline } from '../frontend/branches.js';
 import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
 import { AutoteamError, ConfigError } from '../core/errors.js';
+import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig } from '../core/config/project-config.js';
 import { loadModelSpec } from '../core/model/config.js';
 import { STAGE_DEFINITIONS } from '../core/stages/definitions.js';
 import { stageTools } from '../core/tools/registry.js';
@@ -156,8 +157,11 @@ function overrides(options: Record<string, unknown>): SettingsOverrides {
  * The settings a command runs with. `--sandbox required` without a working bubblewrap refuses to
  * start; otherwise code that will run unsandboxed is said once, on stderr.
  */
-function settingsFor(options: Record<string, unknown>, say = (line: string) => console.error(line)): TeammateSettings {
-  const settings = loadTeammateSettings(process.env, overrides(options));
+function settingsFor(options: Record<string, unknown>, dir: string, say = (line: string) => console.error(line)): TeammateSettings {
+  // autoteam.config.json's limits sit under the environment and the flags; its stages go to every teammate.
+  const project = loadProjectConfig(dir);
+  const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, overrides(options));
+  if (Object.keys(project.stages).length) settings.stages = project.stages;
   const contained = containment();
   if (settings.sandbox.mode === 'required' && contained.kind === 'none') {
     throw new ConfigError(`--sandbox required: ${contained.reason}; ${INSTALL_HINT}`);
@@ -188,7 +192,7 @@ export function buildProgram(): Command {
         dir: boardDir(command),
         auto: options.auto === true,
         team: options.team !== false,
-        settings: settingsFor(options),
+        settings: settingsFor(options, boardDir(command)),
         ...repoChoice(options),
         ...board(command),
         ...modelChoice(options),
@@ -313,18 +317,25 @@ export function buildProgram(): Command {
 
   program
     .command('stages')
-    .description("print each stage's role, prompt, tools and transitions (no model is called)")
+    .description("print each stage's role, prompt, tools and transitions as configured (no model is called)")
     .option('--json', 'as JSON')
     .addOption(dirOption())
-    .action((options: { json?: boolean }) => {
-      const stages = Object.values(STAGE_DEFINITIONS).map(({ subject: _subject, ...stage }) => ({
-        ...stage,
-        offeredTools: stageTools(stage.stage).map((tool) => tool.name),
-      }));
+    .action((options: { json?: boolean }, command: Command) => {
+      const project = loadProjectConfig(boardDir(command, false));
+      const stages = Object.values(STAGE_DEFINITIONS).map(({ subject: _subject, ...stage }) => {
+        const override = project.stages[stage.stage];
+        return {
+          ...stage,
+          systemPrompt: override?.prompt ?? stage.systemPrompt,
+          tools: override?.tools ?? stage.tools,
+          offeredTools: stageTools(stage.stage, override?.tools).map((tool) => tool.name),
+        };
+      });
       if (options.json) {
         console.log(JSON.stringify(stages, null, 2));
         return;
       }
+      if (project.file) console.log(`(with ${project.file})\n`);
       for (const stage of stages) {
         console.log(`== ${stage.stage} (${stage.title}) — role: ${stage.role}`);
         console.log(stage.systemPrompt.replace(/^/gm, '   '));
@@ -338,6 +349,18 @@ export function buildProgram(): Command {
         }
         console.log('');
       }
+    });
+
+  program
+    .command('init')
+    .description(`write ${CONFIG_FILE} with the defaults (the team, stage prompts and tools, limits) into --dir`)
+    .addOption(dirOption())
+    .action((_options: unknown, command: Command) => {
+      const dir = boardDir(command);
+      const file = path.join(dir, CONFIG_FILE);
+      if (fs.existsSync(file)) throw new UsageError(`${file} already exists (remove it first to start over)`);
+      fs.writeFileSync(file, `${JSON.stringify(defaultProjectConfig(), null, 2)}\n`);
+      console.log(`wrote ${file}: the team, each stage's prompt and tools, and the limits as autoteam runs without it`);
     });
 
   settingsOptions(
@@ -355,7 +378,7 @@ export function buildProgram(): Command {
       name: String(options.name),
       role: String(options.role),
       prompt: options.prompt as string | undefined,
-      settings: settingsFor(options),
+      settings: settingsFor(options, boardDir(command)),
       ...board(command),
       ...modelChoice(options),
     });
@@ -382,7 +405,7 @@ export function buildProgram(): Command {
       json: options.json === true,
       startStage: options.startStage as 'requirements' | 'implementation' | undefined,
       timeout: options.timeout as string | undefined,
-      settings: settingsFor(options),
+      settings: settingsFor(options, boardDir(command)),
       ...repoChoice(options),
       ...board(command),
       ...modelChoice(options),

@@ -1,7 +1,9 @@
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { openBoard } from '../core/board/board.js';
 import { DEFAULT_TEAM, LeadSession } from '../core/lead/session.js';
-import { type ModelOverrides, resolveModelSpec } from '../core/model/config.js';
+import { loadProjectConfig, modelSpecs } from '../core/config/project-config.js';
+import { registerPrices } from '../core/model/pricing.js';
+import type { ModelOverrides } from '../core/model/config.js';
 
 export interface ReplOptions {
   dir: string;
@@ -18,8 +20,11 @@ export interface ReplOptions {
 /** `autoteam` with no subcommand: the ink app on a terminal, line mode on pipes. */
 export async function startRepl(options: ReplOptions): Promise<void> {
   const board = await openBoard(options.board ?? options.dir, options.dir);
-  const session = new LeadSession({ rootDir: options.dir, model: resolveModelSpec(process.env, options.model ?? {}), settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
-  const team = options.team ? DEFAULT_TEAM : [];
+  const project = loadProjectConfig(options.dir);
+  registerPrices(project.prices);
+  const { model, models } = modelSpecs(process.env, project, options.model ?? {});
+  const session = new LeadSession({ rootDir: options.dir, model, models, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
+  const team = options.team ? (project.team ?? DEFAULT_TEAM) : [];
   try {
     if (process.stdin.isTTY && process.stdout.isTTY) {
       // ink decides at import time that a CI environment cannot show live frames and renders only the

@@ -8,7 +8,9 @@ import { type ModelSpec, providerSpec } from '../core/model/factory.js';
 import { costOf, formatCost } from '../core/model/pricing.js';
 import { type LeadEvent, LeadSession } from '../core/lead/session.js';
 import { AutoteamError, FATAL_MODEL_CODES } from '../core/errors.js';
-import { type ModelOverrides, resolveModelSpec } from '../core/model/config.js';
+import { loadProjectConfig, modelSpecs } from '../core/config/project-config.js';
+import { registerPrices } from '../core/model/pricing.js';
+import type { ModelOverrides } from '../core/model/config.js';
 import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js';
 import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
 import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
@@ -62,9 +64,11 @@ const DISK_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
 export async function runHeadless(options: RunCommandOptions): Promise<number> {
   // Before anything starts: a refused requirement leaves no board and no threads behind.
   checkRequirement(options.requirement);
-  const spec = resolveModelSpec(process.env, options.model ?? {});
+  const project = loadProjectConfig(options.dir);
+  registerPrices(project.prices);
+  const { model: spec, models } = modelSpecs(process.env, project, options.model ?? {});
   const board = await openBoard(options.board ?? options.dir, options.dir);
-  const session = new LeadSession({ rootDir: options.dir, model: spec, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
+  const session = new LeadSession({ rootDir: options.dir, model: spec, models, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
   const started = Date.now();
   const since = new Date(started).toISOString();
   const log = (line: string) => {
@@ -124,7 +128,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   let state: PipelineState;
   let pipeline: number;
   try {
-    await session.start();
+    await session.start(project.team);
     const first = await session.post(options.requirement, options.startStage);
     pipeline = first.pipeline!;
     log(`posted pipeline #${pipeline}: task #${first.id} (${first.stage}) — ${first.subject}`);

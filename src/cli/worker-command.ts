@@ -3,7 +3,8 @@ import type { TeammateSettings } from '../core/agent/settings.js';
 import { Wake } from '../core/agent/wake.js';
 import { checkRole } from '../core/stages/definitions.js';
 import { openBoard } from '../core/board/board.js';
-import { type ModelOverrides, resolveModelSpec } from '../core/model/config.js';
+import { loadProjectConfig, modelSpecs } from '../core/config/project-config.js';
+import type { ModelOverrides } from '../core/model/config.js';
 import { createModel, describeModel } from '../core/model/factory.js';
 
 export interface WorkerCommandOptions {
@@ -21,7 +22,8 @@ export interface WorkerCommandOptions {
 /** `autoteam worker`: one teammate in the foreground of this process, with its own watcher. */
 export async function runWorker(options: WorkerCommandOptions): Promise<number> {
   checkRole(options.role);
-  const spec = resolveModelSpec(process.env, options.model ?? {});
+  const { model: base, models } = modelSpecs(process.env, loadProjectConfig(options.dir), options.model ?? {});
+  const spec = models[options.role] ?? base;
   const model = await createModel(spec);
   const wake = new Wake();
   const stop = new AbortController();

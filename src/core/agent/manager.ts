@@ -19,6 +19,8 @@ export interface ManagerOptions {
   board?: Board;
   /** Name the lead uses when it sends protocol requests. */
   lead?: string;
+  /** A model per role (autoteam.config.json `models`); roles not named use `model`. */
+  models?: Readonly<Record<string, ModelSpec>>;
 }
 
 export interface TeammateExit {
@@ -86,7 +88,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       rootDir: this.options.rootDir,
       ...(this.address ? { board: this.address } : {}),
       settings: this.options.settings ?? {},
-      model: this.options.model,
+      model: this.options.models?.[role] ?? this.options.model,
       ...(prompt ? { prompt } : {}),
     };
     const entry = workerEntry();

@@ -1,3 +1,5 @@
+import type { Stage } from '../board/schemas.js';
+import type { StageOverride } from '../config/project-config.js';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxMode, type SandboxPolicy } from '../exec/sandbox.js';
 import { secretValues } from '../trace/redact.js';
@@ -25,6 +27,8 @@ export interface TeammateSettings {
   runtime: RuntimeSettings;
   /** How the processes the agents start are contained. */
   sandbox: SandboxPolicy;
+  /** Stage prompts and tools from autoteam.config.json (absent: the built-in ones). */
+  stages?: Partial<Record<Stage, StageOverride>>;
 }
 
 export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {

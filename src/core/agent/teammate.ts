@@ -197,7 +197,8 @@ export class Teammate {
       let turnsLeft = this.settings.maxTurns;
       let nudged = false;
       for (;;) {
-        const { outcome, turns } = await this.loop(ctx, messages, prompt, stage?.systemPrompt ?? GENERAL_SYSTEM_PROMPT, turnsLeft);
+        const system = stage ? (this.settings.stages?.[stage.stage]?.prompt ?? stage.systemPrompt) : GENERAL_SYSTEM_PROMPT;
+        const { outcome, turns } = await this.loop(ctx, messages, prompt, system, turnsLeft);
         turnsLeft -= turns;
         if (outcome.kind === 'end_turn' && stage && !nudged && turnsLeft > 0) {
           nudged = true;
@@ -293,7 +294,7 @@ export class Teammate {
   private loop(ctx: ToolContext, messages: ModelMessage[], prompt: string, system: string, maxTurns: number) {
     const { name, role } = this.options;
     const stage = ctx.task?.stage ?? null;
-    const tools = stage ? stageTools(stage) : generalTools();
+    const tools = stage ? stageTools(stage, this.settings.stages?.[stage]?.tools) : generalTools();
     // Every model call of a task, compaction included, is added to its usage: the pipeline budgets sum them.
     const recordUsage = async (usage: Usage): Promise<void> => {
       this.emit({ type: 'usage', name, role, model: this.options.model.id, usage });

@@ -49,6 +49,8 @@ export interface LeadSessionOptions {
   repo?: string | false;
   /** The board, opened by the front end (default: the file board in rootDir). */
   board?: Board;
+  /** A model per role (autoteam.config.json); roles not named use `model`. */
+  models?: Readonly<Record<string, ModelSpec>>;
 }
 
 export interface PendingQuestion {
@@ -117,7 +119,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.requests = board.requests;
     this.trace = new Trace(this.rootDir);
     this.watcher = board.events({ reconcileMs: options.reconcileMs ?? 1_000 });
-    this.manager = new TeammateManager({ rootDir: this.rootDir, model: options.model, settings: options.settings, watcher: this.watcher, board });
+    this.manager = new TeammateManager({ rootDir: this.rootDir, model: options.model, settings: options.settings, watcher: this.watcher, board, ...(options.models ? { models: options.models } : {}) });
     this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: options.settings?.runtime?.maxRevisions, trace: this.trace });
     this.lease = board.lease();
     this.auto = options.auto ?? false;
@@ -203,7 +205,14 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   get modelLabel(): string {
-    return describeModel(this.options.model);
+    const perRole = Object.entries(this.options.models ?? {});
+    if (perRole.length === 0) return describeModel(this.options.model);
+    return [describeModel(this.options.model), ...perRole.map(([role, spec]) => `${role}: ${describeModel(spec)}`)].join(' · ');
+  }
+
+  /** The model a teammate of `role` runs on, as shown. */
+  modelOf(role: string): string {
+    return describeModel(this.options.models?.[role] ?? this.options.model);
   }
 
   get autoAnswer(): boolean {

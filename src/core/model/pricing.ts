@@ -25,7 +25,14 @@ export const PRICES: Readonly<Record<string, Price>> = {
   'o4-mini': { input: 1.1, output: 4.4, cacheRead: 0.275 },
 };
 
-export function priceOf(model: string, table: Readonly<Record<string, Price>> = PRICES): Price | null {
+/** Prices from autoteam.config.json, over the built-in ones (this process). */
+const configured: Record<string, Price> = {};
+
+export function registerPrices(prices: Readonly<Record<string, Price>>): void {
+  Object.assign(configured, prices);
+}
+
+export function priceOf(model: string, table: Readonly<Record<string, Price>> = { ...PRICES, ...configured }): Price | null {
   const id = model.toLowerCase();
   const key = Object.keys(table)
     .filter((prefix) => id.startsWith(prefix))

@@ -81,8 +81,9 @@ function pick(names: readonly string[]): ToolDefinition[] {
 }
 
 /** A stage's agent is offered its stage tools and the coordination tools, nothing else. */
-export function stageTools(stage: Stage): ToolDefinition[] {
-  return pick([...STAGE_DEFINITIONS[stage].tools, ...COORDINATION_TOOL_NAMES]);
+/** A stage's tools (or the configured ones, `names`) plus the coordination tools. */
+export function stageTools(stage: Stage, names?: readonly string[]): ToolDefinition[] {
+  return pick([...(names ?? STAGE_DEFINITIONS[stage].tools), ...COORDINATION_TOOL_NAMES]);
 }
 
 /** Tools for a general (stage-less) task. */

@@ -1,0 +1,115 @@
+/**
+ * autoteam.config.json: `autoteam init` writes the defaults, which change nothing; a model per role;
+ * stage prompts and tools that reach the teammates; limits under the environment and the flags; and
+ * every mistake named by file and key path.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig, modelSpecs } from '../../src/core/config/project-config.js';
+import { STAGE_DEFINITIONS } from '../../src/core/stages/definitions.js';
+import { MessagesServer } from '../helpers/messages-server.js';
+import { DOWNLOADS_REQUIREMENT, describeRun, readTasks, runCli, tempBoard } from '../helpers/pipeline-cli.js';
+import { TeamPlayer } from '../helpers/pipeline-roles.js';
+
+const python = spawnSync('python3', ['--version']).status === 0;
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+function folder(config?: unknown): string {
+  const dir = tempBoard('autoteam-config-');
+  dirs.push(dir);
+  if (config !== undefined) fs.writeFileSync(path.join(dir, CONFIG_FILE), typeof config === 'string' ? config : JSON.stringify(config));
+  return dir;
+}
+
+describe('autoteam.config.json', () => {
+  it('`autoteam init` writes the defaults: the team, every stage as built in, the limits', async () => {
+    const dir = folder();
+    const init = await runCli(['init', '--dir', dir], { cwd: dir });
+    expect(init.code, describeRun(init)).toBe(0);
+    const written = JSON.parse(fs.readFileSync(path.join(dir, CONFIG_FILE), 'utf8'));
+    expect(written).toEqual(JSON.parse(JSON.stringify(defaultProjectConfig())));
+    const loaded = loadProjectConfig(dir);
+    expect(loaded.team?.map((m) => m.role)).toEqual(['analyst', 'engineer', 'reviewer']);
+    expect(loaded.stages.review).toEqual({ prompt: STAGE_DEFINITIONS.review.systemPrompt, tools: [...STAGE_DEFINITIONS.review.tools] });
+    expect(loaded.limitsEnv).toEqual({ MAX_REVISIONS: '3', MAX_TURNS: '30', MAX_QUESTIONS: '8', MAX_PIPELINE_STEPS: '60', TOKEN_BUDGET_PIPELINE: '500000' });
+    const again = await runCli(['init', '--dir', dir], { cwd: dir });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/already exists/);
+  });
+
+  it.runIf(python)('with the defaults written out, an offline run ends as it does without the file', async () => {
+    const dir = folder(defaultProjectConfig());
+    const run = await runCli(['run', '--auto', '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout).toMatch(/pipeline #1: APPROVED/);
+    expect(readTasks(dir).map((t) => `${t.stage}/${t.revision}/${t.owner}`)).toEqual([
+      'requirements/0/analyst',
+      'implementation/0/engineer',
+      'review/0/reviewer',
+      'implementation/1/engineer',
+      'review/1/reviewer',
+    ]);
+  }, 60_000);
+
+  it('names the file and the key path of every mistake', () => {
+    const cases: Array<[unknown, RegExp]> = [
+      ['{ not json', /autoteam\.config\.json: not valid JSON/],
+      [{ models: { analyst: { provider: 'gemini' } } }, /autoteam\.config\.json: models\.analyst\.provider: Invalid option/],
+      [{ models: { tester: { model: 'x' } } }, /models\.tester: not 'default' or a role \(unknown role 'tester'/],
+      [{ team: [{ name: 'a', role: 'enginer' }] }, /team\.0\.role: unknown role 'enginer'/],
+      [{ team: [{ name: 'a', role: 'engineer' }, { name: 'a', role: 'reviewer' }] }, /team: the name 'a' is given twice/],
+      [{ stages: { review: { tools: ['run_linter', 'approve_code'] } } }, /stages\.review\.tools: must include the stage's signal tool request_revision/],
+      [{ stages: { review: { tools: ['run_linter', 'rm_rf', 'approve_code', 'request_revision'] } } }, /stages\.review\.tools\.1: no tool named 'rm_rf'/],
+      [{ stages: { analysis: {} } }, /stages: Unrecognized key/],
+      [{ stages: { implementation: { promptFile: 'nope.md' } } }, /stages\.implementation\.promptFile: .*nope\.md does not exist/],
+      [{ limits: { maxRevisions: -1 } }, /limits\.maxRevisions: Too small/],
+      [{ colour: 'blue' }, /\(root\): Unrecognized key: "colour"/],
+    ];
+    for (const [config, error] of cases) expect(() => loadProjectConfig(folder(config)), JSON.stringify(config)).toThrow(error);
+  });
+
+  it('chooses a model per role; --provider / --model on the command line choose for every role', () => {
+    const project = loadProjectConfig(folder({ models: { default: { provider: 'offline' }, reviewer: { provider: 'openai', model: 'qwen2.5-coder' } } }));
+    const env = { OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' };
+    const { model, models } = modelSpecs(env, project);
+    expect(model.kind).toBe('offline');
+    expect(models).toEqual({ reviewer: { kind: 'openai', model: 'qwen2.5-coder', baseURL: 'http://127.0.0.1:11434/v1' } });
+    const cli = modelSpecs(env, project, { provider: 'openai', model: 'llama3.1' });
+    expect(cli).toEqual({ model: { kind: 'openai', model: 'llama3.1', baseURL: 'http://127.0.0.1:11434/v1' }, models: {} });
+    const broken = loadProjectConfig(folder({ models: { engineer: { provider: 'anthropic' } } }));
+    expect(() => modelSpecs({}, broken)).toThrow(/autoteam\.config\.json: models\.engineer: --provider anthropic needs ANTHROPIC_API_KEY/);
+  });
+
+  it.runIf(python)('stage prompts and limits reach the teammates; the environment still wins over the file', async () => {
+    const extra = 'Always write British English in comments.';
+    const server = await MessagesServer.start(new TeamPlayer().steps());
+    const dir = folder({ stages: { engineer: undefined, implementation: { prompt: `${STAGE_DEFINITIONS.implementation.systemPrompt}\n${extra}` } }, limits: { maxPipelineSteps: 2 } });
+    try {
+      const limited = await runCli(['run', '--auto', '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir, env: { ANTHROPIC_API_KEY: 'test-key-config', ANTHROPIC_BASE_URL: server.url } });
+      expect(limited.code, describeRun(limited)).toBe(1);
+      expect(limited.stdout).toMatch(/step budget used up: pipeline #1 made 2 of 2 model calls/);
+    } finally {
+      await server.close();
+    }
+    const second = await MessagesServer.start(new TeamPlayer().steps());
+    const dir2 = folder({ stages: { implementation: { prompt: `${STAGE_DEFINITIONS.implementation.systemPrompt}\n${extra}` } }, limits: { maxPipelineSteps: 2 } });
+    try {
+      const run = await runCli(['run', '--auto', '--dir', dir2, DOWNLOADS_REQUIREMENT], {
+        cwd: dir2,
+        env: { ANTHROPIC_API_KEY: 'test-key-config', ANTHROPIC_BASE_URL: second.url, MAX_PIPELINE_STEPS: '60' },
+      });
+      expect(run.code, describeRun(run)).toBe(0);
+      const engineer = second.requests.filter((r) => JSON.stringify(r.body.system ?? '').includes('You are the engineer'));
+      expect(engineer.length).toBeGreaterThan(0);
+      for (const request of engineer) expect(JSON.stringify(request.body.system)).toContain(extra);
+      const stages = await runCli(['stages', '--dir', dir2], { cwd: dir2 });
+      expect(stages.stdout).toContain(extra);
+    } finally {
+      await second.close();
+    }
+  }, 90_000);
+});
