@@ -14,6 +14,10 @@ export interface PostgresServer {
   url: string;
   port: number;
   stop(): void;
+  /** Stops the server, keeping its data (an outage). */
+  pause(): void;
+  /** Starts a paused server again on the same port. */
+  resume(): void;
 }
 
 /** The folder holding pg_ctl and initdb: on PATH, or Debian's /usr/lib/postgresql/<version>/bin. */
@@ -55,6 +59,13 @@ export async function startPostgres(bin = findPostgresBin()): Promise<PostgresSe
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
+    pause() {
+      const [stopCmd, stopArgs] = as(path.join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);
+      execFileSync(stopCmd, stopArgs, { stdio: 'pipe' });
+    },
+    resume() {
+      execFileSync(ctlCmd, ctlArgs, { stdio: 'pipe' });
+    },
     stop() {
       const [stopCmd, stopArgs] = as(path.join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']);
       spawnSync(stopCmd, stopArgs, { stdio: 'ignore' });

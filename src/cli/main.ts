@@ -7,7 +7,7 @@ import { loadTeammateSettings, type SettingsOverrides, type TeammateSettings } f
 import { containment, describeContainment, INSTALL_HINT } from '../core/exec/sandbox.js';
 import { Mailbox } from '../core/board/mailbox.js';
 import { type Board, openBoard } from '../core/board/board.js';
-import { describeUrl, isPostgresUrl } from '../core/board/pg/url.js';
+import { describeUrl, isPostgresUrl, urlProblem } from '../core/board/pg/url.js';
 import { Pipeline } from '../core/stages/pipeline.js';
 import { diffPipeline, discardPipeline, mergePipeline } from '../frontend/branches.js';
 import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
@@ -37,6 +37,7 @@ export class UsageError extends AutoteamError {
 function boardDir(command: Command, writes = true): string {
   const own = command.opts().dir as string | undefined;
   const global = command.parent?.opts().dir as string | undefined;
+  if (isPostgresUrl(own ?? global ?? '')) throw new UsageError('--dir takes a folder; for a board in PostgreSQL use --board <postgres://…>');
   const dir = path.resolve(own ?? global ?? process.cwd());
   let stat: fs.Stats | undefined;
   try {
@@ -89,29 +90,32 @@ function repoChoice(options: Record<string, unknown>): { repo?: string | false }
 }
 
 const dirOption = () => new Option('--dir <path>', 'board root (holds .tasks/ and .team/); with --board, the local folder for workspaces; default: the current directory');
-const boardOption = () => new Option('--board <location>', 'a postgres:// URL for a board shared across machines, or a directory (env AUTOTEAM_BOARD)');
+const boardOption = () => new Option('--board <url>', 'a postgres:// URL: the board in PostgreSQL, shared across machines (env AUTOTEAM_BOARD)');
 
 /** The PostgreSQL board's URL from --board or AUTOTEAM_BOARD, or undefined for the file board in --dir. */
 function boardUrl(command: Command): string | undefined {
   const own = command.opts().board as string | undefined;
   const global = command.parent?.opts().board as string | undefined;
-  const value = (own ?? global ?? process.env.AUTOTEAM_BOARD)?.trim();
-  if (!value) return undefined;
-  if (isPostgresUrl(value)) {
-    try {
-      new URL(value);
-    } catch {
-      throw new UsageError(`--board: '${describeUrl(value)}' is not a valid URL (postgres://user:password@host:5432/database)`);
-    }
-    return value;
+  const flag = own ?? global;
+  const name = flag !== undefined ? '--board' : 'AUTOTEAM_BOARD';
+  const raw = flag ?? process.env.AUTOTEAM_BOARD;
+  if (raw === undefined) return undefined;
+  const value = raw.trim();
+  if (!value) {
+    // An empty variable means "not set"; an empty flag is a mistake.
+    if (flag === undefined) return undefined;
+    throw new UsageError('--board needs a postgres:// URL (without it, the board is the folder --dir)');
   }
-  throw new UsageError(`--board takes a postgres:// URL (for a directory, use --dir ${value})`);
+  if (!isPostgresUrl(value)) throw new UsageError(`${name} takes a postgres:// URL, got '${describeUrl(value)}' (for a board in a folder, use --dir <folder>)`);
+  const problem = urlProblem(value);
+  if (problem) throw new UsageError(`${name}: '${describeUrl(value)}': ${problem}`);
+  return value;
 }
 
 /** The board a read-only command looks at: the PostgreSQL board, or the file board in --dir. */
 async function openExisting(command: Command): Promise<Board> {
   const url = boardUrl(command);
-  if (url) return openBoard(url, boardDir(command, false));
+  if (url) return openBoard(url, boardDir(command, false), { create: false });
   const dir = existingBoardDir(command);
   if (!fs.existsSync(path.join(dir, '.tasks'))) throw new UsageError(`no board in ${dir} (no .tasks/ directory)`);
   return openBoard(dir);
@@ -298,7 +302,7 @@ export function buildProgram(): Command {
       const dir = boardDir(command);
       const { exportBoard } = await import('../core/board/pg/transfer.js');
       const counts = await exportBoard(url, dir);
-      console.log(`exported ${counts.tasks} tasks, ${counts.requests} requests and ${counts.messages} messages from ${describeUrl(url)} to ${dir}`);
+      console.log(`exported ${counts.tasks} tasks, ${counts.requests} requests, ${counts.messages} messages and ${counts.files} submitted files from ${describeUrl(url)} to ${dir}`);
     });
 
   program
@@ -312,7 +316,7 @@ export function buildProgram(): Command {
       const dir = existingBoardDir(command);
       const { importBoard } = await import('../core/board/pg/transfer.js');
       const counts = await importBoard(dir, url);
-      console.log(`imported ${counts.tasks} tasks, ${counts.requests} requests and ${counts.messages} messages from ${dir} into ${describeUrl(url)}`);
+      console.log(`imported ${counts.tasks} tasks, ${counts.requests} requests, ${counts.messages} messages and ${counts.files} submitted files from ${dir} into ${describeUrl(url)}`);
     });
 
   program

@@ -120,7 +120,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
 
   const timeoutMs = options.timeout ? parseDuration(options.timeout, '--timeout') : 10 * 60_000;
   const giveUp = AbortSignal.timeout(timeoutMs);
-  log(`autoteam run — ${session.modelLabel}`);
+  log(`autoteam run — ${session.modelLabel}${session.location === session.rootDir ? '' : ` · board ${session.where}`}`);
   const open = session.board.list().filter((task) => task.status === 'pending' || task.status === 'in_progress');
   if (open.length > 0) {
     log(`note: the board already has ${open.length} open task${open.length === 1 ? '' : 's'} (${open.slice(0, 5).map((t) => `#${t.id}`).join(', ')}${open.length > 5 ? ', …' : ''}); the team works those too`);

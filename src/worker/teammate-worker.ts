@@ -18,9 +18,22 @@ port.on('message', (message: ToWorker) => {
 });
 
 let board: Board | undefined;
+/** A board that is down when the thread starts is waited for (a minute, backing off), not given up on at once. */
+async function openWithPatience(address: string, rootDir: string): Promise<Board> {
+  const until = Date.now() + 60_000;
+  for (let wait = 500; ; wait = Math.min(wait * 2, 8_000)) {
+    try {
+      return await openBoard(address, rootDir, { poolSize: 3 });
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'BOARD_UNREACHABLE' || Date.now() + wait > until || stop.signal.aborted) throw error;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
 try {
   const model = await createModel(init.model);
-  board = init.board ? await openBoard(init.board, init.rootDir, { poolSize: 3 }) : undefined;
+  board = init.board ? await openWithPatience(init.board, init.rootDir) : undefined;
   const teammate = new Teammate({
     name: init.name,
     role: init.role,

@@ -116,19 +116,19 @@ describe.runIf(postgresBin && python)('export and import', () => {
     const out = folder('autoteam-pgout-');
     const exported = await runCli(['export', '--board', url, '--dir', out], { cwd: out });
     expect(exported.code, describeRun(exported)).toBe(0);
-    expect(exported.stdout).toMatch(/^exported 5 tasks, \d+ requests and \d+ messages from postgres:\/\//);
+    expect(exported.stdout).toMatch(/^exported 5 tasks, \d+ requests, \d+ messages and 2 submitted files from postgres:\/\//);
     const listedFiles = await runCli(['tasks', '--dir', out], { cwd: out });
     const listedDb = await runCli(['tasks', '--board', url], { cwd: out });
     expect(listedFiles.stdout).toBe(listedDb.stdout);
     expect(listedFiles.stderr).toBe('');
     const again = await runCli(['export', '--board', url, '--dir', out], { cwd: out });
     expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/already holds a board/);
+    expect(again.stderr).toMatch(/export writes into an empty folder; .* \(a board\)/);
 
     const target = await freshDatabase();
     const imported = await runCli(['import', '--dir', out, '--board', target], { cwd: out });
     expect(imported.code, describeRun(imported)).toBe(0);
-    expect(imported.stdout).toMatch(/^imported 5 tasks/);
+    expect(imported.stdout).toMatch(/^imported 5 tasks, \d+ requests, \d+ messages and 2 submitted files/);
     const listedImport = await runCli(['tasks', '--board', target], { cwd: out });
     expect(listedImport.stdout).toBe(listedDb.stdout);
     // A new task continues after the imported ids, and a new pipeline after the imported ones.
@@ -141,6 +141,66 @@ describe.runIf(postgresBin && python)('export and import', () => {
     }
     const twice = await runCli(['import', '--dir', out, '--board', target], { cwd: out });
     expect(twice.code).toBe(2);
-    expect(twice.stderr).toMatch(/already has tasks: import into an empty one/);
+    expect(twice.stderr).toMatch(/the board at postgres:\/\/.* already has tasks: import into an empty one/);
   }, 120_000);
+});
+
+describe.runIf(postgresBin && python)('mistakes and outages', () => {
+  it('bad --board values, --dir with a URL, a password in the query, and a database that holds no board', async () => {
+    const dir = folder('autoteam-pgmist-');
+    const cases: Array<[string[], Record<string, string>, number, RegExp]> = [
+      [['tasks', '--board', 'postgres://'], {}, 2, /--board: 'postgres:\/\/.*': it names no host/],
+      [['tasks', '--board', ''], {}, 2, /--board needs a postgres:\/\/ URL/],
+      [['tasks'], { AUTOTEAM_BOARD: 'http://x' }, 2, /AUTOTEAM_BOARD takes a postgres:\/\/ URL, got 'http:\/\/x\/?' \(for a board in a folder, use --dir <folder>\)/],
+      [['worker', '--dir', 'postgres://u@h/db', '--name', 'e', '--role', 'engineer'], {}, 2, /--dir takes a folder; for a board in PostgreSQL use --board/],
+      [['tasks', '--board', 'postgres://alice@127.0.0.1:1/db?password=S3cretPw'], {}, 1, /cannot use the board at postgres:\/\/alice@127\.0\.0\.1:1\/db\?password=\*\*\*: /],
+    ];
+    for (const [args, env, code, message] of cases) {
+      const result = await runCli(args, { cwd: dir, env });
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(code);
+      expect(result.stderr.trim()).toMatch(message);
+      expect(result.stderr).not.toContain('S3cretPw');
+    }
+    const empty = await freshDatabase();
+    const read = await runCli(['tasks', '--board', empty], { cwd: dir });
+    expect(read.code).toBe(2);
+    expect(read.stderr).toMatch(/there is no autoteam board in postgres:\/\/.*\/board_\d+_\d+ \(a lead or a worker creates one/);
+    const client = new pg.Client({ connectionString: empty });
+    await client.connect();
+    const { rows } = await client.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name LIKE 'autoteam_%'");
+    await client.end();
+    expect(rows[0].n).toBe(0);
+    const missing = await runCli(['tasks', '--board', empty.replace(/\/[^/]+$/, '/nosuchdb')], { cwd: dir });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim()).toMatch(/^autoteam: cannot use the board at postgres:\/\/.*\/nosuchdb: database "nosuchdb" does not exist/);
+  });
+
+  it('a run whose database goes away for a few seconds waits for it and finishes', async () => {
+    const { startPostgres } = await import('../../src/bench/postgres-server.js');
+    const server = await startPostgres();
+    try {
+      const url = server.url;
+      const dir = folder('autoteam-pgout-');
+      const child = spawn(process.execPath, [cliEntry, 'run', '--auto', '--board', url, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      children.push(child);
+      let output = '';
+      child.stdout!.setEncoding('utf8').on('data', (text: string) => (output += text));
+      child.stderr!.setEncoding('utf8').on('data', (text: string) => (output += text));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const end = Date.now() + 30_000;
+      while (!/posted pipeline #1/.test(output)) {
+        if (Date.now() > end) throw new Error(`the run never posted: ${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      server.pause();
+      const down = Date.now();
+      while (Date.now() - down < 3_000) await new Promise((resolve) => setTimeout(resolve, 100));
+      server.resume();
+      const code = await exited;
+      expect(code, output).toBe(0);
+      expect(output).toMatch(/pipeline #1: APPROVED/);
+    } finally {
+      server.stop();
+    }
+  }, 180_000);
 });

@@ -45,6 +45,8 @@ export interface Board {
 }
 
 export interface OpenBoardOptions {
+  /** False for read-only use: a database with no board is an error, not a new board. */
+  create?: boolean;
   now?: () => Date;
   leaseMs?: number;
   poolSize?: number;

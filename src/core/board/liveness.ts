@@ -57,7 +57,7 @@ export class BoardBusyError extends AutoteamError {
   ) {
     super(
       `the board in ${rootDir} already has a live lead (pid ${holder.pid} on ${holder.host}, since ${holder.startedAt}); ` +
-        `join it with: autoteam worker --dir ${rootDir} --name <name> --role <role>`,
+        `join it with: autoteam worker ${/^postgres(ql)?:\/\//i.test(rootDir) ? '--board' : '--dir'} ${rootDir} --name <name> --role <role>`,
       'BOARD_BUSY',
     );
   }

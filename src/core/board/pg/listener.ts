@@ -54,7 +54,7 @@ export class PgListener extends EventEmitter<{ notification: [string]; reconnect
         },
       );
     }, this.retryMs);
-    this.timer.unref();
+    // Not unref'd: while the server is away, reconnecting is what this process is waiting for.
   }
 
   async close(): Promise<void> {

@@ -33,7 +33,7 @@ class Events extends EventEmitter implements BoardEvents {
 export async function openPgBoard(url: string, rootDir: string, options: OpenBoardOptions = {}): Promise<Board> {
   const pool = createPool(url, options.poolSize ?? 10);
   try {
-    await migrateWith(url, pool);
+    await migrateWith(url, pool, { create: options.create !== false });
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw error;

@@ -1,13 +1,13 @@
 import path from 'node:path';
 import type pg from 'pg';
-import { NotFoundError } from '../../errors.js';
+import { AutoteamError, NotFoundError } from '../../errors.js';
 import { redact, secretValues } from '../../trace/redact.js';
 import { ArtifactsSchema } from '../artifacts.js';
 import { type Task, TaskSchema } from '../schemas.js';
 import type { BoardProblem } from '../task-index.js';
 import { DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from '../task-rules.js';
 import type { ClaimResult, CreateTaskInput, MutationResult } from '../task-types.js';
-import { createPool, describeUrl, withConnectionRetry } from './connection.js';
+import { BoardConnectionError, createPool, describeUrl, withConnectionRetry } from './connection.js';
 import { migrate } from './schema.js';
 
 const COLUMNS =
@@ -401,13 +401,27 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   }
 }
 
-export async function migrateWith(url: string, pool: pg.Pool): Promise<void> {
-  await withConnectionRetry(url, async () => {
-    const client = await pool.connect();
-    try {
-      await migrate(client);
-    } finally {
-      client.release();
-    }
-  });
+/**
+ * Creates or migrates the schema (`create`), or only checks that one is there (read-only commands
+ * never turn a database into a board). Any failure — refused, bad password, no such database, no
+ * right to create tables — is one line naming the board.
+ */
+export async function migrateWith(url: string, pool: pg.Pool, options: { create?: boolean } = {}): Promise<void> {
+  try {
+    await withConnectionRetry(url, async () => {
+      const client = await pool.connect();
+      try {
+        if (options.create === false) {
+          const { rows } = await client.query<{ found: string | null }>("SELECT to_regclass('autoteam_schema') AS found");
+          if (!rows[0]?.found) throw new AutoteamError(`there is no autoteam board in ${describeUrl(url)} (a lead or a worker creates one; autoteam import loads one)`, 'NOT_FOUND');
+        }
+        await migrate(client);
+      } finally {
+        client.release();
+      }
+    });
+  } catch (error) {
+    if (error instanceof AutoteamError) throw error;
+    throw new BoardConnectionError(url, error);
+  }
 }

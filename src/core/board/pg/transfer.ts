@@ -7,7 +7,7 @@ import { RequestStore } from '../requests.js';
 import { type Message, MessageSchema, type Task, TaskSchema, TeamConfigSchema } from '../schemas.js';
 import { TaskBoard } from '../task-board.js';
 import { TeamRegistry } from '../team-registry.js';
-import { createPool, withConnectionRetry } from './connection.js';
+import { createPool, describeUrl, withConnectionRetry } from './connection.js';
 import { migrateWith } from './pg-task-board.js';
 
 /**
@@ -21,6 +21,8 @@ export interface TransferCounts {
   tasks: number;
   requests: number;
   messages: number;
+  /** Submitted files (by sha256) carried along. */
+  files: number;
 }
 
 function hasTasks(dir: string): boolean {
@@ -29,9 +31,12 @@ function hasTasks(dir: string): boolean {
 }
 
 export async function exportBoard(url: string, dir: string): Promise<TransferCounts> {
-  if (hasTasks(dir)) throw new AutoteamError(`${dir} already holds a board (.tasks/ has task files): export into an empty folder`, 'USAGE');
+  const present = fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+  if (present.length) {
+    throw new AutoteamError(`export writes into an empty folder; ${dir} holds ${present.slice(0, 3).join(', ')}${present.length > 3 ? ', …' : ''}${hasTasks(dir) ? ' (a board)' : ''}`, 'USAGE');
+  }
   const { openPgBoard } = await import('./pg-board.js');
-  const board = await openPgBoard(url, dir);
+  const board = await openPgBoard(url, dir, { create: false });
   try {
     const tasks = board.tasks.list();
     fs.mkdirSync(path.join(dir, '.tasks'), { recursive: true });
@@ -44,7 +49,14 @@ export async function exportBoard(url: string, dir: string): Promise<TransferCou
     for (const request of requests) writeJsonAtomic(path.join(dir, '.team', 'requests', `${request.id}.json`), request);
     const pool = createPool(url, 1);
     let messages = 0;
+    let files = 0;
     try {
+      const blobs = await withConnectionRetry(url, () => pool.query<{ sha256: string; data: Buffer }>('SELECT sha256, data FROM autoteam_blobs'));
+      fs.mkdirSync(path.join(dir, '.autoteam', 'blobs'), { recursive: true });
+      for (const row of blobs.rows) {
+        fs.writeFileSync(path.join(dir, '.autoteam', 'blobs', row.sha256), row.data);
+        files++;
+      }
       const { rows } = await withConnectionRetry(url, () => pool.query<{ recipient: string; body: Message }>('SELECT recipient, body FROM autoteam_messages ORDER BY seq'));
       fs.mkdirSync(path.join(dir, '.team', 'inbox'), { recursive: true });
       for (const row of rows) {
@@ -54,7 +66,7 @@ export async function exportBoard(url: string, dir: string): Promise<TransferCou
     } finally {
       await pool.end();
     }
-    return { tasks: tasks.length, requests: requests.length, messages };
+    return { tasks: tasks.length, requests: requests.length, messages, files };
   } finally {
     await board.close();
   }
@@ -79,7 +91,7 @@ export async function importBoard(dir: string, url: string): Promise<TransferCou
     try {
       await client.query('BEGIN');
       const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM autoteam_tasks');
-      if (Number(rows[0]!.n) > 0) throw new AutoteamError('the database board already has tasks: import into an empty one', 'USAGE');
+      if (Number(rows[0]!.n) > 0) throw new AutoteamError(`the board at ${describeUrl(url)} already has tasks: import into an empty one`, 'USAGE');
       for (const task of tasks) {
         const t = TaskSchema.parse(task);
         await client.query(
@@ -104,8 +116,14 @@ export async function importBoard(dir: string, url: string): Promise<TransferCou
           messages++;
         }
       }
+      let files = 0;
+      const blobDir = path.join(dir, '.autoteam', 'blobs');
+      for (const name of fs.existsSync(blobDir) ? fs.readdirSync(blobDir).filter((n) => /^[0-9a-f]{64}$/.test(n)) : []) {
+        await client.query('INSERT INTO autoteam_blobs (sha256, data) VALUES ($1, $2) ON CONFLICT DO NOTHING', [name, fs.readFileSync(path.join(blobDir, name))]);
+        files++;
+      }
       await client.query('COMMIT');
-      return { tasks: tasks.length, requests: requests.length, messages };
+      return { tasks: tasks.length, requests: requests.length, messages, files };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;

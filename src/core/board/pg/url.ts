@@ -5,10 +5,27 @@ export function describeUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
-    return parsed.toString();
+    // libpq takes the password as a parameter too (`?password=…`), and ssl keys by path or inline.
+    for (const key of [...parsed.searchParams.keys()]) {
+      if (/pass|secret|key|token/i.test(key)) parsed.searchParams.set(key, '***');
+    }
+    return parsed.toString().replace(/%2A%2A%2A/g, '***');
   } catch {
-    return 'postgres://(unparsable URL)';
+    return 'postgres://(a URL autoteam cannot read)';
   }
+}
+
+/** Why `url` cannot name a board, or null: it needs a host and a database. */
+export function urlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'not a URL autoteam can read (postgres://user:password@host:5432/database)';
+  }
+  if (!parsed.hostname) return 'it names no host (postgres://user:password@host:5432/database)';
+  if (!parsed.pathname.replace(/^\//, '')) return 'it names no database (postgres://user:password@host:5432/database)';
+  return null;
 }
 
 export function isPostgresUrl(location: string): boolean {
