@@ -263,8 +263,10 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     expect(run.code, describeRun(run)).toBe(0);
     const summary = JSON.parse(run.stdout) as Record<string, any>;
     expect(Object.keys(summary).sort()).toEqual(
-      ['behaviour', 'checks', 'criteria', 'files', 'model', 'pipeline', 'questions', 'requirement', 'requirements', 'revisions', 'status', 'tasks', 'tokens', 'usage', 'wallMs', 'workspace'].sort(),
+      ['behaviour', 'checks', 'cost', 'criteria', 'files', 'model', 'pipeline', 'questions', 'requirement', 'requirements', 'revisions', 'status', 'tasks', 'tokens', 'usage', 'wallMs', 'workspace'].sort(),
     );
+    // The offline model has no price: tokens only.
+    expect(summary.cost).toBeNull();
     expect(summary).toMatchObject({ pipeline: 1, status: 'approved', requirement: DOWNLOADS_REQUIREMENT, requirements: 0, questions: 0, files: ['organize.py'], revisions: 1 });
     expect(summary.model).toMatch(/offline/);
     expect(summary.tasks.map((task: { stage: string; revision: number; owner: string; status: string }) => `${task.stage}/${task.revision}/${task.owner}/${task.status}`)).toEqual([
