@@ -8,7 +8,7 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { Mailbox, TaskBoard } from '../core/board/index.js';
-import { openTaskStore } from '../core/board/open.js';
+import { type OpenedTaskStore, openTaskStore } from '../core/board/open.js';
 import { serializeError } from '../core/errors.js';
 import { epochMs } from './section.js';
 
@@ -18,7 +18,8 @@ export type ActorJob =
   /** Claims until nothing is left (`root`: a directory or a postgres:// URL). */
   | { kind: 'claim'; root: string; owner: string; mode: ClaimMode }
   /** A process that runs `threads` claim workers and reports their claims together. */
-  | { kind: 'claim-hub'; root: string; prefix: string; threads: number; mode: ClaimMode }
+  /** `inProcess`: the claimers are concurrent async loops on one connection pool, not threads. */
+  | { kind: 'claim-hub'; root: string; prefix: string; threads: number; mode: ClaimMode; inProcess?: boolean }
   | { kind: 'send'; root: string; from: string; to: string; count: number }
   /** Creates one task per `create` line on stdin, reporting when it started; `exit` ends it. */
   | { kind: 'creator'; root: string };
@@ -77,6 +78,14 @@ function nextCommand(expected: string): Promise<void> {
  */
 async function claimLoop(root: string, owner: string, mode: ClaimMode): Promise<ClaimReport> {
   const board = await openTaskStore(root, { poolSize: 1 });
+  try {
+    return await claimWith(board, owner, mode);
+  } finally {
+    await board.close?.();
+  }
+}
+
+async function claimWith(board: OpenedTaskStore, owner: string, mode: ClaimMode): Promise<ClaimReport> {
   const mine: number[] = [];
   const errors: string[] = [];
   try {
@@ -96,13 +105,22 @@ async function claimLoop(root: string, owner: string, mode: ClaimMode): Promise<
     }
   } catch (error) {
     errors.push(`${owner}: ${(error as Error).message}`);
-  } finally {
-    await board.close?.();
   }
   return { claimed: { [owner]: mine }, errors };
 }
 
 async function claimHub(job: Extract<ActorJob, { kind: 'claim-hub' }>): Promise<ClaimReport> {
+  if (job.inProcess) {
+    const store = await openTaskStore(job.root, { poolSize: job.threads });
+    post({ type: 'ready' });
+    await nextCommand('go');
+    try {
+      const reports = await Promise.all(Array.from({ length: job.threads }, (_, i) => claimWith(store, `${job.prefix}c${i}`, job.mode)));
+      return { claimed: Object.assign({}, ...reports.map((r) => r.claimed)), errors: reports.flatMap((r) => r.errors) };
+    } finally {
+      await store.close?.();
+    }
+  }
   const workers = Array.from({ length: job.threads }, (_, i) => {
     const worker = new Worker(new URL(import.meta.url), {
       workerData: { benchActor: { kind: 'claim', root: job.root, owner: `${job.prefix}t${i}`, mode: job.mode } satisfies ActorJob },

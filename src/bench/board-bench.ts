@@ -28,14 +28,14 @@ export const postgresBackend: BenchBackend = {
 };
 
 /** (a) 3 processes × 4 worker threads race over one board: claimNext, or scan then claim(id). */
-function claimRace(backend: BenchBackend, mode: ClaimMode, target: number): BenchSection {
+function claimRace(backend: BenchBackend, mode: ClaimMode, target: number, inProcess = false): BenchSection {
   return {
-    name: `claim race ${backend.name} ${mode === 'next' ? 'claimNext' : 'scan+claim'}`,
+    name: `claim race ${backend.name} ${mode === 'next' ? 'claimNext' : 'scan+claim'}${inProcess ? ' pooled' : ''}`,
     async run({ quick, log }) {
       const tasks = quick ? 300 : 600;
       const processes = 3;
       const threads = 4;
-      const label = `${processes}p × ${threads}t, ${tasks} tasks`;
+      const label = `${processes}p × ${threads}${inProcess ? ' claimers on one pool' : 't'}, ${tasks} tasks`;
       const rows = await backend.with(`claims-${mode}`, async (root) => {
         const board = await openTaskStore(root);
         try {
@@ -45,7 +45,7 @@ function claimRace(backend: BenchBackend, mode: ClaimMode, target: number): Benc
         }
         log(`claim race on the ${backend.name} board (${mode}): ${label}`);
         const hubs = Array.from({ length: processes }, (_, p) =>
-          ActorHandle.process<ClaimReport>(`hub ${p}`, { kind: 'claim-hub', root, prefix: `p${p}`, threads, mode }),
+          ActorHandle.process<ClaimReport>(`hub ${p}`, { kind: 'claim-hub', root, prefix: `p${p}`, threads, mode, inProcess }),
         );
         const start = await startTogether(hubs);
         const reports = await Promise.all(hubs.map((hub) => hub.result));
@@ -89,6 +89,8 @@ export const baseline: BenchSection = {
 export const claimRaces: BenchSection[] = [
   claimRace(fileBackend, 'next', 1_000),
   claimRace(fileBackend, 'scan', 500),
+  // A process on a database board claims through one pool: 4 claimers per process share it.
+  claimRace(postgresBackend, 'next', 2_000, true),
   claimRace(postgresBackend, 'next', 2_000),
   claimRace(postgresBackend, 'scan', 500),
 ];
