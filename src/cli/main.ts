@@ -14,7 +14,7 @@ import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.
 import { AutoteamError, ConfigError } from '../core/errors.js';
 import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig } from '../core/config/project-config.js';
 import { loadModelSpec } from '../core/model/config.js';
-import { STAGE_DEFINITIONS } from '../core/stages/definitions.js';
+import { allStages, configureStages } from '../core/stages/definitions.js';
 import { stageTools } from '../core/tools/registry.js';
 import { runHeadless } from './run-command.js';
 import { runWorker } from './worker-command.js';
@@ -166,6 +166,8 @@ function settingsFor(options: Record<string, unknown>, dir: string, say = (line:
   const project = loadProjectConfig(dir);
   const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, overrides(options));
   if (Object.keys(project.stages).length) settings.stages = project.stages;
+  // The lead's process moves work between the same stages as the teammates' threads.
+  configureStages(project.stages);
   const contained = containment();
   if (settings.sandbox.mode === 'required' && contained.kind === 'none') {
     throw new ConfigError(`--sandbox required: ${contained.reason}; ${INSTALL_HINT}`);
@@ -326,15 +328,8 @@ export function buildProgram(): Command {
     .addOption(dirOption())
     .action((options: { json?: boolean }, command: Command) => {
       const project = loadProjectConfig(boardDir(command, false));
-      const stages = Object.values(STAGE_DEFINITIONS).map(({ subject: _subject, ...stage }) => {
-        const override = project.stages[stage.stage];
-        return {
-          ...stage,
-          systemPrompt: override?.prompt ?? stage.systemPrompt,
-          tools: override?.tools ?? stage.tools,
-          offeredTools: stageTools(stage.stage, override?.tools).map((tool) => tool.name),
-        };
-      });
+      configureStages(project.stages);
+      const stages = allStages().map(({ subject: _subject, ...stage }) => ({ ...stage, offeredTools: stageTools(stage.stage).map((tool) => tool.name) }));
       if (options.json) {
         console.log(JSON.stringify(stages, null, 2));
         return;

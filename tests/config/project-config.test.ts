@@ -64,7 +64,10 @@ describe('autoteam.config.json', () => {
       [{ team: [{ name: 'a', role: 'engineer' }, { name: 'a', role: 'reviewer' }] }, /team: the name 'a' is given twice/],
       [{ stages: { review: { tools: ['run_linter', 'approve_code'] } } }, /stages\.review\.tools: must include the stage's signal tool request_revision/],
       [{ stages: { review: { tools: ['run_linter', 'rm_rf', 'approve_code', 'request_revision'] } } }, /stages\.review\.tools\.1: no tool named 'rm_rf'/],
-      [{ stages: { analysis: {} } }, /stages: Unrecognized key/],
+      [{ stages: { analysis: {} } }, /stages\.analysis\.role: a new stage needs the role that works it/],
+      [{ stages: { docs: { role: 'writer', prompt: 'Write docs.', tools: ['write_file', 'complete_stage'], signals: { complete_stage: { next: 'publish' } } } } }, /stages\.docs\.signals\.complete_stage\.next: no stage 'publish'/],
+      [{ stages: { docs: { role: 'writer', prompt: 'Write docs.', tools: ['write_file'], signals: { complete_stage: { next: 'approved' } } } } }, /stages\.docs\.tools: must include the stage's signal tool complete_stage/],
+      [{ stages: { review: { signals: { complete_stage: { next: 'approved' } } } } }, /stages\.review\.signals\.complete_stage: the review stage's signals are request_revision, approve_code/],
       [{ stages: { implementation: { promptFile: 'nope.md' } } }, /stages\.implementation\.promptFile: .*nope\.md does not exist/],
       [{ limits: { maxRevisions: -1 } }, /limits\.maxRevisions: Too small/],
       [{ colour: 'blue' }, /\(root\): Unrecognized key: "colour"/],
@@ -111,5 +114,66 @@ describe('autoteam.config.json', () => {
     } finally {
       await second.close();
     }
+  }, 90_000);
+});
+
+describe.runIf(python)('a stage of its own: docs after review, worked by a writer', () => {
+  const WRITER = 'You are the technical writer of the team. Write a README.md for the approved program, then complete_stage(report).';
+  const config = {
+    team: [
+      { name: 'analyst', role: 'analyst' },
+      { name: 'engineer', role: 'engineer' },
+      { name: 'reviewer', role: 'reviewer' },
+      { name: 'writer', role: 'writer' },
+    ],
+    stages: {
+      review: { signals: { approve_code: { next: 'docs', carry: ['submitted'] } } },
+      docs: { role: 'writer', title: 'Document', prompt: WRITER, tools: ['read_file', 'write_file', 'complete_stage', 'fail_task'], signals: { complete_stage: { next: 'approved' } } },
+    },
+  };
+
+  it('runs end to end on a model: the writer gets the approved file, writes the README, and only then is the pipeline approved', async () => {
+    const player = new TeamPlayer();
+    const team = player.steps();
+    const writerCalls: Array<{ system: string; messages: unknown[] }> = [];
+    const steps = team.map((step) => (request: Parameters<Extract<typeof step, Function>>[0], context: Parameters<Extract<typeof step, Function>>[1]) => {
+      const system = JSON.stringify(request.body?.system ?? '');
+      if (!system.includes('technical writer')) return (step as Extract<typeof step, Function>)(request, context);
+      writerCalls.push({ system, messages: request.body.messages });
+      const results = (request.body.messages as Array<{ content: unknown }>).flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b: { type?: string }) => b.type === 'tool_result');
+      const content =
+        results.length === 0
+          ? [{ type: 'tool_use', id: 'toolu_w1', name: 'write_file', input: { path: 'README.md', content: '# organize.py\n\nSorts a folder into subfolders by file type.\n' } }]
+          : [{ type: 'tool_use', id: 'toolu_w2', name: 'complete_stage', input: { report: 'README.md written for organize.py.' } }];
+      return { status: 200, body: { id: `msg_w${results.length}`, type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content, stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 50, output_tokens: 10 } } };
+    });
+    const server = await MessagesServer.start(steps);
+    const dir = folder(config);
+    try {
+      const run = await runCli(['run', '--auto', '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir, env: { ANTHROPIC_API_KEY: 'test-key-custom', ANTHROPIC_BASE_URL: server.url } });
+      expect(run.code, describeRun(run)).toBe(0);
+      expect(run.stdout).toMatch(/pipeline #1: APPROVED/);
+      const tasks = readTasks(dir);
+      expect(tasks.map((t) => `${t.stage}/${t.owner}/${t.status}`)).toEqual(['requirements/analyst/completed', 'implementation/engineer/completed', 'review/reviewer/completed', 'docs/writer/completed']);
+      expect(tasks[2]!.artifacts.final).toBeUndefined();
+      expect(tasks[3]!).toMatchObject({ subject: expect.stringMatching(/^Document: Write a Python script/), artifacts: { final: true, reports: { docs: 'README.md written for organize.py.' } } });
+      expect(tasks[3]!.handoff).toMatch(/Submitted and approved: organize\.py/);
+      expect(fs.readFileSync(path.join(dir, 'workspace', '1', 'README.md'), 'utf8')).toMatch(/^# organize\.py/);
+      expect(writerCalls.length).toBe(2);
+      expect(writerCalls[0]!.system).toContain('technical writer');
+      const stages = await runCli(['stages', '--dir', dir], { cwd: dir });
+      expect(stages.stdout).toMatch(/== docs \(Document\) — role: writer/);
+      expect(stages.stdout).toMatch(/approve_code → docs/);
+    } finally {
+      await server.close();
+    }
+  }, 90_000);
+
+  it('the offline model says in one line that it has no policy for the stage, and the pipeline fails there', async () => {
+    const dir = folder(config);
+    const run = await runCli(['run', '--auto', '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout).toMatch(/pipeline #1: FAILED — the offline model has no policy for the 'docs' stage — set ANTHROPIC_API_KEY or OPENAI_API_KEY/);
+    expect(readTasks(dir).at(-1)).toMatchObject({ stage: 'docs', owner: 'writer', status: 'failed' });
   }, 90_000);
 });

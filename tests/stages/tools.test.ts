@@ -187,8 +187,8 @@ describe('bad arguments are answered with is_error naming the problem, never thr
     expect(context.ctx.board.list()).toEqual([]);
   });
 
-  it('covers every tool: 25 teammate tools and 10 lead tools', () => {
-    expect(teammateToolNames).toHaveLength(25);
+  it('covers every tool: 26 teammate tools and 10 lead tools', () => {
+    expect(teammateToolNames).toHaveLength(26);
     expect(leadToolNames).toHaveLength(10);
   });
 });
@@ -196,7 +196,7 @@ describe('bad arguments are answered with is_error naming the problem, never thr
 // ---- gating -------------------------------------------------------------------------------------
 
 describe('stage gating', () => {
-  it.each(Object.keys(STAGE_DEFINITIONS) as Stage[])('the %s agent is offered only its tools; any other tool is refused and runs nothing', async (stage) => {
+  it.each(Object.keys(STAGE_DEFINITIONS) as Array<keyof typeof STAGE_DEFINITIONS>)('the %s agent is offered only its tools; any other tool is refused and runs nothing', async (stage) => {
     const context = testContext();
     const offered = [...STAGE_DEFINITIONS[stage].tools, ...COORDINATION_TOOL_NAMES];
     const tools = stageTools(stage);

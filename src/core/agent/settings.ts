@@ -1,5 +1,4 @@
-import type { Stage } from '../board/schemas.js';
-import type { StageOverride } from '../config/project-config.js';
+import type { StageSpec } from '../stages/definitions.js';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxMode, type SandboxPolicy } from '../exec/sandbox.js';
 import { secretValues } from '../trace/redact.js';
@@ -27,8 +26,8 @@ export interface TeammateSettings {
   runtime: RuntimeSettings;
   /** How the processes the agents start are contained. */
   sandbox: SandboxPolicy;
-  /** Stage prompts and tools from autoteam.config.json (absent: the built-in ones). */
-  stages?: Partial<Record<Stage, StageOverride>>;
+  /** Stages from autoteam.config.json: changes to the built-in ones, and new ones. */
+  stages?: Record<string, StageSpec>;
 }
 
 export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {

@@ -11,7 +11,7 @@ import type { TaskBoardLike } from '../board/task-rules.js';
 import { TeamRegistry } from '../board/team-registry.js';
 import { FATAL_MODEL_CODES, NotFoundError, type SerializedError, serializeError } from '../errors.js';
 import type { ModelClient, ModelMessage, Usage } from '../model/types.js';
-import { GENERAL_SYSTEM_PROMPT, STAGE_DEFINITIONS } from '../stages/definitions.js';
+import { configureStages, GENERAL_SYSTEM_PROMPT, stageOf } from '../stages/definitions.js';
 import { handoffData, taskPrompt } from '../stages/handoff.js';
 import { budgetGap, Pipeline, pipelineUsage, taskWorkspace } from '../stages/pipeline.js';
 import { formatMessages } from '../tools/read-inbox.js';
@@ -78,6 +78,8 @@ export class Teammate {
       runtime: { ...DEFAULT_TEAMMATE_SETTINGS.runtime, ...options.settings?.runtime },
       sandbox: { ...DEFAULT_TEAMMATE_SETTINGS.sandbox, ...options.settings?.sandbox },
     };
+    // The stages of autoteam.config.json, the same in every thread of the team.
+    configureStages(this.settings.stages);
     const board = options.board ?? fileBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs });
     this.board = board.tasks;
     this.mailbox = board.mailbox;
@@ -172,7 +174,7 @@ export class Teammate {
       );
     }, Math.max(50, Math.floor(this.settings.leaseMs / 3)));
     const signal = AbortSignal.any([this.options.signal, lease.signal]);
-    const stage = task.stage ? STAGE_DEFINITIONS[task.stage] : null;
+    const stage = task.stage ? stageOf(task.stage) : null;
     const workspace = taskWorkspace(this.board.rootDir, task);
     if (task.artifacts.git && !fs.existsSync(workspace)) {
       clearInterval(renew);
@@ -197,7 +199,7 @@ export class Teammate {
       let turnsLeft = this.settings.maxTurns;
       let nudged = false;
       for (;;) {
-        const system = stage ? (this.settings.stages?.[stage.stage]?.prompt ?? stage.systemPrompt) : GENERAL_SYSTEM_PROMPT;
+        const system = stage ? stage.systemPrompt : GENERAL_SYSTEM_PROMPT;
         const { outcome, turns } = await this.loop(ctx, messages, prompt, system, turnsLeft);
         turnsLeft -= turns;
         if (outcome.kind === 'end_turn' && stage && !nudged && turnsLeft > 0) {
@@ -294,7 +296,7 @@ export class Teammate {
   private loop(ctx: ToolContext, messages: ModelMessage[], prompt: string, system: string, maxTurns: number) {
     const { name, role } = this.options;
     const stage = ctx.task?.stage ?? null;
-    const tools = stage ? stageTools(stage, this.settings.stages?.[stage]?.tools) : generalTools();
+    const tools = stage ? stageTools(stage) : generalTools();
     // Every model call of a task, compaction included, is added to its usage: the pipeline budgets sum them.
     const recordUsage = async (usage: Usage): Promise<void> => {
       this.emit({ type: 'usage', name, role, model: this.options.model.id, usage });

@@ -127,6 +127,10 @@ export const ArtifactsSchema = z.looseObject({
   /** The task this one was posted from. */
   from: z.number().int().positive().optional(),
   requirePlan: z.boolean().optional(),
+  /** Reports of the stages defined in autoteam.config.json (complete_stage), by stage. */
+  reports: z.record(z.string(), z.string()).optional(),
+  /** Set on the task whose signal approved the pipeline (the last stage's). */
+  final: z.boolean().optional(),
   /** Repository mode: the pipeline's branch and worktree (carried by every task of the pipeline). */
   git: GitInfoSchema.optional(),
   /** Review in repository mode: the change against the base commit. */

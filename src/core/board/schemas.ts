@@ -3,6 +3,7 @@ import { ArtifactsSchema } from './artifacts.js';
 
 export const TASK_STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] as const;
 export const STAGES = ['requirements', 'implementation', 'review'] as const;
+export const STAGE_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 export const MEMBER_STATUSES = ['working', 'idle', 'waiting', 'shutdown', 'dead'] as const;
 export const MESSAGE_TYPES = [
   'message',
@@ -46,7 +47,8 @@ export const TaskSchema = z.object({
   status: z.enum(TASK_STATUSES),
   owner: z.string().nullable().default(null),
   role: z.string().nullable().default(null),
-  stage: z.enum(STAGES).nullable().default(null),
+  /** A built-in stage, or one defined in autoteam.config.json. */
+  stage: z.string().regex(STAGE_NAME, 'a stage name: lower-case letters, digits, - and _').nullable().default(null),
   blockedBy: z.array(z.number().int().positive()).default([]),
   blocks: z.array(z.number().int().positive()).default([]),
   pipeline: z.number().int().positive().nullable().default(null),
@@ -70,7 +72,9 @@ export const TaskSchema = z.object({
 
 export type Task = z.infer<typeof TaskSchema>;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
-export type Stage = (typeof STAGES)[number];
+/** The three built-in stages; autoteam.config.json may add more. */
+export type BuiltinStage = (typeof STAGES)[number];
+export type Stage = string;
 export type Lease = z.infer<typeof LeaseSchema>;
 export type HistoryEntry = z.infer<typeof HistoryEntrySchema>;
 

@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { type Stage, STAGES, describeZodError } from '../board/schemas.js';
+import { STAGE_NAME, STAGES, describeZodError } from '../board/schemas.js';
 import { ConfigError } from '../errors.js';
 import { type ModelOverrides, PROVIDERS, resolveModelSpec } from '../model/config.js';
 import type { ModelSpec } from '../model/factory.js';
 import type { Price } from '../model/pricing.js';
-import { checkRole, STAGE_DEFINITIONS } from '../stages/definitions.js';
+import { STAGE_DEFINITIONS, type StageSpec } from '../stages/definitions.js';
+import { TEAMMATE_TOOLS } from '../tools/registry.js';
 
 /**
  * `autoteam.config.json` at the board root: the team, a model per role, the stages' prompts and
@@ -18,7 +19,18 @@ export const CONFIG_FILE = 'autoteam.config.json';
 const count = (min: number) => z.number().int().min(min);
 
 const ModelChoiceSchema = z.object({ provider: z.enum(PROVIDERS).optional(), model: z.string().min(1).optional() }).strict();
-const StageSchema = z.object({ prompt: z.string().min(1).optional(), promptFile: z.string().min(1).optional(), tools: z.array(z.string().min(1)).min(1).optional() }).strict();
+const TransitionSchema = z.object({ next: z.string().min(1), revise: z.boolean().optional(), carry: z.array(z.string().min(1)).optional() }).strict();
+const StageSchema = z
+  .object({
+    role: z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'a role name: lower-case letters, digits, - and _').optional(),
+    title: z.string().min(1).optional(),
+    prompt: z.string().min(1).optional(),
+    promptFile: z.string().min(1).optional(),
+    tools: z.array(z.string().min(1)).min(1).optional(),
+    /** Signal tool → the next stage (or `approved`). */
+    signals: z.record(z.string(), TransitionSchema).optional(),
+  })
+  .strict();
 
 export const ProjectConfigSchema = z
   .object({
@@ -29,7 +41,8 @@ export const ProjectConfigSchema = z
       .optional(),
     /** `default`, and any role: `{provider?, model?}`. */
     models: z.record(z.string(), ModelChoiceSchema).optional(),
-    stages: z.object(Object.fromEntries(STAGES.map((stage) => [stage, StageSchema.optional()])) as Record<Stage, z.ZodOptional<typeof StageSchema>>).strict().optional(),
+    /** The built-in stages to change, and new ones (by name). */
+    stages: z.record(z.string().regex(STAGE_NAME, 'a stage name: lower-case letters, digits, - and _'), StageSchema).optional(),
     limits: z
       .object({ maxRevisions: count(0), maxTurns: count(1), maxQuestions: count(0), maxPipelineSteps: count(1), tokenBudgetPipeline: count(1) })
       .partial()
@@ -42,18 +55,14 @@ export const ProjectConfigSchema = z
 
 export type ProjectConfigFile = z.infer<typeof ProjectConfigSchema>;
 
-/** A stage as configured: its prompt and tools (absent: the built-in ones). Plain data, it crosses to worker threads. */
-export interface StageOverride {
-  prompt?: string;
-  tools?: string[];
-}
 
 export interface ProjectConfig {
   file: string | null;
   team?: Array<{ name: string; role: string; prompt?: string }>;
   /** role → the model choice for it; `default` for every role not named. */
   models: Record<string, ModelOverrides>;
-  stages: Partial<Record<Stage, StageOverride>>;
+  /** Changes to the built-in stages and new stages, for `configureStages` in every thread. */
+  stages: Record<string, StageSpec>;
   /** The limits as the environment variables they default (the environment and flags still win). */
   limitsEnv: Record<string, string>;
   prices: Record<string, Price>;
@@ -79,48 +88,58 @@ export function loadProjectConfig(rootDir: string): ProjectConfig {
   const parsed = ProjectConfigSchema.safeParse(raw);
   if (!parsed.success) return fail(describeZodError(parsed.error));
   const data = parsed.data;
-  const roles = new Set<string>();
-  for (const [i, member] of (data.team ?? []).entries()) {
-    try {
-      checkRole(member.role);
-    } catch (error) {
-      fail(`team.${i}.role: ${(error as Error).message}`);
+  const builtin = new Set<string>(STAGES);
+  const stages: Record<string, StageSpec> = {};
+  const known = new Set(TEAMMATE_TOOLS.keys());
+  const stageNames = new Set([...STAGES, ...Object.keys(data.stages ?? {})]);
+  for (const [stage, entry] of Object.entries(data.stages ?? {})) {
+    const at = `stages.${stage}`;
+    const base = builtin.has(stage) ? STAGE_DEFINITIONS[stage as keyof typeof STAGE_DEFINITIONS] : null;
+    if (entry.prompt && entry.promptFile) fail(`${at}: give prompt or promptFile, not both`);
+    let prompt = entry.prompt;
+    if (entry.promptFile) {
+      const promptPath = path.resolve(path.dirname(file), entry.promptFile);
+      if (!fs.existsSync(promptPath)) fail(`${at}.promptFile: ${promptPath} does not exist`);
+      prompt = fs.readFileSync(promptPath, 'utf8').trim();
+      if (!prompt) fail(`${at}.promptFile: ${promptPath} is empty`);
     }
-    roles.add(member.role);
+    if (!base) {
+      // A new stage says everything: who works it, how, with what, and where it leads.
+      if (!entry.role) fail(`${at}.role: a new stage needs the role that works it`);
+      if (!prompt) fail(`${at}: a new stage needs a prompt (or promptFile)`);
+      if (!entry.tools) fail(`${at}.tools: a new stage needs its tools (e.g. read_file, write_file, complete_stage, fail_task)`);
+      if (!entry.signals || Object.keys(entry.signals).length === 0) fail(`${at}.signals: a new stage needs a signal, e.g. { "complete_stage": { "next": "approved" } }`);
+    }
+    if (base && entry.role && entry.role !== base.role) fail(`${at}.role: the ${stage} stage is worked by ${base.role}`);
+    const transitions = { ...(base?.transitions ?? {}), ...(entry.signals ?? {}) };
+    for (const [signal, transition] of Object.entries(entry.signals ?? {})) {
+      if (!known.has(signal)) fail(`${at}.signals.${signal}: no tool named '${signal}'`);
+      if (base && !(signal in base.transitions)) fail(`${at}.signals.${signal}: the ${stage} stage's signals are ${Object.keys(base.transitions).join(', ')}`);
+      if (transition.next !== 'approved' && !stageNames.has(transition.next)) fail(`${at}.signals.${signal}.next: no stage '${transition.next}' (stages: ${[...stageNames].join(', ')}, or approved)`);
+    }
+    const tools = entry.tools ?? [...(base?.tools ?? [])];
+    tools.forEach((tool, i) => {
+      if (!known.has(tool)) fail(`${at}.tools.${i}: no tool named '${tool}' (tools: ${[...known].sort().join(', ')})`);
+    });
+    const missing = Object.keys(transitions).filter((signal) => !tools.includes(signal));
+    if (missing.length) fail(`${at}.tools: must include the stage's signal tool${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
+    stages[stage] = {
+      ...(entry.role ? { role: entry.role } : {}),
+      ...(entry.title ? { title: entry.title } : {}),
+      ...(prompt ? { prompt } : {}),
+      ...(entry.tools ? { tools: entry.tools } : {}),
+      ...(entry.signals ? { signals: entry.signals } : {}),
+    };
+  }
+  const roles = new Set(['any', ...Object.values(STAGE_DEFINITIONS).map((d) => d.role), ...Object.values(stages).flatMap((spec) => (spec.role ? [spec.role] : []))]);
+  for (const [i, member] of (data.team ?? []).entries()) {
+    if (!roles.has(member.role)) fail(`team.${i}.role: unknown role '${member.role}' (roles: ${[...roles].join(', ')})`);
   }
   const names = (data.team ?? []).map((m) => m.name);
   const twice = names.find((name, i) => names.indexOf(name) !== i);
   if (twice) fail(`team: the name '${twice}' is given twice`);
   for (const key of Object.keys(data.models ?? {})) {
-    if (key === 'default') continue;
-    try {
-      checkRole(key);
-    } catch (error) {
-      fail(`models.${key}: not 'default' or a role (${(error as Error).message})`);
-    }
-  }
-  const stages: Partial<Record<Stage, StageOverride>> = {};
-  const known = new Set(allToolNames());
-  for (const stage of STAGES) {
-    const entry = data.stages?.[stage];
-    if (!entry) continue;
-    if (entry.prompt && entry.promptFile) fail(`stages.${stage}: give prompt or promptFile, not both`);
-    let prompt = entry.prompt;
-    if (entry.promptFile) {
-      const promptPath = path.resolve(path.dirname(file), entry.promptFile);
-      if (!fs.existsSync(promptPath)) fail(`stages.${stage}.promptFile: ${promptPath} does not exist`);
-      prompt = fs.readFileSync(promptPath, 'utf8').trim();
-      if (!prompt) fail(`stages.${stage}.promptFile: ${promptPath} is empty`);
-    }
-    if (entry.tools) {
-      entry.tools.forEach((tool, i) => {
-        if (!known.has(tool)) fail(`stages.${stage}.tools.${i}: no tool named '${tool}' (tools: ${[...known].sort().join(', ')})`);
-      });
-      const signals = Object.keys(STAGE_DEFINITIONS[stage].transitions);
-      const missing = signals.filter((signal) => !entry.tools!.includes(signal));
-      if (missing.length) fail(`stages.${stage}.tools: must include the stage's signal tool${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
-    }
-    stages[stage] = { ...(prompt ? { prompt } : {}), ...(entry.tools ? { tools: entry.tools } : {}) };
+    if (key !== 'default' && !roles.has(key)) fail(`models.${key}: not 'default' or a role (unknown role '${key}'; roles: ${[...roles].join(', ')})`);
   }
   const limitsEnv: Record<string, string> = {};
   for (const [key, value] of Object.entries(data.limits ?? {})) limitsEnv[LIMIT_ENV[key as keyof typeof LIMIT_ENV]] = String(value);
@@ -136,10 +155,6 @@ export function loadProjectConfig(rootDir: string): ProjectConfig {
   };
 }
 
-/** Every tool a stage may be given: the stage tools of every built-in stage. */
-function allToolNames(): string[] {
-  return [...new Set(Object.values(STAGE_DEFINITIONS).flatMap((stage) => stage.tools))];
-}
 
 /** The default configuration, as `autoteam init` writes it: exactly what runs without a file. */
 export function defaultProjectConfig(): ProjectConfigFile {

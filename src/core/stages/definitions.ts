@@ -1,4 +1,4 @@
-import type { Stage } from '../board/schemas.js';
+import type { BuiltinStage, Stage } from '../board/schemas.js';
 import { ConfigError } from '../errors.js';
 
 /** Where a signal tool sends the pipeline next. */
@@ -33,7 +33,7 @@ const short = (text: string, max = 60) => {
 
 export const COORDINATION_TOOL_NAMES = ['send_message', 'read_inbox', 'idle', 'shutdown_response'] as const;
 
-export const STAGE_DEFINITIONS: Readonly<Record<Stage, StageDefinition>> = {
+export const STAGE_DEFINITIONS: Readonly<Record<BuiltinStage, StageDefinition>> = {
   requirements: {
     stage: 'requirements',
     role: 'analyst',
@@ -94,21 +94,72 @@ export const STAGE_DEFINITIONS: Readonly<Record<Stage, StageDefinition>> = {
   },
 };
 
+/**
+ * A stage as autoteam.config.json gives it (plain data, so it crosses to worker threads): for a
+ * built-in stage, what to change; for a new one, everything.
+ */
+export interface StageSpec {
+  role?: string;
+  title?: string;
+  prompt?: string;
+  tools?: string[];
+  /** Signal tool → where it sends the pipeline (a stage, or `approved`). */
+  signals?: Record<string, Transition>;
+}
+
+/** The stages of this process: the built-in ones, changed and added to by `configureStages`. */
+let configured: Record<string, StageDefinition> = { ...STAGE_DEFINITIONS };
+
+/**
+ * Applies a configuration's stages (every thread applies the same one at start). A new stage's
+ * subject is its title and the requirement.
+ */
+export function configureStages(specs: Readonly<Record<string, StageSpec>> = {}): void {
+  const next: Record<string, StageDefinition> = { ...STAGE_DEFINITIONS };
+  for (const [name, spec] of Object.entries(specs)) {
+    const base = next[name];
+    const title = spec.title ?? base?.title ?? name.charAt(0).toUpperCase() + name.slice(1);
+    next[name] = {
+      stage: name,
+      role: spec.role ?? base?.role ?? name,
+      title,
+      systemPrompt: spec.prompt ?? base?.systemPrompt ?? '',
+      tools: spec.tools ?? base?.tools ?? [],
+      transitions: spec.signals ? { ...(base?.transitions ?? {}), ...spec.signals } : (base?.transitions ?? {}),
+      subject: base?.subject ?? ((requirement, revision) => `${title}${revision ? ` (${revision})` : ''}: ${short(requirement)}`),
+    };
+  }
+  configured = next;
+}
+
+/** Every stage of this process, built-in ones first. */
+export function allStages(): StageDefinition[] {
+  return Object.values(configured);
+}
+
 /** The roles a teammate may have: each stage's, and `any` (general tasks with no role). */
+export function roles(): string[] {
+  return [...new Set(Object.values(configured).map((stage) => stage.role)), 'any'];
+}
+
+/** @deprecated The built-in roles; `roles()` includes the configured ones. */
 export const ROLES: readonly string[] = [...new Set(Object.values(STAGE_DEFINITIONS).map((stage) => stage.role)), 'any'];
 
 /** Refuses a role no stage or task can use, naming the ones that exist. */
 export function checkRole(role: string): void {
-  if (!ROLES.includes(role)) throw new ConfigError(`unknown role '${role}' (roles: ${ROLES.join(', ')})`);
+  const known = roles();
+  if (!known.includes(role)) throw new ConfigError(`unknown role '${role}' (roles: ${known.join(', ')})`);
 }
 
 export function stageOf(stage: Stage): StageDefinition {
-  return STAGE_DEFINITIONS[stage];
+  const definition = configured[stage];
+  if (!definition) throw new ConfigError(`unknown stage '${stage}' (stages: ${Object.keys(configured).join(', ')}): every host of a board needs the same autoteam.config.json`);
+  return definition;
 }
 
 /** The role that works a stage, e.g. requirements → analyst. */
 export function roleForStage(stage: Stage): string {
-  return STAGE_DEFINITIONS[stage].role;
+  return stageOf(stage).role;
 }
 
 export const GENERAL_SYSTEM_PROMPT = [

@@ -1,5 +1,6 @@
 import type { Artifacts, Change, Criterion, GitInfo, Issue, QaEntry, Submitted } from '../board/artifacts.js';
 import type { Stage, Task } from '../board/schemas.js';
+import { stageOf } from './definitions.js';
 
 const MAX_FILE_CHARS = 12_000;
 
@@ -23,6 +24,8 @@ export interface HandoffData {
   /** Review at revision ≥ 1: the previous review's issues, and the diff against that revision. */
   previousIssues: Issue[];
   diff?: string;
+  /** Reports of earlier stages defined in autoteam.config.json. */
+  reports?: Record<string, string>;
   /** Repository mode: the pipeline's branch, and (review) the change against its base commit. */
   git?: GitInfo;
   change?: Change;
@@ -43,6 +46,7 @@ export function handoffData(task: Pick<Task, 'stage' | 'revision' | 'description
     previousIssues: a.previousIssues ?? [],
     ...(a.diff ? { diff: a.diff } : {}),
     ...(a.git ? { git: a.git } : {}),
+    ...(a.reports ? { reports: a.reports } : {}),
     ...(a.change ? { change: a.change } : {}),
   };
 }
@@ -86,6 +90,7 @@ export function renderHandoff(data: HandoffData, fileContent?: string): string {
     }
     return lines.join('\n');
   }
+  if (data.stage !== 'review') return customStageHandoff(data, lines);
   const submitted = data.submitted;
   if (submitted) {
     const content = fileContent ?? '';
@@ -110,6 +115,18 @@ export function renderHandoff(data: HandoffData, fileContent?: string): string {
     '',
     'Review it: run_linter and run_tests are required; run_check runs checks you write for the criteria. Then approve_code with a verdict and evidence for every criterion, or request_revision with issues and their severity.',
   );
+  return lines.join('\n');
+}
+
+/** A stage defined in autoteam.config.json: what came before, and how to end it. */
+function customStageHandoff(data: HandoffData, lines: string[]): string {
+  if (data.submitted) {
+    const files = Object.keys(data.submitted.files ?? { [data.submitted.file]: '' });
+    lines.push('', `Submitted and approved: ${data.submitted.file}${files.length > 1 ? ` (with ${files.filter((f) => f !== data.submitted!.file).join(', ')})` : ''} — in your workspace.`);
+  }
+  for (const [stage, report] of Object.entries(data.reports ?? {})) lines.push('', `Report of the ${stage} stage: ${report}`);
+  const signals = Object.keys(stageOf(data.stage).transitions);
+  lines.push('', `Do this stage's work as your instructions say, then end it with ${signals.join(' or ')}${signals.includes('complete_stage') ? '(report)' : ''}.`);
   return lines.join('\n');
 }
 

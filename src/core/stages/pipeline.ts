@@ -64,7 +64,7 @@ export function checkRequirement(requirement: string): string {
 }
 
 /** What every task of a pipeline carries forward, whatever the stage. */
-const CARRIED = ['requirement', 'requirements', 'summary', 'qa', 'criteria', 'git'] as const;
+const CARRIED = ['requirement', 'requirements', 'summary', 'qa', 'criteria', 'git', 'reports'] as const;
 
 /** Where a task's files live: its pipeline's worktree on the person's repository, or `workspace/<pipeline>`. */
 export function taskWorkspace(rootDir: string, task: Pick<Task, 'pipeline' | 'artifacts'> | null): string {
@@ -132,7 +132,7 @@ export class Pipeline {
     const transition = stageOf(task.stage).transitions[signal.tool];
     if (!transition) throw new AutoteamError(`${signal.tool} is not a signal of the ${task.stage} stage`, 'BAD_TRANSITION');
     const current = this.board.get(task.id);
-    const artifacts: Artifacts = { ...signal.artifacts, signal: signal.tool };
+    const artifacts: Artifacts = { ...signal.artifacts, signal: signal.tool, ...(transition.next === 'approved' ? { final: true } : {}) };
 
     if (transition.revise) {
       const stop = this.governance(current, artifacts);
@@ -383,12 +383,18 @@ export class Pipeline {
 /** A failed or cancelled task that was not retried (a retried one is history, not the pipeline's state). */
 const isFailed = (task: Task) => (task.status === 'failed' || task.status === 'cancelled') && task.artifacts.retriedBy === undefined;
 
-/** One pipeline's status from its tasks: failed if any failed, approved once a review approved it. */
+/**
+ * One pipeline's status from its tasks: failed if any failed; approved once the task whose signal
+ * ends the pipeline completed (`final`; on boards written before it was recorded, an approving
+ * review with nothing left open after it).
+ */
 export function pipelineStatus(tasks: readonly Task[]): PipelineStatus {
   const ended = tasks.filter(isFailed);
   if (ended.some((task) => task.status === 'failed')) return 'failed';
   if (ended.length > 0) return 'cancelled';
-  const approved = tasks.some((task) => task.stage === 'review' && task.status === 'completed' && task.artifacts.verdict === 'approved');
+  if (tasks.some((task) => task.status === 'completed' && task.artifacts.final === true)) return 'approved';
+  const open = tasks.some((task) => task.status === 'pending' || task.status === 'in_progress');
+  const approved = !open && tasks.some((task) => task.stage === 'review' && task.status === 'completed' && task.artifacts.verdict === 'approved');
   return approved ? 'approved' : 'active';
 }
 

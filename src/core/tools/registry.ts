@@ -1,5 +1,6 @@
+import { completeStageTool } from './complete-stage.js';
 import type { Stage } from '../board/schemas.js';
-import { COORDINATION_TOOL_NAMES, STAGE_DEFINITIONS } from '../stages/definitions.js';
+import { COORDINATION_TOOL_NAMES, stageOf } from '../stages/definitions.js';
 import { addAcceptanceCriterionTool } from './add-acceptance-criterion.js';
 import { analyzeComplexityTool } from './analyze-complexity.js';
 import { approveCodeTool } from './approve-code.js';
@@ -56,6 +57,7 @@ export const TEAMMATE_TOOLS: ReadonlyMap<string, ToolDefinition> = new Map(
       runCheckTool,
       requestRevisionTool,
       approveCodeTool,
+      completeStageTool,
     ] as ToolDefinition[]
   ).map((tool) => [tool.name, tool]),
 );
@@ -83,7 +85,7 @@ function pick(names: readonly string[]): ToolDefinition[] {
 /** A stage's agent is offered its stage tools and the coordination tools, nothing else. */
 /** A stage's tools (or the configured ones, `names`) plus the coordination tools. */
 export function stageTools(stage: Stage, names?: readonly string[]): ToolDefinition[] {
-  return pick([...(names ?? STAGE_DEFINITIONS[stage].tools), ...COORDINATION_TOOL_NAMES]);
+  return pick([...(names ?? stageOf(stage).tools), ...COORDINATION_TOOL_NAMES]);
 }
 
 /** Tools for a general (stage-less) task. */

@@ -72,8 +72,14 @@ export class ScriptedModel implements ModelClient {
         return analystTurn(handoff, calls);
       case 'implementation':
         return engineerTurn(handoff, calls);
-      default:
+      case 'review':
         return reviewerTurn(handoff, calls);
+      default:
+        // A stage from autoteam.config.json: the offline model has no policy for it, and says so.
+        return {
+          text: 'I have no policy for this stage.',
+          calls: [{ name: 'fail_task', input: { reason: `the offline model has no policy for the '${handoff.stage}' stage — set ANTHROPIC_API_KEY or OPENAI_API_KEY / OPENAI_BASE_URL to run it on a model` } }],
+        };
     }
   }
 }
