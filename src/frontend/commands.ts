@@ -81,7 +81,9 @@ export const COMMANDS: readonly Command[] = [
       const lines = [`team ${config.team} — lead: ${config.lead}${spent.calls ? ` · spent ${formatSpend(spent, io.session.offline)}` : ''}`];
       for (const member of config.members) {
         const own = io.session.spend.of(member.name);
-        lines.push(`  ${formatMember(member)}${own.calls ? ` [${formatSpend(own, io.session.offline)}]` : ''}`);
+        // The model only for teammates this session runs: another process's may run on another.
+        const model = io.session.isRunning(member.name) && !io.session.offline ? ` · ${io.session.modelOf(member.role)}` : '';
+        lines.push(`  ${formatMember(member)}${own.calls ? ` [${formatSpend(own, io.session.offline)}]` : ''}${model}`);
       }
       if (config.members.length === 0) lines.push('  no teammates (/spawn <name> <role>)');
       io.print(lines.join('\n'));

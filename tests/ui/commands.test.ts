@@ -143,3 +143,36 @@ describe('runLine on a real session', () => {
     expect(out.at(-1)).toMatch(/^error: plan request .* was already approved/);
   });
 });
+
+describe('/team with a model per role', () => {
+  it("shows each running teammate's model", async () => {
+    const { LeadSession } = await import('../../src/core/lead/session.js');
+    const { runLine } = await import('../../src/frontend/commands.js');
+    const fsMod = await import('node:fs');
+    const osMod = await import('node:os');
+    const pathMod = await import('node:path');
+    const root = fsMod.mkdtempSync(pathMod.join(osMod.tmpdir(), 'autoteam-models-'));
+    const session = new LeadSession({
+      rootDir: root,
+      model: { kind: 'openai', model: 'gpt-4.1-mini', baseURL: 'http://127.0.0.1:9/v1' },
+      models: { reviewer: { kind: 'openai', model: 'qwen2.5-coder', baseURL: 'http://127.0.0.1:9/v1' } },
+      settings: { pollMs: 100 },
+    });
+    const out: string[] = [];
+    try {
+      await session.start([
+        { name: 'eng', role: 'engineer' },
+        { name: 'rev', role: 'reviewer' },
+      ]);
+      const deadline = Date.now() + 10_000;
+      while (session.mailbox.registry.read().members.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await runLine('/team', { session, print: (text) => out.push(text), askLead: async () => '' });
+      expect(out.at(-1)).toMatch(/eng \(engineer\): idle[^\n]* · gpt-4\.1-mini via 127\.0\.0\.1:9/);
+      expect(out.at(-1)).toMatch(/rev \(reviewer\): idle[^\n]* · qwen2\.5-coder via 127\.0\.0\.1:9/);
+      expect(session.modelLabel).toBe('gpt-4.1-mini via 127.0.0.1:9 · reviewer: qwen2.5-coder via 127.0.0.1:9');
+    } finally {
+      await session.close(2_000);
+      fsMod.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
