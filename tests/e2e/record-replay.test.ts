@@ -49,11 +49,11 @@ describe.runIf(python)('--record then --replay', () => {
     first = fs.existsSync(path.join(firstDir, '.tasks')) ? readTasks(firstDir) : [];
   }, 60_000);
 
-  it('writes one file per call, keyed by agent, task, purpose and turn, with no secret in them', () => {
+  it('writes one file per call, keyed by role, task, purpose and turn, with no secret in them', () => {
     expect(recorded.code, describeRun(recorded)).toBe(0);
     const files = fs.readdirSync(recording).sort();
     expect(files).toContain('analyst.task-1.work.001.json');
-    expect(files).toContain('simulated-user.task-1.simulated_user.001.json');
+    expect(files).toContain('user.task-1.simulated_user.001.json');
     expect(files.filter((f) => f.startsWith('reviewer.'))).toEqual(['reviewer.task-3.work.001.json', 'reviewer.task-3.work.002.json']);
     for (const file of files) {
       const text = fs.readFileSync(path.join(recording, file), 'utf8');
@@ -75,6 +75,14 @@ describe.runIf(python)('--record then --replay', () => {
     expect(sha256(path.join(dir, 'workspace', '1', 'organize.py'))).toBe(sha256(path.join(firstDir, 'workspace', '1', 'organize.py')));
   });
 
+  it('a replay of another requirement stops at the first call, naming both tasks', async () => {
+    const dir = tempBoard('autoteam-replay3-');
+    dirs.push(dir);
+    const replay = await runCli(['run', '--auto', '--replay', recording, '--dir', dir, 'Write a Python script that counts the words in a text file.'], { cwd: dir });
+    expect(replay.code).toBe(2);
+    expect(`${replay.stdout}${replay.stderr}`).toMatch(/the run's call analyst\.task-1\.work\.001 is about another task than the recording's \(recorded: 'Task #1 \[requirements\]: Analyse: Write a Python script that organizes.*now: 'Task #1 \[requirements\]: Analyse: Write a Python script that counts/);
+  });
+
   it('a call the recording does not hold stops the run, naming the call', async () => {
     const partial = tempBoard('autoteam-partial-');
     dirs.push(partial);
@@ -88,6 +96,18 @@ describe.runIf(python)('--record then --replay', () => {
 });
 
 describe.runIf(python)('the shipped recording', () => {
+  it('replays with two engineers on the team: calls are keyed by role, whichever engineer claims', async () => {
+    const dir = tempBoard('autoteam-fixture2-');
+    dirs.push(dir);
+    fs.writeFileSync(
+      path.join(dir, 'autoteam.config.json'),
+      JSON.stringify({ team: [{ name: 'analyst', role: 'analyst' }, { name: 'engineer', role: 'engineer' }, { name: 'engineer2', role: 'engineer' }, { name: 'reviewer', role: 'reviewer' }] }),
+    );
+    const replay = await runCli(['run', '--auto', '--replay', FIXTURE, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
+    expect(replay.code, describeRun(replay)).toBe(0);
+    expect(replay.stdout).toMatch(/pipeline #1: APPROVED/);
+  });
+
   it('replays to an approved pipeline with the program the recorded team wrote', async () => {
     const dir = tempBoard('autoteam-fixture-');
     dirs.push(dir);

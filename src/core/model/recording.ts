@@ -5,10 +5,11 @@ import { redact, secretValues } from '../trace/redact.js';
 import type { ModelClient, ModelRequest, ModelResponse } from './types.js';
 
 /**
- * Record and replay of a session's model calls. Each call is one file, named by who asked, for which
- * task, for what, and the how-many-th such call it was: `<agent>.task-<id>.<purpose>.<turn>.json`
- * (`task-none` outside a task). Keys do not depend on the request's text, so a prompt edit replays
- * the same answers; a call the recording does not hold fails loudly, naming it.
+ * Record and replay of a session's model calls. Each call is one file, named by the role that asked
+ * (not the teammate: which of two engineers claims a task is a race), for which task, for what, and
+ * the how-many-th such call it was: `<role>.task-<id>.<purpose>.<turn>.json` (`task-none` outside a
+ * task). Keys do not depend on the request's text, so a prompt edit replays the same answers; a call
+ * the recording does not hold, or one about a different task than the recorded call, fails loudly.
  */
 
 export interface RecordedCall {
@@ -22,7 +23,7 @@ class Turns {
   private readonly counts = new Map<string, number>();
 
   next(request: ModelRequest): string {
-    const agent = (request.agent?.name ?? 'anonymous').replace(/[^A-Za-z0-9_-]/g, '_');
+    const agent = (request.agent?.role ?? request.agent?.name ?? 'anonymous').replace(/[^A-Za-z0-9_-]/g, '_');
     const task = request.agent?.task ?? null;
     const purpose = request.agent?.purpose ?? 'work';
     const base = `${agent}.task-${task ?? 'none'}.${purpose}`;
@@ -81,6 +82,25 @@ export class ReplayModel implements ModelClient {
       throw new ModelError(`the recording in ${this.dir} holds no call ${key}: the run asked something it does not hold (re-record it)`, 'REPLAY_MISSING');
     }
     request.signal?.throwIfAborted();
-    return (JSON.parse(fs.readFileSync(file, 'utf8')) as RecordedCall).response;
+    const recorded = JSON.parse(fs.readFileSync(file, 'utf8')) as RecordedCall;
+    const was = taskOf(recorded.request);
+    const now = taskOf(request);
+    if (was !== now) {
+      throw new ModelError(`the run's call ${key} is about another task than the recording's (recorded: '${clip(was)}'; now: '${clip(now)}'): replay the run that was recorded`, 'REPLAY_MISSING');
+    }
+    return recorded.response;
   }
+}
+
+/** What a call is about: its task statement (or, outside a task, its first user message). */
+function taskOf(request: Pick<ModelRequest, 'messages'>): string {
+  const texts = request.messages.flatMap((message) => (message.role === 'user' ? (typeof message.content === 'string' ? [message.content] : message.content.flatMap((b) => (b.type === 'text' ? [b.text] : []))) : []));
+  const task = texts.find((text) => text.startsWith('Task #')) ?? texts[0] ?? '';
+  // The task statement up to its handoff: the handoff is built from earlier (replayed) answers.
+  return task.split('\n<handoff>')[0]!.trim();
+}
+
+function clip(text: string): string {
+  const line = text.replace(/\s+/g, ' ');
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
