@@ -22,6 +22,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   const board = await openBoard(options.board ?? options.dir, options.dir);
   const project = loadProjectConfig(options.dir);
   registerPrices(project.prices);
+  for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
   const { model, models } = modelSpecs(process.env, project, options.model ?? {});
   const session = new LeadSession({ rootDir: options.dir, model, models, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
   const team = options.team ? (project.team ?? DEFAULT_TEAM) : [];

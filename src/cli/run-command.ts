@@ -66,6 +66,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   checkRequirement(options.requirement);
   const project = loadProjectConfig(options.dir);
   registerPrices(project.prices);
+  for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
   const { model: spec, models } = modelSpecs(process.env, project, options.model ?? {});
   const board = await openBoard(options.board ?? options.dir, options.dir);
   const session = new LeadSession({ rootDir: options.dir, model: spec, models, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });

@@ -34,7 +34,9 @@ describe('autoteam.config.json', () => {
     expect(written).toEqual(JSON.parse(JSON.stringify(defaultProjectConfig())));
     const loaded = loadProjectConfig(dir);
     expect(loaded.team?.map((m) => m.role)).toEqual(['analyst', 'engineer', 'reviewer']);
-    expect(loaded.stages.review).toEqual({ prompt: STAGE_DEFINITIONS.review.systemPrompt, tools: [...STAGE_DEFINITIONS.review.tools] });
+    expect(loaded.stages.review).toMatchObject({ prompt: STAGE_DEFINITIONS.review.systemPrompt, tools: [...STAGE_DEFINITIONS.review.tools] });
+    expect(loaded.stages.review?.signals).toEqual({ request_revision: { next: 'implementation', revise: true, carry: ['issues', 'submitted'] }, approve_code: { next: 'approved' } });
+    expect(loaded.warnings).toEqual([]);
     expect(loaded.limitsEnv).toEqual({ MAX_REVISIONS: '3', MAX_TURNS: '30', MAX_QUESTIONS: '8', MAX_PIPELINE_STEPS: '60', TOKEN_BUDGET_PIPELINE: '500000' });
     const again = await runCli(['init', '--dir', dir], { cwd: dir });
     expect(again.code).toBe(2);
@@ -70,6 +72,9 @@ describe('autoteam.config.json', () => {
       [{ stages: { review: { signals: { complete_stage: { next: 'approved' } } } } }, /stages\.review\.signals\.complete_stage: the review stage's signals are request_revision, approve_code/],
       [{ stages: { implementation: { promptFile: 'nope.md' } } }, /stages\.implementation\.promptFile: .*nope\.md does not exist/],
       [{ limits: { maxRevisions: -1 } }, /limits\.maxRevisions: Too small/],
+      [{ stages: { implementation: { promptFile: '.' } } }, /stages\.implementation\.promptFile: .* is not a file/],
+      [{ stages: { review: { signals: { approve_code: { next: 'approved', carry: ['submited'] } } } } }, /stages\.review\.signals\.approve_code\.carry\.0: no artifact 'submited'/],
+      [{ stages: { docs: { role: 'writer', prompt: 'p', tools: ['complete_stage'], signals: { complete_stage: { next: 'docs' } } } } }, /stages\.docs\.signals\.complete_stage\.next: a stage cannot lead to itself/],
       [{ colour: 'blue' }, /\(root\): Unrecognized key: "colour"/],
     ];
     for (const [config, error] of cases) expect(() => loadProjectConfig(folder(config)), JSON.stringify(config)).toThrow(error);
@@ -84,7 +89,7 @@ describe('autoteam.config.json', () => {
     const cli = modelSpecs(env, project, { provider: 'openai', model: 'llama3.1' });
     expect(cli).toEqual({ model: { kind: 'openai', model: 'llama3.1', baseURL: 'http://127.0.0.1:11434/v1' }, models: {} });
     const broken = loadProjectConfig(folder({ models: { engineer: { provider: 'anthropic' } } }));
-    expect(() => modelSpecs({}, broken)).toThrow(/autoteam\.config\.json: models\.engineer: --provider anthropic needs ANTHROPIC_API_KEY/);
+    expect(() => modelSpecs({}, broken)).toThrow(/autoteam\.config\.json: models\.engineer: provider anthropic needs ANTHROPIC_API_KEY/);
   });
 
   it.runIf(python)('stage prompts and limits reach the teammates; the environment still wins over the file', async () => {
@@ -176,4 +181,19 @@ describe.runIf(python)('a stage of its own: docs after review, worked by a write
     expect(run.stdout).toMatch(/pipeline #1: FAILED — the offline model has no policy for the 'docs' stage — set ANTHROPIC_API_KEY or OPENAI_API_KEY/);
     expect(readTasks(dir).at(-1)).toMatchObject({ stage: 'docs', owner: 'writer', status: 'failed' });
   }, 90_000);
+});
+
+describe('what the config allows but probably does not mean', () => {
+  it('warns of a stage nobody on the team works, and of a stage no signal leads to; a byte-order mark is fine', () => {
+    const dir = folder(
+      `\uFEFF${JSON.stringify({
+        team: [{ name: 'analyst', role: 'analyst' }, { name: 'engineer', role: 'engineer' }],
+        stages: { orphan: { role: 'writer', prompt: 'p', tools: ['complete_stage'], signals: { complete_stage: { next: 'approved' } } } },
+      })}`,
+    );
+    expect(loadProjectConfig(dir).warnings).toEqual([
+      'stages.orphan: no signal leads to this stage, so no task of it is ever posted',
+      "stages.review: no teammate in team has the role 'reviewer'; its tasks wait until one joins (autoteam worker --role reviewer)",
+    ]);
+  });
 });

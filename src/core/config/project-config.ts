@@ -6,7 +6,11 @@ import { ConfigError } from '../errors.js';
 import { type ModelOverrides, PROVIDERS, resolveModelSpec } from '../model/config.js';
 import type { ModelSpec } from '../model/factory.js';
 import type { Price } from '../model/pricing.js';
+import { ArtifactsSchema } from '../board/artifacts.js';
 import { STAGE_DEFINITIONS, type StageSpec } from '../stages/definitions.js';
+
+/** The artifact keys a signal may carry to the next stage. */
+const ARTIFACT_KEYS = new Set(Object.keys(ArtifactsSchema.shape));
 import { TEAMMATE_TOOLS } from '../tools/registry.js';
 
 /**
@@ -65,12 +69,15 @@ export interface ProjectConfig {
   stages: Record<string, StageSpec>;
   /** The limits as the environment variables they default (the environment and flags still win). */
   limitsEnv: Record<string, string>;
+  /** Dollars per million tokens, by model id prefix. */
   prices: Record<string, Price>;
+  /** What is allowed but probably not meant (a stage nobody on the team works), to say at start. */
+  warnings: string[];
 }
 
 const LIMIT_ENV = { maxRevisions: 'MAX_REVISIONS', maxTurns: 'MAX_TURNS', maxQuestions: 'MAX_QUESTIONS', maxPipelineSteps: 'MAX_PIPELINE_STEPS', tokenBudgetPipeline: 'TOKEN_BUDGET_PIPELINE' } as const;
 
-export const EMPTY_PROJECT_CONFIG: ProjectConfig = { file: null, models: {}, stages: {}, limitsEnv: {}, prices: {} };
+export const EMPTY_PROJECT_CONFIG: ProjectConfig = { file: null, models: {}, stages: {}, limitsEnv: {}, prices: {}, warnings: [] };
 
 /** Reads and checks `<rootDir>/autoteam.config.json`; none there is the empty configuration. */
 export function loadProjectConfig(rootDir: string): ProjectConfig {
@@ -81,7 +88,8 @@ export function loadProjectConfig(rootDir: string): ProjectConfig {
   };
   let raw: unknown;
   try {
-    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+    // A byte-order mark (what some Windows editors write) is not a mistake.
+    raw = JSON.parse(fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, ''));
   } catch (error) {
     return fail(`not valid JSON (${(error as Error).message})`);
   }
@@ -100,6 +108,7 @@ export function loadProjectConfig(rootDir: string): ProjectConfig {
     if (entry.promptFile) {
       const promptPath = path.resolve(path.dirname(file), entry.promptFile);
       if (!fs.existsSync(promptPath)) fail(`${at}.promptFile: ${promptPath} does not exist`);
+      if (!fs.statSync(promptPath).isFile()) fail(`${at}.promptFile: ${promptPath} is not a file`);
       prompt = fs.readFileSync(promptPath, 'utf8').trim();
       if (!prompt) fail(`${at}.promptFile: ${promptPath} is empty`);
     }
@@ -116,6 +125,10 @@ export function loadProjectConfig(rootDir: string): ProjectConfig {
       if (!known.has(signal)) fail(`${at}.signals.${signal}: no tool named '${signal}'`);
       if (base && !(signal in base.transitions)) fail(`${at}.signals.${signal}: the ${stage} stage's signals are ${Object.keys(base.transitions).join(', ')}`);
       if (transition.next !== 'approved' && !stageNames.has(transition.next)) fail(`${at}.signals.${signal}.next: no stage '${transition.next}' (stages: ${[...stageNames].join(', ')}, or approved)`);
+      if (transition.next === stage && !transition.revise) fail(`${at}.signals.${signal}.next: a stage cannot lead to itself (a revision loop needs "revise": true)`);
+      (transition.carry ?? []).forEach((key, i) => {
+        if (!ARTIFACT_KEYS.has(key)) fail(`${at}.signals.${signal}.carry.${i}: no artifact '${key}' (artifacts: ${[...ARTIFACT_KEYS].sort().join(', ')})`);
+      });
     }
     const tools = entry.tools ?? [...(base?.tools ?? [])];
     tools.forEach((tool, i) => {
@@ -132,6 +145,22 @@ export function loadProjectConfig(rootDir: string): ProjectConfig {
     };
   }
   const roles = new Set(['any', ...Object.values(STAGE_DEFINITIONS).map((d) => d.role), ...Object.values(stages).flatMap((spec) => (spec.role ? [spec.role] : []))]);
+  // What will not stop a run but will leave a stage waiting: said once at start.
+  const warnings: string[] = [];
+  const targets = new Set<string>(['requirements']);
+  for (const [name, definition] of Object.entries(STAGE_DEFINITIONS)) for (const t of Object.values({ ...definition.transitions, ...(stages[name]?.signals ?? {}) })) targets.add(t.next);
+  for (const spec of Object.values(stages)) for (const t of Object.values(spec.signals ?? {})) targets.add(t.next);
+  for (const name of Object.keys(stages)) {
+    if (!builtin.has(name) && !targets.has(name)) warnings.push(`stages.${name}: no signal leads to this stage, so no task of it is ever posted`);
+  }
+  if (data.team) {
+    const staffed = new Set(data.team.map((m) => m.role));
+    for (const name of targets) {
+      if (name === 'approved') continue;
+      const role = stages[name]?.role ?? STAGE_DEFINITIONS[name as keyof typeof STAGE_DEFINITIONS]?.role;
+      if (role && !staffed.has(role) && !staffed.has('any')) warnings.push(`stages.${name}: no teammate in team has the role '${role}'; its tasks wait until one joins (autoteam worker --role ${role})`);
+    }
+  }
   for (const [i, member] of (data.team ?? []).entries()) {
     if (!roles.has(member.role)) fail(`team.${i}.role: unknown role '${member.role}' (roles: ${[...roles].join(', ')})`);
   }
@@ -152,6 +181,7 @@ export function loadProjectConfig(rootDir: string): ProjectConfig {
     stages,
     limitsEnv,
     prices: Object.fromEntries(Object.entries(data.prices ?? {}).map(([id, price]) => [id, { input: price.input, output: price.output, cacheRead: price.cacheRead }])),
+    warnings,
   };
 }
 
@@ -165,7 +195,15 @@ export function defaultProjectConfig(): ProjectConfigFile {
       { name: 'reviewer', role: 'reviewer' },
     ],
     models: {},
-    stages: Object.fromEntries(STAGES.map((stage) => [stage, { prompt: STAGE_DEFINITIONS[stage].systemPrompt, tools: [...STAGE_DEFINITIONS[stage].tools] }])) as ProjectConfigFile['stages'],
+    stages: Object.fromEntries(
+      STAGES.map((stage) => {
+        const definition = STAGE_DEFINITIONS[stage];
+        const signals = Object.fromEntries(
+          Object.entries(definition.transitions).map(([signal, t]) => [signal, { next: t.next, ...(t.revise ? { revise: true } : {}), ...(t.carry ? { carry: [...t.carry] } : {}) }]),
+        );
+        return [stage, { prompt: definition.systemPrompt, tools: [...definition.tools], signals }];
+      }),
+    ) as ProjectConfigFile['stages'],
     limits: { maxRevisions: 3, maxTurns: 30, maxQuestions: 8, maxPipelineSteps: 60, tokenBudgetPipeline: 500_000 },
     prices: {},
   };
@@ -181,7 +219,7 @@ export function modelSpecs(env: NodeJS.ProcessEnv, project: ProjectConfig, cli: 
   const wrap = { ...(cli.record !== undefined ? { record: cli.record } : {}), ...(cli.replay !== undefined ? { replay: cli.replay } : {}) };
   const resolve = (choice: ModelOverrides, key: string | null): ModelSpec => {
     try {
-      return resolveModelSpec(env, { ...choice, ...wrap });
+      return resolveModelSpec(env, { ...choice, ...wrap, ...(key ? { providerLabel: 'provider' } : {}) });
     } catch (error) {
       if (key === null || !project.file) throw error;
       throw new ConfigError(`${project.file}: ${key}: ${(error as Error).message}`);

@@ -19,6 +19,8 @@ export interface ModelOverrides {
   provider?: string;
   /** --model, for every role (else MODEL_ID, else the provider's default). */
   model?: string;
+  /** How to name `provider` in an error (default `--provider`; the config file says `provider`). */
+  providerLabel?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -31,7 +33,7 @@ type Env = Record<string, string | undefined>;
 export function loadModelSpec(env: Env = process.env, overrides: ModelOverrides = {}): ModelConfig {
   const read = (name: string): string | undefined => env[name]?.trim() || undefined;
   const named = overrides.provider?.trim() || read('AUTOTEAM_PROVIDER');
-  const flag = overrides.provider?.trim() ? '--provider' : 'AUTOTEAM_PROVIDER';
+  const flag = overrides.provider?.trim() ? (overrides.providerLabel ?? '--provider') : 'AUTOTEAM_PROVIDER';
   if (named !== undefined && !(PROVIDERS as readonly string[]).includes(named)) {
     throw new ConfigError(`${flag} must be one of ${PROVIDERS.join(', ')}, got '${named}'`);
   }

@@ -47,6 +47,8 @@ export class OpenAIModel implements ModelClient {
   readonly #secret: string | null;
   readonly #timeoutMs: number;
   readonly #maxRetries: number;
+  /** OpenAI itself wants max_completion_tokens (newer models refuse max_tokens); compatible servers know max_tokens. */
+  readonly #completionTokens: boolean;
 
   constructor(options: OpenAIModelOptions) {
     const baseURL = options.baseURL ?? DEFAULT_OPENAI_BASE_URL;
@@ -64,6 +66,7 @@ export class OpenAIModel implements ModelClient {
     this.#secret = options.apiKey && options.apiKey.length >= 8 ? options.apiKey : null;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    this.#completionTokens = url.host === 'api.openai.com';
     this.#client = new OpenAI({
       // A local server takes any key; passing one keeps the SDK from reading the environment.
       apiKey: options.apiKey ?? 'no-key',
@@ -78,7 +81,7 @@ export class OpenAIModel implements ModelClient {
   async create(request: ModelRequest): Promise<ModelResponse> {
     let completion: OpenAI.Chat.Completions.ChatCompletion;
     try {
-      completion = await this.#client.chat.completions.create(toParams(this.id, request), { signal: request.signal ?? null });
+      completion = await this.#client.chat.completions.create(toParams(this.id, request, this.#completionTokens), { signal: request.signal ?? null });
     } catch (error) {
       throw this.#toModelError(error, request.signal);
     }
@@ -166,13 +169,14 @@ function parseArguments(raw: unknown): unknown {
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
-function toParams(model: string, request: ModelRequest): OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming {
+function toParams(model: string, request: ModelRequest, completionTokens: boolean): OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming {
   const messages: ChatMessage[] = [];
   if (request.system) messages.push({ role: 'system', content: request.system });
   for (const message of request.messages) messages.push(...toChatMessages(message));
+  const limit = request.maxTokens ?? DEFAULT_MAX_TOKENS;
   return {
     model,
-    max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
+    ...(completionTokens ? { max_completion_tokens: limit } : { max_tokens: limit }),
     messages,
     ...(request.tools.length ? { tools: request.tools.map(toTool) } : {}),
   };
