@@ -84,7 +84,7 @@ export function App({ session, chat, feed, board, team, questions, quit }: AppPr
     <>
       <ActivityLog items={items} />
       <Box flexDirection="column" width={width}>
-        <Header model={session.modelLabel} dir={session.where} team={teamView.team} lead={teamView.lead} auto={session.autoAnswer} />
+        <Header model={session.modelLabel} dir={session.where} team={teamView.team} lead={teamView.lead} auto={session.autoAnswer} spent={teamView.spend['']} />
         <BoardPanel view={boardView} width={width - 4} />
         <TeamPanel members={teamView.members} tasks={boardView.byId} lead={teamView.lead} spend={teamView.spend} />
         <QuestionBox questions={waiting} auto={session.autoAnswer} />

@@ -1,4 +1,5 @@
 import { Box, Text } from 'ink';
+import { formatCost } from '../core/model/pricing.js';
 import { formatTaskLine, formatUsage } from '../frontend/format.js';
 import type { Task } from '../core/board/schemas.js';
 import type { BoardView } from './stores.js';
@@ -37,7 +38,9 @@ export function BoardPanel({ view, width }: { view: BoardView; width: number }) 
           {pipelines.map(([id, status], index) => (
             <Text key={id} color={status === 'approved' ? 'green' : status === 'failed' ? 'red' : status === 'cancelled' ? 'gray' : 'yellow'}>
               {index ? '  ' : ''}pipeline #{id} {status}
-              <Text dimColor>{view.usage.get(id) ? ` (${formatUsage(view.usage.get(id)!)})` : ''}</Text>
+              <Text dimColor>
+                {view.usage.get(id) ? ` (${formatUsage(view.usage.get(id)!)}${view.cost?.has(id) ? ` · ${formatCost(view.cost.get(id)!)}` : ''})` : ''}
+              </Text>
             </Text>
           ))}
         </Text>

@@ -6,9 +6,11 @@ export interface HeaderProps {
   team: string;
   lead: string;
   auto: boolean;
+  /** What the session's teammates spent so far (`38k tok · $0.137`). */
+  spent?: string;
 }
 
-export function Header({ model, dir, team, lead, auto }: HeaderProps) {
+export function Header({ model, dir, team, lead, auto, spent }: HeaderProps) {
   return (
     <Box flexDirection="column">
       <Text>
@@ -17,6 +19,7 @@ export function Header({ model, dir, team, lead, auto }: HeaderProps) {
         </Text>
         <Text dimColor> · model: </Text>
         <Text>{model}</Text>
+        {spent ? <Text dimColor> · spent {spent}</Text> : null}
       </Text>
       <Text dimColor>
         board {dir} · team {team} · lead {lead}

@@ -63,6 +63,8 @@ export interface BoardView {
   pipelines: ReadonlyMap<number, PipelineStatus>;
   /** Model calls and tokens per pipeline. */
   usage: ReadonlyMap<number, TaskUsage>;
+  /** Dollars per pipeline, where every task's model has a price. */
+  cost?: ReadonlyMap<number, number>;
   /** Task files that could not be read (invalid, too large): `autoteam tasks` names them. */
   problems?: number;
   readMs: number;
@@ -118,7 +120,13 @@ export class BoardStore extends Store<BoardView> {
     const readMs = performance.now() - started;
     this.lastRead = Date.now();
     this.interval = Math.max(this.minIntervalMs, readMs * 4);
-    this.set({ ...boardView(tasks, this.rows, readMs), problems: this.session.board.problems().length });
+    const view = boardView(tasks, this.rows, readMs);
+    const cost = new Map<number, number>();
+    for (const id of view.pipelines.keys()) {
+      const usd = this.session.costOf(tasks.filter((task) => task.pipeline === id));
+      if (usd !== null) cost.set(id, usd);
+    }
+    this.set({ ...view, cost, problems: this.session.board.problems().length });
   }
 
   /** Asks for a refresh; coalesces bursts into one read. */

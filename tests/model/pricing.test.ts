@@ -39,3 +39,29 @@ describe('prices', () => {
     expect(formatSpend(spend.of('analyst'), true)).toBe('38k tok');
   });
 });
+
+describe('what a pipeline cost, by its roles\' models', () => {
+  it('prices each task at its role\'s model; an unpriced or offline model makes it tokens only', async () => {
+    const { LeadSession } = await import('../../src/core/lead/session.js');
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-cost-'));
+    const task = (role: string, inputTokens: number, outputTokens: number) => ({ role, usage: { calls: 1, inputTokens, outputTokens } }) as never;
+    try {
+      const priced = new LeadSession({
+        rootDir: root,
+        model: { kind: 'anthropic', apiKey: 'sk-test-key-0000', model: 'claude-sonnet-4' },
+        models: { analyst: { kind: 'anthropic', apiKey: 'sk-test-key-0000', model: 'claude-haiku-4-5' } },
+      });
+      // analyst: 1M in × $1 + 0.1M out × $5 = $1.50; engineer: 1M in × $3 + 0.1M out × $15 = $4.50
+      expect(priced.costOf([task('analyst', 1_000_000, 100_000), task('engineer', 1_000_000, 100_000)])).toBeCloseTo(6, 6);
+      const local = new LeadSession({ rootDir: root, model: { kind: 'openai', model: 'qwen2.5-coder', baseURL: 'http://127.0.0.1:9/v1' } });
+      expect(local.costOf([task('engineer', 10, 10)])).toBeNull();
+      const offline = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' } });
+      expect(offline.costOf([task('engineer', 10, 10)])).toBeNull();
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

@@ -5,6 +5,7 @@ import { BoardPanel } from '../../src/ui/board-panel.js';
 import { QuestionBox } from '../../src/ui/question-box.js';
 import { boardView } from '../../src/ui/stores.js';
 import { TeamPanel } from '../../src/ui/team-panel.js';
+import { Header } from '../../src/ui/header.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 
@@ -130,5 +131,14 @@ describe('question box', () => {
   it('says the simulated user is on it with --auto, and is empty without questions', () => {
     expect(render(<QuestionBox questions={[question]} auto />).lastFrame()).toContain('the simulated user is answering');
     expect(render(<QuestionBox questions={[]} auto={false} />).lastFrame()).toBe('');
+  });
+});
+
+describe('header', () => {
+  it("shows what the session's teammates spent once they spent something", () => {
+    const quiet = render(<Header model="claude-sonnet-4" dir="/tmp/b" team="t" lead="lead" auto={false} />);
+    expect(quiet.lastFrame()).not.toContain('spent');
+    const spent = render(<Header model="claude-sonnet-4" dir="/tmp/b" team="t" lead="lead" auto={false} spent="38k tok · $0.137" />);
+    expect(spent.lastFrame()).toContain('autoteam · model: claude-sonnet-4 · spent 38k tok · $0.137');
   });
 });

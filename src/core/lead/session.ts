@@ -20,6 +20,7 @@ import type { LeadServices } from '../tools/lead/services.js';
 import { Trace } from '../trace/trace.js';
 import { type Answerer, createAnswerer } from './simulated-user.js';
 import { Spend } from './spend.js';
+import { costOf } from '../model/pricing.js';
 
 export interface TeamMemberSpec {
   name: string;
@@ -208,6 +209,23 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     const perRole = Object.entries(this.options.models ?? {});
     if (perRole.length === 0) return describeModel(this.options.model);
     return [describeModel(this.options.model), ...perRole.map(([role, spec]) => `${role}: ${describeModel(spec)}`)].join(' · ');
+  }
+
+  /**
+   * Dollars `tasks` cost at their roles' models' prices (tokens as the board records them), or null
+   * when a model has no price (a local one, the offline model).
+   */
+  costOf(tasks: readonly Task[]): number | null {
+    let total = 0;
+    for (const task of tasks) {
+      if (task.usage.calls === 0) continue;
+      const spec = providerSpec((task.role ? this.options.models?.[task.role] : undefined) ?? this.options.model);
+      if (spec.kind !== 'anthropic' && spec.kind !== 'openai') return null;
+      const usd = costOf(task.usage, spec.model, spec.kind === 'openai');
+      if (usd === null) return null;
+      total += usd;
+    }
+    return total;
   }
 
   /** The model a teammate of `role` runs on, as shown. */
