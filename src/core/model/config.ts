@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { ModelSpec } from './factory.js';
-import { type ModelConfig, loadModelConfig as loadAnthropicConfig } from './anthropic.js';
-import type { OpenAIModelConfig } from './openai.js';
+import { type ModelConfig, loadModelConfig as loadAnthropicConfig } from './providers/anthropic.js';
+import { loadOpenAIConfig } from './providers/openai-config.js';
 
 /** A small, current OpenAI model; any id works with a compatible server (`--model`, MODEL_ID). */
 export const DEFAULT_OPENAI_MODEL = 'gpt-4.1-mini';
@@ -51,31 +51,8 @@ export function loadModelSpec(env: Env = process.env, overrides: ModelOverrides 
       return model ? { ...config, model } : config;
     }
     case 'openai': {
-      if (!openai) throw new ConfigError(`${flag} openai needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local server`);
-      const baseURL = read('OPENAI_BASE_URL');
-      if (baseURL !== undefined) {
-        let url: URL;
-        try {
-          url = new URL(baseURL);
-        } catch {
-          throw new ConfigError('OPENAI_BASE_URL is not a URL');
-        }
-        if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`OPENAI_BASE_URL must be http(s), got '${url.protocol}'`);
-        if (url.username || url.password) throw new ConfigError('OPENAI_BASE_URL must not contain user:password@');
-      }
-      const timeoutText = read('OPENAI_TIMEOUT_MS');
-      const timeoutMs = timeoutText === undefined ? undefined : Number(timeoutText);
-      if (timeoutText !== undefined && (!/^\d+$/.test(timeoutText) || !timeoutMs)) {
-        throw new ConfigError(`OPENAI_TIMEOUT_MS must be a positive whole number of milliseconds, got '${timeoutText}'`);
-      }
-      const apiKey = read('OPENAI_API_KEY');
-      const config: OpenAIModelConfig = {
-        kind: 'openai',
-        model: model ?? read('MODEL_ID') ?? DEFAULT_OPENAI_MODEL,
-        ...(baseURL ? { baseURL } : {}),
-        ...(apiKey ? { apiKey } : {}),
-        ...(timeoutMs ? { timeoutMs } : {}),
-      };
+      const config = loadOpenAIConfig(env, model ?? read('MODEL_ID') ?? DEFAULT_OPENAI_MODEL);
+      if (!config) throw new ConfigError(`${flag} openai needs OPENAI_API_KEY, or OPENAI_BASE_URL for a local server`);
       return config;
     }
   }

@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../errors.js';
-import type { ModelConfig } from './anthropic.js';
+import type { ModelConfig } from './providers/anthropic.js';
 import { ScriptedModel } from './scripted/scripted-model.js';
 import type { ModelClient } from './types.js';
 
@@ -22,11 +22,11 @@ export async function createModel(spec: ModelSpec): Promise<ModelClient> {
       return new ScriptedModel();
     case 'anthropic': {
       // The SDK is loaded only by threads that use it.
-      const { AnthropicModel } = await import('./anthropic.js');
+      const { AnthropicModel } = await import('./providers/anthropic.js');
       return new AnthropicModel(spec);
     }
     case 'openai': {
-      const { OpenAIModel } = await import('./openai.js');
+      const { OpenAIModel } = await import('./providers/openai.js');
       return new OpenAIModel(spec);
     }
     case 'record': {

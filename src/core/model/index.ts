@@ -12,6 +12,6 @@ export {
   type OfflineModelConfig,
   type ModelConfig,
   type ModelLogger,
-} from './anthropic.js';
+} from './providers/anthropic.js';
 export { ScriptedModel } from './scripted/scripted-model.js';
 export { createModel, describeModel, type ModelSpec } from './factory.js';

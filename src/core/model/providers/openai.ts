@@ -1,5 +1,8 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { ConfigError, ModelError } from '../errors.js';
+import { ConfigError, ModelError } from '../../errors.js';
+import type { OpenAIModelConfig } from './openai-config.js';
+
+export type { OpenAIModelConfig } from './openai-config.js';
 import {
   type AssistantBlock,
   INVALID_ARGUMENTS,
@@ -10,22 +13,12 @@ import {
   type StopReason,
   type ToolSpec,
   type Usage,
-} from './types.js';
+} from '../types.js';
 
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_RETRIES = 4;
 const DEFAULT_MAX_TOKENS = 8192;
-
-export interface OpenAIModelConfig {
-  kind: 'openai';
-  model: string;
-  /** The API root including `/v1` (OPENAI_BASE_URL): OpenAI, OpenRouter, Ollama, vLLM, LM Studio, llama.cpp. */
-  baseURL?: string;
-  /** OPENAI_API_KEY; a local server needs none. */
-  apiKey?: string;
-  timeoutMs?: number;
-}
 
 export interface OpenAIModelOptions extends Omit<OpenAIModelConfig, 'kind'> {
   maxRetries?: number;

@@ -5,8 +5,8 @@ import Anthropic, {
   APIUserAbortError,
   type ClientOptions,
 } from '@anthropic-ai/sdk';
-import { ConfigError, ModelError } from '../errors.js';
-import type { OpenAIModelConfig } from './openai.js';
+import { ConfigError, ModelError } from '../../errors.js';
+import type { OpenAIModelConfig } from './openai-config.js';
 import type {
   AssistantBlock,
   ContentBlock,
@@ -16,7 +16,7 @@ import type {
   ModelResponse,
   ToolSpec,
   Usage,
-} from './types.js';
+} from '../types.js';
 
 /**
  * A current Sonnet. Not 'claude-sonnet-4-5': SDK 1.x lists it as deprecated and then
