@@ -155,3 +155,20 @@ describe('review tools on a branch', () => {
     t.ctx.task = null;
   });
 });
+
+describe("the project's npm tests", () => {
+  it('run only when the worktree has its dependencies (a fresh worktree has no node_modules)', async () => {
+    const { projectTestCommand } = await import('../../src/core/exec/test-runner.js');
+    const dir = tempBoard('autoteam-npmtest-');
+    try {
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'x', scripts: { test: 'node -e "process.exit(0)"' } }));
+      expect(projectTestCommand(dir)).toBeNull();
+      fs.mkdirSync(path.join(dir, 'node_modules'));
+      expect(projectTestCommand(dir)).toEqual({ command: 'npm', args: ['test', '--silent'] });
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'x', scripts: { test: 'echo "Error: no test specified" && exit 1' } }));
+      expect(projectTestCommand(dir)).toBeNull();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -187,12 +187,14 @@ let pytest: boolean | undefined;
 
 /**
  * The repository's own test command, or null: `npm test` when package.json has a test script (not
- * npm's placeholder), else pytest (or unittest when pytest is not installed) when there is a `tests/`
- * or `test/` folder holding Python files.
+ * npm's placeholder) and the dependencies are installed in the workspace (a fresh worktree has no
+ * `node_modules`, and a script that cannot find its tools proves nothing about the change), else
+ * pytest (or unittest when pytest is not installed) when there is a `tests/` or `test/` folder
+ * holding Python files.
  */
 export function projectTestCommand(workspace: string): { command: string; args: string[] } | null {
   const pkg = path.join(workspace, 'package.json');
-  if (fs.existsSync(pkg)) {
+  if (fs.existsSync(pkg) && fs.existsSync(path.join(workspace, 'node_modules'))) {
     try {
       const script = (JSON.parse(fs.readFileSync(pkg, 'utf8')) as { scripts?: Record<string, unknown> }).scripts?.test;
       if (typeof script === 'string' && script.trim() && !/no test specified/.test(script)) return { command: 'npm', args: ['test', '--silent'] };
