@@ -45,7 +45,8 @@ export class TaskIndex {
   private readonly entries = new Map<number, { key: string; task: Task | null }>();
   private sorted: Task[] | null = null;
   private readonly problemList = new Map<string, BoardProblem>();
-  private journal: { ino: number; offset: number } | null = null;
+  /** Which journal file was read (inode and birth time: a deleted journal's inode may be reused at once), and how far. */
+  private journal: { id: string; offset: number } | null = null;
   private lastSweep = 0;
 
   constructor(
@@ -78,12 +79,12 @@ export class TaskIndex {
   private refresh(): void {
     const stat = fs.statSync(path.join(this.dir, JOURNAL), { throwIfNoEntry: false });
     // No journal yet (a board written by hand, or by another tool): inode 0, nothing to read.
-    const journal = stat ? { ino: stat.ino, size: stat.size } : { ino: 0, size: 0 };
+    const journal = stat ? { id: `${stat.ino}:${stat.birthtimeMs}`, size: stat.size } : { id: 'none', size: 0 };
     const now = Date.now();
-    const fresh = this.journal !== null && journal.ino === this.journal.ino && journal.size >= this.journal.offset;
+    const fresh = this.journal !== null && journal.id === this.journal.id && journal.size >= this.journal.offset;
     if (!fresh || now - this.lastSweep >= this.sweepMs) {
       // The journal's position is taken first: a write landing during the sweep is read again next time.
-      this.journal = { ino: journal.ino, offset: journal.size };
+      this.journal = { id: journal.id, offset: journal.size };
       this.sweep();
       this.lastSweep = now;
       return;
@@ -93,7 +94,7 @@ export class TaskIndex {
   }
 
   /** Re-reads the tasks named in the journal since `from.offset`, and moves the offset on. */
-  private readJournal(from: { ino: number; offset: number }): void {
+  private readJournal(from: { id: string; offset: number }): void {
     let text = '';
     let fd: number | null = null;
     try {
