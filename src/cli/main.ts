@@ -12,7 +12,7 @@ import { Pipeline } from '../core/stages/pipeline.js';
 import { diffPipeline, discardPipeline, mergePipeline } from '../frontend/branches.js';
 import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
 import { AutoteamError, ConfigError } from '../core/errors.js';
-import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig } from '../core/config/project-config.js';
+import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 import { loadModelSpec } from '../core/model/config.js';
 import { allStages, configureStages } from '../core/stages/definitions.js';
 import { stageTools } from '../core/tools/registry.js';
@@ -74,6 +74,12 @@ function repoOptions(command: Command): Command {
 function modelChoice(options: Record<string, unknown>): { model: { provider?: string; model?: string; record?: string; replay?: string } } {
   const pick = (key: string) => (typeof options[key] === 'string' ? { [key]: options[key] as string } : {});
   return { model: { ...pick('provider'), ...pick('model'), ...pick('record'), ...pick('replay') } };
+}
+
+/** autoteam.config.json of the board folder, read once per command, and the settings it shapes. */
+function withProject(options: Record<string, unknown>, dir: string): { project: ProjectConfig; settings: TeammateSettings } {
+  const project = loadProjectConfig(dir);
+  return { project, settings: settingsFor(options, project) };
 }
 
 function board(command: Command): { board?: string } {
@@ -161,9 +167,8 @@ function overrides(options: Record<string, unknown>): SettingsOverrides {
  * The settings a command runs with. `--sandbox required` without a working bubblewrap refuses to
  * start; otherwise code that will run unsandboxed is said once, on stderr.
  */
-function settingsFor(options: Record<string, unknown>, dir: string, say = (line: string) => console.error(line)): TeammateSettings {
+function settingsFor(options: Record<string, unknown>, project: ProjectConfig, say = (line: string) => console.error(line)): TeammateSettings {
   // autoteam.config.json's limits sit under the environment and the flags; its stages go to every teammate.
-  const project = loadProjectConfig(dir);
   const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, overrides(options));
   if (Object.keys(project.stages).length) settings.stages = project.stages;
   // The lead's process moves work between the same stages as the teammates' threads.
@@ -198,7 +203,7 @@ export function buildProgram(): Command {
         dir: boardDir(command),
         auto: options.auto === true,
         team: options.team !== false,
-        settings: settingsFor(options, boardDir(command)),
+        ...withProject(options, boardDir(command)),
         ...repoChoice(options),
         ...board(command),
         ...modelChoice(options),
@@ -248,10 +253,15 @@ export function buildProgram(): Command {
       }
     });
 
-  for (const [name, what] of [
-    ['cancel', "cancel a pipeline's open tasks; their owners stop"],
-    ['retry', 'restart a failed or cancelled pipeline from the stage that failed'],
-  ] as const) {
+  // One pipeline, by id: what the person does to it from any terminal (the REPL has the same as /commands).
+  const pipelineCommands: Array<[string, string, (board: Board, id: number) => Promise<string>]> = [
+    ['cancel', "cancel a pipeline's open tasks; their owners stop", (board, id) => cancelPipeline(new Pipeline(board.tasks, board.mailbox), id, board.registry.read().lead)],
+    ['retry', 'restart a failed or cancelled pipeline from the stage that failed', (board, id) => retryPipeline(new Pipeline(board.tasks, board.mailbox), id, board.registry.read().lead)],
+    ['diff', "print a pipeline's branch: its files and diff against where it started", (board, id) => diffPipeline(board.tasks, id)],
+    ['merge', "merge an approved pipeline's branch into your current branch, then remove its worktree and branch", (board, id) => mergePipeline(board.tasks, id, board.registry.read().lead)],
+    ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead)],
+  ];
+  for (const [name, what, act] of pipelineCommands) {
     program
       .command(name)
       .description(what)
@@ -259,34 +269,10 @@ export function buildProgram(): Command {
       .addOption(dirOption())
       .addOption(boardOption())
       .action(async (id: string, _options: unknown, command: Command) => {
+        const n = pipelineId(id);
         const board = await openExisting(command);
         try {
-          const pipeline = new Pipeline(board.tasks, board.mailbox);
-          const act = name === 'cancel' ? cancelPipeline : retryPipeline;
-          console.log(await act(pipeline, pipelineId(id), board.registry.read().lead));
-        } finally {
-          await board.close();
-        }
-      });
-  }
-
-  for (const [name, what] of [
-    ['diff', "print a pipeline's branch: its files and diff against where it started"],
-    ['merge', 'merge an approved pipeline\'s branch into your current branch, then remove its worktree and branch'],
-    ['discard', "remove a pipeline's worktree and branch"],
-  ] as const) {
-    program
-      .command(name)
-      .description(what)
-      .argument('<pipeline>', 'pipeline id')
-      .addOption(dirOption())
-      .addOption(boardOption())
-      .action(async (id: string, _options: unknown, command: Command) => {
-        const board = await openExisting(command);
-        try {
-          const n = pipelineId(id);
-          if (name === 'diff') console.log(await diffPipeline(board.tasks, n));
-          else console.log(await (name === 'merge' ? mergePipeline : discardPipeline)(board.tasks, n, board.registry.read().lead));
+          console.log(await act(board, n));
         } finally {
           await board.close();
         }
@@ -377,7 +363,7 @@ export function buildProgram(): Command {
       name: String(options.name),
       role: String(options.role),
       prompt: options.prompt as string | undefined,
-      settings: settingsFor(options, boardDir(command)),
+      ...withProject(options, boardDir(command)),
       ...board(command),
       ...modelChoice(options),
     });
@@ -404,7 +390,7 @@ export function buildProgram(): Command {
       json: options.json === true,
       startStage: options.startStage as 'requirements' | 'implementation' | undefined,
       timeout: options.timeout as string | undefined,
-      settings: settingsFor(options, boardDir(command)),
+      ...withProject(options, boardDir(command)),
       ...repoChoice(options),
       ...board(command),
       ...modelChoice(options),

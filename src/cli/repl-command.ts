@@ -1,7 +1,7 @@
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { openBoard } from '../core/board/board.js';
 import { DEFAULT_TEAM, LeadSession } from '../core/lead/session.js';
-import { loadProjectConfig, modelSpecs } from '../core/config/project-config.js';
+import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import { registerPrices } from '../core/model/pricing.js';
 import type { ModelOverrides } from '../core/model/config.js';
 
@@ -15,12 +15,14 @@ export interface ReplOptions {
   board?: string;
   /** --provider / --model. */
   model?: ModelOverrides;
+  /** autoteam.config.json of the board folder. */
+  project: ProjectConfig;
 }
 
 /** `autoteam` with no subcommand: the ink app on a terminal, line mode on pipes. */
 export async function startRepl(options: ReplOptions): Promise<void> {
   const board = await openBoard(options.board ?? options.dir, options.dir);
-  const project = loadProjectConfig(options.dir);
+  const { project } = options;
   registerPrices(project.prices);
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
   const { model, models } = modelSpecs(process.env, project, options.model ?? {});

@@ -4,12 +4,11 @@ import type { TeammateSettings } from '../core/agent/settings.js';
 import { parseDuration } from '../core/agent/settings.js';
 import type { Stage, Task, TaskUsage } from '../core/board/schemas.js';
 import { openBoard } from '../core/board/board.js';
-import { type ModelSpec, providerSpec } from '../core/model/factory.js';
-import { costOf, formatCost } from '../core/model/pricing.js';
+import { costWith, type ModelSpec } from '../core/model/factory.js';
+import { formatCost, registerPrices } from '../core/model/pricing.js';
 import { type LeadEvent, LeadSession } from '../core/lead/session.js';
 import { AutoteamError, FATAL_MODEL_CODES } from '../core/errors.js';
-import { loadProjectConfig, modelSpecs } from '../core/config/project-config.js';
-import { registerPrices } from '../core/model/pricing.js';
+import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js';
 import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
@@ -29,6 +28,8 @@ export interface RunCommandOptions {
   board?: string;
   /** --provider / --model. */
   model?: ModelOverrides;
+  /** autoteam.config.json of the board folder. */
+  project: ProjectConfig;
 }
 
 export interface RunSummary {
@@ -64,7 +65,7 @@ const DISK_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
 export async function runHeadless(options: RunCommandOptions): Promise<number> {
   // Before anything starts: a refused requirement leaves no board and no threads behind.
   checkRequirement(options.requirement);
-  const project = loadProjectConfig(options.dir);
+  const { project } = options;
   registerPrices(project.prices);
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
   const { model: spec, models } = modelSpecs(process.env, project, options.model ?? {});
@@ -178,7 +179,6 @@ function describeEvent(event: LeadEvent): string | null {
 }
 
 function summarize(session: LeadSession, state: PipelineState, requirement: string, since: string, wallMs: number, recorded: ModelSpec): RunSummary {
-  const spec = providerSpec(recorded);
   // Only this pipeline's work: the team may also have picked up other open tasks on the board.
   const ids = new Set(state.tasks.map((task) => task.id));
   const trace = summarizeTrace(
@@ -214,10 +214,7 @@ function summarize(session: LeadSession, state: PipelineState, requirement: stri
     usage: state.usage,
     behaviour: trace.roles,
     tokens: { input: trace.inputTokens, output: trace.outputTokens, cacheRead: trace.cacheReadTokens },
-    cost:
-      spec.kind === 'anthropic' || spec.kind === 'openai'
-        ? costOf({ inputTokens: trace.inputTokens, outputTokens: trace.outputTokens, cacheReadTokens: trace.cacheReadTokens }, spec.model, spec.kind === 'openai')
-        : null,
+    cost: costWith(recorded, { inputTokens: trace.inputTokens, outputTokens: trace.outputTokens, cacheReadTokens: trace.cacheReadTokens }),
     wallMs,
   };
 }

@@ -3,7 +3,7 @@ import type { TeammateSettings } from '../core/agent/settings.js';
 import { Wake } from '../core/agent/wake.js';
 import { checkRole } from '../core/stages/definitions.js';
 import { openBoard } from '../core/board/board.js';
-import { loadProjectConfig, modelSpecs } from '../core/config/project-config.js';
+import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { createModel, describeModel } from '../core/model/factory.js';
 
@@ -17,12 +17,14 @@ export interface WorkerCommandOptions {
   board?: string;
   /** --provider / --model. */
   model?: ModelOverrides;
+  /** autoteam.config.json of the board folder. */
+  project: ProjectConfig;
 }
 
 /** `autoteam worker`: one teammate in the foreground of this process, with its own watcher. */
 export async function runWorker(options: WorkerCommandOptions): Promise<number> {
   checkRole(options.role);
-  const { model: base, models } = modelSpecs(process.env, loadProjectConfig(options.dir), options.model ?? {});
+  const { model: base, models } = modelSpecs(process.env, options.project, options.model ?? {});
   const spec = models[options.role] ?? base;
   const model = await createModel(spec);
   const wake = new Wake();

@@ -3,8 +3,7 @@ import type { Task } from '../core/board/schemas.js';
 import type { TaskBoardLike as TaskBoard } from '../core/board/task-rules.js';
 import { AutoteamError } from '../core/errors.js';
 import fs from 'node:fs';
-import { git as runGit } from '../core/git/git.js';
-import { mergeBranch, pipelineDiff, removeWorktree, worktreeChange } from '../core/git/worktree.js';
+import { branchExists, mergeBranch, pipelineDiff, removeWorktree } from '../core/git/worktree.js';
 import { pipelineStatus } from '../core/stages/pipeline.js';
 
 /**
@@ -40,16 +39,11 @@ function branchOf(board: TaskBoard, id: number): Branch {
   return { tasks, git: holder.artifacts.git!, holder };
 }
 
-async function branchExists(repo: string, branch: string): Promise<boolean> {
-  return (await runGit(repo, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], { allowFailure: true }).catch(() => ({ exitCode: 1 }))).exitCode === 0;
-}
-
 /** The branch's change against its base, with the list of files first. */
 export async function diffPipeline(board: TaskBoard, id: number): Promise<string> {
   const { git } = branchOf(board, id);
   const state = git.commit ? `commit ${git.commit.slice(0, 12)}` : 'not committed yet';
-  const files = (await worktreeChange(git.worktree, git.base, 0).catch(() => null))?.files;
-  const diff = await pipelineDiff(git.repo, git);
+  const { files, diff } = await pipelineDiff(git.repo, git);
   const list = files ? ` · ${files.length} file${files.length === 1 ? '' : 's'}: ${files.map((f) => `${f.status} ${f.path}`).join(', ') || 'none'}` : '';
   return [`pipeline #${id} · ${git.branch} from ${git.base.slice(0, 12)} · ${state}${list}`, diff.trimEnd() || '(no changes)'].join('\n');
 }

@@ -85,7 +85,7 @@ export function branchName(pipeline: number, requirement: string): string {
 export async function createWorktree(repoTop: string, worktree: string, branch: string): Promise<{ branch: string; base: string }> {
   const base = (await git(repoTop, ['rev-parse', '--verify', 'HEAD'])).stdout.trim();
   let name = branch;
-  for (let n = 2; (await git(repoTop, ['show-ref', '--verify', '--quiet', `refs/heads/${name}`], { allowFailure: true })).exitCode === 0; n++) {
+  for (let n = 2; await branchExists(repoTop, name); n++) {
     name = `${branch}-${n}`;
   }
   if (fs.existsSync(worktree) && fs.readdirSync(worktree).length > 0) {
@@ -128,7 +128,8 @@ export async function worktreeChange(worktree: string, base: string, maxChars = 
         const [status, ...rest] = line.split('\t');
         return { status: status!.charAt(0), path: rest.join('\t') };
       });
-    const patch = (await git(worktree, ['diff', '--cached', '--no-renames', '--no-color', base], { env })).stdout;
+    // maxChars 0: the files only (a submission's snapshot), no patch to build and throw away.
+    const patch = maxChars > 0 ? (await git(worktree, ['diff', '--cached', '--no-renames', '--no-color', base], { env })).stdout : '';
     const diff = patch.length <= maxChars ? patch : `${patch.slice(0, maxChars)}\n…[diff cut at ${maxChars} of ${patch.length} characters; run /diff for all of it]`;
     return { base, files, diff };
   } finally {
@@ -186,7 +187,7 @@ export async function mergeBranch(repoTop: string, branch: string, message: stri
   const into = current.stdout.trim();
   const busy = await operationInProgress(repoTop);
   if (busy) throw new AutoteamError(`cannot merge ${branch}: ${busy} is in progress in ${repoTop}; finish or abort it first (nothing was changed)`, 'GIT_ERROR');
-  if ((await git(repoTop, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], { allowFailure: true })).exitCode !== 0) {
+  if (!(await branchExists(repoTop, branch))) {
     throw new AutoteamError(`there is no branch ${branch} in ${repoTop}`, 'GIT_ERROR');
   }
   const isAncestor = async (a: string, b: string) => (await git(repoTop, ['merge-base', '--is-ancestor', a, b], { allowFailure: true })).exitCode === 0;
@@ -228,13 +229,20 @@ export async function mergeBranch(repoTop: string, branch: string, message: stri
 export async function removeWorktree(repoTop: string, worktree: string, branch: string, options: { keepBranch?: boolean } = {}): Promise<void> {
   if (fs.existsSync(worktree)) await git(repoTop, ['worktree', 'remove', '--force', '--force', worktree]);
   await git(repoTop, ['worktree', 'prune']);
-  if (!options.keepBranch && (await git(repoTop, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], { allowFailure: true })).exitCode === 0) {
+  if (!options.keepBranch && (await branchExists(repoTop, branch))) {
     await git(repoTop, ['branch', '-D', '-q', branch]);
   }
 }
 
-/** The full diff of a pipeline's work against its base: the branch's commit, or the worktree as it is now. */
-export async function pipelineDiff(repoTop: string, info: { base: string; branch: string; worktree: string; commit?: string }): Promise<string> {
-  if (fs.existsSync(info.worktree)) return (await worktreeChange(info.worktree, info.base, Number.MAX_SAFE_INTEGER)).diff;
-  return (await git(repoTop, ['diff', '--no-color', info.base, info.commit ?? info.branch])).stdout;
+export async function branchExists(repoTop: string, branch: string): Promise<boolean> {
+  return (await git(repoTop, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], { allowFailure: true })).exitCode === 0;
+}
+
+/**
+ * The whole change of a pipeline against its base: the worktree as it is now (files and diff), or,
+ * once the worktree is gone, the branch's commit (diff only).
+ */
+export async function pipelineDiff(repoTop: string, info: { base: string; branch: string; worktree: string; commit?: string }): Promise<{ files: ChangedFile[] | null; diff: string }> {
+  if (fs.existsSync(info.worktree)) return worktreeChange(info.worktree, info.base, Number.MAX_SAFE_INTEGER);
+  return { files: null, diff: (await git(repoTop, ['diff', '--no-color', info.base, info.commit ?? info.branch])).stdout };
 }

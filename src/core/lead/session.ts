@@ -11,7 +11,7 @@ import type { FromWorker } from '../agent/worker-protocol.js';
 import { LeadLease } from '../board/liveness.js';
 import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import { checkRole } from '../stages/definitions.js';
-import { createModel, describeModel, type ModelSpec, providerSpec } from '../model/factory.js';
+import { costWith, createModel, describeModel, type ModelSpec, providerSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { sweepOrphans } from '../exec/process.js';
 import { findRepository, prepareRepository } from '../git/worktree.js';
@@ -20,7 +20,6 @@ import type { LeadServices } from '../tools/lead/services.js';
 import { Trace } from '../trace/trace.js';
 import { type Answerer, createAnswerer } from './simulated-user.js';
 import { Spend } from './spend.js';
-import { costOf } from '../model/pricing.js';
 
 export interface TeamMemberSpec {
   name: string;
@@ -219,9 +218,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     let total = 0;
     for (const task of tasks) {
       if (task.usage.calls === 0) continue;
-      const spec = providerSpec((task.role ? this.options.models?.[task.role] : undefined) ?? this.options.model);
-      if (spec.kind !== 'anthropic' && spec.kind !== 'openai') return null;
-      const usd = costOf(task.usage, spec.model, spec.kind === 'openai');
+      const usd = costWith((task.role ? this.options.models?.[task.role] : undefined) ?? this.options.model, task.usage);
       if (usd === null) return null;
       total += usd;
     }

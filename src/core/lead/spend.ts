@@ -1,4 +1,4 @@
-import { costOf } from '../model/pricing.js';
+import { costOf, formatCost, formatTokens } from '../model/pricing.js';
 import type { Usage } from '../model/types.js';
 
 export interface MemberSpend {
@@ -55,9 +55,7 @@ export class Spend {
 
 /** `12k tok · $0.041` (cost only when the model has a price and something was spent). */
 export function formatSpend(spend: MemberSpend, offline = false): string {
-  const tokens = spend.inputTokens + spend.outputTokens + spend.cacheReadTokens;
-  const text = tokens < 1_000 ? `${tokens} tok` : tokens < 1_000_000 ? `${(tokens / 1_000).toFixed(tokens < 10_000 ? 1 : 0)}k tok` : `${(tokens / 1_000_000).toFixed(1)}M tok`;
+  const text = formatTokens(spend.inputTokens + spend.outputTokens + spend.cacheReadTokens);
   if (offline || spend.cost === null || spend.calls === 0) return text;
-  const usd = spend.cost;
-  return `${text} · ${usd >= 1 ? `$${usd.toFixed(2)}` : usd >= 0.01 ? `$${usd.toFixed(3)}` : `$${usd.toFixed(4)}`}`;
+  return `${text} · ${formatCost(spend.cost)}`;
 }

@@ -1,6 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../errors.js';
 import type { ModelConfig } from './providers/anthropic.js';
+import { costOf } from './pricing.js';
 import { ScriptedModel } from './scripted/scripted-model.js';
 import type { ModelClient } from './types.js';
 
@@ -59,4 +60,12 @@ export function describeModel(spec: ModelSpec): string {
   if (spec.kind === 'record') return `${describeModel(spec.inner)} (recording to ${spec.dir})`;
   if (spec.kind === 'replay') return `replay of ${spec.dir}`;
   return `model from ${spec.path}`;
+}
+
+/** Dollars `usage` cost on the provider `spec` runs (null: no price, a local or the offline model, a replay). */
+export function costWith(spec: ModelSpec, usage: Parameters<typeof costOf>[0]): number | null {
+  const provider = providerSpec(spec);
+  if (provider.kind !== 'anthropic' && provider.kind !== 'openai') return null;
+  // OpenAI counts cached tokens inside the input; Anthropic apart.
+  return costOf(usage, provider.model, provider.kind === 'openai');
 }

@@ -142,9 +142,6 @@ export function roles(): string[] {
   return [...new Set(Object.values(configured).map((stage) => stage.role)), 'any'];
 }
 
-/** @deprecated The built-in roles; `roles()` includes the configured ones. */
-export const ROLES: readonly string[] = [...new Set(Object.values(STAGE_DEFINITIONS).map((stage) => stage.role)), 'any'];
-
 /** Refuses a role no stage or task can use, naming the ones that exist. */
 export function checkRole(role: string): void {
   const known = roles();

@@ -1,6 +1,5 @@
 import type { ComplexityReport } from '../exec/complexity.js';
-import { describeFileError } from '../exec/sandbox-path.js';
-import { NO_FILES, primaryFile, reviewFiles, reviewFilesInput, shasOf } from './review-files.js';
+import { checkEach, NO_FILES, reviewFiles, reviewFilesInput, storedReport } from './review-files.js';
 import { defineTool, toolError } from './tool.js';
 
 export const analyzeComplexityTool = defineTool({
@@ -17,20 +16,9 @@ export const analyzeComplexityTool = defineTool({
     const { analyzeComplexity, complexitySummary, formatComplexity } = await import('../exec/complexity.js');
     const files = reviewFiles(input, ctx);
     if (files.length === 0) return toolError(NO_FILES);
-    const reports: ComplexityReport[] = [];
-    for (const file of files) {
-      try {
-        reports.push(await analyzeComplexity(ctx.workspace, file, { signal: ctx.signal, sandbox: ctx.sandbox }));
-      } catch (error) {
-        return toolError(describeFileError(error, ctx.workspace, file));
-      }
-    }
-    const names = reports.map((report) => report.file);
-    const primary = primaryFile(names, ctx);
-    const main = reports.find((report) => report.file === primary)!;
-    const shas = shasOf(names, ctx);
-    const others = reports.filter((report) => report !== main);
-    const stored = { ...main, sha256: shas[primary] ?? '', shas, ...(others.length ? { others } : {}) };
+    const reports = await checkEach<ComplexityReport>(files, ctx, (file) => analyzeComplexity(ctx.workspace, file, { signal: ctx.signal, sandbox: ctx.sandbox }));
+    if (!Array.isArray(reports)) return reports;
+    const stored = { ...storedReport(reports, ctx).stored };
     await ctx.record('analyzed', reports.map((report) => complexitySummary(report)).join('; '), (current) => ({ ...current, complexity: stored }));
     return { content: reports.map((report) => formatComplexity(report)).join('\n\n') };
   },

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { SUPPORTED_EXTENSIONS } from '../exec/language.js';
+import { describeFileError } from '../exec/sandbox-path.js';
 import { workspaceFileSha } from './files-artifact.js';
-import type { ToolContext } from './tool.js';
+import { type ToolContext, type ToolOutcome, toolError } from './tool.js';
 
 /**
  * The files a review tool looks at: the ones named, else (on a repository) the files the branch
@@ -41,3 +42,31 @@ export function shasOf(files: readonly string[], ctx: ToolContext): Record<strin
 }
 
 export const NO_FILES = 'name a file (file: "organize.py") or files: nothing was submitted and the branch changed no file this tool reads';
+
+/**
+ * Runs `check` on each file in turn. A file it cannot read (missing, escaping, unsupported) ends the
+ * tool with a tool error naming the file.
+ */
+export async function checkEach<R extends { file: string }>(files: readonly string[], ctx: ToolContext, check: (file: string) => Promise<R>): Promise<R[] | ToolOutcome> {
+  const reports: R[] = [];
+  for (const file of files) {
+    try {
+      reports.push(await check(file));
+    } catch (error) {
+      return toolError(describeFileError(error, ctx.workspace, file));
+    }
+  }
+  return reports;
+}
+
+/**
+ * A report over several files as the board keeps it: the primary file's report (the submitted file
+ * when it is among them), the sha256 of every file `covered`, and the other reports as `others`.
+ */
+export function storedReport<R extends { file: string }>(reports: readonly R[], ctx: ToolContext, covered: readonly string[] = reports.map((r) => r.file)) {
+  const primary = primaryFile(reports.map((report) => report.file), ctx);
+  const main = reports.find((report) => report.file === primary)!;
+  const shas = shasOf(covered, ctx);
+  const others = reports.filter((report) => report !== main);
+  return { main, others, stored: { ...main, sha256: shas[primary] ?? '', shas, ...(others.length ? { others } : {}) } };
+}

@@ -1,6 +1,5 @@
 import type { LintReport } from '../exec/lint.js';
-import { describeFileError } from '../exec/sandbox-path.js';
-import { NO_FILES, primaryFile, reviewFiles, reviewFilesInput, shasOf } from './review-files.js';
+import { checkEach, NO_FILES, reviewFiles, reviewFilesInput, storedReport } from './review-files.js';
 import { defineTool, toolError } from './tool.js';
 
 export const runLinterTool = defineTool({
@@ -17,21 +16,9 @@ export const runLinterTool = defineTool({
     const { formatLintReport, lintFile, lintSummary } = await import('../exec/lint.js');
     const files = reviewFiles(input, ctx);
     if (files.length === 0) return toolError(NO_FILES);
-    const reports: LintReport[] = [];
-    for (const file of files) {
-      try {
-        reports.push(await lintFile(ctx.workspace, file, { signal: ctx.signal, sandbox: ctx.sandbox }));
-      } catch (error) {
-        return toolError(describeFileError(error, ctx.workspace, file));
-      }
-    }
-    const names = reports.map((report) => report.file);
-    const primary = primaryFile(names, ctx);
-    const main = reports.find((report) => report.file === primary)!;
-    const shas = shasOf(names, ctx);
-    const ok = reports.every((report) => report.ok);
-    const others = reports.filter((report) => report !== main);
-    const stored = { ...main, ok, sha256: shas[primary] ?? '', shas, ...(others.length ? { others } : {}) };
+    const reports = await checkEach<LintReport>(files, ctx, (file) => lintFile(ctx.workspace, file, { signal: ctx.signal, sandbox: ctx.sandbox }));
+    if (!Array.isArray(reports)) return reports;
+    const stored = { ...storedReport(reports, ctx).stored, ok: reports.every((report) => report.ok) };
     await ctx.record('linted', reports.map((report) => lintSummary(report)).join('; '), (current) => ({ ...current, lint: stored }));
     return { content: reports.map((report) => formatLintReport(report)).join('\n\n') };
   },

@@ -1,7 +1,6 @@
 import { capOutput } from '../exec/process.js';
-import { describeFileError } from '../exec/sandbox-path.js';
 import type { TestRunResult } from '../exec/test-runner.js';
-import { NO_FILES, primaryFile, reviewFiles, reviewFilesInput, shasOf } from './review-files.js';
+import { checkEach, NO_FILES, primaryFile, reviewFiles, reviewFilesInput, storedReport } from './review-files.js';
 import { defineTool, toolError } from './tool.js';
 
 /** The board keeps a short tail of the output; the model gets the full (capped) text. */
@@ -27,26 +26,14 @@ export const runTestsTool = defineTool({
     // The project's suite covers every file: it runs once, filed under the submitted (or first) file.
     const files = project ? [primaryFile(named, ctx)] : named;
     const options = { timeoutMs: ctx.limits.commandTimeoutMs, maxOutputChars: ctx.limits.maxOutputChars, signal: ctx.signal, sandbox: ctx.sandbox, project };
-    const results: TestRunResult[] = [];
-    for (const file of files) {
-      try {
-        results.push(await runTests(ctx.workspace, file, options));
-      } catch (error) {
-        return toolError(describeFileError(error, ctx.workspace, file));
-      }
-    }
-    const covered = project ? named : results.map((result) => result.file);
-    const primary = primaryFile(results.map((result) => result.file), ctx);
-    const main = results.find((result) => result.file === primary)!;
-    const shas = shasOf(covered, ctx);
-    const others = results.filter((result) => result !== main).map((result) => ({ ...result, output: capOutput(result.output, 1_000) }));
+    const results = await checkEach<TestRunResult>(files, ctx, (file) => runTests(ctx.workspace, file, options));
+    if (!Array.isArray(results)) return results;
+    const { main, others, stored: report } = storedReport(results, ctx, project ? named : undefined);
     const stored = {
-      ...main,
+      ...report,
       ok: results.every((result) => result.ok),
       output: capOutput(main.output, BOARD_OUTPUT_CHARS),
-      sha256: shas[primary] ?? '',
-      shas,
-      ...(others.length ? { others } : {}),
+      ...(others.length ? { others: others.map((result) => ({ ...result, output: capOutput(result.output, 1_000) })) } : {}),
     };
     await ctx.record('tested', results.map((result) => testSummary(result)).join('; '), (current) => ({ ...current, tests: stored }));
     return { content: results.map((result) => formatTestResult(result)).join('\n\n') };

@@ -44,3 +44,21 @@ export async function withConnectionRetry<T>(url: string, work: () => Promise<T>
     }
   }
 }
+
+/** Runs `work` in one transaction on one connection of `pool` (rolled back on error), retried as a whole when the connection fails. */
+export function transaction<T>(url: string, pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withConnectionRetry(url, async () => {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  });
+}

@@ -4,7 +4,7 @@ import { BoardFileError } from '../../errors.js';
 import { redact, secretValues } from '../../trace/redact.js';
 import type { ChangeOptions, DocStore } from '../docs.js';
 import { describeZodError } from '../schemas.js';
-import { describeUrl, withConnectionRetry } from './connection.js';
+import { describeUrl, transaction, withConnectionRetry } from './connection.js';
 
 /**
  * The board's small documents in `autoteam_docs`. Reads answer at once from a replica of the table
@@ -58,34 +58,24 @@ export class PgDocStore implements DocStore {
   }
 
   async change<T>(key: string, fn: (current: unknown) => { write?: unknown; result: T }, _options: ChangeOptions = {}): Promise<T> {
-    return withConnectionRetry(this.url, async () => {
-      const client = await this.pool.connect();
-      try {
-        await client.query('BEGIN');
-        await client.query("SELECT pg_advisory_xact_lock(hashtext('autoteam_doc:' || $1))", [key]);
-        const { rows } = await client.query<{ doc: unknown }>('SELECT doc FROM autoteam_docs WHERE key = $1', [key]);
-        const { write, result } = fn(rows[0]?.doc);
-        let version: number | null = null;
-        if (write === null) {
-          await client.query('DELETE FROM autoteam_docs WHERE key = $1', [key]);
-        } else if (write !== undefined) {
-          const text = redact(JSON.stringify(write), this.secrets);
-          const saved = await client.query<{ version: string }>(
-            'INSERT INTO autoteam_docs (key, doc) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc RETURNING version',
-            [key, text],
-          );
-          version = Number(saved.rows[0]!.version);
-        }
-        await client.query('COMMIT');
-        if (write === null) this.replica.delete(key);
-        else if (write !== undefined) this.replica.set(key, { doc: JSON.parse(redact(JSON.stringify(write), this.secrets)), version: version! });
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
+    const text = (value: unknown) => redact(JSON.stringify(value), this.secrets);
+    const { write, result, version } = await transaction(this.url, this.pool, async (client) => {
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('autoteam_doc:' || $1))", [key]);
+      const { rows } = await client.query<{ doc: unknown }>('SELECT doc FROM autoteam_docs WHERE key = $1', [key]);
+      const changed = fn(rows[0]?.doc);
+      if (changed.write === null) {
+        await client.query('DELETE FROM autoteam_docs WHERE key = $1', [key]);
+        return { ...changed, version: 0 };
       }
+      if (changed.write === undefined) return { ...changed, version: 0 };
+      const saved = await client.query<{ version: string }>(
+        'INSERT INTO autoteam_docs (key, doc) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc RETURNING version',
+        [key, text(changed.write)],
+      );
+      return { ...changed, version: Number(saved.rows[0]!.version) };
     });
+    if (write === null) this.replica.delete(key);
+    else if (write !== undefined) this.replica.set(key, { doc: JSON.parse(text(write)), version });
+    return result;
   }
 }

@@ -7,7 +7,7 @@ import { type Task, TaskSchema } from '../schemas.js';
 import type { BoardProblem } from '../task-index.js';
 import { DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from '../task-rules.js';
 import type { ClaimResult, CreateTaskInput, MutationResult } from '../task-types.js';
-import { BoardConnectionError, createPool, describeUrl, withConnectionRetry } from './connection.js';
+import { BoardConnectionError, createPool, describeUrl, transaction, withConnectionRetry } from './connection.js';
 import { migrate } from './schema.js';
 
 const COLUMNS =
@@ -101,10 +101,19 @@ function toRow(task: Task): unknown[] {
 }
 
 const INSERTED = COLUMNS.split(', ').slice(1).join(', ');
-const PLACEHOLDERS = COLUMNS.split(', ')
-  .slice(1)
-  .map((_, i) => `$${i + 1}`)
-  .join(', ');
+
+/**
+ * Inserts a task: a new one gets the next id, an imported one (`keepId`) keeps its own. Returns the
+ * row as stored.
+ */
+export async function insertTask(client: pg.PoolClient, task: Task, keepId = false): Promise<TaskRow[]> {
+  const values = keepId ? [task.id, ...toRow(task)] : toRow(task);
+  const placeholders = values.map((_, i) => `$${i + 1}`).join(', ');
+  const columns = keepId ? `id, ${INSERTED}` : INSERTED;
+  const overriding = keepId ? ' OVERRIDING SYSTEM VALUE' : '';
+  const { rows } = await client.query<TaskRow>(`INSERT INTO autoteam_tasks (${columns})${overriding} VALUES (${placeholders}) RETURNING ${SELECTED}`, values);
+  return rows;
+}
 
 const SET_ALL = COLUMNS.split(', ')
   .slice(1)
@@ -300,7 +309,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
         createdAt: at,
         updatedAt: at,
       });
-      const { rows } = await client.query<TaskRow>(`INSERT INTO autoteam_tasks (${INSERTED}) VALUES (${PLACEHOLDERS}) RETURNING ${SELECTED}`, toRow(this.clean(draft)));
+      const rows = await insertTask(client, this.clean(draft));
       const blockers = blockedBy.length
         ? (await client.query<TaskRow>(`UPDATE autoteam_tasks SET blocks = array_append(blocks, $1) WHERE id = ANY ($2) AND NOT ($1 = ANY (blocks)) RETURNING ${SELECTED}`, [rows[0]!.id, blockedBy])).rows
         : [];
@@ -384,20 +393,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   }
 
   private transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return withConnectionRetry(this.url, async () => {
-      const client = await this.pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await work(client);
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
-    });
+    return transaction(this.url, this.pool, work);
   }
 }
 

@@ -7,8 +7,8 @@ import { RequestStore } from '../requests.js';
 import { type Message, MessageSchema, type Task, TaskSchema, TeamConfigSchema } from '../schemas.js';
 import { TaskBoard } from '../task-board.js';
 import { TeamRegistry } from '../team-registry.js';
-import { createPool, describeUrl, withConnectionRetry } from './connection.js';
-import { migrateWith } from './pg-task-board.js';
+import { createPool, describeUrl, transaction, withConnectionRetry } from './connection.js';
+import { insertTask, migrateWith } from './pg-task-board.js';
 
 /**
  * A PostgreSQL board as files and back: `export` writes the same `.tasks/task_<id>.json`,
@@ -87,22 +87,10 @@ export async function importBoard(dir: string, url: string): Promise<TransferCou
   const pool = createPool(url, 1);
   try {
     await migrateWith(url, pool);
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+    return await transaction(url, pool, async (client) => {
       const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM autoteam_tasks');
       if (Number(rows[0]!.n) > 0) throw new AutoteamError(`the board at ${describeUrl(url)} already has tasks: import into an empty one`, 'USAGE');
-      for (const task of tasks) {
-        const t = TaskSchema.parse(task);
-        await client.query(
-          `INSERT INTO autoteam_tasks (id, subject, description, status, owner, role, stage, blocked_by, blocks, pipeline, revision, claims, lease_owner, lease_token,
-             lease_until, attempts, not_before, handoff, artifacts, usage, result, history, created_at, updated_at)
-           OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`,
-          [t.id, t.subject, t.description, t.status, t.owner, t.role, t.stage, t.blockedBy, t.blocks, t.pipeline, t.revision, t.claims, t.lease?.owner ?? null,
-            t.lease?.token ?? null, t.lease?.until ?? null, t.attempts, t.notBefore, t.handoff, JSON.stringify(t.artifacts), JSON.stringify(t.usage), t.result,
-            JSON.stringify(t.history), t.createdAt, t.updatedAt],
-        );
-      }
+      for (const task of tasks) await insertTask(client, TaskSchema.parse(task), true);
       const maxId = Math.max(0, ...tasks.map((task) => task.id));
       await client.query(`ALTER TABLE autoteam_tasks ALTER COLUMN id RESTART WITH ${maxId + 1}`);
       const maxPipeline = Math.max(0, ...tasks.map((task) => task.pipeline ?? 0));
@@ -122,14 +110,8 @@ export async function importBoard(dir: string, url: string): Promise<TransferCou
         await client.query('INSERT INTO autoteam_blobs (sha256, data) VALUES ($1, $2) ON CONFLICT DO NOTHING', [name, fs.readFileSync(path.join(blobDir, name))]);
         files++;
       }
-      await client.query('COMMIT');
       return { tasks: tasks.length, requests: requests.length, messages, files };
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   } finally {
     await pool.end();
   }

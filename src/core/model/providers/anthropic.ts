@@ -6,6 +6,7 @@ import Anthropic, {
   type ClientOptions,
 } from '@anthropic-ai/sdk';
 import { ConfigError, ModelError } from '../../errors.js';
+import { connectionDetail, isRecord, oneLine } from './shared.js';
 import type { OpenAIModelConfig } from './openai-config.js';
 import type {
   AssistantBlock,
@@ -368,26 +369,4 @@ function toBlockParam(block: ContentBlock): Anthropic.ContentBlockParam {
         ...(block.is_error && { is_error: true }),
       };
   }
-}
-
-function connectionDetail(error: Error): string {
-  // fetch fails with "TypeError: fetch failed"; the useful part (ECONNREFUSED, ENOTFOUND…) is deeper.
-  let current: unknown = error.cause;
-  let fallback: string | undefined;
-  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
-    const code = (current as NodeJS.ErrnoException).code;
-    if (typeof code === 'string') return code;
-    if (current.message && current.message !== 'fetch failed') fallback ??= current.message;
-    current = current.cause;
-  }
-  return fallback ?? 'connection failed';
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
 }

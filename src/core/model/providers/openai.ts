@@ -1,5 +1,6 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { ConfigError, ModelError } from '../../errors.js';
+import { connectionDetail, isRecord, oneLine } from './shared.js';
 import type { OpenAIModelConfig } from './openai-config.js';
 
 export type { OpenAIModelConfig } from './openai-config.js';
@@ -135,9 +136,7 @@ export class OpenAIModel implements ModelClient {
 
   /** One line, bounded, and never the key (a server may echo it back). */
   #clean(message: string): string {
-    const text = this.#secret ? message.split(this.#secret).join('[redacted]') : message;
-    const flat = text.replace(/\s+/g, ' ').trim();
-    return flat.length > 500 ? `${flat.slice(0, 499)}…` : flat;
+    return oneLine(this.#secret ? message.split(this.#secret).join('[redacted]') : message, 500);
   }
 }
 
@@ -197,21 +196,4 @@ function toChatMessages(message: ModelMessage): ChatMessage[] {
   }
   if (texts.length) out.push({ role: 'user', content: texts.join('\n') });
   return out;
-}
-
-function connectionDetail(error: Error): string {
-  // fetch fails with "TypeError: fetch failed"; the useful part (ECONNREFUSED, ENOTFOUND…) is deeper.
-  let current: unknown = error.cause;
-  let fallback: string | undefined;
-  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
-    const code = (current as NodeJS.ErrnoException).code;
-    if (typeof code === 'string') return code;
-    if (current.message && current.message !== 'fetch failed') fallback = current.message;
-    current = current.cause;
-  }
-  return fallback ?? 'connection failed';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
 }
