@@ -7,7 +7,8 @@ export { TeammateManager, type TeammateExit, type TeammateHandle } from './core/
 export { Wake } from './core/agent/wake.js';
 export { DEFAULT_TEAMMATE_SETTINGS, loadTeammateSettings, type TeammateSettings } from './core/agent/settings.js';
 export { identityBlock, identityMessages } from './core/agent/identity.js';
-export { Pipeline, type PipelineState, type PipelineStatus } from './core/stages/pipeline.js';
+export { Pipeline, type PipelineState } from './core/stages/pipeline.js';
+export type { PipelineStatus } from './core/stages/pipeline-status.js';
 export { STAGE_DEFINITIONS, type StageDefinition } from './core/stages/definitions.js';
 export { defineTool, toolError, type ToolContext, type ToolDefinition, type ToolOutcome } from './core/tools/tool.js';
 export { TEAMMATE_TOOLS, stageTools, generalTools } from './core/tools/registry.js';

@@ -7,7 +7,7 @@
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { Mailbox, TaskBoard } from '../core/board/index.js';
+import { Mailbox } from '../core/board/index.js';
 import { type OpenedTaskStore, openTaskStore } from '../core/board/open.js';
 import { serializeError } from '../core/errors.js';
 import { epochMs } from './section.js';

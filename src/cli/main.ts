@@ -5,64 +5,18 @@ import { Command, CommanderError, Option } from 'commander';
 import dotenv from 'dotenv';
 import { loadTeammateSettings, type SettingsOverrides, type TeammateSettings } from '../core/agent/settings.js';
 import { containment, describeContainment, INSTALL_HINT } from '../core/exec/sandbox.js';
-import { Mailbox } from '../core/board/mailbox.js';
-import { type Board, openBoard } from '../core/board/board.js';
-import { describeUrl, isPostgresUrl, urlProblem } from '../core/board/pg/url.js';
-import { Pipeline } from '../core/stages/pipeline.js';
-import { diffPipeline, discardPipeline, mergePipeline } from '../frontend/branches.js';
-import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
 import { AutoteamError, ConfigError } from '../core/errors.js';
-import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
+import { loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 import { loadModelSpec } from '../core/model/config.js';
-import { allStages, configureStages } from '../core/stages/definitions.js';
-import { stageTools } from '../core/tools/registry.js';
+import { configureStages } from '../core/stages/definitions.js';
+import { registerBoardCommands } from './board-commands.js';
+import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
 import { runHeadless } from './run-command.js';
 import { runWorker } from './worker-command.js';
-import { formatBoard } from '../frontend/format.js';
 import { startRepl } from './repl-command.js';
 
+
 const VERSION = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-
-/** Usage and configuration errors exit with 2; a failed pipeline with 1. */
-export class UsageError extends AutoteamError {
-  constructor(message: string) {
-    super(message, 'USAGE');
-  }
-}
-
-/**
- * The board directory a command works in. A path that is a file, or a directory this process cannot
- * write (for the commands that write), is one line and exit 2, not a raw ENOTDIR/EACCES later.
- */
-function boardDir(command: Command, writes = true): string {
-  const own = command.opts().dir as string | undefined;
-  const global = command.parent?.opts().dir as string | undefined;
-  if (isPostgresUrl(own ?? global ?? '')) throw new UsageError('--dir takes a folder; for a board in PostgreSQL use --board <postgres://…>');
-  const dir = path.resolve(own ?? global ?? process.cwd());
-  let stat: fs.Stats | undefined;
-  try {
-    stat = fs.statSync(dir, { throwIfNoEntry: false });
-  } catch (error) {
-    throw new UsageError(`--dir: cannot use ${dir} as a board (${(error as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'a part of the path is a file' : String((error as NodeJS.ErrnoException).code)})`);
-  }
-  if (stat && !stat.isDirectory()) throw new UsageError(`--dir: ${dir} is a file, not a directory`);
-  if (writes) {
-    try {
-      fs.mkdirSync(dir, { recursive: true });
-      fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'error';
-      throw new UsageError(`--dir: cannot use ${dir} as a board (${code === 'EACCES' || code === 'EROFS' || code === 'EPERM' ? 'not writable' : code})`);
-    }
-  }
-  return dir;
-}
-
-function existingBoardDir(command: Command): string {
-  const dir = boardDir(command, false);
-  if (!fs.existsSync(dir)) throw new UsageError(`--dir: ${dir} does not exist`);
-  return dir;
-}
 
 /** Where pipelines work: the repository the board is in (default), another one, or none. */
 function repoOptions(command: Command): Command {
@@ -93,38 +47,6 @@ function repoChoice(options: Record<string, unknown>): { repo?: string | false }
     return { repo: false };
   }
   return typeof options.repo === 'string' ? { repo: options.repo } : {};
-}
-
-const dirOption = () => new Option('--dir <path>', 'board root (holds .tasks/ and .team/); with --board, the local folder for workspaces; default: the current directory');
-const boardOption = () => new Option('--board <url>', 'a postgres:// URL: the board in PostgreSQL, shared across machines (env AUTOTEAM_BOARD)');
-
-/** The PostgreSQL board's URL from --board or AUTOTEAM_BOARD, or undefined for the file board in --dir. */
-function boardUrl(command: Command): string | undefined {
-  const own = command.opts().board as string | undefined;
-  const global = command.parent?.opts().board as string | undefined;
-  const flag = own ?? global;
-  const name = flag !== undefined ? '--board' : 'AUTOTEAM_BOARD';
-  const raw = flag ?? process.env.AUTOTEAM_BOARD;
-  if (raw === undefined) return undefined;
-  const value = raw.trim();
-  if (!value) {
-    // An empty variable means "not set"; an empty flag is a mistake.
-    if (flag === undefined) return undefined;
-    throw new UsageError('--board needs a postgres:// URL (without it, the board is the folder --dir)');
-  }
-  if (!isPostgresUrl(value)) throw new UsageError(`${name} takes a postgres:// URL, got '${describeUrl(value)}' (for a board in a folder, use --dir <folder>)`);
-  const problem = urlProblem(value);
-  if (problem) throw new UsageError(`${name}: '${describeUrl(value)}': ${problem}`);
-  return value;
-}
-
-/** The board a read-only command looks at: the PostgreSQL board, or the file board in --dir. */
-async function openExisting(command: Command): Promise<Board> {
-  const url = boardUrl(command);
-  if (url) return openBoard(url, boardDir(command, false), { create: false });
-  const dir = existingBoardDir(command);
-  if (!fs.existsSync(path.join(dir, '.tasks'))) throw new UsageError(`no board in ${dir} (no .tasks/ directory)`);
-  return openBoard(dir);
 }
 
 function settingsOptions(command: Command): Command {
@@ -210,143 +132,7 @@ export function buildProgram(): Command {
       });
     });
 
-  program
-    .command('tasks')
-    .description('print the board: [ ] pending, [>] in progress, [x] completed, [!] failed, [-] cancelled')
-    .addOption(dirOption())
-    .addOption(boardOption())
-    .option('--json', 'print the tasks as JSON')
-    .action(async (options: { json?: boolean }, command: Command) => {
-      // Reading a board never creates one.
-      if (!boardUrl(command)) {
-        const dir = existingBoardDir(command);
-        if (!fs.existsSync(path.join(dir, '.tasks'))) {
-          console.log(options.json ? '[]' : `No tasks (no .tasks/ in ${dir}).`);
-          return;
-        }
-      }
-      const board = await openExisting(command);
-      try {
-        const tasks = board.tasks.list();
-        if (options.json) console.log(JSON.stringify(tasks, null, 2));
-        else console.log(formatBoard(tasks));
-        for (const problem of board.tasks.problems()) console.error(`skipped ${problem.message}`);
-      } finally {
-        await board.close();
-      }
-    });
-
-  program
-    .command('show')
-    .description("print one task's JSON")
-    .argument('<id>', 'task id')
-    .addOption(dirOption())
-    .addOption(boardOption())
-    .action(async (id: string, _options: unknown, command: Command) => {
-      const n = Number(id.replace(/^#/, ''));
-      if (!Number.isInteger(n) || n <= 0) throw new UsageError(`task id must be a positive whole number, got '${id}'`);
-      const board = await openExisting(command);
-      try {
-        console.log(JSON.stringify(board.tasks.get(n), null, 2));
-      } finally {
-        await board.close();
-      }
-    });
-
-  // One pipeline, by id: what the person does to it from any terminal (the REPL has the same as /commands).
-  const pipelineCommands: Array<[string, string, (board: Board, id: number) => Promise<string>]> = [
-    ['cancel', "cancel a pipeline's open tasks; their owners stop", (board, id) => cancelPipeline(new Pipeline(board.tasks, board.mailbox), id, board.registry.read().lead)],
-    ['retry', 'restart a failed or cancelled pipeline from the stage that failed', (board, id) => retryPipeline(new Pipeline(board.tasks, board.mailbox), id, board.registry.read().lead)],
-    ['diff', "print a pipeline's branch: its files and diff against where it started", (board, id) => diffPipeline(board.tasks, id)],
-    ['merge', "merge an approved pipeline's branch into your current branch, then remove its worktree and branch", (board, id) => mergePipeline(board.tasks, id, board.registry.read().lead)],
-    ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead)],
-  ];
-  for (const [name, what, act] of pipelineCommands) {
-    program
-      .command(name)
-      .description(what)
-      .argument('<pipeline>', 'pipeline id')
-      .addOption(dirOption())
-      .addOption(boardOption())
-      .action(async (id: string, _options: unknown, command: Command) => {
-        const n = pipelineId(id);
-        const board = await openExisting(command);
-        try {
-          console.log(await act(board, n));
-        } finally {
-          await board.close();
-        }
-      });
-  }
-
-  program
-    .command('export')
-    .description('write a postgres:// board as files (.tasks/task_<id>.json, .team/…) into --dir, an empty folder')
-    .addOption(dirOption())
-    .addOption(boardOption())
-    .action(async (_options: unknown, command: Command) => {
-      const url = boardUrl(command);
-      if (!url) throw new UsageError('export needs --board postgres://… (or AUTOTEAM_BOARD)');
-      const dir = boardDir(command);
-      const { exportBoard } = await import('../core/board/pg/transfer.js');
-      const counts = await exportBoard(url, dir);
-      console.log(`exported ${counts.tasks} tasks, ${counts.requests} requests, ${counts.messages} messages and ${counts.files} submitted files from ${describeUrl(url)} to ${dir}`);
-    });
-
-  program
-    .command('import')
-    .description('load the file board in --dir into an empty postgres:// board')
-    .addOption(dirOption())
-    .addOption(boardOption())
-    .action(async (_options: unknown, command: Command) => {
-      const url = boardUrl(command);
-      if (!url) throw new UsageError('import needs --board postgres://… (or AUTOTEAM_BOARD)');
-      const dir = existingBoardDir(command);
-      const { importBoard } = await import('../core/board/pg/transfer.js');
-      const counts = await importBoard(dir, url);
-      console.log(`imported ${counts.tasks} tasks, ${counts.requests} requests, ${counts.messages} messages and ${counts.files} submitted files from ${dir} into ${describeUrl(url)}`);
-    });
-
-  program
-    .command('stages')
-    .description("print each stage's role, prompt, tools and transitions as configured (no model is called)")
-    .option('--json', 'as JSON')
-    .addOption(dirOption())
-    .action((options: { json?: boolean }, command: Command) => {
-      const project = loadProjectConfig(boardDir(command, false));
-      configureStages(project.stages);
-      const stages = allStages().map(({ subject: _subject, ...stage }) => ({ ...stage, offeredTools: stageTools(stage.stage).map((tool) => tool.name) }));
-      if (options.json) {
-        console.log(JSON.stringify(stages, null, 2));
-        return;
-      }
-      if (project.file) console.log(`(with ${project.file})\n`);
-      for (const stage of stages) {
-        console.log(`== ${stage.stage} (${stage.title}) — role: ${stage.role}`);
-        console.log(stage.systemPrompt.replace(/^/gm, '   '));
-        console.log(`   tools: ${stage.offeredTools.join(', ')}`);
-        for (const [signal, transition] of Object.entries(stage.transitions)) {
-          const label = transition.revise ? `${transition.next} (revision n+1, up to max_revisions; fails when not converging)` : transition.next;
-          console.log(`   ${signal} → ${label}`);
-        }
-        if (stage.stage === 'review') {
-          console.log('   approve_code needs run_linter + run_tests on the submitted version, passing tests, and every criterion met with evidence');
-        }
-        console.log('');
-      }
-    });
-
-  program
-    .command('init')
-    .description(`write ${CONFIG_FILE} with the defaults (the team, stage prompts and tools, limits) into --dir`)
-    .addOption(dirOption())
-    .action((_options: unknown, command: Command) => {
-      const dir = boardDir(command);
-      const file = path.join(dir, CONFIG_FILE);
-      if (fs.existsSync(file)) throw new UsageError(`${file} already exists (remove it first to start over)`);
-      fs.writeFileSync(file, `${JSON.stringify(defaultProjectConfig(), null, 2)}\n`);
-      console.log(`wrote ${file}: the team, each stage's prompt and tools, and the limits as autoteam runs without it`);
-    });
+  registerBoardCommands(program);
 
   settingsOptions(
     program

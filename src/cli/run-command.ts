@@ -7,7 +7,7 @@ import { openBoard } from '../core/board/board.js';
 import { costWith, type ModelSpec } from '../core/model/factory.js';
 import { formatCost, registerPrices } from '../core/model/pricing.js';
 import { type LeadEvent, LeadSession } from '../core/lead/session.js';
-import { AutoteamError, FATAL_MODEL_CODES } from '../core/errors.js';
+import { FATAL_MODEL_CODES } from '../core/errors.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js';

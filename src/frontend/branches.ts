@@ -4,7 +4,7 @@ import type { TaskBoardLike as TaskBoard } from '../core/board/task-rules.js';
 import { AutoteamError } from '../core/errors.js';
 import fs from 'node:fs';
 import { branchExists, mergeBranch, pipelineDiff, removeWorktree } from '../core/git/worktree.js';
-import { pipelineStatus } from '../core/stages/pipeline.js';
+import { pipelineStatus } from '../core/stages/pipeline-status.js';
 
 /**
  * What the person does with a pipeline's branch: look at it, merge it into their current branch, or

@@ -1,5 +1,5 @@
 import type { Member, Task, TaskUsage } from '../core/board/schemas.js';
-import { pipelineStatuses, pipelineUsage } from '../core/stages/pipeline.js';
+import { pipelineStatuses, pipelineUsage } from '../core/stages/pipeline-status.js';
 
 const MARKERS: Record<Task['status'], string> = {
   pending: '[ ]',

@@ -1,6 +1,6 @@
 import type { LeadSession } from '../core/lead/session.js';
 
-export { type PipelineStatus, pipelineStatuses } from '../core/stages/pipeline.js';
+export { type PipelineStatus, pipelineStatuses } from '../core/stages/pipeline-status.js';
 
 /** Waits (bounded) until LeadSession.busyReason says nothing can still move. Returns what was still busy on timeout. */
 export async function waitForQuiet(

@@ -1,5 +1,5 @@
 import type { Member, Task, TaskStatus, TaskUsage } from '../core/board/schemas.js';
-import { pipelineUsage } from '../core/stages/pipeline.js';
+import { pipelineUsage } from '../core/stages/pipeline-status.js';
 import type { LeadEvent, LeadSession, PendingQuestion } from '../core/lead/session.js';
 import { formatSpend } from '../core/lead/spend.js';
 import { describeEvent } from '../frontend/activity.js';

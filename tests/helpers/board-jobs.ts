@@ -1,4 +1,4 @@
-import { TaskBoard, Mailbox, TeamRegistry, withLock } from '../../src/core/board/index.js';
+import { TaskBoard, TeamRegistry, withLock } from '../../src/core/board/index.js';
 import os from 'node:os';
 import { openBoard } from '../../src/core/board/board.js';
 import { openTaskStore } from '../../src/core/board/open.js';

@@ -13,7 +13,8 @@ import { FATAL_MODEL_CODES, NotFoundError, type SerializedError, serializeError 
 import type { ModelClient, ModelMessage, Usage } from '../model/types.js';
 import { configureStages, GENERAL_SYSTEM_PROMPT, stageOf } from '../stages/definitions.js';
 import { handoffData, taskPrompt } from '../stages/handoff.js';
-import { budgetGap, Pipeline, pipelineUsage, taskWorkspace } from '../stages/pipeline.js';
+import { Pipeline, taskWorkspace } from '../stages/pipeline.js';
+import { budgetGap, pipelineUsage } from '../stages/pipeline-status.js';
 import { formatMessages } from '../tools/read-inbox.js';
 import { generalTools, stageTools } from '../tools/registry.js';
 import type { ToolContext } from '../tools/tool.js';

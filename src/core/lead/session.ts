@@ -15,7 +15,8 @@ import { costWith, createModel, describeModel, type ModelSpec, providerSpec } fr
 import type { ModelClient } from '../model/types.js';
 import { sweepOrphans } from '../exec/process.js';
 import { findRepository, prepareRepository } from '../git/worktree.js';
-import { Pipeline, pipelineStatuses } from '../stages/pipeline.js';
+import { Pipeline } from '../stages/pipeline.js';
+import { pipelineStatuses } from '../stages/pipeline-status.js';
 import type { LeadServices } from '../tools/lead/services.js';
 import { Trace } from '../trace/trace.js';
 import { type Answerer, createAnswerer } from './simulated-user.js';

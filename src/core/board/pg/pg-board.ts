@@ -7,7 +7,8 @@ import { createPool, describeUrl, withConnectionRetry } from './connection.js';
 import { PgListener } from './listener.js';
 import { PgDocStore } from './pg-docs.js';
 import { PgMailbox } from './pg-mailbox.js';
-import { migrateWith, PgTaskBoard } from './pg-task-board.js';
+import { PgTaskBoard } from './pg-task-board.js';
+import { migrateWith } from './schema.js';
 
 /** How often the replicas check versions without a notification (the fallback for a lost one). */
 const POLL_MS = 2_000;

@@ -1,161 +1,15 @@
 import path from 'node:path';
 import type pg from 'pg';
-import { AutoteamError, NotFoundError } from '../../errors.js';
+import { NotFoundError } from '../../errors.js';
 import { redact, secretValues } from '../../trace/redact.js';
 import { ArtifactsSchema } from '../artifacts.js';
 import { type Task, TaskSchema } from '../schemas.js';
 import type { BoardProblem } from '../task-index.js';
 import { DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from '../task-rules.js';
 import type { ClaimResult, CreateTaskInput, MutationResult } from '../task-types.js';
-import { BoardConnectionError, createPool, describeUrl, transaction, withConnectionRetry } from './connection.js';
-import { migrate } from './schema.js';
-
-const COLUMNS =
-  'id, subject, description, status, owner, role, stage, blocked_by, blocks, pipeline, revision, claims, lease_owner, lease_token, ' +
-  'lease_until, attempts, not_before, handoff, artifacts, usage, result, history, created_at, updated_at';
-
-const SELECTED = `${COLUMNS}, version`;
-
-interface TaskRow {
-  version?: string;
-  id: number;
-  subject: string;
-  description: string;
-  status: Task['status'];
-  owner: string | null;
-  role: string | null;
-  stage: Task['stage'];
-  blocked_by: number[];
-  blocks: number[];
-  pipeline: number | null;
-  revision: number;
-  claims: number;
-  lease_owner: string | null;
-  lease_token: number | null;
-  lease_until: Date | null;
-  attempts: number;
-  not_before: Date | null;
-  handoff: string;
-  artifacts: Task['artifacts'];
-  usage: Task['usage'];
-  result: string | null;
-  history: Task['history'];
-  created_at: Date;
-  updated_at: Date;
-}
-
-function toTask(row: TaskRow): Task {
-  return {
-    id: row.id,
-    subject: row.subject,
-    description: row.description,
-    status: row.status,
-    owner: row.owner,
-    role: row.role,
-    stage: row.stage,
-    blockedBy: row.blocked_by,
-    blocks: row.blocks,
-    pipeline: row.pipeline,
-    revision: row.revision,
-    claims: row.claims,
-    lease: row.lease_owner && row.lease_until ? { owner: row.lease_owner, token: row.lease_token ?? row.claims, until: row.lease_until.toISOString() } : null,
-    attempts: row.attempts,
-    notBefore: row.not_before?.toISOString() ?? null,
-    handoff: row.handoff,
-    artifacts: row.artifacts,
-    usage: row.usage,
-    result: row.result,
-    history: row.history,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-
-/** The values of every column but id, in COLUMNS order, for an INSERT or UPDATE. */
-function toRow(task: Task): unknown[] {
-  return [
-    task.subject,
-    task.description,
-    task.status,
-    task.owner,
-    task.role,
-    task.stage,
-    task.blockedBy,
-    task.blocks,
-    task.pipeline,
-    task.revision,
-    task.claims,
-    task.lease?.owner ?? null,
-    task.lease?.token ?? null,
-    task.lease?.until ?? null,
-    task.attempts,
-    task.notBefore,
-    task.handoff,
-    JSON.stringify(task.artifacts),
-    JSON.stringify(task.usage),
-    task.result,
-    JSON.stringify(task.history),
-    task.createdAt,
-    task.updatedAt,
-  ];
-}
-
-const INSERTED = COLUMNS.split(', ').slice(1).join(', ');
-
-/**
- * Inserts a task: a new one gets the next id, an imported one (`keepId`) keeps its own. Returns the
- * row as stored.
- */
-export async function insertTask(client: pg.PoolClient, task: Task, keepId = false): Promise<TaskRow[]> {
-  const values = keepId ? [task.id, ...toRow(task)] : toRow(task);
-  const placeholders = values.map((_, i) => `$${i + 1}`).join(', ');
-  const columns = keepId ? `id, ${INSERTED}` : INSERTED;
-  const overriding = keepId ? ' OVERRIDING SYSTEM VALUE' : '';
-  const { rows } = await client.query<TaskRow>(`INSERT INTO autoteam_tasks (${columns})${overriding} VALUES (${placeholders}) RETURNING ${SELECTED}`, values);
-  return rows;
-}
-
-const SET_ALL = COLUMNS.split(', ')
-  .slice(1)
-  .map((column, i) => `${column} = $${i + 2}`)
-  .join(', ');
-
-/** A candidate's role, backoff and blockers, in SQL: the same rule as the file board's. */
-const READY = `
-  ($1::text IS NULL OR t.role IS NULL OR t.role = $1)
-  AND (t.not_before IS NULL OR t.not_before <= now())
-  AND CASE WHEN cardinality(t.blocked_by) = 0 THEN true
-      ELSE cardinality(t.blocked_by) = (SELECT count(*) FROM autoteam_tasks b WHERE b.id = ANY (t.blocked_by) AND b.status = 'completed') END`;
-
-/** Pending and unowned (read through the partial index on pending ids, in id order). */
-const PENDING = `t.status = 'pending' AND t.owner IS NULL AND ${READY}`;
-/** Claimed, but its lease ran out (no lease at all counts as expired: nothing would renew it). */
-const EXPIRED = `t.status = 'in_progress' AND (t.lease_until IS NULL OR t.lease_until < now()) AND ${READY}`;
-/** Claimable now: pending and unblocked, or with an expired lease. */
-const CLAIMABLE = `((${PENDING}) OR (${EXPIRED}))`;
-
-/** Takes the candidate row: a new token, a lease until the database's now() + lease, a history entry. */
-const TAKE = `
-  UPDATE autoteam_tasks t SET
-    status = 'in_progress', owner = $2, claims = t.claims + 1,
-    lease_owner = $2, lease_token = t.claims + 1, lease_until = now() + $3 * interval '1 millisecond',
-    updated_at = now(),
-    history = t.history || jsonb_build_array(jsonb_build_object(
-      'at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'by', $2::text, 'event', 'claimed',
-      'detail', CASE WHEN t.status = 'in_progress' AND t.owner IS NOT NULL
-                     THEN 'lease of ' || t.owner || ' expired; taken over (token ' || (t.claims + 1) || ')'
-                     ELSE 'token ' || (t.claims + 1) END))
-  FROM candidate WHERE t.id = candidate.id
-  RETURNING ${SELECTED.split(', ').map((c) => `t.${c}`).join(', ')}`;
-
-/**
- * One statement: the first pending task nobody else is locking, taken and returned. A second one
- * (only when no task is pending) takes over an expired lease. Two statements instead of one OR, so
- * each reads its own partial index in order and stops at the first row.
- */
-const CLAIM_PENDING = `WITH candidate AS (SELECT t.id FROM autoteam_tasks t WHERE ${PENDING} ORDER BY t.id LIMIT 1 FOR UPDATE SKIP LOCKED) ${TAKE}`;
-const CLAIM_EXPIRED = `WITH candidate AS (SELECT t.id FROM autoteam_tasks t WHERE ${EXPIRED} ORDER BY t.lease_until NULLS FIRST, t.id LIMIT 1 FOR UPDATE SKIP LOCKED) ${TAKE}`;
-const CLAIM_ONE = `WITH candidate AS (SELECT t.id FROM autoteam_tasks t WHERE t.id = $4 AND ${CLAIMABLE} FOR UPDATE) ${TAKE}`;
+import { createPool, describeUrl, transaction, withConnectionRetry } from './connection.js';
+import { migrateWith } from './schema.js';
+import { CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, SELECTED, SET_ALL, type TaskRow, toRow, toTask } from './task-sql.js';
 
 export interface PgTaskBoardOptions {
   leaseMs?: number;
@@ -394,30 +248,5 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
 
   private transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return transaction(this.url, this.pool, work);
-  }
-}
-
-/**
- * Creates or migrates the schema (`create`), or only checks that one is there (read-only commands
- * never turn a database into a board). Any failure — refused, bad password, no such database, no
- * right to create tables — is one line naming the board.
- */
-export async function migrateWith(url: string, pool: pg.Pool, options: { create?: boolean } = {}): Promise<void> {
-  try {
-    await withConnectionRetry(url, async () => {
-      const client = await pool.connect();
-      try {
-        if (options.create === false) {
-          const { rows } = await client.query<{ found: string | null }>("SELECT to_regclass('autoteam_schema') AS found");
-          if (!rows[0]?.found) throw new AutoteamError(`there is no autoteam board in ${describeUrl(url)} (a lead or a worker creates one; autoteam import loads one)`, 'NOT_FOUND');
-        }
-        await migrate(client);
-      } finally {
-        client.release();
-      }
-    });
-  } catch (error) {
-    if (error instanceof AutoteamError) throw error;
-    throw new BoardConnectionError(url, error);
   }
 }

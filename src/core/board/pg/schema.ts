@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import { AutoteamError } from '../../errors.js';
+import { BoardConnectionError, describeUrl, withConnectionRetry } from './connection.js';
 
 /**
  * The board's tables in PostgreSQL, created and migrated on first use. `autoteam_schema` holds one
@@ -88,5 +90,30 @@ export async function migrate(client: pg.PoolClient | pg.Client): Promise<number
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
+  }
+}
+
+/**
+ * Creates or migrates the schema (`create`), or only checks that one is there (read-only commands
+ * never turn a database into a board). Any failure — refused, bad password, no such database, no
+ * right to create tables — is one line naming the board.
+ */
+export async function migrateWith(url: string, pool: pg.Pool, options: { create?: boolean } = {}): Promise<void> {
+  try {
+    await withConnectionRetry(url, async () => {
+      const client = await pool.connect();
+      try {
+        if (options.create === false) {
+          const { rows } = await client.query<{ found: string | null }>("SELECT to_regclass('autoteam_schema') AS found");
+          if (!rows[0]?.found) throw new AutoteamError(`there is no autoteam board in ${describeUrl(url)} (a lead or a worker creates one; autoteam import loads one)`, 'NOT_FOUND');
+        }
+        await migrate(client);
+      } finally {
+        client.release();
+      }
+    });
+  } catch (error) {
+    if (error instanceof AutoteamError) throw error;
+    throw new BoardConnectionError(url, error);
   }
 }

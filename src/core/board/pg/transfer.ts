@@ -8,7 +8,8 @@ import { type Message, MessageSchema, type Task, TaskSchema, TeamConfigSchema } 
 import { TaskBoard } from '../task-board.js';
 import { TeamRegistry } from '../team-registry.js';
 import { createPool, describeUrl, transaction, withConnectionRetry } from './connection.js';
-import { insertTask, migrateWith } from './pg-task-board.js';
+import { migrateWith } from './schema.js';
+import { insertTask } from './task-sql.js';
 
 /**
  * A PostgreSQL board as files and back: `export` writes the same `.tasks/task_<id>.json`,

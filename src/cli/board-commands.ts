@@ -1,0 +1,157 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { Board } from '../core/board/board.js';
+import { describeUrl } from '../core/board/pg/url.js';
+import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig } from '../core/config/project-config.js';
+import { allStages, configureStages } from '../core/stages/definitions.js';
+import { Pipeline } from '../core/stages/pipeline.js';
+import { stageTools } from '../core/tools/registry.js';
+import { diffPipeline, discardPipeline, mergePipeline } from '../frontend/branches.js';
+import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
+import { formatBoard } from '../frontend/format.js';
+import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError } from './board-options.js';
+
+/**
+ * The commands that look at or act on a board without running a team: tasks, show, the pipeline
+ * commands (cancel, retry, diff, merge, discard), export, import, stages and init.
+ */
+export function registerBoardCommands(program: Command): void {
+  program
+    .command('tasks')
+    .description('print the board: [ ] pending, [>] in progress, [x] completed, [!] failed, [-] cancelled')
+    .addOption(dirOption())
+    .addOption(boardOption())
+    .option('--json', 'print the tasks as JSON')
+    .action(async (options: { json?: boolean }, command: Command) => {
+      // Reading a board never creates one.
+      if (!boardUrl(command)) {
+        const dir = existingBoardDir(command);
+        if (!fs.existsSync(path.join(dir, '.tasks'))) {
+          console.log(options.json ? '[]' : `No tasks (no .tasks/ in ${dir}).`);
+          return;
+        }
+      }
+      const board = await openExisting(command);
+      try {
+        const tasks = board.tasks.list();
+        if (options.json) console.log(JSON.stringify(tasks, null, 2));
+        else console.log(formatBoard(tasks));
+        for (const problem of board.tasks.problems()) console.error(`skipped ${problem.message}`);
+      } finally {
+        await board.close();
+      }
+    });
+
+  program
+    .command('show')
+    .description("print one task's JSON")
+    .argument('<id>', 'task id')
+    .addOption(dirOption())
+    .addOption(boardOption())
+    .action(async (id: string, _options: unknown, command: Command) => {
+      const n = Number(id.replace(/^#/, ''));
+      if (!Number.isInteger(n) || n <= 0) throw new UsageError(`task id must be a positive whole number, got '${id}'`);
+      const board = await openExisting(command);
+      try {
+        console.log(JSON.stringify(board.tasks.get(n), null, 2));
+      } finally {
+        await board.close();
+      }
+    });
+
+  // One pipeline, by id: what the person does to it from any terminal (the REPL has the same as /commands).
+  const pipelineCommands: Array<[string, string, (board: Board, id: number) => Promise<string>]> = [
+    ['cancel', "cancel a pipeline's open tasks; their owners stop", (board, id) => cancelPipeline(new Pipeline(board.tasks, board.mailbox), id, board.registry.read().lead)],
+    ['retry', 'restart a failed or cancelled pipeline from the stage that failed', (board, id) => retryPipeline(new Pipeline(board.tasks, board.mailbox), id, board.registry.read().lead)],
+    ['diff', "print a pipeline's branch: its files and diff against where it started", (board, id) => diffPipeline(board.tasks, id)],
+    ['merge', "merge an approved pipeline's branch into your current branch, then remove its worktree and branch", (board, id) => mergePipeline(board.tasks, id, board.registry.read().lead)],
+    ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead)],
+  ];
+  for (const [name, what, act] of pipelineCommands) {
+    program
+      .command(name)
+      .description(what)
+      .argument('<pipeline>', 'pipeline id')
+      .addOption(dirOption())
+      .addOption(boardOption())
+      .action(async (id: string, _options: unknown, command: Command) => {
+        const n = pipelineId(id);
+        const board = await openExisting(command);
+        try {
+          console.log(await act(board, n));
+        } finally {
+          await board.close();
+        }
+      });
+  }
+
+  program
+    .command('export')
+    .description('write a postgres:// board as files (.tasks/task_<id>.json, .team/…) into --dir, an empty folder')
+    .addOption(dirOption())
+    .addOption(boardOption())
+    .action(async (_options: unknown, command: Command) => {
+      const url = boardUrl(command);
+      if (!url) throw new UsageError('export needs --board postgres://… (or AUTOTEAM_BOARD)');
+      const dir = boardDir(command);
+      const { exportBoard } = await import('../core/board/pg/transfer.js');
+      const counts = await exportBoard(url, dir);
+      console.log(`exported ${counts.tasks} tasks, ${counts.requests} requests, ${counts.messages} messages and ${counts.files} submitted files from ${describeUrl(url)} to ${dir}`);
+    });
+
+  program
+    .command('import')
+    .description('load the file board in --dir into an empty postgres:// board')
+    .addOption(dirOption())
+    .addOption(boardOption())
+    .action(async (_options: unknown, command: Command) => {
+      const url = boardUrl(command);
+      if (!url) throw new UsageError('import needs --board postgres://… (or AUTOTEAM_BOARD)');
+      const dir = existingBoardDir(command);
+      const { importBoard } = await import('../core/board/pg/transfer.js');
+      const counts = await importBoard(dir, url);
+      console.log(`imported ${counts.tasks} tasks, ${counts.requests} requests, ${counts.messages} messages and ${counts.files} submitted files from ${dir} into ${describeUrl(url)}`);
+    });
+
+  program
+    .command('stages')
+    .description("print each stage's role, prompt, tools and transitions as configured (no model is called)")
+    .option('--json', 'as JSON')
+    .addOption(dirOption())
+    .action((options: { json?: boolean }, command: Command) => {
+      const project = loadProjectConfig(boardDir(command, false));
+      configureStages(project.stages);
+      const stages = allStages().map(({ subject: _subject, ...stage }) => ({ ...stage, offeredTools: stageTools(stage.stage).map((tool) => tool.name) }));
+      if (options.json) {
+        console.log(JSON.stringify(stages, null, 2));
+        return;
+      }
+      if (project.file) console.log(`(with ${project.file})\n`);
+      for (const stage of stages) {
+        console.log(`== ${stage.stage} (${stage.title}) — role: ${stage.role}`);
+        console.log(stage.systemPrompt.replace(/^/gm, '   '));
+        console.log(`   tools: ${stage.offeredTools.join(', ')}`);
+        for (const [signal, transition] of Object.entries(stage.transitions)) {
+          const label = transition.revise ? `${transition.next} (revision n+1, up to max_revisions; fails when not converging)` : transition.next;
+          console.log(`   ${signal} → ${label}`);
+        }
+        if (stage.stage === 'review') {
+          console.log('   approve_code needs run_linter + run_tests on the submitted version, passing tests, and every criterion met with evidence');
+        }
+        console.log('');
+      }
+    });
+
+  program
+    .command('init')
+    .description(`write ${CONFIG_FILE} with the defaults (the team, stage prompts and tools, limits) into --dir`)
+    .addOption(dirOption())
+    .action((_options: unknown, command: Command) => {
+      const dir = boardDir(command);
+      const file = path.join(dir, CONFIG_FILE);
+      if (fs.existsSync(file)) throw new UsageError(`${file} already exists (remove it first to start over)`);
+      fs.writeFileSync(file, `${JSON.stringify(defaultProjectConfig(), null, 2)}\n`);
+      console.log(`wrote ${file}: the team, each stage's prompt and tools, and the limits as autoteam runs without it`);
+    });
+}

@@ -1,0 +1,82 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Command, Option } from 'commander';
+import { type Board, openBoard } from '../core/board/board.js';
+import { describeUrl, isPostgresUrl, urlProblem } from '../core/board/pg/url.js';
+import { AutoteamError } from '../core/errors.js';
+
+/** What every command that works on a board shares: --dir, --board, and opening the board. */
+
+/** Usage and configuration errors exit with 2; a failed pipeline with 1. */
+export class UsageError extends AutoteamError {
+  constructor(message: string) {
+    super(message, 'USAGE');
+  }
+}
+
+/**
+ * The board directory a command works in. A path that is a file, or a directory this process cannot
+ * write (for the commands that write), is one line and exit 2, not a raw ENOTDIR/EACCES later.
+ */
+export function boardDir(command: Command, writes = true): string {
+  const own = command.opts().dir as string | undefined;
+  const global = command.parent?.opts().dir as string | undefined;
+  if (isPostgresUrl(own ?? global ?? '')) throw new UsageError('--dir takes a folder; for a board in PostgreSQL use --board <postgres://…>');
+  const dir = path.resolve(own ?? global ?? process.cwd());
+  let stat: fs.Stats | undefined;
+  try {
+    stat = fs.statSync(dir, { throwIfNoEntry: false });
+  } catch (error) {
+    throw new UsageError(`--dir: cannot use ${dir} as a board (${(error as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'a part of the path is a file' : String((error as NodeJS.ErrnoException).code)})`);
+  }
+  if (stat && !stat.isDirectory()) throw new UsageError(`--dir: ${dir} is a file, not a directory`);
+  if (writes) {
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      throw new UsageError(`--dir: cannot use ${dir} as a board (${code === 'EACCES' || code === 'EROFS' || code === 'EPERM' ? 'not writable' : code})`);
+    }
+  }
+  return dir;
+}
+
+export function existingBoardDir(command: Command): string {
+  const dir = boardDir(command, false);
+  if (!fs.existsSync(dir)) throw new UsageError(`--dir: ${dir} does not exist`);
+  return dir;
+}
+
+export const dirOption = () => new Option('--dir <path>', 'board root (holds .tasks/ and .team/); with --board, the local folder for workspaces; default: the current directory');
+export const boardOption = () => new Option('--board <url>', 'a postgres:// URL: the board in PostgreSQL, shared across machines (env AUTOTEAM_BOARD)');
+
+/** The PostgreSQL board's URL from --board or AUTOTEAM_BOARD, or undefined for the file board in --dir. */
+export function boardUrl(command: Command): string | undefined {
+  const own = command.opts().board as string | undefined;
+  const global = command.parent?.opts().board as string | undefined;
+  const flag = own ?? global;
+  const name = flag !== undefined ? '--board' : 'AUTOTEAM_BOARD';
+  const raw = flag ?? process.env.AUTOTEAM_BOARD;
+  if (raw === undefined) return undefined;
+  const value = raw.trim();
+  if (!value) {
+    // An empty variable means "not set"; an empty flag is a mistake.
+    if (flag === undefined) return undefined;
+    throw new UsageError('--board needs a postgres:// URL (without it, the board is the folder --dir)');
+  }
+  if (!isPostgresUrl(value)) throw new UsageError(`${name} takes a postgres:// URL, got '${describeUrl(value)}' (for a board in a folder, use --dir <folder>)`);
+  const problem = urlProblem(value);
+  if (problem) throw new UsageError(`${name}: '${describeUrl(value)}': ${problem}`);
+  return value;
+}
+
+/** The board a read-only command looks at: the PostgreSQL board, or the file board in --dir. */
+export async function openExisting(command: Command): Promise<Board> {
+  const url = boardUrl(command);
+  if (url) return openBoard(url, boardDir(command, false), { create: false });
+  const dir = existingBoardDir(command);
+  if (!fs.existsSync(path.join(dir, '.tasks'))) throw new UsageError(`no board in ${dir} (no .tasks/ directory)`);
+  return openBoard(dir);
+}
+

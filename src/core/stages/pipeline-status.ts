@@ -1,0 +1,57 @@
+import type { Task, TaskUsage } from '../board/schemas.js';
+
+/**
+ * A pipeline's state derived from its tasks, with no board access: the status, what it spent, and
+ * whether its budget allows another model call. Shared by the runtime, the front ends and the CLI.
+ */
+
+export type PipelineStatus = 'active' | 'approved' | 'failed' | 'cancelled';
+
+/** A failed or cancelled task that was not retried (a retried one is history, not the pipeline's state). */
+export const isFailed = (task: Task) => (task.status === 'failed' || task.status === 'cancelled') && task.artifacts.retriedBy === undefined;
+
+/**
+ * One pipeline's status from its tasks: failed if any failed; approved once the task whose signal
+ * ends the pipeline completed (`final`; on boards written before it was recorded, an approving
+ * review with nothing left open after it).
+ */
+export function pipelineStatus(tasks: readonly Task[]): PipelineStatus {
+  const ended = tasks.filter(isFailed);
+  if (ended.some((task) => task.status === 'failed')) return 'failed';
+  if (ended.length > 0) return 'cancelled';
+  if (tasks.some((task) => task.status === 'completed' && task.artifacts.final === true)) return 'approved';
+  const open = tasks.some((task) => task.status === 'pending' || task.status === 'in_progress');
+  const approved = !open && tasks.some((task) => task.stage === 'review' && task.status === 'completed' && task.artifacts.verdict === 'approved');
+  return approved ? 'approved' : 'active';
+}
+
+/** Every pipeline's status from one board listing, without re-reading the board. */
+export function pipelineStatuses(tasks: readonly Task[]): Map<number, PipelineStatus> {
+  const groups = new Map<number, Task[]>();
+  for (const task of tasks) if (task.pipeline !== null) groups.set(task.pipeline, [...(groups.get(task.pipeline) ?? []), task]);
+  return new Map([...groups].map(([id, group]) => [id, pipelineStatus(group)]));
+}
+
+/** Model calls and tokens summed over tasks (one pipeline's, usually). */
+export function pipelineUsage(tasks: readonly Task[]): TaskUsage {
+  return tasks.reduce(
+    (sum, task) => ({
+      calls: sum.calls + task.usage.calls,
+      inputTokens: sum.inputTokens + task.usage.inputTokens,
+      outputTokens: sum.outputTokens + task.usage.outputTokens,
+    }),
+    { calls: 0, inputTokens: 0, outputTokens: 0 },
+  );
+}
+
+/** Why pipeline `id`, having spent `usage`, may not make another model call, or null. */
+export function budgetGap(id: number, usage: TaskUsage, limits: { maxPipelineSteps: number; pipelineTokenBudget: number }): string | null {
+  if (usage.calls >= limits.maxPipelineSteps) {
+    return `step budget used up: pipeline #${id} made ${usage.calls} of ${limits.maxPipelineSteps} model calls (--max-pipeline-steps)`;
+  }
+  const tokens = usage.inputTokens + usage.outputTokens;
+  if (tokens >= limits.pipelineTokenBudget) {
+    return `token budget used up: pipeline #${id} used ${tokens.toLocaleString('en-US')} tokens (limit ${limits.pipelineTokenBudget.toLocaleString('en-US')}, --token-budget-pipeline)`;
+  }
+  return null;
+}
