@@ -560,3 +560,17 @@ describe('pipeline budgets', () => {
     expect(s.pipeline.state(1)).toMatchObject({ status: 'failed', reason: task.result });
   });
 });
+
+describe('when a pipeline is approved', () => {
+  it('only when the task whose signal leads to approved completed: a review handing on to another stage is not the end, even before that stage is posted', async () => {
+    const { pipelineStatus } = await import('../../src/core/stages/pipeline-status.js');
+    const at = new Date().toISOString();
+    const task = (id: number, stage: string, artifacts: Record<string, unknown>) =>
+      ({ id, stage, status: 'completed', artifacts, pipeline: 1, revision: 0, history: [], createdAt: at, updatedAt: at }) as never;
+    const handedOn = task(3, 'review', { verdict: 'approved', signal: 'approve_code' });
+    expect(pipelineStatus([handedOn])).toBe('active');
+    expect(pipelineStatus([handedOn, task(4, 'docs', { signal: 'complete_stage', final: true })])).toBe('approved');
+    // A board written before signals were recorded: the approving review ended it.
+    expect(pipelineStatus([task(3, 'review', { verdict: 'approved' })])).toBe('approved');
+  });
+});
