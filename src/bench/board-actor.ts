@@ -14,12 +14,26 @@ import { epochMs } from './section.js';
 
 export type ClaimMode = 'next' | 'scan';
 
+/**
+ * How a claimer starts. `warm` (the measured race): it opens the board and makes `warmup` claims of
+ * role `warmup` before it says ready, as a long-running teammate has, then races for role `racer`.
+ * `cold`: it opens the board only at the start signal and claims at once.
+ */
+export interface ClaimStart {
+  cold?: boolean;
+  warmup: number;
+}
+
+/** The role of the tasks raced for, and of those claimed to warm up. */
+export const RACE_ROLE = 'racer';
+export const WARMUP_ROLE = 'warmup';
+
 export type ActorJob =
   /** Claims until nothing is left (`root`: a directory or a postgres:// URL). */
-  | { kind: 'claim'; root: string; owner: string; mode: ClaimMode }
+  | ({ kind: 'claim'; root: string; owner: string; mode: ClaimMode } & ClaimStart)
   /** A process that runs `threads` claim workers and reports their claims together. */
   /** `inProcess`: the claimers are concurrent async loops on one connection pool, not threads. */
-  | { kind: 'claim-hub'; root: string; prefix: string; threads: number; mode: ClaimMode; inProcess?: boolean }
+  | ({ kind: 'claim-hub'; root: string; prefix: string; threads: number; mode: ClaimMode; inProcess?: boolean } & ClaimStart)
   | { kind: 'send'; root: string; from: string; to: string; count: number }
   /** Creates one task per `create` line on stdin, reporting when it started; `exit` ends it. */
   | { kind: 'creator'; root: string };
@@ -33,6 +47,8 @@ export type ActorMessage =
 export interface ClaimReport {
   claimed: Record<string, number[]>;
   errors: string[];
+  /** Milliseconds each claimer took to open the board (and read it, for the file board). */
+  openMs: number[];
 }
 
 export const ACTOR_FILE = fileURLToPath(import.meta.url);
@@ -72,63 +88,92 @@ function nextCommand(expected: string): Promise<void> {
   });
 }
 
+/** Opens the board (timed) and, unless cold, warms up on it. */
+async function openClaimer(root: string, owner: string, start: ClaimStart, poolSize: number): Promise<{ store: OpenedTaskStore; openMs: number }> {
+  const t0 = performance.now();
+  const store = await openTaskStore(root, { poolSize });
+  await store.refresh();
+  await store.list();
+  const openMs = performance.now() - t0;
+  for (let i = 0; i < start.warmup && !start.cold; i++) await store.claimNext(owner, WARMUP_ROLE);
+  return { store, openMs };
+}
+
 /**
  * Claims until nothing is left. `next`: claimNext. `scan`: what a claimer without claimNext does —
  * scan the unclaimed tasks, then claim(id) one of them (a random one, so claimers spread out).
  */
-async function claimLoop(root: string, owner: string, mode: ClaimMode): Promise<ClaimReport> {
-  const board = await openTaskStore(root, { poolSize: 1 });
-  try {
-    return await claimWith(board, owner, mode);
-  } finally {
-    await board.close?.();
+async function claimWith(board: OpenedTaskStore, owner: string, mode: ClaimMode): Promise<Record<string, number[]>> {
+  const mine: number[] = [];
+  for (;;) {
+    if (mode === 'next') {
+      const result = await board.claimNext(owner, RACE_ROLE);
+      if (!result) break;
+      if (result.ok) mine.push(result.task.id);
+      continue;
+    }
+    await board.refresh();
+    const open = await board.scanUnclaimed(RACE_ROLE);
+    if (open.length === 0) break;
+    const pick = open[Math.floor(Math.random() * open.length)]!;
+    const result = await board.claim(pick.id, owner, { role: RACE_ROLE, tryOnce: true });
+    if (result.ok) mine.push(pick.id);
   }
+  return { [owner]: mine };
 }
 
-async function claimWith(board: OpenedTaskStore, owner: string, mode: ClaimMode): Promise<ClaimReport> {
-  const mine: number[] = [];
+/** One claimer in its own thread (or process): ready once warm (or at once when cold), then races. */
+async function claimer(job: Extract<ActorJob, { kind: 'claim' }>): Promise<ClaimReport> {
+  let opened = job.cold ? null : await openClaimer(job.root, job.owner, job, 1);
+  post({ type: 'ready' });
+  await nextCommand('go');
   const errors: string[] = [];
+  let claimed: Record<string, number[]> = { [job.owner]: [] };
   try {
-    for (;;) {
-      if (mode === 'next') {
-        const result = await board.claimNext(owner);
-        if (!result) break;
-        if (result.ok) mine.push(result.task.id);
-        continue;
-      }
-      await board.refresh();
-      const open = await board.scanUnclaimed();
-      if (open.length === 0) break;
-      const pick = open[Math.floor(Math.random() * open.length)]!;
-      const result = await board.claim(pick.id, owner, { tryOnce: true });
-      if (result.ok) mine.push(pick.id);
-    }
+    opened ??= await openClaimer(job.root, job.owner, job, 1);
+    claimed = await claimWith(opened.store, job.owner, job.mode);
   } catch (error) {
-    errors.push(`${owner}: ${(error as Error).message}`);
+    errors.push(`${job.owner}: ${(error as Error).message}`);
+  } finally {
+    await opened?.store.close?.();
   }
-  return { claimed: { [owner]: mine }, errors };
+  return { claimed, errors, openMs: opened ? [opened.openMs] : [] };
+}
+
+function merge(reports: ClaimReport[]): ClaimReport {
+  return {
+    claimed: Object.assign({}, ...reports.map((r) => r.claimed)),
+    errors: reports.flatMap((r) => r.errors),
+    openMs: reports.flatMap((r) => r.openMs),
+  };
 }
 
 async function claimHub(job: Extract<ActorJob, { kind: 'claim-hub' }>): Promise<ClaimReport> {
   if (job.inProcess) {
-    const store = await openTaskStore(job.root, { poolSize: job.threads });
+    const owners = Array.from({ length: job.threads }, (_, i) => `${job.prefix}c${i}`);
+    const { store, openMs } = await openClaimer(job.root, owners[0]!, { ...job, warmup: 0 }, job.threads);
+    if (!job.cold) await Promise.all(owners.map(async (owner) => { for (let i = 0; i < job.warmup; i++) await store.claimNext(owner, WARMUP_ROLE); }));
     post({ type: 'ready' });
     await nextCommand('go');
     try {
-      const reports = await Promise.all(Array.from({ length: job.threads }, (_, i) => claimWith(store, `${job.prefix}c${i}`, job.mode)));
-      return { claimed: Object.assign({}, ...reports.map((r) => r.claimed)), errors: reports.flatMap((r) => r.errors) };
+      const reports = await Promise.all(
+        owners.map((owner) =>
+          claimWith(store, owner, job.mode).then(
+            (claimed): ClaimReport => ({ claimed, errors: [], openMs: [] }),
+            (error: Error): ClaimReport => ({ claimed: { [owner]: [] }, errors: [`${owner}: ${error.message}`], openMs: [] }),
+          ),
+        ),
+      );
+      return { ...merge(reports), openMs: [openMs] };
     } finally {
       await store.close?.();
     }
   }
   const workers = Array.from({ length: job.threads }, (_, i) => {
-    const worker = new Worker(new URL(import.meta.url), {
-      workerData: { benchActor: { kind: 'claim', root: job.root, owner: `${job.prefix}t${i}`, mode: job.mode } satisfies ActorJob },
-    });
-    const messages: ActorMessage[] = [];
+    const claim: ActorJob = { kind: 'claim', root: job.root, owner: `${job.prefix}t${i}`, mode: job.mode, cold: job.cold, warmup: job.warmup };
+    const worker = new Worker(new URL(import.meta.url), { workerData: { benchActor: claim } satisfies ActorWorkerData });
     const ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (message: ActorMessage) => {
-        messages.push(message);
         if (message.type === 'ready') resolve();
       });
       worker.on('error', reject);
@@ -147,11 +192,7 @@ async function claimHub(job: Extract<ActorJob, { kind: 'claim-hub' }>): Promise<
   post({ type: 'ready' });
   await nextCommand('go');
   for (const w of workers) w.worker.postMessage('go');
-  const reports = await Promise.all(workers.map((w) => w.done));
-  return {
-    claimed: Object.assign({}, ...reports.map((r) => r.claimed)),
-    errors: reports.flatMap((r) => r.errors),
-  };
+  return merge(await Promise.all(workers.map((w) => w.done)));
 }
 
 async function creator(root: string): Promise<number> {
@@ -185,9 +226,7 @@ async function run(job: ActorJob): Promise<unknown> {
     case 'creator':
       return creator(job.root);
     case 'claim':
-      post({ type: 'ready' });
-      await nextCommand('go');
-      return claimLoop(job.root, job.owner, job.mode);
+      return claimer(job);
     case 'send': {
       const mailbox = new Mailbox(job.root);
       post({ type: 'ready' });

@@ -8,7 +8,7 @@ import { boardSections } from './board-bench.js';
 import { stopBenchPostgres } from './postgres-server.js';
 import { sandboxOverhead } from './sandbox-bench.js';
 import { teammateSections } from './teammate-bench.js';
-import type { BenchOptions, BenchRow, BenchSection } from './section.js';
+import { type BenchOptions, type BenchRow, type BenchSection, removeTempRoots } from './section.js';
 
 export type { BenchOptions, BenchRow, BenchSection } from './section.js';
 
@@ -31,6 +31,7 @@ export async function runBench(options: BenchOptions, only?: string[]): Promise<
     }
   }
   await stopBenchPostgres();
+  removeTempRoots();
   return results;
 }
 

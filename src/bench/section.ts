@@ -49,12 +49,20 @@ export function epochMs(): number {
   return performance.timeOrigin + performance.now();
 }
 
-/** Runs `fn` in a fresh temp directory that is removed afterwards, whatever happens. */
+/** Temp directories of this run, removed together at its end (see withTempRoot). */
+const roots: string[] = [];
+
+/**
+ * Runs `fn` in a fresh temp directory, removed when the whole run ends rather than after the section:
+ * on ext4 without a journal, files deleted in the last minutes make every new file's inode
+ * allocation slower (the allocator skips them), so one section's clean-up would slow the next.
+ */
 export async function withTempRoot<T>(prefix: string, fn: (root: string) => Promise<T>): Promise<T> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `autoteam-bench-${prefix}-`));
-  try {
-    return await fn(root);
-  } finally {
-    fs.rmSync(root, { recursive: true, force: true });
-  }
+  roots.push(root);
+  return fn(root);
+}
+
+export function removeTempRoots(): void {
+  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
 }

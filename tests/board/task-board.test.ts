@@ -142,6 +142,39 @@ describe('TaskBoard', () => {
     expect(reader.list().map((t) => t.id)).toEqual([1]);
   });
 
+  it("takes a written version from the journal's copy only while the file still holds that version", async () => {
+    const reader = new TaskBoard(root, { sweepMs: 60_000 });
+    await board.create({ subject: 'one' });
+    await board.create({ subject: 'two' });
+    expect(reader.list()).toHaveLength(2);
+    const journal = path.join(board.dir, '.journal');
+    const keyOf = (id: number) => {
+      const stat = fs.statSync(board.taskPath(id));
+      return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+    };
+
+    // The copy is what a warm reader uses: a line naming the file's current key is taken as it is.
+    await board.update(1, { subject: 'one, renamed' });
+    const line = fs.readFileSync(journal, 'utf8').trimEnd().split('\n').at(-1)!;
+    expect(line.startsWith(`1 ${keyOf(1)} {`)).toBe(true);
+    expect(JSON.parse(line.slice(line.indexOf('{')))).toEqual(board.get(1));
+    fs.appendFileSync(journal, `1 ${keyOf(1)} ${JSON.stringify({ ...board.get(1), subject: 'one, as the journal has it' })}\n`);
+    expect(reader.list().map((t) => t.subject)).toEqual(['one, as the journal has it', 'two']);
+
+    // A file changed since its line was written (a hand edit) is read from the file.
+    await board.update(2, { subject: 'two, renamed' });
+    fs.writeFileSync(board.taskPath(2), `${JSON.stringify({ ...board.get(2), subject: 'two, edited by hand' }, null, 2)}\n`);
+    expect(reader.list().map((t) => t.subject)).toEqual(['one, as the journal has it', 'two, edited by hand']);
+
+    // A line that is not a task, or names only the id (a task too large to copy), means "read the file".
+    await board.update(1, { subject: 'one, third time' });
+    fs.appendFileSync(journal, `1 ${keyOf(1)} {not json\n`);
+    expect(reader.list().map((t) => t.subject)).toEqual(['one, third time', 'two, edited by hand']);
+    fs.writeFileSync(board.taskPath(2), `${JSON.stringify({ ...board.get(2), subject: 'two, by hand again' }, null, 2)}\n`);
+    fs.appendFileSync(journal, '2\n');
+    expect(reader.list().map((t) => t.subject)).toEqual(['one, third time', 'two, by hand again']);
+  });
+
   it('a lost or rotated journal costs one sweep, never a missed change', async () => {
     const reader = new TaskBoard(root, { sweepMs: 60_000 });
     await board.create({ subject: 'one' });
@@ -237,7 +270,8 @@ describe('TaskBoard', () => {
     await board.complete(1, 'o1');
     const names = fs.readdirSync(board.dir).filter((n) => !/^task_\d+\.json$/.test(n) && n !== '.next-id' && n !== '.locks' && n !== '.journal');
     expect(names).toEqual([]);
-    expect(fs.readdirSync(path.join(board.dir, '.locks'))).toEqual([]);
+    // Only this thread's owner file, which its locks link to, stays.
+    expect(fs.readdirSync(path.join(board.dir, '.locks'))).toEqual([expect.stringMatching(/^owner-\d+-\d+-[0-9a-f]{8}$/)]);
     expect(path.basename(board.dir)).toBe('.tasks');
   });
 });

@@ -14,17 +14,24 @@ import { describeZodError } from './schemas.js';
  * signal handlers on every call, ~0.2 ms of CPU per write, which was the largest cost of a claim.
  * A temp file left by a crashed writer ends in `.tmp`; TaskBoard removes old ones.
  */
-export function writeJsonAtomic(file: string, value: unknown, transform: (text: string) => string = (text) => text): void {
-  writeFileAtomic(file, transform(`${JSON.stringify(value, null, 2)}\n`));
+export function writeJsonAtomic(file: string, value: unknown, transform: (text: string) => string = (text) => text): fs.Stats {
+  return writeFileAtomic(file, transform(`${JSON.stringify(value, null, 2)}\n`));
 }
 
-/** Temp file + rename: readers see the old content or the new, never half. */
-export function writeFileAtomic(file: string, data: string | Buffer): void {
+/** Temp file + rename: readers see the old content or the new, never half. Returns the stat of what it wrote. */
+export function writeFileAtomic(file: string, data: string | Buffer): fs.Stats {
   const temp = `${file}.${process.pid}.${threadId}.${randomUUID().slice(0, 8)}.tmp`;
+  let fd: number | null = null;
   try {
-    fs.writeFileSync(temp, data, { flag: 'wx', mode: 0o644 });
+    fd = fs.openSync(temp, 'wx', 0o644);
+    fs.writeFileSync(fd, data);
+    const stat = fs.fstatSync(fd);
+    fs.closeSync(fd);
+    fd = null;
     fs.renameSync(temp, file);
+    return stat;
   } catch (error) {
+    if (fd !== null) fs.closeSync(fd);
     fs.rmSync(temp, { force: true });
     throw error;
   }

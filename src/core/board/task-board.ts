@@ -141,8 +141,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
           createdAt: at,
           updatedAt: at,
         });
-        writeJsonAtomic(this.taskPath(id), created, this.redact);
-        journalWrite(this.dir, id);
+        this.write(created);
         return created;
       },
       { staleMs: this.lockStaleMs },
@@ -216,12 +215,17 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
         if (next instanceof Refusal) return next.fenced ? { ok: false as const, reason: next.reason, fenced: true } : { ok: false as const, reason: next.reason };
         // Validated before it is written: a bad artifact is the caller's error, never an unreadable file.
         const written: Task = TaskSchema.parse({ ...next, updatedAt: this.now().toISOString() });
-        writeJsonAtomic(file, written, this.redact);
-        journalWrite(this.dir, id);
+        this.write(written);
         return { ok: true as const, task: written };
       },
       { staleMs: this.lockStaleMs, retries },
     );
+  }
+
+  /** Writes the task's file, then its journal line (the same version, redacted the same way). */
+  private write(task: Task): void {
+    const stat = writeJsonAtomic(this.taskPath(task.id), task, this.redact);
+    journalWrite(this.dir, task.id, { stat, json: this.redact(JSON.stringify(task)) });
   }
 
   private readOrUndefined(id: number): Task | undefined {

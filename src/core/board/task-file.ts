@@ -1,40 +1,62 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { BoardFileError } from '../errors.js';
-import { parseJsonText } from './atomic-io.js';
-import { type Task, TaskSchema } from './schemas.js';
+import { describeZodError, type Task, TaskSchema } from './schemas.js';
 
 /** A task file larger than this is reported as a problem and never read (nor sent to a model). */
 export const MAX_TASK_FILE_BYTES = 5 * 1024 * 1024;
 
-/**
- * Reads one task file. A file written by hand needs only a `subject`: the id comes from the file
- * name, the status defaults to pending, `owner: ""` means nobody (the format the task board's lesson
- * writes), and missing times are the file's. autoteam writes its own full format on the next change.
- */
+/** Reads one task file; see readTaskFileWithStat. */
 export function readTaskFile(file: string, maxBytes = MAX_TASK_FILE_BYTES): Task {
-  const stat = fs.statSync(file);
-  if (stat.size > maxBytes) {
-    throw new BoardFileError(file, `${(stat.size / 1024 / 1024).toFixed(1)} MB is over the ${Math.round(maxBytes / 1024 / 1024)} MB limit for a task file; it is not read`);
-  }
-  const text = fs.readFileSync(file, 'utf8');
+  return readTaskFileWithStat(file, maxBytes).task;
+}
+
+/**
+ * Reads one task file through one descriptor, so the stat returned is that of the content parsed
+ * (what the board's index keys on). A file written by hand needs only a `subject`: the id comes
+ * from the file name, the status defaults to pending, `owner: ""` means nobody (the format the task
+ * board's lesson writes), and missing times are the file's. autoteam writes its own full format on
+ * the next change. Throws BoardFileError naming the file and the field.
+ */
+export function readTaskFileWithStat(file: string, maxBytes = MAX_TASK_FILE_BYTES): { task: Task; stat: fs.Stats } {
+  const { text, stat } = readWhole(file, maxBytes);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
-  } catch {
-    return parseJsonText(file, text, TaskSchema); // the same one-line error as any bad JSON
+  } catch (error) {
+    throw new BoardFileError(file, `not valid JSON (${(error as Error).message})`);
   }
   if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
-    const task = { ...(raw as Record<string, unknown>) };
-    const id = Number(/task_(\d+)\.json$/.exec(path.basename(file))?.[1]);
-    const at = stat.mtime.toISOString();
-    task.id ??= id;
+    const task = raw as Record<string, unknown>;
+    const at = task.createdAt === undefined || task.updatedAt === undefined ? stat.mtime.toISOString() : '';
+    task.id ??= Number(/task_(\d+)\.json$/.exec(path.basename(file))?.[1]);
     task.status ??= 'pending';
     if (task.owner === '') task.owner = null;
     if (task.role === '') task.role = null;
     task.createdAt ??= at;
     task.updatedAt ??= at;
-    raw = task;
   }
-  return parseJsonText(file, JSON.stringify(raw), TaskSchema);
+  const parsed = TaskSchema.safeParse(raw);
+  if (!parsed.success) throw new BoardFileError(file, describeZodError(parsed.error));
+  return { task: parsed.data, stat };
+}
+
+function readWhole(file: string, maxBytes: number): { text: string; stat: fs.Stats } {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const stat = fs.fstatSync(fd);
+    if (stat.size > maxBytes) {
+      throw new BoardFileError(file, `${(stat.size / 1024 / 1024).toFixed(1)} MB is over the ${Math.round(maxBytes / 1024 / 1024)} MB limit for a task file; it is not read`);
+    }
+    const buffer = Buffer.allocUnsafe(stat.size);
+    let length = 0;
+    while (length < buffer.length) {
+      const read = fs.readSync(fd, buffer, length, buffer.length - length, length);
+      if (read === 0) break;
+      length += read;
+    }
+    return { text: buffer.toString('utf8', 0, length), stat };
+  } finally {
+    fs.closeSync(fd);
+  }
 }

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { BoardFileError } from '../errors.js';
-import { readTaskFile } from './task-file.js';
-import type { Task } from './schemas.js';
+import { readTaskFileWithStat } from './task-file.js';
+import { type Task, TaskSchema } from './schemas.js';
 
 export interface BoardProblem {
   path: string;
@@ -12,22 +12,31 @@ export interface BoardProblem {
 export const TASK_FILE = /^task_(\d+)\.json$/;
 
 /** A file's identity for the index: every atomic write renames a new inode in. */
-function keyOf(stat: fs.Stats): string {
+export function keyOf(stat: fs.Stats): string {
   return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
 }
 
-/** Ids of written tasks, one per line, appended after each write: what a warm refresh re-reads. */
+/**
+ * The board's change journal: one line per task write, appended after the file was renamed in —
+ * `<id> <key> <task as one line of JSON>`, the version written and the key of the file that holds
+ * it. A warm refresh reads what was appended since and takes each task from its line when the file
+ * is still that version (one stat, no open), else from the file. A line of just `<id>` (a task too
+ * large to copy) means "read the file".
+ */
 export const JOURNAL = '.journal';
 /** Past this size a writer starts a new journal; readers notice (new inode) and sweep once. */
-const JOURNAL_ROTATE_BYTES = 1 << 20;
+const JOURNAL_ROTATE_BYTES = 8 << 20;
+/** A task larger than this is named in the journal, not copied into it. */
+const MAX_JOURNALED_BYTES = 64 << 10;
 /** Hand edits are not journaled: a full sweep at least this often sees them. */
 export const DEFAULT_SWEEP_MS = 2_000;
 
-/** Appends `id` to the board's journal (after its file was renamed in), rotating a large journal. */
-export function journalWrite(dir: string, id: number): void {
+/** Appends the journal line for task `id` (after its file was renamed in), rotating a large journal. */
+export function journalWrite(dir: string, id: number, written?: { stat: fs.Stats; json: string }): void {
   const file = path.join(dir, JOURNAL);
+  const line = written && written.json.length <= MAX_JOURNALED_BYTES ? `${id} ${keyOf(written.stat)} ${written.json}\n` : `${id}\n`;
   try {
-    fs.appendFileSync(file, `${id}\n`);
+    fs.appendFileSync(file, line);
     if (fs.statSync(file).size > JOURNAL_ROTATE_BYTES) fs.renameSync(file, `${file}.old`);
   } catch {
     // A journal that cannot be written costs readers a full sweep, never a lost change.
@@ -111,16 +120,23 @@ export class TaskIndex {
     }
     const complete = text.lastIndexOf('\n') + 1; // a line still being written is read next time
     from.offset += Buffer.byteLength(text.slice(0, complete));
-    let changed = false;
-    for (const id of new Set(text.slice(0, complete).split('\n').filter(Boolean).map(Number))) {
-      if (!Number.isInteger(id) || id <= 0) continue;
-      changed = this.reload(id) || changed;
+    // The last line for each task is its newest version.
+    const latest = new Map<number, string>();
+    for (const line of text.slice(0, complete).split('\n')) {
+      const space = line.indexOf(' ');
+      const id = Number(space < 0 ? line : line.slice(0, space));
+      if (Number.isInteger(id) && id > 0) latest.set(id, space < 0 ? '' : line.slice(space + 1));
     }
+    let changed = false;
+    for (const [id, version] of latest) changed = this.update(id, version) || changed;
     if (changed) this.sorted = null;
   }
 
-  /** Re-reads task `id` when its file changed; true when the index did. */
-  private reload(id: number): boolean {
+  /**
+   * Brings task `id` up to date: from `version` (`<key> <json>` from the journal) when its file is
+   * still that version, else from the file. True when the index changed.
+   */
+  private update(id: number, version: string): boolean {
     const file = path.join(this.dir, `task_${id}.json`);
     const stat = fs.statSync(file, { throwIfNoEntry: false });
     if (!stat) {
@@ -130,7 +146,13 @@ export class TaskIndex {
     }
     const key = keyOf(stat);
     if (this.entries.get(id)?.key === key) return false;
-    this.entries.set(id, { key, task: this.load(file, id) });
+    const task = version.startsWith(`${key} `) ? parseJournaled(version.slice(key.length + 1)) : null;
+    if (task?.id === id) {
+      this.entries.set(id, { key, task });
+      this.problemList.delete(file);
+    } else {
+      this.entries.set(id, this.load(file, id, stat));
+    }
     return true;
   }
 
@@ -154,10 +176,9 @@ export class TaskIndex {
       const stat = fs.statSync(file, { throwIfNoEntry: false });
       if (!stat) continue;
       seen.add(id);
-      const key = keyOf(stat);
-      if (this.entries.get(id)?.key === key) continue;
+      if (this.entries.get(id)?.key === keyOf(stat)) continue;
       changed = true;
-      this.entries.set(id, { key, task: this.load(file, id) });
+      this.entries.set(id, this.load(file, id, stat));
     }
     for (const id of this.entries.keys()) {
       if (!seen.has(id)) {
@@ -169,19 +190,30 @@ export class TaskIndex {
     if (changed) this.sorted = null;
   }
 
-  private load(file: string, id: number): Task | null {
+  /** The entry for `file`, keyed by the stat of the content read (`seen`: the stat that showed it changed). */
+  private load(file: string, id: number, seen: fs.Stats): { key: string; task: Task | null } {
     try {
-      const task = readTaskFile(file);
+      const { task, stat } = readTaskFileWithStat(file);
       if (task.id !== id) throw new BoardFileError(file, `id: ${task.id} does not match the file name`);
       this.problemList.delete(file);
-      return task;
+      return { key: keyOf(stat), task };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { key: keyOf(seen), task: null };
       const problem = { path: file, message: (error as Error).message };
       this.problemList.set(file, problem);
       this.onProblem?.(problem);
-      return null;
+      return { key: keyOf(seen), task: null };
     }
+  }
+}
+
+/** A task as the journal copied it, or null when the line is not one (then the file is read). */
+function parseJournaled(json: string): Task | null {
+  try {
+    const parsed = TaskSchema.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
   }
 }
 

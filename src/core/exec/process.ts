@@ -157,7 +157,12 @@ export async function runProcess(command: string, args: readonly string[], optio
     killGroup();
   };
   options.signal?.addEventListener('abort', onAbort, { once: true });
-  subprocess.once('exit', killGroup);
+  // A child forking at the moment of the sweep escapes it and keeps the pipes open: sweep again until they close.
+  let reaper: NodeJS.Timeout | undefined;
+  subprocess.once('exit', () => {
+    killGroup();
+    reaper = setInterval(killGroup, 100);
+  });
 
   try {
     const result = await subprocess;
@@ -183,6 +188,7 @@ export async function runProcess(command: string, args: readonly string[], optio
     return limit ? { ...outcome, limit } : outcome;
   } finally {
     clearTimeout(timer);
+    clearInterval(reaper);
     options.signal?.removeEventListener('abort', onAbort);
   }
 }
