@@ -78,6 +78,21 @@ function onCommand(handler: (command: string) => void): () => void {
   };
 }
 
+/**
+ * Waits for `go`. A `catch-up` before it (a race's claimers, once all are warm) runs `catchUp` —
+ * reading what the others wrote while warming up — and answers with a `caught-up` event.
+ */
+function waitForGo(catchUp: () => Promise<void> = async () => {}): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = onCommand((command) => {
+      if (command === 'catch-up') void catchUp().then(() => post({ type: 'event', name: 'caught-up' }));
+      if (command !== 'go') return;
+      stop();
+      resolve();
+    });
+  });
+}
+
 function nextCommand(expected: string): Promise<void> {
   return new Promise((resolve) => {
     const stop = onCommand((command) => {
@@ -126,7 +141,10 @@ async function claimWith(board: OpenedTaskStore, owner: string, mode: ClaimMode)
 async function claimer(job: Extract<ActorJob, { kind: 'claim' }>): Promise<ClaimReport> {
   let opened = job.cold ? null : await openClaimer(job.root, job.owner, job, 1);
   post({ type: 'ready' });
-  await nextCommand('go');
+  await waitForGo(async () => {
+    await opened?.store.refresh();
+    await opened?.store.list();
+  });
   const errors: string[] = [];
   let claimed: Record<string, number[]> = { [job.owner]: [] };
   try {
@@ -154,7 +172,10 @@ async function claimHub(job: Extract<ActorJob, { kind: 'claim-hub' }>): Promise<
     const { store, openMs } = await openClaimer(job.root, owners[0]!, { ...job, warmup: 0 }, job.threads);
     if (!job.cold) await Promise.all(owners.map(async (owner) => { for (let i = 0; i < job.warmup; i++) await store.claimNext(owner, WARMUP_ROLE); }));
     post({ type: 'ready' });
-    await nextCommand('go');
+    await waitForGo(async () => {
+      await store.refresh();
+      await store.list();
+    });
     try {
       const reports = await Promise.all(
         owners.map((owner) =>
@@ -186,11 +207,23 @@ async function claimHub(job: Extract<ActorJob, { kind: 'claim-hub' }>): Promise<
       worker.on('error', reject);
       worker.on('exit', (code) => reject(new Error(`claim worker exited ${code}`)));
     });
-    return { worker, ready, done };
+    const caughtUp = () =>
+      new Promise<void>((resolve) => {
+        const listener = (message: ActorMessage) => {
+          if (message.type !== 'event' || message.name !== 'caught-up') return;
+          worker.off('message', listener);
+          resolve();
+        };
+        worker.on('message', listener);
+        worker.postMessage('catch-up');
+      });
+    return { worker, ready, done, caughtUp };
   });
   await Promise.all(workers.map((w) => w.ready));
   post({ type: 'ready' });
-  await nextCommand('go');
+  await waitForGo(async () => {
+    await Promise.all(workers.map((w) => w.caughtUp()));
+  });
   for (const w of workers) w.worker.postMessage('go');
   return merge(await Promise.all(workers.map((w) => w.done)));
 }

@@ -82,6 +82,7 @@ describe.each(backends)('$name', (backend) => {
     const first = await board.claim(task.id, 'alice');
     expect(first).toMatchObject({ ok: true, task: { owner: 'alice', claims: 1, lease: { owner: 'alice', token: 1 } } });
     expect(await board.claim(task.id, 'bob')).toMatchObject({ ok: false, reason: expect.stringMatching(/already claimed by alice/) });
+    expect(await board.claim(task.id + 1000, 'bob')).toEqual({ ok: false, reason: `task #${task.id + 1000} does not exist` });
     expect(await board.complete(task.id, { owner: 'bob', token: 1 }, 'mine')).toMatchObject({ ok: false, fenced: true });
     expect(await board.complete(task.id, { owner: 'alice', token: 7 }, 'stale')).toMatchObject({ ok: false, fenced: true });
     expect(await board.renewLease(task.id, { owner: 'alice', token: 1 })).toMatchObject({ ok: true });

@@ -185,12 +185,14 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   async claim(id: number, owner: string, options: { role?: string; tryOnce?: boolean } = {}): Promise<ClaimResult> {
     const { rows } = await this.query<TaskRow>(CLAIM_ONE, [options.role ?? null, owner, this.leaseMs, id]);
     if (rows[0]) return { ok: true, task: this.apply(rows[0]) };
-    // Not taken: say why, by the same rule the statement applied, on fresh rows.
-    await this.refresh();
-    if (!this.replica.has(id)) return { ok: false, reason: `task #${id} does not exist` };
-    const { rows: clock } = await this.query<{ now: Date }>('SELECT now()');
-    const byId = new Map(this.list().map((task) => [task.id, task]));
-    return { ok: false, reason: this.whyNotClaimable(this.get(id), options.role, clock[0]!.now.getTime(), (blocker) => byId.get(blocker)) ?? `task #${id} was just claimed by another claimer` };
+    // Not taken: say why, by the same rule the statement applied, on the row as it is now (one query).
+    const task = await this.query<TaskRow & { db_now: Date }>(`SELECT ${SELECTED}, now() AS db_now FROM autoteam_tasks WHERE id = $1`, [id]);
+    const row = task.rows[0];
+    if (!row) return { ok: false, reason: `task #${id} does not exist` };
+    const current = this.apply(row);
+    const blockers = current.blockedBy.length ? await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = ANY ($1)`, [current.blockedBy]) : { rows: [] };
+    const byId = new Map(blockers.rows.map((blocker) => [blocker.id, this.apply(blocker)]));
+    return { ok: false, reason: this.whyNotClaimable(current, options.role, row.db_now.getTime(), (blocker) => byId.get(blocker)) ?? `task #${id} was just claimed by another claimer` };
   }
 
   /** Row-locked read-check-write in one transaction, with the database's clock for the rules. */
