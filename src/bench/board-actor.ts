@@ -15,13 +15,15 @@ import { epochMs } from './section.js';
 export type ClaimMode = 'next' | 'scan';
 
 /**
- * How a claimer starts. `warm` (the measured race): it opens the board and makes `warmup` claims of
- * role `warmup` before it says ready, as a long-running teammate has, then races for role `racer`.
- * `cold`: it opens the board only at the start signal and claims at once.
+ * How a claimer starts. Warm (the measured race): it opens and reads the board, and makes `warmup`
+ * claims of role `warmup` on `warmupRoot` (the board itself, or a scratch board) before it says
+ * ready, as a long-running teammate has; then it races for role `racer`. `cold`: it opens the board
+ * only at the start signal and claims at once.
  */
 export interface ClaimStart {
   cold?: boolean;
   warmup: number;
+  warmupRoot?: string;
 }
 
 /** The role of the tasks raced for, and of those claimed to warm up. */
@@ -110,8 +112,20 @@ async function openClaimer(root: string, owner: string, start: ClaimStart, poolS
   await store.refresh();
   await store.list();
   const openMs = performance.now() - t0;
-  for (let i = 0; i < start.warmup && !start.cold; i++) await store.claimNext(owner, WARMUP_ROLE);
+  if (!start.cold) await warmUp(start.warmupRoot && start.warmupRoot !== root ? start.warmupRoot : store, [owner], start.warmup);
   return { store, openMs };
+}
+
+/** `count` claims of role `warmup` per owner, on `board` (a store, or the location of a scratch board). */
+async function warmUp(board: OpenedTaskStore | string, owners: string[], count: number): Promise<void> {
+  const store = typeof board === 'string' ? await openTaskStore(board, { poolSize: owners.length }) : board;
+  try {
+    await Promise.all(owners.map(async (owner) => {
+      for (let i = 0; i < count; i++) await store.claimNext(owner, WARMUP_ROLE);
+    }));
+  } finally {
+    if (store !== board) await store.close?.();
+  }
 }
 
 /**
@@ -169,8 +183,8 @@ function merge(reports: ClaimReport[]): ClaimReport {
 async function claimHub(job: Extract<ActorJob, { kind: 'claim-hub' }>): Promise<ClaimReport> {
   if (job.inProcess) {
     const owners = Array.from({ length: job.threads }, (_, i) => `${job.prefix}c${i}`);
-    const { store, openMs } = await openClaimer(job.root, owners[0]!, { ...job, warmup: 0 }, job.threads);
-    if (!job.cold) await Promise.all(owners.map(async (owner) => { for (let i = 0; i < job.warmup; i++) await store.claimNext(owner, WARMUP_ROLE); }));
+    const { store, openMs } = await openClaimer(job.root, owners[0]!, { ...job, cold: true }, job.threads);
+    if (!job.cold) await warmUp(job.warmupRoot && job.warmupRoot !== job.root ? job.warmupRoot : store, owners, job.warmup);
     post({ type: 'ready' });
     await waitForGo(async () => {
       await store.refresh();
@@ -191,7 +205,7 @@ async function claimHub(job: Extract<ActorJob, { kind: 'claim-hub' }>): Promise<
     }
   }
   const workers = Array.from({ length: job.threads }, (_, i) => {
-    const claim: ActorJob = { kind: 'claim', root: job.root, owner: `${job.prefix}t${i}`, mode: job.mode, cold: job.cold, warmup: job.warmup };
+    const claim: ActorJob = { kind: 'claim', root: job.root, owner: `${job.prefix}t${i}`, mode: job.mode, cold: job.cold, warmup: job.warmup, warmupRoot: job.warmupRoot };
     const worker = new Worker(new URL(import.meta.url), { workerData: { benchActor: claim } satisfies ActorWorkerData });
     const ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (message: ActorMessage) => {

@@ -4,18 +4,24 @@ import { openTaskStore } from '../core/board/open.js';
 import { ActorHandle, startTogether } from './actors.js';
 import { type ClaimMode, type ClaimReport, RACE_ROLE, WARMUP_ROLE } from './board-actor.js';
 import { benchDatabase } from './postgres-server.js';
-import { atLeast, atMost, type BenchSection, epochMs, info, percentile, withTempRoot } from './section.js';
+import { atLeast, atMost, type BenchSection, epochMs, info, percentile, scratchRoot, withTempRoot } from './section.js';
 
 /** A board for a bench section: a fresh directory, or a fresh database on the bench's PostgreSQL server. */
 export interface BenchBackend {
   name: 'file' | 'postgres';
   /** Runs `work` on a fresh board location (null: this backend cannot run here, with why). */
   with<T>(label: string, work: (location: string) => Promise<T>): Promise<T | { skipped: string }>;
+  /** Where claimers warm up: a scratch board, or (undefined) the raced board itself. */
+  scratch?(label: string): string;
 }
 
 export const fileBackend: BenchBackend = {
   name: 'file',
   with: (label, work) => withTempRoot(label, work),
+  // Warm-up claims free old versions' inodes, and on ext4 without a journal every file created in
+  // the next minutes pays for each one freed: the warm-up runs on a memory filesystem, so it warms
+  // the code without slowing the race it prepares.
+  scratch: (label) => scratchRoot(label),
 };
 
 export const postgresBackend: BenchBackend = {
@@ -46,16 +52,19 @@ function claimRace(backend: BenchBackend, mode: ClaimMode, target: number | null
       const warmup = cold ? 0 : WARMUP_CLAIMS;
       const label = `${processes}p × ${threads}${inProcess ? ' claimers on one pool' : 't'}, ${tasks} tasks${cold ? ', cold' : ''}`;
       const rows = await backend.with(`claims-${mode}`, async (root) => {
+        const warmupRoot = backend.scratch?.(`warmup-${mode}`) ?? root;
         const board = await openTaskStore(root);
+        const scratch = warmupRoot === root ? board : await openTaskStore(warmupRoot);
         try {
           for (let i = 0; i < tasks; i++) await board.create({ subject: `claim me ${i}`, role: RACE_ROLE, by: 'bench' });
-          for (let i = 0; i < processes * threads * warmup; i++) await board.create({ subject: `warm up ${i}`, role: WARMUP_ROLE, by: 'bench' });
+          for (let i = 0; i < processes * threads * warmup; i++) await scratch.create({ subject: `warm up ${i}`, role: WARMUP_ROLE, by: 'bench' });
         } finally {
           await board.close?.();
+          if (scratch !== board) await scratch.close?.();
         }
         log(`claim race on the ${backend.name} board (${mode}): ${label}`);
         const hubs = Array.from({ length: processes }, (_, p) =>
-          ActorHandle.process<ClaimReport>(`hub ${p}`, { kind: 'claim-hub', root, prefix: `p${p}`, threads, mode, inProcess, cold, warmup }),
+          ActorHandle.process<ClaimReport>(`hub ${p}`, { kind: 'claim-hub', root, prefix: `p${p}`, threads, mode, inProcess, cold, warmup, warmupRoot }),
         );
         // Everyone is warm: let each claimer read what the others wrote meanwhile, then start.
         await Promise.all(hubs.map((hub) => hub.ready()));

@@ -63,6 +63,14 @@ export async function withTempRoot<T>(prefix: string, fn: (root: string) => Prom
   return fn(root);
 }
 
+/** A fresh folder for scratch files, on a memory filesystem when there is one; removed with the rest. */
+export function scratchRoot(prefix: string): string {
+  const base = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+  const root = fs.mkdtempSync(path.join(base, `autoteam-bench-${prefix}-`));
+  roots.push(root);
+  return root;
+}
+
 export function removeTempRoots(): void {
   for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
 }
