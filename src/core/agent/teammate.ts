@@ -20,11 +20,11 @@ import { generalTools, stageTools } from '../tools/registry.js';
 import type { ToolContext } from '../tools/tool.js';
 import { redact } from '../trace/redact.js';
 import { Trace } from '../trace/trace.js';
-import { containment, hiddenStartDir, Sandbox } from '../exec/sandbox.js';
 import { compactConversation } from './compaction.js';
 import { identityMessages } from './identity.js';
 import { type LoopOutcome, runLoop } from './loop.js';
 import { TeammateInbox } from './teammate-inbox.js';
+import { toolContext } from './tool-context.js';
 import { DEFAULT_TEAMMATE_SETTINGS, type TeammateSettings } from './settings.js';
 import type { Wake } from './wake.js';
 
@@ -371,58 +371,22 @@ export class Teammate {
     signal: AbortSignal,
     onFenceLost: (reason: string) => void = () => undefined,
   ): ToolContext {
-    const { name, role } = this.options;
-    const policy = this.settings.sandbox;
-    const stage = task?.stage ?? 'general';
-    const sandbox = new Sandbox(
+    return toolContext(
       {
-        workspace,
-        // The board, and the directory autoteam was started in (its .env, the person's project).
-        hidden: [this.board.rootDir, ...hiddenStartDir(), ...(task?.artifacts.git ? [task.artifacts.git.repo] : [])],
-        network: policy.network.includes('*') || policy.network.includes(stage),
-        limits: policy.limits,
-        passEnv: policy.passEnv,
+        name: this.options.name,
+        role: this.options.role,
+        settings: this.settings,
+        board: this.board,
+        registry: this.registry,
+        requests: this.requests,
+        blobs: this.blobs,
+        mailbox: this.mailbox,
+        inbox: this.inbox,
+        activity: (taskId, line) => this.activity(taskId, line),
+        setStatus: (status, taskId, reason) => this.setStatus(status, taskId, reason),
       },
-      policy.mode === 'off' ? { kind: 'none', reason: 'turned off (--sandbox off)' } : containment(),
+      { task, fence, workspace, signal, onFenceLost },
     );
-    const ctx: ToolContext = {
-      agent: { name, role, team: this.registry.read().team },
-      rootDir: this.board.rootDir,
-      workspace,
-      sandbox,
-      claimLost: () => {
-        if (!task || !fence) return null;
-        const current = this.board.get(task.id);
-        if (current.status === 'in_progress' && current.owner === fence.owner && current.claims === fence.token) return null;
-        const why = `task #${task.id} is no longer yours (${current.status}, owner ${current.owner ?? 'none'}, claim ${current.claims}); nothing was written`;
-        onFenceLost(why);
-        return why;
-      },
-      board: this.board,
-      requests: this.requests,
-      blobs: this.blobs,
-      mailbox: this.mailbox,
-      registry: this.registry,
-      task,
-      fence,
-      signal,
-      limits: { commandTimeoutMs: this.settings.commandTimeoutMs, maxOutputChars: this.settings.maxOutputChars },
-      settings: this.settings.runtime,
-      record: async (event, detail, artifacts) => {
-        if (!ctx.task || !ctx.fence) return;
-        // The artifacts update runs under the task's lock, on the artifacts as they are then.
-        const patch = artifacts ? { artifacts } : {};
-        const clean = detail === undefined ? undefined : redact(detail);
-        const result = await this.board.update(ctx.task.id, patch, { fence: ctx.fence, event, detail: clean });
-        if (result.ok) ctx.task = result.task;
-        // Our claim was taken over: stop at once instead of writing more into a shared workspace.
-        else if (result.fenced) onFenceLost(result.reason);
-      },
-      waitForMessage: (match, timeoutMs) => this.inbox.waitFor(match, timeoutMs, signal),
-      log: (line) => this.activity(ctx.task?.id ?? null, line),
-      setStatus: (status, reason) => this.setStatus(status, ctx.task?.id ?? null, reason),
-    };
-    return ctx;
   }
 
   /** Why the task's pipeline may not make another model call, or null. */

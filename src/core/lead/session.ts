@@ -11,16 +11,17 @@ import type { FromWorker } from '../agent/worker-protocol.js';
 import { LeadLease } from '../board/liveness.js';
 import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import { checkRole } from '../stages/definitions.js';
-import { costWith, createModel, describeModel, type ModelSpec, providerSpec } from '../model/factory.js';
+import { createModel, type ModelSpec, providerSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { sweepOrphans } from '../exec/process.js';
-import { findRepository, prepareRepository } from '../git/worktree.js';
 import { Pipeline } from '../stages/pipeline.js';
 import { pipelineStatuses } from '../stages/pipeline-status.js';
 import type { LeadServices } from '../tools/lead/services.js';
 import { Trace } from '../trace/trace.js';
 import { type Answerer, createAnswerer } from './simulated-user.js';
+import { openRepository } from './repository.js';
 import { Spend } from './spend.js';
+import { TeamModels } from './team-models.js';
 
 export interface TeamMemberSpec {
   name: string;
@@ -108,6 +109,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private closed = false;
   /** Teammates of this session that shut down after IDLE_TIMEOUT; respawned when work for them appears. */
   private readonly resting = new Set<string>();
+  private readonly models: TeamModels;
 
   constructor(private readonly options: LeadSessionOptions) {
     super();
@@ -115,6 +117,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     const board = options.board ?? fileBoard(this.rootDir);
     this.location = board.location;
     this.spend = new Spend(providerSpec(options.model).kind === 'openai');
+    this.models = new TeamModels(options.model, options.models);
     this.board = board.tasks;
     this.mailbox = board.mailbox;
     this.requests = board.requests;
@@ -128,31 +131,6 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   /** One live lead per board: taken in start(), renewed while the session runs, released in close(). */
   private readonly lease: LeadLease;
-
-  /**
-   * Repository mode: pipelines get a worktree and branch on the person's repository. `--repo` that is
-   * not a repository with a commit is an error; a board that merely is not in one works in `workspace/`.
-   */
-  private async useRepository(): Promise<void> {
-    if (this.options.repo === false) return;
-    if (this.options.repo !== undefined && !this.options.repo.trim()) throw new ConfigError('--repo needs the path of a git repository');
-    const found = await findRepository(this.options.repo ? path.resolve(this.options.repo) : this.rootDir);
-    if (!found.repo) {
-      if (this.options.repo) throw new ConfigError(`--repo ${this.options.repo}: ${found.reason}`);
-      if (found.top) {
-        // Kept out of `git status` even now, so a first `git add -A` does not commit the board.
-        await prepareRepository({ top: found.top }, this.rootDir);
-        this.emit('event', { type: 'notice', text: `${found.reason}: pipelines work in workspace/ (commit once to get a branch per pipeline)` });
-      }
-      return;
-    }
-    const repo = found.repo;
-    await prepareRepository(repo, this.rootDir);
-    this.pipeline.repository = repo;
-    const at = `${repo.branch ?? 'detached HEAD'} at ${repo.head.slice(0, 7)}`;
-    this.emit('event', { type: 'notice', text: `on your repository ${repo.top} (${at}): each pipeline works in its own worktree and branch autoteam/<n>-…` });
-    if (repo.dirty) this.emit('event', { type: 'notice', text: 'your working tree has uncommitted changes: pipelines start from HEAD and do not see them' });
-  }
 
   /** The board as shown in headers: its directory, or its URL (no password) and the local folder. */
   get where(): string {
@@ -202,33 +180,21 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   /** True on the offline model: its tokens cost nothing and are shown as tokens only. */
   get offline(): boolean {
-    return providerSpec(this.options.model).kind === 'offline';
+    return this.models.offline;
   }
 
   get modelLabel(): string {
-    const perRole = Object.entries(this.options.models ?? {});
-    if (perRole.length === 0) return describeModel(this.options.model);
-    return [describeModel(this.options.model), ...perRole.map(([role, spec]) => `${role}: ${describeModel(spec)}`)].join(' · ');
+    return this.models.label;
   }
 
-  /**
-   * Dollars `tasks` cost at their roles' models' prices (tokens as the board records them), or null
-   * when a model has no price (a local one, the offline model).
-   */
+  /** Dollars `tasks` cost at their roles' models' prices, or null when a model has no price. */
   costOf(tasks: readonly Task[]): number | null {
-    let total = 0;
-    for (const task of tasks) {
-      if (task.usage.calls === 0) continue;
-      const usd = costWith((task.role ? this.options.models?.[task.role] : undefined) ?? this.options.model, task.usage);
-      if (usd === null) return null;
-      total += usd;
-    }
-    return total;
+    return this.models.costOf(tasks);
   }
 
   /** The model a teammate of `role` runs on, as shown. */
   modelOf(role: string): string {
-    return describeModel(this.options.models?.[role] ?? this.options.model);
+    return this.models.of(role);
   }
 
   get autoAnswer(): boolean {
@@ -248,7 +214,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       this.emit('event', { type: 'notice', text: `took over the board from a lead that is gone (pid ${from.pid} on ${from.host}: ${why})` });
     }
     await this.mailbox.registry.ensure(this.options.team);
-    await this.useRepository();
+    this.pipeline.repository = await openRepository(this.options.repo, this.rootDir, (text) => this.emit('event', { type: 'notice', text }));
     await this.reapDead();
     this.resumeQuestions();
     this.model = await createModel(this.options.model);

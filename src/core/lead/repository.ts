@@ -1,0 +1,28 @@
+import path from 'node:path';
+import { ConfigError } from '../errors.js';
+import { findRepository, prepareRepository, type Repository } from '../git/worktree.js';
+
+/**
+ * Repository mode: the person's repository pipelines get a worktree and branch on, or null. `repo`
+ * is `--repo` (false: `--no-worktree`); a `--repo` that is not a repository with a commit is an
+ * error, while a board that merely is not in one works in `workspace/`. `notice` says which it is.
+ */
+export async function openRepository(repo: string | false | undefined, rootDir: string, notice: (text: string) => void): Promise<Repository | null> {
+  if (repo === false) return null;
+  if (repo !== undefined && !repo.trim()) throw new ConfigError('--repo needs the path of a git repository');
+  const found = await findRepository(repo ? path.resolve(repo) : rootDir);
+  if (!found.repo) {
+    if (repo) throw new ConfigError(`--repo ${repo}: ${found.reason}`);
+    if (found.top) {
+      // Kept out of `git status` even now, so a first `git add -A` does not commit the board.
+      await prepareRepository({ top: found.top }, rootDir);
+      notice(`${found.reason}: pipelines work in workspace/ (commit once to get a branch per pipeline)`);
+    }
+    return null;
+  }
+  await prepareRepository(found.repo, rootDir);
+  const { top, branch, head, dirty } = found.repo;
+  notice(`on your repository ${top} (${branch ?? 'detached HEAD'} at ${head.slice(0, 7)}): each pipeline works in its own worktree and branch autoteam/<n>-…`);
+  if (dirty) notice('your working tree has uncommitted changes: pipelines start from HEAD and do not see them');
+  return found.repo;
+}
