@@ -10,7 +10,7 @@ import { atLeast, atMost, type BenchSection, epochMs, info, percentile, scratchR
 export interface BenchBackend {
   name: 'file' | 'postgres';
   /** Runs `work` on a fresh board location (null: this backend cannot run here, with why). */
-  with<T>(label: string, work: (location: string) => Promise<T>): Promise<T | { skipped: string }>;
+  with<T>(label: string, work: (location: string) => Promise<T>, log?: (line: string) => void): Promise<T | { skipped: string }>;
   /** Where claimers warm up: a scratch board, or (undefined) the raced board itself. */
   scratch?(label: string): string;
 }
@@ -26,8 +26,8 @@ export const fileBackend: BenchBackend = {
 
 export const postgresBackend: BenchBackend = {
   name: 'postgres',
-  async with(label, work) {
-    const url = await benchDatabase(label);
+  async with(label, work, log) {
+    const url = await benchDatabase(label, log);
     if (!url) return { skipped: 'no PostgreSQL binaries (pg_ctl, initdb) found' };
     return work(url);
   },
@@ -50,7 +50,7 @@ function claimRace(backend: BenchBackend, mode: ClaimMode, target: number | null
       const processes = 3;
       const threads = 4;
       const warmup = cold ? 0 : WARMUP_CLAIMS;
-      const label = `${processes}p × ${threads}${inProcess ? ' claimers on one pool' : 't'}, ${tasks} tasks${cold ? ', cold' : ''}`;
+      const label = `${processes}p × ${threads}${inProcess ? ' claimers on one pool' : 't'}, ${tasks} tasks, ${cold ? 'cold' : 'warm'}`;
       const rows = await backend.with(`claims-${mode}`, async (root) => {
         const warmupRoot = backend.scratch?.(`warmup-${mode}`) ?? root;
         const board = await openTaskStore(root);
@@ -95,7 +95,7 @@ function claimRace(backend: BenchBackend, mode: ClaimMode, target: number | null
           atMost('tasks left unclaimed', tasks - wins.size + Math.abs(stored - wins.size), '', 0),
           atMost('claimer errors', errors.length, '', 0),
         ];
-      });
+      }, log);
       return 'skipped' in rows ? [info(`skipped: ${rows.skipped}`, 0, '')] : rows;
     },
   };

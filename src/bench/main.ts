@@ -54,11 +54,36 @@ export function allOk(results: SectionResult[]): boolean {
   return results.every((result) => !result.error && result.rows.every((row) => row.ok !== false));
 }
 
+const USAGE = `usage: npm run bench -- [--json] [--quick] [--only <section>,<section>…]
+
+  --json    the results as JSON on stdout (progress stays on stderr)
+  --quick   smaller sizes, for a smoke run
+  --only    run only these sections, by name (quote names with spaces)
+
+sections:
+${sections.map((section) => `  ${section.name}`).join('\n')}
+`;
+
 async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const known = new Set(['--json', '--quick', '--only']);
+  const unknown = argv.filter((arg, i) => !known.has(arg) && argv[i - 1] !== '--only');
+  if (unknown.length) {
+    process.stderr.write(`bench: unknown option ${unknown[0]}\n\n${USAGE}`);
+    return 2;
+  }
   const json = argv.includes('--json');
   const quick = argv.includes('--quick');
   const onlyIndex = argv.indexOf('--only');
-  const only = onlyIndex >= 0 ? argv[onlyIndex + 1]?.split(',') : undefined;
+  const only = onlyIndex >= 0 ? (argv[onlyIndex + 1] ?? '').split(',').map((name) => name.trim()).filter(Boolean) : undefined;
+  const missing = (only ?? []).filter((name) => !sections.some((section) => section.name === name));
+  if (only && (only.length === 0 || missing.length)) {
+    process.stderr.write(`bench: --only ${missing.length ? `names no section: ${missing.map((name) => `'${name}'`).join(', ')}` : 'needs section names'}\n\n${USAGE}`);
+    return 2;
+  }
   const options: BenchOptions = { quick, log: (line) => process.stderr.write(`${line}\n`) };
   const started = Date.now();
   const results = await runBench(options, only);

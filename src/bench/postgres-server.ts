@@ -81,10 +81,12 @@ let databases = 0;
  * A fresh database on the benchmark's one server (started on first use, stopped by
  * stopBenchPostgres), or null when there are no PostgreSQL binaries.
  */
-export async function benchDatabase(label: string): Promise<string | null> {
+export async function benchDatabase(label: string, log: (line: string) => void = () => {}): Promise<string | null> {
   shared ??= (async () => {
     const bin = findPostgresBin();
-    return bin ? startPostgres(bin) : null;
+    if (!bin) return null;
+    log(`starting a throwaway PostgreSQL server (${bin}, fsync off); it is stopped and removed at the end`);
+    return startPostgres(bin);
   })();
   const server = await shared;
   if (!server) return null;

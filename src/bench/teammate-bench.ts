@@ -55,6 +55,7 @@ function postToClaimOn(backend: BenchBackend, p50Target: number): BenchSection {
             info('post→claim samples', latencies.length, ''),
           ];
         }),
+        log,
       );
       return 'skipped' in rows ? [info(`skipped: ${rows.skipped}`, 0, '')] : rows;
     },

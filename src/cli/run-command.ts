@@ -151,6 +151,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     return 2;
   }
   const summary = summarize(session, state, options.requirement, since, Date.now() - started, spec);
+  // A task file that does not parse is left out of everything above (its usage included): say so.
+  for (const problem of session.board.problems()) console.error(`autoteam: skipped ${problem.message}`);
   if (options.json) console.log(JSON.stringify(summary, null, 2));
   else printSummary(summary, state.tasks);
   if ((stopReason as string | null)?.startsWith('interrupted')) return 130;

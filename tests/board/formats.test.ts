@@ -10,7 +10,7 @@ import { withLock } from '../../src/core/board/lock.js';
 import { Mailbox } from '../../src/core/board/mailbox.js';
 import { TaskBoard } from '../../src/core/board/task-board.js';
 import { TeamRegistry } from '../../src/core/board/team-registry.js';
-import { describeRun, runCli } from '../helpers/pipeline-cli.js';
+import { DOWNLOADS_REQUIREMENT, describeRun, runCli } from '../helpers/pipeline-cli.js';
 
 const roots: string[] = [];
 afterEach(() => {
@@ -103,5 +103,16 @@ describe('what must not break the board', () => {
     expect(under.stderr.trim()).toBe(`autoteam: --dir: cannot use ${path.join(file, 'sub')} as a board (a part of the path is a file)`);
     const stages = await runCli(['stages', '--dir', root], { cwd: root });
     expect(stages.code).toBe(0);
+  });
+
+  it('a run on a board holding a broken task file finishes its own work and names the file it skipped', { timeout: 60_000 }, async () => {
+    const root = board();
+    const broken = path.join(root, '.tasks', 'task_7.json');
+    fs.writeFileSync(broken, '{"subject": "half written",');
+    const run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout).toMatch(/pipeline #1: APPROVED/);
+    expect(run.stderr).toContain(`autoteam: skipped ${broken}: not valid JSON`);
+    expect(fs.readFileSync(broken, 'utf8')).toBe('{"subject": "half written",');
   });
 });

@@ -63,23 +63,39 @@ describe('withLock', () => {
     expect(order).toEqual(['first in', 'first out', 'second in']);
   });
 
-  it("tidies owner files of processes that are gone, but not one a lock still links to, nor a live process's", async () => {
-    const dir = path.join(folder(), '.locks');
+  it("tidies what a process that is gone left: its locks, its owner files and old temp files — not a live process's", async () => {
+    const root = folder();
+    const dir = path.join(root, '.locks');
     fs.mkdirSync(dir);
+    const owner = (pid: number, thread: number, host = os.hostname()) => {
+      const file = path.join(dir, `owner-${pid}-${thread}-deadbeef`);
+      fs.writeFileSync(file, `${JSON.stringify({ host, pid, thread })}\n`);
+      return file;
+    };
     const pid = deadPid();
-    const gone = path.join(dir, `owner-${pid}-0-deadbeef`);
-    const goneButLinked = path.join(dir, `owner-${pid}-1-deadbeef`);
-    const live = path.join(dir, `owner-${process.ppid}-3-0a0a0a0a`);
-    for (const owner of [gone, goneButLinked, live]) fs.writeFileSync(owner, '{}\n');
-    // A lock left by the dead process: stale only later, so it must keep its owner file.
-    fs.linkSync(goneButLinked, path.join(dir, 'other.json.lock'));
+    const gone = owner(pid, 0);
+    const goneHolding = owner(pid, 1);
+    const live = owner(process.ppid, 3);
+    const elsewhere = owner(pid, 4, 'another-host');
+    // A lock the dead process still held, and one a live process holds.
+    fs.linkSync(goneHolding, path.join(dir, 'left.json.lock'));
+    fs.linkSync(live, path.join(dir, 'held.json.lock'));
+    // Temp files of writes that never reached their rename: an old one, and one being written now.
+    const oldTemp = path.join(root, `config.json.${pid}.0.1a2b3c4d.tmp`);
+    const newTemp = path.join(root, `config.json.${process.pid}.0.5e6f7a8b.tmp`);
+    fs.writeFileSync(oldTemp, '');
+    fs.writeFileSync(newTemp, '');
+    const longAgo = new Date(Date.now() - 120_000);
+    fs.utimesSync(oldTemp, longAgo, longAgo);
 
-    await withLock(path.join(path.dirname(dir), 'thing.json'), () => undefined);
-    const left = fs.readdirSync(dir).sort();
-    expect(left).toContain(path.basename(goneButLinked));
-    expect(left).toContain(path.basename(live));
-    expect(left).toContain('other.json.lock');
+    await withLock(path.join(root, 'thing.json'), () => undefined);
+    const left = fs.readdirSync(dir);
     expect(left).not.toContain(path.basename(gone));
+    expect(left).not.toContain(path.basename(goneHolding));
+    expect(left).not.toContain('left.json.lock');
+    expect(left).toEqual(expect.arrayContaining([path.basename(live), 'held.json.lock', path.basename(elsewhere)]));
+    expect(fs.existsSync(oldTemp)).toBe(false);
+    expect(fs.existsSync(newTemp)).toBe(true);
   });
 
   it('a lock directory (an older autoteam) is honoured while fresh and taken over once stale', async () => {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { AutoteamError } from '../errors.js';
 import { type DocStore, FileDocStore } from './docs.js';
+import { pidAlive } from './pid.js';
 
 /**
  * Who is alive on a board. A process on this host is alive while its pid is; anything (here or on
@@ -13,15 +14,7 @@ export const STALE_AFTER = 3;
 
 export const HOST = os.hostname();
 
-/** Whether `pid` names a live process on this host (EPERM: alive, owned by someone else). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+export { pidAlive };
 
 export interface Heartbeat {
   pid: number | null;

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
+import { pidAlive } from './pid.js';
 
 export interface LockOptions {
   /** How long a lock may go without a refresh before another process may take it over. */
@@ -97,14 +98,27 @@ function tryLock(lockPath: string, stale: number): Held | null {
   return null;
 }
 
-/** Removes the lock at `lockPath` if its holder stopped refreshing it; true when it is gone. */
+/**
+ * Removes the lock at `lockPath` if its holder stopped refreshing it, or (held over a second) if its
+ * holder's process is gone from this host; true when it is gone.
+ */
 function takeOverIfStale(lockPath: string, stale: number): boolean {
   const stat = fs.lstatSync(lockPath, { throwIfNoEntry: false });
   if (!stat) return true; // released meanwhile
   const age = Date.now() - stat.mtimeMs;
-  if (age < stale && age > -stale) return false;
+  if (age < stale && age > -stale && !(age > 1_000 && stat.isFile() && holderGone(lockPath))) return false;
   fs.rmSync(lockPath, { recursive: true, force: true });
   return true;
+}
+
+/** True when the owner file (or a lock linked to it) names a process of this host that is gone. */
+function holderGone(file: string): boolean {
+  try {
+    const owner = JSON.parse(fs.readFileSync(file, 'utf8')) as { host?: unknown; pid?: unknown };
+    return owner.host === os.hostname() && typeof owner.pid === 'number' && owner.pid !== process.pid && !pidAlive(owner.pid);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -166,7 +180,7 @@ function ownerIn(dir: string): Owner | null {
   let owner = owners.get(dir);
   if (owner === undefined) {
     fs.mkdirSync(dir, { recursive: true });
-    tidyOwners(dir);
+    tidy(dir);
     const file = path.join(dir, `owner-${process.pid}-${threadId}-${randomUUID().slice(0, 8)}`);
     fs.writeFileSync(file, `${JSON.stringify({ host: os.hostname(), pid: process.pid, thread: threadId, since: new Date().toISOString() })}\n`, { flag: 'wx' });
     owner = new Owner(file, fs.statSync(file).ino);
@@ -175,27 +189,37 @@ function ownerIn(dir: string): Owner | null {
   return owner;
 }
 
-/** Removes owner files no lock links to whose process is gone (or that sat unused for an hour). */
-function tidyOwners(dir: string): void {
-  for (const name of fs.readdirSync(dir)) {
-    const match = /^owner-(\d+)-/.exec(name);
-    if (!match) continue;
+/**
+ * What dead writers left in a locks folder and beside it: locks held by processes of this host that
+ * are gone (and their owner files), owner files unused for an hour, and temp files of writes that never
+ * reached their rename (over a minute old).
+ */
+function tidy(dir: string): void {
+  const names = fs.readdirSync(dir);
+  const gone = new Set<number>();
+  for (const name of names) {
+    if (!name.startsWith('owner-')) continue;
     const file = path.join(dir, name);
     const stat = fs.statSync(file, { throwIfNoEntry: false });
-    if (!stat || stat.nlink > 1) continue;
-    if (processGone(Number(match[1])) || Date.now() - stat.mtimeMs > OWNER_IDLE_MS) fs.rmSync(file, { force: true });
+    if (!stat) continue;
+    if (holderGone(file)) gone.add(stat.ino);
+    else if (stat.nlink === 1 && Date.now() - stat.mtimeMs > OWNER_IDLE_MS) fs.rmSync(file, { force: true });
+  }
+  for (const name of gone.size ? names : []) {
+    const file = path.join(dir, name);
+    if ((name.endsWith('.lock') || name.startsWith('owner-')) && gone.has(fs.lstatSync(file, { throwIfNoEntry: false })?.ino ?? -1)) fs.rmSync(file, { force: true });
+  }
+  const parent = path.dirname(dir);
+  for (const name of fs.readdirSync(parent)) {
+    if (!TEMP_FILE.test(name)) continue;
+    const file = path.join(parent, name);
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (stat && Date.now() - stat.mtimeMs > 60_000) fs.rmSync(file, { force: true });
   }
 }
 
-function processGone(pid: number): boolean {
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
+/** The temp file of an atomic write: `<name>.<pid>.<thread>.<8 hex>.tmp`. */
+const TEMP_FILE = /\.\d+\.\d+\.[0-9a-f]{8}\.tmp$/;
 
 /** A directory lock (filesystems without hard links): its own mtime is its refresh. */
 function dirLock(lockPath: string): Held {

@@ -26,8 +26,8 @@ export function keyOf(stat: fs.Stats): string {
 export const JOURNAL = '.journal';
 /** Past this size a writer starts a new journal; readers notice (new inode) and sweep once. */
 const JOURNAL_ROTATE_BYTES = 8 << 20;
-/** A task larger than this is named in the journal, not copied into it. */
-const MAX_JOURNALED_BYTES = 64 << 10;
+/** A task larger than this is named in the journal, not copied into it (a pipeline's tasks grow long histories). */
+const MAX_JOURNALED_BYTES = 16 << 10;
 /** Hand edits are not journaled: a full sweep at least this often sees them. */
 export const DEFAULT_SWEEP_MS = 2_000;
 
