@@ -40,13 +40,18 @@ export async function runLineRepl(session: LeadSession, options: LineReplOptions
   print('Type /help for commands, or a requirement for the lead.');
 
   const lines = readline.createInterface({ input: options.input ?? process.stdin, terminal: false });
-  // Ctrl+C ends the input, and the wait for work in flight too.
+  // Ctrl+C ends the input, and the wait for work in flight too; SIGTERM (kill, a service manager) the same.
   const interrupt = new AbortController();
   const onSigint = () => {
     interrupt.abort();
     lines.close();
   };
+  const onSigterm = () => {
+    print('terminated');
+    onSigint();
+  };
   process.once('SIGINT', onSigint);
+  process.once('SIGTERM', onSigterm);
   let quit = false;
   for await (const line of lines) {
     if ((await runLine(line, io)) === 'quit') {
@@ -70,6 +75,7 @@ export async function runLineRepl(session: LeadSession, options: LineReplOptions
     if (question && !session.autoAnswer) print(`not waiting: ${question.from} asks "${question.question}" and input has ended (answer in the input, or use --auto)`);
   }
   process.off('SIGINT', onSigint);
+  process.off('SIGTERM', onSigterm);
   print('shutting the team down…');
   chat.cancel();
   for (const line of await quitSession(session, options.graceMs)) print(line);

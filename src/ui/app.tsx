@@ -1,6 +1,6 @@
 import { Box, Text, useApp, useStdout } from 'ink';
 import Spinner from 'ink-spinner';
-import { useEffect, useState, useSyncExternalStore } from 'react';
+import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import type { LeadSession } from '../core/lead/session.js';
 import { type CommandIO, runLine } from '../frontend/commands.js';
 import type { LeadChat } from '../frontend/lead-chat.js';
@@ -46,8 +46,10 @@ export function App({ session, chat, feed, board, team, questions, quit }: AppPr
     board.setRows(Math.max(3, Math.min(12, rows - 16 - memberCount)));
   }, [board, rows, memberCount]);
 
+  const leaving = useRef(false);
   const leave = () => {
-    if (quitting) return;
+    if (leaving.current) return;
+    leaving.current = true;
     setQuitting('running');
     feed.push('shutting the team down…', 'info');
     void quit().finally(() => {
@@ -56,6 +58,20 @@ export function App({ session, chat, feed, board, team, questions, quit }: AppPr
       setImmediate(() => exit());
     });
   };
+
+  // SIGTERM (kill, a service manager) quits as /quit does: the team shut down, the board released.
+  const leaveRef = useRef(leave);
+  leaveRef.current = leave;
+  useEffect(() => {
+    const onTerm = () => {
+      feed.push('terminated', 'info');
+      leaveRef.current();
+    };
+    process.once('SIGTERM', onTerm);
+    return () => {
+      process.off('SIGTERM', onTerm);
+    };
+  }, [feed]);
 
   const io: CommandIO = {
     session,

@@ -183,6 +183,19 @@ describe('the REPL app', () => {
     await waitUntil(() => m.quits.length === 1, 'quit');
   });
 
+  it('quits on SIGTERM as on /quit, once, even when /quit follows', async () => {
+    const m = await mount();
+    const before = process.listenerCount('SIGTERM');
+    expect(before).toBeGreaterThanOrEqual(1);
+    process.emit('SIGTERM');
+    await waitUntil(() => m.quits.length === 1, 'quit');
+    await m.until('terminated');
+    await m.until('bye');
+    await m.type('/quit');
+    await m.type(ENTER);
+    expect(m.quits).toHaveLength(1);
+  });
+
   it('quits on Ctrl+D at an empty prompt, and leaves a typed line alone', async () => {
     const m = await mount();
     await m.type('/ta');

@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
 import { type Language, languageOf, nodeStripsTypes } from './language.js';
 import { type ProcessResult, runProcess } from './process.js';
 import type { Sandbox } from './sandbox.js';
 import { assertPlainFile, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from './sandbox-path.js';
+import { scratchDir } from './scratch.js';
 
 export type TestMode = 'unittest' | 'node-test' | 'smoke' | 'project';
 
@@ -124,7 +124,7 @@ async function runEngineerTests(workspace: string, file: string, language: Langu
 }
 
 async function smokeRun(workspace: string, abs: string, file: string, language: Language, options: TestRunOptions): Promise<TestRunResult> {
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-smoke-'));
+  const scratch = scratchDir('smoke');
   try {
     // Siblings come along so a script that imports a helper module still runs.
     const dir = path.dirname(abs);

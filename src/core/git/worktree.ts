@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { AutoteamError } from '../errors.js';
 import { git, GitError, gitMessage, identityEnv, personEnv } from './git.js';
+import { scratchDir } from '../exec/scratch.js';
 
 /**
  * The person's repository as the workplace: one worktree and branch per pipeline, created from HEAD,
@@ -114,7 +114,7 @@ export interface Change {
  */
 export async function worktreeChange(worktree: string, base: string, maxChars = 40_000): Promise<Change> {
   const indexPath = path.resolve(worktree, (await git(worktree, ['rev-parse', '--git-path', 'index'])).stdout.trim());
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-index-'));
+  const scratch = scratchDir('index');
   const index = path.join(scratch, 'index');
   try {
     if (fs.existsSync(indexPath)) fs.copyFileSync(indexPath, index);

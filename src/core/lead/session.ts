@@ -14,6 +14,7 @@ import { checkRole } from '../stages/definitions.js';
 import { createModel, type ModelSpec, providerSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { sweepOrphans } from '../exec/process.js';
+import { sweepScratch } from '../exec/scratch.js';
 import { Pipeline } from '../stages/pipeline.js';
 import { pipelineStatuses } from '../stages/pipeline-status.js';
 import type { LeadServices } from '../tools/lead/services.js';
@@ -216,6 +217,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     await this.mailbox.registry.ensure(this.options.team);
     this.pipeline.repository = await openRepository(this.options.repo, this.rootDir, (text) => this.emit('event', { type: 'notice', text }));
     await this.reapDead();
+    // Scratch copies (check runs, smoke runs) of autoteam processes killed before they could remove them.
+    sweepScratch();
     this.resumeQuestions();
     this.model = await createModel(this.options.model);
     this.answerer = createAnswerer(this.model, this.board);

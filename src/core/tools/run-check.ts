@@ -1,11 +1,11 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Check } from '../board/artifacts.js';
 import { capOutput, describeExit, formatProcessResult } from '../exec/process.js';
 import { workspaceFileSha } from './files-artifact.js';
 import { defineTool, toolError } from './tool.js';
+import { scratchDir } from '../exec/scratch.js';
 
 /** The board keeps this much of a check's code and output; the model gets the full (capped) output. */
 const BOARD_CODE_CHARS = 4_000;
@@ -27,7 +27,7 @@ export const runCheckTool = defineTool({
     if (!ctx.task) return toolError('no review task is claimed');
     const submitted = ctx.task.artifacts.submitted;
     const { executeCode, guessLanguage } = await import('../exec/execute.js');
-    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-check-'));
+    const scratch = scratchDir('check');
     let result;
     try {
       // Symbolic links stay behind: cpSync would point them back into the real workspace.

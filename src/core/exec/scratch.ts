@@ -1,0 +1,41 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pidAlive } from '../board/pid.js';
+
+export type ScratchKind = 'check' | 'smoke' | 'index';
+
+const SCRATCH = /^autoteam-(check|smoke|index)-(?:(\d+)-)?[A-Za-z0-9]{6}$/;
+/** A scratch folder of an older autoteam (no pid in its name) is only removed past this age. */
+const UNNAMED_AFTER_MS = 3_600_000;
+
+/**
+ * A scratch folder in the system temp folder (a review's check run, a smoke run, a copy of git's
+ * index), named after this process so that a later sweep can tell whether its owner is gone. The
+ * caller removes it when done; sweepScratch removes what a killed process could not.
+ */
+export function scratchDir(kind: ScratchKind): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `autoteam-${kind}-${process.pid}-`));
+}
+
+/** Removes the scratch folders of autoteam processes of this host that are gone; returns how many. */
+export function sweepScratch(tmp = os.tmpdir()): number {
+  let removed = 0;
+  let names: string[];
+  try {
+    names = fs.readdirSync(tmp);
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const match = SCRATCH.exec(name);
+    if (!match) continue;
+    const dir = path.join(tmp, name);
+    const pid = match[2] ? Number(match[2]) : null;
+    const gone = pid !== null ? pid !== process.pid && !pidAlive(pid) : Date.now() - (fs.statSync(dir, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > UNNAMED_AFTER_MS;
+    if (!gone) continue;
+    fs.rmSync(dir, { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}

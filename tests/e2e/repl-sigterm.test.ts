@@ -1,0 +1,39 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { assertBuilt, CLI, offlineEnv } from '../helpers/repl-cli.js';
+import { tempBoard } from '../helpers/repl-session.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the line-mode REPL', () => {
+  it('on SIGTERM shuts the team down, releases the board and exits 0, so the next lead starts without a takeover', { timeout: 60_000 }, async () => {
+    assertBuilt();
+    const dir = tempBoard();
+    dirs.push(dir);
+    const child = spawn(process.execPath, [CLI, '--dir', dir], { env: offlineEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    const ready = new Promise<void>((resolve) => {
+      child.stdout.on('data', (text: string) => {
+        out += text;
+        if (out.includes('Type /help')) resolve();
+      });
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await ready;
+    expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(true);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const lines = out.trim().split('\n');
+    expect(lines).toContain('terminated');
+    expect(lines).toContain('shutting the team down…');
+    expect(lines.at(-1)).toBe('bye');
+    expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(false);
+    expect(fs.readdirSync(path.join(dir, '.team', '.locks')).filter((name) => name.endsWith('.lock'))).toEqual([]);
+  });
+});
