@@ -11,6 +11,7 @@ import { FATAL_MODEL_CODES } from '../core/errors.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js';
+import { pipelineStatuses } from '../core/stages/pipeline-status.js';
 import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
 import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
 
@@ -125,7 +126,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   log(`autoteam run — ${session.modelLabel}${session.location === session.rootDir ? '' : ` · board ${session.where}`}`);
   const open = session.board.list().filter((task) => task.status === 'pending' || task.status === 'in_progress');
   if (open.length > 0) {
-    log(`note: the board already has ${open.length} open task${open.length === 1 ? '' : 's'} (${open.slice(0, 5).map((t) => `#${t.id}`).join(', ')}${open.length > 5 ? ', …' : ''}); the team works those too`);
+    log(`note: the board already has ${open.length} open task${open.length === 1 ? '' : 's'} (${open.slice(0, 5).map((t) => `#${t.id}`).join(', ')}${open.length > 5 ? ', …' : ''}); the team works those too while this run lasts`);
   }
   let state: PipelineState;
   let pipeline: number;
@@ -153,6 +154,9 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const summary = summarize(session, state, options.requirement, since, Date.now() - started, spec);
   // A task file that does not parse is left out of everything above (its usage included): say so.
   for (const problem of session.board.problems()) console.error(`autoteam: skipped ${problem.message}`);
+  // `run` follows its own pipeline; work it found on the board and did not see end is not lost.
+  const unfinished = [...pipelineStatuses(session.board.list())].filter(([id, status]) => id !== pipeline && status === 'active').map(([id]) => `#${id}`);
+  if (unfinished.length) log(`note: pipeline ${unfinished.join(', ')} is still active on the board: a lead (autoteam) or a worker there goes on with it`);
   if (options.json) console.log(JSON.stringify(summary, null, 2));
   else printSummary(summary, state.tasks);
   if ((stopReason as string | null)?.startsWith('interrupted')) return 130;

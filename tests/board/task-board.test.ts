@@ -175,6 +175,18 @@ describe('TaskBoard', () => {
     expect(reader.list().map((t) => t.subject)).toEqual(['one, third time', 'two, by hand again']);
   });
 
+  it("removes a writer's temp file left over a minute by a crash at its next sweep, and no other .tmp file", async () => {
+    await board.create({ subject: 'one' });
+    const leftover = path.join(board.dir, 'task_1.json.4242.0.0badc0de.tmp');
+    const fresh = path.join(board.dir, `task_1.json.${process.pid}.0.1234abcd.tmp`);
+    const mine = path.join(board.dir, 'notes.tmp');
+    for (const file of [leftover, fresh, mine]) fs.writeFileSync(file, '{');
+    const old = new Date(Date.now() - 5 * 60_000);
+    for (const file of [leftover, mine]) fs.utimesSync(file, old, old);
+    expect(new TaskBoard(root).list()).toHaveLength(1);
+    expect([leftover, fresh, mine].map((file) => fs.existsSync(file))).toEqual([false, true, true]);
+  });
+
   it('a lost or rotated journal costs one sweep, never a missed change', async () => {
     const reader = new TaskBoard(root, { sweepMs: 60_000 });
     await board.create({ subject: 'one' });

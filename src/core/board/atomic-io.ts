@@ -18,6 +18,9 @@ export function writeJsonAtomic(file: string, value: unknown, transform: (text: 
   return writeFileAtomic(file, transform(`${JSON.stringify(value, null, 2)}\n`));
 }
 
+/** The name of a temp file of writeFileAtomic: `<name>.<pid>.<thread>.<8 hex>.tmp`. */
+export const TEMP_FILE = /\.\d+\.\d+\.[0-9a-f]{8}\.tmp$/;
+
 /** Temp file + rename: readers see the old content or the new, never half. Returns the stat of what it wrote. */
 export function writeFileAtomic(file: string, data: string | Buffer): fs.Stats {
   const temp = `${file}.${process.pid}.${threadId}.${randomUUID().slice(0, 8)}.tmp`;

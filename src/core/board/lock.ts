@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
+import { TEMP_FILE } from './atomic-io.js';
 import { pidAlive } from './pid.js';
 
 export interface LockOptions {
@@ -217,9 +218,6 @@ function tidy(dir: string): void {
     if (stat && Date.now() - stat.mtimeMs > 60_000) fs.rmSync(file, { force: true });
   }
 }
-
-/** The temp file of an atomic write: `<name>.<pid>.<thread>.<8 hex>.tmp`. */
-const TEMP_FILE = /\.\d+\.\d+\.[0-9a-f]{8}\.tmp$/;
 
 /** A directory lock (filesystems without hard links): its own mtime is its refresh. */
 function dirLock(lockPath: string): Held {

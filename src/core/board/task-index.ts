@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { BoardFileError } from '../errors.js';
+import { TEMP_FILE } from './atomic-io.js';
 import { readTaskFileWithStat } from './task-file.js';
 import { type Task, TaskSchema } from './schemas.js';
 
@@ -168,7 +169,7 @@ export class TaskIndex {
     for (const name of names) {
       const match = TASK_FILE.exec(name);
       if (!match) {
-        if (name.endsWith('.tmp')) removeIfOrphaned(path.join(this.dir, name));
+        if (TEMP_FILE.test(name)) removeIfOrphaned(path.join(this.dir, name));
         continue;
       }
       const id = Number(match[1]);

@@ -9,7 +9,7 @@ import { DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from '../tas
 import type { ClaimResult, CreateTaskInput, MutationResult } from '../task-types.js';
 import { createPool, describeUrl, transaction, withConnectionRetry } from './connection.js';
 import { migrateWith } from './schema.js';
-import { CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, SELECTED, SET_ALL, type TaskRow, toRow, toTask } from './task-sql.js';
+import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, SELECTED, SET_ALL, type TaskRow, toRow, toTask } from './task-sql.js';
 
 export interface PgTaskBoardOptions {
   leaseMs?: number;
@@ -21,6 +21,8 @@ export interface PgTaskBoardOptions {
 
 /** Tasks a process posts between two ANALYZEs of the tasks table. */
 const ANALYZE_EVERY = 200;
+/** How often refresh() compares every row's version rather than reading what changed. */
+const FULL_COMPARE_MS = 30_000;
 
 /**
  * The task store on PostgreSQL. Claims are one statement (`FOR UPDATE SKIP LOCKED`, the pg-boss and
@@ -41,6 +43,9 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   private dbNow: Date | null = null;
   private readonly replica = new Map<number, { task: Task; version: number }>();
   private sorted: Task[] | null = null;
+  /** The horizon of the last read (see CHANGED_SINCE), and when every version was last compared. */
+  private horizon: string | null = null;
+  private comparedAt = 0;
   /** Tasks this process posted since it last had the tasks table analyzed (see create). */
   private postedSinceAnalyze = 0;
 
@@ -89,34 +94,59 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     return withConnectionRetry(this.url, () => this.pool.query<R>(text, values));
   }
 
-  /** Catches up with the database: the rows whose version moved (or `ids`), fetched and applied. Returns how many. */
+  /**
+   * Catches up with the database: the rows changed since the last read (see CHANGED_SINCE), or `ids`.
+   * Every FULL_COMPARE_MS it compares every row's version instead, which also drops rows deleted by
+   * hand. Returns how many rows changed in the replica.
+   */
   async refresh(ids?: readonly number[]): Promise<number> {
-    let changed: number[];
     if (ids) {
-      changed = [...ids];
-    } else {
-      const { rows } = await this.query<{ id: number; version: string }>('SELECT id, version FROM autoteam_tasks');
-      const present = new Set(rows.map((row) => row.id));
-      for (const id of this.replica.keys()) if (!present.has(id)) this.replica.delete(id);
-      changed = rows.filter((row) => this.replica.get(row.id)?.version !== Number(row.version)).map((row) => row.id);
-      if (rows.length !== this.replica.size || changed.length) this.sorted = null;
+      if (ids.length === 0) return 0;
+      const { rows } = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = ANY ($1)`, [[...ids]]);
+      return rows.filter((row) => this.take(row)).length;
     }
-    if (changed.length === 0) return 0;
-    const { rows } = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = ANY ($1)`, [changed]);
-    for (const row of rows) this.apply(row);
-    return rows.length;
+    if (this.horizon === null || Date.now() - this.comparedAt >= FULL_COMPARE_MS) return this.compareAll();
+    const { rows } = await this.query<TaskRow & { horizon: string }>(CHANGED_SINCE, [this.horizon]);
+    this.horizon = rows[0]!.horizon;
+    return rows.filter((row) => row.id !== null && this.take(row)).length;
   }
 
-  private apply(row: TaskRow): Task {
+  private async compareAll(): Promise<number> {
+    const { rows } = await this.query<{ horizon: string; id: number | null; version: string | null }>(ALL_VERSIONS);
+    const present = new Set(rows.flatMap((row) => (row.id === null ? [] : [row.id])));
+    let changed = 0;
+    for (const id of this.replica.keys()) {
+      if (present.has(id)) continue;
+      this.replica.delete(id);
+      this.sorted = null;
+      changed++;
+    }
+    const stale = rows.filter((row) => row.id !== null && this.replica.get(row.id)?.version !== Number(row.version)).map((row) => row.id!);
+    if (stale.length) {
+      const fetched = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = ANY ($1)`, [stale]);
+      changed += fetched.rows.filter((row) => this.take(row)).length;
+    }
+    this.horizon = rows[0]!.horizon;
+    this.comparedAt = Date.now();
+    return changed;
+  }
+
+  /** Puts `row` in the replica unless it holds that version or a newer one; true when it changed. */
+  private take(row: TaskRow): boolean {
     const version = Number(row.version ?? 0);
     const current = this.replica.get(row.id);
-    const task = toTask(row);
     // A slower reply must not put an older version back over a newer one.
-    if (!current || current.version <= version) {
-      this.replica.set(row.id, { task, version });
-      this.sorted = null;
-    }
-    return task;
+    if (current && current.version >= version) return false;
+    this.replica.set(row.id, { task: toTask(row), version });
+    this.sorted = null;
+    return true;
+  }
+
+  /** The task in `row`, taken into the replica when it is newer. */
+  private apply(row: TaskRow): Task {
+    this.take(row);
+    const current = this.replica.get(row.id)!;
+    return current.version === Number(row.version ?? 0) ? current.task : toTask(row);
   }
 
   list(): Task[] {

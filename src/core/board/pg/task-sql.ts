@@ -11,6 +11,21 @@ export const COLUMNS =
   'lease_until, attempts, not_before, handoff, artifacts, usage, result, history, created_at, updated_at';
 
 export const SELECTED = `${COLUMNS}, version`;
+/** SELECTED on the tasks table aliased `t`. */
+export const SELECTED_T = SELECTED.split(', ').map((c) => `t.${c}`).join(', ');
+
+/**
+ * Catching up (`refresh()`). Each read also returns its snapshot's horizon: the oldest transaction
+ * still running then (32 bits, as a row's `xmin`). A change the read did not see was made by a
+ * transaction at or past that horizon, so the next read fetches only rows whose `xmin` is: whatever
+ * order the writers commit in, none is missed. The one-row `h` makes the horizon come back with no
+ * row changed. Without a horizon (the first read) it is every row.
+ */
+const HORIZON = `(SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint % 4294967296)::text AS horizon) h`;
+export const CHANGED_SINCE = `SELECT h.horizon, ${SELECTED_T} FROM ${HORIZON}
+  LEFT JOIN autoteam_tasks t ON age(t.xmin) <= age($1::text::xid)`;
+/** Every row's id and version (finds rows deleted by hand), with the horizon. */
+export const ALL_VERSIONS = `SELECT h.horizon, t.id, t.version FROM ${HORIZON} LEFT JOIN autoteam_tasks t ON true`;
 
 export interface TaskRow {
   version?: string;
@@ -142,7 +157,7 @@ export const TAKE = `
                      THEN 'lease of ' || t.owner || ' expired; taken over (token ' || (t.claims + 1) || ')'
                      ELSE 'token ' || (t.claims + 1) END))
   FROM candidate WHERE t.id = candidate.id
-  RETURNING ${SELECTED.split(', ').map((c) => `t.${c}`).join(', ')}`;
+  RETURNING ${SELECTED_T}`;
 
 /**
  * One statement: the first pending task nobody else is locking, taken and returned. A second one

@@ -1,0 +1,48 @@
+/**
+ * refresh() on the PostgreSQL board reads only what changed since its last read, and must miss
+ * nothing whatever order writers commit in: a transaction that began before another but commits after
+ * it (its row's version is the older one) is still seen.
+ */
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type OpenedTaskStore, openTaskStore } from '../../src/core/board/open.js';
+import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
+
+usePostgres();
+const closers: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+async function store(url: string): Promise<OpenedTaskStore> {
+  const opened = await openTaskStore(url);
+  closers.push(async () => opened.close?.());
+  return opened;
+}
+
+describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
+  it('sees a write that commits after a later one, and reads nothing when nothing changed', async () => {
+    const url = await freshDatabase();
+    const writer = await store(url);
+    for (let i = 1; i <= 3; i++) await writer.create({ subject: `task ${i}` });
+    const reader = await store(url);
+    expect((await reader.list()).map((task) => task.subject)).toEqual(['task 1', 'task 2', 'task 3']);
+
+    // A slow writer: its transaction starts first and takes the older version…
+    const slow = new pg.Client({ connectionString: url });
+    await slow.connect();
+    closers.push(() => slow.end());
+    await slow.query('BEGIN');
+    await slow.query("UPDATE autoteam_tasks SET subject = 'task 1, slow' WHERE id = 1");
+    // …a fast one commits meanwhile, and the reader catches up with it.
+    await writer.update(2, { subject: 'task 2, fast' });
+    expect(await reader.refresh()).toBe(1);
+    expect((await reader.list()).map((task) => task.subject)).toEqual(['task 1', 'task 2, fast', 'task 3']);
+    // The slow one commits last: the next refresh still reads it.
+    await slow.query('COMMIT');
+    expect(await reader.refresh()).toBe(1);
+    expect((await reader.list()).map((task) => task.subject)).toEqual(['task 1, slow', 'task 2, fast', 'task 3']);
+    // Nothing changed: nothing read into the replica.
+    expect(await reader.refresh()).toBe(0);
+  });
+});
