@@ -35,6 +35,20 @@ export const postgresBackend: BenchBackend = {
 
 /** Claims each claimer makes (of role `warmup`) before the start signal in a warm race. */
 const WARMUP_CLAIMS = 50;
+/**
+ * Races run per section, each on a fresh board: the claims/s row is their median. One race of 600
+ * claims lasts a fraction of a second on two cores shared by three processes (and the server), so a
+ * single race swings by up to 1.5× with scheduling; the median of three does not flap across a target.
+ */
+const RACES = 3;
+
+interface RaceOutcome {
+  rate: number;
+  openMs: number[];
+  doubles: number;
+  unclaimed: number;
+  errors: string[];
+}
 
 /**
  * (a) 3 processes × 4 claimers race over one board: claimNext, or scan then claim(id). Warm (the
@@ -50,54 +64,78 @@ function claimRace(backend: BenchBackend, mode: ClaimMode, target: number | null
       const processes = 3;
       const threads = 4;
       const warmup = cold ? 0 : WARMUP_CLAIMS;
+      const races = quick ? 1 : RACES;
       const label = `${processes}p × ${threads}${inProcess ? ' claimers on one pool' : 't'}, ${tasks} tasks, ${cold ? 'cold' : 'warm'}`;
-      const rows = await backend.with(`claims-${mode}`, async (root) => {
-        const warmupRoot = backend.scratch?.(`warmup-${mode}`) ?? root;
-        const board = await openTaskStore(root);
-        const scratch = warmupRoot === root ? board : await openTaskStore(warmupRoot);
-        try {
-          for (let i = 0; i < tasks; i++) await board.create({ subject: `claim me ${i}`, role: RACE_ROLE, by: 'bench' });
-          for (let i = 0; i < processes * threads * warmup; i++) await scratch.create({ subject: `warm up ${i}`, role: WARMUP_ROLE, by: 'bench' });
-        } finally {
-          await board.close?.();
-          if (scratch !== board) await scratch.close?.();
-        }
-        log(`claim race on the ${backend.name} board (${mode}): ${label}`);
-        const hubs = Array.from({ length: processes }, (_, p) =>
-          ActorHandle.process<ClaimReport>(`hub ${p}`, { kind: 'claim-hub', root, prefix: `p${p}`, threads, mode, inProcess, cold, warmup, warmupRoot }),
-        );
-        // Everyone is warm: let each claimer read what the others wrote meanwhile, then start.
-        await Promise.all(hubs.map((hub) => hub.ready()));
-        for (const hub of hubs) hub.send('catch-up');
-        await Promise.all(hubs.map((hub) => hub.waitFor((message) => message.type === 'event' && message.name === 'caught-up')));
-        const start = await startTogether(hubs);
-        const reports = await Promise.all(hubs.map((hub) => hub.result));
-        const seconds = (performance.now() - start) / 1000;
-
-        const wins = new Map<number, number>();
-        for (const report of reports) {
-          for (const ids of Object.values(report.claimed)) for (const id of ids) wins.set(id, (wins.get(id) ?? 0) + 1);
-        }
-        const doubles = [...wins.values()].filter((count) => count > 1).length;
-        const claimed = [...wins.values()].reduce((sum, count) => sum + count, 0);
-        const after = await openTaskStore(root);
-        await after.refresh();
-        const stored = (await after.list()).filter((task) => task.role === RACE_ROLE && task.status === 'in_progress').length;
-        await after.close?.();
-        const errors = reports.flatMap((report) => report.errors);
-        for (const error of errors.slice(0, 5)) log(`  claim error: ${error}`);
-        const rate = round(claimed / seconds);
-        const openMs = reports.flatMap((report) => report.openMs);
-        return [
-          target === null ? info(`claims/s (${label})`, rate, 'claims/s') : atLeast(`claims/s (${label})`, rate, 'claims/s', target),
-          info(`open and read the board, p50 of ${openMs.length}${cold ? ' (inside the timed race)' : ''}`, round(percentile(openMs, 50), 1), 'ms'),
-          atMost('double claims', doubles, '', 0),
-          atMost('tasks left unclaimed', tasks - wins.size + Math.abs(stored - wins.size), '', 0),
-          atMost('claimer errors', errors.length, '', 0),
-        ];
-      }, log);
-      return 'skipped' in rows ? [info(`skipped: ${rows.skipped}`, 0, '')] : rows;
+      const race = (root: string): Promise<RaceOutcome> => raceOnce(root, backend, { mode, tasks, processes, threads, warmup, inProcess, cold, label }, log);
+      const outcomes: RaceOutcome[] = [];
+      for (let i = 0; i < races; i++) {
+        const outcome = await backend.with(`claims-${mode}`, race, log);
+        if ('skipped' in outcome) return [info(`skipped: ${outcome.skipped}`, 0, '')];
+        outcomes.push(outcome);
+      }
+      const rates = outcomes.map((outcome) => outcome.rate);
+      const median = percentile(rates, 50);
+      const errors = outcomes.flatMap((outcome) => outcome.errors);
+      for (const error of errors.slice(0, 5)) log(`  claim error: ${error}`);
+      const openMs = outcomes.flatMap((outcome) => outcome.openMs);
+      const of = races > 1 ? `, median of ${races} races` : '';
+      return [
+        target === null ? info(`claims/s (${label}${of})`, median, 'claims/s') : atLeast(`claims/s (${label}${of})`, median, 'claims/s', target),
+        ...(races > 1 ? [info(`claims/s, each race: ${rates.join(' / ')}`, Math.min(...rates), 'claims/s (slowest)')] : []),
+        info(`open and read the board, p50 of ${openMs.length}${cold ? ' (inside the timed race)' : ''}`, round(percentile(openMs, 50), 1), 'ms'),
+        atMost('double claims', outcomes.reduce((sum, outcome) => sum + outcome.doubles, 0), '', 0),
+        atMost('tasks left unclaimed', outcomes.reduce((sum, outcome) => sum + outcome.unclaimed, 0), '', 0),
+        atMost('claimer errors', errors.length, '', 0),
+      ];
     },
+  };
+}
+
+/** One race on a fresh board at `root`: posts the tasks, warms the claimers up, starts them together. */
+async function raceOnce(
+  root: string,
+  backend: BenchBackend,
+  race: { mode: ClaimMode; tasks: number; processes: number; threads: number; warmup: number; inProcess: boolean; cold: boolean; label: string },
+  log: (line: string) => void,
+): Promise<RaceOutcome> {
+  const { mode, tasks, processes, threads, warmup, inProcess, cold } = race;
+  const warmupRoot = backend.scratch?.(`warmup-${mode}`) ?? root;
+  const board = await openTaskStore(root);
+  const scratch = warmupRoot === root ? board : await openTaskStore(warmupRoot);
+  try {
+    for (let i = 0; i < tasks; i++) await board.create({ subject: `claim me ${i}`, role: RACE_ROLE, by: 'bench' });
+    for (let i = 0; i < processes * threads * warmup; i++) await scratch.create({ subject: `warm up ${i}`, role: WARMUP_ROLE, by: 'bench' });
+  } finally {
+    await board.close?.();
+    if (scratch !== board) await scratch.close?.();
+  }
+  log(`claim race on the ${backend.name} board (${mode}): ${race.label}`);
+  const hubs = Array.from({ length: processes }, (_, p) =>
+    ActorHandle.process<ClaimReport>(`hub ${p}`, { kind: 'claim-hub', root, prefix: `p${p}`, threads, mode, inProcess, cold, warmup, warmupRoot }),
+  );
+  // Everyone is warm: let each claimer read what the others wrote meanwhile, then start.
+  await Promise.all(hubs.map((hub) => hub.ready()));
+  for (const hub of hubs) hub.send('catch-up');
+  await Promise.all(hubs.map((hub) => hub.waitFor((message) => message.type === 'event' && message.name === 'caught-up')));
+  const start = await startTogether(hubs);
+  const reports = await Promise.all(hubs.map((hub) => hub.result));
+  const seconds = (performance.now() - start) / 1000;
+
+  const wins = new Map<number, number>();
+  for (const report of reports) {
+    for (const ids of Object.values(report.claimed)) for (const id of ids) wins.set(id, (wins.get(id) ?? 0) + 1);
+  }
+  const claimed = [...wins.values()].reduce((sum, count) => sum + count, 0);
+  const after = await openTaskStore(root);
+  await after.refresh();
+  const stored = (await after.list()).filter((task) => task.role === RACE_ROLE && task.status === 'in_progress').length;
+  await after.close?.();
+  return {
+    rate: round(claimed / seconds),
+    openMs: reports.flatMap((report) => report.openMs),
+    doubles: [...wins.values()].filter((count) => count > 1).length,
+    unclaimed: tasks - wins.size + Math.abs(stored - wins.size),
+    errors: reports.flatMap((report) => report.errors),
   };
 }
 
