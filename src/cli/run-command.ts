@@ -7,7 +7,7 @@ import { openBoard } from '../core/board/board.js';
 import { costWith, type ModelSpec } from '../core/model/factory.js';
 import { formatCost, registerPrices } from '../core/model/pricing.js';
 import { type LeadEvent, LeadSession } from '../core/lead/session.js';
-import { FATAL_MODEL_CODES } from '../core/errors.js';
+import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../core/errors.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js';
@@ -66,6 +66,7 @@ const DISK_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
 export async function runHeadless(options: RunCommandOptions): Promise<number> {
   // Before anything starts: a refused requirement leaves no board and no threads behind.
   checkRequirement(options.requirement);
+  const timeoutMs = runTimeout(options.timeout);
   const { project } = options;
   registerPrices(project.prices);
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
@@ -121,7 +122,6 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
-  const timeoutMs = options.timeout ? parseDuration(options.timeout, '--timeout') : 10 * 60_000;
   const giveUp = AbortSignal.timeout(timeoutMs);
   log(`autoteam run — ${session.modelLabel}${session.location === session.rootDir ? '' : ` · board ${session.where}`}`);
   const open = session.board.list().filter((task) => task.status === 'pending' || task.status === 'in_progress');
@@ -136,7 +136,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     pipeline = first.pipeline!;
     log(`posted pipeline #${pipeline}: task #${first.id} (${first.stage}) — ${first.subject}`);
     state = await session.waitForPipeline(pipeline, AbortSignal.any([giveUp, fatal.signal, stop.signal]));
-    if (state.status === 'active') state = { ...state, status: 'failed', reason: stopReason ?? `timed out after ${formatDuration(timeoutMs)}` };
+    if (state.status === 'active') state = { ...state, status: 'failed', reason: await stoppedEarly(session, pipeline, stopReason, giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null) };
   } finally {
     input?.close();
     await session.close(3_000);
@@ -161,6 +161,34 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   else printSummary(summary, state.tasks);
   if ((stopReason as string | null)?.startsWith('interrupted')) return 130;
   return state.status === 'approved' ? 0 : 1;
+}
+
+/** `--timeout`, 10 minutes by default. A bare number is refused: is `--timeout 600` ten minutes or 0.6 s? */
+function runTimeout(value: string | undefined): number {
+  if (value === undefined) return 10 * 60_000;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) throw new ConfigError(`--timeout: '${value}' needs a unit (examples: 90s, 10m, 500ms)`);
+  return parseDuration(value, '--timeout');
+}
+
+/**
+ * Why the run ended with its pipeline still active, as the summary says it. A timeout cancels the
+ * pipeline, so the board agrees that the run failed; any other stop (no answer on stdin, a full disk,
+ * a signal) leaves it open for the next lead in this folder, and says so.
+ */
+async function stoppedEarly(session: LeadSession, pipeline: number, stopReason: string | null, timedOutAfterMs: number | null): Promise<string> {
+  if (stopReason === null && timedOutAfterMs !== null) {
+    const timedOut = `timed out after ${formatDuration(timedOutAfterMs)}`;
+    try {
+      await session.pipeline.cancel(pipeline, session.lead);
+      return `${timedOut}; pipeline #${pipeline} cancelled (autoteam retry ${pipeline} starts it again from the stage it stopped at)`;
+    } catch (error) {
+      return `${timedOut}; pipeline #${pipeline} is left open on the board (cancelling it failed: ${serializeError(error).message})`;
+    }
+  }
+  // A model error no retry will fix ends the run with its own line and exit 2; the task went back.
+  if (stopReason === null) return 'stopped by a model error';
+  if (stopReason.startsWith('interrupted')) return stopReason;
+  return `${stopReason}; pipeline #${pipeline} is left open on the board (a lead here goes on with it, autoteam cancel ${pipeline} drops it)`;
 }
 
 function describeEvent(event: LeadEvent): string | null {

@@ -3,6 +3,7 @@ import type { TeammateSettings } from '../core/agent/settings.js';
 import { Wake } from '../core/agent/wake.js';
 import { checkRole } from '../core/stages/definitions.js';
 import { openBoard } from '../core/board/board.js';
+import { BoardOutage } from '../core/board/outage.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { createModel, describeModel } from '../core/model/factory.js';
@@ -35,7 +36,20 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   watcher.on('inbox', (name) => {
     if (name === options.name) wake.notify();
   });
-  watcher.on('error', (error) => console.error(`[${options.name}] watcher: ${error.message}`));
+  // A database that went away fails every poll: each source's first error is shown, then one line when it answers again.
+  const outage = new BoardOutage();
+  const database = board.location !== options.dir;
+  watcher.on('error', (error) => {
+    if (!database || outage.report('watcher')) console.error(`[${options.name}] watcher: ${error.message}`);
+  });
+  const recovery = setInterval(() => {
+    if (outage.since === null) return;
+    void board.tasks.refresh().then(() => {
+      const notice = outage.recovered();
+      if (notice) console.log(`[${options.name}] ${notice}`);
+    }, () => outage.report('worker'));
+  }, 2_000);
+  recovery.unref();
   await watcher.start();
   const onSignal = (signal: NodeJS.Signals) => {
     console.log(`[${options.name}] ${signal}: handing back any task and stopping`);
@@ -63,7 +77,9 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     emit: (event) => {
       if (event.type === 'activity') console.log(`[${event.name}] ${event.text}`);
       else if (event.type === 'status') console.log(`[${event.name}] ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
-      else if (event.type === 'error') console.error(`[${event.name}] error ${event.error.code}: ${event.error.message}`);
+      else if (event.type === 'error' && (event.error.code !== 'BOARD_UNREACHABLE' || outage.report('teammate'))) {
+        console.error(`[${event.name}] error ${event.error.code}: ${event.error.message}`);
+      }
     },
   });
   try {
@@ -71,6 +87,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     console.log(`[${options.name}] exited: ${reason}`);
     return 0;
   } finally {
+    clearInterval(recovery);
     await watcher.close();
     await board.close();
     process.off('SIGINT', onSignal);

@@ -253,11 +253,14 @@ function distance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
-export function closestCommand(name: string): string {
+/** The command `name` is most likely a slip for (a prefix, or two edits at most), or null. */
+export function closestCommand(name: string): string | null {
   const lower = name.toLowerCase();
   const prefixed = COMMAND_NAMES.find((candidate) => candidate.startsWith(lower));
   if (prefixed && lower) return prefixed;
-  return [...COMMAND_NAMES].sort((a, b) => distance(lower, a) - distance(lower, b))[0]!;
+  const [best] = COMMAND_NAMES.map((candidate) => ({ candidate, edits: distance(lower, candidate) })).sort((a, b) => a.edits - b.edits);
+  // Past two edits (or half the word) it is another word, not a slip: /frobnicate is not /reject.
+  return best && best.edits <= Math.min(2, Math.floor(lower.length / 2)) ? best.candidate : null;
 }
 
 /**
@@ -293,7 +296,7 @@ export function parseLine(raw: string, questionPending: boolean): ParsedLine {
     const command = COMMANDS.find((candidate) => candidate.name === name.toLowerCase());
     if (command) return { kind: 'command', command, args };
     const closest = closestCommand(name);
-    return { kind: 'unknown', name, hint: `unknown command /${name} — did you mean /${closest}? (/help lists them)` };
+    return { kind: 'unknown', name, hint: `unknown command /${name}${closest ? ` — did you mean /${closest}?` : ''} (/help lists them)` };
   }
   return questionPending ? { kind: 'answer', text: line } : { kind: 'lead', text: line };
 }

@@ -1,6 +1,7 @@
 /** Worker-thread entry: wires the core for one teammate. All logic lives in core/agent/teammate.ts. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { Teammate, type TeammateEvent } from '../core/agent/teammate.js';
+import { Teammate } from '../core/agent/teammate.js';
+import type { TeammateEvent } from '../core/agent/teammate-events.js';
 import { Wake } from '../core/agent/wake.js';
 import { type Board, openBoard } from '../core/board/board.js';
 import { serializeError } from '../core/errors.js';

@@ -71,4 +71,19 @@ describe('TeamRegistry', () => {
     await registry.setStatus('ann', 'idle');
     expect(registry.get('ann')).not.toHaveProperty('reason');
   });
+
+  it('counts a member silent from the end of a board outage at the earliest: no heartbeat could be written during it', async () => {
+    let nowMs = Date.parse('2026-01-01T00:00:00.000Z');
+    root = tempRoot();
+    const registry = new TeamRegistry(root, { now: () => new Date(nowMs) });
+    await registry.ensure('crew');
+    await registry.join('ann', 'analyst', { pid: process.pid });
+    nowMs += 20_000;
+    // The board answered again 10 s ago: ann has had 10 s to beat, under the 15 s limit.
+    expect(await registry.reapDead(nowMs - 10_000)).toEqual([]);
+    expect(registry.get('ann')!.status).toBe('idle');
+    const dead = await registry.reapDead();
+    expect(dead.map(({ member, why }) => [member.name, why])).toEqual([['ann', 'no heartbeat for 20 s']]);
+    expect(registry.get('ann')).toMatchObject({ status: 'dead', reason: 'no heartbeat for 20 s' });
+  });
 });

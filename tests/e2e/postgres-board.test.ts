@@ -154,6 +154,9 @@ describe.runIf(postgresBin && python)('mistakes and outages', () => {
       [['tasks'], { AUTOTEAM_BOARD: 'http://x' }, 2, /AUTOTEAM_BOARD takes a postgres:\/\/ URL, got 'http:\/\/x\/?' \(for a board in a folder, use --dir <folder>\)/],
       [['worker', '--dir', 'postgres://u@h/db', '--name', 'e', '--role', 'engineer'], {}, 2, /--dir takes a folder; for a board in PostgreSQL use --board/],
       [['tasks', '--board', 'postgres://alice@127.0.0.1:1/db?password=S3cretPw'], {}, 1, /cannot use the board at postgres:\/\/alice@127\.0\.0\.1:1\/db\?password=\*\*\*: /],
+      [['tasks', '--board', '/no/such/folder'], {}, 2, /^autoteam: --board takes a postgres:\/\/ URL, got '\/no\/such\/folder' \(for a board in a folder, use --dir <folder>\)$/],
+      [['tasks', '--board', 'postgres://bob:S3cretPw@127.0.0.1:notaport/team'], {}, 2, /^autoteam: --board: 'postgres:\/\/bob:\*\*\*@127\.0\.0\.1:notaport\/team': its port 'notaport' is not a number/],
+      [['tasks', '--board', 'postgres://127.0.0.1:99999/team'], {}, 2, /its port 99999 is out of range/],
     ];
     for (const [args, env, code, message] of cases) {
       const result = await runCli(args, { cwd: dir, env });
@@ -175,7 +178,7 @@ describe.runIf(postgresBin && python)('mistakes and outages', () => {
     expect(missing.stderr.trim()).toMatch(/^autoteam: cannot use the board at postgres:\/\/.*\/nosuchdb: database "nosuchdb" does not exist/);
   });
 
-  it('a run whose database goes away for a few seconds waits for it and finishes', async () => {
+  it('a run whose database goes away for longer than the heartbeat limit waits for it, declares nobody dead, and finishes', async () => {
     const { startPostgres } = await import('../../src/bench/postgres-server.js');
     const server = await startPostgres();
     try {
@@ -193,12 +196,19 @@ describe.runIf(postgresBin && python)('mistakes and outages', () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       server.pause();
+      // Past STALE_AFTER heartbeats (15 s): nobody could beat meanwhile, so nobody may be declared dead for it.
       const down = Date.now();
-      while (Date.now() - down < 3_000) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (Date.now() - down < 18_000) await new Promise((resolve) => setTimeout(resolve, 100));
       server.resume();
       const code = await exited;
       expect(code, output).toBe(0);
       expect(output).toMatch(/pipeline #1: APPROVED/);
+      expect(output).not.toMatch(/is dead/);
+      // Each source's first "cannot use the board" is shown; the repeats are counted in one notice.
+      const unreachable = output.split('\n').filter((line) => /cannot use the board|ECONNREFUSED/.test(line));
+      const sources = new Set(unreachable.map((line) => /^\s*\[(\w+)\]/.exec(line)?.[1] ?? line.replace(/:.*/, '')));
+      expect(unreachable.length, output).toBe(sources.size);
+      expect(output).toMatch(/the board answers again \(unreachable for about \d+ s/);
     } finally {
       server.stop();
     }

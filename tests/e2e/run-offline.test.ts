@@ -309,6 +309,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     ['a --start-stage that is not a choice', ['--start-stage', 'review', 'x'], /argument 'review' is invalid/],
     ['a missing requirement', [], /missing required argument 'requirement'/],
     ['a non-numeric --max-revisions', ['--max-revisions', 'abc', 'x'], /--max-revisions: 'abc' is not a whole number/],
+    ['a --timeout without a unit', ['--timeout', '600', 'x'], /--timeout: '600' needs a unit \(examples: 90s, 10m, 500ms\)/],
   ])('exits 2 for a usage error: %s, and starts nothing', async (_label, args, message) => {
     const root = board();
     const run = await runCli(['run', '--auto', '--dir', root, ...args], { cwd: root, killAfterMs: 15_000 });
@@ -316,6 +317,22 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     expect(run.stderr).toMatch(message);
     expect(fs.existsSync(path.join(root, '.tasks'))).toBe(false);
     expect(fs.existsSync(path.join(root, '.team'))).toBe(false);
+  });
+
+  it('a broken .team/config.json: one line naming it and how to recover, exit 2, and no lead left holding the board', async () => {
+    const root = board();
+    fs.mkdirSync(path.join(root, '.team'), { recursive: true });
+    fs.writeFileSync(path.join(root, '.team', 'config.json'), '{broken');
+    for (const args of [['run', '--auto', '--dir', root, 'x'], ['--dir', root]]) {
+      const run = await runCli(args, { cwd: root, input: '', killAfterMs: 20_000 });
+      expect(run.code, describeRun(run)).toBe(2);
+      const errors = run.stderr.trim().split('\n');
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatch(/^autoteam: .*\.team\/config\.json: not valid JSON \(.*\); fix it, or delete it and a new one is written/);
+      expect(run.stdout).not.toMatch(/error/);
+      expect(fs.existsSync(path.join(root, '.team', 'lead.json'))).toBe(false);
+    }
+    expect(fs.readFileSync(path.join(root, '.team', 'config.json'), 'utf8')).toBe('{broken');
   });
 
   it('exits 2 for a blank requirement, promptly, without leaving teammate threads running', async () => {
@@ -432,13 +449,27 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     expect(review.artifacts.checks?.[0]?.output).toMatch(/sample1\.jpg -> Photos\/, sample1\.png -> Photos\/, sample2\.pdf -> Docs\//);
   });
 
-  it('stops at once when a question is asked and standard input has ended', async () => {
+  it('stops at once when a question is asked and standard input has ended, leaving the pipeline open and saying so', async () => {
     const root = board();
     const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: '', killAfterMs: 30_000 });
     expect(run.signal).toBeNull();
     expect(run.code, describeRun(run)).toBe(1);
     expect(run.stdout).toContain('pipeline #1: FAILED — the analyst asked a question but standard input ended');
+    expect(run.stdout).toContain('pipeline #1 is left open on the board (a lead here goes on with it, autoteam cancel 1 drops it)');
     expect(readTasks(root).map((task) => task.status)).toEqual(['pending']);
+  });
+
+  it('on --timeout cancels the pipeline, so the board agrees the run failed', async () => {
+    const root = board();
+    const run = await runCli(['run', '--auto', '--timeout', '200ms', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, killAfterMs: 30_000 });
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout).toContain('pipeline #1: FAILED — timed out after 200 ms; pipeline #1 cancelled (autoteam retry 1 starts it again from the stage it stopped at)');
+    const tasks = readTasks(root);
+    expect(tasks.length).toBeGreaterThan(0);
+    expect(tasks.filter((task) => task.status === 'pending' || task.status === 'in_progress')).toEqual([]);
+    expect(tasks.at(-1)!.status).toBe('cancelled');
+    const list = await runCli(['tasks', '--dir', root], { cwd: root });
+    expect(list.stdout).toMatch(/pipeline #1 cancelled/);
   });
 
   it('says so when an answer asks for what it cannot build', async () => {

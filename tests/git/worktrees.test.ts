@@ -286,3 +286,16 @@ describe('merging leaves the person in charge', () => {
     expect(git(fresh, 'status', '--porcelain')).toBe('');
   });
 });
+
+describe('autoteam in its own checkout', () => {
+  const own = path.resolve(import.meta.dirname, '..', '..');
+  it.runIf(fs.existsSync(path.join(own, '.git')))('does not make branches of the tool itself unless --repo names it', async () => {
+    const { openRepository } = await import('../../src/core/lead/repository.js');
+    const notices: string[] = [];
+    const before = git(own, 'branch', '--list', 'autoteam/*');
+    expect(await openRepository(undefined, own, (text) => notices.push(text))).toBeNull();
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(/^\/.* is autoteam's own repository: pipelines work in workspace\/ \(--repo \/.* uses it anyway\)$/);
+    expect(git(own, 'branch', '--list', 'autoteam/*')).toBe(before);
+  });
+});

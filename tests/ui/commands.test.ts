@@ -125,7 +125,11 @@ describe('runLine on a real session', () => {
     await runLine('/approve plan-missing', value);
     expect(out.at(-1)).toMatch(/^error: no request 'plan-missing'/);
     await runLine('/nope', value);
-    expect(out.at(-1)).toMatch(/^unknown command \/nope — did you mean \//);
+    expect(out.at(-1)).toBe('unknown command /nope (/help lists them)');
+    await runLine('/frobnicate', value);
+    expect(out.at(-1)).toBe('unknown command /frobnicate (/help lists them)');
+    await runLine('/shutdwon', value);
+    expect(out.at(-1)).toBe('unknown command /shutdwon — did you mean /shutdown? (/help lists them)');
     expect(await runLine('/quit', value)).toBe('quit');
   });
 

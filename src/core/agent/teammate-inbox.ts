@@ -1,6 +1,7 @@
 import type { Mailbox } from '../board/mailbox.js';
 import type { RequestStore } from '../board/requests.js';
 import type { Message } from '../board/schemas.js';
+import { formatMessages } from '../tools/read-inbox.js';
 import type { Wake } from './wake.js';
 
 /**
@@ -42,6 +43,45 @@ export class TeammateInbox {
       if (signal.aborted || remaining <= 0) return null;
       await this.wake.wait(Math.min(this.pollMs, remaining), signal);
     }
+  }
+
+  /**
+   * Between two tasks: a shutdown request (held, or just arrived) is approved and its reason
+   * returned as `exit`, the rest put back for whoever next runs under this name. Otherwise the
+   * messages to talk about; answers are kept for the question that will be asked again.
+   */
+  async whileIdle(): Promise<{ exit?: string; conversation: Message[] }> {
+    const messages = await this.take();
+    const held = this.shutdownRequest;
+    const shutdown = held && this.undecided(held) ? held : messages.find((m) => m.type === 'shutdown_request');
+    if (shutdown) {
+      await this.putBack(messages.filter((m) => m.type !== 'shutdown_request'));
+      return { exit: await this.approveShutdown(shutdown), conversation: [] };
+    }
+    this.hold(messages.filter((m) => m.type === 'answer'));
+    return { conversation: messages.filter((m) => !['answer', 'plan_approval_response', 'shutdown_response'].includes(m.type)) };
+  }
+
+  /**
+   * Between two model turns of a task: a shutdown request the model left undecided for a turn is
+   * approved (`exit`); new messages, and a new shutdown request, become a note for the model
+   * (`inject`). Answers and plan decisions are held for the tool that waits for them.
+   */
+  async betweenTurns(): Promise<{ exit?: string; inject?: string }> {
+    const held = this.shutdownRequest;
+    if (held) {
+      if (this.undecided(held)) return { exit: await this.approveShutdown(held) };
+      this.shutdownRequest = null; // answered (declined) by the model
+    }
+    const inbox = await this.take();
+    const shutdown = inbox.find((m) => m.type === 'shutdown_request');
+    if (shutdown) this.shutdownRequest = shutdown;
+    const awaited = (m: Message) => m.type === 'answer' || m.type === 'plan_approval_response';
+    this.hold(inbox.filter(awaited));
+    const rest = inbox.filter((m) => m.type !== 'shutdown_request' && !awaited(m));
+    const notes = rest.length ? [`New messages:\n${formatMessages(rest)}`] : [];
+    if (shutdown) notes.push(`The lead asks you to shut down (request_id: ${String(shutdown.requestId)}). Answer with shutdown_response.`);
+    return notes.length ? { inject: notes.join('\n\n') } : {};
   }
 
   /** Keeps messages for a later waitFor (an answer that arrived while the teammate was idle). */

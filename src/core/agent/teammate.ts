@@ -5,7 +5,7 @@ import { RequestStore } from '../board/requests.js';
 import type { MemberStatus, Message, Task } from '../board/schemas.js';
 import type { BlobStore } from '../board/blobs.js';
 import { type Board, fileBoard } from '../board/board.js';
-import { materialize } from '../stages/submission.js';
+import { prepareWorkspace } from '../stages/submission.js';
 import type { Fence } from '../board/task-board.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { TeamRegistry } from '../board/team-registry.js';
@@ -18,24 +18,18 @@ import { budgetGap, pipelineUsage } from '../stages/pipeline-status.js';
 import { formatMessages } from '../tools/read-inbox.js';
 import { generalTools, stageTools } from '../tools/registry.js';
 import type { ToolContext } from '../tools/tool.js';
-import { redact } from '../trace/redact.js';
 import { Trace } from '../trace/trace.js';
 import { compactConversation } from './compaction.js';
 import { identityMessages } from './identity.js';
 import { type LoopOutcome, runLoop } from './loop.js';
+import { backoffMs } from './backoff.js';
+import { redactEvent, type TeammateEvent } from './teammate-events.js';
+
+export type { TeammateEvent } from './teammate-events.js';
 import { TeammateInbox } from './teammate-inbox.js';
 import { toolContext } from './tool-context.js';
 import { DEFAULT_TEAMMATE_SETTINGS, type TeammateSettings } from './settings.js';
 import type { Wake } from './wake.js';
-
-/** What a teammate tells whoever hosts it (the main thread, or the foreground `worker` command). */
-export type TeammateEvent =
-  | { type: 'status'; name: string; role: string; status: MemberStatus; task: number | null; reason?: string }
-  | { type: 'activity'; name: string; role: string; task: number | null; text: string }
-  /** One model call's tokens (compaction included), for the cost on screen. */
-  | { type: 'usage'; name: string; role: string; model: string; usage: Usage }
-  | { type: 'error'; name: string; error: SerializedError }
-  | { type: 'exit'; name: string; reason: string };
 
 export interface TeammateOptions {
   name: string;
@@ -114,18 +108,11 @@ export class Teammate {
     let idleSince = Date.now();
     while (!signal.aborted && this.exitReason === null) {
       try {
-        const messages = await this.inbox.take();
-        const held = this.inbox.shutdownRequest;
-        const shutdown = held && this.inbox.undecided(held) ? held : messages.find((m) => m.type === 'shutdown_request');
-        if (shutdown) {
-          // Whatever else arrived stays in the inbox for whoever next runs under this name.
-          await this.inbox.putBack(messages.filter((m) => m.type !== 'shutdown_request'));
-          this.exitReason = await this.inbox.approveShutdown(shutdown);
+        const { exit, conversation } = await this.inbox.whileIdle();
+        if (exit) {
+          this.exitReason = exit;
           break;
         }
-        const conversation = messages.filter((m) => !['answer', 'plan_approval_response', 'shutdown_response'].includes(m.type));
-        // An answer that came while idle belongs to a question that will be asked again: keep it for then.
-        this.inbox.hold(messages.filter((m) => m.type === 'answer'));
         if (conversation.length > 0) {
           await this.workOnMessages(conversation);
           idleSince = Date.now();
@@ -177,21 +164,14 @@ export class Teammate {
     const signal = AbortSignal.any([this.options.signal, lease.signal]);
     const stage = task.stage ? stageOf(task.stage) : null;
     const workspace = taskWorkspace(this.board.rootDir, task);
-    if (task.artifacts.git && !fs.existsSync(workspace)) {
+    const prepared = await prepareWorkspace(workspace, task, this.blobs);
+    for (const note of prepared.notes) this.activity(task.id, note);
+    if (prepared.gone) {
       clearInterval(renew);
-      const reason = `the pipeline's worktree ${workspace} is gone (discarded, or removed by hand)`;
-      await this.pipeline.fail(task, fence, reason);
-      this.activity(task.id, `failed #${task.id}: ${reason}`);
+      await this.pipeline.fail(task, fence, prepared.gone);
+      this.activity(task.id, `failed #${task.id}: ${prepared.gone}`);
       if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
       return;
-    }
-    fs.mkdirSync(workspace, { recursive: true });
-    // The submitted files come through the board: a stage claimed in another folder (or on another machine) sees them.
-    const submitted = task.artifacts.submitted?.files;
-    if (submitted && !task.artifacts.git) {
-      const { written, missing } = await materialize(workspace, submitted, this.blobs).catch(() => ({ written: [], missing: Object.keys(submitted) }));
-      if (written.length) this.activity(task.id, `fetched ${written.length} submitted file${written.length === 1 ? '' : 's'} from the board`);
-      if (missing.length) this.activity(task.id, `the board holds no content for ${missing.join(', ')} (over the blob limit)`);
     }
     const ctx = this.context(task, fence, workspace, signal, (reason) => lease.abort(new Error(`lease lost: ${reason}`)));
     const prompt = taskPrompt(task);
@@ -339,27 +319,12 @@ export class Teammate {
       beforeTurn: async () => {
         const overBudget = this.budgetExceeded(ctx.task);
         if (overBudget) return { stop: { kind: 'fail', reason: overBudget } };
-        const held = this.inbox.shutdownRequest;
-        if (held) {
-          if (this.inbox.undecided(held)) {
-            // The model had its turn to answer; a pending shutdown is approved by the runtime.
-            this.exitReason = await this.inbox.approveShutdown(held);
-            return { stop: { kind: 'exit', reason: this.exitReason } };
-          }
-          this.inbox.shutdownRequest = null; // answered (declined) by the model
+        const { exit, inject } = await this.inbox.betweenTurns();
+        if (exit) {
+          this.exitReason = exit;
+          return { stop: { kind: 'exit', reason: exit } };
         }
-        const inbox = await this.inbox.take();
-        const shutdown = inbox.find((m) => m.type === 'shutdown_request');
-        if (shutdown) this.inbox.shutdownRequest = shutdown;
-        // Answers and plan decisions are for the tool that waits for them, not conversation.
-        const awaited = (m: Message) => m.type === 'answer' || m.type === 'plan_approval_response';
-        this.inbox.hold(inbox.filter(awaited));
-        const rest = inbox.filter((m) => m.type !== 'shutdown_request' && !awaited(m));
-        const notes = rest.length ? [`New messages:\n${formatMessages(rest)}`] : [];
-        if (shutdown) {
-          notes.push(`The lead asks you to shut down (request_id: ${String(shutdown.requestId)}). Answer with shutdown_response.`);
-        }
-        return notes.length ? { inject: notes.join('\n\n') } : {};
+        return inject ? { inject } : {};
       },
     });
   }
@@ -410,9 +375,8 @@ export class Teammate {
   }
 
   /**
-   * After a model or runtime error the task backs off (exponential with jitter, `retryBaseMs` up to
-   * `retryMaxMs`), unclaimable by anyone until then, this teammate included; after `maxAttempts`
-   * failed attempts it fails with the last error.
+   * After a model or runtime error the task backs off (see backoffMs), unclaimable by anyone until
+   * then, this teammate included; after `maxAttempts` failed attempts it fails with the last error.
    */
   private async retryOrFail(task: Task, fence: Fence, message: string): Promise<void> {
     const attempts = this.board.get(task.id).attempts + 1;
@@ -424,8 +388,7 @@ export class Teammate {
       this.activity(task.id, `failed #${task.id}: ${reason}`);
       return;
     }
-    const delay = Math.min(retryMaxMs, retryBaseMs * 2 ** (attempts - 1));
-    const jittered = Math.max(retryBaseMs, Math.min(retryMaxMs, Math.round(delay * (0.75 + Math.random() * 0.5))));
+    const jittered = backoffMs(attempts, retryBaseMs, retryMaxMs);
     const retryAt = new Date(this.now().getTime() + jittered);
     await this.board.retryLater(task.id, fence, message, retryAt).catch(() => undefined);
     this.activity(task.id, `attempt ${attempts} of #${task.id} failed; retry in ${Math.round(jittered / 1000)} s: ${message}`);
@@ -453,15 +416,10 @@ export class Teammate {
   }
 
   private activity(task: number | null, text: string): void {
-    this.emit({ type: 'activity', name: this.options.name, role: this.options.role, task, text: redact(text) });
+    this.emit({ type: 'activity', name: this.options.name, role: this.options.role, task, text });
   }
 
-  /** Everything a teammate tells its host is redacted first: hosts print it, keep it and write it down. */
   private emit(event: TeammateEvent): void {
-    if (event.type === 'error') event = { ...event, error: { ...event.error, message: redact(event.error.message) } };
-    if (event.type === 'exit' || (event.type === 'status' && event.reason)) {
-      event = event.type === 'exit' ? { ...event, reason: redact(event.reason) } : { ...event, reason: redact(event.reason!) };
-    }
-    this.options.emit?.(event);
+    this.options.emit?.(redactEvent(event));
   }
 }

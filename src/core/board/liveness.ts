@@ -22,12 +22,15 @@ export interface Heartbeat {
   heartbeat?: string | undefined;
 }
 
-/** Why a holder of `beat` is gone, or null while it is alive. */
-export function goneReason(beat: Heartbeat, nowMs: number, heartbeatMs = HEARTBEAT_MS): string | null {
+/**
+ * Why a holder of `beat` is gone, or null while it is alive. `floorMs`: heartbeats could not be
+ * written before then (the board was unreachable), so silence is counted from it at the earliest.
+ */
+export function goneReason(beat: Heartbeat, nowMs: number, heartbeatMs = HEARTBEAT_MS, floorMs = 0): string | null {
   const host = beat.host ?? HOST;
   if (host === HOST && beat.pid !== null && !pidAlive(beat.pid)) return `pid ${beat.pid} is not running`;
   if (beat.heartbeat) {
-    const age = nowMs - Date.parse(beat.heartbeat);
+    const age = nowMs - Math.max(Date.parse(beat.heartbeat), floorMs);
     if (age > STALE_AFTER * heartbeatMs) return `no heartbeat for ${Math.round(age / 1000)} s`;
   }
   return null;

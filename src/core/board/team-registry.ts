@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { BoardFileError, ConfigError, NotFoundError } from '../errors.js';
-import { goneReason, HOST } from './liveness.js';
+import { goneReason, HEARTBEAT_MS, HOST } from './liveness.js';
 import { type DocStore, FileDocStore } from './docs.js';
 import { DEFAULT_LOCK_STALE_MS } from './lock.js';
 import { describeZodError, type Member, MemberSchema, type MemberStatus, type TeamConfig, TeamConfigSchema } from './schemas.js';
@@ -44,7 +44,11 @@ export class TeamRegistry {
 
   /** The config as stored; a missing one is an empty team named after the board directory. */
   read(): TeamConfig {
-    return this.docs.read('config', TeamConfigSchema) ?? this.empty();
+    try {
+      return this.docs.read('config', TeamConfigSchema) ?? this.empty();
+    } catch (error) {
+      throw withRecoveryHint(error);
+    }
   }
 
   private empty(): TeamConfig {
@@ -126,16 +130,19 @@ export class TeamRegistry {
   /**
    * Marks every member whose process is gone `dead` (a pid that is not running on this host, or a
    * heartbeat older than three beats) and returns them, so their tasks can be handed back.
+   * `unreachableUntil`: the board could not be written until then (a database outage), so no
+   * heartbeat could be either; silence is counted from then at the earliest.
    */
-  async reapDead(): Promise<Array<{ member: Member; why: string }>> {
+  async reapDead(unreachableUntil = 0): Promise<Array<{ member: Member; why: string }>> {
     const found: Array<{ member: Member; why: string }> = [];
     const nowMs = this.now().getTime();
     const live = (m: Member) => m.status === 'working' || m.status === 'idle' || m.status === 'waiting';
-    if (!this.read().members.some((m) => live(m) && goneReason(m, nowMs) !== null)) return found;
+    const gone = (m: Member) => goneReason(m, nowMs, HEARTBEAT_MS, unreachableUntil);
+    if (!this.read().members.some((m) => live(m) && gone(m) !== null)) return found;
     await this.change((current) => ({
       ...current,
       members: current.members.map((m) => {
-        const why = live(m) ? goneReason(m, nowMs) : null;
+        const why = live(m) ? gone(m) : null;
         if (why === null) return m;
         const dead: Member = { ...m, status: 'dead', since: this.now().toISOString(), reason: why };
         found.push({ member: dead, why });
@@ -176,6 +183,16 @@ export class TeamRegistry {
       const current = parsed?.success ? parsed.data : this.empty();
       const next = TeamConfigSchema.parse(fn(current, parsed !== null));
       return { write: next, result: next };
+    }).catch((error: unknown) => {
+      throw withRecoveryHint(error);
     });
   }
 }
+
+/** A broken team config stops the team: the message says how to get going again. */
+function withRecoveryHint(error: unknown): unknown {
+  if (!(error instanceof BoardFileError) || error.message.includes(RECOVERY)) return error;
+  return new BoardFileError(error.path, `${error.message.slice(error.path.length + 2)}; ${RECOVERY}`);
+}
+
+const RECOVERY = 'fix it, or delete it and a new one is written (members are listed again as they join)';

@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.js';
 import { findRepository, prepareRepository, type Repository } from '../git/worktree.js';
 
@@ -20,9 +22,28 @@ export async function openRepository(repo: string | false | undefined, rootDir: 
     }
     return null;
   }
+  if (repo === undefined && isOwnSource(found.repo.top)) {
+    // `npm start` in a clone of autoteam: generated code must not become branches of the tool itself.
+    notice(`${found.repo.top} is autoteam's own repository: pipelines work in workspace/ (--repo ${found.repo.top} uses it anyway)`);
+    return null;
+  }
   await prepareRepository(found.repo, rootDir);
   const { top, branch, head, dirty } = found.repo;
   notice(`on your repository ${top} (${branch ?? 'detached HEAD'} at ${head.slice(0, 7)}): each pipeline works in its own worktree and branch autoteam/<n>-…`);
   if (dirty) notice('your working tree has uncommitted changes: pipelines start from HEAD and do not see them');
   return found.repo;
+}
+
+/** The checkout this code runs from (src/ or dist/, three folders down from it). */
+const OWN_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+function isOwnSource(top: string): boolean {
+  const real = (dir: string) => {
+    try {
+      return fs.realpathSync(dir);
+    } catch {
+      return dir;
+    }
+  };
+  return real(top) === real(OWN_ROOT) && fs.existsSync(path.join(OWN_ROOT, 'src', 'core', 'lead', 'repository.ts'));
 }

@@ -20,7 +20,11 @@ import { pipelineStatuses } from '../stages/pipeline-status.js';
 import type { LeadServices } from '../tools/lead/services.js';
 import { Trace } from '../trace/trace.js';
 import { type Answerer, createAnswerer } from './simulated-user.js';
+import { BoardOutage } from '../board/outage.js';
 import { openRepository } from './repository.js';
+import { type PendingQuestion, questionOf, unansweredOnBoard } from './questions.js';
+
+export type { PendingQuestion } from './questions.js';
 import { Spend } from './spend.js';
 import { TeamModels } from './team-models.js';
 
@@ -54,15 +58,6 @@ export interface LeadSessionOptions {
   board?: Board;
   /** A model per role (autoteam.config.json); roles not named use `model`. */
   models?: Readonly<Record<string, ModelSpec>>;
-}
-
-export interface PendingQuestion {
-  questionId: string;
-  from: string;
-  question: string;
-  task: number | null;
-  pipeline: number | null;
-  at: string;
 }
 
 /** Everything the front ends (REPL, line mode, headless run) render. */
@@ -108,9 +103,11 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   /** The first model error no retry will fix (bad key, unknown model, unreachable endpoint). */
   private fatalError: { code: string; message: string } | null = null;
   private closed = false;
+  private closing: Promise<{ exits: TeammateExit[]; released: number[] }> | null = null;
   /** Teammates of this session that shut down after IDLE_TIMEOUT; respawned when work for them appears. */
   private readonly resting = new Set<string>();
   private readonly models: TeamModels;
+  private readonly outage = new BoardOutage();
 
   constructor(private readonly options: LeadSessionOptions) {
     super();
@@ -214,6 +211,18 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       const { from, why } = tookOver;
       this.emit('event', { type: 'notice', text: `took over the board from a lead that is gone (pid ${from.pid} on ${from.host}: ${why})` });
     }
+    try {
+      await this.startTeam(team);
+    } catch (error) {
+      // A team config that cannot be read (a broken hand edit), a model that cannot be made: nothing
+      // stays running, and no lead holds the board.
+      this.closed = true;
+      await this.close(1_000);
+      throw error;
+    }
+  }
+
+  private async startTeam(team: readonly TeamMemberSpec[]): Promise<void> {
     await this.mailbox.registry.ensure(this.options.team);
     this.pipeline.repository = await openRepository(this.options.repo, this.rootDir, (text) => this.emit('event', { type: 'notice', text }));
     await this.reapDead();
@@ -232,9 +241,14 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       // The reconcile tick doubles as the inbox poll: a lost watcher event costs at most a second.
       this.drainInbox();
     });
-    this.watcher.on('error', (error) => this.emit('event', { type: 'error', code: 'WATCHER', message: error.message }));
+    this.watcher.on('error', (error) => {
+      // On a database board the watcher's errors are the connection's: an outage, shown once.
+      if (this.location !== this.rootDir && !this.outage.report('watcher')) return;
+      this.emit('event', { type: 'error', code: 'WATCHER', message: error.message });
+    });
     this.manager.on('event', (event: ManagerEvents['event'][0]) => {
       if (event.type === 'error' && FATAL_MODEL_CODES.has(event.error.code)) this.fatalError ??= event.error;
+      if (event.type === 'error' && event.error.code === 'BOARD_UNREACHABLE' && !this.outage.report(event.name)) return;
       if (event.type === 'usage') this.spend.add(event.name, event.model, event.usage);
       this.emit('event', { type: 'teammate', event });
     });
@@ -249,9 +263,16 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.repairTimer = setInterval(() => {
       void this.pipeline.repair().catch((error: unknown) => {
         const { code, message } = serializeError(error);
+        if (code === 'BOARD_UNREACHABLE' && !this.outage.report('repair')) return;
         this.emit('event', { type: 'error', code, message: `pipeline repair: ${message}` });
       });
       void this.reapDead();
+      if (this.outage.since !== null) {
+        void this.board.refresh().then(() => {
+          const notice = this.outage.recovered();
+          if (notice) this.emit('event', { type: 'notice', text: notice });
+        }, () => this.outage.report('lead'));
+      }
     }, 2_000);
     this.repairTimer.unref();
     for (const member of team) {
@@ -264,25 +285,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.drainInbox();
   }
 
-  /**
-   * Questions asked but not answered before this session started (the last lead was killed while
-   * one was pending) are pending again: the next line the person types answers them. The board is
-   * the record: an `asked` event with no `answered` after it on an open task.
-   */
+  /** Questions the last lead left unanswered (see unansweredOnBoard) are pending again. */
   private resumeQuestions(): void {
-    for (const task of this.board.list()) {
-      if (task.status !== 'pending' && task.status !== 'in_progress') continue;
-      const asked = task.history.findLastIndex((entry) => entry.event === 'asked');
-      if (asked < 0 || task.history.slice(asked).some((entry) => entry.event === 'answered')) continue;
-      const entry = task.history[asked]!;
-      const question: PendingQuestion = {
-        questionId: `q-${task.id}-${(task.artifacts.qa ?? []).length + 1}`,
-        from: entry.by,
-        question: entry.detail ?? '(the question was not recorded)',
-        task: task.id,
-        pipeline: task.pipeline,
-        at: entry.at,
-      };
+    for (const question of unansweredOnBoard(this.board.list())) {
       this.questions.set(question.questionId, question);
       this.emit('event', { type: 'question', question });
       if (this.auto) void this.autoReply(question);
@@ -294,13 +299,14 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     // And what they were running: a sandbox whose autoteam process died before it could take it along.
     sweepOrphans();
     try {
-      for (const { member, why } of await this.mailbox.registry.reapDead()) {
+      for (const { member, why } of await this.mailbox.registry.reapDead(this.outage.lastSeen)) {
         const released = await this.board.reclaimAllFrom(member.name, `${member.name} is dead (${why})`);
         const tasks = released.length ? `; handed back ${released.map((id) => `#${id}`).join(', ')}` : '';
         this.emit('event', { type: 'notice', text: `${member.name} is dead (${why})${tasks}` });
       }
     } catch (error) {
       const { code, message } = serializeError(error);
+      if (code === 'BOARD_UNREACHABLE' && !this.outage.report('liveness')) return;
       this.emit('event', { type: 'error', code, message: `liveness: ${message}` });
     }
   }
@@ -400,7 +406,12 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
    * Quits: the shutdown protocol for every teammate (bounded), then a sweep so no task stays
    * in_progress under a teammate of this session that is gone, then the watcher.
    */
-  async close(graceMs = 5_000): Promise<{ exits: TeammateExit[]; released: number[] }> {
+  close(graceMs = 5_000): Promise<{ exits: TeammateExit[]; released: number[] }> {
+    this.closing ??= this.closeOnce(graceMs);
+    return this.closing;
+  }
+
+  private async closeOnce(graceMs: number): Promise<{ exits: TeammateExit[]; released: number[] }> {
     if (this.repairTimer) clearInterval(this.repairTimer);
     // Every step runs even when one fails (a full disk): the threads must end, or the process never does.
     const attempt = async <T>(fn: () => Promise<T>, fallback: T): Promise<T> => fn().catch(() => fallback);
@@ -433,14 +444,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private dispatch(message: Message): void {
     switch (message.type) {
       case 'question': {
-        const question: PendingQuestion = {
-          questionId: String(message.questionId ?? message.id),
-          from: message.from,
-          question: message.content,
-          task: typeof message.task === 'number' ? message.task : null,
-          pipeline: typeof message.pipeline === 'number' ? message.pipeline : null,
-          at: message.at,
-        };
+        const question = questionOf(message);
         // Asked again after a restart: already pending (or answered), not a new question.
         if (this.questions.has(question.questionId)) return;
         this.questions.set(question.questionId, question);

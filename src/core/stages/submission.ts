@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { writeFileAtomic } from '../board/atomic-io.js';
 import type { BlobStore } from '../board/blobs.js';
+import type { Task } from '../board/schemas.js';
 import { listWorkspaceFiles, resolveInWorkspace } from '../exec/sandbox-path.js';
 
 /**
@@ -116,4 +117,24 @@ export async function uploadBlobs(rootDir: string, manifest: Manifest, blobs: Bl
     const file = path.join(blobDir(rootDir), hash);
     if (fs.existsSync(file)) await blobs.put(hash, fs.readFileSync(file));
   }
+}
+
+/**
+ * Makes a task's workspace ready before its stage runs. A pipeline in a git worktree needs the
+ * worktree (`gone` says why not). Otherwise the submitted files come through the board, so a stage
+ * claimed in another folder, or on another machine, sees them; `notes` say what was fetched or missing.
+ */
+export async function prepareWorkspace(workspace: string, task: Task, blobs: BlobStore): Promise<{ gone?: string; notes: string[] }> {
+  if (task.artifacts.git) {
+    if (!fs.existsSync(workspace)) return { gone: `the pipeline's worktree ${workspace} is gone (discarded, or removed by hand)`, notes: [] };
+    return { notes: [] };
+  }
+  fs.mkdirSync(workspace, { recursive: true });
+  const submitted = task.artifacts.submitted?.files;
+  if (!submitted) return { notes: [] };
+  const { written, missing } = await materialize(workspace, submitted, blobs).catch(() => ({ written: [], missing: Object.keys(submitted) }));
+  const notes: string[] = [];
+  if (written.length) notes.push(`fetched ${written.length} submitted file${written.length === 1 ? '' : 's'} from the board`);
+  if (missing.length) notes.push(`the board holds no content for ${missing.join(', ')} (over the blob limit)`);
+  return { notes };
 }

@@ -11,7 +11,8 @@ export function describeUrl(url: string): string {
     }
     return parsed.toString().replace(/%2A%2A%2A/g, '***');
   } catch {
-    return 'postgres://(a URL autoteam cannot read)';
+    // Not a URL: shown as typed, with whatever sits where a password would be masked all the same.
+    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:)[^@\s]*@/i, '$1***@').replace(/(pass\w*|secret|key|token)=[^&\s]*/gi, '$1=***');
   }
 }
 
@@ -21,6 +22,9 @@ export function urlProblem(url: string): string | null {
   try {
     parsed = new URL(url);
   } catch {
+    const port = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/]*@)?[^/:]*:([^/?#]*)/i.exec(url)?.[1];
+    if (port !== undefined && !/^\d+$/.test(port)) return `its port '${port}' is not a number (postgres://user:password@host:5432/database)`;
+    if (port !== undefined && Number(port) > 65_535) return `its port ${port} is out of range (1-65535)`;
     return 'not a URL autoteam can read (postgres://user:password@host:5432/database)';
   }
   if (!parsed.hostname) return 'it names no host (postgres://user:password@host:5432/database)';

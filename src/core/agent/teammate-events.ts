@@ -1,0 +1,29 @@
+import type { MemberStatus } from '../board/schemas.js';
+import type { SerializedError } from '../errors.js';
+import type { Usage } from '../model/types.js';
+import { redact } from '../trace/redact.js';
+
+/** What a teammate tells whoever hosts it (the main thread, or the foreground `worker` command). */
+export type TeammateEvent =
+  | { type: 'status'; name: string; role: string; status: MemberStatus; task: number | null; reason?: string }
+  | { type: 'activity'; name: string; role: string; task: number | null; text: string }
+  /** One model call's tokens (compaction included), for the cost on screen. */
+  | { type: 'usage'; name: string; role: string; model: string; usage: Usage }
+  | { type: 'error'; name: string; error: SerializedError }
+  | { type: 'exit'; name: string; reason: string };
+
+/** Everything a teammate tells its host is redacted first: hosts print it, keep it and write it down. */
+export function redactEvent(event: TeammateEvent): TeammateEvent {
+  switch (event.type) {
+    case 'activity':
+      return { ...event, text: redact(event.text) };
+    case 'error':
+      return { ...event, error: { ...event.error, message: redact(event.error.message) } };
+    case 'exit':
+      return { ...event, reason: redact(event.reason) };
+    case 'status':
+      return event.reason ? { ...event, reason: redact(event.reason) } : event;
+    default:
+      return event;
+  }
+}

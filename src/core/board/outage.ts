@@ -1,0 +1,41 @@
+/**
+ * A board outage as the lead sees it (a database that went away). While the board cannot be
+ * reached, every teammate's poll and the watcher fail again every few seconds: the first error of
+ * each source is shown and the rest are counted, and when the board answers again one notice says so.
+ * No heartbeat could be written meanwhile, so `lastSeen` tells the liveness check from when to
+ * count a member's silence: nobody is declared dead for the outage itself.
+ */
+export class BoardOutage {
+  /** When the current outage was first seen, or null while the board answers. */
+  since: number | null = null;
+  /** The last time the board was seen unreachable (0: never). */
+  lastSeen = 0;
+  private hidden = 0;
+  private readonly shown = new Set<string>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Records an error that says the board cannot be reached; true when it should be shown. */
+  report(source: string): boolean {
+    const at = this.now();
+    this.since ??= at;
+    this.lastSeen = at;
+    if (this.shown.has(source)) {
+      this.hidden++;
+      return false;
+    }
+    this.shown.add(source);
+    return true;
+  }
+
+  /** The board answered: the notice that ends the outage, or null when there was none. */
+  recovered(): string | null {
+    if (this.since === null) return null;
+    const seconds = Math.max(1, Math.round((this.now() - this.since) / 1000));
+    const hidden = this.hidden ? `; ${this.hidden} repeated error${this.hidden === 1 ? '' : 's'} not shown` : '';
+    this.since = null;
+    this.hidden = 0;
+    this.shown.clear();
+    return `the board answers again (unreachable for about ${seconds} s${hidden})`;
+  }
+}

@@ -1,0 +1,47 @@
+import type { Message, Task } from '../board/schemas.js';
+
+/** A teammate's question waiting for the person (or the simulated user). */
+export interface PendingQuestion {
+  questionId: string;
+  from: string;
+  question: string;
+  task: number | null;
+  pipeline: number | null;
+  at: string;
+}
+
+/** The question a `question` message asks. */
+export function questionOf(message: Message): PendingQuestion {
+  return {
+    questionId: String(message.questionId ?? message.id),
+    from: message.from,
+    question: message.content,
+    task: typeof message.task === 'number' ? message.task : null,
+    pipeline: typeof message.pipeline === 'number' ? message.pipeline : null,
+    at: message.at,
+  };
+}
+
+/**
+ * Questions asked but never answered, as the board records them: an `asked` event with no
+ * `answered` after it on an open task (the last lead was killed while one was pending). The next
+ * line the person types answers them.
+ */
+export function unansweredOnBoard(tasks: readonly Task[]): PendingQuestion[] {
+  const questions: PendingQuestion[] = [];
+  for (const task of tasks) {
+    if (task.status !== 'pending' && task.status !== 'in_progress') continue;
+    const asked = task.history.findLastIndex((entry) => entry.event === 'asked');
+    if (asked < 0 || task.history.slice(asked).some((entry) => entry.event === 'answered')) continue;
+    const entry = task.history[asked]!;
+    questions.push({
+      questionId: `q-${task.id}-${(task.artifacts.qa ?? []).length + 1}`,
+      from: entry.by,
+      question: entry.detail ?? '(the question was not recorded)',
+      task: task.id,
+      pipeline: task.pipeline,
+      at: entry.at,
+    });
+  }
+  return questions;
+}
