@@ -190,8 +190,10 @@ export function buildProgram(): Command {
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   program.exitOverride();
-  program.configureOutput({ writeErr: (text) => process.stderr.write(text) });
-  for (const command of program.commands) command.exitOverride();
+  // Usage errors read like every other error: "autoteam: unknown option '--bogus'".
+  const output = { writeErr: (text: string) => process.stderr.write(text), outputError: (text: string, write: (text: string) => void) => write(text.replace(/^error: /, 'autoteam: ')) };
+  program.configureOutput(output);
+  for (const command of program.commands) command.exitOverride().configureOutput(output);
   try {
     const dirIndex = argv.indexOf('--dir');
     const dir = dirIndex >= 0 ? argv[dirIndex + 1] : undefined;

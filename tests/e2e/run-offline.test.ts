@@ -315,6 +315,8 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     const run = await runCli(['run', '--auto', '--dir', root, ...args], { cwd: root, killAfterMs: 15_000 });
     expect(run.code, describeRun(run)).toBe(2);
     expect(run.stderr).toMatch(message);
+    // Usage errors read like every other error, one line starting `autoteam:`.
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^autoteam: /)]);
     expect(fs.existsSync(path.join(root, '.tasks'))).toBe(false);
     expect(fs.existsSync(path.join(root, '.team'))).toBe(false);
   });
