@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Wake, type WakeReason } from '../../src/core/agent/wake.js';
 import { RequestStore } from '../../src/core/board/requests.js';
-import { Mailbox, TaskBoard } from '../../src/core/board/index.js';
+import { Mailbox } from '../../src/core/board/index.js';
 import { BoardWatcher } from '../../src/core/board/watcher.js';
 import type { TraceRecord } from '../../src/core/trace/trace.js';
 import { FAKE_MODEL_PATH, FakeModel, type FakeModelOptions, type RecordedCall, reply, toolUse } from '../helpers/fake-model.js';

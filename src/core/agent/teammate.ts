@@ -9,7 +9,7 @@ import { prepareWorkspace } from '../stages/submission.js';
 import type { Fence } from '../board/task-board.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { TeamRegistry } from '../board/team-registry.js';
-import { FATAL_MODEL_CODES, NotFoundError, type SerializedError, serializeError } from '../errors.js';
+import { FATAL_MODEL_CODES, NotFoundError, serializeError } from '../errors.js';
 import type { ModelClient, ModelMessage, Usage } from '../model/types.js';
 import { configureStages, GENERAL_SYSTEM_PROMPT, stageOf } from '../stages/definitions.js';
 import { handoffData, taskPrompt } from '../stages/handoff.js';
@@ -148,7 +148,7 @@ export class Teammate {
   }
 
   private async workOnTask(task: Task): Promise<void> {
-    const { name, role } = this.options;
+    const { name } = this.options;
     const fence: Fence = { owner: name, token: task.claims };
     await this.setStatus('working', task.id);
     this.activity(task.id, `claimed #${task.id} ${task.subject}`);

@@ -1,17 +1,15 @@
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { type Board, type BoardEvents, fileBoard } from '../board/board.js';
+import { type BoardEvents, fileBoard } from '../board/board.js';
 import type { Mailbox } from '../board/mailbox.js';
 import type { RequestStore } from '../board/requests.js';
 import type { Message, Stage, Task } from '../board/schemas.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { type ManagerEvents, type TeammateExit, TeammateManager } from '../agent/manager.js';
-import type { TeammateSettings } from '../agent/settings.js';
-import type { FromWorker } from '../agent/worker-protocol.js';
 import { LeadLease } from '../board/liveness.js';
 import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import { checkRole } from '../stages/definitions.js';
-import { createModel, type ModelSpec, providerSpec } from '../model/factory.js';
+import { createModel, providerSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { sweepOrphans } from '../exec/process.js';
 import { sweepScratch } from '../exec/scratch.js';
@@ -23,56 +21,12 @@ import { type Answerer, createAnswerer } from './simulated-user.js';
 import { BoardOutage } from '../board/outage.js';
 import { openRepository } from './repository.js';
 import { type PendingQuestion, questionOf, unansweredOnBoard } from './questions.js';
+import { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
 
 export type { PendingQuestion } from './questions.js';
+export { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
 import { Spend } from './spend.js';
 import { TeamModels } from './team-models.js';
-
-export interface TeamMemberSpec {
-  name: string;
-  role: string;
-  prompt?: string;
-}
-
-export const DEFAULT_TEAM: readonly TeamMemberSpec[] = [
-  { name: 'analyst', role: 'analyst' },
-  { name: 'engineer', role: 'engineer' },
-  { name: 'reviewer', role: 'reviewer' },
-];
-
-export interface LeadSessionOptions {
-  rootDir: string;
-  model: ModelSpec;
-  settings?: Partial<TeammateSettings>;
-  /** Answer the analyst's questions with a simulated user instead of the person. */
-  auto?: boolean;
-  team?: string;
-  /** Poll the lead's inbox this often even without watcher events. */
-  reconcileMs?: number;
-  /**
-   * The person's repository for worktrees: a path (`--repo`), false for none (`--no-worktree`), or
-   * absent to use the repository the board is in, if any.
-   */
-  repo?: string | false;
-  /** The board, opened by the front end (default: the file board in rootDir). */
-  board?: Board;
-  /** A model per role (autoteam.config.json); roles not named use `model`. */
-  models?: Readonly<Record<string, ModelSpec>>;
-}
-
-/** Everything the front ends (REPL, line mode, headless run) render. */
-export type LeadEvent =
-  | { type: 'teammate'; event: FromWorker }
-  | { type: 'teammate_exit'; exit: TeammateExit }
-  | { type: 'question'; question: PendingQuestion }
-  | { type: 'answered'; question: PendingQuestion; answer: string; by: 'person' | 'simulated user' }
-  | { type: 'pipeline'; pipeline: number; status: string; content: string }
-  | { type: 'plan'; requestId: string; from: string; plan: string }
-  | { type: 'message'; message: Message }
-  | { type: 'board' }
-  | { type: 'error'; code: string; message: string }
-  /** Something the person should know that is not an error (a board taken over, a teammate found dead). */
-  | { type: 'notice'; text: string };
 
 /**
  * The lead's side of the runtime, shared by every front end: owns the process's watcher, the

@@ -1,0 +1,55 @@
+import type { TeammateExit } from '../agent/manager.js';
+import type { TeammateSettings } from '../agent/settings.js';
+import type { FromWorker } from '../agent/worker-protocol.js';
+import type { Board } from '../board/board.js';
+import type { Message } from '../board/schemas.js';
+import type { ModelSpec } from '../model/factory.js';
+import type { PendingQuestion } from './questions.js';
+
+/** What a lead session is made of, and what it tells the front ends. */
+
+export interface TeamMemberSpec {
+  name: string;
+  role: string;
+  prompt?: string;
+}
+
+export const DEFAULT_TEAM: readonly TeamMemberSpec[] = [
+  { name: 'analyst', role: 'analyst' },
+  { name: 'engineer', role: 'engineer' },
+  { name: 'reviewer', role: 'reviewer' },
+];
+
+export interface LeadSessionOptions {
+  rootDir: string;
+  model: ModelSpec;
+  settings?: Partial<TeammateSettings>;
+  /** Answer the analyst's questions with a simulated user instead of the person. */
+  auto?: boolean;
+  team?: string;
+  /** Poll the lead's inbox this often even without watcher events. */
+  reconcileMs?: number;
+  /**
+   * The person's repository for worktrees: a path (`--repo`), false for none (`--no-worktree`), or
+   * absent to use the repository the board is in, if any.
+   */
+  repo?: string | false;
+  /** The board, opened by the front end (default: the file board in rootDir). */
+  board?: Board;
+  /** A model per role (autoteam.config.json); roles not named use `model`. */
+  models?: Readonly<Record<string, ModelSpec>>;
+}
+
+/** Everything the front ends (REPL, line mode, headless run) render. */
+export type LeadEvent =
+  | { type: 'teammate'; event: FromWorker }
+  | { type: 'teammate_exit'; exit: TeammateExit }
+  | { type: 'question'; question: PendingQuestion }
+  | { type: 'answered'; question: PendingQuestion; answer: string; by: 'person' | 'simulated user' }
+  | { type: 'pipeline'; pipeline: number; status: string; content: string }
+  | { type: 'plan'; requestId: string; from: string; plan: string }
+  | { type: 'message'; message: Message }
+  | { type: 'board' }
+  | { type: 'error'; code: string; message: string }
+  /** Something the person should know that is not an error (a board taken over, a teammate found dead). */
+  | { type: 'notice'; text: string };
