@@ -63,7 +63,9 @@ export function registerBoardCommands(program: Command): void {
   // One pipeline, by id: what the person does to it from any terminal (the REPL has the same as /commands).
   const pipelineCommands: Array<[string, string, (board: Board, id: number) => Promise<string>]> = [
     ['cancel', "cancel a pipeline's open tasks; their owners stop", (board, id) => cancelPipeline(new Pipeline(board.tasks, board.mailbox), id, board.registry.read().lead)],
-    ['retry', 'restart a failed or cancelled pipeline from the stage that failed', (board, id) => retryPipeline(new Pipeline(board.tasks, board.mailbox), id, board.registry.read().lead)],
+    ['retry', 'restart a failed or cancelled pipeline from the stage that failed', async (board, id) =>
+        `${await retryPipeline(new Pipeline(board.tasks, board.mailbox), id, board.registry.read().lead)}\n` +
+        'a running lead (autoteam) or an autoteam worker of its role on this board picks it up'],
     ['diff', "print a pipeline's branch: its files and diff against where it started", (board, id) => diffPipeline(board.tasks, id)],
     ['merge', "merge an approved pipeline's branch into your current branch, then remove its worktree and branch", (board, id) => mergePipeline(board.tasks, id, board.registry.read().lead)],
     ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead)],

@@ -65,7 +65,10 @@ export function boardUrl(command: Command): string | undefined {
     if (flag === undefined) return undefined;
     throw new UsageError('--board needs a postgres:// URL (without it, the board is the folder --dir)');
   }
-  if (!isPostgresUrl(value)) throw new UsageError(`${name} takes a postgres:// URL, got '${describeUrl(value)}' (for a board in a folder, use --dir <folder>)`);
+  if (!isPostgresUrl(value)) {
+    const instead = flag === undefined ? 'unset it for a board in a folder (--dir <folder>)' : 'for a board in a folder, use --dir <folder>';
+    throw new UsageError(`${name} takes a postgres:// URL, got '${describeUrl(value)}' (${instead})`);
+  }
   const problem = urlProblem(value);
   if (problem) throw new UsageError(`${name}: '${describeUrl(value)}': ${problem}`);
   return value;

@@ -121,6 +121,13 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const onSignal = (signal: NodeJS.Signals) => stopWith(`interrupted (${signal}); unfinished tasks were handed back to the board`);
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  // Output piped into something that stopped reading (`| head`): stop as on Ctrl+C, not with a stack trace.
+  const onOutputError = (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    stopWith('interrupted (its output was closed); unfinished tasks were handed back to the board');
+  };
+  process.stdout.on('error', onOutputError);
+  process.stderr.on('error', onOutputError);
 
   const giveUp = AbortSignal.timeout(timeoutMs);
   log(`autoteam run — ${session.modelLabel}${session.location === session.rootDir ? '' : ` · board ${session.where}`}`);
@@ -144,6 +151,14 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+  // What is printed from here on may go nowhere: never a crash for it.
+  process.stdout.off('error', onOutputError);
+  process.stderr.off('error', onOutputError);
+  const ignoreBrokenPipe = (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  };
+  process.stdout.on('error', ignoreBrokenPipe);
+  process.stderr.on('error', ignoreBrokenPipe);
   state = { ...session.pipeline.state(pipeline), ...(state.reason ? { reason: state.reason } : {}), status: state.status };
 
   if (fatalError) {
@@ -167,7 +182,9 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
 function runTimeout(value: string | undefined): number {
   if (value === undefined) return 10 * 60_000;
   if (/^\s*\d+(\.\d+)?\s*$/.test(value)) throw new ConfigError(`--timeout: '${value}' needs a unit (examples: 90s, 10m, 500ms)`);
-  return parseDuration(value, '--timeout');
+  const ms = parseDuration(value, '--timeout');
+  if (ms <= 0) throw new ConfigError(`--timeout: '${value}' is no time at all (examples: 90s, 10m)`);
+  return ms;
 }
 
 /**
@@ -179,7 +196,7 @@ async function stoppedEarly(session: LeadSession, pipeline: number, stopReason: 
   if (stopReason === null && timedOutAfterMs !== null) {
     const timedOut = `timed out after ${formatDuration(timedOutAfterMs)}`;
     try {
-      await session.pipeline.cancel(pipeline, session.lead);
+      await session.pipeline.cancel(pipeline, session.lead, `autoteam run ${timedOut}`);
       return `${timedOut}; pipeline #${pipeline} cancelled (autoteam retry ${pipeline} starts it again from the stage it stopped at)`;
     } catch (error) {
       return `${timedOut}; pipeline #${pipeline} is left open on the board (cancelling it failed: ${serializeError(error).message})`;
@@ -187,7 +204,6 @@ async function stoppedEarly(session: LeadSession, pipeline: number, stopReason: 
   }
   // A model error no retry will fix ends the run with its own line and exit 2; the task went back.
   if (stopReason === null) return 'stopped by a model error';
-  if (stopReason.startsWith('interrupted')) return stopReason;
   return `${stopReason}; pipeline #${pipeline} is left open on the board (a lead here goes on with it, autoteam cancel ${pipeline} drops it)`;
 }
 

@@ -39,13 +39,13 @@ export async function retryPipeline(pipeline: Pipeline, id: number, by: string):
 
 export function pipelineId(text: string): number {
   const id = /^#?\d+$/.test(text.trim()) ? Number(text.trim().replace(/^#/, '')) : Number.NaN;
-  if (!Number.isInteger(id) || id <= 0) throw new AutoteamError(`a pipeline id is a positive whole number, got '${text.trim()}'`, 'USAGE');
+  if (!Number.isSafeInteger(id) || id <= 0) throw new AutoteamError(`a pipeline id is a positive whole number, got '${text.trim()}'`, 'USAGE');
   return id;
 }
 
 function taskId(text: string): number {
   const id = /^#?\d+$/.test(text.trim()) ? Number(text.trim().replace(/^#/, '')) : Number.NaN;
-  if (!Number.isInteger(id) || id <= 0) throw new AutoteamError(`a task id is a positive whole number, got '${text.trim()}'`, 'USAGE');
+  if (!Number.isSafeInteger(id) || id <= 0) throw new AutoteamError(`a task id is a positive whole number, got '${text.trim()}'`, 'USAGE');
   return id;
 }
 
@@ -65,7 +65,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'tasks',
     args: '',
-    help: 'the board: [ ] pending, [>] in progress, [x] completed, [!] failed',
+    help: 'the board: [ ] pending, [>] in progress, [x] completed, [!] failed, [-] cancelled',
     run: (_args, io) => {
       const skipped = io.session.board.problems().map((problem) => `skipped ${problem.message}`);
       io.print([formatBoard(io.session.board.list()), ...skipped].join('\n'));
@@ -169,6 +169,10 @@ export const COMMANDS: readonly Command[] = [
     help: 'ask a teammate to finish up and shut down (the protocol, bounded wait)',
     run: async (args, io) => {
       const name = need(args, '/shutdown <name>');
+      if (!io.session.isRunning(name)) {
+        io.print(`${name} is not running in this session (/team lists the team)`);
+        return;
+      }
       io.print(`asking ${name} to shut down…`);
       const exit = await io.session.requestShutdown(name);
       io.print(exit ? `${name} shut down: ${exit.reason}` : `${name} is not running`);
@@ -221,7 +225,7 @@ export function helpText(): string {
     const usage = `/${command.name}${command.args ? ` ${command.args}` : ''}`;
     return `  ${usage.padEnd(28)}${command.help}`;
   });
-  return ['Commands:', ...rows, '  anything else             talk to the lead (a requirement becomes a pipeline)'].join('\n');
+  return ['Commands:', ...rows, `  ${'anything else'.padEnd(28)}talk to the lead (a requirement becomes a pipeline)`].join('\n');
 }
 
 export function inboxText(session: LeadSession): string {

@@ -161,7 +161,7 @@ export interface TeamView {
   spend: Readonly<Record<string, string>>;
 }
 
-/** The team panel: the registry, with status events from the threads applied as they arrive. */
+/** The team panel: the registry (read again when the board changes), with status events from this process's threads applied as they arrive. */
 export class TeamStore extends Store<TeamView> {
   constructor(private readonly session: LeadSession) {
     super({ team: '', lead: 'lead', members: [], spend: {} });
@@ -174,7 +174,8 @@ export class TeamStore extends Store<TeamView> {
 
   follow(): () => void {
     const onEvent = (event: LeadEvent) => {
-      if (event.type === 'teammate_exit') this.reload();
+      // Members of other processes (an `autoteam worker`, a member found dead) change only on the board.
+      if (event.type === 'teammate_exit' || event.type === 'board' || event.type === 'notice') this.reload();
       if (event.type === 'teammate' && event.event.type === 'usage') {
         const { name } = event.event;
         const offline = this.session.offline;

@@ -57,6 +57,10 @@ describe('hand-written files', () => {
     // autoteam writes its own format from then on, keeping the team's name.
     await registry.join('bob', 'reviewer');
     expect(JSON.parse(fs.readFileSync(path.join(root, '.team', 'config.json'), 'utf8'))).toMatchObject({ team: 'lesson-team', members: [{ name: 'alice' }, { name: 'bob' }] });
+    expect(JSON.parse(fs.readFileSync(path.join(root, '.team', 'config.json'), 'utf8'))).not.toHaveProperty('team_name');
+    // A team_name that is not a string is named in the error, not silently dropped.
+    fs.writeFileSync(path.join(root, '.team', 'config.json'), JSON.stringify({ team_name: 5 }));
+    expect(() => registry.read()).toThrow(/config\.json: .*team_name: Invalid input: expected string, received number; fix it/);
   });
 });
 

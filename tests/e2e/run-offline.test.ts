@@ -2,7 +2,7 @@
  * `autoteam run` end to end: the real built CLI, worker threads, the offline scripted team, the real
  * tools (python3 linter, smoke tests) and the board on disk. Build first: `npx tsc -p tsconfig.build.json`.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,8 @@ import { COORDINATION_TOOL_NAMES, STAGE_DEFINITIONS } from '../../src/core/stage
 import { MessagesServer } from '../helpers/messages-server.js';
 import {
   type CliResult,
+  cleanEnv,
+  cliEntry,
   DOWNLOADS_REQUIREMENT,
   describeRun,
   readTasks,
@@ -310,6 +312,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     ['a missing requirement', [], /missing required argument 'requirement'/],
     ['a non-numeric --max-revisions', ['--max-revisions', 'abc', 'x'], /--max-revisions: 'abc' is not a whole number/],
     ['a --timeout without a unit', ['--timeout', '600', 'x'], /--timeout: '600' needs a unit \(examples: 90s, 10m, 500ms\)/],
+    ['a --timeout of no time', ['--timeout', '0s', 'x'], /--timeout: '0s' is no time at all/],
   ])('exits 2 for a usage error: %s, and starts nothing', async (_label, args, message) => {
     const root = board();
     const run = await runCli(['run', '--auto', '--dir', root, ...args], { cwd: root, killAfterMs: 15_000 });
@@ -461,6 +464,27 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     expect(readTasks(root).map((task) => task.status)).toEqual(['pending']);
   });
 
+  it('piped into something that stops reading (| head): stops as on Ctrl+C, no stack trace, the board released', async () => {
+    const root = board();
+    const child = spawn(process.execPath, [cliEntry, 'run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // Read up to the posted pipeline, then close the pipe, as `head -2` does.
+    let stdout = '';
+    await new Promise<void>((resolve) => {
+      child.stdout!.setEncoding('utf8').on('data', (text: string) => {
+        stdout += text;
+        if (/posted pipeline #1/.test(stdout)) resolve();
+      });
+    });
+    child.stdout!.destroy();
+    expect(await exited, stderr).toBe(130);
+    expect(stderr).not.toMatch(/EPIPE|at /);
+    expect(fs.existsSync(path.join(root, '.team', 'lead.json'))).toBe(false);
+    expect(readTasks(root).filter((task) => task.status === 'in_progress')).toEqual([]);
+  });
+
   it('on --timeout cancels the pipeline, so the board agrees the run failed', async () => {
     const root = board();
     const run = await runCli(['run', '--auto', '--timeout', '200ms', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, killAfterMs: 30_000 });
@@ -471,7 +495,7 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     expect(tasks.filter((task) => task.status === 'pending' || task.status === 'in_progress')).toEqual([]);
     expect(tasks.at(-1)!.status).toBe('cancelled');
     const list = await runCli(['tasks', '--dir', root], { cwd: root });
-    expect(list.stdout).toMatch(/pipeline #1 cancelled/);
+    expect(list.stdout).toMatch(/pipeline #1 cancelled .*— cancelled by lead: autoteam run timed out after 200 ms/);
   });
 
   it('says so when an answer asks for what it cannot build', async () => {

@@ -17,8 +17,8 @@ afterEach(async () => {
 
 const REQUIREMENT = 'Write a Python script that organizes my Downloads folder by file type.';
 
-function session(root: string): LeadSession {
-  const s = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: 50 } });
+function session(root: string, auto = false): LeadSession {
+  const s = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: 50 }, auto });
   sessions.push(s);
   return s;
 }
@@ -76,5 +76,26 @@ describe('resume after a stop during questions', () => {
     expect(analysis.artifacts.qa?.map((entry) => entry.answer)).toEqual(['Pictures and Misc only', 'skip and warn']);
     expect(analysis.history.filter((entry) => entry.event === 'asked').map((entry) => entry.detail)).toEqual([question1.question, question2.question]);
     expect(analysis.artifacts.criteria?.[1]?.criterion).toMatch(/left where it is, with a warning/);
+  }, 60_000);
+
+  it('with --auto, the simulated user answers the question the last lead left pending', async () => {
+    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-resume-')));
+    roots.push(root);
+    const first = session(root);
+    const q1 = nextQuestion(first);
+    await first.start();
+    const task = await first.post(REQUIREMENT);
+    await q1;
+    await first.close(2_000);
+    sessions.splice(sessions.indexOf(first), 1);
+
+    const second = session(root, true);
+    const events: LeadEvent[] = [];
+    second.on('event', (event) => events.push(event));
+    await second.start();
+    const state = await second.waitForPipeline(task.pipeline!, AbortSignal.timeout(40_000));
+    expect(events.filter((event) => event.type === 'error')).toEqual([]);
+    expect(state.status).toBe('approved');
+    expect(events.find((event) => event.type === 'answered')).toMatchObject({ by: 'simulated user' });
   }, 60_000);
 });

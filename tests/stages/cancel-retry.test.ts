@@ -90,7 +90,10 @@ describe('cancel and retry', () => {
     expect(pipeline.state(1).status).toBe('failed');
     const retry = await runCli(['retry', '#1', '--dir', root], { cwd: root });
     expect(retry.code, describeRun(retry)).toBe(0);
-    expect(retry.stdout.trim()).toBe('pipeline #1 retried: task #2 (implementation) — Implement: Write a greeting program.');
+    expect(retry.stdout.trim().split('\n')).toEqual([
+      'pipeline #1 retried: task #2 (implementation) — Implement: Write a greeting program.',
+      'a running lead (autoteam) or an autoteam worker of its role on this board picks it up',
+    ]);
     expect(pipeline.state(1).status).toBe('active');
     const cancel = await runCli(['cancel', '1', '--dir', root], { cwd: root });
     expect(cancel.stdout.trim()).toBe('pipeline #1 cancelled: #2');

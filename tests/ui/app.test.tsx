@@ -86,6 +86,17 @@ describe('the REPL app', () => {
     expect(frame).toContain('No tasks yet');
   });
 
+  it("shows a member of another process as the board has it: joined, working, then dead", async () => {
+    const m = await mount();
+    // An `autoteam worker` in another terminal: it exists only on the board.
+    await m.session.mailbox.registry.join('e2', 'engineer', { status: 'idle', pid: 1 });
+    await m.session.post('Write a greeting program.');
+    await m.until(/e2 \(engineer\) idle/, 'the worker in the team panel');
+    await m.session.mailbox.registry.setStatus('e2', 'dead', { reason: 'no heartbeat for 16 s' });
+    m.session.emit('event', { type: 'notice', text: 'e2 is dead (no heartbeat for 16 s)' });
+    await m.until(/e2 \(engineer\) dead/, 'e2 shown dead');
+  });
+
   it('runs a typed command and prints its output in the activity log', async () => {
     const m = await mount();
     await m.type('/post Write a Python script that organizes my Downloads folder by file type.');

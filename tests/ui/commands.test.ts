@@ -41,6 +41,10 @@ describe('completion and parsing', () => {
   it('documents every command in /help', () => {
     const help = helpText();
     for (const name of COMMAND_NAMES) expect(help).toContain(`/${name}`);
+    // One column for the descriptions, the last row included; /tasks names every mark it shows.
+    const columns = new Set(help.split('\n').slice(1).map((line) => /^ {2}\S.*?\s{2,}(?=\S)/.exec(line)?.[0].length));
+    expect([...columns]).toEqual([30]);
+    expect(help).toContain('[-] cancelled');
   });
 });
 
@@ -130,6 +134,11 @@ describe('runLine on a real session', () => {
     expect(out.at(-1)).toBe('unknown command /frobnicate (/help lists them)');
     await runLine('/shutdwon', value);
     expect(out.at(-1)).toBe('unknown command /shutdwon — did you mean /shutdown? (/help lists them)');
+    const before = out.length;
+    await runLine('/shutdown nobody', value);
+    expect(out.slice(before)).toEqual(['nobody is not running in this session (/team lists the team)']);
+    await runLine('/show 99999999999999999999', value);
+    expect(out.at(-1)).toBe("error: a task id is a positive whole number, got '99999999999999999999'");
     expect(await runLine('/quit', value)).toBe('quit');
   });
 

@@ -112,8 +112,10 @@ export type MemberStatus = (typeof MEMBER_STATUSES)[number];
 function fromLessonConfig(raw: unknown): unknown {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return raw;
   const config = { ...(raw as Record<string, unknown>) };
-  if (config.team === undefined && typeof config.team_name === 'string') config.team = config.team_name;
-  delete config.team_name;
+  if (typeof config.team_name === 'string') {
+    config.team ??= config.team_name;
+    delete config.team_name;
+  }
   if (Array.isArray(config.members)) {
     config.members = config.members.map((member: unknown) =>
       member && typeof member === 'object' ? { since: '1970-01-01T00:00:00.000Z', status: 'idle', ...(member as object) } : member,
@@ -126,6 +128,8 @@ export const TeamConfigSchema = z.preprocess(
   fromLessonConfig,
   z.object({
     team: z.string().min(1),
+    // Only there when it is not a string (see fromLessonConfig): then its error names it.
+    team_name: z.string().optional(),
     lead: z.string().min(1).default('lead'),
     members: z.array(MemberSchema).default([]),
   }),

@@ -182,9 +182,10 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     await this.reapDead();
     // Scratch copies (check runs, smoke runs) of autoteam processes killed before they could remove them.
     sweepScratch();
-    this.resumeQuestions();
     this.model = await createModel(this.options.model);
     this.answerer = createAnswerer(this.model, this.board);
+    // After the answerer: with --auto, a question the last lead left pending is answered now.
+    this.resumeQuestions();
     this.watcher.on('inbox', (name) => {
       if (name === this.lead) this.drainInbox();
       else if (this.resting.has(name)) this.wakeResting(name);

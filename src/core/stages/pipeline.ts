@@ -274,7 +274,7 @@ export class Pipeline {
    * Cancels every open task of a pipeline (owners are told; their in-flight work stops at its next
    * fenced write or lease renewal). Returns the ids cancelled.
    */
-  async cancel(pipeline: number, by: string): Promise<number[]> {
+  async cancel(pipeline: number, by: string, why?: string): Promise<number[]> {
     await this.board.refresh();
     const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
     if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${pipeline}`, 'NOT_FOUND');
@@ -282,7 +282,7 @@ export class Pipeline {
     if (open.length === 0) throw new AutoteamError(`pipeline #${pipeline} has nothing open to cancel (it is ${pipelineStatus(tasks)})`, 'USAGE');
     const cancelled: number[] = [];
     for (const task of open) {
-      const result = await this.board.cancel(task.id, by, `cancelled by ${by}`);
+      const result = await this.board.cancel(task.id, by, `cancelled by ${by}${why ? `: ${why}` : ''}`);
       if (!result.ok) continue;
       cancelled.push(task.id);
       if (task.status === 'in_progress' && task.owner) {

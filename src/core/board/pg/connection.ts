@@ -24,6 +24,9 @@ export function createPool(url: string, max = 10): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000 });
   // An idle client whose server went away must not crash the process: the next query reconnects.
   pool.on('error', () => undefined);
+  // Nor a checked-out one (a transaction, or a held advisory lock, between two statements): the pool
+  // listens only to idle clients. Its next query fails and is retried; released, it is discarded.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
