@@ -37,7 +37,6 @@ export async function runLineRepl(session: LeadSession, options: LineReplOptions
   await session.start(options.team ?? DEFAULT_TEAM);
   const config = session.mailbox.registry.read();
   print(`board ${session.where} · team ${config.team} · lead ${config.lead}${session.autoAnswer ? ' · auto answers on' : ''}`);
-  print('Type /help for commands, or a requirement for the lead.');
 
   const lines = readline.createInterface({ input: options.input ?? process.stdin, terminal: false });
   // Ctrl+C ends the input, and the wait for work in flight too; SIGTERM (kill, a service manager) the same.
@@ -52,6 +51,8 @@ export async function runLineRepl(session: LeadSession, options: LineReplOptions
   };
   process.once('SIGINT', onSigint);
   process.once('SIGTERM', onSigterm);
+  // Only now: whoever waits for this line to send a signal finds it handled.
+  print('Type /help for commands, or a requirement for the lead.');
   let quit = false;
   for await (const line of lines) {
     if ((await runLine(line, io)) === 'quit') {

@@ -17,6 +17,8 @@ describe('the line-mode REPL', () => {
     dirs.push(dir);
     const child = spawn(process.execPath, [CLI, '--dir', dir], { env: offlineEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
     child.stdout.setEncoding('utf8');
     const ready = new Promise<void>((resolve) => {
       child.stdout.on('data', (text: string) => {
@@ -24,11 +26,11 @@ describe('the line-mode REPL', () => {
         if (out.includes('Type /help')) resolve();
       });
     });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
     await ready;
     expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(true);
     child.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    expect(await exited, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
     const lines = out.trim().split('\n');
     expect(lines).toContain('terminated');
     expect(lines).toContain('shutting the team down…');
