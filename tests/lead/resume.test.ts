@@ -41,15 +41,20 @@ function nextQuestion(s: LeadSession, after = 0): Promise<PendingQuestion> {
   });
 }
 
+/** A fresh board, a session on it, the requirement posted, and the analyst's first question. */
+async function postAndAsk() {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-resume-')));
+  roots.push(root);
+  const first = session(root);
+  const asked = nextQuestion(first);
+  await first.start();
+  const task = await first.post(REQUIREMENT);
+  return { root, first, task, question: await asked };
+}
+
 describe('resume after a stop during questions', () => {
   it('asks nothing twice: the answered question comes from the board, the pending one is answered by the next line', async () => {
-    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-resume-')));
-    roots.push(root);
-    const first = session(root);
-    const q1 = nextQuestion(first);
-    await first.start();
-    const task = await first.post(REQUIREMENT);
-    const question1 = await q1;
+    const { root, first, task, question: question1 } = await postAndAsk();
     expect(question1.question).toMatch(/file types/);
     const q2 = nextQuestion(first);
     await first.answer('Pictures and Misc only');
@@ -79,13 +84,7 @@ describe('resume after a stop during questions', () => {
   }, 60_000);
 
   it('with --auto, the simulated user answers the question the last lead left pending', async () => {
-    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-resume-')));
-    roots.push(root);
-    const first = session(root);
-    const q1 = nextQuestion(first);
-    await first.start();
-    const task = await first.post(REQUIREMENT);
-    await q1;
+    const { root, first, task } = await postAndAsk();
     await first.close(2_000);
     sessions.splice(sessions.indexOf(first), 1);
 
