@@ -26,7 +26,7 @@ function branchOf(board: TaskBoard, id: number): Branch {
   const holder = holders.find((task) => task.artifacts.git?.commit) ?? holders.at(-1);
   if (!holder) {
     throw new AutoteamError(
-      `pipeline #${id} has no branch: it works in workspace/${id} (the board was not in a git repository, or --no-worktree was given)`,
+      `pipeline #${id} has no branch: it works in workspace/${id} (the board was not in a git repository, --no-worktree was given, or it is autoteam's own checkout)`,
       'USAGE',
     );
   }

@@ -496,6 +496,10 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     expect(tasks.at(-1)!.status).toBe('cancelled');
     const list = await runCli(['tasks', '--dir', root], { cwd: root });
     expect(list.stdout).toMatch(/pipeline #1 cancelled .*— cancelled by lead: autoteam run timed out after 200 ms/);
+    // Outside a repository there is no branch to show, and it says why.
+    const diff = await runCli(['diff', '1', '--dir', root], { cwd: root });
+    expect(diff.code).toBe(2);
+    expect(diff.stderr.trim()).toBe("autoteam: pipeline #1 has no branch: it works in workspace/1 (the board was not in a git repository, --no-worktree was given, or it is autoteam's own checkout)");
   });
 
   it('says so when an answer asks for what it cannot build', async () => {
