@@ -61,6 +61,10 @@ describe('hand-written files', () => {
     // A team_name that is not a string is named in the error, not silently dropped.
     fs.writeFileSync(path.join(root, '.team', 'config.json'), JSON.stringify({ team_name: 5 }));
     expect(() => registry.read()).toThrow(/config\.json: .*team_name: Invalid input: expected string, received number; fix it/);
+    fs.rmSync(path.join(root, '.team', 'config.json'));
+    fs.mkdirSync(path.join(root, '.team', 'config.json'));
+    expect(() => registry.read()).toThrow(/config\.json: is a folder, not a file; fix it/);
+    await expect(registry.join('carol', 'engineer')).rejects.toThrow(/config\.json: is a folder, not a file; fix it/);
   });
 });
 

@@ -42,8 +42,17 @@ export function writeFileAtomic(file: string, data: string | Buffer): fs.Stats {
 
 /** Reads and validates a JSON file; the error names the file and the field. */
 export function readJsonFile<S extends z.ZodTypeAny>(file: string, schema: S): z.output<S> {
-  const text = fs.readFileSync(file, 'utf8');
-  return parseJsonText(file, text, schema);
+  return parseJsonText(file, readText(file), schema);
+}
+
+/** A file's text; a folder where the file should be is a BoardFileError naming it. */
+export function readText(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw new BoardFileError(file, 'is a folder, not a file');
+    throw error;
+  }
 }
 
 export function parseJsonText<S extends z.ZodTypeAny>(file: string, text: string, schema: S): z.output<S> {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
 import { redact, secretValues } from '../trace/redact.js';
-import { readJsonFile, writeJsonAtomic } from './atomic-io.js';
+import { readJsonFile, readText, writeJsonAtomic } from './atomic-io.js';
 import { BoardFileError } from '../errors.js';
 import { DEFAULT_LOCK_STALE_MS, withLock } from './lock.js';
 
@@ -73,8 +73,9 @@ export class FileDocStore implements DocStore {
       file,
       () => {
         let current: unknown;
+        const text = fs.existsSync(file) ? readText(file) : undefined;
         try {
-          current = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : undefined;
+          current = text === undefined ? undefined : JSON.parse(text);
         } catch (error) {
           // Never written over unless asked: a broken hand edit is reported, not lost.
           if (!options.overwriteInvalid) throw new BoardFileError(file, `not valid JSON (${(error as Error).message})`);
