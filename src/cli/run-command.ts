@@ -121,7 +121,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const onSignal = (signal: NodeJS.Signals) => stopWith(`interrupted (${signal}); unfinished tasks were handed back to the board`);
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  // Output piped into something that stopped reading (`| head`): stop as on Ctrl+C, not with a stack trace.
+  // Output piped into something that stopped reading (`| head`): stop as on Ctrl+C, not with a stack
+  // trace (after the run, stopping again changes nothing).
   const onOutputError = (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
     stopWith('interrupted (its output was closed); unfinished tasks were handed back to the board');
@@ -151,14 +152,6 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
-  // What is printed from here on may go nowhere: never a crash for it.
-  process.stdout.off('error', onOutputError);
-  process.stderr.off('error', onOutputError);
-  const ignoreBrokenPipe = (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
-  };
-  process.stdout.on('error', ignoreBrokenPipe);
-  process.stderr.on('error', ignoreBrokenPipe);
   state = { ...session.pipeline.state(pipeline), ...(state.reason ? { reason: state.reason } : {}), status: state.status };
 
   if (fatalError) {

@@ -43,11 +43,9 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     if (!database || outage.report('watcher')) console.error(`[${options.name}] watcher: ${error.message}`);
   });
   const recovery = setInterval(() => {
-    if (outage.since === null) return;
-    void board.tasks.refresh().then(() => {
-      const notice = outage.recovered();
+    void outage.probe(() => board.tasks.refresh()).then((notice) => {
       if (notice) console.log(`[${options.name}] ${notice}`);
-    }, () => outage.report('worker'));
+    });
   }, 2_000);
   recovery.unref();
   await watcher.start();
@@ -77,9 +75,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     emit: (event) => {
       if (event.type === 'activity') console.log(`[${event.name}] ${event.text}`);
       else if (event.type === 'status') console.log(`[${event.name}] ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
-      else if (event.type === 'error' && (event.error.code !== 'BOARD_UNREACHABLE' || outage.report('teammate'))) {
-        console.error(`[${event.name}] error ${event.error.code}: ${event.error.message}`);
-      }
+      else if (event.type === 'error' && !outage.hides('teammate', event.error.code)) console.error(`[${event.name}] error ${event.error.code}: ${event.error.message}`);
     },
   });
   try {

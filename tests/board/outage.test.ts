@@ -20,4 +20,20 @@ describe('BoardOutage', () => {
     // The next outage starts afresh: its first errors are shown again.
     expect(outage.report('engineer')).toBe(true);
   });
+
+  it('hides only repeats of unreachable errors, and probes the board only during an outage', async () => {
+    const outage = new BoardOutage(() => 0);
+    let checks = 0;
+    const check = async () => void checks++;
+    expect(await outage.probe(check)).toBeNull();
+    expect(checks).toBe(0);
+    expect(outage.hides('engineer', 'MODEL_AUTH')).toBe(false);
+    expect(outage.hides('engineer', 'BOARD_UNREACHABLE')).toBe(false);
+    expect(outage.hides('engineer', 'BOARD_UNREACHABLE')).toBe(true);
+    expect(await outage.probe(() => Promise.reject(new Error('still down')))).toBeNull();
+    expect(outage.since).not.toBeNull();
+    expect(await outage.probe(check)).toMatch(/^the board answers again \(unreachable for about 1 s; 1 repeated error not shown\)$/);
+    expect(checks).toBe(1);
+    expect(outage.since).toBeNull();
+  });
 });

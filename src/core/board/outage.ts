@@ -28,6 +28,26 @@ export class BoardOutage {
     return true;
   }
 
+  /** True when an error of `code` from `source` is a repeat of this outage's, not to be shown. */
+  hides(source: string, code: string): boolean {
+    return code === 'BOARD_UNREACHABLE' && !this.report(source);
+  }
+
+  /**
+   * During an outage, tries `check` (a read of the board): the notice that ends the outage when it
+   * succeeds, null otherwise (and while there is no outage, without calling it).
+   */
+  async probe(check: () => Promise<unknown>): Promise<string | null> {
+    if (this.since === null) return null;
+    try {
+      await check();
+    } catch {
+      this.report('probe');
+      return null;
+    }
+    return this.recovered();
+  }
+
   /** The board answered: the notice that ends the outage, or null when there was none. */
   recovered(): string | null {
     if (this.since === null) return null;

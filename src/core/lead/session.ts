@@ -203,7 +203,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     });
     this.manager.on('event', (event: ManagerEvents['event'][0]) => {
       if (event.type === 'error' && FATAL_MODEL_CODES.has(event.error.code)) this.fatalError ??= event.error;
-      if (event.type === 'error' && event.error.code === 'BOARD_UNREACHABLE' && !this.outage.report(event.name)) return;
+      if (event.type === 'error' && this.outage.hides(event.name, event.error.code)) return;
       if (event.type === 'usage') this.spend.add(event.name, event.model, event.usage);
       this.emit('event', { type: 'teammate', event });
     });
@@ -218,16 +218,13 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.repairTimer = setInterval(() => {
       void this.pipeline.repair().catch((error: unknown) => {
         const { code, message } = serializeError(error);
-        if (code === 'BOARD_UNREACHABLE' && !this.outage.report('repair')) return;
+        if (this.outage.hides('repair', code)) return;
         this.emit('event', { type: 'error', code, message: `pipeline repair: ${message}` });
       });
       void this.reapDead();
-      if (this.outage.since !== null) {
-        void this.board.refresh().then(() => {
-          const notice = this.outage.recovered();
-          if (notice) this.emit('event', { type: 'notice', text: notice });
-        }, () => this.outage.report('lead'));
-      }
+      void this.outage.probe(() => this.board.refresh()).then((notice) => {
+        if (notice) this.emit('event', { type: 'notice', text: notice });
+      });
     }, 2_000);
     this.repairTimer.unref();
     for (const member of team) {
@@ -261,7 +258,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       }
     } catch (error) {
       const { code, message } = serializeError(error);
-      if (code === 'BOARD_UNREACHABLE' && !this.outage.report('liveness')) return;
+      if (this.outage.hides('liveness', code)) return;
       this.emit('event', { type: 'error', code, message: `liveness: ${message}` });
     }
   }
