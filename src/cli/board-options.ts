@@ -15,8 +15,10 @@ export class UsageError extends AutoteamError {
 }
 
 /**
- * The board directory a command works in. A path that is a file, or a directory this process cannot
- * write (for the commands that write), is one line and exit 2, not a raw ENOTDIR/EACCES later.
+ * The board directory a command works in. One rule for every command: the folder must exist — a
+ * mistyped --dir is one line naming `mkdir -p`, never a new board made by surprise (a board starts in
+ * a folder the person made). A path that is a file, or a directory this process cannot write (for the
+ * commands that write), is one line and exit 2 too, not a raw ENOTDIR/EACCES later.
  */
 export function boardDir(command: Command, writes = true): string {
   const own = command.opts().dir as string | undefined;
@@ -29,10 +31,10 @@ export function boardDir(command: Command, writes = true): string {
   } catch (error) {
     throw new UsageError(`--dir: cannot use ${dir} as a board (${(error as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'a part of the path is a file' : String((error as NodeJS.ErrnoException).code)})`);
   }
-  if (stat && !stat.isDirectory()) throw new UsageError(`--dir: ${dir} is a file, not a directory`);
+  if (!stat) throw new UsageError(`--dir: ${dir} does not exist (to start a board there: mkdir -p ${shellQuote(dir)})`);
+  if (!stat.isDirectory()) throw new UsageError(`--dir: ${dir} is a file, not a directory`);
   if (writes) {
     try {
-      fs.mkdirSync(dir, { recursive: true });
       fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
@@ -42,10 +44,13 @@ export function boardDir(command: Command, writes = true): string {
   return dir;
 }
 
+/** `dir` as one shell word, for a command the person may paste. */
+function shellQuote(dir: string): string {
+  return /^[\w@%+=:,./-]+$/.test(dir) ? dir : `'${dir.replaceAll("'", "'\\''")}'`;
+}
+
 export function existingBoardDir(command: Command): string {
-  const dir = boardDir(command, false);
-  if (!fs.existsSync(dir)) throw new UsageError(`--dir: ${dir} does not exist`);
-  return dir;
+  return boardDir(command, false);
 }
 
 export const dirOption = () => new Option('--dir <path>', 'board root (holds .tasks/ and .team/); with --board, the local folder for workspaces; default: the current directory');

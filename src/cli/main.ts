@@ -59,7 +59,7 @@ function settingsOptions(command: Command): Command {
     .option('--max-revisions <n>', 'review rounds before a pipeline fails (env MAX_REVISIONS)')
     .option('--max-pipeline-steps <n>', 'model calls over all stages of one pipeline before it fails; default 60 (env MAX_PIPELINE_STEPS)')
     .option('--token-budget-pipeline <n>', 'input+output tokens of one pipeline before it fails; default 500000 (env TOKEN_BUDGET_PIPELINE)')
-    .option('--max-attempts <n>', 'failed attempts (model or runtime errors) before a task fails; default 5 (env MAX_ATTEMPTS)')
+    .option('--max-attempts <n>', 'unfinished attempts (model errors, turns that go idle or end without finishing) before a task fails; default 5 (env MAX_ATTEMPTS; first backoff env RETRY_BACKOFF, default 5s)')
     .option('--sandbox <mode>', 'contain the code the agents run: auto (bubblewrap when it works), required, off (env AUTOTEAM_SANDBOX)')
     .option('--allow-network <stages>', "let executed code use the network: 'all', or a comma list of stages (env AUTOTEAM_ALLOW_NETWORK)")
     .option('--provider <name>', 'anthropic, openai (any OpenAI-compatible server) or offline; default: from the keys set (env AUTOTEAM_PROVIDER)')

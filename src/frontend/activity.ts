@@ -23,6 +23,8 @@ export function describeEvent(event: LeadEvent): ActivityLine | null {
       return { text: `[${event.exit.name}] ${event.exit.clean ? 'left' : 'died'}: ${event.exit.reason}`, tone: event.exit.clean ? 'info' : 'error' };
     case 'question':
       return { text: `? ${event.question.from} asks: ${event.question.question}`, tone: 'question' };
+    case 'question_withdrawn':
+      return { text: `? ${event.question.from}'s question withdrawn (${event.reason}): ${event.question.question}`, tone: 'info' };
     case 'answered':
       return { text: `! ${event.by} answers ${event.question.from}: ${event.answer}`, tone: 'answer' };
     case 'pipeline':

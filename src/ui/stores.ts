@@ -206,7 +206,7 @@ export class QuestionStore extends Store<readonly PendingQuestion[]> {
 
   follow(): () => void {
     const onEvent = (event: LeadEvent) => {
-      if (event.type === 'question' || event.type === 'answered') this.set(this.session.pendingQuestions());
+      if (event.type === 'question' || event.type === 'answered' || event.type === 'question_withdrawn') this.set(this.session.pendingQuestions());
     };
     this.session.on('event', onEvent);
     this.set(this.session.pendingQuestions());

@@ -242,7 +242,7 @@ describe('Teammates in worker threads (TeammateManager)', () => {
     await rig.spawnIdle('eng', 'engineer');
 
     const posted = Date.now();
-    const task = await board.create({ subject: 'Write release notes', description: 'Short notes for 1.0.', role: 'engineer' });
+    const task = await board.create({ subject: 'Write release notes', description: 'Run `echo notes-1.0 > NOTES.txt`.', role: 'engineer' });
     await rig.events.waitFor((e) => e.type === 'status' && e.status === 'working' && e.task === task.id, 'claim', {
       timeoutMs: WAKE_BOUND_MS,
     });
@@ -254,7 +254,7 @@ describe('Teammates in worker threads (TeammateManager)', () => {
     expect(done.owner).toBe('eng');
     const claimedAt = Date.parse(done.history.find((h) => h.event === 'claimed')!.at);
     expect(claimedAt - Date.parse(done.createdAt)).toBeLessThan(WAKE_BOUND_MS);
-    expect(fs.existsSync(path.join(root, 'workspace', 'general', `task-${task.id}.md`))).toBe(true);
+    expect(fs.readFileSync(path.join(root, 'workspace', 'general', 'NOTES.txt'), 'utf8')).toBe('notes-1.0\n');
     console.info(`post→claim in a worker thread: ${claimedAt - Date.parse(done.createdAt)} ms (poll ${POLL_MS} ms)`);
   });
 

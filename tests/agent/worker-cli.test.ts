@@ -104,7 +104,7 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     for (let round = 1; round <= 3; round++) {
       const id = await postFromAnotherProcess(root, {
         subject: `Note ${round}`,
-        description: `Write note number ${round}.`,
+        description: `Run \`echo note number ${round} > note-${round}.txt\`.`,
         role: 'engineer',
         by: 'poster',
       });
@@ -118,9 +118,9 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
       );
       expect(done.owner).toBe('eng');
       expect(done.history[0]).toMatchObject({ event: 'created', by: 'poster' });
-      expect(done.result).toContain(`task-${id}.md`);
-      const note = fs.readFileSync(path.join(root, 'workspace', 'general', `task-${id}.md`), 'utf8');
-      expect(note).toContain(`Write note number ${round}.`);
+      expect(done.result).toMatch(/^`echo note number \d > note-\d\.txt`: exit 0/);
+      const note = fs.readFileSync(path.join(root, 'workspace', 'general', `note-${round}.txt`), 'utf8');
+      expect(note).toBe(`note number ${round}\n`);
       latencies.push(claimLatency(done));
     }
     console.info(`post→claim across processes (poll ${POLL}): ${latencies.join(', ')} ms`);

@@ -403,7 +403,7 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     const root = board();
     const run = await runCli(['run', '--auto', '--dir', root, requirement], { cwd: root });
     expect(run.code, describeRun(run)).toBe(1);
-    expect(run.stdout).toContain('pipeline #1: FAILED — the offline model cannot implement this requirement — set ANTHROPIC_API_KEY');
+    expect(run.stdout).toContain('pipeline #1: FAILED — the offline model cannot implement this requirement — set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL, to run it on a model');
     const tasks = readTasks(root);
     expect(tasks.some((task) => task.artifacts.verdict === 'approved')).toBe(false);
     // No stub was written or submitted.
@@ -441,7 +441,7 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     const root = board();
     const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input });
     expect(run.code, describeRun(run)).toBe(1);
-    expect(run.stdout).toContain(`pipeline #1: FAILED — the offline model cannot implement this requirement — set ANTHROPIC_API_KEY (${reason}`);
+    expect(run.stdout).toContain(`pipeline #1: FAILED — the offline model cannot implement this requirement — set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL, to run it on a model (${reason}`);
     expect(readTasks(root).some((task) => task.artifacts.verdict === 'approved')).toBe(false);
   });
 
@@ -506,7 +506,7 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     const root = board();
     const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: 'Receipts and Stuff\nrename the new one\n' });
     expect(run.code, describeRun(run)).toBe(1);
-    expect(run.stdout).toMatch(/pipeline #1: FAILED — the offline model cannot implement this requirement — set ANTHROPIC_API_KEY \(it cannot tell which files go into 'Receipts', 'Stuff'\)/);
+    expect(run.stdout).toMatch(/pipeline #1: FAILED — the offline model cannot implement this requirement — set ANTHROPIC_API_KEY, or OPENAI_API_KEY \/ OPENAI_BASE_URL, to run it on a model \(it cannot tell which files go into 'Receipts', 'Stuff'\)/);
   });
 });
 

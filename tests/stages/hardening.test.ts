@@ -100,10 +100,14 @@ describe('general tasks', () => {
     const board = new TaskBoard(root);
     const bad = await board.create({ subject: 'Run a missing script', description: 'Run `python3 nope.py` in the workspace.' });
     const good = await board.create({ subject: 'Say hi', description: 'Run `echo hi`.' });
+    // What the offline model cannot really do fails with a line naming both ways to a real model.
+    const prose = await board.create({ subject: 'Write tests' });
     const stop = new AbortController();
     const mate = new Teammate({ name: 'eng', role: 'engineer', rootDir: root, model: new ScriptedModel(), wake: new Wake(), signal: stop.signal, settings: { idleTimeoutMs: 200, pollMs: 50 } });
     await mate.run();
     expect(board.get(bad.id)).toMatchObject({ status: 'failed', result: expect.stringMatching(/nope\.py.*exit 2/) });
     expect(board.get(good.id)).toMatchObject({ status: 'completed' });
+    expect(board.get(prose.id)).toMatchObject({ status: 'failed', result: expect.stringMatching(/^the offline model cannot do this task .*ANTHROPIC_API_KEY, or OPENAI_API_KEY \/ OPENAI_BASE_URL/) });
+    expect(fs.existsSync(path.join(root, 'workspace', 'general', `task-${prose.id}.md`))).toBe(false);
   });
 });

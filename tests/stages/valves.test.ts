@@ -158,15 +158,20 @@ describe('safety valves', () => {
     expect(failureNotice(run)).toMatch(/max turns \(4\) reached/);
   });
 
-  it('a stage agent that ends its turn without a signal is nudged once, then the task fails', async () => {
-    const run = await runValve({ requirements: 'silent' });
-    expect(run.state).toMatchObject({ status: 'failed', reason: 'ended without a stage signal' });
+  it('a stage agent that ends its turn without a signal is nudged once per attempt; each attempt backs off, then the task fails', async () => {
+    const run = await runValve({ requirements: 'silent' }, { maxAttempts: 2, retryBaseMs: 100, retryMaxMs: 200 });
+    const reason = 'no teammate finished it: ended its turn without calling complete_requirements_analysis (attempt 2 of 2, MAX_ATTEMPTS)';
+    expect(run.state).toMatchObject({ status: 'failed', reason });
     const calls = run.log.filter((call) => call.stage === 'requirements');
-    expect(calls).toHaveLength(2);
+    // Two attempts, each a turn and the nudge after it: never more.
+    expect(calls).toHaveLength(4);
     expect(calls[0]!.messages.some((m) => typeof m.content === 'string' && NUDGE.test(m.content))).toBe(false);
     const nudge = calls[1]!.messages.at(-1)!;
     expect(nudge.role).toBe('user');
     expect(String(nudge.content)).toMatch(/end it with complete_requirements_analysis\.$/);
+    const [task] = run.state.tasks;
+    expect(task!.history.map((entry) => entry.event)).toEqual(['created', 'claimed', 'retry_later', 'claimed', 'failed']);
+    expect(failureNotice(run)).toContain(reason);
   });
 
   it('the nudge is enough for an agent that then signals: the pipeline goes on to approval', async () => {

@@ -16,11 +16,11 @@ export interface TeammateSettings {
   maxTokens: number;
   commandTimeoutMs: number;
   maxOutputChars: number;
-  /** Failed attempts (model or runtime errors) before a task fails (MAX_ATTEMPTS). */
+  /** Unfinished attempts (model or runtime errors, idle or unsignalled turns) before a task fails (MAX_ATTEMPTS). */
   maxAttempts: number;
   /** How often a teammate tells the registry it is alive. */
   heartbeatMs: number;
-  /** The first backoff after a failed attempt; it doubles up to `retryMaxMs`. */
+  /** The first backoff after an unfinished attempt (RETRY_BACKOFF); it doubles up to `retryMaxMs`. */
   retryBaseMs: number;
   retryMaxMs: number;
   runtime: RuntimeSettings;
@@ -149,6 +149,12 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
   const [attempts, attemptsName] = pick(flags.maxAttempts, '--max-attempts', 'MAX_ATTEMPTS');
   if (attempts) settings.maxAttempts = atLeast(parseCount(attempts, attemptsName), 1, attemptsName);
   settings.sandbox = loadSandboxPolicy(env, flags);
+  // The first wait after an unfinished attempt; it doubles up to five minutes (or this, if longer).
+  const backoff = env.RETRY_BACKOFF;
+  if (backoff) {
+    settings.retryBaseMs = atLeast(parseDuration(backoff, 'RETRY_BACKOFF'), 50, 'RETRY_BACKOFF (ms)');
+    settings.retryMaxMs = Math.max(DEFAULT_TEAMMATE_SETTINGS.retryMaxMs, settings.retryBaseMs);
+  }
   const answer = env.ANSWER_TIMEOUT;
   if (answer) settings.runtime.answerTimeoutMs = parseDuration(answer, 'ANSWER_TIMEOUT');
   return settings;

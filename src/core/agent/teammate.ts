@@ -52,6 +52,11 @@ export interface TeammateOptions {
  * One autonomous teammate: IDLE (inbox first, then claim a task of its role, else sleep until woken
  * or polled) and WORK (the tool loop on one task, its lease renewed by the runtime).
  */
+/** The tools that end `task`: its stage's signals, or complete_task / fail_task for a general task. */
+function finishingTools(task: Task): string {
+  return task.stage ? Object.keys(stageOf(task.stage).transitions).join(' or ') : 'complete_task or fail_task';
+}
+
 export class Teammate {
   readonly board: TaskBoardLike;
   readonly mailbox: Mailbox;
@@ -185,8 +190,7 @@ export class Teammate {
         turnsLeft -= turns;
         if (outcome.kind === 'end_turn' && stage && !nudged && turnsLeft > 0) {
           nudged = true;
-          const signals = Object.keys(stage.transitions).join(' or ');
-          messages.push({ role: 'user', content: `You have not finished this task. Continue, and end it with ${signals}.` });
+          messages.push({ role: 'user', content: `You have not finished this task. Continue, and end it with ${finishingTools(task)}.` });
           continue;
         }
         await this.settle(ctx, outcome);
@@ -218,16 +222,15 @@ export class Teammate {
       case 'fail':
       case 'max_turns': {
         const reason = outcome.kind === 'fail' ? outcome.reason : `max turns (${this.settings.maxTurns}) reached`;
-        if (task.stage) await this.pipeline.fail(task, fence, reason);
-        else await this.board.fail(task.id, fence, reason);
+        await this.pipeline.fail(task, fence, reason);
         this.activity(task.id, `failed #${task.id}: ${reason}`);
         return;
       }
       case 'end_turn':
         if (!stillMine()) return;
         if (task.stage) {
-          await this.pipeline.fail(task, fence, 'ended without a stage signal');
-          this.activity(task.id, `failed #${task.id}: ended without a stage signal`);
+          // Told once which tool finishes the stage (the nudge above); ending without it again is an unfinished attempt.
+          await this.retryOrFail(task, fence, `ended its turn without calling ${finishingTools(task)}`, 'unfinished');
         } else {
           await this.board.complete(task.id, fence, outcome.text || 'done');
           this.activity(task.id, `completed #${task.id}`);
@@ -235,10 +238,12 @@ export class Teammate {
         return;
       case 'claimed':
         // claim_task refuses while a task is in progress; if this one was finished first, work the new one.
-        if (stillMine()) await this.board.release(task.id, fence, `${this.options.name}: switched to #${outcome.task.id}`);
+        if (stillMine()) await this.retryOrFail(task, fence, `switched to #${outcome.task.id}`, 'unfinished');
         await this.workOnTask(outcome.task);
         return;
       case 'idle':
+        if (stillMine()) await this.retryOrFail(task, fence, `went idle: ${outcome.reason}`, 'unfinished');
+        return;
       case 'exit':
       case 'aborted': {
         const reason = outcome.reason;
@@ -368,30 +373,41 @@ export class Teammate {
     if (ctx.task && ctx.fence) {
       // A broken key will not fix itself with retries: hand the task back for whoever runs next.
       if (fatal) await this.board.release(ctx.task.id, ctx.fence, `model error: ${serialized.message}`).catch(() => undefined);
-      else await this.retryOrFail(ctx.task, ctx.fence, serialized.message);
+      else await this.retryOrFail(ctx.task, ctx.fence, serialized.message, 'error');
     }
     if (fatal) this.exitReason = `model error: ${serialized.message}`;
     else if (!ctx.task) await this.options.wake.wait(this.settings.pollMs, this.options.signal);
   }
 
   /**
-   * After a model or runtime error the task backs off (see backoffMs), unclaimable by anyone until
-   * then, this teammate included; after `maxAttempts` failed attempts it fails with the last error.
+   * An attempt that did not finish the task — a model or runtime error, or a turn that went idle,
+   * switched tasks or ended without the stage's finishing tool — backs the task off (see backoffMs),
+   * unclaimable by anyone until then, this teammate included; after `maxAttempts` such attempts it
+   * fails and the lead is told. Without the backoff a model that answers `idle` would claim the same
+   * task again at once, a model call each time.
    */
-  private async retryOrFail(task: Task, fence: Fence, message: string): Promise<void> {
+  private async retryOrFail(task: Task, fence: Fence, message: string, kind: 'error' | 'unfinished'): Promise<void> {
     const attempts = this.board.get(task.id).attempts + 1;
     const { maxAttempts, retryBaseMs, retryMaxMs } = this.settings;
     if (attempts >= maxAttempts) {
-      const reason = `gave up after ${attempts} failed attempts (MAX_ATTEMPTS ${maxAttempts}); last error: ${message}`;
-      if (task.stage) await this.pipeline.fail(task, fence, reason).catch(() => undefined);
-      else await this.board.fail(task.id, fence, reason).catch(() => undefined);
+      const reason =
+        kind === 'error'
+          ? `gave up after ${attempts} failed attempts (MAX_ATTEMPTS ${maxAttempts}); last error: ${message}`
+          : `no teammate finished it: ${message} (attempt ${attempts} of ${maxAttempts}, MAX_ATTEMPTS)`;
+      await this.pipeline.fail(task, fence, reason).catch(() => undefined);
       this.activity(task.id, `failed #${task.id}: ${reason}`);
       return;
     }
     const jittered = backoffMs(attempts, retryBaseMs, retryMaxMs);
     const retryAt = new Date(this.now().getTime() + jittered);
     await this.board.retryLater(task.id, fence, message, retryAt).catch(() => undefined);
-    this.activity(task.id, `attempt ${attempts} of #${task.id} failed; retry in ${Math.round(jittered / 1000)} s: ${message}`);
+    const wait = jittered < 1000 ? `${jittered} ms` : `${Math.round(jittered / 1000)} s`;
+    this.activity(
+      task.id,
+      kind === 'error'
+        ? `attempt ${attempts} of #${task.id} failed; retry in ${wait}: ${message}`
+        : `released #${task.id} unfinished (${message}); attempt ${attempts} of ${maxAttempts}, claimable again in ${wait}`,
+    );
   }
 
   private identity(): ModelMessage[] {

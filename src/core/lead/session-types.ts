@@ -46,6 +46,8 @@ export type LeadEvent =
   | { type: 'teammate_exit'; exit: TeammateExit }
   | { type: 'question'; question: PendingQuestion }
   | { type: 'answered'; question: PendingQuestion; answer: string; by: 'person' | 'simulated user' }
+  /** Its task was cancelled, failed, completed or removed: nobody waits for the answer any more. */
+  | { type: 'question_withdrawn'; question: PendingQuestion; reason: string }
   | { type: 'pipeline'; pipeline: number; status: string; content: string }
   | { type: 'plan'; requestId: string; from: string; plan: string }
   | { type: 'message'; message: Message }

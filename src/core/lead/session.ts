@@ -89,9 +89,35 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     return this.location === this.rootDir ? this.rootDir : `${this.location} (local folder ${this.rootDir})`;
   }
 
-  /** Questions waiting for the person, oldest first. */
+  /** Questions waiting for the person, oldest first; none of a task that is no longer open. */
   pendingQuestions(): PendingQuestion[] {
+    this.withdrawStale();
     return [...this.questions.values()];
+  }
+
+  /**
+   * A question follows its task: once the task is cancelled, failed, completed or gone, nobody waits
+   * for the answer (a retry asks afresh), so it is withdrawn — from the list, the question box, /inbox.
+   */
+  private withdrawStale(): void {
+    for (const question of [...this.questions.values()]) {
+      const reason = this.whyStale(question);
+      if (!reason) continue;
+      this.questions.delete(question.questionId);
+      this.emit('event', { type: 'question_withdrawn', question, reason });
+    }
+  }
+
+  /** Why nobody waits for the answer to `question` any more, or null. */
+  private whyStale(question: PendingQuestion): string | null {
+    if (question.task === null) return null;
+    let task: Task;
+    try {
+      task = this.board.get(question.task);
+    } catch {
+      return `task #${question.task} is gone`;
+    }
+    return task.status === 'pending' || task.status === 'in_progress' ? null : `task #${task.id} is ${task.status}`;
   }
 
   /** The teammates this session runs now (name and role). */
@@ -115,7 +141,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
    */
   busyReason(): string | null {
     if (this.manager.handles().length === 0 || this.fatalError) return null;
-    if (this.questions.size > 0 && !this.auto) return null;
+    if (this.pendingQuestions().length > 0 && !this.auto) return null;
     const tasks = this.board.list();
     const active = [...pipelineStatuses(tasks)].filter(([, status]) => status === 'active').map(([id]) => id);
     if (active.length) return `pipeline ${active.map((id) => `#${id}`).join(', ')} still active`;
@@ -155,7 +181,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   set autoAnswer(value: boolean) {
     this.auto = value;
-    if (value) for (const question of [...this.questions.values()]) void this.autoReply(question);
+    if (value) for (const question of this.pendingQuestions()) void this.autoReply(question);
   }
 
   /** Creates the team config, starts watching, and spawns the team. */
@@ -192,6 +218,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     });
     this.watcher.on('board', () => {
       this.emit('event', { type: 'board' });
+      this.withdrawStale();
       this.wakeResting();
       // The reconcile tick doubles as the inbox poll: a lost watcher event costs at most a second.
       this.drainInbox();
@@ -307,6 +334,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   /** Answers a pending question (the oldest when no id is given). */
   async answer(text: string, questionId?: string, by: 'person' | 'simulated user' = 'person'): Promise<PendingQuestion> {
+    // An answer goes to a live question only, never to a cancelled or finished task.
+    this.withdrawStale();
     const question = questionId ? this.questions.get(questionId) : this.questions.values().next().value;
     if (!question) throw new AutoteamError(questionId ? `no pending question '${questionId}'` : 'no question is waiting for an answer', 'NO_QUESTION');
     this.questions.delete(question.questionId);
@@ -399,6 +428,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
         const question = questionOf(message);
         // Asked again after a restart: already pending (or answered), not a new question.
         if (this.questions.has(question.questionId)) return;
+        // Asked just before its task was cancelled: nobody will read the answer.
+        if (this.whyStale(question)) return;
         this.questions.set(question.questionId, question);
         this.emit('event', { type: 'question', question });
         if (this.auto) void this.autoReply(question);

@@ -259,13 +259,19 @@ export class Pipeline {
     return posted;
   }
 
-  /** A safety valve ended the task: fail it, which fails the pipeline, and tell the lead. */
+  /**
+   * A safety valve ended the task: fail it — a stage task fails its pipeline — and tell the lead,
+   * for a general task too (nobody else would learn that it will not be done).
+   */
   async fail(task: Task, fence: Fence, reason: string): Promise<AdvanceResult> {
     const failed = await this.board.fail(task.id, fence, reason);
     if (!failed.ok) return { ok: false, status: 'active', next: null, reason: failed.reason };
     if (task.pipeline) {
       this.traceTransition(task, null, 'failed', fence.owner);
       await this.notifyLead(fence.owner, task, 'failed', `Pipeline #${task.pipeline} failed at ${task.stage ?? 'task'} #${task.id}: ${reason}`);
+    } else {
+      const lead = this.mailbox.registry.read().lead;
+      await this.mailbox.send(fence.owner, lead, `Task #${task.id} failed: ${reason}`, 'message', { task: task.id }).catch(() => undefined);
     }
     return { ok: true, status: 'failed', next: null, reason };
   }

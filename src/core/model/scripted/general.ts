@@ -1,20 +1,27 @@
 import { callsOf, type Decision, lastCall, type ToolCall } from './conversation.js';
+import { REAL_MODEL_HINT } from './repertoire.js';
 
 const MAX_PLAN_ROUNDS = 3;
 
-/** A general (stage-less) task: plan approval when asked for, then one real action, then complete. */
+/** What the offline model says of a general task it cannot really do. */
+export const OFFLINE_CANNOT_TASK = `the offline model cannot do this task (offline, a general task can only run a command given in backticks, e.g. run \`ls\`) — ${REAL_MODEL_HINT}`;
+
+/**
+ * A general (stage-less) task: plan approval when asked for, then the one thing the offline model can
+ * really do — run the command the task names in backticks — and report its real result. Anything
+ * else fails honestly: a note that repeats the task is not the task done.
+ */
 export function generalTurn(task: string, calls: readonly ToolCall[]): Decision {
-  const id = /^Task #(\d+)/.exec(task)?.[1] ?? '0';
-  const subject = /^Task #\d+: (.+)$/m.exec(task)?.[1] ?? 'task';
   const command = /`([^`]+)`/.exec(task)?.[1];
-  const action = command ? `run \`${command}\` in the workspace` : `write task-${id}.md with the task's notes`;
+  if (!command) return { text: 'I cannot do this offline.', calls: [{ name: 'fail_task', input: { reason: OFFLINE_CANNOT_TASK } }] };
+  const action = `run \`${command}\` in the workspace`;
 
   if (/requires plan approval/.test(task)) {
     const plans = callsOf(calls, 'plan_approval');
     const verdict = lastCall(calls, 'plan_approval')?.result?.content ?? '';
     if (!/^APPROVED/.test(verdict)) {
       if (plans.length >= MAX_PLAN_ROUNDS) {
-        return { text: 'My plan was not approved; leaving the task.', calls: [{ name: 'idle', input: { reason: 'plan not approved' } }] };
+        return { text: 'My plan was not approved; giving the task up.', calls: [{ name: 'fail_task', input: { reason: `my plan was not approved after ${plans.length} rounds` } }] };
       }
       const feedback = /Feedback: (.+)$/s.exec(verdict)?.[1]?.trim();
       const plan = [`1. ${action[0]!.toUpperCase()}${action.slice(1)}.`, '2. Check the result.', '3. Report it with complete_task.'];
@@ -23,20 +30,13 @@ export function generalTurn(task: string, calls: readonly ToolCall[]): Decision 
     }
   }
 
-  if (command && callsOf(calls, 'bash').length === 0) {
+  if (callsOf(calls, 'bash').length === 0) {
     return { text: `Running \`${command}\`.`, calls: [{ name: 'bash', input: { command } }] };
   }
-  if (!command && callsOf(calls, 'write_file').length === 0) {
-    const body = task.replace(/^Task #\d+: .+\n*/, '').trim();
-    return {
-      text: `Writing task-${id}.md.`,
-      calls: [{ name: 'write_file', input: { path: `task-${id}.md`, content: `# ${subject}\n\n${body || subject}\n` } }],
-    };
-  }
-  const done = lastCall(calls, command ? 'bash' : 'write_file');
+  const done = lastCall(calls, 'bash');
   const outcome = (done?.result?.content ?? '').split('\n').filter(Boolean).slice(0, 3).join(' | ');
-  if (done?.result && (done.result.isError || (command && !/^exit 0\b/.test(done.result.content)))) {
-    return { text: 'That did not work.', calls: [{ name: 'fail_task', input: { reason: `${command ? `\`${command}\`` : 'write'}: ${outcome}`.slice(0, 300) } }] };
+  if (done?.result && (done.result.isError || !/^exit 0\b/.test(done.result.content))) {
+    return { text: 'That did not work.', calls: [{ name: 'fail_task', input: { reason: `\`${command}\`: ${outcome}`.slice(0, 300) } }] };
   }
-  return { text: 'Done.', calls: [{ name: 'complete_task', input: { result: `${command ? `\`${command}\`` : `task-${id}.md`}: ${outcome}`.slice(0, 300) } }] };
+  return { text: 'Done.', calls: [{ name: 'complete_task', input: { result: `\`${command}\`: ${outcome}`.slice(0, 300) } }] };
 }

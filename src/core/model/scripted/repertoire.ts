@@ -7,7 +7,10 @@ export type Language = 'python' | 'javascript';
 export type ProgramKind = 'organizer' | 'wordcount';
 
 /** The line the offline team ends a pipeline with when a requirement is outside its repertoire. */
-export const OFFLINE_CANNOT = 'the offline model cannot implement this requirement — set ANTHROPIC_API_KEY';
+/** How to leave the offline model, for every line that says what it cannot do. */
+export const REAL_MODEL_HINT = 'set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL, to run it on a model';
+
+export const OFFLINE_CANNOT = `the offline model cannot implement this requirement — ${REAL_MODEL_HINT}`;
 
 export function detectLanguage(text: string): Language {
   return /\b(javascript|node(\.js)?|typescript|js)\b/i.test(text) && !/\bpython\b/i.test(text) ? 'javascript' : 'python';

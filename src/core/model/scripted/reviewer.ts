@@ -2,7 +2,7 @@ import type { Criterion, Issue, Severity } from '../../board/artifacts.js';
 import type { HandoffData } from '../../stages/handoff.js';
 import { checksFor } from './checks.js';
 import { callsOf, type Decision, type ToolCall } from './conversation.js';
-import { kindOf } from './repertoire.js';
+import { kindOf, REAL_MODEL_HINT } from './repertoire.js';
 
 const LINT_SEVERITY: Record<string, Severity> = {
   'syntax-error': 'blocker',
@@ -31,7 +31,7 @@ export function reviewerTurn(handoff: HandoffData, calls: readonly ToolCall[]): 
   const file = handoff.submitted?.file ?? 'main.py';
   const planned = plan(handoff, file);
   const unverifiable = planned.find((entry) => entry.codes === null);
-  if (unverifiable) return fail(`the offline model cannot verify ${unverifiable.criterion.id} (${unverifiable.criterion.criterion}) — set ANTHROPIC_API_KEY`);
+  if (unverifiable) return fail(`the offline model cannot verify ${unverifiable.criterion.id} (${unverifiable.criterion.criterion}) — ${REAL_MODEL_HINT}`);
 
   const lint = callsOf(calls, 'run_linter').at(-1);
   if (!lint) {

@@ -5,6 +5,7 @@ import { engineerTurn } from './engineer.js';
 import { generalTurn } from './general.js';
 import { leadTurn } from './lead.js';
 import { reviewerTurn } from './reviewer.js';
+import { REAL_MODEL_HINT } from './repertoire.js';
 
 const TRANSCRIPT_CALL = /^(?:[A-Z]+: )?\[called (\S+) (\{.*\})\]$/;
 const TRANSCRIPT_RESULT = /^(?:[A-Z]+: )?\[result( \(error\))?: (".*")\]$/;
@@ -78,7 +79,7 @@ export class ScriptedModel implements ModelClient {
         // A stage from autoteam.config.json: the offline model has no policy for it, and says so.
         return {
           text: 'I have no policy for this stage.',
-          calls: [{ name: 'fail_task', input: { reason: `the offline model has no policy for the '${handoff.stage}' stage — set ANTHROPIC_API_KEY or OPENAI_API_KEY / OPENAI_BASE_URL to run it on a model` } }],
+          calls: [{ name: 'fail_task', input: { reason: `the offline model has no policy for the '${handoff.stage}' stage — ${REAL_MODEL_HINT}` } }],
         };
     }
   }

@@ -1,0 +1,43 @@
+/**
+ * One rule for --dir in every command: a folder that does not exist is refused with one line naming
+ * `mkdir -p`, exit 2, and nothing is created (a typo never starts a new board and works a pipeline).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { describeRun, runCli } from '../helpers/pipeline-cli.js';
+
+const parent = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-dir-')));
+afterAll(() => fs.rmSync(parent, { recursive: true, force: true }));
+
+const COMMANDS: Array<[string, string[]]> = [
+  ['the REPL', []],
+  ['run', ['run', '--auto', 'Write a Python script that organizes my Downloads folder by file type.']],
+  ['worker', ['worker', '--role', 'engineer', '--name', 'eng']],
+  ['tasks', ['tasks']],
+  ['show', ['show', '1']],
+  ['cancel', ['cancel', '1']],
+  ['retry', ['retry', '1']],
+  ['diff', ['diff', '1']],
+  ['stages', ['stages']],
+  ['init', ['init']],
+];
+
+describe('--dir that does not exist', () => {
+  it.each(COMMANDS)('%s refuses it in one line naming mkdir -p, creating nothing', async (_name, args) => {
+    const typo = path.join(parent, 'boadr');
+    const result = await runCli([...args, '--dir', typo], { cwd: parent, input: '/quit\n', killAfterMs: 30_000 });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr.trim()).toBe(`autoteam: --dir: ${typo} does not exist (to start a board there: mkdir -p ${typo})`);
+    expect(result.stdout).toBe('');
+    expect(fs.existsSync(typo)).toBe(false);
+  });
+
+  it('quotes a path with spaces so the suggested command can be pasted', async () => {
+    const typo = path.join(parent, "my board's dir");
+    const result = await runCli(['tasks', '--dir', typo], { cwd: parent });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe(`autoteam: --dir: ${typo} does not exist (to start a board there: mkdir -p '${parent}/my board'\\''s dir')`);
+  });
+});
