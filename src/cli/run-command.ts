@@ -14,6 +14,7 @@ import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js
 import { pipelineStatuses } from '../core/stages/pipeline-status.js';
 import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
 import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
+import { describeExit } from '../frontend/activity.js';
 
 export interface RunCommandOptions {
   dir: string;
@@ -29,6 +30,8 @@ export interface RunCommandOptions {
   board?: string;
   /** --provider / --model. */
   model?: ModelOverrides;
+  /** The models to run on, already resolved (a library caller's own); otherwise from the flags, env and config. */
+  models?: { model: ModelSpec; models: Record<string, ModelSpec> };
   /** autoteam.config.json of the board folder. */
   project: ProjectConfig;
 }
@@ -70,7 +73,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const { project } = options;
   registerPrices(project.prices);
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
-  const { model: spec, models } = modelSpecs(process.env, project, options.model ?? {});
+  const { model: spec, models } = options.models ?? modelSpecs(process.env, project, options.model ?? {});
   const board = await openBoard(options.board ?? options.dir, options.dir);
   const session = new LeadSession({ rootDir: options.dir, model: spec, models, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
   const started = Date.now();
@@ -112,6 +115,10 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     if (failure && DISK_CODES.has(failure.code)) stopWith(`the board's disk refused a write (${failure.code}): ${failure.message}`);
     const line = describeEvent(event);
     if (line) log(line);
+    // A teammate that died leaves its role without anyone: the run cannot finish, and says why at once.
+    if (event.type === 'teammate_exit' && event.exit.kind === 'crashed') {
+      stopWith(`${event.exit.name} died (${event.exit.reason})${event.exit.crashLog ? `; details in ${event.exit.crashLog}` : ''}`);
+    }
     if (event.type === 'question' && !options.auto) {
       if (typed.length) void session.answer(typed.shift()!).catch(() => undefined);
       else if (inputEnded) stopWith(NO_ANSWER);
@@ -210,6 +217,11 @@ function describeEvent(event: LeadEvent): string | null {
       return `  ? ${event.question.from} asks: ${event.question.question}`;
     case 'answered':
       return `  ! ${event.by} answers: ${event.answer}`;
+    case 'question_withdrawn':
+      return `  ? ${event.question.from}'s question withdrawn (${event.reason})`;
+    case 'teammate_exit':
+      // Leaving at the end of the run is expected; a thread stopped or dead is news.
+      return event.exit.kind === 'left' ? null : `  ${describeExit(event.exit).text}`;
     case 'pipeline':
       return `  = ${event.content}`;
     case 'error':

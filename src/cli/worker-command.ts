@@ -7,6 +7,7 @@ import { BoardOutage } from '../core/board/outage.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { createModel, describeModel } from '../core/model/factory.js';
+import { guardProcess } from '../core/agent/crash-log.js';
 
 export interface WorkerCommandOptions {
   dir: string;
@@ -62,6 +63,19 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   process.stdout.on('error', ignoreBrokenPipe);
   process.stderr.on('error', ignoreBrokenPipe);
   console.log(`[${options.name}] ${options.role} on ${describeModel(spec)}, board ${board.location}`);
+  const recent: string[] = [];
+  const remember = (line: string) => {
+    recent.push(`${new Date().toISOString()} ${line}`);
+    if (recent.length > 20) recent.shift();
+  };
+  // An error nothing caught leaves its stack in .team/crash/ and hands the task back: never a silent death.
+  const guard = guardProcess({
+    rootDir: options.dir,
+    name: options.name,
+    role: options.role,
+    handBack: () => board.tasks.reclaimAllFrom(options.name, `owner ${options.name} died`),
+    recent: () => recent,
+  });
   const teammate = new Teammate({
     name: options.name,
     role: options.role,
@@ -73,16 +87,19 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     board,
     ...(options.prompt ? { prompt: options.prompt } : {}),
     emit: (event) => {
+      if (event.type === 'activity') remember(`activity: ${event.text}`);
+      if (event.type === 'status') remember(`status: ${event.status}${event.task ? ` #${event.task}` : ''}`);
       if (event.type === 'activity') console.log(`[${event.name}] ${event.text}`);
       else if (event.type === 'status') console.log(`[${event.name}] ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
       else if (event.type === 'error' && !outage.hides('teammate', event.error.code)) console.error(`[${event.name}] error ${event.error.code}: ${event.error.message}`);
     },
   });
   try {
-    const reason = await teammate.run();
+    const reason = await teammate.run().catch((error: unknown) => guard.crashed(error));
     console.log(`[${options.name}] exited: ${reason}`);
     return 0;
   } finally {
+    guard.dispose();
     clearInterval(recovery);
     await watcher.close();
     await board.close();

@@ -1,4 +1,5 @@
 import type { LeadEvent } from '../core/lead/session.js';
+import type { TeammateExit } from '../core/agent/manager.js';
 import type { Tone } from './commands.js';
 
 export interface ActivityLine {
@@ -20,7 +21,7 @@ export function describeEvent(event: LeadEvent): ActivityLine | null {
       return null;
     }
     case 'teammate_exit':
-      return { text: `[${event.exit.name}] ${event.exit.clean ? 'left' : 'died'}: ${event.exit.reason}`, tone: event.exit.clean ? 'info' : 'error' };
+      return describeExit(event.exit);
     case 'question':
       return { text: `? ${event.question.from} asks: ${event.question.question}`, tone: 'question' };
     case 'question_withdrawn':
@@ -39,5 +40,18 @@ export function describeEvent(event: LeadEvent): ActivityLine | null {
       return { text: event.text, tone: 'info' };
     case 'board':
       return null;
+  }
+}
+
+/** How a teammate left, in one line: a crash names its log, where the error and stack are. */
+export function describeExit(exit: TeammateExit): ActivityLine {
+  const handed = exit.released.length ? `; handed back ${exit.released.map((id) => `#${id}`).join(', ')}` : '';
+  switch (exit.kind) {
+    case 'left':
+      return { text: `[${exit.name}] left: ${exit.reason}`, tone: 'info' };
+    case 'terminated':
+      return { text: `[${exit.name}] stopped: ${exit.reason}${handed}`, tone: 'info' };
+    case 'crashed':
+      return { text: `[${exit.name}] died: ${exit.reason}${handed}${exit.crashLog ? ` — details in ${exit.crashLog}` : ''}`, tone: 'error' };
   }
 }

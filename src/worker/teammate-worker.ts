@@ -4,7 +4,9 @@ import { Teammate } from '../core/agent/teammate.js';
 import type { TeammateEvent } from '../core/agent/teammate-events.js';
 import { Wake } from '../core/agent/wake.js';
 import { type Board, openBoard } from '../core/board/board.js';
+import { describeCrashError } from '../core/agent/crash-log.js';
 import { serializeError } from '../core/errors.js';
+import { redact } from '../core/trace/redact.js';
 import { createModel } from '../core/model/factory.js';
 import type { TeammateWorkerInit, ToWorker } from '../core/agent/worker-protocol.js';
 
@@ -49,7 +51,8 @@ try {
   });
   await teammate.run();
 } catch (error) {
-  port.postMessage({ type: 'error', name: init.name, error: serializeError(error) });
+  // The stack travels too: the host writes it to the crash log.
+  port.postMessage({ type: 'error', name: init.name, error: { ...serializeError(error), stack: redact(describeCrashError(error)) } });
   process.exitCode = 1;
 } finally {
   await board?.close();

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -51,13 +52,14 @@ describe('a teammate thread that dies mid-task', () => {
     removeBoard(root);
   });
 
-  const crashes = [
+  const crashes: Array<{ how: string; model: ReturnType<typeof fake>; code: number; why: RegExp; stack?: string; terminate?: boolean }> = [
     { how: 'process.exit from inside the model', model: fake({ script: 'exit', code: 7 }), code: 7, why: /thread died \(exit code 7\)/ },
     {
       how: 'an exception thrown outside the loop',
       model: fake({ script: 'throw-outside-loop', message: 'fake model exploded' }),
       code: 1,
       why: /thread died \(exit code 1\): fake model exploded/,
+      stack: 'fake model exploded',
     },
     { how: 'the host terminating the thread', model: fake({ script: 'hang' }), code: 1, why: /thread died \(exit code 1\)/, terminate: true },
   ];
@@ -74,8 +76,15 @@ describe('a teammate thread that dies mid-task', () => {
 
       const exit = await handle.exited;
 
-      expect(exit).toMatchObject({ name: 'eng', clean: false, code: crash.code });
+      expect(exit).toMatchObject({ name: 'eng', kind: 'crashed', code: crash.code, released: [task.id] });
       expect(exit.reason).toMatch(crash.why);
+      // The error and its stack are kept where the screen's one line points.
+      expect(exit.crashLog).toMatch(/^\.team\/crash\/eng-\d{4}-\d\d-\d\dT[\d-]+Z\.log$/);
+      const log = fs.readFileSync(path.join(root, exit.crashLog!), 'utf8');
+      expect(log).toMatch(/^eng \(engineer\) died at .* — a worker thread of process \d+, exit code \d+\n/);
+      expect(log).toContain(`handed back: #${task.id}`);
+      expect(log).toMatch(/status: working #\d+/);
+      if (crash.stack) expect(log).toMatch(new RegExp(`error:\\nError: ${crash.stack}\\n\\s+at `));
       const member = registry.get('eng');
       expect(member).toMatchObject({ status: 'dead', task: null });
       expect(member!.reason).toMatch(crash.why);
@@ -89,6 +98,57 @@ describe('a teammate thread that dies mid-task', () => {
       expect(board.scanUnclaimed('engineer').map((t) => t.id)).toEqual([task.id]);
     });
   }
+});
+
+describe('a teammate process that dies (as autoteam worker runs one)', () => {
+  let root = '';
+  afterEach(() => removeBoard(root));
+
+  it('an error nothing caught: its stack in .team/crash, its task handed back, one line naming the log, exit 1', async () => {
+    root = tempBoard();
+    const { board } = await makeTeam(root);
+    const task = await board.create({ subject: 'Fragile job', role: 'engineer' });
+    let stderr = '';
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', CHILD, JSON.stringify({ name: 'eng', role: 'engineer', rootDir: root, model: fake({ script: 'throw-outside-loop', message: 'fake model exploded' }), settings: { pollMs: 60_000, idleTimeoutMs: 0 } })],
+      { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (exitCode) => resolve(exitCode)));
+    expect(code, stderr).toBe(1);
+    const line = /^\[eng\] died: fake model exploded; handed back #(\d+) — details in (\.team\/crash\/eng-[\dTZ-]+\.log)$/m.exec(stderr);
+    expect(line, stderr).not.toBeNull();
+    expect(Number(line![1])).toBe(task.id);
+    const log = fs.readFileSync(path.join(root, line![2]!), 'utf8');
+    expect(log).toMatch(/^eng \(engineer\) died at .* — the autoteam worker process \d+\n/);
+    expect(log).toMatch(/error:\nError: fake model exploded\n\s+at /);
+    expect(board.get(task.id)).toMatchObject({ status: 'pending', owner: null });
+  });
+});
+
+describe('a thread the host stops', () => {
+  let root = '';
+  let rig: ManagerRig | null = null;
+  afterEach(async () => {
+    await rig?.close();
+    rig = null;
+    removeBoard(root);
+  });
+
+  it('one still starting when asked to stop is terminated after the grace period: said so, not a crash', async () => {
+    root = tempBoard();
+    const { registry } = await makeTeam(root);
+    rig = await ManagerRig.start(root, fake({ script: 'never-starts' }));
+    rig.manager.spawn('eng', 'engineer');
+    const exit = await rig.manager.stop('eng', 300);
+    expect(exit).toMatchObject({ name: 'eng', kind: 'terminated', released: [] });
+    expect(exit!.reason).toBe('terminated: it did not stop within 300 ms of being asked (it was still starting)');
+    expect(exit!.crashLog).toBeUndefined();
+    expect(fs.existsSync(path.join(root, '.team', 'crash'))).toBe(false);
+    // It never joined the team: nothing to mark dead.
+    expect(registry.get('eng')).toBeUndefined();
+  });
 });
 
 describe('lease expiry takeover across processes', () => {

@@ -286,7 +286,7 @@ describe('Teammates in worker threads (TeammateManager)', () => {
 
     const exit = await rig.manager.requestShutdown('eng', 10_000);
 
-    expect(exit).toEqual({ name: 'eng', clean: true, code: 0, reason: 'shutdown requested by lead' });
+    expect(exit).toEqual({ name: 'eng', kind: 'left', code: 0, reason: 'shutdown requested by lead', released: [] });
     const [request] = new RequestStore(root).list({ kind: 'shutdown' });
     expect(request).toMatchObject({ from: 'lead', to: 'eng', status: 'approved' });
     const answers = mailbox.peek('lead').filter((m) => m.type === 'shutdown_response');
@@ -307,7 +307,7 @@ describe('Teammates in worker threads (TeammateManager)', () => {
 
     const exit = await rig.manager.requestShutdown('eng', 10_000);
 
-    expect(exit).toMatchObject({ name: 'eng', clean: true, code: 0 });
+    expect(exit).toMatchObject({ name: 'eng', kind: 'left', code: 0 });
     const [request] = new RequestStore(root).list({ kind: 'shutdown' });
     // The model's answer, not the runtime's fallback, decided it.
     expect(request).toMatchObject({ to: 'eng', status: 'approved', feedback: 'approved by the model' });
@@ -376,7 +376,7 @@ describe('Teammates in worker threads (TeammateManager)', () => {
     const handle = rig.manager.spawn('eng', 'engineer');
     const exit = await handle.exited;
     expect(Date.now() - started).toBeLessThan(30_000);
-    expect(exit).toMatchObject({ name: 'eng', clean: true, code: 0 });
+    expect(exit).toMatchObject({ name: 'eng', kind: 'left', code: 0 });
     expect(exit.reason).toMatch(/^idle for /);
     expect(registry.get('eng')).toMatchObject({ status: 'shutdown' });
     expect(rig.events.events.some((e) => e.type === 'status' && e.status === 'shutdown')).toBe(true);
@@ -402,7 +402,7 @@ describe('Teammates in worker threads (TeammateManager)', () => {
       role: 'engineer',
     });
     await until(() => board.get(task.id).status === 'completed', 'task completed', { timeoutMs: 20_000 });
-    expect(await rig.manager.requestShutdown('eng', 10_000)).toMatchObject({ clean: true });
+    expect(await rig.manager.requestShutdown('eng', 10_000)).toMatchObject({ kind: 'left' });
 
     expect(board.get(task.id).result).toContain('key=[] token=[]');
     const env = fs.readFileSync(path.join(root, 'workspace', 'general', 'env.txt'), 'utf8');

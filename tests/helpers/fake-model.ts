@@ -191,6 +191,8 @@ function record(request: ModelRequest, index: number): RecordedCall {
 export type FakeScript =
   /** Every call waits until it is aborted: a model that never answers. */
   | { script: 'hang' }
+  /** The model is never made: the thread stays in its start-up (as one loading slowly on a busy machine). */
+  | { script: 'never-starts' }
   /** The first call ends the thread (or process) with `process.exit(code)`. */
   | { script: 'exit'; code: number }
   /** The first call throws `message` from a timer callback, outside the loop's try/catch, and hangs. */
@@ -209,7 +211,8 @@ export type FakeModelOptions = FakeScript & {
 };
 
 /** The ModelSpec `module` factory: `{ kind: 'module', path: FAKE_MODEL_PATH, options }`. */
-export function createModel(options: FakeModelOptions): ModelClient {
+export function createModel(options: FakeModelOptions): ModelClient | Promise<ModelClient> {
+  if (options.script === 'never-starts') return new Promise<ModelClient>(() => undefined);
   const onCall = options.recordTo
     ? (call: RecordedCall) => {
         fs.mkdirSync(path.dirname(options.recordTo!), { recursive: true });

@@ -57,7 +57,7 @@ describe('LeadSession', () => {
     await session.start([{ name: 'eng', role: 'engineer' }]);
     await waitFor(session, (e) => e.type === 'teammate' && e.event.type === 'status' && e.event.status === 'idle');
     const exit = await session.requestShutdown('eng', 5_000);
-    expect(exit?.clean).toBe(true);
+    expect(exit?.kind).toBe('left');
     await session.board.create({ subject: 'Run `true`', role: 'engineer' });
     session.emit('event', { type: 'board' });
     // Give the watcher's reconcile tick (1 s) a chance to run: the stopped teammate must stay stopped.

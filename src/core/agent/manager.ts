@@ -6,6 +6,7 @@ import type { RequestStore } from '../board/requests.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { ConfigError, UnknownRecipientError } from '../errors.js';
 import type { ModelSpec } from '../model/factory.js';
+import { describeCrashError, writeCrashLog } from './crash-log.js';
 import { type FromWorker, FromWorkerSchema, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
 import type { TeammateSettings } from './settings.js';
 
@@ -25,11 +26,21 @@ export interface ManagerOptions {
 
 export interface TeammateExit {
   name: string;
-  /** The teammate ended its own run (protocol, idle timeout, stop); false means the thread died. */
-  clean: boolean;
+  /**
+   * `left`: the teammate ended its own run (protocol, idle timeout, stop). `terminated`: the host ended
+   * a thread that did not stop when asked (one still starting, under load). `crashed`: the thread died.
+   */
+  kind: 'left' | 'terminated' | 'crashed';
   code: number;
   reason: string;
+  /** Tasks handed back to the board because the thread did not end its own run. */
+  released: number[];
+  /** For a crash: its log, `.team/crash/<name>-<time>.log`, relative to the board folder. */
+  crashLog?: string;
 }
+
+/** The last events of a thread kept for its crash log. */
+const RECENT_EVENTS = 20;
 
 export interface TeammateHandle {
   name: string;
@@ -61,6 +72,10 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   private readonly mailbox: Mailbox;
   private readonly requests: RequestStore;
   private readonly unsubscribe: () => void;
+  /** Threads this manager terminated itself, and why: that is a forced stop, not a crash. */
+  private readonly forced = new WeakMap<Worker, string>();
+  /** Threads that reported anything at all (a thread that never did was still starting). */
+  private readonly heard = new WeakSet<Worker>();
 
   constructor(private readonly options: ManagerOptions) {
     super();
@@ -99,35 +114,55 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
         )
       : new Worker(entry.url, { workerData: init, stdout: true, stderr: true });
     let ended: string | null = null;
-    let lastError: string | null = null;
+    let lastError: { message: string; detail: string } | null = null;
+    const recent: string[] = [];
+    const remember = (line: string) => {
+      recent.push(`${new Date().toISOString()} ${line}`);
+      if (recent.length > RECENT_EVENTS) recent.shift();
+    };
     for (const stream of ['stdout', 'stderr'] as const) {
       // Worker output never reaches the terminal directly: it would be printed over the UI.
       worker[stream].setEncoding('utf8');
-      worker[stream].on('data', (text: string) => this.emit('event', { type: 'log', name, stream, text }));
+      worker[stream].on('data', (text: string) => {
+        remember(`${stream}: ${text.trimEnd()}`);
+        this.emit('event', { type: 'log', name, stream, text });
+      });
     }
     worker.on('message', (raw: unknown) => {
+      this.heard.add(worker);
       const parsed = FromWorkerSchema.safeParse(raw);
       if (!parsed.success) {
         this.emit('event', { type: 'error', name, error: { code: 'BAD_WORKER_MESSAGE', message: `unexpected message from ${name}` } });
         return;
       }
-      if (parsed.data.type === 'exit') ended = parsed.data.reason;
-      if (parsed.data.type === 'error') lastError = parsed.data.error.message;
-      this.emit('event', parsed.data);
+      const event = parsed.data;
+      if (event.type === 'exit') ended = event.reason;
+      if (event.type === 'error') lastError = { message: event.error.message, detail: event.error.stack ?? `${event.error.code}: ${event.error.message}` };
+      if (event.type === 'activity') remember(`activity: ${event.text}`);
+      if (event.type === 'status') remember(`status: ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
+      if (event.type === 'error') remember(`error ${event.error.code}: ${event.error.message}`);
+      this.emit('event', event);
     });
     worker.on('error', (error) => {
-      lastError = error.message;
+      lastError = { message: error.message, detail: describeCrashError(error) };
     });
     const exited = new Promise<TeammateExit>((resolve) => {
       worker.once('exit', (code) => {
-        const exit: TeammateExit = {
-          name,
-          clean: ended !== null,
-          code,
-          reason: ended ?? `thread died (exit code ${code})${lastError ? `: ${lastError}` : ''}`,
+        const forced = this.forced.get(worker);
+        const kind: TeammateExit['kind'] = ended !== null ? 'left' : forced ? 'terminated' : 'crashed';
+        const reason = ended ?? forced ?? `thread died (exit code ${code})${lastError ? `: ${lastError.message}` : ''}`;
+        const settle = async (): Promise<TeammateExit> => {
+          const exit: TeammateExit = { name, kind, code, reason, released: [] };
+          if (kind === 'left') return exit;
+          exit.released = await this.handBack(name, kind, reason);
+          if (kind === 'crashed') {
+            const where = `a worker thread of process ${process.pid}, exit code ${code}`;
+            const log = writeCrashLog(this.options.rootDir, { name, role, reason, where, released: exit.released, recent, ...(lastError ? { error: lastError.detail } : {}) });
+            if (log) exit.crashLog = log;
+          }
+          return exit;
         };
-        const settle = exit.clean ? Promise.resolve() : this.buryDead(name, exit.reason);
-        void settle.finally(() => {
+        void settle().then((exit) => {
           // Only now may a new teammate take the name: the burial must not touch its fresh claims.
           if (this.live.get(name) === handle) this.live.delete(name);
           this.emit('exit', exit);
@@ -205,6 +240,9 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       const second = await Promise.race([handle.exited, timeout(graceMs)]);
       if (second) return second;
     }
+    const waited = thenStop ? graceMs * 2 : graceMs;
+    const still = this.heard.has(handle.worker) ? '' : ' (it was still starting)';
+    this.forced.set(handle.worker, `terminated: it did not stop within ${waited < 1000 ? `${waited} ms` : `${Math.round(waited / 1000)} s`} of being asked${still}`);
     await handle.worker.terminate();
     return handle.exited;
   }
@@ -213,9 +251,12 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     this.live.get(name)?.worker.postMessage(message);
   }
 
-  /** A thread that died: mark the member dead and put whatever it held back on the board at once. */
-  private async buryDead(name: string, reason: string): Promise<void> {
-    await this.mailbox.registry.setStatus(name, 'dead', { task: null, reason }).catch(() => undefined);
-    await this.board.reclaimAllFrom(name, `owner ${name} died: ${reason}`);
+  /**
+   * A thread that did not end its own run: whatever it held goes back on the board at once, and the
+   * member is marked dead (a crash) or shut down (terminated by this host, which chose to stop it).
+   */
+  private async handBack(name: string, kind: 'terminated' | 'crashed', reason: string): Promise<number[]> {
+    await this.mailbox.registry.setStatus(name, kind === 'crashed' ? 'dead' : 'shutdown', { task: null, reason }).catch(() => undefined);
+    return this.board.reclaimAllFrom(name, kind === 'crashed' ? `owner ${name} died: ${reason}` : `owner ${name} was ${reason}`).catch(() => []);
   }
 }

@@ -235,9 +235,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       this.emit('event', { type: 'teammate', event });
     });
     this.manager.on('exit', (exit) => {
-      if (exit.clean && exit.reason.startsWith('idle for')) this.resting.add(exit.name);
+      if (exit.kind === 'left' && exit.reason.startsWith('idle for')) this.resting.add(exit.name);
       // A thread that could not reach the board (a database away too long) is started again when there is work.
-      else if (!exit.clean && /cannot use the board at/.test(exit.reason) && !this.closed) this.resting.add(exit.name);
+      else if (exit.kind === 'crashed' && /cannot use the board at/.test(exit.reason) && !this.closed) this.resting.add(exit.name);
       this.emit('event', { type: 'teammate_exit', exit });
     });
     await this.watcher.start();
