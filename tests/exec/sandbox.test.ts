@@ -218,7 +218,7 @@ describe('the runtime\'s own helpers are no way out', () => {
     fs.writeFileSync(secret, SECRET);
     try {
       const { root, workspace } = board();
-      const sandbox = new Sandbox({ workspace, hidden: [root], network: false, limits: DEFAULT_LIMITS, baseEnv: { PATH: `${entry}:/usr/bin:/bin` } }, { kind: 'bwrap', bwrap: '/usr/bin/bwrap' });
+      const sandbox = new Sandbox({ workspace, hidden: [root], network: false, limits: DEFAULT_LIMITS, baseEnv: { PATH: `${entry}:/usr/bin:/bin` } }, { kind: 'bwrap', bwrap: '/usr/bin/bwrap', sizedTmp: true });
       const { args } = sandbox.command('true', []);
       const binds = args.flatMap((arg, i) => (arg === '--ro-bind' ? [args[i + 1]!] : []));
       expect(binds).toContain(entry);

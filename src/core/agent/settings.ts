@@ -85,7 +85,7 @@ export interface SettingsOverrides {
 const SANDBOX_MODES: readonly SandboxMode[] = ['auto', 'required', 'off'];
 const NETWORK_STAGES = ['requirements', 'implementation', 'review', 'general'];
 
-/** The sandbox policy from SANDBOX, ALLOW_NETWORK, SANDBOX_PASS_ENV and SANDBOX_* limits, then flags. */
+/** The sandbox policy from SANDBOX, ALLOW_NETWORK, SANDBOX_PASS_ENV and SANDBOX_* limits (SANDBOX_TMP_MB: /tmp and /dev/shm), then flags. */
 function loadSandboxPolicy(env: NodeJS.ProcessEnv, flags: SettingsOverrides): SandboxPolicy {
   const modeName = flags.sandbox !== undefined ? '--sandbox' : 'AUTOTEAM_SANDBOX';
   const mode = (flags.sandbox ?? env.AUTOTEAM_SANDBOX ?? 'auto').trim().toLowerCase();
@@ -120,6 +120,7 @@ function loadSandboxPolicy(env: NodeJS.ProcessEnv, flags: SettingsOverrides): Sa
       fileSizeMb: limit('SANDBOX_FILE_MB', defaults.fileSizeMb, 1),
       processes: limit('SANDBOX_PROCESSES', defaults.processes, 8),
       cpuSeconds: limit('SANDBOX_CPU_SECONDS', defaults.cpuSeconds, 1),
+      tmpMb: limit('SANDBOX_TMP_MB', defaults.tmpMb, 1),
     },
   };
 }

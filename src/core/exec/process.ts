@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { execa } from 'execa';
 import { pidAlive } from '../board/liveness.js';
 import { childEnv } from './env.js';
+import { pidsCgroups, type RunCgroup, sweepCgroups } from './pids-cgroup.js';
 import type { LimitHit, Sandbox } from './sandbox.js';
 
 export interface RunProcessOptions {
@@ -90,10 +91,13 @@ export function sweep(marker: string): number {
 
 /**
  * Kills every process of a run whose autoteam process is gone: a teammate killed outright before
- * bubblewrap armed --die-with-parent, or without bubblewrap at all. Run by the lead every few seconds.
+ * bubblewrap armed --die-with-parent, or without bubblewrap at all; and removes the pids cgroups
+ * such a process left (with whatever still runs in them). Run by the lead every few seconds.
  */
 export function sweepOrphans(): number {
   const owner = Buffer.from(`${OWNER}=`);
+  const pids = pidsCgroups();
+  if (pids.kind === 'cgroup') sweepCgroups(pids.cgroups);
   return killWhere((environ) => {
     const at = environ.indexOf(owner);
     if (at < 0) return false;
@@ -109,7 +113,8 @@ export function sweepOrphans(): number {
  * `bash -c 'sleep 30 & wait'` cannot outlive the call; the tree is also killed once the main process
  * exits, because a leftover background child would hold the output pipes open and keep this call
  * waiting. "The tree" is the process group plus a sweep for the run's marker (a `setsid` child leaves
- * the group), and under bubblewrap the whole PID namespace.
+ * the group), under bubblewrap the whole PID namespace, and with a sandbox on a host with a pids
+ * cgroup everything in the run's cgroup (which is removed before this returns).
  */
 export async function runProcess(command: string, args: readonly string[], options: RunProcessOptions): Promise<ProcessResult> {
   const started = performance.now();
@@ -119,7 +124,29 @@ export async function runProcess(command: string, args: readonly string[], optio
   const marker = randomUUID();
   const sandbox = options.sandbox;
   const env = { ...(sandbox ? sandbox.env(options.env) : { ...childEnv(), ...options.env }), [MARKER]: marker, [OWNER]: String(process.pid) };
-  const wrapped = sandbox ? sandbox.command(command, args) : { command, args: [...args] };
+  let cgroup: RunCgroup | null = null;
+  try {
+    cgroup = sandbox?.openCgroup() ?? null;
+  } catch (error) {
+    return failed(`cannot make the pids cgroup that bounds the process count: ${(error as Error).message}`, started);
+  }
+  try {
+    return await runIn(command, args, options, { marker, env, cgroup, started });
+  } finally {
+    // Nothing of the run outlives it, and neither does its cgroup.
+    await cgroup?.remove();
+  }
+}
+
+async function runIn(
+  command: string,
+  args: readonly string[],
+  options: RunProcessOptions,
+  run: { marker: string; env: Record<string, string>; cgroup: RunCgroup | null; started: number },
+): Promise<ProcessResult> {
+  const { marker, env, cgroup, started } = run;
+  const sandbox = options.sandbox;
+  const wrapped = sandbox ? sandbox.command(command, args, cgroup) : { command, args: [...args] };
   const subprocess = execa(wrapped.command, wrapped.args, {
     cwd: options.cwd,
     env,
@@ -145,6 +172,7 @@ export async function runProcess(command: string, args: readonly string[], optio
       }
     }
     sweep(marker);
+    cgroup?.killAll();
   };
   let timedOut = false;
   let canceled = false;
@@ -184,7 +212,7 @@ export async function runProcess(command: string, args: readonly string[], optio
       ...(canceled ? { canceled } : {}),
       ...(result.signal ? { signal: result.signal } : {}),
     };
-    const limit = !timedOut && !canceled ? sandbox?.limitHit(outcome) : null;
+    const limit = !timedOut && !canceled ? sandbox?.limitHit({ ...outcome, pidsMaxHit: cgroup?.maxHit() ?? false }) : null;
     return limit ? { ...outcome, limit } : outcome;
   } finally {
     clearTimeout(timer);

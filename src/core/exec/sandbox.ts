@@ -2,13 +2,16 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { bwrapProfile, isInside } from './bwrap-profile.js';
 import { childEnv } from './env.js';
+import { pidsCgroups, type PidsProbe, RunCgroup } from './pids-cgroup.js';
 
 /**
  * Containment for every process an agent starts. On Linux with bubblewrap: the system read-only, the
- * workspace the only writable place, the board, the home directory and the person's repository out
- * of sight, a PID namespace of its own (so the whole tree dies with it), no network unless allowed.
- * Everywhere: an environment built from an allow-list, a private HOME and TMPDIR, and resource limits.
+ * workspace the only writable place (with a size-limited /tmp and /dev/shm), the board, the home
+ * directory and the person's repository out of sight, a PID namespace of its own (so the whole tree
+ * dies with it), no network unless allowed. Everywhere: an environment built from an allow-list, a
+ * private HOME and TMPDIR, resource limits, and a pids cgroup per run where the host offers one.
  */
 
 export type SandboxMode = 'auto' | 'required' | 'off';
@@ -18,10 +21,12 @@ export interface ResourceLimits {
   memoryMb: number;
   /** Largest file a process may write (RLIMIT_FSIZE). */
   fileSizeMb: number;
-  /** Processes of the user (RLIMIT_NPROC; the kernel does not apply it to root). */
+  /** Processes and threads of one run (its pids cgroup; also RLIMIT_NPROC, which the kernel does not apply to root). */
   processes: number;
   /** CPU seconds per process (RLIMIT_CPU). */
   cpuSeconds: number;
+  /** Size of the sandbox's /tmp and of its /dev/shm, each (tmpfs, so memory). */
+  tmpMb: number;
 }
 
 export interface SandboxPolicy {
@@ -33,12 +38,13 @@ export interface SandboxPolicy {
   passEnv: readonly string[];
 }
 
-export const DEFAULT_LIMITS: ResourceLimits = { memoryMb: 2048, fileSizeMb: 256, processes: 1024, cpuSeconds: 120 };
+export const DEFAULT_LIMITS: ResourceLimits = { memoryMb: 2048, fileSizeMb: 256, processes: 1024, cpuSeconds: 120, tmpMb: 256 };
 
 export const DEFAULT_SANDBOX_POLICY: SandboxPolicy = { mode: 'auto', network: [], limits: DEFAULT_LIMITS, passEnv: [] };
 
 
-export type Containment = { kind: 'bwrap'; bwrap: string } | { kind: 'none'; reason: string };
+/** `sizedTmp`: this bwrap takes `--size` (0.7 and later, and not installed setuid), so /tmp can be bounded. */
+export type Containment = { kind: 'bwrap'; bwrap: string; sizedTmp: boolean } | { kind: 'none'; reason: string };
 
 let probed: Containment | null = null;
 
@@ -65,25 +71,43 @@ export function containment(): Containment {
   if (process.platform !== 'linux') return (probed = { kind: 'none', reason: `bubblewrap needs Linux (this is ${process.platform})` });
   const bwrap = findOnPath('bwrap');
   if (!bwrap) return (probed = { kind: 'none', reason: 'bubblewrap (bwrap) is not installed' });
-  const probe = spawnSync(bwrap, ['--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    timeout: 10_000,
-    encoding: 'utf8',
-  });
-  if (probe.status !== 0) {
-    const why = (probe.stderr || probe.error?.message || `exit ${probe.status}`).trim().split('\n')[0];
+  const run = (sized: boolean) =>
+    spawnSync(bwrap, ['--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', ...(sized ? ['--size', '1048576', '--tmpfs', '/tmp'] : []), 'true'], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      timeout: 10_000,
+      encoding: 'utf8',
+    });
+  const probe = run(true);
+  if (probe.status === 0) return (probed = { kind: 'bwrap', bwrap, sizedTmp: true });
+  // An older or setuid bwrap refuses --size; it still sandboxes, with an unbounded /tmp (said by describeContainment).
+  const plain = run(false);
+  if (plain.status !== 0) {
+    const why = (plain.stderr || plain.error?.message || `exit ${plain.status}`).trim().split('\n')[0];
     return (probed = { kind: 'none', reason: `bubblewrap cannot create a sandbox here: ${why}` });
   }
-  return (probed = { kind: 'bwrap', bwrap });
+  return (probed = { kind: 'bwrap', bwrap, sizedTmp: false });
 }
 
 /** How to get bubblewrap, for the one line that says code runs unsandboxed. */
 export const INSTALL_HINT = 'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)';
 
-export function describeContainment(c: Containment = containment()): string {
-  return c.kind === 'bwrap'
-    ? `sandbox: bubblewrap (${c.bwrap}) — workspace only, no network by default`
-    : `sandbox: none — code the agents run is NOT sandboxed (${c.reason}); ${INSTALL_HINT}`;
+/**
+ * The sandbox in one line (`--version`, the start): what contains executed code, and, honestly, what
+ * does not — a /tmp bwrap cannot size, a process count nothing bounds (root ignores RLIMIT_NPROC).
+ */
+export function describeContainment(c: Containment = containment(), pids: PidsProbe = pidsCgroups(), root = isRoot()): string {
+  const gaps: string[] = [];
+  if (c.kind === 'bwrap' && !c.sizedTmp) gaps.push('/tmp and /dev/shm are NOT size-limited (this bwrap has no --size: it needs 0.7 or later, not setuid)');
+  if (pids.kind === 'none' && root) gaps.push(`the process count is NOT limited (running as root, which ignores RLIMIT_NPROC, and no pids cgroup: ${pids.reason})`);
+  const line =
+    c.kind === 'bwrap'
+      ? `sandbox: bubblewrap (${c.bwrap}) — workspace only, no network by default`
+      : `sandbox: none — code the agents run is NOT sandboxed (${c.reason}); ${INSTALL_HINT}`;
+  return [line, ...gaps].join('; ');
+}
+
+function isRoot(): boolean {
+  return process.getuid?.() === 0;
 }
 
 let prlimitPath: string | null | undefined;
@@ -108,7 +132,7 @@ export interface SandboxOptions {
 
 /** A limit that ended a process, for the tool error the model sees. */
 export interface LimitHit {
-  limit: 'memory' | 'file size' | 'processes' | 'CPU time';
+  limit: 'memory' | 'file size' | 'processes' | 'CPU time' | 'tmp size';
   text: string;
 }
 
@@ -117,14 +141,13 @@ export interface LimitHit {
  */
 export class Sandbox {
   readonly kind: 'bwrap' | 'none';
-  private readonly bwrap: string | null;
 
   constructor(
     readonly options: SandboxOptions,
-    contained: Containment = containment(),
+    private readonly contained: Containment = containment(),
+    private readonly pids: PidsProbe = pidsCgroups(),
   ) {
     this.kind = contained.kind;
-    this.bwrap = contained.kind === 'bwrap' ? contained.bwrap : null;
   }
 
   get workspace(): string {
@@ -144,24 +167,44 @@ export class Sandbox {
 
   /** The same containment around another directory (a scratch copy of the workspace). */
   forWorkspace(workspace: string): Sandbox {
-    const contained: Containment = this.bwrap ? { kind: 'bwrap', bwrap: this.bwrap } : { kind: 'none', reason: 'unsandboxed' };
-    return new Sandbox({ ...this.options, workspace }, contained);
+    return new Sandbox({ ...this.options, workspace }, this.contained, this.pids);
   }
 
-  /** `command args` wrapped in bubblewrap (when there is one) and the resource limits. */
-  command(command: string, args: readonly string[]): { command: string; args: string[] } {
+  /**
+   * A pids cgroup for one run, bounded at the process limit; null where the host offers none (then
+   * only RLIMIT_NPROC bounds it, and describeContainment says so for root). Throws when the hierarchy
+   * that worked at the probe refuses now: running unbounded without a word would be worse.
+   */
+  openCgroup(): RunCgroup | null {
+    return this.pids.kind === 'cgroup' ? RunCgroup.open(this.pids.cgroups, this.options.limits.processes) : null;
+  }
+
+  /** `command args` wrapped in bubblewrap (when there is one), the resource limits, and the run's cgroup. */
+  command(command: string, args: readonly string[], cgroup: RunCgroup | null = null): { command: string; args: string[] } {
     const limited = this.limit(command, args);
-    if (!this.bwrap) return limited;
-    // The profile depends only on this sandbox's options: built once, not per process.
-    this.profile ??= this.bwrapArgs();
-    return { command: this.bwrap, args: [...this.profile, '--', limited.command, ...limited.args] };
+    let wrapped = limited;
+    if (this.contained.kind === 'bwrap') {
+      // The profile depends only on this sandbox's options: built once, not per process.
+      this.profile ??= bwrapProfile({
+        workspace: this.workspace,
+        hidden: this.options.hidden,
+        network: this.options.network,
+        tmpBytes: this.contained.sizedTmp ? this.options.limits.tmpMb * 1024 * 1024 : null,
+        pathEnv: this.options.baseEnv?.PATH ?? process.env.PATH ?? '',
+      });
+      wrapped = { command: this.contained.bwrap, args: [...this.profile, '--', limited.command, ...limited.args] };
+    }
+    return cgroup ? cgroup.wrap(wrapped.command, wrapped.args) : wrapped;
   }
 
   private profile: string[] | undefined;
 
-  /** Reads a finished process's result for a limit it hit. */
-  limitHit(result: { exitCode: number | null; signal?: string; stderr: string; stdout: string }): LimitHit | null {
-    const { memoryMb, fileSizeMb, processes, cpuSeconds } = this.options.limits;
+  /**
+   * Reads a finished process's result for a limit it hit. `pidsMaxHit`: the run's cgroup refused a
+   * fork at pids.max, which names the process limit even when the program carried on.
+   */
+  limitHit(result: { exitCode: number | null; signal?: string; stderr: string; stdout: string; pidsMaxHit?: boolean }): LimitHit | null {
+    const { memoryMb, fileSizeMb, processes, cpuSeconds, tmpMb } = this.options.limits;
     const out = `${result.stderr}\n${result.stdout}`;
     if (result.signal === 'SIGXFSZ' || result.exitCode === 128 + 25 || /File too large|File size limit exceeded/.test(out)) {
       return { limit: 'file size', text: `the file size limit (${fileSizeMb} MB per file) was hit` };
@@ -169,11 +212,15 @@ export class Sandbox {
     if (result.signal === 'SIGXCPU' || result.exitCode === 128 + 24 || /CPU time limit exceeded/.test(out)) {
       return { limit: 'CPU time', text: `the CPU time limit (${cpuSeconds} s per process) was hit` };
     }
+    if (result.pidsMaxHit || (/Resource temporarily unavailable|fork: retry|EAGAIN.*spawn/i.test(out) && result.exitCode !== 0)) {
+      return { limit: 'processes', text: `the process limit (${processes} processes and threads) was hit` };
+    }
+    // The workspace is on the host's disk; what fills up inside the sandbox is the sized tmpfs.
+    if (this.contained.kind === 'bwrap' && this.contained.sizedTmp && /No space left on device|ENOSPC/.test(out)) {
+      return { limit: 'tmp size', text: `the size limit of /tmp and /dev/shm (${tmpMb} MB each) was hit; write large files to the workspace` };
+    }
     if (/MemoryError|Cannot allocate memory|out of memory|bad_alloc|ENOMEM|Allocation failed/i.test(out) && result.exitCode !== 0) {
       return { limit: 'memory', text: `the memory limit (${memoryMb} MB of address space per process) was hit` };
-    }
-    if (/Resource temporarily unavailable|fork: retry|EAGAIN.*spawn/i.test(out) && result.exitCode !== 0) {
-      return { limit: 'processes', text: `the process limit (${processes}) was hit` };
     }
     return null;
   }
@@ -191,48 +238,6 @@ export class Sandbox {
     const script = `ulimit -v ${memoryMb * 1024} 2>/dev/null; ulimit -f ${fileSizeMb * 2048} 2>/dev/null; ulimit -u ${processes} 2>/dev/null; ulimit -t ${cpuSeconds} 2>/dev/null; exec "$@"`;
     return { command: '/bin/sh', args: ['-c', script, 'sh', command, ...args] };
   }
-
-  private bwrapArgs(): string[] {
-    const workspace = this.workspace;
-    const args = ['--die-with-parent', '--new-session', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--cap-drop', 'ALL'];
-    if (!this.options.network) args.push('--unshare-net');
-    args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp', '--tmpfs', '/run');
-    // The host's service sockets live in /run; with the network on, only its resolver comes back.
-    if (this.options.network && fs.existsSync('/run/systemd/resolve')) args.push('--ro-bind', '/run/systemd/resolve', '/run/systemd/resolve');
-    // Out of sight: the home directory and the board (and the repository) — tmpfs over them.
-    const home = os.homedir();
-    const hidden = [home, ...this.options.hidden.map((dir) => path.resolve(dir))].filter((dir) => dir && dir !== '/' && fs.existsSync(dir));
-    const outermost = hidden.filter((dir) => !hidden.some((other) => other !== dir && isInside(other, dir)));
-    for (const dir of outermost) args.push('--tmpfs', dir);
-    // What PATH and this runtime need from under a hidden directory comes back read-only (a pyenv or nvm install).
-    for (const dir of this.toolDirs(outermost)) args.push('--ro-bind', dir, dir);
-    args.push('--bind', workspace, workspace, '--chdir', workspace);
-    // A worktree's `.git` file (or a repository's folder) stays as it is: executed code cannot repoint it.
-    const dotGit = path.join(workspace, '.git');
-    if (fs.existsSync(dotGit)) args.push('--ro-bind', dotGit, dotGit);
-    return args;
-  }
-
-  /**
-   * What PATH and this runtime need from under a hidden directory, read-only: the PATH entry itself
-   * (`~/.cargo/bin`, not `~/.cargo` with its credentials), or the whole root of a version manager that
-   * keeps no secrets and whose shims need it (`~/.pyenv`, `~/.nvm`, …). Never the board or the workspace.
-   */
-  private toolDirs(hidden: readonly string[]): string[] {
-    const board = this.options.hidden.map((dir) => path.resolve(dir));
-    const wanted = new Set<string>();
-    const entries = [...(this.options.baseEnv?.PATH ?? process.env.PATH ?? '').split(path.delimiter), path.dirname(process.execPath)];
-    for (const entry of entries) {
-      if (!path.isAbsolute(entry)) continue;
-      const dir = hidden.find((h) => isInside(h, entry) && entry !== h);
-      if (!dir) continue;
-      const first = path.relative(dir, entry).split(path.sep)[0]!;
-      const bind = TOOLCHAIN_ROOTS.has(first) ? path.join(dir, first) : entry;
-      if (board.some((b) => isInside(b, bind) || isInside(bind, b)) || isInside(bind, this.workspace)) continue;
-      if (fs.existsSync(bind)) wanted.add(bind);
-    }
-    return [...wanted].sort();
-  }
 }
 
 /**
@@ -244,12 +249,4 @@ export function hiddenStartDir(cwd = process.cwd(), pathEnv = process.env.PATH ?
   const programs = [...pathEnv.split(path.delimiter).filter((entry) => path.isAbsolute(entry)), path.dirname(process.execPath)];
   const home = os.homedir();
   return programs.some((entry) => isInside(cwd, entry) && !isInside(home, entry)) ? [] : [cwd];
-}
-
-/** Version managers whose whole folder the shims on PATH need, and which hold no credentials. */
-const TOOLCHAIN_ROOTS = new Set(['.pyenv', '.nvm', '.rbenv', '.rustup', '.volta', '.asdf', '.nodenv', '.goenv', '.jenv', '.sdkman', '.fnm']);
-
-function isInside(parent: string, child: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
