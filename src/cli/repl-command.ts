@@ -26,7 +26,16 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   registerPrices(project.prices);
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
   const { model, models } = modelSpecs(process.env, project, options.model ?? {});
-  const session = new LeadSession({ rootDir: options.dir, model, models, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
+  const session = new LeadSession({
+    rootDir: options.dir,
+    model,
+    models,
+    settings: options.settings,
+    auto: options.auto,
+    board,
+    ...(options.repo !== undefined ? { repo: options.repo } : {}),
+    ...(project.leadTools ? { leadTools: project.leadTools } : {}),
+  });
   const team = options.team ? (project.team ?? DEFAULT_TEAM) : [];
   try {
     if (process.stdin.isTTY && process.stdout.isTTY) {

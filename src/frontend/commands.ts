@@ -60,7 +60,7 @@ export const COMMANDS: readonly Command[] = [
     name: 'help',
     args: '',
     help: 'this list',
-    run: (_args, io) => io.print(helpText()),
+    run: (_args, io) => io.print(helpText(io.session.leadToolNames())),
   },
   {
     name: 'tasks',
@@ -220,12 +220,15 @@ export const COMMANDS: readonly Command[] = [
 
 export const COMMAND_NAMES = COMMANDS.map((command) => command.name);
 
-export function helpText(): string {
+/** The command list; with the lead's tools, what the lead agent can do with free text. */
+export function helpText(leadTools: readonly string[] = []): string {
   const rows = COMMANDS.map((command) => {
     const usage = `/${command.name}${command.args ? ` ${command.args}` : ''}`;
     return `  ${usage.padEnd(28)}${command.help}`;
   });
-  return ['Commands:', ...rows, `  ${'anything else'.padEnd(28)}talk to the lead (a requirement becomes a pipeline)`].join('\n');
+  const lead = [`  ${'anything else'.padEnd(28)}talk to the lead (a requirement becomes a pipeline)`];
+  if (leadTools.length) lead.push(`  ${''.padEnd(28)}the lead's tools: ${leadTools.join(', ')}`);
+  return ['Commands:', ...rows, ...lead].join('\n');
 }
 
 export function inboxText(session: LeadSession): string {

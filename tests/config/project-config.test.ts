@@ -37,6 +37,7 @@ describe('autoteam.config.json', () => {
     expect(loaded.stages.review).toMatchObject({ prompt: STAGE_DEFINITIONS.review.systemPrompt, tools: [...STAGE_DEFINITIONS.review.tools] });
     expect(loaded.stages.review?.signals).toEqual({ request_revision: { next: 'implementation', revise: true, carry: ['issues', 'submitted'] }, approve_code: { next: 'approved' } });
     expect(loaded.warnings).toEqual([]);
+    expect(loaded.leadTools).toEqual(['bash', 'read_file', 'write_file', 'edit_file']);
     expect(loaded.limitsEnv).toEqual({ MAX_REVISIONS: '3', MAX_TURNS: '30', MAX_QUESTIONS: '8', MAX_PIPELINE_STEPS: '60', TOKEN_BUDGET_PIPELINE: '500000' });
     const again = await runCli(['init', '--dir', dir], { cwd: dir });
     expect(again.code).toBe(2);
@@ -76,6 +77,7 @@ describe('autoteam.config.json', () => {
       [{ stages: { review: { signals: { approve_code: { next: 'approved', carry: ['submited'] } } } } }, /stages\.review\.signals\.approve_code\.carry\.0: no artifact 'submited'/],
       [{ stages: { docs: { role: 'writer', prompt: 'p', tools: ['complete_stage'], signals: { complete_stage: { next: 'docs' } } } } }, /stages\.docs\.signals\.complete_stage\.next: a stage cannot lead to itself/],
       [{ colour: 'blue' }, /\(root\): Unrecognized key: "colour"/],
+      [{ lead: { tools: ['bash', 'rm'] } }, /lead\.tools\.1: Invalid option: expected one of "bash"\|"read_file"\|"write_file"\|"edit_file"/],
     ];
     for (const [config, error] of cases) expect(() => loadProjectConfig(folder(config)), JSON.stringify(config)).toThrow(error);
   });

@@ -17,7 +17,7 @@ describe('autoteam line mode (stdin is a pipe)', () => {
       timeout: 120_000,
     });
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(result.stdout).toContain('offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY / OPENAI_BASE_URL for a real model');
+    expect(result.stdout).toContain('offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model');
     expect(result.stdout).toMatch(/posted pipeline #1: task #1 \(requirements\)/);
     // The line after /post is read only once the team is done (or asks something): /tasks shows the
     // finished board (had it run at once, there would be no task #5 yet).

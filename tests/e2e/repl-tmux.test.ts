@@ -25,7 +25,7 @@ describe.skipIf(!tmux)(`autoteam REPL in a real terminal (tmux${tmux ? '' : ' is
   it('takes a requirement to an approved pipeline, answers /tasks /team /inbox, and quits cleanly', { timeout: 180_000 }, async () => {
     const screen = open();
     await screen.waitFor(/reviewer \(reviewer\) idle/, 'the team to start', 30_000);
-    expect(screen.capture()).toContain('model: offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY / OPENAI_BASE_URL for a real model');
+    expect(screen.capture()).toContain('model: offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model');
 
     screen.type(REQUIREMENT);
     // Live: somebody claims a stage while the board panel shows it in progress.

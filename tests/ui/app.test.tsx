@@ -80,7 +80,7 @@ describe('the REPL app', () => {
   it('shows the header with the model, the board dir and the team', async () => {
     const m = await mount();
     const frame = m.frame();
-    expect(frame).toContain('model: offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY / OPENAI_BASE_URL for a real model');
+    expect(frame).toContain('model: offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model');
     expect(frame).toContain(`board ${m.session.rootDir}`);
     expect(frame).toContain('lead lead');
     expect(frame).toContain('No tasks yet');

@@ -83,7 +83,7 @@ export interface SettingsOverrides {
 }
 
 const SANDBOX_MODES: readonly SandboxMode[] = ['auto', 'required', 'off'];
-const NETWORK_STAGES = ['requirements', 'implementation', 'review', 'general'];
+const NETWORK_STAGES = ['requirements', 'implementation', 'review', 'general', 'lead'];
 
 /** The sandbox policy from SANDBOX, ALLOW_NETWORK, SANDBOX_PASS_ENV and SANDBOX_* limits (SANDBOX_TMP_MB: /tmp and /dev/shm), then flags. */
 function loadSandboxPolicy(env: NodeJS.ProcessEnv, flags: SettingsOverrides): SandboxPolicy {

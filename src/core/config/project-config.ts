@@ -22,6 +22,10 @@ export const CONFIG_FILE = 'autoteam.config.json';
 
 const count = (min: number) => z.number().int().min(min);
 
+/** The lead's file and shell tools, as `lead.tools` names them. */
+export const LEAD_HANDS = ['bash', 'read_file', 'write_file', 'edit_file'] as const;
+export type LeadHand = (typeof LEAD_HANDS)[number];
+
 const ModelChoiceSchema = z.object({ provider: z.enum(PROVIDERS).optional(), model: z.string().min(1).optional() }).strict();
 const TransitionSchema = z.object({ next: z.string().min(1), revise: z.boolean().optional(), carry: z.array(z.string().min(1)).optional() }).strict();
 const StageSchema = z
@@ -52,6 +56,8 @@ export const ProjectConfigSchema = z
       .partial()
       .strict()
       .optional(),
+    /** The lead agent's own hands: which of its file and shell tools it gets (default all; [] for none). */
+    lead: z.object({ tools: z.array(z.enum(LEAD_HANDS)) }).partial().strict().optional(),
     /** Dollars per million tokens, by model id prefix; added to (and over) the built-in table. */
     prices: z.record(z.string(), z.object({ input: z.number().min(0), output: z.number().min(0), cacheRead: z.number().min(0).default(0) }).strict()).optional(),
   })
@@ -71,6 +77,8 @@ export interface ProjectConfig {
   limitsEnv: Record<string, string>;
   /** Dollars per million tokens, by model id prefix. */
   prices: Record<string, Price>;
+  /** The lead's file and shell tools (`lead.tools`); absent: all of them. */
+  leadTools?: readonly LeadHand[];
   /** What is allowed but probably not meant (a stage nobody on the team works), to say at start. */
   warnings: string[];
 }
@@ -181,6 +189,7 @@ export function loadProjectConfig(rootDir: string): ProjectConfig {
     stages,
     limitsEnv,
     prices: Object.fromEntries(Object.entries(data.prices ?? {}).map(([id, price]) => [id, { input: price.input, output: price.output, cacheRead: price.cacheRead }])),
+    ...(data.lead?.tools ? { leadTools: [...new Set(data.lead.tools)] } : {}),
     warnings,
   };
 }
@@ -205,6 +214,7 @@ export function defaultProjectConfig(): ProjectConfigFile {
       }),
     ) as ProjectConfigFile['stages'],
     limits: { maxRevisions: 3, maxTurns: 30, maxQuestions: 8, maxPipelineSteps: 60, tokenBudgetPipeline: 500_000 },
+    lead: { tools: [...LEAD_HANDS] },
     prices: {},
   };
 }

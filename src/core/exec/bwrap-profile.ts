@@ -18,6 +18,15 @@ export interface ProfileOptions {
   tmpBytes: number | null;
   /** The PATH whose entries under a hidden directory come back read-only. */
   pathEnv: string;
+  /**
+   * Paths inside the workspace kept out of sight all the same (the board's `.tasks`, `.team`, `.env`
+   * when the workspace is the board's folder): an empty read-only tmpfs over a folder, /dev/null over
+   * a file, laid after the workspace's own bind. One that is a link out of the workspace is hidden
+   * where it leads.
+   */
+  masked?: readonly string[];
+  /** A folder outside the workspace that stays writable too (the lead's HOME and TMPDIR). */
+  scratch?: string;
 }
 
 /** What of a board root may be a link to somewhere else; its real place is hidden too. */
@@ -62,6 +71,13 @@ interface HiddenSet {
  */
 function hiddenSet(options: ProfileOptions, realWorkspace: string): HiddenSet {
   const set: HiddenSet = { dirs: [], files: [], board: [], targets: [] };
+  for (const masked of options.masked ?? []) {
+    const target = realpath(masked);
+    if (!target || isInside(realWorkspace, target)) continue;
+    set.targets.push(target);
+    if (fs.statSync(target).isDirectory()) set.dirs.push(target);
+    else set.files.push(target);
+  }
   const home = realpath(os.homedir());
   if (home) set.dirs.push(home);
   for (const given of options.hidden.map((dir) => path.resolve(dir))) {
@@ -79,8 +95,9 @@ function hiddenSet(options: ProfileOptions, realWorkspace: string): HiddenSet {
       else set.files.push(target);
     }
   }
-  // The sandbox's own fresh mounts hide what the host keeps there already (autoteam started in /tmp).
-  set.dirs = set.dirs.filter((dir) => dir !== '/' && !FRESH_MOUNTS.includes(dir));
+  // The sandbox's own fresh mounts hide what the host keeps there already (autoteam started in /tmp);
+  // the workspace itself is bound over whatever hides it (the lead's workspace is the board's folder).
+  set.dirs = set.dirs.filter((dir) => dir !== '/' && !FRESH_MOUNTS.includes(dir) && dir !== realWorkspace);
   return set;
 }
 
@@ -131,9 +148,24 @@ export function bwrapProfile(options: ProfileOptions): string[] {
   for (const dir of toolDirs(options, outermost, set, workspace)) args.push('--ro-bind', dir, dir);
   // The process starts at the workspace's path as given (a link to it still leads there inside).
   args.push('--bind', workspace, workspace, '--chdir', path.resolve(options.workspace));
+  const scratch = options.scratch ? realpath(options.scratch) : null;
+  if (scratch && !isInside(workspace, scratch)) args.push('--bind', scratch, scratch);
   // A worktree's `.git` file (or a repository's folder) stays as it is: executed code cannot repoint it.
   const dotGit = path.join(workspace, '.git');
   if (fs.existsSync(dotGit)) args.push('--ro-bind', dotGit, dotGit);
-  for (const dir of ['/dev', '/var/tmp', '/run', ...outermost]) args.push('--remount-ro', dir);
+  const maskedDirs: string[] = [];
+  for (const masked of options.masked ?? []) {
+    // Where it really is: a link to somewhere else in the workspace is hidden there (one out of it, above).
+    const inside = realpath(masked);
+    if (!inside || inside === workspace || !isInside(workspace, inside)) continue;
+    const stat = fs.statSync(inside);
+    if (stat.isDirectory()) {
+      args.push('--tmpfs', inside);
+      maskedDirs.push(inside);
+    } else {
+      args.push('--ro-bind', '/dev/null', inside);
+    }
+  }
+  for (const dir of ['/dev', '/var/tmp', '/run', ...outermost, ...maskedDirs]) args.push('--remount-ro', dir);
   return args;
 }

@@ -61,7 +61,7 @@ function realpathDeep(p: string, hops = 0): string {
  * Checked twice: lexically (absolute paths, `..`) and after following symlinks, so a link inside the
  * workspace that points outside is refused too.
  */
-export function resolveInWorkspace(workspace: string, relPath: string): string {
+export function resolveInWorkspace(workspace: string, relPath: string, offLimits: readonly string[] = []): string {
   if (relPath.includes('\0')) throw new PathEscapeError(relPath, 'it contains a null byte');
   const base = path.resolve(workspace);
   const realBase = realpathDeep(base);
@@ -76,6 +76,13 @@ export function resolveInWorkspace(workspace: string, relPath: string): string {
   // A worktree's `.git` (and any repository metadata) belongs to git, not to the file tools.
   if ([path.relative(base, target), path.relative(realBase, real)].some((rel) => rel.split(path.sep)[0]!.toLowerCase() === '.git')) {
     throw new PathEscapeError(relPath, "'.git' is git's own data, off limits to the file tools");
+  }
+  // Inside this workspace but not the agent's: the board's own files when the workspace is the board's folder.
+  for (const kept of offLimits) {
+    const rel = path.normalize(kept);
+    if ([path.relative(base, target), path.relative(realBase, real)].some((candidate) => candidate === rel || candidate.startsWith(`${rel}${path.sep}`))) {
+      throw new PathEscapeError(relPath, `'${kept}' is the board's own data, off limits to the file tools`);
+    }
   }
   return target;
 }

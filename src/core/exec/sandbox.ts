@@ -122,6 +122,13 @@ export interface SandboxOptions {
   workspace: string;
   /** Directories that must not be visible (the board root, the person's repository). */
   hidden: readonly string[];
+  /** Paths inside the workspace that must not be visible either (see ProfileOptions.masked). */
+  masked?: readonly string[];
+  /**
+   * Where the private HOME (`.home`) and TMPDIR (`.tmp`) go, writable inside the sandbox (default: the
+   * workspace). The lead's workspace is the person's folder, which they must not litter.
+   */
+  scratch?: string;
   /** May the processes use the network. */
   network: boolean;
   limits: ResourceLimits;
@@ -157,8 +164,9 @@ export class Sandbox {
   /** The environment of an executed process: the allow-list, a private HOME and TMPDIR, then `extra`. */
   env(extra: Record<string, string> = {}): Record<string, string> {
     const env = childEnv(this.options.baseEnv ?? process.env, this.options.passEnv ?? []);
-    const home = path.join(this.workspace, '.home');
-    const tmp = path.join(this.workspace, '.tmp');
+    const scratch = path.resolve(this.options.scratch ?? this.workspace);
+    const home = path.join(scratch, '.home');
+    const tmp = path.join(scratch, '.tmp');
     fs.mkdirSync(home, { recursive: true });
     fs.mkdirSync(tmp, { recursive: true });
     // No __pycache__ folders left in the workspace (or in a commit) by whatever runs Python.
@@ -188,6 +196,8 @@ export class Sandbox {
       this.profile ??= bwrapProfile({
         workspace: this.workspace,
         hidden: this.options.hidden,
+        ...(this.options.masked ? { masked: this.options.masked } : {}),
+        ...(this.options.scratch ? { scratch: this.options.scratch } : {}),
         network: this.options.network,
         tmpBytes: this.contained.sizedTmp ? this.options.limits.tmpMb * 1024 * 1024 : null,
         pathEnv: this.options.baseEnv?.PATH ?? process.env.PATH ?? '',

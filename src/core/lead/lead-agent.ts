@@ -1,28 +1,54 @@
-import { DEFAULT_LIMITS, Sandbox } from '../exec/sandbox.js';
-import fs from 'node:fs';
-import path from 'node:path';
 import { compactConversation } from '../agent/compaction.js';
 import { identityMessages } from '../agent/identity.js';
 import { type LoopOutcome, runLoop } from '../agent/loop.js';
+import type { Task } from '../board/schemas.js';
+import type { Fence } from '../board/task-types.js';
+import { type LeadHand, LEAD_HANDS } from '../config/project-config.js';
 import type { ModelMessage } from '../model/types.js';
+import { taskPrompt } from '../stages/handoff.js';
 import { leadTools } from '../tools/lead/index.js';
-import type { ToolContext } from '../tools/tool.js';
+import type { ToolContext, ToolDefinition } from '../tools/tool.js';
+import { leadHands, leadWorkplace } from './lead-hands.js';
 import type { LeadSession } from './session.js';
 
-export const LEAD_SYSTEM_PROMPT = [
+const TEAM_PROMPT = [
   'You are the lead of a small autonomous software team: an analyst, an engineer and a reviewer, each working',
   'on its own. You talk with a person. When they describe something they want built, post it with',
   'create_task(requirement): the team takes it from there (requirements → implementation → review).',
   'Use list_tasks, get_task and list_teammates to answer questions about progress; spawn_teammate,',
-  'shutdown_request and plan_approval to manage the team. Be brief: one or two sentences back to the person.',
-].join('\n');
+  'shutdown_request and plan_approval to manage the team.',
+];
+
+/** The lead's system prompt: its team tools, and what its own hands may do. */
+export function leadSystemPrompt(hands: readonly LeadHand[] = LEAD_HANDS, folder = 'your folder'): string {
+  const own = hands.length
+    ? [
+        `You also have your own hands in ${folder}: ${hands.join(', ')}. Use them for small things the person asks`,
+        'you directly — what is in the folder, what a file says, a one-line fix — and answer from what they return.',
+        "Build real features through the team. The board's own files (.tasks, .team) are not yours to touch.",
+      ]
+    : ['You have no file or shell tools: ask the team (a general task) for anything that needs them.'];
+  return [
+    ...TEAM_PROMPT,
+    ...own,
+    'You may take a general task yourself with claim_task, and finish it with complete_task or fail_task.',
+    'Be brief: one or two sentences back to the person.',
+  ].join('\n');
+}
+
+/** The default prompt (all four hands). */
+export const LEAD_SYSTEM_PROMPT = leadSystemPrompt();
 
 export interface LeadReply {
   text: string;
   outcome: LoopOutcome;
 }
 
-/** The lead agent behind the REPL's free text: the same tool loop as the teammates, with lead tools. */
+/**
+ * The lead agent behind the REPL's free text: the same tool loop as the teammates, with the lead's
+ * team tools and its own hands (file and shell tools in its folder, through a teammate's sandbox).
+ * A general task it claims is worked at once, in the same conversation, under the task's lease.
+ */
 export class LeadAgent {
   private messages: ModelMessage[] = [];
   private readonly controller = new AbortController();
@@ -38,14 +64,13 @@ export class LeadAgent {
     const team = session.mailbox.registry.read().team;
     if (this.messages.length === 0) this.messages = identityMessages(lead, 'lead', team);
     this.messages.push({ role: 'user', content: text });
-    const workspace = path.join(session.rootDir, 'workspace', 'lead');
-    fs.mkdirSync(workspace, { recursive: true });
+    const place = leadWorkplace(session.rootDir, session.repositoryTop, session.settings);
     const ctx: ToolContext = {
       agent: { name: lead, role: 'lead', team },
       rootDir: session.rootDir,
-      workspace,
-      // The lead's tools start no process; the sandbox is there for the type's sake, fully closed.
-      sandbox: new Sandbox({ workspace, hidden: [session.rootDir], network: false, limits: DEFAULT_LIMITS }),
+      workspace: place.folder,
+      offLimits: place.offLimits,
+      sandbox: place.sandbox,
       board: session.board,
       requests: session.requests,
       mailbox: session.mailbox,
@@ -53,31 +78,18 @@ export class LeadAgent {
       task: null,
       fence: null,
       signal: this.controller.signal,
-      limits: { commandTimeoutMs: 30_000, maxOutputChars: 8_000 },
-      record: async () => undefined,
+      limits: place.limits,
+      record: async (event, detail) => {
+        // Only a task the lead claimed has a history to add to.
+        if (ctx.task && ctx.fence) await session.board.update(ctx.task.id, {}, { fence: ctx.fence, event, ...(detail ? { detail } : {}) }).catch(() => undefined);
+      },
       waitForMessage: async () => null,
       log: () => undefined,
     };
     const start = this.messages.length;
-    const { outcome } = await runLoop({
-      model: session.leadModel,
-      system: LEAD_SYSTEM_PROMPT,
-      tools: leadTools(session),
-      messages: this.messages,
-      ctx,
-      agent: { name: lead, role: 'lead', stage: null },
-      maxTurns: this.options.maxTurns ?? 8,
-      trace: session.trace,
-      tokenBudget: this.options.tokenBudget ?? 40_000,
-      compact: (current) =>
-        compactConversation({
-          model: session.leadModel,
-          messages: current,
-          identity: identityMessages(lead, 'lead', team),
-          taskPrompt: 'Continue talking with the person.',
-          agent: { name: lead, role: 'lead', stage: null },
-        }),
-    });
+    const system = leadSystemPrompt(session.leadHands, place.folder);
+    let { outcome } = await this.loop(ctx, system, [...leadTools(session), ...leadHands(session.leadHands)]);
+    if (outcome.kind === 'claimed') outcome = await this.work(ctx, system, outcome.task);
     // A conversation must end on the assistant's turn before the next user line.
     const last = this.messages[this.messages.length - 1];
     if (last?.role === 'user') this.messages.push({ role: 'assistant', content: 'Done.' });
@@ -91,5 +103,56 @@ export class LeadAgent {
 
   cancel(): void {
     this.controller.abort(new Error('cancelled'));
+  }
+
+  /**
+   * A general task the lead claimed: worked now with its tools plus complete_task / fail_task, the
+   * lease renewed meanwhile, and ended by the same rules as a teammate's general task.
+   */
+  private async work(ctx: ToolContext, system: string, task: Task): Promise<LoopOutcome> {
+    const { session } = this;
+    const fence: Fence = { owner: session.lead, token: task.claims };
+    ctx.task = task;
+    ctx.fence = fence;
+    const renew = setInterval(() => void session.board.renewLease(task.id, fence).catch(() => undefined), 5_000);
+    this.messages.push({ role: 'user', content: `${taskPrompt(task)}\n\nYou claimed this task: do it with your tools, then end it with complete_task or fail_task.` });
+    try {
+      const { outcome } = await this.loop(ctx, system, [...leadTools(session), ...leadHands(session.leadHands, true)]);
+      const current = session.board.get(task.id);
+      const mine = current.status === 'in_progress' && current.owner === fence.owner && current.claims === fence.token;
+      if (!mine) return outcome;
+      if (outcome.kind === 'end_turn') await session.board.complete(task.id, fence, outcome.text || 'done');
+      else if (outcome.kind === 'fail' || outcome.kind === 'max_turns') await session.board.fail(task.id, fence, outcome.kind === 'fail' ? outcome.reason : 'max turns reached');
+      else await session.board.release(task.id, fence, `${session.lead}: ${'reason' in outcome ? outcome.reason : outcome.kind}`);
+      return outcome;
+    } finally {
+      clearInterval(renew);
+      ctx.task = null;
+      ctx.fence = null;
+    }
+  }
+
+  private loop(ctx: ToolContext, system: string, tools: ToolDefinition[]) {
+    const { session } = this;
+    const lead = session.lead;
+    return runLoop({
+      model: session.leadModel,
+      system,
+      tools,
+      messages: this.messages,
+      ctx,
+      agent: { name: lead, role: 'lead', stage: null },
+      maxTurns: this.options.maxTurns ?? 8,
+      trace: session.trace,
+      tokenBudget: this.options.tokenBudget ?? 40_000,
+      compact: (current) =>
+        compactConversation({
+          model: session.leadModel,
+          messages: current,
+          identity: identityMessages(lead, 'lead', session.mailbox.registry.read().team),
+          taskPrompt: 'Continue talking with the person.',
+          agent: { name: lead, role: 'lead', stage: null },
+        }),
+    });
   }
 }

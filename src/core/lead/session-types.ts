@@ -5,6 +5,7 @@ import type { Board } from '../board/board.js';
 import type { Message } from '../board/schemas.js';
 import type { ModelSpec } from '../model/factory.js';
 import type { PendingQuestion } from './questions.js';
+import type { LeadHand } from '../config/project-config.js';
 
 /** What a lead session is made of, and what it tells the front ends. */
 
@@ -38,6 +39,8 @@ export interface LeadSessionOptions {
   board?: Board;
   /** A model per role (autoteam.config.json); roles not named use `model`. */
   models?: Readonly<Record<string, ModelSpec>>;
+  /** The lead agent's file and shell tools (autoteam.config.json `lead.tools`; default all four). */
+  leadTools?: readonly LeadHand[];
 }
 
 /** Everything the front ends (REPL, line mode, headless run) render. */

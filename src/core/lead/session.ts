@@ -16,6 +16,8 @@ import { sweepScratch } from '../exec/scratch.js';
 import { Pipeline } from '../stages/pipeline.js';
 import { pipelineStatuses } from '../stages/pipeline-status.js';
 import type { LeadServices } from '../tools/lead/services.js';
+import { leadTools } from '../tools/lead/index.js';
+import { leadHands } from './lead-hands.js';
 import { Trace } from '../trace/trace.js';
 import { type Answerer, createAnswerer } from './simulated-user.js';
 import { BoardOutage } from '../board/outage.js';
@@ -26,6 +28,8 @@ import { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberS
 export type { PendingQuestion } from './questions.js';
 export { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
 import { Spend } from './spend.js';
+import { type LeadHand, LEAD_HANDS } from '../config/project-config.js';
+import type { TeammateSettings } from '../agent/settings.js';
 import { TeamModels } from './team-models.js';
 
 /**
@@ -96,7 +100,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   /**
-   * A question follows its task: once the task is cancelled, failed, completed or gone, nobody waits
+   * A question follows its task: once the task is cancelled, failed or completed, nobody waits
    * for the answer (a retry asks afresh), so it is withdrawn — from the list, the question box, /inbox.
    */
   private withdrawStale(): void {
@@ -115,7 +119,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     try {
       task = this.board.get(question.task);
     } catch {
-      return `task #${question.task} is gone`;
+      // Not seen yet (a database board's replica lags another host's write) is not closed.
+      return null;
     }
     return task.status === 'pending' || task.status === 'in_progress' ? null : `task #${task.id} is ${task.status}`;
   }
@@ -173,6 +178,26 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   /** The model a teammate of `role` runs on, as shown. */
   modelOf(role: string): string {
     return this.models.of(role);
+  }
+
+  /** The repository's checkout in repository mode (the lead's own folder then), or null. */
+  get repositoryTop(): string | null {
+    return this.pipeline.repository?.top ?? null;
+  }
+
+  /** The lead agent's file and shell tools (`lead.tools`). */
+  get leadHands(): readonly LeadHand[] {
+    return this.options.leadTools ?? LEAD_HANDS;
+  }
+
+  /** Every tool the lead agent is offered, by name: its team tools and its own hands. */
+  leadToolNames(): string[] {
+    return [...leadTools(this), ...leadHands(this.leadHands)].map((tool) => tool.name);
+  }
+
+  /** The teammates' settings, which the lead's own tools run under too (sandbox, limits). */
+  get settings(): Partial<TeammateSettings> {
+    return this.options.settings ?? {};
   }
 
   get autoAnswer(): boolean {

@@ -54,7 +54,7 @@ export function providerSpec(spec: ModelSpec): ModelSpec {
 
 /** What the UI says it runs on. */
 export function describeModel(spec: ModelSpec): string {
-  if (spec.kind === 'offline') return 'offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY / OPENAI_BASE_URL for a real model';
+  if (spec.kind === 'offline') return 'offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model';
   if (spec.kind === 'anthropic') return spec.baseURL ? `${spec.model} via ${new URL(spec.baseURL).host}` : spec.model;
   if (spec.kind === 'openai') return `${spec.model} via ${spec.baseURL ? new URL(spec.baseURL).host : 'OpenAI'}`;
   if (spec.kind === 'record') return `${describeModel(spec.inner)} (recording to ${spec.dir})`;

@@ -28,7 +28,7 @@ export const editFileTool = defineTool({
     let rel: string;
     let updated: string;
     try {
-      const abs = resolveInWorkspace(ctx.workspace, input.path);
+      const abs = resolveInWorkspace(ctx.workspace, input.path, ctx.offLimits);
       assertPlainFile(abs, input.path);
       rel = workspaceRelative(ctx.workspace, abs);
       const text = fs.readFileSync(abs, 'utf8');

@@ -15,7 +15,7 @@ export const readFileTool = defineTool({
   }),
   async run(input, ctx) {
     try {
-      const abs = resolveInWorkspace(ctx.workspace, input.path);
+      const abs = resolveInWorkspace(ctx.workspace, input.path, ctx.offLimits);
       assertPlainFile(abs, input.path);
       const stat = fs.statSync(abs);
       const rel = workspaceRelative(ctx.workspace, abs);

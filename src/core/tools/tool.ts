@@ -44,6 +44,11 @@ export interface ToolContext {
   rootDir: string;
   /** Absolute path; file and process tools are confined to it. */
   workspace: string;
+  /**
+   * Paths inside the workspace (relative to it) that the file tools refuse and the sandbox hides:
+   * the board's own folders when the workspace is the board's folder (the lead's).
+   */
+  offLimits?: readonly string[];
   board: TaskBoardLike;
   /** Shutdown and plan-approval requests of the board. */
   requests: RequestStore;

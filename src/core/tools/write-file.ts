@@ -24,7 +24,7 @@ export const writeFileTool = defineTool({
     let entry: FileArtifact;
     try {
       fs.mkdirSync(ctx.workspace, { recursive: true });
-      const abs = resolveInWorkspace(ctx.workspace, input.path);
+      const abs = resolveInWorkspace(ctx.workspace, input.path, ctx.offLimits);
       assertPlainFile(abs, input.path);
       if (fs.existsSync(abs) && fs.statSync(abs).isDirectory()) {
         return toolError(`'${input.path}' is a directory; give a file path inside it`);

@@ -1,27 +1,67 @@
-import { callsOf, type Decision, type ToolCall } from './conversation.js';
+import { type Decision, lastCall, type ToolCall } from './conversation.js';
+import { REAL_MODEL_HINT } from './repertoire.js';
 
 /** "create a task to run `ls`", "add a task: write the changelog" → one general task, not a pipeline. */
 const GENERAL_TASK = /^(?:please\s+)?(?:create|add|post|make)\s+(?:a\s+)?(?:general\s+)?task\s*(?:to|:|that|for)?\s+(.+)$/is;
 
 const STATUS_QUESTION = /\b(status|progress|board|tasks?|team|doing|done)\b.*\?\s*$/i;
 
+/** "what files are here?", "what is in this folder", "list the files", "ls". */
+const LIST_FILES = /^(?:(?:what|which)\s+files\b.*|what(?:'s| is)\s+(?:here|in\s+(?:this|the)\s+(?:folder|directory))\b.*|(?:please\s+)?list\s+(?:the\s+|all\s+)?files\b.*|ls)\??$/i;
+
+/** "show me README.md", "cat notes.txt", "what does config.json say?" */
+const SHOW_FILE = /^(?:please\s+)?(?:show(?:\s+me)?|cat|read|open|print|display)\s+(?:the\s+file\s+)?[`'"]?([\w./-]+)[`'"]?\s*\??$|^what\s+does\s+[`'"]?([\w./-]+)[`'"]?\s+say\s*\??$/i;
+
+/** "in README.md replace 'teh' with 'the'", "replace "a" with "b" in x.py". */
+const REPLACE =
+  /^(?:in\s+[`'"]?([\w./-]+)[`'"]?,?\s+)?replace\s+(['"`])(.+?)\2\s+(?:with|by)\s+(['"`])(.*?)\4(?:\s+in\s+[`'"]?([\w./-]+)[`'"]?)?\s*\.?$/is;
+
+/** "fix the typo in README", "update config.json": an edit the offline model cannot make up. */
+const VAGUE_EDIT = /\b(?:fix|correct|change|edit|update|rewrite|rename|tidy|clean\s+up)\b.*\b(?:[\w-]+\.[a-z0-9]{1,8}|README|Makefile|Dockerfile|LICENSE)\b/i;
+
+/** "take task #5", "claim task 5", "do task #5 yourself", "work on task 5". */
+const CLAIM = /^(?:please\s+)?(?:take|claim|do|work\s+on|handle)\s+task\s+#?(\d+)\b/i;
+
+const REPLY_CHARS = 2_000;
+
 /**
- * The offline lead: a question about the work lists the tasks; anything else is a requirement and
- * becomes a pipeline. It reports the tools' real results back to the person.
+ * The offline lead: a question about the work lists the tasks; "what files are here", "show me X"
+ * and an exact "replace 'a' with 'b' in X" use its own hands and answer from their real results; an
+ * edit it cannot spell out itself is declined with how to get it done; "take task #N" claims a
+ * general task for the lead; anything else is a requirement and becomes a pipeline.
  */
-export function leadTurn(userText: string, calls: readonly ToolCall[]): Decision {
-  const created = callsOf(calls, 'create_task');
-  const listed = callsOf(calls, 'list_tasks');
-  if (created.length > 0 || listed.length > 0) {
-    const result = (created.at(-1) ?? listed.at(-1))!.result;
-    return { text: result?.content ?? 'Done.', calls: [] };
-  }
+export function leadTurn(userText: string, calls: readonly ToolCall[], offered: ReadonlySet<string> = new Set()): Decision {
+  const done = lastCall(calls);
+  if (done) return { text: replyFrom(done), calls: [] };
   const text = userText.trim();
+  const hand = (name: string) => offered.size === 0 || offered.has(name);
+  if (LIST_FILES.test(text)) {
+    if (hand('bash')) return { text: 'Listing the folder.', calls: [{ name: 'bash', input: { command: 'ls -la' } }] };
+    if (hand('read_file')) return { text: 'Listing the folder.', calls: [{ name: 'read_file', input: { path: '.' } }] };
+    return cannot('list the folder: my file and shell tools are turned off (lead.tools in autoteam.config.json)');
+  }
+  const show = SHOW_FILE.exec(text);
+  if (show) {
+    const file = show[1] ?? show[2]!;
+    if (hand('read_file')) return { text: `Reading ${file}.`, calls: [{ name: 'read_file', input: { path: file } }] };
+    return cannot(`show ${file}: my file tools are turned off (lead.tools in autoteam.config.json)`);
+  }
+  const replace = REPLACE.exec(text);
+  if (replace && (replace[1] ?? replace[6])) {
+    const file = (replace[1] ?? replace[6])!;
+    if (hand('edit_file')) return { text: `Editing ${file}.`, calls: [{ name: 'edit_file', input: { path: file, old_text: replace[3], new_text: replace[5] } }] };
+    return cannot(`edit ${file}: my file tools are turned off (lead.tools in autoteam.config.json)`);
+  }
+  const claim = CLAIM.exec(text);
+  if (claim) return { text: `Taking task #${claim[1]} myself.`, calls: [{ name: 'claim_task', input: { task_id: Number(claim[1]) } }] };
   if (STATUS_QUESTION.test(text)) return { text: 'Here is the board.', calls: [{ name: 'list_tasks', input: {} }] };
   const general = GENERAL_TASK.exec(text);
   if (general) {
     const subject = general[1]!.trim();
     return { text: 'Posting it as a general task.', calls: [{ name: 'create_task', input: { subject, description: subject } }] };
+  }
+  if (VAGUE_EDIT.test(text)) {
+    return cannot("make that change: offline I only edit what is spelled out, e.g. in README.md replace 'teh' with 'the'");
   }
   if (text.split(/\s+/).length < 3) {
     return { text: 'Tell me what you want built in a sentence, e.g. "Write a Python script that counts the words in a file."', calls: [] };
@@ -30,4 +70,17 @@ export function leadTurn(userText: string, calls: readonly ToolCall[]): Decision
     text: 'Posting this as a requirement for the team.',
     calls: [{ name: 'create_task', input: { requirement: text } }],
   };
+}
+
+function cannot(what: string): Decision {
+  return { text: `I cannot ${what} (or ${REAL_MODEL_HINT.replace(/ to run it on a model$/, '')} for a model that can).`, calls: [] };
+}
+
+/** The real result of the tool the lead just used, as its answer to the person. */
+function replyFrom(call: ToolCall): string {
+  const result = call.result?.content ?? 'Done.';
+  const shown = result.length > REPLY_CHARS ? `${result.slice(0, REPLY_CHARS)}\n… (${result.length - REPLY_CHARS} more characters)` : result;
+  if (call.result?.isError) return `That did not work: ${shown}`;
+  if (call.name === 'read_file') return `${String(call.input.path)}:\n${shown}`;
+  return shown;
 }

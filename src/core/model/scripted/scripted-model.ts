@@ -48,6 +48,7 @@ export class ScriptedModel implements ModelClient {
 
   private decide(request: ModelRequest): Decision {
     const agent = request.agent ?? { name: 'agent', role: 'engineer', stage: null };
+    const offered = new Set(request.tools.map((tool) => tool.name));
     if (agent.purpose === 'compaction') return { text: summarizeCalls(transcriptCalls(allText(request.messages))), calls: [] };
     const calls = toolCalls(request.messages);
     const latest = lastUserText(request.messages);
@@ -60,7 +61,10 @@ export class ScriptedModel implements ModelClient {
       let index = request.messages.length - 1;
       while (index > 0 && !(request.messages[index]!.role === 'user' && typeof request.messages[index]!.content === 'string')) index--;
       const line = request.messages[index]?.content;
-      return leadTurn(typeof line === 'string' ? line : latest, toolCalls(request.messages.slice(index)));
+      const since = toolCalls(request.messages.slice(index));
+      // A general task the lead claimed: worked as a teammate works one (the line is its statement).
+      if (agent.task != null && typeof line === 'string') return generalTurn(line, since);
+      return leadTurn(typeof line === 'string' ? line : latest, since, offered);
     }
     const task = taskText(request.messages);
     if (!task) return { text: `Noted: ${latest.slice(0, 200)}`, calls: [] };
