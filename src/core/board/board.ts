@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { type BlobStore, FileBlobStore } from './blobs.js';
 import { type DocStore, FileDocStore } from './docs.js';
+import type { EventLog } from '../events/log.js';
+import { FileEventLog } from '../events/file-log.js';
 import { LeadLease } from './liveness.js';
 import { Mailbox } from './mailbox.js';
 import { isPostgresUrl } from './pg/url.js';
@@ -38,6 +40,8 @@ export interface Board {
   readonly docs: DocStore;
   /** Submitted files by sha256, for rebuilding a workspace where a stage is claimed. */
   readonly blobs: BlobStore;
+  /** The team's one ordered event log (`.team/events.jsonl`, or `autoteam_events`). */
+  readonly log: EventLog;
   lease(options?: { heartbeatMs?: number }): LeadLease;
   /** Change events for this process (a file watcher, or LISTEN/NOTIFY). */
   events(options?: { reconcileMs?: number }): BoardEvents;
@@ -67,6 +71,7 @@ export function fileBoard(rootDir: string, options: OpenBoardOptions = {}): Boar
     requests: new RequestStore(root, options.now, docs),
     docs,
     blobs: new FileBlobStore(root),
+    log: new FileEventLog(root),
     lease: (lease = {}) => new LeadLease(root, { ...lease, docs, now: options.now }),
     events: (events = {}) => new BoardWatcher(root, events),
     close: async () => undefined,

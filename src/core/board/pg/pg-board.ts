@@ -7,6 +7,7 @@ import { createPool, describeUrl, withConnectionRetry } from './connection.js';
 import { PgListener } from './listener.js';
 import { PgDocStore } from './pg-docs.js';
 import { PgMailbox } from './pg-mailbox.js';
+import { PgEventLog } from './pg-events.js';
 import { PgTaskBoard } from './pg-task-board.js';
 import { migrateWith } from './schema.js';
 
@@ -74,10 +75,23 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
       }
     });
   };
+  // Followers of the event log wake on its notification (no replica to refresh for it).
+  const appended = new EventEmitter();
+  appended.setMaxListeners(0);
+  const log = new PgEventLog(url, pool, {
+    on: (listener) => {
+      appended.on('event', listener);
+      return () => appended.off('event', listener);
+    },
+  });
   const listener = new PgListener(url);
   listener.on('notification', (payload) => {
     const [kind, ...rest] = payload.split(':');
     const value = rest.join(':');
+    if (kind === 'event') {
+      appended.emit('event');
+      return;
+    }
     if (kind === 'task') pendingTasks.add(Number(value));
     else if (kind === 'doc') pendingDocs.add(value);
     else if (kind === 'inbox') {
@@ -114,6 +128,7 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
         return rows[0]?.data ?? null;
       },
     },
+    log,
     lease: (lease = {}) => new LeadLease(rootDir, { ...lease, docs, now: options.now, where: location }),
     events: () => {
       const events = new Events((e) => listeners.delete(e));

@@ -68,6 +68,19 @@ export const MIGRATIONS: readonly string[] = [
    CREATE FUNCTION autoteam_notify_doc() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN PERFORM pg_notify('autoteam', 'doc:' || COALESCE(NEW.key, OLD.key)); RETURN NULL; END $$;
    CREATE TRIGGER autoteam_docs_notify AFTER INSERT OR UPDATE OR DELETE ON autoteam_docs FOR EACH ROW EXECUTE FUNCTION autoteam_notify_doc();`,
+  // The team's one ordered event log (events/schema.ts): appended under an advisory lock, so seq is commit order.
+  `CREATE TABLE autoteam_events (
+     seq      bigserial PRIMARY KEY,
+     ts       timestamptz NOT NULL,
+     type     text NOT NULL,
+     pipeline integer,
+     task     integer,
+     body     jsonb NOT NULL
+   );
+   CREATE INDEX autoteam_events_pipeline ON autoteam_events (pipeline, seq) WHERE pipeline IS NOT NULL;
+   CREATE FUNCTION autoteam_notify_event() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN PERFORM pg_notify('autoteam', 'event'); RETURN NULL; END $$;
+   CREATE TRIGGER autoteam_events_notify AFTER INSERT ON autoteam_events FOR EACH STATEMENT EXECUTE FUNCTION autoteam_notify_event();`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,0 +1,92 @@
+import type pg from 'pg';
+import { type EventLog, pause } from '../../events/log.js';
+import { type EventFilter, matches, type TeamEvent, TeamEventSchema } from '../../events/schema.js';
+import { redact, secretValues } from '../../trace/redact.js';
+import { withConnectionRetry } from './connection.js';
+
+/**
+ * Appends a batch in one statement. The transaction-scoped advisory lock serialises appends, so
+ * events commit in `seq` order and a reader that asks for `seq > last` never skips one that commits
+ * late (a bigserial alone would allow that).
+ */
+const APPEND = `
+WITH guard AS (SELECT pg_advisory_xact_lock(hashtext('autoteam_events')))
+INSERT INTO autoteam_events (ts, type, pipeline, task, body)
+SELECT (e->>'ts')::timestamptz, e->>'type', (e->>'pipeline')::integer, (e->>'task')::integer, e
+FROM guard, jsonb_array_elements($1::jsonb) WITH ORDINALITY AS t(e, i)
+ORDER BY i
+RETURNING seq`;
+
+const READ = `
+SELECT seq, body FROM autoteam_events
+WHERE seq > $1 AND ($2::integer IS NULL OR pipeline = $2) AND ($3::timestamptz IS NULL OR ts >= $3)
+ORDER BY seq DESC LIMIT $4`;
+
+/** The most a follower reads in one query; a longer backlog is read in pages. */
+const PAGE = 1_000;
+
+/**
+ * The event log in `autoteam_events`. A statement-level trigger NOTIFYs `event` after each append;
+ * followers wake on it (through the board's one LISTEN connection) and poll as the fallback.
+ */
+export class PgEventLog implements EventLog {
+  private readonly secrets = secretValues();
+
+  constructor(
+    private readonly url: string,
+    private readonly pool: pg.Pool,
+    private readonly appended: { on(listener: () => void): () => void },
+    private readonly pollMs = 500,
+  ) {}
+
+  async append(events: readonly TeamEvent[]): Promise<TeamEvent[]> {
+    if (events.length === 0) return [];
+    const bodies = events.map(({ seq: _seq, ...event }) => JSON.parse(redact(JSON.stringify(event), this.secrets)) as TeamEvent);
+    const { rows } = await withConnectionRetry(this.url, () => this.pool.query<{ seq: string }>(APPEND, [JSON.stringify(bodies)]));
+    const seqs = rows.map((row) => Number(row.seq)).sort((a, b) => a - b);
+    return bodies.map((event, i) => ({ seq: seqs[i]!, ...event }) as TeamEvent);
+  }
+
+  async read(filter: EventFilter = {}, limit = Number.POSITIVE_INFINITY): Promise<TeamEvent[]> {
+    const found: TeamEvent[] = [];
+    let since = typeof filter.since === 'number' ? filter.since : 0;
+    // Pages oldest first until the backlog is read (or, with a limit, only the newest page).
+    for (;;) {
+      const page = await this.page(since, filter, Number.isFinite(limit) ? limit : PAGE, Number.isFinite(limit));
+      found.push(...page.filter((event) => matches(event, filter)));
+      if (Number.isFinite(limit) || page.length < PAGE) break;
+      since = page.at(-1)!.seq!;
+    }
+    return found.length > limit ? found.slice(found.length - limit) : found;
+  }
+
+  async subscribe(filter: EventFilter, onEvent: (event: TeamEvent) => void, signal: AbortSignal): Promise<void> {
+    let last = typeof filter.since === 'number' ? filter.since : 0;
+    let first = true;
+    while (!signal.aborted) {
+      const events = await this.read(first ? filter : { ...filter, since: last }).catch(() => null);
+      first = false;
+      for (const event of events ?? []) {
+        last = Math.max(last, event.seq ?? 0);
+        onEvent(event);
+      }
+      if (events && events.length >= PAGE) continue;
+      await pause(this.pollMs, signal, this.appended);
+    }
+  }
+
+  /** Events after `since`, oldest first: the next page, or (newest) the last `size` of them. */
+  private async page(since: number, filter: EventFilter, size: number, newest: boolean): Promise<TeamEvent[]> {
+    const time = filter.since instanceof Date ? filter.since.toISOString() : null;
+    const sql = newest ? READ : READ.replace('ORDER BY seq DESC', 'ORDER BY seq ASC');
+    const { rows } = await withConnectionRetry(this.url, () =>
+      this.pool.query<{ seq: string; body: unknown }>(sql, [since, filter.pipeline ?? null, time, size]),
+    );
+    const events: TeamEvent[] = [];
+    for (const row of rows) {
+      const parsed = TeamEventSchema.safeParse({ ...(row.body as object), seq: Number(row.seq) });
+      if (parsed.success) events.push(parsed.data);
+    }
+    return newest ? events.reverse() : events;
+  }
+}

@@ -1,0 +1,229 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { withLock } from '../board/lock.js';
+import { redact, secretValues } from '../trace/redact.js';
+import { type EventLog, pause } from './log.js';
+import { type EventFilter, matches, type TeamEvent, TeamEventSchema } from './schema.js';
+
+export interface FileEventLogOptions {
+  /** Past this size the log is rotated (default 8 MB). */
+  maxBytes?: number;
+  /** Rotated files kept besides the current one (default 3): at most (keep + 1) × maxBytes on disk. */
+  keep?: number;
+  /** How often a follower looks for new lines without a change notification (default 200 ms). */
+  pollMs?: number;
+}
+
+/** The last bytes of a file searched for its last complete line. */
+const TAIL_BYTES = 64 * 1024;
+
+/**
+ * `.team/events.jsonl`: one event a line, appended under the log's lock, which also numbers them
+ * (`seq`), so every thread and process of the team writes one ordered log. Past `maxBytes` the file
+ * is renamed to `events.1.jsonl` (older ones shift up, the oldest past `keep` is deleted). Every line
+ * is redacted before it is written.
+ */
+export class FileEventLog implements EventLog {
+  readonly file: string;
+  private readonly maxBytes: number;
+  private readonly keep: number;
+  private readonly pollMs: number;
+  private readonly secrets = secretValues();
+  /** The current file as this process last wrote it: while it is unchanged, its last seq is known. */
+  private written: { ino: number; size: number; seq: number } | null = null;
+
+  constructor(rootDir: string, options: FileEventLogOptions = {}) {
+    this.file = path.join(path.resolve(rootDir), '.team', 'events.jsonl');
+    this.maxBytes = options.maxBytes ?? 8 * 1024 * 1024;
+    this.keep = options.keep ?? 3;
+    this.pollMs = options.pollMs ?? 200;
+  }
+
+  async append(events: readonly TeamEvent[]): Promise<TeamEvent[]> {
+    if (events.length === 0) return [];
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    return withLock(this.file, () => {
+      let seq = this.lastSeq();
+      // `seq` first: a tail read finds it at the start of the line.
+      const numbered = events.map(({ seq: _old, ...event }) => ({ seq: ++seq, ...event }) as TeamEvent);
+      const text = numbered.map((event) => `${redact(JSON.stringify(event), this.secrets)}\n`).join('');
+      const size = fs.statSync(this.file, { throwIfNoEntry: false })?.size ?? 0;
+      if (size > 0 && size + Buffer.byteLength(text) > this.maxBytes) this.rotate();
+      // One write: a reader sees whole lines or none of this batch's last line.
+      fs.appendFileSync(this.file, text);
+      const stat = fs.statSync(this.file);
+      this.written = { ino: stat.ino, size: stat.size, seq };
+      return numbered;
+    });
+  }
+
+  async read(filter: EventFilter = {}, limit = Number.POSITIVE_INFINITY): Promise<TeamEvent[]> {
+    const found: TeamEvent[] = [];
+    for (const file of this.generations()) {
+      // A whole older file before `since` is skipped without parsing it.
+      if (typeof filter.since === 'number' && file !== this.file && lastSeqOf(file) <= filter.since) continue;
+      for (const event of parseLines(readText(file))) if (matches(event, filter)) found.push(event);
+    }
+    return found.length > limit ? found.slice(found.length - limit) : found;
+  }
+
+  async subscribe(filter: EventFilter, onEvent: (event: TeamEvent) => void, signal: AbortSignal): Promise<void> {
+    let last = 0;
+    const deliver = (event: TeamEvent) => {
+      last = Math.max(last, event.seq ?? 0);
+      if (matches(event, filter)) onEvent(event);
+    };
+    // Where the file stood before the first read: what is appended meanwhile is read again, and
+    // dropped by its seq, rather than missed.
+    let at = this.position();
+    for (const event of await this.read(filter)) deliver(event);
+    if (typeof filter.since === 'number') last = Math.max(last, filter.since);
+    // A change notification makes the follower prompt; the poll is the fallback.
+    const wake = watchDir(path.dirname(this.file));
+    try {
+      while (!signal.aborted) {
+        await pause(this.pollMs, signal, wake);
+        const now = this.position();
+        if (now.ino === at.ino && now.size === at.size) continue;
+        if (now.ino === at.ino && now.size > at.size) {
+          const { lines, consumed } = readFrom(this.file, at.size);
+          for (const event of parseLines(lines)) if ((event.seq ?? 0) > last) deliver(event);
+          // `last` only grows: a line read twice is delivered once.
+          at = { ino: now.ino, size: at.size + consumed };
+        } else {
+          // Rotated (or replaced): catch up from every generation, then follow the new file.
+          for (const event of await this.read({ since: last })) deliver(event);
+          at = this.position();
+        }
+      }
+    } finally {
+      wake.close();
+    }
+  }
+
+  /** The highest seq written: this process's memory while the file is as it left it, else the tail. */
+  private lastSeq(): number {
+    const stat = fs.statSync(this.file, { throwIfNoEntry: false });
+    if (stat && this.written && stat.ino === this.written.ino && stat.size === this.written.size) return this.written.seq;
+    if (stat && stat.size > 0) {
+      const seq = lastSeqOf(this.file);
+      if (seq > 0) return seq;
+    }
+    // An empty (just rotated) file: the last seq is in the newest rotated one.
+    return lastSeqOf(this.rotated(1));
+  }
+
+  private rotate(): void {
+    fs.rmSync(this.rotated(this.keep), { force: true });
+    for (let n = this.keep - 1; n >= 1; n--) {
+      if (fs.existsSync(this.rotated(n))) fs.renameSync(this.rotated(n), this.rotated(n + 1));
+    }
+    fs.renameSync(this.file, this.rotated(1));
+  }
+
+  private rotated(n: number): string {
+    return this.file.replace(/\.jsonl$/, `.${n}.jsonl`);
+  }
+
+  /** Oldest first: the rotated files, then the current one. */
+  private generations(): string[] {
+    const files: string[] = [];
+    for (let n = this.keep; n >= 1; n--) if (fs.existsSync(this.rotated(n))) files.push(this.rotated(n));
+    if (fs.existsSync(this.file)) files.push(this.file);
+    return files;
+  }
+
+  private position(): { ino: number; size: number } {
+    const stat = fs.statSync(this.file, { throwIfNoEntry: false });
+    return { ino: stat?.ino ?? 0, size: stat?.size ?? 0 };
+  }
+}
+
+function readText(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Complete lines from `offset` on, and how many bytes they take (a line still being written waits). */
+function readFrom(file: string, offset: number): { lines: string; consumed: number } {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return { lines: '', consumed: 0 };
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    const buffer = Buffer.alloc(Math.max(0, size - offset));
+    fs.readSync(fd, buffer, 0, buffer.length, offset);
+    const end = buffer.lastIndexOf(0x0a) + 1;
+    return { lines: buffer.subarray(0, end).toString('utf8'), consumed: end };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The seq of a file's last complete line (0 when there is none). */
+function lastSeqOf(file: string): number {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return 0;
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    const start = Math.max(0, size - TAIL_BYTES);
+    const buffer = Buffer.alloc(size - start);
+    fs.readSync(fd, buffer, 0, buffer.length, start);
+    const lines = buffer.toString('utf8').split('\n').filter(Boolean);
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const seq = /^\{"seq":(\d+),/.exec(lines[i]!)?.[1];
+      if (seq) return Number(seq);
+    }
+    return 0;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Lines that parse as events; anything else (a torn or hand-edited line) is skipped. */
+function parseLines(text: string): TeamEvent[] {
+  const events: TeamEvent[] = [];
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    try {
+      const parsed = TeamEventSchema.safeParse(JSON.parse(line));
+      if (parsed.success) events.push(parsed.data);
+    } catch {
+      // Not JSON: skipped.
+    }
+  }
+  return events;
+}
+
+/** A directory watch that wakes a follower; a watch that cannot be made leaves the poll alone. */
+function watchDir(dir: string): { on(listener: () => void): () => void; close(): void } {
+  const listeners = new Set<() => void>();
+  let watcher: fs.FSWatcher | null = null;
+  try {
+    watcher = fs.watch(dir, { persistent: false }, (_kind, name) => {
+      if (name === null || String(name).startsWith('events')) for (const listener of [...listeners]) listener();
+    });
+    watcher.on('error', () => undefined);
+  } catch {
+    watcher = null;
+  }
+  return {
+    on(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close() {
+      watcher?.close();
+    },
+  };
+}
