@@ -1,0 +1,81 @@
+import type { EventLog } from './log.js';
+import type { EventInput, TeamEvent } from './schema.js';
+
+/** Something that sees every event a process emits, as it is emitted (telemetry, a front end). */
+export type EventTap = (event: TeamEvent) => void;
+
+/**
+ * How a thread or process puts events on the board's log: `emit` never blocks and never throws;
+ * events are stamped (`ts`, `team`), shown to the taps at once, and appended in order, batched per
+ * tick (one lock or one statement per batch). A log that cannot be written is reported once per
+ * failure streak through `onError`, and the events of that batch are dropped rather than retried
+ * forever: the log records the team, it must never stall it.
+ */
+export class EventSink {
+  private queue: TeamEvent[] = [];
+  private flushing: Promise<void> = Promise.resolve();
+  private scheduled = false;
+  private failing = false;
+  private readonly taps = new Set<EventTap>();
+
+  constructor(
+    private readonly log: EventLog | null,
+    private readonly team: () => string,
+    private readonly onError: (error: unknown) => void = () => undefined,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  emit(input: EventInput): TeamEvent {
+    let team = '';
+    try {
+      team = this.team();
+    } catch {
+      // A team config that cannot be read: the event still counts.
+    }
+    const event = { ts: this.now().toISOString(), team, ...input } as TeamEvent;
+    for (const tap of this.taps) {
+      try {
+        tap(event);
+      } catch {
+        // A tap's failure is its own.
+      }
+    }
+    if (!this.log) return event;
+    this.queue.push(event);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.flushing = this.flushing.then(() => this.write());
+      });
+    }
+    return event;
+  }
+
+  /** Adds a tap; returns its removal. */
+  tap(tap: EventTap): () => void {
+    this.taps.add(tap);
+    return () => this.taps.delete(tap);
+  }
+
+  /** Waits until everything emitted so far is in the log. */
+  async flush(): Promise<void> {
+    if (this.scheduled || this.queue.length) {
+      this.scheduled = false;
+      this.flushing = this.flushing.then(() => this.write());
+    }
+    await this.flushing;
+  }
+
+  private async write(): Promise<void> {
+    const batch = this.queue.splice(0);
+    if (batch.length === 0 || !this.log) return;
+    try {
+      await this.log.append(batch);
+      this.failing = false;
+    } catch (error) {
+      if (!this.failing) this.onError(error);
+      this.failing = true;
+    }
+  }
+}
