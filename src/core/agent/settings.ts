@@ -3,6 +3,7 @@ import { ConfigError } from '../errors.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxMode, type SandboxPolicy } from '../exec/sandbox.js';
 import { secretValues } from '../trace/redact.js';
 import { DEFAULT_RUNTIME_SETTINGS, type RuntimeSettings } from '../tools/tool.js';
+import { DEFAULT_MAX_REQUEST_TOKENS } from './request-size.js';
 
 export interface TeammateSettings {
   /** IDLE poll: the fallback when no watcher event arrives (POLL_INTERVAL). */
@@ -14,6 +15,8 @@ export interface TeammateSettings {
   /** Past this many tokens the conversation is compacted (TOKEN_BUDGET). */
   tokenBudget: number;
   maxTokens: number;
+  /** The most estimated input tokens one model request may carry (MAX_REQUEST_TOKENS). */
+  maxRequestTokens: number;
   commandTimeoutMs: number;
   maxOutputChars: number;
   /** Failed attempts (model or runtime errors) before a task fails (MAX_ATTEMPTS). */
@@ -37,6 +40,7 @@ export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {
   maxTurns: 30,
   tokenBudget: 60_000,
   maxTokens: 4_096,
+  maxRequestTokens: DEFAULT_MAX_REQUEST_TOKENS,
   commandTimeoutMs: 30_000,
   maxOutputChars: 8_000,
   maxAttempts: 5,
@@ -149,6 +153,8 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
   const [attempts, attemptsName] = pick(flags.maxAttempts, '--max-attempts', 'MAX_ATTEMPTS');
   if (attempts) settings.maxAttempts = atLeast(parseCount(attempts, attemptsName), 1, attemptsName);
   settings.sandbox = loadSandboxPolicy(env, flags);
+  const requestTokens = env.MAX_REQUEST_TOKENS;
+  if (requestTokens) settings.maxRequestTokens = atLeast(parseCount(requestTokens, 'MAX_REQUEST_TOKENS'), 1000, 'MAX_REQUEST_TOKENS');
   const answer = env.ANSWER_TIMEOUT;
   if (answer) settings.runtime.answerTimeoutMs = parseDuration(answer, 'ANSWER_TIMEOUT');
   return settings;

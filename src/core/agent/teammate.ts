@@ -294,6 +294,7 @@ export class Teammate {
       agent: { name, role, stage },
       maxTurns,
       maxTokens: this.settings.maxTokens,
+      maxRequestTokens: this.settings.maxRequestTokens,
       trace: this.trace,
       tokenBudget: this.settings.tokenBudget,
       compact: async (current) => {
@@ -306,6 +307,7 @@ export class Teammate {
           agent: { name, role, stage, task: ctx.task?.id ?? null },
           signal: ctx.signal,
           onUsage: recordUsage,
+          maxRequestTokens: this.settings.maxRequestTokens,
         });
       },
       ...(ctx.task?.stage ? { handoff: handoffData(ctx.task) } : {}),

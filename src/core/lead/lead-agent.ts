@@ -69,6 +69,7 @@ export class LeadAgent {
       maxTurns: this.options.maxTurns ?? 8,
       trace: session.trace,
       tokenBudget: this.options.tokenBudget ?? 40_000,
+      maxRequestTokens: session.maxRequestTokens,
       compact: (current) =>
         compactConversation({
           model: session.leadModel,
@@ -76,6 +77,7 @@ export class LeadAgent {
           identity: identityMessages(lead, 'lead', team),
           taskPrompt: 'Continue talking with the person.',
           agent: { name: lead, role: 'lead', stage: null },
+          maxRequestTokens: session.maxRequestTokens,
         }),
     });
     // A conversation must end on the assistant's turn before the next user line.

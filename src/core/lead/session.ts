@@ -11,6 +11,7 @@ import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError } from '.
 import { checkRole } from '../stages/definitions.js';
 import { createModel, providerSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
+import { DEFAULT_MAX_REQUEST_TOKENS } from '../agent/request-size.js';
 import { sweepOrphans } from '../exec/process.js';
 import { sweepScratch } from '../exec/scratch.js';
 import { Pipeline } from '../stages/pipeline.js';
@@ -332,6 +333,11 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   /** Takes the person's unread messages (what /inbox shows). */
   takeUnread(): Message[] {
     return this.unread.splice(0);
+  }
+
+  /** The most estimated input tokens one request of the lead's model may carry (MAX_REQUEST_TOKENS). */
+  get maxRequestTokens(): number {
+    return this.options.settings?.maxRequestTokens ?? DEFAULT_MAX_REQUEST_TOKENS;
   }
 
   /** Waits until the pipeline is approved or failed. */
