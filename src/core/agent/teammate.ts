@@ -75,7 +75,7 @@ export class Teammate {
     };
     // The stages of autoteam.config.json, the same in every thread of the team.
     configureStages(this.settings.stages);
-    const board = options.board ?? fileBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs });
+    const board = options.board ?? fileBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs, maxInboxBytes: this.settings.maxInboxBytes });
     this.board = board.tasks;
     this.mailbox = board.mailbox;
     this.registry = board.registry;
