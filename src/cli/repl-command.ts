@@ -21,7 +21,7 @@ export interface ReplOptions {
 
 /** `autoteam` with no subcommand: the ink app on a terminal, line mode on pipes. */
 export async function startRepl(options: ReplOptions): Promise<void> {
-  const board = await openBoard(options.board ?? options.dir, options.dir);
+  const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
   const { project } = options;
   registerPrices(project.prices);
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);

@@ -74,7 +74,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   registerPrices(project.prices);
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
   const { model: spec, models } = options.models ?? modelSpecs(process.env, project, options.model ?? {});
-  const board = await openBoard(options.board ?? options.dir, options.dir);
+  const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
   const session = new LeadSession({ rootDir: options.dir, model: spec, models, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
   const started = Date.now();
   const since = new Date(started).toISOString();

@@ -31,7 +31,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   const model = await createModel(spec);
   const wake = new Wake();
   const stop = new AbortController();
-  const board = await openBoard(options.board ?? options.dir, options.dir);
+  const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
   const watcher = board.events();
   watcher.on('board', () => wake.notify());
   watcher.on('inbox', (name) => {

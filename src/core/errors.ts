@@ -38,6 +38,31 @@ export class UnknownRecipientError extends AutoteamError {
   }
 }
 
+/** A message refused because the recipient's inbox holds its limit already (MAX_INBOX_MB). */
+export class InboxFullError extends AutoteamError {
+  constructor(
+    readonly inbox: string,
+    readonly where: string,
+    readonly limit: string,
+  ) {
+    super(`the inbox of '${inbox}' is full (${where}; the limit is ${limit}, MAX_INBOX_MB): the message was not delivered`, 'INBOX_FULL');
+  }
+}
+
+/** A task over a size limit: posted too large, or a write that would make it unreadable. */
+export class TaskTooLargeError extends AutoteamError {
+  constructor(message: string) {
+    super(message, 'TASK_TOO_LARGE');
+  }
+}
+
+/** A model request that cannot be brought under MAX_REQUEST_TOKENS, even with every text cut. */
+export class RequestTooLargeError extends AutoteamError {
+  constructor(message: string) {
+    super(message, 'REQUEST_TOO_LARGE');
+  }
+}
+
 export class ConfigError extends AutoteamError {
   constructor(message: string) {
     super(message, 'CONFIG_ERROR');

@@ -233,6 +233,12 @@ export function helpText(leadTools: readonly string[] = []): string {
 
 export function inboxText(session: LeadSession): string {
   const lines: string[] = [];
+  const rejected = session.takeRejectedLines();
+  if (rejected) {
+    const which = rejected.lines.map((line) => `${line.at}: ${line.problem}`).join('; ');
+    const more = rejected.count > rejected.lines.length ? `; and ${rejected.count - rejected.lines.length} more` : '';
+    lines.push(`  ${rejected.count} unreadable line${rejected.count === 1 ? '' : 's'} moved to ${rejected.movedTo}: ${which}${more}`);
+  }
   for (const message of session.takeUnread()) {
     const kind = message.type === 'message' ? '' : ` [${message.type}]`;
     lines.push(`  ${message.from}${kind}: ${message.content}`);

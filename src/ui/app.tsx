@@ -102,7 +102,7 @@ export function App({ session, chat, feed, board, team, questions, quit }: AppPr
       <Box flexDirection="column" width={width}>
         <Header model={session.modelLabel} dir={session.where} team={teamView.team} lead={teamView.lead} auto={session.autoAnswer} spent={teamView.spend['']} />
         <BoardPanel view={boardView} width={width - 4} />
-        <TeamPanel members={teamView.members} tasks={boardView.byId} lead={teamView.lead} spend={teamView.spend} />
+        <TeamPanel members={teamView.members} tasks={boardView.byId} lead={teamView.lead} spend={teamView.spend} rejected={teamView.rejected ?? {}} />
         <QuestionBox questions={waiting} auto={session.autoAnswer} />
         {thinking > 0 ? (
           <Text color="cyan">

@@ -159,6 +159,8 @@ export interface TeamView {
   members: Member[];
   /** name → what the teammate spent (`12k tok · $0.041`); the session's total under ''. */
   spend: Readonly<Record<string, string>>;
+  /** name → unreadable lines its inbox has had moved aside (members with none are absent). */
+  rejected?: Readonly<Record<string, number>>;
 }
 
 /** The team panel: the registry (read again when the board changes), with status events from this process's threads applied as they arrive. */
@@ -169,7 +171,16 @@ export class TeamStore extends Store<TeamView> {
 
   reload(): void {
     const config = this.session.mailbox.registry.read();
-    this.set({ team: config.team, lead: config.lead, members: config.members, spend: this.snapshot.spend });
+    this.set({ ...this.snapshot, team: config.team, lead: config.lead, members: config.members });
+    // Counted from each inbox's rejected lines (a stat per inbox while nothing changed).
+    void this.session.rejectedCounts().then(
+      (rejected) => {
+        const known = this.snapshot.rejected ?? {};
+        const same = Object.keys(rejected).length === Object.keys(known).length && Object.entries(rejected).every(([name, count]) => known[name] === count);
+        if (!same) this.set({ ...this.snapshot, rejected });
+      },
+      () => undefined,
+    );
   }
 
   follow(): () => void {

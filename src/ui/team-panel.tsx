@@ -18,12 +18,30 @@ function doing(member: Member, tasks: ReadonlyMap<number, Task>): string {
   return `${reason}${what}`;
 }
 
-export function TeamPanel({ members, tasks, lead, spend = {} }: { members: readonly Member[]; tasks: ReadonlyMap<number, Task>; lead: string; spend?: Readonly<Record<string, string>> }) {
+/** `2 unreadable inbox lines`: moved aside by a drain of this member's inbox (the file or rows beside it hold them). */
+function rejectedNote(count: number | undefined): string {
+  return count ? ` ⚠ ${count} unreadable inbox line${count === 1 ? '' : 's'}` : '';
+}
+
+export function TeamPanel({
+  members,
+  tasks,
+  lead,
+  spend = {},
+  rejected = {},
+}: {
+  members: readonly Member[];
+  tasks: ReadonlyMap<number, Task>;
+  lead: string;
+  spend?: Readonly<Record<string, string>>;
+  rejected?: Readonly<Record<string, number>>;
+}) {
   return (
     <Box flexDirection="column" borderStyle="round" borderColor="gray" paddingX={1}>
       <Text>
         <Text bold>Team</Text>
         <Text dimColor> lead: {lead}</Text>
+        {rejected[lead] ? <Text color="red">{rejectedNote(rejected[lead])}</Text> : null}
         {spend[''] ? <Text dimColor> · spent {spend['']}</Text> : null}
       </Text>
       {members.length === 0 ? <Text dimColor>No teammates — /spawn &lt;name&gt; &lt;role&gt;</Text> : null}
@@ -35,6 +53,7 @@ export function TeamPanel({ members, tasks, lead, spend = {} }: { members: reado
             <Text dimColor> ({member.role}) </Text>
             <Text color={STATUS_COLORS[member.status]}>{member.status}</Text>
             {spend[member.name] ? <Text dimColor> [{spend[member.name]}]</Text> : null}
+            {rejected[member.name] ? <Text color="red">{rejectedNote(rejected[member.name])}</Text> : null}
             <Text>{doing(member, tasks)}</Text>
           </Text>
         </Box>

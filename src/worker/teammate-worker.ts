@@ -26,7 +26,7 @@ async function openWithPatience(address: string, rootDir: string): Promise<Board
   const until = Date.now() + 60_000;
   for (let wait = 500; ; wait = Math.min(wait * 2, 8_000)) {
     try {
-      return await openBoard(address, rootDir, { poolSize: 3 });
+      return await openBoard(address, rootDir, { poolSize: 3, ...(init.settings.maxInboxBytes ? { maxInboxBytes: init.settings.maxInboxBytes } : {}) });
     } catch (error) {
       if ((error as { code?: string }).code !== 'BOARD_UNREACHABLE' || Date.now() + wait > until || stop.signal.aborted) throw error;
       await new Promise((resolve) => setTimeout(resolve, wait));

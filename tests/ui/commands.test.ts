@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { COMMAND_NAMES, type CommandIO, closestCommand, complete, helpText, parseLine, runLine } from '../../src/frontend/commands.js';
 import type { LeadSession } from '../../src/core/lead/session.js';
@@ -82,6 +84,30 @@ describe('runLine on a real session', () => {
     expect(out.at(-1)).toMatch(/^error: /);
     await runLine('/show abc', value);
     expect(out.at(-1)).toBe("error: a task id is a positive whole number, got 'abc'");
+  });
+
+  it("names the lead's inbox lines it could not read in /inbox, and counts them for the team panel", async () => {
+    session = await quietSession();
+    const { value, out } = io(session);
+    await session.mailbox.registry.join('analyst', 'analyst');
+    const inbox = session.mailbox.inboxPath(session.lead);
+    const good = JSON.stringify({ id: 'm1', type: 'message', from: 'analyst', to: 'lead', content: 'hello lead', at: new Date().toISOString() });
+    fs.writeFileSync(inbox, ['{"type": "message", "from": "analyst"', good, '[1, 2]', ''].join('\n'));
+    const notices: string[] = [];
+    session.on('event', (event) => {
+      if (event.type === 'notice') notices.push(event.text);
+    });
+    session.drainInbox();
+    await waitUntil(() => session!.unread.length > 0, 'the good message');
+    const moved = path.join('.team', 'inbox', 'lead.rejected.jsonl');
+    expect(notices).toEqual([`2 unreadable lines of the lead's inbox moved to ${moved} (/inbox shows which)`]);
+    await runLine('/inbox', value);
+    expect(out.at(-1)).toMatch(
+      new RegExp(`^Inbox:\\n {2}2 unreadable lines moved to ${moved.replace(/\./g, '\\.')}: line 1: not valid JSON \\([^)]*\\); line 3: \\(root\\): [^\\n]+\\n {2}analyst: hello lead$`),
+    );
+    await runLine('/inbox', value);
+    expect(out.at(-1)).toBe('Inbox empty.');
+    expect(await session.rejectedCounts()).toEqual({ lead: 2 });
   });
 
   it('answers a pending question with a plain line, through the protocol', async () => {

@@ -113,6 +113,14 @@ describe('team panel', () => {
     expect(frame).toMatch(/engineer \(engineer\) idle(?! \[)/);
   });
 
+  it('shows how many unreadable inbox lines a member (or the lead) had moved aside', () => {
+    const { lastFrame } = render(<TeamPanel lead="lead" tasks={new Map()} members={[member('analyst'), member('engineer')]} rejected={{ analyst: 3, lead: 1 }} />);
+    const frame = lastFrame()!;
+    expect(frame).toContain('Team lead: lead ⚠ 1 unreadable inbox line');
+    expect(frame).toContain('analyst (analyst) idle ⚠ 3 unreadable inbox lines');
+    expect(frame).toMatch(/engineer \(engineer\) idle(?! ⚠)/);
+  });
+
   it('says how to add a teammate when the team is empty', () => {
     const { lastFrame } = render(<TeamPanel lead="lead" tasks={new Map()} members={[]} />);
     expect(lastFrame()).toContain('No teammates — /spawn <name> <role>');

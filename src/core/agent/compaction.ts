@@ -1,4 +1,5 @@
 import type { ContentBlock, ModelClient, ModelMessage, Usage } from '../model/types.js';
+import { cutText } from '../sizes.js';
 
 export interface CompactionInput {
   model: ModelClient;
@@ -11,7 +12,12 @@ export interface CompactionInput {
   signal?: AbortSignal;
   /** Told the summary call's usage. */
   onUsage?: (usage: Usage) => Promise<void>;
+  /** The ceiling of one request (MAX_REQUEST_TOKENS): the log to summarise is cut to fit under it. */
+  maxRequestTokens?: number;
 }
+
+/** Characters of one text or tool result in the log to summarise; the task statement is kept apart. */
+const TRANSCRIPT_PIECE_CHARS = 4_000;
 
 /** Rough token estimate (4 characters a token), used when the provider's count is not at hand. */
 export function estimateTokens(messages: readonly ModelMessage[]): number {
@@ -23,18 +29,18 @@ export function estimateTokens(messages: readonly ModelMessage[]): number {
 function renderBlock(block: ContentBlock): string {
   switch (block.type) {
     case 'text':
-      return block.text;
+      return cutText(block.text, TRANSCRIPT_PIECE_CHARS, 'not in this log', { tail: 500 });
     case 'tool_use':
       return `[called ${block.name} ${JSON.stringify(block.input)}]`;
     case 'tool_result':
       // One line per result (JSON string), so the log stays parseable and quotes stay intact.
-      return `[result${block.is_error ? ' (error)' : ''}: ${JSON.stringify(block.content.slice(0, 4000))}]`;
+      return `[result${block.is_error ? ' (error)' : ''}: ${JSON.stringify(block.content.slice(0, TRANSCRIPT_PIECE_CHARS))}]`;
   }
 }
 
 export function renderTranscript(messages: readonly ModelMessage[]): string {
   return messages
-    .map((m) => `${m.role.toUpperCase()}: ${typeof m.content === 'string' ? m.content : m.content.map(renderBlock).join('\n')}`)
+    .map((m) => `${m.role.toUpperCase()}: ${typeof m.content === 'string' ? renderBlock({ type: 'text', text: m.content }) : m.content.map(renderBlock).join('\n')}`)
     .join('\n\n');
 }
 
@@ -45,10 +51,14 @@ export function renderTranscript(messages: readonly ModelMessage[]): string {
 export async function compactConversation(input: CompactionInput): Promise<ModelMessage[]> {
   // From the task message on: it may carry an earlier summary and inbox text added to the turn.
   const body = input.messages.slice(2);
+  const system =
+    'You summarise an agent\'s work log so it can continue after its context is cleared. Keep: decisions, files written, commands run and their outcomes, open problems, and what remains to do. Plain text, under 300 words.';
+  // The summary request is held under the same ceiling as every other: a long log loses its middle.
+  const room = input.maxRequestTokens ? Math.max(4_000, input.maxRequestTokens * 4 - system.length - 1_000) : Infinity;
+  const transcript = cutText(renderTranscript(body), room, 'the middle of the log is left out (MAX_REQUEST_TOKENS)', { tail: Math.floor(room / 2) });
   const response = await input.model.create({
-    system:
-      'You summarise an agent\'s work log so it can continue after its context is cleared. Keep: decisions, files written, commands run and their outcomes, open problems, and what remains to do. Plain text, under 300 words.',
-    messages: [{ role: 'user', content: `Summarise this work log:\n\n${renderTranscript(body)}` }],
+    system,
+    messages: [{ role: 'user', content: `Summarise this work log:\n\n${transcript}` }],
     tools: [],
     maxTokens: 1024,
     signal: input.signal,

@@ -8,6 +8,8 @@ import type { HandoffData } from '../stages/handoff.js';
 import { redact, secretValues } from '../trace/redact.js';
 import type { Trace } from '../trace/trace.js';
 import { estimateTokens } from './compaction.js';
+import { DEFAULT_MAX_REQUEST_TOKENS, fitRequest } from './request-size.js';
+import { keepToolOutput } from './tool-output.js';
 
 /** What ends a run of the loop. The caller (teammate or lead) decides what each means for its task. */
 export type LoopOutcome =
@@ -54,6 +56,12 @@ export interface LoopOptions {
   handoff?: HandoffData;
   /** Called after every model call with its usage (the teammate adds it to the task's). */
   onModelCall?: (usage: Usage) => Promise<void>;
+  /**
+   * The most estimated input tokens one request may carry (MAX_REQUEST_TOKENS, default 100,000). A
+   * tool result over a quarter of it is cut when it arrives (the whole kept in the workspace), and
+   * before every call the oldest results and texts are cut until the request fits.
+   */
+  maxRequestTokens?: number;
 }
 
 export interface LoopResult {
@@ -72,6 +80,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
   // Tool output goes to the model: no secret value of this process's environment may ride along.
   const secrets = secretValues();
   const specs = options.tools.map(toolSpec);
+  const ceiling = options.maxRequestTokens ?? DEFAULT_MAX_REQUEST_TOKENS;
   let usage = ZERO_USAGE;
   let lastInputTokens = 0;
   for (let turn = 0; ; turn++) {
@@ -85,6 +94,9 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
       messages.splice(0, messages.length, ...compacted);
       lastInputTokens = 0;
     }
+    // Compaction may not get under the ceiling (a huge task statement, a summary call that failed to
+    // shorten): the request is cut here, whatever came before, so no call carries more.
+    fitRequest({ system: options.system, tools: specs, messages }, ceiling);
 
     const started = Date.now();
     let response: ModelResponse;
@@ -144,7 +156,8 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
         continue;
       }
       const { result, signal: toolSignal } = await runTool(use, byName, options);
-      results.push({ ...result, content: redact(result.content, secrets) });
+      const content = keepToolOutput(redact(result.content, secrets), use, ctx.workspace, ceiling);
+      results.push({ ...result, content });
       if (toolSignal) signal = { tool: use.name, value: toolSignal };
     }
     messages.push({ role: 'user', content: results });

@@ -79,7 +79,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
 
   constructor(private readonly options: ManagerOptions) {
     super();
-    const board = options.board ?? fileBoard(options.rootDir);
+    const board = options.board ?? fileBoard(options.rootDir, { ...(options.settings?.maxInboxBytes ? { maxInboxBytes: options.settings.maxInboxBytes } : {}) });
     this.board = board.tasks;
     this.mailbox = board.mailbox;
     this.requests = board.requests;

@@ -3,6 +3,8 @@ import { ConfigError } from '../errors.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxMode, type SandboxPolicy } from '../exec/sandbox.js';
 import { secretValues } from '../trace/redact.js';
 import { DEFAULT_RUNTIME_SETTINGS, type RuntimeSettings } from '../tools/tool.js';
+import { DEFAULT_MAX_INBOX_BYTES } from '../board/mailbox.js';
+import { DEFAULT_MAX_REQUEST_TOKENS } from './request-size.js';
 
 export interface TeammateSettings {
   /** IDLE poll: the fallback when no watcher event arrives (POLL_INTERVAL). */
@@ -14,6 +16,10 @@ export interface TeammateSettings {
   /** Past this many tokens the conversation is compacted (TOKEN_BUDGET). */
   tokenBudget: number;
   maxTokens: number;
+  /** The most estimated input tokens one model request may carry (MAX_REQUEST_TOKENS). */
+  maxRequestTokens: number;
+  /** An inbox holding this many bytes refuses further messages (MAX_INBOX_MB). */
+  maxInboxBytes: number;
   commandTimeoutMs: number;
   maxOutputChars: number;
   /** Unfinished attempts (model or runtime errors, idle or unsignalled turns) before a task fails (MAX_ATTEMPTS). */
@@ -37,6 +43,8 @@ export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {
   maxTurns: 30,
   tokenBudget: 60_000,
   maxTokens: 4_096,
+  maxRequestTokens: DEFAULT_MAX_REQUEST_TOKENS,
+  maxInboxBytes: DEFAULT_MAX_INBOX_BYTES,
   commandTimeoutMs: 30_000,
   maxOutputChars: 8_000,
   maxAttempts: 5,
@@ -156,6 +164,10 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
     settings.retryBaseMs = atLeast(parseDuration(backoff, 'RETRY_BACKOFF'), 50, 'RETRY_BACKOFF (ms)');
     settings.retryMaxMs = Math.max(DEFAULT_TEAMMATE_SETTINGS.retryMaxMs, settings.retryBaseMs);
   }
+  const requestTokens = env.MAX_REQUEST_TOKENS;
+  if (requestTokens) settings.maxRequestTokens = atLeast(parseCount(requestTokens, 'MAX_REQUEST_TOKENS'), 1000, 'MAX_REQUEST_TOKENS');
+  const inboxMb = env.MAX_INBOX_MB;
+  if (inboxMb) settings.maxInboxBytes = atLeast(parseCount(inboxMb, 'MAX_INBOX_MB'), 1, 'MAX_INBOX_MB') * 1024 * 1024;
   const answer = env.ANSWER_TIMEOUT;
   if (answer) settings.runtime.answerTimeoutMs = parseDuration(answer, 'ANSWER_TIMEOUT');
   return settings;

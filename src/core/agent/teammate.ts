@@ -80,7 +80,7 @@ export class Teammate {
     };
     // The stages of autoteam.config.json, the same in every thread of the team.
     configureStages(this.settings.stages);
-    const board = options.board ?? fileBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs });
+    const board = options.board ?? fileBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs, maxInboxBytes: this.settings.maxInboxBytes });
     this.board = board.tasks;
     this.mailbox = board.mailbox;
     this.registry = board.registry;
@@ -299,6 +299,7 @@ export class Teammate {
       agent: { name, role, stage },
       maxTurns,
       maxTokens: this.settings.maxTokens,
+      maxRequestTokens: this.settings.maxRequestTokens,
       trace: this.trace,
       tokenBudget: this.settings.tokenBudget,
       compact: async (current) => {
@@ -311,6 +312,7 @@ export class Teammate {
           agent: { name, role, stage, task: ctx.task?.id ?? null },
           signal: ctx.signal,
           onUsage: recordUsage,
+          maxRequestTokens: this.settings.maxRequestTokens,
         });
       },
       ...(ctx.task?.stage ? { handoff: handoffData(ctx.task) } : {}),

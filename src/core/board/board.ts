@@ -54,6 +54,8 @@ export interface OpenBoardOptions {
   now?: () => Date;
   leaseMs?: number;
   poolSize?: number;
+  /** An inbox holding this many bytes refuses more messages (MAX_INBOX_MB; default 16 MB). */
+  maxInboxBytes?: number;
 }
 
 /** The file board in `rootDir` (`.tasks/`, `.team/`). */
@@ -66,7 +68,7 @@ export function fileBoard(rootDir: string, options: OpenBoardOptions = {}): Boar
     address: root,
     rootDir: root,
     tasks: new TaskBoard(root, { now: options.now, leaseMs: options.leaseMs }),
-    mailbox: new Mailbox(root, { now: options.now, registry }),
+    mailbox: new Mailbox(root, { now: options.now, registry, ...(options.maxInboxBytes ? { maxInboxBytes: options.maxInboxBytes } : {}) }),
     registry,
     requests: new RequestStore(root, options.now, docs),
     docs,

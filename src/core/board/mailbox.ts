@@ -1,7 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AutoteamError, UnknownRecipientError } from '../errors.js';
+import { AutoteamError, InboxFullError, UnknownRecipientError } from '../errors.js';
+import { formatBytes, formatLimit } from '../sizes.js';
+import { advanceAside, appendWhole, type AsideFile, countLines, fromLessonLine, type InboxLine, parseAside, readLines } from './inbox-file.js';
 import { DEFAULT_LOCK_STALE_MS, withLock } from './lock.js';
 import { describeZodError, type Message, MessageSchema, type MessageType } from './schemas.js';
 import { TeamRegistry } from './team-registry.js';
@@ -17,15 +19,43 @@ export interface MailboxOptions {
   onProblem?: (problem: { path: string; message: string }) => void;
   /** Aside files older than this are taken to be left by a drainer that died mid-drain. */
   orphanAfterMs?: number;
+  /** An inbox holding this much refuses more messages (MAX_INBOX_MB; default 16 MB). */
+  maxInboxBytes?: number;
+  /** What one drain reads of an inbox at most (whole lines, at least one; default 1 MB). */
+  batchBytes?: number;
 }
 
+/** Lines of an inbox that could not be read: where they went, how many, and the first few with why. */
+export interface RejectedLines {
+  /** The inbox (its member's name). */
+  inbox: string;
+  /** Where they were moved (the file beside the inbox, or the PostgreSQL board's `<name>.rejected`). */
+  movedTo: string;
+  count: number;
+  /** The first few: `line 3` (or `message 812` on PostgreSQL) and why it could not be read. */
+  lines: Array<{ at: string; problem: string }>;
+}
+
+/** Two reports of the same inbox's unreadable lines as one (the first few kept with their reason). */
+export function mergeRejected(a: RejectedLines | null, b: RejectedLines): RejectedLines {
+  if (!a) return b;
+  return { ...a, count: a.count + b.count, lines: [...a.lines, ...b.lines].slice(0, REJECTED_SHOWN) };
+}
+
+export const DEFAULT_MAX_INBOX_BYTES = 16 * 1024 * 1024;
+export const DRAIN_BATCH_BYTES = 1024 * 1024;
 const NAME = /^[A-Za-z0-9_-]+$/;
 const SEEN_LIMIT = 10_000;
+/** Rejected lines kept with their reason until shown; the count goes on past it. */
+const REJECTED_SHOWN = 20;
+/** Batches one drain may read when they hold only unreadable lines, before it returns nothing. */
+const EMPTY_BATCHES = 8;
 
 /**
- * JSONL inboxes in `<root>/.team/inbox`. Send appends one line under the inbox lock. Drain moves the
- * file aside under the same lock and reads it after releasing, so a message appended concurrently
- * lands either in the moved file or in a fresh one, never in between.
+ * JSONL inboxes in `<root>/.team/inbox`. Send appends one line under the inbox lock, refused once the
+ * inbox holds `maxInboxBytes`. Drain moves the file aside under the same lock and reads it after
+ * releasing, so a message appended concurrently lands either in the moved file or in a fresh one,
+ * never in between; each drain reads one batch of it (see inbox-file.ts), so no inbox is read whole.
  */
 export class Mailbox {
   readonly dir: string;
@@ -37,6 +67,14 @@ export class Mailbox {
   private readonly onProblem?: MailboxOptions['onProblem'];
   private readonly seen = new Set<string>();
   private readonly secrets = secretValues();
+  readonly maxInboxBytes: number;
+  private readonly batchBytes: number;
+  /** The aside file each inbox is being read from, between drains. */
+  private readonly reading = new Map<string, AsideFile>();
+  /** Unreadable lines found by this mailbox's drains, per inbox, until takeRejected. */
+  private readonly rejected = new Map<string, RejectedLines>();
+  /** Lines counted in each rejected-lines file, keyed by its size and mtime. */
+  private readonly rejectedCounts = new Map<string, { key: string; count: number }>();
 
   constructor(readonly rootDir: string, options: MailboxOptions = {}) {
     this.dir = path.join(path.resolve(rootDir), '.team', 'inbox');
@@ -46,6 +84,8 @@ export class Mailbox {
     this.lockStaleMs = options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS;
     this.orphanAfterMs = options.orphanAfterMs ?? 30_000;
     this.onProblem = options.onProblem;
+    this.maxInboxBytes = options.maxInboxBytes ?? DEFAULT_MAX_INBOX_BYTES;
+    this.batchBytes = options.batchBytes ?? DRAIN_BATCH_BYTES;
     fs.mkdirSync(this.dir, { recursive: true });
   }
 
@@ -77,9 +117,34 @@ export class Mailbox {
     return sent;
   }
 
-  /** Takes every message out of `name`'s inbox, oldest first. Each message id is delivered once. */
+  /**
+   * Takes the next batch of `name`'s inbox, oldest first: about `batchBytes` of it (whole lines), so
+   * a large inbox is read over several drains, never at once. Empty when nothing is waiting. Each
+   * message id is delivered once by this mailbox.
+   */
   async drain(name: string): Promise<Message[]> {
     const file = this.inboxPath(name);
+    const messages: Message[] = [];
+    for (let batch = 0; batch < EMPTY_BATCHES && messages.length === 0; batch++) {
+      const aside = await this.nextAside(name, file);
+      if (!aside) break;
+      messages.push(...this.readBatch(name, aside));
+    }
+    return messages;
+  }
+
+  /** The aside file to read next: the one being read, one a dead drainer left, or the inbox moved aside now. */
+  private async nextAside(name: string, file: string): Promise<AsideFile | null> {
+    const current = this.reading.get(name);
+    if (current && fs.existsSync(current.path)) return current;
+    this.reading.delete(name);
+    for (const orphan of this.orphans(name)) {
+      const taken = this.takeOver(file, orphan);
+      if (taken) {
+        this.reading.set(name, taken);
+        return taken;
+      }
+    }
     const aside = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.draining`;
     const moved = await withLock(
       file,
@@ -98,10 +163,56 @@ export class Mailbox {
       },
       { staleMs: this.lockStaleMs },
     );
-    const messages: Message[] = [];
-    for (const orphan of this.orphans(name)) messages.push(...this.consume(name, orphan));
-    if (moved) messages.push(...this.consume(name, aside));
-    return messages;
+    if (!moved) return null;
+    const started = { path: aside, offset: 0, line: 0 };
+    this.reading.set(name, started);
+    return started;
+  }
+
+  /** An orphaned aside file renamed to this drainer (its position kept); null when another drainer took it first. */
+  private takeOver(file: string, orphan: AsideFile): AsideFile | null {
+    const mine = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.draining`;
+    try {
+      fs.renameSync(orphan.path, mine);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+    return advanceAside({ path: mine, offset: 0, line: 0 }, orphan.offset, orphan.line);
+  }
+
+  /**
+   * One batch of an aside file. Its new position is recorded (in the file's name) before the
+   * messages are returned, like the old whole-file drain deleted the file before returning.
+   */
+  private readBatch(name: string, aside: AsideFile): Message[] {
+    let batch: ReturnType<typeof readLines>;
+    try {
+      batch = readLines(aside, this.batchBytes, this.maxInboxBytes);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      this.reading.delete(name);
+      return [];
+    }
+    if (batch.done) {
+      fs.rmSync(aside.path, { force: true });
+      this.reading.delete(name);
+    } else {
+      try {
+        this.reading.set(name, advanceAside(aside, batch.end, batch.line));
+      } catch (error) {
+        // Taken over meanwhile by a drainer that thought this one dead: it goes on from the last position.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        this.reading.delete(name);
+      }
+    }
+    for (const line of batch.tooLong) this.reject(name, `line ${line}`, `longer than ${formatLimit(this.maxInboxBytes)}; not read or kept`, `${this.inboxPath(name)}:${line}`);
+    return this.parse(name, batch.lines, true).filter((message) => {
+      if (this.seen.has(message.id)) return false;
+      this.seen.add(message.id);
+      if (this.seen.size > SEEN_LIMIT) this.seen.delete(this.seen.values().next().value!);
+      return true;
+    });
   }
 
   /** Puts drained messages back (as they were, ids kept) so they are not lost when a reader stops. */
@@ -117,7 +228,50 @@ export class Mailbox {
   peek(name: string): Message[] {
     const file = this.inboxPath(name);
     if (!fs.existsSync(file)) return [];
-    return this.parse(name, file, fs.readFileSync(file, 'utf8'), false);
+    const lines = fs.readFileSync(file, 'utf8').split('\n').map((text, index) => ({ number: index + 1, text }));
+    return this.parse(name, lines, false);
+  }
+
+  /**
+   * The lines of `name`'s inbox this mailbox found unreadable since the last call (moved to the
+   * rejected-lines file, each with its line number and why), or null when there were none.
+   */
+  takeRejected(name: string): RejectedLines | null {
+    const found = this.rejected.get(name) ?? null;
+    this.rejected.delete(name);
+    return found;
+  }
+
+  /** How many unreadable lines `name`'s inbox has had moved aside, by any drainer (its rejected-lines file). */
+  async rejectedCount(name: string): Promise<number> {
+    const file = this.rejectedPath(name);
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (!stat) return 0;
+    const key = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+    const known = this.rejectedCounts.get(name);
+    if (known?.key === key) return known.count;
+    const count = countLines(file);
+    this.rejectedCounts.set(name, { key, count });
+    return count;
+  }
+
+  /** Where unreadable lines of `name`'s inbox go. */
+  rejectedPath(name: string): string {
+    return path.join(this.dir, `${name}.rejected.jsonl`);
+  }
+
+  /** Records an unreadable line of `name`'s inbox (`at` says which, `source` as onProblem reports it), counted for takeRejected. */
+  protected reject(name: string, at: string, problem: string, source: string): void {
+    this.onProblem?.({ path: source, message: problem });
+    const found = this.rejected.get(name) ?? { inbox: name, movedTo: this.rejectedLocation(name), count: 0, lines: [] };
+    found.count++;
+    if (found.lines.length < REJECTED_SHOWN) found.lines.push({ at, problem });
+    this.rejected.set(name, found);
+  }
+
+  /** Where rejected lines are shown to be (a path relative to the board's folder on the file board). */
+  protected rejectedLocation(name: string): string {
+    return path.relative(this.rootDir, this.rejectedPath(name)) || this.rejectedPath(name);
   }
 
   private async append(
@@ -137,94 +291,65 @@ export class Mailbox {
     return parsed.data;
   }
 
-  /** Stores one message (secrets already redacted) at the end of `to`'s inbox. */
+  /**
+   * Stores one message (secrets already redacted) at the end of `to`'s inbox; refused with
+   * InboxFullError when the inbox would pass `maxInboxBytes`.
+   */
   protected async deliver(to: string, message: Message): Promise<void> {
     const file = this.inboxPath(to);
-    await withLock(file, () => appendWhole(file, `${JSON.stringify(message)}\n`), { staleMs: this.lockStaleMs });
+    const line = `${JSON.stringify(message)}\n`;
+    const bytes = Buffer.byteLength(line);
+    await withLock(
+      file,
+      () => {
+        const size = fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+        if (size + bytes > this.maxInboxBytes) {
+          throw new InboxFullError(to, `${file} holds ${formatBytes(size)}, this message is ${formatBytes(bytes)}`, formatLimit(this.maxInboxBytes));
+        }
+        appendWhole(file, line);
+      },
+      { staleMs: this.lockStaleMs },
+    );
   }
 
-  private orphans(name: string): string[] {
+  /** Aside files of `name` whose drainer seems gone (not touched for `orphanAfterMs`), oldest first. */
+  private orphans(name: string): AsideFile[] {
     const prefix = `${name}.jsonl.`;
     const cutoff = Date.now() - this.orphanAfterMs;
     return fs
       .readdirSync(this.dir)
       .filter((entry) => entry.startsWith(prefix) && entry.endsWith('.draining'))
-      .map((entry) => path.join(this.dir, entry))
-      .filter((file) => (fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Infinity) < cutoff);
+      .map((entry) => ({ file: path.join(this.dir, entry), mtime: fs.statSync(path.join(this.dir, entry), { throwIfNoEntry: false })?.mtimeMs ?? Infinity }))
+      .filter((entry) => entry.mtime < cutoff)
+      .sort((a, b) => a.mtime - b.mtime)
+      .flatMap((entry) => parseAside(entry.file) ?? []);
   }
 
-  private consume(name: string, file: string): Message[] {
-    let text: string;
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch {
-      return [];
-    }
-    const messages = this.parse(name, file, text, true);
-    fs.rmSync(file, { force: true });
-    return messages.filter((message) => {
-      if (this.seen.has(message.id)) return false;
-      this.seen.add(message.id);
-      if (this.seen.size > SEEN_LIMIT) this.seen.delete(this.seen.values().next().value!);
-      return true;
-    });
-  }
-
-  private parse(name: string, _file: string, text: string, keepRejected: boolean): Message[] {
+  /** The messages of `lines`; the others are reported and, when `keepRejected`, moved to the rejected-lines file. */
+  private parse(name: string, lines: readonly InboxLine[], keepRejected: boolean): Message[] {
     const messages: Message[] = [];
-    const lines = text.split('\n');
-    lines.forEach((line, index) => {
-      if (!line.trim()) return;
+    const kept: string[] = [];
+    for (const { number, text } of lines) {
+      if (!text.trim()) continue;
       let problem: string;
       try {
-        const parsed = MessageSchema.safeParse(fromLessonLine(JSON.parse(line), name, line));
+        const parsed = MessageSchema.safeParse(fromLessonLine(JSON.parse(text), name, text));
         if (parsed.success) {
           messages.push(parsed.data);
-          return;
+          continue;
         }
         problem = describeZodError(parsed.error);
       } catch (error) {
         problem = `not valid JSON (${(error as Error).message})`;
       }
-      this.onProblem?.({ path: `${this.inboxPath(name)}:${index + 1}`, message: problem });
-      if (keepRejected) fs.appendFileSync(path.join(this.dir, `${name}.rejected.jsonl`), `${line}\n`);
-    });
-    return messages;
-  }
-}
-
-/**
- * An inbox line in the lesson's format (`{type, from, content, timestamp}`, no id or recipient)
- * reads as a full message: the id from the line's hash, the recipient from the inbox, the time from
- * the Unix timestamp.
- */
-function fromLessonLine(raw: unknown, inbox: string, line: string): unknown {
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return raw;
-  const message = { ...(raw as Record<string, unknown>) };
-  message.id ??= `line-${createHash('sha256').update(line).digest('hex').slice(0, 16)}`;
-  message.to ??= inbox;
-  message.type ??= 'message';
-  if (message.at === undefined && typeof message.timestamp === 'number') {
-    const ms = message.timestamp > 1e12 ? message.timestamp : message.timestamp * 1000;
-    message.at = new Date(ms).toISOString();
-  }
-  return message;
-}
-
-/**
- * Appends `text` or nothing: a failed append (a full disk) is cut back to the old length under the
- * caller's lock, so no torn line is left for the next message to be glued to.
- */
-function appendWhole(file: string, text: string): void {
-  const before = fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0;
-  try {
-    fs.appendFileSync(file, text);
-  } catch (error) {
-    try {
-      fs.truncateSync(file, before);
-    } catch {
-      // nothing was created
+      if (keepRejected) {
+        this.reject(name, `line ${number}`, problem, `${this.inboxPath(name)}:${number}`);
+        kept.push(`${text}\n`);
+      } else {
+        this.onProblem?.({ path: `${this.inboxPath(name)}:${number}`, message: problem });
+      }
     }
-    throw error;
+    if (kept.length) fs.appendFileSync(this.rejectedPath(name), kept.join(''));
+    return messages;
   }
 }

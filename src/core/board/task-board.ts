@@ -34,7 +34,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
   private readonly index: TaskIndex;
   private candidates: { role: string | undefined; ids: number[] } | null = null;
   /** Secret-looking environment values never reach a task file, whatever a tool or model put in it. */
-  private readonly redact: (text: string) => string;
+  protected readonly redact: (text: string) => string;
 
   constructor(rootDir: string, options: TaskBoardOptions = {}) {
     super();
@@ -109,8 +109,31 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
       }
     }
     const by = input.by ?? 'lead';
-    // Validated before an id is taken, so bad input never leaves a gap in the ids.
+    // Validated (and its size checked) before an id is taken, so bad input never leaves a gap in the ids.
     const artifacts = ArtifactsSchema.parse(input.artifacts ?? {});
+    const posted = this.now().toISOString();
+    const draft: Task = TaskSchema.parse({
+      id: 1,
+      subject: input.subject,
+      description: input.description ?? '',
+      status: 'pending',
+      owner: null,
+      role: input.role ?? null,
+      stage: input.stage ?? null,
+      blockedBy,
+      blocks: [],
+      pipeline: input.pipeline ?? null,
+      revision: input.revision ?? 0,
+      claims: 0,
+      lease: null,
+      handoff: input.handoff ?? '',
+      artifacts,
+      result: null,
+      history: [{ at: posted, by, event: 'created', detail: input.subject }],
+      createdAt: posted,
+      updatedAt: posted,
+    });
+    const sized = this.sizedNew(draft, input);
     const task = await withLock(
       path.join(this.dir, 'ids'),
       () => {
@@ -120,27 +143,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
           () => Math.max(0, ...fs.readdirSync(this.dir).map((name) => Number(TASK_FILE.exec(name)?.[1] ?? 0))) + 1,
         );
         const at = this.now().toISOString();
-        const created: Task = TaskSchema.parse({
-          id,
-          subject: input.subject,
-          description: input.description ?? '',
-          status: 'pending',
-          owner: null,
-          role: input.role ?? null,
-          stage: input.stage ?? null,
-          blockedBy,
-          blocks: [],
-          pipeline: input.pipeline ?? null,
-          revision: input.revision ?? 0,
-          claims: 0,
-          lease: null,
-          handoff: input.handoff ?? '',
-          artifacts,
-          result: null,
-          history: [{ at, by, event: 'created', detail: input.subject }],
-          createdAt: at,
-          updatedAt: at,
-        });
+        const created: Task = TaskSchema.parse({ ...sized, id, history: sized.history.map((entry) => ({ ...entry, at })), createdAt: at, updatedAt: at });
         this.write(created);
         return created;
       },
@@ -212,9 +215,11 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
       () => {
         const current = readTaskFile(file);
         const next = change(current);
-        if (next instanceof Refusal) return next.fenced ? { ok: false as const, reason: next.reason, fenced: true } : { ok: false as const, reason: next.reason };
+        // Held to the size autoteam can read back: trimmed, or refused.
+        const sized = next instanceof Refusal ? next : this.sized(next);
+        if (sized instanceof Refusal) return sized.fenced ? { ok: false as const, reason: sized.reason, fenced: true } : { ok: false as const, reason: sized.reason };
         // Validated before it is written: a bad artifact is the caller's error, never an unreadable file.
-        const written: Task = TaskSchema.parse({ ...next, updatedAt: this.now().toISOString() });
+        const written: Task = TaskSchema.parse({ ...sized, updatedAt: this.now().toISOString() });
         this.write(written);
         return { ok: true as const, task: written };
       },

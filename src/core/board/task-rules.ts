@@ -1,6 +1,9 @@
+import { TaskTooLargeError } from '../errors.js';
+import { formatBytes, formatLimit } from '../sizes.js';
 import type { Artifacts } from './artifacts.js';
 import type { HistoryEntry, Task, TaskStatus } from './schemas.js';
 import type { BoardProblem } from './task-index.js';
+import { fitTask, MAX_POSTED_TASK_BYTES, MAX_TASK_WRITE_BYTES, taskBytes } from './task-size.js';
 import type { ClaimResult, CreateTaskInput, Fence, MutationResult, TaskPatch, UpdateOptions } from './task-types.js';
 
 type Awaitable<T> = T | Promise<T>;
@@ -68,9 +71,39 @@ export abstract class TaskRules
 {
   protected abstract now(): Date;
   protected abstract readonly leaseMs: number;
+  /** How the backend replaces secret values before it stores a task: sizes are measured on what is stored. */
+  protected abstract readonly redact: (text: string) => string;
   protected abstract mutate(id: number, change: (task: Task) => Task | Refusal, retries?: number): Promise<MutationResult>;
   abstract list(): Awaitable<Task[]>;
   abstract get(id: number): Awaitable<Task>;
+
+  /**
+   * `next` as a backend may store it: within MAX_TASK_WRITE_BYTES, trimmed when it must be (see
+   * fitTask), or a Refusal saying why — never a task too large to read back. Every write calls it.
+   */
+  protected sized(next: Task): Task | Refusal {
+    const fitted = fitTask(next, MAX_TASK_WRITE_BYTES, (task) => taskBytes(task, this.redact), (detail) => this.entry('runtime', 'trimmed', detail));
+    return 'refused' in fitted ? new Refusal(fitted.refused) : fitted.task;
+  }
+
+  /**
+   * A task about to be created: one posted (by the person, the lead) is refused over
+   * MAX_POSTED_TASK_BYTES, leaving room for what autoteam adds as it is worked; one the runtime posts
+   * from a finished stage (`trimToFit`) is trimmed like any write.
+   */
+  protected sizedNew(task: Task, input: CreateTaskInput): Task {
+    if (input.trimToFit) {
+      const fitted = this.sized(task);
+      if (fitted instanceof Refusal) throw new TaskTooLargeError(fitted.reason);
+      return fitted;
+    }
+    const bytes = taskBytes(task, this.redact);
+    if (bytes <= MAX_POSTED_TASK_BYTES) return task;
+    const subject = task.subject.length > 60 ? `${task.subject.slice(0, 59)}…` : task.subject;
+    throw new TaskTooLargeError(
+      `task '${subject}' would be ${formatBytes(bytes)}, over the ${formatLimit(MAX_POSTED_TASK_BYTES)} a posted task may be (task files are read up to 5 MB; the rest is room for autoteam's own updates)`,
+    );
+  }
 
   /** The task as `owner` claims it: a new token, a lease, and who it was taken from. */
   protected claimed(task: Task, owner: string): Task {

@@ -25,6 +25,11 @@ export interface CreateTaskInput {
   artifacts?: Artifacts;
   /** Who posts it; recorded in history. */
   by?: string;
+  /**
+   * The runtime posting what a finished stage recorded: trimmed to the size autoteam stores a task
+   * up to, instead of refused over the limit for a posted task (see task-size.ts).
+   */
+  trimToFit?: boolean;
 }
 
 /** `fenced`: refused because the caller's claim is no longer current (taken over, finished, released). */

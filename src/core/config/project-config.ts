@@ -52,7 +52,7 @@ export const ProjectConfigSchema = z
     /** The built-in stages to change, and new ones (by name). */
     stages: z.record(z.string().regex(STAGE_NAME, 'a stage name: lower-case letters, digits, - and _'), StageSchema).optional(),
     limits: z
-      .object({ maxRevisions: count(0), maxTurns: count(1), maxQuestions: count(0), maxPipelineSteps: count(1), tokenBudgetPipeline: count(1) })
+      .object({ maxRevisions: count(0), maxTurns: count(1), maxQuestions: count(0), maxPipelineSteps: count(1), tokenBudgetPipeline: count(1), maxRequestTokens: count(1000), maxInboxMb: count(1) })
       .partial()
       .strict()
       .optional(),
@@ -83,7 +83,7 @@ export interface ProjectConfig {
   warnings: string[];
 }
 
-const LIMIT_ENV = { maxRevisions: 'MAX_REVISIONS', maxTurns: 'MAX_TURNS', maxQuestions: 'MAX_QUESTIONS', maxPipelineSteps: 'MAX_PIPELINE_STEPS', tokenBudgetPipeline: 'TOKEN_BUDGET_PIPELINE' } as const;
+const LIMIT_ENV = { maxRevisions: 'MAX_REVISIONS', maxTurns: 'MAX_TURNS', maxQuestions: 'MAX_QUESTIONS', maxPipelineSteps: 'MAX_PIPELINE_STEPS', tokenBudgetPipeline: 'TOKEN_BUDGET_PIPELINE', maxRequestTokens: 'MAX_REQUEST_TOKENS', maxInboxMb: 'MAX_INBOX_MB' } as const;
 
 export const EMPTY_PROJECT_CONFIG: ProjectConfig = { file: null, models: {}, stages: {}, limitsEnv: {}, prices: {}, warnings: [] };
 

@@ -145,6 +145,7 @@ export class LeadAgent {
       maxTurns: this.options.maxTurns ?? 8,
       trace: session.trace,
       tokenBudget: this.options.tokenBudget ?? 40_000,
+      maxRequestTokens: session.maxRequestTokens,
       compact: (current) =>
         compactConversation({
           model: session.leadModel,
@@ -152,6 +153,7 @@ export class LeadAgent {
           identity: identityMessages(lead, 'lead', session.mailbox.registry.read().team),
           taskPrompt: 'Continue talking with the person.',
           agent: { name: lead, role: 'lead', stage: null },
+          maxRequestTokens: session.maxRequestTokens,
         }),
     });
   }

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { type BoardEvents, fileBoard } from '../board/board.js';
-import type { Mailbox } from '../board/mailbox.js';
+import { type Mailbox, mergeRejected, type RejectedLines } from '../board/mailbox.js';
 import type { RequestStore } from '../board/requests.js';
 import type { Message, Stage, Task } from '../board/schemas.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
@@ -11,6 +11,7 @@ import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError } from '.
 import { checkRole } from '../stages/definitions.js';
 import { createModel, providerSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
+import { DEFAULT_MAX_REQUEST_TOKENS } from '../agent/request-size.js';
 import { sweepOrphans } from '../exec/process.js';
 import { sweepScratch } from '../exec/scratch.js';
 import { Pipeline } from '../stages/pipeline.js';
@@ -52,6 +53,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private readonly questions = new Map<string, PendingQuestion>();
   /** Messages for the person that /inbox shows (and clears). */
   readonly unread: Message[] = [];
+  /** Lines of the lead's inbox that could not be read, until /inbox shows them. */
+  private rejectedLines: RejectedLines | null = null;
   private model: ModelClient | null = null;
   private answerer: Answerer | null = null;
   private draining: Promise<void> = Promise.resolve();
@@ -70,7 +73,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   constructor(private readonly options: LeadSessionOptions) {
     super();
     this.rootDir = path.resolve(options.rootDir);
-    const board = options.board ?? fileBoard(this.rootDir);
+    const board = options.board ?? fileBoard(this.rootDir, { ...(options.settings?.maxInboxBytes ? { maxInboxBytes: options.settings.maxInboxBytes } : {}) });
     this.location = board.location;
     this.spend = new Spend(providerSpec(options.model).kind === 'openai');
     this.models = new TeamModels(options.model, options.models);
@@ -388,6 +391,28 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     return this.unread.splice(0);
   }
 
+  /** Takes the lines of the lead's inbox found unreadable since the last call (where they went, which, why), or null. */
+  takeRejectedLines(): RejectedLines | null {
+    const found = this.rejectedLines;
+    this.rejectedLines = null;
+    return found;
+  }
+
+  /** The lead and members whose inbox has had unreadable lines moved aside, with how many (none: absent). */
+  async rejectedCounts(): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    for (const name of this.mailbox.registry.names()) {
+      const count = await this.mailbox.rejectedCount(name).catch(() => 0);
+      if (count > 0) counts[name] = count;
+    }
+    return counts;
+  }
+
+  /** The most estimated input tokens one request of the lead's model may carry (MAX_REQUEST_TOKENS). */
+  get maxRequestTokens(): number {
+    return this.options.settings?.maxRequestTokens ?? DEFAULT_MAX_REQUEST_TOKENS;
+  }
+
   /** Waits until the pipeline is approved or failed. */
   async waitForPipeline(id: number, signal?: AbortSignal): Promise<ReturnType<Pipeline['state']>> {
     for (;;) {
@@ -439,7 +464,17 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     if (this.closed) return;
     this.draining = this.draining.then(async () => {
       try {
-        for (const message of await this.mailbox.drain(this.lead)) this.dispatch(message);
+        // A drain takes one batch of the inbox: a few per call, the rest at the next event or tick.
+        for (let batch = 0; batch < 16; batch++) {
+          const messages = await this.mailbox.drain(this.lead);
+          for (const message of messages) this.dispatch(message);
+          const rejected = this.mailbox.takeRejected(this.lead);
+          if (rejected) {
+            this.rejectedLines = mergeRejected(this.rejectedLines, rejected);
+            this.emit('event', { type: 'notice', text: `${rejected.count} unreadable line${rejected.count === 1 ? '' : 's'} of the lead's inbox moved to ${rejected.movedTo} (/inbox shows which)` });
+          }
+          if (messages.length === 0) break;
+        }
       } catch (error) {
         const { code, message } = serializeError(error);
         this.emit('event', { type: 'error', code, message });

@@ -1,8 +1,26 @@
 import type { Artifacts, Change, Criterion, GitInfo, Issue, QaEntry, Submitted } from '../board/artifacts.js';
 import type { Stage, Task } from '../board/schemas.js';
+import { cutText } from '../sizes.js';
 import { stageOf } from './definitions.js';
 
+/**
+ * What one artifact may take of a handoff, in characters. A handoff is read by a model on every call
+ * of the next stage: what is longer is cut with a note saying where the whole is (the task's
+ * artifacts travel with it), so a large artifact never makes a request too large.
+ */
 const MAX_FILE_CHARS = 12_000;
+const MAX_REQUIREMENT_CHARS = 40_000;
+const MAX_DIFF_CHARS = 20_000;
+const MAX_ENTRY_CHARS = 4_000;
+const MAX_REPORT_CHARS = 8_000;
+
+/** Characters of each part of a task's first message (subject, description, handoff): see taskPrompt. */
+export const TASK_PROMPT_LIMITS = { subject: 1_000, description: 40_000, handoff: 60_000 } as const;
+
+/** `value` cut to `max` characters, saying which artifact of this task holds the whole. */
+function artifact(value: string, max: number, key: string): string {
+  return cutText(value, max, `the whole is in this task's artifacts.${key}`);
+}
 
 /**
  * What one stage hands the next, as data. It is built from the task's artifacts only, rendered to
@@ -60,12 +78,12 @@ export function formatIssue(issue: Issue): string {
 }
 
 function requirementsSection(data: HandoffData): string[] {
-  const lines = [`Original requirement: ${data.requirement}`];
+  const lines = [`Original requirement: ${artifact(data.requirement, MAX_REQUIREMENT_CHARS, 'requirement')}`];
   const entries = Object.entries(data.requirements);
-  if (entries.length) lines.push('', 'Requirements (from the analyst):', ...entries.map(([key, value]) => `- ${key}: ${value}`));
-  if (data.criteria.length) lines.push('', 'Acceptance criteria:', ...data.criteria.map(formatCriterion));
-  if (data.summary) lines.push('', `Analyst summary: ${data.summary}`);
-  if (data.qa.length) lines.push('', 'Clarifications:', ...data.qa.flatMap((entry) => [`Q: ${entry.question}`, `A: ${entry.answer}`]));
+  if (entries.length) lines.push('', 'Requirements (from the analyst):', ...entries.map(([key, value]) => artifact(`- ${key}: ${value}`, MAX_ENTRY_CHARS, `requirements.${key}`)));
+  if (data.criteria.length) lines.push('', 'Acceptance criteria:', ...data.criteria.map((c) => artifact(formatCriterion(c), MAX_ENTRY_CHARS, 'criteria')));
+  if (data.summary) lines.push('', `Analyst summary: ${artifact(data.summary, MAX_REPORT_CHARS, 'summary')}`);
+  if (data.qa.length) lines.push('', 'Clarifications:', ...data.qa.flatMap((entry) => [artifact(`Q: ${entry.question}`, MAX_ENTRY_CHARS, 'qa'), artifact(`A: ${entry.answer}`, MAX_ENTRY_CHARS, 'qa')]));
   return lines;
 }
 
@@ -78,7 +96,7 @@ export function renderHandoff(data: HandoffData, fileContent?: string): string {
       lines.push(
         '',
         `This is revision ${data.revision}. The reviewer sent the work back with these issues:`,
-        ...data.issues.map(formatIssue),
+        ...data.issues.map((issue) => artifact(formatIssue(issue), MAX_ENTRY_CHARS, 'issues')),
         '',
         'Your previous files are in the workspace. Fix every blocker and major issue, run the code again, then submit_for_review(file).',
       );
@@ -93,8 +111,7 @@ export function renderHandoff(data: HandoffData, fileContent?: string): string {
   if (data.stage !== 'review') return customStageHandoff(data, lines);
   const submitted = data.submitted;
   if (submitted) {
-    const content = fileContent ?? '';
-    const shown = content.length > MAX_FILE_CHARS ? `${content.slice(0, MAX_FILE_CHARS)}\n…[cut]` : content;
+    const shown = cutText(fileContent ?? '', MAX_FILE_CHARS, `the whole is in ${submitted.file} in the workspace`);
     const others = Object.keys(submitted.files ?? {}).filter((file) => file !== submitted.file);
     lines.push('', `Submitted file: ${submitted.file} (revision ${submitted.revision}, sha256 ${submitted.sha256.slice(0, 12)})`);
     if (others.length) lines.push(`Other files in the workspace: ${others.join(', ')}`);
@@ -103,12 +120,12 @@ export function renderHandoff(data: HandoffData, fileContent?: string): string {
   if (data.change) {
     const files = data.change.files.map((file) => `${file.status} ${file.path}`);
     lines.push('', `Changes on ${data.git?.branch ?? 'the branch'} against ${data.change.base.slice(0, 12)} (${files.length} file${files.length === 1 ? '' : 's'}: ${files.join(', ') || 'none'}):`);
-    lines.push('```diff', data.change.diff.trimEnd() || '(no changes)', '```');
+    lines.push('```diff', artifact(data.change.diff.trimEnd(), MAX_DIFF_CHARS, 'change.diff') || '(no changes)', '```');
     lines.push('run_linter, run_tests and analyze_complexity look at the changed files when you name none.');
   }
   if (data.revision > 0) {
-    lines.push('', `The previous review (revision ${data.revision - 1}) asked for:`, ...data.previousIssues.map(formatIssue));
-    lines.push('', `Changes since revision ${data.revision - 1}:`, '```diff', data.diff || '(no changes)', '```');
+    lines.push('', `The previous review (revision ${data.revision - 1}) asked for:`, ...data.previousIssues.map((issue) => artifact(formatIssue(issue), MAX_ENTRY_CHARS, 'previousIssues')));
+    lines.push('', `Changes since revision ${data.revision - 1}:`, '```diff', artifact(data.diff ?? '', MAX_DIFF_CHARS, 'diff') || '(no changes)', '```');
     lines.push('', 'Check first whether those issues are fixed; do not raise new minor points that were there before.');
   }
   lines.push(
@@ -124,18 +141,24 @@ function customStageHandoff(data: HandoffData, lines: string[]): string {
     const files = Object.keys(data.submitted.files ?? { [data.submitted.file]: '' });
     lines.push('', `Submitted and approved: ${data.submitted.file}${files.length > 1 ? ` (with ${files.filter((f) => f !== data.submitted!.file).join(', ')})` : ''} — in your workspace.`);
   }
-  for (const [stage, report] of Object.entries(data.reports ?? {})) lines.push('', `Report of the ${stage} stage: ${report}`);
+  for (const [stage, report] of Object.entries(data.reports ?? {})) lines.push('', `Report of the ${stage} stage: ${artifact(report, MAX_REPORT_CHARS, `reports.${stage}`)}`);
   const signals = Object.keys(stageOf(data.stage).transitions);
   lines.push('', `Do this stage's work as your instructions say, then end it with ${signals.join(' or ')}${signals.includes('complete_stage') ? '(report)' : ''}.`);
   return lines.join('\n');
 }
 
-/** The first user message of a task's conversation: the task and what the previous stage handed over. */
+/**
+ * The first user message of a task's conversation: the task and what the previous stage handed over.
+ * Each part is cut to TASK_PROMPT_LIMITS (a hand-written task may hold megabytes), with a note
+ * naming the task field that holds the whole; the message stays well under TOKEN_BUDGET, so a
+ * compacted conversation, which starts with it again, is short.
+ */
 export function taskPrompt(task: Task): string {
   const stage = task.stage ? ` [${task.stage}${task.revision ? `, revision ${task.revision}` : ''}]` : '';
-  const lines = [`Task #${task.id}${stage}: ${task.subject}`];
-  if (task.description && task.description !== task.subject) lines.push('', task.description);
-  if (task.handoff) lines.push('', '<handoff>', task.handoff, '</handoff>');
+  const where = (field: string) => `the whole is in task #${task.id}'s ${field} on the board`;
+  const lines = [`Task #${task.id}${stage}: ${cutText(task.subject, TASK_PROMPT_LIMITS.subject, where('subject'))}`];
+  if (task.description && task.description !== task.subject) lines.push('', cutText(task.description, TASK_PROMPT_LIMITS.description, where('description')));
+  if (task.handoff) lines.push('', '<handoff>', cutText(task.handoff, TASK_PROMPT_LIMITS.handoff, where('handoff')), '</handoff>');
   if (task.artifacts.requirePlan === true) lines.push('', 'This task requires plan approval: submit your plan with plan_approval before doing the work.');
   return lines.join('\n');
 }

@@ -326,6 +326,8 @@ export class Pipeline {
       handoff: from.handoff,
       artifacts: { ...kept, ...(from.stage === 'implementation' && from.artifacts.issues ? { issues: from.artifacts.issues } : {}), retryOf: from.id },
       by,
+      // What a task of this board already held: trimmed to fit like any runtime write, never refused.
+      trimToFit: true,
     });
     for (const task of failed) {
       await this.board.update(task.id, { artifacts: { retriedBy: next.id } }, { by, event: 'retried', detail: `retried as #${next.id}` });
@@ -366,6 +368,8 @@ export class Pipeline {
         handoff,
         artifacts,
         by: from.owner ?? 'runtime',
+        // Built from a finished task: trimmed to fit like any runtime write, never refused.
+        trimToFit: true,
       });
       this.traceTransition(from, next.id, stage, from.owner ?? 'runtime');
       return { ok: true, status: 'active' as const, next };

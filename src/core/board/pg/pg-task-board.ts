@@ -38,7 +38,7 @@ const FULL_COMPARE_MS = 30_000;
 export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   protected readonly leaseMs: number;
   readonly rootDir: string;
-  private readonly redact: (text: string) => string;
+  protected readonly redact: (text: string) => string;
   /** The database's clock during a mutation; the rules read it through now(). */
   private dbNow: Date | null = null;
   private readonly replica = new Map<number, { task: Task; version: number }>();
@@ -198,7 +198,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
         createdAt: at,
         updatedAt: at,
       });
-      const rows = await insertTask(client, this.clean(draft));
+      const rows = await insertTask(client, this.clean(this.sizedNew(draft, input)));
       const blockers = blockedBy.length
         ? (await client.query<TaskRow>(`UPDATE autoteam_tasks SET blocks = array_append(blocks, $1) WHERE id = ANY ($2) AND NOT ($1 = ANY (blocks)) RETURNING ${SELECTED}`, [rows[0]!.id, blockedBy])).rows
         : [];
@@ -244,16 +244,18 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
       const row = rows[0];
       if (!row) return { result: { ok: false as const, reason: `task #${id} does not exist` } };
       this.dbNow = row.db_now;
-      let next: Task | Refusal;
+      let sized: Task | Refusal;
       try {
-        next = change(toTask(row));
+        const next = change(toTask(row));
+        // Held to the size autoteam can read back (an export writes it as a file): trimmed, or refused.
+        sized = next instanceof Refusal ? next : this.sized(next);
       } finally {
         this.dbNow = null;
       }
-      if (next instanceof Refusal) {
-        return { result: next.fenced ? { ok: false as const, reason: next.reason, fenced: true } : { ok: false as const, reason: next.reason }, row };
+      if (sized instanceof Refusal) {
+        return { result: sized.fenced ? { ok: false as const, reason: sized.reason, fenced: true } : { ok: false as const, reason: sized.reason }, row };
       }
-      const written = this.clean(TaskSchema.parse({ ...next, id, updatedAt: row.db_now.toISOString() }));
+      const written = this.clean(TaskSchema.parse({ ...sized, id, updatedAt: row.db_now.toISOString() }));
       const saved = await client.query<TaskRow>(`UPDATE autoteam_tasks SET ${SET_ALL} WHERE id = $1 RETURNING ${SELECTED}`, [id, ...toRow(written)]);
       return { result: { ok: true as const, task: written }, row: saved.rows[0]! };
     });
