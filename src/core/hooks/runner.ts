@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { EventInput, HookEventName } from '../events/schema.js';
 import { compileMatcher, DEFAULT_HOOK_TIMEOUT_S, type HookCommand, type HooksConfig, HooksConfigSchema } from './config.js';
@@ -56,8 +57,10 @@ interface CompiledGroup {
  *
  * On `warn` the runtime goes on and may show the reason to the person; on `allow` it goes on. A
  * block costs the agent a turn, so repeated blocks run into the limits a task already has (turns,
- * attempts); the runtime needs no other floor. `run` never throws for a hook's failure (a hook that
- * cannot start is a warning) and returns within the sum of the matching hooks' timeouts.
+ * attempts); the runtime needs no other floor. A reason bound for the model goes through the same
+ * redaction as a tool result (a hook's stderr may print the person's environment). `run` never
+ * throws for a hook's failure (a hook that cannot start is a warning) and returns within the sum of
+ * the matching hooks' timeouts.
  *
  * The payload is `HookPayloads[event]`; fill `workspace` with the task's folder where there is one
  * (hooks run in the board's folder; a hook that tests the work `cd`s to $AUTOTEAM_WORKSPACE).
@@ -66,6 +69,7 @@ interface CompiledGroup {
  */
 export class HookRunner {
   private readonly groups = new Map<HookEventName, CompiledGroup[]>();
+  private readonly cwd: string;
 
   /** `config` is checked again here (a ConfigError names the key path), so any source may hand it in. */
   constructor(
@@ -76,6 +80,7 @@ export class HookRunner {
     if (!parsed.success) {
       throw new ConfigError(parsed.error.issues.map((issue) => `${['hooks', ...issue.path].join('.')}: ${issue.message}`).join('; '));
     }
+    this.cwd = path.resolve(options.cwd);
     for (const [event, groups] of Object.entries(parsed.data) as Array<[HookEventName, NonNullable<(typeof parsed.data)[HookEventName]>]>) {
       this.groups.set(
         event,
@@ -93,13 +98,13 @@ export class HookRunner {
     const target = matchTarget(event, payload);
     const hooks = (this.groups.get(event) ?? []).filter((group) => group.matches(target)).flatMap((group) => group.hooks);
     if (hooks.length === 0) return { decision: 'allow' };
-    const input = hookInput(event, payload, this.options.cwd);
+    const input = hookInput(event, payload, this.cwd);
     const env = { ...(this.options.env ?? process.env), ...(payload.workspace ? { AUTOTEAM_WORKSPACE: payload.workspace } : {}) };
     const warnings: string[] = [];
     for (const hook of hooks) {
       const timeoutS = hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S;
       const ran = await runHookProcess(hook.command, {
-        cwd: this.options.cwd,
+        cwd: this.cwd,
         env,
         input,
         timeoutMs: Math.round(timeoutS * 1000),
