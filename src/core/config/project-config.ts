@@ -12,6 +12,7 @@ import { STAGE_DEFINITIONS, type StageSpec } from '../stages/definitions.js';
 /** The artifact keys a signal may carry to the next stage. */
 const ARTIFACT_KEYS = new Set(Object.keys(ArtifactsSchema.shape));
 import { TEAMMATE_TOOLS } from '../tools/registry.js';
+import { type HooksConfig, HooksConfigSchema } from '../hooks/config.js';
 
 /**
  * `autoteam.config.json` at the board root: the team, a model per role, the stages' prompts and
@@ -60,6 +61,8 @@ export const ProjectConfigSchema = z
     lead: z.object({ tools: z.array(z.enum(LEAD_HANDS)) }).partial().strict().optional(),
     /** Dollars per million tokens, by model id prefix; added to (and over) the built-in table. */
     prices: z.record(z.string(), z.object({ input: z.number().min(0), output: z.number().min(0), cacheRead: z.number().min(0).default(0) }).strict()).optional(),
+    /** The person's commands at the team's boundaries, in Claude Code's shape (hooks/config.ts). */
+    hooks: HooksConfigSchema.optional(),
   })
   .strict();
 
@@ -79,6 +82,8 @@ export interface ProjectConfig {
   prices: Record<string, Price>;
   /** The lead's file and shell tools (`lead.tools`); absent: all of them. */
   leadTools?: readonly LeadHand[];
+  /** The person's hooks by event (`hooks`); absent: none. For `new HookRunner(hooks, …)`. */
+  hooks?: HooksConfig;
   /** What is allowed but probably not meant (a stage nobody on the team works), to say at start. */
   warnings: string[];
 }
@@ -190,6 +195,7 @@ export function loadProjectConfig(rootDir: string): ProjectConfig {
     limitsEnv,
     prices: Object.fromEntries(Object.entries(data.prices ?? {}).map(([id, price]) => [id, { input: price.input, output: price.output, cacheRead: price.cacheRead }])),
     ...(data.lead?.tools ? { leadTools: [...new Set(data.lead.tools)] } : {}),
+    ...(data.hooks ? { hooks: data.hooks } : {}),
     warnings,
   };
 }

@@ -1,0 +1,135 @@
+import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+
+export interface HookProcessOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Written to the hook's stdin, which is then closed. */
+  input: string;
+  timeoutMs: number;
+  /** Bytes kept of stdout and of stderr each; the middle of a longer output is cut. */
+  maxOutputBytes: number;
+  signal?: AbortSignal;
+}
+
+export interface HookProcessResult {
+  /** null when the hook did not exit by itself (killed, or never started). */
+  exitCode: number | null;
+  /** The signal that ended the shell, if one did. */
+  exitSignal: string | null;
+  stdout: string;
+  stderr: string;
+  /** The hook was still running at its timeout; its process group was killed. */
+  timedOut: boolean;
+  canceled: boolean;
+  /** Why the hook could not be started at all. */
+  error?: string;
+  durationMs: number;
+}
+
+/**
+ * Keeps the head and the tail of a stream (a test run's verdict is at its end) within `max` bytes,
+ * reading everything: a hook that writes more is not stopped for it, only cut.
+ */
+class CappedOutput {
+  private readonly head: Buffer[] = [];
+  private headBytes = 0;
+  private tail = Buffer.alloc(0);
+  private total = 0;
+  private readonly headMax: number;
+  private readonly tailMax: number;
+
+  constructor(private readonly max: number) {
+    this.headMax = Math.ceil(max * 0.6);
+    this.tailMax = max - this.headMax;
+  }
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    let rest = chunk;
+    if (this.headBytes < this.headMax) {
+      const taken = rest.subarray(0, this.headMax - this.headBytes);
+      this.head.push(Buffer.from(taken));
+      this.headBytes += taken.length;
+      rest = rest.subarray(taken.length);
+    }
+    if (rest.length === 0 || this.tailMax === 0) return;
+    const joined = Buffer.concat([this.tail, rest]);
+    this.tail = Buffer.from(joined.subarray(Math.max(0, joined.length - this.tailMax)));
+  }
+
+  text(): string {
+    const head = Buffer.concat(this.head).toString('utf8');
+    if (this.total <= this.max) return head + this.tail.toString('utf8');
+    return `${head}\n…[${this.total - this.max} more bytes cut]…\n${this.tail.toString('utf8')}`;
+  }
+}
+
+/**
+ * Runs `command` with `/bin/sh -c` in its own process group, with the given environment, the
+ * input on stdin, and a timeout. At the timeout (or on abort) the whole group gets SIGKILL, so
+ * `sleep 600 & wait` cannot outlive it, and the pipes are let go, so a process that left the group
+ * and still holds them cannot keep the caller waiting either. A background job of a hook that
+ * finished in time is left alone (a hook may start a notifier on purpose) unless it still holds the
+ * hook's output at the timeout.
+ */
+export function runHookProcess(command: string, options: HookProcessOptions): Promise<HookProcessResult> {
+  const started = performance.now();
+  const elapsed = (): number => Math.round(performance.now() - started);
+  const base = { exitCode: null, exitSignal: null, stdout: '', stderr: '', timedOut: false, canceled: false };
+  if (options.signal?.aborted) return Promise.resolve({ ...base, canceled: true, durationMs: 0 });
+
+  return new Promise((resolve) => {
+    const child = spawn('/bin/sh', ['-c', command], { cwd: options.cwd, env: options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const stdout = new CappedOutput(options.maxOutputBytes);
+    const stderr = new CappedOutput(options.maxOutputBytes);
+    let exited = false;
+    let exitCode: number | null = null;
+    let exitSignal: string | null = null;
+    let timedOut = false;
+    let canceled = false;
+    let settled = false;
+
+    const finish = (error?: string): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      resolve({ exitCode, exitSignal, stdout: stdout.text(), stderr: stderr.text(), timedOut, canceled, ...(error ? { error } : {}), durationMs: elapsed() });
+    };
+    const stop = (why: 'timeout' | 'abort'): void => {
+      if (!exited) {
+        if (why === 'timeout') timedOut = true;
+        else canceled = true;
+      }
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // The group is gone already.
+        }
+      }
+      child.stdout.destroy();
+      child.stderr.destroy();
+    };
+    const onAbort = (): void => stop('abort');
+    const timer = setTimeout(() => stop('timeout'), options.timeoutMs);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    // A hook that never reads its input closes the pipe under us: that is its right.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input);
+    child.on('error', (error) => {
+      // Only a failed start ends here; once running, the process reports through exit and close.
+      if (child.pid === undefined) finish(`could not start /bin/sh in ${options.cwd}: ${error.message}`);
+    });
+    child.on('exit', (code, signal) => {
+      exited = true;
+      exitCode = code;
+      exitSignal = signal;
+    });
+    child.on('close', () => finish());
+  });
+}

@@ -1,0 +1,105 @@
+/**
+ * A hook is bounded: past its timeout it is killed with every process of its group and counts as a
+ * warning; an abort does the same; a process that left the group and holds the hook's output cannot
+ * keep the team waiting past the timeout; output past the cap is cut, head and tail kept.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_HOOK_OUTPUT_BYTES } from '../../src/core/hooks/runner.js';
+import { gone, hookFolder, hookRunner, one, PAYLOADS, readPid, until } from './hook-fixture.js';
+
+const made: string[] = [];
+const strays: number[] = [];
+afterEach(() => {
+  for (const pid of strays.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('timeouts', () => {
+  it('a hook still running at its timeout is killed with its children, warns, and is one event', async () => {
+    const dir = hookFolder(made);
+    // The shell, a child in the background and a grandchild under it: all in the hook's group.
+    const command = 'echo $$ > shell.pid; sh -c \'sleep 600 & echo $! > grandchild.pid; wait\' & echo $! > child.pid; echo started >&2; wait';
+    const { runner, events } = hookRunner(dir, one('PreToolUse', command, { timeout: 0.5 }));
+    const result = await runner.run('PreToolUse', PAYLOADS.PreToolUse);
+    expect(result.decision).toBe('warn');
+    expect(result.reason).toBe('timed out after 0.5 s; the hook and the processes it started were killed: started');
+    expect(events).toMatchObject([{ type: 'hook_decision', hook: 'PreToolUse', decision: 'warn', exitCode: null, reason: result.reason }]);
+    const pids = ['shell', 'child', 'grandchild'].map((name) => readPid(path.join(dir, `${name}.pid`)));
+    for (const pid of pids) expect(pid).toBeGreaterThan(0);
+    // SIGKILL to the group is already sent when run returns; the kernel finishes them off.
+    await until(() => pids.every(gone), `hook processes ${pids.join(', ')} to be gone`);
+  });
+
+  it('a process that left the group and holds the output does not hold the decision past the timeout', async () => {
+    const dir = hookFolder(made);
+    const command = 'setsid sleep 600 & echo $! > escaped.pid; echo "checked" >&2; exit 2';
+    const { runner, events } = hookRunner(dir, one('TaskCompleted', command, { timeout: 0.5 }));
+    const result = await runner.run('TaskCompleted', PAYLOADS.TaskCompleted);
+    const escaped = readPid(path.join(dir, 'escaped.pid'));
+    strays.push(escaped);
+    // The hook itself exited 2 in time: its answer stands.
+    expect(result).toEqual({ decision: 'block', reason: 'checked' });
+    expect(events).toMatchObject([{ decision: 'block', exitCode: 2 }]);
+    expect(gone(escaped)).toBe(false);
+  });
+
+  it('an abort kills the running hook, warns, and runs no later hook', async () => {
+    const dir = hookFolder(made);
+    const config = { TeammateIdle: [{ hooks: [{ type: 'command' as const, command: 'echo $$ > shell.pid; sleep 600 & echo $! > child.pid; wait' }, { type: 'command' as const, command: 'touch later-ran' }] }] };
+    const { runner, events } = hookRunner(dir, config);
+    const abort = new AbortController();
+    const running = runner.run('TeammateIdle', PAYLOADS.TeammateIdle, { signal: abort.signal });
+    await until(() => fs.existsSync(path.join(dir, 'child.pid')) && fs.readFileSync(path.join(dir, 'child.pid'), 'utf8').trim() !== '', 'the hook to start');
+    abort.abort();
+    const result = await running;
+    expect(result.decision).toBe('warn');
+    expect(result.reason).toMatch(/^canceled; the hook and the processes it started were killed/);
+    expect(events).toHaveLength(1);
+    expect(fs.existsSync(path.join(dir, 'later-ran'))).toBe(false);
+    const pids = ['shell', 'child'].map((name) => readPid(path.join(dir, `${name}.pid`)));
+    await until(() => pids.every(gone), 'the aborted hook to be gone');
+  });
+
+  it('a hook that does not read its input still runs (the input is large)', async () => {
+    const dir = hookFolder(made);
+    const { runner } = hookRunner(dir, one('PostToolUse', 'echo ignored >&2; exit 2'));
+    const result = await runner.run('PostToolUse', { ...PAYLOADS.PostToolUse, tool_response: 'y'.repeat(1_000_000) });
+    expect(result).toEqual({ decision: 'block', reason: 'ignored' });
+  });
+});
+
+describe('output cap', () => {
+  it('stderr past 64 KiB is cut in the middle, keeping the head and the verdict at the end', async () => {
+    const dir = hookFolder(made);
+    const command = "echo FIRST >&2; head -c 300000 /dev/zero | tr '\\0' x >&2; echo >&2; echo '3 tests failed' >&2; exit 2";
+    const { runner, events } = hookRunner(dir, one('TaskCompleted', command));
+    const result = await runner.run('TaskCompleted', PAYLOADS.TaskCompleted);
+    expect(result.decision).toBe('block');
+    const reason = result.reason!;
+    expect(reason.startsWith('FIRST\nxxx')).toBe(true);
+    expect(reason.endsWith('xxx\n3 tests failed')).toBe(true);
+    expect(reason).toMatch(/\n…\[\d+ more bytes cut\]…\n/);
+    expect(reason.length).toBeLessThanOrEqual(DEFAULT_HOOK_OUTPUT_BYTES + 40);
+    expect(reason.length).toBeGreaterThan(DEFAULT_HOOK_OUTPUT_BYTES - 10);
+    expect(events[0]!.type === 'hook_decision' && events[0]!.reason).toBe(reason);
+  });
+
+  it('the cap is the runner’s option, and stdout is cut the same way (a cut JSON answer is no answer)', async () => {
+    const dir = hookFolder(made);
+    const json = JSON.stringify({ decision: 'block', reason: 'z'.repeat(5000) });
+    const { runner } = hookRunner(dir, one('PostToolUse', `echo '${json}'; head -c 5000 /dev/zero | tr '\\0' e >&2; exit 1`), { maxOutputBytes: 1000 });
+    const result = await runner.run('PostToolUse', PAYLOADS.PostToolUse);
+    expect(result.decision).toBe('warn');
+    expect(result.reason).toMatch(/^e{600}\n…\[4000 more bytes cut\]…\ne{400}$/);
+    const cut = hookRunner(dir, one('PostToolUse', `echo '${json}'`), { maxOutputBytes: 1000 });
+    expect(await cut.runner.run('PostToolUse', PAYLOADS.PostToolUse)).toEqual({ decision: 'allow' });
+  });
+});
