@@ -69,6 +69,7 @@ describe('the lead agent with its own hands (loopback Messages API)', () => {
       ok(toolUseMessage('edit_file', { path: 'README.md', old_text: 'Teh', new_text: 'The' }, { toolUseId: 'toolu_edit' })),
       ok(toolUseMessage('bash', { command: 'ls -A; cat .tasks/* .team/config.json .env 2>&1; env' }, { toolUseId: 'toolu_bash' })),
       ok(toolUseMessage('read_file', { path: '.team/config.json' }, { toolUseId: 'toolu_board' })),
+      ok(toolUseMessage('write_file', { path: 'autoteam.config.json', content: '{"hooks": {}}' }, { toolUseId: 'toolu_config' })),
       ok(textMessage('Fixed the typo in README.md.')),
     ]);
     servers.push(server);
@@ -90,6 +91,9 @@ describe('the lead agent with its own hands (loopback Messages API)', () => {
     expect(fs.readdirSync(root).filter((name) => name === '.home' || name === '.tmp')).toEqual([]);
     // The file tools refuse the board's own files, saying why.
     expect(resultOf(server, 'toolu_board')).toMatchObject({ is_error: true, content: expect.stringMatching(/'\.team' is the board's own data/) });
+    // Nor may it give itself a hook, which would run outside the sandbox.
+    expect(resultOf(server, 'toolu_config')).toMatchObject({ is_error: true, content: expect.stringMatching(/'autoteam\.config\.json' is the board's own data/) });
+    expect(fs.existsSync(path.join(root, 'autoteam.config.json'))).toBe(false);
     // The key travelled only in its header.
     for (const request of server.requests) expect(request.rawBody).not.toContain(KEY);
     expect(server.requests[0]!.headers['x-api-key']).toBe(KEY);

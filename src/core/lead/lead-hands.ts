@@ -13,8 +13,11 @@ import { readFileTool } from '../tools/read-file.js';
 import type { ToolDefinition } from '../tools/tool.js';
 import { writeFileTool } from '../tools/write-file.js';
 
-/** The board's own entries in its folder: never the lead's to read, write or run code against. */
-const BOARD_ENTRIES = ['.tasks', '.team', '.autoteam', '.env'];
+/**
+ * The board's own entries in its folder: never the lead's to read, write or run code against. The
+ * config among them: its hooks run with the person's rights, outside any sandbox.
+ */
+const BOARD_ENTRIES = ['.tasks', '.team', '.autoteam', '.env', 'autoteam.config.json'];
 
 const HANDS: Record<LeadHand, ToolDefinition> = {
   bash: bashTool as ToolDefinition,
