@@ -7,6 +7,7 @@ import { BoardOutage } from '../core/board/outage.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { createModel, describeModel } from '../core/model/factory.js';
+import { saysLine } from '../frontend/activity.js';
 
 export interface WorkerCommandOptions {
   dir: string;
@@ -74,6 +75,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     ...(options.prompt ? { prompt: options.prompt } : {}),
     emit: (event) => {
       if (event.type === 'activity') console.log(`[${event.name}] ${event.text}`);
+      else if (event.type === 'says') console.log(saysLine(event.name, event.text, { verbose: false, width: process.stdout.columns || 160 }));
       else if (event.type === 'status') console.log(`[${event.name}] ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
       else if (event.type === 'error' && !outage.hides('teammate', event.error.code)) console.error(`[${event.name}] error ${event.error.code}: ${event.error.message}`);
     },

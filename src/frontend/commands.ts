@@ -6,7 +6,7 @@ import { formatSpend } from '../core/lead/spend.js';
 import { formatBoard, formatMember } from './format.js';
 
 /** How a line of output should look; the ink app colours by it, line mode ignores it. */
-export type Tone = 'info' | 'reply' | 'error' | 'question' | 'answer' | 'pipeline' | 'activity' | 'command';
+export type Tone = 'info' | 'reply' | 'error' | 'question' | 'answer' | 'pipeline' | 'activity' | 'says' | 'command';
 
 /** What the dispatcher needs from a front end. */
 export interface CommandIO {

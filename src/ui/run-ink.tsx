@@ -1,6 +1,7 @@
 import { render } from 'ink';
 import { DEFAULT_TEAM, type LeadSession, type TeamMemberSpec } from '../core/lead/session.js';
 import { serializeError } from '../core/errors.js';
+import { activityView } from '../frontend/activity.js';
 import { LeadChat } from '../frontend/lead-chat.js';
 import { quitSession } from '../frontend/quit.js';
 import { App } from './app.js';
@@ -13,7 +14,7 @@ export interface InkReplOptions {
 
 /** Mounts the ink REPL on a terminal, starts the team, and returns once the person has quit. */
 export async function runInk(session: LeadSession, options: InkReplOptions = {}): Promise<void> {
-  const feed = new ActivityFeed();
+  const feed = new ActivityFeed(activityView(() => process.stdout.columns));
   const board = new BoardStore(session);
   const team = new TeamStore(session);
   const questions = new QuestionStore(session);

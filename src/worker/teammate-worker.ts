@@ -1,5 +1,6 @@
 /** Worker-thread entry: wires the core for one teammate. All logic lives in core/agent/teammate.ts. */
 import { parentPort, workerData } from 'node:worker_threads';
+import { EventCounter } from '../core/agent/event-order.js';
 import { Teammate } from '../core/agent/teammate.js';
 import type { TeammateEvent } from '../core/agent/teammate-events.js';
 import { Wake } from '../core/agent/wake.js';
@@ -12,6 +13,7 @@ const init = workerData as TeammateWorkerInit;
 const port = parentPort!;
 const stop = new AbortController();
 const wake = new Wake();
+const events = new EventCounter();
 
 port.on('message', (message: ToWorker) => {
   if (message.type === 'wake') wake.notify();
@@ -24,7 +26,7 @@ async function openWithPatience(address: string, rootDir: string): Promise<Board
   const until = Date.now() + 60_000;
   for (let wait = 500; ; wait = Math.min(wait * 2, 8_000)) {
     try {
-      return await openBoard(address, rootDir, { poolSize: 3 });
+      return await openBoard(address, rootDir, { poolSize: 3, stamp: events.stamp });
     } catch (error) {
       if ((error as { code?: string }).code !== 'BOARD_UNREACHABLE' || Date.now() + wait > until || stop.signal.aborted) throw error;
       await new Promise((resolve) => setTimeout(resolve, wait));
@@ -44,7 +46,11 @@ try {
     wake,
     signal: stop.signal,
     settings: init.settings,
-    emit: (event: TeammateEvent) => port.postMessage(event),
+    emit: (event: TeammateEvent) => {
+      port.postMessage(event);
+      events.count();
+    },
+    stamp: events.stamp,
     ...(board ? { board } : {}),
   });
   await teammate.run();

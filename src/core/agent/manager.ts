@@ -6,6 +6,7 @@ import type { RequestStore } from '../board/requests.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { ConfigError, UnknownRecipientError } from '../errors.js';
 import type { ModelSpec } from '../model/factory.js';
+import type { Origin } from './event-order.js';
 import { type FromWorker, FromWorkerSchema, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
 import type { TeammateSettings } from './settings.js';
 
@@ -61,6 +62,8 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   private readonly mailbox: Mailbox;
   private readonly requests: RequestStore;
   private readonly unsubscribe: () => void;
+  /** Messages received from each thread: a message it sent the lead waits for its earlier events (event-order.ts). */
+  private readonly received = new WeakMap<Worker, number>();
 
   constructor(private readonly options: ManagerOptions) {
     super();
@@ -106,6 +109,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       worker[stream].on('data', (text: string) => this.emit('event', { type: 'log', name, stream, text }));
     }
     worker.on('message', (raw: unknown) => {
+      this.received.set(worker, (this.received.get(worker) ?? 0) + 1);
       const parsed = FromWorkerSchema.safeParse(raw);
       if (!parsed.success) {
         this.emit('event', { type: 'error', name, error: { code: 'BAD_WORKER_MESSAGE', message: `unexpected message from ${name}` } });
@@ -138,6 +142,17 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     const handle: TeammateHandle = { name, role, worker, exited };
     this.live.set(name, handle);
     return handle;
+  }
+
+  /**
+   * Whether the events `from`'s thread posted before sending a message stamped `origin` have all
+   * arrived. True for a message of another process or of a thread that is gone: nothing more will come.
+   */
+  caughtUp(from: string, origin: Origin | null): boolean {
+    if (!origin || origin.pid !== process.pid) return true;
+    const handle = this.live.get(from);
+    if (!handle || handle.worker.threadId !== origin.thread) return true;
+    return (this.received.get(handle.worker) ?? 0) >= origin.events;
   }
 
   handles(): TeammateHandle[] {

@@ -45,6 +45,8 @@ export interface TeammateOptions {
   now?: () => Date;
   /** The board, opened by the host (default: the file board in `rootDir`). */
   board?: Board;
+  /** Fields for every message the default file board's mailbox sends (see EventCounter). */
+  stamp?: () => Record<string, unknown>;
 }
 
 
@@ -75,7 +77,7 @@ export class Teammate {
     };
     // The stages of autoteam.config.json, the same in every thread of the team.
     configureStages(this.settings.stages);
-    const board = options.board ?? fileBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs });
+    const board = options.board ?? fileBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs, ...(options.stamp ? { stamp: options.stamp } : {}) });
     this.board = board.tasks;
     this.mailbox = board.mailbox;
     this.registry = board.registry;
@@ -168,8 +170,7 @@ export class Teammate {
     for (const note of prepared.notes) this.activity(task.id, note);
     if (prepared.gone) {
       clearInterval(renew);
-      await this.pipeline.fail(task, fence, prepared.gone);
-      this.activity(task.id, `failed #${task.id}: ${prepared.gone}`);
+      await this.failTask(task, fence, prepared.gone);
       if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
       return;
     }
@@ -210,24 +211,23 @@ export class Teammate {
     };
     switch (outcome.kind) {
       case 'transition': {
-        const result = await this.pipeline.advance(task, fence, { tool: outcome.tool, artifacts: outcome.artifacts, result: outcome.result });
-        const next = result.next ? ` → #${result.next.id} ${result.next.stage}` : ` → pipeline ${result.status}`;
-        this.activity(task.id, result.ok ? `${outcome.tool}${next}` : `${outcome.tool} refused: ${result.reason}`);
+        // Said before the lead hears that the pipeline ended: the person reads the step, then the outcome.
+        await this.pipeline.advance(task, fence, { tool: outcome.tool, artifacts: outcome.artifacts, result: outcome.result }, (result) => {
+          const next = result.next ? ` → #${result.next.id} ${result.next.stage}` : ` → pipeline ${result.status}`;
+          this.activity(task.id, result.ok ? `${outcome.tool}${next}` : `${outcome.tool} refused: ${result.reason}`);
+        });
         return;
       }
       case 'fail':
       case 'max_turns': {
         const reason = outcome.kind === 'fail' ? outcome.reason : `max turns (${this.settings.maxTurns}) reached`;
-        if (task.stage) await this.pipeline.fail(task, fence, reason);
-        else await this.board.fail(task.id, fence, reason);
-        this.activity(task.id, `failed #${task.id}: ${reason}`);
+        await this.failTask(task, fence, reason);
         return;
       }
       case 'end_turn':
         if (!stillMine()) return;
         if (task.stage) {
-          await this.pipeline.fail(task, fence, 'ended without a stage signal');
-          this.activity(task.id, `failed #${task.id}: ended without a stage signal`);
+          await this.failTask(task, fence, 'ended without a stage signal');
         } else {
           await this.board.complete(task.id, fence, outcome.text || 'done');
           this.activity(task.id, `completed #${task.id}`);
@@ -249,6 +249,21 @@ export class Teammate {
         }
         return;
       }
+    }
+  }
+
+  /** Fails the task; its line is said before the lead hears that the task's pipeline failed. */
+  private async failTask(task: Task, fence: Fence, reason: string): Promise<void> {
+    let said = false;
+    const say = () => {
+      said = true;
+      this.activity(task.id, `failed #${task.id}: ${reason}`);
+    };
+    try {
+      if (task.stage) await this.pipeline.fail(task, fence, reason, say);
+      else await this.board.fail(task.id, fence, reason);
+    } finally {
+      if (!said) say();
     }
   }
 
@@ -311,6 +326,7 @@ export class Teammate {
       ...(ctx.task?.stage ? { handoff: handoffData(ctx.task) } : {}),
       onModelCall: recordUsage,
       onEvent: (event) => {
+        if (event.kind === 'model') this.emit({ type: 'says', name, role, task: ctx.task?.id ?? null, text: event.summary });
         // The answer to a question is shown once, by the lead; saved requirements are on the board.
         if (event.kind === 'tool' && !['save_requirement', 'ask_clarifying_question'].includes(event.name ?? '')) {
           this.activity(ctx.task?.id ?? null, `${event.name}${event.ok ? '' : ' ✗'}: ${event.summary}`);
@@ -383,9 +399,7 @@ export class Teammate {
     const { maxAttempts, retryBaseMs, retryMaxMs } = this.settings;
     if (attempts >= maxAttempts) {
       const reason = `gave up after ${attempts} failed attempts (MAX_ATTEMPTS ${maxAttempts}); last error: ${message}`;
-      if (task.stage) await this.pipeline.fail(task, fence, reason).catch(() => undefined);
-      else await this.board.fail(task.id, fence, reason).catch(() => undefined);
-      this.activity(task.id, `failed #${task.id}: ${reason}`);
+      await this.failTask(task, fence, reason).catch(() => undefined);
       return;
     }
     const jittered = backoffMs(attempts, retryBaseMs, retryMaxMs);

@@ -30,6 +30,7 @@ const statusEvent = z.object({
 export const FromWorkerSchema = z.discriminatedUnion('type', [
   statusEvent,
   z.object({ type: z.literal('activity'), name: z.string(), role: z.string(), task: z.number().nullable(), text: z.string() }),
+  z.object({ type: z.literal('says'), name: z.string(), role: z.string(), task: z.number().nullable(), text: z.string() }),
   z.object({ type: z.literal('error'), name: z.string(), error: z.object({ code: z.string(), message: z.string() }) }),
   z.object({ type: z.literal('exit'), name: z.string(), reason: z.string() }),
   z.object({

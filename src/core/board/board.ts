@@ -50,6 +50,8 @@ export interface OpenBoardOptions {
   now?: () => Date;
   leaseMs?: number;
   poolSize?: number;
+  /** Fields added to every message this board's mailbox sends (see MailboxOptions.stamp). */
+  stamp?: () => Record<string, unknown>;
 }
 
 /** The file board in `rootDir` (`.tasks/`, `.team/`). */
@@ -62,7 +64,7 @@ export function fileBoard(rootDir: string, options: OpenBoardOptions = {}): Boar
     address: root,
     rootDir: root,
     tasks: new TaskBoard(root, { now: options.now, leaseMs: options.leaseMs }),
-    mailbox: new Mailbox(root, { now: options.now, registry }),
+    mailbox: new Mailbox(root, { now: options.now, registry, ...(options.stamp ? { stamp: options.stamp } : {}) }),
     registry,
     requests: new RequestStore(root, options.now, docs),
     docs,

@@ -17,6 +17,8 @@ export interface MailboxOptions {
   onProblem?: (problem: { path: string; message: string }) => void;
   /** Aside files older than this are taken to be left by a drainer that died mid-drain. */
   orphanAfterMs?: number;
+  /** Fields added to every message sent through this mailbox (a teammate thread's origin, agent/event-order.ts). */
+  stamp?: () => Record<string, unknown>;
 }
 
 const NAME = /^[A-Za-z0-9_-]+$/;
@@ -35,6 +37,7 @@ export class Mailbox {
   private readonly lockStaleMs: number;
   private readonly orphanAfterMs: number;
   private readonly onProblem?: MailboxOptions['onProblem'];
+  private readonly stamp?: MailboxOptions['stamp'];
   private readonly seen = new Set<string>();
   private readonly secrets = secretValues();
 
@@ -46,6 +49,7 @@ export class Mailbox {
     this.lockStaleMs = options.lockStaleMs ?? DEFAULT_LOCK_STALE_MS;
     this.orphanAfterMs = options.orphanAfterMs ?? 30_000;
     this.onProblem = options.onProblem;
+    this.stamp = options.stamp;
     fs.mkdirSync(this.dir, { recursive: true });
   }
 
@@ -127,7 +131,7 @@ export class Mailbox {
     type: MessageType,
     extra: Record<string, unknown>,
   ): Promise<Message> {
-    const candidate = { ...extra, id: this.generateId(), type, from, to, content, at: this.now().toISOString() };
+    const candidate = { ...extra, ...this.stamp?.(), id: this.generateId(), type, from, to, content, at: this.now().toISOString() };
     const parsed = MessageSchema.safeParse(candidate);
     if (!parsed.success) {
       throw new AutoteamError(`invalid message to ${to}: ${describeZodError(parsed.error)}`, 'INVALID_MESSAGE');

@@ -19,6 +19,8 @@ import type { LeadServices } from '../tools/lead/services.js';
 import { Trace } from '../trace/trace.js';
 import { type Answerer, createAnswerer } from './simulated-user.js';
 import { BoardOutage } from '../board/outage.js';
+import { originOf } from '../agent/event-order.js';
+import { HeldMessages } from './held-messages.js';
 import { openRepository } from './repository.js';
 import { type PendingQuestion, questionOf, unansweredOnBoard } from './questions.js';
 import { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
@@ -62,6 +64,11 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private readonly resting = new Set<string>();
   private readonly models: TeamModels;
   private readonly outage = new BoardOutage();
+  /** The lead's inbox, each message after the events its sender posted before it (agent/event-order.ts). */
+  private readonly held = new HeldMessages(
+    (message) => this.manager.caughtUp(message.from, originOf(message)),
+    (message) => this.dispatch(message),
+  );
 
   constructor(private readonly options: LeadSessionOptions) {
     super();
@@ -206,11 +213,14 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       if (event.type === 'error' && this.outage.hides(event.name, event.error.code)) return;
       if (event.type === 'usage') this.spend.add(event.name, event.model, event.usage);
       this.emit('event', { type: 'teammate', event });
+      this.held.release();
     });
     this.manager.on('exit', (exit) => {
       if (exit.clean && exit.reason.startsWith('idle for')) this.resting.add(exit.name);
       // A thread that could not reach the board (a database away too long) is started again when there is work.
       else if (!exit.clean && /cannot use the board at/.test(exit.reason) && !this.closed) this.resting.add(exit.name);
+      // Nothing more comes from that thread: what it sent is shown before it is gone.
+      this.held.release();
       this.emit('event', { type: 'teammate_exit', exit });
     });
     await this.watcher.start();
@@ -385,7 +395,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     if (this.closed) return;
     this.draining = this.draining.then(async () => {
       try {
-        for (const message of await this.mailbox.drain(this.lead)) this.dispatch(message);
+        for (const message of await this.mailbox.drain(this.lead)) this.held.add(message);
       } catch (error) {
         const { code, message } = serializeError(error);
         this.emit('event', { type: 'error', code, message });
