@@ -33,7 +33,7 @@ export async function runLineRepl(session: LeadSession, options: LineReplOptions
   };
   session.on('event', onEvent);
   const chat = new LeadChat(session);
-  const io: CommandIO = { session, print, askLead: (text) => chat.ask(text) };
+  const io: CommandIO = { session, print, askLead: (text) => chat.ask(text), view };
 
   print(`autoteam — ${session.modelLabel}`);
   await session.start(options.team ?? DEFAULT_TEAM);

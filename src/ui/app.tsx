@@ -75,6 +75,7 @@ export function App({ session, chat, feed, board, team, questions, quit }: AppPr
 
   const io: CommandIO = {
     session,
+    view: feed.view,
     print: (text, tone = 'info') => feed.push(text, tone),
     askLead: async (text) => {
       setThinking((n) => n + 1);

@@ -6,7 +6,7 @@ import type { TeammateEvent } from '../core/agent/teammate-events.js';
 import { Wake } from '../core/agent/wake.js';
 import { type Board, openBoard } from '../core/board/board.js';
 import { serializeError } from '../core/errors.js';
-import { createModel } from '../core/model/factory.js';
+import { createModel, type ModelSpec } from '../core/model/factory.js';
 import type { TeammateWorkerInit, ToWorker } from '../core/agent/worker-protocol.js';
 
 const init = workerData as TeammateWorkerInit;
@@ -14,10 +14,17 @@ const port = parentPort!;
 const stop = new AbortController();
 const wake = new Wake();
 const events = new EventCounter();
+let teammate: Teammate | null = null;
+/** The model the lead chose last (/model); a teammate not made yet starts on it. */
+let latest: ModelSpec = init.model;
 
 port.on('message', (message: ToWorker) => {
   if (message.type === 'wake') wake.notify();
   else if (message.type === 'stop') stop.abort(new Error(message.reason));
+  else if (message.type === 'model') {
+    latest = message.spec;
+    teammate?.useModel(createModel(message.spec));
+  }
 });
 
 let board: Board | undefined;
@@ -35,9 +42,10 @@ async function openWithPatience(address: string, rootDir: string): Promise<Board
 }
 
 try {
-  const model = await createModel(init.model);
+  const first = latest;
+  const model = await createModel(first);
   board = init.board ? await openWithPatience(init.board, init.rootDir) : undefined;
-  const teammate = new Teammate({
+  teammate = new Teammate({
     name: init.name,
     role: init.role,
     rootDir: init.rootDir,
@@ -53,6 +61,8 @@ try {
     stamp: events.stamp,
     ...(board ? { board } : {}),
   });
+  // Changed while the first model was being made.
+  if (latest !== first) teammate.useModel(createModel(latest));
   await teammate.run();
 } catch (error) {
   port.postMessage({ type: 'error', name: init.name, error: serializeError(error) });

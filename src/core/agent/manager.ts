@@ -64,6 +64,8 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   private readonly unsubscribe: () => void;
   /** Messages received from each thread: a message it sent the lead waits for its earlier events (event-order.ts). */
   private readonly received = new WeakMap<Worker, number>();
+  /** The model of each role (the default under ''), changed by setModel for the next threads. */
+  private readonly models: Map<string, ModelSpec>;
 
   constructor(private readonly options: ManagerOptions) {
     super();
@@ -72,6 +74,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     this.mailbox = board.mailbox;
     this.requests = board.requests;
     this.address = board.address === board.rootDir ? undefined : board.address;
+    this.models = new Map([['', options.model], ...Object.entries(options.models ?? {})]);
     const onBoard = () => this.wakeAll();
     const onInbox = (name: string) => this.wake(name);
     options.watcher?.on('board', onBoard);
@@ -91,7 +94,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       rootDir: this.options.rootDir,
       ...(this.address ? { board: this.address } : {}),
       settings: this.options.settings ?? {},
-      model: this.options.models?.[role] ?? this.options.model,
+      model: this.modelOf(role),
       ...(prompt ? { prompt } : {}),
     };
     const entry = workerEntry();
@@ -142,6 +145,17 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     const handle: TeammateHandle = { name, role, worker, exited };
     this.live.set(name, handle);
     return handle;
+  }
+
+  /** The model a thread of `role` starts on. */
+  modelOf(role: string): ModelSpec {
+    return this.models.get(role) ?? this.models.get('')!;
+  }
+
+  /** Threads of `role` work their next tasks on `spec`, and threads started later start on it. */
+  setModel(role: string, spec: ModelSpec): void {
+    this.models.set(role, spec);
+    for (const handle of this.live.values()) if (handle.role === role) handle.worker.postMessage({ type: 'model', spec } satisfies ToWorker);
   }
 
   /**

@@ -66,9 +66,13 @@ export class Teammate {
   private readonly now: () => Date;
   private exitReason: string | null = null;
   private readonly inbox: TeammateInbox;
+  private model: ModelClient;
+  /** A model the lead chose for this teammate's next tasks (/model), taken between tasks. */
+  private nextModel: Promise<ModelClient> | null = null;
 
   constructor(private readonly options: TeammateOptions) {
     this.now = options.now ?? (() => new Date());
+    this.model = options.model;
     this.settings = {
       ...DEFAULT_TEAMMATE_SETTINGS,
       ...options.settings,
@@ -96,6 +100,25 @@ export class Teammate {
     return this.options.role;
   }
 
+  /** Works the next tasks on `next` (a model being made); the task in hand finishes on the old one. */
+  useModel(next: Promise<ModelClient>): void {
+    // One that cannot be made is reported when the swap is due, not as an unhandled rejection now.
+    next.catch(() => undefined);
+    this.nextModel = next;
+  }
+
+  private async swapModel(): Promise<void> {
+    const next = this.nextModel;
+    if (!next) return;
+    this.nextModel = null;
+    try {
+      this.model = await next;
+      this.activity(null, `now on ${this.model.label}`);
+    } catch (error) {
+      this.emit({ type: 'error', name: this.options.name, error: serializeError(error) });
+    }
+  }
+
   /** Runs until shutdown (protocol, idle timeout, abort or a fatal model error); returns why it stopped. */
   async run(): Promise<string> {
     const { name, role, signal } = this.options;
@@ -110,6 +133,7 @@ export class Teammate {
     let idleSince = Date.now();
     while (!signal.aborted && this.exitReason === null) {
       try {
+        await this.swapModel();
         const { exit, conversation } = await this.inbox.whileIdle();
         if (exit) {
           this.exitReason = exit;
@@ -295,13 +319,13 @@ export class Teammate {
     const tools = stage ? stageTools(stage) : generalTools();
     // Every model call of a task, compaction included, is added to its usage: the pipeline budgets sum them.
     const recordUsage = async (usage: Usage): Promise<void> => {
-      this.emit({ type: 'usage', name, role, model: this.options.model.id, usage });
+      this.emit({ type: 'usage', name, role, model: this.model.id, usage });
       if (!ctx.task || !ctx.fence) return;
       const result = await this.board.recordUsage(ctx.task.id, ctx.fence, usage).catch(() => null);
       if (result?.ok) ctx.task = result.task;
     };
     return runLoop({
-      model: this.options.model,
+      model: this.model,
       system: this.options.prompt ? `${system}\n\n${this.options.prompt}` : system,
       tools,
       messages,
@@ -314,7 +338,7 @@ export class Teammate {
       compact: async (current) => {
         this.activity(ctx.task?.id ?? null, 'compacted its conversation');
         return compactConversation({
-          model: this.options.model,
+          model: this.model,
           messages: current,
           identity: this.identity(),
           taskPrompt: prompt,

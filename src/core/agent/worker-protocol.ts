@@ -14,8 +14,8 @@ export interface TeammateWorkerInit {
   model: ModelSpec;
 }
 
-/** Main thread → worker. */
-export type ToWorker = { type: 'wake' } | { type: 'stop'; reason: string };
+/** Main thread → worker. `model`: work the next tasks on this model (/model). */
+export type ToWorker = { type: 'wake' } | { type: 'stop'; reason: string } | { type: 'model'; spec: ModelSpec };
 
 const statusEvent = z.object({
   type: z.literal('status'),

@@ -7,9 +7,9 @@ import type { Message, Stage, Task } from '../board/schemas.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { type ManagerEvents, type TeammateExit, TeammateManager } from '../agent/manager.js';
 import { LeadLease } from '../board/liveness.js';
-import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
+import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError, UnknownRecipientError } from '../errors.js';
 import { checkRole } from '../stages/definitions.js';
-import { createModel, providerSpec } from '../model/factory.js';
+import { createModel, type ModelSpec, providerSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { sweepOrphans } from '../exec/process.js';
 import { sweepScratch } from '../exec/scratch.js';
@@ -309,6 +309,39 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   async requestShutdown(name: string, graceMs = 5_000): Promise<TeammateExit | null> {
     this.resting.delete(name);
     return this.manager.requestShutdown(name, graceMs);
+  }
+
+  /**
+   * Sends one teammate a message from the lead (/msg): it reads it between turns, or wakes for it when
+   * idle. A name that is not on the team is refused with the team's members.
+   */
+  async message(name: string, text: string): Promise<Message> {
+    const config = this.mailbox.registry.read();
+    const members = config.members.map((member) => member.name);
+    if (!members.includes(name)) throw new UnknownRecipientError(name, config.team, members);
+    const sent = await this.mailbox.send(this.lead, name, text, 'message');
+    this.manager.wake(name);
+    return sent;
+  }
+
+  /**
+   * Teammates of `role` work their next tasks on `spec` (the task in hand finishes on the old model);
+   * those started later, respawns included, start on it. A recording session records the new model
+   * too; a replayed one cannot change: its answers are the recording's.
+   */
+  setModel(role: string, spec: ModelSpec): void {
+    checkRole(role);
+    const current = this.models.spec(role);
+    if (current.kind === 'replay') throw new ConfigError(`this session replays ${current.dir}: its models cannot change`);
+    const next: ModelSpec = current.kind === 'record' && spec.kind !== 'record' ? { kind: 'record', dir: current.dir, inner: spec } : spec;
+    this.models.set(role, next);
+    this.manager.setModel(role, next);
+  }
+
+  /** Each role of the team (and any with a model of its own) and the model it works on, then the one for other roles. */
+  roleModels(): { roles: Array<{ role: string; model: string }>; others: string } {
+    const roles = new Set([...[...this.spawned.values()].map((member) => member.role), ...this.models.roles()]);
+    return { roles: [...roles].map((role) => ({ role, model: this.models.of(role) })), others: this.models.fallback };
   }
 
   async post(requirement: string, startStage?: Stage): Promise<Task> {
