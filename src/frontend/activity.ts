@@ -35,6 +35,16 @@ export function saysLine(name: string, text: string, view: Pick<ActivityView, 'v
 
 /** What a session event looks like in the activity stream; null for events shown elsewhere (status, board). */
 export function describeEvent(event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'width'> = { verbose: false, width: 160 }): ActivityLine | null {
+  const line = describeOne(event, view);
+  // A line of several (a pasted answer, a whole model turn) keeps its continuation under its text.
+  return line?.text.includes('\n') ? { ...line, text: indentContinuation(line.text) } : line;
+}
+
+export function indentContinuation(text: string): string {
+  return text.replace(/\n/g, '\n  ');
+}
+
+function describeOne(event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'width'>): ActivityLine | null {
   switch (event.type) {
     case 'teammate': {
       const teammate = event.event;

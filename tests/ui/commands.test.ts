@@ -173,7 +173,8 @@ describe('runLine on a real session', () => {
     expect(line.length).toBeLessThan(60);
     await runLine('/verbose on', withView);
     expect(out.at(-1)).toBe('verbose: on (whole model turns)');
-    expect(describeEvent(says, view)!.text).toBe('[engineer] says: Writing organize.py.\nIt sorts every file into a folder named after its type, and never overwrites.');
+    // The whole turn, its second line under the text.
+    expect(describeEvent(says, view)!.text).toBe('[engineer] says: Writing organize.py.\n  It sorts every file into a folder named after its type, and never overwrites.');
     await runLine('/verbose off', withView);
     expect(view.verbose).toBe(false);
     await runLine('/verbose loud', withView);
