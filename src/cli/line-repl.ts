@@ -1,6 +1,6 @@
 import readline from 'node:readline';
 import { DEFAULT_TEAM, type LeadSession, type TeamMemberSpec } from '../core/lead/session.js';
-import { describeEvent } from '../frontend/activity.js';
+import { activityView, describeEvent } from '../frontend/activity.js';
 import { type CommandIO, runLine } from '../frontend/commands.js';
 import { LeadChat } from '../frontend/lead-chat.js';
 import { quitSession } from '../frontend/quit.js';
@@ -25,13 +25,15 @@ export const DRAIN_TIMEOUT_MS = 5 * 60_000;
 export async function runLineRepl(session: LeadSession, options: LineReplOptions = {}): Promise<void> {
   const output = options.output ?? process.stdout;
   const print = (text: string) => output.write(`${text}\n`);
+  // A terminal's width for the one-line model text; 160 columns into a pipe.
+  const view = activityView(() => (output as Partial<NodeJS.WriteStream>).columns);
   const onEvent = (event: Parameters<typeof describeEvent>[0]) => {
-    const line = describeEvent(event);
+    const line = describeEvent(event, view);
     if (line) print(line.text);
   };
   session.on('event', onEvent);
   const chat = new LeadChat(session);
-  const io: CommandIO = { session, print, askLead: (text) => chat.ask(text) };
+  const io: CommandIO = { session, print, askLead: (text) => chat.ask(text), view };
 
   print(`autoteam — ${session.modelLabel}`);
   await session.start(options.team ?? DEFAULT_TEAM);

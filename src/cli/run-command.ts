@@ -14,7 +14,7 @@ import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js
 import { pipelineStatuses } from '../core/stages/pipeline-status.js';
 import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
 import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
-import { describeExit } from '../frontend/activity.js';
+import { describeExit, saysLine } from '../frontend/activity.js';
 
 export interface RunCommandOptions {
   dir: string;
@@ -211,6 +211,7 @@ function describeEvent(event: LeadEvent): string | null {
   switch (event.type) {
     case 'teammate':
       if (event.event.type === 'activity') return `  [${event.event.name}] ${event.event.text}`;
+      if (event.event.type === 'says') return `  ${saysLine(event.event.name, event.event.text, { verbose: false, width: (process.stdout.columns || 160) - 2 })}`;
       if (event.event.type === 'error') return `  [${event.event.name}] error ${event.event.error.code}: ${event.event.error.message}`;
       return null;
     case 'question':

@@ -8,6 +8,7 @@ import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js
 import type { ModelOverrides } from '../core/model/config.js';
 import { createModel, describeModel } from '../core/model/factory.js';
 import { guardProcess } from '../core/agent/crash-log.js';
+import { saysLine } from '../frontend/activity.js';
 
 export interface WorkerCommandOptions {
   dir: string;
@@ -90,6 +91,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
       if (event.type === 'activity') remember(`activity: ${event.text}`);
       if (event.type === 'status') remember(`status: ${event.status}${event.task ? ` #${event.task}` : ''}`);
       if (event.type === 'activity') console.log(`[${event.name}] ${event.text}`);
+      else if (event.type === 'says') console.log(saysLine(event.name, event.text, { verbose: false, width: process.stdout.columns || 160 }));
       else if (event.type === 'status') console.log(`[${event.name}] ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
       else if (event.type === 'error' && !outage.hides('teammate', event.error.code)) console.error(`[${event.name}] error ${event.error.code}: ${event.error.message}`);
     },

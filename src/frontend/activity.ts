@@ -7,12 +7,50 @@ export interface ActivityLine {
   tone: Tone;
 }
 
+/** How a front end shows what the models say: one line per turn, cut to `width`, or (verbose) whole turns. */
+export interface ActivityView {
+  verbose: boolean;
+  /** Columns a line may take: the terminal's, or 160 where there is none. */
+  readonly width: number;
+}
+
+/** A view for a front end: `columns` is asked each time, so a resized terminal is followed. */
+export function activityView(columns: () => number | undefined = () => undefined, verbose = false): ActivityView {
+  return {
+    verbose,
+    get width() {
+      return columns() || 160;
+    },
+  };
+}
+
+/** `[engineer] says: …`: the whole turn when verbose, else its text on one line, cut to the width. */
+export function saysLine(name: string, text: string, view: Pick<ActivityView, 'verbose' | 'width'>): string {
+  const head = `[${name}] says: `;
+  if (view.verbose) return `${head}${text.trim()}`;
+  const line = `${head}${text.replace(/\s+/g, ' ').trim()}`;
+  // One column short of the width: a line that fills the terminal exactly wraps in some of them.
+  const room = Math.max(head.length + 10, view.width - 1);
+  return line.length > room ? `${line.slice(0, room - 1).trimEnd()}…` : line;
+}
+
 /** What a session event looks like in the activity stream; null for events shown elsewhere (status, board). */
-export function describeEvent(event: LeadEvent): ActivityLine | null {
+export function describeEvent(event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'width'> = { verbose: false, width: 160 }): ActivityLine | null {
+  const line = describeOne(event, view);
+  // A line of several (a pasted answer, a whole model turn) keeps its continuation under its text.
+  return line?.text.includes('\n') ? { ...line, text: indentContinuation(line.text) } : line;
+}
+
+export function indentContinuation(text: string): string {
+  return text.replace(/\n/g, '\n  ');
+}
+
+function describeOne(event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'width'>): ActivityLine | null {
   switch (event.type) {
     case 'teammate': {
       const teammate = event.event;
       if (teammate.type === 'activity') return { text: `[${teammate.name}] ${teammate.text}`, tone: 'activity' };
+      if (teammate.type === 'says') return { text: saysLine(teammate.name, teammate.text, view), tone: 'says' };
       if (teammate.type === 'error') return { text: `[${teammate.name}] error ${teammate.error.code}: ${teammate.error.message}`, tone: 'error' };
       if (teammate.type === 'log') {
         const text = teammate.text.trimEnd();

@@ -3,10 +3,13 @@ import { AutoteamError, serializeError } from '../core/errors.js';
 import type { LeadSession } from '../core/lead/session.js';
 import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
 import { formatSpend } from '../core/lead/spend.js';
+import { resolveModelChoice } from '../core/model/config.js';
+import { checkRole } from '../core/stages/definitions.js';
+import type { ActivityView } from './activity.js';
 import { formatBoard, formatMember } from './format.js';
 
 /** How a line of output should look; the ink app colours by it, line mode ignores it. */
-export type Tone = 'info' | 'reply' | 'error' | 'question' | 'answer' | 'pipeline' | 'activity' | 'command';
+export type Tone = 'info' | 'reply' | 'error' | 'question' | 'answer' | 'pipeline' | 'activity' | 'says' | 'command';
 
 /** What the dispatcher needs from a front end. */
 export interface CommandIO {
@@ -14,6 +17,8 @@ export interface CommandIO {
   print(text: string, tone?: Tone): void;
   /** Free text for the lead agent; resolves with its reply. */
   askLead(text: string): Promise<string>;
+  /** How the activity stream shows what the models say (/verbose); absent where there is no stream. */
+  view?: ActivityView;
 }
 
 export type Outcome = 'continue' | 'quit';
@@ -208,6 +213,47 @@ export const COMMANDS: readonly Command[] = [
       if (value === 'on' || value === 'off') io.session.autoAnswer = value === 'on';
       else if (value) throw new AutoteamError('usage: /auto on|off', 'USAGE');
       io.print(`auto answers: ${io.session.autoAnswer ? 'on' : 'off'}`);
+    },
+  },
+  {
+    name: 'msg',
+    args: '<teammate> <text>',
+    help: 'send one teammate a message (read between its turns)',
+    run: async (args, io) => {
+      const [, name = '', text = ''] = /^(\S+)\s+(\S[\s\S]*)$/.exec(args.trim()) ?? [];
+      if (!name || !text) throw new AutoteamError('usage: /msg <teammate> <text>', 'USAGE');
+      await io.session.message(name, text.trim());
+      io.print(`sent to ${name}${io.session.isRunning(name) ? '' : ' (not running in this session: it reads it when it starts)'}`);
+    },
+  },
+  {
+    name: 'model',
+    args: '[<role> <model>]',
+    help: "each role's model, or a role's model for its next tasks",
+    run: (args, io) => {
+      const [role, choice, ...rest] = args.trim().split(/\s+/).filter(Boolean);
+      if (!role) {
+        const { roles, others } = io.session.roleModels();
+        const width = Math.max(12, ...roles.map((entry) => entry.role.length + 2));
+        io.print(['Models (next tasks):', ...roles.map((entry) => `  ${entry.role.padEnd(width)}${entry.model}`), `  ${'other roles'.padEnd(width)}${others}`].join('\n'));
+        return;
+      }
+      if (!choice || rest.length) throw new AutoteamError('usage: /model <role> <model>  (offline, anthropic, openai, <provider>:<model id>, or a model id)', 'USAGE');
+      checkRole(role);
+      io.session.setModel(role, resolveModelChoice(choice, process.env));
+      io.print(`${role}: next tasks on ${io.session.modelOf(role)}`);
+    },
+  },
+  {
+    name: 'verbose',
+    args: 'on|off',
+    help: 'what the models say: whole turns, or one line each',
+    run: (args, io) => {
+      if (!io.view) throw new AutoteamError('this front end shows no activity stream', 'USAGE');
+      const value = args.trim().toLowerCase();
+      if (value === 'on' || value === 'off') io.view.verbose = value === 'on';
+      else if (value) throw new AutoteamError('usage: /verbose on|off', 'USAGE');
+      io.print(`verbose: ${io.view.verbose ? 'on (whole model turns)' : 'off (one line per model turn)'}`);
     },
   },
   {

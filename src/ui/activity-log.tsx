@@ -10,6 +10,7 @@ const TONES: Record<Tone, { color?: string; dim?: boolean; bold?: boolean }> = {
   answer: { color: 'magenta' },
   pipeline: { color: 'green', bold: true },
   activity: { dim: true },
+  says: { color: 'white' },
   command: { color: 'blue' },
 };
 

@@ -2,6 +2,7 @@ import { Box, Text, useApp, useStdout } from 'ink';
 import Spinner from 'ink-spinner';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import type { LeadSession } from '../core/lead/session.js';
+import { indentContinuation } from '../frontend/activity.js';
 import { type CommandIO, runLine } from '../frontend/commands.js';
 import type { LeadChat } from '../frontend/lead-chat.js';
 import { ActivityLog } from './activity-log.js';
@@ -75,6 +76,7 @@ export function App({ session, chat, feed, board, team, questions, quit }: AppPr
 
   const io: CommandIO = {
     session,
+    view: feed.view,
     print: (text, tone = 'info') => feed.push(text, tone),
     askLead: async (text) => {
       setThinking((n) => n + 1);
@@ -88,7 +90,7 @@ export function App({ session, chat, feed, board, team, questions, quit }: AppPr
 
   const submit = (line: string) => {
     if (!line.trim()) return;
-    feed.push(`› ${line}`, 'command');
+    feed.push(`› ${indentContinuation(line)}`, 'command');
     void runLine(line, io).then((outcome) => {
       if (outcome === 'quit') leave();
     });

@@ -1,12 +1,27 @@
 import { Box, Text, useInput } from 'ink';
-import TextInput from 'ink-text-input';
 import { useRef, useState } from 'react';
 import { complete } from '../frontend/commands.js';
+import {
+  backspace,
+  deleteWord,
+  EMPTY_LINE,
+  end,
+  home,
+  insert,
+  left,
+  type LineState,
+  lineOf,
+  PASTE_END,
+  PASTE_START,
+  pasteText,
+  right,
+  typeChunk,
+} from './line-editor.js';
 
 export interface InputLineProps {
   onSubmit(line: string): void;
   onQuit(): void;
-  /** Shown when several commands match a Tab. */
+  /** Shown when several commands match a Tab, or a paste is refused. */
   onHint?(text: string): void;
   placeholder: string;
   /** False while quitting: the line stops taking keys. */
@@ -14,76 +29,76 @@ export interface InputLineProps {
   prompt?: string;
 }
 
-const ignore = () => undefined;
-
-/**
- * Keys that arrive in one chunk with text (a paste, a fast typist over ssh) reach TextInput as
- * characters: a Backspace/DEL deletes the character before it, a Tab or other control is dropped.
- */
-export function applyControls(text: string): string {
-  if (!/[\x00-\x09\x0b\x0c\x0e-\x1f\x7f]/.test(text)) return text;
-  let out = '';
-  for (const ch of text) {
-    if (ch === '\x7f' || ch === '\b') out = [...out].slice(0, -1).join('');
-    else if (ch === '\n' || ch === '\r' || ch >= ' ') out += ch;
-  }
-  return out;
-}
-
-/**
- * The prompt: ink-text-input for editing, plus Enter, Tab completion of commands, history (↑/↓),
- * Ctrl+C and Ctrl+D. The line lives in a ref as well as in state: key handlers close over the last
- * rendered value, and a paste followed at once by Enter would otherwise submit the old line.
- */
 const MAX_INPUT_CHARS = 100 * 1024;
 
+/**
+ * The prompt: editing (←/→, Home/End, Ctrl+A/E, Backspace, Ctrl+U, Ctrl+W), Enter, Tab completion of
+ * commands, history (↑/↓), Ctrl+C and Ctrl+D, and bracketed paste: what arrives between the
+ * terminal's paste markers is inserted at the cursor, line breaks kept, and only an Enter after it
+ * submits. One key handler owns the line, kept in a ref: a handler closes over the last rendered
+ * value, and an Enter that follows a paste before the next frame must submit the pasted text.
+ */
 export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, prompt = '›' }: InputLineProps) {
-  const [value, setValue] = useState('');
-  const line = useRef('');
-  // Remounting TextInput puts its cursor at the end after Tab or history replaced the value.
-  const [generation, setGeneration] = useState(0);
+  const line = useRef<LineState>(EMPTY_LINE);
+  const [shown, setShown] = useState<LineState>(EMPTY_LINE);
   const history = useRef<string[]>([]);
   const cursor = useRef(0);
-  // TextInput inserts the "d" of Ctrl+D; both handlers see the same key, in an order ink does not
-  // promise. Ours drops TextInput's change when it runs first, and undoes it when it runs second.
-  const swallow = useRef(false);
-  const beforeChange = useRef<string | null>(null);
-  const thisKey = (flag: () => void) => setImmediate(flag);
+  /** Inside a bracketed paste; `refused` once it went past MAX_INPUT_CHARS (the rest of it is dropped). */
+  const paste = useRef<{ refused: boolean } | null>(null);
 
-  const set = (next: string) => {
+  const set = (next: LineState) => {
     line.current = next;
-    setValue(next);
-  };
-  const replace = (next: string) => {
-    set(next);
-    setGeneration((n) => n + 1);
+    setShown(next);
   };
   const submit = (text: string) => {
     if (text.trim()) history.current.push(text);
     cursor.current = history.current.length;
-    replace('');
+    set(EMPTY_LINE);
     onSubmit(text);
+  };
+  /** A line past the requirement limit is refused in one hint instead of freezing the screen. */
+  const tooLong = (next: LineState): boolean => {
+    if (next.text.length <= MAX_INPUT_CHARS) return false;
+    onHint?.(`input over ${MAX_INPUT_CHARS / 1024} KB refused: put it in a file and refer to it`);
+    set(EMPTY_LINE);
+    return true;
   };
 
   useInput(
     (input, key) => {
+      if (input === PASTE_START) {
+        paste.current = { refused: false };
+        return;
+      }
+      if (input === PASTE_END) {
+        paste.current = null;
+        return;
+      }
+      if (paste.current) {
+        // Between the markers everything is text: a line break or a Tab is kept, nothing submits.
+        const text = key.return ? '\n' : key.tab ? '\t' : pasteText(input);
+        if (!text || paste.current.refused) return;
+        const next = insert(line.current, text);
+        if (tooLong(next)) paste.current.refused = true;
+        else set(next);
+        return;
+      }
       if (key.ctrl && input === 'c') return onQuit();
-      if (key.return) return submit(line.current);
-      if (key.ctrl && input) {
-        // TextInput would insert the letter of any Ctrl key; we drop it and apply the usual meaning.
-        const current = beforeChange.current ?? line.current;
-        swallow.current = true;
-        thisKey(() => {
-          swallow.current = false;
-        });
-        if (input === 'd') return current === '' ? onQuit() : replace(current);
-        if (input === 'u') return replace('');
-        if (input === 'w') return replace(current.replace(/\s*\S+\s*$/, ''));
-        return replace(current);
+      if (key.return) return submit(line.current.text);
+      if (key.ctrl) {
+        if (input === 'd' && line.current.text === '') return onQuit();
+        if (input === 'u') return set(EMPTY_LINE);
+        if (input === 'w') return set(deleteWord(line.current));
+        if (input === 'a') return set(home(line.current));
+        if (input === 'e') return set(end(line.current));
+        if (key.leftArrow) return set(left(line.current));
+        if (key.rightArrow) return set(right(line.current));
+        // Any other Ctrl key means nothing here, and is not text either.
+        return;
       }
       if (key.tab) {
-        const { line: completed, candidates } = complete(line.current);
-        if (completed !== line.current) replace(completed);
+        const { line: completed, candidates } = complete(line.current.text);
+        if (completed !== line.current.text) set(lineOf(completed));
         else if (candidates.length > 1) onHint?.(candidates.map((name) => `/${name}`).join('  '));
         return;
       }
@@ -91,43 +106,59 @@ export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, promp
         const entries = history.current;
         if (entries.length === 0) return;
         cursor.current = Math.max(0, Math.min(entries.length, cursor.current + (key.upArrow ? -1 : 1)));
-        replace(entries[cursor.current] ?? '');
+        return set(lineOf(entries[cursor.current] ?? ''));
       }
+      if (key.leftArrow) return set(left(line.current));
+      if (key.rightArrow) return set(right(line.current));
+      if (key.home) return set(home(line.current));
+      if (key.end) return set(end(line.current));
+      // ink reports Backspace (DEL) as delete: both erase the character before the cursor.
+      if (key.backspace || key.delete) return set(backspace(line.current));
+      if (!input || key.escape) return;
+      // Keys that came in one chunk, without paste markers: "text\r" is the text and Enter, and a
+      // block of several lines is one requirement or one answer, never a line each.
+      const { state, entered } = typeChunk(line.current, input);
+      if (tooLong(state)) return;
+      if (entered) return submit(state.text.replace(/\n+$/, ''));
+      set(state);
     },
     { isActive: active },
   );
-
-  // A paste can bring "text\r" in one chunk: TextInput would keep the \r in the line.
-  const change = (raw: string) => {
-    if (swallow.current) return;
-    // A paste past the requirement limit is refused in one line instead of freezing the screen.
-    if (raw.length > MAX_INPUT_CHARS) {
-      onHint?.(`input over ${MAX_INPUT_CHARS / 1024} KB refused: put it in a file and refer to it`);
-      return replace('');
-    }
-    const next = applyControls(raw);
-    if (beforeChange.current === null) {
-      beforeChange.current = line.current;
-      thisKey(() => {
-        beforeChange.current = null;
-      });
-    }
-    if (!/[\r\n]/.test(next)) return set(next);
-    const parts = next.split(/\r\n|\r|\n/);
-    const rest = parts.pop() ?? '';
-    // Enter after a line: submit it. A pasted block of several lines: one requirement or one answer,
-    // never a line each (the third line of a paste must not answer a question the first one raised).
-    if (parts.length === 1 && rest === '') return void (submit(parts[0]!), replace(''));
-    submit([...parts, rest].join('\n').replace(/\n+$/, ''));
-    replace('');
-  };
 
   return (
     <Box>
       <Text bold color={active ? 'green' : 'gray'}>
         {prompt}{' '}
       </Text>
-      <TextInput key={generation} value={value} onChange={change} onSubmit={ignore} placeholder={placeholder} focus={active} />
+      <Shown state={shown} placeholder={placeholder} active={active} />
     </Box>
+  );
+}
+
+/** The line with its cursor (an inverse cell), or the placeholder when it is empty. */
+function Shown({ state, placeholder, active }: { state: LineState; placeholder: string; active: boolean }) {
+  const { text, cursor } = state;
+  if (text === '') {
+    if (!active || !placeholder) return <Text>{active ? <Text inverse> </Text> : null}</Text>;
+    return (
+      <Text>
+        <Text inverse>{placeholder[0]}</Text>
+        <Text color="gray">{placeholder.slice(1)}</Text>
+      </Text>
+    );
+  }
+  if (!active) return <Text>{text}</Text>;
+  const at = text.codePointAt(cursor);
+  const width = at === undefined ? 0 : at > 0xffff ? 2 : 1;
+  const under = text.slice(cursor, cursor + width);
+  // At a line break or past the end the cursor is a blank cell; the break itself follows it.
+  const cell = under === '' || under === '\n' ? ' ' : under;
+  const rest = under === '\n' ? text.slice(cursor) : text.slice(cursor + width);
+  return (
+    <Text>
+      {text.slice(0, cursor)}
+      <Text inverse>{cell}</Text>
+      {rest}
+    </Text>
   );
 }

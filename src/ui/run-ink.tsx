@@ -1,9 +1,11 @@
 import { render } from 'ink';
 import { DEFAULT_TEAM, type LeadSession, type TeamMemberSpec } from '../core/lead/session.js';
 import { serializeError } from '../core/errors.js';
+import { activityView } from '../frontend/activity.js';
 import { LeadChat } from '../frontend/lead-chat.js';
 import { quitSession } from '../frontend/quit.js';
 import { App } from './app.js';
+import { BRACKETED_PASTE_OFF, BRACKETED_PASTE_ON } from './line-editor.js';
 import { ActivityFeed, BoardStore, QuestionStore, TeamStore } from './stores.js';
 
 export interface InkReplOptions {
@@ -13,7 +15,7 @@ export interface InkReplOptions {
 
 /** Mounts the ink REPL on a terminal, starts the team, and returns once the person has quit. */
 export async function runInk(session: LeadSession, options: InkReplOptions = {}): Promise<void> {
-  const feed = new ActivityFeed();
+  const feed = new ActivityFeed(activityView(() => process.stdout.columns));
   const board = new BoardStore(session);
   const team = new TeamStore(session);
   const questions = new QuestionStore(session);
@@ -29,6 +31,11 @@ export async function runInk(session: LeadSession, options: InkReplOptions = {})
   const instance = render(<App session={session} chat={chat} feed={feed} board={board} team={team} questions={questions} quit={quit} />, {
     exitOnCtrlC: false,
   });
+  // The terminal marks pastes from now on, so a pasted line break is text, not an Enter (input-line.tsx);
+  // it is told to stop however the process ends, or the shell after it would see the marks.
+  const pasteOff = () => process.stdout.write(BRACKETED_PASTE_OFF);
+  process.stdout.write(BRACKETED_PASTE_ON);
+  process.once('exit', pasteOff);
   try {
     await session.start(options.team ?? DEFAULT_TEAM);
     team.reload();
@@ -39,4 +46,6 @@ export async function runInk(session: LeadSession, options: InkReplOptions = {})
   await instance.waitUntilExit();
   for (const stop of unfollow) stop();
   instance.cleanup();
+  process.off('exit', pasteOff);
+  pasteOff();
 }

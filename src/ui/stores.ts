@@ -2,7 +2,7 @@ import type { Member, Task, TaskStatus, TaskUsage } from '../core/board/schemas.
 import { pipelineUsage } from '../core/stages/pipeline-status.js';
 import type { LeadEvent, LeadSession, PendingQuestion } from '../core/lead/session.js';
 import { formatSpend } from '../core/lead/spend.js';
-import { describeEvent } from '../frontend/activity.js';
+import { type ActivityView, activityView, describeEvent } from '../frontend/activity.js';
 import type { Tone } from '../frontend/commands.js';
 import { type PipelineStatus, pipelineStatuses } from '../frontend/work.js';
 
@@ -35,7 +35,8 @@ export interface FeedItem {
 export class ActivityFeed extends Store<readonly FeedItem[]> {
   private next = 0;
 
-  constructor() {
+  /** How model text is shown (/verbose), applied to events as they arrive. */
+  constructor(readonly view: ActivityView = activityView()) {
     super([]);
   }
 
@@ -46,7 +47,7 @@ export class ActivityFeed extends Store<readonly FeedItem[]> {
   /** Follows a session's events from now on; returns the unsubscribe. */
   follow(session: LeadSession): () => void {
     const onEvent = (event: LeadEvent) => {
-      const line = describeEvent(event);
+      const line = describeEvent(event, this.view);
       if (line) this.push(line.text, line.tone);
     };
     session.on('event', onEvent);

@@ -1,5 +1,6 @@
 /** Worker-thread entry: wires the core for one teammate. All logic lives in core/agent/teammate.ts. */
 import { parentPort, workerData } from 'node:worker_threads';
+import { EventCounter } from '../core/agent/event-order.js';
 import { Teammate } from '../core/agent/teammate.js';
 import type { TeammateEvent } from '../core/agent/teammate-events.js';
 import { Wake } from '../core/agent/wake.js';
@@ -7,17 +8,25 @@ import { type Board, openBoard } from '../core/board/board.js';
 import { describeCrashError } from '../core/agent/crash-log.js';
 import { serializeError } from '../core/errors.js';
 import { redact } from '../core/trace/redact.js';
-import { createModel } from '../core/model/factory.js';
+import { createModel, type ModelSpec } from '../core/model/factory.js';
 import type { TeammateWorkerInit, ToWorker } from '../core/agent/worker-protocol.js';
 
 const init = workerData as TeammateWorkerInit;
 const port = parentPort!;
 const stop = new AbortController();
 const wake = new Wake();
+const events = new EventCounter();
+let teammate: Teammate | null = null;
+/** The model the lead chose last (/model); a teammate not made yet starts on it. */
+let latest: ModelSpec = init.model;
 
 port.on('message', (message: ToWorker) => {
   if (message.type === 'wake') wake.notify();
   else if (message.type === 'stop') stop.abort(new Error(message.reason));
+  else if (message.type === 'model') {
+    latest = message.spec;
+    teammate?.useModel(createModel(message.spec));
+  }
 });
 
 let board: Board | undefined;
@@ -26,7 +35,7 @@ async function openWithPatience(address: string, rootDir: string): Promise<Board
   const until = Date.now() + 60_000;
   for (let wait = 500; ; wait = Math.min(wait * 2, 8_000)) {
     try {
-      return await openBoard(address, rootDir, { poolSize: 3, ...(init.settings.maxInboxBytes ? { maxInboxBytes: init.settings.maxInboxBytes } : {}) });
+      return await openBoard(address, rootDir, { poolSize: 3, stamp: events.stamp, ...(init.settings.maxInboxBytes ? { maxInboxBytes: init.settings.maxInboxBytes } : {}) });
     } catch (error) {
       if ((error as { code?: string }).code !== 'BOARD_UNREACHABLE' || Date.now() + wait > until || stop.signal.aborted) throw error;
       await new Promise((resolve) => setTimeout(resolve, wait));
@@ -35,9 +44,10 @@ async function openWithPatience(address: string, rootDir: string): Promise<Board
 }
 
 try {
-  const model = await createModel(init.model);
+  const first = latest;
+  const model = await createModel(first);
   board = init.board ? await openWithPatience(init.board, init.rootDir) : undefined;
-  const teammate = new Teammate({
+  teammate = new Teammate({
     name: init.name,
     role: init.role,
     rootDir: init.rootDir,
@@ -46,9 +56,15 @@ try {
     wake,
     signal: stop.signal,
     settings: init.settings,
-    emit: (event: TeammateEvent) => port.postMessage(event),
+    emit: (event: TeammateEvent) => {
+      port.postMessage(event);
+      events.count();
+    },
+    stamp: events.stamp,
     ...(board ? { board } : {}),
   });
+  // Changed while the first model was being made.
+  if (latest !== first) teammate.useModel(createModel(latest));
   await teammate.run();
 } catch (error) {
   // The stack travels too: the host writes it to the crash log.

@@ -30,10 +30,11 @@ describe('redactEvent', () => {
       redactEvent({ type: 'status', name: 'e1', role: 'engineer', status: 'idle', task: null, reason: `key ${secret}` }),
       redactEvent({ type: 'error', name: 'e1', error: { code: 'MODEL_AUTH', message: `bad key ${secret}` } }),
       redactEvent({ type: 'exit', name: 'e1', reason: `model error: ${secret}` }),
+      redactEvent({ type: 'says', name: 'e1', role: 'engineer', task: 1, text: `I will export KEY=${secret} first.` }),
     ];
     const text = JSON.stringify(said);
     expect(text).not.toContain(secret);
-    expect(text.match(/\[redacted\]/g)).toHaveLength(4);
+    expect(text.match(/\[redacted\]/g)).toHaveLength(5);
     const usage = { type: 'usage', name: 'e1', role: 'engineer', model: 'm', usage: { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 } } as const;
     expect(redactEvent(usage)).toBe(usage);
   });

@@ -58,6 +58,22 @@ describe.skipIf(!tmux)(`autoteam REPL in a real terminal (tmux${tmux ? '' : ' is
     expect(team.members.map((member) => member.status)).toEqual(['shutdown', 'shutdown', 'shutdown']);
   });
 
+  it('keeps a pasted block of lines at the prompt until Enter, then posts it as one requirement', { timeout: 60_000 }, async () => {
+    assertBuilt();
+    const screen = new TmuxScreen(tempBoard('autoteam-repl-tty-'));
+    screens.push(screen);
+    screen.start(['node', CLI, '--dir', screen.dir, '--no-team']);
+    await screen.waitFor('a requirement for the lead, or /help', 'the prompt', 30_000);
+    screen.paste('/post Write a Python script\nthat organizes my Downloads folder by file type.\n');
+    await screen.waitFor(/› \/post Write a Python script\n {2}that organizes my Downloads folder by file type\./, 'the paste at the prompt');
+    expect(screen.capture(true)).not.toContain('posted pipeline');
+    screen.key('Enter');
+    await screen.waitFor(/posted pipeline #1: task #1 \(requirements\) — Analyse: Write a Python script/, 'the requirement posted', 20_000, true);
+    expect(readTasks(screen.dir).map((task) => task.description)).toEqual(['Write a Python script\nthat organizes my Downloads folder by file type.']);
+    screen.type('/quit');
+    expect(await screen.exitCode()).toBe(0);
+  });
+
   it('quits on Ctrl+C in the middle of work and leaves no task in progress', { timeout: 120_000 }, async () => {
     const screen = open();
     await screen.waitFor(/reviewer \(reviewer\) idle/, 'the team to start', 30_000);

@@ -41,6 +41,12 @@ export class TmuxScreen {
     this.tmux('send-keys', '-t', 'repl', 'Enter');
   }
 
+  /** Pastes text as a terminal does: tmux brackets it (ESC[200~ … ESC[201~) when the program asked for that. */
+  paste(text: string): void {
+    this.tmux('set-buffer', '-b', 'paste', text);
+    this.tmux('paste-buffer', '-p', '-d', '-b', 'paste', '-t', 'repl');
+  }
+
   key(name: string): void {
     this.tmux('send-keys', '-t', 'repl', name);
   }

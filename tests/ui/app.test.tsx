@@ -9,6 +9,11 @@ const ENTER = '\r';
 const TAB = '\t';
 const CTRL_C = '\u0003';
 const CTRL_D = '\u0004';
+const HOME = '\u001b[H';
+const LEFT = '\u001b[D';
+// What a terminal sends around a paste once the app asked for bracketed paste (ESC[?2004h).
+const PASTE_START = '\u001b[200~';
+const PASTE_END = '\u001b[201~';
 
 interface Mounted {
   session: LeadSession;
@@ -155,6 +160,47 @@ describe('the REPL app', () => {
     await m.type('Write a script that organizes my Downloads folder.\nGroup pictures and documents.\nNever overwrite.\n');
     await m.until('lead: Posted pipeline #1.');
     expect(m.asked).toEqual(['Write a script that organizes my Downloads folder.\nGroup pictures and documents.\nNever overwrite.']);
+  });
+
+  it('inserts a bracketed paste at the cursor with its lines, and submits only on Enter', async () => {
+    const m = await mount({ leadReply: 'Posted pipeline #1.' });
+    await m.type('by file type.');
+    await m.type(HOME);
+    await m.type(`${PASTE_START}Write a Python script that organizes my Downloads folder\r\nGroup pictures and documents,\r\n${PASTE_END}`);
+    await m.until(/› Write a Python script that organizes my Downloads folder\n\s*Group pictures and documents,\n\s*by file type\./, 'the paste in the prompt');
+    // The paste's line breaks were text: nothing went to the lead, no marker reached the line.
+    expect(m.asked).toEqual([]);
+    expect(m.frame()).not.toContain('[200~');
+    expect(m.frame()).not.toContain('[201~');
+    await m.type(ENTER);
+    await m.until('lead: Posted pipeline #1.');
+    expect(m.asked).toEqual(['Write a Python script that organizes my Downloads folder\nGroup pictures and documents,\nby file type.']);
+  });
+
+  it('keeps a paste that arrives in several chunks, a lone line break among them, as one entry', async () => {
+    const m = await mount();
+    await m.type('ab');
+    await m.type(LEFT);
+    await m.type(`${PASTE_START}one`);
+    await m.type('\r');
+    await m.type(`two${PASTE_END}`);
+    await m.until(/› aone\n\s*twob/, 'the paste between a and b');
+    expect(m.asked).toEqual([]);
+    await m.type(ENTER);
+    await waitUntil(() => m.asked.length === 1, 'the submission');
+    expect(m.asked).toEqual(['aone\ntwob']);
+  });
+
+  it('answers a pending question with a pasted block once Enter is pressed', async () => {
+    const m = await mount();
+    const question = await askLead(m.session, 'analyst', 'Which folders?', 1);
+    await m.until('analyst asks (task #1): Which folders?');
+    await m.type(`${PASTE_START}Images: jpg, png\rDocuments: pdf, docx\r${PASTE_END}`);
+    await m.until(/Documents: pdf, docx/, 'the pasted answer in the prompt');
+    expect(m.session.mailbox.peek('analyst')).toEqual([]);
+    await m.type(ENTER);
+    await waitUntil(() => m.session.mailbox.peek('analyst').length > 0, 'the answer');
+    expect(m.session.mailbox.peek('analyst')[0]).toMatchObject({ type: 'answer', content: 'Images: jpg, png\nDocuments: pdf, docx', questionId: question.questionId });
   });
 
   it('quits on q, exit and quit, as the lesson\'s REPL does', async () => {

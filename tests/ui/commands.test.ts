@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { COMMAND_NAMES, type CommandIO, closestCommand, complete, helpText, parseLine, runLine } from '../../src/frontend/commands.js';
 import type { LeadSession } from '../../src/core/lead/session.js';
+import { activityView, describeEvent } from '../../src/frontend/activity.js';
 import { askLead, quietSession, waitUntil } from '../helpers/repl-session.js';
 
 describe('completion and parsing', () => {
@@ -166,6 +167,44 @@ describe('runLine on a real session', () => {
     await runLine('/show 99999999999999999999', value);
     expect(out.at(-1)).toBe("error: a task id is a positive whole number, got '99999999999999999999'");
     expect(await runLine('/quit', value)).toBe('quit');
+  });
+
+  it('sends one teammate a message with /msg, and lists the team for a name not on it', async () => {
+    session = await quietSession();
+    const { value, out } = io(session);
+    await session.mailbox.registry.join('analyst', 'analyst');
+    await session.mailbox.registry.join('engineer', 'engineer');
+    await runLine('/msg analyst   Keep the questions short, please.', value);
+    expect(out.at(-1)).toBe('sent to analyst (not running in this session: it reads it when it starts)');
+    expect(session.mailbox.peek('analyst')).toEqual([expect.objectContaining({ type: 'message', from: 'lead', to: 'analyst', content: 'Keep the questions short, please.' })]);
+    await runLine('/msg nobody hello', value);
+    expect(out.at(-1)).toMatch(/^error: 'nobody' is not a member of team '\S+' \(members: analyst, engineer\)$/);
+    await runLine('/msg lead hello', value);
+    expect(out.at(-1)).toMatch(/^error: 'lead' is not a member of team/);
+    await runLine('/msg analyst', value);
+    expect(out.at(-1)).toBe('error: usage: /msg <teammate> <text>');
+  });
+
+  it('/verbose shows whole model turns, or one line each; a front end without a stream refuses it', async () => {
+    session = await quietSession();
+    const { value, out } = io(session);
+    await runLine('/verbose on', value);
+    expect(out.at(-1)).toBe('error: this front end shows no activity stream');
+    const view = activityView(() => 60);
+    const withView = { ...value, view };
+    const says = { type: 'teammate', event: { type: 'says', name: 'engineer', role: 'engineer', task: 2, text: 'Writing organize.py.\nIt sorts every file into a folder named after its type, and never overwrites.' } } as const;
+    const line = describeEvent(says, view)!.text;
+    // One line, within the 60 columns.
+    expect(line).toBe('[engineer] says: Writing organize.py. It sorts every file…');
+    expect(line.length).toBeLessThan(60);
+    await runLine('/verbose on', withView);
+    expect(out.at(-1)).toBe('verbose: on (whole model turns)');
+    // The whole turn, its second line under the text.
+    expect(describeEvent(says, view)!.text).toBe('[engineer] says: Writing organize.py.\n  It sorts every file into a folder named after its type, and never overwrites.');
+    await runLine('/verbose off', withView);
+    expect(view.verbose).toBe(false);
+    await runLine('/verbose loud', withView);
+    expect(out.at(-1)).toBe('error: usage: /verbose on|off');
   });
 
   it('approves a pending plan request', async () => {

@@ -1,15 +1,38 @@
 import { describe, expect, it } from 'vitest';
-import { applyControls } from '../../src/ui/input-line.js';
+import { backspace, deleteWord, insert, left, lineOf, pasteText, right, typeChunk } from '../../src/ui/line-editor.js';
 import { leadTurn } from '../../src/core/model/scripted/lead.js';
 
 describe('keys that arrive in one chunk with text', () => {
+  const typed = (text: string, chunk: string) => typeChunk(lineOf(text), chunk);
+
   it('applies Backspace/DEL and drops Tab and other controls instead of putting them in the line', () => {
-    expect(applyControls('/te\t')).toBe('/te');
-    expect(applyControls('/scr\x7f\x7feate')).toBe('/seate');
-    expect(applyControls('ab\bc')).toBe('ac');
-    expect(applyControls('a\x1bb')).toBe('ab');
-    expect(applyControls('plain text')).toBe('plain text');
-    expect(applyControls('line one\rline two')).toBe('line one\rline two');
+    expect(typed('', '/te\t').state.text).toBe('/te');
+    expect(typed('', '/scr\x7f\x7feate').state.text).toBe('/seate');
+    expect(typed('', 'ab\bc').state.text).toBe('ac');
+    expect(typed('', 'a\x1bb').state.text).toBe('ab');
+    expect(typed('plain', ' text')).toEqual({ state: { text: 'plain text', cursor: 10 }, entered: false });
+    // A DEL in the chunk erases what was typed before it too, as separate keys would.
+    expect(typed('abc', '\x7fd').state.text).toBe('abd');
+  });
+
+  it('takes a line break in the chunk as an Enter, keeping the lines', () => {
+    expect(typed('', 'line one\rline two')).toEqual({ state: { text: 'line one\nline two', cursor: 17 }, entered: true });
+    expect(typed('', 'a\r\nb\n').state.text).toBe('a\nb\n');
+  });
+});
+
+describe('the line editor', () => {
+  it('inserts at the cursor and moves over a character that takes two code units as one', () => {
+    const at1 = left(left(lineOf('a😀b')));
+    expect(at1.cursor).toBe(1);
+    expect(insert(at1, 'XY')).toEqual({ text: 'aXY😀b', cursor: 3 });
+    expect(right(at1).cursor).toBe(3);
+    expect(backspace(right(at1))).toEqual({ text: 'ab', cursor: 1 });
+    expect(deleteWord({ text: 'write the  script now', cursor: 18 })).toEqual({ text: 'write the  now', cursor: 11 });
+  });
+
+  it('keeps a paste\'s line breaks and Tabs, as \\n, and drops other controls', () => {
+    expect(pasteText('one\r\ntwo\rthree\n\tfour\x07')).toBe('one\ntwo\nthree\n\tfour');
   });
 });
 

@@ -7,6 +7,7 @@ import type { TaskBoardLike } from '../board/task-rules.js';
 import { ConfigError, UnknownRecipientError } from '../errors.js';
 import type { ModelSpec } from '../model/factory.js';
 import { describeCrashError, writeCrashLog } from './crash-log.js';
+import type { Origin } from './event-order.js';
 import { type FromWorker, FromWorkerSchema, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
 import type { TeammateSettings } from './settings.js';
 
@@ -76,6 +77,10 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   private readonly forced = new WeakMap<Worker, string>();
   /** Threads that reported anything at all (a thread that never did was still starting). */
   private readonly heard = new WeakSet<Worker>();
+  /** Messages received from each thread: a message it sent the lead waits for its earlier events (event-order.ts). */
+  private readonly received = new WeakMap<Worker, number>();
+  /** The model of each role (the default under ''), changed by setModel for the next threads. */
+  private readonly models: Map<string, ModelSpec>;
 
   constructor(private readonly options: ManagerOptions) {
     super();
@@ -84,6 +89,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     this.mailbox = board.mailbox;
     this.requests = board.requests;
     this.address = board.address === board.rootDir ? undefined : board.address;
+    this.models = new Map([['', options.model], ...Object.entries(options.models ?? {})]);
     const onBoard = () => this.wakeAll();
     const onInbox = (name: string) => this.wake(name);
     options.watcher?.on('board', onBoard);
@@ -103,7 +109,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       rootDir: this.options.rootDir,
       ...(this.address ? { board: this.address } : {}),
       settings: this.options.settings ?? {},
-      model: this.options.models?.[role] ?? this.options.model,
+      model: this.modelOf(role),
       ...(prompt ? { prompt } : {}),
     };
     const entry = workerEntry();
@@ -130,6 +136,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     }
     worker.on('message', (raw: unknown) => {
       this.heard.add(worker);
+      this.received.set(worker, (this.received.get(worker) ?? 0) + 1);
       const parsed = FromWorkerSchema.safeParse(raw);
       if (!parsed.success) {
         this.emit('event', { type: 'error', name, error: { code: 'BAD_WORKER_MESSAGE', message: `unexpected message from ${name}` } });
@@ -173,6 +180,28 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     const handle: TeammateHandle = { name, role, worker, exited };
     this.live.set(name, handle);
     return handle;
+  }
+
+  /** The model a thread of `role` starts on. */
+  modelOf(role: string): ModelSpec {
+    return this.models.get(role) ?? this.models.get('')!;
+  }
+
+  /** Threads of `role` work their next tasks on `spec`, and threads started later start on it. */
+  setModel(role: string, spec: ModelSpec): void {
+    this.models.set(role, spec);
+    for (const handle of this.live.values()) if (handle.role === role) handle.worker.postMessage({ type: 'model', spec } satisfies ToWorker);
+  }
+
+  /**
+   * Whether the events `from`'s thread posted before sending a message stamped `origin` have all
+   * arrived. True for a message of another process or of a thread that is gone: nothing more will come.
+   */
+  caughtUp(from: string, origin: Origin | null): boolean {
+    if (!origin || origin.pid !== process.pid) return true;
+    const handle = this.live.get(from);
+    if (!handle || handle.worker.threadId !== origin.thread) return true;
+    return (this.received.get(handle.worker) ?? 0) >= origin.events;
   }
 
   handles(): TeammateHandle[] {

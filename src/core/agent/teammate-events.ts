@@ -7,6 +7,8 @@ import { redact } from '../trace/redact.js';
 export type TeammateEvent =
   | { type: 'status'; name: string; role: string; status: MemberStatus; task: number | null; reason?: string }
   | { type: 'activity'; name: string; role: string; task: number | null; text: string }
+  /** What the model wrote in one turn, besides its tool calls (the front ends show a line of it). */
+  | { type: 'says'; name: string; role: string; task: number | null; text: string }
   /** One model call's tokens (compaction included), for the cost on screen. */
   | { type: 'usage'; name: string; role: string; model: string; usage: Usage }
   | { type: 'error'; name: string; error: SerializedError }
@@ -16,6 +18,7 @@ export type TeammateEvent =
 export function redactEvent(event: TeammateEvent): TeammateEvent {
   switch (event.type) {
     case 'activity':
+    case 'says':
       return { ...event, text: redact(event.text) };
     case 'error':
       return { ...event, error: { ...event.error, message: redact(event.error.message) } };

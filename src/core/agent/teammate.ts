@@ -45,6 +45,8 @@ export interface TeammateOptions {
   now?: () => Date;
   /** The board, opened by the host (default: the file board in `rootDir`). */
   board?: Board;
+  /** Fields for every message the default file board's mailbox sends (see EventCounter). */
+  stamp?: () => Record<string, unknown>;
 }
 
 
@@ -69,9 +71,13 @@ export class Teammate {
   private readonly now: () => Date;
   private exitReason: string | null = null;
   private readonly inbox: TeammateInbox;
+  private model: ModelClient;
+  /** A model the lead chose for this teammate's next tasks (/model), taken between tasks. */
+  private nextModel: Promise<ModelClient> | null = null;
 
   constructor(private readonly options: TeammateOptions) {
     this.now = options.now ?? (() => new Date());
+    this.model = options.model;
     this.settings = {
       ...DEFAULT_TEAMMATE_SETTINGS,
       ...options.settings,
@@ -80,7 +86,7 @@ export class Teammate {
     };
     // The stages of autoteam.config.json, the same in every thread of the team.
     configureStages(this.settings.stages);
-    const board = options.board ?? fileBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs, maxInboxBytes: this.settings.maxInboxBytes });
+    const board = options.board ?? fileBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs, maxInboxBytes: this.settings.maxInboxBytes, ...(options.stamp ? { stamp: options.stamp } : {}) });
     this.board = board.tasks;
     this.mailbox = board.mailbox;
     this.registry = board.registry;
@@ -99,6 +105,25 @@ export class Teammate {
     return this.options.role;
   }
 
+  /** Works the next tasks on `next` (a model being made); the task in hand finishes on the old one. */
+  useModel(next: Promise<ModelClient>): void {
+    // One that cannot be made is reported when the swap is due, not as an unhandled rejection now.
+    next.catch(() => undefined);
+    this.nextModel = next;
+  }
+
+  private async swapModel(): Promise<void> {
+    const next = this.nextModel;
+    if (!next) return;
+    this.nextModel = null;
+    try {
+      this.model = await next;
+      this.activity(null, `now on ${this.model.label}`);
+    } catch (error) {
+      this.emit({ type: 'error', name: this.options.name, error: serializeError(error) });
+    }
+  }
+
   /** Runs until shutdown (protocol, idle timeout, abort or a fatal model error); returns why it stopped. */
   async run(): Promise<string> {
     const { name, role, signal } = this.options;
@@ -113,6 +138,7 @@ export class Teammate {
     let idleSince = Date.now();
     while (!signal.aborted && this.exitReason === null) {
       try {
+        await this.swapModel();
         const { exit, conversation } = await this.inbox.whileIdle();
         if (exit) {
           this.exitReason = exit;
@@ -173,8 +199,7 @@ export class Teammate {
     for (const note of prepared.notes) this.activity(task.id, note);
     if (prepared.gone) {
       clearInterval(renew);
-      await this.pipeline.fail(task, fence, prepared.gone);
-      this.activity(task.id, `failed #${task.id}: ${prepared.gone}`);
+      await this.failTask(task, fence, prepared.gone);
       if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
       return;
     }
@@ -214,16 +239,17 @@ export class Teammate {
     };
     switch (outcome.kind) {
       case 'transition': {
-        const result = await this.pipeline.advance(task, fence, { tool: outcome.tool, artifacts: outcome.artifacts, result: outcome.result });
-        const next = result.next ? ` → #${result.next.id} ${result.next.stage}` : ` → pipeline ${result.status}`;
-        this.activity(task.id, result.ok ? `${outcome.tool}${next}` : `${outcome.tool} refused: ${result.reason}`);
+        // Said before the lead hears that the pipeline ended: the person reads the step, then the outcome.
+        await this.pipeline.advance(task, fence, { tool: outcome.tool, artifacts: outcome.artifacts, result: outcome.result }, (result) => {
+          const next = result.next ? ` → #${result.next.id} ${result.next.stage}` : ` → pipeline ${result.status}`;
+          this.activity(task.id, result.ok ? `${outcome.tool}${next}` : `${outcome.tool} refused: ${result.reason}`);
+        });
         return;
       }
       case 'fail':
       case 'max_turns': {
         const reason = outcome.kind === 'fail' ? outcome.reason : `max turns (${this.settings.maxTurns}) reached`;
-        await this.pipeline.fail(task, fence, reason);
-        this.activity(task.id, `failed #${task.id}: ${reason}`);
+        await this.failTask(task, fence, reason);
         return;
       }
       case 'end_turn':
@@ -257,6 +283,21 @@ export class Teammate {
     }
   }
 
+  /** Fails the task; its line is said before the lead hears that the task's pipeline failed. */
+  private async failTask(task: Task, fence: Fence, reason: string): Promise<void> {
+    let said = false;
+    const say = () => {
+      said = true;
+      this.activity(task.id, `failed #${task.id}: ${reason}`);
+    };
+    try {
+      // A general task's failure reaches the lead too (Pipeline.fail tells it either way).
+      await this.pipeline.fail(task, fence, reason, say);
+    } finally {
+      if (!said) say();
+    }
+  }
+
   private async workOnMessages(messages: Message[]): Promise<void> {
     await this.setStatus('working', null, 'reading messages');
     const workspace = path.join(this.board.rootDir, 'workspace', 'general');
@@ -285,13 +326,13 @@ export class Teammate {
     const tools = stage ? stageTools(stage) : generalTools();
     // Every model call of a task, compaction included, is added to its usage: the pipeline budgets sum them.
     const recordUsage = async (usage: Usage): Promise<void> => {
-      this.emit({ type: 'usage', name, role, model: this.options.model.id, usage });
+      this.emit({ type: 'usage', name, role, model: this.model.id, usage });
       if (!ctx.task || !ctx.fence) return;
       const result = await this.board.recordUsage(ctx.task.id, ctx.fence, usage).catch(() => null);
       if (result?.ok) ctx.task = result.task;
     };
     return runLoop({
-      model: this.options.model,
+      model: this.model,
       system: this.options.prompt ? `${system}\n\n${this.options.prompt}` : system,
       tools,
       messages,
@@ -305,7 +346,7 @@ export class Teammate {
       compact: async (current) => {
         this.activity(ctx.task?.id ?? null, 'compacted its conversation');
         return compactConversation({
-          model: this.options.model,
+          model: this.model,
           messages: current,
           identity: this.identity(),
           taskPrompt: prompt,
@@ -318,6 +359,7 @@ export class Teammate {
       ...(ctx.task?.stage ? { handoff: handoffData(ctx.task) } : {}),
       onModelCall: recordUsage,
       onEvent: (event) => {
+        if (event.kind === 'model') this.emit({ type: 'says', name, role, task: ctx.task?.id ?? null, text: event.summary });
         // The answer to a question is shown once, by the lead; saved requirements are on the board.
         if (event.kind === 'tool' && !['save_requirement', 'ask_clarifying_question'].includes(event.name ?? '')) {
           this.activity(ctx.task?.id ?? null, `${event.name}${event.ok ? '' : ' ✗'}: ${event.summary}`);
@@ -396,8 +438,7 @@ export class Teammate {
         kind === 'error'
           ? `gave up after ${attempts} failed attempts (MAX_ATTEMPTS ${maxAttempts}); last error: ${message}`
           : `no teammate finished it: ${message} (attempt ${attempts} of ${maxAttempts}, MAX_ATTEMPTS)`;
-      await this.pipeline.fail(task, fence, reason).catch(() => undefined);
-      this.activity(task.id, `failed #${task.id}: ${reason}`);
+      await this.failTask(task, fence, reason).catch(() => undefined);
       return;
     }
     const jittered = backoffMs(attempts, retryBaseMs, retryMaxMs);

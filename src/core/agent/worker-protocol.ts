@@ -14,8 +14,8 @@ export interface TeammateWorkerInit {
   model: ModelSpec;
 }
 
-/** Main thread → worker. */
-export type ToWorker = { type: 'wake' } | { type: 'stop'; reason: string };
+/** Main thread → worker. `model`: work the next tasks on this model (/model). */
+export type ToWorker = { type: 'wake' } | { type: 'stop'; reason: string } | { type: 'model'; spec: ModelSpec };
 
 const statusEvent = z.object({
   type: z.literal('status'),
@@ -30,6 +30,7 @@ const statusEvent = z.object({
 export const FromWorkerSchema = z.discriminatedUnion('type', [
   statusEvent,
   z.object({ type: z.literal('activity'), name: z.string(), role: z.string(), task: z.number().nullable(), text: z.string() }),
+  z.object({ type: z.literal('says'), name: z.string(), role: z.string(), task: z.number().nullable(), text: z.string() }),
   z.object({ type: z.literal('error'), name: z.string(), error: z.object({ code: z.string(), message: z.string(), stack: z.string().optional() }) }),
   z.object({ type: z.literal('exit'), name: z.string(), reason: z.string() }),
   z.object({

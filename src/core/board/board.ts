@@ -56,6 +56,8 @@ export interface OpenBoardOptions {
   poolSize?: number;
   /** An inbox holding this many bytes refuses more messages (MAX_INBOX_MB; default 16 MB). */
   maxInboxBytes?: number;
+  /** Fields added to every message this board's mailbox sends (see MailboxOptions.stamp). */
+  stamp?: () => Record<string, unknown>;
 }
 
 /** The file board in `rootDir` (`.tasks/`, `.team/`). */
@@ -68,7 +70,7 @@ export function fileBoard(rootDir: string, options: OpenBoardOptions = {}): Boar
     address: root,
     rootDir: root,
     tasks: new TaskBoard(root, { now: options.now, leaseMs: options.leaseMs }),
-    mailbox: new Mailbox(root, { now: options.now, registry, ...(options.maxInboxBytes ? { maxInboxBytes: options.maxInboxBytes } : {}) }),
+    mailbox: new Mailbox(root, { now: options.now, registry, ...(options.maxInboxBytes ? { maxInboxBytes: options.maxInboxBytes } : {}), ...(options.stamp ? { stamp: options.stamp } : {}) }),
     registry,
     requests: new RequestStore(root, options.now, docs),
     docs,

@@ -23,6 +23,8 @@ export interface MailboxOptions {
   maxInboxBytes?: number;
   /** What one drain reads of an inbox at most (whole lines, at least one; default 1 MB). */
   batchBytes?: number;
+  /** Fields added to every message sent through this mailbox (a teammate thread's origin, agent/event-order.ts). */
+  stamp?: () => Record<string, unknown>;
 }
 
 /** Lines of an inbox that could not be read: where they went, how many, and the first few with why. */
@@ -65,6 +67,7 @@ export class Mailbox {
   private readonly lockStaleMs: number;
   private readonly orphanAfterMs: number;
   private readonly onProblem?: MailboxOptions['onProblem'];
+  private readonly stamp?: MailboxOptions['stamp'];
   private readonly seen = new Set<string>();
   private readonly secrets = secretValues();
   readonly maxInboxBytes: number;
@@ -86,6 +89,7 @@ export class Mailbox {
     this.onProblem = options.onProblem;
     this.maxInboxBytes = options.maxInboxBytes ?? DEFAULT_MAX_INBOX_BYTES;
     this.batchBytes = options.batchBytes ?? DRAIN_BATCH_BYTES;
+    this.stamp = options.stamp;
     fs.mkdirSync(this.dir, { recursive: true });
   }
 
@@ -281,7 +285,7 @@ export class Mailbox {
     type: MessageType,
     extra: Record<string, unknown>,
   ): Promise<Message> {
-    const candidate = { ...extra, id: this.generateId(), type, from, to, content, at: this.now().toISOString() };
+    const candidate = { ...extra, ...this.stamp?.(), id: this.generateId(), type, from, to, content, at: this.now().toISOString() };
     const parsed = MessageSchema.safeParse(candidate);
     if (!parsed.success) {
       throw new AutoteamError(`invalid message to ${to}: ${describeZodError(parsed.error)}`, 'INVALID_MESSAGE');

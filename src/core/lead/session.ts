@@ -7,9 +7,9 @@ import type { Message, Stage, Task } from '../board/schemas.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { type ManagerEvents, type TeammateExit, TeammateManager } from '../agent/manager.js';
 import { LeadLease } from '../board/liveness.js';
-import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
+import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError, UnknownRecipientError } from '../errors.js';
 import { checkRole } from '../stages/definitions.js';
-import { createModel, providerSpec } from '../model/factory.js';
+import { createModel, type ModelSpec, providerSpec } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { DEFAULT_MAX_REQUEST_TOKENS } from '../agent/request-size.js';
 import { sweepOrphans } from '../exec/process.js';
@@ -22,6 +22,8 @@ import { leadHands } from './lead-hands.js';
 import { Trace } from '../trace/trace.js';
 import { type Answerer, createAnswerer } from './simulated-user.js';
 import { BoardOutage } from '../board/outage.js';
+import { originOf } from '../agent/event-order.js';
+import { HeldMessages } from './held-messages.js';
 import { openRepository } from './repository.js';
 import { type PendingQuestion, questionOf, unansweredOnBoard } from './questions.js';
 import { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
@@ -69,6 +71,11 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private readonly resting = new Set<string>();
   private readonly models: TeamModels;
   private readonly outage = new BoardOutage();
+  /** The lead's inbox, each message after the events its sender posted before it (agent/event-order.ts). */
+  private readonly held = new HeldMessages(
+    (message) => this.manager.caughtUp(message.from, originOf(message)),
+    (message) => this.dispatch(message),
+  );
 
   constructor(private readonly options: LeadSessionOptions) {
     super();
@@ -261,11 +268,14 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       if (event.type === 'error' && this.outage.hides(event.name, event.error.code)) return;
       if (event.type === 'usage') this.spend.add(event.name, event.model, event.usage);
       this.emit('event', { type: 'teammate', event });
+      this.held.release();
     });
     this.manager.on('exit', (exit) => {
       if (exit.kind === 'left' && exit.reason.startsWith('idle for')) this.resting.add(exit.name);
       // A thread that could not reach the board (a database away too long) is started again when there is work.
       else if (exit.kind === 'crashed' && /cannot use the board at/.test(exit.reason) && !this.closed) this.resting.add(exit.name);
+      // Nothing more comes from that thread: what it sent is shown before it is gone.
+      this.held.release();
       this.emit('event', { type: 'teammate_exit', exit });
     });
     await this.watcher.start();
@@ -354,6 +364,39 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   async requestShutdown(name: string, graceMs = 5_000): Promise<TeammateExit | null> {
     this.resting.delete(name);
     return this.manager.requestShutdown(name, graceMs);
+  }
+
+  /**
+   * Sends one teammate a message from the lead (/msg): it reads it between turns, or wakes for it when
+   * idle. A name that is not on the team is refused with the team's members.
+   */
+  async message(name: string, text: string): Promise<Message> {
+    const config = this.mailbox.registry.read();
+    const members = config.members.map((member) => member.name);
+    if (!members.includes(name)) throw new UnknownRecipientError(name, config.team, members);
+    const sent = await this.mailbox.send(this.lead, name, text, 'message');
+    this.manager.wake(name);
+    return sent;
+  }
+
+  /**
+   * Teammates of `role` work their next tasks on `spec` (the task in hand finishes on the old model);
+   * those started later, respawns included, start on it. A recording session records the new model
+   * too; a replayed one cannot change: its answers are the recording's.
+   */
+  setModel(role: string, spec: ModelSpec): void {
+    checkRole(role);
+    const current = this.models.spec(role);
+    if (current.kind === 'replay') throw new ConfigError(`this session replays ${current.dir}: its models cannot change`);
+    const next: ModelSpec = current.kind === 'record' && spec.kind !== 'record' ? { kind: 'record', dir: current.dir, inner: spec } : spec;
+    this.models.set(role, next);
+    this.manager.setModel(role, next);
+  }
+
+  /** Each role of the team (and any with a model of its own) and the model it works on, then the one for other roles. */
+  roleModels(): { roles: Array<{ role: string; model: string }>; others: string } {
+    const roles = new Set([...[...this.spawned.values()].map((member) => member.role), ...this.models.roles()]);
+    return { roles: [...roles].map((role) => ({ role, model: this.models.of(role) })), others: this.models.fallback };
   }
 
   async post(requirement: string, startStage?: Stage): Promise<Task> {
@@ -467,7 +510,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
         // A drain takes one batch of the inbox: a few per call, the rest at the next event or tick.
         for (let batch = 0; batch < 16; batch++) {
           const messages = await this.mailbox.drain(this.lead);
-          for (const message of messages) this.dispatch(message);
+          for (const message of messages) this.held.add(message);
           const rejected = this.mailbox.takeRejected(this.lead);
           if (rejected) {
             this.rejectedLines = mergeRejected(this.rejectedLines, rejected);

@@ -1,12 +1,35 @@
 import type { Task } from '../board/schemas.js';
 import { costWith, describeModel, type ModelSpec, providerSpec } from '../model/factory.js';
 
-/** The team's models as the lead shows and prices them: one default, and any per role. */
+/** The team's models as the lead shows and prices them: one default, and any per role (changed by /model). */
 export class TeamModels {
+  private readonly models: Map<string, ModelSpec>;
+
   constructor(
     private readonly model: ModelSpec,
-    private readonly models: Readonly<Record<string, ModelSpec>> = {},
-  ) {}
+    models: Readonly<Record<string, ModelSpec>> = {},
+  ) {
+    this.models = new Map(Object.entries(models));
+  }
+
+  /** The spec a teammate of `role` starts on. */
+  spec(role: string): ModelSpec {
+    return this.models.get(role) ?? this.model;
+  }
+
+  set(role: string, spec: ModelSpec): void {
+    this.models.set(role, spec);
+  }
+
+  /** The roles that have a model of their own. */
+  roles(): string[] {
+    return [...this.models.keys()];
+  }
+
+  /** The model of roles without one of their own, as shown. */
+  get fallback(): string {
+    return describeModel(this.model);
+  }
 
   /** True on the offline model: its tokens cost nothing and are shown as tokens only. */
   get offline(): boolean {
@@ -14,14 +37,14 @@ export class TeamModels {
   }
 
   get label(): string {
-    const perRole = Object.entries(this.models);
+    const perRole = [...this.models];
     if (perRole.length === 0) return describeModel(this.model);
     return [describeModel(this.model), ...perRole.map(([role, spec]) => `${role}: ${describeModel(spec)}`)].join(' · ');
   }
 
   /** The model a teammate of `role` runs on, as shown. */
   of(role: string): string {
-    return describeModel(this.models[role] ?? this.model);
+    return describeModel(this.spec(role));
   }
 
   /**
@@ -32,7 +55,7 @@ export class TeamModels {
     let total = 0;
     for (const task of tasks) {
       if (task.usage.calls === 0) continue;
-      const usd = costWith((task.role ? this.models[task.role] : undefined) ?? this.model, task.usage);
+      const usd = costWith(task.role ? this.spec(task.role) : this.model, task.usage);
       if (usd === null) return null;
       total += usd;
     }

@@ -70,3 +70,36 @@ export function resolveModelSpec(env: Env = process.env, overrides: ModelOverrid
   if (!overrides.record.trim()) throw new ConfigError('--record needs a folder to write the calls to');
   return { kind: 'record', dir: path.resolve(overrides.record), inner: spec };
 }
+
+/**
+ * A model as /model names it: `offline`, a provider (`anthropic`, `openai`: its default model),
+ * `<provider>:<model id>`, or a bare model id (the provider chosen as for --model). A model id with a
+ * colon in it (Ollama's `llama3:8b`) goes after its provider: `openai:llama3:8b`.
+ */
+export function parseModelChoice(text: string): ModelOverrides {
+  const value = text.trim();
+  const choices = `${PROVIDERS.join(', ')}, <provider>:<model id>, or a model id`;
+  if (!value || /\s/.test(value)) throw new ConfigError(`a model is one word: ${choices}`);
+  const lower = value.toLowerCase();
+  if ((PROVIDERS as readonly string[]).includes(lower)) return { provider: lower, providerLabel: 'provider' };
+  const colon = value.indexOf(':');
+  if (colon < 0) return { model: value };
+  const provider = value.slice(0, colon).toLowerCase();
+  const model = value.slice(colon + 1);
+  if (!(PROVIDERS as readonly string[]).includes(provider)) {
+    throw new ConfigError(`unknown provider '${value.slice(0, colon)}' (providers: ${PROVIDERS.join(', ')}; a model id with a colon goes after its provider, e.g. openai:${value})`);
+  }
+  if (provider === 'offline') throw new ConfigError(`the offline model has no model ids: say 'offline'`);
+  if (!model) throw new ConfigError(`'${value}' names no model id after the provider`);
+  return { provider, model, providerLabel: 'provider' };
+}
+
+/** /model's text as a model spec in `env`; a model id no provider there can run is refused, not run offline. */
+export function resolveModelChoice(text: string, env: Env): ModelConfig {
+  const choice = parseModelChoice(text);
+  const spec = loadModelSpec(env, choice);
+  if (choice.model && spec.kind === 'offline') {
+    throw new ConfigError(`no provider here runs '${choice.model}': set ANTHROPIC_API_KEY or OPENAI_API_KEY, or name one (anthropic:${choice.model}, openai:${choice.model})`);
+  }
+  return spec;
+}

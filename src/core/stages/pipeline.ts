@@ -34,6 +34,12 @@ export interface AdvanceResult {
   reason?: string;
 }
 
+/**
+ * Called once with how a step ended, before the lead is told (a pipeline approved or failed): the
+ * teammate's own line about the step is then on its way to the lead before the lead's update is.
+ */
+export type BeforeNotify = (result: AdvanceResult) => void;
+
 export interface PostOptions {
   by?: string;
   startStage?: Stage;
@@ -127,10 +133,11 @@ export class Pipeline {
    * task. A signal that sends work back is first held to the governance rules (non-convergence,
    * max_revisions), which end the pipeline failed instead.
    */
-  async advance(task: Task, fence: Fence, signal: StageSignal): Promise<AdvanceResult> {
+  async advance(task: Task, fence: Fence, signal: StageSignal, before: BeforeNotify = () => undefined): Promise<AdvanceResult> {
     if (!task.stage || !task.pipeline) throw new AutoteamError(`task #${task.id} is not a stage task`, 'NOT_A_STAGE_TASK');
     const transition = stageOf(task.stage).transitions[signal.tool];
     if (!transition) throw new AutoteamError(`${signal.tool} is not a signal of the ${task.stage} stage`, 'BAD_TRANSITION');
+    const settled = (result: AdvanceResult): AdvanceResult => (before(result), result);
     const current = this.board.get(task.id);
     const artifacts: Artifacts = { ...signal.artifacts, signal: signal.tool, ...(transition.next === 'approved' ? { final: true } : {}) };
 
@@ -138,34 +145,36 @@ export class Pipeline {
       const stop = this.governance(current, artifacts);
       if (stop) {
         const failed = await this.board.fail(task.id, fence, stop, artifacts);
-        if (!failed.ok) return { ok: false, status: 'active', next: null, reason: failed.reason };
+        if (!failed.ok) return settled({ ok: false, status: 'active', next: null, reason: failed.reason });
         this.traceTransition(current, null, 'failed', fence.owner);
+        const result = settled({ ok: true, status: 'failed', next: null, reason: stop });
         await this.notifyLead(fence.owner, current, 'failed', `Pipeline #${task.pipeline} failed: ${stop}`);
-        return { ok: true, status: 'failed', next: null, reason: stop };
+        return result;
       }
     }
     let committed = '';
     if (transition.next === 'approved' && current.artifacts.git) {
       const stillMine = current.status === 'in_progress' && current.owner === fence.owner && current.claims === fence.token;
-      if (!stillMine) return { ok: false, status: 'active', next: null, reason: `task #${task.id} is no longer yours` };
+      if (!stillMine) return settled({ ok: false, status: 'active', next: null, reason: `task #${task.id} is no longer yours` });
       let commit: string | null;
       try {
         commit = await this.commitApproval(current, artifacts);
       } catch (error) {
-        return this.fail(current, fence, `approved, but the commit failed: ${(error as Error).message}`);
+        return this.fail(current, fence, `approved, but the commit failed: ${(error as Error).message}`, before);
       }
-      if (!commit) return this.fail(current, fence, `approved, but the worktree has no change against ${current.artifacts.git.base.slice(0, 12)}: nothing to commit`);
+      if (!commit) return this.fail(current, fence, `approved, but the worktree has no change against ${current.artifacts.git.base.slice(0, 12)}: nothing to commit`, before);
       artifacts.git = { ...current.artifacts.git, commit };
       committed = ` — commit ${commit.slice(0, 12)} on ${current.artifacts.git.branch}`;
     }
     const done = await this.board.complete(task.id, fence, `${signal.result}${committed}`, artifacts);
-    if (!done.ok) return { ok: false, status: 'active', next: null, reason: done.reason };
+    if (!done.ok) return settled({ ok: false, status: 'active', next: null, reason: done.reason });
     if (transition.next === 'approved') {
       this.traceTransition(current, null, 'approved', fence.owner);
+      const result = settled({ ok: true, status: 'approved', next: null });
       await this.notifyLead(fence.owner, current, 'approved', `Pipeline #${task.pipeline} approved: ${signal.result}${committed}`);
-      return { ok: true, status: 'approved', next: null };
+      return result;
     }
-    return this.postSuccessor(done.task);
+    return settled(await this.postSuccessor(done.task));
   }
 
   /**
@@ -263,9 +272,15 @@ export class Pipeline {
    * A safety valve ended the task: fail it — a stage task fails its pipeline — and tell the lead,
    * for a general task too (nobody else would learn that it will not be done).
    */
-  async fail(task: Task, fence: Fence, reason: string): Promise<AdvanceResult> {
+  async fail(task: Task, fence: Fence, reason: string, before: BeforeNotify = () => undefined): Promise<AdvanceResult> {
     const failed = await this.board.fail(task.id, fence, reason);
-    if (!failed.ok) return { ok: false, status: 'active', next: null, reason: failed.reason };
+    if (!failed.ok) {
+      const lost: AdvanceResult = { ok: false, status: 'active', next: null, reason: failed.reason };
+      before(lost);
+      return lost;
+    }
+    const result: AdvanceResult = { ok: true, status: 'failed', next: null, reason };
+    before(result);
     if (task.pipeline) {
       this.traceTransition(task, null, 'failed', fence.owner);
       await this.notifyLead(fence.owner, task, 'failed', `Pipeline #${task.pipeline} failed at ${task.stage ?? 'task'} #${task.id}: ${reason}`);
@@ -273,7 +288,7 @@ export class Pipeline {
       const lead = this.mailbox.registry.read().lead;
       await this.mailbox.send(fence.owner, lead, `Task #${task.id} failed: ${reason}`, 'message', { task: task.id }).catch(() => undefined);
     }
-    return { ok: true, status: 'failed', next: null, reason };
+    return result;
   }
 
   /**

@@ -1,0 +1,94 @@
+/**
+ * The prompt's editing as data: a text and a cursor (a UTF-16 index, never inside a surrogate pair).
+ * Kept apart from ink so each key's effect is a plain function.
+ */
+export interface LineState {
+  text: string;
+  cursor: number;
+}
+
+export const EMPTY_LINE: LineState = { text: '', cursor: 0 };
+
+/**
+ * What ink's useInput hands over for the bracketed-paste markers (`ESC[200~`, `ESC[201~`: the
+ * terminal wraps a paste in them once the app asked for it with `ESC[?2004h`), escape stripped.
+ */
+export const PASTE_START = '[200~';
+export const PASTE_END = '[201~';
+
+/** Asks the terminal to mark pastes, and stops asking. */
+export const BRACKETED_PASTE_ON = '\x1b[?2004h';
+export const BRACKETED_PASTE_OFF = '\x1b[?2004l';
+
+const isLow = (code: number | undefined) => code !== undefined && code >= 0xdc00 && code <= 0xdfff;
+
+function before(text: string, index: number): number {
+  if (index <= 0) return 0;
+  return isLow(text.charCodeAt(index - 1)) && index >= 2 ? index - 2 : index - 1;
+}
+
+function after(text: string, index: number): number {
+  if (index >= text.length) return text.length;
+  return isLow(text.charCodeAt(index + 1)) ? index + 2 : index + 1;
+}
+
+export function lineOf(text: string): LineState {
+  return { text, cursor: text.length };
+}
+
+export function insert(state: LineState, chunk: string): LineState {
+  return { text: state.text.slice(0, state.cursor) + chunk + state.text.slice(state.cursor), cursor: state.cursor + chunk.length };
+}
+
+export function backspace(state: LineState): LineState {
+  const at = before(state.text, state.cursor);
+  return { text: state.text.slice(0, at) + state.text.slice(state.cursor), cursor: at };
+}
+
+export function left(state: LineState): LineState {
+  return { ...state, cursor: before(state.text, state.cursor) };
+}
+
+export function right(state: LineState): LineState {
+  return { ...state, cursor: after(state.text, state.cursor) };
+}
+
+export function home(state: LineState): LineState {
+  return { ...state, cursor: 0 };
+}
+
+export function end(state: LineState): LineState {
+  return { ...state, cursor: state.text.length };
+}
+
+/** Ctrl+W: the word before the cursor and the blanks after it. */
+export function deleteWord(state: LineState): LineState {
+  const head = state.text.slice(0, state.cursor).replace(/\S+\s*$/, '');
+  return { text: head + state.text.slice(state.cursor), cursor: head.length };
+}
+
+/** A paste's text as the line keeps it: line breaks as `\n`, Tabs kept, other control characters dropped. */
+export function pasteText(raw: string): string {
+  return raw.replace(/\r\n?/g, '\n').replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '');
+}
+
+/**
+ * Typed keys that arrived in one chunk (a fast typist over ssh, a terminal that does not mark
+ * pastes): Backspace/DEL delete, a line break is an Enter, other control characters are dropped.
+ * `entered` says whether the chunk held an Enter; the text keeps its line breaks as `\n`.
+ */
+export function typeChunk(state: LineState, chunk: string): { state: LineState; entered: boolean } {
+  let next = state;
+  let entered = false;
+  for (let i = 0; i < chunk.length; i++) {
+    const ch = chunk[i]!;
+    if (ch === '\x7f' || ch === '\b') next = backspace(next);
+    else if (ch === '\r' || ch === '\n') {
+      entered = true;
+      // \r\n is one break.
+      if (ch === '\r' && chunk[i + 1] === '\n') i++;
+      next = insert(next, '\n');
+    } else if (ch >= ' ') next = insert(next, ch);
+  }
+  return { state: next, entered };
+}
