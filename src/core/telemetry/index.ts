@@ -1,0 +1,2 @@
+export { startTelemetry, type Telemetry, type TelemetryOptions } from './telemetry.js';
+export { readTelemetryConfig, type TelemetryConfig, type OtlpProtocol } from './config.js';
