@@ -1,5 +1,5 @@
-/** Names that look like they hold a secret. `PAT` only as a word (never `PATH`). */
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|AUTH|WEBHOOK|COOKIE|SESSION|PRIVATE|(^|_)PAT($|_)|(^|_)DSN($|_)|DATABASE_URL|_URI$/i;
+/** Names that look like they hold a secret. `PAT` only as a word (never `PATH`); `*_HEADERS` (an OTLP collector's key). */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|AUTH|WEBHOOK|COOKIE|SESSION|PRIVATE|(^|_)PAT($|_)|(^|_)DSN($|_)|DATABASE_URL|_URI$|(^|_)HEADERS$/i;
 /** `scheme://user:password@host…`: the password is a secret whatever the variable is called. */
 const URL_CREDENTIALS = /^[a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:([^@\s]+)@/i;
 
