@@ -28,7 +28,7 @@ export async function runLineRepl(session: LeadSession, options: LineReplOptions
   // A terminal's width for the one-line model text; 160 columns into a pipe.
   const view = activityView(() => (output as Partial<NodeJS.WriteStream>).columns);
   const onEvent = (event: Parameters<typeof describeEvent>[0]) => {
-    const line = describeEvent(event, view);
+    const line = describeEvent(event, view, (id) => session.task(id)?.subject);
     if (line) print(line.text);
   };
   session.on('event', onEvent);

@@ -10,6 +10,7 @@ import { loadProjectConfig, type ProjectConfig } from '../core/config/project-co
 import { loadModelSpec } from '../core/model/config.js';
 import { configureStages } from '../core/stages/definitions.js';
 import { registerBoardCommands } from './board-commands.js';
+import { registerEventsCommand } from './events-command.js';
 import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
 import { runHeadless } from './run-command.js';
 import { runWorker } from './worker-command.js';
@@ -93,6 +94,8 @@ function settingsFor(options: Record<string, unknown>, project: ProjectConfig, s
   // autoteam.config.json's limits sit under the environment and the flags; its stages go to every teammate.
   const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, overrides(options));
   if (Object.keys(project.stages).length) settings.stages = project.stages;
+  // The person's hooks travel with the settings to every thread and `autoteam worker`.
+  if (project.hooks && Object.keys(project.hooks).length) settings.hooks = project.hooks;
   // The lead's process moves work between the same stages as the teammates' threads.
   configureStages(project.stages);
   const contained = containment();
@@ -133,6 +136,7 @@ export function buildProgram(): Command {
     });
 
   registerBoardCommands(program);
+  registerEventsCommand(program);
 
   settingsOptions(
     program
@@ -163,17 +167,22 @@ export function buildProgram(): Command {
       .argument('<requirement...>', 'what you want built')
       .option('--auto', 'a simulated user answers the analyst (otherwise questions wait for a person)')
       .addOption(new Option('--start-stage <stage>', 'skip earlier stages').choices(['requirements', 'implementation']))
-      .option('--json', 'print the summary as JSON')
+      .option('--json', 'print the summary as JSON (the same as --output-format json)')
+      .addOption(new Option('--output-format <format>', 'text (lines, then the summary), json (the summary alone) or stream-json (an event a line while it runs, then {"type":"result", …})').choices(['text', 'json', 'stream-json']))
       .option('--timeout <duration>', 'give up after this long (default 10m)')
       .addOption(dirOption())
       .addOption(boardOption()),
   );
   repoOptions(program.commands.at(-1)!).action(async (words: string[], options: Record<string, unknown>, command: Command) => {
+    if (options.json === true && options.outputFormat !== undefined && options.outputFormat !== 'json') {
+      throw new UsageError(`--json and --output-format ${String(options.outputFormat)} contradict each other: give one`);
+    }
     const code = await runHeadless({
       dir: boardDir(command),
       requirement: words.join(' '),
       auto: options.auto === true,
       json: options.json === true,
+      ...(options.outputFormat ? { outputFormat: options.outputFormat as 'text' | 'json' | 'stream-json' } : {}),
       startStage: options.startStage as 'requirements' | 'implementation' | undefined,
       timeout: options.timeout as string | undefined,
       ...withProject(options, boardDir(command)),

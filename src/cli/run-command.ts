@@ -6,7 +6,7 @@ import type { Stage, Task, TaskUsage } from '../core/board/schemas.js';
 import { openBoard } from '../core/board/board.js';
 import { costWith, type ModelSpec } from '../core/model/factory.js';
 import { formatCost, registerPrices } from '../core/model/pricing.js';
-import { type LeadEvent, LeadSession } from '../core/lead/session.js';
+import { LeadSession } from '../core/lead/session.js';
 import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../core/errors.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
@@ -14,13 +14,15 @@ import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js
 import { pipelineStatuses } from '../core/stages/pipeline-status.js';
 import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
 import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
-import { describeExit, saysLine } from '../frontend/activity.js';
+import { activityView, describeEvent, indentContinuation } from '../frontend/activity.js';
 
 export interface RunCommandOptions {
   dir: string;
   requirement: string;
   auto: boolean;
   json: boolean;
+  /** `text` (lines while it runs, then the summary), `json` (the summary alone) or `stream-json` (an event a line, then the result). */
+  outputFormat?: 'text' | 'json' | 'stream-json';
   startStage?: Stage;
   timeout?: string;
   settings: TeammateSettings;
@@ -78,8 +80,15 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const session = new LeadSession({ rootDir: options.dir, model: spec, models, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
   const started = Date.now();
   const since = new Date(started).toISOString();
+  const format = options.outputFormat ?? (options.json ? 'json' : 'text');
+  // Model text on one line, two columns in from the terminal's width (the lines are indented).
+  const view = activityView(() => (process.stdout.columns ? process.stdout.columns - 2 : undefined));
   const log = (line: string) => {
-    if (!options.json) console.log(line);
+    if (format === 'text') console.log(line);
+  };
+  // One JSON object a line while it runs: the board's events, then the result (Claude Code's stream-json shape).
+  const stream = (record: Record<string, unknown>) => {
+    if (format === 'stream-json') console.log(JSON.stringify(record));
   };
   // Why the run stopped waiting before the pipeline ended: no one left to answer, or Ctrl+C.
   const stop = new AbortController();
@@ -113,8 +122,11 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     // A full or read-only disk will not heal while the run waits: stop with that one line.
     const failure = event.type === 'teammate' && event.event.type === 'error' ? event.event.error : event.type === 'error' ? event : null;
     if (failure && DISK_CODES.has(failure.code)) stopWith(`the board's disk refused a write (${failure.code}): ${failure.message}`);
-    const line = describeEvent(event);
-    if (line) log(line);
+    if (event.type === 'team') stream(event.event);
+    else if (event.type === 'teammate' && event.event.type === 'error') stream({ type: 'error', agent: event.event.name, code: event.event.error.code, message: event.event.error.message });
+    // Leaving at the end of the run is expected; a thread stopped or dead is news.
+    const line = event.type === 'teammate_exit' && event.exit.kind === 'left' ? null : describeEvent(event, view, (id) => session.task(id)?.subject);
+    if (line) log(`  ${indentContinuation(line.text)}`);
     // A teammate that died leaves its role without anyone: the run cannot finish, and says why at once.
     if (event.type === 'teammate_exit' && event.exit.kind === 'crashed') {
       stopWith(`${event.exit.name} died (${event.exit.reason})${event.exit.crashLog ? `; details in ${event.exit.crashLog}` : ''}`);
@@ -150,6 +162,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     const first = await session.post(options.requirement, options.startStage);
     pipeline = first.pipeline!;
     log(`posted pipeline #${pipeline}: task #${first.id} (${first.stage}) — ${first.subject}`);
+    stream({ type: 'system', subtype: 'init', pipeline, task: first.id, model: session.modelLabel, board: session.where });
     state = await session.waitForPipeline(pipeline, AbortSignal.any([giveUp, fatal.signal, stop.signal]));
     if (state.status === 'active') state = { ...state, status: 'failed', reason: await stoppedEarly(session, pipeline, stopReason, giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null) };
   } finally {
@@ -172,7 +185,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   // `run` follows its own pipeline; work it found on the board and did not see end is not lost.
   const unfinished = [...pipelineStatuses(session.board.list())].filter(([id, status]) => id !== pipeline && status === 'active').map(([id]) => `#${id}`);
   if (unfinished.length) log(`note: pipeline ${unfinished.join(', ')} is still active on the board: a lead (autoteam) or a worker there goes on with it`);
-  if (options.json) console.log(JSON.stringify(summary, null, 2));
+  if (format === 'json') console.log(JSON.stringify(summary, null, 2));
+  else if (format === 'stream-json') stream({ type: 'result', subtype: state.status === 'approved' ? 'success' : 'error', is_error: state.status !== 'approved', ...summary });
   else printSummary(summary, state.tasks);
   if ((stopReason as string | null)?.startsWith('interrupted')) return 130;
   return state.status === 'approved' ? 0 : 1;
@@ -205,33 +219,6 @@ async function stoppedEarly(session: LeadSession, pipeline: number, stopReason: 
   // A model error no retry will fix ends the run with its own line and exit 2; the task went back.
   if (stopReason === null) return 'stopped by a model error';
   return `${stopReason}; pipeline #${pipeline} is left open on the board (a lead here goes on with it, autoteam cancel ${pipeline} drops it)`;
-}
-
-function describeEvent(event: LeadEvent): string | null {
-  switch (event.type) {
-    case 'teammate':
-      if (event.event.type === 'activity') return `  [${event.event.name}] ${event.event.text}`;
-      if (event.event.type === 'says') return `  ${saysLine(event.event.name, event.event.text, { verbose: false, width: (process.stdout.columns || 160) - 2 })}`;
-      if (event.event.type === 'error') return `  [${event.event.name}] error ${event.event.error.code}: ${event.event.error.message}`;
-      return null;
-    case 'question':
-      return `  ? ${event.question.from} asks: ${event.question.question}`;
-    case 'answered':
-      return `  ! ${event.by} answers: ${event.answer}`;
-    case 'question_withdrawn':
-      return `  ? ${event.question.from}'s question withdrawn (${event.reason})`;
-    case 'teammate_exit':
-      // Leaving at the end of the run is expected; a thread stopped or dead is news.
-      return event.exit.kind === 'left' ? null : `  ${describeExit(event.exit).text}`;
-    case 'pipeline':
-      return `  = ${event.content}`;
-    case 'error':
-      return `  error ${event.code}: ${event.message}`;
-    case 'notice':
-      return `  ${event.text}`;
-    default:
-      return null;
-  }
 }
 
 function summarize(session: LeadSession, state: PipelineState, requirement: string, since: string, wallMs: number, recorded: ModelSpec): RunSummary {

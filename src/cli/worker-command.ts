@@ -8,6 +8,8 @@ import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js
 import type { ModelOverrides } from '../core/model/config.js';
 import { createModel, describeModel } from '../core/model/factory.js';
 import { guardProcess } from '../core/agent/crash-log.js';
+import { AutoteamError } from '../core/errors.js';
+import { attachTelemetry } from '../core/telemetry/attach.js';
 import { saysLine } from '../frontend/activity.js';
 
 export interface WorkerCommandOptions {
@@ -96,12 +98,15 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
       else if (event.type === 'error' && !outage.hides('teammate', event.error.code)) console.error(`[${event.name}] error ${event.error.code}: ${event.error.message}`);
     },
   });
+  const detach = await attachTelemetry(board, (error) => console.error(`[${options.name}] telemetry: ${error.message}`));
   try {
-    const reason = await teammate.run().catch((error: unknown) => guard.crashed(error));
+    // A refusal (a name already live, a bad config) is the person's to read as one line; anything else is a crash.
+    const reason = await teammate.run().catch((error: unknown) => (error instanceof AutoteamError ? Promise.reject(error) : guard.crashed(error)));
     console.log(`[${options.name}] exited: ${reason}`);
     return 0;
   } finally {
     guard.dispose();
+    await detach();
     clearInterval(recovery);
     await watcher.close();
     await board.close();

@@ -1,6 +1,7 @@
 import type { LeadEvent } from '../core/lead/session.js';
 import type { TeammateExit } from '../core/agent/manager.js';
 import type { Tone } from './commands.js';
+import type { TeamEvent } from '../core/events/schema.js';
 
 export interface ActivityLine {
   text: string;
@@ -34,9 +35,16 @@ export function saysLine(name: string, text: string, view: Pick<ActivityView, 'v
   return line.length > room ? `${line.slice(0, room - 1).trimEnd()}…` : line;
 }
 
+/** The subject of task `id`, when a front end knows it (the session's board). */
+export type SubjectOf = (id: number) => string | undefined;
+
 /** What a session event looks like in the activity stream; null for events shown elsewhere (status, board). */
-export function describeEvent(event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'width'> = { verbose: false, width: 160 }): ActivityLine | null {
-  const line = describeOne(event, view);
+export function describeEvent(
+  event: LeadEvent,
+  view: Pick<ActivityView, 'verbose' | 'width'> = { verbose: false, width: 160 },
+  subjectOf: SubjectOf = () => undefined,
+): ActivityLine | null {
+  const line = event.type === 'team' ? describeTeamEvent(event.event, view, subjectOf) : describeOne(event, view);
   // A line of several (a pasted answer, a whole model turn) keeps its continuation under its text.
   return line?.text.includes('\n') ? { ...line, text: indentContinuation(line.text) } : line;
 }
@@ -48,9 +56,9 @@ export function indentContinuation(text: string): string {
 function describeOne(event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'width'>): ActivityLine | null {
   switch (event.type) {
     case 'teammate': {
+      // What teammates did and said comes from the board's log (`team` events), in its order; the
+      // thread's own channel still carries what never reaches the log: its errors and its output.
       const teammate = event.event;
-      if (teammate.type === 'activity') return { text: `[${teammate.name}] ${teammate.text}`, tone: 'activity' };
-      if (teammate.type === 'says') return { text: saysLine(teammate.name, teammate.text, view), tone: 'says' };
       if (teammate.type === 'error') return { text: `[${teammate.name}] error ${teammate.error.code}: ${teammate.error.message}`, tone: 'error' };
       if (teammate.type === 'log') {
         const text = teammate.text.trimEnd();
@@ -60,14 +68,15 @@ function describeOne(event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'wid
     }
     case 'teammate_exit':
       return describeExit(event.exit);
+    // Questions, answers and pipeline ends are shown from the log (question_asked, …); a question an
+    // earlier lead left pending has no event since this session began, so it is shown here.
     case 'question':
-      return { text: `? ${event.question.from} asks: ${event.question.question}`, tone: 'question' };
+      return event.resumed ? { text: `? ${event.question.from} asks: ${event.question.question}`, tone: 'question' } : null;
     case 'question_withdrawn':
-      return { text: `? ${event.question.from}'s question withdrawn (${event.reason}): ${event.question.question}`, tone: 'info' };
     case 'answered':
-      return { text: `! ${event.by} answers ${event.question.from}: ${event.answer}`, tone: 'answer' };
     case 'pipeline':
-      return { text: `= ${event.content}`, tone: 'pipeline' };
+    case 'team':
+      return null;
     case 'plan':
       return { text: `plan ${event.requestId} from ${event.from}: ${event.plan}  → /approve ${event.requestId} or /reject ${event.requestId} <why>`, tone: 'question' };
     case 'message':
@@ -91,5 +100,61 @@ export function describeExit(exit: TeammateExit): ActivityLine {
       return { text: `[${exit.name}] stopped: ${exit.reason}${handed}`, tone: 'info' };
     case 'crashed':
       return { text: `[${exit.name}] died: ${exit.reason}${handed}${exit.crashLog ? ` — details in ${exit.crashLog}` : ''}`, tone: 'error' };
+  }
+}
+
+/**
+ * One event of the board's log as a line of the activity stream: what every thread and process of
+ * the team did, in the order it was written. Null for events shown elsewhere (the team panel) or not
+ * worth a line.
+ */
+export function describeTeamEvent(event: TeamEvent, view: Pick<ActivityView, 'verbose' | 'width'>, subjectOf: SubjectOf = () => undefined): ActivityLine | null {
+  const who = `[${event.agent ?? 'runtime'}]`;
+  const task = event.task ? `#${event.task}` : '';
+  switch (event.type) {
+    case 'task_posted':
+      // The lead's own posts are said by the front end that made them; a handoff is news.
+      return event.by === 'lead' || event.stage === null ? null : { text: `${who} → ${task} ${event.stage}${event.revision ? ` r${event.revision}` : ''}: ${event.subject}`, tone: 'activity' };
+    case 'task_claimed':
+      return { text: `${who} ${event.takeover ? 'took over' : 'claimed'} ${task} ${subjectOf(event.task!) ?? ''}`.trimEnd(), tone: 'activity' };
+    case 'task_released': {
+      if (event.kind === 'unfinished' || event.kind === 'error') {
+        const wait = event.notBefore ? Math.max(0, Math.round((Date.parse(event.notBefore) - Date.parse(event.ts)) / 1000)) : null;
+        const retry = `attempt ${event.attempt ?? '?'}${wait === null ? '' : `, claimable again in ${wait} s`}`;
+        return { text: `${who} released ${task} ${event.kind === 'error' ? 'after an error' : 'unfinished'} (${event.detail}); ${retry}`, tone: 'activity' };
+      }
+      return { text: `${who} released ${task} (${event.detail})`, tone: 'activity' };
+    }
+    case 'task_completed':
+      return { text: `${who} completed ${task}${event.signal ? ` (${event.signal})` : ''}`, tone: 'activity' };
+    case 'task_failed':
+      return { text: `${who} failed ${task}: ${event.reason}`, tone: 'error' };
+    case 'task_cancelled':
+      return { text: `${task} cancelled by ${event.by}`, tone: 'info' };
+    case 'task_retried':
+      return { text: `${task} retried as #${event.newTask} by ${event.by}`, tone: 'info' };
+    case 'model_call':
+      return event.text && event.purpose === 'turn' ? { text: saysLine(event.agent ?? 'agent', event.text, view), tone: 'says' } : null;
+    case 'tool_call':
+      // A question and a saved requirement are shown as such (question_asked), not as tool lines.
+      if (event.tool === 'ask_clarifying_question' || event.tool === 'save_requirement') return null;
+      return { text: `${who} ${event.tool}${event.outcome === 'ok' ? '' : ' ✗'}: ${event.summary}`, tone: 'activity' };
+    case 'question_asked':
+      return { text: `? ${event.agent ?? 'a teammate'} asks: ${event.question}`, tone: 'question' };
+    case 'question_answered':
+      return { text: `! ${event.by} answers: ${event.answer}`, tone: 'answer' };
+    case 'question_withdrawn':
+      return { text: `? ${event.agent ?? 'a teammate'}'s question withdrawn (${event.reason})`, tone: 'info' };
+    case 'pipeline_status':
+      return event.status === 'active' ? null : { text: `= ${event.reason ?? `Pipeline #${event.pipeline} ${event.status}`}`, tone: 'pipeline' };
+    case 'hook_decision':
+      return event.decision === 'allow' ? null : { text: `hook ${event.hook} (${event.command}): ${event.decision}${event.reason ? ` — ${event.reason}` : ''}`, tone: event.decision === 'block' ? 'error' : 'info' };
+    case 'board_outage':
+      return { text: event.state === 'down' ? `the board cannot be reached (${event.source}): ${event.message}` : event.message, tone: event.state === 'down' ? 'error' : 'info' };
+    case 'note':
+      return { text: `${who} ${event.text}`, tone: 'activity' };
+    default:
+      // Shown elsewhere (the team panel) or carried by other lines: lifecycle, criteria, checks, verdicts.
+      return null;
   }
 }

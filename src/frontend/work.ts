@@ -13,7 +13,11 @@ export async function waitForQuiet(
   let said = false;
   for (;;) {
     const reason = session.busyReason();
-    if (!reason) return null;
+    if (!reason) {
+      // Quiet on the board: what the log says of it is shown before anyone says so.
+      await session.catchUp();
+      return null;
+    }
     if (!said) onWait?.(reason);
     said = true;
     const left = deadline - Date.now();

@@ -47,7 +47,7 @@ export class ActivityFeed extends Store<readonly FeedItem[]> {
   /** Follows a session's events from now on; returns the unsubscribe. */
   follow(session: LeadSession): () => void {
     const onEvent = (event: LeadEvent) => {
-      const line = describeEvent(event, this.view);
+      const line = describeEvent(event, this.view, (id) => session.task(id)?.subject);
       if (line) this.push(line.text, line.tone);
     };
     session.on('event', onEvent);

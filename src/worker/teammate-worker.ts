@@ -8,6 +8,7 @@ import { type Board, openBoard } from '../core/board/board.js';
 import { describeCrashError } from '../core/agent/crash-log.js';
 import { serializeError } from '../core/errors.js';
 import { redact } from '../core/trace/redact.js';
+import { attachTelemetry } from '../core/telemetry/attach.js';
 import { createModel, type ModelSpec } from '../core/model/factory.js';
 import type { TeammateWorkerInit, ToWorker } from '../core/agent/worker-protocol.js';
 
@@ -65,7 +66,13 @@ try {
   });
   // Changed while the first model was being made.
   if (latest !== first) teammate.useModel(createModel(latest));
-  await teammate.run();
+  // Its own spans, when an OTLP endpoint is set (every thread exports what it did).
+  const detach = await attachTelemetry(teammate.events, (error) => port.postMessage({ type: 'error', name: init.name, error: { code: 'TELEMETRY', message: error.message } }));
+  try {
+    await teammate.run();
+  } finally {
+    await detach();
+  }
 } catch (error) {
   // The stack travels too: the host writes it to the crash log.
   port.postMessage({ type: 'error', name: init.name, error: { ...serializeError(error), stack: redact(describeCrashError(error)) } });

@@ -29,7 +29,7 @@ describe('redactEvent', () => {
       redactEvent({ type: 'activity', name: 'e1', role: 'engineer', task: 1, text: `bash: echo ${secret}` }),
       redactEvent({ type: 'status', name: 'e1', role: 'engineer', status: 'idle', task: null, reason: `key ${secret}` }),
       redactEvent({ type: 'error', name: 'e1', error: { code: 'MODEL_AUTH', message: `bad key ${secret}` } }),
-      redactEvent({ type: 'exit', name: 'e1', reason: `model error: ${secret}` }),
+      redactEvent({ type: 'exit', name: 'e1', reason: `model error: ${secret}`, why: 'model_error' }),
       redactEvent({ type: 'says', name: 'e1', role: 'engineer', task: 1, text: `I will export KEY=${secret} first.` }),
     ];
     const text = JSON.stringify(said);

@@ -166,7 +166,7 @@ describe('members whose process is gone', () => {
     const config = path.join(root, '.team', 'config.json');
     await until(() => /idle/.test(w.output()) && fs.existsSync(config), 'e3 joined');
     fs.rmSync(config);
-    const task = await new TaskBoard(root).create({ subject: 'write the release notes', role: 'engineer' });
+    const task = await new TaskBoard(root).create({ subject: 'write the release notes', description: 'Run `echo 1.0 > NOTES.txt`.', role: 'engineer' });
     await until(() => new TaskBoard(root).get(task.id).status === 'completed', 'e3 completed the task', { timeoutMs: 20_000 }).catch((error: Error) => {
       throw new Error(`${error.message}\n${w.output()}`);
     });

@@ -286,14 +286,14 @@ describe('Teammates in worker threads (TeammateManager)', () => {
 
     const exit = await rig.manager.requestShutdown('eng', 10_000);
 
-    expect(exit).toEqual({ name: 'eng', kind: 'left', code: 0, reason: 'shutdown requested by lead', released: [] });
+    expect(exit).toEqual({ name: 'eng', kind: 'left', why: 'shutdown_requested', code: 0, reason: 'shutdown requested by lead', released: [] });
     const [request] = new RequestStore(root).list({ kind: 'shutdown' });
     expect(request).toMatchObject({ from: 'lead', to: 'eng', status: 'approved' });
     const answers = mailbox.peek('lead').filter((m) => m.type === 'shutdown_response');
     expect(answers).toHaveLength(1);
     expect(answers[0]).toMatchObject({ from: 'eng', requestId: request!.id, approve: true });
     expect(registry.get('eng')).toMatchObject({ status: 'shutdown' });
-    expect(rig.events.events.filter((e) => e.type === 'exit')).toEqual([{ type: 'exit', name: 'eng', reason: 'shutdown requested by lead' }]);
+    expect(rig.events.events.filter((e) => e.type === 'exit')).toEqual([{ type: 'exit', name: 'eng', reason: 'shutdown requested by lead', why: 'shutdown_requested' }]);
   });
 
   it('shutdown protocol mid-task: the model answers shutdown_response, the task goes back, the thread exits', async () => {

@@ -192,7 +192,27 @@ describe('runLine on a real session', () => {
     expect(out.at(-1)).toBe('error: this front end shows no activity stream');
     const view = activityView(() => 60);
     const withView = { ...value, view };
-    const says = { type: 'teammate', event: { type: 'says', name: 'engineer', role: 'engineer', task: 2, text: 'Writing organize.py.\nIt sorts every file into a folder named after its type, and never overwrites.' } } as const;
+    const says = {
+      type: 'team',
+      event: {
+        type: 'model_call',
+        ts: new Date().toISOString(),
+        team: 't',
+        agent: 'engineer',
+        task: 2,
+        provider: 'offline',
+        model: 'offline-scripted',
+        purpose: 'turn',
+        inputTokens: 1,
+        outputTokens: 1,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        costUsd: null,
+        latencyMs: 1,
+        stopReason: 'tool_use',
+        text: 'Writing organize.py.\nIt sorts every file into a folder named after its type, and never overwrites.',
+      },
+    } as const;
     const line = describeEvent(says, view)!.text;
     // One line, within the 60 columns.
     expect(line).toBe('[engineer] says: Writing organize.py. It sorts every file…');

@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { describeZodError, type Task } from '../board/schemas.js';
 import { serializeError } from '../errors.js';
 import type { AgentContext, AssistantBlock, ModelClient, ModelMessage, ModelResponse, ToolResultBlock, ToolUseBlock, Usage } from '../model/types.js';
-import { addUsage, INVALID_ARGUMENTS, ZERO_USAGE } from '../model/types.js';
-import { type LoopSignal, type ToolContext, type ToolDefinition, toolSpec } from '../tools/tool.js';
+import { addUsage, ZERO_USAGE } from '../model/types.js';
+import { costOf } from '../model/pricing.js';
+import type { EventInput, ToolOutcomeKind } from '../events/schema.js';
+import { type LoopSignal, type ToolContext, type ToolDefinition, type ToolOutcome, toolSpec } from '../tools/tool.js';
 import type { HandoffData } from '../stages/handoff.js';
 import { redact, secretValues } from '../trace/redact.js';
 import type { Trace } from '../trace/trace.js';
@@ -56,12 +58,24 @@ export interface LoopOptions {
   handoff?: HandoffData;
   /** Called after every model call with its usage (the teammate adds it to the task's). */
   onModelCall?: (usage: Usage) => Promise<void>;
+  /** Where every model call and tool call is told as an event (the thread's EventSink). */
+  events?: { emit(input: EventInput): unknown };
+  /** The person's hooks around each tool call (see hooks/runner.ts): a block's reason, or null. */
+  gate?: ToolGate;
   /**
    * The most estimated input tokens one request may carry (MAX_REQUEST_TOKENS, default 100,000). A
    * tool result over a quarter of it is cut when it arrives (the whole kept in the workspace), and
    * before every call the oldest results and texts are cut until the request fits.
    */
   maxRequestTokens?: number;
+}
+
+/** What the runtime checks around a tool call: before it runs (a reason blocks it) and after. */
+export interface ToolGate {
+  /** Before a valid call runs; a reason refuses it (a tool error of kind `hook_blocked`). */
+  before(tool: string, input: unknown, id: string): Promise<string | null>;
+  /** After it ran; a reason is added to what the model reads. */
+  after(tool: string, input: unknown, id: string, result: { content: string; isError: boolean; kind: ToolOutcomeKind }): Promise<string | null>;
 }
 
 export interface LoopResult {
@@ -117,6 +131,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
     usage = addUsage(usage, response.usage);
     await options.onModelCall?.(response.usage);
     lastInputTokens = response.usage.inputTokens + response.usage.cacheReadTokens + response.usage.outputTokens;
+    const latencyMs = Date.now() - started;
     options.trace?.write({
       kind: 'model_call',
       agent: options.agent.name,
@@ -128,7 +143,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
       outputTokens: response.usage.outputTokens,
       cacheReadTokens: response.usage.cacheReadTokens,
       cacheWriteTokens: response.usage.cacheWriteTokens,
-      ms: Date.now() - started,
+      ms: latencyMs,
       model: model.id,
     });
     // The conversation keeps a redacted copy of the model's turn: a secret it typed into a command or a
@@ -139,6 +154,24 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
       .map((block) => block.text)
       .join('\n')
       .trim();
+    options.events?.emit({
+      type: 'model_call',
+      pipeline: ctx.task?.pipeline ?? null,
+      task: ctx.task?.id ?? null,
+      agent: options.agent.name,
+      role: options.agent.role,
+      provider: model.provider ?? 'unknown',
+      model: model.id,
+      purpose: 'turn',
+      inputTokens: response.usage.inputTokens,
+      outputTokens: response.usage.outputTokens,
+      cacheReadTokens: response.usage.cacheReadTokens,
+      cacheWriteTokens: response.usage.cacheWriteTokens,
+      costUsd: costOf(response.usage, model.id, model.provider === 'openai'),
+      latencyMs,
+      stopReason: response.stopReason,
+      text: redact(text, secrets),
+    });
     if (text) options.onEvent?.({ kind: 'model', summary: text });
     const uses = response.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
     if (uses.length === 0) return { outcome: { kind: 'end_turn', text }, turns: turn + 1, usage };
@@ -171,7 +204,7 @@ async function runTool(
   options: LoopOptions,
 ): Promise<{ result: ToolResultBlock; signal?: LoopSignal }> {
   const started = Date.now();
-  const answer = (content: string, isError: boolean, signal?: LoopSignal) => {
+  const answer = (content: string, isError: boolean, signal?: LoopSignal, kind: ToolOutcomeKind = isError ? 'error' : 'ok', display?: string) => {
     options.trace?.write({
       kind: 'tool_call',
       agent: options.agent.name,
@@ -182,7 +215,20 @@ async function runTool(
       ok: !isError,
       ms: Date.now() - started,
     });
-    options.onEvent?.({ kind: 'tool', name: use.name, ok: !isError, summary: firstLine(content) });
+    const summary = display ?? firstLine(content);
+    options.onEvent?.({ kind: 'tool', name: use.name, ok: !isError, summary });
+    options.events?.emit({
+      type: 'tool_call',
+      pipeline: options.ctx.task?.pipeline ?? null,
+      task: options.ctx.task?.id ?? null,
+      agent: options.agent.name,
+      role: options.agent.role,
+      tool: use.name,
+      args: shortArgs(use.input),
+      outcome: kind,
+      durationMs: Date.now() - started,
+      summary,
+    });
     const result: ToolResultBlock = { type: 'tool_result', tool_use_id: use.id, content };
     if (isError) result.is_error = true;
     return { result, signal };
@@ -190,32 +236,43 @@ async function runTool(
 
   // A claim taken over or cancelled meanwhile: nothing more runs for it.
   const lost = options.ctx.claimLost?.();
-  if (lost) return answer(`Not run: ${lost}`, true);
+  if (lost) return answer(`Not run: ${lost}`, true, undefined, 'claim_lost');
   const tool = byName.get(use.name);
   if (!tool) {
     return answer(
       `Unknown or unavailable tool '${use.name}'. The tools you can use here are: ${[...byName.keys()].join(', ')}.`,
       true,
+      undefined,
+      'unknown_tool',
     );
   }
-  const invalid = isRecordLike(use.input) ? (use.input[INVALID_ARGUMENTS] as { raw: string; error: string } | undefined) : undefined;
-  if (invalid) {
-    return answer(`The arguments of ${use.name} were not a JSON object (${invalid.error}): ${invalid.raw}. Call ${use.name} again with valid JSON. Expected: ${describeSchema(tool)}.`, true);
+  if (use.invalid) {
+    const { raw, error } = use.invalid;
+    return answer(`The arguments of ${use.name} were not a JSON object (${error}): ${raw}. Call ${use.name} again with valid JSON. Expected: ${describeSchema(tool)}.`, true, undefined, 'invalid_arguments');
   }
   const parsed = tool.inputSchema.safeParse(use.input ?? null);
   if (!parsed.success) {
     return answer(
       `Invalid arguments for ${use.name}: ${describeZodError(parsed.error as z.ZodError)}. Expected: ${describeSchema(tool)}.`,
       true,
+      undefined,
+      'invalid_arguments',
     );
   }
+  const blocked = await options.gate?.before(use.name, parsed.data, use.id);
+  if (blocked) return answer(`Blocked by a hook: ${redact(blocked)}`, true, undefined, 'hook_blocked', `blocked by a hook: ${firstLine(blocked)}`);
+  let outcome: ToolOutcome;
   try {
-    const outcome = await tool.run(parsed.data, options.ctx);
-    return answer(outcome.content, outcome.isError === true, outcome.signal);
+    outcome = await tool.run(parsed.data, options.ctx);
   } catch (error) {
     const { code, message } = serializeError(error);
-    return answer(`${use.name} failed (${code}): ${message}`, true);
+    return answer(`${use.name} failed (${code}): ${message}`, true, undefined, 'execution_failed');
   }
+  const isError = outcome.isError === true;
+  const kind = outcome.kind ?? (isError ? 'error' : 'ok');
+  const note = await options.gate?.after(use.name, parsed.data, use.id, { content: outcome.content, isError, kind });
+  const content = note ? `${outcome.content}\n\nA hook says: ${redact(note)}` : outcome.content;
+  return answer(content, isError, outcome.signal, kind, outcome.display);
 }
 
 function describeSchema(tool: ToolDefinition): string {
@@ -256,6 +313,8 @@ function abortReason(signal: AbortSignal): string {
   return reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'aborted';
 }
 
-function isRecordLike(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
+/** A tool call's arguments for people and traces: one line, cut (the model's own text is on the board). */
+function shortArgs(input: unknown): string {
+  const text = JSON.stringify(input ?? {}) ?? '{}';
+  return redact(text.length > 200 ? `${text.slice(0, 199)}…` : text);
 }

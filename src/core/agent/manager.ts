@@ -7,6 +7,8 @@ import type { TaskBoardLike } from '../board/task-rules.js';
 import { ConfigError, UnknownRecipientError } from '../errors.js';
 import type { ModelSpec } from '../model/factory.js';
 import { describeCrashError, writeCrashLog } from './crash-log.js';
+import type { ExitReason } from '../events/schema.js';
+import type { EventSink } from '../events/emitter.js';
 import type { Origin } from './event-order.js';
 import { type FromWorker, FromWorkerSchema, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
 import type { TeammateSettings } from './settings.js';
@@ -32,6 +34,8 @@ export interface TeammateExit {
    * a thread that did not stop when asked (one still starting, under load). `crashed`: the thread died.
    */
   kind: 'left' | 'terminated' | 'crashed';
+  /** Why it ended, as a kind (the words are in `reason`). */
+  why: ExitReason;
   code: number;
   reason: string;
   /** Tasks handed back to the board because the thread did not end its own run. */
@@ -69,6 +73,8 @@ function workerEntry(): { url: URL; viaTsx: boolean } {
 export class TeammateManager extends EventEmitter<ManagerEvents> {
   private readonly live = new Map<string, TeammateHandle>();
   private readonly board: TaskBoardLike;
+  /** Where a thread's death is told (a thread that died cannot say it itself). */
+  private readonly sink: EventSink;
   private readonly address: string | undefined;
   private readonly mailbox: Mailbox;
   private readonly requests: RequestStore;
@@ -86,6 +92,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     super();
     const board = options.board ?? fileBoard(options.rootDir, { ...(options.settings?.maxInboxBytes ? { maxInboxBytes: options.settings.maxInboxBytes } : {}) });
     this.board = board.tasks;
+    this.sink = board.sink;
     this.mailbox = board.mailbox;
     this.requests = board.requests;
     this.address = board.address === board.rootDir ? undefined : board.address;
@@ -119,8 +126,8 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
           { eval: true, workerData: init, stdout: true, stderr: true },
         )
       : new Worker(entry.url, { workerData: init, stdout: true, stderr: true });
-    let ended: string | null = null;
-    let lastError: { message: string; detail: string } | null = null;
+    let ended: { reason: string; why: ExitReason } | null = null;
+    let lastError: { message: string; code: string; detail: string } | null = null;
     const recent: string[] = [];
     const remember = (line: string) => {
       recent.push(`${new Date().toISOString()} ${line}`);
@@ -143,30 +150,34 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
         return;
       }
       const event = parsed.data;
-      if (event.type === 'exit') ended = event.reason;
-      if (event.type === 'error') lastError = { message: event.error.message, detail: event.error.stack ?? `${event.error.code}: ${event.error.message}` };
+      if (event.type === 'exit') ended = { reason: event.reason, why: event.why };
+      if (event.type === 'error') lastError = { message: event.error.message, code: event.error.code, detail: event.error.stack ?? `${event.error.code}: ${event.error.message}` };
       if (event.type === 'activity') remember(`activity: ${event.text}`);
       if (event.type === 'status') remember(`status: ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
       if (event.type === 'error') remember(`error ${event.error.code}: ${event.error.message}`);
       this.emit('event', event);
     });
     worker.on('error', (error) => {
-      lastError = { message: error.message, detail: describeCrashError(error) };
+      lastError = { message: error.message, code: (error as NodeJS.ErrnoException).code ?? error.name, detail: describeCrashError(error) };
     });
     const exited = new Promise<TeammateExit>((resolve) => {
       worker.once('exit', (code) => {
         const forced = this.forced.get(worker);
         const kind: TeammateExit['kind'] = ended !== null ? 'left' : forced ? 'terminated' : 'crashed';
-        const reason = ended ?? forced ?? `thread died (exit code ${code})${lastError ? `: ${lastError.message}` : ''}`;
+        const reason = ended?.reason ?? forced ?? `thread died (exit code ${code})${lastError ? `: ${lastError.message}` : ''}`;
+        // Why, as a kind: the teammate's own word, the host's, or what killed the thread.
+        const why: ExitReason = ended?.why ?? (forced ? 'terminated' : lastError?.code === 'BOARD_UNREACHABLE' ? 'board_unreachable' : 'crashed');
         const settle = async (): Promise<TeammateExit> => {
-          const exit: TeammateExit = { name, kind, code, reason, released: [] };
+          const exit: TeammateExit = { name, kind, why, code, reason, released: [] };
           if (kind === 'left') return exit;
           exit.released = await this.handBack(name, kind, reason);
           if (kind === 'crashed') {
             const where = `a worker thread of process ${process.pid}, exit code ${code}`;
             const log = writeCrashLog(this.options.rootDir, { name, role, reason, where, released: exit.released, recent, ...(lastError ? { error: lastError.detail } : {}) });
             if (log) exit.crashLog = log;
+            this.sink.emit({ type: 'teammate_dead', agent: name, role, reason });
           }
+          this.sink.emit({ type: 'teammate_exited', agent: name, role, kind, why, reason, ...(exit.crashLog ? { crashLog: exit.crashLog } : {}) });
           return exit;
         };
         void settle().then((exit) => {
@@ -286,6 +297,6 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
    */
   private async handBack(name: string, kind: 'terminated' | 'crashed', reason: string): Promise<number[]> {
     await this.mailbox.registry.setStatus(name, kind === 'crashed' ? 'dead' : 'shutdown', { task: null, reason }).catch(() => undefined);
-    return this.board.reclaimAllFrom(name, kind === 'crashed' ? `owner ${name} died: ${reason}` : `owner ${name} was ${reason}`).catch(() => []);
+    return this.board.reclaimAllFrom(name, kind === 'crashed' ? `owner ${name} died: ${reason}` : `owner ${name} was ${reason}`, kind === 'crashed' ? 'owner_dead' : 'stopped').catch(() => []);
   }
 }

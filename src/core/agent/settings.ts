@@ -1,4 +1,5 @@
 import type { StageSpec } from '../stages/definitions.js';
+import type { HooksConfig } from '../hooks/config.js';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxMode, type SandboxPolicy } from '../exec/sandbox.js';
 import { secretValues } from '../trace/redact.js';
@@ -34,6 +35,8 @@ export interface TeammateSettings {
   sandbox: SandboxPolicy;
   /** Stages from autoteam.config.json: changes to the built-in ones, and new ones. */
   stages?: Record<string, StageSpec>;
+  /** The person's hooks from autoteam.config.json (plain JSON: it travels to every thread). */
+  hooks?: HooksConfig;
 }
 
 export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {

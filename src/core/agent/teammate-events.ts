@@ -2,6 +2,7 @@ import type { MemberStatus } from '../board/schemas.js';
 import type { SerializedError } from '../errors.js';
 import type { Usage } from '../model/types.js';
 import { redact } from '../trace/redact.js';
+import type { ExitReason } from '../events/schema.js';
 
 /** What a teammate tells whoever hosts it (the main thread, or the foreground `worker` command). */
 export type TeammateEvent =
@@ -12,7 +13,7 @@ export type TeammateEvent =
   /** One model call's tokens (compaction included), for the cost on screen. */
   | { type: 'usage'; name: string; role: string; model: string; usage: Usage }
   | { type: 'error'; name: string; error: SerializedError }
-  | { type: 'exit'; name: string; reason: string };
+  | { type: 'exit'; name: string; reason: string; why: ExitReason };
 
 /** Everything a teammate tells its host is redacted first: hosts print it, keep it and write it down. */
 export function redactEvent(event: TeammateEvent): TeammateEvent {

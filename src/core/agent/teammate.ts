@@ -19,6 +19,7 @@ import { formatMessages } from '../tools/read-inbox.js';
 import { generalTools, stageTools } from '../tools/registry.js';
 import type { ToolContext } from '../tools/tool.js';
 import { Trace } from '../trace/trace.js';
+import { redact } from '../trace/redact.js';
 import { compactConversation } from './compaction.js';
 import { identityMessages } from './identity.js';
 import { type LoopOutcome, runLoop } from './loop.js';
@@ -30,6 +31,9 @@ import { TeammateInbox } from './teammate-inbox.js';
 import { toolContext } from './tool-context.js';
 import { DEFAULT_TEAMMATE_SETTINGS, type TeammateSettings } from './settings.js';
 import type { Wake } from './wake.js';
+import type { ExitReason } from '../events/schema.js';
+import type { EventSink } from '../events/emitter.js';
+import { type HookScene, TeammateHooks } from './teammate-hooks.js';
 
 export interface TeammateOptions {
   name: string;
@@ -67,9 +71,15 @@ export class Teammate {
   readonly blobs: BlobStore;
   readonly trace: Trace;
   readonly pipeline: Pipeline;
+  /** This thread's way onto the board's event log. */
+  private readonly sink: EventSink;
+  /** The board's event log and this thread's sink, for what the host attaches (telemetry). */
+  readonly events: Pick<Board, 'sink' | 'log'>;
+  private readonly hooks: TeammateHooks;
   private readonly settings: TeammateSettings;
   private readonly now: () => Date;
   private exitReason: string | null = null;
+  private exitWhy: ExitReason | null = null;
   private readonly inbox: TeammateInbox;
   private model: ModelClient;
   /** A model the lead chose for this teammate's next tasks (/model), taken between tasks. */
@@ -92,8 +102,11 @@ export class Teammate {
     this.registry = board.registry;
     this.requests = board.requests;
     this.blobs = board.blobs;
+    this.sink = board.sink;
+    this.events = board;
+    this.hooks = new TeammateHooks(this.settings.hooks, this.board.rootDir, this.sink);
     this.trace = new Trace(options.rootDir, this.now);
-    this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: this.settings.runtime.maxRevisions, trace: this.trace });
+    this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: this.settings.runtime.maxRevisions, trace: this.trace, events: this.sink, hooks: this.settings.hooks });
     this.inbox = new TeammateInbox(options.name, this.mailbox, this.requests, options.wake, this.settings.pollMs);
   }
 
@@ -118,7 +131,7 @@ export class Teammate {
     this.nextModel = null;
     try {
       this.model = await next;
-      this.activity(null, `now on ${this.model.label}`);
+      this.note(null, `now on ${this.model.label}`);
     } catch (error) {
       this.emit({ type: 'error', name: this.options.name, error: serializeError(error) });
     }
@@ -128,6 +141,7 @@ export class Teammate {
   async run(): Promise<string> {
     const { name, role, signal } = this.options;
     await this.registry.join(name, role, { status: 'idle', pid: process.pid });
+    this.sink.emit({ type: 'teammate_spawned', agent: name, role, model: this.model.id });
     await this.setStatus('idle', null, 'looking for work');
     // A sign of life while the loop turns; a member whose beats stop is marked dead by the lead.
     const beat = setInterval(() => {
@@ -136,12 +150,14 @@ export class Teammate {
     }, this.settings.heartbeatMs);
     beat.unref();
     let idleSince = Date.now();
+    /** The stage of the task just finished: the person's TeammateIdle hooks run once after work, not on every poll. */
+    let justWorked: { stage: string | null } | null = null;
     while (!signal.aborted && this.exitReason === null) {
       try {
         await this.swapModel();
         const { exit, conversation } = await this.inbox.whileIdle();
         if (exit) {
-          this.exitReason = exit;
+          this.exitWith(exit, 'shutdown_requested');
           break;
         }
         if (conversation.length > 0) {
@@ -152,12 +168,22 @@ export class Teammate {
         const claim = await this.board.claimNext(name, role);
         if (claim?.ok) {
           await this.workOnTask(claim.task);
+          justWorked = { stage: claim.task.stage };
           idleSince = Date.now();
           continue;
         }
+        if (justWorked && this.hooks.active) {
+          // A block keeps it at work: the reason comes in as a message, and it takes another turn.
+          const blocked = await this.hooks.teammateIdle(this.scene({ task: null, workspace: this.board.rootDir }), justWorked.stage);
+          justWorked = null;
+          if (blocked) {
+            await this.workOnMessages([{ id: `hook-${Date.now()}`, type: 'message', from: 'hook', to: name, content: blocked, at: this.now().toISOString() }]);
+            continue;
+          }
+        }
         if (this.settings.idleTimeoutMs > 0 && Date.now() - idleSince >= this.settings.idleTimeoutMs) {
           const ms = this.settings.idleTimeoutMs;
-          this.exitReason = `idle for ${ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`}`;
+          this.exitWith(`idle for ${ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`}`, 'idle_timeout');
           break;
         }
         const remaining = this.settings.idleTimeoutMs > 0 ? this.settings.idleTimeoutMs - (Date.now() - idleSince) : Infinity;
@@ -173,8 +199,11 @@ export class Teammate {
     clearInterval(beat);
     await this.inbox.putBack();
     const reason = this.exitReason ?? (signal.aborted ? 'stopped' : 'shutdown');
+    const why = this.exitWhy ?? 'stopped';
     await this.setStatus('shutdown', null, reason).catch(() => undefined);
-    this.emit({ type: 'exit', name, reason });
+    this.sink.emit({ type: 'teammate_exited', agent: name, role, kind: 'left', why, reason });
+    await this.sink.flush();
+    this.emit({ type: 'exit', name, reason, why });
     return reason;
   }
 
@@ -196,7 +225,7 @@ export class Teammate {
     const stage = task.stage ? stageOf(task.stage) : null;
     const workspace = taskWorkspace(this.board.rootDir, task);
     const prepared = await prepareWorkspace(workspace, task, this.blobs);
-    for (const note of prepared.notes) this.activity(task.id, note);
+    for (const note of prepared.notes) this.note(task, note);
     if (prepared.gone) {
       clearInterval(renew);
       await this.failTask(task, fence, prepared.gone);
@@ -217,6 +246,18 @@ export class Teammate {
           nudged = true;
           messages.push({ role: 'user', content: `You have not finished this task. Continue, and end it with ${finishingTools(task)}.` });
           continue;
+        }
+        // A general task's closing text completes it: the person's TaskCompleted hooks may send it back.
+        if (outcome.kind === 'end_turn' && !stage && this.hooks.active) {
+          const blocked = await this.hooks.taskCompleted(this.scene(ctx), outcome.text || 'done');
+          if (blocked && turnsLeft > 0) {
+            messages.push({ role: 'user', content: `A hook blocked completing this task: ${redact(blocked)}\nAddress it, then finish.` });
+            continue;
+          }
+          if (blocked) {
+            await this.retryOrFail(task, fence, `a hook blocked completing it: ${blocked}`, 'unfinished');
+            break;
+          }
         }
         await this.settle(ctx, outcome);
         break;
@@ -242,7 +283,8 @@ export class Teammate {
         // Said before the lead hears that the pipeline ended: the person reads the step, then the outcome.
         await this.pipeline.advance(task, fence, { tool: outcome.tool, artifacts: outcome.artifacts, result: outcome.result }, (result) => {
           const next = result.next ? ` → #${result.next.id} ${result.next.stage}` : ` → pipeline ${result.status}`;
-          this.activity(task.id, result.ok ? `${outcome.tool}${next}` : `${outcome.tool} refused: ${result.reason}`);
+          if (result.ok) this.activity(task.id, `${outcome.tool}${next}`);
+          else this.note(task, `${outcome.tool} refused: ${result.reason}`);
         });
         return;
       }
@@ -273,9 +315,10 @@ export class Teammate {
       case 'exit':
       case 'aborted': {
         const reason = outcome.reason;
-        if (outcome.kind === 'exit') this.exitReason = outcome.reason;
+        if (outcome.kind === 'exit') this.exitWith(outcome.reason, 'shutdown_requested');
         if (stillMine()) {
-          await this.board.release(task.id, fence, `${this.options.name}: ${reason}`);
+          const kind = outcome.kind === 'exit' ? 'shutdown' : this.options.signal.aborted ? 'stopped' : 'lease_lost';
+          await this.board.release(task.id, fence, `${this.options.name}: ${reason}`, kind);
           this.activity(task.id, `released #${task.id} (${reason})`);
         }
         return;
@@ -308,7 +351,7 @@ export class Teammate {
     let claimed: Task | null = null;
     try {
       const { outcome } = await this.loop(ctx, conversation, prompt, GENERAL_SYSTEM_PROMPT, Math.min(5, this.settings.maxTurns));
-      if (outcome.kind === 'exit') this.exitReason = outcome.reason;
+      if (outcome.kind === 'exit') this.exitWith(outcome.reason, 'shutdown_requested');
       if (outcome.kind === 'claimed') claimed = outcome.task;
     } catch (error) {
       await this.onModelError(ctx, error);
@@ -344,7 +387,7 @@ export class Teammate {
       trace: this.trace,
       tokenBudget: this.settings.tokenBudget,
       compact: async (current) => {
-        this.activity(ctx.task?.id ?? null, 'compacted its conversation');
+        this.note(ctx.task, 'compacted its conversation');
         return compactConversation({
           model: this.model,
           messages: current,
@@ -358,6 +401,8 @@ export class Teammate {
       },
       ...(ctx.task?.stage ? { handoff: handoffData(ctx.task) } : {}),
       onModelCall: recordUsage,
+      events: this.sink,
+      ...(this.hooks.active ? { gate: this.hooks.gate(() => this.scene(ctx)) } : {}),
       onEvent: (event) => {
         if (event.kind === 'model') this.emit({ type: 'says', name, role, task: ctx.task?.id ?? null, text: event.summary });
         // The answer to a question is shown once, by the lead; saved requirements are on the board.
@@ -370,12 +415,17 @@ export class Teammate {
         if (overBudget) return { stop: { kind: 'fail', reason: overBudget } };
         const { exit, inject } = await this.inbox.betweenTurns();
         if (exit) {
-          this.exitReason = exit;
+          this.exitWith(exit, 'shutdown_requested');
           return { stop: { kind: 'exit', reason: exit } };
         }
         return inject ? { inject } : {};
       },
     });
+  }
+
+  /** Who and where, for the person's hooks. */
+  private scene(ctx: Pick<ToolContext, 'task' | 'workspace'>): HookScene {
+    return { team: this.registry.read().team, agent: this.options.name, role: this.options.role, task: ctx.task, workspace: ctx.workspace };
   }
 
   private context(
@@ -397,6 +447,7 @@ export class Teammate {
         mailbox: this.mailbox,
         inbox: this.inbox,
         activity: (taskId, line) => this.activity(taskId, line),
+        emit: (input) => this.sink.emit(input),
         setStatus: (status, taskId, reason) => this.setStatus(status, taskId, reason),
       },
       { task, fence, workspace, signal, onFenceLost },
@@ -416,10 +467,10 @@ export class Teammate {
     const fatal = FATAL_MODEL_CODES.has(serialized.code);
     if (ctx.task && ctx.fence) {
       // A broken key will not fix itself with retries: hand the task back for whoever runs next.
-      if (fatal) await this.board.release(ctx.task.id, ctx.fence, `model error: ${serialized.message}`).catch(() => undefined);
+      if (fatal) await this.board.release(ctx.task.id, ctx.fence, `model error: ${serialized.message}`, 'error').catch(() => undefined);
       else await this.retryOrFail(ctx.task, ctx.fence, serialized.message, 'error');
     }
-    if (fatal) this.exitReason = `model error: ${serialized.message}`;
+    if (fatal) this.exitWith(`model error: ${serialized.message}`, 'model_error');
     else if (!ctx.task) await this.options.wake.wait(this.settings.pollMs, this.options.signal);
   }
 
@@ -443,7 +494,7 @@ export class Teammate {
     }
     const jittered = backoffMs(attempts, retryBaseMs, retryMaxMs);
     const retryAt = new Date(this.now().getTime() + jittered);
-    await this.board.retryLater(task.id, fence, message, retryAt).catch(() => undefined);
+    await this.board.retryLater(task.id, fence, message, retryAt, kind).catch(() => undefined);
     const wait = jittered < 1000 ? `${jittered} ms` : `${Math.round(jittered / 1000)} s`;
     this.activity(
       task.id,
@@ -451,6 +502,12 @@ export class Teammate {
         ? `attempt ${attempts} of #${task.id} failed; retry in ${wait}: ${message}`
         : `released #${task.id} unfinished (${message}); attempt ${attempts} of ${maxAttempts}, claimable again in ${wait}`,
     );
+  }
+
+  /** Ends the run after this task (or now, when idle): why, in words and as a kind. */
+  private exitWith(reason: string, why: ExitReason): void {
+    this.exitReason = reason;
+    this.exitWhy = why;
   }
 
   private identity(): ModelMessage[] {
@@ -461,6 +518,10 @@ export class Teammate {
   private lastStatus: { status: MemberStatus; task: number | null; reason?: string } = { status: 'idle', task: null };
 
   private async setStatus(status: MemberStatus, task: number | null, reason?: string): Promise<void> {
+    // Its lifecycle as events: going idle, and waking from idle to work.
+    const was = this.lastStatus.status;
+    if (status === 'idle' && was !== 'idle') this.sink.emit({ type: 'teammate_idle', agent: this.options.name, role: this.options.role, ...(reason ? { reason } : {}) });
+    if (status === 'working' && was === 'idle') this.sink.emit({ type: 'teammate_woke', agent: this.options.name, role: this.options.role, task });
     this.lastStatus = { status, task, ...(reason ? { reason } : {}) };
     const update = { task, ...(reason ? { reason } : {}) };
     try {
@@ -472,6 +533,12 @@ export class Teammate {
     }
     this.trace.write({ kind: 'status', agent: this.options.name, role: this.options.role, status, task, ...(reason ? { reason } : {}) });
     this.emit({ type: 'status', name: this.options.name, role: this.options.role, status, task, ...(reason ? { reason } : {}) });
+  }
+
+  /** A remark with no event of its own: shown by a host that prints activity, and on the board's log. */
+  private note(task: Task | null, text: string): void {
+    this.activity(task?.id ?? null, text);
+    this.sink.emit({ type: 'note', pipeline: task?.pipeline ?? null, task: task?.id ?? null, agent: this.options.name, role: this.options.role, text });
   }
 
   private activity(task: number | null, text: string): void {

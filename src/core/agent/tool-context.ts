@@ -7,6 +7,7 @@ import type { TaskBoardLike } from '../board/task-rules.js';
 import type { TeamRegistry } from '../board/team-registry.js';
 import { containment, hiddenStartDir, Sandbox } from '../exec/sandbox.js';
 import type { ToolContext } from '../tools/tool.js';
+import type { EventInput } from '../events/schema.js';
 import { redact } from '../trace/redact.js';
 import type { TeammateSettings } from './settings.js';
 import type { TeammateInbox } from './teammate-inbox.js';
@@ -23,6 +24,8 @@ export interface ToolHost {
   mailbox: Mailbox;
   inbox: TeammateInbox;
   activity(task: number | null, line: string): void;
+  /** The board's events (criteria, checks, questions). */
+  emit(input: EventInput): void;
   setStatus(status: MemberStatus, task: number | null, reason?: string): Promise<void>;
 }
 
@@ -90,6 +93,7 @@ export function toolContext(host: ToolHost, work: ToolWork): ToolContext {
     },
     waitForMessage: (match, timeoutMs) => host.inbox.waitFor(match, timeoutMs, signal),
     log: (line) => host.activity(ctx.task?.id ?? null, line),
+    emit: (input) => host.emit({ pipeline: ctx.task?.pipeline ?? null, task: ctx.task?.id ?? null, agent: host.name, role: host.role, ...input } as EventInput),
     setStatus: (status, reason) => host.setStatus(status, ctx.task?.id ?? null, reason),
   };
   return ctx;

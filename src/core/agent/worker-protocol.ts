@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EXIT_REASONS } from '../events/schema.js';
 import type { TeammateSettings } from './settings.js';
 import type { ModelSpec } from '../model/factory.js';
 
@@ -32,7 +33,7 @@ export const FromWorkerSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('activity'), name: z.string(), role: z.string(), task: z.number().nullable(), text: z.string() }),
   z.object({ type: z.literal('says'), name: z.string(), role: z.string(), task: z.number().nullable(), text: z.string() }),
   z.object({ type: z.literal('error'), name: z.string(), error: z.object({ code: z.string(), message: z.string(), stack: z.string().optional() }) }),
-  z.object({ type: z.literal('exit'), name: z.string(), reason: z.string() }),
+  z.object({ type: z.literal('exit'), name: z.string(), reason: z.string(), why: z.enum(EXIT_REASONS) }),
   z.object({
     type: z.literal('usage'),
     name: z.string(),

@@ -3,6 +3,8 @@ import { type BlobStore, FileBlobStore } from './blobs.js';
 import { type DocStore, FileDocStore } from './docs.js';
 import type { EventLog } from '../events/log.js';
 import { FileEventLog } from '../events/file-log.js';
+import type { EventSink } from '../events/emitter.js';
+import { boardSink } from './board-sink.js';
 import { LeadLease } from './liveness.js';
 import { Mailbox } from './mailbox.js';
 import { isPostgresUrl } from './pg/url.js';
@@ -42,6 +44,8 @@ export interface Board {
   readonly blobs: BlobStore;
   /** The team's one ordered event log (`.team/events.jsonl`, or `autoteam_events`). */
   readonly log: EventLog;
+  /** How this thread or process puts its events on the log (the tasks' changes go through it). */
+  readonly sink: EventSink;
   lease(options?: { heartbeatMs?: number }): LeadLease;
   /** Change events for this process (a file watcher, or LISTEN/NOTIFY). */
   events(options?: { reconcileMs?: number }): BoardEvents;
@@ -49,6 +53,8 @@ export interface Board {
 }
 
 export interface OpenBoardOptions {
+  /** Told once per streak of failures to write the event log (it never stops the team). */
+  onEventError?: (error: unknown) => void;
   /** False for read-only use: a database with no board is an error, not a new board. */
   create?: boolean;
   now?: () => Date;
@@ -65,20 +71,25 @@ export function fileBoard(rootDir: string, options: OpenBoardOptions = {}): Boar
   const root = path.resolve(rootDir);
   const docs = new FileDocStore(root);
   const registry = new TeamRegistry(root, { now: options.now, docs });
+  const log = new FileEventLog(root);
+  const sink = boardSink(log, registry, options);
+  const tasks = new TaskBoard(root, { now: options.now, leaseMs: options.leaseMs });
+  tasks.emitTo(sink);
   return {
     location: root,
     address: root,
     rootDir: root,
-    tasks: new TaskBoard(root, { now: options.now, leaseMs: options.leaseMs }),
+    tasks,
     mailbox: new Mailbox(root, { now: options.now, registry, ...(options.maxInboxBytes ? { maxInboxBytes: options.maxInboxBytes } : {}), ...(options.stamp ? { stamp: options.stamp } : {}) }),
     registry,
     requests: new RequestStore(root, options.now, docs),
     docs,
     blobs: new FileBlobStore(root),
-    log: new FileEventLog(root),
+    log,
+    sink,
     lease: (lease = {}) => new LeadLease(root, { ...lease, docs, now: options.now }),
     events: (events = {}) => new BoardWatcher(root, events),
-    close: async () => undefined,
+    close: () => sink.flush(),
   };
 }
 

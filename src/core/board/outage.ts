@@ -13,11 +13,16 @@ export class BoardOutage {
   private hidden = 0;
   private readonly shown = new Set<string>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    /** Told when an outage starts (`down`, its first source) and ends (`up`, the notice): the board_outage events. */
+    private readonly onChange: (state: 'down' | 'up', source: string, message: string) => void = () => undefined,
+  ) {}
 
   /** Records an error that says the board cannot be reached; true when it should be shown. */
-  report(source: string): boolean {
+  report(source: string, message = 'the board cannot be reached'): boolean {
     const at = this.now();
+    if (this.since === null) this.onChange('down', source, message);
     this.since ??= at;
     this.lastSeen = at;
     if (this.shown.has(source)) {
@@ -56,6 +61,8 @@ export class BoardOutage {
     this.since = null;
     this.hidden = 0;
     this.shown.clear();
-    return `the board answers again (unreachable for about ${seconds} s${hidden})`;
+    const notice = `the board answers again (unreachable for about ${seconds} s${hidden})`;
+    this.onChange('up', 'probe', notice);
+    return notice;
   }
 }

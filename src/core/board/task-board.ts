@@ -155,23 +155,28 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
         blocks: [...new Set([...current.blocks, task.id])],
       }));
     }
+    this.posted(task, by);
     return task;
   }
 
   /** Claims task `id` for `owner`: lock, read, check, write, unlock. Never claims twice. */
   async claim(id: number, owner: string, options: { role?: string; tryOnce?: boolean } = {}): Promise<ClaimResult> {
     try {
-      return await this.mutate(
+      let takeover = false;
+      const result = await this.mutate(
         id,
         (task) => {
           const reason = this.whyNotClaimable(task, options.role, this.now().getTime(), (blocker) =>
             this.readOrUndefined(blocker),
           );
           if (reason) return new Refusal(reason);
+          takeover = task.status === 'in_progress';
           return this.claimed(task, owner);
         },
         options.tryOnce ? 0 : undefined,
       );
+      if (result.ok) this.claimedBy(result.task, takeover, options.role);
+      return result;
     } catch (error) {
       if (isLockBusy(error)) return { ok: false, reason: `task #${id} is locked by another claimer` };
       throw error;

@@ -1,6 +1,8 @@
 import { TaskTooLargeError } from '../errors.js';
 import { formatBytes, formatLimit } from '../sizes.js';
 import type { Artifacts } from './artifacts.js';
+import type { EventSink } from '../events/emitter.js';
+import type { EventInput, ReleaseKind } from '../events/schema.js';
 import type { HistoryEntry, Task, TaskStatus } from './schemas.js';
 import type { BoardProblem } from './task-index.js';
 import { fitTask, MAX_POSTED_TASK_BYTES, MAX_TASK_WRITE_BYTES, taskBytes } from './task-size.js';
@@ -31,16 +33,18 @@ export interface TaskStore {
   create(input: CreateTaskInput): Promise<Task>;
   claim(id: number, owner: string, options?: { role?: string; tryOnce?: boolean }): Promise<ClaimResult>;
   claimNext(owner: string, role?: string): Promise<ClaimResult | null>;
-  complete(id: number, fence: Fence | string, result?: string, artifacts?: Artifacts): Promise<MutationResult>;
+  complete(id: number, fence: Fence | string, result?: string, artifacts?: Artifacts, next?: number): Promise<MutationResult>;
   fail(id: number, fence: Fence | string, reason: string, artifacts?: Artifacts): Promise<MutationResult>;
-  release(id: number, fence: Fence | string, reason?: string): Promise<MutationResult>;
-  reclaimFrom(id: number, owner: string, reason: string, by?: string, token?: number): Promise<MutationResult>;
-  reclaimAllFrom(owner: string, reason: string): Promise<number[]>;
+  release(id: number, fence: Fence | string, reason?: string, kind?: ReleaseKind): Promise<MutationResult>;
+  reclaimFrom(id: number, owner: string, reason: string, by?: string, token?: number, kind?: ReleaseKind): Promise<MutationResult>;
+  reclaimAllFrom(owner: string, reason: string, kind?: ReleaseKind): Promise<number[]>;
   renewLease(id: number, fence: Fence): Promise<MutationResult>;
-  retryLater(id: number, fence: Fence, reason: string, retryAt: Date): Promise<MutationResult>;
+  retryLater(id: number, fence: Fence, reason: string, retryAt: Date, kind?: 'unfinished' | 'error'): Promise<MutationResult>;
   cancel(id: number, by: string, reason: string): Promise<MutationResult>;
   recordUsage(id: number, fence: Fence, delta: { inputTokens: number; outputTokens: number }): Promise<MutationResult>;
   update(id: number, patch: TaskPatch, options?: UpdateOptions): Promise<MutationResult>;
+  /** Tells every change made through this board to `sink` (the board's events) from now on. */
+  emitTo(sink: EventSink | null): void;
   /** Catches up with writes of other processes (the file board reads fresh anyway). */
   refresh(): Promise<unknown>;
   /** Runs `work` holding the board-wide lock `name` (a lock file, or an advisory lock). */
@@ -76,6 +80,30 @@ export abstract class TaskRules
   protected abstract mutate(id: number, change: (task: Task) => Task | Refusal, retries?: number): Promise<MutationResult>;
   abstract list(): Awaitable<Task[]>;
   abstract get(id: number): Awaitable<Task>;
+
+  /** Where this board's changes are told (the board's EventSink), or nowhere. */
+  private sink: EventSink | null = null;
+
+  /** Tells every change made through this board to `sink` from now on (null: to no one). */
+  emitTo(sink: EventSink | null): void {
+    this.sink = sink;
+  }
+
+  /** One change, as an event, when someone listens. */
+  protected told(input: EventInput): void {
+    this.sink?.emit(input);
+  }
+
+  /** A task posted through this board. */
+  protected posted(task: Task, by: string): void {
+    this.told({ type: 'task_posted', pipeline: task.pipeline, task: task.id, agent: by, subject: task.subject, stage: task.stage, revision: task.revision, by, ...(task.role ? { role: task.role } : {}) });
+  }
+
+  /** A claim this board made; `takeover` when the task was in progress under an expired lease. */
+  protected claimedBy(task: Task, takeover: boolean, role?: string): void {
+    const as = role ?? task.role;
+    this.told({ type: 'task_claimed', pipeline: task.pipeline, task: task.id, agent: task.owner, token: task.claims, takeover, ...(as ? { role: as } : {}) });
+  }
 
   /**
    * `next` as a backend may store it: within MAX_TASK_WRITE_BYTES, trimmed when it must be (see
@@ -120,20 +148,31 @@ export abstract class TaskRules
     };
   }
 
-  async complete(id: number, fence: Fence | string, result?: string, artifacts?: Artifacts): Promise<MutationResult> {
+  async complete(id: number, fence: Fence | string, result?: string, artifacts?: Artifacts, next?: number): Promise<MutationResult> {
     const f = toFence(fence);
     const outcome = await this.finish(id, f, 'completed', result ?? null, artifacts, 'completed');
-    if (outcome.ok) await this.unblockDependents(outcome.task, f.owner);
+    if (outcome.ok) {
+      const { task } = outcome;
+      const signal = task.artifacts.signal;
+      this.told({ type: 'task_completed', pipeline: task.pipeline, task: id, agent: f.owner, result: task.result, token: task.claims, ...(signal ? { signal } : {}), ...(next ? { next } : {}) });
+      await this.unblockDependents(outcome.task, f.owner);
+    }
     return outcome;
   }
 
   async fail(id: number, fence: Fence | string, reason: string, artifacts?: Artifacts): Promise<MutationResult> {
-    return this.finish(id, toFence(fence), 'failed', reason, artifacts, 'failed');
+    const f = toFence(fence);
+    const outcome = await this.finish(id, f, 'failed', reason, artifacts, 'failed');
+    if (outcome.ok) this.told({ type: 'task_failed', pipeline: outcome.task.pipeline, task: id, agent: f.owner, reason, token: outcome.task.claims });
+    return outcome;
   }
 
-  /** Gives a claimed task back to the board (status pending, no owner). */
-  async release(id: number, fence: Fence | string, reason = 'released'): Promise<MutationResult> {
-    return this.handBack(id, toFence(fence), 'released', reason, () => ({}));
+  /** Gives a claimed task back to the board (status pending, no owner); `kind` says why, for the event. */
+  async release(id: number, fence: Fence | string, reason = 'released', kind: ReleaseKind = 'stopped'): Promise<MutationResult> {
+    const f = toFence(fence);
+    const outcome = await this.handBack(id, f, 'released', reason, () => ({}));
+    if (outcome.ok) this.told({ type: 'task_released', pipeline: outcome.task.pipeline, task: id, agent: f.owner, kind, detail: reason, token: outcome.task.claims });
+    return outcome;
   }
 
   /** Back to pending, no owner, no lease (fenced), with a history entry and any extra fields. */
@@ -149,8 +188,8 @@ export abstract class TaskRules
    * Releases an in-progress task whatever its claim (used when its owner is known dead).
    * Only acts if the task is still held by `owner`.
    */
-  async reclaimFrom(id: number, owner: string, reason: string, by = 'runtime', token?: number): Promise<MutationResult> {
-    return this.mutate(id, (task) => {
+  async reclaimFrom(id: number, owner: string, reason: string, by = 'runtime', token?: number, kind: ReleaseKind = 'owner_dead'): Promise<MutationResult> {
+    const outcome = await this.mutate(id, (task) => {
       if (task.status !== 'in_progress' || task.owner !== owner) {
         return new Refusal(`task #${id} is not held by ${owner}`);
       }
@@ -164,14 +203,16 @@ export abstract class TaskRules
         history: [...task.history, this.entry(by, 'released', reason)],
       };
     });
+    if (outcome.ok) this.told({ type: 'task_released', pipeline: outcome.task.pipeline, task: id, agent: owner, kind, detail: reason, token: outcome.task.claims });
+    return outcome;
   }
 
   /** Hands back every in-progress task of `owner` (known dead or gone); returns the ids released. */
-  async reclaimAllFrom(owner: string, reason: string): Promise<number[]> {
+  async reclaimAllFrom(owner: string, reason: string, kind: ReleaseKind = 'owner_dead'): Promise<number[]> {
     const released: number[] = [];
     for (const task of await this.list()) {
       if (task.status !== 'in_progress' || task.owner !== owner) continue;
-      const result = await this.reclaimFrom(task.id, owner, reason, 'runtime', task.claims).catch(() => null);
+      const result = await this.reclaimFrom(task.id, owner, reason, 'runtime', task.claims, kind).catch(() => null);
       if (result?.ok) released.push(task.id);
     }
     return released;
@@ -191,10 +232,16 @@ export abstract class TaskRules
    * A failed attempt (a model or runtime error, not a verdict): the task goes back to pending but no
    * one may claim it before `retryAt`; the count is kept on the task. Fenced like every write.
    */
-  async retryLater(id: number, fence: Fence, reason: string, retryAt: Date): Promise<MutationResult> {
+  async retryLater(id: number, fence: Fence, reason: string, retryAt: Date, kind: 'unfinished' | 'error' = 'error'): Promise<MutationResult> {
     const attempt = (await this.get(id)).attempts + 1;
     const detail = `attempt ${attempt} failed: ${reason}; not before ${retryAt.toISOString()}`;
-    return this.handBack(id, fence, 'retry_later', detail, (task) => ({ attempts: task.attempts + 1, notBefore: retryAt.toISOString() }));
+    const notBefore = retryAt.toISOString();
+    const outcome = await this.handBack(id, fence, 'retry_later', detail, (task) => ({ attempts: task.attempts + 1, notBefore }));
+    if (outcome.ok) {
+      const { task } = outcome;
+      this.told({ type: 'task_released', pipeline: task.pipeline, task: id, agent: fence.owner, kind, detail: reason, token: task.claims, attempt: task.attempts, notBefore });
+    }
+    return outcome;
   }
 
   /**
@@ -202,10 +249,12 @@ export abstract class TaskRules
    * `cancelled`, lease gone, so the holder's next fenced write or renewal is refused.
    */
   async cancel(id: number, by: string, reason: string): Promise<MutationResult> {
-    return this.mutate(id, (task) => {
+    const outcome = await this.mutate(id, (task) => {
       if (task.status !== 'pending' && task.status !== 'in_progress') return new Refusal(`task #${id} is ${task.status}`);
       return { ...task, status: 'cancelled', lease: null, result: reason, history: [...task.history, this.entry(by, 'cancelled', reason)] };
     });
+    if (outcome.ok) this.told({ type: 'task_cancelled', pipeline: outcome.task.pipeline, task: id, agent: by, by, reason });
+    return outcome;
   }
 
   /** Adds one model call's usage to the task (fenced; no history entry). */

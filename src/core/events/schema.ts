@@ -48,9 +48,16 @@ const Issue = z.object({ text: z.string(), severity: z.string() });
 export const TeamEventSchema = z.discriminatedUnion('type', [
   event('task_posted', { subject: z.string(), stage: z.string().nullable(), revision: z.number().int(), by: z.string() }),
   event('task_claimed', { token: z.number().int(), takeover: z.boolean() }),
-  event('task_released', { kind: z.enum(RELEASE_KINDS), detail: z.string(), attempt: z.number().int().optional(), notBefore: z.string().optional() }),
-  event('task_completed', { result: z.string().nullable(), signal: z.string().optional() }),
-  event('task_failed', { reason: z.string() }),
+  // `token` is the claim that ended (a trace's task attempt); absent when the board did not know it.
+  event('task_released', {
+    kind: z.enum(RELEASE_KINDS),
+    detail: z.string(),
+    token: z.number().int().optional(),
+    attempt: z.number().int().optional(),
+    notBefore: z.string().optional(),
+  }),
+  event('task_completed', { result: z.string().nullable(), signal: z.string().optional(), token: z.number().int().optional(), next: z.number().int().optional() }),
+  event('task_failed', { reason: z.string(), token: z.number().int().optional() }),
   event('task_cancelled', { by: z.string(), reason: z.string() }),
   event('task_retried', { newTask: z.number().int(), by: z.string() }),
   event('model_call', {
@@ -82,12 +89,15 @@ export const TeamEventSchema = z.discriminatedUnion('type', [
   event('criterion_added', { id: z.string(), criterion: z.string() }),
   event('check_ran', { id: z.string(), ok: z.boolean(), exitCode: z.number().nullable(), language: z.string() }),
   event('review_verdict', { verdict: z.enum(['approved', 'changes requested']), revision: z.number().int(), issues: z.array(Issue) }),
-  event('pipeline_status', { status: z.enum(['active', 'approved', 'failed', 'cancelled']), reason: z.string().optional() }),
+  // `startedAt`: when its first task was posted (a trace's pipeline span starts there).
+  event('pipeline_status', { status: z.enum(['active', 'approved', 'failed', 'cancelled']), reason: z.string().optional(), startedAt: z.string().optional() }),
   event('teammate_spawned', { model: z.string().optional() }),
   event('teammate_idle', { reason: z.string().optional() }),
   event('teammate_woke', {}),
   event('teammate_dead', { reason: z.string() }),
   event('teammate_exited', { kind: z.enum(['left', 'terminated', 'crashed']), why: z.enum(EXIT_REASONS), reason: z.string(), crashLog: z.string().optional() }),
+  /** A runtime remark with no event of its own (a workspace rebuilt, a model switched, a conversation compacted). */
+  event('note', { text: z.string() }),
   event('board_outage', { state: z.enum(['down', 'up']), source: z.string(), message: z.string() }),
   event('hook_decision', {
     hook: z.enum(HOOK_EVENTS),

@@ -136,6 +136,11 @@ export function listWorkspaceFiles(workspace: string, limit = 50): string[] {
   return found;
 }
 
+/** The outcome kind of a failed file operation: a path the confinement refused, or another error. */
+export function fileErrorKind(error: unknown): 'sandbox_denied' | 'error' {
+  return error instanceof PathEscapeError ? 'sandbox_denied' : 'error';
+}
+
 /**
  * A message for the model about a failed file operation: what went wrong and what is allowed.
  * Unexpected errors keep their own message.

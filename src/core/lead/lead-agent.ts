@@ -9,6 +9,7 @@ import { taskPrompt } from '../stages/handoff.js';
 import { leadTools } from '../tools/lead/index.js';
 import type { ToolContext, ToolDefinition } from '../tools/tool.js';
 import { leadHands, leadWorkplace } from './lead-hands.js';
+import { TeammateHooks } from '../agent/teammate-hooks.js';
 import type { LeadSession } from './session.js';
 
 const TEAM_PROMPT = [
@@ -52,11 +53,15 @@ export interface LeadReply {
 export class LeadAgent {
   private messages: ModelMessage[] = [];
   private readonly controller = new AbortController();
+  /** The person's hooks around the lead's own tool calls, as around a teammate's. */
+  private readonly hooks: TeammateHooks;
 
   constructor(
     private readonly session: LeadSession,
     private readonly options: { maxTurns?: number; tokenBudget?: number } = {},
-  ) {}
+  ) {
+    this.hooks = new TeammateHooks(session.settings.hooks, session.rootDir, session.sink);
+  }
 
   async handle(text: string): Promise<LeadReply> {
     const { session } = this;
@@ -123,7 +128,7 @@ export class LeadAgent {
       if (!mine) return outcome;
       if (outcome.kind === 'end_turn') await session.board.complete(task.id, fence, outcome.text || 'done');
       else if (outcome.kind === 'fail' || outcome.kind === 'max_turns') await session.board.fail(task.id, fence, outcome.kind === 'fail' ? outcome.reason : 'max turns reached');
-      else await session.board.release(task.id, fence, `${session.lead}: ${'reason' in outcome ? outcome.reason : outcome.kind}`);
+      else await session.board.release(task.id, fence, `${session.lead}: ${'reason' in outcome ? outcome.reason : outcome.kind}`, 'lead');
       return outcome;
     } finally {
       clearInterval(renew);
@@ -146,6 +151,8 @@ export class LeadAgent {
       trace: session.trace,
       tokenBudget: this.options.tokenBudget ?? 40_000,
       maxRequestTokens: session.maxRequestTokens,
+      events: session.sink,
+      ...(this.hooks.active ? { gate: this.hooks.gate(() => ({ team: session.mailbox.registry.read().team, agent: lead, role: 'lead', task: ctx.task, workspace: ctx.workspace })) } : {}),
       compact: (current) =>
         compactConversation({
           model: session.leadModel,

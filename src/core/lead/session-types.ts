@@ -6,6 +6,7 @@ import type { Message } from '../board/schemas.js';
 import type { ModelSpec } from '../model/factory.js';
 import type { PendingQuestion } from './questions.js';
 import type { LeadHand } from '../config/project-config.js';
+import type { TeamEvent } from '../events/schema.js';
 
 /** What a lead session is made of, and what it tells the front ends. */
 
@@ -45,9 +46,12 @@ export interface LeadSessionOptions {
 
 /** Everything the front ends (REPL, line mode, headless run) render. */
 export type LeadEvent =
+  /** An event of the board's log (every thread and process of the team), in the log's order. */
+  | { type: 'team'; event: TeamEvent }
   | { type: 'teammate'; event: FromWorker }
   | { type: 'teammate_exit'; exit: TeammateExit }
-  | { type: 'question'; question: PendingQuestion }
+  /** `resumed`: left pending by an earlier lead (no event of the log says it since this session began). */
+  | { type: 'question'; question: PendingQuestion; resumed?: boolean }
   | { type: 'answered'; question: PendingQuestion; answer: string; by: 'person' | 'simulated user' }
   /** Its task was cancelled, failed, completed or removed: nobody waits for the answer any more. */
   | { type: 'question_withdrawn'; question: PendingQuestion; reason: string }

@@ -31,6 +31,10 @@ import { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberS
 export type { PendingQuestion } from './questions.js';
 export { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
 import { Spend } from './spend.js';
+import type { EventSink } from '../events/emitter.js';
+import type { EventLog } from '../events/log.js';
+import type { TeamEvent } from '../events/schema.js';
+import { attachTelemetry } from '../telemetry/attach.js';
 import { type LeadHand, LEAD_HANDS } from '../config/project-config.js';
 import type { TeammateSettings } from '../agent/settings.js';
 import { TeamModels } from './team-models.js';
@@ -70,7 +74,20 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   /** Teammates of this session that shut down after IDLE_TIMEOUT; respawned when work for them appears. */
   private readonly resting = new Set<string>();
   private readonly models: TeamModels;
-  private readonly outage = new BoardOutage();
+  private readonly outage = new BoardOutage(Date.now, (state, source, message) => this.sink.emit({ type: 'board_outage', agent: this.lead, state, source, message }));
+  /** The lead's way onto the board's event log. */
+  readonly sink: EventSink;
+  /** The board's event log: what `subscribe` and telemetry read. */
+  readonly log: EventLog;
+  /** Stops this process's span export (OTEL_EXPORTER_OTLP_ENDPOINT), flushing it. */
+  private detachTelemetry: () => Promise<void> = async () => undefined;
+  /** Following the board's log since the session started: aborted on close. */
+  private readonly following = new AbortController();
+  /** The last event of the log shown to the front ends. */
+  private shownSeq = 0;
+  /** Pipelines the shown events were about, and those whose end was shown. */
+  private readonly followed = new Set<number>();
+  private readonly ended = new Set<number>();
   /** The lead's inbox, each message after the events its sender posted before it (agent/event-order.ts). */
   private readonly held = new HeldMessages(
     (message) => this.manager.caughtUp(message.from, originOf(message)),
@@ -81,6 +98,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     super();
     this.rootDir = path.resolve(options.rootDir);
     const board = options.board ?? fileBoard(this.rootDir, { ...(options.settings?.maxInboxBytes ? { maxInboxBytes: options.settings.maxInboxBytes } : {}) });
+    this.sink = board.sink;
+    this.log = board.log;
     this.location = board.location;
     this.spend = new Spend(providerSpec(options.model).kind === 'openai');
     this.models = new TeamModels(options.model, options.models);
@@ -90,7 +109,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.trace = new Trace(this.rootDir);
     this.watcher = board.events({ reconcileMs: options.reconcileMs ?? 1_000 });
     this.manager = new TeammateManager({ rootDir: this.rootDir, model: options.model, settings: options.settings, watcher: this.watcher, board, ...(options.models ? { models: options.models } : {}) });
-    this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: options.settings?.runtime?.maxRevisions, trace: this.trace });
+    this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: options.settings?.runtime?.maxRevisions, trace: this.trace, events: this.sink, ...(options.settings?.hooks ? { hooks: options.settings.hooks } : {}) });
     this.lease = board.lease();
     this.auto = options.auto ?? false;
   }
@@ -101,6 +120,15 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   /** The board as shown in headers: its directory, or its URL (no password) and the local folder. */
   get where(): string {
     return this.location === this.rootDir ? this.rootDir : `${this.location} (local folder ${this.rootDir})`;
+  }
+
+  /** A task as this process knows it, or null (a front end names what an event is about). */
+  task(id: number): Task | null {
+    try {
+      return this.board.get(id);
+    } catch {
+      return null;
+    }
   }
 
   /** Questions waiting for the person, oldest first; none of a task that is no longer open. */
@@ -118,6 +146,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       const reason = this.whyStale(question);
       if (!reason) continue;
       this.questions.delete(question.questionId);
+      this.sink.emit({ type: 'question_withdrawn', pipeline: question.pipeline, task: question.task, agent: question.from, questionId: question.questionId, reason });
       this.emit('event', { type: 'question_withdrawn', question, reason });
     }
   }
@@ -238,6 +267,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   private async startTeam(team: readonly TeamMemberSpec[]): Promise<void> {
+    await this.followLog();
+    this.detachTelemetry = await attachTelemetry({ sink: this.sink, log: this.log }, (error) => this.emit('event', { type: 'error', code: 'TELEMETRY', message: error.message }));
     await this.mailbox.registry.ensure(this.options.team);
     this.pipeline.repository = await openRepository(this.options.repo, this.rootDir, (text) => this.emit('event', { type: 'notice', text }));
     await this.reapDead();
@@ -271,9 +302,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       this.held.release();
     });
     this.manager.on('exit', (exit) => {
-      if (exit.kind === 'left' && exit.reason.startsWith('idle for')) this.resting.add(exit.name);
+      if (exit.why === 'idle_timeout') this.resting.add(exit.name);
       // A thread that could not reach the board (a database away too long) is started again when there is work.
-      else if (exit.kind === 'crashed' && /cannot use the board at/.test(exit.reason) && !this.closed) this.resting.add(exit.name);
+      else if (exit.why === 'board_unreachable' && !this.closed) this.resting.add(exit.name);
       // Nothing more comes from that thread: what it sent is shown before it is gone.
       this.held.release();
       this.emit('event', { type: 'teammate_exit', exit });
@@ -302,11 +333,48 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.drainInbox();
   }
 
+  /**
+   * The front ends render the board's one ordered log: every thread's and process's events, from
+   * the session's start on, in the order they were written (so a step is shown before what it caused).
+   */
+  private async followLog(): Promise<void> {
+    this.shownSeq = (await this.log.read({}, 1).catch(() => [])).at(-1)?.seq ?? 0;
+    void this.log.subscribe({ since: this.shownSeq }, (event) => this.show(event), this.following.signal).catch((error: unknown) => {
+      const { code, message } = serializeError(error);
+      this.emit('event', { type: 'error', code, message: `event log: ${message}` });
+    });
+  }
+
+  /**
+   * Shows what the log holds beyond what was shown: a front end about to say the team is done calls
+   * it first. A pipeline the board already shows ended is waited for (a few seconds at most) until its
+   * end is in the log too: its last thread writes the task before the event.
+   */
+  async catchUp(): Promise<void> {
+    const until = Date.now() + 5_000;
+    for (;;) {
+      if (this.following.signal.aborted) return;
+      for (const event of await this.log.read({ since: this.shownSeq }).catch(() => [])) this.show(event);
+      const statuses = pipelineStatuses(this.board.list());
+      const unshown = [...this.followed].filter((id) => statuses.get(id) !== 'active' && !this.ended.has(id));
+      if (unshown.length === 0 || Date.now() > until) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  private show(event: TeamEvent): void {
+    if ((event.seq ?? 0) <= this.shownSeq || this.following.signal.aborted) return;
+    this.shownSeq = event.seq ?? this.shownSeq;
+    if (event.pipeline) this.followed.add(event.pipeline);
+    if (event.type === 'pipeline_status' && event.status !== 'active' && event.pipeline) this.ended.add(event.pipeline);
+    this.emit('event', { type: 'team', event });
+  }
+
   /** Questions the last lead left unanswered (see unansweredOnBoard) are pending again. */
   private resumeQuestions(): void {
     for (const question of unansweredOnBoard(this.board.list())) {
       this.questions.set(question.questionId, question);
-      this.emit('event', { type: 'question', question });
+      this.emit('event', { type: 'question', question, resumed: true });
       if (this.auto) void this.autoReply(question);
     }
   }
@@ -317,7 +385,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     sweepOrphans();
     try {
       for (const { member, why } of await this.mailbox.registry.reapDead(this.outage.lastSeen)) {
-        const released = await this.board.reclaimAllFrom(member.name, `${member.name} is dead (${why})`);
+        const released = await this.board.reclaimAllFrom(member.name, `${member.name} is dead (${why})`, 'owner_dead');
         const tasks = released.length ? `; handed back ${released.map((id) => `#${id}`).join(', ')}` : '';
         this.emit('event', { type: 'notice', text: `${member.name} is dead (${why})${tasks}` });
       }
@@ -411,6 +479,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     if (!question) throw new AutoteamError(questionId ? `no pending question '${questionId}'` : 'no question is waiting for an answer', 'NO_QUESTION');
     this.questions.delete(question.questionId);
     await this.mailbox.send(this.lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task });
+    this.sink.emit({ type: 'question_answered', pipeline: question.pipeline, task: question.task, agent: this.lead, questionId: question.questionId, answer: text, by });
     this.emit('event', { type: 'answered', question, answer: text, by });
     return question;
   }
@@ -492,12 +561,17 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     const exits = await attempt(() => this.manager.shutdownAll(graceMs), []);
     await attempt(() => this.manager.close(1_000), undefined);
     const released: number[] = [];
-    for (const name of this.spawned.keys()) released.push(...(await attempt(() => this.board.reclaimAllFrom(name, 'the lead session closed'), [])));
+    for (const name of this.spawned.keys()) released.push(...(await attempt(() => this.board.reclaimAllFrom(name, 'the lead session closed', 'stopped'), [])));
     await attempt(() => this.watcher.close(), undefined);
     // The teammates' last words (shutdown responses) are taken now; nothing is emitted after close.
     this.drainInbox();
     await this.draining;
     this.closed = true;
+    await attempt(() => this.sink.flush(), undefined);
+    // What the team wrote last (its threads' farewells) is shown before the session goes quiet.
+    await attempt(() => this.catchUp(), undefined);
+    this.following.abort();
+    await attempt(() => this.detachTelemetry(), undefined);
     await attempt(() => this.lease.release(), undefined);
     return { exits, released };
   }

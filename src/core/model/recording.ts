@@ -37,6 +37,7 @@ class Turns {
 export class RecordingModel implements ModelClient {
   readonly id: string;
   readonly label: string;
+  readonly provider: string | undefined;
   private readonly turns = new Turns();
   private readonly secrets = secretValues();
 
@@ -45,6 +46,7 @@ export class RecordingModel implements ModelClient {
     private readonly dir: string,
   ) {
     this.id = inner.id;
+    this.provider = inner.provider;
     this.label = `${inner.label} (recording to ${dir})`;
     fs.mkdirSync(dir, { recursive: true });
   }
@@ -63,6 +65,7 @@ export class RecordingModel implements ModelClient {
 export class ReplayModel implements ModelClient {
   readonly id: string;
   readonly label: string;
+  readonly provider = 'replay';
   private readonly turns = new Turns();
 
   constructor(private readonly dir: string) {

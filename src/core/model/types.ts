@@ -11,6 +11,11 @@ export interface ToolUseBlock {
   id: string;
   name: string;
   input: unknown;
+  /**
+   * The model wrote arguments that are not a JSON object (a provider that passes its text through):
+   * what it wrote and why it is refused. The loop answers with a tool error instead of running the tool.
+   */
+  invalid?: { raw: string; error: string };
 }
 
 export interface ToolResultBlock {
@@ -80,14 +85,11 @@ export interface ModelClient {
   readonly id: string;
   /** What the UI shows, e.g. "claude-sonnet-4-5" or "offline scripted model". */
   readonly label: string;
+  /** Who serves it (`anthropic`, `openai`, `offline`, …), for events and traces. */
+  readonly provider?: string;
   create(request: ModelRequest): Promise<ModelResponse>;
 }
 
-/**
- * The input of a tool call whose arguments were not a JSON object (a provider that passes the model's
- * text through): the loop answers the model with a tool error instead of running the tool.
- */
-export const INVALID_ARGUMENTS = '__autoteam_invalid_arguments';
 
 export const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 

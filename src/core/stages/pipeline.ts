@@ -1,3 +1,6 @@
+import type { EventSink } from '../events/emitter.js';
+import type { HooksConfig } from '../hooks/config.js';
+import { HookRunner } from '../hooks/runner.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Artifacts, Criterion } from '../board/artifacts.js';
@@ -78,13 +81,27 @@ export function taskWorkspace(rootDir: string, task: Pick<Task, 'pipeline' | 'ar
   return path.join(rootDir, 'workspace', task?.pipeline ? String(task.pipeline) : 'general');
 }
 
+export interface PipelineOptions {
+  maxRevisions?: number;
+  trace?: Trace;
+  /** Where its events go (pipeline status, verdicts, retries): the thread's EventSink. */
+  events?: EventSink;
+  /** The person's hooks: TaskCreated for the tasks it posts, PipelineCompleted when one ends. */
+  hooks?: HooksConfig;
+}
+
 /** The pipeline state machine. The runtime, not the model, moves work between stages through the board. */
 export class Pipeline {
+  private readonly hooks: HookRunner | null;
+
   constructor(
     private readonly board: TaskBoardLike,
     private readonly mailbox: Mailbox,
-    private readonly options: { maxRevisions?: number; trace?: Trace } = {},
-  ) {}
+    private readonly options: PipelineOptions = {},
+  ) {
+    const { hooks, events } = options;
+    this.hooks = hooks && events && Object.keys(hooks).length ? new HookRunner(hooks, { cwd: board.rootDir, emit: (event) => events.emit(event) }) : null;
+  }
 
   /** The person's repository when pipelines get a worktree and branch on it (set by the lead once found). */
   repository: Repository | null = null;
@@ -116,7 +133,7 @@ export class Pipeline {
       const { branch, base } = await createWorktree(this.repository.top, worktree, branchName(pipeline, text));
       artifacts.git = { repo: this.repository.top, branch, base, worktree };
     }
-    return this.board.create({
+    const first = await this.board.create({
       subject: stageOf(stage).subject(text, 0),
       description: text,
       role: roleForStage(stage),
@@ -126,6 +143,8 @@ export class Pipeline {
       artifacts,
       by: options.by ?? 'lead',
     });
+    this.status(first, options.by ?? 'lead', 'active');
+    return this.created(first);
   }
 
   /**
@@ -146,6 +165,7 @@ export class Pipeline {
       if (stop) {
         const failed = await this.board.fail(task.id, fence, stop, artifacts);
         if (!failed.ok) return settled({ ok: false, status: 'active', next: null, reason: failed.reason });
+        this.verdict(failed.task, fence.owner);
         this.traceTransition(current, null, 'failed', fence.owner);
         const result = settled({ ok: true, status: 'failed', next: null, reason: stop });
         await this.notifyLead(fence.owner, current, 'failed', `Pipeline #${task.pipeline} failed: ${stop}`);
@@ -168,6 +188,7 @@ export class Pipeline {
     }
     const done = await this.board.complete(task.id, fence, `${signal.result}${committed}`, artifacts);
     if (!done.ok) return settled({ ok: false, status: 'active', next: null, reason: done.reason });
+    this.verdict(done.task, fence.owner);
     if (transition.next === 'approved') {
       this.traceTransition(current, null, 'approved', fence.owner);
       const result = settled({ ok: true, status: 'approved', next: null });
@@ -311,6 +332,7 @@ export class Pipeline {
       }
     }
     this.options.trace?.write({ kind: 'transition', pipeline, from: cancelled[0] ?? 0, to: null, stage: 'pipeline', next: 'cancelled', by });
+    if (cancelled.length) await this.ended(tasks[0]!, by, 'cancelled', why ? `cancelled by ${by}: ${why}` : `cancelled by ${by}`);
     return cancelled;
   }
 
@@ -348,7 +370,9 @@ export class Pipeline {
       await this.board.update(task.id, { artifacts: { retriedBy: next.id } }, { by, event: 'retried', detail: `retried as #${next.id}` });
     }
     this.traceTransition(from, next.id, from.stage ?? 'task', by);
-    return next;
+    this.options.events?.emit({ type: 'task_retried', pipeline, task: from.id, agent: by, newTask: next.id, by });
+    this.status(next, by, 'active');
+    return this.created(next);
   }
 
   state(pipeline: number): PipelineState {
@@ -387,8 +411,56 @@ export class Pipeline {
         trimToFit: true,
       });
       this.traceTransition(from, next.id, stage, from.owner ?? 'runtime');
-      return { ok: true, status: 'active' as const, next };
+      return { ok: true, status: 'active' as const, next: await this.created(next) };
     });
+  }
+
+  /** The pipeline's status, as an event: with when its first task was posted (a trace's pipeline span). */
+  private status(task: Task, by: string, status: PipelineStatus, reason?: string): void {
+    if (!task.pipeline || !this.options.events) return;
+    const first = this.board.list().filter((t) => t.pipeline === task.pipeline).sort((a, b) => a.id - b.id)[0] ?? task;
+    this.options.events.emit({ type: 'pipeline_status', pipeline: task.pipeline, task: task.id, agent: by, status, ...(reason ? { reason } : {}), startedAt: first.createdAt });
+  }
+
+  /** A pipeline ended: its status told, and the person's PipelineCompleted hooks run (they cannot undo it). */
+  private async ended(task: Task, by: string, status: 'approved' | 'failed' | 'cancelled', reason: string): Promise<void> {
+    this.status(task, by, status, reason);
+    if (!this.hooks) return;
+    const team = this.mailbox.registry.read().team;
+    await this.hooks.run('PipelineCompleted', { team, pipeline: task.pipeline, task: task.id, agent: by, workspace: taskWorkspace(this.board.rootDir, task), status, reason });
+  }
+
+  /** A review's verdict and issues, as an event, when the task recorded one. */
+  private verdict(task: Task, by: string): void {
+    const verdict = task.artifacts.verdict;
+    if (verdict !== 'approved' && verdict !== 'changes requested') return;
+    const issues = (task.artifacts.issues ?? []).map((issue) => ({ text: issue.text, severity: issue.severity }));
+    this.options.events?.emit({ type: 'review_verdict', pipeline: task.pipeline, task: task.id, agent: by, verdict, revision: task.revision, issues });
+  }
+
+  /**
+   * A task just posted, put to the person's TaskCreated hooks: one they block is cancelled with
+   * their reason (its pipeline ends as cancelled, like any cancel).
+   */
+  async created(task: Task): Promise<Task> {
+    if (!this.hooks) return task;
+    const team = this.mailbox.registry.read().team;
+    const by = task.history[0]?.by ?? 'lead';
+    const verdict = await this.hooks.run('TaskCreated', {
+      team,
+      pipeline: task.pipeline,
+      task: task.id,
+      agent: by,
+      workspace: taskWorkspace(this.board.rootDir, task),
+      subject: task.subject,
+      ...(task.description ? { description: task.description } : {}),
+      stage: task.stage,
+      by,
+    });
+    if (verdict.decision !== 'block') return task;
+    const cancelled = await this.board.cancel(task.id, 'hook', `blocked by a TaskCreated hook: ${verdict.reason ?? 'blocked'}`);
+    if (cancelled.ok && task.pipeline) await this.ended(cancelled.task, 'hook', 'cancelled', cancelled.task.result ?? 'blocked by a hook');
+    return cancelled.ok ? cancelled.task : task;
   }
 
   private traceTransition(from: Task, to: number | null, next: string, by: string): void {
@@ -396,6 +468,7 @@ export class Pipeline {
   }
 
   private async notifyLead(from: string, task: Task, status: PipelineStatus, content: string): Promise<void> {
+    if (status === 'approved' || status === 'failed' || status === 'cancelled') await this.ended(task, from, status, content);
     const lead = this.mailbox.registry.read().lead;
     await this.mailbox.send(from, lead, content, 'pipeline_update', { pipeline: task.pipeline, status, task: task.id });
   }

@@ -29,6 +29,7 @@ export const addAcceptanceCriterionTool = defineTool({
     });
     if (!recorded) return toolError('the criterion could not be recorded: the task is no longer yours');
     const { id } = recorded as Criterion;
+    if (!existed) ctx.emit?.({ type: 'criterion_added', id, criterion: criterion.trim() });
     return { content: existed ? `Already recorded as ${id}.` : `Recorded ${id}.` };
   },
 });

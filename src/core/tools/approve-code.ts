@@ -21,6 +21,7 @@ export const approveCodeTool = defineTool({
       return toolError(
         `Approval refused: ${gaps.length} thing${gaps.length === 1 ? '' : 's'} not yet shown:\n${gaps.map((gap) => `- ${gap}`).join('\n')}\n` +
           'Run what is missing, then call approve_code again; or request_revision if the work falls short.',
+        'refused',
       );
     }
     return {

@@ -48,6 +48,7 @@ export const askClarifyingQuestionTool = defineTool({
       const lead = ctx.registry.read().lead;
       await ctx.mailbox.send(ctx.agent.name, lead, question, 'question', { questionId, task: ctx.task.id, pipeline: ctx.task.pipeline });
       await ctx.record('asked', question);
+      ctx.emit?.({ type: 'question_asked', questionId, question });
       await reportStatus(ctx, 'waiting', 'waiting for an answer');
       reply = await ctx.waitForMessage(isAnswer, answerTimeoutMs);
       await reportStatus(ctx, 'working');
@@ -56,6 +57,8 @@ export const askClarifyingQuestionTool = defineTool({
     if (!reply && (ctx.signal.aborted || waitedMs(started) < answerTimeoutMs)) return { content: 'No answer: the team is being stopped.' };
     const answer = reply?.content ?? `No answer within ${Math.round(answerTimeoutMs / 1000)} s; proceed with sensible assumptions.`;
     const by = reply?.from ?? 'timeout';
+    // The lead tells who answered (the person, or the simulated user); nobody did when it timed out.
+    if (!reply) ctx.emit?.({ type: 'question_answered', questionId, answer, by });
     await ctx.record('answered', `${by}: ${answer}`, (artifacts) => ({
       qa: [...(artifacts.qa ?? []), { question, answer, by }],
     }));

@@ -30,6 +30,8 @@ export const bashTool = defineTool({
     const shown = input.command.length > DETAIL_COMMAND_CHARS ? `${input.command.slice(0, DETAIL_COMMAND_CHARS)}…` : input.command;
     await ctx.record('ran', `${shown.replace(/\s*\n\s*/g, ' ⏎ ')} → ${describeExit(result)}`);
     const text = formatProcessResult(result, timeoutMs);
-    return result.error || result.timedOut || result.limit ? toolError(text) : { content: text };
+    if (result.timedOut) return toolError(text, 'timeout');
+    if (result.limit) return toolError(text, 'limit');
+    return result.error ? toolError(text, 'execution_failed') : { content: text };
   },
 });

@@ -15,7 +15,7 @@ export const completeRequirementsAnalysisTool = defineTool({
     const missing: string[] = [];
     if (Object.keys(requirements).length === 0) missing.push('no requirement saved yet: call save_requirement for each requirement');
     if (criteria.length === 0) missing.push('no acceptance criterion yet: call add_acceptance_criterion for each behaviour the reviewer must verify');
-    if (missing.length) return toolError(`Not complete: ${missing.join('; ')}. Then call complete_requirements_analysis again.`);
+    if (missing.length) return toolError(`Not complete: ${missing.join('; ')}. Then call complete_requirements_analysis again.`, 'refused');
     return {
       content: `Requirements analysis complete (${plural(Object.keys(requirements).length, 'requirement', 'requirements')}, ${plural(criteria.length, 'acceptance criterion', 'acceptance criteria')}). Handed to the engineer.`,
       signal: { kind: 'transition', tool: 'complete_requirements_analysis', input: { summary }, artifacts: { summary }, result: summary },

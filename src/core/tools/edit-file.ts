@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { z } from 'zod';
-import { assertPlainFile, describeFileError, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
+import { assertPlainFile, describeFileError, fileErrorKind, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
 import { fileArtifact, withFileArtifact } from './files-artifact.js';
 import { defineTool, toolError } from './tool.js';
 
@@ -44,7 +44,7 @@ export const editFileTool = defineTool({
       updated = text.slice(0, at) + input.new_text + text.slice(at + input.old_text.length);
       fs.writeFileSync(abs, updated);
     } catch (error) {
-      return toolError(describeFileError(error, ctx.workspace, input.path));
+      return toolError(describeFileError(error, ctx.workspace, input.path), fileErrorKind(error));
     }
     const entry = fileArtifact(rel, updated);
     await ctx.record('edited', `${rel} (${entry.bytes} bytes)`, withFileArtifact(entry));

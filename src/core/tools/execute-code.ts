@@ -33,6 +33,8 @@ export const executeCodeTool = defineTool({
     }
     await ctx.record('executed', `${result.language} → ${describeExit(result)}`);
     const text = `[${result.language}] ${formatProcessResult(result, timeoutMs)}`;
-    return result.error || result.timedOut || result.limit ? toolError(text) : { content: text };
+    if (result.timedOut) return toolError(text, 'timeout');
+    if (result.limit) return toolError(text, 'limit');
+    return result.error ? toolError(text, 'execution_failed') : { content: text };
   },
 });

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { capOutput } from '../exec/process.js';
-import { assertPlainFile, describeFileError, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
+import { assertPlainFile, describeFileError, fileErrorKind, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
 import { defineTool, toolError } from './tool.js';
 
 export const readFileTool = defineTool({
@@ -29,7 +29,7 @@ export const readFileTool = defineTool({
       const text = buffer.toString('utf8');
       return { content: text.length === 0 ? `(${rel} is empty)` : capOutput(text, ctx.limits.maxOutputChars) };
     } catch (error) {
-      return toolError(describeFileError(error, ctx.workspace, input.path));
+      return toolError(describeFileError(error, ctx.workspace, input.path), fileErrorKind(error));
     }
   },
 });

@@ -18,7 +18,7 @@ export const requestRevisionTool = defineTool({
   async run({ issues }, ctx) {
     if (!ctx.task) return toolError('no review task is claimed');
     const refusal = revisionRefusal(issues);
-    if (refusal) return toolError(refusal);
+    if (refusal) return toolError(refusal, 'refused');
     const count = `${issues.length} issue${issues.length === 1 ? '' : 's'}`;
     return {
       content: `Revision requested (${count}).`,

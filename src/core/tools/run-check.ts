@@ -64,6 +64,7 @@ export const runCheckTool = defineTool({
       return { ...artifacts, checks: [...checks, check] };
     });
     if (!id) return toolError('the check ran but could not be recorded: the task is no longer yours');
+    ctx.emit?.({ type: 'check_ran', id, ok, exitCode: result.exitCode, language: result.language });
     return { content: `${id}: ${ok ? 'PASS' : 'FAIL'} [${result.language}] ${formatProcessResult(result, ctx.limits.commandTimeoutMs)}` };
   },
 });

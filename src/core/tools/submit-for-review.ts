@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { z } from 'zod';
 import type { Submitted } from '../board/artifacts.js';
-import { assertPlainFile, describeFileError, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
+import { assertPlainFile, describeFileError, fileErrorKind, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
 import { worktreeChange } from '../git/worktree.js';
 import { sameManifest, snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
 import { defineTool, toolError } from './tool.js';
@@ -21,7 +21,7 @@ export const submitForReviewTool = defineTool({
       full = resolveInWorkspace(ctx.workspace, file);
       assertPlainFile(full, file);
     } catch (error) {
-      return toolError(describeFileError(error, ctx.workspace, file));
+      return toolError(describeFileError(error, ctx.workspace, file), fileErrorKind(error));
     }
     if (!fs.existsSync(full) || !fs.statSync(full).isFile()) {
       const present = fs.existsSync(ctx.workspace) ? listWorkspaceFiles(ctx.workspace, 50).join(', ') : '';
@@ -39,6 +39,7 @@ export const submitForReviewTool = defineTool({
       return toolError(
         `Nothing changed since revision ${sentBack.revision}: every file is byte-identical to the version the reviewer sent back. ` +
           'Fix the issues listed in the handoff first; if you cannot, fail_task(reason) says so.',
+        'refused',
       );
     }
     const sha256 = createHash('sha256').update(fs.readFileSync(full)).digest('hex');

@@ -3,6 +3,7 @@ import type { Artifacts, Fence, Mailbox, Message, RequestStore, Task, TaskBoardL
 import type { BlobStore } from '../board/blobs.js';
 import type { Sandbox } from '../exec/sandbox.js';
 import type { ToolSpec } from '../model/types.js';
+import type { EventInput, ToolOutcomeKind } from '../events/schema.js';
 
 /** What a tool call asks the loop to do next, besides answering the model. */
 export type LoopSignal =
@@ -20,8 +21,13 @@ export type LoopSignal =
   | { kind: 'claimed'; task: Task };
 
 export interface ToolOutcome {
+  /** What the model reads. */
   content: string;
   isError?: boolean;
+  /** How it ended, machine-readable (default: `ok`, or `error` with isError). */
+  kind?: ToolOutcomeKind;
+  /** What a person sees of it, one line (default: the first line of `content`). */
+  display?: string;
   signal?: LoopSignal;
 }
 
@@ -66,6 +72,8 @@ export interface ToolContext {
   /** Waits for an inbox message matching `match` (other messages stay queued for the loop). */
   waitForMessage(match: (message: Message) => boolean, timeoutMs: number): Promise<Message | null>;
   log(line: string): void;
+  /** Tells the board's events (criteria, checks, questions); absent in bare contexts. */
+  emit?(input: EventInput): void;
   /** Reports working/waiting through the runtime (registry, trace and UI); absent in bare contexts. */
   setStatus?(status: 'working' | 'waiting', reason?: string): Promise<void>;
   /** Limits and protocol settings (defaults apply where absent). */
@@ -121,8 +129,8 @@ export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): 
 }
 
 /** Tool failures are data for the model: a result with is_error and a message saying what is allowed. */
-export function toolError(content: string): ToolOutcome {
-  return { content, isError: true };
+export function toolError(content: string, kind: ToolOutcomeKind = 'error'): ToolOutcome {
+  return { content, isError: true, kind };
 }
 
 export function toolSpec(tool: ToolDefinition): ToolSpec {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { assertPlainFile, describeFileError, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
+import { assertPlainFile, describeFileError, fileErrorKind, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
 import { type FileArtifact, fileArtifact, withFileArtifact } from './files-artifact.js';
 import { defineTool, toolError } from './tool.js';
 
@@ -35,7 +35,7 @@ export const writeFileTool = defineTool({
       entry = fileArtifact(rel, input.content);
       bytes = entry.bytes;
     } catch (error) {
-      return toolError(describeFileError(error, ctx.workspace, input.path));
+      return toolError(describeFileError(error, ctx.workspace, input.path), fileErrorKind(error));
     }
     await ctx.record('wrote', `${rel} (${bytes} bytes)`, withFileArtifact(entry));
     return { content: `wrote ${rel} (${bytes} bytes)` };

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Board, BoardEvents, OpenBoardOptions } from '../board.js';
+import { boardSink } from '../board-sink.js';
 import { LeadLease } from '../liveness.js';
 import { RequestStore } from '../requests.js';
 import { TeamRegistry } from '../team-registry.js';
@@ -110,6 +111,8 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
   const poll = setInterval(() => void catchUp().catch(() => undefined), POLL_MS);
   poll.unref();
 
+  const sink = boardSink(log, registry, options);
+  tasks.emitTo(sink);
   return {
     location,
     address: url,
@@ -129,6 +132,7 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
       },
     },
     log,
+    sink,
     lease: (lease = {}) => new LeadLease(rootDir, { ...lease, docs, now: options.now, where: location }),
     events: () => {
       const events = new Events((e) => listeners.delete(e));
@@ -136,6 +140,7 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
       return events;
     },
     close: async () => {
+      await sink.flush();
       clearInterval(poll);
       await listener.close();
       await pool.end().catch(() => undefined);

@@ -212,21 +212,23 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
       this.postedSinceAnalyze = 0;
       await this.query('ANALYZE autoteam_tasks').catch(() => undefined);
     }
-    return this.apply(task.row);
+    const posted = this.apply(task.row);
+    this.posted(posted, input.by ?? 'lead');
+    return posted;
   }
 
   async claimNext(owner: string, role?: string): Promise<ClaimResult | null> {
     // Named statements: parsed and planned once per connection, not on every claim.
     for (const [name, text] of [['autoteam_claim_pending', CLAIM_PENDING], ['autoteam_claim_expired', CLAIM_EXPIRED]] as const) {
-      const { rows } = await withConnectionRetry(this.url, () => this.pool.query<TaskRow>({ name, text, values: [role ?? null, owner, this.leaseMs] }));
-      if (rows[0]) return { ok: true, task: this.apply(rows[0]) };
+      const { rows } = await withConnectionRetry(this.url, () => this.pool.query<TaskRow & { taken_over: boolean }>({ name, text, values: [role ?? null, owner, this.leaseMs] }));
+      if (rows[0]) return this.took(rows[0], role);
     }
     return null;
   }
 
   async claim(id: number, owner: string, options: { role?: string; tryOnce?: boolean } = {}): Promise<ClaimResult> {
-    const { rows } = await this.query<TaskRow>(CLAIM_ONE, [options.role ?? null, owner, this.leaseMs, id]);
-    if (rows[0]) return { ok: true, task: this.apply(rows[0]) };
+    const { rows } = await this.query<TaskRow & { taken_over: boolean }>(CLAIM_ONE, [options.role ?? null, owner, this.leaseMs, id]);
+    if (rows[0]) return this.took(rows[0], options.role);
     // Not taken: say why, by the same rule the statement applied, on the row as it is now (one query).
     const task = await this.query<TaskRow & { db_now: Date }>(`SELECT ${SELECTED}, now() AS db_now FROM autoteam_tasks WHERE id = $1`, [id]);
     const row = task.rows[0];
@@ -235,6 +237,13 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     const blockers = current.blockedBy.length ? await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = ANY ($1)`, [current.blockedBy]) : { rows: [] };
     const byId = new Map(blockers.rows.map((blocker) => [blocker.id, this.apply(blocker)]));
     return { ok: false, reason: this.whyNotClaimable(current, options.role, row.db_now.getTime(), (blocker) => byId.get(blocker)) ?? `task #${id} was just claimed by another claimer` };
+  }
+
+  /** A row a claim statement took: applied to the replica and told. */
+  private took(row: TaskRow & { taken_over: boolean }, role: string | undefined): ClaimResult {
+    const task = this.apply(row);
+    this.claimedBy(task, row.taken_over === true, role);
+    return { ok: true, task };
   }
 
   /** Row-locked read-check-write in one transaction, with the database's clock for the rules. */

@@ -157,13 +157,13 @@ export const TAKE = `
                      THEN 'lease of ' || t.owner || ' expired; taken over (token ' || (t.claims + 1) || ')'
                      ELSE 'token ' || (t.claims + 1) END))
   FROM candidate WHERE t.id = candidate.id
-  RETURNING ${SELECTED_T}`;
+  RETURNING ${SELECTED_T}, candidate.was = 'in_progress' AS taken_over`;
 
 /**
  * One statement: the first pending task nobody else is locking, taken and returned. A second one
  * (only when no task is pending) takes over an expired lease. Two statements instead of one OR, so
  * each reads its own partial index in order and stops at the first row.
  */
-export const CLAIM_PENDING = `WITH candidate AS (SELECT t.id FROM autoteam_tasks t WHERE ${PENDING} ORDER BY t.id LIMIT 1 FOR UPDATE SKIP LOCKED) ${TAKE}`;
-export const CLAIM_EXPIRED = `WITH candidate AS (SELECT t.id FROM autoteam_tasks t WHERE ${EXPIRED} ORDER BY t.lease_until NULLS FIRST, t.id LIMIT 1 FOR UPDATE SKIP LOCKED) ${TAKE}`;
-export const CLAIM_ONE = `WITH candidate AS (SELECT t.id FROM autoteam_tasks t WHERE t.id = $4 AND ${CLAIMABLE} FOR UPDATE) ${TAKE}`;
+export const CLAIM_PENDING = `WITH candidate AS (SELECT t.id, t.status AS was FROM autoteam_tasks t WHERE ${PENDING} ORDER BY t.id LIMIT 1 FOR UPDATE SKIP LOCKED) ${TAKE}`;
+export const CLAIM_EXPIRED = `WITH candidate AS (SELECT t.id, t.status AS was FROM autoteam_tasks t WHERE ${EXPIRED} ORDER BY t.lease_until NULLS FIRST, t.id LIMIT 1 FOR UPDATE SKIP LOCKED) ${TAKE}`;
+export const CLAIM_ONE = `WITH candidate AS (SELECT t.id, t.status AS was FROM autoteam_tasks t WHERE t.id = $4 AND ${CLAIMABLE} FOR UPDATE) ${TAKE}`;

@@ -147,6 +147,7 @@ const EPHEMERAL = { type: 'ephemeral' } as const;
 export class AnthropicModel implements ModelClient {
   readonly id: string;
   readonly label: string;
+  readonly provider = 'anthropic';
   /** The API root as shown in messages (no credentials, no query). */
   readonly endpoint: string;
   // Private fields: `util.inspect(model)` must never print the key held by the SDK client.

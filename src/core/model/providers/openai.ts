@@ -6,7 +6,6 @@ import type { OpenAIModelConfig } from './openai-config.js';
 export type { OpenAIModelConfig } from './openai-config.js';
 import {
   type AssistantBlock,
-  INVALID_ARGUMENTS,
   type ModelClient,
   type ModelMessage,
   type ModelRequest,
@@ -35,6 +34,7 @@ export interface OpenAIModelOptions extends Omit<OpenAIModelConfig, 'kind'> {
 export class OpenAIModel implements ModelClient {
   readonly id: string;
   readonly label: string;
+  readonly provider = 'openai';
   readonly endpoint: string;
   // Private fields: `util.inspect(model)` must never print the key held by the SDK client.
   readonly #client: OpenAI;
@@ -93,7 +93,7 @@ export class OpenAIModel implements ModelClient {
     for (const call of Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : []) {
       if (!isRecord(call) || !isRecord(call.function) || typeof call.function.name !== 'string') continue;
       const id = typeof call.id === 'string' && call.id ? call.id : `call_${content.length}`;
-      content.push({ type: 'tool_use', id, name: call.function.name, input: parseArguments(call.function.arguments) });
+      content.push({ type: 'tool_use', id, name: call.function.name, ...parseArguments(call.function.arguments) });
     }
     const usage = isRecord(completion) && isRecord(completion.usage) ? completion.usage : {};
     const tokens = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
@@ -147,15 +147,15 @@ function stopReason(finish: string | null, hasCalls: boolean): StopReason | stri
   return 'end_turn';
 }
 
-/** Tool arguments as the model wrote them; text that is not a JSON object is passed on for a tool error. */
-function parseArguments(raw: unknown): unknown {
-  if (typeof raw !== 'string' || raw.trim() === '') return {};
+/** Tool arguments as the model wrote them; text that is not a JSON object is kept, for a tool error. */
+function parseArguments(raw: unknown): { input: unknown; invalid?: { raw: string; error: string } } {
+  if (typeof raw !== 'string' || raw.trim() === '') return { input: {} };
   try {
     const value: unknown = JSON.parse(raw);
-    if (isRecord(value) && !Array.isArray(value)) return value;
-    return { [INVALID_ARGUMENTS]: { raw: raw.slice(0, 500), error: 'not a JSON object' } };
+    if (isRecord(value) && !Array.isArray(value)) return { input: value };
+    return { input: {}, invalid: { raw: raw.slice(0, 500), error: 'not a JSON object' } };
   } catch (error) {
-    return { [INVALID_ARGUMENTS]: { raw: raw.slice(0, 500), error: (error as Error).message } };
+    return { input: {}, invalid: { raw: raw.slice(0, 500), error: (error as Error).message } };
   }
 }
 

@@ -18,6 +18,7 @@ const TRANSCRIPT_RESULT = /^(?:[A-Z]+: )?\[result( \(error\))?: (".*")\]$/;
 export class ScriptedModel implements ModelClient {
   readonly id = 'offline-scripted';
   readonly label = 'offline scripted model';
+  readonly provider = 'offline';
   private calls = 0;
 
   async create(request: ModelRequest): Promise<ModelResponse> {

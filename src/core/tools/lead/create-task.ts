@@ -23,9 +23,10 @@ export const createTaskTool = (lead: LeadServices) =>
       try {
         if (input.requirement) {
           const task = await lead.post(input.requirement);
+          if (task.status === 'cancelled') return toolError(`Not posted: ${task.result ?? 'blocked by a hook'}`, 'hook_blocked');
           return { content: `Posted pipeline #${task.pipeline}: task #${task.id} (requirements) for the analyst.` };
         }
-        const task = await lead.board.create({
+        const created = await lead.board.create({
           subject: input.subject!,
           description: input.description ?? '',
           role: input.role ?? null,
@@ -33,6 +34,9 @@ export const createTaskTool = (lead: LeadServices) =>
           artifacts: input.require_plan ? { requirePlan: true } : {},
           by: lead.lead,
         });
+        // The person's TaskCreated hooks may refuse it (it is then cancelled, with their reason).
+        const task = await lead.pipeline.created(created);
+        if (task.status === 'cancelled') return toolError(`Not posted: ${task.result ?? 'blocked by a hook'}`, 'hook_blocked');
         return { content: `Created task #${task.id}: ${task.subject}${task.blockedBy.length ? ` (blocked by ${task.blockedBy.map((id) => `#${id}`).join(', ')})` : ''}.` };
       } catch (error) {
         return toolError((error as Error).message);
