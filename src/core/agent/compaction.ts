@@ -1,4 +1,4 @@
-import type { ContentBlock, ModelClient, ModelMessage, Usage } from '../model/types.js';
+import type { ContentBlock, ModelClient, ModelMessage, RequestContext, Usage } from '../model/types.js';
 import { cutText } from '../sizes.js';
 
 export interface CompactionInput {
@@ -38,6 +38,26 @@ function renderBlock(block: ContentBlock): string {
   }
 }
 
+/** The tool calls of a log, each paired with its result: the compaction request's context. */
+function callsOf(messages: readonly ModelMessage[]): NonNullable<RequestContext['calls']> {
+  const calls: NonNullable<RequestContext['calls']> = [];
+  const byId = new Map<string, (typeof calls)[number]>();
+  for (const message of messages) {
+    if (typeof message.content === 'string') continue;
+    for (const block of message.content) {
+      if (block.type === 'tool_use') {
+        const call = { name: block.name, input: (block.input ?? {}) as Record<string, unknown> };
+        calls.push(call);
+        byId.set(block.id, call);
+      } else if (block.type === 'tool_result') {
+        const call = byId.get(block.tool_use_id);
+        if (call) Object.assign(call, { result: { content: block.content.slice(0, TRANSCRIPT_PIECE_CHARS), isError: block.is_error === true } });
+      }
+    }
+  }
+  return calls;
+}
+
 export function renderTranscript(messages: readonly ModelMessage[]): string {
   return messages
     .map((m) => `${m.role.toUpperCase()}: ${typeof m.content === 'string' ? renderBlock({ type: 'text', text: m.content }) : m.content.map(renderBlock).join('\n')}`)
@@ -63,6 +83,7 @@ export async function compactConversation(input: CompactionInput): Promise<Model
     maxTokens: 1024,
     signal: input.signal,
     agent: { ...input.agent, purpose: 'compaction' },
+    context: { calls: callsOf(body) },
   });
   // A summary is a model call like any other: it counts toward the task's (and pipeline's) usage.
   await input.onUsage?.(response.usage);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { describeZodError, type Task } from '../board/schemas.js';
 import { serializeError } from '../errors.js';
-import type { AgentContext, AssistantBlock, ModelClient, ModelMessage, ModelResponse, ToolResultBlock, ToolUseBlock, Usage } from '../model/types.js';
+import type { AgentContext, AssistantBlock, ModelClient, ModelMessage, ModelResponse, RequestContext, ToolResultBlock, ToolUseBlock, Usage } from '../model/types.js';
 import { addUsage, ZERO_USAGE } from '../model/types.js';
 import { costOf } from '../model/pricing.js';
 import type { EventInput, ToolOutcomeKind } from '../events/schema.js';
@@ -34,6 +34,8 @@ export interface LoopEvent {
 export interface BeforeTurn {
   /** Text to put in front of the model (new inbox messages). */
   inject?: string;
+  /** The shutdown request `inject` asks the model to answer, as data (RequestContext). */
+  shutdownRequest?: string;
   /** End the loop instead of calling the model. */
   stop?: LoopOutcome;
 }
@@ -103,6 +105,11 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
     const before = (await options.beforeTurn?.()) ?? {};
     if (before.stop) return { outcome: before.stop, turns: turn, usage };
     if (before.inject) appendUserText(messages, before.inject);
+    const task = ctx.task;
+    const context: RequestContext = {
+      ...(task ? { task: { id: task.id, subject: task.subject, description: task.description, stage: task.stage, requirePlan: task.artifacts.requirePlan === true } } : {}),
+      ...(before.shutdownRequest ? { shutdownRequest: before.shutdownRequest } : {}),
+    };
     if (options.compact && options.tokenBudget && Math.max(lastInputTokens, estimateTokens(messages)) > options.tokenBudget) {
       const compacted = await options.compact(messages);
       messages.splice(0, messages.length, ...compacted);
@@ -123,6 +130,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
         signal: ctx.signal,
         agent: { ...options.agent, task: ctx.task?.id ?? null },
         ...(options.handoff ? { handoff: options.handoff } : {}),
+        ...(Object.keys(context).length ? { context } : {}),
       });
     } catch (error) {
       if (ctx.signal.aborted) return { outcome: { kind: 'aborted', reason: abortReason(ctx.signal) }, turns: turn, usage };

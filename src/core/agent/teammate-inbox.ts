@@ -67,7 +67,7 @@ export class TeammateInbox {
    * approved (`exit`); new messages, and a new shutdown request, become a note for the model
    * (`inject`). Answers and plan decisions are held for the tool that waits for them.
    */
-  async betweenTurns(): Promise<{ exit?: string; inject?: string }> {
+  async betweenTurns(): Promise<{ exit?: string; inject?: string; shutdownRequest?: string }> {
     const held = this.shutdownRequest;
     if (held) {
       if (this.undecided(held)) return { exit: await this.approveShutdown(held) };
@@ -81,7 +81,8 @@ export class TeammateInbox {
     const rest = inbox.filter((m) => m.type !== 'shutdown_request' && !awaited(m));
     const notes = rest.length ? [`New messages:\n${formatMessages(rest)}`] : [];
     if (shutdown) notes.push(`The lead asks you to shut down (request_id: ${String(shutdown.requestId)}). Answer with shutdown_response.`);
-    return notes.length ? { inject: notes.join('\n\n') } : {};
+    if (!notes.length) return {};
+    return { inject: notes.join('\n\n'), ...(shutdown ? { shutdownRequest: String(shutdown.requestId) } : {}) };
   }
 
   /** Keeps messages for a later waitFor (an answer that arrived while the teammate was idle). */

@@ -413,12 +413,12 @@ export class Teammate {
       beforeTurn: async () => {
         const overBudget = this.budgetExceeded(ctx.task);
         if (overBudget) return { stop: { kind: 'fail', reason: overBudget } };
-        const { exit, inject } = await this.inbox.betweenTurns();
+        const { exit, inject, shutdownRequest } = await this.inbox.betweenTurns();
         if (exit) {
           this.exitWith(exit, 'shutdown_requested');
           return { stop: { kind: 'exit', reason: exit } };
         }
-        return inject ? { inject } : {};
+        return inject ? { inject, ...(shutdownRequest ? { shutdownRequest } : {}) } : {};
       },
     });
   }

@@ -86,8 +86,10 @@ export class ReplayModel implements ModelClient {
     }
     request.signal?.throwIfAborted();
     const recorded = JSON.parse(fs.readFileSync(file, 'utf8')) as RecordedCall;
-    const was = taskOf(recorded.request);
-    const now = taskOf(request);
+    // Compared the same way on both sides: by context when the recording has it, else by text.
+    const fromContext = recorded.request.context !== undefined;
+    const was = taskOf(recorded.request, fromContext);
+    const now = taskOf(request, fromContext);
     if (was !== now) {
       throw new ModelError(`the run's call ${key} is about another task than the recording's (recorded: '${clip(was)}'; now: '${clip(now)}'): replay the run that was recorded`, 'REPLAY_MISSING');
     }
@@ -95,12 +97,18 @@ export class ReplayModel implements ModelClient {
   }
 }
 
-/** What a call is about: its task statement (or, outside a task, its first user message). */
-function taskOf(request: Pick<ModelRequest, 'messages'>): string {
+/**
+ * What a call is about: the task it works (from the request's context), or — in a recording made
+ * before requests carried their context — the first user message up to its handoff.
+ */
+function taskOf(request: Pick<ModelRequest, 'messages' | 'context'>, fromContext: boolean): string {
+  const task = request.context?.task;
+  if (fromContext) return task ? `#${task.id} ${task.subject}` : '';
   const texts = request.messages.flatMap((message) => (message.role === 'user' ? (typeof message.content === 'string' ? [message.content] : message.content.flatMap((b) => (b.type === 'text' ? [b.text] : []))) : []));
-  const task = texts.find((text) => text.startsWith('Task #')) ?? texts[0] ?? '';
-  // The task statement up to its handoff: the handoff is built from earlier (replayed) answers.
-  return task.split('\n<handoff>')[0]!.trim();
+  // Skip the identity block: the task statement is the first message after it.
+  const first = texts.find((text) => !text.startsWith('<identity>')) ?? texts[0] ?? '';
+  // The statement up to its handoff: the handoff is built from earlier (replayed) answers.
+  return first.split('\n<handoff>')[0]!.trim();
 }
 
 function clip(text: string): string {

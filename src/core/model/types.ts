@@ -69,6 +69,21 @@ export interface ModelRequest {
    * only; the offline model reads this instead of parsing prose.
    */
   handoff?: HandoffData;
+  /**
+   * What the request's text says, as data, for a model that does not read prose (the offline model):
+   * providers send the text only. Nothing the runtime writes is ever parsed back from the text.
+   */
+  context?: RequestContext;
+}
+
+/** See ModelRequest.context. */
+export interface RequestContext {
+  /** The task being worked, as the board holds it. */
+  task?: { id: number; subject: string; description: string; stage: string | null; requirePlan: boolean };
+  /** A shutdown request the model is asked to answer (its id, for shutdown_response). */
+  shutdownRequest?: string;
+  /** For a compaction request: the tool calls of the log to summarise, each with its result. */
+  calls?: Array<{ name: string; input: Record<string, unknown>; result?: { content: string; isError: boolean } }>;
 }
 
 export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'pause_turn' | 'refusal';

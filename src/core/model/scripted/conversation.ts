@@ -65,15 +65,6 @@ export function lastCall(calls: readonly ToolCall[], name?: string): ToolCall | 
   return undefined;
 }
 
-/** The task statement: the first user text that starts with "Task #" (kept verbatim by compaction). */
-export function taskText(messages: readonly ModelMessage[]): string {
-  for (const message of messages) {
-    if (message.role !== 'user') continue;
-    for (const block of blocks(message)) if (block.type === 'text' && block.text.startsWith('Task #')) return block.text;
-  }
-  return '';
-}
-
 /** Text of the last user message (new inbox messages, nudges). */
 export function lastUserText(messages: readonly ModelMessage[]): string {
   const last = [...messages].reverse().find((m) => m.role === 'user');

@@ -1,5 +1,6 @@
 import { callsOf, type Decision, lastCall, type ToolCall } from './conversation.js';
 import { REAL_MODEL_HINT } from './repertoire.js';
+import type { RequestContext } from '../types.js';
 
 const MAX_PLAN_ROUNDS = 3;
 
@@ -11,12 +12,13 @@ export const OFFLINE_CANNOT_TASK = `the offline model cannot do this task (offli
  * really do — run the command the task names in backticks — and report its real result. Anything
  * else fails honestly: a note that repeats the task is not the task done.
  */
-export function generalTurn(task: string, calls: readonly ToolCall[]): Decision {
-  const command = /`([^`]+)`/.exec(task)?.[1];
+export function generalTurn(task: Pick<NonNullable<RequestContext['task']>, 'subject' | 'description' | 'requirePlan'>, calls: readonly ToolCall[]): Decision {
+  // The person's words (the task as posted) may name a command; the runtime's own prose is never read.
+  const command = /`([^`]+)`/.exec(`${task.subject}\n${task.description}`)?.[1];
   if (!command) return { text: 'I cannot do this offline.', calls: [{ name: 'fail_task', input: { reason: OFFLINE_CANNOT_TASK } }] };
   const action = `run \`${command}\` in the workspace`;
 
-  if (/requires plan approval/.test(task)) {
+  if (task.requirePlan) {
     const plans = callsOf(calls, 'plan_approval');
     const verdict = lastCall(calls, 'plan_approval')?.result?.content ?? '';
     if (!/^APPROVED/.test(verdict)) {

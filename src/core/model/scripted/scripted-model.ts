@@ -1,14 +1,11 @@
 import type { AssistantBlock, ModelClient, ModelRequest, ModelResponse } from '../types.js';
 import { analystTurn } from './analyst.js';
-import { allText, type Decision, lastUserText, parseSummaryLine, summarizeCalls, taskText, type ToolCall, toolCalls } from './conversation.js';
+import { allText, type Decision, lastUserText, parseSummaryLine, summarizeCalls, type ToolCall, toolCalls } from './conversation.js';
 import { engineerTurn } from './engineer.js';
 import { generalTurn } from './general.js';
 import { leadTurn } from './lead.js';
 import { reviewerTurn } from './reviewer.js';
 import { REAL_MODEL_HINT } from './repertoire.js';
-
-const TRANSCRIPT_CALL = /^(?:[A-Z]+: )?\[called (\S+) (\{.*\})\]$/;
-const TRANSCRIPT_RESULT = /^(?:[A-Z]+: )?\[result( \(error\))?: (".*")\]$/;
 
 /**
  * The offline default: deterministic per-role policies that read the conversation, including the
@@ -50,12 +47,12 @@ export class ScriptedModel implements ModelClient {
   private decide(request: ModelRequest): Decision {
     const agent = request.agent ?? { name: 'agent', role: 'engineer', stage: null };
     const offered = new Set(request.tools.map((tool) => tool.name));
-    if (agent.purpose === 'compaction') return { text: summarizeCalls(transcriptCalls(allText(request.messages))), calls: [] };
+    const context = request.context ?? {};
+    // Its own earlier summary (a format it writes to read back), then the calls the log shows.
+    if (agent.purpose === 'compaction') return { text: summarizeCalls([...summaryCalls(allText(request.messages)), ...(context.calls ?? [])]), calls: [] };
     const calls = toolCalls(request.messages);
-    const latest = lastUserText(request.messages);
-    const shutdown = /shut down \(request_id: ([A-Za-z0-9_-]+)\)/.exec(latest);
-    if (shutdown && request.tools.some((tool) => tool.name === 'shutdown_response')) {
-      return { text: 'Finishing up as asked.', calls: [{ name: 'shutdown_response', input: { request_id: shutdown[1], approve: true, reason: 'nothing left that cannot be resumed' } }] };
+    if (context.shutdownRequest && offered.has('shutdown_response')) {
+      return { text: 'Finishing up as asked.', calls: [{ name: 'shutdown_response', input: { request_id: context.shutdownRequest, approve: true, reason: 'nothing left that cannot be resumed' } }] };
     }
     if (agent.role === 'lead') {
       // The lead's conversation spans many lines from the person: only this line's calls count.
@@ -63,13 +60,12 @@ export class ScriptedModel implements ModelClient {
       while (index > 0 && !(request.messages[index]!.role === 'user' && typeof request.messages[index]!.content === 'string')) index--;
       const line = request.messages[index]?.content;
       const since = toolCalls(request.messages.slice(index));
-      // A general task the lead claimed: worked as a teammate works one (the line is its statement).
-      if (agent.task != null && typeof line === 'string') return generalTurn(line, since);
-      return leadTurn(typeof line === 'string' ? line : latest, since, offered);
+      // A general task the lead claimed: worked as a teammate works one.
+      if (context.task) return generalTurn(context.task, since);
+      return leadTurn(typeof line === 'string' ? line : lastUserText(request.messages), since, offered);
     }
-    const task = taskText(request.messages);
-    if (!task) return { text: `Noted: ${latest.slice(0, 200)}`, calls: [] };
-    if (!agent.stage) return generalTurn(task, calls);
+    if (!context.task) return { text: `Noted: ${lastUserText(request.messages).slice(0, 200)}`, calls: [] };
+    if (!agent.stage) return generalTurn(context.task, calls);
     // Stage work reads the handoff as data, never the runtime's prose.
     const handoff = request.handoff;
     if (!handoff) return { text: 'No handoff came with this stage task; I cannot work it offline.', calls: [] };
@@ -90,23 +86,10 @@ export class ScriptedModel implements ModelClient {
   }
 }
 
-/** Tool calls recorded in a rendered transcript (the compaction request). */
-function transcriptCalls(text: string): ToolCall[] {
-  const calls: ToolCall[] = [];
-  for (const line of text.split('\n')) {
-    const call = TRANSCRIPT_CALL.exec(line);
-    if (call) {
-      calls.push({ name: call[1]!, input: JSON.parse(call[2]!) as Record<string, unknown> });
-      continue;
-    }
-    const summarized = parseSummaryLine(line);
-    if (summarized) {
-      calls.push(summarized);
-      continue;
-    }
-    const result = TRANSCRIPT_RESULT.exec(line);
-    const open = [...calls].reverse().find((c) => !c.result);
-    if (result && open) open.result = { content: JSON.parse(result[2]!) as string, isError: Boolean(result[1]) };
-  }
-  return calls;
+/** The calls an earlier offline summary lists (`- called NAME {input} → ok: …`, its own format). */
+function summaryCalls(text: string): ToolCall[] {
+  return text.split('\n').flatMap((line) => {
+    const call = parseSummaryLine(line);
+    return call ? [call] : [];
+  });
 }
