@@ -9,7 +9,7 @@ import { prepareWorkspace } from '../stages/submission.js';
 import type { Fence } from '../board/task-board.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { TeamRegistry } from '../board/team-registry.js';
-import { FATAL_MODEL_CODES, NotFoundError, serializeError } from '../errors.js';
+import { FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import type { ModelClient, ModelMessage, Usage } from '../model/types.js';
 import { configureStages, GENERAL_SYSTEM_PROMPT, stageOf } from '../stages/definitions.js';
 import { handoffData, taskPrompt } from '../stages/handoff.js';
@@ -23,11 +23,12 @@ import { redact } from '../trace/redact.js';
 import { compactConversation } from './compaction.js';
 import { identityMessages } from './identity.js';
 import { type LoopOutcome, runLoop } from './loop.js';
-import { backoffMs } from './backoff.js';
 import { redactEvent, type TeammateEvent } from './teammate-events.js';
 
 export type { TeammateEvent } from './teammate-events.js';
 import { TeammateInbox } from './teammate-inbox.js';
+import { TaskEnds } from './task-ends.js';
+import { TeammateStatus } from './teammate-status.js';
 import { toolContext } from './tool-context.js';
 import { DEFAULT_TEAMMATE_SETTINGS, type TeammateSettings } from './settings.js';
 import type { Wake } from './wake.js';
@@ -76,6 +77,9 @@ export class Teammate {
   /** The board's event log and this thread's sink, for what the host attaches (telemetry). */
   readonly events: Pick<Board, 'sink' | 'log'>;
   private readonly hooks: TeammateHooks;
+  /** How its work on a task ends when it does not hand the task on (failed, or backed off). */
+  private readonly ends: TaskEnds;
+  private readonly status: TeammateStatus;
   private readonly settings: TeammateSettings;
   private readonly now: () => Date;
   private exitReason: string | null = null;
@@ -107,6 +111,14 @@ export class Teammate {
     this.hooks = new TeammateHooks(this.settings.hooks, this.board.rootDir, this.sink);
     this.trace = new Trace(options.rootDir, this.now);
     this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: this.settings.runtime.maxRevisions, trace: this.trace, events: this.sink, hooks: this.settings.hooks });
+    this.status = new TeammateStatus({ name: options.name, role: options.role }, { registry: this.registry, trace: this.trace, sink: this.sink, emit: (event) => this.emit(event) });
+    this.ends = new TaskEnds({
+      board: this.board,
+      pipeline: this.pipeline,
+      settings: this.settings,
+      now: this.now,
+      activity: (task, text) => this.activity(task, text),
+    });
     this.inbox = new TeammateInbox(options.name, this.mailbox, this.requests, options.wake, this.settings.pollMs);
   }
 
@@ -143,12 +155,7 @@ export class Teammate {
     await this.registry.join(name, role, { status: 'idle', pid: process.pid });
     this.sink.emit({ type: 'teammate_spawned', agent: name, role, model: this.model.id });
     await this.setStatus('idle', null, 'looking for work');
-    // A sign of life while the loop turns; a member whose beats stop is marked dead by the lead.
-    const beat = setInterval(() => {
-      const { status, task, reason } = this.lastStatus;
-      void this.registry.heartbeat(name, { name, role, status, task, pid: process.pid, ...(reason ? { reason } : {}) }).catch(() => undefined);
-    }, this.settings.heartbeatMs);
-    beat.unref();
+    const stopBeating = this.status.beat(this.settings.heartbeatMs);
     let idleSince = Date.now();
     /** The stage of the task just finished: the person's TeammateIdle hooks run once after work, not on every poll. */
     let justWorked: { stage: string | null } | null = null;
@@ -196,7 +203,7 @@ export class Teammate {
         await this.options.wake.wait(this.settings.pollMs, signal);
       }
     }
-    clearInterval(beat);
+    stopBeating();
     await this.inbox.putBack();
     const reason = this.exitReason ?? (signal.aborted ? 'stopped' : 'shutdown');
     const why = this.exitWhy ?? 'stopped';
@@ -228,7 +235,7 @@ export class Teammate {
     for (const note of prepared.notes) this.note(task, note);
     if (prepared.gone) {
       clearInterval(renew);
-      await this.failTask(task, fence, prepared.gone);
+      await this.ends.fail(task, fence, prepared.gone);
       if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
       return;
     }
@@ -255,7 +262,7 @@ export class Teammate {
             continue;
           }
           if (blocked) {
-            await this.retryOrFail(task, fence, `a hook blocked completing it: ${blocked}`, 'unfinished');
+            await this.ends.unfinished(task, fence, `a hook blocked completing it: ${blocked}`, 'unfinished');
             break;
           }
         }
@@ -291,14 +298,14 @@ export class Teammate {
       case 'fail':
       case 'max_turns': {
         const reason = outcome.kind === 'fail' ? outcome.reason : `max turns (${this.settings.maxTurns}) reached`;
-        await this.failTask(task, fence, reason);
+        await this.ends.fail(task, fence, reason);
         return;
       }
       case 'end_turn':
         if (!stillMine()) return;
         if (task.stage) {
           // Told once which tool finishes the stage (the nudge above); ending without it again is an unfinished attempt.
-          await this.retryOrFail(task, fence, `ended its turn without calling ${finishingTools(task)}`, 'unfinished');
+          await this.ends.unfinished(task, fence, `ended its turn without calling ${finishingTools(task)}`, 'unfinished');
         } else {
           await this.board.complete(task.id, fence, outcome.text || 'done');
           this.activity(task.id, `completed #${task.id}`);
@@ -306,11 +313,11 @@ export class Teammate {
         return;
       case 'claimed':
         // claim_task refuses while a task is in progress; if this one was finished first, work the new one.
-        if (stillMine()) await this.retryOrFail(task, fence, `switched to #${outcome.task.id}`, 'unfinished');
+        if (stillMine()) await this.ends.unfinished(task, fence, `switched to #${outcome.task.id}`, 'unfinished');
         await this.workOnTask(outcome.task);
         return;
       case 'idle':
-        if (stillMine()) await this.retryOrFail(task, fence, `went idle: ${outcome.reason}`, 'unfinished');
+        if (stillMine()) await this.ends.unfinished(task, fence, `went idle: ${outcome.reason}`, 'unfinished');
         return;
       case 'exit':
       case 'aborted': {
@@ -323,21 +330,6 @@ export class Teammate {
         }
         return;
       }
-    }
-  }
-
-  /** Fails the task; its line is said before the lead hears that the task's pipeline failed. */
-  private async failTask(task: Task, fence: Fence, reason: string): Promise<void> {
-    let said = false;
-    const say = () => {
-      said = true;
-      this.activity(task.id, `failed #${task.id}: ${reason}`);
-    };
-    try {
-      // A general task's failure reaches the lead too (Pipeline.fail tells it either way).
-      await this.pipeline.fail(task, fence, reason, say);
-    } finally {
-      if (!said) say();
     }
   }
 
@@ -468,40 +460,10 @@ export class Teammate {
     if (ctx.task && ctx.fence) {
       // A broken key will not fix itself with retries: hand the task back for whoever runs next.
       if (fatal) await this.board.release(ctx.task.id, ctx.fence, `model error: ${serialized.message}`, 'error').catch(() => undefined);
-      else await this.retryOrFail(ctx.task, ctx.fence, serialized.message, 'error');
+      else await this.ends.unfinished(ctx.task, ctx.fence, serialized.message, 'error');
     }
     if (fatal) this.exitWith(`model error: ${serialized.message}`, 'model_error');
     else if (!ctx.task) await this.options.wake.wait(this.settings.pollMs, this.options.signal);
-  }
-
-  /**
-   * An attempt that did not finish the task — a model or runtime error, or a turn that went idle,
-   * switched tasks or ended without the stage's finishing tool — backs the task off (see backoffMs),
-   * unclaimable by anyone until then, this teammate included; after `maxAttempts` such attempts it
-   * fails and the lead is told. Without the backoff a model that answers `idle` would claim the same
-   * task again at once, a model call each time.
-   */
-  private async retryOrFail(task: Task, fence: Fence, message: string, kind: 'error' | 'unfinished'): Promise<void> {
-    const attempts = this.board.get(task.id).attempts + 1;
-    const { maxAttempts, retryBaseMs, retryMaxMs } = this.settings;
-    if (attempts >= maxAttempts) {
-      const reason =
-        kind === 'error'
-          ? `gave up after ${attempts} failed attempts (MAX_ATTEMPTS ${maxAttempts}); last error: ${message}`
-          : `no teammate finished it: ${message} (attempt ${attempts} of ${maxAttempts}, MAX_ATTEMPTS)`;
-      await this.failTask(task, fence, reason).catch(() => undefined);
-      return;
-    }
-    const jittered = backoffMs(attempts, retryBaseMs, retryMaxMs);
-    const retryAt = new Date(this.now().getTime() + jittered);
-    await this.board.retryLater(task.id, fence, message, retryAt, kind).catch(() => undefined);
-    const wait = jittered < 1000 ? `${jittered} ms` : `${Math.round(jittered / 1000)} s`;
-    this.activity(
-      task.id,
-      kind === 'error'
-        ? `attempt ${attempts} of #${task.id} failed; retry in ${wait}: ${message}`
-        : `released #${task.id} unfinished (${message}); attempt ${attempts} of ${maxAttempts}, claimable again in ${wait}`,
-    );
   }
 
   /** Ends the run after this task (or now, when idle): why, in words and as a kind. */
@@ -514,25 +476,8 @@ export class Teammate {
     return identityMessages(this.options.name, this.options.role, this.registry.read().team);
   }
 
-  /** The last status set, for a heartbeat that must list this member again. */
-  private lastStatus: { status: MemberStatus; task: number | null; reason?: string } = { status: 'idle', task: null };
-
-  private async setStatus(status: MemberStatus, task: number | null, reason?: string): Promise<void> {
-    // Its lifecycle as events: going idle, and waking from idle to work.
-    const was = this.lastStatus.status;
-    if (status === 'idle' && was !== 'idle') this.sink.emit({ type: 'teammate_idle', agent: this.options.name, role: this.options.role, ...(reason ? { reason } : {}) });
-    if (status === 'working' && was === 'idle') this.sink.emit({ type: 'teammate_woke', agent: this.options.name, role: this.options.role, task });
-    this.lastStatus = { status, task, ...(reason ? { reason } : {}) };
-    const update = { task, ...(reason ? { reason } : {}) };
-    try {
-      await this.registry.setStatus(this.options.name, status, update);
-    } catch (error) {
-      // The team config was deleted (or this member removed by hand): join again instead of working unlisted.
-      if (!(error instanceof NotFoundError)) throw error;
-      await this.registry.join(this.options.name, this.options.role, { status, ...update, pid: process.pid });
-    }
-    this.trace.write({ kind: 'status', agent: this.options.name, role: this.options.role, status, task, ...(reason ? { reason } : {}) });
-    this.emit({ type: 'status', name: this.options.name, role: this.options.role, status, task, ...(reason ? { reason } : {}) });
+  private setStatus(status: MemberStatus, task: number | null, reason?: string): Promise<void> {
+    return this.status.set(status, task, reason);
   }
 
   /** A remark with no event of its own: shown by a host that prints activity, and on the board's log. */

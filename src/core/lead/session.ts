@@ -20,12 +20,12 @@ import type { LeadServices } from '../tools/lead/services.js';
 import { leadTools } from '../tools/lead/index.js';
 import { leadHands } from './lead-hands.js';
 import { Trace } from '../trace/trace.js';
-import { type Answerer, createAnswerer } from './simulated-user.js';
+import { createAnswerer } from './simulated-user.js';
 import { BoardOutage } from '../board/outage.js';
 import { originOf } from '../agent/event-order.js';
 import { HeldMessages } from './held-messages.js';
 import { openRepository } from './repository.js';
-import { type PendingQuestion, questionOf, unansweredOnBoard } from './questions.js';
+import type { PendingQuestion } from './questions.js';
 import { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
 
 export type { PendingQuestion } from './questions.js';
@@ -33,8 +33,9 @@ export { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberS
 import { Spend } from './spend.js';
 import type { EventSink } from '../events/emitter.js';
 import type { EventLog } from '../events/log.js';
-import type { TeamEvent } from '../events/schema.js';
 import { attachTelemetry } from '../telemetry/attach.js';
+import { LogView } from './log-view.js';
+import { QuestionDesk } from './question-desk.js';
 import { type LeadHand, LEAD_HANDS } from '../config/project-config.js';
 import type { TeammateSettings } from '../agent/settings.js';
 import { TeamModels } from './team-models.js';
@@ -56,13 +57,12 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   readonly pipeline: Pipeline;
   readonly trace: Trace;
   readonly rootDir: string;
-  private readonly questions = new Map<string, PendingQuestion>();
+  private readonly desk: QuestionDesk;
   /** Messages for the person that /inbox shows (and clears). */
   readonly unread: Message[] = [];
   /** Lines of the lead's inbox that could not be read, until /inbox shows them. */
   private rejectedLines: RejectedLines | null = null;
   private model: ModelClient | null = null;
-  private answerer: Answerer | null = null;
   private draining: Promise<void> = Promise.resolve();
   private auto: boolean;
   private readonly spawned = new Map<string, TeamMemberSpec>();
@@ -81,13 +81,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   readonly log: EventLog;
   /** Stops this process's span export (OTEL_EXPORTER_OTLP_ENDPOINT), flushing it. */
   private detachTelemetry: () => Promise<void> = async () => undefined;
-  /** Following the board's log since the session started: aborted on close. */
-  private readonly following = new AbortController();
-  /** The last event of the log shown to the front ends. */
-  private shownSeq = 0;
-  /** Pipelines the shown events were about, and those whose end was shown. */
-  private readonly followed = new Set<number>();
-  private readonly ended = new Set<number>();
+  /** The board's log as the front ends see it, from the session's start (see LogView). */
+  private readonly view: LogView;
   /** The lead's inbox, each message after the events its sender posted before it (agent/event-order.ts). */
   private readonly held = new HeldMessages(
     (message) => this.manager.caughtUp(message.from, originOf(message)),
@@ -100,6 +95,23 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     const board = options.board ?? fileBoard(this.rootDir, { ...(options.settings?.maxInboxBytes ? { maxInboxBytes: options.settings.maxInboxBytes } : {}) });
     this.sink = board.sink;
     this.log = board.log;
+    this.desk = new QuestionDesk({
+      board: board.tasks,
+      mailbox: board.mailbox,
+      sink: this.sink,
+      lead: () => this.lead,
+      auto: () => this.auto,
+      emit: (event) => this.emit('event', event),
+    });
+    this.view = new LogView(
+      this.log,
+      board.tasks,
+      (event) => this.emit('event', { type: 'team', event }),
+      (error) => {
+        const { code, message } = serializeError(error);
+        this.emit('event', { type: 'error', code, message: `event log: ${message}` });
+      },
+    );
     this.location = board.location;
     this.spend = new Spend(providerSpec(options.model).kind === 'openai');
     this.models = new TeamModels(options.model, options.models);
@@ -133,35 +145,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   /** Questions waiting for the person, oldest first; none of a task that is no longer open. */
   pendingQuestions(): PendingQuestion[] {
-    this.withdrawStale();
-    return [...this.questions.values()];
-  }
-
-  /**
-   * A question follows its task: once the task is cancelled, failed or completed, nobody waits
-   * for the answer (a retry asks afresh), so it is withdrawn — from the list, the question box, /inbox.
-   */
-  private withdrawStale(): void {
-    for (const question of [...this.questions.values()]) {
-      const reason = this.whyStale(question);
-      if (!reason) continue;
-      this.questions.delete(question.questionId);
-      this.sink.emit({ type: 'question_withdrawn', pipeline: question.pipeline, task: question.task, agent: question.from, questionId: question.questionId, reason });
-      this.emit('event', { type: 'question_withdrawn', question, reason });
-    }
-  }
-
-  /** Why nobody waits for the answer to `question` any more, or null. */
-  private whyStale(question: PendingQuestion): string | null {
-    if (question.task === null) return null;
-    let task: Task;
-    try {
-      task = this.board.get(question.task);
-    } catch {
-      // Not seen yet (a database board's replica lags another host's write) is not closed.
-      return null;
-    }
-    return task.status === 'pending' || task.status === 'in_progress' ? null : `task #${task.id} is ${task.status}`;
+    return this.desk.pending();
   }
 
   /** The teammates this session runs now (name and role). */
@@ -245,7 +229,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   set autoAnswer(value: boolean) {
     this.auto = value;
-    if (value) for (const question of this.pendingQuestions()) void this.autoReply(question);
+    if (value) this.desk.answerAll();
   }
 
   /** Creates the team config, starts watching, and spawns the team. */
@@ -267,7 +251,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   private async startTeam(team: readonly TeamMemberSpec[]): Promise<void> {
-    await this.followLog();
+    await this.view.start();
     this.detachTelemetry = await attachTelemetry({ sink: this.sink, log: this.log }, (error) => this.emit('event', { type: 'error', code: 'TELEMETRY', message: error.message }));
     await this.mailbox.registry.ensure(this.options.team);
     this.pipeline.repository = await openRepository(this.options.repo, this.rootDir, (text) => this.emit('event', { type: 'notice', text }));
@@ -275,16 +259,15 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     // Scratch copies (check runs, smoke runs) of autoteam processes killed before they could remove them.
     sweepScratch();
     this.model = await createModel(this.options.model);
-    this.answerer = createAnswerer(this.model, this.board);
-    // After the answerer: with --auto, a question the last lead left pending is answered now.
-    this.resumeQuestions();
+    // With --auto, a question the last lead left pending is answered now.
+    this.desk.open(createAnswerer(this.model, this.board));
     this.watcher.on('inbox', (name) => {
       if (name === this.lead) this.drainInbox();
       else if (this.resting.has(name)) this.wakeResting(name);
     });
     this.watcher.on('board', () => {
       this.emit('event', { type: 'board' });
-      this.withdrawStale();
+      this.desk.withdrawStale();
       this.wakeResting();
       // The reconcile tick doubles as the inbox poll: a lost watcher event costs at most a second.
       this.drainInbox();
@@ -333,50 +316,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.drainInbox();
   }
 
-  /**
-   * The front ends render the board's one ordered log: every thread's and process's events, from
-   * the session's start on, in the order they were written (so a step is shown before what it caused).
-   */
-  private async followLog(): Promise<void> {
-    this.shownSeq = (await this.log.read({}, 1).catch(() => [])).at(-1)?.seq ?? 0;
-    void this.log.subscribe({ since: this.shownSeq }, (event) => this.show(event), this.following.signal).catch((error: unknown) => {
-      const { code, message } = serializeError(error);
-      this.emit('event', { type: 'error', code, message: `event log: ${message}` });
-    });
-  }
-
-  /**
-   * Shows what the log holds beyond what was shown: a front end about to say the team is done calls
-   * it first. A pipeline the board already shows ended is waited for (a few seconds at most) until its
-   * end is in the log too: its last thread writes the task before the event.
-   */
-  async catchUp(): Promise<void> {
-    const until = Date.now() + 5_000;
-    for (;;) {
-      if (this.following.signal.aborted) return;
-      for (const event of await this.log.read({ since: this.shownSeq }).catch(() => [])) this.show(event);
-      const statuses = pipelineStatuses(this.board.list());
-      const unshown = [...this.followed].filter((id) => statuses.get(id) !== 'active' && !this.ended.has(id));
-      if (unshown.length === 0 || Date.now() > until) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-
-  private show(event: TeamEvent): void {
-    if ((event.seq ?? 0) <= this.shownSeq || this.following.signal.aborted) return;
-    this.shownSeq = event.seq ?? this.shownSeq;
-    if (event.pipeline) this.followed.add(event.pipeline);
-    if (event.type === 'pipeline_status' && event.status !== 'active' && event.pipeline) this.ended.add(event.pipeline);
-    this.emit('event', { type: 'team', event });
-  }
-
-  /** Questions the last lead left unanswered (see unansweredOnBoard) are pending again. */
-  private resumeQuestions(): void {
-    for (const question of unansweredOnBoard(this.board.list())) {
-      this.questions.set(question.questionId, question);
-      this.emit('event', { type: 'question', question, resumed: true });
-      if (this.auto) void this.autoReply(question);
-    }
+  /** Shows what the log holds beyond what was shown (see LogView.catchUp). */
+  catchUp(): Promise<void> {
+    return this.view.catchUp();
   }
 
   /** Members whose process is gone are marked dead and their tasks handed back at once. */
@@ -471,17 +413,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     return this.pipeline.post(requirement, { by: this.lead, ...(startStage ? { startStage } : {}) });
   }
 
-  /** Answers a pending question (the oldest when no id is given). */
-  async answer(text: string, questionId?: string, by: 'person' | 'simulated user' = 'person'): Promise<PendingQuestion> {
-    // An answer goes to a live question only, never to a cancelled or finished task.
-    this.withdrawStale();
-    const question = questionId ? this.questions.get(questionId) : this.questions.values().next().value;
-    if (!question) throw new AutoteamError(questionId ? `no pending question '${questionId}'` : 'no question is waiting for an answer', 'NO_QUESTION');
-    this.questions.delete(question.questionId);
-    await this.mailbox.send(this.lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task });
-    this.sink.emit({ type: 'question_answered', pipeline: question.pipeline, task: question.task, agent: this.lead, questionId: question.questionId, answer: text, by });
-    this.emit('event', { type: 'answered', question, answer: text, by });
-    return question;
+  /** Answers a pending question (the oldest when no id is given); never one of a closed task. */
+  answer(text: string, questionId?: string, by: 'person' | 'simulated user' = 'person'): Promise<PendingQuestion> {
+    return this.desk.answer(text, questionId, by);
   }
 
   /** Decides a plan-approval request and tells the teammate. */
@@ -569,8 +503,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.closed = true;
     await attempt(() => this.sink.flush(), undefined);
     // What the team wrote last (its threads' farewells) is shown before the session goes quiet.
-    await attempt(() => this.catchUp(), undefined);
-    this.following.abort();
+    await attempt(() => this.view.catchUp(), undefined);
+    this.view.stop();
     await attempt(() => this.detachTelemetry(), undefined);
     await attempt(() => this.lease.release(), undefined);
     return { exits, released };
@@ -601,17 +535,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   private dispatch(message: Message): void {
     switch (message.type) {
-      case 'question': {
-        const question = questionOf(message);
-        // Asked again after a restart: already pending (or answered), not a new question.
-        if (this.questions.has(question.questionId)) return;
-        // Asked just before its task was cancelled: nobody will read the answer.
-        if (this.whyStale(question)) return;
-        this.questions.set(question.questionId, question);
-        this.emit('event', { type: 'question', question });
-        if (this.auto) void this.autoReply(question);
+      case 'question':
+        this.desk.asked(message);
         return;
-      }
       case 'pipeline_update':
         this.unread.push(message);
         this.emit('event', { type: 'pipeline', pipeline: Number(message.pipeline), status: String(message.status), content: message.content });
@@ -623,16 +549,6 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       default:
         this.unread.push(message);
         this.emit('event', { type: 'message', message });
-    }
-  }
-
-  private async autoReply(question: PendingQuestion): Promise<void> {
-    try {
-      const reply = await this.answerer!.answer(question);
-      if (this.questions.has(question.questionId)) await this.answer(reply, question.questionId, 'simulated user');
-    } catch (error) {
-      const { code, message } = serializeError(error);
-      this.emit('event', { type: 'error', code, message: `simulated user: ${message}` });
     }
   }
 }

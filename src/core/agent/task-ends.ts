@@ -1,0 +1,69 @@
+import type { Task } from '../board/schemas.js';
+import type { Fence } from '../board/task-types.js';
+import type { TaskBoardLike } from '../board/task-rules.js';
+import type { Pipeline } from '../stages/pipeline.js';
+import { backoffMs } from './backoff.js';
+
+/** What ending a task needs of its teammate. */
+export interface TaskEndsHost {
+  board: TaskBoardLike;
+  pipeline: Pipeline;
+  settings: { maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
+  now(): Date;
+  /** A line for a host that prints activity (the board's log has the events). */
+  activity(task: number, text: string): void;
+}
+
+/**
+ * How a teammate's work on a task ends when it does not hand the task on: failed (its pipeline
+ * with it, the lead told), or an unfinished attempt that backs the task off.
+ */
+export class TaskEnds {
+  constructor(private readonly host: TaskEndsHost) {}
+
+  /** Fails the task; its line is said before the lead hears that the task's pipeline failed. */
+  async fail(task: Task, fence: Fence, reason: string): Promise<void> {
+    let said = false;
+    const say = () => {
+      said = true;
+      this.host.activity(task.id, `failed #${task.id}: ${reason}`);
+    };
+    try {
+      // A general task's failure reaches the lead too (Pipeline.fail tells it either way).
+      await this.host.pipeline.fail(task, fence, reason, say);
+    } finally {
+      if (!said) say();
+    }
+  }
+
+  /**
+   * An attempt that did not finish the task — a model or runtime error, or a turn that went idle,
+   * switched tasks or ended without the stage's finishing tool — backs the task off (see backoffMs),
+   * unclaimable by anyone until then, this teammate included; after `maxAttempts` such attempts it
+   * fails and the lead is told. Without the backoff a model that answers `idle` would claim the same
+   * task again at once, a model call each time.
+   */
+  async unfinished(task: Task, fence: Fence, message: string, kind: 'error' | 'unfinished'): Promise<void> {
+    const { board, settings } = this.host;
+    const attempts = board.get(task.id).attempts + 1;
+    const { maxAttempts, retryBaseMs, retryMaxMs } = settings;
+    if (attempts >= maxAttempts) {
+      const reason =
+        kind === 'error'
+          ? `gave up after ${attempts} failed attempts (MAX_ATTEMPTS ${maxAttempts}); last error: ${message}`
+          : `no teammate finished it: ${message} (attempt ${attempts} of ${maxAttempts}, MAX_ATTEMPTS)`;
+      await this.fail(task, fence, reason).catch(() => undefined);
+      return;
+    }
+    const jittered = backoffMs(attempts, retryBaseMs, retryMaxMs);
+    const retryAt = new Date(this.host.now().getTime() + jittered);
+    await board.retryLater(task.id, fence, message, retryAt, kind).catch(() => undefined);
+    const wait = jittered < 1000 ? `${jittered} ms` : `${Math.round(jittered / 1000)} s`;
+    this.host.activity(
+      task.id,
+      kind === 'error'
+        ? `attempt ${attempts} of #${task.id} failed; retry in ${wait}: ${message}`
+        : `released #${task.id} unfinished (${message}); attempt ${attempts} of ${maxAttempts}, claimable again in ${wait}`,
+    );
+  }
+}

@@ -1,0 +1,49 @@
+import type { MemberStatus } from '../board/schemas.js';
+import type { TeamRegistry } from '../board/team-registry.js';
+import { NotFoundError } from '../errors.js';
+import type { EventSink } from '../events/emitter.js';
+import type { Trace } from '../trace/trace.js';
+import type { TeammateEvent } from './teammate-events.js';
+
+/**
+ * A teammate's status as the team sees it: the registry (with a heartbeat while it runs), the trace,
+ * its host, and the board's log (going idle, waking from idle to work).
+ */
+export class TeammateStatus {
+  /** The last status set, for a heartbeat that must list this member again. */
+  private last: { status: MemberStatus; task: number | null; reason?: string } = { status: 'idle', task: null };
+
+  constructor(
+    private readonly who: { name: string; role: string },
+    private readonly deps: { registry: TeamRegistry; trace: Trace; sink: EventSink; emit: (event: TeammateEvent) => void },
+  ) {}
+
+  async set(status: MemberStatus, task: number | null, reason?: string): Promise<void> {
+    const { name, role } = this.who;
+    const was = this.last.status;
+    if (status === 'idle' && was !== 'idle') this.deps.sink.emit({ type: 'teammate_idle', agent: name, role, ...(reason ? { reason } : {}) });
+    if (status === 'working' && was === 'idle') this.deps.sink.emit({ type: 'teammate_woke', agent: name, role, task });
+    this.last = { status, task, ...(reason ? { reason } : {}) };
+    const update = { task, ...(reason ? { reason } : {}) };
+    try {
+      await this.deps.registry.setStatus(name, status, update);
+    } catch (error) {
+      // The team config was deleted (or this member removed by hand): join again instead of working unlisted.
+      if (!(error instanceof NotFoundError)) throw error;
+      await this.deps.registry.join(name, role, { status, ...update, pid: process.pid });
+    }
+    this.deps.trace.write({ kind: 'status', agent: name, role, status, task, ...(reason ? { reason } : {}) });
+    this.deps.emit({ type: 'status', name, role, status, task, ...(reason ? { reason } : {}) });
+  }
+
+  /** A sign of life every `everyMs` while it runs; a member whose beats stop is marked dead by the lead. Returns the stop. */
+  beat(everyMs: number): () => void {
+    const { name, role } = this.who;
+    const timer = setInterval(() => {
+      const { status, task, reason } = this.last;
+      void this.deps.registry.heartbeat(name, { name, role, status, task, pid: process.pid, ...(reason ? { reason } : {}) }).catch(() => undefined);
+    }, everyMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+}

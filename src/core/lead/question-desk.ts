@@ -1,0 +1,112 @@
+import type { Mailbox } from '../board/mailbox.js';
+import type { Message, Task } from '../board/schemas.js';
+import type { TaskBoardLike } from '../board/task-rules.js';
+import { AutoteamError, serializeError } from '../errors.js';
+import type { EventSink } from '../events/emitter.js';
+import { type PendingQuestion, questionOf, unansweredOnBoard } from './questions.js';
+import type { LeadEvent } from './session-types.js';
+import type { Answerer } from './simulated-user.js';
+
+/**
+ * The teammates' questions waiting for the person (or the simulated user). A question follows its
+ * task: once the task is cancelled, failed or completed nobody waits for the answer (a retry asks
+ * afresh), so it is withdrawn — from the list, the question box, /inbox — and an answer always goes
+ * to a live question.
+ */
+export class QuestionDesk {
+  private readonly questions = new Map<string, PendingQuestion>();
+  private answerer: Answerer | null = null;
+
+  constructor(
+    private readonly deps: {
+      board: TaskBoardLike;
+      mailbox: Mailbox;
+      sink: EventSink;
+      lead: () => string;
+      auto: () => boolean;
+      emit: (event: LeadEvent) => void;
+    },
+  ) {}
+
+  /** Who answers when auto answers are on; questions the last lead left pending are taken up. */
+  open(answerer: Answerer): void {
+    this.answerer = answerer;
+    for (const question of unansweredOnBoard(this.deps.board.list())) {
+      this.questions.set(question.questionId, question);
+      this.deps.emit({ type: 'question', question, resumed: true });
+      if (this.deps.auto()) void this.autoReply(question);
+    }
+  }
+
+  /** Questions waiting, oldest first; none of a task that is no longer open. */
+  pending(): PendingQuestion[] {
+    this.withdrawStale();
+    return [...this.questions.values()];
+  }
+
+  /** A `question` message from a teammate. */
+  asked(message: Message): void {
+    const question = questionOf(message);
+    // Asked again after a restart: already pending (or answered), not a new question.
+    if (this.questions.has(question.questionId)) return;
+    // Asked just before its task was cancelled: nobody will read the answer.
+    if (this.whyStale(question)) return;
+    this.questions.set(question.questionId, question);
+    this.deps.emit({ type: 'question', question });
+    if (this.deps.auto()) void this.autoReply(question);
+  }
+
+  /** Answers a pending question (the oldest when no id is given). */
+  async answer(text: string, questionId?: string, by: 'person' | 'simulated user' = 'person'): Promise<PendingQuestion> {
+    // An answer goes to a live question only, never to a cancelled or finished task.
+    this.withdrawStale();
+    const question = questionId ? this.questions.get(questionId) : this.questions.values().next().value;
+    if (!question) throw new AutoteamError(questionId ? `no pending question '${questionId}'` : 'no question is waiting for an answer', 'NO_QUESTION');
+    this.questions.delete(question.questionId);
+    const lead = this.deps.lead();
+    await this.deps.mailbox.send(lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task });
+    this.deps.sink.emit({ type: 'question_answered', pipeline: question.pipeline, task: question.task, agent: lead, questionId: question.questionId, answer: text, by });
+    this.deps.emit({ type: 'answered', question, answer: text, by });
+    return question;
+  }
+
+  /** Auto answers were turned on: what is waiting is answered now. */
+  answerAll(): void {
+    for (const question of this.pending()) void this.autoReply(question);
+  }
+
+  /** Withdraws every question whose task is closed (checked on board events and before every read). */
+  withdrawStale(): void {
+    for (const question of [...this.questions.values()]) {
+      const reason = this.whyStale(question);
+      if (!reason) continue;
+      this.questions.delete(question.questionId);
+      this.deps.sink.emit({ type: 'question_withdrawn', pipeline: question.pipeline, task: question.task, agent: question.from, questionId: question.questionId, reason });
+      this.deps.emit({ type: 'question_withdrawn', question, reason });
+    }
+  }
+
+  /** Why nobody waits for the answer to `question` any more, or null. */
+  private whyStale(question: PendingQuestion): string | null {
+    if (question.task === null) return null;
+    let task: Task;
+    try {
+      task = this.deps.board.get(question.task);
+    } catch {
+      // Not seen yet (a database board's replica lags another host's write) is not closed.
+      return null;
+    }
+    return task.status === 'pending' || task.status === 'in_progress' ? null : `task #${task.id} is ${task.status}`;
+  }
+
+  private async autoReply(question: PendingQuestion): Promise<void> {
+    if (!this.answerer) return;
+    try {
+      const reply = await this.answerer.answer(question);
+      if (this.questions.has(question.questionId)) await this.answer(reply, question.questionId, 'simulated user');
+    } catch (error) {
+      const { code, message } = serializeError(error);
+      this.deps.emit({ type: 'error', code, message: `simulated user: ${message}` });
+    }
+  }
+}
