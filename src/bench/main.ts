@@ -8,11 +8,12 @@ import { boardSections } from './board-bench.js';
 import { stopBenchPostgres } from './postgres-server.js';
 import { sandboxOverhead } from './sandbox-bench.js';
 import { teammateSections } from './teammate-bench.js';
+import { eventLog } from './event-bench.js';
 import { type BenchOptions, type BenchRow, type BenchSection, removeTempRoots } from './section.js';
 
 export type { BenchOptions, BenchRow, BenchSection } from './section.js';
 
-export const sections: BenchSection[] = [...boardSections, ...teammateSections, sandboxOverhead];
+export const sections: BenchSection[] = [...boardSections, eventLog, ...teammateSections, sandboxOverhead];
 
 export interface SectionResult {
   section: string;

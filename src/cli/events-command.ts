@@ -16,12 +16,47 @@ export function parseSince(value: string, now = Date.now()): number | Date {
   return new Date(time);
 }
 
-/** One event as `autoteam events` prints it: its number, time, and the activity line (or the raw type). */
+/** One event as `autoteam events` prints it: its number, time, pipeline, and what happened. */
 export function eventLine(event: TeamEvent, view = activityView()): string {
-  const line = describeTeamEvent(event, view);
+  const text = describeTeamEvent(event, view)?.text ?? plainLine(event);
   const time = event.ts.slice(11, 19);
   const where = event.pipeline ? ` #${event.pipeline}` : '';
-  return `${String(event.seq ?? '?').padStart(5)} ${time}${where} ${line ? line.text.replace(/\n/g, ' ') : `${event.type}${event.agent ? ` [${event.agent}]` : ''}`}`;
+  return `${String(event.seq ?? '?').padStart(5)} ${time}${where} ${text.replace(/\n/g, ' ')}`;
+}
+
+/** The events the activity stream leaves to its panels, in a line of their own. */
+function plainLine(event: TeamEvent): string {
+  const who = `[${event.agent ?? 'runtime'}]`;
+  switch (event.type) {
+    case 'task_posted':
+      return `${who} posted #${event.task}${event.stage ? ` (${event.stage})` : ''}: ${event.subject}`;
+    case 'tool_call':
+      return `${who} ${event.tool} (${event.outcome}, ${event.durationMs} ms)`;
+    case 'pipeline_status':
+      return `pipeline #${event.pipeline} ${event.status}`;
+    case 'teammate_spawned':
+      return `${who} joined${event.model ? ` on ${event.model}` : ''}`;
+    case 'teammate_idle':
+      return `${who} idle${event.reason ? ` (${event.reason})` : ''}`;
+    case 'teammate_woke':
+      return `${who} woke${event.task ? ` for #${event.task}` : ''}`;
+    case 'teammate_dead':
+      return `${who} dead: ${event.reason}`;
+    case 'teammate_exited':
+      return `${who} exited (${event.kind}, ${event.why}): ${event.reason}`;
+    case 'criterion_added':
+      return `${who} criterion ${event.id}: ${event.criterion}`;
+    case 'check_ran':
+      return `${who} check ${event.id} ${event.ok ? 'passed' : 'failed'} (exit ${event.exitCode ?? '—'})`;
+    case 'review_verdict':
+      return `${who} verdict on revision ${event.revision}: ${event.verdict}${event.issues.length ? ` (${event.issues.length} issue${event.issues.length === 1 ? '' : 's'})` : ''}`;
+    case 'model_call':
+      return `${who} ${event.model}: ${event.inputTokens} in / ${event.outputTokens} out, ${event.latencyMs} ms (${event.purpose})`;
+    case 'hook_decision':
+      return `hook ${event.hook} (${event.command}): ${event.decision}`;
+    default:
+      return `${event.type}${event.agent ? ` ${who}` : ''}`;
+  }
 }
 
 /** `autoteam events`: the board's event log, from any shell or machine; `--follow` keeps reading. */

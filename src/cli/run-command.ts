@@ -86,9 +86,19 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const log = (line: string) => {
     if (format === 'text') console.log(line);
   };
-  // One JSON object a line while it runs: the board's events, then the result (Claude Code's stream-json shape).
+  // One JSON object a line while it runs: init, the board's events, then the result (Claude Code's
+  // stream-json shape). Events the log delivers before the post returns wait behind init.
+  let initialised = false;
+  const early: Array<Record<string, unknown>> = [];
   const stream = (record: Record<string, unknown>) => {
-    if (format === 'stream-json') console.log(JSON.stringify(record));
+    if (format !== 'stream-json') return;
+    if (record.type === 'system' && record.subtype === 'init') {
+      initialised = true;
+      for (const held of [record, ...early.splice(0)]) console.log(JSON.stringify(held));
+      return;
+    }
+    if (!initialised) early.push(record);
+    else console.log(JSON.stringify(record));
   };
   // Why the run stopped waiting before the pipeline ended: no one left to answer, or Ctrl+C.
   const stop = new AbortController();

@@ -76,7 +76,7 @@ describe('read_file', () => {
   it('answers a missing file with the files that do exist', async () => {
     fs.writeFileSync(path.join(t.workspace, 'organize.py'), '');
     const outcome = await call(readFileTool, { path: 'organise.py' }, t.ctx);
-    expect(outcome).toEqual({ isError: true, content: "no such file 'organise.py' in the workspace. Files there: organize.py" });
+    expect(outcome).toEqual({ isError: true, kind: 'error', content: "no such file 'organise.py' in the workspace. Files there: organize.py" });
   });
 
   it('lists a directory and refuses escapes', async () => {
