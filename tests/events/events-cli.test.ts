@@ -116,7 +116,7 @@ describe.each(backends)('autoteam events on the $name', (backend) => {
     expect(bad.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^autoteam: --pipeline: 'first' is not a pipeline number/)]);
   });
 
-  it('--since <seq> prints what came after it, --since 10m what came in the last ten minutes', async () => {
+  it('--since <seq> prints what came after it, --since 10m or a time what came since then', async () => {
     const after = logged[4]!.seq!;
     const bySeq = await events(['--json', '--since', String(after)]);
     expect(bySeq.code, describeRun(bySeq)).toBe(0);
@@ -125,6 +125,11 @@ describe.each(backends)('autoteam events on the $name', (backend) => {
     const recent = await events(['--json', '--since', '10m']);
     expect(recent.code, describeRun(recent)).toBe(0);
     expect(parseJsonLines(recent.stdout)).toEqual(logged.slice(1));
+
+    const afterOld = new Date(Date.parse(TWO_HOURS_AGO) + 1_000).toISOString();
+    const byTime = await events(['--json', '--since', afterOld]);
+    expect(byTime.code, describeRun(byTime)).toBe(0);
+    expect(parseJsonLines(byTime.stdout)).toEqual(logged.slice(1));
 
     const beyond = await events(['--since', String(logged.at(-1)!.seq)]);
     expect(beyond.code, describeRun(beyond)).toBe(0);
