@@ -1,0 +1,174 @@
+/**
+ * `autoteam events` through the real built CLI, on the file board and on PostgreSQL: tasks posted,
+ * claimed and completed through the library leave their events on the board's log, and the command
+ * prints that log in order (text with a seq column, or `--json` lines that validate as TeamEvents),
+ * filtered by `--pipeline` and `--since` (a seq or how long ago); a bad `--since` is one line and
+ * exit 2. `--follow` in a child process prints what another process appends after it started, in
+ * order, and stops on SIGTERM with exit 0. Build first: `npm run build`.
+ */
+import fs from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Board, openBoard } from '../../src/core/board/board.js';
+import { type TeamEvent, TeamEventSchema } from '../../src/core/events/schema.js';
+import { CliChild } from '../helpers/cli-child.js';
+import { describeRun, runCli, tempBoard } from '../helpers/pipeline-cli.js';
+import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
+
+usePostgres();
+
+const dirs: string[] = [];
+const boards: Board[] = [];
+afterAll(async () => {
+  for (const board of boards.splice(0)) await board.close();
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const backends = [
+  { name: 'file board', location: async (root: string) => root },
+  ...(postgresBin ? [{ name: 'postgres board', location: async () => freshDatabase() }] : []),
+];
+
+/** Posts, claims and completes tasks as the runtime does, through the board's rules (which emit the events). */
+async function work(board: Board, pipeline: number | null, finish: boolean): Promise<number> {
+  const task = await board.tasks.create({ subject: `Work for ${pipeline === null ? 'no pipeline' : `pipeline ${pipeline}`}`, role: 'engineer', pipeline, by: 'lead' });
+  const claimed = await board.tasks.claim(task.id, 'eng', { role: 'engineer' });
+  if (!claimed.ok) throw new Error(`claim of #${task.id} refused: ${claimed.reason}`);
+  if (finish) {
+    const done = await board.tasks.complete(task.id, { owner: 'eng', token: claimed.task.claims }, 'done');
+    if (!done.ok) throw new Error(`completion of #${task.id} refused: ${done.reason}`);
+  }
+  await board.sink.flush();
+  return task.id;
+}
+
+function parseJsonLines(stdout: string): TeamEvent[] {
+  return stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => TeamEventSchema.parse(JSON.parse(line)));
+}
+
+describe.each(backends)('autoteam events on the $name', (backend) => {
+  let root = '';
+  let board: Board;
+  let flags: string[] = [];
+  let logged: TeamEvent[] = [];
+  const TWO_HOURS_AGO = new Date(Date.now() - 2 * 3_600_000).toISOString();
+  const events = (args: string[]) => runCli(['events', ...flags, ...args], { cwd: root });
+
+  beforeAll(async () => {
+    root = tempBoard('autoteam-events-cli-');
+    dirs.push(root);
+    const location = await backend.location(root);
+    flags = location === root ? ['--dir', root] : ['--board', location, '--dir', root];
+    board = await openBoard(location, root);
+    boards.push(board);
+    // An event from two hours ago, for --since 10m; then work in two pipelines and a general task.
+    await board.log.append([{ type: 'note', ts: TWO_HOURS_AGO, team: 'evt', text: 'an old remark' }]);
+    await work(board, 1, true);
+    await work(board, 2, false);
+    await work(board, null, true);
+    await work(board, 1, true);
+    logged = await board.log.read();
+  }, 120_000);
+
+  it('has the library’s work on the log: posted, claimed, completed', () => {
+    expect(logged.map((event) => event.type)).toEqual([
+      'note',
+      ...['task_posted', 'task_claimed', 'task_completed'],
+      ...['task_posted', 'task_claimed'],
+      ...['task_posted', 'task_claimed', 'task_completed'],
+      ...['task_posted', 'task_claimed', 'task_completed'],
+    ]);
+    expect(logged.map((event) => event.seq)).toEqual(logged.map((_, i) => i + 1));
+  });
+
+  it('prints the log in order, one line per event, led by its seq', async () => {
+    const run = await events([]);
+    expect(run.code, describeRun(run)).toBe(0);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(logged.length);
+    for (const [i, line] of lines.entries()) {
+      const event = logged[i]!;
+      expect(line).toMatch(/^ *\d+ \d\d:\d\d:\d\d( #\d+)? \S/);
+      expect(Number(line.trim().split(' ')[0])).toBe(event.seq);
+      expect(line.includes(` #${event.pipeline} `), line).toBe(Boolean(event.pipeline));
+    }
+    expect(lines[0]).toContain(TWO_HOURS_AGO.slice(11, 19));
+  });
+
+  it('--json prints one event a line, each a valid TeamEvent, the log exactly', async () => {
+    const run = await events(['--json']);
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(parseJsonLines(run.stdout)).toEqual(logged);
+  });
+
+  it('--pipeline N prints only that pipeline’s events; a pipeline that is not a number is refused', async () => {
+    for (const pipeline of [1, 2]) {
+      const run = await events(['--json', '--pipeline', String(pipeline)]);
+      expect(run.code, describeRun(run)).toBe(0);
+      const printed = parseJsonLines(run.stdout);
+      expect(printed.length).toBeGreaterThan(0);
+      expect(printed).toEqual(logged.filter((event) => event.pipeline === pipeline));
+    }
+    const bad = await events(['--pipeline', 'first']);
+    expect(bad.code, describeRun(bad)).toBe(2);
+    expect(bad.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^autoteam: --pipeline: 'first' is not a pipeline number/)]);
+  });
+
+  it('--since <seq> prints what came after it, --since 10m or a time what came since then', async () => {
+    const after = logged[4]!.seq!;
+    const bySeq = await events(['--json', '--since', String(after)]);
+    expect(bySeq.code, describeRun(bySeq)).toBe(0);
+    expect(parseJsonLines(bySeq.stdout)).toEqual(logged.filter((event) => event.seq! > after));
+
+    const recent = await events(['--json', '--since', '10m']);
+    expect(recent.code, describeRun(recent)).toBe(0);
+    expect(parseJsonLines(recent.stdout)).toEqual(logged.slice(1));
+
+    const afterOld = new Date(Date.parse(TWO_HOURS_AGO) + 1_000).toISOString();
+    const byTime = await events(['--json', '--since', afterOld]);
+    expect(byTime.code, describeRun(byTime)).toBe(0);
+    expect(parseJsonLines(byTime.stdout)).toEqual(logged.slice(1));
+
+    const beyond = await events(['--since', String(logged.at(-1)!.seq)]);
+    expect(beyond.code, describeRun(beyond)).toBe(0);
+    expect(beyond.stdout).toBe('');
+    expect(beyond.stderr.trim()).toBe('no events match');
+  });
+
+  it('a --since that is neither a seq, a time nor a duration is one line and exit 2', async () => {
+    const run = await events(['--since', 'yesterday']);
+    expect(run.code, describeRun(run)).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trim().split('\n')).toEqual([
+      "autoteam: --since: 'yesterday' is not an event number, a time (2026-12-01T10:00:00Z) or how long ago (10m, 2h)",
+    ]);
+  });
+
+  it('--follow prints events another process appends after it started, in order, and stops on SIGTERM with exit 0', async () => {
+    const follower = CliChild.start(['events', '--follow', '--json', ...flags], { cwd: root });
+    try {
+      const last = logged.at(-1)!.seq!;
+      // Everything already on the log is printed first: from then on the follower is following.
+      await follower.waitForLine((line) => (JSON.parse(line) as TeamEvent).seq === last, `the follower to print seq ${last}`);
+      const posted = await work(board, 3, false);
+      const seen = await follower.waitFor(() => {
+        const printed = follower.lines.filter(Boolean).map((line) => TeamEventSchema.parse(JSON.parse(line)));
+        return printed.some((event) => event.type === 'task_claimed' && event.task === posted) ? printed : undefined;
+      }, `the follower to print the claim of #${posted}`);
+      expect(seen.slice(0, logged.length)).toEqual(logged);
+      const fresh = seen.slice(logged.length);
+      expect(fresh.map((event) => [event.type, event.task, event.pipeline])).toEqual([
+        ['task_posted', posted, 3],
+        ['task_claimed', posted, 3],
+      ]);
+      expect(fresh.map((event) => event.seq)).toEqual([last + 1, last + 2]);
+      expect(fresh).toEqual(await board.log.read({ since: last }));
+    } finally {
+      const exit = await follower.stop('SIGTERM');
+      expect(exit, follower.describe()).toEqual({ code: 0, signal: null });
+    }
+    expect(follower.stderr).toBe('');
+  }, 180_000);
+});
