@@ -154,13 +154,12 @@ describe.runIf(python)('autoteam run --auto --output-format stream-json, offline
 
 describe('autoteam run --output-format stream-json when posting takes a while', () => {
   /**
-   * KNOWN BUG (src/cli/run-command.ts): the init record is written only after `session.post` returns,
-   * while the board's events stream as soon as the log has them; a TaskCreated hook that takes a
-   * moment lets task_posted, pipeline_status and hook_decision out before init. This hook waits
-   * until the stream shows task_posted (so it fails the same way on any machine), then blocks the
-   * task. Once init is held back or written first, this case passes: turn `it.fails` into `it`.
+   * The init record is written after `session.post` returns, while the board's events stream as
+   * soon as the log has them: events that come first (a TaskCreated hook that takes a moment lets
+   * task_posted, pipeline_status and hook_decision out before the post returns) wait behind init.
+   * This hook waits until the stream shows task_posted (20 s at most), then blocks the task.
    */
-  it.fails('still writes the init record first', async () => {
+  it('still writes the init record first', async () => {
     const root = board();
     const out = path.join(root, 'stdout.jsonl');
     const wait = `i=0; while [ $i -lt 200 ] && ! grep -q '"type":"task_posted"' stdout.jsonl 2>/dev/null; do sleep 0.1; i=$((i+1)); done; echo 'requirements are frozen' >&2; exit 2`;
