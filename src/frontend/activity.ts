@@ -134,7 +134,8 @@ export function describeTeamEvent(event: TeamEvent, view: Pick<ActivityView, 've
     case 'task_retried':
       return { text: `${task} retried as #${event.newTask} by ${event.by}`, tone: 'info' };
     case 'model_call':
-      return event.text && event.purpose === 'turn' ? { text: saysLine(event.agent ?? 'agent', event.text, view), tone: 'says' } : null;
+      // The lead's words are its reply (`lead: …`), shown by the front end that asked.
+      return event.text && event.purpose === 'turn' && event.role !== 'lead' ? { text: saysLine(event.agent ?? 'agent', event.text, view), tone: 'says' } : null;
     case 'tool_call':
       // A question and a saved requirement are shown as such (question_asked), not as tool lines.
       if (event.tool === 'ask_clarifying_question' || event.tool === 'save_requirement') return null;

@@ -377,6 +377,8 @@ export async function runLine(raw: string, io: CommandIO): Promise<Outcome> {
         return 'continue';
       case 'lead': {
         const reply = await io.askLead(parsed.text);
+        // What the lead did on the way (its tool lines, from the log) comes before its answer.
+        await io.session.catchUp();
         io.print(`lead: ${reply || '(no reply)'}`, 'reply');
         return 'continue';
       }
