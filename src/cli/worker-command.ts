@@ -8,6 +8,7 @@ import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js
 import type { ModelOverrides } from '../core/model/config.js';
 import { createModel, describeModel } from '../core/model/factory.js';
 import { guardProcess } from '../core/agent/crash-log.js';
+import { ConfigError } from '../core/errors.js';
 
 export interface WorkerCommandOptions {
   dir: string;
@@ -95,7 +96,9 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     },
   });
   try {
-    const reason = await teammate.run().catch((error: unknown) => guard.crashed(error));
+    // A refusal to start (its name is a live member's) is the person's to fix: one line and exit 2
+    // from the CLI, as before the worker was guarded, not a crash log.
+    const reason = await teammate.run().catch((error: unknown) => (error instanceof ConfigError ? Promise.reject(error) : guard.crashed(error)));
     console.log(`[${options.name}] exited: ${reason}`);
     return 0;
   } finally {
