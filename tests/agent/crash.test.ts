@@ -36,7 +36,7 @@ function startChild(config: AgentChildConfig) {
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) => proc.on('exit', (code, signal) => resolve(signal ?? code)));
   const claimed = (task: number) =>
     events
-      .waitFor((e) => e.type === 'status' && e.status === 'working' && e.task === task, `${config.name} claims #${task}`, { timeoutMs: 30_000 })
+      .waitFor((e) => e.type === 'status' && e.status === 'working' && e.task === task, `${config.name} claims #${task}`)
       .catch((error: Error) => {
         throw new Error(`${error.message}\nstderr: ${stderr}`);
       });
@@ -71,7 +71,7 @@ describe('a teammate thread that dies mid-task', () => {
       const task = await board.create({ subject: 'Fragile job', role: 'engineer' });
       rig = await ManagerRig.start(root, crash.model);
       const handle = rig.manager.spawn('eng', 'engineer');
-      await rig.events.waitFor((e) => e.type === 'status' && e.status === 'working' && e.task === task.id, 'claim', { timeoutMs: 30_000 });
+      await rig.events.waitFor((e) => e.type === 'status' && e.status === 'working' && e.task === task.id, 'claim');
       if (crash.terminate) await handle.worker.terminate();
 
       const exit = await handle.exited;
@@ -267,7 +267,7 @@ describe('lease expiry takeover across processes', () => {
     const done = await until(() => {
       const current = board.get(task.id);
       return current.status === 'completed' ? current : null;
-    }, 'the restarted eng1 completes', { timeoutMs: 25_000 });
+    }, 'the restarted eng1 completes');
     model.assertDone();
     expect(done).toMatchObject({ owner: 'eng1', claims: 2, result: 'resumed and done' });
     expect(done.history.find((h) => h.detail === 'lease of eng1 expired; taken over (token 2)')).toBeDefined();
@@ -285,7 +285,7 @@ describe('lease expiry takeover across processes', () => {
 
     second = startLocalTeammate({ root, name: 'eng2', role: 'engineer', model: new FakeModel([]) });
     const joined = second.events
-      .waitFor((e) => e.type === 'status' && e.status === 'idle', 'eng2 idle', { timeoutMs: 20_000 })
+      .waitFor((e) => e.type === 'status' && e.status === 'idle', 'eng2 idle')
       .then(() => 'joined');
     const gaveUp = second.done.then(
       (reason) => `run() returned early: ${reason}`,

@@ -12,6 +12,7 @@ import { openBoard } from '../../src/core/board/board.js';
 import { LeadSession } from '../../src/core/lead/session.js';
 import { cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, describeRun, runCli, sha256, tempBoard } from '../helpers/pipeline-cli.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
 usePostgres();
 const python = spawnSync('python3', ['--version']).status === 0;
@@ -32,7 +33,7 @@ describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
   it('`autoteam run --board postgres://…` takes a requirement to approval with the tasks in the database, not in files', async () => {
     const url = await freshDatabase();
     const dir = folder('autoteam-pgrun-');
-    const run = await runCli(['run', '--auto', '--board', url, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir, killAfterMs: 90_000 });
+    const run = await runCli(['run', '--auto', '--board', url, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
     expect(run.code, describeRun(run)).toBe(0);
     expect(run.stdout).toMatch(/pipeline #1: APPROVED/);
     expect(fs.existsSync(path.join(dir, '.tasks'))).toBe(false);
@@ -52,7 +53,7 @@ describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
     expect(listed.stdout).toMatch(/^pipeline #1 approved · 15 model calls/m);
     const shown = await runCli(['show', '5', '--board', url], { cwd: dir });
     expect(JSON.parse(shown.stdout)).toMatchObject({ id: 5, stage: 'review', artifacts: { verdict: 'approved' } });
-  }, 120_000);
+  });
 
   it('a teammate in another process with its own folder works the engineer stage; the reviewer gets its files through the board', async () => {
     const url = await freshDatabase();
@@ -75,7 +76,7 @@ describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
         { name: 'reviewer', role: 'reviewer' },
       ]);
       const task = await session.post(DOWNLOADS_REQUIREMENT);
-      const state = await session.waitForPipeline(task.pipeline!, AbortSignal.timeout(60_000));
+      const state = await session.waitForPipeline(task.pipeline!, AbortSignal.timeout(HANG_MS));
       expect(state.status, output).toBe('approved');
       expect(state.tasks.filter((t) => t.stage === 'implementation').map((t) => t.owner)).toEqual(['e2', 'e2']);
       expect(state.tasks.filter((t) => t.stage === 'review').map((t) => t.owner)).toEqual(['reviewer', 'reviewer']);
@@ -92,7 +93,7 @@ describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
       expect(await exited).toBe(0);
     }
     expect(output).toMatch(/\[e2\] engineer on offline scripted model.*, board postgres:\/\/postgres@127\.0\.0\.1:\d+\/board_/);
-  }, 120_000);
+  });
 
   it('a board it cannot reach is one line naming it, password hidden, exit 1', async () => {
     const dir = folder('autoteam-pgbad-');
@@ -111,7 +112,7 @@ describe.runIf(postgresBin && python)('export and import', () => {
   it('a database board exports to the same files, and those files import into an empty database, ids kept', async () => {
     const url = await freshDatabase();
     const dir = folder('autoteam-pgexp-');
-    const run = await runCli(['run', '--auto', '--board', url, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir, killAfterMs: 90_000 });
+    const run = await runCli(['run', '--auto', '--board', url, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
     expect(run.code, describeRun(run)).toBe(0);
     const out = folder('autoteam-pgout-');
     const exported = await runCli(['export', '--board', url, '--dir', out], { cwd: out });
@@ -142,7 +143,7 @@ describe.runIf(postgresBin && python)('export and import', () => {
     const twice = await runCli(['import', '--dir', out, '--board', target], { cwd: out });
     expect(twice.code).toBe(2);
     expect(twice.stderr).toMatch(/the board at postgres:\/\/.* already has tasks: import into an empty one/);
-  }, 120_000);
+  });
 });
 
 describe.runIf(postgresBin && python)('mistakes and outages', () => {
@@ -216,5 +217,5 @@ describe.runIf(postgresBin && python)('mistakes and outages', () => {
     } finally {
       server.stop();
     }
-  }, 180_000);
+  });
 });

@@ -47,7 +47,7 @@ describe.runIf(python)('--record then --replay', () => {
       await server.close();
     }
     first = fs.existsSync(path.join(firstDir, '.tasks')) ? readTasks(firstDir) : [];
-  }, 60_000);
+  });
 
   it('writes one file per call, keyed by role, task, purpose and turn, with no secret in them', () => {
     expect(recorded.code, describeRun(recorded)).toBe(0);

@@ -34,7 +34,7 @@ describe.runIf(python)('autoteam run --auto against a loopback Messages API', ()
       env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
     });
     tasks = fs.existsSync(path.join(root, '.tasks')) ? readTasks(root) : [];
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await server?.close();
@@ -192,5 +192,5 @@ describe('autoteam run with a key the endpoint rejects', () => {
       await server.close();
       fs.rmSync(root, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 });

@@ -46,5 +46,5 @@ describe('autoteam run with a teammate that dies', () => {
     expect(died, output).not.toBeNull();
     expect(fs.readFileSync(path.join(root, died![1]!), 'utf8')).toMatch(/^engineer \(engineer\) died at /);
     expect(output).toMatch(/pipeline #1: FAILED — engineer died \(thread died \(exit code 7\)\); details in \.team\/crash\/engineer-.*\.log; pipeline #1 is left open on the board/);
-  }, 120_000);
+  });
 });

@@ -43,7 +43,7 @@ describe.runIf(python)('autoteam run --auto, offline: the canonical five-task st
     root = board();
     run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
     tasks = fs.existsSync(path.join(root, '.tasks')) ? readTasks(root) : [];
-  }, 60_000);
+  });
 
   it('exits 0 with an APPROVED summary', () => {
     expect(run.code, describeRun(run)).toBe(0);
@@ -315,7 +315,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     ['a --timeout of no time', ['--timeout', '0s', 'x'], /--timeout: '0s' is no time at all/],
   ])('exits 2 for a usage error: %s, and starts nothing', async (_label, args, message) => {
     const root = board();
-    const run = await runCli(['run', '--auto', '--dir', root, ...args], { cwd: root, killAfterMs: 15_000 });
+    const run = await runCli(['run', '--auto', '--dir', root, ...args], { cwd: root });
     expect(run.code, describeRun(run)).toBe(2);
     expect(run.stderr).toMatch(message);
     // Usage errors read like every other error, one line starting `autoteam:`.
@@ -329,7 +329,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     fs.mkdirSync(path.join(root, '.team'), { recursive: true });
     fs.writeFileSync(path.join(root, '.team', 'config.json'), '{broken');
     for (const args of [['run', '--auto', '--dir', root, 'x'], ['--dir', root]]) {
-      const run = await runCli(args, { cwd: root, input: '', killAfterMs: 20_000 });
+      const run = await runCli(args, { cwd: root, input: '' });
       expect(run.code, describeRun(run)).toBe(2);
       const errors = run.stderr.trim().split('\n');
       expect(errors).toHaveLength(1);
@@ -342,7 +342,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
 
   it('exits 2 for a blank requirement, promptly, without leaving teammate threads running', async () => {
     const root = board();
-    const run = await runCli(['run', '--auto', '--dir', root, '   '], { cwd: root, killAfterMs: 10_000 });
+    const run = await runCli(['run', '--auto', '--dir', root, '   '], { cwd: root });
     expect(run.signal, `the CLI hung and was killed\n${describeRun(run)}`).toBeNull();
     expect(run.code, describeRun(run)).toBe(2);
     expect(run.stderr).toMatch(/requirement cannot be empty/);
@@ -456,7 +456,7 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
 
   it('stops at once when a question is asked and standard input has ended, leaving the pipeline open and saying so', async () => {
     const root = board();
-    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: '', killAfterMs: 30_000 });
+    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: '' });
     expect(run.signal).toBeNull();
     expect(run.code, describeRun(run)).toBe(1);
     expect(run.stdout).toContain('pipeline #1: FAILED — the analyst asked a question but standard input ended');
@@ -487,7 +487,7 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
 
   it('on --timeout cancels the pipeline, so the board agrees the run failed', async () => {
     const root = board();
-    const run = await runCli(['run', '--auto', '--timeout', '200ms', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, killAfterMs: 30_000 });
+    const run = await runCli(['run', '--auto', '--timeout', '200ms', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
     expect(run.code, describeRun(run)).toBe(1);
     expect(run.stdout).toContain('pipeline #1: FAILED — timed out after 200 ms; pipeline #1 cancelled (autoteam retry 1 starts it again from the stage it stopped at)');
     const tasks = readTasks(root);

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
 const roots: string[] = [];
 const sessions: LeadSession[] = [];
@@ -40,7 +41,7 @@ describe('LeadSession', () => {
     expect(session.running()).toEqual([]);
 
     const task = await session.post('Write a Python script that organizes my Downloads folder by file type.');
-    const state = await session.waitForPipeline(task.pipeline!, AbortSignal.timeout(30_000));
+    const state = await session.waitForPipeline(task.pipeline!, AbortSignal.timeout(HANG_MS));
     expect(state.status).toBe('approved');
     expect(new Set(state.tasks.map((t) => t.owner))).toEqual(new Set(['analyst', 'engineer', 'reviewer']));
     // Every model call the threads made was reported: the session's spend matches the board's usage.

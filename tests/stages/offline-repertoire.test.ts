@@ -14,6 +14,7 @@ import { DEFAULT_ORGANIZER_SPEC } from '../../src/core/model/scripted/repertoire
 import { ScriptedModel } from '../../src/core/model/scripted/scripted-model.js';
 import { Pipeline } from '../../src/core/stages/pipeline.js';
 import { snapshotWorkspace } from '../../src/core/stages/submission.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
 const roots: string[] = [];
 const sessions: LeadSession[] = [];
@@ -29,7 +30,7 @@ async function runPipeline(requirement: string) {
   sessions.push(session);
   await session.start();
   const first = await session.post(requirement);
-  const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(40_000));
+  const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(HANG_MS));
   return { root, state, workspace: path.join(root, 'workspace', String(first.pipeline)) };
 }
 
@@ -51,7 +52,7 @@ describe('the offline engineer', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('lines: 2  words: 3  characters: 17');
     expect(fs.readFileSync(path.join(workspace, file), 'utf8').length).toBeGreaterThan(0);
-  }, 60_000);
+  });
 });
 
 describe('the offline reviewer', () => {
@@ -88,7 +89,7 @@ describe('the offline reviewer', () => {
       rootDir: root,
       model: new ScriptedModel(),
       wake: new Wake(),
-      signal: AbortSignal.timeout(30_000),
+      signal: AbortSignal.timeout(HANG_MS),
       settings: { pollMs: 25, idleTimeoutMs: 300 },
     });
     expect(await reviewer.run()).toMatch(/^idle for/);
@@ -99,5 +100,5 @@ describe('the offline reviewer', () => {
     expect(review.artifacts.checks?.[0]?.output).toMatch(/FAILED: .*sample1\.jpg is not in Pictures\//);
     expect(review.artifacts.issues).toContainEqual(expect.objectContaining({ severity: 'blocker', criterion: 'AC1', text: expect.stringMatching(/^AC1 not met/) }));
     expect(board.list().at(-1)).toMatchObject({ stage: 'implementation', revision: 1, status: 'pending' });
-  }, 40_000);
+  });
 });

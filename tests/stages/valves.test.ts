@@ -14,6 +14,7 @@ import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
 import type { ToolResultBlock } from '../../src/core/model/types.js';
 import type { PipelineState } from '../../src/core/stages/pipeline.js';
 import { type FakeTeamOptions, NUDGE, readLog } from '../helpers/pipeline-models.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
 const modelsFile = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'helpers', 'pipeline-models.ts');
 
@@ -57,7 +58,7 @@ async function runValve(
   // Post only once every teammate has joined: see 'close() right after start' below for why.
   await ready;
   const first = await session.post('Write a greeting program.', startStage);
-  const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(40_000));
+  const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(HANG_MS));
   await session.close(2_000);
   sessions.splice(sessions.indexOf(session), 1);
   return { root, state: session.pipeline.state(first.pipeline!), events, log: readLog(log) };
