@@ -12,7 +12,8 @@ import { openBoard } from '../../src/core/board/board.js';
 import { LeadSession } from '../../src/core/lead/session.js';
 import { cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, describeRun, runCli, sha256, tempBoard } from '../helpers/pipeline-cli.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
-import { HANG_MS } from '../helpers/agent-wait.js';
+import { HANG_MS, until } from '../helpers/agent-wait.js';
+import { HEARTBEAT_MS, STALE_AFTER } from '../../src/core/board/liveness.js';
 
 usePostgres();
 const python = spawnSync('python3', ['--version']).status === 0;
@@ -195,15 +196,15 @@ describe.runIf(postgresBin && python)('mistakes and outages', () => {
       child.stdout!.setEncoding('utf8').on('data', (text: string) => (output += text));
       child.stderr!.setEncoding('utf8').on('data', (text: string) => (output += text));
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      const end = Date.now() + 30_000;
-      while (!/posted pipeline #1/.test(output)) {
-        if (Date.now() > end) throw new Error(`the run never posted: ${output}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await until(() => /posted pipeline #1/.test(output), 'the run to post its pipeline').catch((error: Error) => {
+        throw new Error(`${error.message}\n${output}`);
+      });
       server.pause();
-      // Past STALE_AFTER heartbeats (15 s): nobody could beat meanwhile, so nobody may be declared dead for it.
-      const down = Date.now();
-      while (Date.now() - down < 18_000) await new Promise((resolve) => setTimeout(resolve, 100));
+      // The outage itself is the scenario, not a wait for something: it must outlast STALE_AFTER
+      // heartbeats, the silence after which a member counts as dead. Nobody could beat meanwhile, so
+      // nobody may be declared dead for it.
+      const outageMs = STALE_AFTER * HEARTBEAT_MS + 3_000;
+      await new Promise((resolve) => setTimeout(resolve, outageMs));
       server.resume();
       const code = await exited;
       expect(code, output).toBe(0);

@@ -27,7 +27,7 @@ function session(root: string, auto = false): LeadSession {
 /** The next question the session shows (already pending, or the next one emitted). */
 function nextQuestion(s: LeadSession, after = 0): Promise<PendingQuestion> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no question within 20 s')), 20_000);
+    const timer = setTimeout(() => reject(new Error(`no question within ${HANG_MS / 1000} s`)), HANG_MS);
     const seen: PendingQuestion[] = [];
     const onEvent = (event: LeadEvent) => {
       if (event.type !== 'question') return;
@@ -62,7 +62,7 @@ describe('resume after a stop during questions', () => {
     const question2 = await q2;
     expect(question2.question).toMatch(/same name already exists/);
     // Ctrl+C while the second question waits.
-    await first.close(2_000);
+    await first.close(HANG_MS);
     sessions.splice(sessions.indexOf(first), 1);
 
     const second = session(root);
@@ -86,7 +86,7 @@ describe('resume after a stop during questions', () => {
 
   it('with --auto, the simulated user answers the question the last lead left pending', async () => {
     const { root, first, task } = await postAndAsk();
-    await first.close(2_000);
+    await first.close(HANG_MS);
     sessions.splice(sessions.indexOf(first), 1);
 
     const second = session(root, true);

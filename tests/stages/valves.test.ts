@@ -59,7 +59,7 @@ async function runValve(
   await ready;
   const first = await session.post('Write a greeting program.', startStage);
   const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(HANG_MS));
-  await session.close(2_000);
+  await session.close(HANG_MS);
   sessions.splice(sessions.indexOf(session), 1);
   return { root, state: session.pipeline.state(first.pipeline!), events, log: readLog(log) };
 }
@@ -192,7 +192,7 @@ describe('safety valves', () => {
     sessions.push(session);
     await session.start();
     // A pipeline can end (or a person can quit) before every worker thread has registered itself.
-    const { exits } = await session.close(2_000);
+    const { exits } = await session.close(HANG_MS);
     sessions.splice(sessions.indexOf(session), 1);
     expect(exits.map((exit) => exit.name).sort()).toEqual(['analyst', 'engineer', 'reviewer']);
     expect(session.running()).toEqual([]);
