@@ -77,8 +77,10 @@ describe('one live lead per board', () => {
     const pid = deadPid();
     const at = new Date().toISOString();
     fs.writeFileSync(path.join(root, '.team', 'lead.json'), JSON.stringify({ pid, host: os.hostname(), session: 'old', startedAt: at, heartbeat: at }));
-    const run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
-    expect(run.code, describeRun(run)).toBe(0);
+    // A requirement the offline team declines: the run is short, and ends as any run does.
+    const run = await runCli(['run', '--auto', '--dir', root, 'Organize my music playlist.'], { cwd: root });
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout).toContain('pipeline #1: FAILED — the offline model cannot implement this requirement');
     expect(run.stdout).toContain(`took over the board from a lead that is gone (pid ${pid} on ${os.hostname()}: pid ${pid} is not running)`);
     // Released when the run ended.
     expect(fs.existsSync(path.join(root, '.team', 'lead.json'))).toBe(false);
