@@ -7,10 +7,10 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBoard } from '../../src/core/board/board.js';
 import { LeadSession } from '../../src/core/lead/session.js';
-import { cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, describeRun, runCli, sha256, tempBoard } from '../helpers/pipeline-cli.js';
+import { type CliResult, cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, describeRun, runCli, sha256, tempBoard } from '../helpers/pipeline-cli.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
 import { HANG_MS, until } from '../helpers/agent-wait.js';
 import { HEARTBEAT_MS, STALE_AFTER } from '../../src/core/board/liveness.js';
@@ -30,11 +30,18 @@ function folder(prefix: string): string {
   return dir;
 }
 
-describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
+// One run on a database board serves both what it leaves there and what export and import make of it.
+describe.runIf(postgresBin && python)('a run on the PostgreSQL board', () => {
+  let url = '';
+  let dir = '';
+  let run: CliResult;
+  beforeAll(async () => {
+    url = await freshDatabase();
+    dir = folder('autoteam-pgrun-');
+    run = await runCli(['run', '--auto', '--board', url, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
+  });
+
   it('`autoteam run --board postgres://…` takes a requirement to approval with the tasks in the database, not in files', async () => {
-    const url = await freshDatabase();
-    const dir = folder('autoteam-pgrun-');
-    const run = await runCli(['run', '--auto', '--board', url, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
     expect(run.code, describeRun(run)).toBe(0);
     expect(run.stdout).toMatch(/pipeline #1: APPROVED/);
     expect(fs.existsSync(path.join(dir, '.tasks'))).toBe(false);
@@ -56,6 +63,41 @@ describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
     expect(JSON.parse(shown.stdout)).toMatchObject({ id: 5, stage: 'review', artifacts: { verdict: 'approved' } });
   });
 
+  it('a database board exports to the same files, and those files import into an empty database, ids kept', async () => {
+    expect(run.code, describeRun(run)).toBe(0);
+    const out = folder('autoteam-pgout-');
+    const exported = await runCli(['export', '--board', url, '--dir', out], { cwd: out });
+    expect(exported.code, describeRun(exported)).toBe(0);
+    expect(exported.stdout).toMatch(/^exported 5 tasks, \d+ requests, \d+ messages and 2 submitted files from postgres:\/\//);
+    const listedFiles = await runCli(['tasks', '--dir', out], { cwd: out });
+    const listedDb = await runCli(['tasks', '--board', url], { cwd: out });
+    expect(listedFiles.stdout).toBe(listedDb.stdout);
+    expect(listedFiles.stderr).toBe('');
+    const again = await runCli(['export', '--board', url, '--dir', out], { cwd: out });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/export writes into an empty folder; .* \(a board\)/);
+
+    const target = await freshDatabase();
+    const imported = await runCli(['import', '--dir', out, '--board', target], { cwd: out });
+    expect(imported.code, describeRun(imported)).toBe(0);
+    expect(imported.stdout).toMatch(/^imported 5 tasks, \d+ requests, \d+ messages and 2 submitted files/);
+    const listedImport = await runCli(['tasks', '--board', target], { cwd: out });
+    expect(listedImport.stdout).toBe(listedDb.stdout);
+    // A new task continues after the imported ids, and a new pipeline after the imported ones.
+    const next = await openBoard(target, out);
+    try {
+      expect((await next.tasks.create({ subject: 'after import' })).id).toBe(6);
+      expect(await next.tasks.nextPipelineId()).toBe(2);
+    } finally {
+      await next.close();
+    }
+    const twice = await runCli(['import', '--dir', out, '--board', target], { cwd: out });
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/the board at postgres:\/\/.* already has tasks: import into an empty one/);
+  });
+});
+
+describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
   it('a teammate in another process with its own folder works the engineer stage; the reviewer gets its files through the board', async () => {
     const url = await freshDatabase();
     const leadDir = folder('autoteam-pglead-');
@@ -106,44 +148,6 @@ describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
     const bad = await runCli(['tasks', '--board', 'http://example.com'], { cwd: dir });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--board takes a postgres:\/\/ URL/);
-  });
-});
-
-describe.runIf(postgresBin && python)('export and import', () => {
-  it('a database board exports to the same files, and those files import into an empty database, ids kept', async () => {
-    const url = await freshDatabase();
-    const dir = folder('autoteam-pgexp-');
-    const run = await runCli(['run', '--auto', '--board', url, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
-    expect(run.code, describeRun(run)).toBe(0);
-    const out = folder('autoteam-pgout-');
-    const exported = await runCli(['export', '--board', url, '--dir', out], { cwd: out });
-    expect(exported.code, describeRun(exported)).toBe(0);
-    expect(exported.stdout).toMatch(/^exported 5 tasks, \d+ requests, \d+ messages and 2 submitted files from postgres:\/\//);
-    const listedFiles = await runCli(['tasks', '--dir', out], { cwd: out });
-    const listedDb = await runCli(['tasks', '--board', url], { cwd: out });
-    expect(listedFiles.stdout).toBe(listedDb.stdout);
-    expect(listedFiles.stderr).toBe('');
-    const again = await runCli(['export', '--board', url, '--dir', out], { cwd: out });
-    expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/export writes into an empty folder; .* \(a board\)/);
-
-    const target = await freshDatabase();
-    const imported = await runCli(['import', '--dir', out, '--board', target], { cwd: out });
-    expect(imported.code, describeRun(imported)).toBe(0);
-    expect(imported.stdout).toMatch(/^imported 5 tasks, \d+ requests, \d+ messages and 2 submitted files/);
-    const listedImport = await runCli(['tasks', '--board', target], { cwd: out });
-    expect(listedImport.stdout).toBe(listedDb.stdout);
-    // A new task continues after the imported ids, and a new pipeline after the imported ones.
-    const next = await openBoard(target, out);
-    try {
-      expect((await next.tasks.create({ subject: 'after import' })).id).toBe(6);
-      expect(await next.tasks.nextPipelineId()).toBe(2);
-    } finally {
-      await next.close();
-    }
-    const twice = await runCli(['import', '--dir', out, '--board', target], { cwd: out });
-    expect(twice.code).toBe(2);
-    expect(twice.stderr).toMatch(/the board at postgres:\/\/.* already has tasks: import into an empty one/);
   });
 });
 
