@@ -1,9 +1,11 @@
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { builtWorker, pathWithRealPython } from './tests/helpers/test-env.js';
+import { builtWorker, pathWithRealPython, threadModels } from './tests/helpers/test-env.js';
 
 const repo = fileURLToPath(new URL('.', import.meta.url));
 const worker = builtWorker(repo);
+const models = threadModels(repo, path.join(repo, 'node_modules', '.cache', 'autoteam-tests'));
 
 /** The files that use the run's one PostgreSQL server (tests/helpers/postgres-setup.ts starts it). */
 const POSTGRES_FILES = [
@@ -24,7 +26,7 @@ export default defineConfig({
     // Concurrency tests spawn their own threads and processes; two files at a time keeps a
     // 2-core machine from starving their lock retries.
     maxWorkers: 2,
-    env: { PATH: pathWithRealPython(), ...(worker ? { AUTOTEAM_TEST_WORKER: worker } : {}) },
+    env: { PATH: pathWithRealPython(), ...models, ...(worker ? { AUTOTEAM_TEST_WORKER: worker } : {}) },
     projects: [
       { extends: true, test: { name: 'main', include: ['tests/**/*.test.ts', 'tests/**/*.test.tsx'], exclude: [...configDefaults.exclude, ...POSTGRES_FILES] } },
       // A project of its own so that its globalSetup runs only when one of these files does.

@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 
 /**
  * PATH with the folder of the real python3 in front. A version manager's shim on PATH (pyenv's is a
@@ -40,4 +41,27 @@ export function builtWorker(repo: string): string | null {
   const worker = path.join(repo, 'dist', 'worker', 'teammate-worker.js');
   if (!fs.existsSync(worker)) return null;
   return newestMtime(path.join(repo, 'src')) <= fs.statSync(worker).mtimeMs ? worker : null;
+}
+
+/** The fake models the tests hand to worker threads (`{ kind: 'module', path }`), by the variable that names their JS. */
+const THREAD_MODELS = { AUTOTEAM_TEST_FAKE_MODEL: 'fake-model', AUTOTEAM_TEST_PIPELINE_MODELS: 'pipeline-models' } as const;
+
+/**
+ * Those fake models compiled to JavaScript in `cache`, by variable: a thread whose model is JS needs
+ * no tsx loader either (see builtWorker). They import nothing of src/ at run time, so stripping their
+ * types is the whole compilation. Written atomically: other copies of the suite may write them too.
+ */
+export function threadModels(repo: string, cache: string): Record<string, string> {
+  fs.mkdirSync(cache, { recursive: true });
+  const paths: Record<string, string> = {};
+  for (const [variable, name] of Object.entries(THREAD_MODELS)) {
+    const source = fs.readFileSync(path.join(repo, 'tests', 'helpers', `${name}.ts`), 'utf8');
+    const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+    const file = path.join(cache, `${name}.mjs`);
+    const temp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(temp, outputText);
+    fs.renameSync(temp, file);
+    paths[variable] = file;
+  }
+  return paths;
 }

@@ -16,7 +16,8 @@ import type { PipelineState } from '../../src/core/stages/pipeline.js';
 import { type FakeTeamOptions, NUDGE, readLog } from '../helpers/pipeline-models.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 
-const modelsFile = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'helpers', 'pipeline-models.ts');
+// As JavaScript when vitest.config.ts compiled it: the teammate threads then need no tsx.
+const modelsFile = process.env.AUTOTEAM_TEST_PIPELINE_MODELS ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'helpers', 'pipeline-models.ts');
 
 interface ValveRun {
   root: string;
