@@ -94,7 +94,8 @@ describe('autoteam.config.json', () => {
     expect(() => modelSpecs({}, broken)).toThrow(/autoteam\.config\.json: models\.engineer: provider anthropic needs ANTHROPIC_API_KEY/);
   });
 
-  it.runIf(python)('stage prompts and limits reach the teammates; the environment still wins over the file', async () => {
+  // Two runs on a model, one after the other: twice a pipeline's time (180 s is for one).
+  it.runIf(python)('stage prompts and limits reach the teammates; the environment still wins over the file', { timeout: 360_000 }, async () => {
     const extra = 'Always write British English in comments.';
     const server = await MessagesServer.start(new TeamPlayer().steps());
     const dir = folder({ stages: { engineer: undefined, implementation: { prompt: `${STAGE_DEFINITIONS.implementation.systemPrompt}\n${extra}` } }, limits: { maxPipelineSteps: 2 } });

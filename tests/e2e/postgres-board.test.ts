@@ -188,7 +188,8 @@ describe.runIf(postgresBin && python)('mistakes and outages', () => {
     expect(missing.stderr.trim()).toMatch(/^autoteam: cannot use the board at postgres:\/\/.*\/nosuchdb: database "nosuchdb" does not exist/);
   });
 
-  it('a run whose database goes away for longer than the heartbeat limit waits for it, declares nobody dead, and finishes', async () => {
+  // A pipeline plus the outage (18 s): more than a pipeline's 180 s on a slow machine.
+  it('a run whose database goes away for longer than the heartbeat limit waits for it, declares nobody dead, and finishes', { timeout: 300_000 }, async () => {
     const { startPostgres } = await import('../../src/bench/postgres-server.js');
     const server = await startPostgres();
     try {

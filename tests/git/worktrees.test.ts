@@ -126,7 +126,8 @@ describe.runIf(python)('autoteam run on a git repository', () => {
 });
 
 describe.runIf(python)('two pipelines in parallel on one repository', () => {
-  it('each gets its own worktree and branch, and both merge cleanly (a fast-forward, then a merge commit)', async () => {
+  // Two pipelines at once on the same two cores: twice a pipeline's time (180 s is for one).
+  it('each gets its own worktree and branch, and both merge cleanly (a fast-forward, then a merge commit)', { timeout: 360_000 }, async () => {
     const repo = makeRepo();
     const head = git(repo, 'rev-parse', 'HEAD');
     const session = new LeadSession({ rootDir: repo, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { pollMs: 100 } });
@@ -144,8 +145,8 @@ describe.runIf(python)('two pipelines in parallel on one repository', () => {
       expect(notices.join('\n')).toMatch(/on your repository .* \(main at [0-9a-f]{7}\): each pipeline works in its own worktree/);
       const [a, b] = await Promise.all([session.post(DOWNLOADS_REQUIREMENT), session.post(WORDCOUNT_REQUIREMENT)]);
       const [first, second] = await Promise.all([
-        session.waitForPipeline(a.pipeline!, AbortSignal.timeout(HANG_MS)),
-        session.waitForPipeline(b.pipeline!, AbortSignal.timeout(HANG_MS)),
+        session.waitForPipeline(a.pipeline!, AbortSignal.timeout(2 * HANG_MS)),
+        session.waitForPipeline(b.pipeline!, AbortSignal.timeout(2 * HANG_MS)),
       ]);
       expect([first.status, second.status]).toEqual(['approved', 'approved']);
       const gitA = first.tasks.at(-1)!.artifacts.git!;
