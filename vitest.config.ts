@@ -1,12 +1,36 @@
-import { defineConfig } from 'vitest/config';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { builtWorker, pathWithRealPython, threadModels } from './tests/helpers/test-env.js';
+
+const repo = fileURLToPath(new URL('.', import.meta.url));
+const worker = builtWorker(repo);
+const models = threadModels(repo, path.join(repo, 'node_modules', '.cache', 'autoteam-tests'));
+
+/** The files that use the run's one PostgreSQL server (tests/helpers/postgres-setup.ts starts it). */
+const POSTGRES_FILES = [
+  'tests/board/conformance.test.ts',
+  'tests/board/pg-claim-plan.test.ts',
+  'tests/board/pg-connection-loss.test.ts',
+  'tests/board/pg-refresh.test.ts',
+  'tests/e2e/postgres-board.test.ts',
+];
 
 export default defineConfig({
   test: {
-    include: ['tests/**/*.test.ts', 'tests/**/*.test.tsx'],
-    testTimeout: 60_000,
-    hookTimeout: 30_000,
+    // Tests wait for events, with ceilings only a hang reaches (HANG_MS, tests/helpers/agent-wait.ts);
+    // these are far above a quiet 2-core machine's times, so a machine four times slower, or two
+    // more copies of the suite beside this one, makes the run slower, not red.
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
     // Concurrency tests spawn their own threads and processes; two files at a time keeps a
     // 2-core machine from starving their lock retries.
     maxWorkers: 2,
+    env: { PATH: pathWithRealPython(), ...models, ...(worker ? { AUTOTEAM_TEST_WORKER: worker } : {}) },
+    projects: [
+      { extends: true, test: { name: 'main', include: ['tests/**/*.test.ts', 'tests/**/*.test.tsx'], exclude: [...configDefaults.exclude, ...POSTGRES_FILES] } },
+      // A project of its own so that its globalSetup runs only when one of these files does.
+      { extends: true, test: { name: 'postgres', include: POSTGRES_FILES, globalSetup: ['tests/helpers/postgres-setup.ts'] } },
+    ],
   },
 });

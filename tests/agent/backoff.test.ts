@@ -13,6 +13,7 @@ import { TaskBoard } from '../../src/core/board/task-board.js';
 import { ModelError } from '../../src/core/errors.js';
 import type { ModelClient, ModelRequest, ModelResponse } from '../../src/core/model/types.js';
 import { Pipeline } from '../../src/core/stages/pipeline.js';
+import { until } from '../helpers/agent-wait.js';
 
 const roots: string[] = [];
 afterEach(() => {
@@ -39,15 +40,15 @@ async function setup() {
   return { root, board, pipeline: new Pipeline(board, mailbox) };
 }
 
-function teammate(root: string, model: ModelClient, name = 'engineer') {
+function teammate(root: string, model: ModelClient, signal: AbortSignal, name = 'engineer') {
   return new Teammate({
     name,
     role: 'engineer',
     rootDir: root,
     model,
     wake: new Wake(),
-    signal: AbortSignal.timeout(20_000),
-    settings: { pollMs: 20, idleTimeoutMs: 1_500, maxAttempts: 3, retryBaseMs: 200, retryMaxMs: 400 },
+    signal,
+    settings: { pollMs: 20, idleTimeoutMs: 0, maxAttempts: 3, retryBaseMs: 200, retryMaxMs: 400 },
   });
 }
 
@@ -56,14 +57,22 @@ describe('failed attempts back off and are capped', () => {
     const { root, board, pipeline } = await setup();
     await pipeline.post('Write a greeting program.', { startStage: 'implementation' });
     const model = new RejectingModel();
-    await teammate(root, model).run();
+    const stop = new AbortController();
+    const running = teammate(root, model, stop.signal).run();
+    await until(() => board.get(1).status === 'failed', 'the task to fail');
+    stop.abort();
+    await running;
 
     expect(model.calls).toHaveLength(3);
-    // Woken by its own release it still could not claim: the gaps are the backoff, not a storm.
-    expect(model.calls[1]! - model.calls[0]!).toBeGreaterThanOrEqual(150);
-    expect(model.calls[2]! - model.calls[1]!).toBeGreaterThanOrEqual(150);
     const task = board.get(1);
     expect(task.status).toBe('failed');
+    // Woken by its own release it still could not claim: each call came no sooner than the
+    // not-before its failed attempt recorded (the backoff), not in a storm.
+    const notBefore = task.history.filter((entry) => entry.event === 'retry_later').map((entry) => Date.parse(/not before (\S+)$/.exec(entry.detail ?? '')![1]!));
+    expect(notBefore).toHaveLength(2);
+    expect(notBefore[0]).toBeGreaterThan(model.calls[0]!);
+    expect(model.calls[1]).toBeGreaterThanOrEqual(notBefore[0]!);
+    expect(model.calls[2]).toBeGreaterThanOrEqual(notBefore[1]!);
     expect(task.result).toBe(
       'gave up after 3 failed attempts (MAX_ATTEMPTS 3); last error: 400 invalid_request_error: prompt is too long: 1048576 tokens > 200000 maximum',
     );

@@ -74,7 +74,6 @@ describe('a model that always answers idle (autoteam worker, loopback Messages A
         return task.status === 'failed' ? task : null;
       },
       'the task to fail',
-      { timeoutMs: 45_000 },
     ).catch((error: Error) => {
       throw new Error(`${error.message}\nmodel calls: ${server!.requests.length}\nworker output:\n${output}`);
     });
@@ -97,5 +96,5 @@ describe('a model that always answers idle (autoteam worker, loopback Messages A
     const told = await new Mailbox(root).drain('lead');
     expect(told.map((m) => m.content)).toContain(`Task #1 failed: ${failed.result}`);
     expect(output).toMatch(/released #1 unfinished \(went idle: nothing I can do here\); attempt 1 of 3/);
-  }, 60_000);
+  });
 });

@@ -77,8 +77,10 @@ describe('one live lead per board', () => {
     const pid = deadPid();
     const at = new Date().toISOString();
     fs.writeFileSync(path.join(root, '.team', 'lead.json'), JSON.stringify({ pid, host: os.hostname(), session: 'old', startedAt: at, heartbeat: at }));
-    const run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
-    expect(run.code, describeRun(run)).toBe(0);
+    // A requirement the offline team declines: the run is short, and ends as any run does.
+    const run = await runCli(['run', '--auto', '--dir', root, 'Organize my music playlist.'], { cwd: root });
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout).toContain('pipeline #1: FAILED — the offline model cannot implement this requirement');
     expect(run.stdout).toContain(`took over the board from a lead that is gone (pid ${pid} on ${os.hostname()}: pid ${pid} is not running)`);
     // Released when the run ended.
     expect(fs.existsSync(path.join(root, '.team', 'lead.json'))).toBe(false);
@@ -103,13 +105,13 @@ describe('names and roles', () => {
     const root = board();
     await lead(root);
     await until(() => new TeamRegistry(root).get('engineer')?.status === 'idle', 'the engineer thread is idle');
-    const twin = await runCli(['worker', '--name', 'engineer', '--role', 'engineer', '--dir', root], { cwd: root, killAfterMs: 15_000 });
+    const twin = await runCli(['worker', '--name', 'engineer', '--role', 'engineer', '--dir', root], { cwd: root });
     expect(twin.code, describeRun(twin)).toBe(2);
     expect(twin.stderr).toMatch(/'engineer' is already a live member of team '.*' \(pid \d+ on .*\); choose another name/);
-    const typo = await runCli(['worker', '--name', 'e2', '--role', 'enginer', '--dir', root], { cwd: root, killAfterMs: 15_000 });
+    const typo = await runCli(['worker', '--name', 'e2', '--role', 'enginer', '--dir', root], { cwd: root });
     expect(typo.code).toBe(2);
     expect(typo.stderr.trim()).toBe("autoteam: unknown role 'enginer' (roles: analyst, engineer, reviewer, any)");
-    const long = await runCli(['worker', '--name', 'x'.repeat(300), '--role', 'engineer', '--dir', root], { cwd: root, killAfterMs: 15_000 });
+    const long = await runCli(['worker', '--name', 'x'.repeat(300), '--role', 'engineer', '--dir', root], { cwd: root });
     expect(long.code).toBe(2);
     expect(long.stderr).toMatch(/invalid teammate name 'x{80}…': name: at most 64 characters/);
   });
@@ -134,17 +136,15 @@ describe('members whose process is gone', () => {
     const tasks = new TaskBoard(root);
     const task = await tasks.create({ subject: 'run `sleep 20`', role: 'engineer' });
     const claimer = worker(root, 'e9');
-    await until(() => tasks.get(task.id).status === 'in_progress' && tasks.get(task.id).owner === 'e9', 'e9 is working the task', { timeoutMs: 20_000 });
-    const killedAt = Date.now();
+    await until(() => tasks.get(task.id).status === 'in_progress' && tasks.get(task.id).owner === 'e9', 'e9 is working the task');
     claimer.proc.kill('SIGKILL');
-    // At most the lock's stale time (10 s) when the worker died holding the task file's lock.
-    await until(() => tasks.get(task.id).status === 'pending', 'the task handed back', { timeoutMs: 20_000 }).catch((error: Error) => {
+    await until(() => tasks.get(task.id).status === 'pending', 'the task handed back').catch((error: Error) => {
       throw new Error(`${error.message}\nmember: ${JSON.stringify(registry.get('e9'))}\ntask: ${JSON.stringify(tasks.get(task.id).history)}\n${claimer.output()}`);
     });
-    // The lease (30 s) did not run out: the lead saw the process gone.
-    expect(Date.now() - killedAt).toBeLessThan(20_000);
+    // Handed back because the lead saw the process gone, not because the lease ran out.
     expect(registry.get('e9')).toMatchObject({ status: 'dead', reason: expect.stringMatching(/^pid \d+ is not running$/) });
     expect(tasks.get(task.id).history.at(-1)).toMatchObject({ event: 'released', detail: expect.stringMatching(/^e9 is dead \(pid \d+ is not running\)$/) });
+    expect(tasks.get(task.id).history.some((entry) => /lease/.test(entry.detail ?? ''))).toBe(false);
   });
 
   it('a member missing from a rewritten config is listed again by its heartbeat, so its name stays taken', async () => {
@@ -155,7 +155,7 @@ describe('members whose process is gone', () => {
     await registry.join('engineer', 'engineer');
     await registry.heartbeat('analyst', { name: 'analyst', role: 'analyst', status: 'waiting', task: 3, pid: process.pid });
     expect(registry.get('analyst')).toMatchObject({ status: 'waiting', task: 3, pid: process.pid, host: os.hostname() });
-    const other = await runCli(['worker', '--name', 'analyst', '--role', 'analyst', '--dir', root], { cwd: root, killAfterMs: 15_000 });
+    const other = await runCli(['worker', '--name', 'analyst', '--role', 'analyst', '--dir', root], { cwd: root });
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(/'analyst' is already a live member/);
   });
@@ -166,8 +166,9 @@ describe('members whose process is gone', () => {
     const config = path.join(root, '.team', 'config.json');
     await until(() => /idle/.test(w.output()) && fs.existsSync(config), 'e3 joined');
     fs.rmSync(config);
-    const task = await new TaskBoard(root).create({ subject: 'write the release notes', description: 'Run `echo 1.0 > NOTES.txt`.', role: 'engineer' });
-    await until(() => new TaskBoard(root).get(task.id).status === 'completed', 'e3 completed the task', { timeoutMs: 20_000 }).catch((error: Error) => {
+    // A command in backticks: a general task the offline model really does (it fails any other honestly).
+    const task = await new TaskBoard(root).create({ subject: 'write the release notes: run `echo 1.0 > NOTES.txt`', role: 'engineer' });
+    await until(() => new TaskBoard(root).get(task.id).status === 'completed', 'e3 completed the task').catch((error: Error) => {
       throw new Error(`${error.message}\n${w.output()}`);
     });
     expect(new TeamRegistry(root).get('e3')).toMatchObject({ role: 'engineer' });

@@ -8,13 +8,12 @@ import { Mailbox } from '../../src/core/board/index.js';
 import { BoardWatcher } from '../../src/core/board/watcher.js';
 import type { TraceRecord } from '../../src/core/trace/trace.js';
 import { FAKE_MODEL_PATH, FakeModel, type FakeModelOptions, type RecordedCall, reply, toolUse } from '../helpers/fake-model.js';
-import { identityText, makeTeam, ManagerRig, startLocalTeammate, type LocalTeammate } from '../helpers/agent-team.js';
-import { removeBoard, tempBoard, until } from '../helpers/agent-wait.js';
+import { identityText, makeTeam, ManagerRig, POLL_NEVER_MS, startLocalTeammate, type LocalTeammate } from '../helpers/agent-team.js';
+import { HANG_MS, removeBoard, tempBoard, until } from '../helpers/agent-wait.js';
 
 const OFFLINE = { kind: 'offline', reason: 'test' } as const;
-/** The IDLE poll in these tests: a claim within WAKE_BOUND_MS can only come from a wake-up. */
-const POLL_MS = 60_000;
-const WAKE_BOUND_MS = 5_000;
+/** The IDLE poll in these tests (an hour): a teammate that claims or reads within a test was woken, not polled. */
+const POLL_MS = POLL_NEVER_MS;
 
 function fake(options: FakeModelOptions) {
   return { kind: 'module' as const, path: FAKE_MODEL_PATH, options };
@@ -119,12 +118,10 @@ describe('Teammate in this thread, with a fake model', () => {
       await until(() => wake.sleeps.length === 1 && wake.reasons.length === 0, 'the teammate asleep');
       expect(wake.sleeps[0]).toBe(POLL_MS);
 
-      const posted = Date.now();
       await board.create({ subject: 'Wake me', role: 'engineer' });
       await until(() => board.get(1).status !== 'pending', 'the claim');
-      const latency = Date.now() - posted;
+      // Claimed while the poll still had most of an hour to go: the notification woke it.
       expect(wake.reasons[0]).toBe('notified');
-      expect(latency).toBeLessThan(WAKE_BOUND_MS);
       await until(() => board.get(1).status === 'completed', 'task #1 completed');
       model.assertDone();
     } finally {
@@ -192,7 +189,7 @@ describe('Teammate protocols in this thread, with a fake model', () => {
     await mailbox.send('lead', 'eng', 'Please finish up and shut down.', 'shutdown_request', { requestId: shutdown.id });
     running.wake.notify();
 
-    await running.events.waitFor((e) => e.type === 'exit', 'the teammate to exit', { timeoutMs: 5_000 });
+    await running.events.waitFor((e) => e.type === 'exit', 'the teammate to exit');
     expect(requests.get(shutdown.id).status).toBe('approved');
     expect(mailbox.peek('lead').some((m) => m.type === 'shutdown_response' && m.requestId === shutdown.id)).toBe(true);
     expect(board.get(1)).toMatchObject({ status: 'pending', owner: null });
@@ -212,7 +209,7 @@ describe('Teammate protocols in this thread, with a fake model', () => {
     ]);
     running = startLocalTeammate({ root, name: 'eng', role: 'engineer', model });
 
-    const exit = await running.events.waitFor((e) => e.type === 'exit', 'the teammate to exit', { timeoutMs: 5_000 });
+    const exit = await running.events.waitFor((e) => e.type === 'exit', 'the teammate to exit');
     expect(exit).toMatchObject({ reason: 'shutdown requested by lead' });
     expect(running.events.events.filter((e) => e.type === 'error')).toEqual([]);
     expect(mailbox.peek('lead').some((m) => m.type === 'shutdown_response' && m.approve === true)).toBe(true);
@@ -241,21 +238,15 @@ describe('Teammates in worker threads (TeammateManager)', () => {
     rig = await ManagerRig.start(root, OFFLINE, { pollMs: POLL_MS });
     await rig.spawnIdle('eng', 'engineer');
 
-    const posted = Date.now();
     const task = await board.create({ subject: 'Write release notes', description: 'Run `echo notes-1.0 > NOTES.txt`.', role: 'engineer' });
-    await rig.events.waitFor((e) => e.type === 'status' && e.status === 'working' && e.task === task.id, 'claim', {
-      timeoutMs: WAKE_BOUND_MS,
-    });
-    const latency = Date.now() - posted;
-    expect(latency).toBeLessThan(WAKE_BOUND_MS);
+    // The poll is an hour away: a claim within the test's ceiling came from the watcher event.
+    await rig.events.waitFor((e) => e.type === 'status' && e.status === 'working' && e.task === task.id, 'claim');
 
     await until(() => board.get(task.id).status === 'completed', 'task completed');
     const done = board.get(task.id);
     expect(done.owner).toBe('eng');
-    const claimedAt = Date.parse(done.history.find((h) => h.event === 'claimed')!.at);
-    expect(claimedAt - Date.parse(done.createdAt)).toBeLessThan(WAKE_BOUND_MS);
+    expect(done.history.filter((h) => h.event === 'claimed')).toHaveLength(1);
     expect(fs.readFileSync(path.join(root, 'workspace', 'general', 'NOTES.txt'), 'utf8')).toBe('notes-1.0\n');
-    console.info(`post→claim in a worker thread: ${claimedAt - Date.parse(done.createdAt)} ms (poll ${POLL_MS} ms)`);
   });
 
   it('an inbox message wakes an idle teammate', async () => {
@@ -265,13 +256,9 @@ describe('Teammates in worker threads (TeammateManager)', () => {
     await rig.spawnIdle('eng', 'engineer');
     const from = rig.events.events.length;
 
-    const sent = Date.now();
     await mailbox.send('lead', 'eng', 'Are you there?');
-    await rig.events.waitFor((e) => e.type === 'status' && e.status === 'working' && e.reason === 'reading messages', 'reading messages', {
-      from,
-      timeoutMs: WAKE_BOUND_MS,
-    });
-    expect(Date.now() - sent).toBeLessThan(WAKE_BOUND_MS);
+    // The poll is an hour away: reading within the test's ceiling means the message woke it.
+    await rig.events.waitFor((e) => e.type === 'status' && e.status === 'working' && e.reason === 'reading messages', 'reading messages', { from });
     await rig.events.waitFor((e) => e.type === 'status' && e.status === 'idle', 'idle again', { from: from + 1 });
     expect(mailbox.peek('eng')).toEqual([]);
     const calls = readTrace(root).records.filter((r) => r.kind === 'model_call' && r.agent === 'eng');
@@ -284,7 +271,7 @@ describe('Teammates in worker threads (TeammateManager)', () => {
     rig = await ManagerRig.start(root, OFFLINE);
     await rig.spawnIdle('eng', 'engineer');
 
-    const exit = await rig.manager.requestShutdown('eng', 10_000);
+    const exit = await rig.manager.requestShutdown('eng', HANG_MS);
 
     expect(exit).toEqual({ name: 'eng', kind: 'left', why: 'shutdown_requested', code: 0, reason: 'shutdown requested by lead', released: [] });
     const [request] = new RequestStore(root).list({ kind: 'shutdown' });
@@ -303,9 +290,9 @@ describe('Teammates in worker threads (TeammateManager)', () => {
     const recordTo = path.join(root, 'model-calls.jsonl');
     rig = await ManagerRig.start(root, fake({ script: 'work-until-shutdown', waitForFile: path.join(root, '.team', 'inbox', 'eng.jsonl'), recordTo }));
     rig.manager.spawn('eng', 'engineer');
-    await rig.events.waitFor((e) => e.type === 'status' && e.status === 'working' && e.task === task.id, 'claim', { timeoutMs: 30_000 });
+    await rig.events.waitFor((e) => e.type === 'status' && e.status === 'working' && e.task === task.id, 'claim');
 
-    const exit = await rig.manager.requestShutdown('eng', 10_000);
+    const exit = await rig.manager.requestShutdown('eng', HANG_MS);
 
     expect(exit).toMatchObject({ name: 'eng', kind: 'left', code: 0 });
     const [request] = new RequestStore(root).list({ kind: 'shutdown' });
@@ -354,7 +341,7 @@ describe('Teammates in worker threads (TeammateManager)', () => {
     const second = await nextPlanRequest(1);
     expect(second.plan).toContain('Also count hidden files.');
     await decide(second.id, true, 'Go ahead.');
-    await until(() => board.get(task.id).status === 'completed', 'task completed', { timeoutMs: 20_000 });
+    await until(() => board.get(task.id).status === 'completed', 'task completed');
 
     const onDisk = requests.list({ kind: 'plan' });
     expect(onDisk.map((r) => [r.id, r.status, r.feedback])).toEqual([
@@ -372,10 +359,9 @@ describe('Teammates in worker threads (TeammateManager)', () => {
     root = tempBoard();
     const { registry } = await makeTeam(root);
     rig = await ManagerRig.start(root, OFFLINE, { pollMs: POLL_MS, idleTimeoutMs: 400 });
-    const started = Date.now();
+    // The poll is an hour away: only the idle timeout can end the thread within the test's ceiling.
     const handle = rig.manager.spawn('eng', 'engineer');
     const exit = await handle.exited;
-    expect(Date.now() - started).toBeLessThan(30_000);
     expect(exit).toMatchObject({ name: 'eng', kind: 'left', code: 0 });
     expect(exit.reason).toMatch(/^idle for /);
     expect(registry.get('eng')).toMatchObject({ status: 'shutdown' });
@@ -401,8 +387,8 @@ describe('Teammates in worker threads (TeammateManager)', () => {
       description: 'Run `env > env.txt; echo "key=[$ANTHROPIC_API_KEY] token=[$ANTHROPIC_AUTH_TOKEN]"` and report.',
       role: 'engineer',
     });
-    await until(() => board.get(task.id).status === 'completed', 'task completed', { timeoutMs: 20_000 });
-    expect(await rig.manager.requestShutdown('eng', 10_000)).toMatchObject({ kind: 'left' });
+    await until(() => board.get(task.id).status === 'completed', 'task completed');
+    expect(await rig.manager.requestShutdown('eng', HANG_MS)).toMatchObject({ kind: 'left' });
 
     expect(board.get(task.id).result).toContain('key=[] token=[]');
     const env = fs.readFileSync(path.join(root, 'workspace', 'general', 'env.txt'), 'utf8');

@@ -9,7 +9,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RequestStore } from '../../src/core/board/requests.js';
-import type { Task } from '../../src/core/board/schemas.js';
 import { makeTeam } from '../helpers/agent-team.js';
 import { removeBoard, tempBoard, until } from '../helpers/agent-wait.js';
 
@@ -17,10 +16,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
 const CLI = path.join(repoRoot, 'dist', 'cli', 'main.js');
 const DIST_INDEX = pathToFileURL(path.join(repoRoot, 'dist', 'index.js')).href;
-const POLL = '30s';
-const POLL_MS = 30_000;
-/** A claim sooner than this after the post cannot be the poll's doing. */
-const CLAIM_BOUND_MS = 3_000;
+/** The worker's IDLE poll: an hour, past the test's ceiling, so every claim here came from a watcher event. */
+const POLL = '60m';
 
 const run = promisify(execFile);
 
@@ -52,8 +49,8 @@ function startWorker(root: string, name: string): RunningWorker {
 }
 
 /** Waits for `pattern` in the worker's output; on timeout the error shows the output so far. */
-async function waitForOutput(worker: RunningWorker, pattern: RegExp, what: string, timeoutMs = 20_000): Promise<void> {
-  await until(() => pattern.test(worker.output()) || worker.proc.exitCode !== null, what, { timeoutMs }).catch((error: Error) => {
+async function waitForOutput(worker: RunningWorker, pattern: RegExp, what: string): Promise<void> {
+  await until(() => pattern.test(worker.output()) || worker.proc.exitCode !== null, what).catch((error: Error) => {
     throw new Error(`${error.message}\nworker output:\n${worker.output()}`);
   });
   if (!pattern.test(worker.output())) throw new Error(`worker exited (${worker.proc.exitCode}) before ${what}:\n${worker.output()}`);
@@ -68,12 +65,6 @@ async function postFromAnotherProcess(root: string, task: Record<string, unknown
   `;
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script, root, JSON.stringify(task)], { cwd: root });
   return Number(stdout.trim());
-}
-
-function claimLatency(task: Task): number {
-  const claimed = task.history.find((h) => h.event === 'claimed');
-  if (!claimed) throw new Error(`task #${task.id} has no claim in its history`);
-  return Date.parse(claimed.at) - Date.parse(task.createdAt);
 }
 
 describe('autoteam worker (built CLI, separate processes, no API key)', () => {
@@ -93,14 +84,13 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     removeBoard(root);
   });
 
-  it('picks up general tasks posted from another process within milliseconds and completes them offline', async () => {
+  it('picks up general tasks posted from another process on the watcher event, not the poll, and completes them offline', async () => {
     root = tempBoard();
     const { board } = await makeTeam(root);
     worker = startWorker(root, 'eng');
     await waitForOutput(worker, /\[eng\] idle/, "the worker's first idle");
     expect(worker.output()).toContain('offline scripted model');
 
-    const latencies: number[] = [];
     for (let round = 1; round <= 3; round++) {
       const id = await postFromAnotherProcess(root, {
         subject: `Note ${round}`,
@@ -114,18 +104,15 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
           return task.status === 'completed' ? task : null;
         },
         `task #${id} completed`,
-        { timeoutMs: 15_000 },
       );
       expect(done.owner).toBe('eng');
       expect(done.history[0]).toMatchObject({ event: 'created', by: 'poster' });
       expect(done.result).toMatch(/^`echo note number \d > note-\d\.txt`: exit 0/);
       const note = fs.readFileSync(path.join(root, 'workspace', 'general', `note-${round}.txt`), 'utf8');
       expect(note).toBe(`note number ${round}\n`);
-      latencies.push(claimLatency(done));
+      // One claim, well inside the hour-long poll: the watcher saw the other process's post.
+      expect(done.history.filter((h) => h.event === 'claimed')).toHaveLength(1);
     }
-    console.info(`post→claim across processes (poll ${POLL}): ${latencies.join(', ')} ms`);
-    for (const latency of latencies) expect(latency).toBeLessThan(CLAIM_BOUND_MS);
-    expect(Math.max(...latencies)).toBeLessThan(POLL_MS / 10);
 
     worker.proc.kill('SIGTERM');
     expect(await worker.exited).toEqual([0, null]);
@@ -144,7 +131,7 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
       artifacts: { requirePlan: true },
     });
     const requests = new RequestStore(root);
-    await until(() => requests.list({ kind: 'plan', status: 'pending' }).length === 1, 'the plan request', { timeoutMs: 15_000 }).catch(
+    await until(() => requests.list({ kind: 'plan', status: 'pending' }).length === 1, 'the plan request').catch(
       (error: Error) => {
         throw new Error(`${error.message}\nworker output:\n${worker!.output()}`);
       },

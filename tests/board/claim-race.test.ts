@@ -13,7 +13,7 @@ describe('claim race across worker threads and processes', () => {
     if (root) fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('claims every task exactly once and the file names the winner', { timeout: 120_000 }, async () => {
+  it('claims every task exactly once and the file names the winner', async () => {
     root = tempRoot();
     const board = new TaskBoard(root);
     for (let i = 0; i < TASKS; i++) await board.create({ subject: `task ${i}` });

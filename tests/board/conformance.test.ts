@@ -4,11 +4,13 @@
  * PostgreSQL cases run against a real server started by the test setup.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Board, openBoard } from '../../src/core/board/board.js';
 import { type OpenedTaskStore, openTaskStore } from '../../src/core/board/open.js';
 import { isPostgresUrl } from '../../src/core/board/pg/connection.js';
 import type { ClaimReport } from '../helpers/board-jobs.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 import { Actor, startTogether, tempRoot } from '../helpers/board-spawn.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
 
@@ -53,7 +55,7 @@ async function open(location: string, leaseMs?: number): Promise<OpenedTaskStore
 }
 
 /** Polls `check` until it holds (no fixed sleeps); fails with `what` after `ms`. */
-async function until(check: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+async function until(check: () => Promise<boolean>, what: string, ms = HANG_MS): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out: ${what}`);
@@ -145,7 +147,7 @@ describe.each(backends)('$name', (backend) => {
     expect(await board.cancel(task.id, 'lead', 'again')).toMatchObject({ ok: false, reason: expect.stringMatching(/is cancelled/) });
   });
 
-  it('3 processes × 4 claimers race over 300 tasks: each claimed exactly once', { timeout: 120_000 }, async () => {
+  it('3 processes × 4 claimers race over 300 tasks: each claimed exactly once', async () => {
     const location = await backend.location();
     const board = await open(location);
     for (let i = 0; i < 300; i++) await board.create({ subject: `task ${i}` });
@@ -195,15 +197,18 @@ describe.each(backends)('$name: inboxes, registry, requests', (backend) => {
     expect((await b.mailbox.drain('eng')).map((m) => m.content)).toEqual(['again']);
   });
 
-  it('two processes draining while a third sends 300 messages: every message taken exactly once', { timeout: 60_000 }, async () => {
+  it('two processes draining while a third sends 300 messages: every message taken exactly once', async () => {
     const location = await backend.location();
     const b = await board(location);
     await b.registry.ensure('crew');
     await b.registry.join('eng', 'engineer');
-    const drainers = [0, 1].map((i) => Actor.process<string[]>(`drainer ${i}`, { kind: 'drain', root: location, name: 'eng', untilIdleMs: 1_500 }, true));
+    const stopFile = path.join(tempRootFor(), 'sent');
+    const drainers = [0, 1].map((i) => Actor.process<string[]>(`drainer ${i}`, { kind: 'drain', root: location, name: 'eng', stopFile }, true));
     const sender = Actor.process<number>('sender', { kind: 'send', root: location, from: 'lead', to: 'eng', count: 300 }, true);
     await startTogether([...drainers, sender]);
     expect(await sender.result).toBe(300);
+    // Every message is in: the drainers stop at their next empty drain.
+    fs.writeFileSync(stopFile, '');
     const got = (await Promise.all(drainers.map((d) => d.result))).flat();
     expect(got.length).toBe(300);
     expect(new Set(got).size).toBe(300);

@@ -20,7 +20,7 @@ describe('Mailbox', () => {
     if (root) fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('delivers every message once, in order per sender, while a reader drains repeatedly', { timeout: 120_000 }, async () => {
+  it('delivers every message once, in order per sender, while a reader drains repeatedly', async () => {
     root = tempRoot();
     const senders = ['s0', 's1', 's2', 's3'];
     await team(root, senders);

@@ -31,7 +31,7 @@ async function claimPlan(url: string): Promise<string> {
 }
 
 describe.runIf(postgresBin)('the PostgreSQL claim statement', () => {
-  it('reads the pending index in id order after a burst of 500 posts, instead of sorting every pending task', { timeout: 60_000 }, async () => {
+  it('reads the pending index in id order after a burst of 500 posts, instead of sorting every pending task', async () => {
     const url = await freshDatabase();
     const board: OpenedTaskStore = await openTaskStore(url);
     closers.push(async () => board.close?.());

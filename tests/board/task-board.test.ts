@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type BoardProblem, TaskBoard, writeJsonAtomic } from '../../src/core/board/index.js';
 import { BoardFileError, NotFoundError } from '../../src/core/errors.js';
 import { tempRoot } from '../helpers/board-spawn.js';
+import { until } from '../helpers/agent-wait.js';
 
 describe('TaskBoard', () => {
   let root = '';
@@ -134,11 +135,7 @@ describe('TaskBoard', () => {
     expect(reader.list()).toHaveLength(2);
     fs.writeFileSync(board.taskPath(1), `${JSON.stringify({ ...board.get(1), subject: 'one, by hand' }, null, 2)}\n`);
     fs.rmSync(board.taskPath(2));
-    const end = Date.now() + 5_000;
-    while (reader.list().map((t) => t.subject).join() !== 'one, by hand') {
-      if (Date.now() > end) throw new Error(`the sweep never saw the hand edits: ${reader.list().map((t) => t.subject).join()}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await until(() => reader.list().map((t) => t.subject).join() === 'one, by hand', 'the sweep to see the hand edits');
     expect(reader.list().map((t) => t.id)).toEqual([1]);
   });
 

@@ -56,7 +56,7 @@ describe('autoteam.config.json', () => {
       'implementation/1/engineer',
       'review/1/reviewer',
     ]);
-  }, 60_000);
+  });
 
   it('names the file and the key path of every mistake', () => {
     const cases: Array<[unknown, RegExp]> = [
@@ -94,7 +94,8 @@ describe('autoteam.config.json', () => {
     expect(() => modelSpecs({}, broken)).toThrow(/autoteam\.config\.json: models\.engineer: provider anthropic needs ANTHROPIC_API_KEY/);
   });
 
-  it.runIf(python)('stage prompts and limits reach the teammates; the environment still wins over the file', async () => {
+  // Two runs on a model, one after the other: twice a pipeline's time (180 s is for one).
+  it.runIf(python)('stage prompts and limits reach the teammates; the environment still wins over the file', { timeout: 360_000 }, async () => {
     const extra = 'Always write British English in comments.';
     const server = await MessagesServer.start(new TeamPlayer().steps());
     const dir = folder({ stages: { engineer: undefined, implementation: { prompt: `${STAGE_DEFINITIONS.implementation.systemPrompt}\n${extra}` } }, limits: { maxPipelineSteps: 2 } });
@@ -121,7 +122,7 @@ describe('autoteam.config.json', () => {
     } finally {
       await second.close();
     }
-  }, 90_000);
+  });
 });
 
 describe.runIf(python)('a stage of its own: docs after review, worked by a writer', () => {
@@ -174,7 +175,7 @@ describe.runIf(python)('a stage of its own: docs after review, worked by a write
     } finally {
       await server.close();
     }
-  }, 90_000);
+  });
 
   it('the offline model says in one line that it has no policy for the stage, and the pipeline fails there', async () => {
     const dir = folder(config);
@@ -182,7 +183,7 @@ describe.runIf(python)('a stage of its own: docs after review, worked by a write
     expect(run.code, describeRun(run)).toBe(1);
     expect(run.stdout).toMatch(/pipeline #1: FAILED — the offline model has no policy for the 'docs' stage — set ANTHROPIC_API_KEY, or OPENAI_API_KEY \/ OPENAI_BASE_URL/);
     expect(readTasks(dir).at(-1)).toMatchObject({ stage: 'docs', owner: 'writer', status: 'failed' });
-  }, 90_000);
+  });
 });
 
 describe('what the config allows but probably does not mean', () => {

@@ -27,7 +27,7 @@ const COMMANDS: Array<[string, string[]]> = [
 describe('--dir that does not exist', () => {
   it.each(COMMANDS)('%s refuses it in one line naming mkdir -p, creating nothing', async (_name, args) => {
     const typo = path.join(parent, 'boadr');
-    const result = await runCli([...args, '--dir', typo], { cwd: parent, input: '/quit\n', killAfterMs: 30_000 });
+    const result = await runCli([...args, '--dir', typo], { cwd: parent, input: '/quit\n' });
     expect(result.code, describeRun(result)).toBe(2);
     expect(result.stderr.trim()).toBe(`autoteam: --dir: ${typo} does not exist (to start a board there: mkdir -p ${typo})`);
     expect(result.stdout).toBe('');

@@ -7,11 +7,13 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBoard } from '../../src/core/board/board.js';
 import { LeadSession } from '../../src/core/lead/session.js';
-import { cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, describeRun, runCli, sha256, tempBoard } from '../helpers/pipeline-cli.js';
+import { type CliResult, cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, describeRun, runCli, sha256, tempBoard } from '../helpers/pipeline-cli.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
+import { HANG_MS, until } from '../helpers/agent-wait.js';
+import { HEARTBEAT_MS, STALE_AFTER } from '../../src/core/board/liveness.js';
 
 usePostgres();
 const python = spawnSync('python3', ['--version']).status === 0;
@@ -28,11 +30,18 @@ function folder(prefix: string): string {
   return dir;
 }
 
-describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
+// One run on a database board serves both what it leaves there and what export and import make of it.
+describe.runIf(postgresBin && python)('a run on the PostgreSQL board', () => {
+  let url = '';
+  let dir = '';
+  let run: CliResult;
+  beforeAll(async () => {
+    url = await freshDatabase();
+    dir = folder('autoteam-pgrun-');
+    run = await runCli(['run', '--auto', '--board', url, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
+  });
+
   it('`autoteam run --board postgres://…` takes a requirement to approval with the tasks in the database, not in files', async () => {
-    const url = await freshDatabase();
-    const dir = folder('autoteam-pgrun-');
-    const run = await runCli(['run', '--auto', '--board', url, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir, killAfterMs: 90_000 });
     expect(run.code, describeRun(run)).toBe(0);
     expect(run.stdout).toMatch(/pipeline #1: APPROVED/);
     expect(fs.existsSync(path.join(dir, '.tasks'))).toBe(false);
@@ -52,66 +61,9 @@ describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
     expect(listed.stdout).toMatch(/^pipeline #1 approved · 15 model calls/m);
     const shown = await runCli(['show', '5', '--board', url], { cwd: dir });
     expect(JSON.parse(shown.stdout)).toMatchObject({ id: 5, stage: 'review', artifacts: { verdict: 'approved' } });
-  }, 120_000);
-
-  it('a teammate in another process with its own folder works the engineer stage; the reviewer gets its files through the board', async () => {
-    const url = await freshDatabase();
-    const leadDir = folder('autoteam-pglead-');
-    const workerDir = folder('autoteam-pgworker-');
-    const board = await openBoard(url, leadDir);
-    const session = new LeadSession({ rootDir: leadDir, board, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { pollMs: 200 } });
-    const worker = spawn(process.execPath, [cliEntry, 'worker', '--board', url, '--dir', workerDir, '--name', 'e2', '--role', 'engineer'], {
-      cwd: workerDir,
-      env: cleanEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(worker);
-    let output = '';
-    worker.stdout!.setEncoding('utf8').on('data', (text: string) => (output += text));
-    worker.stderr!.setEncoding('utf8').on('data', (text: string) => (output += text));
-    try {
-      await session.start([
-        { name: 'analyst', role: 'analyst' },
-        { name: 'reviewer', role: 'reviewer' },
-      ]);
-      const task = await session.post(DOWNLOADS_REQUIREMENT);
-      const state = await session.waitForPipeline(task.pipeline!, AbortSignal.timeout(60_000));
-      expect(state.status, output).toBe('approved');
-      expect(state.tasks.filter((t) => t.stage === 'implementation').map((t) => t.owner)).toEqual(['e2', 'e2']);
-      expect(state.tasks.filter((t) => t.stage === 'review').map((t) => t.owner)).toEqual(['reviewer', 'reviewer']);
-      const written = path.join(workerDir, 'workspace', '1', 'organize.py');
-      const reviewed = path.join(leadDir, 'workspace', '1', 'organize.py');
-      expect(sha256(reviewed)).toBe(sha256(written));
-      expect(state.tasks.at(-1)!.artifacts.submitted?.sha256).toBe(sha256(written));
-      expect(session.mailbox.registry.get('e2')).toMatchObject({ role: 'engineer' });
-    } finally {
-      await session.close(3_000);
-      await board.close();
-      const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
-      worker.kill('SIGTERM');
-      expect(await exited).toBe(0);
-    }
-    expect(output).toMatch(/\[e2\] engineer on offline scripted model.*, board postgres:\/\/postgres@127\.0\.0\.1:\d+\/board_/);
-  }, 120_000);
-
-  it('a board it cannot reach is one line naming it, password hidden, exit 1', async () => {
-    const dir = folder('autoteam-pgbad-');
-    const result = await runCli(['tasks', '--board', 'postgres://me:s3cret-pass@127.0.0.1:1/nothing'], { cwd: dir });
-    expect(result.code).toBe(1);
-    expect(result.stderr.trim()).toMatch(/^autoteam: cannot use the board at postgres:\/\/me:\*\*\*@127\.0\.0\.1:1\/nothing: .*ECONNREFUSED/);
-    expect(result.stderr).not.toContain('s3cret-pass');
-    expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    const bad = await runCli(['tasks', '--board', 'http://example.com'], { cwd: dir });
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--board takes a postgres:\/\/ URL/);
   });
-});
 
-describe.runIf(postgresBin && python)('export and import', () => {
   it('a database board exports to the same files, and those files import into an empty database, ids kept', async () => {
-    const url = await freshDatabase();
-    const dir = folder('autoteam-pgexp-');
-    const run = await runCli(['run', '--auto', '--board', url, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir, killAfterMs: 90_000 });
     expect(run.code, describeRun(run)).toBe(0);
     const out = folder('autoteam-pgout-');
     const exported = await runCli(['export', '--board', url, '--dir', out], { cwd: out });
@@ -142,7 +94,61 @@ describe.runIf(postgresBin && python)('export and import', () => {
     const twice = await runCli(['import', '--dir', out, '--board', target], { cwd: out });
     expect(twice.code).toBe(2);
     expect(twice.stderr).toMatch(/the board at postgres:\/\/.* already has tasks: import into an empty one/);
-  }, 120_000);
+  });
+});
+
+describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
+  it('a teammate in another process with its own folder works the engineer stage; the reviewer gets its files through the board', async () => {
+    const url = await freshDatabase();
+    const leadDir = folder('autoteam-pglead-');
+    const workerDir = folder('autoteam-pgworker-');
+    const board = await openBoard(url, leadDir);
+    const session = new LeadSession({ rootDir: leadDir, board, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { pollMs: 200 } });
+    const worker = spawn(process.execPath, [cliEntry, 'worker', '--board', url, '--dir', workerDir, '--name', 'e2', '--role', 'engineer'], {
+      cwd: workerDir,
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(worker);
+    let output = '';
+    worker.stdout!.setEncoding('utf8').on('data', (text: string) => (output += text));
+    worker.stderr!.setEncoding('utf8').on('data', (text: string) => (output += text));
+    try {
+      await session.start([
+        { name: 'analyst', role: 'analyst' },
+        { name: 'reviewer', role: 'reviewer' },
+      ]);
+      const task = await session.post(DOWNLOADS_REQUIREMENT);
+      const state = await session.waitForPipeline(task.pipeline!, AbortSignal.timeout(HANG_MS));
+      expect(state.status, output).toBe('approved');
+      expect(state.tasks.filter((t) => t.stage === 'implementation').map((t) => t.owner)).toEqual(['e2', 'e2']);
+      expect(state.tasks.filter((t) => t.stage === 'review').map((t) => t.owner)).toEqual(['reviewer', 'reviewer']);
+      const written = path.join(workerDir, 'workspace', '1', 'organize.py');
+      const reviewed = path.join(leadDir, 'workspace', '1', 'organize.py');
+      expect(sha256(reviewed)).toBe(sha256(written));
+      expect(state.tasks.at(-1)!.artifacts.submitted?.sha256).toBe(sha256(written));
+      expect(session.mailbox.registry.get('e2')).toMatchObject({ role: 'engineer' });
+    } finally {
+      await session.close(3_000);
+      await board.close();
+      const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+      worker.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+    expect(output).toMatch(/\[e2\] engineer on offline scripted model.*, board postgres:\/\/postgres@127\.0\.0\.1:\d+\/board_/);
+  });
+
+  it('a board it cannot reach is one line naming it, password hidden, exit 1', async () => {
+    const dir = folder('autoteam-pgbad-');
+    const result = await runCli(['tasks', '--board', 'postgres://me:s3cret-pass@127.0.0.1:1/nothing'], { cwd: dir });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toMatch(/^autoteam: cannot use the board at postgres:\/\/me:\*\*\*@127\.0\.0\.1:1\/nothing: .*ECONNREFUSED/);
+    expect(result.stderr).not.toContain('s3cret-pass');
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    const bad = await runCli(['tasks', '--board', 'http://example.com'], { cwd: dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--board takes a postgres:\/\/ URL/);
+  });
 });
 
 describe.runIf(postgresBin && python)('mistakes and outages', () => {
@@ -182,7 +188,8 @@ describe.runIf(postgresBin && python)('mistakes and outages', () => {
     expect(missing.stderr.trim()).toMatch(/^autoteam: cannot use the board at postgres:\/\/.*\/nosuchdb: database "nosuchdb" does not exist/);
   });
 
-  it('a run whose database goes away for longer than the heartbeat limit waits for it, declares nobody dead, and finishes', async () => {
+  // A pipeline plus the outage (18 s): more than a pipeline's 180 s on a slow machine.
+  it('a run whose database goes away for longer than the heartbeat limit waits for it, declares nobody dead, and finishes', { timeout: 300_000 }, async () => {
     const { startPostgres } = await import('../../src/bench/postgres-server.js');
     const server = await startPostgres();
     try {
@@ -194,15 +201,15 @@ describe.runIf(postgresBin && python)('mistakes and outages', () => {
       child.stdout!.setEncoding('utf8').on('data', (text: string) => (output += text));
       child.stderr!.setEncoding('utf8').on('data', (text: string) => (output += text));
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      const end = Date.now() + 30_000;
-      while (!/posted pipeline #1/.test(output)) {
-        if (Date.now() > end) throw new Error(`the run never posted: ${output}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await until(() => /posted pipeline #1/.test(output), 'the run to post its pipeline').catch((error: Error) => {
+        throw new Error(`${error.message}\n${output}`);
+      });
       server.pause();
-      // Past STALE_AFTER heartbeats (15 s): nobody could beat meanwhile, so nobody may be declared dead for it.
-      const down = Date.now();
-      while (Date.now() - down < 18_000) await new Promise((resolve) => setTimeout(resolve, 100));
+      // The outage itself is the scenario, not a wait for something: it must outlast STALE_AFTER
+      // heartbeats, the silence after which a member counts as dead. Nobody could beat meanwhile, so
+      // nobody may be declared dead for it.
+      const outageMs = STALE_AFTER * HEARTBEAT_MS + 3_000;
+      await new Promise((resolve) => setTimeout(resolve, outageMs));
       server.resume();
       const code = await exited;
       expect(code, output).toBe(0);
@@ -216,5 +223,5 @@ describe.runIf(postgresBin && python)('mistakes and outages', () => {
     } finally {
       server.stop();
     }
-  }, 180_000);
+  });
 });

@@ -47,7 +47,7 @@ describe.runIf(python)('--record then --replay', () => {
       await server.close();
     }
     first = fs.existsSync(path.join(firstDir, '.tasks')) ? readTasks(firstDir) : [];
-  }, 60_000);
+  });
 
   it('writes one file per call, keyed by role, task, purpose and turn, with no secret in them', () => {
     expect(recorded.code, describeRun(recorded)).toBe(0);
@@ -96,8 +96,9 @@ describe.runIf(python)('--record then --replay', () => {
 });
 
 describe.runIf(python)('the shipped recording', () => {
-  it('replays with two engineers on the team: calls are keyed by role, whichever engineer claims', async () => {
-    const dir = tempBoard('autoteam-fixture2-');
+  // The default team's replay of a recording is the test above; this one has two engineers.
+  it('replays to an approved pipeline with the program the recorded team wrote, also with two engineers: calls are keyed by role, whichever engineer claims', async () => {
+    const dir = tempBoard('autoteam-fixture-');
     dirs.push(dir);
     fs.writeFileSync(
       path.join(dir, 'autoteam.config.json'),
@@ -106,18 +107,10 @@ describe.runIf(python)('the shipped recording', () => {
     const replay = await runCli(['run', '--auto', '--replay', FIXTURE, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
     expect(replay.code, describeRun(replay)).toBe(0);
     expect(replay.stdout).toMatch(/pipeline #1: APPROVED/);
-  });
-
-  it('replays to an approved pipeline with the program the recorded team wrote', async () => {
-    const dir = tempBoard('autoteam-fixture-');
-    dirs.push(dir);
-    const replay = await runCli(['run', '--auto', '--replay', FIXTURE, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
-    expect(replay.code, describeRun(replay)).toBe(0);
-    expect(replay.stdout).toMatch(/pipeline #1: APPROVED/);
     expect(fs.readFileSync(path.join(dir, 'workspace', '1', 'organize.py'), 'utf8')).toBe(CLEAN_ORGANIZER);
     expect(story(readTasks(dir)).map((t) => `${t.stage}/${t.owner}/${t.status}`)).toEqual([
       'requirements/analyst/completed',
-      'implementation/engineer/completed',
+      expect.stringMatching(/^implementation\/engineer2?\/completed$/),
       'review/reviewer/completed',
     ]);
   });

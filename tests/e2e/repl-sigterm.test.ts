@@ -11,7 +11,7 @@ afterEach(() => {
 });
 
 describe('the line-mode REPL', () => {
-  it('on SIGTERM shuts the team down, releases the board and exits 0, so the next lead starts without a takeover', { timeout: 60_000 }, async () => {
+  it('on SIGTERM shuts the team down, releases the board and exits 0, so the next lead starts without a takeover', async () => {
     assertBuilt();
     const dir = tempBoard();
     dirs.push(dir);

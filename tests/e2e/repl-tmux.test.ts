@@ -22,7 +22,7 @@ function open(): TmuxScreen {
 }
 
 describe.skipIf(!tmux)(`autoteam REPL in a real terminal (tmux${tmux ? '' : ' is not installed: skipped'})`, () => {
-  it('takes a requirement to an approved pipeline, answers /tasks /team /inbox, and quits cleanly', { timeout: 180_000 }, async () => {
+  it('takes a requirement to an approved pipeline, answers /tasks /team /inbox, and quits cleanly', async () => {
     const screen = open();
     await screen.waitFor(/reviewer \(reviewer\) idle/, 'the team to start', 30_000);
     expect(screen.capture()).toContain('model: offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model');
@@ -58,7 +58,7 @@ describe.skipIf(!tmux)(`autoteam REPL in a real terminal (tmux${tmux ? '' : ' is
     expect(team.members.map((member) => member.status)).toEqual(['shutdown', 'shutdown', 'shutdown']);
   });
 
-  it('keeps a pasted block of lines at the prompt until Enter, then posts it as one requirement', { timeout: 60_000 }, async () => {
+  it('keeps a pasted block of lines at the prompt until Enter, then posts it as one requirement', async () => {
     assertBuilt();
     const screen = new TmuxScreen(tempBoard('autoteam-repl-tty-'));
     screens.push(screen);
@@ -74,7 +74,7 @@ describe.skipIf(!tmux)(`autoteam REPL in a real terminal (tmux${tmux ? '' : ' is
     expect(await screen.exitCode()).toBe(0);
   });
 
-  it('quits on Ctrl+C in the middle of work and leaves no task in progress', { timeout: 120_000 }, async () => {
+  it('quits on Ctrl+C in the middle of work and leaves no task in progress', async () => {
     const screen = open();
     await screen.waitFor(/reviewer \(reviewer\) idle/, 'the team to start', 30_000);
     screen.type(`/post ${REQUIREMENT}`);

@@ -34,7 +34,7 @@ describe.runIf(python)('autoteam run --auto against a loopback Messages API', ()
       env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
     });
     tasks = fs.existsSync(path.join(root, '.tasks')) ? readTasks(root) : [];
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await server?.close();
@@ -177,12 +177,13 @@ describe('autoteam run with a key the endpoint rejects', () => {
     const server = await MessagesServer.start(Array.from({ length: 10 }, () => unauthorized()));
     const root = tempBoard();
     try {
-      const run = await runCli(['run', '--auto', '--timeout', '60s', '--dir', root, DOWNLOADS_REQUIREMENT], {
+      // A timeout of ten hours: only the auth error can end this run before the test's ceiling.
+      const run = await runCli(['run', '--auto', '--timeout', '600m', '--dir', root, DOWNLOADS_REQUIREMENT], {
         cwd: root,
         env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
       });
       expect(run.code, describeRun(run)).toBe(2);
-      expect(run.ms).toBeLessThan(30_000);
+      expect(run.stdout).not.toMatch(/timed out/);
       const last = run.stderr.trim().split('\n').at(-1) ?? '';
       expect(last).toMatch(/^autoteam: .*401.*\(MODEL_AUTH\)$/);
       expect(`${run.stdout}${run.stderr}`).not.toContain(KEY);
@@ -192,5 +193,5 @@ describe('autoteam run with a key the endpoint rejects', () => {
       await server.close();
       fs.rmSync(root, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 });

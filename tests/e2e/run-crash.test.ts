@@ -23,14 +23,14 @@ describe('autoteam run with a teammate that dies', () => {
     const printed: string[] = [];
     vi.spyOn(console, 'log').mockImplementation((line: unknown) => void printed.push(String(line)));
     vi.spyOn(console, 'error').mockImplementation((line: unknown) => void printed.push(String(line)));
-    const started = Date.now();
     const code = await runHeadless({
       dir: root,
       requirement: 'Write a Python script that organizes my Downloads folder by file type.',
       auto: true,
       json: false,
       startStage: 'implementation',
-      timeout: '10m',
+      // Ten hours: only the death can end the run within the test's ceiling.
+      timeout: '600m',
       settings: { ...loadTeammateSettings({}), pollMs: 200, idleTimeoutMs: 0 },
       project: EMPTY_PROJECT_CONFIG,
       models: {
@@ -40,11 +40,10 @@ describe('autoteam run with a teammate that dies', () => {
     });
     const output = printed.join('\n');
     expect(code, output).toBe(1);
-    // Not the ten-minute timeout: the death ended the wait.
-    expect(Date.now() - started).toBeLessThan(5 * 60_000);
+    expect(output).not.toMatch(/timed out/);
     const died = /^  \[engineer\] died: thread died \(exit code 7\); handed back #1 — details in (\.team\/crash\/engineer-[\dTZ-]+\.log)$/m.exec(output);
     expect(died, output).not.toBeNull();
     expect(fs.readFileSync(path.join(root, died![1]!), 'utf8')).toMatch(/^engineer \(engineer\) died at /);
     expect(output).toMatch(/pipeline #1: FAILED — engineer died \(thread died \(exit code 7\)\); details in \.team\/crash\/engineer-.*\.log; pipeline #1 is left open on the board/);
-  }, 120_000);
+  });
 });

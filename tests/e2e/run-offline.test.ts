@@ -43,7 +43,7 @@ describe.runIf(python)('autoteam run --auto, offline: the canonical five-task st
     root = board();
     run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
     tasks = fs.existsSync(path.join(root, '.tasks')) ? readTasks(root) : [];
-  }, 60_000);
+  });
 
   it('exits 0 with an APPROVED summary', () => {
     expect(run.code, describeRun(run)).toBe(0);
@@ -315,7 +315,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     ['a --timeout of no time', ['--timeout', '0s', 'x'], /--timeout: '0s' is no time at all/],
   ])('exits 2 for a usage error: %s, and starts nothing', async (_label, args, message) => {
     const root = board();
-    const run = await runCli(['run', '--auto', '--dir', root, ...args], { cwd: root, killAfterMs: 15_000 });
+    const run = await runCli(['run', '--auto', '--dir', root, ...args], { cwd: root });
     expect(run.code, describeRun(run)).toBe(2);
     expect(run.stderr).toMatch(message);
     // Usage errors read like every other error, one line starting `autoteam:`.
@@ -329,7 +329,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     fs.mkdirSync(path.join(root, '.team'), { recursive: true });
     fs.writeFileSync(path.join(root, '.team', 'config.json'), '{broken');
     for (const args of [['run', '--auto', '--dir', root, 'x'], ['--dir', root]]) {
-      const run = await runCli(args, { cwd: root, input: '', killAfterMs: 20_000 });
+      const run = await runCli(args, { cwd: root, input: '' });
       expect(run.code, describeRun(run)).toBe(2);
       const errors = run.stderr.trim().split('\n');
       expect(errors).toHaveLength(1);
@@ -342,7 +342,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
 
   it('exits 2 for a blank requirement, promptly, without leaving teammate threads running', async () => {
     const root = board();
-    const run = await runCli(['run', '--auto', '--dir', root, '   '], { cwd: root, killAfterMs: 10_000 });
+    const run = await runCli(['run', '--auto', '--dir', root, '   '], { cwd: root });
     expect(run.signal, `the CLI hung and was killed\n${describeRun(run)}`).toBeNull();
     expect(run.code, describeRun(run)).toBe(2);
     expect(run.stderr).toMatch(/requirement cannot be empty/);
@@ -385,20 +385,14 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
 });
 
 // The offline model is honest: it builds only what it really can, and what it builds honours the answers.
+// Which requirements and answers are outside its repertoire is decided without running anything; every
+// case of it is checked in tests/stages/offline-repertoire.test.ts. Here, one of each way a run ends so.
 describe.runIf(python).concurrent('autoteam run, offline: honest about its repertoire', () => {
   it.each([
-    'Write a Python script that sorts the lines of a text file.',
+    // Another kind of program, a near miss of the organizer, another language.
     'Organize my music playlist.',
-    'Count the HN titles on the front page.',
-    'Write a Python web scraper for the top 30 HN titles into a CSV.',
-    'Write a JavaScript CSV parser.',
-    'Count word frequencies in a text file.',
-    'Write a Python script that organizes my Downloads folder by file size.',
     'Write a Python script that organizes my Downloads folder by file type, including all subfolders recursively.',
-    'Write a Python script that organizes my Downloads folder by file type and deletes files older than 30 days.',
-    'Write a Python script that counts how often each word appears in a text file.',
     'Write a Go program that counts the words in a text file.',
-    'Write a TypeScript script that organizes my Downloads folder by file type.',
   ])('fails with one line, approving nothing, for a requirement outside its repertoire: %s', async (requirement) => {
     const root = board();
     const run = await runCli(['run', '--auto', '--dir', root, requirement], { cwd: root });
@@ -432,16 +426,13 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     expect(organized.stderr).toMatch(/skipped a\.jpg/);
   });
 
-  it.each([
-    ['folders it cannot fill from the answer', 'Receipts and Stuff\nrename the new one\n', "it cannot tell which files go into 'Receipts', 'Stuff'"],
-    ['folders by size, not by type', 'Small (under 1 MB), Large (1 MB or more)\nskip\n', "it cannot tell which files go into 'Small': 'under 1 MB' is not a list of file extensions"],
-    ['one extension in two folders', 'Images (jpg, png), Pictures (png, gif)\nskip\n', 'the answer puts .png in both Images and Pictures'],
-    ['renaming the file already there', 'Photos: jpg, png; Docs: pdf\nrename the old one\n', 'it can only rename the incoming file, not the existing one'],
-  ])('fails honestly when an answer asks for what it cannot build: %s', async (_label, input, reason) => {
+  it('fails honestly when an answer asks for what it cannot build, and says why', async () => {
     const root = board();
-    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input });
+    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: 'Receipts and Stuff\nrename the new one\n' });
     expect(run.code, describeRun(run)).toBe(1);
-    expect(run.stdout).toContain(`pipeline #1: FAILED — the offline model cannot implement this requirement — set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL, to run it on a model (${reason}`);
+    expect(run.stdout).toContain(
+      "pipeline #1: FAILED — the offline model cannot implement this requirement — set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL, to run it on a model (it cannot tell which files go into 'Receipts', 'Stuff'",
+    );
     expect(readTasks(root).some((task) => task.artifacts.verdict === 'approved')).toBe(false);
   });
 
@@ -456,7 +447,7 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
 
   it('stops at once when a question is asked and standard input has ended, leaving the pipeline open and saying so', async () => {
     const root = board();
-    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: '', killAfterMs: 30_000 });
+    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: '' });
     expect(run.signal).toBeNull();
     expect(run.code, describeRun(run)).toBe(1);
     expect(run.stdout).toContain('pipeline #1: FAILED — the analyst asked a question but standard input ended');
@@ -487,7 +478,7 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
 
   it('on --timeout cancels the pipeline, so the board agrees the run failed', async () => {
     const root = board();
-    const run = await runCli(['run', '--auto', '--timeout', '200ms', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, killAfterMs: 30_000 });
+    const run = await runCli(['run', '--auto', '--timeout', '200ms', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
     expect(run.code, describeRun(run)).toBe(1);
     expect(run.stdout).toContain('pipeline #1: FAILED — timed out after 200 ms; pipeline #1 cancelled (autoteam retry 1 starts it again from the stage it stopped at)');
     const tasks = readTasks(root);
@@ -500,13 +491,6 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     const diff = await runCli(['diff', '1', '--dir', root], { cwd: root });
     expect(diff.code).toBe(2);
     expect(diff.stderr.trim()).toBe("autoteam: pipeline #1 has no branch: it works in workspace/1 (the board was not in a git repository, --no-worktree was given, or it is autoteam's own checkout)");
-  });
-
-  it('says so when an answer asks for what it cannot build', async () => {
-    const root = board();
-    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: 'Receipts and Stuff\nrename the new one\n' });
-    expect(run.code, describeRun(run)).toBe(1);
-    expect(run.stdout).toMatch(/pipeline #1: FAILED — the offline model cannot implement this requirement — set ANTHROPIC_API_KEY, or OPENAI_API_KEY \/ OPENAI_BASE_URL, to run it on a model \(it cannot tell which files go into 'Receipts', 'Stuff'\)/);
   });
 });
 

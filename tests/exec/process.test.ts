@@ -1,9 +1,39 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { capOutput, formatProcessResult, runProcess } from '../../src/core/exec/process.js';
+import { capOutput, formatProcessResult, type ProcessResult, runProcess } from '../../src/core/exec/process.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
 const base = { cwd: os.tmpdir(), timeoutMs: 20_000, maxOutputChars: 10_000 };
+
+/**
+ * A `sleep` of an hour and some digits of its own: a process that never ends by itself within a
+ * test, so a call that returns proves it was stopped, and `alive` finds exactly this one.
+ */
+function hourSleep(): string {
+  return `sleep 3600.${Math.floor(Math.random() * 1e6)}${process.pid % 1000}`;
+}
+
+function alive(pattern: string): boolean {
+  try {
+    execFileSync('pgrep', ['-f', pattern]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs `command` with a timeout long enough for it to print `started` first: a machine too slow to
+ * get there in time gets the run again with twice the time, so the kill always comes after the start.
+ */
+async function timedOutAfterStart(command: string): Promise<ProcessResult> {
+  for (let timeoutMs = 300; ; timeoutMs *= 2) {
+    const result = await runProcess('bash', ['-c', command], { ...base, timeoutMs });
+    if (result.stdout === 'started' || timeoutMs > HANG_MS) return result;
+  }
+}
 
 describe('runProcess', () => {
   it('returns exit code, stdout and stderr', async () => {
@@ -13,10 +43,11 @@ describe('runProcess', () => {
   });
 
   it('kills a command that outlives its timeout', async () => {
-    const result = await runProcess('bash', ['-c', 'sleep 30; echo never'], { ...base, timeoutMs: 300 });
-    expect(result.timedOut).toBe(true);
+    const sleep = hourSleep();
+    const result = await runProcess('bash', ['-c', `${sleep}; echo never`], { ...base, timeoutMs: 300 });
+    expect(result).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGKILL' });
     expect(result.stdout).not.toContain('never');
-    expect(result.durationMs).toBeLessThan(10_000);
+    expect(alive(sleep)).toBe(false);
   });
 
   it('kills a python busy loop on timeout', async () => {
@@ -26,17 +57,19 @@ describe('runProcess', () => {
   });
 
   it('kills the whole process group, background children included', async () => {
-    const started = Date.now();
-    const result = await runProcess('bash', ['-c', 'sleep 30 & echo started; wait'], { ...base, timeoutMs: 300 });
+    const sleep = hourSleep();
+    const result = await timedOutAfterStart(`${sleep} & echo started; wait`);
     expect(result.timedOut).toBe(true);
     expect(result.stdout).toBe('started');
-    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(alive(sleep)).toBe(false);
   });
 
   it('does not wait for an orphan that keeps the output pipe open', async () => {
-    const result = await runProcess('bash', ['-c', '(sleep 30 &); echo done'], base);
+    // Had the call waited for the orphan, it would have taken an hour.
+    const sleep = hourSleep();
+    const result = await runProcess('bash', ['-c', `(${sleep} &); echo done`], base);
     expect(result).toMatchObject({ exitCode: 0, stdout: 'done', timedOut: false });
-    expect(result.durationMs).toBeLessThan(10_000);
+    expect(alive(sleep)).toBe(false);
   });
 
   it('caps long output with a note of how much was cut', async () => {
@@ -74,11 +107,12 @@ describe('runProcess', () => {
 
   it('stops when the caller aborts', async () => {
     const controller = new AbortController();
-    const running = runProcess('bash', ['-c', 'echo go; sleep 30'], { ...base, signal: controller.signal });
+    const sleep = hourSleep();
+    const running = runProcess('bash', ['-c', `echo go; ${sleep}`], { ...base, signal: controller.signal });
     controller.abort();
     const result = await running;
     expect(result.canceled).toBe(true);
-    expect(result.durationMs).toBeLessThan(10_000);
+    expect(alive(sleep)).toBe(false);
   });
 
   it('runs without the parent process secrets', async () => {

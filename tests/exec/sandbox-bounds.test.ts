@@ -14,6 +14,7 @@ import { ConfigError } from '../../src/core/errors.js';
 import { pidsCandidates, pidsCgroups, type PidsProbe, sweepCgroups } from '../../src/core/exec/pids-cgroup.js';
 import { runProcess } from '../../src/core/exec/process.js';
 import { containment, DEFAULT_LIMITS, describeContainment, type ResourceLimits, Sandbox } from '../../src/core/exec/sandbox.js';
+import { until } from '../helpers/agent-wait.js';
 
 const bwrap = containment();
 const pids = pidsCgroups();
@@ -219,7 +220,7 @@ print('started', n, 'and carried on')
       const gone = new Promise<void>((resolve) => orphan.once('exit', () => resolve()));
       cleanups.push(() => orphan.kill('SIGKILL'));
       // Started and inside its cgroup before the sweep looks.
-      for (let i = 0; i < 200 && fs.readFileSync(path.join(left, 'cgroup.procs'), 'utf8').trim() === ''; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      await until(() => fs.readFileSync(path.join(left, 'cgroup.procs'), 'utf8').trim() !== '', 'the orphan in its cgroup');
       let removed = sweepCgroups(probe.cgroups);
       await gone;
       // The killed process leaves the cgroup as it exits; a second sweep takes the cgroup if the first found it busy.

@@ -8,8 +8,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runProcess } from '../../src/core/exec/process.js';
+import { type ProcessResult, runProcess } from '../../src/core/exec/process.js';
 import { type Containment, containment, DEFAULT_LIMITS, type ResourceLimits, Sandbox } from '../../src/core/exec/sandbox.js';
+import { HANG_MS, until } from '../helpers/agent-wait.js';
 
 const bwrap = containment();
 const SECRET = `ghp_sandbox_${process.pid}_secret_value`;
@@ -60,7 +61,8 @@ describe.each(profiles)('sandbox: %s', (label, contained) => {
     );
     return { root, workspace, result: runProcess('bash', ['-c', command], { cwd: workspace, timeoutMs: options.timeoutMs ?? 20_000, maxOutputChars: 20_000, sandbox }) };
   };
-  // Digits only: `sleep 45.<digits>` must be a valid interval, or the process would end on its own and prove nothing.
+  // Digits only: `sleep 3645.<digits>` must be a valid interval. An hour or more: the process never
+  // ends on its own within a test, so a run that returns proves it was stopped.
   const marker = () => `${Math.floor(Math.random() * 1e6)}${process.pid % 1000}`;
   const leftovers: string[] = [];
   afterEach(() => {
@@ -86,23 +88,27 @@ describe.each(profiles)('sandbox: %s', (label, contained) => {
   it.runIf(contained)('kills a setsid child and a double fork when the command ends, without waiting for them', async () => {
     const a = marker();
     const b = marker();
-    leftovers.push(`sleep 45.${a}`, `sleep 46.${b}`);
-    const { result } = run(`setsid sleep 45.${a} & (setsid bash -c 'sleep 46.${b} & wait' &) ; echo started`);
+    leftovers.push(`sleep 3645.${a}`, `sleep 3646.${b}`);
+    // Had the call waited for them (they hold the output pipe), it would have taken an hour.
+    const { result } = run(`setsid sleep 3645.${a} & (setsid bash -c 'sleep 3646.${b} & wait' &) ; echo started`);
     const done = await result;
     expect(done).toMatchObject({ exitCode: 0, stdout: 'started', timedOut: false });
-    expect(done.durationMs).toBeLessThan(10_000);
-    expect(alive(`sleep 45.${a}`)).toBe(false);
-    expect(alive(`sleep 46.${b}`)).toBe(false);
+    expect(alive(`sleep 3645.${a}`)).toBe(false);
+    expect(alive(`sleep 3646.${b}`)).toBe(false);
   });
 
   it.runIf(contained)('kills every descendant at the timeout, setsid ones included', async () => {
     const a = marker();
-    leftovers.push(`sleep 47.${a}`);
-    const { result } = run(`setsid sleep 47.${a} & sleep 60`, { timeoutMs: 700 });
-    const done = await result;
-    expect(done.timedOut).toBe(true);
-    expect(done.durationMs).toBeLessThan(10_000);
-    expect(alive(`sleep 47.${a}`)).toBe(false);
+    leftovers.push(`sleep 3647.${a}`);
+    // The timeout must come after the setsid child started: a machine too slow for that gets the run
+    // again with twice the time.
+    let done: ProcessResult;
+    for (let timeoutMs = 700; ; timeoutMs *= 2) {
+      done = await run(`setsid sleep 3647.${a} & echo started; sleep 3600`, { timeoutMs }).result;
+      if (done.stdout === 'started' || timeoutMs > HANG_MS) break;
+    }
+    expect(done).toMatchObject({ timedOut: true, stdout: 'started' });
+    expect(alive(`sleep 3647.${a}`)).toBe(false);
   });
 
   it.runIf(contained)('stops a process at the memory limit and names the limit', async () => {
@@ -244,7 +250,7 @@ describe('orphans', () => {
     try {
       const gone = new Promise<void>((resolve) => orphan.once('exit', () => resolve()));
       // Both have started (exec'd sleep) before the sweep looks.
-      for (let i = 0; i < 100 && !(alive(`sleep 301.${tag}`) && alive(`sleep 302.${tag}`)); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      await until(() => alive(`sleep 301.${tag}`) && alive(`sleep 302.${tag}`), 'both sleeps running');
       expect(sweepOrphans()).toBeGreaterThanOrEqual(1);
       await gone;
       expect(alive(`sleep 301.${tag}`)).toBe(false);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeadSession } from '../../src/core/lead/session.js';
 import { diffPipeline, discardPipeline, mergePipeline } from '../../src/frontend/branches.js';
 import { type CliResult, DOWNLOADS_REQUIREMENT, describeRun, readTasks, runCli, tempBoard } from '../helpers/pipeline-cli.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
 const WORDCOUNT_REQUIREMENT = 'Write a Python script that counts the words in a text file.';
 const python = spawnSync('python3', ['--version']).status === 0;
@@ -50,7 +51,7 @@ describe.runIf(python)('autoteam run on a git repository', () => {
     head = git(repo, 'rev-parse', 'HEAD');
     run = await runCli(['run', '--auto', '--json', DOWNLOADS_REQUIREMENT], { cwd: repo });
     summary = JSON.parse(run.stdout || '{}') as typeof summary;
-  }, 60_000);
+  });
 
   it('ends with a branch holding exactly the new file in one commit by autoteam, from the HEAD it started on', () => {
     expect(run.code, describeRun(run)).toBe(0);
@@ -125,7 +126,8 @@ describe.runIf(python)('autoteam run on a git repository', () => {
 });
 
 describe.runIf(python)('two pipelines in parallel on one repository', () => {
-  it('each gets its own worktree and branch, and both merge cleanly (a fast-forward, then a merge commit)', async () => {
+  // Two pipelines at once on the same two cores: twice a pipeline's time (180 s is for one).
+  it('each gets its own worktree and branch, and both merge cleanly (a fast-forward, then a merge commit)', { timeout: 360_000 }, async () => {
     const repo = makeRepo();
     const head = git(repo, 'rev-parse', 'HEAD');
     const session = new LeadSession({ rootDir: repo, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { pollMs: 100 } });
@@ -143,8 +145,8 @@ describe.runIf(python)('two pipelines in parallel on one repository', () => {
       expect(notices.join('\n')).toMatch(/on your repository .* \(main at [0-9a-f]{7}\): each pipeline works in its own worktree/);
       const [a, b] = await Promise.all([session.post(DOWNLOADS_REQUIREMENT), session.post(WORDCOUNT_REQUIREMENT)]);
       const [first, second] = await Promise.all([
-        session.waitForPipeline(a.pipeline!, AbortSignal.timeout(60_000)),
-        session.waitForPipeline(b.pipeline!, AbortSignal.timeout(60_000)),
+        session.waitForPipeline(a.pipeline!, AbortSignal.timeout(2 * HANG_MS)),
+        session.waitForPipeline(b.pipeline!, AbortSignal.timeout(2 * HANG_MS)),
       ]);
       expect([first.status, second.status]).toEqual(['approved', 'approved']);
       const gitA = first.tasks.at(-1)!.artifacts.git!;
@@ -167,7 +169,7 @@ describe.runIf(python)('two pipelines in parallel on one repository', () => {
     } finally {
       await session.close(2_000);
     }
-  }, 120_000);
+  });
 });
 
 describe('where a pipeline works without a repository', () => {

@@ -16,6 +16,12 @@ import { EventLog } from './agent-wait.js';
 
 export const TEAM = 'crew';
 
+/**
+ * The IDLE poll of the teammates these helpers start: an hour, past every test's ceiling, so they
+ * move only on wake-ups (watcher events, notify) and a test that sees them move proves the wake-up.
+ */
+export const POLL_NEVER_MS = 3_600_000;
+
 export async function makeTeam(root: string): Promise<{ board: TaskBoard; mailbox: Mailbox; registry: TeamRegistry }> {
   const registry = new TeamRegistry(root);
   await registry.ensure(TEAM);
@@ -55,7 +61,7 @@ export function startLocalTeammate(options: {
     model: options.model,
     wake,
     signal: stop.signal,
-    settings: { pollMs: 60_000, idleTimeoutMs: 0, ...options.settings },
+    settings: { pollMs: POLL_NEVER_MS, idleTimeoutMs: 0, ...options.settings },
     emit: events.push,
   });
   const done = teammate.run();
@@ -88,7 +94,7 @@ export class ManagerRig {
     const watcher = new BoardWatcher(root);
     watcher.on('error', () => undefined);
     await watcher.start();
-    const manager = new TeammateManager({ rootDir: root, model, watcher, settings: { pollMs: 60_000, idleTimeoutMs: 0, ...settings } });
+    const manager = new TeammateManager({ rootDir: root, model, watcher, settings: { pollMs: POLL_NEVER_MS, idleTimeoutMs: 0, ...settings } });
     return new ManagerRig(watcher, manager);
   }
 
@@ -96,10 +102,7 @@ export class ManagerRig {
   async spawnIdle(name: string, role: string): Promise<ReturnType<TeammateManager['spawn']>> {
     const from = this.events.events.length;
     const handle = this.manager.spawn(name, role);
-    await this.events.waitFor((e) => e.type === 'status' && e.name === name && e.status === 'idle', `${name} idle`, {
-      from,
-      timeoutMs: 30_000,
-    });
+    await this.events.waitFor((e) => e.type === 'status' && e.name === name && e.status === 'idle', `${name} idle`, { from });
     return handle;
   }
 

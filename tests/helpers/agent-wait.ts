@@ -4,13 +4,20 @@ import os from 'node:os';
 import path from 'node:path';
 
 /**
+ * The ceiling of a wait for an event or a state: only a hang reaches it. A quiet 2-core machine
+ * takes seconds for the slowest wait here (a whole pipeline); one four times slower, or shared with
+ * two other copies of the suite, still finishes far inside it.
+ */
+export const HANG_MS = 120_000;
+
+/**
  * Re-checks `check` every `intervalMs` until it returns something truthy, and returns that; throws
  * with `what` once `timeoutMs` has passed. A check that throws is retried (a file mid-creation).
  */
 export async function until<T>(
   check: () => T | null | undefined | false | '' | 0,
   what: string,
-  { timeoutMs = 15_000, intervalMs = 15 }: { timeoutMs?: number; intervalMs?: number } = {},
+  { timeoutMs = HANG_MS, intervalMs = 15 }: { timeoutMs?: number; intervalMs?: number } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
@@ -46,7 +53,7 @@ export class EventLog<E> {
     options?: { timeoutMs?: number; from?: number },
   ): Promise<T>;
   waitFor(match: (event: E) => boolean, what: string, options?: { timeoutMs?: number; from?: number }): Promise<E>;
-  waitFor(match: (event: E) => boolean, what: string, { timeoutMs = 15_000, from = 0 } = {}): Promise<E> {
+  waitFor(match: (event: E) => boolean, what: string, { timeoutMs = HANG_MS, from = 0 } = {}): Promise<E> {
     return new Promise((resolve, reject) => {
       const check = (): boolean => {
         const found = this.events.slice(from).find(match);

@@ -1,4 +1,5 @@
 import { TaskBoard, TeamRegistry, withLock } from '../../src/core/board/index.js';
+import fs from 'node:fs';
 import os from 'node:os';
 import { openBoard } from '../../src/core/board/board.js';
 import { openTaskStore } from '../../src/core/board/open.js';
@@ -9,8 +10,8 @@ export type BoardJob =
   | { kind: 'claim'; root: string; owners: string[]; mode: 'next' | 'direct'; ids?: number[] }
   | { kind: 'create'; root: string; count: number; by: string }
   | { kind: 'send'; root: string; from: string; to: string; count: number }
-  /** Drains `name`'s inbox until `total` messages were taken by all drainers together (counted in the board's messages). */
-  | { kind: 'drain'; root: string; name: string; untilIdleMs: number }
+  /** Drains until `stopFile` exists and a drain comes back empty (the test writes it once every send is done). */
+  | { kind: 'drain'; root: string; name: string; stopFile: string }
   | { kind: 'hold-lock'; file: string; staleMs: number }
   | { kind: 'team'; root: string; name: string; role: string; rounds: number };
 
@@ -49,11 +50,12 @@ export async function runBoardJob(job: BoardJob, notify: Notify): Promise<unknow
       const board = await openBoard(job.root, isPostgresUrl(job.root) ? os.tmpdir() : job.root, { poolSize: 2 });
       const got: string[] = [];
       try {
-        let idleSince = Date.now();
-        while (Date.now() - idleSince < job.untilIdleMs) {
+        for (;;) {
+          // Checked before the drain: an empty drain after the stop file appeared leaves nothing behind.
+          const stopping = fs.existsSync(job.stopFile);
           const messages = await board.mailbox.drain(job.name);
-          if (messages.length) idleSince = Date.now();
           got.push(...messages.map((m) => m.content));
+          if (stopping && messages.length === 0) break;
           await new Promise((resolve) => setImmediate(resolve));
         }
       } finally {

@@ -33,7 +33,8 @@ import type {
   Usage,
 } from '../../src/core/model/types.js';
 
-export const FAKE_MODEL_PATH = fileURLToPath(import.meta.url);
+/** This module for a `{ kind: 'module' }` spec: as JavaScript when vitest.config.ts compiled it (a worker thread then needs no tsx). */
+export const FAKE_MODEL_PATH = process.env.AUTOTEAM_TEST_FAKE_MODEL ?? fileURLToPath(import.meta.url);
 
 /** A request as the model saw it at call time. */
 export interface RecordedCall {

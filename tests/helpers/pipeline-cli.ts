@@ -32,10 +32,16 @@ export interface CliResult {
   ms: number;
 }
 
+/**
+ * A run still going after this long has hung: it is killed, so that the test fails with its output
+ * rather than at the test's own timeout (180 s). A whole pipeline takes seconds on a quiet machine.
+ */
+export const KILL_AFTER_MS = 170_000;
+
 export interface CliOptions {
   cwd: string;
   env?: Record<string, string>;
-  /** Kill the child after this long (a hung run must fail the test, not the whole suite). */
+  /** Kill the child after this long (a hung run must fail the test, not the whole suite); KILL_AFTER_MS by default. */
   killAfterMs?: number;
   /** Written to the child's stdin, which is then closed (without it stdin is ignored). */
   input?: string;
@@ -70,7 +76,7 @@ export function runCli(args: string[], options: CliOptions): Promise<CliResult> 
     let stderr = '';
     child.stdout!.setEncoding('utf8').on('data', (text: string) => (stdout += text));
     child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-    const killer = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? 45_000);
+    const killer = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? KILL_AFTER_MS);
     child.on('error', (error) => {
       clearTimeout(killer);
       reject(error);

@@ -3,9 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Task } from '../../src/core/board/schemas.js';
 import { LeadSession, type PendingQuestion } from '../../src/core/lead/session.js';
+import { HANG_MS } from './agent-wait.js';
 
 /** Polls `check` until it returns a truthy value or the deadline passes (no fixed sleeps). */
-export async function waitUntil<T>(check: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
+export async function waitUntil<T>(check: () => T | Promise<T>, what: string, timeoutMs = HANG_MS): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

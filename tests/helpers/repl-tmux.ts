@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { offlineEnv } from './repl-cli.js';
+import { HANG_MS } from './agent-wait.js';
 import { waitUntil } from './repl-session.js';
 
 export function tmuxPath(): string | null {
@@ -56,7 +57,7 @@ export class TmuxScreen {
     return this.tmux('capture-pane', '-p', '-t', 'repl', ...(history ? ['-S', '-'] : []));
   }
 
-  async waitFor(pattern: RegExp | string, what: string, timeoutMs = 60_000, history = false): Promise<string> {
+  async waitFor(pattern: RegExp | string, what: string, timeoutMs = HANG_MS, history = false): Promise<string> {
     try {
       return await waitUntil(() => {
         const screen = this.capture(history);
@@ -67,7 +68,7 @@ export class TmuxScreen {
     }
   }
 
-  async exitCode(timeoutMs = 30_000): Promise<number> {
+  async exitCode(timeoutMs = HANG_MS): Promise<number> {
     const text = await waitUntil(() => (fs.existsSync(this.exitFile) ? fs.readFileSync(this.exitFile, 'utf8').trim() : null), 'the program to exit', timeoutMs);
     return Number(text);
   }

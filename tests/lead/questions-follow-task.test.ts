@@ -32,7 +32,7 @@ describe('questions follow their task', () => {
     const unfollow = box.follow();
 
     const first = await session.post('Write a Python script that organizes my Downloads folder by file type.');
-    await until(() => session.pendingQuestions().length === 1, 'the analyst asks', { timeoutMs: 30_000 });
+    await until(() => session.pendingQuestions().length === 1, 'the analyst asks');
     expect(box.get()).toHaveLength(1);
     expect(inboxText(session)).toMatch(/analyst asks: Which file types/);
 
@@ -46,16 +46,16 @@ describe('questions follow their task', () => {
     await expect(session.answer('Pictures and Misc only')).rejects.toThrow('no question is waiting for an answer');
 
     const retried = await session.pipeline.retry(first.pipeline!, 'lead');
-    await until(() => session.pendingQuestions().length === 1, 'the analyst asks afresh', { timeoutMs: 30_000 });
+    await until(() => session.pendingQuestions().length === 1, 'the analyst asks afresh');
     const [fresh] = session.pendingQuestions();
     expect(fresh).toMatchObject({ task: retried.id, question: expect.stringMatching(/^Which file types/) });
     expect(box.get()).toEqual([fresh]);
 
     const answered = await session.answer('Pictures and Misc only');
     expect(answered.task).toBe(retried.id);
-    await until(() => (session.board.get(retried.id).artifacts.qa ?? []).length === 1, 'the answer recorded on the retried task', { timeoutMs: 30_000 });
+    await until(() => (session.board.get(retried.id).artifacts.qa ?? []).length === 1, 'the answer recorded on the retried task');
     expect(session.board.get(retried.id).artifacts.qa![0]).toMatchObject({ answer: 'Pictures and Misc only' });
     expect(session.board.get(first.id).history.map((entry) => entry.event)).not.toContain('answered');
     unfollow();
-  }, 90_000);
+  });
 });

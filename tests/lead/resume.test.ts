@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LeadEvent, LeadSession, type PendingQuestion } from '../../src/core/lead/session.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
 const roots: string[] = [];
 const sessions: LeadSession[] = [];
@@ -26,7 +27,7 @@ function session(root: string, auto = false): LeadSession {
 /** The next question the session shows (already pending, or the next one emitted). */
 function nextQuestion(s: LeadSession, after = 0): Promise<PendingQuestion> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no question within 20 s')), 20_000);
+    const timer = setTimeout(() => reject(new Error(`no question within ${HANG_MS / 1000} s`)), HANG_MS);
     const seen: PendingQuestion[] = [];
     const onEvent = (event: LeadEvent) => {
       if (event.type !== 'question') return;
@@ -61,7 +62,7 @@ describe('resume after a stop during questions', () => {
     const question2 = await q2;
     expect(question2.question).toMatch(/same name already exists/);
     // Ctrl+C while the second question waits.
-    await first.close(2_000);
+    await first.close(HANG_MS);
     sessions.splice(sessions.indexOf(first), 1);
 
     const second = session(root);
@@ -73,7 +74,7 @@ describe('resume after a stop during questions', () => {
     // The pending question is back at once, before any teammate asks it.
     expect(questions.map((q) => [q.questionId, q.question])).toEqual([[question2.questionId, question2.question]]);
     await second.answer('skip and warn');
-    const state = await second.waitForPipeline(task.pipeline!, AbortSignal.timeout(40_000));
+    const state = await second.waitForPipeline(task.pipeline!, AbortSignal.timeout(HANG_MS));
     expect(state.status).toBe('approved');
     // Shown once in the second session: re-asking after the restart found the answer, not the person.
     expect(questions).toHaveLength(1);
@@ -81,20 +82,20 @@ describe('resume after a stop during questions', () => {
     expect(analysis.artifacts.qa?.map((entry) => entry.answer)).toEqual(['Pictures and Misc only', 'skip and warn']);
     expect(analysis.history.filter((entry) => entry.event === 'asked').map((entry) => entry.detail)).toEqual([question1.question, question2.question]);
     expect(analysis.artifacts.criteria?.[1]?.criterion).toMatch(/left where it is, with a warning/);
-  }, 60_000);
+  });
 
   it('with --auto, the simulated user answers the question the last lead left pending', async () => {
     const { root, first, task } = await postAndAsk();
-    await first.close(2_000);
+    await first.close(HANG_MS);
     sessions.splice(sessions.indexOf(first), 1);
 
     const second = session(root, true);
     const events: LeadEvent[] = [];
     second.on('event', (event) => events.push(event));
     await second.start();
-    const state = await second.waitForPipeline(task.pipeline!, AbortSignal.timeout(40_000));
+    const state = await second.waitForPipeline(task.pipeline!, AbortSignal.timeout(HANG_MS));
     expect(events.filter((event) => event.type === 'error')).toEqual([]);
     expect(state.status).toBe('approved');
     expect(events.find((event) => event.type === 'answered')).toMatchObject({ by: 'simulated user' });
-  }, 60_000);
+  });
 });

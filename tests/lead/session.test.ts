@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
 const roots: string[] = [];
 const sessions: LeadSession[] = [];
@@ -12,7 +13,7 @@ afterEach(async () => {
   for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
 });
 
-function waitFor(session: LeadSession, match: (event: LeadEvent) => boolean, ms = 20_000): Promise<LeadEvent> {
+function waitFor(session: LeadSession, match: (event: LeadEvent) => boolean, ms = HANG_MS): Promise<LeadEvent> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('timed out waiting for a session event')), ms);
     const onEvent = (event: LeadEvent) => {
@@ -40,7 +41,7 @@ describe('LeadSession', () => {
     expect(session.running()).toEqual([]);
 
     const task = await session.post('Write a Python script that organizes my Downloads folder by file type.');
-    const state = await session.waitForPipeline(task.pipeline!, AbortSignal.timeout(30_000));
+    const state = await session.waitForPipeline(task.pipeline!, AbortSignal.timeout(HANG_MS));
     expect(state.status).toBe('approved');
     expect(new Set(state.tasks.map((t) => t.owner))).toEqual(new Set(['analyst', 'engineer', 'reviewer']));
     // Every model call the threads made was reported: the session's spend matches the board's usage.
@@ -56,11 +57,12 @@ describe('LeadSession', () => {
     sessions.push(session);
     await session.start([{ name: 'eng', role: 'engineer' }]);
     await waitFor(session, (e) => e.type === 'teammate' && e.event.type === 'status' && e.event.status === 'idle');
-    const exit = await session.requestShutdown('eng', 5_000);
+    const exit = await session.requestShutdown('eng', HANG_MS);
     expect(exit?.kind).toBe('left');
     await session.board.create({ subject: 'Run `true`', role: 'engineer' });
     session.emit('event', { type: 'board' });
-    // Give the watcher's reconcile tick (1 s) a chance to run: the stopped teammate must stay stopped.
+    // The next board event from the watcher (the new task, or the reconcile tick) is where a resting
+    // teammate would be started again: the stopped one must stay stopped.
     await waitFor(session, (e) => e.type === 'board');
     expect(session.isRunning('eng')).toBe(false);
     expect(session.board.list()[0]!.status).toBe('pending');

@@ -11,7 +11,7 @@ import { TaskBoard } from '../../src/core/board/task-board.js';
 import { TeamRegistry } from '../../src/core/board/team-registry.js';
 import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
 import { Pipeline } from '../../src/core/stages/pipeline.js';
-import { until } from '../helpers/agent-wait.js';
+import { HANG_MS, until } from '../helpers/agent-wait.js';
 import { describeRun, runCli } from '../helpers/pipeline-cli.js';
 
 const roots: string[] = [];
@@ -49,7 +49,7 @@ describe('cancel and retry', () => {
     expect(session.board.get(first.id)).toMatchObject({ status: 'cancelled', result: 'cancelled by lead', lease: null });
     expect(session.pipeline.state(first.pipeline!).status).toBe('cancelled');
     // The analyst was told, and stopped waiting: its claim is gone.
-    await until(() => registry.get('analyst')?.status === 'idle', 'the analyst stopped', { timeoutMs: 10_000 });
+    await until(() => registry.get('analyst')?.status === 'idle', 'the analyst stopped');
     await expect(session.pipeline.cancel(first.pipeline!, 'lead')).rejects.toThrow(`pipeline #${first.pipeline} has nothing open to cancel (it is cancelled)`);
 
     session.autoAnswer = true;
@@ -57,13 +57,13 @@ describe('cancel and retry', () => {
     expect(retried).toMatchObject({ stage: 'requirements', pipeline: first.pipeline, status: 'pending', artifacts: expect.objectContaining({ retryOf: first.id }) });
     expect(retried.artifacts.qa).toEqual([expect.objectContaining({ answer: 'Pictures and Misc only' })]);
     expect(session.board.get(first.id).artifacts.retriedBy).toBe(retried.id);
-    const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(40_000));
+    const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(HANG_MS));
     expect(state.status).toBe('approved');
     // The first answer came from the board: the person (here the simulated user) was asked once more only.
     const analysis = session.board.get(retried.id);
     expect(analysis.artifacts.qa?.map((entry) => entry.answer)[0]).toBe('Pictures and Misc only');
     expect(analysis.artifacts.criteria?.[0]?.criterion).toMatch(/Pictures \(.*\); Misc \(anything else\)$/);
-  }, 60_000);
+  });
 
   it('retry is refused for an active or approved pipeline; both exist as subcommands with exit 2 on misuse', async () => {
     const root = board();

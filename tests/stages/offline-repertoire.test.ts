@@ -10,10 +10,11 @@ import { TaskBoard } from '../../src/core/board/task-board.js';
 import { LeadSession } from '../../src/core/lead/session.js';
 import { criteriaFor } from '../../src/core/model/scripted/analyst.js';
 import { buildProgram } from '../../src/core/model/scripted/programs.js';
-import { DEFAULT_ORGANIZER_SPEC } from '../../src/core/model/scripted/repertoire.js';
+import { DEFAULT_ORGANIZER_SPEC, kindOf, organizerSpec } from '../../src/core/model/scripted/repertoire.js';
 import { ScriptedModel } from '../../src/core/model/scripted/scripted-model.js';
 import { Pipeline } from '../../src/core/stages/pipeline.js';
 import { snapshotWorkspace } from '../../src/core/stages/submission.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
 const roots: string[] = [];
 const sessions: LeadSession[] = [];
@@ -29,7 +30,7 @@ async function runPipeline(requirement: string) {
   sessions.push(session);
   await session.start();
   const first = await session.post(requirement);
-  const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(40_000));
+  const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(HANG_MS));
   return { root, state, workspace: path.join(root, 'workspace', String(first.pipeline)) };
 }
 
@@ -51,7 +52,7 @@ describe('the offline engineer', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('lines: 2  words: 3  characters: 17');
     expect(fs.readFileSync(path.join(workspace, file), 'utf8').length).toBeGreaterThan(0);
-  }, 60_000);
+  });
 });
 
 describe('the offline reviewer', () => {
@@ -88,7 +89,7 @@ describe('the offline reviewer', () => {
       rootDir: root,
       model: new ScriptedModel(),
       wake: new Wake(),
-      signal: AbortSignal.timeout(30_000),
+      signal: AbortSignal.timeout(HANG_MS),
       settings: { pollMs: 25, idleTimeoutMs: 300 },
     });
     expect(await reviewer.run()).toMatch(/^idle for/);
@@ -99,5 +100,45 @@ describe('the offline reviewer', () => {
     expect(review.artifacts.checks?.[0]?.output).toMatch(/FAILED: .*sample1\.jpg is not in Pictures\//);
     expect(review.artifacts.issues).toContainEqual(expect.objectContaining({ severity: 'blocker', criterion: 'AC1', text: expect.stringMatching(/^AC1 not met/) }));
     expect(board.list().at(-1)).toMatchObject({ stage: 'implementation', revision: 1, status: 'pending' });
-  }, 40_000);
+  });
+});
+
+// What the offline model can build, decided from the requirement and the answers alone. The CLI runs
+// in tests/e2e/run-offline.test.ts show how a "no" ends a pipeline; here every case of it is checked.
+describe('the offline repertoire', () => {
+  it.each([
+    'Write a Python script that sorts the lines of a text file.',
+    'Organize my music playlist.',
+    'Count the HN titles on the front page.',
+    'Write a Python web scraper for the top 30 HN titles into a CSV.',
+    'Write a JavaScript CSV parser.',
+    'Count word frequencies in a text file.',
+    'Write a Python script that organizes my Downloads folder by file size.',
+    'Write a Python script that organizes my Downloads folder by file type, including all subfolders recursively.',
+    'Write a Python script that organizes my Downloads folder by file type and deletes files older than 30 days.',
+    'Write a Python script that counts how often each word appears in a text file.',
+    'Write a Go program that counts the words in a text file.',
+    'Write a TypeScript script that organizes my Downloads folder by file type.',
+  ])('has nothing for a requirement outside it: %s', (requirement) => {
+    expect(kindOf(requirement)).toBeNull();
+  });
+
+  it.each([
+    ['Write a Python script that organizes my Downloads folder by file type.', 'organizer'],
+    ['Write a Python script that counts the words in a text file.', 'wordcount'],
+    ['Write a JavaScript program that counts words and lines in a file.', 'wordcount'],
+  ])('builds what it knows: %s', (requirement, kind) => {
+    expect(kindOf(requirement)).toBe(kind);
+  });
+
+  it.each([
+    ['folders it cannot fill from the answer', 'Receipts and Stuff', 'rename the new one', "it cannot tell which files go into 'Receipts', 'Stuff'"],
+    ['folders by size, not by type', 'Small (under 1 MB), Large (1 MB or more)', 'skip', "it cannot tell which files go into 'Small': 'under 1 MB' is not a list of file extensions"],
+    ['one extension in two folders', 'Images (jpg, png), Pictures (png, gif)', 'skip', 'the answer puts .png in both Images and Pictures'],
+    ['renaming the file already there', 'Photos: jpg, png; Docs: pdf', 'rename the old one', 'it can only rename the incoming file, not the existing one'],
+  ])('gives up, saying why, when an answer asks for what it cannot build: %s', (_label, fileTypes, conflicts, reason) => {
+    const spec = organizerSpec({ file_types: fileTypes, name_conflicts: conflicts });
+    expect(spec.ok).toBe(false);
+    expect(!spec.ok && spec.reason).toContain(reason);
+  });
 });

@@ -23,6 +23,7 @@ import { stageTools, TEAMMATE_TOOLS } from '../../src/core/tools/registry.js';
 import { type ToolContext, type ToolDefinition, toolSpec } from '../../src/core/tools/tool.js';
 import { type Step, StepModel, textBlock, toolUse } from '../helpers/pipeline-models.js';
 import { makeToolContext, type TestContext } from '../tools/context.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -261,7 +262,7 @@ async function runTeammate(root: string, name: string, steps: Step[]): Promise<S
     rootDir: root,
     model,
     wake: new Wake(),
-    signal: AbortSignal.timeout(20_000),
+    signal: AbortSignal.timeout(HANG_MS),
     settings: { pollMs: 25, idleTimeoutMs: 400 },
   });
   const reason = await teammate.run();

@@ -14,8 +14,10 @@ import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
 import type { ToolResultBlock } from '../../src/core/model/types.js';
 import type { PipelineState } from '../../src/core/stages/pipeline.js';
 import { type FakeTeamOptions, NUDGE, readLog } from '../helpers/pipeline-models.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
-const modelsFile = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'helpers', 'pipeline-models.ts');
+// As JavaScript when vitest.config.ts compiled it: the teammate threads then need no tsx.
+const modelsFile = process.env.AUTOTEAM_TEST_PIPELINE_MODELS ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'helpers', 'pipeline-models.ts');
 
 interface ValveRun {
   root: string;
@@ -57,8 +59,8 @@ async function runValve(
   // Post only once every teammate has joined: see 'close() right after start' below for why.
   await ready;
   const first = await session.post('Write a greeting program.', startStage);
-  const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(40_000));
-  await session.close(2_000);
+  const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(HANG_MS));
+  await session.close(HANG_MS);
   sessions.splice(sessions.indexOf(session), 1);
   return { root, state: session.pipeline.state(first.pipeline!), events, log: readLog(log) };
 }
@@ -191,7 +193,7 @@ describe('safety valves', () => {
     sessions.push(session);
     await session.start();
     // A pipeline can end (or a person can quit) before every worker thread has registered itself.
-    const { exits } = await session.close(2_000);
+    const { exits } = await session.close(HANG_MS);
     sessions.splice(sessions.indexOf(session), 1);
     expect(exits.map((exit) => exit.name).sort()).toEqual(['analyst', 'engineer', 'reviewer']);
     expect(session.running()).toEqual([]);

@@ -20,6 +20,7 @@ import type { ModelClient, ModelMessage, ModelRequest, ModelResponse, ToolResult
 import { Pipeline } from '../../src/core/stages/pipeline.js';
 import { FakeModel } from '../helpers/fake-model.js';
 import { type Step, StepModel, toolUse } from '../helpers/pipeline-models.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -58,7 +59,7 @@ async function runTeammate<M extends Scripted>(root: string, name: string, model
     rootDir: root,
     model,
     wake: new Wake(),
-    signal: AbortSignal.timeout(20_000),
+    signal: AbortSignal.timeout(HANG_MS),
     settings: { pollMs: 25, idleTimeoutMs: 250, ...settings },
   });
   const reason = await teammate.run();

@@ -262,8 +262,7 @@ describe('/team with a model per role', () => {
         { name: 'eng', role: 'engineer' },
         { name: 'rev', role: 'reviewer' },
       ]);
-      const deadline = Date.now() + 10_000;
-      while (session.mailbox.registry.read().members.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitUntil(() => session.mailbox.registry.read().members.filter((m) => m.status === 'idle').length === 2, 'both teammates idle');
       await runLine('/team', { session, print: (text) => out.push(text), askLead: async () => '' });
       expect(out.at(-1)).toMatch(/eng \(engineer\): idle[^\n]* · gpt-4\.1-mini via 127\.0\.0\.1:9/);
       expect(out.at(-1)).toMatch(/rev \(reviewer\): idle[^\n]* · qwen2\.5-coder via 127\.0\.0\.1:9/);

@@ -65,18 +65,17 @@ describe('board panel', () => {
     const tasks = Array.from({ length: 1000 }, (_, i) =>
       task(i + 1, { status: i === 41 ? 'in_progress' : i < 900 ? 'completed' : 'pending', owner: i === 41 ? 'engineer' : null }),
     );
-    const started = performance.now();
     const view = boardView(tasks, 12);
     const { lastFrame } = render(<BoardPanel view={view} width={90} />);
-    const ms = performance.now() - started;
     const frame = lastFrame()!;
     expect(view.shown.map((t) => t.id)).toEqual([42, 990, 991, 992, 993, 994, 995, 996, 997, 998, 999, 1000]);
     expect(frame).toContain('1000 tasks · 100 pending · 1 in progress · 899 done · showing 12');
     expect(frame).toContain('[>] #42: Task number 42 @engineer');
     expect(frame).toContain('[ ] #1000: Task number 1000');
     expect(frame).not.toContain('#989:');
+    // The panel renders the 12 rows it shows, not the 1,000: its cost does not grow with the board.
     expect(frame.split('\n').length).toBeLessThan(20);
-    expect(ms).toBeLessThan(1_000);
+    expect(frame.match(/#\d+:/g)).toHaveLength(12);
   });
 });
 
