@@ -14,6 +14,10 @@ const POSTGRES_FILES = [
   'tests/board/pg-connection-loss.test.ts',
   'tests/board/pg-refresh.test.ts',
   'tests/e2e/postgres-board.test.ts',
+  'tests/board/inbox-size.test.ts',
+  'tests/board/task-size.test.ts',
+  'tests/events/event-log.test.ts',
+  'tests/events/events-cli.test.ts',
 ];
 
 export default defineConfig({
