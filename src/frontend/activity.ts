@@ -143,7 +143,7 @@ export function describeTeamEvent(event: TeamEvent, view: Pick<ActivityView, 've
     case 'question_asked':
       return { text: `? ${event.agent ?? 'a teammate'} asks: ${event.question}`, tone: 'question' };
     case 'question_answered':
-      return { text: `! ${event.by} answers: ${event.answer}`, tone: 'answer' };
+      return { text: `! ${event.by} answers${event.asker ? ` ${event.asker}` : ''}: ${event.answer}`, tone: 'answer' };
     case 'question_withdrawn':
       return { text: `? ${event.agent ?? 'a teammate'}'s question withdrawn (${event.reason})`, tone: 'info' };
     case 'pipeline_status':

@@ -132,6 +132,15 @@ describe.each(backends)('$name', (backend) => {
     expect(await board.claim(second.id, 'eng')).toMatchObject({ ok: false, reason: expect.stringMatching(/backing off until/) });
   });
 
+  it('a task posted held (its TaskCreated hooks deciding) is claimable only once the hold is let go', async () => {
+    const board = await open(await backend.location());
+    const held = await board.create({ subject: 'held', role: 'engineer', notBefore: new Date(Date.now() + 60_000).toISOString() });
+    expect(await board.claimNext('eng', 'engineer')).toBeNull();
+    expect(await board.claim(held.id, 'eng')).toMatchObject({ ok: false, reason: expect.stringMatching(/held until its TaskCreated hooks decide/) });
+    expect(await board.update(held.id, { notBefore: null })).toMatchObject({ ok: true, task: { notBefore: null } });
+    expect(await board.claimNext('eng', 'engineer')).toMatchObject({ ok: true, task: { id: held.id, owner: 'eng' } });
+  });
+
   it('cancel, update with an artifacts function, and usage', async () => {
     const board = await open(await backend.location());
     const task = await board.create({ subject: 'work', artifacts: { checks: [] } });

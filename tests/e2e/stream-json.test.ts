@@ -157,12 +157,13 @@ describe('autoteam run --output-format stream-json when posting takes a while', 
    * The init record is written after `session.post` returns, while the board's events stream as
    * soon as the log has them: events that come first (a TaskCreated hook that takes a moment lets
    * task_posted, pipeline_status and hook_decision out before the post returns) wait behind init.
-   * This hook waits until the stream shows task_posted (20 s at most), then blocks the task.
+   * This hook waits until the board's log has task_posted (20 s at most), then blocks the task: the
+   * task is held while it decides, so no teammate works it meanwhile.
    */
   it('still writes the init record first', async () => {
     const root = board();
     const out = path.join(root, 'stdout.jsonl');
-    const wait = `i=0; while [ $i -lt 200 ] && ! grep -q '"type":"task_posted"' stdout.jsonl 2>/dev/null; do sleep 0.1; i=$((i+1)); done; echo 'requirements are frozen' >&2; exit 2`;
+    const wait = `i=0; while [ $i -lt 200 ] && ! grep -q '"type":"task_posted"' .team/events.jsonl 2>/dev/null; do sleep 0.1; i=$((i+1)); done; echo 'requirements are frozen' >&2; exit 2`;
     fs.writeFileSync(path.join(root, 'hold.sh'), `${wait}\n`);
     fs.writeFileSync(path.join(root, 'autoteam.config.json'), JSON.stringify({ hooks: { TaskCreated: [{ matcher: 'requirements', hooks: [{ type: 'command', command: 'sh hold.sh' }] }] } }));
     const fd = fs.openSync(out, 'w');
@@ -178,6 +179,9 @@ describe('autoteam run --output-format stream-json when posting takes a while', 
     expect(code, stderr).toBe(1);
     expect(lines.at(-1)).toMatchObject({ type: 'result', subtype: 'error', status: 'cancelled' });
     expect(lines[0]).toMatchObject({ type: 'system', subtype: 'init' });
+    // The hook saw task_posted before the post returned, and the stream still put init first.
+    expect(lines.findIndex((line) => line.type === 'task_posted')).toBeGreaterThan(0);
+    expect(lines.some((line) => line.type === 'task_claimed')).toBe(false);
   }, 150_000);
 });
 

@@ -130,6 +130,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
       artifacts,
       result: null,
       history: [{ at: posted, by, event: 'created', detail: input.subject }],
+      notBefore: input.notBefore ?? null,
       createdAt: posted,
       updatedAt: posted,
     });

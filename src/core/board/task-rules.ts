@@ -354,7 +354,10 @@ export abstract class TaskRules
     if (role !== undefined && task.role !== null && task.role !== role) {
       return `task #${task.id} is for role ${task.role}, not ${role}`;
     }
-    if (task.notBefore && Date.parse(task.notBefore) > nowMs) return `task #${task.id} is backing off until ${task.notBefore}`;
+    if (task.notBefore && Date.parse(task.notBefore) > nowMs) {
+      // Before any attempt, a task waits only for its TaskCreated hooks (Pipeline.held).
+      return task.attempts === 0 ? `task #${task.id} is held until its TaskCreated hooks decide (${task.notBefore} at the latest)` : `task #${task.id} is backing off until ${task.notBefore}`;
+    }
     if (task.status === 'in_progress') {
       // No lease (a hand edit, an old file) counts as expired: nothing would ever renew it.
       const until = task.lease ? Date.parse(task.lease.until) : Number.NaN;

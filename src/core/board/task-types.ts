@@ -30,6 +30,8 @@ export interface CreateTaskInput {
    * up to, instead of refused over the limit for a posted task (see task-size.ts).
    */
   trimToFit?: boolean;
+  /** Not claimable before this time (a task held while the person's TaskCreated hooks decide). */
+  notBefore?: string;
 }
 
 /** `fenced`: refused because the caller's claim is no longer current (taken over, finished, released). */
@@ -55,6 +57,8 @@ export interface TaskPatch {
    * lock, so read-modify-write updates (append to a list) never race.
    */
   artifacts?: Artifacts | ((current: Artifacts) => Artifacts);
+  /** `null` makes a held or backing-off task claimable now. */
+  notBefore?: string | null;
 }
 
 export interface UpdateOptions {

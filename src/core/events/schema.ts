@@ -84,7 +84,8 @@ export const TeamEventSchema = z.discriminatedUnion('type', [
     summary: z.string(),
   }),
   event('question_asked', { questionId: z.string(), question: z.string() }),
-  event('question_answered', { questionId: z.string(), answer: z.string(), by: z.string() }),
+  // `asker`: the teammate whose question it answers.
+  event('question_answered', { questionId: z.string(), answer: z.string(), by: z.string(), asker: z.string().optional() }),
   event('question_withdrawn', { questionId: z.string(), reason: z.string() }),
   event('criterion_added', { id: z.string(), criterion: z.string() }),
   event('check_ran', { id: z.string(), ok: z.boolean(), exitCode: z.number().nullable(), language: z.string() }),

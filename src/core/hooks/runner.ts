@@ -51,7 +51,7 @@ interface CompiledGroup {
  * | PreToolUse        | after a tool call's arguments validate, before the tool runs    | do not run it; answer the call with a tool error (`isError`) carrying the reason, outcome kind `hook_blocked` in its `tool_call` event |
  * | PostToolUse       | after the tool ran, before its result goes to the model         | append the reason to the tool result the model reads (the tool's effect stands) |
  * | TaskCompleted     | when a stage signal / complete_task is about to complete the task and hand it on, before any board write | the task stays in progress with the agent; answer the signal's tool call with a `hook_blocked` tool error carrying the reason, so the agent reads it and continues |
- * | TaskCreated       | right after a task is posted (by the lead, a person, or a handoff) | cancel the task (`task_cancelled`, by `hook`, with the reason; a pipeline whose open task is cancelled ends as cancelled, as for any cancel); when a tool call of an agent posted it, that call's result is a `hook_blocked` tool error with the reason |
+ * | TaskCreated       | right after a task is posted (by the lead, a person, or a handoff); the task is held, unclaimable, until the hooks decide | cancel the task (`task_cancelled`, by `hook`, with the reason; a pipeline whose open task is cancelled ends as cancelled, as for any cancel); when a tool call of an agent posted it, that call's result is a `hook_blocked` tool error with the reason |
  * | TeammateIdle      | when a teammate is about to go idle (its turn ended without work to claim) | it does not go idle: the reason is put before it as a message from `hook` and it takes another turn |
  * | PipelineCompleted | once, when a pipeline reaches approved, failed or cancelled     | nothing to block: `run` itself returns (and records) a block as `warn` |
  *
@@ -92,6 +92,12 @@ export class HookRunner {
   /** Whether any hook is configured for `event` (so the runtime can skip building its payload). */
   has(event: HookEventName): boolean {
     return (this.groups.get(event) ?? []).some((group) => group.hooks.length > 0);
+  }
+
+  /** The longest `run(event)` may take: the sum of the timeouts of every hook of the event. */
+  longestMs(event: HookEventName): number {
+    const hooks = (this.groups.get(event) ?? []).flatMap((group) => group.hooks);
+    return hooks.reduce((total, hook) => total + Math.round((hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S) * 1000), 0);
   }
 
   async run<E extends HookEventName>(event: E, payload: HookPayloads[E], options: { signal?: AbortSignal } = {}): Promise<HookResult> {

@@ -65,7 +65,7 @@ export class QuestionDesk {
     this.questions.delete(question.questionId);
     const lead = this.deps.lead();
     await this.deps.mailbox.send(lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task });
-    this.deps.sink.emit({ type: 'question_answered', pipeline: question.pipeline, task: question.task, agent: lead, questionId: question.questionId, answer: text, by });
+    this.deps.sink.emit({ type: 'question_answered', pipeline: question.pipeline, task: question.task, agent: lead, questionId: question.questionId, answer: text, by, asker: question.from });
     this.deps.emit({ type: 'answered', question, answer: text, by });
     return question;
   }

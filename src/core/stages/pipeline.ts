@@ -57,6 +57,8 @@ export interface StageSignal {
 
 /** The largest requirement a pipeline takes; every stage's task carries it. */
 export const MAX_REQUIREMENT_BYTES = 100 * 1024;
+/** How much longer than its hooks may run a new task stays held for them (see `Pipeline.held`). */
+const HOOK_HOLD_MARGIN_MS = 5_000;
 
 /** The requirement, trimmed; refused when it is empty or over MAX_REQUIREMENT_BYTES. */
 export function checkRequirement(requirement: string): string {
@@ -142,6 +144,7 @@ export class Pipeline {
       handoff: renderHandoff(handoffData({ stage, revision: 0, description: text, artifacts })),
       artifacts,
       by: options.by ?? 'lead',
+      ...this.held(),
     });
     this.status(first, options.by ?? 'lead', 'active');
     return this.created(first);
@@ -365,6 +368,7 @@ export class Pipeline {
       by,
       // What a task of this board already held: trimmed to fit like any runtime write, never refused.
       trimToFit: true,
+      ...this.held(),
     });
     for (const task of failed) {
       await this.board.update(task.id, { artifacts: { retriedBy: next.id } }, { by, event: 'retried', detail: `retried as #${next.id}` });
@@ -409,6 +413,7 @@ export class Pipeline {
         by: from.owner ?? 'runtime',
         // Built from a finished task: trimmed to fit like any runtime write, never refused.
         trimToFit: true,
+        ...this.held(),
       });
       this.traceTransition(from, next.id, stage, from.owner ?? 'runtime');
       return { ok: true, status: 'active' as const, next: await this.created(next) };
@@ -439,8 +444,18 @@ export class Pipeline {
   }
 
   /**
+   * What a task posts with while the person's TaskCreated hooks decide on it: nobody may claim it
+   * before they have (held at most as long as they may run, so a lead that dies meanwhile leaves
+   * nothing held for good). `created` lets it go, or cancels it.
+   */
+  held(): { notBefore?: string } {
+    if (!this.hooks?.has('TaskCreated')) return {};
+    return { notBefore: new Date(Date.now() + this.hooks.longestMs('TaskCreated') + HOOK_HOLD_MARGIN_MS).toISOString() };
+  }
+
+  /**
    * A task just posted, put to the person's TaskCreated hooks: one they block is cancelled with
-   * their reason (its pipeline ends as cancelled, like any cancel).
+   * their reason (its pipeline ends as cancelled, like any cancel); one they allow is claimable now.
    */
   async created(task: Task): Promise<Task> {
     if (!this.hooks) return task;
@@ -457,7 +472,11 @@ export class Pipeline {
       stage: task.stage,
       by,
     });
-    if (verdict.decision !== 'block') return task;
+    if (verdict.decision !== 'block') {
+      if (!task.notBefore) return task;
+      const released = await this.board.update(task.id, { notBefore: null });
+      return released.ok ? released.task : task;
+    }
     const cancelled = await this.board.cancel(task.id, 'hook', `blocked by a TaskCreated hook: ${verdict.reason ?? 'blocked'}`);
     if (cancelled.ok && task.pipeline) await this.ended(cancelled.task, 'hook', 'cancelled', cancelled.task.result ?? 'blocked by a hook');
     return cancelled.ok ? cancelled.task : task;

@@ -58,7 +58,7 @@ export const askClarifyingQuestionTool = defineTool({
     const answer = reply?.content ?? `No answer within ${Math.round(answerTimeoutMs / 1000)} s; proceed with sensible assumptions.`;
     const by = reply?.from ?? 'timeout';
     // The lead tells who answered (the person, or the simulated user); nobody did when it timed out.
-    if (!reply) ctx.emit?.({ type: 'question_answered', questionId, answer, by });
+    if (!reply) ctx.emit?.({ type: 'question_answered', questionId, answer, by, asker: ctx.agent.name });
     await ctx.record('answered', `${by}: ${answer}`, (artifacts) => ({
       qa: [...(artifacts.qa ?? []), { question, answer, by }],
     }));

@@ -195,6 +195,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
         handoff: input.handoff ?? '',
         artifacts,
         history: [{ at, by: input.by ?? 'lead', event: 'created', detail: input.subject }],
+        notBefore: input.notBefore ?? null,
         createdAt: at,
         updatedAt: at,
       });

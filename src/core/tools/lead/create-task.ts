@@ -33,6 +33,7 @@ export const createTaskTool = (lead: LeadServices) =>
           blockedBy: input.blocked_by ?? [],
           artifacts: input.require_plan ? { requirePlan: true } : {},
           by: lead.lead,
+          ...lead.pipeline.held(),
         });
         // The person's TaskCreated hooks may refuse it (it is then cancelled, with their reason).
         const task = await lead.pipeline.created(created);
