@@ -409,7 +409,7 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     const root = board();
     const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: 'Pictures and Misc only\nskip and warn\n' });
     expect(run.code, describeRun(run)).toBe(0);
-    expect(run.stdout).toContain('! person answers: Pictures and Misc only');
+    expect(run.stdout).toContain('! person answers analyst: Pictures and Misc only');
     const criteria = readTasks(root)[0]!.artifacts.criteria ?? [];
     expect(criteria[0]!.criterion).toMatch(/: Pictures \(\.jpg.*\); Misc \(anything else\)$/);
     expect(criteria[1]!.criterion).toBe('A file whose name already exists in the target folder is left where it is, with a warning naming it');

@@ -136,7 +136,7 @@ describe('the REPL app', () => {
     await m.type(ENTER);
     await waitUntil(() => m.session.mailbox.peek('analyst').length > 0, 'the answer in the analyst inbox');
     expect(m.session.mailbox.peek('analyst')[0]).toMatchObject({ type: 'answer', content: 'Images, documents and archives', questionId: question.questionId });
-    await m.until('! person answers: Images, documents and archives');
+    await m.until('! person answers analyst: Images, documents and archives');
     await waitUntil(() => !m.frame().includes('analyst asks (task #1)'), 'the question box to close');
     expect(m.asked).toEqual([]);
   });
