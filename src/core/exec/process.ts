@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { execa } from 'execa';
 import { pidAlive } from '../board/liveness.js';
 import { childEnv } from './env.js';
 import { pidsCgroups, type RunCgroup, sweepCgroups } from './pids-cgroup.js';
@@ -147,6 +146,8 @@ async function runIn(
   const { marker, env, cgroup, started } = run;
   const sandbox = options.sandbox;
   const wrapped = sandbox ? sandbox.command(command, args, cgroup) : { command, args: [...args] };
+  // Loaded on first use: a process that never runs a command does not pay for execa's ~100 modules.
+  const { execa } = await import('execa');
   const subprocess = execa(wrapped.command, wrapped.args, {
     cwd: options.cwd,
     env,

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import { execa } from 'execa';
 import { AutoteamError } from '../errors.js';
 import { childEnv } from '../exec/env.js';
 
@@ -71,6 +70,8 @@ export async function git(cwd: string, args: readonly string[], options: GitOpti
   const command = `git ${args.join(' ')}`;
   if (!fs.existsSync(cwd)) throw new GitError(command, `no such directory: ${cwd}`, null);
   let result;
+  // Loaded on first use, as in exec/process.ts.
+  const { execa } = await import('execa');
   try {
     result = await execa('git', [...args], { cwd, env, extendEnv: false, reject: false, stripFinalNewline: true, ...(options.input !== undefined ? { input: options.input } : {}) });
   } catch (error) {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { ModelSpec } from './factory.js';
-import { type ModelConfig, loadModelConfig as loadAnthropicConfig } from './providers/anthropic.js';
+import { type ModelConfig, loadModelConfig as loadAnthropicConfig } from './providers/anthropic-config.js';
 import { loadOpenAIConfig } from './providers/openai-config.js';
 
 /** A small, current OpenAI model; any id works with a compatible server (`--model`, MODEL_ID). */
