@@ -26,8 +26,11 @@ describe('npm run bench', () => {
 
   it('--quick --only runs that section and reports its rows against their targets', () => {
     const run = bench(['--quick', '--json', '--only', 'board scan']);
-    expect(run.status, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as { ok: boolean; sections: Record<string, Array<{ metric: string; ok: boolean | null }>> };
+    // A target is a speed on this machine, and a busy machine may miss one: the exit status says
+    // whether every row met its target, whichever it was.
+    expect(run.status, run.stderr).toBe(report.ok ? 0 : 1);
+    expect(report.ok).toBe(report.sections['board scan']!.every((row) => row.ok !== false));
     expect(Object.keys(report.sections)).toEqual(['board scan']);
     expect(report.sections['board scan']!.map((row) => row.metric)).toContain('list() warm, 1 changed @1000');
   });

@@ -117,6 +117,9 @@ export function sweepOrphans(): number {
  */
 export async function runProcess(command: string, args: readonly string[], options: RunProcessOptions): Promise<ProcessResult> {
   const started = performance.now();
+  // Loaded on first use (a process that never runs a command does not pay for execa's ~100
+  // modules), and before the abort check: from here to the abort listener nothing waits.
+  const { execa } = await import('execa');
   if (options.signal?.aborted) return { ...failed('canceled before start', started), exitCode: null, canceled: true };
   if (!fs.existsSync(options.cwd)) return failed(`working directory '${options.cwd}' does not exist`, started);
 
@@ -130,7 +133,7 @@ export async function runProcess(command: string, args: readonly string[], optio
     return failed(`cannot make the pids cgroup that bounds the process count: ${(error as Error).message}`, started);
   }
   try {
-    return await runIn(command, args, options, { marker, env, cgroup, started });
+    return await runIn(execa, command, args, options, { marker, env, cgroup, started });
   } finally {
     // Nothing of the run outlives it, and neither does its cgroup.
     await cgroup?.remove();
@@ -138,6 +141,7 @@ export async function runProcess(command: string, args: readonly string[], optio
 }
 
 async function runIn(
+  execa: typeof import('execa').execa,
   command: string,
   args: readonly string[],
   options: RunProcessOptions,
@@ -146,8 +150,6 @@ async function runIn(
   const { marker, env, cgroup, started } = run;
   const sandbox = options.sandbox;
   const wrapped = sandbox ? sandbox.command(command, args, cgroup) : { command, args: [...args] };
-  // Loaded on first use: a process that never runs a command does not pay for execa's ~100 modules.
-  const { execa } = await import('execa');
   const subprocess = execa(wrapped.command, wrapped.args, {
     cwd: options.cwd,
     env,
