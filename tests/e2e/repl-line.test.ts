@@ -59,6 +59,17 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(result.stdout).not.toContain('posted pipeline');
   });
 
+  it('refuses a message to the lead over the requirement limit in one line, posting nothing', async () => {
+    assertBuilt();
+    const dir = tempBoard('autoteam-repl-line-');
+    const huge = `Write a program that ${'does a great many things, '.repeat(5_000)}`;
+    const result = await execa('node', [CLI, '--dir', dir, '--no-team'], { cwd: dir, env: offlineEnv(), input: `${huge}\n/tasks\n`, reject: false, timeout: 60_000 });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/error: a message to the lead is at most 100 KB \(this one is 127 KB\): put the details in a file/);
+    expect(result.stdout).toContain('No tasks');
+    expect(readTasks(dir)).toEqual([]);
+  });
+
   it('takes the lines after a requirement as the answers to the analyst (no --auto)', async () => {
     assertBuilt();
     const dir = tempBoard('autoteam-repl-line-');

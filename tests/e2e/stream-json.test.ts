@@ -130,6 +130,16 @@ describe.runIf(python)('autoteam run --auto --output-format stream-json, offline
       expect(posted).toBeLessThan(claimed);
       expect(claimed).toBeLessThan(completed);
     }
+    // A question after its task's claim, its answer after the question (the sender's events are in
+    // the log before its message can be acted on).
+    for (const question of asked) {
+      const claimed = at((e) => e.type === 'task_claimed' && e.task === question.task);
+      const askedAt = at((e) => e.type === 'question_asked' && e.questionId === question.questionId);
+      const answeredAt = at((e) => e.type === 'question_answered' && e.questionId === question.questionId);
+      expect(claimed).toBeLessThan(askedAt);
+      expect(askedAt).toBeLessThan(answeredAt);
+      expect(answered.find((answer) => answer.questionId === question.questionId)).toMatchObject({ asker: 'analyst' });
+    }
     expect(at((e) => e.type === 'pipeline_status' && e.status === 'approved')).toBeGreaterThan(at((e) => e.type === 'review_verdict' && e.verdict === 'approved'));
   });
 

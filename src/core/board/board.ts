@@ -80,7 +80,7 @@ export function fileBoard(rootDir: string, options: OpenBoardOptions = {}): Boar
     address: root,
     rootDir: root,
     tasks,
-    mailbox: new Mailbox(root, { now: options.now, registry, ...(options.maxInboxBytes ? { maxInboxBytes: options.maxInboxBytes } : {}), ...(options.stamp ? { stamp: options.stamp } : {}) }),
+    mailbox: new Mailbox(root, { now: options.now, registry, before: () => sink.flush(), ...(options.maxInboxBytes ? { maxInboxBytes: options.maxInboxBytes } : {}), ...(options.stamp ? { stamp: options.stamp } : {}) }),
     registry,
     requests: new RequestStore(root, options.now, docs),
     docs,

@@ -25,6 +25,12 @@ export interface MailboxOptions {
   batchBytes?: number;
   /** Fields added to every message sent through this mailbox (a teammate thread's origin, agent/event-order.ts). */
   stamp?: () => Record<string, unknown>;
+  /**
+   * Awaited before a message is stored: the board passes its event sink's flush, so the events a
+   * sender emitted before a message are in the log before anyone can act on the message (an answer
+   * is never logged before its question).
+   */
+  before?: () => Promise<void>;
 }
 
 /** Lines of an inbox that could not be read: where they went, how many, and the first few with why. */
@@ -68,6 +74,7 @@ export class Mailbox {
   private readonly orphanAfterMs: number;
   private readonly onProblem?: MailboxOptions['onProblem'];
   private readonly stamp?: MailboxOptions['stamp'];
+  private readonly before?: MailboxOptions['before'];
   private readonly seen = new Set<string>();
   private readonly secrets = secretValues();
   readonly maxInboxBytes: number;
@@ -90,6 +97,7 @@ export class Mailbox {
     this.maxInboxBytes = options.maxInboxBytes ?? DEFAULT_MAX_INBOX_BYTES;
     this.batchBytes = options.batchBytes ?? DRAIN_BATCH_BYTES;
     this.stamp = options.stamp;
+    this.before = options.before;
     fs.mkdirSync(this.dir, { recursive: true });
   }
 
@@ -291,6 +299,7 @@ export class Mailbox {
       throw new AutoteamError(`invalid message to ${to}: ${describeZodError(parsed.error)}`, 'INVALID_MESSAGE');
     }
     this.inboxPath(to); // the name is checked on every backend
+    await this.before?.();
     await this.deliver(to, JSON.parse(redact(JSON.stringify(parsed.data), this.secrets)) as Message);
     return parsed.data;
   }

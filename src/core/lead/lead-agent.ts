@@ -5,7 +5,9 @@ import type { Task } from '../board/schemas.js';
 import type { Fence } from '../board/task-types.js';
 import { type LeadHand, LEAD_HANDS } from '../config/project-config.js';
 import type { ModelMessage } from '../model/types.js';
+import { AutoteamError } from '../errors.js';
 import { taskPrompt } from '../stages/handoff.js';
+import { MAX_REQUIREMENT_BYTES } from '../stages/pipeline.js';
 import { leadTools } from '../tools/lead/index.js';
 import type { ToolContext, ToolDefinition } from '../tools/tool.js';
 import { leadHands, leadWorkplace } from './lead-hands.js';
@@ -64,6 +66,15 @@ export class LeadAgent {
   }
 
   async handle(text: string): Promise<LeadReply> {
+    // What the person says may become a requirement word for word: the same limit, refused before
+    // the model sees it (past the request ceiling it would be summarised, and the words lost).
+    const bytes = Buffer.byteLength(text);
+    if (bytes > MAX_REQUIREMENT_BYTES) {
+      throw new AutoteamError(
+        `a message to the lead is at most ${MAX_REQUIREMENT_BYTES / 1024} KB (this one is ${Math.ceil(bytes / 1024)} KB): put the details in a file in the board's folder and refer to it`,
+        'INVALID_REQUIREMENT',
+      );
+    }
     const { session } = this;
     const lead = session.lead;
     const team = session.mailbox.registry.read().team;

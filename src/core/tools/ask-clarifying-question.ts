@@ -46,9 +46,10 @@ export const askClarifyingQuestionTool = defineTool({
     const started = Date.now();
     if (!reply) {
       const lead = ctx.registry.read().lead;
+      // The event first: the message is sent once it is in the board's log, so the answer comes after it there.
+      ctx.emit?.({ type: 'question_asked', questionId, question });
       await ctx.mailbox.send(ctx.agent.name, lead, question, 'question', { questionId, task: ctx.task.id, pipeline: ctx.task.pipeline });
       await ctx.record('asked', question);
-      ctx.emit?.({ type: 'question_asked', questionId, question });
       await reportStatus(ctx, 'waiting', 'waiting for an answer');
       reply = await ctx.waitForMessage(isAnswer, answerTimeoutMs);
       await reportStatus(ctx, 'working');

@@ -46,7 +46,8 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
   await Promise.all([tasks.refresh(), docs.refresh()]);
   // The team is named after the database, whichever host creates it first.
   const registry = new TeamRegistry(rootDir, { now: options.now, docs, team: new URL(url).pathname.replace(/^\//, '') || 'team' });
-  const mailbox = new PgMailbox(rootDir, url, pool, { now: options.now, registry, ...(options.maxInboxBytes ? { maxInboxBytes: options.maxInboxBytes } : {}), ...(options.stamp ? { stamp: options.stamp } : {}) });
+  // Events before messages (MailboxOptions.before); `sink` is made below, before anything is sent.
+  const mailbox = new PgMailbox(rootDir, url, pool, { now: options.now, registry, before: () => sink.flush(), ...(options.maxInboxBytes ? { maxInboxBytes: options.maxInboxBytes } : {}), ...(options.stamp ? { stamp: options.stamp } : {}) });
   const requests = new RequestStore(rootDir, options.now, docs);
   const location = describeUrl(url);
 
