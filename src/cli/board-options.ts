@@ -33,6 +33,11 @@ export function boardDir(command: Command, writes = true): string {
   }
   if (!stat) throw new UsageError(`--dir: ${dir} does not exist (to start a board there: mkdir -p ${shellQuote(dir)})`);
   if (!stat.isDirectory()) throw new UsageError(`--dir: ${dir} is a file, not a directory`);
+  // The board's own folders: one that is a file would surface as a bare EEXIST from mkdir.
+  for (const name of ['.tasks', '.team']) {
+    const inner = fs.statSync(path.join(dir, name), { throwIfNoEntry: false });
+    if (inner && !inner.isDirectory()) throw new UsageError(`--dir: ${path.join(dir, name)} is a file, where autoteam keeps its ${name === '.tasks' ? 'tasks' : 'team'} (a folder): move it away`);
+  }
   if (writes) {
     try {
       fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);

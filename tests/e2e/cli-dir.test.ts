@@ -41,3 +41,19 @@ describe('--dir that does not exist', () => {
     expect(result.stderr.trim()).toBe(`autoteam: --dir: ${typo} does not exist (to start a board there: mkdir -p '${parent}/my board'\\''s dir')`);
   });
 });
+
+describe('a board folder whose .tasks or .team is a file', () => {
+  it.each([
+    ['run', '.tasks', ['run', '--auto', 'Write a Python script that organizes my Downloads folder by file type.']],
+    ['tasks', '.tasks', ['tasks']],
+    ['events', '.team', ['events']],
+    ['the REPL', '.team', []],
+  ] as Array<[string, string, string[]]>)('%s with %s a file: one line naming it, exit 2, the file untouched', async (_name, entry, args) => {
+    const dir = fs.mkdtempSync(path.join(parent, 'file-'));
+    fs.writeFileSync(path.join(dir, entry), 'notes\n');
+    const result = await runCli([...args, '--dir', dir], { cwd: dir, input: '/quit\n' });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr.trim()).toBe(`autoteam: --dir: ${path.join(dir, entry)} is a file, where autoteam keeps its ${entry === '.tasks' ? 'tasks' : 'team'} (a folder): move it away`);
+    expect(fs.readFileSync(path.join(dir, entry), 'utf8')).toBe('notes\n');
+  });
+});

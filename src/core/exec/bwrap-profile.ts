@@ -126,6 +126,21 @@ function toolDirs(options: ProfileOptions, hidden: readonly string[], set: Hidde
   return [...wanted].sort();
 }
 
+/** The tmpfs mounts every profile makes: nothing of the host's is under them inside. */
+const TMPFS_DIRS = ['/tmp', '/dev/shm', '/var/tmp', '/run'];
+
+/**
+ * Where the process starts: the workspace's path as given (so what it prints names the path the
+ * person knows; a link to it still leads there inside), unless that path runs under a tmpfs of the
+ * profile, where the link is not there inside (a board reached through a link in /tmp or the home
+ * directory): then the real path.
+ */
+function startDir(given: string, real: string, hidden: readonly string[]): string {
+  const resolved = path.resolve(given);
+  if (resolved === real) return real;
+  return [...TMPFS_DIRS, ...hidden].some((dir) => isInside(dir, resolved)) ? real : resolved;
+}
+
 /**
  * The profile, in order (later mounts win). Every tmpfs that is not /tmp or /dev/shm — /var/tmp,
  * /run, bwrap's /dev, the ones over hidden directories — is made read-only once the mounts inside
@@ -146,8 +161,7 @@ export function bwrapProfile(options: ProfileOptions): string[] {
   for (const file of set.files) if (!outermost.some((dir) => isInside(dir, file))) args.push('--ro-bind', '/dev/null', file);
   // What PATH and this runtime need from under a hidden directory comes back read-only (a pyenv or nvm install).
   for (const dir of toolDirs(options, outermost, set, workspace)) args.push('--ro-bind', dir, dir);
-  // The process starts at the workspace's path as given (a link to it still leads there inside).
-  args.push('--bind', workspace, workspace, '--chdir', path.resolve(options.workspace));
+  args.push('--bind', workspace, workspace, '--chdir', startDir(options.workspace, workspace, outermost));
   const scratch = options.scratch ? realpath(options.scratch) : null;
   if (scratch && !isInside(workspace, scratch)) args.push('--bind', scratch, scratch);
   // A worktree's `.git` file (or a repository's folder) stays as it is: executed code cannot repoint it.
