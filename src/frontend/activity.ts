@@ -126,6 +126,8 @@ export function describeTeamEvent(event: TeamEvent, view: Pick<ActivityView, 've
       return { text: `${who} released ${task} (${event.detail})`, tone: 'activity' };
     }
     case 'task_completed':
+      // A general task's result is what the person asked for: shown (a stage's is in its own lines).
+      if (!event.pipeline && event.result) return { text: `${who} completed ${task}: ${event.result}`, tone: 'activity' };
       return { text: `${who} completed ${task}${event.signal ? ` (${event.signal})` : ''}`, tone: 'activity' };
     case 'task_failed':
       return { text: `${who} failed ${task}: ${event.reason}`, tone: 'error' };

@@ -99,14 +99,15 @@ describe('general tasks', () => {
     await new TeamRegistry(root).ensure('t');
     const board = new TaskBoard(root);
     const bad = await board.create({ subject: 'Run a missing script', description: 'Run `python3 nope.py` in the workspace.' });
-    const good = await board.create({ subject: 'Say hi', description: 'Run `echo hi`.' });
+    const good = await board.create({ subject: 'Say hi', description: 'Run `echo hi; seq 1 50`.' });
     // What the offline model cannot really do fails with a line naming both ways to a real model.
     const prose = await board.create({ subject: 'Write tests' });
     const stop = new AbortController();
     const mate = new Teammate({ name: 'eng', role: 'engineer', rootDir: root, model: new ScriptedModel(), wake: new Wake(), signal: stop.signal, settings: { idleTimeoutMs: 200, pollMs: 50 } });
     await mate.run();
     expect(board.get(bad.id)).toMatchObject({ status: 'failed', result: expect.stringMatching(/nope\.py.*exit 2/) });
-    expect(board.get(good.id)).toMatchObject({ status: 'completed' });
+    // The result is the command's output, its first 40 lines and a count of the rest.
+    expect(board.get(good.id)).toMatchObject({ status: 'completed', result: expect.stringMatching(/^`echo hi; seq 1 50`: exit 0.*\nstdout:\nhi\n1\n2\n[\s\S]*\n3[0-9]\n… \(\d+ more lines\)$/) });
     expect(board.get(prose.id)).toMatchObject({ status: 'failed', result: expect.stringMatching(/^the offline model cannot do this task .*ANTHROPIC_API_KEY, or OPENAI_API_KEY \/ OPENAI_BASE_URL/) });
     expect(fs.existsSync(path.join(root, 'workspace', 'general', `task-${prose.id}.md`))).toBe(false);
   });

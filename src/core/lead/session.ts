@@ -79,6 +79,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   readonly sink: EventSink;
   /** The board's event log: what `subscribe` and telemetry read. */
   readonly log: EventLog;
+  /** Whether a failed span export was told (once per session: every thread exports its own). */
+  private telemetryTold = false;
   /** Stops this process's span export (OTEL_EXPORTER_OTLP_ENDPOINT), flushing it. */
   private detachTelemetry: () => Promise<void> = async () => undefined;
   /** The board's log as the front ends see it, from the session's start (see LogView). */
@@ -252,7 +254,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   private async startTeam(team: readonly TeamMemberSpec[]): Promise<void> {
     await this.view.start();
-    this.detachTelemetry = await attachTelemetry({ sink: this.sink, log: this.log }, (error) => this.emit('event', { type: 'error', code: 'TELEMETRY', message: error.message }));
+    this.detachTelemetry = await attachTelemetry({ sink: this.sink, log: this.log }, (error) => this.telemetryError(error.message));
     await this.mailbox.registry.ensure(this.options.team);
     this.pipeline.repository = await openRepository(this.options.repo, this.rootDir, (text) => this.emit('event', { type: 'notice', text }));
     await this.reapDead();
@@ -280,6 +282,12 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.manager.on('event', (event: ManagerEvents['event'][0]) => {
       if (event.type === 'error' && FATAL_MODEL_CODES.has(event.error.code)) this.fatalError ??= event.error;
       if (event.type === 'error' && this.outage.hides(event.name, event.error.code)) return;
+      // Every thread exports its own spans: a collector that cannot be reached is said once, by the lead.
+      if (event.type === 'error' && event.error.code === 'TELEMETRY') {
+        this.telemetryError(event.error.message);
+        this.held.release();
+        return;
+      }
       if (event.type === 'usage') this.spend.add(event.name, event.model, event.usage);
       this.emit('event', { type: 'teammate', event });
       this.held.release();
@@ -374,6 +382,13 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   async requestShutdown(name: string, graceMs = 5_000): Promise<TeammateExit | null> {
     this.resting.delete(name);
     return this.manager.requestShutdown(name, graceMs);
+  }
+
+  /** A span export that failed, in this process or a teammate's thread: told once, the team works on. */
+  private telemetryError(message: string): void {
+    if (this.telemetryTold) return;
+    this.telemetryTold = true;
+    this.emit('event', { type: 'error', code: 'TELEMETRY', message: `${message} (said once; the team works on without traces)` });
   }
 
   /**

@@ -3,6 +3,8 @@ import { REAL_MODEL_HINT } from './repertoire.js';
 import type { RequestContext } from '../types.js';
 
 const MAX_PLAN_ROUNDS = 3;
+const MAX_RESULT_LINES = 40;
+const MAX_RESULT_CHARS = 4_000;
 
 /** What the offline model says of a general task it cannot really do. */
 export const OFFLINE_CANNOT_TASK = `the offline model cannot do this task (offline, a general task can only run a command given in backticks, e.g. run \`ls\`) — ${REAL_MODEL_HINT}`;
@@ -36,9 +38,20 @@ export function generalTurn(task: Pick<NonNullable<RequestContext['task']>, 'sub
     return { text: `Running \`${command}\`.`, calls: [{ name: 'bash', input: { command } }] };
   }
   const done = lastCall(calls, 'bash');
-  const outcome = (done?.result?.content ?? '').split('\n').filter(Boolean).slice(0, 3).join(' | ');
-  if (done?.result && (done.result.isError || !/^exit 0\b/.test(done.result.content))) {
+  const content = done?.result?.content ?? '';
+  if (done?.result && (done.result.isError || !/^exit 0\b/.test(content))) {
+    const outcome = content.split('\n').filter(Boolean).slice(0, 3).join(' | ');
     return { text: 'That did not work.', calls: [{ name: 'fail_task', input: { reason: `\`${command}\`: ${outcome}`.slice(0, 300) } }] };
   }
-  return { text: 'Done.', calls: [{ name: 'complete_task', input: { result: `\`${command}\`: ${outcome}`.slice(0, 300) } }] };
+  // The result is the command's real output (its first lines), as the person would read it.
+  return { text: 'Done.', calls: [{ name: 'complete_task', input: { result: `\`${command}\`: ${reported(content)}` } }] };
+}
+
+/** What a bash result says, kept to MAX_RESULT_LINES lines and MAX_RESULT_CHARS characters. */
+function reported(content: string): string {
+  const lines = content.split('\n').filter((line) => line.trim() !== '');
+  let text = lines.slice(0, MAX_RESULT_LINES).join('\n');
+  if (text.length > MAX_RESULT_CHARS) text = `${text.slice(0, MAX_RESULT_CHARS)}…`;
+  const more = lines.length - MAX_RESULT_LINES;
+  return more > 0 ? `${text}\n… (${more} more lines)` : text;
 }
