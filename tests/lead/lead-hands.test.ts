@@ -92,7 +92,7 @@ describe('the lead agent with its own hands (loopback Messages API)', () => {
     // The file tools refuse the board's own files, saying why.
     expect(resultOf(server, 'toolu_board')).toMatchObject({ is_error: true, content: expect.stringMatching(/'\.team' is the board's own data/) });
     // Nor may it give itself a hook, which would run outside the sandbox.
-    expect(resultOf(server, 'toolu_config')).toMatchObject({ is_error: true, content: expect.stringMatching(/'autoteam\.config\.json' is the board's own data/) });
+    expect(resultOf(server, 'toolu_config')).toMatchObject({ is_error: true, content: expect.stringMatching(/'autoteam\.config\.json' holds the person's settings and hooks, off limits to the file tools\. Work on the other files of the folder\./) });
     expect(fs.existsSync(path.join(root, 'autoteam.config.json'))).toBe(false);
     // The key travelled only in its header.
     for (const request of server.requests) expect(request.rawBody).not.toContain(KEY);

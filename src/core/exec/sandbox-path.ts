@@ -7,12 +7,9 @@ export class PathEscapeError extends AutoteamError {
   constructor(
     readonly requested: string,
     reason: string,
+    advice = "Paths must stay inside the workspace: use a relative path like 'organize.py' or 'src/util.py'.",
   ) {
-    super(
-      `refused path '${requested.replace(/\0/g, '\\0')}': ${reason}. Paths must stay inside the workspace: ` +
-        `use a relative path like 'organize.py' or 'src/util.py'.`,
-      'PATH_ESCAPE',
-    );
+    super(`refused path '${requested.replace(/\0/g, '\\0')}': ${reason}. ${advice}`, 'PATH_ESCAPE');
   }
 }
 
@@ -81,10 +78,18 @@ export function resolveInWorkspace(workspace: string, relPath: string, offLimits
   for (const kept of offLimits) {
     const rel = path.normalize(kept);
     if ([path.relative(base, target), path.relative(realBase, real)].some((candidate) => candidate === rel || candidate.startsWith(`${rel}${path.sep}`))) {
-      throw new PathEscapeError(relPath, `'${kept}' is the board's own data, off limits to the file tools`);
+      throw new PathEscapeError(relPath, `'${kept}' ${whatIsKept(kept)}, off limits to the file tools`, 'Work on the other files of the folder.');
     }
   }
   return target;
+}
+
+/** Why a path inside the folder is kept from the agents, in the words of what it holds. */
+function whatIsKept(kept: string): string {
+  const name = path.basename(path.normalize(kept));
+  if (name === '.env') return "holds the person's secrets";
+  if (name === 'autoteam.config.json') return "holds the person's settings and hooks";
+  return "is the board's own data";
 }
 
 /**
