@@ -93,6 +93,7 @@ describe.runIf(python)('hooks in a run that is approved despite them', () => {
   const LINT = 'sh hooks/slow.sh pre-lint';
   const WRITE = 'sh hooks/hook.sh post-write 1 "style check unavailable"';
   const DONE = 'sh hooks/once.sh completed';
+  const IMPLEMENTED = 'sh hooks/once.sh implemented';
   const END = 'sh hooks/hook.sh pipeline 0';
   let root = '';
   let run: CliResult;
@@ -104,7 +105,7 @@ describe.runIf(python)('hooks in a run that is approved despite them', () => {
     root = boardWithHooks({
       PreToolUse: [command(BASH, { matcher: 'bash' }), command(LINT, { matcher: 'run_linter', timeout: 1 })],
       PostToolUse: [command(WRITE, { matcher: 'write_file' })],
-      TaskCompleted: [command(DONE, { matcher: 'requirements' })],
+      TaskCompleted: [command(DONE, { matcher: 'requirements' }), command(IMPLEMENTED, { matcher: 'implementation' })],
       PipelineCompleted: [command(END)],
     });
     run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, killAfterMs: 240_000 });
@@ -164,9 +165,21 @@ describe.runIf(python)('hooks in a run that is approved despite them', () => {
     }
   });
 
+  it('TaskCompleted blocking a submission: the offline engineer runs it again and submits once more', () => {
+    const implementation = stage('implementation')[0]!;
+    const verdicts = decisions(events, 'TaskCompleted').filter((d) => d.task === implementation.id);
+    expect(verdicts.map((d) => [d.decision, d.agent])).toEqual([
+      ['block', 'engineer'],
+      ['allow', 'engineer'],
+    ]);
+    const submits = toolCalls(events, 'submit_for_review').filter((call) => call.task === implementation.id);
+    expect(submits.map((call) => call.outcome)).toEqual(['hook_blocked', 'ok']);
+    expect(implementation).toMatchObject({ status: 'completed', claims: 1 });
+  });
+
   it('TaskCompleted blocks the first completion: the task stays in progress with its analyst, and completes on the second', () => {
     const analysis = stage('requirements')[0]!;
-    const verdicts = decisions(events, 'TaskCompleted');
+    const verdicts = decisions(events, 'TaskCompleted').filter((d) => d.task === analysis.id);
     expect(verdicts.map((d) => [d.decision, d.exitCode, d.task, d.agent])).toEqual([
       ['block', 2, analysis.id, 'analyst'],
       ['allow', 0, analysis.id, 'analyst'],
@@ -244,7 +257,7 @@ describe.runIf(python)('hooks in a run that is approved despite them', () => {
     const approved = events.find((e) => e.type === 'pipeline_status' && e.status === 'approved')!;
     expect(decision!.seq!).toBeGreaterThan(approved.seq!);
     // Every hook run was one decision event, and every decision one hook run.
-    const runs = ['pre-bash', 'pre-lint', 'post-write', 'completed', 'pipeline'].reduce((n, name) => n + stdinOf(root, name).length, 0);
+    const runs = ['pre-bash', 'pre-lint', 'post-write', 'completed', 'implemented', 'pipeline'].reduce((n, name) => n + stdinOf(root, name).length, 0);
     expect(events.filter((e) => e.type === 'hook_decision')).toHaveLength(runs);
   });
 });

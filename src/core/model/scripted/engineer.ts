@@ -31,7 +31,12 @@ export function engineerTurn(handoff: HandoffData, calls: readonly ToolCall[]): 
   const texts = issues.map((issue) => issue.text);
 
   if (last?.name === 'submit_for_review' && last.result?.isError) {
-    return fail(`${OFFLINE_CANNOT}: it cannot fix ${texts.join('; ').slice(0, 300) || 'what the reviewer asked for'}`);
+    // Refused (by the person's TaskCompleted hook, say): run it again and submit once more; a second
+    // refusal is given up on, quoting it — the offline model cannot act on what it says.
+    const refused = callsOf(calls, 'submit_for_review').filter((call) => call.result?.isError).length;
+    if (refused < 2) return { text: 'The submission was refused; running it again before submitting once more.', calls: [{ name: 'bash', input: { command: program.tryCommand } }] };
+    const why = last.result.content.split('\n').find((line) => line.trim()) ?? '';
+    return fail(`${OFFLINE_CANNOT}: its submission was refused twice (${why.slice(0, 300)})`);
   }
   if (revision > 0 && callsOf(calls, 'read_file').length === 0) {
     return { text: `Revision ${revision}: reading ${file} to fix ${issues.length} issue(s).`, calls: [{ name: 'read_file', input: { path: file } }] };
