@@ -1,8 +1,10 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { parseDuration } from '../core/agent/settings.js';
 import type { EventFilter, TeamEvent } from '../core/events/schema.js';
 import { activityView, describeTeamEvent } from '../frontend/activity.js';
-import { boardOption, dirOption, openExisting, UsageError } from './board-options.js';
+import { boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError } from './board-options.js';
 
 /** `--since`: a seq (`42`), a time (`2026-12-01T10:00:00Z`), or how long ago (`10m`, `2h`). */
 export function parseSince(value: string, now = Date.now()): number | Date {
@@ -11,7 +13,8 @@ export function parseSince(value: string, now = Date.now()): number | Date {
   const ago = /^(\d+(?:\.\d+)?)\s*h$/.exec(text);
   if (ago) return new Date(now - Number(ago[1]) * 3_600_000);
   if (/^\d+(?:\.\d+)?\s*(ms|s|m)$/.test(text)) return new Date(now - parseDuration(text, '--since'));
-  const time = Date.parse(text);
+  // A time is a date first (Date.parse would take '-5' as the year -5).
+  const time = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(time)) throw new UsageError(`--since: '${value}' is not an event number, a time (2026-12-01T10:00:00Z) or how long ago (10m, 2h)`);
   return new Date(time);
 }
@@ -77,6 +80,18 @@ export function registerEventsCommand(program: Command): void {
         if (!/^#?\d+$/.test(options.pipeline.trim()) || Number(options.pipeline.replace('#', '')) <= 0) throw new UsageError(`--pipeline: '${options.pipeline}' is not a pipeline number`);
         filter.pipeline = Number(options.pipeline.trim().replace('#', ''));
       }
+      // No board yet: nothing to print, or (following) wait for a lead or a worker to start one.
+      if (!boardUrl(command)) {
+        const dir = existingBoardDir(command);
+        if (!fs.existsSync(path.join(dir, '.tasks'))) {
+          if (!options.follow) {
+            console.error(`no events yet (no board in ${dir}: a lead or a worker there starts one)`);
+            return;
+          }
+          console.error(`waiting for a board in ${dir}…`);
+          if (!(await boardAppears(dir))) return;
+        }
+      }
       const board = await openExisting(command);
       const view = activityView(() => process.stdout.columns);
       const print = (event: TeamEvent) => console.log(options.json ? JSON.stringify(event) : eventLine(event, view));
@@ -103,4 +118,19 @@ export function registerEventsCommand(program: Command): void {
         await board.close();
       }
     });
+}
+
+/** Waits until `dir` holds a board (true), or Ctrl+C (false). */
+async function boardAppears(dir: string): Promise<boolean> {
+  let stopped = false;
+  const onSignal = () => (stopped = true);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    while (!stopped && !fs.existsSync(path.join(dir, '.tasks'))) await new Promise((resolve) => setTimeout(resolve, 200));
+    return !stopped;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }

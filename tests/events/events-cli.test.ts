@@ -172,3 +172,33 @@ describe.each(backends)('autoteam events on the $name', (backend) => {
     expect(follower.stderr).toBe('');
   }, 180_000);
 });
+
+describe('autoteam events before there is a board', () => {
+  it('says there are no events yet (exit 0); --follow waits for the board and prints what comes', async () => {
+    const dir = tempBoard('autoteam-events-none-');
+    fs.rmSync(`${dir}/.tasks`, { recursive: true, force: true });
+    const none = await runCli(['events', '--dir', dir], { cwd: dir });
+    expect(none.code, describeRun(none)).toBe(0);
+    expect(none.stderr.trim()).toBe(`no events yet (no board in ${dir}: a lead or a worker there starts one)`);
+    expect(fs.existsSync(`${dir}/.tasks`)).toBe(false);
+
+    const follower = CliChild.start(['events', '--follow', '--json', '--dir', dir], { cwd: dir });
+    try {
+      await follower.waitFor(() => (follower.stderr.includes('waiting for a board') ? true : undefined), 'the follower to wait');
+      const board = await openBoard(dir);
+      const posted = await work(board, null, false);
+      await board.close();
+      await follower.waitFor(() => follower.lines.find((line) => line && (JSON.parse(line) as TeamEvent).type === 'task_claimed'), `the follower to print the claim of #${posted}`);
+    } finally {
+      const exit = await follower.stop('SIGTERM');
+      expect(exit, follower.describe()).toEqual({ code: 0, signal: null });
+    }
+  });
+
+  it('--since that is negative is refused, not read as a year', async () => {
+    const dir = tempBoard('autoteam-events-since-');
+    const run = await runCli(['events', '--since', '-5', '--dir', dir], { cwd: dir });
+    expect(run.code, describeRun(run)).toBe(2);
+    expect(run.stderr).toMatch(/--since: '-5' is not an event number/);
+  });
+});
