@@ -278,7 +278,7 @@ function printSummary(summary: RunSummary, tasks: readonly Task[]): void {
   console.log('');
   console.log(`pipeline #${summary.pipeline}: ${summary.status.toUpperCase()}${summary.reason ? ` — ${summary.reason}` : ''}`);
   for (const task of tasks) console.log(`  ${formatTaskLine(task)}`);
-  console.log('behaviour per role:');
+  if (summary.behaviour.length) console.log('behaviour per role:');
   for (const role of summary.behaviour) {
     const tools = Object.entries(role.tools)
       .sort((a, b) => b[1] - a[1])
@@ -287,7 +287,7 @@ function printSummary(summary: RunSummary, tasks: readonly Task[]): void {
     console.log(`  ${role.role} (${role.agents.join(', ')}): ${role.modelCalls} model call${role.modelCalls === 1 ? '' : 's'}; ${tools || 'no tools'}`);
   }
   console.log(
-    `requirements: ${summary.requirements} · questions: ${summary.questions} · files: ${summary.files.join(', ') || 'none'} (${summary.workspace}) · revisions: ${summary.revisions}`,
+    `requirements: ${summary.requirements} · questions: ${summary.questions} · files: ${summary.files.length ? `${summary.files.join(', ')} (${summary.workspace})` : 'none'} · revisions: ${summary.revisions}`,
   );
   if (summary.git) {
     const { branch, base, commit } = summary.git;

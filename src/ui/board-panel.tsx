@@ -23,6 +23,7 @@ export function BoardPanel({ view, width }: { view: BoardView; width: number }) 
           {' '}
           {view.total} {view.total === 1 ? 'task' : 'tasks'} · {counts.pending} pending · {counts.in_progress} in progress · {counts.completed} done
           {counts.failed ? ` · ${counts.failed} failed` : ''}
+          {counts.cancelled ? ` · ${counts.cancelled} cancelled` : ''}
           {view.total > view.shown.length ? ` · showing ${view.shown.length}` : ''}
         </Text>
         {view.problems ? <Text color="red"> · {view.problems} unreadable task file{view.problems === 1 ? '' : 's'} (autoteam tasks names them)</Text> : null}

@@ -50,10 +50,12 @@ describe('board panel', () => {
       task(4, { subject: 'Revise (1): organizer', status: 'in_progress', stage: 'implementation', revision: 1, owner: 'engineer', pipeline: 1 }),
       task(5, { subject: 'Broken', status: 'failed' }),
       task(6, { subject: 'Later', status: 'pending', role: 'engineer' }),
+      task(7, { subject: 'Dropped', status: 'cancelled' }),
     ];
     const { lastFrame } = render(<BoardPanel view={boardView(tasks, 12)} width={90} />);
     const frame = lastFrame()!;
-    expect(frame).toContain('6 tasks · 1 pending · 1 in progress · 3 done · 1 failed');
+    // Every task is counted in one of the kinds: the cancelled too.
+    expect(frame).toContain('7 tasks · 1 pending · 1 in progress · 3 done · 1 failed · 1 cancelled');
     expect(frame).toContain('[x] #1: Analyse: organizer (requirements) @analyst');
     expect(frame).toContain('[>] #4: Revise (1): organizer (implementation r1) @engineer');
     expect(frame).toContain('[!] #5: Broken');
