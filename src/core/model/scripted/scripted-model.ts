@@ -64,7 +64,8 @@ export class ScriptedModel implements ModelClient {
       if (context.task) return generalTurn(context.task, since);
       return leadTurn(typeof line === 'string' ? line : lastUserText(request.messages), since, offered);
     }
-    if (!context.task) return { text: `Noted: ${lastUserText(request.messages).slice(0, 200)}`, calls: [] };
+    // A message between tasks: read, and said so; what the runtime wrote around it is not echoed.
+    if (!context.task) return { text: 'I read the message; the offline model does not act on messages (a real model does).', calls: [] };
     if (!agent.stage) return generalTurn(context.task, calls);
     // Stage work reads the handoff as data, never the runtime's prose.
     const handoff = request.handoff;
