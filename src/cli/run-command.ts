@@ -172,7 +172,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     const first = await session.post(options.requirement, options.startStage);
     pipeline = first.pipeline!;
     log(`posted pipeline #${pipeline}: task #${first.id} (${first.stage}) — ${first.subject}`);
-    stream({ type: 'system', subtype: 'init', pipeline, task: first.id, model: session.modelLabel, board: session.where });
+    stream({ type: 'system', subtype: 'init', pipeline, task: first.id, model: session.modelIds, board: session.where });
     state = await session.waitForPipeline(pipeline, AbortSignal.any([giveUp, fatal.signal, stop.signal]));
     if (state.status === 'active') state = { ...state, status: 'failed', reason: await stoppedEarly(session, pipeline, stopReason, giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null) };
   } finally {
@@ -197,7 +197,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   if (unfinished.length) log(`note: pipeline ${unfinished.join(', ')} is still active on the board: a lead (autoteam) or a worker there goes on with it`);
   if (format === 'json') console.log(JSON.stringify(summary, null, 2));
   else if (format === 'stream-json') stream({ type: 'result', subtype: state.status === 'approved' ? 'success' : 'error', is_error: state.status !== 'approved', ...summary });
-  else printSummary(summary, state.tasks);
+  else printSummary(summary, state.tasks, session.modelLabel);
   if ((stopReason as string | null)?.startsWith('interrupted')) return 130;
   return state.status === 'approved' ? 0 : 1;
 }
@@ -251,7 +251,7 @@ function summarize(session: LeadSession, state: PipelineState, requirement: stri
     status: state.status,
     ...(state.reason ? { reason: state.reason } : {}),
     requirement,
-    model: session.modelLabel,
+    model: session.modelIds,
     tasks: state.tasks.map((task) => ({ id: task.id, stage: task.stage, revision: task.revision, owner: task.owner, status: task.status, result: task.result })),
     requirements: Object.keys(analysis?.artifacts.requirements ?? {}).length,
     questions: (analysis?.artifacts.qa ?? []).length,
@@ -274,7 +274,8 @@ function summarize(session: LeadSession, state: PipelineState, requirement: stri
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
-function printSummary(summary: RunSummary, tasks: readonly Task[]): void {
+/** `label`: the models as a person reads them (the summary's `model` is their ids). */
+function printSummary(summary: RunSummary, tasks: readonly Task[], label: string): void {
   console.log('');
   console.log(`pipeline #${summary.pipeline}: ${summary.status.toUpperCase()}${summary.reason ? ` — ${summary.reason}` : ''}`);
   for (const task of tasks) console.log(`  ${formatTaskLine(task)}`);
@@ -303,6 +304,6 @@ function printSummary(summary: RunSummary, tasks: readonly Task[]): void {
   }
   console.log(`checks: ${summary.checks.passed}/${summary.checks.run} passed · pipeline #${summary.pipeline}: ${formatUsage(summary.usage)}`);
   console.log(
-    `tokens: ${summary.tokens.input.toLocaleString('en-US')} in / ${summary.tokens.output.toLocaleString('en-US')} out${summary.tokens.cacheRead ? ` / ${summary.tokens.cacheRead.toLocaleString('en-US')} cached` : ''}${summary.cost !== null ? ` · ${formatCost(summary.cost)}` : ''} · wall time ${formatDuration(summary.wallMs)} · ${summary.model}`,
+    `tokens: ${summary.tokens.input.toLocaleString('en-US')} in / ${summary.tokens.output.toLocaleString('en-US')} out${summary.tokens.cacheRead ? ` / ${summary.tokens.cacheRead.toLocaleString('en-US')} cached` : ''}${summary.cost !== null ? ` · ${formatCost(summary.cost)}` : ''} · wall time ${formatDuration(summary.wallMs)} · ${label}`,
   );
 }

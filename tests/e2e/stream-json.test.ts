@@ -71,7 +71,7 @@ describe.runIf(python)('autoteam run --auto --output-format stream-json, offline
   });
 
   it('starts with the init record: the pipeline, its first task, the model and the board', () => {
-    expect(lines[0]).toEqual({ type: 'system', subtype: 'init', pipeline: 1, task: 1, model: expect.stringMatching(/^offline scripted model/), board: root });
+    expect(lines[0]).toEqual({ type: 'system', subtype: 'init', pipeline: 1, task: 1, model: 'offline-scripted', board: root });
   });
 
   it('streams every event of the board log, each valid, in the order of its strictly increasing seq', () => {

@@ -195,6 +195,11 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     return this.models.label;
   }
 
+  /** The models' ids, for a JSON summary (see TeamModels.ids). */
+  get modelIds(): string {
+    return this.models.ids;
+  }
+
   /** Dollars `tasks` cost at their roles' models' prices, or null when a model has no price. */
   costOf(tasks: readonly Task[]): number | null {
     return this.models.costOf(tasks);

@@ -1,5 +1,5 @@
 import type { Task } from '../board/schemas.js';
-import { costWith, describeModel, type ModelSpec, providerSpec } from '../model/factory.js';
+import { costWith, describeModel, modelId, type ModelSpec, providerSpec } from '../model/factory.js';
 
 /** The team's models as the lead shows and prices them: one default, and any per role (changed by /model). */
 export class TeamModels {
@@ -39,7 +39,13 @@ export class TeamModels {
   get label(): string {
     const perRole = [...this.models];
     if (perRole.length === 0) return describeModel(this.model);
-    return [describeModel(this.model), ...perRole.map(([role, spec]) => `${role}: ${describeModel(spec)}`)].join(' · ');
+    // The offline model's hint is said once, with the team's model.
+    return [describeModel(this.model), ...perRole.map(([role, spec]) => `${role}: ${describeModel(spec, false)}`)].join(' · ');
+  }
+
+  /** The models' ids, for machines: the team's, then each role's own (`offline-scripted · engineer: claude-…`). */
+  get ids(): string {
+    return [modelId(this.model), ...[...this.models].map(([role, spec]) => `${role}: ${modelId(spec)}`)].join(' · ');
   }
 
   /** The model a teammate of `role` runs on, as shown. */

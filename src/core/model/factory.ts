@@ -52,14 +52,23 @@ export function providerSpec(spec: ModelSpec): ModelSpec {
   return spec.kind === 'record' ? providerSpec(spec.inner) : spec;
 }
 
-/** What the UI says it runs on. */
-export function describeModel(spec: ModelSpec): string {
-  if (spec.kind === 'offline') return 'offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model';
+/** What the UI says it runs on (`hint`: the offline model says how to get a real one). */
+export function describeModel(spec: ModelSpec, hint = true): string {
+  if (spec.kind === 'offline') return hint ? 'offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model' : 'offline scripted model';
   if (spec.kind === 'anthropic') return spec.baseURL ? `${spec.model} via ${new URL(spec.baseURL).host}` : spec.model;
   if (spec.kind === 'openai') return `${spec.model} via ${spec.baseURL ? new URL(spec.baseURL).host : 'OpenAI'}`;
-  if (spec.kind === 'record') return `${describeModel(spec.inner)} (recording to ${spec.dir})`;
+  if (spec.kind === 'record') return `${describeModel(spec.inner, hint)} (recording to ${spec.dir})`;
   if (spec.kind === 'replay') return `replay of ${spec.dir}`;
   return `model from ${spec.path}`;
+}
+
+/** The model's id, for machines (a JSON summary): `offline-scripted`, the provider's model id, `replay`. */
+export function modelId(spec: ModelSpec): string {
+  if (spec.kind === 'offline') return 'offline-scripted';
+  if (spec.kind === 'anthropic' || spec.kind === 'openai') return spec.model;
+  if (spec.kind === 'record') return modelId(spec.inner);
+  if (spec.kind === 'replay') return 'replay';
+  return 'module';
 }
 
 /** Dollars `usage` cost on the provider `spec` runs (null: no price, a local or the offline model, a replay). */
