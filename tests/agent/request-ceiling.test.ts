@@ -198,8 +198,8 @@ describe('MAX_REQUEST_TOKENS', () => {
     });
     await session.start([]);
     try {
-      // A person pastes a log of a megabyte into the chat.
-      const reply = await new LeadAgent(session).handle(`Look at this: ${'log line\n'.repeat(100_000)}`);
+      // A person pastes a log of nearly 100 KB (the most a message to the lead may hold) into the chat.
+      const reply = await new LeadAgent(session).handle(`Look at this: ${'log line\n'.repeat(11_000)}`);
       expect(reply.text).toBe('Noted.');
     } finally {
       await session.close(500);

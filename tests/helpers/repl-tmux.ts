@@ -69,8 +69,12 @@ export class TmuxScreen {
   }
 
   async exitCode(timeoutMs = HANG_MS): Promise<number> {
-    const text = await waitUntil(() => (fs.existsSync(this.exitFile) ? fs.readFileSync(this.exitFile, 'utf8').trim() : null), 'the program to exit', timeoutMs);
-    return Number(text);
+    try {
+      const text = await waitUntil(() => (fs.existsSync(this.exitFile) ? fs.readFileSync(this.exitFile, 'utf8').trim() : null), 'the program to exit', timeoutMs);
+      return Number(text);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n--- screen ---\n${this.capture(true)}`);
+    }
   }
 
   kill(): void {

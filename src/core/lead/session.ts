@@ -79,6 +79,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   readonly sink: EventSink;
   /** The board's event log: what `subscribe` and telemetry read. */
   readonly log: EventLog;
+  /** The team's start while it runs: a close waits for it. */
+  private starting: Promise<void> | null = null;
   /** Whether a failed span export was told (once per session: every thread exports its own). */
   private telemetryTold = false;
   /** Stops this process's span export (OTEL_EXPORTER_OTLP_ENDPOINT), flushing it. */
@@ -246,14 +248,18 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       const { from, why } = tookOver;
       this.emit('event', { type: 'notice', text: `took over the board from a lead that is gone (pid ${from.pid} on ${from.host}: ${why})` });
     }
+    this.starting = this.startTeam(team);
     try {
-      await this.startTeam(team);
+      await this.starting;
     } catch (error) {
       // A team config that cannot be read (a broken hand edit), a model that cannot be made: nothing
       // stays running, and no lead holds the board.
+      this.starting = null;
       this.closed = true;
       await this.close(1_000);
       throw error;
+    } finally {
+      this.starting = null;
     }
   }
 
@@ -509,6 +515,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   private async closeOnce(graceMs: number): Promise<{ exits: TeammateExit[]; released: number[] }> {
+    // A quit while the team is still starting waits for it: what the start sets up (the watcher, the
+    // timers) is then there to be stopped, instead of starting after the close and living on.
+    await this.starting?.catch(() => undefined);
     if (this.repairTimer) clearInterval(this.repairTimer);
     // Every step runs even when one fails (a full disk): the threads must end, or the process never does.
     const attempt = async <T>(fn: () => Promise<T>, fallback: T): Promise<T> => fn().catch(() => fallback);
