@@ -192,14 +192,14 @@ describe('MAX_REQUEST_TOKENS', () => {
     const recordTo = path.join(root, 'lead-requests.jsonl');
     const session = new LeadSession({
       rootDir: root,
-      // The line passes the lead's TOKEN_BUDGET: a summary call first, then the reply.
+      // The line passes the lead's token budget (10,000 here): a summary call first, then the reply.
       model: { kind: 'module', path: FAKE_MODEL_PATH, options: { script: 'steps', steps: ['The person pasted a long log.', 'Noted.'], recordTo } },
       settings: { maxRequestTokens: 5_000 },
     });
     await session.start([]);
     try {
       // A person pastes a log of nearly 100 KB (the most a message to the lead may hold) into the chat.
-      const reply = await new LeadAgent(session).handle(`Look at this: ${'log line\n'.repeat(11_000)}`);
+      const reply = await new LeadAgent(session, { tokenBudget: 10_000 }).handle(`Look at this: ${'log line\n'.repeat(11_000)}`);
       expect(reply.text).toBe('Noted.');
     } finally {
       await session.close(500);
