@@ -210,6 +210,9 @@ function watchDir(dir: string): { on(listener: () => void): () => void; close():
   const listeners = new Set<() => void>();
   let watcher: fs.FSWatcher | null = null;
   try {
+    // A log nobody wrote yet has no folder: made, so the follower is woken from the first event on
+    // (a folder it cannot make leaves it to the poll).
+    fs.mkdirSync(dir, { recursive: true });
     watcher = fs.watch(dir, { persistent: false }, (_kind, name) => {
       if (name === null || String(name).startsWith('events')) for (const listener of [...listeners]) listener();
     });
