@@ -5,39 +5,23 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type Board, openBoard } from '../../src/core/board/board.js';
+import { describe, expect, it } from 'vitest';
+import type { Board } from '../../src/core/board/board.js';
 import { isPostgresUrl } from '../../src/core/board/pg/url.js';
 import type { Message } from '../../src/core/board/schemas.js';
 import { loadTeammateSettings } from '../../src/core/agent/settings.js';
-import { tempRoot } from '../helpers/board-spawn.js';
-import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
+import { boardBackends } from '../helpers/board-backends.js';
+import { usePostgres } from '../helpers/postgres.js';
 
 usePostgres();
 
 const MB = 1024 * 1024;
-const boards: Board[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const board of boards.splice(0)) await board.close();
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
+const { backends, open: openAt } = boardBackends();
 
-function dir(): string {
-  const made = tempRoot();
-  dirs.push(made);
-  return made;
-}
 
-const backends = [
-  { name: 'file board', location: async () => dir() },
-  ...(postgresBin ? [{ name: 'postgres board', location: freshDatabase }] : []),
-];
 
-async function open(location: string, maxInboxBytes?: number): Promise<Board> {
-  const board = await openBoard(location, isPostgresUrl(location) ? dir() : location, maxInboxBytes ? { maxInboxBytes } : {});
-  boards.push(board);
-  return board;
+function open(location: string, maxInboxBytes?: number): Promise<Board> {
+  return openAt(location, maxInboxBytes ? { maxInboxBytes } : {});
 }
 
 /** A line of inbox JSON of about 1 KB. */

@@ -4,41 +4,25 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type Board, openBoard } from '../../src/core/board/board.js';
+import { describe, expect, it } from 'vitest';
+import type { Board } from '../../src/core/board/board.js';
 import { isPostgresUrl } from '../../src/core/board/pg/url.js';
 import { MAX_TASK_FILE_BYTES, readTaskFile } from '../../src/core/board/task-file.js';
 import { type HistoryEntry, type Task, TaskSchema } from '../../src/core/board/schemas.js';
 import { fitTask, taskBytes } from '../../src/core/board/task-size.js';
 import { formatLimit } from '../../src/core/sizes.js';
-import { tempRoot } from '../helpers/board-spawn.js';
-import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
+import { boardBackends } from '../helpers/board-backends.js';
+import { usePostgres } from '../helpers/postgres.js';
 
 usePostgres();
 
 const MB = 1024 * 1024;
-const boards: Board[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const board of boards.splice(0)) await board.close();
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
+const { backends, open: openAt } = boardBackends();
 
-function dir(): string {
-  const made = tempRoot();
-  dirs.push(made);
-  return made;
-}
 
-const backends = [
-  { name: 'file board', location: async () => dir() },
-  ...(postgresBin ? [{ name: 'postgres board', location: freshDatabase }] : []),
-];
 
-async function open(location: string): Promise<Board> {
-  const board = await openBoard(location, isPostgresUrl(location) ? dir() : location);
-  boards.push(board);
-  return board;
+function open(location: string): Promise<Board> {
+  return openAt(location);
 }
 
 /** The task as its file is (or, on PostgreSQL, as an export would write it): read back, and its size. */

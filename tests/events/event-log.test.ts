@@ -8,12 +8,12 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type Board, openBoard } from '../../src/core/board/board.js';
+import { describe, expect, it } from 'vitest';
+import type { Board } from '../../src/core/board/board.js';
 import { FileEventLog } from '../../src/core/events/file-log.js';
 import type { TeamEvent } from '../../src/core/events/schema.js';
-import { tempRoot } from '../helpers/board-spawn.js';
-import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
+import { boardBackends } from '../helpers/board-backends.js';
+import { usePostgres } from '../helpers/postgres.js';
 
 usePostgres();
 
@@ -21,28 +21,12 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
 const APPENDER = path.join(repoRoot, 'tests', 'helpers', 'event-appender.ts');
 
-const boards: Board[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const board of boards.splice(0)) await board.close();
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
+const { dir, backends, open: openAt } = boardBackends('autoteam-events-');
 
-function dir(): string {
-  const made = tempRoot('autoteam-events-');
-  dirs.push(made);
-  return made;
-}
 
-const backends = [
-  { name: 'file board', location: async () => dir() },
-  ...(postgresBin ? [{ name: 'postgres board', location: freshDatabase }] : []),
-];
 
-async function open(location: string, rootDir: string): Promise<Board> {
-  const board = await openBoard(location, rootDir);
-  boards.push(board);
-  return board;
+function open(location: string, rootDir: string): Promise<Board> {
+  return openAt(location, { rootDir });
 }
 
 function idle(agent: string, reason: string, extra: Partial<TeamEvent> = {}): TeamEvent {
