@@ -17,6 +17,8 @@ describe('BoardOutage', () => {
     now += 20_000;
     expect(outage.recovered()).toBe('the board answers again (unreachable for about 25 s; 3 repeated errors not shown)');
     expect(outage.since).toBeNull();
+    // Silence is counted from when the board answered again: heartbeats could not be written before.
+    expect(outage.lastSeen).toBe(now);
     // The next outage starts afresh: its first errors are shown again.
     expect(outage.report('engineer')).toBe(true);
   });

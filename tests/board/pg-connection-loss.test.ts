@@ -56,3 +56,28 @@ describe.runIf(postgresBin)('a connection the server ends while the board holds 
     }
   });
 });
+
+/** A board closed while its listener (re)connects: the connection it was making must not outlive it. */
+const CLOSE_WHILE_CONNECTING = `
+const { PgListener } = await import(process.env.LISTENER_MODULE);
+const listener = new PgListener(process.argv[1]);
+const started = listener.start();
+await listener.close();
+await started;
+console.log('closed');
+`;
+
+describe.runIf(postgresBin)('a listener closed while it connects', () => {
+  it('ends the connection it was making, so the process exits by itself', async () => {
+    const url = await freshDatabase();
+    const listener = path.resolve(import.meta.dirname, '..', '..', 'dist', 'core', 'board', 'pg', 'listener.js');
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', CLOSE_WHILE_CONNECTING, url], {
+      env: { ...process.env, LISTENER_MODULE: pathToFileURL(listener).href },
+      encoding: 'utf8',
+      timeout: HANG_MS,
+    });
+    // Killed at HANG_MS (status null) when the connection kept the process alive.
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('closed');
+  });
+});

@@ -214,7 +214,7 @@ describe.runIf(postgresBin && python)('mistakes and outages', () => {
       const code = await exited;
       expect(code, output).toBe(0);
       expect(output).toMatch(/pipeline #1: APPROVED/);
-      expect(output).not.toMatch(/is dead/);
+      expect(output, output).not.toMatch(/is dead/);
       // Each source's first "cannot use the board" is shown; the repeats are counted in one notice.
       const unreachable = output.split('\n').filter((line) => /cannot use the board|ECONNREFUSED/.test(line));
       const sources = new Set(unreachable.map((line) => /^\s*\[(\w+)\]/.exec(line)?.[1] ?? line.replace(/:.*/, '')));

@@ -8,7 +8,10 @@
 export class BoardOutage {
   /** When the current outage was first seen, or null while the board answers. */
   since: number | null = null;
-  /** The last time the board was seen unreachable (0: never). */
+  /**
+   * The last time the board was seen unreachable, or when it was seen answering again after an
+   * outage (0: never): until then no heartbeat could be written.
+   */
   lastSeen = 0;
   private hidden = 0;
   private readonly shown = new Set<string>();
@@ -59,6 +62,7 @@ export class BoardOutage {
     const seconds = Math.max(1, Math.round((this.now() - this.since) / 1000));
     const hidden = this.hidden ? `; ${this.hidden} repeated error${this.hidden === 1 ? '' : 's'} not shown` : '';
     this.since = null;
+    this.lastSeen = this.now();
     this.hidden = 0;
     this.shown.clear();
     const notice = `the board answers again (unreachable for about ${seconds} s${hidden})`;

@@ -137,7 +137,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
     const sized = this.sizedNew(draft, input);
     const task = await withLock(
       path.join(this.dir, 'ids'),
-      () => {
+      async () => {
         const id = takeNext(
           path.join(this.dir, '.next-id'),
           (n) => fs.existsSync(this.taskPath(n)),
@@ -145,6 +145,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
         );
         const at = this.now().toISOString();
         const created: Task = TaskSchema.parse({ ...sized, id, history: sized.history.map((entry) => ({ ...entry, at })), createdAt: at, updatedAt: at });
+        await this.announce(created, by);
         this.write(created);
         return created;
       },
@@ -156,7 +157,6 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
         blocks: [...new Set([...current.blocks, task.id])],
       }));
     }
-    this.posted(task, by);
     return task;
   }
 

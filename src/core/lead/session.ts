@@ -344,7 +344,10 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private async reapDead(): Promise<void> {
     // And what they were running: a sandbox whose autoteam process died before it could take it along.
     sweepOrphans();
+    // While the board cannot be reached, nobody could beat: silence is not counted then (see BoardOutage.lastSeen).
+    if (this.outage.since !== null) return;
     try {
+      await this.settleResting();
       for (const { member, why } of await this.mailbox.registry.reapDead(this.outage.lastSeen)) {
         const released = await this.board.reclaimAllFrom(member.name, `${member.name} is dead (${why})`, 'owner_dead');
         const tasks = released.length ? `; handed back ${released.map((id) => `#${id}`).join(', ')}` : '';
@@ -354,6 +357,19 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       const { code, message } = serializeError(error);
       if (this.outage.hides('liveness', code)) return;
       this.emit('event', { type: 'error', code, message: `liveness: ${message}` });
+    }
+  }
+
+  /**
+   * Teammates resting (their thread ended on purpose: idle, or the board unreachable) whose record
+   * still says live — a thread that left while the board could not be written — are recorded as shut
+   * down, not reaped as dead: the lead starts them again when there is work for them.
+   */
+  private async settleResting(): Promise<void> {
+    const live = new Set(['working', 'idle', 'waiting']);
+    for (const member of this.mailbox.registry.read().members) {
+      if (!this.resting.has(member.name) || !live.has(member.status) || this.manager.get(member.name)) continue;
+      await this.mailbox.registry.setStatus(member.name, 'shutdown', { task: null, reason: 'resting: started again when there is work for it' });
     }
   }
 

@@ -29,6 +29,13 @@ export class PgListener extends EventEmitter<{ notification: [string]; reconnect
     client.on('end', () => this.lost(client));
     await client.connect();
     await client.query('LISTEN autoteam');
+    if (this.closed) {
+      // Closed while this connection was being made (a reconnect in flight): left open, it would
+      // keep the process alive for good.
+      client.removeAllListeners('end');
+      await client.end().catch(() => undefined);
+      return;
+    }
     this.client = client;
     this.retryMs = 100;
   }
@@ -46,8 +53,11 @@ export class PgListener extends EventEmitter<{ notification: [string]; reconnect
     this.timer = setTimeout(() => {
       this.timer = null;
       this.connect().then(
-        () => this.emit('reconnected'),
+        () => {
+          if (!this.closed) this.emit('reconnected');
+        },
         (error: Error) => {
+          if (this.closed) return;
           this.emit('error', error);
           this.retryMs = Math.min(this.retryMs * 2, 5_000);
           this.reconnectLater();
