@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
+import LongestFirst from './tests/helpers/longest-first.js';
 import { builtWorker, pathWithRealPython, threadModels } from './tests/helpers/test-env.js';
 
 const repo = fileURLToPath(new URL('.', import.meta.url));
@@ -30,6 +31,8 @@ export default defineConfig({
     // Concurrency tests spawn their own threads and processes; two files at a time keeps a
     // 2-core machine from starving their lock retries.
     maxWorkers: 2,
+    // The longest files first, whichever project holds them (tests/helpers/longest-first.ts).
+    sequence: { sequencer: LongestFirst },
     env: { PATH: pathWithRealPython(), ...models, ...(worker ? { AUTOTEAM_TEST_WORKER: worker } : {}) },
     projects: [
       { extends: true, test: { name: 'main', include: ['tests/**/*.test.ts', 'tests/**/*.test.tsx'], exclude: [...configDefaults.exclude, ...POSTGRES_FILES] } },
