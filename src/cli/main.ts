@@ -8,6 +8,7 @@ import { containment, describeContainment, INSTALL_HINT } from '../core/exec/san
 import { AutoteamError, ConfigError } from '../core/errors.js';
 import { loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 import { loadModelSpec } from '../core/model/config.js';
+import { priceTable } from '../core/model/pricing.js';
 import { configureStages } from '../core/stages/definitions.js';
 import { registerBoardCommands } from './board-commands.js';
 import { registerEventsCommand } from './events-command.js';
@@ -96,6 +97,8 @@ function settingsFor(options: Record<string, unknown>, project: ProjectConfig, s
   if (Object.keys(project.stages).length) settings.stages = project.stages;
   // The person's hooks travel with the settings to every thread and `autoteam worker`.
   if (project.hooks && Object.keys(project.hooks).length) settings.hooks = project.hooks;
+  // Its prices go to whoever prices a call: the lead's spend and every thread's model_call events.
+  if (Object.keys(project.prices).length) settings.prices = priceTable(project.prices);
   // The lead's process moves work between the same stages as the teammates' threads.
   configureStages(project.stages);
   const contained = containment();

@@ -2,7 +2,6 @@ import type { TeammateSettings } from '../core/agent/settings.js';
 import { openBoard } from '../core/board/board.js';
 import { DEFAULT_TEAM, LeadSession } from '../core/lead/session.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
-import { registerPrices } from '../core/model/pricing.js';
 import type { ModelOverrides } from '../core/model/config.js';
 
 export interface ReplOptions {
@@ -23,7 +22,6 @@ export interface ReplOptions {
 export async function startRepl(options: ReplOptions): Promise<void> {
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
   const { project } = options;
-  registerPrices(project.prices);
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
   const { model, models } = modelSpecs(process.env, project, options.model ?? {});
   const session = new LeadSession({

@@ -5,7 +5,7 @@ import { parseDuration } from '../core/agent/settings.js';
 import type { Stage, Task, TaskUsage } from '../core/board/schemas.js';
 import { openBoard } from '../core/board/board.js';
 import { costWith, type ModelSpec } from '../core/model/factory.js';
-import { formatCost, registerPrices } from '../core/model/pricing.js';
+import { formatCost } from '../core/model/pricing.js';
 import { LeadSession } from '../core/lead/session.js';
 import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../core/errors.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
@@ -73,7 +73,6 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   checkRequirement(options.requirement);
   const timeoutMs = runTimeout(options.timeout);
   const { project } = options;
-  registerPrices(project.prices);
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
   const { model: spec, models } = options.models ?? modelSpecs(process.env, project, options.model ?? {});
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
@@ -267,7 +266,7 @@ function summarize(session: LeadSession, state: PipelineState, requirement: stri
     usage: state.usage,
     behaviour: trace.roles,
     tokens: { input: trace.inputTokens, output: trace.outputTokens, cacheRead: trace.cacheReadTokens },
-    cost: costWith(recorded, { inputTokens: trace.inputTokens, outputTokens: trace.outputTokens, cacheReadTokens: trace.cacheReadTokens }),
+    cost: costWith(recorded, { inputTokens: trace.inputTokens, outputTokens: trace.outputTokens, cacheReadTokens: trace.cacheReadTokens }, session.settings.prices),
     wallMs,
   };
 }

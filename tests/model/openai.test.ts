@@ -9,7 +9,7 @@ import { identityMessages } from '../../src/core/agent/identity.js';
 import { runLoop } from '../../src/core/agent/loop.js';
 import { loadModelSpec } from '../../src/core/model/config.js';
 import { createModel, describeModel } from '../../src/core/model/factory.js';
-import { OpenAIModel } from '../../src/core/model/providers/openai.js';
+import { OpenAIModel } from '../../src/core/model/providers/openai/client.js';
 import type { ModelMessage } from '../../src/core/model/types.js';
 import { defineTool } from '../../src/core/tools/tool.js';
 import { Trace } from '../../src/core/trace/trace.js';

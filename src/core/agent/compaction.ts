@@ -76,15 +76,18 @@ export async function compactConversation(input: CompactionInput): Promise<Model
   // The summary request is held under the same ceiling as every other: a long log loses its middle.
   const room = input.maxRequestTokens ? Math.max(4_000, input.maxRequestTokens * 4 - system.length - 1_000) : Infinity;
   const transcript = cutText(renderTranscript(body), room, 'the middle of the log is left out (MAX_REQUEST_TOKENS)', { tail: Math.floor(room / 2) });
-  const response = await input.model.create({
-    system,
-    messages: [{ role: 'user', content: `Summarise this work log:\n\n${transcript}` }],
-    tools: [],
-    maxTokens: 1024,
-    signal: input.signal,
-    agent: { ...input.agent, purpose: 'compaction' },
-    context: { calls: callsOf(body) },
-  });
+  const response = await input.model.create(
+    {
+      system,
+      messages: [{ role: 'user', content: `Summarise this work log:\n\n${transcript}` }],
+      tools: [],
+      maxTokens: 1024,
+      signal: input.signal,
+      agent: { ...input.agent, purpose: 'compaction' },
+    },
+    // The log's calls as data, for a model that does not read the transcript (the offline one).
+    { calls: callsOf(body) },
+  );
   // A summary is a model call like any other: it counts toward the task's (and pipeline's) usage.
   await input.onUsage?.(response.usage);
   const summary = response.content

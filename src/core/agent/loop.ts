@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { describeZodError, type Task } from '../board/schemas.js';
 import { serializeError } from '../errors.js';
-import type { AgentContext, AssistantBlock, ModelClient, ModelMessage, ModelResponse, RequestContext, ToolResultBlock, ToolUseBlock, Usage } from '../model/types.js';
+import type { AgentContext, AssistantBlock, ModelClient, ModelMessage, ModelResponse, OfflineContext, ToolResultBlock, ToolUseBlock, Usage } from '../model/types.js';
 import { addUsage, ZERO_USAGE } from '../model/types.js';
-import { costOf } from '../model/pricing.js';
+import { costOfCall } from '../model/factory.js';
+import type { PriceTable } from '../model/pricing.js';
 import type { EventInput, ToolOutcomeKind } from '../events/schema.js';
 import { type LoopSignal, type ToolContext, type ToolDefinition, type ToolOutcome, toolSpec } from '../tools/tool.js';
 import type { HandoffData } from '../stages/handoff.js';
@@ -34,7 +35,7 @@ export interface LoopEvent {
 export interface BeforeTurn {
   /** Text to put in front of the model (new inbox messages). */
   inject?: string;
-  /** The shutdown request `inject` asks the model to answer, as data (RequestContext). */
+  /** The shutdown request `inject` asks the model to answer, as data (OfflineContext). */
   shutdownRequest?: string;
   /** End the loop instead of calling the model. */
   stop?: LoopOutcome;
@@ -56,8 +57,10 @@ export interface LoopOptions {
   compact?: (messages: ModelMessage[]) => Promise<ModelMessage[]>;
   tokenBudget?: number;
   onEvent?: (event: LoopEvent) => void;
-  /** The task's handoff as data, passed with every request (see ModelRequest.handoff). */
+  /** The task's handoff as data, passed beside every request for a model that does not read prose (OfflineContext). */
   handoff?: HandoffData;
+  /** The prices a call's `costUsd` is reckoned at (default: the built-in list). */
+  prices?: PriceTable;
   /** Called after every model call with its usage (the teammate adds it to the task's). */
   onModelCall?: (usage: Usage) => Promise<void>;
   /** Where every model call and tool call is told as an event (the thread's EventSink). */
@@ -106,7 +109,9 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
     if (before.stop) return { outcome: before.stop, turns: turn, usage };
     if (before.inject) appendUserText(messages, before.inject);
     const task = ctx.task;
-    const context: RequestContext = {
+    // Beside the request, never in it: only a model that does not read prose (the offline one) reads it.
+    const offline: OfflineContext = {
+      ...(options.handoff ? { handoff: options.handoff } : {}),
       ...(task ? { task: { id: task.id, subject: task.subject, description: task.description, stage: task.stage, requirePlan: task.artifacts.requirePlan === true } } : {}),
       ...(before.shutdownRequest ? { shutdownRequest: before.shutdownRequest } : {}),
     };
@@ -122,16 +127,17 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
     const started = Date.now();
     let response: ModelResponse;
     try {
-      response = await model.create({
-        system: options.system,
-        messages,
-        tools: specs,
-        maxTokens: options.maxTokens,
-        signal: ctx.signal,
-        agent: { ...options.agent, task: ctx.task?.id ?? null },
-        ...(options.handoff ? { handoff: options.handoff } : {}),
-        ...(Object.keys(context).length ? { context } : {}),
-      });
+      response = await model.create(
+        {
+          system: options.system,
+          messages,
+          tools: specs,
+          maxTokens: options.maxTokens,
+          signal: ctx.signal,
+          agent: { ...options.agent, task: ctx.task?.id ?? null },
+        },
+        offline,
+      );
     } catch (error) {
       if (ctx.signal.aborted) return { outcome: { kind: 'aborted', reason: abortReason(ctx.signal) }, turns: turn, usage };
       throw error;
@@ -175,7 +181,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
       outputTokens: response.usage.outputTokens,
       cacheReadTokens: response.usage.cacheReadTokens,
       cacheWriteTokens: response.usage.cacheWriteTokens,
-      costUsd: costOf(response.usage, model.id, model.provider === 'openai'),
+      costUsd: costOfCall(model, response.usage, options.prices),
       latencyMs,
       stopReason: response.stopReason,
       text: redact(text, secrets),

@@ -1,4 +1,5 @@
 import type { StageSpec } from '../stages/definitions.js';
+import type { PriceTable } from '../model/pricing.js';
 import type { HooksConfig } from '../hooks/config.js';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxMode, type SandboxPolicy } from '../exec/sandbox.js';
@@ -37,6 +38,8 @@ export interface TeammateSettings {
   stages?: Record<string, StageSpec>;
   /** The person's hooks from autoteam.config.json (plain JSON: it travels to every thread). */
   hooks?: HooksConfig;
+  /** The price table (built in, with autoteam.config.json's prices over it); absent: the built-in one. */
+  prices?: PriceTable;
 }
 
 export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {

@@ -378,6 +378,7 @@ export class Teammate {
       maxRequestTokens: this.settings.maxRequestTokens,
       trace: this.trace,
       tokenBudget: this.settings.tokenBudget,
+      ...(this.settings.prices ? { prices: this.settings.prices } : {}),
       compact: async (current) => {
         this.note(ctx.task, 'compacted its conversation');
         return compactConversation({

@@ -162,6 +162,7 @@ export class LeadAgent {
       trace: session.trace,
       tokenBudget: this.options.tokenBudget ?? 40_000,
       maxRequestTokens: session.maxRequestTokens,
+      ...(session.settings.prices ? { prices: session.settings.prices } : {}),
       events: session.sink,
       ...(this.hooks.active ? { gate: this.hooks.gate(() => ({ team: session.mailbox.registry.read().team, agent: lead, role: 'lead', task: ctx.task, workspace: ctx.workspace })) } : {}),
       compact: (current) =>

@@ -9,7 +9,7 @@ import { type ManagerEvents, type TeammateExit, TeammateManager } from '../agent
 import { LeadLease } from '../board/liveness.js';
 import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError, UnknownRecipientError } from '../errors.js';
 import { checkRole } from '../stages/definitions.js';
-import { createModel, type ModelSpec, providerSpec } from '../model/factory.js';
+import { createModel, type ModelSpec, pricer } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { DEFAULT_MAX_REQUEST_TOKENS } from '../agent/request-size.js';
 import { sweepOrphans } from '../exec/process.js';
@@ -117,8 +117,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       },
     );
     this.location = board.location;
-    this.spend = new Spend(providerSpec(options.model).kind === 'openai');
-    this.models = new TeamModels(options.model, options.models);
+    this.spend = new Spend(pricer(options.model, options.settings?.prices));
+    this.models = new TeamModels(options.model, options.models, options.settings?.prices);
     this.board = board.tasks;
     this.mailbox = board.mailbox;
     this.requests = board.requests;

@@ -20,11 +20,20 @@ const EMPTY: MemberSpend = { calls: 0, inputTokens: 0, outputTokens: 0, cacheRea
 export class Spend {
   private readonly members = new Map<string, MemberSpend>();
 
-  constructor(private readonly cachedInInput: boolean) {}
+  private readonly price: (model: string, usage: Usage) => number | null;
+
+  /**
+   * `price`: dollars for `usage` on a model id, or null when it has no price (the session's provider
+   * at its price table: model/factory.ts `pricer`); a boolean prices at the built-in list, counting
+   * cached input inside the input tokens (true) or apart.
+   */
+  constructor(price: ((model: string, usage: Usage) => number | null) | boolean) {
+    this.price = typeof price === 'function' ? price : (model, usage) => costOf(usage, model, price);
+  }
 
   add(name: string, model: string, usage: Usage): void {
     const current = this.members.get(name) ?? EMPTY;
-    const cost = costOf(usage, model, this.cachedInInput);
+    const cost = this.price(model, usage);
     this.members.set(name, {
       calls: current.calls + 1,
       inputTokens: current.inputTokens + usage.inputTokens,

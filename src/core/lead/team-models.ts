@@ -1,5 +1,6 @@
 import type { Task } from '../board/schemas.js';
 import { costWith, describeModel, modelId, type ModelSpec, providerSpec } from '../model/factory.js';
+import type { PriceTable } from '../model/pricing.js';
 
 /** The team's models as the lead shows and prices them: one default, and any per role (changed by /model). */
 export class TeamModels {
@@ -8,6 +9,8 @@ export class TeamModels {
   constructor(
     private readonly model: ModelSpec,
     models: Readonly<Record<string, ModelSpec>> = {},
+    /** The prices `costOf` reckons at (absent: the built-in list). */
+    private readonly prices?: PriceTable,
   ) {
     this.models = new Map(Object.entries(models));
   }
@@ -61,7 +64,7 @@ export class TeamModels {
     let total = 0;
     for (const task of tasks) {
       if (task.usage.calls === 0) continue;
-      const usd = costWith(task.role ? this.spec(task.role) : this.model, task.usage);
+      const usd = costWith(task.role ? this.spec(task.role) : this.model, task.usage, this.prices);
       if (usd === null) return null;
       total += usd;
     }

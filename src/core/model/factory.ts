@@ -1,38 +1,37 @@
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../errors.js';
-import type { ModelConfig } from './providers/anthropic.js';
-import { costOf } from './pricing.js';
-import { ScriptedModel } from './scripted/scripted-model.js';
+import { PRICES, type PriceTable, costOf } from './pricing.js';
+import type { AnyProvider, PricedUsage } from './provider.js';
+import { BUILTIN_PROVIDERS } from './providers/registry.js';
+import type { ProviderRegistry } from './registry.js';
+import { type AnySpec, isWrapper, type ModelSpec, type ProviderSpec, providerSpec } from './spec.js';
 import type { ModelClient } from './types.js';
 
-/**
- * How a thread builds its model. Plain data, so it crosses `postMessage`. `module` loads a
- * ModelClient factory from a file: the way tests put a fake model behind the interface in a worker.
- */
-export type ModelSpec =
-  | ModelConfig
-  | { kind: 'module'; path: string; exportName?: string; options?: unknown }
-  /** Every call of `inner` written to `dir` (--record). */
-  | { kind: 'record'; dir: string; inner: ModelSpec }
-  /** The calls recorded in `dir` served instead of a provider (--replay). */
-  | { kind: 'replay'; dir: string };
+export { type AnySpec, type ModelSpec, type ProviderSpec, providerSpec } from './spec.js';
 
-export async function createModel(spec: ModelSpec): Promise<ModelClient> {
+/** A provider spec's provider and its settings, checked against the provider's schema (errors name the field). */
+export function settingsOf(spec: ProviderSpec, registry: ProviderRegistry = BUILTIN_PROVIDERS): { provider: AnyProvider; settings: object } {
+  const provider = registry.get(spec.kind);
+  if (!provider) throw new ConfigError(`unknown model provider '${spec.kind}' (providers: ${registry.ids.join(', ')})`);
+  const { kind: _kind, ...rest } = spec;
+  const parsed = provider.settingsSchema.safeParse(rest);
+  if (!parsed.success) {
+    // Paths and messages only: a setting's value may be a key.
+    const issues = parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.length ? issue.path.join('.') : '(settings)'}: ${issue.message}`);
+    throw new ConfigError(`${spec.kind} settings: ${issues.join('; ')}`);
+  }
+  return { provider, settings: parsed.data as object };
+}
+
+export async function createModel(spec: AnySpec, registry: ProviderRegistry = BUILTIN_PROVIDERS): Promise<ModelClient> {
+  if (!isWrapper(spec)) {
+    const { provider, settings } = settingsOf(spec, registry);
+    return provider.create(settings);
+  }
   switch (spec.kind) {
-    case 'offline':
-      return new ScriptedModel();
-    case 'anthropic': {
-      // The SDK is loaded only by threads that use it.
-      const { AnthropicModel } = await import('./providers/anthropic.js');
-      return new AnthropicModel(spec);
-    }
-    case 'openai': {
-      const { OpenAIModel } = await import('./providers/openai.js');
-      return new OpenAIModel(spec);
-    }
     case 'record': {
       const { RecordingModel } = await import('./recording.js');
-      return new RecordingModel(await createModel(spec.inner), spec.dir);
+      return new RecordingModel(await createModel(spec.inner, registry), spec.dir);
     }
     case 'replay': {
       const { ReplayModel } = await import('./recording.js');
@@ -47,34 +46,48 @@ export async function createModel(spec: ModelSpec): Promise<ModelClient> {
   }
 }
 
-/** The provider under a recording (the spec itself otherwise). */
-export function providerSpec(spec: ModelSpec): ModelSpec {
-  return spec.kind === 'record' ? providerSpec(spec.inner) : spec;
-}
-
 /** What the UI says it runs on (`hint`: the offline model says how to get a real one). */
-export function describeModel(spec: ModelSpec, hint = true): string {
-  if (spec.kind === 'offline') return hint ? 'offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model' : 'offline scripted model';
-  if (spec.kind === 'anthropic') return spec.baseURL ? `${spec.model} via ${new URL(spec.baseURL).host}` : spec.model;
-  if (spec.kind === 'openai') return `${spec.model} via ${spec.baseURL ? new URL(spec.baseURL).host : 'OpenAI'}`;
-  if (spec.kind === 'record') return `${describeModel(spec.inner, hint)} (recording to ${spec.dir})`;
+export function describeModel(spec: AnySpec, hint = true, registry: ProviderRegistry = BUILTIN_PROVIDERS): string {
+  if (!isWrapper(spec)) {
+    const { provider, settings } = settingsOf(spec, registry);
+    return provider.describe(settings, hint);
+  }
+  if (spec.kind === 'record') return `${describeModel(spec.inner, hint, registry)} (recording to ${spec.dir})`;
   if (spec.kind === 'replay') return `replay of ${spec.dir}`;
   return `model from ${spec.path}`;
 }
 
 /** The model's id, for machines (a JSON summary): `offline-scripted`, the provider's model id, `replay`. */
-export function modelId(spec: ModelSpec): string {
-  if (spec.kind === 'offline') return 'offline-scripted';
-  if (spec.kind === 'anthropic' || spec.kind === 'openai') return spec.model;
-  if (spec.kind === 'record') return modelId(spec.inner);
+export function modelId(spec: AnySpec, registry: ProviderRegistry = BUILTIN_PROVIDERS): string {
+  if (!isWrapper(spec)) {
+    const { provider, settings } = settingsOf(spec, registry);
+    return provider.modelId(settings);
+  }
+  if (spec.kind === 'record') return modelId(spec.inner, registry);
   if (spec.kind === 'replay') return 'replay';
   return 'module';
 }
 
-/** Dollars `usage` cost on the provider `spec` runs (null: no price, a local or the offline model, a replay). */
-export function costWith(spec: ModelSpec, usage: Parameters<typeof costOf>[0]): number | null {
-  const provider = providerSpec(spec);
-  if (provider.kind !== 'anthropic' && provider.kind !== 'openai') return null;
-  // OpenAI counts cached tokens inside the input; Anthropic apart.
-  return costOf(usage, provider.model, provider.kind === 'openai');
+/** Dollars `usage` cost on the provider `spec` runs, at `prices` (null: no price, a local or the offline model, a replay). */
+export function costWith(spec: AnySpec, usage: PricedUsage, prices: PriceTable = PRICES, registry: ProviderRegistry = BUILTIN_PROVIDERS): number | null {
+  const inner = providerSpec(spec);
+  if (isWrapper(inner)) return null;
+  const { provider, settings } = settingsOf(inner, registry);
+  return provider.cost(provider.modelId(settings), usage, prices);
+}
+
+/**
+ * Prices any model id as the provider of `spec` counts tokens (the lead's spend per teammate, whose
+ * usage arrives with its model's id). A wrapper without a provider counts cached input apart.
+ */
+export function pricer(spec: AnySpec, prices: PriceTable = PRICES, registry: ProviderRegistry = BUILTIN_PROVIDERS): (model: string, usage: PricedUsage) => number | null {
+  const inner = providerSpec(spec);
+  const provider = isWrapper(inner) ? undefined : registry.get(inner.kind);
+  return (model, usage) => (provider ? provider.cost(model, usage, prices) : costOf(usage, model, false, prices));
+}
+
+/** Dollars one call of `client` cost (its provider's way of counting; a client of no provider counts cached input apart). */
+export function costOfCall(client: Pick<ModelClient, 'id' | 'provider'>, usage: PricedUsage, prices: PriceTable = PRICES, registry: ProviderRegistry = BUILTIN_PROVIDERS): number | null {
+  const provider = client.provider ? registry.get(client.provider) : undefined;
+  return provider ? provider.cost(client.id, usage, prices) : costOf(usage, client.id, false, prices);
 }

@@ -25,14 +25,15 @@ export const PRICES: Readonly<Record<string, Price>> = {
   'o4-mini': { input: 1.1, output: 4.4, cacheRead: 0.275 },
 };
 
-/** Prices from autoteam.config.json, over the built-in ones (this process). */
-const configured: Record<string, Price> = {};
+/** A price table: model id prefixes and their prices (the built-in `PRICES`, or `priceTable(configured)`). */
+export type PriceTable = Readonly<Record<string, Price>>;
 
-export function registerPrices(prices: Readonly<Record<string, Price>>): void {
-  Object.assign(configured, prices);
+/** The built-in prices with autoteam.config.json's `prices` over them: a value, handed to whoever prices. */
+export function priceTable(configured: PriceTable = {}): PriceTable {
+  return { ...PRICES, ...configured };
 }
 
-export function priceOf(model: string, table: Readonly<Record<string, Price>> = { ...PRICES, ...configured }): Price | null {
+export function priceOf(model: string, table: PriceTable = PRICES): Price | null {
   const id = model.toLowerCase();
   const key = Object.keys(table)
     .filter((prefix) => id.startsWith(prefix))
@@ -45,8 +46,13 @@ export function priceOf(model: string, table: Readonly<Record<string, Price>> = 
  * cache price; providers count it inside the input tokens (OpenAI) or apart (Anthropic: `inputTokens`
  * excludes it), so `cachedInInput` says which.
  */
-export function costOf(usage: Pick<Usage, 'inputTokens' | 'outputTokens'> & Partial<Pick<Usage, 'cacheReadTokens'>>, model: string, cachedInInput = false): number | null {
-  const price = priceOf(model);
+export function costOf(
+  usage: Pick<Usage, 'inputTokens' | 'outputTokens'> & Partial<Pick<Usage, 'cacheReadTokens'>>,
+  model: string,
+  cachedInInput = false,
+  table: PriceTable = PRICES,
+): number | null {
+  const price = priceOf(model, table);
   if (!price) return null;
   const cached = usage.cacheReadTokens ?? 0;
   const fresh = cachedInInput ? Math.max(0, usage.inputTokens - cached) : usage.inputTokens;

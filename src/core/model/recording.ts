@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ModelError } from '../errors.js';
 import { redact, secretValues } from '../trace/redact.js';
-import type { ModelClient, ModelRequest, ModelResponse } from './types.js';
+import type { ModelClient, ModelRequest, ModelResponse, OfflineContext, RequestContext } from './types.js';
 
 /**
  * Record and replay of a session's model calls. Each call is one file, named by the role that asked
@@ -14,7 +14,8 @@ import type { ModelClient, ModelRequest, ModelResponse } from './types.js';
 
 export interface RecordedCall {
   key: string;
-  request: Omit<ModelRequest, 'signal'>;
+  /** The request, with the offline context beside it (not the handoff: the text carries it) under `context`. */
+  request: Omit<ModelRequest, 'signal'> & { context?: RequestContext };
   response: ModelResponse;
 }
 
@@ -51,11 +52,12 @@ export class RecordingModel implements ModelClient {
     fs.mkdirSync(dir, { recursive: true });
   }
 
-  async create(request: ModelRequest): Promise<ModelResponse> {
+  async create(request: ModelRequest, offline?: OfflineContext): Promise<ModelResponse> {
     const key = this.turns.next(request);
-    const response = await this.inner.create(request);
-    const { signal: _signal, handoff: _handoff, ...kept } = request;
-    const call: RecordedCall = { key, request: kept, response };
+    const response = await this.inner.create(request, offline);
+    const { signal: _signal, ...kept } = request;
+    const { handoff: _handoff, ...context } = offline ?? {};
+    const call: RecordedCall = { key, request: { ...kept, ...(Object.keys(context).length ? { context } : {}) }, response };
     fs.writeFileSync(path.join(this.dir, `${key}.json`), redact(`${JSON.stringify(call, null, 2)}\n`, this.secrets));
     return response;
   }
@@ -78,7 +80,7 @@ export class ReplayModel implements ModelClient {
     this.label = `replay of ${dir}`;
   }
 
-  async create(request: ModelRequest): Promise<ModelResponse> {
+  async create(request: ModelRequest, offline?: OfflineContext): Promise<ModelResponse> {
     const key = this.turns.next(request);
     const file = path.join(this.dir, `${key}.json`);
     if (!fs.existsSync(file)) {
@@ -89,7 +91,7 @@ export class ReplayModel implements ModelClient {
     // Compared the same way on both sides: by context when the recording has it, else by text.
     const fromContext = recorded.request.context !== undefined;
     const was = taskOf(recorded.request, fromContext);
-    const now = taskOf(request, fromContext);
+    const now = taskOf({ messages: request.messages, ...(offline ? { context: offline } : {}) }, fromContext);
     if (was !== now) {
       throw new ModelError(`the run's call ${key} is about another task than the recording's (recorded: '${clip(was)}'; now: '${clip(now)}'): replay the run that was recorded`, 'REPLAY_MISSING');
     }
@@ -101,7 +103,7 @@ export class ReplayModel implements ModelClient {
  * What a call is about: the task it works (from the request's context), or — in a recording made
  * before requests carried their context — the first user message up to its handoff.
  */
-function taskOf(request: Pick<ModelRequest, 'messages' | 'context'>, fromContext: boolean): string {
+function taskOf(request: Pick<RecordedCall['request'], 'messages' | 'context'>, fromContext: boolean): string {
   const task = request.context?.task;
   if (fromContext) return task ? `#${task.id} ${task.subject}` : '';
   const texts = request.messages.flatMap((message) => (message.role === 'user' ? (typeof message.content === 'string' ? [message.content] : message.content.flatMap((b) => (b.type === 'text' ? [b.text] : []))) : []));

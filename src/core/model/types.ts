@@ -64,19 +64,19 @@ export interface ModelRequest {
   maxTokens?: number;
   signal?: AbortSignal;
   agent?: AgentContext;
-  /**
-   * The task's handoff as data (the same data its text was rendered from). Providers send the text
-   * only; the offline model reads this instead of parsing prose.
-   */
-  handoff?: HandoffData;
-  /**
-   * What the request's text says, as data, for a model that does not read prose (the offline model):
-   * providers send the text only. Nothing the runtime writes is ever parsed back from the text.
-   */
-  context?: RequestContext;
 }
 
-/** See ModelRequest.context. */
+/**
+ * What a request's text says, as data, for a model that does not read prose (the offline model). It
+ * travels beside the request (`ModelClient.create`'s second argument), never in it: providers send
+ * only the request. Nothing the runtime writes is ever parsed back from the text.
+ */
+export interface OfflineContext extends RequestContext {
+  /** The task's handoff as data (the same data its text was rendered from). */
+  handoff?: HandoffData;
+}
+
+/** See OfflineContext. */
 export interface RequestContext {
   /** The task being worked, as the board holds it. */
   task?: { id: number; subject: string; description: string; stage: string | null; requirePlan: boolean };
@@ -102,7 +102,8 @@ export interface ModelClient {
   readonly label: string;
   /** Who serves it (`anthropic`, `openai`, `offline`, …), for events and traces. */
   readonly provider?: string;
-  create(request: ModelRequest): Promise<ModelResponse>;
+  /** `offline`: the request's meaning as data, for a model that does not read prose; providers ignore it. */
+  create(request: ModelRequest, offline?: OfflineContext): Promise<ModelResponse>;
 }
 
 

@@ -1,4 +1,4 @@
-import type { AssistantBlock, ModelClient, ModelRequest, ModelResponse } from '../types.js';
+import type { AssistantBlock, ModelClient, ModelRequest, ModelResponse, OfflineContext } from '../types.js';
 import { analystTurn } from './analyst.js';
 import { allText, type Decision, lastUserText, parseSummaryLine, summarizeCalls, type ToolCall, toolCalls } from './conversation.js';
 import { engineerTurn } from './engineer.js';
@@ -18,9 +18,9 @@ export class ScriptedModel implements ModelClient {
   readonly provider = 'offline';
   private calls = 0;
 
-  async create(request: ModelRequest): Promise<ModelResponse> {
+  async create(request: ModelRequest, offline: OfflineContext = {}): Promise<ModelResponse> {
     if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
-    const decision = this.decide(request);
+    const decision = this.decide(request, offline);
     const offered = new Set(request.tools.map((tool) => tool.name));
     const content: AssistantBlock[] = [];
     if (decision.text) content.push({ type: 'text', text: decision.text });
@@ -44,10 +44,9 @@ export class ScriptedModel implements ModelClient {
     };
   }
 
-  private decide(request: ModelRequest): Decision {
+  private decide(request: ModelRequest, context: OfflineContext): Decision {
     const agent = request.agent ?? { name: 'agent', role: 'engineer', stage: null };
     const offered = new Set(request.tools.map((tool) => tool.name));
-    const context = request.context ?? {};
     // Its own earlier summary (a format it writes to read back), then the calls the log shows.
     if (agent.purpose === 'compaction') return { text: summarizeCalls([...summaryCalls(allText(request.messages)), ...(context.calls ?? [])]), calls: [] };
     const calls = toolCalls(request.messages);
@@ -68,7 +67,7 @@ export class ScriptedModel implements ModelClient {
     if (!context.task) return { text: 'I read the message; the offline model does not act on messages (a real model does).', calls: [] };
     if (!agent.stage) return generalTurn(context.task, calls);
     // Stage work reads the handoff as data, never the runtime's prose.
-    const handoff = request.handoff;
+    const handoff = context.handoff;
     if (!handoff) return { text: 'No handoff came with this stage task; I cannot work it offline.', calls: [] };
     switch (handoff.stage) {
       case 'requirements':

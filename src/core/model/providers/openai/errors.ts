@@ -1,0 +1,45 @@
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { ModelError } from '../../../errors.js';
+import { connectionDetail, isRecord } from '../shared.js';
+
+/** What an error's advice names: the client's model, endpoint and limits, and how it cleans text. */
+export interface CallSite {
+  id: string;
+  endpoint: string;
+  timeoutMs: number;
+  maxRetries: number;
+  /** One line, bounded, never the key. */
+  clean(message: string): string;
+}
+
+/** A failed call as one line that says what to check; never the key. */
+export function toModelError(error: unknown, signal: AbortSignal | undefined, site: CallSite): ModelError {
+  if (signal?.aborted || error instanceof APIUserAbortError) return new ModelError(`Call to ${site.id} was aborted`, 'MODEL_ABORTED');
+  if (error instanceof APIConnectionTimeoutError) {
+    return new ModelError(site.clean(`No answer from ${site.endpoint} within ${site.timeoutMs} ms (${site.maxRetries} retries): check the endpoint`), 'MODEL_TIMEOUT');
+  }
+  if (error instanceof APIConnectionError) {
+    return new ModelError(site.clean(`Cannot reach the model API at ${site.endpoint} (${connectionDetail(error)}): check OPENAI_BASE_URL and the network`), 'MODEL_UNREACHABLE');
+  }
+  if (error instanceof APIError && typeof error.status === 'number') {
+    const body = isRecord(error.error) && typeof error.error.message === 'string' ? error.error.message : '';
+    const said = `${error.status}${body ? `: ${body}` : ''}`;
+    if (error.status === 401 || error.status === 403) {
+      return new ModelError(site.clean(`OPENAI_API_KEY was rejected by ${site.endpoint} (${said}): check the key`), 'MODEL_AUTH');
+    }
+    if (error.status === 404) {
+      const aboutModel = /model/i.test(body) || body.includes(site.id);
+      return aboutModel
+        ? new ModelError(site.clean(`Model '${site.id}' was not found at ${site.endpoint} (${said}): set --model or MODEL_ID to a model this endpoint serves`), 'MODEL_NOT_FOUND')
+        : new ModelError(site.clean(`${site.endpoint}/chat/completions does not exist (${said}): check OPENAI_BASE_URL (the API root, with /v1)`), 'MODEL_ERROR');
+    }
+    const retried = error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500;
+    return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said}${retried && site.maxRetries ? ` after ${site.maxRetries} retries` : ''} (model '${site.id}')`), 'MODEL_ERROR');
+  }
+  return new ModelError(site.clean(`Call to ${site.id} at ${site.endpoint} failed: ${error instanceof Error ? error.message : String(error)}`), 'MODEL_ERROR');
+}
+
+/** A response that is no chat completion: the base URL points elsewhere. */
+export function badResponseError(site: CallSite): ModelError {
+  return new ModelError(site.clean(`${site.endpoint}/chat/completions did not answer with a chat completion: check OPENAI_BASE_URL`), 'MODEL_BAD_RESPONSE');
+}
