@@ -8,7 +8,6 @@ import { containment, describeContainment, INSTALL_HINT } from '../core/exec/san
 import { AutoteamError, ConfigError } from '../core/errors.js';
 import { loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 import { loadModelSpec } from '../core/model/config.js';
-import { configureStages } from '../core/stages/definitions.js';
 import { registerBoardCommands } from './board-commands.js';
 import { registerEventsCommand } from './events-command.js';
 import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
@@ -96,8 +95,6 @@ function settingsFor(options: Record<string, unknown>, project: ProjectConfig, s
   if (Object.keys(project.stages).length) settings.stages = project.stages;
   // The person's hooks travel with the settings to every thread and `autoteam worker`.
   if (project.hooks && Object.keys(project.hooks).length) settings.hooks = project.hooks;
-  // The lead's process moves work between the same stages as the teammates' threads.
-  configureStages(project.stages);
   const contained = containment();
   if (settings.sandbox.mode === 'required' && contained.kind === 'none') {
     throw new ConfigError(`--sandbox required: ${contained.reason}; ${INSTALL_HINT}`);
