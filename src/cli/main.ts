@@ -8,6 +8,7 @@ import { containment, describeContainment, INSTALL_HINT } from '../core/exec/san
 import { AutoteamError, ConfigError } from '../core/errors.js';
 import { loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 import { loadModelSpec } from '../core/model/config.js';
+import { StageRegistry } from '../core/stages/stage-registry.js';
 import { registerBoardCommands } from './board-commands.js';
 import { registerEventsCommand } from './events-command.js';
 import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
@@ -91,7 +92,7 @@ function overrides(options: Record<string, unknown>): SettingsOverrides {
  */
 function settingsFor(options: Record<string, unknown>, project: ProjectConfig, say = (line: string) => console.error(line)): TeammateSettings {
   // autoteam.config.json's limits sit under the environment and the flags; its stages go to every teammate.
-  const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, overrides(options));
+  const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, overrides(options), StageRegistry.from(project.stages));
   if (Object.keys(project.stages).length) settings.stages = project.stages;
   // The person's hooks travel with the settings to every thread and `autoteam worker`.
   if (project.hooks && Object.keys(project.hooks).length) settings.hooks = project.hooks;

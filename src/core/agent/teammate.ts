@@ -49,6 +49,8 @@ export interface TeammateOptions {
   settings?: Partial<TeammateSettings>;
   emit?: (event: TeammateEvent) => void;
   now?: () => Date;
+  /** The stages it works (default: the built-in ones with `settings.stages`, as every thread builds them). */
+  stages?: StageRegistry;
   /** The board, opened by the host (default: the file board in `rootDir`). */
   board?: Board;
   /** Fields for every message the default file board's mailbox sends (see EventCounter). */
@@ -101,7 +103,7 @@ export class Teammate {
       runtime: { ...DEFAULT_TEAMMATE_SETTINGS.runtime, ...options.settings?.runtime },
       sandbox: { ...DEFAULT_TEAMMATE_SETTINGS.sandbox, ...options.settings?.sandbox },
     };
-    this.stages = StageRegistry.from(this.settings.stages);
+    this.stages = options.stages ?? StageRegistry.from(this.settings.stages);
     const board = options.board ?? fileBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs, maxInboxBytes: this.settings.maxInboxBytes, ...(options.stamp ? { stamp: options.stamp } : {}) });
     this.board = board.tasks;
     this.mailbox = board.mailbox;

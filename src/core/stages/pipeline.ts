@@ -134,7 +134,7 @@ export class Pipeline {
       role: definition.role,
       stage,
       pipeline,
-      handoff: definition.handoff(handoffData({ stage, revision: 0, description: text, artifacts })),
+      handoff: definition.handoff(handoffData({ stage, revision: 0, description: text, artifacts }), undefined, artifacts),
       artifacts,
       by: options.by ?? 'lead',
       ...this.held(),
@@ -216,7 +216,7 @@ export class Pipeline {
     const prepared = definition.prepare ? await definition.prepare({ done, artifacts, revision, workspace, effects: this.effects, ...(sentBack ? { sentBack } : {}) }) : {};
     Object.assign(artifacts, prepared.artifacts);
     const requirement = done.artifacts.requirement ?? done.description;
-    const handoff = definition.handoff(handoffData({ stage, revision, description: requirement, artifacts }), prepared.content);
+    const handoff = definition.handoff(handoffData({ stage, revision, description: requirement, artifacts }), prepared.content, artifacts);
     return this.postNext(done, definition, revision, definition.subject(requirement, revision, artifacts), handoff, artifacts);
   }
 

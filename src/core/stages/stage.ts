@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Artifacts } from '../board/artifacts.js';
 import type { Stage, Task } from '../board/schemas.js';
+import type { ToolDefinition } from '../tools/tool.js';
 import type { HandoffData } from './handoff-data.js';
 import type { PipelineEffects } from './effects.js';
 
@@ -56,16 +57,21 @@ export interface StageDefinition {
   role: string;
   title: string;
   systemPrompt: string;
-  /** Stage tools offered to the agent (coordination tools are added by the registry). */
+  /** Stage tools offered to the agent, by name (coordination tools are added by the registry). */
   tools: readonly string[];
+  /** Tools only this stage has (its own signal tool, say), offered when `tools` names them. */
+  ownTools?: readonly ToolDefinition[];
   /** Signal tool → the next stage. A signal ends the task; the runtime posts the next one. */
   transitions: Readonly<Record<string, Transition>>;
   /** The artifacts this stage's own tools record on its task (documentation and checks; the board stores them as JSON keys). */
   artifacts?: z.ZodObject;
   /** The subject of a task of this stage, from the requirement and what the task carries. */
   subject(requirement: string, revision: number, artifacts: Artifacts): string;
-  /** The handoff text a task of this stage starts with (`content`: what `prepare` read, e.g. the submitted file). */
-  handoff(data: HandoffData, content?: string): string;
+  /**
+   * The handoff text a task of this stage starts with: `data` is what every stage hands on, `content`
+   * what `prepare` read (the submitted file), `artifacts` the task's own (for keys only this stage reads).
+   */
+  handoff(data: HandoffData, content?: string, artifacts?: Artifacts): string;
   /** What a task of this stage needs from outside the board when it is posted (a file, a diff). */
   prepare?(ctx: PrepareContext): Promise<Prepared>;
   /** A pipeline that starts at this stage starts with these artifacts (default: the requirement as its one criterion). */

@@ -75,9 +75,9 @@ const GENERAL_TOOL_NAMES = [
   'edit_file',
 ] as const;
 
-function pick(names: readonly string[]): ToolDefinition[] {
+function pick(names: readonly string[], own: readonly ToolDefinition[] = []): ToolDefinition[] {
   return names.map((name) => {
-    const tool = TEAMMATE_TOOLS.get(name);
+    const tool = TEAMMATE_TOOLS.get(name) ?? own.find((candidate) => candidate.name === name);
     if (!tool) throw new Error(`tool registry has no '${name}'`);
     return tool;
   });
@@ -85,7 +85,8 @@ function pick(names: readonly string[]): ToolDefinition[] {
 
 /** A stage's agent is offered its stage tools (as `stages` defines them) and the coordination tools, nothing else. */
 export function stageTools(stage: Stage, stages: StageRegistry = BUILTIN_REGISTRY): ToolDefinition[] {
-  return pick([...stages.get(stage).tools, ...COORDINATION_TOOL_NAMES]);
+  const definition = stages.get(stage);
+  return pick([...definition.tools, ...COORDINATION_TOOL_NAMES], definition.ownTools);
 }
 
 /** Tools for a general (stage-less) task. */
