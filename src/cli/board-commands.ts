@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { Board } from '../core/board/board.js';
 import { describeUrl } from '../core/board/pg/url.js';
 import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig } from '../core/config/project-config.js';
-import { allStages, configureStages } from '../core/stages/definitions.js';
+import { StageRegistry } from '../core/stages/stage-registry.js';
 import { Pipeline } from '../core/stages/pipeline.js';
 import { stageTools } from '../core/tools/registry.js';
 import { diffPipeline, discardPipeline, mergePipeline } from '../frontend/branches.js';
@@ -123,8 +123,17 @@ export function registerBoardCommands(program: Command): void {
     .addOption(dirOption())
     .action((options: { json?: boolean }, command: Command) => {
       const project = loadProjectConfig(boardDir(command, false));
-      configureStages(project.stages);
-      const stages = allStages().map(({ subject: _subject, ...stage }) => ({ ...stage, offeredTools: stageTools(stage.stage).map((tool) => tool.name) }));
+      const registry = StageRegistry.from(project.stages);
+      const stages = registry.all().map(({ stage, role, title, systemPrompt, tools, transitions, rules }) => ({
+        stage,
+        role,
+        title,
+        systemPrompt,
+        tools,
+        transitions,
+        offeredTools: stageTools(stage, registry).map((tool) => tool.name),
+        rules,
+      }));
       if (options.json) {
         console.log(JSON.stringify(stages, null, 2));
         return;
@@ -138,9 +147,7 @@ export function registerBoardCommands(program: Command): void {
           const label = transition.revise ? `${transition.next} (revision n+1, up to max_revisions; fails when not converging)` : transition.next;
           console.log(`   ${signal} → ${label}`);
         }
-        if (stage.stage === 'review') {
-          console.log('   approve_code needs run_linter + run_tests on the submitted version, passing tests, and every criterion met with evidence');
-        }
+        for (const rule of stage.rules ?? []) console.log(`   ${rule}`);
         console.log('');
       }
     });

@@ -9,7 +9,7 @@ import { AutoteamError, ConfigError } from '../core/errors.js';
 import { loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 import { loadModelSpec } from '../core/model/config.js';
 import { priceTable } from '../core/model/pricing.js';
-import { configureStages } from '../core/stages/definitions.js';
+import { StageRegistry } from '../core/stages/stage-registry.js';
 import { registerBoardCommands } from './board-commands.js';
 import { registerEventsCommand } from './events-command.js';
 import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
@@ -93,14 +93,12 @@ function overrides(options: Record<string, unknown>): SettingsOverrides {
  */
 function settingsFor(options: Record<string, unknown>, project: ProjectConfig, say = (line: string) => console.error(line)): TeammateSettings {
   // autoteam.config.json's limits sit under the environment and the flags; its stages go to every teammate.
-  const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, overrides(options));
+  const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, overrides(options), StageRegistry.from(project.stages));
   if (Object.keys(project.stages).length) settings.stages = project.stages;
   // The person's hooks travel with the settings to every thread and `autoteam worker`.
   if (project.hooks && Object.keys(project.hooks).length) settings.hooks = project.hooks;
   // Its prices go to whoever prices a call: the lead's spend and every thread's model_call events.
   if (Object.keys(project.prices).length) settings.prices = priceTable(project.prices);
-  // The lead's process moves work between the same stages as the teammates' threads.
-  configureStages(project.stages);
   const contained = containment();
   if (settings.sandbox.mode === 'required' && contained.kind === 'none') {
     throw new ConfigError(`--sandbox required: ${contained.reason}; ${INSTALL_HINT}`);

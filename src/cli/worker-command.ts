@@ -1,7 +1,7 @@
 import { Teammate } from '../core/agent/teammate.js';
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { Wake } from '../core/agent/wake.js';
-import { checkRole } from '../core/stages/definitions.js';
+import { StageRegistry } from '../core/stages/stage-registry.js';
 import { openBoard } from '../core/board/board.js';
 import { BoardOutage } from '../core/board/outage.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
@@ -28,7 +28,7 @@ export interface WorkerCommandOptions {
 
 /** `autoteam worker`: one teammate in the foreground of this process, with its own watcher. */
 export async function runWorker(options: WorkerCommandOptions): Promise<number> {
-  checkRole(options.role);
+  StageRegistry.from(options.settings.stages).checkRole(options.role);
   const { model: base, models } = modelSpecs(process.env, options.project, options.model ?? {});
   const spec = models[options.role] ?? base;
   const model = await createModel(spec);

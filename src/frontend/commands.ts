@@ -4,7 +4,6 @@ import type { LeadSession } from '../core/lead/session.js';
 import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
 import { formatSpend } from '../core/lead/spend.js';
 import { resolveModelChoice } from '../core/model/config.js';
-import { checkRole } from '../core/stages/definitions.js';
 import type { ActivityView } from './activity.js';
 import { formatBoard, formatMember } from './format.js';
 
@@ -239,7 +238,6 @@ export const COMMANDS: readonly Command[] = [
         return;
       }
       if (!choice || rest.length) throw new AutoteamError('usage: /model <role> <model>  (offline, anthropic, openai, <provider>:<model id>, or a model id)', 'USAGE');
-      checkRole(role);
       io.session.setModel(role, resolveModelChoice(choice, process.env));
       io.print(`${role}: next tasks on ${io.session.modelOf(role)}`);
     },

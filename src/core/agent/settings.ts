@@ -1,4 +1,5 @@
-import type { StageSpec } from '../stages/definitions.js';
+import type { StageSpec } from '../stages/configured-stage.js';
+import { BUILTIN_REGISTRY, type StageRegistry } from '../stages/stage-registry.js';
 import type { PriceTable } from '../model/pricing.js';
 import type { HooksConfig } from '../hooks/config.js';
 import { ConfigError } from '../errors.js';
@@ -97,10 +98,9 @@ export interface SettingsOverrides {
 }
 
 const SANDBOX_MODES: readonly SandboxMode[] = ['auto', 'required', 'off'];
-const NETWORK_STAGES = ['requirements', 'implementation', 'review', 'general', 'lead'];
 
 /** The sandbox policy from SANDBOX, ALLOW_NETWORK, SANDBOX_PASS_ENV and SANDBOX_* limits (SANDBOX_TMP_MB: /tmp and /dev/shm), then flags. */
-function loadSandboxPolicy(env: NodeJS.ProcessEnv, flags: SettingsOverrides): SandboxPolicy {
+function loadSandboxPolicy(env: NodeJS.ProcessEnv, flags: SettingsOverrides, stages: StageRegistry): SandboxPolicy {
   const modeName = flags.sandbox !== undefined ? '--sandbox' : 'AUTOTEAM_SANDBOX';
   const mode = (flags.sandbox ?? env.AUTOTEAM_SANDBOX ?? 'auto').trim().toLowerCase();
   if (!SANDBOX_MODES.includes(mode as SandboxMode)) {
@@ -112,8 +112,10 @@ function loadSandboxPolicy(env: NodeJS.ProcessEnv, flags: SettingsOverrides): Sa
   if (['1', 'true', '*', 'all'].includes(rawNetwork)) network = ['*'];
   else if (rawNetwork && rawNetwork !== '0' && rawNetwork !== 'false' && rawNetwork !== 'none') {
     network = rawNetwork.split(',').map((stage) => stage.trim()).filter(Boolean);
-    const unknown = network.filter((stage) => !NETWORK_STAGES.includes(stage));
-    if (unknown.length) throw new ConfigError(`${networkName}: unknown stage ${unknown.join(', ')} (all, or stages: ${NETWORK_STAGES.join(', ')})`);
+    // Every stage of the team, and the general tasks' and the lead's processes.
+    const known = [...stages.names(), 'general', 'lead'];
+    const unknown = network.filter((stage) => !known.includes(stage));
+    if (unknown.length) throw new ConfigError(`${networkName}: unknown stage ${unknown.join(', ')} (all, or stages: ${known.join(', ')})`);
   }
   const limit = (name: string, fallback: number, min: number) => {
     const raw = env[name];
@@ -139,8 +141,8 @@ function loadSandboxPolicy(env: NodeJS.ProcessEnv, flags: SettingsOverrides): Sa
   };
 }
 
-/** Settings from the environment (POLL_INTERVAL, IDLE_TIMEOUT, …), then flags, over the defaults. */
-export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags: SettingsOverrides = {}): TeammateSettings {
+/** Settings from the environment (POLL_INTERVAL, IDLE_TIMEOUT, …), then flags, over the defaults; `stages` names the stages ALLOW_NETWORK may name. */
+export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags: SettingsOverrides = {}, stages: StageRegistry = BUILTIN_REGISTRY): TeammateSettings {
   /** The value and the name to blame in an error: the flag the person typed, else the variable. */
   const pick = (flag: string | undefined, option: string, envName: string): [string | undefined, string] =>
     flag !== undefined ? [flag, option] : [env[envName], envName];
@@ -163,7 +165,7 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
   if (pipelineBudget) settings.runtime.pipelineTokenBudget = atLeast(parseCount(pipelineBudget, pipelineBudgetName), 1000, pipelineBudgetName);
   const [attempts, attemptsName] = pick(flags.maxAttempts, '--max-attempts', 'MAX_ATTEMPTS');
   if (attempts) settings.maxAttempts = atLeast(parseCount(attempts, attemptsName), 1, attemptsName);
-  settings.sandbox = loadSandboxPolicy(env, flags);
+  settings.sandbox = loadSandboxPolicy(env, flags, stages);
   // The first wait after an unfinished attempt; it doubles up to five minutes (or this, if longer).
   const backoff = env.RETRY_BACKOFF;
   if (backoff) {

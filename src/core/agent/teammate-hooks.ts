@@ -2,7 +2,7 @@ import type { Task } from '../board/schemas.js';
 import type { EventSink } from '../events/emitter.js';
 import type { HookContext, HooksConfig } from '../hooks/index.js';
 import { HookRunner } from '../hooks/runner.js';
-import { stageOf } from '../stages/definitions.js';
+import { BUILTIN_REGISTRY, type StageRegistry } from '../stages/stage-registry.js';
 import type { ToolGate } from './loop.js';
 
 /** Who a hook event happened to, and where. */
@@ -23,7 +23,12 @@ export interface HookScene {
 export class TeammateHooks {
   private readonly runner: HookRunner | null;
 
-  constructor(config: HooksConfig | undefined, cwd: string, sink: EventSink) {
+  constructor(
+    config: HooksConfig | undefined,
+    cwd: string,
+    sink: EventSink,
+    private readonly stages: StageRegistry = BUILTIN_REGISTRY,
+  ) {
     this.runner = config && Object.keys(config).length ? new HookRunner(config, { cwd, emit: (event) => sink.emit(event) }) : null;
   }
 
@@ -41,7 +46,7 @@ export class TeammateHooks {
         const pre = await runner.run('PreToolUse', { ...context(at), tool_name: tool, tool_input: input, tool_use_id: id });
         if (pre.decision === 'block') return pre.reason ?? 'blocked';
         // A tool that would finish the task: the person's checks on completion come first.
-        if (at.task && finishes(at.task, tool)) return this.completing(at, (input as { result?: string; summary?: string; comment?: string }) ?? {}, tool);
+        if (at.task && finishes(this.stages, at.task, tool)) return this.completing(at, (input as { result?: string; summary?: string; comment?: string }) ?? {}, tool);
         return null;
       },
       after: async (tool, input, id, result) => {
@@ -79,8 +84,8 @@ export class TeammateHooks {
 }
 
 /** Whether calling `tool` ends `task` as done (a stage's signal, or complete_task for a general task). */
-function finishes(task: Task, tool: string): boolean {
-  return task.stage ? tool in stageOf(task.stage).transitions : tool === 'complete_task';
+function finishes(stages: StageRegistry, task: Task, tool: string): boolean {
+  return task.stage ? tool in stages.get(task.stage).transitions : tool === 'complete_task';
 }
 
 function context(scene: HookScene): HookContext {

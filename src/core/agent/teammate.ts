@@ -11,7 +11,8 @@ import type { TaskBoardLike } from '../board/task-rules.js';
 import { TeamRegistry } from '../board/team-registry.js';
 import { FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import type { ModelClient, ModelMessage, Usage } from '../model/types.js';
-import { configureStages, GENERAL_SYSTEM_PROMPT, stageOf } from '../stages/definitions.js';
+import { GENERAL_SYSTEM_PROMPT } from '../stages/stage.js';
+import { StageRegistry } from '../stages/stage-registry.js';
 import { handoffData, taskPrompt } from '../stages/handoff.js';
 import { Pipeline, taskWorkspace } from '../stages/pipeline.js';
 import { budgetGap, pipelineUsage } from '../stages/pipeline-status.js';
@@ -48,6 +49,8 @@ export interface TeammateOptions {
   settings?: Partial<TeammateSettings>;
   emit?: (event: TeammateEvent) => void;
   now?: () => Date;
+  /** The stages it works (default: the built-in ones with `settings.stages`, as every thread builds them). */
+  stages?: StageRegistry;
   /** The board, opened by the host (default: the file board in `rootDir`). */
   board?: Board;
   /** Fields for every message the default file board's mailbox sends (see EventCounter). */
@@ -55,15 +58,15 @@ export interface TeammateOptions {
 }
 
 
+/** The tools that end `task`: its stage's signals, or complete_task / fail_task for a general task. */
+function finishingTools(stages: StageRegistry, task: Task): string {
+  return task.stage ? Object.keys(stages.get(task.stage).transitions).join(' or ') : 'complete_task or fail_task';
+}
+
 /**
  * One autonomous teammate: IDLE (inbox first, then claim a task of its role, else sleep until woken
  * or polled) and WORK (the tool loop on one task, its lease renewed by the runtime).
  */
-/** The tools that end `task`: its stage's signals, or complete_task / fail_task for a general task. */
-function finishingTools(task: Task): string {
-  return task.stage ? Object.keys(stageOf(task.stage).transitions).join(' or ') : 'complete_task or fail_task';
-}
-
 export class Teammate {
   readonly board: TaskBoardLike;
   readonly mailbox: Mailbox;
@@ -72,6 +75,8 @@ export class Teammate {
   readonly blobs: BlobStore;
   readonly trace: Trace;
   readonly pipeline: Pipeline;
+  /** The stages of autoteam.config.json, the same in every thread of the team. */
+  readonly stages: StageRegistry;
   /** This thread's way onto the board's event log. */
   private readonly sink: EventSink;
   /** The board's event log and this thread's sink, for what the host attaches (telemetry). */
@@ -98,8 +103,7 @@ export class Teammate {
       runtime: { ...DEFAULT_TEAMMATE_SETTINGS.runtime, ...options.settings?.runtime },
       sandbox: { ...DEFAULT_TEAMMATE_SETTINGS.sandbox, ...options.settings?.sandbox },
     };
-    // The stages of autoteam.config.json, the same in every thread of the team.
-    configureStages(this.settings.stages);
+    this.stages = options.stages ?? StageRegistry.from(this.settings.stages);
     const board = options.board ?? fileBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs, maxInboxBytes: this.settings.maxInboxBytes, ...(options.stamp ? { stamp: options.stamp } : {}) });
     this.board = board.tasks;
     this.mailbox = board.mailbox;
@@ -108,9 +112,9 @@ export class Teammate {
     this.blobs = board.blobs;
     this.sink = board.sink;
     this.events = board;
-    this.hooks = new TeammateHooks(this.settings.hooks, this.board.rootDir, this.sink);
+    this.hooks = new TeammateHooks(this.settings.hooks, this.board.rootDir, this.sink, this.stages);
     this.trace = new Trace(options.rootDir, this.now);
-    this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: this.settings.runtime.maxRevisions, trace: this.trace, events: this.sink, hooks: this.settings.hooks });
+    this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: this.settings.runtime.maxRevisions, trace: this.trace, events: this.sink, hooks: this.settings.hooks, stages: this.stages });
     this.status = new TeammateStatus({ name: options.name, role: options.role }, { registry: this.registry, trace: this.trace, sink: this.sink, emit: (event) => this.emit(event) });
     this.ends = new TaskEnds({
       board: this.board,
@@ -229,7 +233,7 @@ export class Teammate {
       );
     }, Math.max(50, Math.floor(this.settings.leaseMs / 3)));
     const signal = AbortSignal.any([this.options.signal, lease.signal]);
-    const stage = task.stage ? stageOf(task.stage) : null;
+    const stage = task.stage ? this.stages.get(task.stage) : null;
     const workspace = taskWorkspace(this.board.rootDir, task);
     const prepared = await prepareWorkspace(workspace, task, this.blobs);
     for (const note of prepared.notes) this.note(task, note);
@@ -251,7 +255,7 @@ export class Teammate {
         turnsLeft -= turns;
         if (outcome.kind === 'end_turn' && stage && !nudged && turnsLeft > 0) {
           nudged = true;
-          messages.push({ role: 'user', content: `You have not finished this task. Continue, and end it with ${finishingTools(task)}.` });
+          messages.push({ role: 'user', content: `You have not finished this task. Continue, and end it with ${finishingTools(this.stages, task)}.` });
           continue;
         }
         // A general task's closing text completes it: the person's TaskCompleted hooks may send it back.
@@ -305,7 +309,7 @@ export class Teammate {
         if (!stillMine()) return;
         if (task.stage) {
           // Told once which tool finishes the stage (the nudge above); ending without it again is an unfinished attempt.
-          await this.ends.unfinished(task, fence, `ended its turn without calling ${finishingTools(task)}`, 'unfinished');
+          await this.ends.unfinished(task, fence, `ended its turn without calling ${finishingTools(this.stages, task)}`, 'unfinished');
         } else {
           await this.board.complete(task.id, fence, outcome.text || 'done');
           this.activity(task.id, `completed #${task.id}`);
@@ -358,7 +362,7 @@ export class Teammate {
   private loop(ctx: ToolContext, messages: ModelMessage[], prompt: string, system: string, maxTurns: number) {
     const { name, role } = this.options;
     const stage = ctx.task?.stage ?? null;
-    const tools = stage ? stageTools(stage) : generalTools();
+    const tools = stage ? stageTools(stage, this.stages) : generalTools();
     // Every model call of a task, compaction included, is added to its usage: the pipeline budgets sum them.
     const recordUsage = async (usage: Usage): Promise<void> => {
       this.emit({ type: 'usage', name, role, model: this.model.id, usage });

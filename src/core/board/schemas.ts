@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { ArtifactsSchema } from './artifacts.js';
 
 export const TASK_STATUSES = ['pending', 'in_progress', 'completed', 'failed', 'cancelled'] as const;
-export const STAGES = ['requirements', 'implementation', 'review'] as const;
 export const STAGE_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 export const MEMBER_STATUSES = ['working', 'idle', 'waiting', 'shutdown', 'dead'] as const;
 export const MESSAGE_TYPES = [
@@ -72,8 +71,7 @@ export const TaskSchema = z.object({
 
 export type Task = z.infer<typeof TaskSchema>;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
-/** The three built-in stages; autoteam.config.json may add more. */
-export type BuiltinStage = (typeof STAGES)[number];
+/** A stage's name (the stages themselves are the stage layer's: stages/stage-registry.ts). */
 export type Stage = string;
 export type Lease = z.infer<typeof LeaseSchema>;
 export type HistoryEntry = z.infer<typeof HistoryEntrySchema>;

@@ -1,13 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { STAGE_NAME, STAGES, describeZodError } from '../board/schemas.js';
+import { STAGE_NAME, describeZodError } from '../board/schemas.js';
 import { ConfigError } from '../errors.js';
 import { type ModelOverrides, PROVIDERS, resolveModelSpec } from '../model/config.js';
 import type { ModelSpec } from '../model/factory.js';
 import type { Price } from '../model/pricing.js';
 import { ArtifactsSchema } from '../board/artifacts.js';
-import { STAGE_DEFINITIONS, type StageSpec } from '../stages/definitions.js';
+import { BUILTIN_STAGES } from '../stages/builtin/index.js';
+import type { StageSpec } from '../stages/configured-stage.js';
+import type { StageDefinition } from '../stages/stage.js';
 
 /** The artifact keys a signal may carry to the next stage. */
 const ARTIFACT_KEYS = new Set(Object.keys(ArtifactsSchema.shape));
@@ -38,6 +40,8 @@ const StageSchema = z
     tools: z.array(z.string().min(1)).min(1).optional(),
     /** Signal tool → the next stage (or `approved`). */
     signals: z.record(z.string(), TransitionSchema).optional(),
+    /** Artifact keys a retried task of the stage keeps (the runtime's and the pipeline's are always kept). */
+    retry: z.object({ keep: z.array(z.string().min(1)) }).strict().optional(),
   })
   .strict();
 
@@ -74,7 +78,7 @@ export interface ProjectConfig {
   team?: Array<{ name: string; role: string; prompt?: string }>;
   /** role → the model choice for it; `default` for every role not named. */
   models: Record<string, ModelOverrides>;
-  /** Changes to the built-in stages and new stages, for `configureStages` in every thread. */
+  /** Changes to the built-in stages and new stages, for `StageRegistry.from` in every thread. */
   stages: Record<string, StageSpec>;
   /** The limits as the environment variables they default (the environment and flags still win). */
   limitsEnv: Record<string, string>;
@@ -109,13 +113,13 @@ export function loadProjectConfig(rootDir: string): ProjectConfig {
   const parsed = ProjectConfigSchema.safeParse(raw);
   if (!parsed.success) return fail(describeZodError(parsed.error));
   const data = parsed.data;
-  const builtin = new Set<string>(STAGES);
+  const builtin = new Map<string, StageDefinition>(BUILTIN_STAGES.map((definition) => [definition.stage, definition]));
   const stages: Record<string, StageSpec> = {};
   const known = new Set(TEAMMATE_TOOLS.keys());
-  const stageNames = new Set([...STAGES, ...Object.keys(data.stages ?? {})]);
+  const stageNames = new Set([...builtin.keys(), ...Object.keys(data.stages ?? {})]);
   for (const [stage, entry] of Object.entries(data.stages ?? {})) {
     const at = `stages.${stage}`;
-    const base = builtin.has(stage) ? STAGE_DEFINITIONS[stage as keyof typeof STAGE_DEFINITIONS] : null;
+    const base = builtin.get(stage) ?? null;
     if (entry.prompt && entry.promptFile) fail(`${at}: give prompt or promptFile, not both`);
     let prompt = entry.prompt;
     if (entry.promptFile) {
@@ -155,13 +159,14 @@ export function loadProjectConfig(rootDir: string): ProjectConfig {
       ...(prompt ? { prompt } : {}),
       ...(entry.tools ? { tools: entry.tools } : {}),
       ...(entry.signals ? { signals: entry.signals } : {}),
+      ...(entry.retry ? { retry: entry.retry } : {}),
     };
   }
-  const roles = new Set(['any', ...Object.values(STAGE_DEFINITIONS).map((d) => d.role), ...Object.values(stages).flatMap((spec) => (spec.role ? [spec.role] : []))]);
+  const roles = new Set(['any', ...BUILTIN_STAGES.map((d) => d.role), ...Object.values(stages).flatMap((spec) => (spec.role ? [spec.role] : []))]);
   // What will not stop a run but will leave a stage waiting: said once at start.
   const warnings: string[] = [];
-  const targets = new Set<string>(['requirements']);
-  for (const [name, definition] of Object.entries(STAGE_DEFINITIONS)) for (const t of Object.values({ ...definition.transitions, ...(stages[name]?.signals ?? {}) })) targets.add(t.next);
+  const targets = new Set<string>([BUILTIN_STAGES[0]!.stage]);
+  for (const [name, definition] of builtin) for (const t of Object.values({ ...definition.transitions, ...(stages[name]?.signals ?? {}) })) targets.add(t.next);
   for (const spec of Object.values(stages)) for (const t of Object.values(spec.signals ?? {})) targets.add(t.next);
   for (const name of Object.keys(stages)) {
     if (!builtin.has(name) && !targets.has(name)) warnings.push(`stages.${name}: no signal leads to this stage, so no task of it is ever posted`);
@@ -170,7 +175,7 @@ export function loadProjectConfig(rootDir: string): ProjectConfig {
     const staffed = new Set(data.team.map((m) => m.role));
     for (const name of targets) {
       if (name === 'approved') continue;
-      const role = stages[name]?.role ?? STAGE_DEFINITIONS[name as keyof typeof STAGE_DEFINITIONS]?.role;
+      const role = stages[name]?.role ?? builtin.get(name)?.role;
       if (role && !staffed.has(role) && !staffed.has('any')) warnings.push(`stages.${name}: no teammate in team has the role '${role}'; its tasks wait until one joins (autoteam worker --role ${role})`);
     }
   }
@@ -211,12 +216,11 @@ export function defaultProjectConfig(): ProjectConfigFile {
     ],
     models: {},
     stages: Object.fromEntries(
-      STAGES.map((stage) => {
-        const definition = STAGE_DEFINITIONS[stage];
+      BUILTIN_STAGES.map((definition) => {
         const signals = Object.fromEntries(
           Object.entries(definition.transitions).map(([signal, t]) => [signal, { next: t.next, ...(t.revise ? { revise: true } : {}), ...(t.carry ? { carry: [...t.carry] } : {}) }]),
         );
-        return [stage, { prompt: definition.systemPrompt, tools: [...definition.tools], signals }];
+        return [definition.stage, { prompt: definition.systemPrompt, tools: [...definition.tools], signals }];
       }),
     ) as ProjectConfigFile['stages'],
     limits: { maxRevisions: 3, maxTurns: 30, maxQuestions: 8, maxPipelineSteps: 60, tokenBudgetPipeline: 500_000 },

@@ -8,7 +8,7 @@ import type { TaskBoardLike } from '../board/task-rules.js';
 import { type ManagerEvents, type TeammateExit, TeammateManager } from '../agent/manager.js';
 import { LeadLease } from '../board/liveness.js';
 import { AutoteamError, ConfigError, FATAL_MODEL_CODES, serializeError, UnknownRecipientError } from '../errors.js';
-import { checkRole } from '../stages/definitions.js';
+import { StageRegistry } from '../stages/stage-registry.js';
 import { createModel, type ModelSpec, pricer } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { DEFAULT_MAX_REQUEST_TOKENS } from '../agent/request-size.js';
@@ -125,7 +125,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.trace = new Trace(this.rootDir);
     this.watcher = board.events({ reconcileMs: options.reconcileMs ?? 1_000 });
     this.manager = new TeammateManager({ rootDir: this.rootDir, model: options.model, settings: options.settings, watcher: this.watcher, board, ...(options.models ? { models: options.models } : {}) });
-    this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: options.settings?.runtime?.maxRevisions, trace: this.trace, events: this.sink, ...(options.settings?.hooks ? { hooks: options.settings.hooks } : {}) });
+    this.pipeline = new Pipeline(this.board, this.mailbox, { maxRevisions: options.settings?.runtime?.maxRevisions, trace: this.trace, events: this.sink, ...(options.settings?.hooks ? { hooks: options.settings.hooks } : {}), stages: StageRegistry.from(options.settings?.stages) });
     this.lease = board.lease();
     this.auto = options.auto ?? false;
   }
@@ -379,7 +379,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   spawn(name: string, role: string, prompt?: string) {
-    checkRole(role);
+    this.pipeline.stages.checkRole(role);
     if (name.length > 64 || !/^[A-Za-z0-9_-]+$/.test(name)) throw new ConfigError(`invalid teammate name '${name.slice(0, 80)}': at most 64 letters, digits, _ and -`);
     // The thread would be refused when it joins; say so here, before anything starts.
     this.mailbox.registry.checkNameFree(this.mailbox.registry.read(), name);
@@ -437,7 +437,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
    * too; a replayed one cannot change: its answers are the recording's.
    */
   setModel(role: string, spec: ModelSpec): void {
-    checkRole(role);
+    this.pipeline.stages.checkRole(role);
     const current = this.models.spec(role);
     if (current.kind === 'replay') throw new ConfigError(`this session replays ${current.dir}: its models cannot change`);
     const next: ModelSpec = current.kind === 'record' && spec.kind !== 'record' ? { kind: 'record', dir: current.dir, inner: spec } : spec;

@@ -13,16 +13,17 @@ export const isFailed = (task: Task) => (task.status === 'failed' || task.status
 /**
  * One pipeline's status from its tasks: failed if any failed; approved once the task whose signal
  * ends the pipeline completed (`final`; on boards written before it was recorded, an approving
- * review).
+ * verdict).
  */
 export function pipelineStatus(tasks: readonly Task[]): PipelineStatus {
   const ended = tasks.filter(isFailed);
   if (ended.some((task) => task.status === 'failed')) return 'failed';
   if (ended.length > 0) return 'cancelled';
   if (tasks.some((task) => task.status === 'completed' && task.artifacts.final === true)) return 'approved';
-  // Boards written before `final` (and `signal`) were recorded: an approving review ended the pipeline.
-  // A review that recorded its signal and is not final handed on to another stage (maybe not posted yet).
-  const legacy = tasks.some((task) => task.stage === 'review' && task.status === 'completed' && task.artifacts.verdict === 'approved' && task.artifacts.signal === undefined);
+  // Boards written before `final` (and `signal`) were recorded: an approving verdict (a review's, the only
+  // stage that gave one then) ended the pipeline. One that recorded its signal and is not final handed on
+  // to another stage (maybe not posted yet).
+  const legacy = tasks.some((task) => task.status === 'completed' && task.artifacts.verdict === 'approved' && task.artifacts.signal === undefined);
   return legacy ? 'approved' : 'active';
 }
 

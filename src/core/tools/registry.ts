@@ -1,6 +1,7 @@
 import { completeStageTool } from './complete-stage.js';
 import type { Stage } from '../board/schemas.js';
-import { COORDINATION_TOOL_NAMES, stageOf } from '../stages/definitions.js';
+import { COORDINATION_TOOL_NAMES } from '../stages/stage.js';
+import { BUILTIN_REGISTRY, type StageRegistry } from '../stages/stage-registry.js';
 import { addAcceptanceCriterionTool } from './add-acceptance-criterion.js';
 import { analyzeComplexityTool } from './analyze-complexity.js';
 import { approveCodeTool } from './approve-code.js';
@@ -74,18 +75,18 @@ const GENERAL_TOOL_NAMES = [
   'edit_file',
 ] as const;
 
-function pick(names: readonly string[]): ToolDefinition[] {
+function pick(names: readonly string[], own: readonly ToolDefinition[] = []): ToolDefinition[] {
   return names.map((name) => {
-    const tool = TEAMMATE_TOOLS.get(name);
+    const tool = TEAMMATE_TOOLS.get(name) ?? own.find((candidate) => candidate.name === name);
     if (!tool) throw new Error(`tool registry has no '${name}'`);
     return tool;
   });
 }
 
-/** A stage's agent is offered its stage tools and the coordination tools, nothing else. */
-/** A stage's tools (or the configured ones, `names`) plus the coordination tools. */
-export function stageTools(stage: Stage, names?: readonly string[]): ToolDefinition[] {
-  return pick([...(names ?? stageOf(stage).tools), ...COORDINATION_TOOL_NAMES]);
+/** A stage's agent is offered its stage tools (as `stages` defines them) and the coordination tools, nothing else. */
+export function stageTools(stage: Stage, stages: StageRegistry = BUILTIN_REGISTRY): ToolDefinition[] {
+  const definition = stages.get(stage);
+  return pick([...definition.tools, ...COORDINATION_TOOL_NAMES], definition.ownTools);
 }
 
 /** Tools for a general (stage-less) task. */

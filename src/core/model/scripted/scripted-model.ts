@@ -1,3 +1,4 @@
+import type { HandoffData } from '../../stages/handoff.js';
 import type { AssistantBlock, ModelClient, ModelRequest, ModelResponse, OfflineContext } from '../types.js';
 import { analystTurn } from './analyst.js';
 import { allText, type Decision, lastUserText, parseSummaryLine, summarizeCalls, type ToolCall, toolCalls } from './conversation.js';
@@ -6,6 +7,13 @@ import { generalTurn } from './general.js';
 import { leadTurn } from './lead.js';
 import { reviewerTurn } from './reviewer.js';
 import { REAL_MODEL_HINT } from './repertoire.js';
+
+/** The offline model's stage programs, by the signal tool that ends the stage they work. */
+const STAGE_PROGRAMS: ReadonlyArray<[string, (handoff: HandoffData, calls: readonly ToolCall[]) => Decision]> = [
+  ['complete_requirements_analysis', analystTurn],
+  ['submit_for_review', engineerTurn],
+  ['approve_code', reviewerTurn],
+];
 
 /**
  * The offline default: deterministic per-role policies that read the conversation, including the
@@ -69,20 +77,14 @@ export class ScriptedModel implements ModelClient {
     // Stage work reads the handoff as data, never the runtime's prose.
     const handoff = context.handoff;
     if (!handoff) return { text: 'No handoff came with this stage task; I cannot work it offline.', calls: [] };
-    switch (handoff.stage) {
-      case 'requirements':
-        return analystTurn(handoff, calls);
-      case 'implementation':
-        return engineerTurn(handoff, calls);
-      case 'review':
-        return reviewerTurn(handoff, calls);
-      default:
-        // A stage from autoteam.config.json: the offline model has no policy for it, and says so.
-        return {
-          text: 'I have no policy for this stage.',
-          calls: [{ name: 'fail_task', input: { reason: `the offline model has no policy for the '${handoff.stage}' stage — ${REAL_MODEL_HINT}` } }],
-        };
-    }
+    // A stage's program is chosen by the signal it may end the stage with, as a model reads its tools.
+    const program = STAGE_PROGRAMS.find(([signal]) => offered.has(signal));
+    if (program) return program[1](handoff, calls);
+    // A stage from autoteam.config.json: the offline model has no policy for it, and says so.
+    return {
+      text: 'I have no policy for this stage.',
+      calls: [{ name: 'fail_task', input: { reason: `the offline model has no policy for the '${handoff.stage}' stage — ${REAL_MODEL_HINT}` } }],
+    };
   }
 }
 
