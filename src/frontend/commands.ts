@@ -5,11 +5,10 @@ import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
 import { formatSpend } from '../core/lead/spend.js';
 import { resolveModelChoice } from '../core/model/config.js';
 import { checkRole } from '../core/stages/definitions.js';
-import type { ActivityView } from './activity.js';
+import type { ActivityView, Tone } from './activity.js';
 import { formatBoard, formatMember } from './format.js';
 
-/** How a line of output should look; the ink app colours by it, line mode ignores it. */
-export type Tone = 'info' | 'reply' | 'error' | 'question' | 'answer' | 'pipeline' | 'activity' | 'says' | 'command';
+export type { Tone } from './activity.js';
 
 /** What the dispatcher needs from a front end. */
 export interface CommandIO {
