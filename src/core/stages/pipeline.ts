@@ -105,8 +105,13 @@ export class Pipeline {
     this.hooks = hooks && events && Object.keys(hooks).length ? new HookRunner(hooks, { cwd: board.rootDir, emit: (event) => events.emit(event) }) : null;
   }
 
-  /** The person's repository when pipelines get a worktree and branch on it (set by the lead once found). */
-  repository: Repository | null = null;
+  /** The person's repository when pipelines get a worktree and branch on it (see useRepository). */
+  private repository: Repository | null = null;
+
+  /** Pipelines posted from now on get a worktree and branch on `repository` (null: `workspace/<n>`); the lead sets it once found. */
+  useRepository(repository: Repository | null): void {
+    this.repository = repository;
+  }
 
   get maxRevisions(): number {
     return this.options.maxRevisions ?? 3;
