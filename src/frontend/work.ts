@@ -2,7 +2,7 @@ import type { LeadApi } from '../core/lead/lead-api.js';
 
 export { type PipelineStatus, pipelineStatuses } from '../core/stages/pipeline-status.js';
 
-/** Waits (bounded) until LeadSession.busyReason says nothing can still move. Returns what was still busy on timeout. */
+/** Waits (bounded) until LeadApi.busyReason says nothing can still move. Returns what was still busy on timeout. */
 export async function waitForQuiet(
   session: LeadApi,
   timeoutMs: number,
