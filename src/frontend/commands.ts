@@ -106,7 +106,7 @@ export const COMMANDS: readonly Command[] = [
     run: (args, io) => {
       const id = taskId(need(args, '/show <id>'));
       const task = io.session.task(id);
-      if (!task) throw new AutoteamError(`task #${id} does not exist`, 'NOT_FOUND');
+      if (!task) throw new AutoteamError(`task #${id} does not exist or cannot be read (/tasks names the files it skipped)`, 'NOT_FOUND');
       io.print(JSON.stringify(task, null, 2));
     },
   },

@@ -194,7 +194,7 @@ describe('the command layer over a fake LeadApi', () => {
     expect(out[1]).toBe(['team demo — lead: lead · spent 2.0k tok · $0.010', '  analyst (analyst): working #7 [2.0k tok · $0.010] · claude-test'].join('\n'));
     expect(out[2]).toBe(['Inbox:', '  analyst: hello lead', '  plan plan-1 from engineer: Write organize.py first.  → /approve plan-1 or /reject plan-1 <why>'].join('\n'));
     expect(JSON.parse(out[3]!)).toMatchObject({ id: 7, stage: 'requirements' });
-    expect(out[4]).toBe('error: task #99 does not exist');
+    expect(out[4]).toBe('error: task #99 does not exist or cannot be read (/tasks names the files it skipped)');
     expect(out[5]).toMatch(/the lead's tools: create_task, list_tasks$/m);
   });
 });
