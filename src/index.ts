@@ -12,7 +12,7 @@ export type { PipelineStatus } from './core/stages/pipeline-status.js';
 export { STAGE_DEFINITIONS, type StageDefinition } from './core/stages/definitions.js';
 export { defineTool, toolError, type ToolContext, type ToolDefinition, type ToolOutcome } from './core/tools/tool.js';
 export { TEAMMATE_TOOLS, stageTools, generalTools } from './core/tools/registry.js';
-export { LeadSession, DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions } from './core/lead/session.js';
+export { LeadSession, DEFAULT_TEAM, type LeadApi, type LeadSnapshot, type LeadEvent, type LeadSessionOptions } from './core/lead/session.js';
 export { LeadAgent } from './core/lead/lead-agent.js';
 export { Trace, type TraceEvent } from './core/trace/trace.js';
 export { summarizeTrace } from './core/trace/summary.js';

@@ -7,7 +7,7 @@ import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig } from '../core/co
 import { StageRegistry } from '../core/stages/stage-registry.js';
 import { Pipeline } from '../core/stages/pipeline.js';
 import { stageTools } from '../core/tools/registry.js';
-import { diffPipeline, discardPipeline, mergePipeline } from '../frontend/branches.js';
+import { diffPipeline, discardPipeline, mergePipeline } from '../core/lead/branches.js';
 import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
 import { formatBoard } from '../frontend/format.js';
 import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError } from './board-options.js';

@@ -1,8 +1,7 @@
 import readline from 'node:readline';
-import { DEFAULT_TEAM, type LeadSession, type TeamMemberSpec } from '../core/lead/session.js';
+import { DEFAULT_TEAM, type LeadApi, type TeamMemberSpec } from '../core/lead/session.js';
 import { activityView, describeEvent } from '../frontend/activity.js';
 import { type CommandIO, runLine } from '../frontend/commands.js';
-import { LeadChat } from '../frontend/lead-chat.js';
 import { quitSession } from '../frontend/quit.js';
 import { waitForQuiet } from '../frontend/work.js';
 import { formatDuration } from '../frontend/format.js';
@@ -22,23 +21,21 @@ export const DRAIN_TIMEOUT_MS = 5 * 60_000;
  * The REPL without a terminal: one line in, plain lines out, so pipes and scripts work. At end of
  * input it waits (bounded) for what the team is still doing, then quits like /quit.
  */
-export async function runLineRepl(session: LeadSession, options: LineReplOptions = {}): Promise<void> {
+export async function runLineRepl(session: LeadApi, options: LineReplOptions = {}): Promise<void> {
   const output = options.output ?? process.stdout;
   const print = (text: string) => output.write(`${text}\n`);
   // A terminal's width for the one-line model text; 160 columns into a pipe.
   const view = activityView(() => (output as Partial<NodeJS.WriteStream>).columns);
-  const onEvent = (event: Parameters<typeof describeEvent>[0]) => {
+  const unsubscribe = session.subscribe((event) => {
     const line = describeEvent(event, view, (id) => session.task(id)?.subject);
     if (line) print(line.text);
-  };
-  session.on('event', onEvent);
-  const chat = new LeadChat(session);
-  const io: CommandIO = { session, print, askLead: (text) => chat.ask(text), view };
+  });
+  const io: CommandIO = { session, print, askLead: (text) => session.ask(text), view };
 
   print(`autoteam — ${session.modelLabel}`);
   await session.start(options.team ?? DEFAULT_TEAM);
-  const config = session.mailbox.registry.read();
-  print(`board ${session.where} · team ${config.team} · lead ${config.lead}${session.autoAnswer ? ' · auto answers on' : ''}`);
+  const { team } = session.snapshot();
+  print(`board ${session.where} · team ${team.name} · lead ${team.lead}${session.autoAnswer ? ' · auto answers on' : ''}`);
 
   const lines = readline.createInterface({ input: options.input ?? process.stdin, terminal: false });
   // Ctrl+C ends the input, and the wait for work in flight too; SIGTERM (kill, a service manager) the same.
@@ -80,9 +77,8 @@ export async function runLineRepl(session: LeadSession, options: LineReplOptions
   process.off('SIGINT', onSigint);
   process.off('SIGTERM', onSigterm);
   print('shutting the team down…');
-  chat.cancel();
   for (const line of await quitSession(session, options.graceMs)) print(line);
   // 'bye' is the last line: a late event (a worker's final message) is not printed after it.
-  session.off('event', onEvent);
+  unsubscribe();
   print('bye');
 }

@@ -5,14 +5,13 @@ import { parseDuration } from '../core/agent/settings.js';
 import type { Stage, Task, TaskUsage } from '../core/board/schemas.js';
 import { openBoard } from '../core/board/board.js';
 import { costWith, type ModelSpec } from '../core/model/factory.js';
-import { formatCost } from '../core/model/pricing.js';
-import { LeadSession } from '../core/lead/session.js';
+import { formatCost, type PriceTable } from '../core/model/pricing.js';
+import { type LeadApi, LeadSession, type LeadSnapshot } from '../core/lead/session.js';
 import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../core/errors.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js';
-import { pipelineStatuses } from '../core/stages/pipeline-status.js';
-import { summarizeTrace, type TraceSummary } from '../core/trace/summary.js';
+import type { TraceSummary } from '../core/trace/summary.js';
 import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
 import { activityView, describeEvent, indentContinuation } from '../frontend/activity.js';
 
@@ -76,7 +75,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
   const { model: spec, models } = options.models ?? modelSpecs(process.env, project, options.model ?? {});
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
-  const session = new LeadSession({ rootDir: options.dir, model: spec, models, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
+  const session: LeadApi = new LeadSession({ rootDir: options.dir, model: spec, models, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
   const started = Date.now();
   const since = new Date(started).toISOString();
   const format = options.outputFormat ?? (options.json ? 'json' : 'text');
@@ -123,7 +122,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   // the run stops at once with that one line instead of waiting out its timeout.
   const fatal = new AbortController();
   let fatalError: { code: string; message: string } | null = null;
-  session.on('event', (event) => {
+  session.subscribe((event) => {
     if (event.type === 'teammate' && event.event.type === 'error' && FATAL_MODEL_CODES.has(event.event.error.code) && !fatalError) {
       fatalError = event.event.error;
       fatal.abort();
@@ -159,8 +158,9 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   process.stderr.on('error', onOutputError);
 
   const giveUp = AbortSignal.timeout(timeoutMs);
-  log(`autoteam run — ${session.modelLabel}${session.location === session.rootDir ? '' : ` · board ${session.where}`}`);
-  const open = session.board.list().filter((task) => task.status === 'pending' || task.status === 'in_progress');
+  const before = session.snapshot();
+  log(`autoteam run — ${session.modelLabel}${before.board.location === before.board.rootDir ? '' : ` · board ${session.where}`}`);
+  const open = before.tasks.filter((task) => task.status === 'pending' || task.status === 'in_progress');
   if (open.length > 0) {
     log(`note: the board already has ${open.length} open task${open.length === 1 ? '' : 's'} (${open.slice(0, 5).map((t) => `#${t.id}`).join(', ')}${open.length > 5 ? ', …' : ''}); the team works those too while this run lasts`);
   }
@@ -181,18 +181,19 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
-  state = { ...session.pipeline.state(pipeline), ...(state.reason ? { reason: state.reason } : {}), status: state.status };
+  state = { ...session.stateOf(pipeline), ...(state.reason ? { reason: state.reason } : {}), status: state.status };
 
   if (fatalError) {
     const { code, message } = fatalError as { code: string; message: string };
     console.error(`autoteam: ${message} (${code})`);
     return 2;
   }
-  const summary = summarize(session, state, options.requirement, since, Date.now() - started, spec);
+  const after = session.snapshot();
+  const summary = summarize(session, after, state, options.requirement, since, Date.now() - started, spec, options.settings.prices);
   // A task file that does not parse is left out of everything above (its usage included): say so.
-  for (const problem of session.board.problems()) console.error(`autoteam: skipped ${problem.message}`);
+  for (const problem of after.board.problems) console.error(`autoteam: skipped ${problem}`);
   // `run` follows its own pipeline; work it found on the board and did not see end is not lost.
-  const unfinished = [...pipelineStatuses(session.board.list())].filter(([id, status]) => id !== pipeline && status === 'active').map(([id]) => `#${id}`);
+  const unfinished = after.pipelines.filter(({ id, status }) => id !== pipeline && status === 'active').map(({ id }) => `#${id}`);
   if (unfinished.length) log(`note: pipeline ${unfinished.join(', ')} is still active on the board: a lead (autoteam) or a worker there goes on with it`);
   if (format === 'json') console.log(JSON.stringify(summary, null, 2));
   else if (format === 'stream-json') stream({ type: 'result', subtype: state.status === 'approved' ? 'success' : 'error', is_error: state.status !== 'approved', ...summary });
@@ -215,11 +216,11 @@ function runTimeout(value: string | undefined): number {
  * pipeline, so the board agrees that the run failed; any other stop (no answer on stdin, a full disk,
  * a signal) leaves it open for the next lead in this folder, and says so.
  */
-async function stoppedEarly(session: LeadSession, pipeline: number, stopReason: string | null, timedOutAfterMs: number | null): Promise<string> {
+async function stoppedEarly(session: LeadApi, pipeline: number, stopReason: string | null, timedOutAfterMs: number | null): Promise<string> {
   if (stopReason === null && timedOutAfterMs !== null) {
     const timedOut = `timed out after ${formatDuration(timedOutAfterMs)}`;
     try {
-      await session.pipeline.cancel(pipeline, session.lead, `autoteam run ${timedOut}`);
+      await session.cancel(pipeline, `autoteam run ${timedOut}`);
       return `${timedOut}; pipeline #${pipeline} cancelled (autoteam retry ${pipeline} starts it again from the stage it stopped at)`;
     } catch (error) {
       return `${timedOut}; pipeline #${pipeline} is left open on the board (cancelling it failed: ${serializeError(error).message})`;
@@ -230,13 +231,10 @@ async function stoppedEarly(session: LeadSession, pipeline: number, stopReason: 
   return `${stopReason}; pipeline #${pipeline} is left open on the board (a lead here goes on with it, autoteam cancel ${pipeline} drops it)`;
 }
 
-function summarize(session: LeadSession, state: PipelineState, requirement: string, since: string, wallMs: number, recorded: ModelSpec): RunSummary {
+function summarize(session: LeadApi, snapshot: LeadSnapshot, state: PipelineState, requirement: string, since: string, wallMs: number, recorded: ModelSpec, prices?: PriceTable): RunSummary {
   // Only this pipeline's work: the team may also have picked up other open tasks on the board.
   const ids = new Set(state.tasks.map((task) => task.id));
-  const trace = summarizeTrace(
-    session.trace.read(),
-    (record) => record.at >= since && (record.kind === 'model_call' || record.kind === 'tool_call') && record.task !== null && ids.has(record.task),
-  );
+  const trace = session.workSummary(ids, since);
   const analysis = state.tasks.find((task) => task.stage === 'requirements');
   const files = new Set<string>();
   for (const task of state.tasks) for (const file of task.artifacts.files ?? []) files.add(file.path);
@@ -255,7 +253,7 @@ function summarize(session: LeadSession, state: PipelineState, requirement: stri
     requirements: Object.keys(analysis?.artifacts.requirements ?? {}).length,
     questions: (analysis?.artifacts.qa ?? []).length,
     files: [...files].sort(),
-    workspace: path.resolve(session.pipeline.workspaceOf(state.id)),
+    workspace: path.resolve(snapshot.pipelines.find((view) => view.id === state.id)?.workspace ?? path.join(snapshot.board.rootDir, 'workspace', String(state.id))),
     ...(git ? { git: { repo: git.repo, branch: git.branch, base: git.base, commit: git.commit ?? null } } : {}),
     revisions: state.revisions,
     criteria: (last?.artifacts.criteria ?? []).map((criterion) => {
@@ -266,7 +264,7 @@ function summarize(session: LeadSession, state: PipelineState, requirement: stri
     usage: state.usage,
     behaviour: trace.roles,
     tokens: { input: trace.inputTokens, output: trace.outputTokens, cacheRead: trace.cacheReadTokens },
-    cost: costWith(recorded, { inputTokens: trace.inputTokens, outputTokens: trace.outputTokens, cacheReadTokens: trace.cacheReadTokens }, session.settings.prices),
+    cost: costWith(recorded, { inputTokens: trace.inputTokens, outputTokens: trace.outputTokens, cacheReadTokens: trace.cacheReadTokens }, prices),
     wallMs,
   };
 }

@@ -1,7 +1,9 @@
 import type { LeadEvent } from '../core/lead/session.js';
 import type { TeammateExit } from '../core/agent/manager.js';
-import type { Tone } from './commands.js';
 import type { TeamEvent } from '../core/events/schema.js';
+
+/** How a line of output should look; the ink app colours by it, line mode ignores it. */
+export type Tone = 'info' | 'reply' | 'error' | 'question' | 'answer' | 'pipeline' | 'activity' | 'says' | 'command';
 
 export interface ActivityLine {
   text: string;

@@ -1,20 +1,19 @@
+import type { Task } from '../core/board/schemas.js';
 import type { Pipeline } from '../core/stages/pipeline.js';
 import { AutoteamError, serializeError } from '../core/errors.js';
-import type { LeadSession } from '../core/lead/session.js';
-import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
+import type { LeadApi } from '../core/lead/lead-api.js';
 import { formatSpend } from '../core/lead/spend.js';
 import { resolveModelChoice } from '../core/model/config.js';
-import type { ActivityView } from './activity.js';
+import type { ActivityView, Tone } from './activity.js';
 import { formatBoard, formatMember } from './format.js';
 
-/** How a line of output should look; the ink app colours by it, line mode ignores it. */
-export type Tone = 'info' | 'reply' | 'error' | 'question' | 'answer' | 'pipeline' | 'activity' | 'says' | 'command';
+export type { Tone } from './activity.js';
 
 /** What the dispatcher needs from a front end. */
 export interface CommandIO {
-  session: LeadSession;
+  session: LeadApi;
   print(text: string, tone?: Tone): void;
-  /** Free text for the lead agent; resolves with its reply. */
+  /** Free text for the lead agent (LeadApi.ask, with whatever the front end shows meanwhile); resolves with its reply. */
   askLead(text: string): Promise<string>;
   /** How the activity stream shows what the models say (/verbose); absent where there is no stream. */
   view?: ActivityView;
@@ -30,16 +29,18 @@ interface Command {
 }
 
 /** Cancels a pipeline's open tasks; the line that says which. Shared by /cancel and `autoteam cancel`. */
-export async function cancelPipeline(pipeline: Pipeline, id: number, by: string): Promise<string> {
-  const cancelled = await pipeline.cancel(id, by);
-  return `pipeline #${id} cancelled: ${cancelled.map((t) => `#${t}`).join(', ')}`;
+export async function cancelPipeline(pipeline: Pick<Pipeline, 'cancel'>, id: number, by: string): Promise<string> {
+  return cancelledLine(id, await pipeline.cancel(id, by));
 }
 
 /** Retries a failed or cancelled pipeline; the line that says with which task. */
-export async function retryPipeline(pipeline: Pipeline, id: number, by: string): Promise<string> {
-  const task = await pipeline.retry(id, by);
-  return `pipeline #${id} retried: task #${task.id} (${task.stage}${task.revision ? ` r${task.revision}` : ''}) — ${task.subject}`;
+export async function retryPipeline(pipeline: Pick<Pipeline, 'retry'>, id: number, by: string): Promise<string> {
+  return retriedLine(id, await pipeline.retry(id, by));
 }
+
+const cancelledLine = (id: number, cancelled: readonly number[]) => `pipeline #${id} cancelled: ${cancelled.map((t) => `#${t}`).join(', ')}`;
+
+const retriedLine = (id: number, task: Task) => `pipeline #${id} retried: task #${task.id} (${task.stage}${task.revision ? ` r${task.revision}` : ''}) — ${task.subject}`;
 
 export function pipelineId(text: string): number {
   const id = /^#?\d+$/.test(text.trim()) ? Number(text.trim().replace(/^#/, '')) : Number.NaN;
@@ -71,8 +72,8 @@ export const COMMANDS: readonly Command[] = [
     args: '',
     help: 'the board: [ ] pending, [>] in progress, [x] completed, [!] failed, [-] cancelled',
     run: (_args, io) => {
-      const skipped = io.session.board.problems().map((problem) => `skipped ${problem.message}`);
-      io.print([formatBoard(io.session.board.list()), ...skipped].join('\n'));
+      const { tasks, board } = io.session.snapshot();
+      io.print([formatBoard(tasks), ...board.problems.map((problem) => `skipped ${problem}`)].join('\n'));
     },
   },
   {
@@ -80,16 +81,14 @@ export const COMMANDS: readonly Command[] = [
     args: '',
     help: 'who is on the team and what each one is doing',
     run: (_args, io) => {
-      const config = io.session.mailbox.registry.read();
-      const spent = io.session.spend.total();
-      const lines = [`team ${config.team} — lead: ${config.lead}${spent.calls ? ` · spent ${formatSpend(spent, io.session.offline)}` : ''}`];
-      for (const member of config.members) {
-        const own = io.session.spend.of(member.name);
+      const { team, spend, models } = io.session.snapshot();
+      const lines = [`team ${team.name} — lead: ${team.lead}${spend.total.calls ? ` · spent ${formatSpend(spend.total, models.offline)}` : ''}`];
+      for (const member of team.members) {
         // The model only for teammates this session runs: another process's may run on another.
-        const model = io.session.isRunning(member.name) && !io.session.offline ? ` · ${io.session.modelOf(member.role)}` : '';
-        lines.push(`  ${formatMember(member)}${own.calls ? ` [${formatSpend(own, io.session.offline)}]` : ''}${model}`);
+        const model = member.running && !models.offline ? ` · ${member.model}` : '';
+        lines.push(`  ${formatMember(member)}${member.spend.calls ? ` [${formatSpend(member.spend, models.offline)}]` : ''}${model}`);
       }
-      if (config.members.length === 0) lines.push('  no teammates (/spawn <name> <role>)');
+      if (team.members.length === 0) lines.push('  no teammates (/spawn <name> <role>)');
       io.print(lines.join('\n'));
     },
   },
@@ -103,7 +102,12 @@ export const COMMANDS: readonly Command[] = [
     name: 'show',
     args: '<id>',
     help: "a task's JSON",
-    run: (args, io) => io.print(JSON.stringify(io.session.board.get(taskId(need(args, '/show <id>'))), null, 2)),
+    run: (args, io) => {
+      const id = taskId(need(args, '/show <id>'));
+      const task = io.session.task(id);
+      if (!task) throw new AutoteamError(`task #${id} does not exist or cannot be read (/tasks names the files it skipped)`, 'NOT_FOUND');
+      io.print(JSON.stringify(task, null, 2));
+    },
   },
   {
     name: 'post',
@@ -118,31 +122,37 @@ export const COMMANDS: readonly Command[] = [
     name: 'cancel',
     args: '<pipeline>',
     help: "cancel a pipeline's open tasks (their owners stop)",
-    run: async (args, io) => io.print(await cancelPipeline(io.session.pipeline, pipelineId(need(args, '/cancel <pipeline>')), io.session.lead)),
+    run: async (args, io) => {
+      const id = pipelineId(need(args, '/cancel <pipeline>'));
+      io.print(cancelledLine(id, await io.session.cancel(id)));
+    },
   },
   {
     name: 'retry',
     args: '<pipeline>',
     help: 'restart a failed or cancelled pipeline from the stage that failed',
-    run: async (args, io) => io.print(await retryPipeline(io.session.pipeline, pipelineId(need(args, '/retry <pipeline>')), io.session.lead)),
+    run: async (args, io) => {
+      const id = pipelineId(need(args, '/retry <pipeline>'));
+      io.print(retriedLine(id, await io.session.retry(id)));
+    },
   },
   {
     name: 'diff',
     args: '<pipeline>',
     help: "a pipeline's branch: its files and diff against where it started",
-    run: async (args, io) => io.print(await diffPipeline(io.session.board, pipelineId(need(args, '/diff <pipeline>')))),
+    run: async (args, io) => io.print(await io.session.diff(pipelineId(need(args, '/diff <pipeline>')))),
   },
   {
     name: 'merge',
     args: '<pipeline>',
     help: 'merge an approved branch into your current branch (a conflict changes nothing)',
-    run: async (args, io) => io.print(await mergePipeline(io.session.board, pipelineId(need(args, '/merge <pipeline>')), io.session.lead)),
+    run: async (args, io) => io.print(await io.session.merge(pipelineId(need(args, '/merge <pipeline>')))),
   },
   {
     name: 'discard',
     args: '<pipeline>',
     help: "remove a pipeline's worktree and branch",
-    run: async (args, io) => io.print(await discardPipeline(io.session.board, pipelineId(need(args, '/discard <pipeline>')), io.session.lead)),
+    run: async (args, io) => io.print(await io.session.discard(pipelineId(need(args, '/discard <pipeline>')))),
   },
   {
     name: 'answer',
@@ -159,7 +169,7 @@ export const COMMANDS: readonly Command[] = [
     run: async (args, io) => {
       const [name, role, ...rest] = args.trim().split(/\s+/);
       if (!name || !role) throw new AutoteamError('usage: /spawn <name> <role> [instructions]', 'USAGE');
-      const member = io.session.mailbox.registry.get(name);
+      const member = io.session.snapshot().team.members.find((candidate) => candidate.name === name);
       if (member && member.status !== 'shutdown' && member.status !== 'dead' && io.session.isRunning(name)) {
         throw new AutoteamError(`'${name}' is already running`, 'USAGE');
       }
@@ -209,7 +219,7 @@ export const COMMANDS: readonly Command[] = [
     help: "let a simulated user answer the analyst's questions",
     run: (args, io) => {
       const value = args.trim().toLowerCase();
-      if (value === 'on' || value === 'off') io.session.autoAnswer = value === 'on';
+      if (value === 'on' || value === 'off') io.session.setAutoAnswer(value === 'on');
       else if (value) throw new AutoteamError('usage: /auto on|off', 'USAGE');
       io.print(`auto answers: ${io.session.autoAnswer ? 'on' : 'off'}`);
     },
@@ -232,7 +242,7 @@ export const COMMANDS: readonly Command[] = [
     run: (args, io) => {
       const [role, choice, ...rest] = args.trim().split(/\s+/).filter(Boolean);
       if (!role) {
-        const { roles, others } = io.session.roleModels();
+        const { roles, others } = io.session.snapshot().models;
         const width = Math.max(12, ...roles.map((entry) => entry.role.length + 2));
         io.print(['Models (next tasks):', ...roles.map((entry) => `  ${entry.role.padEnd(width)}${entry.model}`), `  ${'other roles'.padEnd(width)}${others}`].join('\n'));
         return;
@@ -275,7 +285,7 @@ export function helpText(leadTools: readonly string[] = []): string {
   return ['Commands:', ...rows, ...lead].join('\n');
 }
 
-export function inboxText(session: LeadSession): string {
+export function inboxText(session: LeadApi): string {
   const lines: string[] = [];
   const rejected = session.takeRejectedLines();
   if (rejected) {
@@ -287,10 +297,11 @@ export function inboxText(session: LeadSession): string {
     const kind = message.type === 'message' ? '' : ` [${message.type}]`;
     lines.push(`  ${message.from}${kind}: ${message.content}`);
   }
-  for (const plan of session.pendingPlans()) {
+  const { plans, questions } = session.snapshot();
+  for (const plan of plans) {
     lines.push(`  plan ${plan.id} from ${plan.from}: ${plan.plan ?? ''}  → /approve ${plan.id} or /reject ${plan.id} <why>`);
   }
-  for (const question of session.pendingQuestions()) {
+  for (const question of questions) {
     lines.push(`  ${question.from} asks: ${question.question}  → type the answer`);
   }
   return lines.length ? ['Inbox:', ...lines].join('\n') : 'Inbox empty.';

@@ -1,10 +1,10 @@
-import type { LeadSession } from '../core/lead/session.js';
+import type { LeadApi } from '../core/lead/lead-api.js';
 
 export { type PipelineStatus, pipelineStatuses } from '../core/stages/pipeline-status.js';
 
-/** Waits (bounded) until LeadSession.busyReason says nothing can still move. Returns what was still busy on timeout. */
+/** Waits (bounded) until LeadApi.busyReason says nothing can still move. Returns what was still busy on timeout. */
 export async function waitForQuiet(
-  session: LeadSession,
+  session: LeadApi,
   timeoutMs: number,
   onWait?: (reason: string) => void,
   signal?: AbortSignal,
@@ -24,16 +24,15 @@ export async function waitForQuiet(
     if (left <= 0 || signal?.aborted) return reason;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, Math.min(left, 1_000));
+      const unsubscribe = session.subscribe((event) => {
+        if (event.type === 'pipeline' || event.type === 'board' || event.type === 'teammate_exit' || event.type === 'question' || event.type === 'answered') done();
+      });
       function done() {
         clearTimeout(timer);
-        session.off('event', onEvent);
+        unsubscribe();
         signal?.removeEventListener('abort', done);
         resolve();
       }
-      function onEvent(event: { type: string }) {
-        if (event.type === 'pipeline' || event.type === 'board' || event.type === 'teammate_exit' || event.type === 'question' || event.type === 'answered') done();
-      }
-      session.on('event', onEvent);
       signal?.addEventListener('abort', done, { once: true });
     });
   }

@@ -1,10 +1,9 @@
 import { Box, Text, useApp, useStdout } from 'ink';
 import Spinner from 'ink-spinner';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
-import type { LeadSession } from '../core/lead/session.js';
+import type { LeadApi } from '../core/lead/lead-api.js';
 import { indentContinuation } from '../frontend/activity.js';
 import { type CommandIO, runLine } from '../frontend/commands.js';
-import type { LeadChat } from '../frontend/lead-chat.js';
 import { ActivityLog } from './activity-log.js';
 import { BoardPanel } from './board-panel.js';
 import { Header } from './header.js';
@@ -14,8 +13,7 @@ import { TeamPanel } from './team-panel.js';
 import type { ActivityFeed, BoardStore, QuestionStore, Store, TeamStore } from './stores.js';
 
 export interface AppProps {
-  session: LeadSession;
-  chat: Pick<LeadChat, 'ask'>;
+  session: LeadApi;
   feed: ActivityFeed;
   board: BoardStore;
   team: TeamStore;
@@ -29,7 +27,7 @@ function useStore<T>(store: Store<T>): T {
 }
 
 /** The REPL screen: log above, live panels and the prompt below. Layout only; state lives in the stores. */
-export function App({ session, chat, feed, board, team, questions, quit }: AppProps) {
+export function App({ session, feed, board, team, questions, quit }: AppProps) {
   const { exit } = useApp();
   const { stdout } = useStdout();
   const items = useStore(feed);
@@ -81,7 +79,7 @@ export function App({ session, chat, feed, board, team, questions, quit }: AppPr
     askLead: async (text) => {
       setThinking((n) => n + 1);
       try {
-        return await chat.ask(text);
+        return await session.ask(text);
       } finally {
         setThinking((n) => n - 1);
       }

@@ -1,8 +1,7 @@
 import { render } from 'ink';
-import { DEFAULT_TEAM, type LeadSession, type TeamMemberSpec } from '../core/lead/session.js';
+import { DEFAULT_TEAM, type LeadApi, type TeamMemberSpec } from '../core/lead/session.js';
 import { serializeError } from '../core/errors.js';
 import { activityView } from '../frontend/activity.js';
-import { LeadChat } from '../frontend/lead-chat.js';
 import { quitSession } from '../frontend/quit.js';
 import { App } from './app.js';
 import { BRACKETED_PASTE_OFF, BRACKETED_PASTE_ON } from './line-editor.js';
@@ -14,21 +13,19 @@ export interface InkReplOptions {
 }
 
 /** Mounts the ink REPL on a terminal, starts the team, and returns once the person has quit. */
-export async function runInk(session: LeadSession, options: InkReplOptions = {}): Promise<void> {
+export async function runInk(session: LeadApi, options: InkReplOptions = {}): Promise<void> {
   const feed = new ActivityFeed(activityView(() => process.stdout.columns));
   const board = new BoardStore(session);
   const team = new TeamStore(session);
   const questions = new QuestionStore(session);
-  const chat = new LeadChat(session);
   // The stores subscribe before the team starts, so no early event is lost.
   const unfollow = [feed.follow(session), board.follow(), team.follow(), questions.follow()];
   feed.push('Type a requirement for the lead, or /help. Tab completes commands; Ctrl+C or Ctrl+D quits.', 'info');
 
   const quit = async () => {
-    chat.cancel();
     for (const line of await quitSession(session, options.graceMs)) feed.push(line, 'info');
   };
-  const instance = render(<App session={session} chat={chat} feed={feed} board={board} team={team} questions={questions} quit={quit} />, {
+  const instance = render(<App session={session} feed={feed} board={board} team={team} questions={questions} quit={quit} />, {
     exitOnCtrlC: false,
   });
   // The terminal marks pastes from now on, so a pasted line break is text, not an Enter (input-line.tsx);

@@ -1,6 +1,6 @@
 import type { Member, Task, TaskStatus, TaskUsage } from '../core/board/schemas.js';
 import { pipelineUsage } from '../core/stages/pipeline-status.js';
-import type { LeadEvent, LeadSession, PendingQuestion } from '../core/lead/session.js';
+import type { LeadApi, LeadEvent, PendingQuestion } from '../core/lead/session.js';
 import { formatSpend } from '../core/lead/spend.js';
 import { type ActivityView, activityView, describeEvent } from '../frontend/activity.js';
 import type { Tone } from '../frontend/commands.js';
@@ -45,13 +45,11 @@ export class ActivityFeed extends Store<readonly FeedItem[]> {
   }
 
   /** Follows a session's events from now on; returns the unsubscribe. */
-  follow(session: LeadSession): () => void {
-    const onEvent = (event: LeadEvent) => {
+  follow(session: LeadApi): () => void {
+    return session.subscribe((event) => {
       const line = describeEvent(event, this.view, (id) => session.task(id)?.subject);
       if (line) this.push(line.text, line.tone);
-    };
-    session.on('event', onEvent);
-    return () => session.off('event', onEvent);
+    });
   }
 }
 
@@ -101,7 +99,7 @@ export class BoardStore extends Store<BoardView> {
   private interval: number;
 
   constructor(
-    private readonly session: LeadSession,
+    private readonly session: LeadApi,
     private rows = 12,
     private readonly minIntervalMs = 150,
   ) {
@@ -117,17 +115,13 @@ export class BoardStore extends Store<BoardView> {
 
   refresh(): void {
     const started = performance.now();
-    const tasks = this.session.board.list();
+    const { tasks, pipelines, board } = this.session.snapshot();
     const readMs = performance.now() - started;
     this.lastRead = Date.now();
     this.interval = Math.max(this.minIntervalMs, readMs * 4);
     const view = boardView(tasks, this.rows, readMs);
-    const cost = new Map<number, number>();
-    for (const id of view.pipelines.keys()) {
-      const usd = this.session.costOf(tasks.filter((task) => task.pipeline === id));
-      if (usd !== null) cost.set(id, usd);
-    }
-    this.set({ ...view, cost, problems: this.session.board.problems().length });
+    const cost = new Map(pipelines.flatMap((pipeline) => (pipeline.cost === null ? [] : [[pipeline.id, pipeline.cost] as const])));
+    this.set({ ...view, cost, problems: board.problems.length });
   }
 
   /** Asks for a refresh; coalesces bursts into one read. */
@@ -141,13 +135,12 @@ export class BoardStore extends Store<BoardView> {
   }
 
   follow(): () => void {
-    const onEvent = (event: LeadEvent) => {
+    const unsubscribe = this.session.subscribe((event) => {
       if (event.type === 'board' || event.type === 'pipeline' || (event.type === 'teammate' && event.event.type === 'status')) this.poke();
-    };
-    this.session.on('event', onEvent);
+    });
     this.refresh();
     return () => {
-      this.session.off('event', onEvent);
+      unsubscribe();
       if (this.timer) clearTimeout(this.timer);
       this.timer = null;
     };
@@ -166,13 +159,14 @@ export interface TeamView {
 
 /** The team panel: the registry (read again when the board changes), with status events from this process's threads applied as they arrive. */
 export class TeamStore extends Store<TeamView> {
-  constructor(private readonly session: LeadSession) {
+  constructor(private readonly session: LeadApi) {
     super({ team: '', lead: 'lead', members: [], spend: {} });
   }
 
   reload(): void {
-    const config = this.session.mailbox.registry.read();
-    this.set({ ...this.snapshot, team: config.team, lead: config.lead, members: config.members });
+    const { team } = this.session.snapshot();
+    const members = team.members.map(({ running: _running, model: _model, spend: _spend, ...member }): Member => member);
+    this.set({ ...this.snapshot, team: team.name, lead: team.lead, members });
     // Counted from each inbox's rejected lines (a stat per inbox while nothing changed).
     void this.session.rejectedCounts().then(
       (rejected) => {
@@ -185,13 +179,14 @@ export class TeamStore extends Store<TeamView> {
   }
 
   follow(): () => void {
-    const onEvent = (event: LeadEvent) => {
+    const unsubscribe = this.session.subscribe((event: LeadEvent) => {
       // Members of other processes (an `autoteam worker`, a member found dead) change only on the board.
       if (event.type === 'teammate_exit' || event.type === 'board' || event.type === 'notice') this.reload();
       if (event.type === 'teammate' && event.event.type === 'usage') {
         const { name } = event.event;
-        const offline = this.session.offline;
-        this.set({ ...this.snapshot, spend: { ...this.snapshot.spend, [name]: formatSpend(this.session.spend.of(name), offline), '': formatSpend(this.session.spend.total(), offline) } });
+        const { spend, models } = this.session.snapshot();
+        const own = spend.members[name];
+        this.set({ ...this.snapshot, spend: { ...this.snapshot.spend, ...(own ? { [name]: formatSpend(own, models.offline) } : {}), '': formatSpend(spend.total, models.offline) } });
         return;
       }
       if (event.type !== 'teammate' || event.event.type !== 'status') return;
@@ -203,25 +198,23 @@ export class TeamStore extends Store<TeamView> {
       else delete next.reason;
       const members = known ? this.snapshot.members.map((member) => (member.name === status.name ? next : member)) : [...this.snapshot.members, next];
       this.set({ ...this.snapshot, members });
-    };
-    this.session.on('event', onEvent);
+    });
     this.reload();
-    return () => this.session.off('event', onEvent);
+    return unsubscribe;
   }
 }
 
 /** Questions waiting for the person, oldest first. */
 export class QuestionStore extends Store<readonly PendingQuestion[]> {
-  constructor(private readonly session: LeadSession) {
+  constructor(private readonly session: LeadApi) {
     super([]);
   }
 
   follow(): () => void {
-    const onEvent = (event: LeadEvent) => {
+    const unsubscribe = this.session.subscribe((event) => {
       if (event.type === 'question' || event.type === 'answered' || event.type === 'question_withdrawn') this.set(this.session.pendingQuestions());
-    };
-    this.session.on('event', onEvent);
+    });
     this.set(this.session.pendingQuestions());
-    return () => this.session.off('event', onEvent);
+    return unsubscribe;
   }
 }

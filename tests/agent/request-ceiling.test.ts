@@ -199,7 +199,7 @@ describe('MAX_REQUEST_TOKENS', () => {
     await session.start([]);
     try {
       // A person pastes a log of nearly 100 KB (the most a message to the lead may hold) into the chat.
-      const reply = await new LeadAgent(session, { tokenBudget: 10_000 }).handle(`Look at this: ${'log line\n'.repeat(11_000)}`);
+      const reply = await session.leadAgent({ tokenBudget: 10_000 }).handle(`Look at this: ${'log line\n'.repeat(11_000)}`);
       expect(reply.text).toBe('Noted.');
     } finally {
       await session.close(500);

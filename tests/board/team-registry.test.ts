@@ -86,4 +86,17 @@ describe('TeamRegistry', () => {
     expect(dead.map(({ member, why }) => [member.name, why])).toEqual([['ann', 'no heartbeat for 20 s']]);
     expect(registry.get('ann')).toMatchObject({ status: 'dead', reason: 'no heartbeat for 20 s' });
   });
+
+  it('spares the members the caller vouches for (threads it runs), however late their heartbeat', async () => {
+    let nowMs = Date.parse('2026-01-01T00:00:00.000Z');
+    root = tempRoot();
+    const registry = new TeamRegistry(root, { now: () => new Date(nowMs) });
+    await registry.ensure('crew');
+    await registry.join('ann', 'analyst', { pid: process.pid });
+    await registry.join('bob', 'engineer', { pid: process.pid });
+    nowMs += 20_000;
+    const dead = await registry.reapDead(0, (member) => member.name === 'ann');
+    expect(dead.map(({ member }) => member.name)).toEqual(['bob']);
+    expect(registry.get('ann')!.status).toBe('idle');
+  });
 });

@@ -127,7 +127,7 @@ describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
       const reviewed = path.join(leadDir, 'workspace', '1', 'organize.py');
       expect(sha256(reviewed)).toBe(sha256(written));
       expect(state.tasks.at(-1)!.artifacts.submitted?.sha256).toBe(sha256(written));
-      expect(session.mailbox.registry.get('e2')).toMatchObject({ role: 'engineer' });
+      expect(session.snapshot().team.members.find((member) => member.name === 'e2')).toMatchObject({ role: 'engineer' });
     } finally {
       await session.close(3_000);
       await board.close();

@@ -8,7 +8,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeadSession } from '../../src/core/lead/session.js';
-import { diffPipeline, discardPipeline, mergePipeline } from '../../src/frontend/branches.js';
 import { type CliResult, DOWNLOADS_REQUIREMENT, describeRun, readTasks, runCli, tempBoard } from '../helpers/pipeline-cli.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 
@@ -157,15 +156,15 @@ describe.runIf(python)('two pipelines in parallel on one repository', () => {
       expect(git(repo, 'diff', '--name-only', head, gitA.branch)).toBe('organize.py');
       expect(git(repo, 'diff', '--name-only', head, gitB.branch).split('\n').sort()).toEqual(['test_wordcount.py', 'wordcount.py']);
 
-      const diff = await diffPipeline(session.board, b.pipeline!);
+      const diff = await session.diff(b.pipeline!);
       expect(diff).toMatch(/2 files: A test_wordcount\.py, A wordcount\.py/);
-      expect(await mergePipeline(session.board, a.pipeline!, 'lead')).toMatch(/merged into main \(fast-forward\)/);
-      expect(await mergePipeline(session.board, b.pipeline!, 'lead')).toMatch(/merged into main \(merge commit\)/);
+      expect(await session.merge(a.pipeline!)).toMatch(/merged into main \(fast-forward\)/);
+      expect(await session.merge(b.pipeline!)).toMatch(/merged into main \(merge commit\)/);
       expect(git(repo, 'ls-files').split('\n').sort()).toEqual(['README.md', 'organize.py', 'test_wordcount.py', 'wordcount.py']);
       expect(git(repo, 'status', '--porcelain')).toBe('');
       expect(git(repo, 'branch', '--list', 'autoteam/*')).toBe('');
       expect(fs.readdirSync(path.join(repo, '.autoteam', 'worktrees'))).toEqual([]);
-      await expect(discardPipeline(session.board, a.pipeline!, 'lead')).rejects.toThrow(/already merged into main/);
+      await expect(session.discard(a.pipeline!)).rejects.toThrow(/already merged into main/);
     } finally {
       await session.close(2_000);
     }
@@ -194,7 +193,7 @@ describe('where a pipeline works without a repository', () => {
         await session.start([]);
         const task = await session.post('Write a Python script that organizes my Downloads folder by file type.');
         expect(task.artifacts.git).toBeUndefined();
-        expect(session.pipeline.workspaceOf(task.pipeline!)).toBe(path.join(dir, 'workspace', '1'));
+        expect(session.snapshot().pipelines.find((pipeline) => pipeline.id === task.pipeline)!.workspace).toBe(path.join(dir, 'workspace', '1'));
         if (notice) expect(notices.join('\n')).toMatch(notice);
         else expect(notices.join('\n')).not.toMatch(/repository/);
       } finally {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { type Board, fileBoard } from '../../src/core/board/board.js';
 import type { Task } from '../../src/core/board/schemas.js';
 import { LeadSession, type PendingQuestion } from '../../src/core/lead/session.js';
 import { HANG_MS } from './agent-wait.js';
@@ -27,10 +28,18 @@ export async function quietSession(options: { auto?: boolean } = {}): Promise<Le
   return session;
 }
 
+/**
+ * The file board a session works on, as another process (a teammate) opens it: what a test does as
+ * the team goes through it, never through the session.
+ */
+export function boardOf(session: LeadSession): Board {
+  return fileBoard(session.rootDir);
+}
+
 /** Puts a question from `from` in the lead's inbox (as the analyst's tool does) and waits until the session holds it. */
 export async function askLead(session: LeadSession, from: string, question: string, task: number | null = null): Promise<PendingQuestion> {
-  if (!session.mailbox.registry.get(from)) await session.mailbox.registry.join(from, 'analyst');
-  const sent = await session.mailbox.send(from, session.lead, question, 'question', { questionId: `q-${from}-${Date.now()}`, task });
+  if (!boardOf(session).registry.get(from)) await boardOf(session).registry.join(from, 'analyst');
+  const sent = await boardOf(session).mailbox.send(from, session.lead, question, 'question', { questionId: `q-${from}-${Date.now()}`, task });
   session.drainInbox();
   return waitUntil(() => session.pendingQuestions().find((q) => q.questionId === String(sent.questionId)), `question from ${from}`);
 }

@@ -5,7 +5,7 @@ import type { Message } from '../../src/core/board/schemas.js';
 import { HeldMessages } from '../../src/core/lead/held-messages.js';
 import { LeadSession, type TeamMemberSpec } from '../../src/core/lead/session.js';
 import { describeEvent } from '../../src/frontend/activity.js';
-import { tempBoard, waitUntil } from '../helpers/repl-session.js';
+import { boardOf, tempBoard, waitUntil } from '../helpers/repl-session.js';
 
 /**
  * A teammate's lines reach the lead over its thread's port, its questions and pipeline updates
@@ -32,7 +32,7 @@ async function started(team: TeamMemberSpec[]): Promise<{ session: LeadSession; 
     if (line) lines.push(line.text);
   });
   await session.start(team);
-  await waitUntil(() => team.every(({ name }) => session.mailbox.registry.get(name)?.status === 'idle'), 'the team to be idle');
+  await waitUntil(() => team.every(({ name }) => boardOf(session).registry.get(name)?.status === 'idle'), 'the team to be idle');
   return { session, lines };
 }
 

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { boardOf } from '../helpers/repl-session.js';
 import { LeadAgent } from '../../src/core/lead/lead-agent.js';
 import { LeadSession } from '../../src/core/lead/session.js';
 import { helpText } from '../../src/frontend/commands.js';
@@ -74,9 +75,9 @@ describe('the lead agent with its own hands (loopback Messages API)', () => {
     ]);
     servers.push(server);
     const session = await startSession(root, { kind: 'anthropic', model: 'claude-test', apiKey: KEY, baseURL: server.url });
-    const task = await session.board.create({ subject: 'secret-subject-on-the-board' });
+    const task = await boardOf(session).tasks.create({ subject: 'secret-subject-on-the-board' });
 
-    const reply = await new LeadAgent(session).handle('Fix the typo in README.md');
+    const reply = await session.leadAgent().handle('Fix the typo in README.md');
     expect(reply.text).toBe('Fixed the typo in README.md.');
     expect(server.errors).toEqual([]);
     expect(resultOf(server, 'toolu_read').content).toContain('Teh best demo.');
@@ -107,7 +108,7 @@ describe('the lead agent with its own hands (loopback Messages API)', () => {
     const server = await MessagesServer.start([ok(textMessage('I can only post work for the team.'))]);
     servers.push(server);
     const session = await startSession(root, { kind: 'anthropic', model: 'claude-test', apiKey: KEY, baseURL: server.url }, { leadTools: [] });
-    await new LeadAgent(session).handle('what files are here?');
+    await session.leadAgent().handle('what files are here?');
     const offered = (server.requests[0]!.body.tools as Array<{ name: string }>).map((tool) => tool.name);
     for (const hand of ['bash', 'read_file', 'write_file', 'edit_file']) expect(offered).not.toContain(hand);
     expect(offered).toEqual(expect.arrayContaining(['create_task', 'claim_task', 'idle']));
@@ -121,7 +122,7 @@ describe('the offline lead with its own hands', () => {
   it('answers "what files are here" and "show me" from the real tools, and says what it cannot do', async () => {
     const root = board();
     const session = await startSession(root, { kind: 'offline', reason: 'test' });
-    const agent = new LeadAgent(session);
+    const agent = session.leadAgent();
     const listing = await agent.handle('What files are here?');
     expect(listing.text).toMatch(/README\.md/);
     expect(listing.text).toMatch(/^exit 0/);
@@ -129,7 +130,7 @@ describe('the offline lead with its own hands', () => {
     expect(shown.text).toBe('README.md:\n# Demo\n\nTeh best demo.');
     const vague = await agent.handle('Fix the typo in README.md');
     expect(vague.text).toMatch(/^I cannot make that change: offline I only edit what is spelled out/);
-    expect(session.board.list()).toEqual([]);
+    expect(session.snapshot().tasks).toEqual([]);
     const edited = await agent.handle("in README.md replace 'Teh' with 'The'");
     expect(edited.text).toMatch(/^edited README\.md/);
     expect(fs.readFileSync(path.join(root, 'README.md'), 'utf8')).toContain('The best demo.');
@@ -140,14 +141,14 @@ describe('the offline lead with its own hands', () => {
   it('takes a general task itself with claim_task and works it under its own name', async () => {
     const root = board();
     const session = await startSession(root, { kind: 'offline', reason: 'test' });
-    const task = await session.board.create({ subject: 'Count the files', description: 'Run `ls | wc -l`.' });
-    await new LeadAgent(session).handle(`take task #${task.id}`);
-    const done = session.board.get(task.id);
+    const task = await boardOf(session).tasks.create({ subject: 'Count the files', description: 'Run `ls | wc -l`.' });
+    await session.leadAgent().handle(`take task #${task.id}`);
+    const done = session.task(task.id)!;
     expect(done).toMatchObject({ status: 'completed', owner: session.lead });
     expect(done.result).toMatch(/^`ls \| wc -l`: exit 0/);
     // A stage task is not the lead's to take: refused by role, said back to the person.
     const stage = await session.post('Write a Python script that organizes my Downloads folder by file type.');
-    const refused = await new LeadAgent(session).handle(`claim task ${stage.id}`);
+    const refused = await session.leadAgent().handle(`claim task ${stage.id}`);
     expect(refused.text).toMatch(/^That did not work: task #\d+ is for role analyst, not lead/);
   });
 });

@@ -5,7 +5,7 @@ import type { Task } from '../../src/core/board/schemas.js';
 import { LeadSession } from '../../src/core/lead/session.js';
 import { type CommandIO, runLine } from '../../src/frontend/commands.js';
 import { FAKE_MODEL_PATH, type FakeModelOptions } from '../helpers/fake-model.js';
-import { tempBoard, waitUntil } from '../helpers/repl-session.js';
+import { boardOf, tempBoard, waitUntil } from '../helpers/repl-session.js';
 
 /** /model: a role's next tasks, and its teammates started later, run on the model the person chose. */
 
@@ -22,7 +22,7 @@ const calls = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'ut
 
 async function done(session: LeadSession, id: number): Promise<Task> {
   return waitUntil(() => {
-    const task = session.board.get(id);
+    const task = session.task(id)!;
     return task.status === 'completed' || task.status === 'failed' ? task : null;
   }, `task #${id} to end`, 30_000);
 }
@@ -45,14 +45,14 @@ describe('/model', () => {
     });
     await session.start([{ name: 'engineer', role: 'engineer' }]);
 
-    const one = await session.board.create({ subject: 'Say something', role: 'engineer' });
+    const one = await boardOf(session).tasks.create({ subject: 'Say something', role: 'engineer' });
     expect((await done(session, one.id)).result).toBe('first model: done');
 
     session.setModel('engineer', fake({ script: 'steps', steps: ['second model: done'], recordTo: second }));
     expect(session.modelOf('engineer')).toBe(`model from ${FAKE_MODEL_PATH}`);
     // The idle thread takes it before its next claim, and says so.
     await waitUntil(() => lines.includes('[engineer] now on fake model'), 'the engineer to switch');
-    const two = await session.board.create({ subject: 'Say it again', role: 'engineer' });
+    const two = await boardOf(session).tasks.create({ subject: 'Say it again', role: 'engineer' });
     expect((await done(session, two.id)).result).toBe('second model: done');
     // The first model made one call, for task 1; task 2's went to the second.
     expect(calls(first)).toBe(1);
@@ -61,7 +61,7 @@ describe('/model', () => {
     // A teammate of that role started now (a respawn) starts on the new model.
     await session.requestShutdown('engineer', 5_000);
     session.spawn('engineer', 'engineer');
-    const three = await session.board.create({ subject: 'Once more', role: 'engineer' });
+    const three = await boardOf(session).tasks.create({ subject: 'Once more', role: 'engineer' });
     expect((await done(session, three.id)).result).toBe('second model: done');
     expect(calls(first)).toBe(1);
     expect(calls(second)).toBe(2);

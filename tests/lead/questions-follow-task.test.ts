@@ -36,7 +36,7 @@ describe('questions follow their task', () => {
     expect(box.get()).toHaveLength(1);
     expect(inboxText(session)).toMatch(/analyst asks: Which file types/);
 
-    await session.pipeline.cancel(first.pipeline!, 'lead');
+    await session.cancel(first.pipeline!);
     // At once, not after the next watcher event: the person's next line must not answer a dead task.
     expect(session.pendingQuestions()).toEqual([]);
     expect(box.get()).toEqual([]);
@@ -45,7 +45,7 @@ describe('questions follow their task', () => {
     expect(withdrawn).toMatchObject({ question: { task: first.id }, reason: `task #${first.id} is cancelled` });
     await expect(session.answer('Pictures and Misc only')).rejects.toThrow('no question is waiting for an answer');
 
-    const retried = await session.pipeline.retry(first.pipeline!, 'lead');
+    const retried = await session.retry(first.pipeline!);
     await until(() => session.pendingQuestions().length === 1, 'the analyst asks afresh');
     const [fresh] = session.pendingQuestions();
     expect(fresh).toMatchObject({ task: retried.id, question: expect.stringMatching(/^Which file types/) });
@@ -53,9 +53,9 @@ describe('questions follow their task', () => {
 
     const answered = await session.answer('Pictures and Misc only');
     expect(answered.task).toBe(retried.id);
-    await until(() => (session.board.get(retried.id).artifacts.qa ?? []).length === 1, 'the answer recorded on the retried task');
-    expect(session.board.get(retried.id).artifacts.qa![0]).toMatchObject({ answer: 'Pictures and Misc only' });
-    expect(session.board.get(first.id).history.map((entry) => entry.event)).not.toContain('answered');
+    await until(() => (session.task(retried.id)!.artifacts.qa ?? []).length === 1, 'the answer recorded on the retried task');
+    expect(session.task(retried.id)!.artifacts.qa![0]).toMatchObject({ answer: 'Pictures and Misc only' });
+    expect(session.task(first.id)!.history.map((entry) => entry.event)).not.toContain('answered');
     unfollow();
   });
 });

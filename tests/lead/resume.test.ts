@@ -78,7 +78,7 @@ describe('resume after a stop during questions', () => {
     expect(state.status).toBe('approved');
     // Shown once in the second session: re-asking after the restart found the answer, not the person.
     expect(questions).toHaveLength(1);
-    const analysis = second.board.get(task.id);
+    const analysis = second.task(task.id)!;
     expect(analysis.artifacts.qa?.map((entry) => entry.answer)).toEqual(['Pictures and Misc only', 'skip and warn']);
     expect(analysis.history.filter((entry) => entry.event === 'asked').map((entry) => entry.detail)).toEqual([question1.question, question2.question]);
     expect(analysis.artifacts.criteria?.[1]?.criterion).toMatch(/left where it is, with a warning/);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { boardOf } from '../helpers/repl-session.js';
 import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 
@@ -46,8 +47,8 @@ describe('LeadSession', () => {
     expect(new Set(state.tasks.map((t) => t.owner))).toEqual(new Set(['analyst', 'engineer', 'reviewer']));
     // Every model call the threads made was reported: the session's spend matches the board's usage.
     const calls = state.tasks.reduce((sum, t) => sum + t.usage.calls, 0);
-    expect(['analyst', 'engineer', 'reviewer'].reduce((sum, name) => sum + session.spend.of(name).calls, 0)).toBe(calls);
-    expect(session.spend.total().inputTokens).toBe(state.tasks.reduce((sum, t) => sum + t.usage.inputTokens, 0));
+    expect(['analyst', 'engineer', 'reviewer'].reduce((sum, name) => sum + (session.snapshot().spend.members[name]?.calls ?? 0), 0)).toBe(calls);
+    expect(session.snapshot().spend.total.inputTokens).toBe(state.tasks.reduce((sum, t) => sum + t.usage.inputTokens, 0));
   });
 
   it('does not respawn a teammate the lead shut down', async () => {
@@ -59,12 +60,12 @@ describe('LeadSession', () => {
     await waitFor(session, (e) => e.type === 'teammate' && e.event.type === 'status' && e.event.status === 'idle');
     const exit = await session.requestShutdown('eng', HANG_MS);
     expect(exit?.kind).toBe('left');
-    await session.board.create({ subject: 'Run `true`', role: 'engineer' });
+    await boardOf(session).tasks.create({ subject: 'Run `true`', role: 'engineer' });
     session.emit('event', { type: 'board' });
     // The next board event from the watcher (the new task, or the reconcile tick) is where a resting
     // teammate would be started again: the stopped one must stay stopped.
     await waitFor(session, (e) => e.type === 'board');
     expect(session.isRunning('eng')).toBe(false);
-    expect(session.board.list()[0]!.status).toBe('pending');
+    expect(session.snapshot().tasks[0]!.status).toBe('pending');
   });
 });

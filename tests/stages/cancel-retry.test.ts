@@ -44,23 +44,23 @@ describe('cancel and retry', () => {
     const registry = new TeamRegistry(root);
     await until(() => registry.get('analyst')?.status === 'waiting', 'the analyst waits for the answer');
 
-    const cancelled = await session.pipeline.cancel(first.pipeline!, 'lead');
+    const cancelled = await session.cancel(first.pipeline!);
     expect(cancelled).toEqual([first.id]);
-    expect(session.board.get(first.id)).toMatchObject({ status: 'cancelled', result: 'cancelled by lead', lease: null });
-    expect(session.pipeline.state(first.pipeline!).status).toBe('cancelled');
+    expect(session.task(first.id)!).toMatchObject({ status: 'cancelled', result: 'cancelled by lead', lease: null });
+    expect(session.stateOf(first.pipeline!).status).toBe('cancelled');
     // The analyst was told, and stopped waiting: its claim is gone.
     await until(() => registry.get('analyst')?.status === 'idle', 'the analyst stopped');
-    await expect(session.pipeline.cancel(first.pipeline!, 'lead')).rejects.toThrow(`pipeline #${first.pipeline} has nothing open to cancel (it is cancelled)`);
+    await expect(session.cancel(first.pipeline!)).rejects.toThrow(`pipeline #${first.pipeline} has nothing open to cancel (it is cancelled)`);
 
-    session.autoAnswer = true;
-    const retried = await session.pipeline.retry(first.pipeline!, 'lead');
+    session.setAutoAnswer(true);
+    const retried = await session.retry(first.pipeline!);
     expect(retried).toMatchObject({ stage: 'requirements', pipeline: first.pipeline, status: 'pending', artifacts: expect.objectContaining({ retryOf: first.id }) });
     expect(retried.artifacts.qa).toEqual([expect.objectContaining({ answer: 'Pictures and Misc only' })]);
-    expect(session.board.get(first.id).artifacts.retriedBy).toBe(retried.id);
+    expect(session.task(first.id)!.artifacts.retriedBy).toBe(retried.id);
     const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(HANG_MS));
     expect(state.status).toBe('approved');
     // The first answer came from the board: the person (here the simulated user) was asked once more only.
-    const analysis = session.board.get(retried.id);
+    const analysis = session.task(retried.id)!;
     expect(analysis.artifacts.qa?.map((entry) => entry.answer)[0]).toBe('Pictures and Misc only');
     expect(analysis.artifacts.criteria?.[0]?.criterion).toMatch(/Pictures \(.*\); Misc \(anything else\)$/);
   });

@@ -58,7 +58,7 @@ async function setup() {
   await mailbox.registry.ensure('crew');
   const effects = new FakeEffects();
   const pipeline = new Pipeline(board, mailbox, { effects });
-  pipeline.repository = { top: '/repo', head: GIT.base, branch: 'main' } as Pipeline['repository'];
+  pipeline.useRepository({ top: '/repo', head: GIT.base, branch: 'main' } as Parameters<Pipeline['useRepository']>[0]);
   /** Claims `task` as its role and signals. */
   const signal = async (task: Task, tool: string, artifacts: StageSignal['artifacts'] = {}) => {
     const claim = await board.claim(task.id, task.role!);

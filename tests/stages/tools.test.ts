@@ -131,10 +131,11 @@ function fakeLead(ctx: ToolContext, called: string[]): LeadServices {
   };
   return {
     lead: 'lead',
-    board: ctx.board,
-    mailbox: ctx.mailbox,
-    pipeline: new Pipeline(ctx.board, ctx.mailbox),
     post: async () => refuse('post'),
+    createTask: async () => refuse('createTask'),
+    tasks: () => ctx.board.list(),
+    readTask: (id) => ctx.board.get(id),
+    team: () => ctx.registry.read(),
     spawn: () => refuse('spawn'),
     requestShutdown: async () => refuse('requestShutdown'),
     decidePlan: async () => refuse('decidePlan'),

@@ -62,7 +62,7 @@ async function runValve(
   const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(HANG_MS));
   await session.close(HANG_MS);
   sessions.splice(sessions.indexOf(session), 1);
-  return { root, state: session.pipeline.state(first.pipeline!), events, log: readLog(log) };
+  return { root, state: session.stateOf(first.pipeline!), events, log: readLog(log) };
 }
 
 /** Resolves when analyst, engineer and reviewer have each reported themselves idle (joined and looking for work). */

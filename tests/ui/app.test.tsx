@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { LeadSession } from '../../src/core/lead/session.js';
 import { App } from '../../src/ui/app.js';
 import { ActivityFeed, BoardStore, QuestionStore, TeamStore } from '../../src/ui/stores.js';
-import { askLead, quietSession, waitUntil } from '../helpers/repl-session.js';
+import { boardOf, askLead, quietSession, waitUntil } from '../helpers/repl-session.js';
 
 const ENTER = '\r';
 const TAB = '\t';
@@ -36,14 +36,20 @@ async function mount(options: { auto?: boolean; leadReply?: string } = {}): Prom
   const stops = [feed.follow(session), board.follow(), team.follow(), questions.follow()];
   const asked: string[] = [];
   const quits: number[] = [];
-  const chat = {
-    ask: async (text: string) => {
-      asked.push(text);
-      return options.leadReply ?? 'noted';
-    },
+  // The lead agent's turn is the one part faked: the session answers free text with a set reply.
+  const ask = async (text: string) => {
+    asked.push(text);
+    return options.leadReply ?? 'noted';
   };
+  const api = new Proxy(session, {
+    get: (target, key) => {
+      if (key === 'ask') return ask;
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
   const app = render(
-    <App session={session} chat={chat} feed={feed} board={board} team={team} questions={questions} quit={async () => void quits.push(Date.now())} />,
+    <App session={api} feed={feed} board={board} team={team} questions={questions} quit={async () => void quits.push(Date.now())} />,
   );
   const frame = () => app.frames.join('\n');
   const m: Mounted = {
@@ -94,10 +100,10 @@ describe('the REPL app', () => {
   it("shows a member of another process as the board has it: joined, working, then dead", async () => {
     const m = await mount();
     // An `autoteam worker` in another terminal: it exists only on the board.
-    await m.session.mailbox.registry.join('e2', 'engineer', { status: 'idle', pid: 1 });
+    await boardOf(m.session).registry.join('e2', 'engineer', { status: 'idle', pid: 1 });
     await m.session.post('Write a greeting program.');
     await m.until(/e2 \(engineer\) idle/, 'the worker in the team panel');
-    await m.session.mailbox.registry.setStatus('e2', 'dead', { reason: 'no heartbeat for 16 s' });
+    await boardOf(m.session).registry.setStatus('e2', 'dead', { reason: 'no heartbeat for 16 s' });
     m.session.emit('event', { type: 'notice', text: 'e2 is dead (no heartbeat for 16 s)' });
     await m.until(/e2 \(engineer\) dead/, 'e2 shown dead');
   });
@@ -134,8 +140,8 @@ describe('the REPL app', () => {
     expect(m.frame()).toContain('type the answer and press Enter');
     await m.type('Images, documents and archives');
     await m.type(ENTER);
-    await waitUntil(() => m.session.mailbox.peek('analyst').length > 0, 'the answer in the analyst inbox');
-    expect(m.session.mailbox.peek('analyst')[0]).toMatchObject({ type: 'answer', content: 'Images, documents and archives', questionId: question.questionId });
+    await waitUntil(() => boardOf(m.session).mailbox.peek('analyst').length > 0, 'the answer in the analyst inbox');
+    expect(boardOf(m.session).mailbox.peek('analyst')[0]).toMatchObject({ type: 'answer', content: 'Images, documents and archives', questionId: question.questionId });
     await m.until('! person answers analyst: Images, documents and archives');
     await waitUntil(() => !m.frame().includes('analyst asks (task #1)'), 'the question box to close');
     expect(m.asked).toEqual([]);
@@ -197,10 +203,10 @@ describe('the REPL app', () => {
     await m.until('analyst asks (task #1): Which folders?');
     await m.type(`${PASTE_START}Images: jpg, png\rDocuments: pdf, docx\r${PASTE_END}`);
     await m.until(/Documents: pdf, docx/, 'the pasted answer in the prompt');
-    expect(m.session.mailbox.peek('analyst')).toEqual([]);
+    expect(boardOf(m.session).mailbox.peek('analyst')).toEqual([]);
     await m.type(ENTER);
-    await waitUntil(() => m.session.mailbox.peek('analyst').length > 0, 'the answer');
-    expect(m.session.mailbox.peek('analyst')[0]).toMatchObject({ type: 'answer', content: 'Images: jpg, png\nDocuments: pdf, docx', questionId: question.questionId });
+    await waitUntil(() => boardOf(m.session).mailbox.peek('analyst').length > 0, 'the answer');
+    expect(boardOf(m.session).mailbox.peek('analyst')[0]).toMatchObject({ type: 'answer', content: 'Images: jpg, png\nDocuments: pdf, docx', questionId: question.questionId });
   });
 
   it('quits on q, exit and quit, as the lesson\'s REPL does', async () => {

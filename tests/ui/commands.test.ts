@@ -4,7 +4,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { COMMAND_NAMES, type CommandIO, closestCommand, complete, helpText, parseLine, runLine } from '../../src/frontend/commands.js';
 import type { LeadSession } from '../../src/core/lead/session.js';
 import { activityView, describeEvent } from '../../src/frontend/activity.js';
-import { askLead, quietSession, waitUntil } from '../helpers/repl-session.js';
+import { boardOf, askLead, quietSession, waitUntil } from '../helpers/repl-session.js';
+
+/** Resolves when the session tells a message for the person (one it keeps for /inbox). */
+function messageTold(session: LeadSession): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = session.subscribe((event) => {
+      if (event.type !== 'message') return;
+      stop();
+      resolve();
+    });
+  });
+}
 
 describe('completion and parsing', () => {
   it('completes a unique prefix with a trailing space', () => {
@@ -90,16 +101,17 @@ describe('runLine on a real session', () => {
   it("names the lead's inbox lines it could not read in /inbox, and counts them for the team panel", async () => {
     session = await quietSession();
     const { value, out } = io(session);
-    await session.mailbox.registry.join('analyst', 'analyst');
-    const inbox = session.mailbox.inboxPath(session.lead);
+    await boardOf(session).registry.join('analyst', 'analyst');
+    const inbox = boardOf(session).mailbox.inboxPath(session.lead);
     const good = JSON.stringify({ id: 'm1', type: 'message', from: 'analyst', to: 'lead', content: 'hello lead', at: new Date().toISOString() });
     fs.writeFileSync(inbox, ['{"type": "message", "from": "analyst"', good, '[1, 2]', ''].join('\n'));
     const notices: string[] = [];
     session.on('event', (event) => {
       if (event.type === 'notice') notices.push(event.text);
     });
+    const told = messageTold(session);
     session.drainInbox();
-    await waitUntil(() => session!.unread.length > 0, 'the good message');
+    await told;
     const moved = path.join('.team', 'inbox', 'lead.rejected.jsonl');
     expect(notices).toEqual([`2 unreadable lines of the lead's inbox moved to ${moved} (/inbox shows which)`]);
     await runLine('/inbox', value);
@@ -118,7 +130,7 @@ describe('runLine on a real session', () => {
     await runLine('Images and Documents', value);
     expect(asked).toEqual([]);
     expect(session.pendingQuestions().length).toBe(0);
-    const [answer] = session.mailbox.peek('analyst');
+    const [answer] = boardOf(session).mailbox.peek('analyst');
     expect(answer).toMatchObject({ type: 'answer', from: 'lead', content: 'Images and Documents', questionId: question.questionId });
   });
 
@@ -133,10 +145,11 @@ describe('runLine on a real session', () => {
   it('drains the inbox once, shows the team, toggles auto answers, quits', async () => {
     session = await quietSession();
     const { value, out } = io(session);
-    await session.mailbox.registry.join('analyst', 'analyst');
-    await session.mailbox.send('analyst', 'lead', 'hello lead');
+    await boardOf(session).registry.join('analyst', 'analyst');
+    await boardOf(session).mailbox.send('analyst', 'lead', 'hello lead');
+    const told = messageTold(session);
     session.drainInbox();
-    await waitUntil(() => session!.unread.length > 0, 'the message');
+    await told;
     await runLine('/inbox', value);
     expect(out.at(-1)).toBe('Inbox:\n  analyst: hello lead');
     await runLine('/inbox', value);
@@ -172,11 +185,11 @@ describe('runLine on a real session', () => {
   it('sends one teammate a message with /msg, and lists the team for a name not on it', async () => {
     session = await quietSession();
     const { value, out } = io(session);
-    await session.mailbox.registry.join('analyst', 'analyst');
-    await session.mailbox.registry.join('engineer', 'engineer');
+    await boardOf(session).registry.join('analyst', 'analyst');
+    await boardOf(session).registry.join('engineer', 'engineer');
     await runLine('/msg analyst   Keep the questions short, please.', value);
     expect(out.at(-1)).toBe('sent to analyst (not running in this session: it reads it when it starts)');
-    expect(session.mailbox.peek('analyst')).toEqual([expect.objectContaining({ type: 'message', from: 'lead', to: 'analyst', content: 'Keep the questions short, please.' })]);
+    expect(boardOf(session).mailbox.peek('analyst')).toEqual([expect.objectContaining({ type: 'message', from: 'lead', to: 'analyst', content: 'Keep the questions short, please.' })]);
     await runLine('/msg nobody hello', value);
     expect(out.at(-1)).toMatch(/^error: 'nobody' is not a member of team '\S+' \(members: analyst, engineer\)$/);
     await runLine('/msg lead hello', value);
@@ -230,13 +243,13 @@ describe('runLine on a real session', () => {
   it('approves a pending plan request', async () => {
     session = await quietSession();
     const { value, out } = io(session);
-    await session.mailbox.registry.join('engineer', 'engineer');
-    const request = await session.requests.create({ kind: 'plan', from: 'engineer', to: 'lead', plan: 'Write organize.py first.' });
+    await boardOf(session).registry.join('engineer', 'engineer');
+    const request = await boardOf(session).requests.create({ kind: 'plan', from: 'engineer', to: 'lead', plan: 'Write organize.py first.' });
     await runLine('/inbox', value);
     expect(out.at(-1)).toContain(`plan ${request.id} from engineer: Write organize.py first.`);
     await runLine(`/approve ${request.id}`, value);
     expect(out.at(-1)).toBe(`approved ${request.id}`);
-    expect(session.mailbox.peek('engineer')[0]).toMatchObject({ type: 'plan_approval_response', requestId: request.id, approve: true });
+    expect(boardOf(session).mailbox.peek('engineer')[0]).toMatchObject({ type: 'plan_approval_response', requestId: request.id, approve: true });
     await runLine(`/reject ${request.id} too late`, value);
     expect(out.at(-1)).toMatch(/^error: plan request .* was already approved/);
   });
@@ -262,7 +275,7 @@ describe('/team with a model per role', () => {
         { name: 'eng', role: 'engineer' },
         { name: 'rev', role: 'reviewer' },
       ]);
-      await waitUntil(() => session.mailbox.registry.read().members.filter((m) => m.status === 'idle').length === 2, 'both teammates idle');
+      await waitUntil(() => boardOf(session).registry.read().members.filter((m) => m.status === 'idle').length === 2, 'both teammates idle');
       await runLine('/team', { session, print: (text) => out.push(text), askLead: async () => '' });
       expect(out.at(-1)).toMatch(/eng \(engineer\): idle[^\n]* · gpt-4\.1-mini via 127\.0\.0\.1:9/);
       expect(out.at(-1)).toMatch(/rev \(reviewer\): idle[^\n]* · qwen2\.5-coder via 127\.0\.0\.1:9/);

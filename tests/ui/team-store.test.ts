@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LeadSession } from '../../src/core/lead/session.js';
 import { TeamStore } from '../../src/ui/stores.js';
-import { quietSession, waitUntil } from '../helpers/repl-session.js';
+import { boardOf, quietSession, waitUntil } from '../helpers/repl-session.js';
 
 describe('TeamStore', () => {
   let session: LeadSession | null = null;
@@ -13,15 +13,15 @@ describe('TeamStore', () => {
 
   it('carries, per member, how many unreadable inbox lines were moved aside, from the session', async () => {
     session = await quietSession();
-    await session.mailbox.registry.join('engineer', 'engineer');
+    await boardOf(session).registry.join('engineer', 'engineer');
     // A teammate's drain (in its own thread) moved two lines aside; the session counts them on the board.
-    fs.writeFileSync(session.mailbox.rejectedPath('engineer'), 'not json\n[1, 2]\n');
+    fs.writeFileSync(boardOf(session).mailbox.rejectedPath('engineer'), 'not json\n[1, 2]\n');
     const store = new TeamStore(session);
     const stop = store.follow();
     try {
       await waitUntil(() => store.get().rejected?.engineer === 2, 'the count for engineer');
       expect(store.get().rejected).toEqual({ engineer: 2 });
-      fs.appendFileSync(session.mailbox.rejectedPath('engineer'), '{"half":\n');
+      fs.appendFileSync(boardOf(session).mailbox.rejectedPath('engineer'), '{"half":\n');
       store.reload();
       await waitUntil(() => store.get().rejected?.engineer === 3, 'the new count');
     } finally {

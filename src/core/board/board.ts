@@ -1,70 +1,18 @@
 import path from 'node:path';
-import { type BlobStore, FileBlobStore } from './blobs.js';
-import { type DocStore, FileDocStore } from './docs.js';
-import type { EventLog } from '../events/log.js';
+import { FileBlobStore } from './blobs.js';
+import { FileDocStore } from './docs.js';
 import { FileEventLog } from '../events/file-log.js';
-import type { EventSink } from '../events/emitter.js';
 import { boardSink } from './board-sink.js';
 import { LeadLease } from './liveness.js';
 import { Mailbox } from './mailbox.js';
 import { isPostgresUrl } from './pg/url.js';
 import { RequestStore } from './requests.js';
 import { TaskBoard } from './task-board.js';
-import type { TaskBoardLike } from './task-rules.js';
 import { TeamRegistry } from './team-registry.js';
 import { BoardWatcher } from './watcher.js';
+import type { Board, OpenBoardOptions } from './board-types.js';
 
-/** What a board tells the processes on it: the tasks or documents changed, or an inbox got mail. */
-export interface BoardEvents {
-  on(event: 'board', listener: () => void): this;
-  on(event: 'inbox', listener: (name: string) => void): this;
-  on(event: 'error', listener: (error: Error) => void): this;
-  off(event: 'board' | 'inbox' | 'error', listener: (...args: any[]) => void): this;
-  start(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/**
- * One board: tasks, inboxes, the team registry, protocol requests, the lead's lease and change
- * events, whatever stores them. The runtime above depends only on this. `rootDir` is the local folder
- * every host keeps for itself: workspaces, the trace, submission blobs.
- */
-export interface Board {
-  /** A directory, or a postgres:// URL with the password hidden: what is shown. */
-  readonly location: string;
-  /** What another thread of this process opens the same board with (the URL with its password: never shown). */
-  readonly address: string;
-  readonly rootDir: string;
-  readonly tasks: TaskBoardLike;
-  readonly mailbox: Mailbox;
-  readonly registry: TeamRegistry;
-  readonly requests: RequestStore;
-  readonly docs: DocStore;
-  /** Submitted files by sha256, for rebuilding a workspace where a stage is claimed. */
-  readonly blobs: BlobStore;
-  /** The team's one ordered event log (`.team/events.jsonl`, or `autoteam_events`). */
-  readonly log: EventLog;
-  /** How this thread or process puts its events on the log (the tasks' changes go through it). */
-  readonly sink: EventSink;
-  lease(options?: { heartbeatMs?: number }): LeadLease;
-  /** Change events for this process (a file watcher, or LISTEN/NOTIFY). */
-  events(options?: { reconcileMs?: number }): BoardEvents;
-  close(): Promise<void>;
-}
-
-export interface OpenBoardOptions {
-  /** Told once per streak of failures to write the event log (it never stops the team). */
-  onEventError?: (error: unknown) => void;
-  /** False for read-only use: a database with no board is an error, not a new board. */
-  create?: boolean;
-  now?: () => Date;
-  leaseMs?: number;
-  poolSize?: number;
-  /** An inbox holding this many bytes refuses more messages (MAX_INBOX_MB; default 16 MB). */
-  maxInboxBytes?: number;
-  /** Fields added to every message this board's mailbox sends (see MailboxOptions.stamp). */
-  stamp?: () => Record<string, unknown>;
-}
+export type { Board, BoardEvents, OpenBoardOptions } from './board-types.js';
 
 /** The file board in `rootDir` (`.tasks/`, `.team/`). */
 export function fileBoard(rootDir: string, options: OpenBoardOptions = {}): Board {

@@ -131,12 +131,13 @@ export class TeamRegistry {
    * Marks every member whose process is gone `dead` (a pid that is not running on this host, or a
    * heartbeat older than three beats) and returns them, so their tasks can be handed back.
    * `unreachableUntil`: the board could not be written until then (a database outage), so no
-   * heartbeat could be either; silence is counted from then at the earliest.
+   * heartbeat could be either; silence is counted from then at the earliest. `spared`: members whose
+   * liveness the caller knows better (the threads it runs itself).
    */
-  async reapDead(unreachableUntil = 0): Promise<Array<{ member: Member; why: string }>> {
+  async reapDead(unreachableUntil = 0, spared: (member: Member) => boolean = () => false): Promise<Array<{ member: Member; why: string }>> {
     const found: Array<{ member: Member; why: string }> = [];
     const nowMs = this.now().getTime();
-    const live = (m: Member) => m.status === 'working' || m.status === 'idle' || m.status === 'waiting';
+    const live = (m: Member) => (m.status === 'working' || m.status === 'idle' || m.status === 'waiting') && !spared(m);
     const gone = (m: Member) => goneReason(m, nowMs, HEARTBEAT_MS, unreachableUntil);
     if (!this.read().members.some((m) => live(m) && gone(m) !== null)) return found;
     await this.change((current) => ({

@@ -12,7 +12,12 @@ import { leadTools } from '../tools/lead/index.js';
 import type { ToolContext, ToolDefinition } from '../tools/tool.js';
 import { leadHands, leadWorkplace } from './lead-hands.js';
 import { TeammateHooks } from '../agent/teammate-hooks.js';
-import type { LeadSession } from './session.js';
+import type { TeammateSettings } from '../agent/settings.js';
+import type { Board } from '../board/board-types.js';
+import type { EventSink } from '../events/emitter.js';
+import type { ModelClient } from '../model/types.js';
+import type { LeadServices } from '../tools/lead/services.js';
+import type { Trace } from '../trace/trace.js';
 
 const TEAM_PROMPT = [
   'You are the lead of a small autonomous software team: an analyst, an engineer and a reviewer, each working',
@@ -42,6 +47,32 @@ export function leadSystemPrompt(hands: readonly LeadHand[] = LEAD_HANDS, folder
 /** The default prompt (all four hands). */
 export const LEAD_SYSTEM_PROMPT = leadSystemPrompt();
 
+/**
+ * What the lead agent works with: the board's parts its tools' context holds (the same tools a
+ * teammate has: messages, claims), its team tools' commands, and the session's model, trace and
+ * event sink. The session makes it; no front end sees it.
+ */
+export interface LeadAgentHost {
+  lead(): string;
+  readonly rootDir: string;
+  /** The repository's checkout in repository mode (the lead's own folder then), or null. */
+  repositoryTop(): string | null;
+  readonly settings: Partial<TeammateSettings>;
+  readonly board: Pick<Board, 'tasks' | 'requests' | 'mailbox' | 'registry'>;
+  readonly hands: readonly LeadHand[];
+  readonly services: LeadServices;
+  /** The lead's model (the session must have started). */
+  model(): ModelClient;
+  readonly trace: Trace;
+  readonly sink: EventSink;
+  readonly maxRequestTokens: number;
+}
+
+/** Every tool the lead agent is offered, by name: its team tools and its own hands. */
+export function leadToolNames(host: Pick<LeadAgentHost, 'services' | 'hands'>): string[] {
+  return [...leadTools(host.services), ...leadHands(host.hands)].map((tool) => tool.name);
+}
+
 export interface LeadReply {
   text: string;
   outcome: LoopOutcome;
@@ -59,10 +90,10 @@ export class LeadAgent {
   private readonly hooks: TeammateHooks;
 
   constructor(
-    private readonly session: LeadSession,
+    private readonly host: LeadAgentHost,
     private readonly options: { maxTurns?: number; tokenBudget?: number } = {},
   ) {
-    this.hooks = new TeammateHooks(session.settings.hooks, session.rootDir, session.sink);
+    this.hooks = new TeammateHooks(host.settings.hooks, host.rootDir, host.sink);
   }
 
   async handle(text: string): Promise<LeadReply> {
@@ -75,36 +106,36 @@ export class LeadAgent {
         'INVALID_REQUIREMENT',
       );
     }
-    const { session } = this;
-    const lead = session.lead;
-    const team = session.mailbox.registry.read().team;
+    const { host } = this;
+    const lead = host.lead();
+    const team = host.board.registry.read().team;
     if (this.messages.length === 0) this.messages = identityMessages(lead, 'lead', team);
     this.messages.push({ role: 'user', content: text });
-    const place = leadWorkplace(session.rootDir, session.repositoryTop, session.settings);
+    const place = leadWorkplace(host.rootDir, host.repositoryTop(), host.settings);
     const ctx: ToolContext = {
       agent: { name: lead, role: 'lead', team },
-      rootDir: session.rootDir,
+      rootDir: host.rootDir,
       workspace: place.folder,
       offLimits: place.offLimits,
       sandbox: place.sandbox,
-      board: session.board,
-      requests: session.requests,
-      mailbox: session.mailbox,
-      registry: session.mailbox.registry,
+      board: host.board.tasks,
+      requests: host.board.requests,
+      mailbox: host.board.mailbox,
+      registry: host.board.registry,
       task: null,
       fence: null,
       signal: this.controller.signal,
       limits: place.limits,
       record: async (event, detail) => {
         // Only a task the lead claimed has a history to add to.
-        if (ctx.task && ctx.fence) await session.board.update(ctx.task.id, {}, { fence: ctx.fence, event, ...(detail ? { detail } : {}) }).catch(() => undefined);
+        if (ctx.task && ctx.fence) await host.board.tasks.update(ctx.task.id, {}, { fence: ctx.fence, event, ...(detail ? { detail } : {}) }).catch(() => undefined);
       },
       waitForMessage: async () => null,
       log: () => undefined,
     };
     const start = this.messages.length;
-    const system = leadSystemPrompt(session.leadHands, place.folder);
-    let { outcome } = await this.loop(ctx, system, [...leadTools(session), ...leadHands(session.leadHands)]);
+    const system = leadSystemPrompt(host.hands, place.folder);
+    let { outcome } = await this.loop(ctx, system, [...leadTools(host.services), ...leadHands(host.hands)]);
     if (outcome.kind === 'claimed') outcome = await this.work(ctx, system, outcome.task);
     // A conversation must end on the assistant's turn before the next user line.
     const last = this.messages[this.messages.length - 1];
@@ -126,20 +157,20 @@ export class LeadAgent {
    * lease renewed meanwhile, and ended by the same rules as a teammate's general task.
    */
   private async work(ctx: ToolContext, system: string, task: Task): Promise<LoopOutcome> {
-    const { session } = this;
-    const fence: Fence = { owner: session.lead, token: task.claims };
+    const { host } = this;
+    const fence: Fence = { owner: host.lead(), token: task.claims };
     ctx.task = task;
     ctx.fence = fence;
-    const renew = setInterval(() => void session.board.renewLease(task.id, fence).catch(() => undefined), 5_000);
+    const renew = setInterval(() => void host.board.tasks.renewLease(task.id, fence).catch(() => undefined), 5_000);
     this.messages.push({ role: 'user', content: `${taskPrompt(task)}\n\nYou claimed this task: do it with your tools, then end it with complete_task or fail_task.` });
     try {
-      const { outcome } = await this.loop(ctx, system, [...leadTools(session), ...leadHands(session.leadHands, true)]);
-      const current = session.board.get(task.id);
+      const { outcome } = await this.loop(ctx, system, [...leadTools(host.services), ...leadHands(host.hands, true)]);
+      const current = host.board.tasks.get(task.id);
       const mine = current.status === 'in_progress' && current.owner === fence.owner && current.claims === fence.token;
       if (!mine) return outcome;
-      if (outcome.kind === 'end_turn') await session.board.complete(task.id, fence, outcome.text || 'done');
-      else if (outcome.kind === 'fail' || outcome.kind === 'max_turns') await session.board.fail(task.id, fence, outcome.kind === 'fail' ? outcome.reason : 'max turns reached');
-      else await session.board.release(task.id, fence, `${session.lead}: ${'reason' in outcome ? outcome.reason : outcome.kind}`, 'lead');
+      if (outcome.kind === 'end_turn') await host.board.tasks.complete(task.id, fence, outcome.text || 'done');
+      else if (outcome.kind === 'fail' || outcome.kind === 'max_turns') await host.board.tasks.fail(task.id, fence, outcome.kind === 'fail' ? outcome.reason : 'max turns reached');
+      else await host.board.tasks.release(task.id, fence, `${host.lead()}: ${'reason' in outcome ? outcome.reason : outcome.kind}`, 'lead');
       return outcome;
     } finally {
       clearInterval(renew);
@@ -149,30 +180,30 @@ export class LeadAgent {
   }
 
   private loop(ctx: ToolContext, system: string, tools: ToolDefinition[]) {
-    const { session } = this;
-    const lead = session.lead;
+    const { host } = this;
+    const lead = host.lead();
     return runLoop({
-      model: session.leadModel,
+      model: host.model(),
       system,
       tools,
       messages: this.messages,
       ctx,
       agent: { name: lead, role: 'lead', stage: null },
       maxTurns: this.options.maxTurns ?? 8,
-      trace: session.trace,
+      trace: host.trace,
       tokenBudget: this.options.tokenBudget ?? 40_000,
-      maxRequestTokens: session.maxRequestTokens,
-      ...(session.settings.prices ? { prices: session.settings.prices } : {}),
-      events: session.sink,
-      ...(this.hooks.active ? { gate: this.hooks.gate(() => ({ team: session.mailbox.registry.read().team, agent: lead, role: 'lead', task: ctx.task, workspace: ctx.workspace })) } : {}),
+      maxRequestTokens: host.maxRequestTokens,
+      ...(host.settings.prices ? { prices: host.settings.prices } : {}),
+      events: host.sink,
+      ...(this.hooks.active ? { gate: this.hooks.gate(() => ({ team: host.board.registry.read().team, agent: lead, role: 'lead', task: ctx.task, workspace: ctx.workspace })) } : {}),
       compact: (current) =>
         compactConversation({
-          model: session.leadModel,
+          model: host.model(),
           messages: current,
-          identity: identityMessages(lead, 'lead', session.mailbox.registry.read().team),
+          identity: identityMessages(lead, 'lead', host.board.registry.read().team),
           taskPrompt: 'Continue talking with the person.',
           agent: { name: lead, role: 'lead', stage: null },
-          maxRequestTokens: session.maxRequestTokens,
+          maxRequestTokens: host.maxRequestTokens,
         }),
     });
   }

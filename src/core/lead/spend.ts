@@ -47,6 +47,11 @@ export class Spend {
     return this.members.get(name) ?? EMPTY;
   }
 
+  /** Each teammate that spent anything, by name. */
+  byMember(): Record<string, MemberSpend> {
+    return Object.fromEntries(this.members);
+  }
+
   total(): MemberSpend {
     let total: MemberSpend = EMPTY;
     for (const spend of this.members.values()) {

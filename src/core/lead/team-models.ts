@@ -1,4 +1,5 @@
 import type { Task } from '../board/schemas.js';
+import { ConfigError } from '../errors.js';
 import { costWith, describeModel, modelId, type ModelSpec, providerSpec } from '../model/factory.js';
 import type { PriceTable } from '../model/pricing.js';
 
@@ -22,6 +23,24 @@ export class TeamModels {
 
   set(role: string, spec: ModelSpec): void {
     this.models.set(role, spec);
+  }
+
+  /**
+   * Teammates of `role` work on `spec` from now on; the spec they start on is returned. A recording
+   * session records the new model too; a replayed one cannot change: its answers are the recording's.
+   */
+  change(role: string, spec: ModelSpec): ModelSpec {
+    const current = this.spec(role);
+    if (current.kind === 'replay') throw new ConfigError(`this session replays ${current.dir}: its models cannot change`);
+    const next: ModelSpec = current.kind === 'record' && spec.kind !== 'record' ? { kind: 'record', dir: current.dir, inner: spec } : spec;
+    this.set(role, next);
+    return next;
+  }
+
+  /** Each of `teamRoles` and every role with a model of its own, and its model; then the one for other roles. */
+  roleModels(teamRoles: readonly string[]): { roles: Array<{ role: string; model: string }>; others: string } {
+    const roles = new Set([...teamRoles, ...this.models.keys()]);
+    return { roles: [...roles].map((role) => ({ role, model: this.of(role) })), others: this.fallback };
   }
 
   /** The roles that have a model of their own. */

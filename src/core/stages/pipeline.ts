@@ -104,8 +104,13 @@ export class Pipeline {
     this.notices = new PipelineNotices(board, mailbox, options);
   }
 
-  /** The person's repository when pipelines get a worktree and branch on it (set by the lead once found). */
-  repository: Repository | null = null;
+  /** The person's repository when pipelines get a worktree and branch on it (see useRepository). */
+  private repository: Repository | null = null;
+
+  /** Pipelines posted from now on get a worktree and branch on `repository` (null: `workspace/<n>`); the lead sets it once found. */
+  useRepository(repository: Repository | null): void {
+    this.repository = repository;
+  }
 
   get maxRevisions(): number {
     return this.options.maxRevisions ?? 3;

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { Board, BoardEvents, OpenBoardOptions } from '../board.js';
+import type { Board, BoardEvents, OpenBoardOptions } from '../board-types.js';
 import { boardSink } from '../board-sink.js';
 import { LeadLease } from '../liveness.js';
 import { RequestStore } from '../requests.js';

@@ -26,17 +26,13 @@ export const createTaskTool = (lead: LeadServices) =>
           if (task.status === 'cancelled') return toolError(`Not posted: ${task.result ?? 'blocked by a hook'}`, 'hook_blocked');
           return { content: `Posted pipeline #${task.pipeline}: task #${task.id} (requirements) for the analyst.` };
         }
-        const created = await lead.board.create({
+        const task = await lead.createTask({
           subject: input.subject!,
           description: input.description ?? '',
           role: input.role ?? null,
           blockedBy: input.blocked_by ?? [],
-          artifacts: input.require_plan ? { requirePlan: true } : {},
-          by: lead.lead,
-          ...lead.pipeline.held(),
+          requirePlan: input.require_plan ?? false,
         });
-        // The person's TaskCreated hooks may refuse it (it is then cancelled, with their reason).
-        const task = await lead.pipeline.created(created);
         if (task.status === 'cancelled') return toolError(`Not posted: ${task.result ?? 'blocked by a hook'}`, 'hook_blocked');
         return { content: `Created task #${task.id}: ${task.subject}${task.blockedBy.length ? ` (blocked by ${task.blockedBy.map((id) => `#${id}`).join(', ')})` : ''}.` };
       } catch (error) {

@@ -9,7 +9,7 @@ export const getTaskTool = (lead: LeadServices) =>
     inputSchema: z.object({ task_id: z.number().int().positive() }),
     async run({ task_id }) {
       try {
-        return { content: JSON.stringify(lead.board.get(task_id), null, 2).slice(0, 8000) };
+        return { content: JSON.stringify(lead.readTask(task_id), null, 2).slice(0, 8000) };
       } catch (error) {
         return toolError((error as Error).message);
       }

@@ -9,7 +9,7 @@ export const listTasksTool = (lead: LeadServices) =>
     description: 'List the tasks on the board (optionally only one status), one line each.',
     inputSchema: z.object({ status: z.enum(TASK_STATUSES).optional() }),
     async run({ status }) {
-      const tasks = lead.board.list().filter((task) => !status || task.status === status);
+      const tasks = lead.tasks().filter((task) => !status || task.status === status);
       if (tasks.length === 0) return { content: 'No tasks.' };
       const lines = tasks.slice(-50).map((task) => {
         const stage = task.stage ? ` [${task.stage}${task.revision ? ` r${task.revision}` : ''}]` : '';

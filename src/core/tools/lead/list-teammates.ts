@@ -8,7 +8,7 @@ export const listTeammatesTool = (lead: LeadServices) =>
     description: 'List the team: name, role, status and current task of every member.',
     inputSchema: z.object({}),
     async run() {
-      const config = lead.mailbox.registry.read();
+      const config = lead.team();
       const lines = config.members.map(
         (m) => `${m.name} (${m.role}): ${m.status}${m.task ? ` #${m.task}` : ''}${m.reason ? ` — ${m.reason}` : ''}`,
       );

@@ -1,10 +1,10 @@
-import type { GitInfo } from '../core/board/artifacts.js';
-import type { Task } from '../core/board/schemas.js';
-import type { TaskBoardLike as TaskBoard } from '../core/board/task-rules.js';
-import { AutoteamError } from '../core/errors.js';
+import type { GitInfo } from '../board/artifacts.js';
+import type { Task } from '../board/schemas.js';
+import type { TaskBoardLike as TaskBoard } from '../board/task-rules.js';
+import { AutoteamError } from '../errors.js';
 import fs from 'node:fs';
-import { branchExists, mergeBranch, pipelineDiff, removeWorktree } from '../core/git/worktree.js';
-import { pipelineStatus } from '../core/stages/pipeline-status.js';
+import { branchExists, mergeBranch, pipelineDiff, removeWorktree } from '../git/worktree.js';
+import { pipelineStatus } from '../stages/pipeline-status.js';
 
 /**
  * What the person does with a pipeline's branch: look at it, merge it into their current branch, or

@@ -1,0 +1,118 @@
+import { type Mailbox, mergeRejected, type RejectedLines } from '../board/mailbox.js';
+import type { Message } from '../board/schemas.js';
+import type { RequestStore } from '../board/requests.js';
+import { AutoteamError, serializeError } from '../errors.js';
+import { HeldMessages } from './held-messages.js';
+import type { LeadEvent } from './session-types.js';
+
+/**
+ * The lead's inbox as the session reads it: drained in serial batches, each message told after the
+ * events its sender posted before it (HeldMessages), questions handed to the desk and the rest kept
+ * for /inbox; plan requests are decided here. Unreadable lines are told once and kept until /inbox shows them.
+ */
+export class LeadInbox {
+  private draining: Promise<void> = Promise.resolve();
+  private closed = false;
+  /** Messages for the person that /inbox shows (and clears). */
+  private readonly unread: Message[] = [];
+  /** Lines of the lead's inbox that could not be read, until /inbox shows them. */
+  private rejected: RejectedLines | null = null;
+  private readonly held: HeldMessages;
+
+  constructor(
+    private readonly deps: {
+      mailbox: Mailbox;
+      requests: RequestStore;
+      lead: () => string;
+      /** Whether the session has seen every event `message`'s sender posted before sending it. */
+      caughtUp: (message: Message) => boolean;
+      /** A teammate's question, for the question desk. */
+      asked: (message: Message) => void;
+      emit: (event: LeadEvent) => void;
+    },
+  ) {
+    this.held = new HeldMessages(deps.caughtUp, (message) => this.dispatch(message));
+  }
+
+  /** Tells the messages whose senders' earlier events have now been seen. */
+  release(): void {
+    this.held.release();
+  }
+
+  /** Drains the inbox after any drain under way; each message is dispatched once. */
+  drain(): void {
+    if (this.closed) return;
+    this.draining = this.draining.then(async () => {
+      try {
+        // A drain takes one batch of the inbox: a few per call, the rest at the next event or tick.
+        for (let batch = 0; batch < 16; batch++) {
+          const lead = this.deps.lead();
+          const messages = await this.deps.mailbox.drain(lead);
+          for (const message of messages) this.held.add(message);
+          const rejected = this.deps.mailbox.takeRejected(lead);
+          if (rejected) {
+            this.rejected = mergeRejected(this.rejected, rejected);
+            this.deps.emit({ type: 'notice', text: `${rejected.count} unreadable line${rejected.count === 1 ? '' : 's'} of the lead's inbox moved to ${rejected.movedTo} (/inbox shows which)` });
+          }
+          if (messages.length === 0) break;
+        }
+      } catch (error) {
+        const { code, message } = serializeError(error);
+        this.deps.emit({ type: 'error', code, message });
+      }
+    });
+  }
+
+  /** The last drain (unless `lastDrain` is false), then no more: nothing is told after the session closed. */
+  async close(lastDrain = true): Promise<void> {
+    if (lastDrain) this.drain();
+    await this.draining;
+    this.closed = true;
+  }
+
+  takeUnread(): Message[] {
+    return this.unread.splice(0);
+  }
+
+  takeRejectedLines(): RejectedLines | null {
+    const found = this.rejected;
+    this.rejected = null;
+    return found;
+  }
+
+  /** Decides a plan-approval request and tells the teammate. */
+  async decidePlan(requestId: string, approve: boolean, feedback = ''): Promise<void> {
+    const { ok, request } = await this.deps.requests.resolve(requestId, approve, feedback || undefined);
+    if (!ok) throw new AutoteamError(`plan request ${requestId} was already ${request.status}`, 'ALREADY_DECIDED');
+    await this.deps.mailbox.send(this.deps.lead(), request.from, feedback || (approve ? 'Approved.' : 'Rejected.'), 'plan_approval_response', { requestId, approve });
+  }
+
+  /** The lead and members whose inbox has had unreadable lines moved aside, with how many (none: absent). */
+  async rejectedCounts(): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    for (const name of this.deps.mailbox.registry.names()) {
+      const count = await this.deps.mailbox.rejectedCount(name).catch(() => 0);
+      if (count > 0) counts[name] = count;
+    }
+    return counts;
+  }
+
+  private dispatch(message: Message): void {
+    switch (message.type) {
+      case 'question':
+        this.deps.asked(message);
+        return;
+      case 'pipeline_update':
+        this.unread.push(message);
+        this.deps.emit({ type: 'pipeline', pipeline: Number(message.pipeline), status: String(message.status), content: message.content });
+        return;
+      case 'plan_approval_request':
+        this.unread.push(message);
+        this.deps.emit({ type: 'plan', requestId: String(message.requestId), from: message.from, plan: message.content });
+        return;
+      default:
+        this.unread.push(message);
+        this.deps.emit({ type: 'message', message });
+    }
+  }
+}

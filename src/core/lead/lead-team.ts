@@ -1,0 +1,222 @@
+import { originOf } from '../agent/event-order.js';
+import { type ManagerEvents, type ManagerOptions, type TeammateExit, TeammateManager } from '../agent/manager.js';
+import type { Board, BoardEvents } from '../board/board-types.js';
+import type { BoardOutage } from '../board/outage.js';
+import type { Member, Message } from '../board/schemas.js';
+import { HOST } from '../board/liveness.js';
+import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
+import { sweepOrphans } from '../exec/process.js';
+import type { ModelSpec } from '../model/factory.js';
+import type { StageRegistry } from '../stages/stage-registry.js';
+import type { Pipeline } from '../stages/pipeline.js';
+import type { TeamMemberSpec, LeadEvent } from './session-types.js';
+import type { Spend } from './spend.js';
+
+/**
+ * The teammates a lead session runs: their threads, the ones resting after an idle timeout (started
+ * again when work for them appears), members of any process found dead, and what the threads report
+ * (usage counted, errors shown once, a fatal model error kept).
+ */
+export class LeadTeam {
+  private readonly manager: TeammateManager;
+  private readonly spawned = new Map<string, TeamMemberSpec>();
+  /** Teammates that shut down after IDLE_TIMEOUT (or lost the board); respawned when work for them appears. */
+  private readonly resting = new Set<string>();
+  /** The first model error no retry will fix (bad key, unknown model, unreachable endpoint). */
+  private fatal: { code: string; message: string } | null = null;
+
+  constructor(
+    options: ManagerOptions & { board: Board },
+    private readonly deps: {
+      outage: BoardOutage;
+      spend: Spend;
+      emit: (event: LeadEvent) => void;
+      /** Something a thread sent may now be told (its earlier events were). */
+      release: () => void;
+      /** A failed span export, told once by the session. */
+      telemetryError: (message: string) => void;
+      closed: () => boolean;
+      /** The board's stages: a teammate's role must be one of theirs. */
+      stages: StageRegistry;
+    },
+  ) {
+    this.manager = new TeammateManager(options);
+    this.board = options.board;
+  }
+
+  private readonly board: Board;
+  private repairTimer: NodeJS.Timeout | null = null;
+
+  /**
+   * Every 2 s: a stage completed by a process that died before posting the next stage is finished,
+   * members whose process is gone are reaped, and a board that could not be reached is probed.
+   */
+  keepUp(pipelines: Pick<Pipeline, 'repair'>): void {
+    const { deps } = this;
+    this.repairTimer = setInterval(() => {
+      void pipelines.repair().catch((error: unknown) => {
+        const { code, message } = serializeError(error);
+        if (deps.outage.hides('repair', code)) return;
+        deps.emit({ type: 'error', code, message: `pipeline repair: ${message}` });
+      });
+      void this.reapDead();
+      void deps.outage.probe(() => this.board.tasks.refresh()).then((notice) => {
+        if (notice) deps.emit({ type: 'notice', text: notice });
+      });
+    }, 2_000);
+    this.repairTimer.unref();
+  }
+
+  /**
+   * Tells the threads' events and exits from now on, and follows the board: a resting teammate is
+   * woken by mail or by work its role could claim; the watcher's errors are shown (on a database
+   * board they are the connection's: an outage, shown once).
+   */
+  listen(watcher: BoardEvents): void {
+    const { deps } = this;
+    watcher.on('inbox', (name) => {
+      if (this.resting.has(name)) this.wakeResting(name);
+    });
+    watcher.on('board', () => this.wakeResting());
+    watcher.on('error', (error) => {
+      if (this.board.location !== this.board.rootDir && !deps.outage.report('watcher')) return;
+      deps.emit({ type: 'error', code: 'WATCHER', message: error.message });
+    });
+    this.manager.on('event', (event: ManagerEvents['event'][0]) => {
+      if (event.type === 'error' && FATAL_MODEL_CODES.has(event.error.code)) this.fatal ??= event.error;
+      if (event.type === 'error' && deps.outage.hides(event.name, event.error.code)) return;
+      // Every thread exports its own spans: a collector that cannot be reached is said once, by the lead.
+      if (event.type === 'error' && event.error.code === 'TELEMETRY') {
+        deps.telemetryError(event.error.message);
+        deps.release();
+        return;
+      }
+      if (event.type === 'usage') deps.spend.add(event.name, event.model, event.usage);
+      deps.emit({ type: 'teammate', event });
+      deps.release();
+    });
+    this.manager.on('exit', (exit) => {
+      if (exit.why === 'idle_timeout') this.resting.add(exit.name);
+      // A thread that could not reach the board (a database away too long) is started again when there is work.
+      else if (exit.why === 'board_unreachable' && !deps.closed()) this.resting.add(exit.name);
+      // Nothing more comes from that thread: what it sent is shown before it is gone.
+      deps.release();
+      deps.emit({ type: 'teammate_exit', exit });
+    });
+  }
+
+  get fatalError(): { code: string; message: string } | null {
+    return this.fatal;
+  }
+
+  /** The teammates this session runs now (name and role). */
+  running(): Array<{ name: string; role: string }> {
+    return this.manager.handles().map(({ name, role }) => ({ name, role }));
+  }
+
+  isRunning(name: string): boolean {
+    return this.manager.get(name) !== undefined;
+  }
+
+  /** The roles of the teammates this session started. */
+  roles(): string[] {
+    return [...this.spawned.values()].map((member) => member.role);
+  }
+
+  /** Whether this process has seen every event the sender of `message` posted before sending it. */
+  caughtUp(message: Message): boolean {
+    return this.manager.caughtUp(message.from, originOf(message));
+  }
+
+  spawn(name: string, role: string, prompt?: string): void {
+    this.deps.stages.checkRole(role);
+    if (name.length > 64 || !/^[A-Za-z0-9_-]+$/.test(name)) throw new ConfigError(`invalid teammate name '${name.slice(0, 80)}': at most 64 letters, digits, _ and -`);
+    // The thread would be refused when it joins; say so here, before anything starts.
+    this.board.registry.checkNameFree(this.board.registry.read(), name);
+    this.manager.spawn(name, role, prompt);
+    this.spawned.set(name, { name, role, ...(prompt ? { prompt } : {}) });
+    this.resting.delete(name);
+  }
+
+  /** Respawns teammates that idled out when the board has work their role could claim, or mail for them. */
+  wakeResting(messaged?: string): void {
+    for (const name of [...this.resting]) {
+      const spec = this.spawned.get(name);
+      if (!spec || this.manager.get(name)) continue;
+      if (name !== messaged && this.board.tasks.scanUnclaimed(spec.role).length === 0) continue;
+      this.resting.delete(name);
+      try {
+        this.spawn(spec.name, spec.role, spec.prompt);
+      } catch (error) {
+        const { code, message } = serializeError(error);
+        this.deps.emit({ type: 'error', code, message });
+      }
+    }
+  }
+
+  /** A teammate reads its mail between turns, or wakes for it when idle. */
+  wake(name: string): void {
+    this.manager.wake(name);
+  }
+
+  setModel(role: string, spec: ModelSpec): void {
+    this.manager.setModel(role, spec);
+  }
+
+  /** The shutdown protocol for one teammate (bounded wait, then stop). */
+  async requestShutdown(name: string, graceMs = 5_000): Promise<TeammateExit | null> {
+    this.resting.delete(name);
+    return this.manager.requestShutdown(name, graceMs);
+  }
+
+  /** Members whose process is gone are marked dead and their tasks handed back at once. */
+  async reapDead(): Promise<void> {
+    // And what they were running: a sandbox whose autoteam process died before it could take it along.
+    sweepOrphans();
+    // While the board cannot be reached, nobody could beat: silence is not counted then (see BoardOutage.lastSeen).
+    if (this.deps.outage.since !== null) return;
+    try {
+      await this.settleResting();
+      // A thread of this process is alive while the manager runs it, however late its heartbeat on a
+      // busy machine: its death is the thread's exit, which the manager tells (and hands its tasks back).
+      const ours = (member: Member) => member.pid === process.pid && member.host === HOST && this.manager.get(member.name) !== undefined;
+      for (const { member, why } of await this.board.registry.reapDead(this.deps.outage.lastSeen, ours)) {
+        const released = await this.board.tasks.reclaimAllFrom(member.name, `${member.name} is dead (${why})`, 'owner_dead');
+        const tasks = released.length ? `; handed back ${released.map((id) => `#${id}`).join(', ')}` : '';
+        this.deps.emit({ type: 'notice', text: `${member.name} is dead (${why})${tasks}` });
+      }
+    } catch (error) {
+      const { code, message } = serializeError(error);
+      if (this.deps.outage.hides('liveness', code)) return;
+      this.deps.emit({ type: 'error', code, message: `liveness: ${message}` });
+    }
+  }
+
+  /**
+   * Teammates resting (their thread ended on purpose: idle, or the board unreachable) whose record
+   * still says live — a thread that left while the board could not be written — are recorded as shut
+   * down, not reaped as dead: the lead starts them again when there is work for them.
+   */
+  private async settleResting(): Promise<void> {
+    const live = new Set(['working', 'idle', 'waiting']);
+    for (const member of this.board.registry.read().members) {
+      if (!this.resting.has(member.name) || !live.has(member.status) || this.manager.get(member.name)) continue;
+      await this.board.registry.setStatus(member.name, 'shutdown', { task: null, reason: 'resting: started again when there is work for it' });
+    }
+  }
+
+  /**
+   * Every teammate through the shutdown protocol (bounded), the threads ended, and the tasks still
+   * held by a teammate of this session handed back. Every step runs even when one fails (a full disk):
+   * the threads must end, or the process never does.
+   */
+  async close(graceMs: number): Promise<{ exits: TeammateExit[]; released: number[] }> {
+    if (this.repairTimer) clearInterval(this.repairTimer);
+    const attempt = async <T>(fn: () => Promise<T>, fallback: T): Promise<T> => fn().catch(() => fallback);
+    const exits = await attempt(() => this.manager.shutdownAll(graceMs), []);
+    await attempt(() => this.manager.close(1_000), undefined);
+    const released: number[] = [];
+    for (const name of this.spawned.keys()) released.push(...(await attempt(() => this.board.tasks.reclaimAllFrom(name, 'the lead session closed', 'stopped'), [])));
+    return { exits, released };
+  }
+}

@@ -1,0 +1,45 @@
+import type { ProtocolRequest } from '../board/requests.js';
+import type { Task, TeamConfig } from '../board/schemas.js';
+import type { BoardProblem } from '../board/task-index.js';
+import { taskWorkspace } from '../stages/pipeline.js';
+import { pipelineStatuses, pipelineUsage } from '../stages/pipeline-status.js';
+import type { LeadSnapshot, MemberView, PipelineView } from './lead-api.js';
+import type { PendingQuestion } from './questions.js';
+import type { Spend } from './spend.js';
+import type { TeamModels } from './team-models.js';
+
+/** What the session reads a snapshot from, each read once. */
+export interface SnapshotParts {
+  board: Omit<LeadSnapshot['board'], 'problems'>;
+  tasks: Task[];
+  problems: BoardProblem[];
+  team: TeamConfig;
+  questions: PendingQuestion[];
+  plans: ProtocolRequest[];
+  spend: Spend;
+  models: TeamModels;
+  roles: Array<{ role: string; model: string }>;
+  running: (name: string) => boolean;
+  autoAnswer: boolean;
+}
+
+/** The session's state as plain data (see LeadSnapshot): derived here, so every front end shows the same. */
+export function buildSnapshot(parts: SnapshotParts): LeadSnapshot {
+  const { tasks, spend, models } = parts;
+  const pipelines: PipelineView[] = [...pipelineStatuses(tasks)].map(([id, status]) => {
+    const own = tasks.filter((task) => task.pipeline === id);
+    return { id, status, usage: pipelineUsage(own), cost: models.costOf(own), workspace: taskWorkspace(parts.board.rootDir, own[0] ?? { pipeline: id, artifacts: {} }) };
+  });
+  const members: MemberView[] = parts.team.members.map((member) => ({ ...member, running: parts.running(member.name), model: models.of(member.role), spend: spend.of(member.name) }));
+  return {
+    board: { ...parts.board, problems: parts.problems.map((problem) => problem.message) },
+    tasks,
+    pipelines,
+    team: { name: parts.team.team, lead: parts.team.lead, members },
+    questions: parts.questions,
+    plans: parts.plans,
+    spend: { total: spend.total(), members: spend.byMember() },
+    models: { label: models.label, ids: models.ids, offline: models.offline, roles: parts.roles, others: models.fallback },
+    autoAnswer: parts.autoAnswer,
+  };
+}

@@ -1,0 +1,45 @@
+import type { PipelineState } from '../stages/pipeline.js';
+import type { LeadApi } from './lead-api.js';
+import type { TaskBoardLike } from '../board/task-rules.js';
+import { pipelineStatuses } from '../stages/pipeline-status.js';
+
+/**
+ * Why the team is still busy, or null when nothing can still move: a pipeline is active, a task is
+ * in progress, or a general task waits for a running teammate to claim it — unless no teammate
+ * runs, a fatal model error `stopped` them, or the team waits on a question nobody will answer.
+ */
+export function busyReason(state: {
+  running: ReadonlyArray<{ role: string }>;
+  stopped: boolean;
+  unanswered: boolean;
+  tasks: Pick<TaskBoardLike, 'list' | 'scanUnclaimed'>;
+}): string | null {
+  if (state.running.length === 0 || state.stopped || state.unanswered) return null;
+  const tasks = state.tasks.list();
+  const active = [...pipelineStatuses(tasks)].filter(([, status]) => status === 'active').map(([id]) => id);
+  if (active.length) return `pipeline ${active.map((id) => `#${id}`).join(', ')} still active`;
+  const working = tasks.filter((task) => task.status === 'in_progress');
+  if (working.length) return `task ${working.map((task) => `#${task.id}`).join(', ')} in progress`;
+  const roles = new Set(state.running.map((handle) => handle.role));
+  const claimable = new Set([...roles].flatMap((role) => state.tasks.scanUnclaimed(role)).filter((task) => task.pipeline === null).map((task) => `#${task.id}`));
+  return claimable.size ? `task ${[...claimable].join(', ')} waiting to be claimed` : null;
+}
+
+/** Waits until pipeline `id` is approved or failed, or `signal` aborts: re-read on each event that may have moved it. */
+export async function waitForPipeline(session: Pick<LeadApi, 'stateOf' | 'subscribe'>, id: number, signal?: AbortSignal): Promise<PipelineState> {
+  for (;;) {
+    const state = session.stateOf(id);
+    if (state.status !== 'active' || signal?.aborted) return state;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        unsubscribe();
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const unsubscribe = session.subscribe((event) => {
+        if (event.type === 'pipeline' || event.type === 'board' || event.type === 'teammate_exit') done();
+      });
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+}
