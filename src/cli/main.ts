@@ -9,7 +9,7 @@ import { AutoteamError, ConfigError } from '../core/errors.js';
 import { loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 import { loadModelSpec } from '../core/model/config.js';
 import { priceTable } from '../core/model/pricing.js';
-import { StageRegistry } from '../core/stages/stage-registry.js';
+import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.js';
 import { registerBoardCommands } from './board-commands.js';
 import { registerEventsCommand } from './events-command.js';
 import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
@@ -167,7 +167,7 @@ export function buildProgram(): Command {
       .description('post a requirement, let the team work it headless, print a summary (exit 0 approved, 1 failed)')
       .argument('<requirement...>', 'what you want built')
       .option('--auto', 'a simulated user answers the analyst (otherwise questions wait for a person)')
-      .addOption(new Option('--start-stage <stage>', 'skip earlier stages').choices(['requirements', 'implementation']))
+      .addOption(new Option('--start-stage <stage>', 'skip earlier stages').choices(BUILTIN_REGISTRY.starts()))
       .option('--json', 'print the summary as JSON (the same as --output-format json)')
       .addOption(new Option('--output-format <format>', 'text (lines, then the summary), json (the summary alone) or stream-json (an event a line while it runs, then {"type":"result", …})').choices(['text', 'json', 'stream-json']))
       .option('--timeout <duration>', 'give up after this long (default 10m)')
@@ -184,7 +184,7 @@ export function buildProgram(): Command {
       auto: options.auto === true,
       json: options.json === true,
       ...(options.outputFormat ? { outputFormat: options.outputFormat as 'text' | 'json' | 'stream-json' } : {}),
-      startStage: options.startStage as 'requirements' | 'implementation' | undefined,
+      ...(typeof options.startStage === 'string' ? { startStage: options.startStage } : {}),
       timeout: options.timeout as string | undefined,
       ...withProject(options, boardDir(command)),
       ...repoChoice(options),

@@ -235,7 +235,8 @@ function summarize(session: LeadApi, snapshot: LeadSnapshot, state: PipelineStat
   // Only this pipeline's work: the team may also have picked up other open tasks on the board.
   const ids = new Set(state.tasks.map((task) => task.id));
   const trace = session.workSummary(ids, since);
-  const analysis = state.tasks.find((task) => task.stage === 'requirements');
+  // Requirements and Q&A are carried from task to task: the most any task of the pipeline holds.
+  const most = (count: (task: Task) => number) => Math.max(0, ...state.tasks.map(count));
   const files = new Set<string>();
   for (const task of state.tasks) for (const file of task.artifacts.files ?? []) files.add(file.path);
   const last = state.tasks.at(-1);
@@ -250,8 +251,8 @@ function summarize(session: LeadApi, snapshot: LeadSnapshot, state: PipelineStat
     requirement,
     model: session.modelIds,
     tasks: state.tasks.map((task) => ({ id: task.id, stage: task.stage, revision: task.revision, owner: task.owner, status: task.status, result: task.result })),
-    requirements: Object.keys(analysis?.artifacts.requirements ?? {}).length,
-    questions: (analysis?.artifacts.qa ?? []).length,
+    requirements: most((task) => Object.keys(task.artifacts.requirements ?? {}).length),
+    questions: most((task) => (task.artifacts.qa ?? []).length),
     files: [...files].sort(),
     workspace: path.resolve(snapshot.pipelines.find((view) => view.id === state.id)?.workspace ?? path.join(snapshot.board.rootDir, 'workspace', String(state.id))),
     ...(git ? { git: { repo: git.repo, branch: git.branch, base: git.base, commit: git.commit ?? null } } : {}),

@@ -71,10 +71,6 @@ export function checkRequirement(requirement: string): string {
   return text;
 }
 
-/** A pipeline that starts at a stage with no start of its own rests its approval on the requirement itself. */
-const requirementAsCriterion = (text: string): Artifacts => ({
-  criteria: [{ id: 'AC1', criterion: `The program does what was asked: ${text}`, verify: 'run it on sample input and compare with the request' }],
-});
 
 export interface PipelineOptions extends NoticeOptions {
   maxRevisions?: number;
@@ -122,15 +118,17 @@ export class Pipeline {
   }
 
   /**
-   * Posts a requirement: a new pipeline whose first task is the first stage's (or `startStage`'s). A
-   * pipeline that starts at a stage with no start of its own gets the requirement itself as its one
-   * acceptance criterion, so an approval always rests on a criterion.
+   * Posts a requirement: a new pipeline whose first task is the first stage's (or `startStage`'s, a
+   * stage that has a `start`: what a pipeline starting there begins with).
    */
   async post(requirement: string, options: PostOptions = {}): Promise<Task> {
     const text = checkRequirement(requirement);
-    const pipeline = await this.board.nextPipelineId();
     const definition = options.startStage ? this.stages.get(options.startStage) : this.stages.first;
-    const artifacts: Artifacts = { requirement: text, requirements: {}, ...(definition.start ?? requirementAsCriterion)(text) };
+    if (!definition.start) {
+      throw new AutoteamError(`a pipeline cannot start at the ${definition.stage} stage (it can at: ${this.stages.starts().join(', ')})`, 'USAGE');
+    }
+    const pipeline = await this.board.nextPipelineId();
+    const artifacts: Artifacts = { requirement: text, requirements: {}, ...definition.start(text) };
     if (this.repository) artifacts.git = await this.effects.createWorkspace(this.repository, pipeline, text);
     const stage = definition.stage;
     const first = await this.board.create({

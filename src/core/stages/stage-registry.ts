@@ -53,6 +53,11 @@ export class StageRegistry {
     return [...this.stages.keys()];
   }
 
+  /** The stages a pipeline may start at (those with a `start`). */
+  starts(): string[] {
+    return this.all().filter((stage) => stage.start).map((stage) => stage.stage);
+  }
+
   /** Where a posted requirement starts unless told otherwise. */
   get first(): StageDefinition {
     return this.all()[0]!;

@@ -74,7 +74,10 @@ export interface StageDefinition {
   handoff(data: HandoffData, content?: string, artifacts?: Artifacts): string;
   /** What a task of this stage needs from outside the board when it is posted (a file, a diff). */
   prepare?(ctx: PrepareContext): Promise<Prepared>;
-  /** A pipeline that starts at this stage starts with these artifacts (default: the requirement as its one criterion). */
+  /**
+   * A pipeline may start at this stage only when it has a start: the artifacts it begins with there
+   * (`requirementAsCriterion` for a stage after the analysis, so an approval still rests on a criterion).
+   */
   start?(requirement: string): Artifacts;
   /** Keys of its own artifacts a retried task of this stage keeps (the runtime's and the pipeline's are always kept). */
   retry: { keep: readonly string[] };
@@ -106,3 +109,8 @@ export const GENERAL_SYSTEM_PROMPT = [
 export function maxRevisionsGap(ctx: SendBackContext): string | null {
   return ctx.task.revision + 1 > ctx.maxRevisions ? `max_revisions (${ctx.maxRevisions}) reached` : null;
 }
+
+/** A pipeline that starts after the analysis rests its approval on the requirement itself, as its one criterion. */
+export const requirementAsCriterion = (text: string): Artifacts => ({
+  criteria: [{ id: 'AC1', criterion: `The program does what was asked: ${text}`, verify: 'run it on sample input and compare with the request' }],
+});

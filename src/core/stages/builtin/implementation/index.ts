@@ -1,5 +1,5 @@
 import { artifact, formatIssue, HANDOFF_LIMITS, type HandoffData, requirementsSection } from '../../handoff-data.js';
-import { type StageDefinition, short } from '../../stage.js';
+import { requirementAsCriterion, type StageDefinition, short } from '../../stage.js';
 import { ImplementationArtifactsSchema } from './artifacts.js';
 
 function handoff(data: HandoffData): string {
@@ -38,6 +38,8 @@ export const implementationStage: StageDefinition = {
   ].join('\n'),
   tools: ['write_file', 'read_file', 'edit_file', 'execute_code', 'bash', 'submit_for_review', 'fail_task'],
   transitions: { submit_for_review: { next: 'review', carry: ['submitted'] } },
+  // A pipeline may start here (--start-stage implementation), with the requirement as its criterion.
+  start: requirementAsCriterion,
   artifacts: ImplementationArtifactsSchema,
   subject: (requirement, revision) => (revision > 0 ? `Revise (${revision}): ${short(requirement)}` : `Implement: ${short(requirement)}`),
   handoff,
