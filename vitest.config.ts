@@ -21,6 +21,9 @@ const POSTGRES_FILES = [
   'tests/events/events-cli.test.ts',
 ];
 
+/** Whole runs of the CLI (a pipeline, a REPL, a board outage): their own projects, so `npm test` stays short. */
+const E2E_FILES = 'tests/e2e/**/*.test.ts';
+
 export default defineConfig({
   test: {
     // Tests wait for events, with ceilings only a hang reaches (HANG_MS, tests/helpers/agent-wait.ts);
@@ -34,10 +37,14 @@ export default defineConfig({
     // The longest files first, whichever project holds them (tests/helpers/longest-first.ts).
     sequence: { sequencer: LongestFirst },
     env: { PATH: pathWithRealPython(), ...models, ...(worker ? { AUTOTEAM_TEST_WORKER: worker } : {}) },
+    // `npm test` runs `main` and `postgres`; `npm run test:e2e` the end-to-end files, each of which
+    // starts the CLI for whole runs; `npm run test:all` (what CI runs) all four in one run.
     projects: [
-      { extends: true, test: { name: 'main', include: ['tests/**/*.test.ts', 'tests/**/*.test.tsx'], exclude: [...configDefaults.exclude, ...POSTGRES_FILES] } },
+      { extends: true, test: { name: 'main', include: ['tests/**/*.test.ts', 'tests/**/*.test.tsx'], exclude: [...configDefaults.exclude, ...POSTGRES_FILES, E2E_FILES] } },
       // A project of its own so that its globalSetup runs only when one of these files does.
-      { extends: true, test: { name: 'postgres', include: POSTGRES_FILES, globalSetup: ['tests/helpers/postgres-setup.ts'] } },
+      { extends: true, test: { name: 'postgres', include: POSTGRES_FILES, exclude: [...configDefaults.exclude, E2E_FILES], globalSetup: ['tests/helpers/postgres-setup.ts'] } },
+      { extends: true, test: { name: 'e2e', include: [E2E_FILES], exclude: [...configDefaults.exclude, ...POSTGRES_FILES] } },
+      { extends: true, test: { name: 'e2e-postgres', include: POSTGRES_FILES.filter((file) => file.startsWith('tests/e2e/')), globalSetup: ['tests/helpers/postgres-setup.ts'] } },
     ],
   },
 });

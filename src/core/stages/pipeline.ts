@@ -11,7 +11,7 @@ import { handoffData } from './handoff-data.js';
 import { carriedArtifacts, retriedArtifacts, sentBackBy, transitionOf } from './pipeline-flow.js';
 import { type NoticeOptions, PipelineNotices } from './pipeline-notices.js';
 import { isFailed, type PipelineStatus, pipelineStatus, pipelineStatuses, pipelineUsage } from './pipeline-status.js';
-import { maxRevisionsGap, type StageDefinition } from './stage.js';
+import { maxRevisionsGap, requirementAsCriterion, type StageDefinition } from './stage.js';
 import { BUILTIN_REGISTRY, type StageRegistry } from './stage-registry.js';
 import { workspaceEffects } from './workspace-effects.js';
 import { taskWorkspace } from './workspace.js';
@@ -118,17 +118,15 @@ export class Pipeline {
   }
 
   /**
-   * Posts a requirement: a new pipeline whose first task is the first stage's (or `startStage`'s, a
-   * stage that has a `start`: what a pipeline starting there begins with).
+   * Posts a requirement: a new pipeline whose first task is the first stage's (or `startStage`'s). A
+   * pipeline that starts at a stage with no start of its own gets the requirement itself as its one
+   * acceptance criterion, so an approval always rests on a criterion.
    */
   async post(requirement: string, options: PostOptions = {}): Promise<Task> {
     const text = checkRequirement(requirement);
     const definition = options.startStage ? this.stages.get(options.startStage) : this.stages.first;
-    if (!definition.start) {
-      throw new AutoteamError(`a pipeline cannot start at the ${definition.stage} stage (it can at: ${this.stages.starts().join(', ')})`, 'USAGE');
-    }
     const pipeline = await this.board.nextPipelineId();
-    const artifacts: Artifacts = { requirement: text, requirements: {}, ...definition.start(text) };
+    const artifacts: Artifacts = { requirement: text, requirements: {}, ...(definition.start ?? requirementAsCriterion)(text) };
     if (this.repository) artifacts.git = await this.effects.createWorkspace(this.repository, pipeline, text);
     const stage = definition.stage;
     const first = await this.board.create({

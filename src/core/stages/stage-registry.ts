@@ -53,7 +53,7 @@ export class StageRegistry {
     return [...this.stages.keys()];
   }
 
-  /** The stages a pipeline may start at (those with a `start`). */
+  /** The stages a person may start a pipeline at (those with a `start` of their own). */
   starts(): string[] {
     return this.all().filter((stage) => stage.start).map((stage) => stage.stage);
   }

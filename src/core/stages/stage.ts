@@ -75,8 +75,8 @@ export interface StageDefinition {
   /** What a task of this stage needs from outside the board when it is posted (a file, a diff). */
   prepare?(ctx: PrepareContext): Promise<Prepared>;
   /**
-   * A pipeline may start at this stage only when it has a start: the artifacts it begins with there
-   * (`requirementAsCriterion` for a stage after the analysis, so an approval still rests on a criterion).
+   * What a pipeline that starts at this stage begins with (default: `requirementAsCriterion`). A stage
+   * that has one is offered where a person picks the start (`run --start-stage`, `StageRegistry.starts`).
    */
   start?(requirement: string): Artifacts;
   /** Keys of its own artifacts a retried task of this stage keeps (the runtime's and the pipeline's are always kept). */
