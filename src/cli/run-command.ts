@@ -11,6 +11,7 @@ import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../core/errors.j
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js';
+import { approvalOf } from '../core/stages/pipeline-status.js';
 import type { TraceSummary } from '../core/trace/summary.js';
 import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
 import { activityView, describeEvent, indentContinuation } from '../frontend/activity.js';
@@ -240,7 +241,8 @@ function summarize(session: LeadApi, snapshot: LeadSnapshot, state: PipelineStat
   const files = new Set<string>();
   for (const task of state.tasks) for (const file of task.artifacts.files ?? []) files.add(file.path);
   const last = state.tasks.at(-1);
-  const approval = state.tasks.find((task) => task.artifacts.verdict === 'approved');
+  // The task that approved the pipeline: its verdicts on the acceptance criteria, and the commit it made.
+  const approval = approvalOf(state.tasks);
   const verdicts = approval?.artifacts.criteriaVerdicts ?? [];
   const checks = state.tasks.flatMap((task) => task.artifacts.checks ?? []);
   const git = approval?.artifacts.git ?? last?.artifacts.git;

@@ -574,4 +574,17 @@ describe('when a pipeline is approved', () => {
     // A board written before signals were recorded: the approving review ended it.
     expect(pipelineStatus([task(3, 'review', { verdict: 'approved' })])).toBe('approved');
   });
+
+  it('the approval is the final task (what the run summary reports its criteria and commit from), or an old board\'s approving verdict', async () => {
+    const { approvalOf } = await import('../../src/core/stages/pipeline-status.js');
+    const at = new Date().toISOString();
+    const task = (id: number, stage: string, artifacts: Record<string, unknown>) =>
+      ({ id, stage, status: 'completed', artifacts, pipeline: 1, revision: 0, history: [], createdAt: at, updatedAt: at }) as never;
+    const review = task(3, 'review', { verdict: 'approved', signal: 'approve_code' });
+    const docs = task(4, 'docs', { signal: 'complete_stage', final: true });
+    expect(approvalOf([review])).toBeUndefined();
+    expect(approvalOf([review, docs])).toBe(docs);
+    const old = task(3, 'review', { verdict: 'approved' });
+    expect(approvalOf([old])).toBe(old);
+  });
 });

@@ -5,32 +5,26 @@ import { RequestStore } from '../board/requests.js';
 import type { MemberStatus, Message, Task } from '../board/schemas.js';
 import type { BlobStore } from '../board/blobs.js';
 import { type Board, fileBoard } from '../board/board.js';
-import { prepareWorkspace } from '../stages/submission.js';
-import type { Fence } from '../board/task-board.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { TeamRegistry } from '../board/team-registry.js';
 import { FATAL_MODEL_CODES, serializeError } from '../errors.js';
-import type { ModelClient, ModelMessage, Usage } from '../model/types.js';
-import { GENERAL_SYSTEM_PROMPT } from '../stages/stage.js';
+import type { ModelClient, ModelMessage } from '../model/types.js';
 import { StageRegistry } from '../stages/stage-registry.js';
-import { handoffData, taskPrompt } from '../stages/handoff.js';
-import { Pipeline, taskWorkspace } from '../stages/pipeline.js';
-import { budgetGap, pipelineUsage } from '../stages/pipeline-status.js';
+import { Pipeline } from '../stages/pipeline.js';
 import { formatMessages } from '../tools/read-inbox.js';
-import { generalTools, stageTools } from '../tools/registry.js';
 import type { ToolContext } from '../tools/tool.js';
 import { Trace } from '../trace/trace.js';
-import { redact } from '../trace/redact.js';
-import { compactConversation } from './compaction.js';
 import { identityMessages } from './identity.js';
-import { type LoopOutcome, runLoop } from './loop.js';
 import { redactEvent, type TeammateEvent } from './teammate-events.js';
 
 export type { TeammateEvent } from './teammate-events.js';
 import { TeammateInbox } from './teammate-inbox.js';
 import { TaskEnds } from './task-ends.js';
+import { TaskOutcome } from './task-outcome.js';
+import { TaskWork } from './task-work.js';
 import { TeammateStatus } from './teammate-status.js';
-import { toolContext } from './tool-context.js';
+import { TeammateTurns } from './teammate-turns.js';
+import { type ToolHost, toolContext } from './tool-context.js';
 import { DEFAULT_TEAMMATE_SETTINGS, type TeammateSettings } from './settings.js';
 import type { Wake } from './wake.js';
 import type { ExitReason } from '../events/schema.js';
@@ -57,11 +51,6 @@ export interface TeammateOptions {
   stamp?: () => Record<string, unknown>;
 }
 
-
-/** The tools that end `task`: its stage's signals, or complete_task / fail_task for a general task. */
-function finishingTools(stages: StageRegistry, task: Task): string {
-  return task.stage ? Object.keys(stages.get(task.stage).transitions).join(' or ') : 'complete_task or fail_task';
-}
 
 /**
  * One autonomous teammate: IDLE (inbox first, then claim a task of its role, else sleep until woken
@@ -90,6 +79,12 @@ export class Teammate {
   private exitReason: string | null = null;
   private exitWhy: ExitReason | null = null;
   private readonly inbox: TeammateInbox;
+  /** One run of the tool loop, set up for this teammate (tools, system prompt, usage, hooks). */
+  private readonly turns: TeammateTurns;
+  /** What its tools are lent: who it is, its board, how it reports. */
+  private readonly tools: ToolHost;
+  /** WORK on a claimed task. */
+  private readonly work: TaskWork;
   private model: ModelClient;
   /** A model the lead chose for this teammate's next tasks (/model), taken between tasks. */
   private nextModel: Promise<ModelClient> | null = null;
@@ -124,6 +119,60 @@ export class Teammate {
       activity: (task, text) => this.activity(task, text),
     });
     this.inbox = new TeammateInbox(options.name, this.mailbox, this.requests, options.wake, this.settings.pollMs);
+    this.tools = {
+      name: options.name,
+      role: options.role,
+      settings: this.settings,
+      board: this.board,
+      registry: this.registry,
+      requests: this.requests,
+      blobs: this.blobs,
+      mailbox: this.mailbox,
+      inbox: this.inbox,
+      activity: (taskId, line) => this.activity(taskId, line),
+      emit: (input) => this.sink.emit(input),
+      setStatus: (status, taskId, reason) => this.setStatus(status, taskId, reason),
+    };
+    const host = {
+      name: options.name,
+      settings: this.settings,
+      board: this.board,
+      stages: this.stages,
+      hooks: this.hooks,
+      signal: options.signal,
+      identity: () => this.identity(),
+      scene: (ctx: Pick<ToolContext, 'task' | 'workspace'>) => this.scene(ctx),
+      note: (task: Task | null, text: string) => this.note(task, text),
+      activity: (task: number | null, text: string) => this.activity(task, text),
+    };
+    this.turns = new TeammateTurns({
+      ...host,
+      role: options.role,
+      ...(options.prompt ? { prompt: options.prompt } : {}),
+      inbox: this.inbox,
+      trace: this.trace,
+      sink: this.sink,
+      model: () => this.model,
+      emit: (event) => this.emit(event),
+      exitWith: (reason, why) => this.exitWith(reason, why),
+    });
+    const outcome = new TaskOutcome({
+      ...host,
+      pipeline: this.pipeline,
+      ends: this.ends,
+      exitWith: (reason, why) => this.exitWith(reason, why),
+      workOnClaimed: (task) => this.workOnTask(task),
+    });
+    this.work = new TaskWork({
+      ...host,
+      blobs: this.blobs,
+      tools: this.tools,
+      modelError: (ctx, error) => this.onModelError(ctx, error),
+      setStatus: (status, task, reason) => this.setStatus(status, task, reason),
+      backToIdle: async () => {
+        if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
+      },
+    }, this.turns, this.hooks, outcome, this.ends);
   }
 
   get name(): string {
@@ -218,135 +267,20 @@ export class Teammate {
     return reason;
   }
 
-  private async workOnTask(task: Task): Promise<void> {
-    const { name } = this.options;
-    const fence: Fence = { owner: name, token: task.claims };
-    await this.setStatus('working', task.id);
-    this.activity(task.id, `claimed #${task.id} ${task.subject}`);
-    const lease = new AbortController();
-    const renew = setInterval(() => {
-      void this.board.renewLease(task.id, fence).then(
-        (result) => {
-          if (!result.ok) lease.abort(new Error(`lease lost: ${result.reason}`));
-        },
-        () => undefined,
-      );
-    }, Math.max(50, Math.floor(this.settings.leaseMs / 3)));
-    const signal = AbortSignal.any([this.options.signal, lease.signal]);
-    const stage = task.stage ? this.stages.get(task.stage) : null;
-    const workspace = taskWorkspace(this.board.rootDir, task);
-    const prepared = await prepareWorkspace(workspace, task, this.blobs);
-    for (const note of prepared.notes) this.note(task, note);
-    if (prepared.gone) {
-      clearInterval(renew);
-      await this.ends.fail(task, fence, prepared.gone);
-      if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
-      return;
-    }
-    const ctx = this.context(task, fence, workspace, signal, (reason) => lease.abort(new Error(`lease lost: ${reason}`)));
-    const prompt = taskPrompt(task);
-    const messages: ModelMessage[] = [...this.identity(), { role: 'user', content: prompt }];
-    try {
-      let turnsLeft = this.settings.maxTurns;
-      let nudged = false;
-      for (;;) {
-        const system = stage ? stage.systemPrompt : GENERAL_SYSTEM_PROMPT;
-        const { outcome, turns } = await this.loop(ctx, messages, prompt, system, turnsLeft);
-        turnsLeft -= turns;
-        if (outcome.kind === 'end_turn' && stage && !nudged && turnsLeft > 0) {
-          nudged = true;
-          messages.push({ role: 'user', content: `You have not finished this task. Continue, and end it with ${finishingTools(this.stages, task)}.` });
-          continue;
-        }
-        // A general task's closing text completes it: the person's TaskCompleted hooks may send it back.
-        if (outcome.kind === 'end_turn' && !stage && this.hooks.active) {
-          const blocked = await this.hooks.taskCompleted(this.scene(ctx), outcome.text || 'done');
-          if (blocked && turnsLeft > 0) {
-            messages.push({ role: 'user', content: `A hook blocked completing this task: ${redact(blocked)}\nAddress it, then finish.` });
-            continue;
-          }
-          if (blocked) {
-            await this.ends.unfinished(task, fence, `a hook blocked completing it: ${blocked}`, 'unfinished');
-            break;
-          }
-        }
-        await this.settle(ctx, outcome);
-        break;
-      }
-    } catch (error) {
-      await this.onModelError(ctx, error);
-    } finally {
-      clearInterval(renew);
-    }
-    if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
-  }
-
-  /** Applies how the loop ended to the task: transition, failure, completion or hand-back. */
-  private async settle(ctx: ToolContext, outcome: LoopOutcome): Promise<void> {
-    const task = ctx.task!;
-    const fence = ctx.fence!;
-    const stillMine = () => {
-      const current = this.board.get(task.id);
-      return current.status === 'in_progress' && current.owner === fence.owner && current.claims === fence.token;
-    };
-    switch (outcome.kind) {
-      case 'transition': {
-        // Said before the lead hears that the pipeline ended: the person reads the step, then the outcome.
-        await this.pipeline.advance(task, fence, { tool: outcome.tool, artifacts: outcome.artifacts, result: outcome.result }, (result) => {
-          const next = result.next ? ` → #${result.next.id} ${result.next.stage}` : ` → pipeline ${result.status}`;
-          if (result.ok) this.activity(task.id, `${outcome.tool}${next}`);
-          else this.note(task, `${outcome.tool} refused: ${result.reason}`);
-        });
-        return;
-      }
-      case 'fail':
-      case 'max_turns': {
-        const reason = outcome.kind === 'fail' ? outcome.reason : `max turns (${this.settings.maxTurns}) reached`;
-        await this.ends.fail(task, fence, reason);
-        return;
-      }
-      case 'end_turn':
-        if (!stillMine()) return;
-        if (task.stage) {
-          // Told once which tool finishes the stage (the nudge above); ending without it again is an unfinished attempt.
-          await this.ends.unfinished(task, fence, `ended its turn without calling ${finishingTools(this.stages, task)}`, 'unfinished');
-        } else {
-          await this.board.complete(task.id, fence, outcome.text || 'done');
-          this.activity(task.id, `completed #${task.id}`);
-        }
-        return;
-      case 'claimed':
-        // claim_task refuses while a task is in progress; if this one was finished first, work the new one.
-        if (stillMine()) await this.ends.unfinished(task, fence, `switched to #${outcome.task.id}`, 'unfinished');
-        await this.workOnTask(outcome.task);
-        return;
-      case 'idle':
-        if (stillMine()) await this.ends.unfinished(task, fence, `went idle: ${outcome.reason}`, 'unfinished');
-        return;
-      case 'exit':
-      case 'aborted': {
-        const reason = outcome.reason;
-        if (outcome.kind === 'exit') this.exitWith(outcome.reason, 'shutdown_requested');
-        if (stillMine()) {
-          const kind = outcome.kind === 'exit' ? 'shutdown' : this.options.signal.aborted ? 'stopped' : 'lease_lost';
-          await this.board.release(task.id, fence, `${this.options.name}: ${reason}`, kind);
-          this.activity(task.id, `released #${task.id} (${reason})`);
-        }
-        return;
-      }
-    }
+  private workOnTask(task: Task): Promise<void> {
+    return this.work.workOn(task);
   }
 
   private async workOnMessages(messages: Message[]): Promise<void> {
     await this.setStatus('working', null, 'reading messages');
     const workspace = path.join(this.board.rootDir, 'workspace', 'general');
     fs.mkdirSync(workspace, { recursive: true });
-    const ctx = this.context(null, null, workspace, this.options.signal);
+    const ctx = toolContext(this.tools, { task: null, fence: null, workspace, signal: this.options.signal, onFenceLost: () => undefined });
     const prompt = `You have new messages:\n${formatMessages(messages)}\n\nAct on them if needed, then stop.`;
     const conversation: ModelMessage[] = [...this.identity(), { role: 'user', content: prompt }];
     let claimed: Task | null = null;
     try {
-      const { outcome } = await this.loop(ctx, conversation, prompt, GENERAL_SYSTEM_PROMPT, Math.min(5, this.settings.maxTurns));
+      const { outcome } = await this.turns.run(ctx, conversation, prompt, Math.min(5, this.settings.maxTurns));
       if (outcome.kind === 'exit') this.exitWith(outcome.reason, 'shutdown_requested');
       if (outcome.kind === 'claimed') claimed = outcome.task;
     } catch (error) {
@@ -359,102 +293,9 @@ export class Teammate {
     if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
   }
 
-  private loop(ctx: ToolContext, messages: ModelMessage[], prompt: string, system: string, maxTurns: number) {
-    const { name, role } = this.options;
-    const stage = ctx.task?.stage ?? null;
-    const tools = stage ? stageTools(stage, this.stages) : generalTools();
-    // Every model call of a task, compaction included, is added to its usage: the pipeline budgets sum them.
-    const recordUsage = async (usage: Usage): Promise<void> => {
-      this.emit({ type: 'usage', name, role, model: this.model.id, usage });
-      if (!ctx.task || !ctx.fence) return;
-      const result = await this.board.recordUsage(ctx.task.id, ctx.fence, usage).catch(() => null);
-      if (result?.ok) ctx.task = result.task;
-    };
-    return runLoop({
-      model: this.model,
-      system: this.options.prompt ? `${system}\n\n${this.options.prompt}` : system,
-      tools,
-      messages,
-      ctx,
-      agent: { name, role, stage },
-      maxTurns,
-      maxTokens: this.settings.maxTokens,
-      maxRequestTokens: this.settings.maxRequestTokens,
-      trace: this.trace,
-      tokenBudget: this.settings.tokenBudget,
-      ...(this.settings.prices ? { prices: this.settings.prices } : {}),
-      compact: async (current) => {
-        this.note(ctx.task, 'compacted its conversation');
-        return compactConversation({
-          model: this.model,
-          messages: current,
-          identity: this.identity(),
-          taskPrompt: prompt,
-          agent: { name, role, stage, task: ctx.task?.id ?? null },
-          signal: ctx.signal,
-          onUsage: recordUsage,
-          maxRequestTokens: this.settings.maxRequestTokens,
-        });
-      },
-      ...(ctx.task?.stage ? { handoff: handoffData(ctx.task) } : {}),
-      onModelCall: recordUsage,
-      events: this.sink,
-      ...(this.hooks.active ? { gate: this.hooks.gate(() => this.scene(ctx)) } : {}),
-      onEvent: (event) => {
-        if (event.kind === 'model') this.emit({ type: 'says', name, role, task: ctx.task?.id ?? null, text: event.summary });
-        // The answer to a question is shown once, by the lead; saved requirements are on the board.
-        if (event.kind === 'tool' && !['save_requirement', 'ask_clarifying_question'].includes(event.name ?? '')) {
-          this.activity(ctx.task?.id ?? null, `${event.name}${event.ok ? '' : ' ✗'}: ${event.summary}`);
-        }
-      },
-      beforeTurn: async () => {
-        const overBudget = this.budgetExceeded(ctx.task);
-        if (overBudget) return { stop: { kind: 'fail', reason: overBudget } };
-        const { exit, inject, shutdownRequest } = await this.inbox.betweenTurns();
-        if (exit) {
-          this.exitWith(exit, 'shutdown_requested');
-          return { stop: { kind: 'exit', reason: exit } };
-        }
-        return inject ? { inject, ...(shutdownRequest ? { shutdownRequest } : {}) } : {};
-      },
-    });
-  }
-
   /** Who and where, for the person's hooks. */
   private scene(ctx: Pick<ToolContext, 'task' | 'workspace'>): HookScene {
     return { team: this.registry.read().team, agent: this.options.name, role: this.options.role, task: ctx.task, workspace: ctx.workspace };
-  }
-
-  private context(
-    task: Task | null,
-    fence: Fence | null,
-    workspace: string,
-    signal: AbortSignal,
-    onFenceLost: (reason: string) => void = () => undefined,
-  ): ToolContext {
-    return toolContext(
-      {
-        name: this.options.name,
-        role: this.options.role,
-        settings: this.settings,
-        board: this.board,
-        registry: this.registry,
-        requests: this.requests,
-        blobs: this.blobs,
-        mailbox: this.mailbox,
-        inbox: this.inbox,
-        activity: (taskId, line) => this.activity(taskId, line),
-        emit: (input) => this.sink.emit(input),
-        setStatus: (status, taskId, reason) => this.setStatus(status, taskId, reason),
-      },
-      { task, fence, workspace, signal, onFenceLost },
-    );
-  }
-
-  /** Why the task's pipeline may not make another model call, or null. */
-  private budgetExceeded(task: Task | null): string | null {
-    if (!task?.pipeline) return null;
-    return budgetGap(task.pipeline, pipelineUsage(this.board.list().filter((t) => t.pipeline === task.pipeline)), this.settings.runtime);
   }
 
   private async onModelError(ctx: ToolContext, error: unknown): Promise<void> {

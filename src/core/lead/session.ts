@@ -4,20 +4,16 @@ import { type Board, type BoardEvents, fileBoard } from '../board/board.js';
 import type { RejectedLines } from '../board/mailbox.js';
 import type { Message, Stage, Task } from '../board/schemas.js';
 import type { TeammateExit } from '../agent/manager.js';
-import { LeadLease } from '../board/liveness.js';
 import { AutoteamError, serializeError, UnknownRecipientError } from '../errors.js';
 import { StageRegistry } from '../stages/stage-registry.js';
-import { createModel, type ModelSpec, pricer } from '../model/factory.js';
+import { type ModelSpec, pricer } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { DEFAULT_MAX_REQUEST_TOKENS } from '../agent/request-size.js';
-import { sweepScratch } from '../exec/scratch.js';
 import { Pipeline, type PipelineState } from '../stages/pipeline.js';
 import { busyReason, waitForPipeline } from './waiting.js';
 import { Trace } from '../trace/trace.js';
 import { summarizeTrace, type TraceSummary } from '../trace/summary.js';
-import { createAnswerer } from './simulated-user.js';
 import { BoardOutage } from '../board/outage.js';
-import { openRepository } from './repository.js';
 import type { Repository } from '../git/worktree.js';
 import type { PendingQuestion } from './questions.js';
 import { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
@@ -26,7 +22,6 @@ export type { PendingQuestion } from './questions.js';
 export type { LeadApi, LeadSnapshot, MemberView, PipelineView } from './lead-api.js';
 export { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
 import { Spend } from './spend.js';
-import { attachTelemetry } from '../telemetry/attach.js';
 import { LogView } from './log-view.js';
 import { QuestionDesk } from './question-desk.js';
 import { LEAD_HANDS } from '../config/project-config.js';
@@ -38,6 +33,7 @@ import { leadAgentHost } from './lead-services.js';
 import { LeadChat } from './lead-chat.js';
 import { LeadInbox } from './lead-inbox.js';
 import { buildSnapshot } from './snapshot.js';
+import { SessionLife } from './session-life.js';
 import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
 
 /**
@@ -64,20 +60,12 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private readonly agentHost: LeadAgentHost;
   private readonly chat: LeadChat;
   private auto: boolean;
-  private closed = false;
-  private closing: Promise<{ exits: TeammateExit[]; released: number[] }> | null = null;
   private readonly models: TeamModels;
   private readonly outage = new BoardOutage(Date.now, (state, source, message) => this.board.sink.emit({ type: 'board_outage', agent: this.lead, state, source, message }));
-  /** The team's start while it runs: a close waits for it. */
-  private starting: Promise<void> | null = null;
-  /** Whether a failed span export was told (once per session: every thread exports its own). */
-  private telemetryTold = false;
-  /** Stops this process's span export (OTEL_EXPORTER_OTLP_ENDPOINT), flushing it. */
-  private detachTelemetry: () => Promise<void> = async () => undefined;
   /** The board's log as the front ends see it, from the session's start (see LogView). */
   private readonly view: LogView;
-  /** One live lead per board: taken in start(), renewed while the session runs, released in close(). */
-  private readonly lease: LeadLease;
+  /** How it starts and closes (the lead's lease, the watcher, the team). */
+  private readonly life: SessionLife;
 
   constructor(private readonly options: LeadSessionOptions) {
     super();
@@ -102,10 +90,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.pipelines = new Pipeline(board.tasks, board.mailbox, { maxRevisions: options.settings?.runtime?.maxRevisions, trace: this.trace, events: board.sink, ...(options.settings?.hooks ? { hooks: options.settings.hooks } : {}), stages: StageRegistry.from(options.settings?.stages) });
     this.team = new LeadTeam(
       { rootDir: this.rootDir, model: options.model, settings: options.settings, watcher: this.watcher, board, ...(options.models ? { models: options.models } : {}) },
-      { outage: this.outage, spend: this.spend, emit, release: () => this.inbox.release(), telemetryError: (message) => this.telemetryError(message), closed: () => this.closed, stages: this.pipelines.stages },
+      { outage: this.outage, spend: this.spend, emit, release: () => this.inbox.release(), telemetryError: (message) => this.life.telemetryError(message), closed: () => this.life.closed, stages: this.pipelines.stages },
     );
     this.inbox = new LeadInbox({ mailbox: board.mailbox, requests: board.requests, lead: () => this.lead, caughtUp: (message) => this.team.caughtUp(message), asked: (message) => this.desk.asked(message), emit });
-    this.lease = board.lease();
     this.auto = options.auto ?? false;
     this.agentHost = leadAgentHost({
       board,
@@ -123,6 +110,18 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       maxRequestTokens: options.settings?.maxRequestTokens ?? DEFAULT_MAX_REQUEST_TOKENS,
     });
     this.chat = new LeadChat(new LeadAgent(this.agentHost));
+    // One live lead per board: the lease is taken in start(), renewed while the session runs, released in close().
+    this.life = new SessionLife(
+      { board, watcher: this.watcher, view: this.view, team: this.team, desk: this.desk, inbox: this.inbox, chat: this.chat, lease: board.lease(), pipelines: this.pipelines, rootDir: this.rootDir, options },
+      {
+        lead: () => this.lead,
+        emit,
+        useRepository: (repository) => (this.repository = repository),
+        useModel: (model) => (this.model = model),
+        drainInbox: () => this.drainInbox(),
+        spawn: (name, role, prompt) => this.spawn(name, role, prompt),
+      },
+    );
   }
 
   subscribe(listener: (event: LeadEvent) => void): () => void {
@@ -226,59 +225,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     return summarizeTrace(this.trace.read(), (record) => record.at >= since && (record.kind === 'model_call' || record.kind === 'tool_call') && record.task !== null && ids.has(record.task));
   }
 
-  async start(team: readonly TeamMemberSpec[] = DEFAULT_TEAM): Promise<void> {
-    const tookOver = await this.lease.acquire();
-    if (tookOver) {
-      const { from, why } = tookOver;
-      this.emit('event', { type: 'notice', text: `took over the board from a lead that is gone (pid ${from.pid} on ${from.host}: ${why})` });
-    }
-    this.starting = this.startTeam(team);
-    try {
-      await this.starting;
-    } catch (error) {
-      // A team config that cannot be read (a broken hand edit), a model that cannot be made: nothing
-      // stays running, and no lead holds the board.
-      this.starting = null;
-      this.closed = true;
-      await this.close(1_000);
-      throw error;
-    } finally {
-      this.starting = null;
-    }
-  }
-
-  private async startTeam(team: readonly TeamMemberSpec[]): Promise<void> {
-    await this.view.start();
-    this.detachTelemetry = await attachTelemetry({ sink: this.board.sink, log: this.board.log }, (error) => this.telemetryError(error.message));
-    await this.board.registry.ensure(this.options.team);
-    this.repository = await openRepository(this.options.repo, this.rootDir, (text) => this.emit('event', { type: 'notice', text }));
-    this.pipelines.useRepository(this.repository);
-    await this.team.reapDead();
-    // Scratch copies (check runs, smoke runs) of autoteam processes killed before they could remove them.
-    sweepScratch();
-    this.model = await createModel(this.options.model);
-    // With --auto, a question the last lead left pending is answered now.
-    this.desk.open(createAnswerer(this.model, this.board.tasks));
-    this.watcher.on('inbox', (name) => {
-      if (name === this.lead) this.drainInbox();
-    });
-    this.watcher.on('board', () => {
-      this.emit('event', { type: 'board' });
-      this.desk.withdrawStale();
-      // The reconcile tick doubles as the inbox poll: a lost watcher event costs at most a second.
-      this.drainInbox();
-    });
-    this.team.listen(this.watcher);
-    await this.watcher.start();
-    this.team.keepUp(this.pipelines);
-    for (const member of team) {
-      try {
-        this.spawn(member.name, member.role, member.prompt);
-      } catch (error) {
-        this.emit('event', { type: 'notice', text: `${member.name} not started: ${serializeError(error).message}` });
-      }
-    }
-    this.drainInbox();
+  start(team: readonly TeamMemberSpec[] = DEFAULT_TEAM): Promise<void> {
+    return this.life.start(team);
   }
 
   catchUp(): Promise<void> {
@@ -300,13 +248,6 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   requestShutdown(name: string, graceMs = 5_000): Promise<TeammateExit | null> {
     return this.team.requestShutdown(name, graceMs);
-  }
-
-  /** A span export that failed, in this process or a teammate's thread: told once, the team works on. */
-  private telemetryError(message: string): void {
-    if (this.telemetryTold) return;
-    this.telemetryTold = true;
-    this.emit('event', { type: 'error', code: 'TELEMETRY', message: `${message} (said once; the team works on without traces)` });
   }
 
   /**
@@ -381,33 +322,11 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
    * so no task stays in_progress under a teammate of this session that is gone, then the watcher.
    */
   close(graceMs = 5_000): Promise<{ exits: TeammateExit[]; released: number[] }> {
-    this.closing ??= this.closeOnce(graceMs);
-    return this.closing;
-  }
-
-  private async closeOnce(graceMs: number): Promise<{ exits: TeammateExit[]; released: number[] }> {
-    this.chat.cancel();
-    // A quit while the team is still starting waits for it: what the start sets up (the watcher, the
-    // timers) is then there to be stopped, instead of starting after the close and living on.
-    await this.starting?.catch(() => undefined);
-    // Every step runs even when one fails (a full disk): the threads must end, or the process never does.
-    const attempt = async <T>(fn: () => Promise<T>, fallback: T): Promise<T> => fn().catch(() => fallback);
-    const { exits, released } = await this.team.close(graceMs);
-    await attempt(() => this.watcher.close(), undefined);
-    // The teammates' last words (shutdown responses) are taken now; nothing is emitted after close.
-    await this.inbox.close(!this.closed);
-    this.closed = true;
-    await attempt(() => this.board.sink.flush(), undefined);
-    // What the team wrote last (its threads' farewells) is shown before the session goes quiet.
-    await attempt(() => this.view.catchUp(), undefined);
-    this.view.stop();
-    await attempt(() => this.detachTelemetry(), undefined);
-    await attempt(() => this.lease.release(), undefined);
-    return { exits, released };
+    return this.life.close(graceMs);
   }
 
   /** Reads the lead's inbox now (it is read on every watcher event and reconcile tick anyway). */
   drainInbox(): void {
-    if (!this.closed) this.inbox.drain();
+    if (!this.life.closed) this.inbox.drain();
   }
 }

@@ -1,4 +1,4 @@
-import type { HandoffData } from '../stages/handoff.js';
+import type { HandoffData } from '../stages/handoff-data.js';
 
 /** Anthropic Messages shapes, kept to what autoteam uses. */
 export interface TextBlock {

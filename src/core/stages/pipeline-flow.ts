@@ -44,8 +44,27 @@ function pick(artifacts: Artifacts, keys: readonly string[]): Artifacts {
 }
 
 /** What the task that follows `done` by `transition` carries: where it came from, the pipeline's data, the signal's carry. */
-export function carriedArtifacts(done: Task, transition: Transition): Artifacts {
+function carriedArtifacts(done: Task, transition: Transition): Artifacts {
   return { from: done.id, ...pick(done.artifacts, [...CARRIED_RUNTIME, ...PIPELINE_KEYS, ...(transition.carry ?? [])]) };
+}
+
+/** What follows a completed stage task: the next stage, at which revision, what it carries, and the task that sent work back to it. */
+export interface Successor {
+  definition: StageDefinition;
+  revision: number;
+  artifacts: Artifacts;
+  sentBack?: Task;
+}
+
+/** The successor `done` should have, among the board's `tasks`; null when nothing follows (the pipeline approved). */
+export function successorOf(stages: StageRegistry, tasks: readonly Task[], done: Task): Successor | null {
+  const transition = transitionOf(stages, done);
+  if (!transition || transition.next === 'approved') return null;
+  const revision = transition.revise ? done.revision + 1 : done.revision;
+  const artifacts = carriedArtifacts(done, transition);
+  const definition = stages.get(transition.next);
+  const sentBack = sentBackBy(stages, tasks, done.pipeline!, definition.stage, revision);
+  return { definition, revision, artifacts, ...(sentBack ? { sentBack } : {}) };
 }
 
 /** What a retry of `failed` keeps: the runtime's and the pipeline's keys, and what its stage says to keep. */

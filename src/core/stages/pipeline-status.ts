@@ -19,12 +19,17 @@ export function pipelineStatus(tasks: readonly Task[]): PipelineStatus {
   const ended = tasks.filter(isFailed);
   if (ended.some((task) => task.status === 'failed')) return 'failed';
   if (ended.length > 0) return 'cancelled';
-  if (tasks.some((task) => task.status === 'completed' && task.artifacts.final === true)) return 'approved';
+  return approvalOf(tasks) ? 'approved' : 'active';
+}
+
+/** The completed task whose signal approved the pipeline, if one did. */
+export function approvalOf(tasks: readonly Task[]): Task | undefined {
+  const final = tasks.find((task) => task.status === 'completed' && task.artifacts.final === true);
+  if (final) return final;
   // Boards written before `final` (and `signal`) were recorded: an approving verdict (a review's, the only
   // stage that gave one then) ended the pipeline. One that recorded its signal and is not final handed on
   // to another stage (maybe not posted yet).
-  const legacy = tasks.some((task) => task.status === 'completed' && task.artifacts.verdict === 'approved' && task.artifacts.signal === undefined);
-  return legacy ? 'approved' : 'active';
+  return tasks.find((task) => task.status === 'completed' && task.artifacts.verdict === 'approved' && task.artifacts.signal === undefined);
 }
 
 /** Every pipeline's status from one board listing, without re-reading the board. */

@@ -1,18 +1,19 @@
 import type { Artifacts } from '../board/artifacts.js';
 import type { Mailbox } from '../board/mailbox.js';
 import type { Stage, Task, TaskUsage } from '../board/schemas.js';
-import type { Fence } from '../board/task-board.js';
+import type { Fence, MutationResult } from '../board/task-types.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { AutoteamError } from '../errors.js';
 import type { Repository } from '../git/worktree.js';
 import { approvalCommitMessage } from './approval-commit.js';
 import type { PipelineEffects } from './effects.js';
 import { handoffData } from './handoff-data.js';
-import { carriedArtifacts, retriedArtifacts, sentBackBy, transitionOf } from './pipeline-flow.js';
+import { retriedArtifacts, sentBackBy, transitionOf } from './pipeline-flow.js';
 import { type NoticeOptions, PipelineNotices } from './pipeline-notices.js';
 import { isFailed, type PipelineStatus, pipelineStatus, pipelineStatuses, pipelineUsage } from './pipeline-status.js';
 import { maxRevisionsGap, requirementAsCriterion, type StageDefinition } from './stage.js';
 import { BUILTIN_REGISTRY, type StageRegistry } from './stage-registry.js';
+import { postSuccessor, type SuccessorDeps } from './successor.js';
 import { workspaceEffects } from './workspace-effects.js';
 import { taskWorkspace } from './workspace.js';
 
@@ -89,6 +90,7 @@ export class Pipeline {
   readonly stages: StageRegistry;
   private readonly effects: PipelineEffects;
   private readonly notices: PipelineNotices;
+  private readonly successors: SuccessorDeps;
 
   constructor(
     private readonly board: TaskBoardLike,
@@ -98,6 +100,7 @@ export class Pipeline {
     this.stages = options.stages ?? BUILTIN_REGISTRY;
     this.effects = options.effects ?? workspaceEffects(board.rootDir);
     this.notices = new PipelineNotices(board, mailbox, options);
+    this.successors = { board, stages: this.stages, effects: this.effects, notices: this.notices };
   }
 
   /** The person's repository when pipelines get a worktree and branch on it (see useRepository). */
@@ -158,23 +161,12 @@ export class Pipeline {
     const settled = (result: AdvanceResult): AdvanceResult => (before(result), result);
     const current = this.board.get(task.id);
     const artifacts: Artifacts = { ...signal.artifacts, signal: signal.tool, ...(transition.next === 'approved' ? { final: true } : {}) };
-
-    if (transition.revise) {
-      const previous = sentBackBy(this.stages, this.board.list(), current.pipeline!, current.stage!, current.revision);
-      const stop = (definition.sendBack ?? maxRevisionsGap)({ artifacts, task: current, maxRevisions: this.maxRevisions, ...(previous ? { previous } : {}) });
-      if (stop) {
-        const failed = await this.board.fail(task.id, fence, stop, artifacts);
-        if (!failed.ok) return settled({ ok: false, status: 'active', next: null, reason: failed.reason });
-        this.notices.verdict(failed.task, fence.owner);
-        this.notices.transition(current, null, 'failed', fence.owner);
-        const result = settled({ ok: true, status: 'failed', next: null, reason: stop });
-        await this.notices.lead(fence.owner, current, 'failed', `Pipeline #${task.pipeline} failed: ${stop}`);
-        return result;
-      }
-    }
+    // Work sent back once too often (non-convergence, max_revisions) ends the pipeline failed instead.
+    const previous = transition.revise ? sentBackBy(this.stages, this.board.list(), current.pipeline!, current.stage!, current.revision) : undefined;
+    const stop = transition.revise ? (definition.sendBack ?? maxRevisionsGap)({ artifacts, task: current, maxRevisions: this.maxRevisions, ...(previous ? { previous } : {}) }) : null;
     let committed = '';
     const git = current.artifacts.git;
-    if (transition.next === 'approved' && git) {
+    if (!stop && transition.next === 'approved' && git) {
       const stillMine = current.status === 'in_progress' && current.owner === fence.owner && current.claims === fence.token;
       if (!stillMine) return settled({ ok: false, status: 'active', next: null, reason: `task #${task.id} is no longer yours` });
       let commit: string | null;
@@ -188,37 +180,21 @@ export class Pipeline {
       artifacts.git = { ...git, commit };
       committed = ` — commit ${commit.slice(0, 12)} on ${git.branch}`;
     }
-    const done = await this.board.complete(task.id, fence, `${signal.result}${committed}`, artifacts);
+    let done: MutationResult;
+    if (stop) done = await this.board.fail(task.id, fence, stop, artifacts);
+    else done = await this.board.complete(task.id, fence, `${signal.result}${committed}`, artifacts);
     if (!done.ok) return settled({ ok: false, status: 'active', next: null, reason: done.reason });
     this.notices.verdict(done.task, fence.owner);
-    if (transition.next === 'approved') {
-      this.notices.transition(current, null, 'approved', fence.owner);
-      const result = settled({ ok: true, status: 'approved', next: null });
-      await this.notices.lead(fence.owner, current, 'approved', `Pipeline #${task.pipeline} approved: ${signal.result}${committed}`);
+    if (stop || transition.next === 'approved') {
+      const status = stop ? 'failed' : 'approved';
+      this.notices.transition(current, null, status, fence.owner);
+      const result = settled({ ok: true, status, next: null, ...(stop ? { reason: stop } : {}) });
+      const told = stop ? `Pipeline #${task.pipeline} failed: ${stop}` : `Pipeline #${task.pipeline} approved: ${signal.result}${committed}`;
+      await this.notices.lead(fence.owner, current, status, told);
       return result;
     }
-    return settled(await this.postSuccessor(done.task));
-  }
-
-  /**
-   * Posts the task that follows a completed stage task, built from what that task recorded on the
-   * board and what the next stage prepares. Idempotent, so `repair` can call it for a completion
-   * whose successor was never posted (the process died, or the create failed, between the two writes).
-   */
-  private async postSuccessor(done: Task): Promise<AdvanceResult> {
-    const transition = transitionOf(this.stages, done);
-    if (!transition || transition.next === 'approved') return { ok: true, status: 'active', next: null };
-    const definition = this.stages.get(transition.next);
-    const stage = definition.stage;
-    const revision = transition.revise ? done.revision + 1 : done.revision;
-    const artifacts = carriedArtifacts(done, transition);
-    const sentBack = sentBackBy(this.stages, this.board.list(), done.pipeline!, stage, revision);
-    const workspace = taskWorkspace(this.board.rootDir, done);
-    const prepared = definition.prepare ? await definition.prepare({ done, artifacts, revision, workspace, effects: this.effects, ...(sentBack ? { sentBack } : {}) }) : {};
-    Object.assign(artifacts, prepared.artifacts);
-    const requirement = done.artifacts.requirement ?? done.description;
-    const handoff = definition.handoff(handoffData({ stage, revision, description: requirement, artifacts }), prepared.content, artifacts);
-    return this.postNext(done, definition, revision, definition.subject(requirement, revision, artifacts), handoff, artifacts);
+    const next = await postSuccessor(this.successors, done.task);
+    return settled({ ok: true, status: 'active', next });
   }
 
   /**
@@ -233,8 +209,8 @@ export class Pipeline {
       if (done.status !== 'completed' || !done.stage || !done.pipeline || statuses.get(done.pipeline) !== 'active') continue;
       if (transitionOf(this.stages, done)?.next === 'approved') continue;
       if (tasks.some((t) => t.pipeline === done.pipeline && t.artifacts.from === done.id)) continue;
-      const result = await this.postSuccessor(done).catch(() => null);
-      if (result?.next) posted++;
+      const next = await postSuccessor(this.successors, done).catch(() => null);
+      if (next) posted++;
     }
     return posted;
   }
@@ -342,34 +318,6 @@ export class Pipeline {
   /** See PipelineNotices.created: a task just posted, put to the person's TaskCreated hooks. */
   created(task: Task): Promise<Task> {
     return this.notices.created(task);
-  }
-
-  private async postNext(from: Task, definition: StageDefinition, revision: number, subject: string, handoff: string, artifacts: Artifacts): Promise<AdvanceResult> {
-    const requirement = from.artifacts.requirement ?? from.description;
-    // Check-then-create under the pipeline's lock: a successor is posted once, whoever gets there first.
-    return this.board.withLock(`pipeline-${from.pipeline}`, async () => {
-      // Fresh under the lock: a successor another process just posted must be seen.
-      await this.board.refresh();
-      const existing = this.board.list().find((task) => task.pipeline === from.pipeline && task.artifacts.from === from.id);
-      if (existing) return { ok: true, status: 'active' as const, next: existing };
-      const next = await this.board.create({
-        subject,
-        // The requirement itself is in the artifacts and the handoff: the description is a pointer.
-        description: requirement.length > 300 ? `${requirement.slice(0, 299)}…` : requirement,
-        role: definition.role,
-        stage: definition.stage,
-        pipeline: from.pipeline,
-        revision,
-        handoff,
-        artifacts,
-        by: from.owner ?? 'runtime',
-        // Built from a finished task: trimmed to fit like any runtime write, never refused.
-        trimToFit: true,
-        ...this.held(),
-      });
-      this.notices.transition(from, next.id, definition.stage, from.owner ?? 'runtime');
-      return { ok: true, status: 'active' as const, next: await this.created(next) };
-    });
   }
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool, toolError } from './tool.js';
 
-const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export const completeRequirementsAnalysisTool = defineTool({
   name: 'complete_requirements_analysis',
@@ -17,7 +17,7 @@ export const completeRequirementsAnalysisTool = defineTool({
     if (criteria.length === 0) missing.push('no acceptance criterion yet: call add_acceptance_criterion for each behaviour the reviewer must verify');
     if (missing.length) return toolError(`Not complete: ${missing.join('; ')}. Then call complete_requirements_analysis again.`, 'refused');
     return {
-      content: `Requirements analysis complete (${plural(Object.keys(requirements).length, 'requirement', 'requirements')}, ${plural(criteria.length, 'acceptance criterion', 'acceptance criteria')}). Handed to the engineer.`,
+      content: `Requirements analysis complete (${plural(Object.keys(requirements).length, 'requirement')}, ${plural(criteria.length, 'acceptance criterion', 'acceptance criteria')}). Handed to the engineer.`,
       signal: { kind: 'transition', tool: 'complete_requirements_analysis', input: { summary }, artifacts: { summary }, result: summary },
     };
   },

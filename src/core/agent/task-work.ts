@@ -1,0 +1,99 @@
+import type { BlobStore } from '../board/blobs.js';
+import type { MemberStatus, Task } from '../board/schemas.js';
+import type { Fence } from '../board/task-types.js';
+import type { TaskBoardLike } from '../board/task-rules.js';
+import type { ModelMessage } from '../model/types.js';
+import { taskPrompt } from '../stages/handoff.js';
+import type { StageRegistry } from '../stages/stage-registry.js';
+import { prepareWorkspace } from '../stages/submission.js';
+import { taskWorkspace } from '../stages/workspace.js';
+import type { ToolContext } from '../tools/tool.js';
+import type { TaskEnds } from './task-ends.js';
+import type { TaskOutcome } from './task-outcome.js';
+import type { HookScene, TeammateHooks } from './teammate-hooks.js';
+import type { TeammateTurns } from './teammate-turns.js';
+import { type ToolHost, toolContext } from './tool-context.js';
+
+/** What working on a task needs of its teammate. */
+export interface WorkHost {
+  name: string;
+  settings: { maxTurns: number; leaseMs: number };
+  board: TaskBoardLike;
+  blobs: BlobStore;
+  stages: StageRegistry;
+  /** The teammate's own stop; the work stops on it or on a lost lease. */
+  signal: AbortSignal;
+  identity(): ModelMessage[];
+  scene(ctx: Pick<ToolContext, 'task' | 'workspace'>): HookScene;
+  /** What its tools are lent (tool-context.ts). */
+  tools: ToolHost;
+  modelError(ctx: ToolContext, error: unknown): Promise<void>;
+  note(task: Task | null, text: string): void;
+  activity(task: number | null, text: string): void;
+  setStatus(status: MemberStatus, task: number | null, reason?: string): Promise<void>;
+  /** Back to `idle` after work, unless the teammate is leaving. */
+  backToIdle(): Promise<void>;
+}
+
+/**
+ * WORK on one claimed task: the lease renewed by the runtime, the workspace made ready, the first
+ * message, then runs of the tool loop until its outcome settles the task (task-outcome.ts).
+ */
+export class TaskWork {
+  constructor(
+    private readonly host: WorkHost,
+    private readonly turns: TeammateTurns,
+    private readonly hooks: TeammateHooks,
+    private readonly outcome: TaskOutcome,
+    private readonly ends: TaskEnds,
+  ) {}
+
+  async workOn(task: Task): Promise<void> {
+    const { board, settings } = this.host;
+    const fence: Fence = { owner: this.host.name, token: task.claims };
+    await this.host.setStatus('working', task.id);
+    this.host.activity(task.id, `claimed #${task.id} ${task.subject}`);
+    const lease = new AbortController();
+    const renew = setInterval(() => {
+      void board.renewLease(task.id, fence).then(
+        (result) => {
+          if (!result.ok) lease.abort(new Error(`lease lost: ${result.reason}`));
+        },
+        () => undefined,
+      );
+    }, Math.max(50, Math.floor(settings.leaseMs / 3)));
+    const signal = AbortSignal.any([this.host.signal, lease.signal]);
+    const stage = task.stage ? this.host.stages.get(task.stage) : null;
+    const workspace = taskWorkspace(board.rootDir, task);
+    const prepared = await prepareWorkspace(workspace, task, this.host.blobs);
+    for (const note of prepared.notes) this.host.note(task, note);
+    if (prepared.gone) {
+      clearInterval(renew);
+      await this.ends.fail(task, fence, prepared.gone);
+      await this.host.backToIdle();
+      return;
+    }
+    const ctx = toolContext(this.host.tools, { task, fence, workspace, signal, onFenceLost: (reason) => lease.abort(new Error(`lease lost: ${reason}`)) });
+    const prompt = taskPrompt(task);
+    const messages: ModelMessage[] = [...this.host.identity(), { role: 'user', content: prompt }];
+    try {
+      let turnsLeft = settings.maxTurns;
+      let nudged = false;
+      for (;;) {
+        const { outcome, turns } = await this.turns.run(ctx, messages, prompt, turnsLeft);
+        turnsLeft -= turns;
+        // A general task's closing text completes it: the person's TaskCompleted hooks may send it back.
+        const blocked = outcome.kind === 'end_turn' && !stage && this.hooks.active ? await this.hooks.taskCompleted(this.host.scene(ctx), outcome.text || 'done') : null;
+        const again = await this.outcome.afterLoop(ctx.task ?? task, fence, outcome, { stage, turnsLeft, nudged, blocked });
+        if (!again) break;
+        nudged ||= again.nudge;
+        messages.push({ role: 'user', content: again.say });
+      }
+    } catch (error) {
+      await this.host.modelError(ctx, error);
+    } finally {
+      clearInterval(renew);
+    }
+    await this.host.backToIdle();
+  }
+}

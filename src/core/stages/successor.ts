@@ -1,0 +1,60 @@
+import type { Task } from '../board/schemas.js';
+import type { TaskBoardLike } from '../board/task-rules.js';
+import type { PipelineEffects } from './effects.js';
+import { handoffData } from './handoff-data.js';
+import { successorOf } from './pipeline-flow.js';
+import type { PipelineNotices } from './pipeline-notices.js';
+import type { StageRegistry } from './stage-registry.js';
+import { taskWorkspace } from './workspace.js';
+
+/** What posting a successor needs of its pipeline. */
+export interface SuccessorDeps {
+  board: TaskBoardLike;
+  stages: StageRegistry;
+  effects: PipelineEffects;
+  notices: PipelineNotices;
+}
+
+/**
+ * Posts the task that follows a completed stage task, built from what that task recorded on the
+ * board (pipeline-flow.ts) and what the next stage prepares; null when nothing follows. Idempotent,
+ * so `Pipeline.repair` can call it for a completion whose successor was never posted (the process
+ * died, or the create failed, between the two writes).
+ */
+export async function postSuccessor(deps: SuccessorDeps, done: Task): Promise<Task | null> {
+  const { board, effects, notices } = deps;
+  const successor = successorOf(deps.stages, board.list(), done);
+  if (!successor) return null;
+  const { definition, revision, artifacts, sentBack } = successor;
+  const stage = definition.stage;
+  const workspace = taskWorkspace(board.rootDir, done);
+  const prepared = definition.prepare ? await definition.prepare({ done, artifacts, revision, workspace, effects, ...(sentBack ? { sentBack } : {}) }) : {};
+  Object.assign(artifacts, prepared.artifacts);
+  const requirement = done.artifacts.requirement ?? done.description;
+  const handoff = definition.handoff(handoffData({ stage, revision, description: requirement, artifacts }), prepared.content, artifacts);
+  const subject = definition.subject(requirement, revision, artifacts);
+  // Check-then-create under the pipeline's lock: a successor is posted once, whoever gets there first.
+  return board.withLock(`pipeline-${done.pipeline}`, async () => {
+    // Fresh under the lock: a successor another process just posted must be seen.
+    await board.refresh();
+    const existing = board.list().find((task) => task.pipeline === done.pipeline && task.artifacts.from === done.id);
+    if (existing) return existing;
+    const next = await board.create({
+      subject,
+      // The requirement itself is in the artifacts and the handoff: the description is a pointer.
+      description: requirement.length > 300 ? `${requirement.slice(0, 299)}…` : requirement,
+      role: definition.role,
+      stage,
+      pipeline: done.pipeline,
+      revision,
+      handoff,
+      artifacts,
+      by: done.owner ?? 'runtime',
+      // Built from a finished task: trimmed to fit like any runtime write, never refused.
+      trimToFit: true,
+      ...notices.held(),
+    });
+    notices.transition(done, next.id, stage, done.owner ?? 'runtime');
+    return notices.created(next);
+  });
+}
