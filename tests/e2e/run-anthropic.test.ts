@@ -29,7 +29,9 @@ describe.runIf(python)('autoteam run --auto against a loopback Messages API', ()
   beforeAll(async () => {
     server = await MessagesServer.start(player.steps());
     root = tempBoard();
-    run = await runCli(['run', '--auto', '--timeout', '40s', '--dir', root, DOWNLOADS_REQUIREMENT], {
+    // The run's own timeout is a hang's ceiling, under the kill at KILL_AFTER_MS: three suites at once
+    // on two cores took this pipeline past 40 s.
+    run = await runCli(['run', '--auto', '--timeout', '150s', '--dir', root, DOWNLOADS_REQUIREMENT], {
       cwd: root,
       env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
     });
