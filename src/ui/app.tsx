@@ -51,12 +51,14 @@ export function App({ session, feed, board, team, questions, quit }: AppProps) {
     leaving.current = true;
     setQuitting('running');
     feed.push('shutting the team down…', 'info');
-    void quit().finally(() => {
-      setQuitting('done');
-      // One more frame, so the screen ends on "bye" rather than a spinner.
-      setImmediate(() => exit());
-    });
+    void quit().finally(() => setQuitting('done'));
   };
+
+  // The app ends once the frame saying "bye" is committed, so the screen ends on it rather than on a
+  // spinner: an exit queued beside the state change ran first on a busy machine.
+  useEffect(() => {
+    if (quitting === 'done') exit();
+  }, [quitting, exit]);
 
   // SIGTERM (kill, a service manager) quits as /quit does: the team shut down, the board released.
   const leaveRef = useRef(leave);

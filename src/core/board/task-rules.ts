@@ -95,22 +95,16 @@ export abstract class TaskRules
   }
 
   /**
-   * A task about to be posted through this board, told and in the log before the task can be seen:
-   * a claim of it, made at once by another thread or process, is then never logged before its post.
-   * Called with the task's id taken, just before the write that makes it visible (a write that then
-   * fails leaves a post in the log for a task that never came, which is rarer and less misleading
-   * than a claim before its post).
+   * A task about to be posted, told and in the log before the write that makes it claimable, so no
+   * claim of it is logged before its post (a write that then fails leaves a post of a task that never
+   * came: rarer, and less misleading than a claim before its post).
    */
   protected async announce(task: Task, by: string): Promise<void> {
     this.posted(task, by);
     await this.sink?.flush();
   }
 
-  /**
-   * A task posted through this board, told after the fact: the PostgreSQL board's way, since a flush
-   * inside the create's transaction would wait for a connection of the pool that transaction holds
-   * one of (the file board announces instead).
-   */
+  /** A task posted, told after the fact: PostgreSQL's way (a flush inside the create's transaction would wait on its own pool). */
   protected posted(task: Task, by: string): void {
     this.told({ type: 'task_posted', pipeline: task.pipeline, task: task.id, agent: by, subject: task.subject, stage: task.stage, revision: task.revision, by, ...(task.role ? { role: task.role } : {}) });
   }
