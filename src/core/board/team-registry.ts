@@ -21,6 +21,11 @@ export interface MemberUpdate {
   reason?: string;
 }
 
+/** A member whose record says it is running (working, idle or waiting), whether or not it still is. */
+export function isLive(member: Member): boolean {
+  return member.status === 'working' || member.status === 'idle' || member.status === 'waiting';
+}
+
 /** `.team/config.json`: the team's name, its lead and its members, changed only under a lock. */
 export class TeamRegistry {
   readonly docs: DocStore;
@@ -137,7 +142,7 @@ export class TeamRegistry {
   async reapDead(unreachableUntil = 0, spared: (member: Member) => boolean = () => false): Promise<Array<{ member: Member; why: string }>> {
     const found: Array<{ member: Member; why: string }> = [];
     const nowMs = this.now().getTime();
-    const live = (m: Member) => (m.status === 'working' || m.status === 'idle' || m.status === 'waiting') && !spared(m);
+    const live = (m: Member) => isLive(m) && !spared(m);
     const gone = (m: Member) => goneReason(m, nowMs, HEARTBEAT_MS, unreachableUntil);
     if (!this.read().members.some((m) => live(m) && gone(m) !== null)) return found;
     await this.change((current) => ({

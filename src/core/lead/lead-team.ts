@@ -4,6 +4,7 @@ import type { Board, BoardEvents } from '../board/board-types.js';
 import type { BoardOutage } from '../board/outage.js';
 import type { Member, Message } from '../board/schemas.js';
 import { HOST } from '../board/liveness.js';
+import { isLive } from '../board/team-registry.js';
 import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import { sweepOrphans } from '../exec/process.js';
 import type { ModelSpec } from '../model/factory.js';
@@ -198,9 +199,8 @@ export class LeadTeam {
    * down, not reaped as dead: the lead starts them again when there is work for them.
    */
   private async settleResting(): Promise<void> {
-    const live = new Set(['working', 'idle', 'waiting']);
     for (const member of this.board.registry.read().members) {
-      if (!this.resting.has(member.name) || !live.has(member.status) || this.manager.get(member.name)) continue;
+      if (!this.resting.has(member.name) || !isLive(member) || this.manager.get(member.name)) continue;
       await this.board.registry.setStatus(member.name, 'shutdown', { task: null, reason: 'resting: started again when there is work for it' });
     }
   }

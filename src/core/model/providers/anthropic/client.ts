@@ -1,7 +1,7 @@
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
 import { ConfigError } from '../../../errors.js';
 import type { ModelClient, ModelRequest, ModelResponse } from '../../types.js';
-import { oneLine } from '../shared.js';
+import { oneLine } from '../common.js';
 import { fromMessage, toParams } from './convert.js';
 import { badResponseError, type CallSite, toModelError } from './errors.js';
 import { DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MODEL_ID, DEFAULT_TIMEOUT_MS } from './settings.js';

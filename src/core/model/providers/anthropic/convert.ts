@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { AssistantBlock, ContentBlock, ModelMessage, ModelRequest, ModelResponse, ToolSpec, Usage } from '../../types.js';
-import { isRecord } from '../shared.js';
+import { isRecord } from '../common.js';
 import { DEFAULT_MAX_TOKENS } from './settings.js';
 
 /** The runtime's request and response shapes to and from the Messages API: nothing else happens here. */

@@ -1,6 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { ModelError } from '../../../errors.js';
-import { connectionDetail, oneLine } from '../shared.js';
+import { connectionDetail, oneLine } from '../common.js';
 
 /** What an error's advice names: the client's model, endpoint and limits, and how it cleans text. */
 export interface CallSite {

@@ -1,6 +1,6 @@
 import type OpenAI from 'openai';
 import type { AssistantBlock, ModelMessage, ModelRequest, ModelResponse, StopReason, ToolSpec, Usage } from '../../types.js';
-import { isRecord } from '../shared.js';
+import { isRecord } from '../common.js';
 import { DEFAULT_MAX_TOKENS } from './settings.js';
 
 /**

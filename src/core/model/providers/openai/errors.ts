@@ -1,6 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { ModelError } from '../../../errors.js';
-import { connectionDetail, isRecord } from '../shared.js';
+import { connectionDetail, isRecord } from '../common.js';
 
 /** What an error's advice names: the client's model, endpoint and limits, and how it cleans text. */
 export interface CallSite {
