@@ -16,6 +16,7 @@ import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-
 import { runHeadless } from './run-command.js';
 import { runWorker } from './worker-command.js';
 import { startRepl } from './repl-command.js';
+import { registerWebCommand, webOption, webPort } from './web-command.js';
 
 
 const VERSION = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -41,6 +42,11 @@ function withProject(options: Record<string, unknown>, dir: string): { project: 
 function board(command: Command): { board?: string } {
   const url = boardUrl(command);
   return url ? { board: url } : {};
+}
+
+/** `--web` (port 7878) or `--web <port>`. */
+function webChoice(options: Record<string, unknown>): { web?: { port: number } } {
+  return options.web === undefined ? {} : { web: { port: webPort(options.web, '--web') } };
 }
 
 function repoChoice(options: Record<string, unknown>): { repo?: string | false } {
@@ -117,7 +123,8 @@ export function buildProgram(): Command {
     .addOption(dirOption())
     .addOption(boardOption())
     .option('--auto', 'a simulated user answers the analyst')
-    .option('--no-team', 'do not spawn the default analyst, engineer and reviewer');
+    .option('--no-team', 'do not spawn the default analyst, engineer and reviewer')
+    .addOption(webOption());
   repoOptions(program);
   settingsOptions(program)
     .usage('[options] [command]')
@@ -133,10 +140,12 @@ export function buildProgram(): Command {
         ...repoChoice(options),
         ...board(command),
         ...modelChoice(options),
+        ...webChoice(options),
       });
     });
 
   registerBoardCommands(program);
+  registerWebCommand(program);
   registerEventsCommand(program);
 
   settingsOptions(
@@ -171,6 +180,7 @@ export function buildProgram(): Command {
       .option('--json', 'print the summary as JSON (the same as --output-format json)')
       .addOption(new Option('--output-format <format>', 'text (lines, then the summary), json (the summary alone) or stream-json (an event a line while it runs, then {"type":"result", …})').choices(['text', 'json', 'stream-json']))
       .option('--timeout <duration>', 'give up after this long (default 10m)')
+      .addOption(webOption())
       .addOption(dirOption())
       .addOption(boardOption()),
   );
@@ -190,6 +200,7 @@ export function buildProgram(): Command {
       ...repoChoice(options),
       ...board(command),
       ...modelChoice(options),
+      ...webChoice(options),
     });
     process.exitCode = code;
   });

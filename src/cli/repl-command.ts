@@ -1,3 +1,4 @@
+import { serveWeb } from './web-command.js';
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { openBoard } from '../core/board/board.js';
 import { DEFAULT_TEAM, LeadSession } from '../core/lead/session.js';
@@ -16,6 +17,8 @@ export interface ReplOptions {
   model?: ModelOverrides;
   /** autoteam.config.json of the board folder. */
   project: ProjectConfig;
+  /** `--web[=PORT]`: the web board served beside the REPL. */
+  web?: { port: number };
 }
 
 /** `autoteam` with no subcommand: the ink app on a terminal, line mode on pipes. */
@@ -35,6 +38,11 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     ...(project.leadTools ? { leadTools: project.leadTools } : {}),
   });
   const team = options.team ? (project.team ?? DEFAULT_TEAM) : [];
+  // Its address goes to stderr before the REPL takes the terminal.
+  const web = options.web ? await serveWeb(session, { port: options.web.port }, (line) => console.error(line)).catch(async (error: unknown) => {
+    await board.close();
+    throw error;
+  }) : null;
   try {
     if (process.stdin.isTTY && process.stdout.isTTY) {
       // ink decides at import time that a CI environment cannot show live frames and renders only the
@@ -47,6 +55,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
       await runLineRepl(session, { team });
     }
   } finally {
+    await web?.close();
     await board.close();
   }
 }

@@ -1,3 +1,5 @@
+import { serveWeb } from './web-command.js';
+import type { WebBoard } from '../web/server.js';
 import path from 'node:path';
 import readline from 'node:readline';
 import type { TeammateSettings } from '../core/agent/settings.js';
@@ -36,6 +38,8 @@ export interface RunCommandOptions {
   models?: { model: ModelSpec; models: Record<string, ModelSpec> };
   /** autoteam.config.json of the board folder. */
   project: ProjectConfig;
+  /** `--web[=PORT]`: the web board served while the run lasts (its address on stderr). */
+  web?: { port: number };
 }
 
 export interface RunSummary {
@@ -167,8 +171,10 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   }
   let state: PipelineState;
   let pipeline: number;
+  let web: WebBoard | null = null;
   try {
     await session.start(project.team);
+    if (options.web) web = await serveWeb(session, { port: options.web.port }, (line) => console.error(line));
     const first = await session.post(options.requirement, options.startStage);
     pipeline = first.pipeline!;
     log(`posted pipeline #${pipeline}: task #${first.id} (${first.stage}) — ${first.subject}`);
@@ -177,6 +183,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     if (state.status === 'active') state = { ...state, status: 'failed', reason: await stoppedEarly(session, pipeline, stopReason, giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null) };
   } finally {
     input?.close();
+    await web?.close();
     await session.close(3_000);
     await board.close();
     process.off('SIGINT', onSignal);

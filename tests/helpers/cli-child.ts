@@ -45,9 +45,15 @@ export class CliChild {
     });
   }
 
-  static start(args: string[], options: { cwd: string; env?: Record<string, string> }): CliChild {
+  /** `stdin: 'pipe'` keeps its input open (a line-mode REPL, which quits at the end of its input); `write` types into it. */
+  static start(args: string[], options: { cwd: string; env?: Record<string, string>; stdin?: 'pipe' }): CliChild {
     assertBuilt();
-    return new CliChild(spawn(process.execPath, [cliEntry, ...args], { cwd: options.cwd, env: cleanEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] }));
+    return new CliChild(spawn(process.execPath, [cliEntry, ...args], { cwd: options.cwd, env: cleanEnv(options.env), stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'] }));
+  }
+
+  /** Types a line into a child started with `stdin: 'pipe'`. */
+  write(line: string): void {
+    this.child.stdin!.write(`${line}\n`);
   }
 
   get pid(): number {

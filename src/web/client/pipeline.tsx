@@ -1,0 +1,146 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { pipelineView } from '../views.js';
+import { act, type Board, money, read } from './store.js';
+
+type Detail = NonNullable<Awaited<ReturnType<typeof pipelineView>>>;
+
+/** One pipeline: requirement, Q&A, criteria with their evidence, reviews by revision, cost per role, timeline, diff. */
+export function PipelinePage({ id, board }: { id: number; board: Board }) {
+  const [detail, setDetail] = useState<Detail | null>(null);
+  const [error, setError] = useState('');
+  const [diff, setDiff] = useState<string | null>(null);
+  const [line, setLine] = useState('');
+  // Read again when one of its cards (or its status) changes.
+  const key = [...board.cards.values()].filter((card) => card.pipeline === id).map((card) => `${card.id}:${card.status}:${card.updatedAt}`).join(',');
+  useEffect(() => {
+    read<Detail>(`/api/pipelines/${id}`).then(setDetail, (failure: Error) => setError(failure.message));
+  }, [id, key]);
+  useEffect(() => {
+    if (detail?.repository) read<{ diff: string }>(`/api/pipelines/${id}/diff`).then((reply) => setDiff(reply.diff), () => setDiff(null));
+  }, [id, detail?.repository, detail?.status]);
+  if (error) return <p class="bad">{error}</p>;
+  if (!detail) return <p class="muted">Reading pipeline #{id}…</p>;
+  const run = (what: string) => act(`/api/pipelines/${id}/${what}`).then(setLine, (failure: Error) => setLine(failure.message));
+  return (
+    <div class="pipeline" data-testid="pipeline">
+      <h2>
+        Pipeline #{id} <span class={`status ${detail.status}`} data-testid="pipeline-status">{detail.status}</span>
+        {detail.reason && <span class="muted"> — {detail.reason}</span>}
+      </h2>
+      <div class="buttons">
+        {detail.status === 'active' && <button onClick={() => void run('cancel')}>Cancel</button>}
+        {(detail.status === 'failed' || detail.status === 'cancelled') && <button onClick={() => void run('retry')}>Retry</button>}
+        {detail.repository && detail.status === 'approved' && <button onClick={() => void run('merge')}>Merge</button>}
+        {detail.repository && <button onClick={() => void run('discard')}>Discard branch</button>}
+        {line && <span class="line" data-testid="action-line">{line}</span>}
+      </div>
+      <h3>Requirement</h3>
+      <p class="requirement">{detail.requirement}</p>
+      {detail.summary && <p>{detail.summary}</p>}
+      {detail.qa.length > 0 && (
+        <>
+          <h3>Questions and answers</h3>
+          <dl class="qa">
+            {detail.qa.map((entry) => (
+              <>
+                <dt>{entry.question}</dt>
+                <dd>
+                  {entry.answer} <span class="muted">— {entry.by}</span>
+                </dd>
+              </>
+            ))}
+          </dl>
+        </>
+      )}
+      <h3>Acceptance criteria</h3>
+      {detail.criteria.length === 0 && <p class="muted">None recorded yet.</p>}
+      <ul class="criteria" data-testid="criteria">
+        {detail.criteria.map((criterion) => (
+          <li>
+            <b>{criterion.id}</b> {criterion.criterion} <span class="muted">verify: {criterion.verify}</span>
+            {criterion.verdict && <div class={criterion.verdict.met ? 'good' : 'bad'}>{criterion.verdict.met ? 'met' : 'not met'}: {criterion.verdict.evidence}</div>}
+          </li>
+        ))}
+      </ul>
+      <h3>Reviews</h3>
+      {detail.reviews.length === 0 && <p class="muted">Not reviewed yet.</p>}
+      {detail.reviews.map((review) => (
+        <section class="review" data-testid={`review-${review.revision}`}>
+          <h4>
+            Revision {review.revision} (task #{review.task}): <span class={review.verdict === 'approved' ? 'good' : 'bad'}>{review.verdict ?? review.status}</span>
+          </h4>
+          {review.comment && <p>{review.comment}</p>}
+          {review.reports.length > 0 && (
+            <p>
+              {review.reports.map((report) => (
+                <span class={`report ${report.ok === false ? 'bad' : 'good'}`} title={report.sha256 ?? ''}>
+                  {report.kind} {report.ok === false ? 'failed' : 'ok'} ({report.file})
+                </span>
+              ))}
+            </p>
+          )}
+          {review.issues.length > 0 && (
+            <ul class="issues">
+              {review.issues.map((issue) => (
+                <li>
+                  <span class={`severity ${issue.severity}`}>{issue.severity}</span> {issue.text} {issue.criterion && <span class="muted">({issue.criterion})</span>}
+                </li>
+              ))}
+            </ul>
+          )}
+          {review.checks.map((check) => (
+            <details class="check" data-testid={`check-${check.id}`}>
+              <summary>
+                <b>{check.id}</b> {check.language}: <span class={check.ok ? 'good' : 'bad'}>{check.ok ? 'passed' : 'failed'}</span> exit {String(check.exitCode)}{' '}
+                <span class="muted">on {check.sha256.slice(0, 12)}</span>
+              </summary>
+              <pre>{check.code}</pre>
+              <pre class="output">{check.output}</pre>
+            </details>
+          ))}
+        </section>
+      ))}
+      <h3>Tokens and cost per role</h3>
+      <table>
+        <thead>
+          <tr>
+            <th>role</th>
+            <th>calls</th>
+            <th>input</th>
+            <th>output</th>
+            <th>cost</th>
+          </tr>
+        </thead>
+        <tbody>
+          {detail.usage.map((row) => (
+            <tr>
+              <td>{row.role}</td>
+              <td>{row.calls}</td>
+              <td>{row.inputTokens}</td>
+              <td>{row.outputTokens}</td>
+              <td>{money(row.cost)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {diff !== null && (
+        <>
+          <h3>Branch diff</h3>
+          <pre class="diff" data-testid="diff">
+            {diff.split('\n').map((text) => (
+              <div class={text.startsWith('+') ? 'add' : text.startsWith('-') ? 'del' : text.startsWith('@@') ? 'hunk' : ''}>{text}</div>
+            ))}
+          </pre>
+        </>
+      )}
+      <h3>Timeline</h3>
+      <ol class="timeline" data-testid="timeline">
+        {detail.timeline.map((entry) => (
+          <li>
+            <span class="muted">{new Date(entry.ts).toLocaleTimeString()}</span> <b>{entry.agent ?? ''}</b> {entry.text}
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}

@@ -1,0 +1,228 @@
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import { AutoteamError, serializeError } from '../core/errors.js';
+import type { LeadControls } from '../core/lead/lead-api.js';
+import { redact } from '../core/trace/redact.js';
+import { readAsset } from './assets.js';
+import { LiveFeed } from './feed.js';
+import { isLoopback, newToken, WebGuard } from './guard.js';
+import { pipelineView } from './views.js';
+
+export interface WebBoardOptions {
+  controls: LeadControls;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** 0 picks a free port. Default 7878. */
+  port?: number;
+  /** Default: 32 random bytes. */
+  token?: string;
+}
+
+export interface WebBoard {
+  /** The address to open, with the token. */
+  url: string;
+  port: number;
+  token: string;
+  close(): Promise<void>;
+}
+
+/** The largest request body taken (a requirement, an answer). */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+const TextBody = z.object({ text: z.string().trim().min(1, 'text is empty').max(20_000, 'text is longer than 20,000 characters') });
+const PostBody = TextBody.extend({ stage: z.string().min(1).optional() });
+const PlanBody = z.object({ approve: z.boolean(), feedback: z.string().max(20_000).optional() });
+
+const SECURITY_HEADERS = {
+  'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+/**
+ * The web board: one page (the built client), the board's state as JSON, its live feed (SSE), and
+ * the person's actions, each the same LeadControls call the REPL makes. Every request passes the
+ * guard (Host, token, and for changes Origin and CSRF token; guard.ts) before it is routed.
+ */
+export async function startWebBoard(options: WebBoardOptions): Promise<WebBoard> {
+  const host = options.host ?? '127.0.0.1';
+  const token = options.token ?? newToken();
+  const { controls } = options;
+  const safe = (text: string) => redact(text);
+  const feed = new LiveFeed(controls, safe, /^postgres(ql)?:\/\//i.test(controls.snapshot().board.location));
+  await feed.start();
+  let guard: WebGuard | null = null;
+
+  const server = http.createServer((request, response) => {
+    void handle(request, response).catch((error: unknown) => {
+      // A refused action (no such question, a pipeline not approved yet) is the person's to read.
+      const { code, message } = serializeError(error);
+      const status = error instanceof RequestError ? error.status : code === 'BOARD_UNREACHABLE' ? 503 : error instanceof AutoteamError ? 409 : 500;
+      if (!response.headersSent) send(response, status, { error: message, code });
+      else response.end();
+    });
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.setHeader(name, value);
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const verdict = guard!.check(request, url);
+    if (!verdict.ok) return send(response, verdict.status, { error: verdict.message });
+    if (verdict.via === 'query') {
+      // The token leaves the address bar (and the history) at once; the cookie carries it from now on.
+      url.searchParams.delete('token');
+      response.writeHead(303, { location: `${url.pathname}${url.search}`, 'set-cookie': guard!.cookie(), 'cache-control': 'no-store' });
+      return void response.end();
+    }
+    if (request.method === 'GET' || request.method === 'HEAD') return get(url, response);
+    if (request.method !== 'POST') return send(response, 405, { error: `${request.method} is not served` });
+    const refused = guard!.checkChange(request, verdict.via);
+    if (refused && !refused.ok) return send(response, refused.status, { error: refused.message });
+    const body = await readBody(request);
+    return send(response, 200, await act(url.pathname, body));
+  }
+
+  async function get(url: URL, response: ServerResponse): Promise<void> {
+    const path = url.pathname;
+    if (path === '/' || path === '/index.html') {
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      return void response.end(page(guard!.csrf));
+    }
+    const asset = path.startsWith('/assets/') ? readAsset(path.slice('/assets/'.length)) : null;
+    if (asset) {
+      response.writeHead(200, { 'content-type': asset.type, 'cache-control': 'no-cache' });
+      return void response.end(asset.body);
+    }
+    if (path === '/api/events') return feed.add(response);
+    if (path === '/api/state') return send(response, 200, feed.current);
+    let match = /^\/api\/pipelines\/(\d+)$/.exec(path);
+    if (match) {
+      const view = await pipelineView(controls, Number(match[1]));
+      return view ? send(response, 200, view) : send(response, 404, { error: `no pipeline #${match[1]}` });
+    }
+    match = /^\/api\/pipelines\/(\d+)\/diff$/.exec(path);
+    if (match) return send(response, 200, { diff: await controls.diff(Number(match[1])) });
+    match = /^\/api\/tasks\/(\d+)$/.exec(path);
+    if (match) {
+      const task = controls.task(Number(match[1]));
+      return task ? send(response, 200, task) : send(response, 404, { error: `no task #${match[1]}` });
+    }
+    return send(response, 404, { error: `nothing at ${path}` });
+  }
+
+  /** The person's actions: the same calls as the REPL's commands. */
+  async function act(path: string, body: unknown): Promise<unknown> {
+    if (path === '/api/requirements') {
+      const { text, stage } = parse(PostBody, body);
+      const task = await controls.post(text, stage);
+      return { task: task.id, pipeline: task.pipeline, line: `posted pipeline #${task.pipeline}: task #${task.id} (${task.stage})` };
+    }
+    let match = /^\/api\/questions\/([\w.-]+)\/answer$/.exec(path);
+    if (match) {
+      const question = await controls.answer(parse(TextBody, body).text, match[1]);
+      return { line: `answered ${question.from}'s question on task #${question.task}` };
+    }
+    match = /^\/api\/pipelines\/(\d+)\/(cancel|retry|merge|discard)$/.exec(path);
+    if (match) {
+      const id = Number(match[1]);
+      switch (match[2]) {
+        case 'cancel':
+          return { line: `pipeline #${id} cancelled: ${(await controls.cancel(id, 'cancelled from the web board')).map((task) => `#${task}`).join(', ') || 'nothing was open'}` };
+        case 'retry': {
+          const task = await controls.retry(id);
+          return { line: `pipeline #${id} retried: task #${task.id} (${task.stage})` };
+        }
+        case 'merge':
+          return { line: await controls.merge(id) };
+        default:
+          return { line: await controls.discard(id) };
+      }
+    }
+    match = /^\/api\/plans\/([\w.-]+)$/.exec(path);
+    if (match) {
+      const { approve, feedback } = parse(PlanBody, body);
+      await controls.decidePlan(match[1]!, approve, feedback);
+      return { line: `plan ${match[1]} ${approve ? 'approved' : 'rejected'}` };
+    }
+    throw new RequestError(404, `nothing to do at ${path}`);
+  }
+
+  function send(response: ServerResponse, status: number, body: unknown): void {
+    response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+    response.end(safe(JSON.stringify(body)));
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => reject(new AutoteamError(`autoteam web: cannot listen on ${host}:${options.port ?? 7878}: ${error.code === 'EADDRINUSE' ? 'the port is in use (--port 0 picks a free one)' : error.message}`, 'USAGE')));
+    server.listen(options.port ?? 7878, host, resolve);
+  });
+  const port = (server.address() as AddressInfo).port;
+  guard = new WebGuard({ token, host, port });
+  const shown = isLoopback(host) || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const url = `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}/?token=${token}`;
+  return {
+    url,
+    port,
+    token,
+    close: async () => {
+      feed.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+class RequestError extends AutoteamError {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message, 'WEB_REQUEST');
+  }
+}
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  throw new RequestError(400, `${issue.path.join('.') || 'body'}: ${issue.message}`);
+}
+
+/** The request's JSON body, at most MAX_BODY_BYTES. */
+function readBody(request: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(request.headers['content-length'] ?? 0);
+    if (declared > MAX_BODY_BYTES) return reject(new RequestError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`));
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        request.destroy();
+        reject(new RequestError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`));
+      } else chunks.push(chunk);
+    });
+    request.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (!text) return resolve({});
+      try {
+        resolve(JSON.parse(text));
+      } catch {
+        reject(new RequestError(400, 'the body is not JSON'));
+      }
+    });
+    request.on('error', reject);
+  });
+}
+
+/** The one page: the client app, the CSRF token in a meta tag (never in a cookie). */
+function page(csrf: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="csrf" content="${csrf}"><title>autoteam</title><link rel="stylesheet" href="/assets/app.css"></head>
+<body><div id="app"></div><script type="module" src="/assets/app.js"></script></body></html>`;
+}
+
+export { RequestError };

@@ -1,0 +1,173 @@
+/**
+ * The web board in a real headless chromium, on both backends: a requirement posted from the page,
+ * the analyst's questions answered from the page, the cards followed to approved, the pipeline's
+ * evidence opened; the refusals (no token, wrong token, a foreign Host, a cross-origin POST from
+ * another page in the browser); and a database outage shown on the page and cleared.
+ * - file board: `autoteam --web 0`, the web board beside the lead in one process;
+ * - PostgreSQL: `autoteam web --board` on its own, beside a lead in another process.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { findPostgresBin, startPostgres } from '../../src/bench/postgres-server.js';
+import { chromiumPath, useBrowsers } from '../helpers/browser.js';
+import { CliChild } from '../helpers/cli-child.js';
+import { tempRoot } from '../helpers/board-spawn.js';
+import { DOWNLOADS_REQUIREMENT } from '../helpers/pipeline-cli.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
+
+const children: CliChild[] = [];
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) await child.stop('SIGTERM');
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+const { launch } = useBrowsers();
+
+function folder(prefix: string): string {
+  const dir = tempRoot(prefix);
+  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function start(args: string[], cwd: string, stdin?: 'pipe'): CliChild {
+  const child = CliChild.start(args, { cwd, ...(stdin ? { stdin } : {}) });
+  children.push(child);
+  return child;
+}
+
+/** The address a child printed (`autoteam web: <url>`), on stdout or stderr. */
+async function webAddress(child: CliChild): Promise<string> {
+  return child.waitFor(() => /autoteam web: (http:\/\/\S+)/.exec(`${child.lines.join('\n')}\n${child.stderr}`)?.[1], 'the web board\'s address');
+}
+
+/**
+ * From the page: posts the requirement, answers every question the analyst asks as it appears, and
+ * follows the pipeline's page until it is approved. Returns the pipeline's id.
+ */
+async function postAndFollow(page: Page): Promise<number> {
+  await page.fill('[data-testid=requirement]', DOWNLOADS_REQUIREMENT);
+  await page.click('[data-testid=post]');
+  const line = await page.waitForSelector('[data-testid=post-line]');
+  const pipeline = Number(/posted pipeline #(\d+)/.exec((await line.textContent()) ?? '')?.[1]);
+  expect(pipeline).toBeGreaterThan(0);
+  await page.waitForSelector(`[data-testid=card-${pipeline}][data-stage=requirements]`);
+  await page.goto(`${new URL(page.url()).origin}/#/pipeline/${pipeline}`);
+  let answered = 0;
+  for (;;) {
+    // Approved, or a question to answer (the page's CSP allows no evaluated strings: locators only).
+    await page.locator('[data-testid=pipeline-status]:text-is("approved"), form[data-testid^=question-]').first().waitFor({ timeout: HANG_MS });
+    if ((await page.textContent('[data-testid=pipeline-status]')) === 'approved') break;
+    const value = await page.locator('form[data-testid^=question-]').first().getAttribute('data-testid').catch(() => null);
+    if (!value) continue;
+    const form = page.locator(`form[data-testid="${value}"]`);
+    await form.locator('[data-testid=answer]').fill(answered === 0 ? 'Pictures and Misc only' : 'Skip the file and warn');
+    await form.locator('button[type=submit]').click();
+    // Gone from the page once the board says it was answered.
+    await page.waitForSelector(`form[data-testid="${value}"]`, { state: 'detached', timeout: HANG_MS });
+    answered++;
+  }
+  expect(answered).toBeGreaterThan(0);
+  return pipeline;
+}
+
+/** The evidence on the pipeline's page: criteria with verdicts, checks with their code and output, the timeline. */
+async function expectEvidence(page: Page): Promise<void> {
+  await page.waitForSelector('[data-testid=criteria] li');
+  expect(await page.locator('[data-testid=criteria] li').count()).toBeGreaterThan(0);
+  expect(await page.locator('[data-testid=criteria]').textContent()).toMatch(/AC1.*met/);
+  const check = page.locator('[data-testid^=check-CHK]').first();
+  await check.locator('summary').click();
+  expect(await check.textContent()).toMatch(/CHK1 python: passed exit 0 on [0-9a-f]{12}/);
+  expect(await page.locator('[data-testid=timeline]').textContent()).toMatch(/pipeline approved/);
+}
+
+/** The refusals: no token, a wrong one, a foreign Host, and a change without this page's Origin and CSRF token. */
+async function expectRefusals(page: Page, address: string): Promise<void> {
+  const url = new URL(address);
+  const token = url.searchParams.get('token')!;
+  const origin = url.origin;
+  expect((await fetch(`${origin}/api/state`)).status).toBe(401);
+  expect((await fetch(`${origin}/?token=wrong-${token}`, { redirect: 'manual' })).status).toBe(401);
+  const cookie = `autoteam_${url.port}=${token}`;
+  expect((await fetch(`${origin}/api/state`, { headers: { cookie } })).status).toBe(200);
+  // DNS rebinding: another name that resolves here is still not this server.
+  const foreign = await new Promise<number>((resolve, reject) =>
+    http.get({ host: '127.0.0.1', port: Number(url.port), path: '/api/state', headers: { host: `rebound.example:${url.port}`, cookie } }, (response) => resolve(response.statusCode!)).on('error', reject),
+  );
+  expect(foreign).toBe(403);
+  const post = (headers: Record<string, string>) => fetch(`${origin}/api/requirements`, { method: 'POST', headers: { cookie, ...headers }, body: JSON.stringify({ text: 'forged requirement' }) });
+  expect((await post({ origin: 'http://evil.example' })).status).toBe(403);
+  expect((await post({ origin })).status).toBe(403); // no CSRF token
+  // A page of another origin in the same browser (same site: the cookie goes along) posts to the board.
+  const other = http.createServer((_request, response) => response.end('<html><body>another site</body></html>'));
+  await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise((resolve) => other.close(resolve)));
+  const otherPage = await page.context().newPage();
+  await otherPage.goto(`http://127.0.0.1:${(other.address() as { port: number }).port}/`);
+  await otherPage.evaluate(async (target) => {
+    await fetch(`${target}/api/requirements`, { method: 'POST', credentials: 'include', body: JSON.stringify({ text: 'forged requirement' }) }).catch(() => undefined);
+  }, origin);
+  const state = (await (await fetch(`${origin}/api/tasks/1`, { headers: { cookie } })).json()) as { subject: string };
+  expect(state.subject).not.toMatch(/forged/);
+  const cards = await page.locator('[data-testid^=card-]').allTextContents();
+  expect(cards.join('\n')).not.toMatch(/forged/);
+  await otherPage.close();
+}
+
+describe.runIf(chromiumPath)('the web board in a browser', () => {
+  it('beside the REPL (--web, file board): post, answer, approved, evidence, refusals', async () => {
+    const dir = folder('autoteam-web-');
+    const repl = start(['--dir', dir, '--web', '0'], dir, 'pipe');
+    const address = await webAddress(repl);
+    expect(address).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
+    const page = await (await (await launch()).newContext()).newPage();
+    await page.goto(address);
+    // The token left the address bar for an HttpOnly cookie.
+    expect(page.url()).not.toContain('token=');
+    expect(await page.textContent('[data-testid=leader]')).toBe('lead: this process');
+    const pipeline = await postAndFollow(page);
+    await expectEvidence(page);
+    if (process.env.AUTOTEAM_SCREENSHOT) await page.screenshot({ path: process.env.AUTOTEAM_SCREENSHOT, fullPage: true });
+    // Back on the board: every card of the pipeline is completed.
+    await page.goto(`${new URL(address).origin}/#/`);
+    await page.fill('[data-testid=filter-pipeline]', String(pipeline));
+    await expect.poll(() => page.locator('[data-testid=column-completed] [data-testid^=card-]').count(), { timeout: HANG_MS }).toBeGreaterThanOrEqual(3);
+    expect(await page.locator('[data-testid=column-pending] [data-testid^=card-]').count()).toBe(0);
+    await expectRefusals(page, address);
+    // The REPL saw the person's answers as answered, not as questions still waiting.
+    const before = repl.lines.length;
+    repl.write('/inbox');
+    await repl.waitFor(() => (repl.lines.slice(before).some((line) => /^Inbox/.test(line)) ? true : undefined), "the REPL's /inbox");
+    expect(repl.lines.slice(before).join('\n')).not.toMatch(/asks:/);
+  });
+
+  it.runIf(findPostgresBin())('autoteam web on its own (PostgreSQL), beside a lead in another process; an outage shown and cleared', { timeout: 360_000 }, async () => {
+    const server = await startPostgres();
+    cleanups.push(() => server.stop());
+    const leadDir = folder('autoteam-web-lead-');
+    const webDir = folder('autoteam-web-view-');
+    const lead = start(['--board', server.url, '--dir', leadDir], leadDir, 'pipe');
+    await lead.waitFor(() => (/analyst/.test(lead.lines.join('\n') + lead.stderr) ? true : undefined), 'the lead to start its team');
+    const web = start(['web', '--board', server.url, '--dir', webDir, '--port', '0'], webDir);
+    const address = await webAddress(web);
+    expect(web.lines[0]).toBe(`autoteam web: ${address}`);
+    const page = await (await (await launch()).newContext()).newPage();
+    await page.goto(address);
+    await page.locator('[data-testid=leader]', { hasText: /^lead: pid \d+ on / }).waitFor({ timeout: HANG_MS });
+    await postAndFollow(page);
+    await expectEvidence(page);
+    await expectRefusals(page, address);
+
+    server.pause();
+    const banner = await page.waitForSelector('[data-testid=outage]', { timeout: HANG_MS });
+    expect(await banner.textContent()).toMatch(/The board is unreachable since \d/);
+    server.resume();
+    await page.waitForSelector('[data-testid=outage]', { state: 'detached', timeout: HANG_MS });
+    // Served throughout: the page still reads the pipeline.
+    expect(await page.textContent('[data-testid=pipeline-status]')).toBe('approved');
+    expect(path.isAbsolute(webDir)).toBe(true);
+  });
+});
