@@ -1,9 +1,9 @@
-import { serveWeb } from './web-command.js';
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { openBoard } from '../core/board/board.js';
 import { DEFAULT_TEAM, LeadSession } from '../core/lead/session.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
+import { serveWeb } from './web-command.js';
 
 export interface ReplOptions {
   dir: string;

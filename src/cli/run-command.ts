@@ -1,5 +1,3 @@
-import { serveWeb } from './web-command.js';
-import type { WebBoard } from '../web/server.js';
 import path from 'node:path';
 import readline from 'node:readline';
 import type { TeammateSettings } from '../core/agent/settings.js';
@@ -17,6 +15,8 @@ import { approvalOf } from '../core/stages/pipeline-status.js';
 import type { TraceSummary } from '../core/trace/summary.js';
 import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
 import { activityView, describeEvent, indentContinuation } from '../frontend/activity.js';
+import { serveWeb } from './web-command.js';
+import type { WebBoard } from '../web/server.js';
 
 export interface RunCommandOptions {
   dir: string;

@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findPostgresBin, startPostgres } from '../../src/bench/postgres-server.js';
+import { fileBoard } from '../../src/core/board/board.js';
 import { chromiumPath, useBrowsers } from '../helpers/browser.js';
 import { CliChild } from '../helpers/cli-child.js';
 import { tempRoot } from '../helpers/board-spawn.js';
@@ -54,6 +55,13 @@ async function postAndFollow(page: Page): Promise<number> {
   const pipeline = Number(/posted pipeline #(\d+)/.exec((await line.textContent()) ?? '')?.[1]);
   expect(pipeline).toBeGreaterThan(0);
   await page.waitForSelector(`[data-testid=card-${pipeline}][data-stage=requirements]`);
+  // For the README: the board while the analyst waits for an answer (AUTOTEAM_SCREENSHOTS=<folder>).
+  const shots = process.env.AUTOTEAM_SCREENSHOTS;
+  if (shots) {
+    await page.waitForSelector('form[data-testid^=question-]', { timeout: HANG_MS });
+    await page.setViewportSize({ width: 1400, height: 800 });
+    await page.screenshot({ path: path.join(shots, 'web-board.png') });
+  }
   await page.goto(`${new URL(page.url()).origin}/#/pipeline/${pipeline}`);
   let answered = 0;
   for (;;) {
@@ -128,9 +136,25 @@ describe.runIf(chromiumPath)('the web board in a browser', () => {
     // The token left the address bar for an HttpOnly cookie.
     expect(page.url()).not.toContain('token=');
     expect(await page.textContent('[data-testid=leader]')).toBe('lead: this process');
+    // A plan waiting for the lead is decided from the page.
+    const board = fileBoard(dir);
+    cleanups.push(() => board.close());
+    await board.registry.join('planner', 'engineer', { status: 'waiting' });
+    const plan = await board.requests.create({ kind: 'plan', from: 'planner', to: 'lead', plan: 'Write organize.py, then its tests.' });
+    const card = page.locator(`[data-testid="plan-${plan.id}"]`);
+    await card.waitFor({ timeout: HANG_MS });
+    expect(await card.textContent()).toContain('Write organize.py, then its tests.');
+    await card.locator('input').fill('Tests first, please.');
+    await card.locator('button', { hasText: 'Reject' }).click();
+    await card.waitFor({ state: 'detached', timeout: HANG_MS });
+    expect(board.requests.list({ kind: 'plan' })[0]).toMatchObject({ id: plan.id, status: 'rejected' });
+    expect(board.mailbox.peek('planner')).toEqual([expect.objectContaining({ type: 'plan_approval_response', content: 'Tests first, please.', approve: false })]);
     const pipeline = await postAndFollow(page);
     await expectEvidence(page);
-    if (process.env.AUTOTEAM_SCREENSHOT) await page.screenshot({ path: process.env.AUTOTEAM_SCREENSHOT, fullPage: true });
+    if (process.env.AUTOTEAM_SCREENSHOTS) {
+      await page.locator('[data-testid=pipeline] h2').first().scrollIntoViewIfNeeded();
+      await page.screenshot({ path: path.join(process.env.AUTOTEAM_SCREENSHOTS, 'web-pipeline.png') });
+    }
     // Back on the board: every card of the pipeline is completed.
     await page.goto(`${new URL(address).origin}/#/`);
     await page.fill('[data-testid=filter-pipeline]', String(pipeline));
@@ -168,6 +192,5 @@ describe.runIf(chromiumPath)('the web board in a browser', () => {
     await page.waitForSelector('[data-testid=outage]', { state: 'detached', timeout: HANG_MS });
     // Served throughout: the page still reads the pipeline.
     expect(await page.textContent('[data-testid=pipeline-status]')).toBe('approved');
-    expect(path.isAbsolute(webDir)).toBe(true);
   });
 });

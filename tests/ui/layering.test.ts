@@ -31,6 +31,12 @@ describe('layering', () => {
     expect(bad).toEqual([]);
   });
 
+  it('src/web reaches the team only through LeadControls: no board, mailbox, pipeline or session, no cli or ink', () => {
+    const bad = imports(path.join(src, 'web')).filter((i) => /\/(ui|cli|frontend)\/|^(ink|react)(\/|$)|core\/board\/(board|mailbox|task-|pg\/)|core\/stages\/pipeline|core\/lead\/(session|board-lead)\.js/.test(i.from));
+    expect(bad).toEqual([]);
+    expect(imports(path.join(src, 'web')).length).toBeGreaterThan(10);
+  });
+
   it("the front ends reach no part of the lead session: they use LeadApi's commands and queries", () => {
     const reaching: string[] = [];
     for (const dir of ['ui', 'frontend', 'cli']) {

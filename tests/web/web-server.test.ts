@@ -1,0 +1,186 @@
+/**
+ * The web board's server over a BoardLead on a file board, as a script or a forged page would reach
+ * it: the guard's rules (Host, token, cookie, Origin, CSRF, sizes), the actions and their refusals,
+ * redaction of secrets, and the live feed's first message and deltas.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Board, fileBoard } from '../../src/core/board/board.js';
+import { BoardLead } from '../../src/core/lead/board-lead.js';
+import { WebGuard } from '../../src/web/guard.js';
+import { startWebBoard, type WebBoard } from '../../src/web/server.js';
+import { tempRoot } from '../helpers/board-spawn.js';
+import { HANG_MS, until } from '../helpers/agent-wait.js';
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function serve(): Promise<{ web: WebBoard; board: Board; origin: string; cookie: string; csrf: string }> {
+  const dir = tempRoot('autoteam-web-server-');
+  const board = fileBoard(dir);
+  const lead = new BoardLead(board, { reconcileMs: 200 });
+  await lead.start();
+  const web = await startWebBoard({ controls: lead, port: 0 });
+  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }), () => board.close(), () => lead.close(), () => web.close());
+  const origin = new URL(web.url).origin;
+  const cookie = `autoteam_${web.port}=${web.token}`;
+  const page = await (await fetch(`${origin}/`, { headers: { cookie } })).text();
+  const csrf = /<meta name="csrf" content="([^"]+)">/.exec(page)![1]!;
+  return { web, board, origin, cookie, csrf };
+}
+
+/** A request with any Host header (fetch does not let one be set). */
+function raw(port: number, options: { path: string; host: string; method?: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port, path: options.path, method: options.method ?? 'GET', headers: { host: options.host, ...options.headers } }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, body }));
+    });
+    request.on('error', reject);
+    request.end(options.body);
+  });
+}
+
+describe('the web board server', () => {
+  it('lets in only its own Host, with the token; trades the token for a strict cookie', async () => {
+    const { web, origin, cookie } = await serve();
+    const path = '/api/state';
+    for (const host of [`127.0.0.1:${web.port}`, `localhost:${web.port}`, `LOCALHOST:${web.port}`, `[::1]:${web.port}`]) {
+      expect((await raw(web.port, { path, host, headers: { cookie } })).status, host).toBe(200);
+    }
+    for (const host of [`attacker.example:${web.port}`, `127.0.0.1:${web.port + 1}`, '127.0.0.1', `127.0.0.1.nip.io:${web.port}`]) {
+      const reply = await raw(web.port, { path, host, headers: { cookie } });
+      expect(reply.status, host).toBe(403);
+      expect(JSON.parse(reply.body).error).toMatch(/is not this server's address/);
+    }
+    expect((await fetch(`${origin}${path}`)).status).toBe(401);
+    expect((await fetch(`${origin}${path}`, { headers: { cookie: `autoteam_${web.port}=nope` } })).status).toBe(401);
+    expect((await fetch(`${origin}${path}`, { headers: { authorization: `Bearer ${web.token}` } })).status).toBe(200);
+    expect((await fetch(`${origin}${path}`, { headers: { authorization: 'Bearer nope' } })).status).toBe(401);
+    const visit = await fetch(web.url, { redirect: 'manual' });
+    expect(visit.status).toBe(303);
+    expect(visit.headers.get('location')).toBe('/');
+    expect(visit.headers.get('set-cookie')).toBe(`autoteam_${web.port}=${web.token}; HttpOnly; SameSite=Strict; Path=/`);
+    const pageReply = await fetch(`${origin}/`, { headers: { cookie } });
+    expect(pageReply.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
+    expect(pageReply.headers.get('referrer-policy')).toBe('no-referrer');
+  });
+
+  it('takes a change from its own page only (Origin and CSRF token), and caps the body', async () => {
+    const { origin, cookie, csrf } = await serve();
+    const post = (headers: Record<string, string>, body: string = JSON.stringify({ text: 'Count words in a file' })) =>
+      fetch(`${origin}/api/requirements`, { method: 'POST', headers: { cookie, 'content-type': 'application/json', ...headers }, body });
+    expect((await post({})).status).toBe(403);
+    expect((await post({ origin: 'http://evil.example' , 'x-csrf-token': csrf })).status).toBe(403);
+    expect((await post({ origin, 'x-csrf-token': 'wrong' })).status).toBe(403);
+    const ok = await post({ origin, 'x-csrf-token': csrf });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ task: 1, pipeline: 1, line: 'posted pipeline #1: task #1 (requirements)' });
+    const big = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: 'x'.repeat(70_000) }));
+    expect(big.status).toBe(413);
+    const bad = await post({ origin, 'x-csrf-token': csrf }, '{not json');
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: 'the body is not JSON' });
+    const empty = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: '  ' }));
+    expect(await empty.json()).toMatchObject({ error: 'text: text is empty' });
+    expect((await fetch(`${origin}/api/requirements`, { method: 'PUT', headers: { cookie } })).status).toBe(405);
+  });
+
+  it('acts as the REPL does: cancel, retry, plans, answers and merges refused with the reason', async () => {
+    const { board, origin, web } = await serve();
+    const auth = { authorization: `Bearer ${web.token}`, 'content-type': 'application/json' };
+    const act = async (path: string, body: unknown = {}) => {
+      const reply = await fetch(`${origin}${path}`, { method: 'POST', headers: auth, body: JSON.stringify(body) });
+      return { status: reply.status, body: (await reply.json()) as { line?: string; error?: string } };
+    };
+    expect((await act('/api/requirements', { text: 'Count words in a file' })).status).toBe(200);
+    expect(await act('/api/pipelines/1/cancel')).toEqual({ status: 200, body: { line: 'pipeline #1 cancelled: #1' } });
+    expect(await act('/api/pipelines/1/retry')).toEqual({ status: 200, body: { line: 'pipeline #1 retried: task #2 (requirements)' } });
+    expect(await act('/api/questions/q-2-1/answer', { text: 'yes' })).toEqual({ status: 409, body: { error: "no pending question 'q-2-1'", code: 'NO_QUESTION' } });
+    const merge = await act('/api/pipelines/1/merge');
+    expect(merge.status).toBe(409);
+    expect(merge.body.error).toMatch(/pipeline #1/);
+    expect((await act('/api/pipelines/99/cancel')).status).toBe(409);
+
+    await board.registry.join('engineer', 'engineer', { status: 'working', task: 2 });
+    const plan = await board.requests.create({ kind: 'plan', from: 'engineer', to: 'lead', task: 2, plan: 'Write wc.py first.' });
+    const plans = async () => ((await (await fetch(`${origin}/api/state`, { headers: auth })).json()) as { plans: Array<{ id: string; plan: string }> }).plans;
+    // The page's state is read on board changes and every 2 s: the request shows up there.
+    await expect.poll(plans, { timeout: HANG_MS, interval: 100 }).toEqual([expect.objectContaining({ id: plan.id, from: 'engineer', plan: 'Write wc.py first.' })]);
+    expect(await act(`/api/plans/${plan.id}`, { approve: false, feedback: 'Tests first.' })).toEqual({ status: 200, body: { line: `plan ${plan.id} rejected` } });
+    expect(board.requests.list({ kind: 'plan' })[0]).toMatchObject({ id: plan.id, status: 'rejected' });
+    const [reply] = board.mailbox.peek('engineer');
+    expect(reply).toMatchObject({ type: 'plan_approval_response', content: 'Tests first.', approve: false, requestId: plan.id });
+    expect((await act(`/api/plans/${plan.id}`, { approve: true })).body.error).toMatch(/already rejected/);
+    expect((await act(`/api/plans/${plan.id}`, { approve: 'yes' })).status).toBe(400);
+
+    expect((await fetch(`${origin}/api/tasks/2`, { headers: auth })).status).toBe(200);
+    expect((await fetch(`${origin}/api/tasks/404`, { headers: auth })).status).toBe(404);
+    expect((await fetch(`${origin}/api/pipelines/404`, { headers: auth })).status).toBe(404);
+  });
+
+  it('never sends a secret of the environment', async () => {
+    const secret = 'sk-ant-web-board-test-0123456789';
+    process.env.AUTOTEAM_TEST_API_KEY = secret;
+    cleanups.push(() => delete process.env.AUTOTEAM_TEST_API_KEY);
+    const { origin, web } = await serve();
+    const auth = { authorization: `Bearer ${web.token}`, 'content-type': 'application/json' };
+    await fetch(`${origin}/api/requirements`, { method: 'POST', headers: auth, body: JSON.stringify({ text: `Use the key ${secret} to call the API` }) });
+    const task = await (await fetch(`${origin}/api/tasks/1`, { headers: auth })).text();
+    expect(task).not.toContain(secret);
+    expect(task).toContain('[redacted]');
+    const pipeline = await (await fetch(`${origin}/api/pipelines/1`, { headers: auth })).text();
+    expect(pipeline).not.toContain(secret);
+  });
+
+  it('feeds a page the whole board, then only what changed', async () => {
+    const { origin, web } = await serve();
+    const auth = { authorization: `Bearer ${web.token}`, 'content-type': 'application/json' };
+    const messages: Array<{ event: string; data: string }> = [];
+    const feed = await fetch(`${origin}/api/events`, { headers: auth });
+    expect(feed.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = feed.body!.getReader();
+    cleanups.push(() => reader.cancel());
+    let buffer = '';
+    void (async () => {
+      for (;;) {
+        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+        if (done) return;
+        buffer += new TextDecoder().decode(value);
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          messages.push({ event: /^event: (.*)$/m.exec(block)![1]!, data: /^data: (.*)$/m.exec(block)![1]! });
+        }
+      }
+    })();
+    await until(() => messages.length > 0, 'the first message');
+    expect(messages[0]!.event).toBe('hello');
+    expect(JSON.parse(messages[0]!.data)).toMatchObject({ cards: [], pipelines: [], events: [] });
+    await fetch(`${origin}/api/requirements`, { method: 'POST', headers: auth, body: JSON.stringify({ text: 'Count words in a file' }) });
+    const cards = await until(() => messages.find((message) => message.event === 'cards'), 'the new card');
+    expect(JSON.parse(cards.data)).toEqual({ changed: [expect.objectContaining({ id: 1, status: 'pending', stage: 'requirements', pipeline: 1 })], removed: [] });
+    await until(() => messages.some((message) => message.event === 'event' && JSON.parse(message.data).type === 'task_posted'), 'the task_posted event');
+    await until(() => messages.some((message) => message.event === 'pipelines'), 'the pipeline');
+    // A second page gets the board as it is now in its hello.
+    const second = await fetch(`${origin}/api/events`, { headers: auth });
+    const first = new TextDecoder().decode((await second.body!.getReader().read()).value);
+    expect(first).toMatch(/^event: hello\ndata: \{"cards":\[\{"id":1,/);
+    await second.body!.cancel().catch(() => undefined);
+  });
+
+  it('guard: a wildcard bind knows this machine\'s addresses; a named bind only its name', () => {
+    const request = (host: string) => ({ headers: { host } }) as http.IncomingMessage;
+    const wildcard = new WebGuard({ token: 't', host: '0.0.0.0', port: 8080 });
+    expect(wildcard.checkHost(request('127.0.0.1:8080'))).toBeNull();
+    expect(wildcard.checkHost(request('evil.example:8080'))).not.toBeNull();
+    const named = new WebGuard({ token: 't', host: '10.1.2.3', port: 8080 });
+    expect(named.checkHost(request('10.1.2.3:8080'))).toBeNull();
+    expect(named.checkHost(request('10.1.2.4:8080'))).not.toBeNull();
+  });
+});
