@@ -9,11 +9,12 @@ import { stopBenchPostgres } from './postgres-server.js';
 import { sandboxOverhead } from './sandbox-bench.js';
 import { teammateSections } from './teammate-bench.js';
 import { eventLog } from './event-bench.js';
+import { webBoard } from './web-bench.js';
 import { type BenchOptions, type BenchRow, type BenchSection, removeTempRoots } from './section.js';
 
 export type { BenchOptions, BenchRow, BenchSection } from './section.js';
 
-export const sections: BenchSection[] = [...boardSections, eventLog, ...teammateSections, sandboxOverhead];
+export const sections: BenchSection[] = [...boardSections, eventLog, ...teammateSections, sandboxOverhead, webBoard];
 
 export interface SectionResult {
   section: string;

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Task } from '../core/board/schemas.js';
 import { serializeError } from '../core/errors.js';
 import type { LeadControls } from '../core/lead/lead-api.js';
 import type { LeadEvent } from '../core/lead/session-types.js';
@@ -30,6 +31,7 @@ export class LiveFeed {
   private readonly ticker: NodeJS.Timeout;
   private readonly unsubscribe: () => void;
   private flushing: Promise<void> | null = null;
+  private readonly cards = new WeakMap<Task, string>();
 
   constructor(
     private readonly controls: LeadControls,
@@ -106,12 +108,22 @@ export class LiveFeed {
       if (code === 'BOARD_UNREACHABLE') this.outage ??= { since: new Date().toISOString(), message };
       return this.sendState();
     }
-    const cards = diff(this.sentCards, snapshot.tasks.map((task) => [task.id, this.safe(JSON.stringify(cardOf(task)))]));
+    const cards = diff(this.sentCards, snapshot.tasks.map((task) => [task.id, this.cardText(task)]));
     if (cards) this.send('cards', cards);
     const pipelines = diff(this.sentPipelines, snapshot.pipelines.map((pipeline) => [pipeline.id, this.safe(JSON.stringify(pipeline))]));
     if (pipelines) this.send('pipelines', pipelines);
     this.state = stateOf(snapshot, this.controls, this.outage);
     this.sendState();
+  }
+
+  /** A card's JSON, made once per task object (the board hands back the same object until the task changes). */
+  private cardText(task: Task): string {
+    let text = this.cards.get(task);
+    if (text === undefined) {
+      text = this.safe(JSON.stringify(cardOf(task)));
+      this.cards.set(task, text);
+    }
+    return text;
   }
 
   /** During an outage the snapshot is the last one read: the log is asked whether the board answers. */

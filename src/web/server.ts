@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { AutoteamError, serializeError } from '../core/errors.js';
 import type { LeadControls } from '../core/lead/lead-api.js';
-import { redact } from '../core/trace/redact.js';
+import { redact, secretValues } from '../core/trace/redact.js';
 import { readAsset } from './assets.js';
 import { LiveFeed } from './feed.js';
 import { isLoopback, newToken, WebGuard } from './guard.js';
@@ -50,7 +50,9 @@ export async function startWebBoard(options: WebBoardOptions): Promise<WebBoard>
   const host = options.host ?? '127.0.0.1';
   const token = options.token ?? newToken();
   const { controls } = options;
-  const safe = (text: string) => redact(text);
+  // The environment's secrets, read once: every card of a big board passes through `safe`.
+  const secrets = secretValues();
+  const safe = (text: string) => redact(text, secrets);
   const feed = new LiveFeed(controls, safe, /^postgres(ql)?:\/\//i.test(controls.snapshot().board.location));
   await feed.start();
   let guard: WebGuard | null = null;

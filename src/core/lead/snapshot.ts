@@ -2,7 +2,7 @@ import type { ProtocolRequest } from '../board/requests.js';
 import type { Task, TeamConfig } from '../board/schemas.js';
 import type { BoardProblem } from '../board/task-index.js';
 import { taskWorkspace } from '../stages/pipeline.js';
-import { pipelineStatuses, pipelineUsage } from '../stages/pipeline-status.js';
+import { pipelineStatus, pipelineUsage, tasksByPipeline } from '../stages/pipeline-status.js';
 import type { LeadSnapshot, MemberView, PipelineView } from './lead-api.js';
 import type { PendingQuestion } from './questions.js';
 import type { Spend } from './spend.js';
@@ -26,8 +26,9 @@ export interface SnapshotParts {
 /** The session's state as plain data (see LeadSnapshot): derived here, so every front end shows the same. */
 export function buildSnapshot(parts: SnapshotParts): LeadSnapshot {
   const { tasks, spend, models } = parts;
-  const pipelines: PipelineView[] = [...pipelineStatuses(tasks)].map(([id, status]) => {
-    const own = tasks.filter((task) => task.pipeline === id);
+  // Grouped once: a board of thousands of pipelines is not scanned once per pipeline.
+  const pipelines: PipelineView[] = [...tasksByPipeline(tasks)].map(([id, own]) => {
+    const status = pipelineStatus(own);
     return { id, status, usage: pipelineUsage(own), cost: models.costOf(own), workspace: taskWorkspace(parts.board.rootDir, own[0] ?? { pipeline: id, artifacts: {} }) };
   });
   const members: MemberView[] = parts.team.members.map((member) => ({ ...member, running: parts.running(member.name), model: models.of(member.role), spend: spend.of(member.name) }));

@@ -34,9 +34,19 @@ export function approvalOf(tasks: readonly Task[]): Task | undefined {
 
 /** Every pipeline's status from one board listing, without re-reading the board. */
 export function pipelineStatuses(tasks: readonly Task[]): Map<number, PipelineStatus> {
+  return new Map([...tasksByPipeline(tasks)].map(([id, group]) => [id, pipelineStatus(group)]));
+}
+
+/** Each pipeline's tasks, in the order given, grouped in one pass. */
+export function tasksByPipeline(tasks: readonly Task[]): Map<number, Task[]> {
   const groups = new Map<number, Task[]>();
-  for (const task of tasks) if (task.pipeline !== null) groups.set(task.pipeline, [...(groups.get(task.pipeline) ?? []), task]);
-  return new Map([...groups].map(([id, group]) => [id, pipelineStatus(group)]));
+  for (const task of tasks) {
+    if (task.pipeline === null) continue;
+    const group = groups.get(task.pipeline);
+    if (group) group.push(task);
+    else groups.set(task.pipeline, [task]);
+  }
+  return groups;
 }
 
 /** Model calls and tokens summed over tasks (one pipeline's, usually). */
