@@ -2,6 +2,7 @@ import type { StageSpec } from '../stages/configured-stage.js';
 import { BUILTIN_REGISTRY, type StageRegistry } from '../stages/stage-registry.js';
 import type { PriceTable } from '../model/pricing.js';
 import type { HooksConfig } from '../hooks/config.js';
+import type { McpServerSpec } from '../mcp/config.js';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxMode, type SandboxPolicy } from '../exec/sandbox.js';
 import { secretValues } from '../trace/redact.js';
@@ -41,6 +42,8 @@ export interface TeammateSettings {
   hooks?: HooksConfig;
   /** The price table (built in, with autoteam.config.json's prices over it); absent: the built-in one. */
   prices?: PriceTable;
+  /** MCP servers from autoteam.config.json, their `${VAR}`s unexpanded (each process expands its own). */
+  mcpServers?: Record<string, McpServerSpec>;
 }
 
 export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {

@@ -16,6 +16,7 @@ import type { TeammateSettings } from './settings.js';
 import type { TeammateEvent } from './teammate-events.js';
 import type { HookScene, TeammateHooks } from './teammate-hooks.js';
 import type { TeammateInbox } from './teammate-inbox.js';
+import type { McpToolbox } from '../mcp/toolbox.js';
 
 /** What a run of the tool loop needs of its teammate. */
 export interface TurnsHost {
@@ -28,6 +29,8 @@ export interface TurnsHost {
   stages: StageRegistry;
   hooks: TeammateHooks;
   inbox: TeammateInbox;
+  /** Its MCP servers' tools, when any server is offered to its role. */
+  mcp: McpToolbox | null;
   trace: Trace;
   sink: EventSink;
   /** The model of the moment (the lead may swap it between tasks). */
@@ -49,10 +52,12 @@ export class TeammateTurns {
   constructor(private readonly host: TurnsHost) {}
 
   /** Runs the loop on `messages` (`prompt` is the task's first message, kept through compaction). */
-  run(ctx: ToolContext, messages: ModelMessage[], prompt: string, maxTurns: number): Promise<LoopResult> {
+  async run(ctx: ToolContext, messages: ModelMessage[], prompt: string, maxTurns: number): Promise<LoopResult> {
     const { name, role, settings } = this.host;
     const stage = ctx.task?.stage ?? null;
-    const tools = stage ? stageTools(stage, this.host.stages) : generalTools();
+    // A task's MCP tools join its stage's (only a task's: reading messages starts no server).
+    const mcp = ctx.task && this.host.mcp ? await this.host.mcp.toolsFor(stage ?? 'general', ctx.task) : [];
+    const tools = [...(stage ? stageTools(stage, this.host.stages) : generalTools()), ...mcp];
     const system = stage ? this.host.stages.get(stage).systemPrompt : GENERAL_SYSTEM_PROMPT;
     const model = this.host.model();
     // Every model call of a task, compaction included, is added to its usage: the pipeline budgets sum them.

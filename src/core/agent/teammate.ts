@@ -30,6 +30,8 @@ import type { Wake } from './wake.js';
 import type { ExitReason } from '../events/schema.js';
 import type { EventSink } from '../events/emitter.js';
 import { type HookScene, TeammateHooks } from './teammate-hooks.js';
+import { hiddenStartDir } from '../exec/sandbox.js';
+import { McpToolbox } from '../mcp/toolbox.js';
 
 export interface TeammateOptions {
   name: string;
@@ -85,6 +87,8 @@ export class Teammate {
   private readonly tools: ToolHost;
   /** WORK on a claimed task. */
   private readonly work: TaskWork;
+  /** Its MCP servers (started on first need, stopped when it stops), or null when none is offered to its role. */
+  private readonly mcp: McpToolbox | null;
   private model: ModelClient;
   /** A model the lead chose for this teammate's next tasks (/model), taken between tasks. */
   private nextModel: Promise<ModelClient> | null = null;
@@ -118,6 +122,7 @@ export class Teammate {
       now: this.now,
       activity: (task, text) => this.activity(task, text),
     });
+    this.mcp = this.mcpToolbox();
     this.inbox = new TeammateInbox(options.name, this.mailbox, this.requests, options.wake, this.settings.pollMs);
     this.tools = {
       name: options.name,
@@ -150,6 +155,7 @@ export class Teammate {
       role: options.role,
       ...(options.prompt ? { prompt: options.prompt } : {}),
       inbox: this.inbox,
+      mcp: this.mcp,
       trace: this.trace,
       sink: this.sink,
       model: () => this.model,
@@ -257,6 +263,8 @@ export class Teammate {
       }
     }
     stopBeating();
+    // Its MCP servers stop with it (a server that will not stop is killed with its whole tree).
+    await this.mcp?.close().catch(() => undefined);
     await this.inbox.putBack();
     const reason = this.exitReason ?? (signal.aborted ? 'stopped' : 'shutdown');
     const why = this.exitWhy ?? 'stopped';
@@ -291,6 +299,22 @@ export class Teammate {
       return;
     }
     if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
+  }
+
+  /** The MCP servers of autoteam.config.json offered to this teammate's role, or null. */
+  private mcpToolbox(): McpToolbox | null {
+    const servers = this.settings.mcpServers ?? {};
+    const { name, role } = this.options;
+    if (!Object.values(servers).some((spec) => spec.roles.includes(role))) return null;
+    return new McpToolbox({
+      servers,
+      agent: { name, role },
+      rootDir: this.board.rootDir,
+      hidden: [this.board.rootDir, ...hiddenStartDir()],
+      policy: this.settings.sandbox,
+      roleStages: this.stages.all().filter((stage) => role === 'any' || stage.role === role).map((stage) => stage.stage),
+      emit: (input) => this.sink.emit(input),
+    });
   }
 
   /** Who and where, for the person's hooks. */
