@@ -12,6 +12,7 @@ import { priceTable } from '../core/model/pricing.js';
 import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.js';
 import { registerBoardCommands } from './board-commands.js';
 import { registerEventsCommand } from './events-command.js';
+import { registerMcpCommand } from './mcp-command.js';
 import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
 import { runHeadless } from './run-command.js';
 import { runWorker } from './worker-command.js';
@@ -99,6 +100,8 @@ function settingsFor(options: Record<string, unknown>, project: ProjectConfig, s
   if (project.hooks && Object.keys(project.hooks).length) settings.hooks = project.hooks;
   // Its prices go to whoever prices a call: the lead's spend and every thread's model_call events.
   if (Object.keys(project.prices).length) settings.prices = priceTable(project.prices);
+  // MCP servers travel as configured; each thread expands their ${VAR}s from its own environment.
+  if (project.mcpServers) settings.mcpServers = project.mcpServers;
   const contained = containment();
   if (settings.sandbox.mode === 'required' && contained.kind === 'none') {
     throw new ConfigError(`--sandbox required: ${contained.reason}; ${INSTALL_HINT}`);
@@ -138,6 +141,7 @@ export function buildProgram(): Command {
 
   registerBoardCommands(program);
   registerEventsCommand(program);
+  registerMcpCommand(program);
 
   settingsOptions(
     program
