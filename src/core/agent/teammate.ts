@@ -32,6 +32,7 @@ import type { EventSink } from '../events/emitter.js';
 import { type HookScene, TeammateHooks } from './teammate-hooks.js';
 import { hiddenStartDir } from '../exec/sandbox.js';
 import { McpToolbox } from '../mcp/toolbox.js';
+import { RepositoryInstructions } from './repository-instructions.js';
 
 export interface TeammateOptions {
   name: string;
@@ -101,6 +102,7 @@ export class Teammate {
       ...options.settings,
       runtime: { ...DEFAULT_TEAMMATE_SETTINGS.runtime, ...options.settings?.runtime },
       sandbox: { ...DEFAULT_TEAMMATE_SETTINGS.sandbox, ...options.settings?.sandbox },
+      agentsMd: { ...DEFAULT_TEAMMATE_SETTINGS.agentsMd, ...options.settings?.agentsMd },
     };
     this.stages = options.stages ?? StageRegistry.from(this.settings.stages);
     const board = options.board ?? fileBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs, maxInboxBytes: this.settings.maxInboxBytes, ...(options.stamp ? { stamp: options.stamp } : {}) });
@@ -178,6 +180,7 @@ export class Teammate {
       backToIdle: async () => {
         if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
       },
+      instructions: (task: Task) => this.instructionsFor(task),
     }, this.turns, this.hooks, outcome, this.ends);
   }
 
@@ -315,6 +318,15 @@ export class Teammate {
       roleStages: this.stages.all().filter((stage) => role === 'any' || stage.role === role).map((stage) => stage.stage),
       emit: (input) => this.sink.emit(input),
     });
+  }
+
+  /** The repository's AGENTS.md files for a task on a worktree, each use told as a `repository_instructions` event. */
+  private instructionsFor(task: Task): RepositoryInstructions | null {
+    const { enabled, maxBytes } = this.settings.agentsMd;
+    const git = task.artifacts.git;
+    if (!enabled || !git) return null;
+    const { name, role } = this.options;
+    return new RepositoryInstructions(git, maxBytes, (files) => this.sink.emit({ type: 'repository_instructions', pipeline: task.pipeline ?? null, task: task.id, agent: name, role, files }));
   }
 
   /** Who and where, for the person's hooks. */

@@ -17,6 +17,7 @@ import { TEAMMATE_TOOLS } from '../tools/registry.js';
 import { type HooksConfig, HooksConfigSchema } from '../hooks/config.js';
 import { checkMcpServers, type McpServerEntry, McpServersSchema, type McpServerSpec } from '../mcp/config.js';
 import { serverVariables } from '../mcp/expand.js';
+import { type AgentsMdSettings, DEFAULT_AGENTS_MD_BYTES } from '../agent/repository-instructions.js';
 
 /**
  * `autoteam.config.json` at the board root: the team, a model per role, the stages' prompts and
@@ -69,6 +70,8 @@ export const ProjectConfigSchema = z
     prices: z.record(z.string(), z.object({ input: z.number().min(0), output: z.number().min(0), cacheRead: z.number().min(0).default(0) }).strict()).optional(),
     /** The person's commands at the team's boundaries, in Claude Code's shape (hooks/config.ts). */
     hooks: HooksConfigSchema.optional(),
+    /** The repository's AGENTS.md files in the teammates' instructions (repository mode): on by default, 32 KB a task. */
+    agentsMd: z.object({ enabled: z.boolean(), maxBytes: count(1024) }).partial().strict().optional(),
     /** MCP servers whose tools teammates use, in the shape of Claude Code's .mcp.json, plus roles (mcp/config.ts). */
     mcpServers: McpServersSchema.optional(),
   })
@@ -92,6 +95,8 @@ export interface ProjectConfig {
   leadTools?: readonly LeadHand[];
   /** The person's hooks by event (`hooks`); absent: none. For `new HookRunner(hooks, …)`. */
   hooks?: HooksConfig;
+  /** `agentsMd`: the repository's instructions turned off, or held to another size; absent: the defaults. */
+  agentsMd?: { enabled?: boolean; maxBytes?: number };
   /** MCP servers by name (`mcpServers`); absent: none. Plain JSON for every thread's settings. */
   mcpServers?: Record<string, McpServerSpec>;
   /** What is allowed but probably not meant (a stage nobody on the team works), to say at start. */
@@ -212,8 +217,14 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     ...(data.lead?.tools ? { leadTools: [...new Set(data.lead.tools)] } : {}),
     ...(data.hooks ? { hooks: data.hooks } : {}),
     ...(mcpServers && Object.keys(mcpServers).length ? { mcpServers } : {}),
+    ...(data.agentsMd ? { agentsMd: { ...data.agentsMd } } : {}),
     warnings,
   };
+}
+
+/** Whether and how much of the repository's AGENTS.md files reach the teammates: `--no-agents-md` (`flag` false) over the config over the defaults. */
+export function agentsMdSettings(project: ProjectConfig, flag?: boolean): AgentsMdSettings {
+  return { enabled: flag !== false && project.agentsMd?.enabled !== false, maxBytes: project.agentsMd?.maxBytes ?? DEFAULT_AGENTS_MD_BYTES };
 }
 
 /** `mcpServers` checked against the team's roles and stages, with a warning per variable that is not set. */

@@ -104,6 +104,8 @@ export const TeamEventSchema = z.discriminatedUnion('type', [
   event('note', { text: z.string() }),
   /** An MCP server of a teammate: started (again), failed to start, exited by itself, gone for good, stopped with its teammate. */
   event('mcp_server', { server: z.string(), state: z.enum(MCP_SERVER_STATES), detail: z.string(), tools: z.number().int().optional() }),
+  /** The repository's AGENTS.md / CLAUDE.md files that went into a task's instructions: each one's size and how much of it was kept (0: left out at the cap). */
+  event('repository_instructions', { files: z.array(z.object({ path: z.string(), bytes: z.number().int(), kept: z.number().int() })) }),
   event('board_outage', { state: z.enum(['down', 'up']), source: z.string(), message: z.string() }),
   event('hook_decision', {
     hook: z.enum(HOOK_EVENTS),
