@@ -52,6 +52,8 @@ function fakeLead() {
     task: (id) => (id === requirementsTask.id ? requirementsTask : null),
     stateOf: (pipeline) => ({ id: pipeline, status: 'active', tasks: [requirementsTask], revisions: 0, usage: { calls: 0, inputTokens: 0, outputTokens: 0 } }) as never,
     pendingQuestions: () => [],
+    events: async () => [],
+    leader: () => ({ state: 'here', pid: process.pid, host: 'test', since: NOW }),
     isRunning: (name) => name === 'analyst',
     modelOf: () => 'claude-test',
     leadToolNames: () => ['create_task', 'list_tasks'],

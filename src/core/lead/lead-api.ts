@@ -5,10 +5,49 @@ import type { Member, Message, Stage, Task, TaskUsage } from '../board/schemas.j
 import type { ModelSpec } from '../model/factory.js';
 import type { PipelineState } from '../stages/pipeline.js';
 import type { PipelineStatus } from '../stages/pipeline-status.js';
+import type { EventFilter, TeamEvent } from '../events/schema.js';
 import type { TraceSummary } from '../trace/summary.js';
 import type { PendingQuestion } from './questions.js';
 import type { LeadEvent, TeamMemberSpec } from './session-types.js';
 import type { MemberSpend } from './spend.js';
+
+/**
+ * The narrow face of a board that the web board and the MCP server act through: what a person sees
+ * and does, whoever runs the team. A LeadSession has it (the lead runs in this process); so does a
+ * BoardLead (board-lead.ts: the board with no lease taken, beside a lead in another process, or
+ * workers, or nobody). A front end written against it works with either.
+ */
+export interface LeadControls {
+  subscribe(listener: (event: LeadEvent) => void): () => void;
+  snapshot(): LeadSnapshot;
+  task(id: number): Task | null;
+  stateOf(pipeline: number): PipelineState;
+  pendingQuestions(): PendingQuestion[];
+  /** The board's log: the events that match, oldest first (the newest `limit` of them). */
+  events(filter?: EventFilter, limit?: number): Promise<TeamEvent[]>;
+  /** Who leads the board now: this process, another one, or nobody. */
+  leader(): LeaderView;
+  post(requirement: string, startStage?: Stage): Promise<Task>;
+  answer(text: string, questionId?: string): Promise<PendingQuestion>;
+  cancel(pipeline: number, reason?: string): Promise<number[]>;
+  retry(pipeline: number): Promise<Task>;
+  diff(pipeline: number): Promise<string>;
+  merge(pipeline: number): Promise<string>;
+  discard(pipeline: number): Promise<string>;
+  decidePlan(requestId: string, approve: boolean, feedback?: string): Promise<void>;
+  waitForPipeline(id: number, signal?: AbortSignal): Promise<PipelineState>;
+  readonly lead: string;
+  readonly where: string;
+}
+
+/** The board's lead as its lease records it. */
+export interface LeaderView {
+  /** `here`: this process; `elsewhere`: another live process; `none`: no lead, or its lease went stale. */
+  state: 'here' | 'elsewhere' | 'none';
+  pid: number | null;
+  host: string | null;
+  since: string | null;
+}
 
 /**
  * The lead session as every front end sees it — the ink REPL, line mode, `autoteam run`, and later a
@@ -16,7 +55,7 @@ import type { MemberSpend } from './spend.js';
  * (board, mailbox, pipeline, watcher, trace) is reachable through it, so a front end holds no logic
  * the others lack, and a fake of this interface drives any of them in a test.
  */
-export interface LeadApi {
+export interface LeadApi extends LeadControls {
   // ── The event stream ────────────────────────────────────────────────────────────────────────
   /** Every event the session tells (see LeadEvent), from now until the returned function is called. */
   subscribe(listener: (event: LeadEvent) => void): () => void;

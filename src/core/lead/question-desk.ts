@@ -70,6 +70,18 @@ export class QuestionDesk {
     return question;
   }
 
+  /**
+   * The log says a question was answered: by this desk (already gone), from another front end on the
+   * board (the web board, the MCP server), or by the asker's own timeout. Nobody waits for it here.
+   */
+  answeredElsewhere(questionId: string, answer: string, by: string): void {
+    const question = this.questions.get(questionId);
+    if (!question) return;
+    this.questions.delete(questionId);
+    if (by === 'timeout') this.deps.emit({ type: 'question_withdrawn', question, reason: `${question.from} stopped waiting for an answer` });
+    else this.deps.emit({ type: 'answered', question, answer, by: by === 'simulated user' ? 'simulated user' : 'person' });
+  }
+
   /** Auto answers were turned on: what is waiting is answered now. */
   answerAll(): void {
     for (const question of this.pending()) void this.autoReply(question);

@@ -19,14 +19,16 @@ import type { PendingQuestion } from './questions.js';
 import { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
 
 export type { PendingQuestion } from './questions.js';
-export type { LeadApi, LeadSnapshot, MemberView, PipelineView } from './lead-api.js';
+export type { LeadApi, LeadControls, LeaderView, LeadSnapshot, MemberView, PipelineView } from './lead-api.js';
 export { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
 import { Spend } from './spend.js';
 import { LogView } from './log-view.js';
 import { QuestionDesk } from './question-desk.js';
 import { LEAD_HANDS } from '../config/project-config.js';
 import { TeamModels } from './team-models.js';
-import type { LeadApi, LeadSnapshot } from './lead-api.js';
+import type { LeadApi, LeaderView, LeadSnapshot } from './lead-api.js';
+import { leaderOf } from './board-lead.js';
+import type { EventFilter, TeamEvent } from '../events/schema.js';
 import { LeadAgent, type LeadAgentHost, leadToolNames } from './lead-agent.js';
 import { LeadTeam } from './lead-team.js';
 import { leadAgentHost } from './lead-services.js';
@@ -77,7 +79,11 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.view = new LogView(
       board.log,
       board.tasks,
-      (event) => emit({ type: 'team', event }),
+      (event) => {
+        // Answered from another front end (the web board, another terminal), or timed out: not waiting any more.
+        if (event.type === 'question_answered') this.desk.answeredElsewhere(event.questionId, event.answer, event.by);
+        emit({ type: 'team', event });
+      },
       (error) => {
         const { code, message } = serializeError(error);
         emit({ type: 'error', code, message: `event log: ${message}` });
@@ -164,6 +170,14 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   pendingQuestions(): PendingQuestion[] {
     return this.desk.pending();
+  }
+
+  events(filter: EventFilter = {}, limit?: number): Promise<TeamEvent[]> {
+    return this.board.log.read(filter, limit);
+  }
+
+  leader(): LeaderView {
+    return leaderOf(this.board.lease().read());
   }
 
   /** The teammates this session runs now (name and role). */

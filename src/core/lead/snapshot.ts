@@ -16,8 +16,8 @@ export interface SnapshotParts {
   team: TeamConfig;
   questions: PendingQuestion[];
   plans: ProtocolRequest[];
-  spend: Spend;
-  models: TeamModels;
+  spend: Pick<Spend, 'of' | 'total' | 'byMember'>;
+  models: Pick<TeamModels, 'label' | 'ids' | 'offline' | 'fallback' | 'of' | 'costOf'>;
   roles: Array<{ role: string; model: string }>;
   running: (name: string) => boolean;
   autoAnswer: boolean;
