@@ -144,7 +144,7 @@ export function buildProgram(): Command {
 
   registerBoardCommands(program);
   registerEventsCommand(program);
-  registerMcpCommand(program);
+  registerMcpCommand(program, { settingsOptions, repoOptions, withProject, modelChoice, repoChoice });
 
   settingsOptions(
     program

@@ -9,7 +9,11 @@ import { describeServer, type McpServerSpec } from '../core/mcp/config.js';
 import { McpConnection, McpUnavailableError } from '../core/mcp/connection.js';
 import { mcpToolName, openServer, serverSandbox } from '../core/mcp/toolbox.js';
 import { StageRegistry } from '../core/stages/stage-registry.js';
-import { dirOption, UsageError } from './board-options.js';
+import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
+import { serveMcp } from './mcp-serve.js';
+import type { TeammateSettings } from '../core/agent/settings.js';
+import type { ProjectConfig } from '../core/config/project-config.js';
+import type { ModelOverrides } from '../core/model/config.js';
 
 export interface McpListOptions {
   dir: string;
@@ -82,9 +86,18 @@ async function describeOne(
   }
 }
 
-/** `autoteam mcp …`: the MCP servers teammates use. */
-export function registerMcpCommand(program: Command): void {
-  const mcp = program.command('mcp').description('MCP servers: the ones teammates use (list)');
+/** What `mcp serve` shares with the other commands that run a team (main.ts has them). */
+export interface TeamCommandHelpers {
+  settingsOptions(command: Command): Command;
+  repoOptions(command: Command): Command;
+  withProject(options: Record<string, unknown>, dir: string): { project: ProjectConfig; settings: TeammateSettings };
+  modelChoice(options: Record<string, unknown>): { model: ModelOverrides };
+  repoChoice(options: Record<string, unknown>): { repo?: string | false };
+}
+
+/** `autoteam mcp …`: the MCP servers teammates use (list), and the board as an MCP server (serve). */
+export function registerMcpCommand(program: Command, helpers: TeamCommandHelpers): void {
+  const mcp = program.command('mcp').description('MCP: the servers teammates use (list), and this board as a server for other agents (serve)');
   mcp
     .command('list')
     .description('start each MCP server of autoteam.config.json as a teammate would, and print whether it starts and its tools per role')
@@ -103,4 +116,26 @@ export function registerMcpCommand(program: Command): void {
         ...(typeof options.allowNetwork === 'string' ? { allowNetwork: options.allowNetwork } : {}),
       });
     });
+  const serve = helpers.settingsOptions(
+    mcp
+      .command('serve')
+      .description('serve this board over MCP on stdio: post requirements, follow pipelines, answer the team (for Claude Code, Codex, Cursor)')
+      .option('--team', "start the project's team (or the default one) in this process, as the board's lead")
+      .option('--auto', 'with --team: a simulated user answers the analyst (otherwise the MCP client does)')
+      .addOption(dirOption())
+      .addOption(boardOption()),
+  );
+  helpers.repoOptions(serve).action(async (options: Record<string, unknown>, command: Command) => {
+    const dir = boardDir(command);
+    const url = boardUrl(command);
+    process.exitCode = await serveMcp({
+      dir,
+      team: options.team === true,
+      auto: options.auto === true,
+      ...(url ? { board: url } : {}),
+      ...helpers.withProject(options, dir),
+      ...helpers.modelChoice(options),
+      ...helpers.repoChoice(options),
+    });
+  });
 }
