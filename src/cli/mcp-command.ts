@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { loadTeammateSettings } from '../core/agent/settings.js';
 import { loadProjectConfig } from '../core/config/project-config.js';
-import { hiddenStartDir } from '../core/exec/sandbox.js';
+import { hiddenStartDir, type SandboxPolicy } from '../core/exec/sandbox.js';
 import { scratchDir } from '../core/exec/scratch.js';
 import { describeServer, type McpServerSpec } from '../core/mcp/config.js';
 import { McpConnection, McpUnavailableError } from '../core/mcp/connection.js';
@@ -53,7 +53,7 @@ export async function listMcpServers(options: McpListOptions): Promise<number> {
 async function describeOne(
   name: string,
   spec: McpServerSpec,
-  context: McpListOptions & { env: NodeJS.ProcessEnv; print: (line: string) => void; stages: StageRegistry; policy: ReturnType<typeof loadTeammateSettings>['sandbox'] },
+  context: McpListOptions & { env: NodeJS.ProcessEnv; print: (line: string) => void; stages: StageRegistry; policy: SandboxPolicy },
 ): Promise<boolean> {
   const { print, stages, policy } = context;
   print(`${name} (${describeServer(spec)})`);

@@ -49,13 +49,19 @@ export function openServer(name: string, spec: McpServerSpec, place: ServerPlace
   const secrets = new Set(secretValues(referenced));
   if (launch.transport === 'stdio') {
     for (const value of secretValues(launch.env)) secrets.add(value);
-    const transport = new SandboxedStdioTransport({ command: launch.command, args: launch.args, env: launch.env, sandbox: place.sandbox(), secrets: [...secrets] });
-    return { transport, describeExit: () => transport.describeExit(), secrets: [...secrets] };
+    const kept = longestFirst(secrets);
+    const transport = new SandboxedStdioTransport({ command: launch.command, args: launch.args, env: launch.env, sandbox: place.sandbox(), secrets: kept });
+    return { transport, describeExit: () => transport.describeExit(), secrets: kept };
   }
   // A header's value is a key more often than not (Authorization, X-Api-Key).
   for (const value of Object.values(launch.headers)) if (value.length >= 8) secrets.add(value);
   const transport = new StreamableHTTPClientTransport(launch.url, { requestInit: { headers: launch.headers } });
-  return { transport, secrets: [...secrets].sort((a, b) => b.length - a.length) };
+  return { transport, secrets: longestFirst(secrets) };
+}
+
+/** Redaction replaces a value that holds another one whole. */
+function longestFirst(values: Iterable<string>): string[] {
+  return [...values].sort((a, b) => b.length - a.length);
 }
 
 /**
