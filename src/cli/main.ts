@@ -6,12 +6,13 @@ import dotenv from 'dotenv';
 import { loadTeammateSettings, type SettingsOverrides, type TeammateSettings } from '../core/agent/settings.js';
 import { containment, describeContainment, INSTALL_HINT } from '../core/exec/sandbox.js';
 import { AutoteamError, ConfigError } from '../core/errors.js';
-import { loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
+import { agentsMdSettings, loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 import { loadModelSpec } from '../core/model/config.js';
 import { priceTable } from '../core/model/pricing.js';
 import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.js';
 import { registerBoardCommands } from './board-commands.js';
 import { registerEventsCommand } from './events-command.js';
+import { registerMcpCommand } from './mcp-command.js';
 import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
 import { runHeadless } from './run-command.js';
 import { runWorker } from './worker-command.js';
@@ -70,6 +71,7 @@ function settingsOptions(command: Command): Command {
     .option('--max-attempts <n>', 'unfinished attempts (model errors, turns that go idle or end without finishing) before a task fails; default 5 (env MAX_ATTEMPTS; first backoff env RETRY_BACKOFF, default 5s)')
     .option('--sandbox <mode>', 'contain the code the agents run: auto (bubblewrap when it works), required, off (env AUTOTEAM_SANDBOX)')
     .option('--allow-network <stages>', "let executed code use the network: 'all', or a comma list of stages (env AUTOTEAM_ALLOW_NETWORK)")
+    .option('--no-agents-md', "leave the repository's AGENTS.md / CLAUDE.md files out of the teammates' instructions (config agentsMd.enabled)")
     .option('--provider <name>', 'anthropic, openai (any OpenAI-compatible server) or offline; default: from the keys set (env AUTOTEAM_PROVIDER)')
     .option('--model <id>', 'the model for every role (env MODEL_ID)')
     .option('--record <dir>', 'write every model request and response of the session to files in <dir>')
@@ -105,6 +107,10 @@ function settingsFor(options: Record<string, unknown>, project: ProjectConfig, s
   if (project.hooks && Object.keys(project.hooks).length) settings.hooks = project.hooks;
   // Its prices go to whoever prices a call: the lead's spend and every thread's model_call events.
   if (Object.keys(project.prices).length) settings.prices = priceTable(project.prices);
+  // MCP servers travel as configured; each thread expands their ${VAR}s from its own environment.
+  if (project.mcpServers) settings.mcpServers = project.mcpServers;
+  // The repository's AGENTS.md files: the flag turns them off over the config, which may also size them.
+  settings.agentsMd = agentsMdSettings(project, options.agentsMd !== false);
   const contained = containment();
   if (settings.sandbox.mode === 'required' && contained.kind === 'none') {
     throw new ConfigError(`--sandbox required: ${contained.reason}; ${INSTALL_HINT}`);
@@ -147,6 +153,7 @@ export function buildProgram(): Command {
   registerBoardCommands(program);
   registerWebCommand(program);
   registerEventsCommand(program);
+  registerMcpCommand(program, { settingsOptions, repoOptions, withProject, modelChoice, repoChoice });
 
   settingsOptions(
     program

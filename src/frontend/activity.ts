@@ -158,6 +158,12 @@ export function describeTeamEvent(event: TeamEvent, view: Pick<ActivityView, 've
       return { text: event.state === 'down' ? `the board cannot be reached (${event.source}): ${event.message}` : event.message, tone: event.state === 'down' ? 'error' : 'info' };
     case 'note':
       return { text: `${who} ${event.text}`, tone: 'activity' };
+    case 'repository_instructions':
+      return { text: `${who} read the repository's instructions: ${event.files.map((file) => `${file.path}${file.kept === 0 ? ' (left out: cap reached)' : file.kept < file.bytes ? ' (cut)' : ''}`).join(', ')}`, tone: 'activity' };
+    case 'mcp_server':
+      if (event.state === 'stopped') return null;
+      if (event.state === 'started') return { text: `${who} MCP server ${event.server} ${event.detail}${event.tools === undefined ? '' : ` (${event.tools} tools)`}`, tone: 'activity' };
+      return { text: `${who} MCP server ${event.server} ${event.state}: ${event.detail}`, tone: event.state === 'exited' ? 'info' : 'error' };
     default:
       // Shown elsewhere (the team panel) or carried by other lines: lifecycle, criteria, checks, verdicts.
       return null;

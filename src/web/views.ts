@@ -190,6 +190,10 @@ function describe(event: TeamEvent): string {
       return 'woke';
     case 'note':
       return event.text;
+    case 'mcp_server':
+      return `MCP server ${event.server} ${event.state}${event.detail ? `: ${event.detail}` : ''}`;
+    case 'repository_instructions':
+      return `read the repository's instructions: ${event.files.map((file) => `${file.path}${file.kept < file.bytes ? ` (${file.kept} of ${file.bytes} bytes)` : ''}`).join(', ')}`;
     case 'board_outage':
       return `board ${event.state}: ${event.message}`;
     case 'hook_decision':

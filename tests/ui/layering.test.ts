@@ -37,15 +37,20 @@ describe('layering', () => {
     expect(imports(path.join(src, 'web')).length).toBeGreaterThan(10);
   });
 
+  it('src/mcp-server imports nothing from src/cli or src/ui, and no ink', () => {
+    const bad = imports(path.join(src, 'mcp-server')).filter((i) => /\/(ui|cli)\/|^(ink|react)(\/|$)|^ink-/.test(i.from));
+    expect(bad).toEqual([]);
+  });
+
   it("the front ends reach no part of the lead session: they use LeadApi's commands and queries", () => {
     const reaching: string[] = [];
-    for (const dir of ['ui', 'frontend', 'cli']) {
+    for (const dir of ['ui', 'frontend', 'cli', 'mcp-server']) {
       for (const entry of fs.readdirSync(path.join(src, dir), { withFileTypes: true, recursive: true })) {
         if (!entry.isFile() || !/\.tsx?$/.test(entry.name)) continue;
         const file = path.join(entry.parentPath, entry.name);
         for (const match of fs.readFileSync(file, 'utf8').matchAll(/session\.(mailbox|board|pipeline|watcher|trace|spend|requests|sink|log)\b/g)) reaching.push(`${path.relative(src, file)}: ${match[0]}`);
         // A front end is handed a LeadApi; only the commands that make a session name the class.
-        if (/\bLeadSession\b/.test(fs.readFileSync(file, 'utf8')) && !/^cli\/(repl|run)-command\.ts$/.test(path.relative(src, file))) reaching.push(`${path.relative(src, file)}: LeadSession`);
+        if (/\bLeadSession\b/.test(fs.readFileSync(file, 'utf8')) && !/^cli\/((repl|run)-command|mcp-serve)\.ts$/.test(path.relative(src, file))) reaching.push(`${path.relative(src, file)}: LeadSession`);
       }
     }
     expect(reaching).toEqual([]);

@@ -43,7 +43,8 @@ export interface BeforeTurn {
 
 export interface LoopOptions {
   model: ModelClient;
-  system: string;
+  /** The system prompt, or how to make it before each call (it may grow: the repository's instructions). */
+  system: string | (() => string);
   tools: readonly ToolDefinition[];
   /** The conversation; the loop appends to it in place. */
   messages: ModelMessage[];
@@ -120,16 +121,17 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
       messages.splice(0, messages.length, ...compacted);
       lastInputTokens = 0;
     }
+    const system = typeof options.system === 'string' ? options.system : options.system();
     // Compaction may not get under the ceiling (a huge task statement, a summary call that failed to
     // shorten): the request is cut here, whatever came before, so no call carries more.
-    fitRequest({ system: options.system, tools: specs, messages }, ceiling);
+    fitRequest({ system, tools: specs, messages }, ceiling);
 
     const started = Date.now();
     let response: ModelResponse;
     try {
       response = await model.create(
         {
-          system: options.system,
+          system,
           messages,
           tools: specs,
           maxTokens: options.maxTokens,

@@ -2,6 +2,8 @@ import type { StageSpec } from '../stages/configured-stage.js';
 import { BUILTIN_REGISTRY, type StageRegistry } from '../stages/stage-registry.js';
 import type { PriceTable } from '../model/pricing.js';
 import type { HooksConfig } from '../hooks/config.js';
+import type { McpServerSpec } from '../mcp/config.js';
+import { type AgentsMdSettings, DEFAULT_AGENTS_MD_BYTES } from './repository-instructions.js';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxMode, type SandboxPolicy } from '../exec/sandbox.js';
 import { secretValues } from '../trace/redact.js';
@@ -41,6 +43,10 @@ export interface TeammateSettings {
   hooks?: HooksConfig;
   /** The price table (built in, with autoteam.config.json's prices over it); absent: the built-in one. */
   prices?: PriceTable;
+  /** The repository's AGENTS.md files in a task's instructions (repository mode): on, and how much at most. */
+  agentsMd: AgentsMdSettings;
+  /** MCP servers from autoteam.config.json, their `${VAR}`s unexpanded (each process expands its own). */
+  mcpServers?: Record<string, McpServerSpec>;
 }
 
 export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {
@@ -60,6 +66,7 @@ export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {
   retryMaxMs: 5 * 60_000,
   runtime: DEFAULT_RUNTIME_SETTINGS,
   sandbox: DEFAULT_SANDBOX_POLICY,
+  agentsMd: { enabled: true, maxBytes: DEFAULT_AGENTS_MD_BYTES },
 };
 
 /** Parses `500`, `500ms`, `5s`, `2m` into milliseconds; a bare number is milliseconds if ≥ 100, else seconds. */

@@ -13,6 +13,7 @@ import type { TaskOutcome } from './task-outcome.js';
 import type { HookScene, TeammateHooks } from './teammate-hooks.js';
 import type { TeammateTurns } from './teammate-turns.js';
 import { type ToolHost, toolContext } from './tool-context.js';
+import { type RepositoryInstructions, startingPaths } from './repository-instructions.js';
 
 /** What working on a task needs of its teammate. */
 export interface WorkHost {
@@ -33,6 +34,8 @@ export interface WorkHost {
   setStatus(status: MemberStatus, task: number | null, reason?: string): Promise<void>;
   /** Back to `idle` after work, unless the teammate is leaving. */
   backToIdle(): Promise<void>;
+  /** The repository's instructions for this task (repository mode, unless turned off), or null. */
+  instructions(task: Task): RepositoryInstructions | null;
 }
 
 /**
@@ -76,11 +79,14 @@ export class TaskWork {
     const ctx = toolContext(this.host.tools, { task, fence, workspace, signal, onFenceLost: (reason) => lease.abort(new Error(`lease lost: ${reason}`)) });
     const prompt = taskPrompt(task);
     const messages: ModelMessage[] = [...this.host.identity(), { role: 'user', content: prompt }];
+    const instructions = this.host.instructions(task);
+    // The top folder's, and those of the files the pipeline already touched; a repository git cannot read works without.
+    await instructions?.touch(startingPaths(task)).catch((error: Error) => this.host.note(task, `could not read the repository's instructions: ${error.message}`));
     try {
       let turnsLeft = settings.maxTurns;
       let nudged = false;
       for (;;) {
-        const { outcome, turns } = await this.turns.run(ctx, messages, prompt, turnsLeft);
+        const { outcome, turns } = await this.turns.run(ctx, messages, prompt, turnsLeft, instructions);
         turnsLeft -= turns;
         // A general task's closing text completes it: the person's TaskCompleted hooks may send it back.
         const blocked = outcome.kind === 'end_turn' && !stage && this.hooks.active ? await this.hooks.taskCompleted(this.host.scene(ctx), outcome.text || 'done') : null;

@@ -16,6 +16,8 @@ import type { TeammateSettings } from './settings.js';
 import type { TeammateEvent } from './teammate-events.js';
 import type { HookScene, TeammateHooks } from './teammate-hooks.js';
 import type { TeammateInbox } from './teammate-inbox.js';
+import type { McpToolbox } from '../mcp/toolbox.js';
+import { type RepositoryInstructions, touchedPaths } from './repository-instructions.js';
 
 /** What a run of the tool loop needs of its teammate. */
 export interface TurnsHost {
@@ -28,6 +30,8 @@ export interface TurnsHost {
   stages: StageRegistry;
   hooks: TeammateHooks;
   inbox: TeammateInbox;
+  /** Its MCP servers' tools, when any server is offered to its role. */
+  mcp: McpToolbox | null;
   trace: Trace;
   sink: EventSink;
   /** The model of the moment (the lead may swap it between tasks). */
@@ -48,12 +52,20 @@ export interface TurnsHost {
 export class TeammateTurns {
   constructor(private readonly host: TurnsHost) {}
 
-  /** Runs the loop on `messages` (`prompt` is the task's first message, kept through compaction). */
-  run(ctx: ToolContext, messages: ModelMessage[], prompt: string, maxTurns: number): Promise<LoopResult> {
+  /**
+   * Runs the loop on `messages` (`prompt` is the task's first message, kept through compaction).
+   * `instructions`: the repository's, for a task in repository mode; they go ahead of the stage's
+   * prompt, and grow as the model's calls touch files in folders with instructions of their own.
+   */
+  async run(ctx: ToolContext, messages: ModelMessage[], prompt: string, maxTurns: number, instructions: RepositoryInstructions | null = null): Promise<LoopResult> {
     const { name, role, settings } = this.host;
     const stage = ctx.task?.stage ?? null;
-    const tools = stage ? stageTools(stage, this.host.stages) : generalTools();
-    const system = stage ? this.host.stages.get(stage).systemPrompt : GENERAL_SYSTEM_PROMPT;
+    // A task's MCP tools join its stage's (only a task's: reading messages starts no server).
+    const mcp = ctx.task && this.host.mcp ? await this.host.mcp.toolsFor(stage ?? 'general', ctx.task) : [];
+    const tools = [...(stage ? stageTools(stage, this.host.stages) : generalTools()), ...mcp];
+    const stageSystem = stage ? this.host.stages.get(stage).systemPrompt : GENERAL_SYSTEM_PROMPT;
+    const own = this.host.prompt ? `${stageSystem}\n\n${this.host.prompt}` : stageSystem;
+    const system = instructions ? () => [instructions.text(), own].filter(Boolean).join('\n\n') : own;
     const model = this.host.model();
     // Every model call of a task, compaction included, is added to its usage: the pipeline budgets sum them.
     const recordUsage = async (usage: Usage): Promise<void> => {
@@ -64,7 +76,7 @@ export class TeammateTurns {
     };
     return runLoop({
       model,
-      system: this.host.prompt ? `${system}\n\n${this.host.prompt}` : system,
+      system,
       tools,
       messages,
       ctx,
@@ -100,6 +112,8 @@ export class TeammateTurns {
         }
       },
       beforeTurn: async () => {
+        // The folders the last turns touched may hold instructions of their own (read once each).
+        if (instructions) await instructions.touch(touchedPaths(messages)).catch((error: Error) => this.host.note(ctx.task, `could not read the repository's instructions: ${error.message}`));
         const overBudget = this.budgetExceeded(ctx.task);
         if (overBudget) return { stop: { kind: 'fail', reason: overBudget } };
         const { exit, inject, shutdownRequest } = await this.host.inbox.betweenTurns();

@@ -30,6 +30,9 @@ import type { Wake } from './wake.js';
 import type { ExitReason } from '../events/schema.js';
 import type { EventSink } from '../events/emitter.js';
 import { type HookScene, TeammateHooks } from './teammate-hooks.js';
+import { hiddenStartDir } from '../exec/sandbox.js';
+import { McpToolbox } from '../mcp/toolbox.js';
+import { RepositoryInstructions } from './repository-instructions.js';
 
 export interface TeammateOptions {
   name: string;
@@ -85,6 +88,8 @@ export class Teammate {
   private readonly tools: ToolHost;
   /** WORK on a claimed task. */
   private readonly work: TaskWork;
+  /** Its MCP servers (started on first need, stopped when it stops), or null when none is offered to its role. */
+  private readonly mcp: McpToolbox | null;
   private model: ModelClient;
   /** A model the lead chose for this teammate's next tasks (/model), taken between tasks. */
   private nextModel: Promise<ModelClient> | null = null;
@@ -97,6 +102,7 @@ export class Teammate {
       ...options.settings,
       runtime: { ...DEFAULT_TEAMMATE_SETTINGS.runtime, ...options.settings?.runtime },
       sandbox: { ...DEFAULT_TEAMMATE_SETTINGS.sandbox, ...options.settings?.sandbox },
+      agentsMd: { ...DEFAULT_TEAMMATE_SETTINGS.agentsMd, ...options.settings?.agentsMd },
     };
     this.stages = options.stages ?? StageRegistry.from(this.settings.stages);
     const board = options.board ?? fileBoard(options.rootDir, { now: this.now, leaseMs: this.settings.leaseMs, maxInboxBytes: this.settings.maxInboxBytes, ...(options.stamp ? { stamp: options.stamp } : {}) });
@@ -118,6 +124,7 @@ export class Teammate {
       now: this.now,
       activity: (task, text) => this.activity(task, text),
     });
+    this.mcp = this.mcpToolbox();
     this.inbox = new TeammateInbox(options.name, this.mailbox, this.requests, options.wake, this.settings.pollMs);
     this.tools = {
       name: options.name,
@@ -150,6 +157,7 @@ export class Teammate {
       role: options.role,
       ...(options.prompt ? { prompt: options.prompt } : {}),
       inbox: this.inbox,
+      mcp: this.mcp,
       trace: this.trace,
       sink: this.sink,
       model: () => this.model,
@@ -172,6 +180,7 @@ export class Teammate {
       backToIdle: async () => {
         if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
       },
+      instructions: (task: Task) => this.instructionsFor(task),
     }, this.turns, this.hooks, outcome, this.ends);
   }
 
@@ -257,6 +266,8 @@ export class Teammate {
       }
     }
     stopBeating();
+    // Its MCP servers stop with it (a server that will not stop is killed with its whole tree).
+    await this.mcp?.close().catch(() => undefined);
     await this.inbox.putBack();
     const reason = this.exitReason ?? (signal.aborted ? 'stopped' : 'shutdown');
     const why = this.exitWhy ?? 'stopped';
@@ -291,6 +302,31 @@ export class Teammate {
       return;
     }
     if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
+  }
+
+  /** The MCP servers of autoteam.config.json offered to this teammate's role, or null. */
+  private mcpToolbox(): McpToolbox | null {
+    const servers = this.settings.mcpServers ?? {};
+    const { name, role } = this.options;
+    if (!Object.values(servers).some((spec) => spec.roles.includes(role))) return null;
+    return new McpToolbox({
+      servers,
+      agent: { name, role },
+      rootDir: this.board.rootDir,
+      hidden: [this.board.rootDir, ...hiddenStartDir()],
+      policy: this.settings.sandbox,
+      roleStages: this.stages.all().filter((stage) => role === 'any' || stage.role === role).map((stage) => stage.stage),
+      emit: (input) => this.sink.emit(input),
+    });
+  }
+
+  /** The repository's AGENTS.md files for a task on a worktree, each use told as a `repository_instructions` event. */
+  private instructionsFor(task: Task): RepositoryInstructions | null {
+    const { enabled, maxBytes } = this.settings.agentsMd;
+    const git = task.artifacts.git;
+    if (!enabled || !git) return null;
+    const { name, role } = this.options;
+    return new RepositoryInstructions(git, maxBytes, (files) => this.sink.emit({ type: 'repository_instructions', pipeline: task.pipeline ?? null, task: task.id, agent: name, role, files }));
   }
 
   /** Who and where, for the person's hooks. */

@@ -15,6 +15,9 @@ import type { StageDefinition } from '../stages/stage.js';
 const ARTIFACT_KEYS = new Set(Object.keys(ArtifactsSchema.shape));
 import { TEAMMATE_TOOLS } from '../tools/registry.js';
 import { type HooksConfig, HooksConfigSchema } from '../hooks/config.js';
+import { checkMcpServers, type McpServerEntry, McpServersSchema, type McpServerSpec } from '../mcp/config.js';
+import { serverVariables } from '../mcp/expand.js';
+import { type AgentsMdSettings, DEFAULT_AGENTS_MD_BYTES } from '../agent/repository-instructions.js';
 
 /**
  * `autoteam.config.json` at the board root: the team, a model per role, the stages' prompts and
@@ -67,6 +70,10 @@ export const ProjectConfigSchema = z
     prices: z.record(z.string(), z.object({ input: z.number().min(0), output: z.number().min(0), cacheRead: z.number().min(0).default(0) }).strict()).optional(),
     /** The person's commands at the team's boundaries, in Claude Code's shape (hooks/config.ts). */
     hooks: HooksConfigSchema.optional(),
+    /** The repository's AGENTS.md files in the teammates' instructions (repository mode): on by default, 32 KB a task. */
+    agentsMd: z.object({ enabled: z.boolean(), maxBytes: count(1024) }).partial().strict().optional(),
+    /** MCP servers whose tools teammates use, in the shape of Claude Code's .mcp.json, plus roles (mcp/config.ts). */
+    mcpServers: McpServersSchema.optional(),
   })
   .strict();
 
@@ -88,6 +95,10 @@ export interface ProjectConfig {
   leadTools?: readonly LeadHand[];
   /** The person's hooks by event (`hooks`); absent: none. For `new HookRunner(hooks, …)`. */
   hooks?: HooksConfig;
+  /** `agentsMd`: the repository's instructions turned off, or held to another size; absent: the defaults. */
+  agentsMd?: { enabled?: boolean; maxBytes?: number };
+  /** MCP servers by name (`mcpServers`); absent: none. Plain JSON for every thread's settings. */
+  mcpServers?: Record<string, McpServerSpec>;
   /** What is allowed but probably not meant (a stage nobody on the team works), to say at start. */
   warnings: string[];
 }
@@ -96,8 +107,11 @@ const LIMIT_ENV = { maxRevisions: 'MAX_REVISIONS', maxTurns: 'MAX_TURNS', maxQue
 
 export const EMPTY_PROJECT_CONFIG: ProjectConfig = { file: null, models: {}, stages: {}, limitsEnv: {}, prices: {}, warnings: [] };
 
-/** Reads and checks `<rootDir>/autoteam.config.json`; none there is the empty configuration. */
-export function loadProjectConfig(rootDir: string): ProjectConfig {
+/**
+ * Reads and checks `<rootDir>/autoteam.config.json`; none there is the empty configuration. `env` is
+ * read only to warn about MCP servers whose `${VAR}`s are not set.
+ */
+export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = process.env): ProjectConfig {
   const file = path.join(path.resolve(rootDir), CONFIG_FILE);
   if (!fs.existsSync(file)) return EMPTY_PROJECT_CONFIG;
   const fail = (detail: string): never => {
@@ -188,6 +202,7 @@ export function loadProjectConfig(rootDir: string): ProjectConfig {
   for (const key of Object.keys(data.models ?? {})) {
     if (key !== 'default' && !roles.has(key)) fail(`models.${key}: not 'default' or a role (unknown role '${key}'; roles: ${[...roles].join(', ')})`);
   }
+  const mcpServers = data.mcpServers ? mcpSpecs(data.mcpServers, roles, builtin, stages, env, fail, warnings) : undefined;
   const limitsEnv: Record<string, string> = {};
   for (const [key, value] of Object.entries(data.limits ?? {})) limitsEnv[LIMIT_ENV[key as keyof typeof LIMIT_ENV]] = String(value);
   const models: Record<string, ModelOverrides> = {};
@@ -201,8 +216,36 @@ export function loadProjectConfig(rootDir: string): ProjectConfig {
     prices: Object.fromEntries(Object.entries(data.prices ?? {}).map(([id, price]) => [id, { input: price.input, output: price.output, cacheRead: price.cacheRead }])),
     ...(data.lead?.tools ? { leadTools: [...new Set(data.lead.tools)] } : {}),
     ...(data.hooks ? { hooks: data.hooks } : {}),
+    ...(mcpServers && Object.keys(mcpServers).length ? { mcpServers } : {}),
+    ...(data.agentsMd ? { agentsMd: { ...data.agentsMd } } : {}),
     warnings,
   };
+}
+
+/** Whether and how much of the repository's AGENTS.md files reach the teammates: `--no-agents-md` (`flag` false) over the config over the defaults. */
+export function agentsMdSettings(project: ProjectConfig, flag?: boolean): AgentsMdSettings {
+  return { enabled: flag !== false && project.agentsMd?.enabled !== false, maxBytes: project.agentsMd?.maxBytes ?? DEFAULT_AGENTS_MD_BYTES };
+}
+
+/** `mcpServers` checked against the team's roles and stages, with a warning per variable that is not set. */
+function mcpSpecs(
+  entries: Record<string, McpServerEntry>,
+  roles: ReadonlySet<string>,
+  builtin: ReadonlyMap<string, StageDefinition>,
+  stages: Record<string, StageSpec>,
+  env: NodeJS.ProcessEnv,
+  fail: (detail: string) => never,
+  warnings: string[],
+): Record<string, McpServerSpec> {
+  const stageRoles = new Map<string, string>();
+  for (const [name, definition] of builtin) stageRoles.set(name, stages[name]?.role ?? definition.role);
+  for (const [name, spec] of Object.entries(stages)) if (spec.role) stageRoles.set(name, spec.role);
+  const specs = checkMcpServers(entries, { roles, stageRoles }, fail, (detail) => warnings.push(detail));
+  for (const [name, spec] of Object.entries(specs)) {
+    const unset = serverVariables(spec).filter((variable) => !env[variable]);
+    if (unset.length) warnings.push(`mcpServers.${name}: ${unset.map((v) => `\${${v}}`).join(', ')} not set, so the server will not start`);
+  }
+  return specs;
 }
 
 

@@ -28,6 +28,9 @@ export const TOOL_OUTCOMES = [
 /** Why a teammate's run ended. */
 export const EXIT_REASONS = ['idle_timeout', 'shutdown_requested', 'stopped', 'model_error', 'board_unreachable', 'crashed', 'terminated'] as const;
 
+/** What became of a teammate's MCP server (mcp/connection.ts). */
+export const MCP_SERVER_STATES = ['started', 'failed', 'exited', 'gone', 'stopped'] as const;
+
 export const HOOK_EVENTS = ['TaskCreated', 'TaskCompleted', 'TeammateIdle', 'PreToolUse', 'PostToolUse', 'PipelineCompleted'] as const;
 
 const common = {
@@ -99,6 +102,10 @@ export const TeamEventSchema = z.discriminatedUnion('type', [
   event('teammate_exited', { kind: z.enum(['left', 'terminated', 'crashed']), why: z.enum(EXIT_REASONS), reason: z.string(), crashLog: z.string().optional() }),
   /** A runtime remark with no event of its own (a workspace rebuilt, a model switched, a conversation compacted). */
   event('note', { text: z.string() }),
+  /** An MCP server of a teammate: started (again), failed to start, exited by itself, gone for good, stopped with its teammate. */
+  event('mcp_server', { server: z.string(), state: z.enum(MCP_SERVER_STATES), detail: z.string(), tools: z.number().int().optional() }),
+  /** The repository's AGENTS.md / CLAUDE.md files that went into a task's instructions: each one's size and how much of it was kept (0: left out at the cap). */
+  event('repository_instructions', { files: z.array(z.object({ path: z.string(), bytes: z.number().int(), kept: z.number().int() })) }),
   event('board_outage', { state: z.enum(['down', 'up']), source: z.string(), message: z.string() }),
   event('hook_decision', {
     hook: z.enum(HOOK_EVENTS),

@@ -55,6 +55,14 @@ const MARKER = 'AUTOTEAM_RUN';
 /** The pid of the autoteam process that started a run: when it is gone, the run is an orphan. */
 const OWNER = 'AUTOTEAM_OWNER';
 
+/**
+ * The variables that mark a process tree as one run of this autoteam process: `sweep(marker)` finds
+ * what left its group, and the lead's `sweepOrphans` kills it once this process is gone.
+ */
+export function runMarkers(marker: string): Record<string, string> {
+  return { [MARKER]: marker, [OWNER]: String(process.pid) };
+}
+
 /** SIGKILLs every other process whose environment (Linux: /proc/<pid>/environ) `doomed` picks. */
 function killWhere(doomed: (environ: Buffer) => boolean): number {
   if (process.platform !== 'linux') return 0;
@@ -125,7 +133,7 @@ export async function runProcess(command: string, args: readonly string[], optio
 
   const marker = randomUUID();
   const sandbox = options.sandbox;
-  const env = { ...(sandbox ? sandbox.env(options.env) : { ...childEnv(), ...options.env }), [MARKER]: marker, [OWNER]: String(process.pid) };
+  const env = { ...(sandbox ? sandbox.env(options.env) : { ...childEnv(), ...options.env }), ...runMarkers(marker) };
   let cgroup: RunCgroup | null = null;
   try {
     cgroup = sandbox?.openCgroup() ?? null;

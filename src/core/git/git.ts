@@ -61,12 +61,7 @@ export function personEnv(): Record<string, string> {
  * messages can be read.
  */
 export async function git(cwd: string, args: readonly string[], options: GitOptions = {}): Promise<GitResult> {
-  const env = {
-    ...childEnv(process.env, ['HOME', 'XDG_CONFIG_HOME', 'USER']),
-    GIT_TERMINAL_PROMPT: '0',
-    LC_ALL: 'C',
-    ...options.env,
-  };
+  const env = { ...gitEnv(), ...options.env };
   const command = `git ${args.join(' ')}`;
   if (!fs.existsSync(cwd)) throw new GitError(command, `no such directory: ${cwd}`, null);
   let result;
@@ -83,6 +78,11 @@ export async function git(cwd: string, args: readonly string[], options: GitOpti
   const out: GitResult = { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode ?? 1 };
   if (out.exitCode !== 0 && !options.allowFailure) throw new GitError(command, gitMessage(out.stderr, out.stdout), out.exitCode);
   return out;
+}
+
+/** The environment git runs with: the child allow-list, what git needs to find its configuration, no prompts, English. */
+export function gitEnv(): Record<string, string> {
+  return { ...childEnv(process.env, ['HOME', 'XDG_CONFIG_HOME', 'USER']), GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
 }
 
 /** An identity for commits the runtime makes, whatever the person's git configuration holds. */

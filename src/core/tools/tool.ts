@@ -121,6 +121,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   inputSchema: S;
+  /**
+   * The JSON Schema the model is shown, when it is not `inputSchema`'s: an MCP server's tool, whose
+   * schema is the server's own (and which the server checks; `inputSchema` only asks for an object).
+   */
+  inputJsonSchema?: Record<string, unknown>;
   run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
 }
 
@@ -134,7 +139,7 @@ export function toolError(content: string, kind: ToolOutcomeKind = 'error'): Too
 }
 
 export function toolSpec(tool: ToolDefinition): ToolSpec {
-  const schema = z.toJSONSchema(tool.inputSchema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
+  const schema = { ...(tool.inputJsonSchema ?? (z.toJSONSchema(tool.inputSchema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>)) };
   delete schema.$schema;
   return {
     name: tool.name,

@@ -1,0 +1,147 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { RunCgroup } from '../exec/pids-cgroup.js';
+import { runMarkers, sweep } from '../exec/process.js';
+import type { Sandbox } from '../exec/sandbox.js';
+import { redact } from '../trace/redact.js';
+
+/** Characters of the server's stderr kept, for the error that says why it stopped. */
+const STDERR_TAIL = 2_000;
+/** How long a server has to exit by itself once its stdin is closed, before it is killed. */
+const GRACE_MS = 1_000;
+
+export interface StdioLaunch {
+  command: string;
+  args: readonly string[];
+  /** The server's own variables (its config's `env`, expanded); nothing else of the person's. */
+  env: Record<string, string>;
+  /** The sandbox it runs in: the teammate's profile around the server's own folder. */
+  sandbox: Sandbox;
+  /** Values to keep out of what is said about the server (its env's secrets). */
+  secrets: readonly string[];
+}
+
+/**
+ * An MCP stdio transport whose server runs in a teammate's sandbox. The SDK's StdioClientTransport
+ * merges the person's HOME, USER, SHELL and LOGNAME into the server's environment and starts the
+ * command as it is; this one starts it wrapped like the teammate's `bash` (bubblewrap, the limits,
+ * a pids cgroup), with the allow-listed environment plus the server's own variables, in its own
+ * process group marked for the sweeps, and kills the whole tree when it is closed.
+ */
+export class SandboxedStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private child: ChildProcessWithoutNullStreams | null = null;
+  private readonly buffer = new ReadBuffer();
+  private readonly marker = randomUUID();
+  private cgroup: RunCgroup | null = null;
+  private stderrTail = '';
+  private exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  private exited: Promise<void> = Promise.resolve();
+
+  constructor(private readonly launch: StdioLaunch) {}
+
+  start(): Promise<void> {
+    const { sandbox } = this.launch;
+    const env = { ...sandbox.env(this.launch.env), ...runMarkers(this.marker) };
+    this.cgroup = sandbox.openCgroup();
+    const wrapped = sandbox.command(this.launch.command, this.launch.args, this.cgroup);
+    return new Promise((resolve, reject) => {
+      const child = spawn(wrapped.command, wrapped.args, { cwd: sandbox.workspace, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      this.child = child;
+      this.exited = new Promise((done) => child.once('close', () => done()));
+      child.once('error', (error) => {
+        reject(error);
+        this.onerror?.(error);
+      });
+      child.once('spawn', () => resolve());
+      child.stdout.on('data', (chunk: Buffer) => {
+        try {
+          this.buffer.append(chunk);
+        } catch (error) {
+          // One message past 10 MB: the server is stopped rather than held in memory.
+          this.onerror?.(error as Error);
+          this.killTree(child);
+          return;
+        }
+        this.drain();
+      });
+      child.stderr.setEncoding('utf8').on('data', (text: string) => {
+        this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL);
+      });
+      // A server that died mid-write: the close below tells it.
+      child.stdin.on('error', () => undefined);
+      child.once('close', (code, signal) => {
+        this.exit = { code, signal };
+        this.child = null;
+        // What the server left behind (a child that left its group) goes with it.
+        this.killTree(child);
+        void this.cgroup?.remove();
+        this.onclose?.();
+      });
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const child = this.child;
+    if (!child) return Promise.reject(new Error('the server is not running'));
+    return new Promise((resolve) => {
+      if (child.stdin.write(serializeMessage(message))) resolve();
+      else child.stdin.once('drain', () => resolve());
+    });
+  }
+
+  /** Closes stdin (a server ends on end-of-file), then kills the tree if it is still there. */
+  async close(): Promise<void> {
+    const child = this.child;
+    if (child) {
+      child.stdin.end();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, GRACE_MS)))]);
+      clearTimeout(timer);
+      if (this.child) this.killTree(child);
+      await this.exited;
+    }
+    await this.cgroup?.remove();
+    this.buffer.clear();
+  }
+
+  /** How it ended, with the last line of its stderr (redacted), for the error the model reads. */
+  describeExit(): string {
+    const how = !this.exit ? 'stopped' : this.exit.signal ? `was killed by ${this.exit.signal}` : `exited with code ${this.exit.code}`;
+    const last = redact(this.stderrTail, this.launch.secrets).trim().split('\n').filter(Boolean).at(-1);
+    return last ? `${how}: ${last.slice(0, 300)}` : how;
+  }
+
+  private drain(): void {
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.buffer.readMessage();
+      } catch (error) {
+        // A line that is not JSON-RPC (a server printing to stdout) is reported, not fatal.
+        this.onerror?.(error as Error);
+        continue;
+      }
+      if (message === null) return;
+      this.onmessage?.(message);
+    }
+  }
+
+  private killTree(child: ChildProcessWithoutNullStreams): void {
+    if (child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    sweep(this.marker);
+    this.cgroup?.killAll();
+  }
+}
