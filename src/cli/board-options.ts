@@ -21,10 +21,9 @@ export class UsageError extends AutoteamError {
  * commands that write), is one line and exit 2 too, not a raw ENOTDIR/EACCES later.
  */
 export function boardDir(command: Command, writes = true): string {
-  const own = command.opts().dir as string | undefined;
-  const global = command.parent?.opts().dir as string | undefined;
-  if (isPostgresUrl(own ?? global ?? '')) throw new UsageError('--dir takes a folder; for a board in PostgreSQL use --board <postgres://…>');
-  const dir = path.resolve(own ?? global ?? process.cwd());
+  const given = inherited(command, 'dir');
+  if (isPostgresUrl(given ?? '')) throw new UsageError('--dir takes a folder; for a board in PostgreSQL use --board <postgres://…>');
+  const dir = path.resolve(given ?? process.cwd());
   let stat: fs.Stats | undefined;
   try {
     stat = fs.statSync(dir, { throwIfNoEntry: false });
@@ -49,6 +48,18 @@ export function boardDir(command: Command, writes = true): string {
   return dir;
 }
 
+/**
+ * An option given to the command or to any command above it, the nearest first: `autoteam --dir D
+ * mcp serve` names the board two levels up (the program's option, before `mcp`).
+ */
+export function inherited(command: Command, name: 'dir' | 'board'): string | undefined {
+  for (let at: Command | null = command; at; at = at.parent) {
+    const value = at.opts()[name] as string | undefined;
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
 /** `dir` as one shell word, for a command the person may paste. */
 function shellQuote(dir: string): string {
   return /^[\w@%+=:,./-]+$/.test(dir) ? dir : `'${dir.replaceAll("'", "'\\''")}'`;
@@ -63,9 +74,7 @@ export const boardOption = () => new Option('--board <url>', 'a postgres:// URL:
 
 /** The PostgreSQL board's URL from --board or AUTOTEAM_BOARD, or undefined for the file board in --dir. */
 export function boardUrl(command: Command): string | undefined {
-  const own = command.opts().board as string | undefined;
-  const global = command.parent?.opts().board as string | undefined;
-  const flag = own ?? global;
+  const flag = inherited(command, 'board');
   const name = flag !== undefined ? '--board' : 'AUTOTEAM_BOARD';
   const raw = flag ?? process.env.AUTOTEAM_BOARD;
   if (raw === undefined) return undefined;

@@ -9,7 +9,7 @@ import { describeServer, type McpServerSpec } from '../core/mcp/config.js';
 import { McpConnection, McpUnavailableError } from '../core/mcp/connection.js';
 import { mcpToolName, openServer, serverSandbox } from '../core/mcp/toolbox.js';
 import { StageRegistry } from '../core/stages/stage-registry.js';
-import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
+import { boardDir, boardOption, boardUrl, dirOption, inherited, UsageError } from './board-options.js';
 import { serveMcp } from './mcp-serve.js';
 import type { TeammateSettings } from '../core/agent/settings.js';
 import type { ProjectConfig } from '../core/config/project-config.js';
@@ -106,7 +106,7 @@ export function registerMcpCommand(program: Command, helpers: TeamCommandHelpers
     .option('--allow-network <stages>', "let servers of these stages use the network: 'all', or a comma list of stages (env AUTOTEAM_ALLOW_NETWORK)")
     .addOption(dirOption())
     .action(async (options: Record<string, unknown>, command: Command) => {
-      const given = (options.dir as string | undefined) ?? (command.parent?.parent?.opts().dir as string | undefined);
+      const given = inherited(command, 'dir');
       const dir = path.resolve(given ?? process.cwd());
       if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`--dir: ${dir} is not a folder`);
       process.exitCode = await listMcpServers({

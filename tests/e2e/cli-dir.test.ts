@@ -57,3 +57,19 @@ describe('a board folder whose .tasks or .team is a file', () => {
     expect(fs.readFileSync(path.join(dir, entry), 'utf8')).toBe('notes\n');
   });
 });
+
+describe('--dir and --board given before the command', () => {
+  // `mcp serve` sits two levels down: the program's options must reach it, not only its parent's.
+  it('autoteam --dir <typo> mcp serve refuses the typo (rather than serving the current folder)', async () => {
+    const typo = path.join(parent, 'nowhere');
+    const result = await runCli(['--dir', typo, 'mcp', 'serve'], { cwd: parent });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr.trim()).toBe(`autoteam: --dir: ${typo} does not exist (to start a board there: mkdir -p ${typo})`);
+  });
+
+  it('autoteam --board <not a URL> mcp serve refuses it (rather than serving the folder)', async () => {
+    const result = await runCli(['--board', 'boards/main', 'mcp', 'serve'], { cwd: parent });
+    expect(result.code, describeRun(result)).toBe(2);
+    expect(result.stderr.trim()).toBe("autoteam: --board takes a postgres:// URL, got 'boards/main' (for a board in a folder, use --dir <folder>)");
+  });
+});
