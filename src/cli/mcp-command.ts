@@ -11,6 +11,7 @@ import { mcpToolName, openServer, serverSandbox } from '../core/mcp/toolbox.js';
 import { StageRegistry } from '../core/stages/stage-registry.js';
 import { boardDir, boardOption, boardUrl, dirOption, inherited, UsageError } from './board-options.js';
 import { serveMcp } from './mcp-serve.js';
+import { webPort } from './web-command.js';
 import type { TeammateSettings } from '../core/agent/settings.js';
 import type { ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
@@ -119,16 +120,20 @@ export function registerMcpCommand(program: Command, helpers: TeamCommandHelpers
   const serve = helpers.settingsOptions(
     mcp
       .command('serve')
-      .description('serve this board over MCP on stdio: post requirements, follow pipelines, answer the team (for Claude Code, Codex, Cursor)')
+      .description('serve this board over MCP (stdio, or --http): post requirements, follow pipelines, answer the team (for Claude Code, Codex, Cursor)')
+      .option('--http <port>', 'serve over streamable HTTP at /mcp on this port instead of stdio (0 picks a free one); clients send the printed token as Authorization: Bearer')
+      .option('--host <address>', 'with --http: the address to listen on; anything but 127.0.0.1/localhost is reachable from other machines (default 127.0.0.1)')
       .option('--team', "start the project's team (or the default one) in this process, as the board's lead")
       .option('--auto', 'with --team: a simulated user answers the analyst (otherwise the MCP client does)')
       .addOption(dirOption())
       .addOption(boardOption()),
   );
   helpers.repoOptions(serve).action(async (options: Record<string, unknown>, command: Command) => {
+    const http = httpChoice(options);
     const dir = boardDir(command);
     const url = boardUrl(command);
     process.exitCode = await serveMcp({
+      ...(http ? { http } : {}),
       dir,
       team: options.team === true,
       auto: options.auto === true,
@@ -138,4 +143,15 @@ export function registerMcpCommand(program: Command, helpers: TeamCommandHelpers
       ...helpers.repoChoice(options),
     });
   });
+}
+
+/** `--http <port> [--host <address>]`, or undefined for stdio. */
+function httpChoice(options: Record<string, unknown>): { host: string; port: number } | undefined {
+  if (options.http === undefined) {
+    if (options.host !== undefined) throw new UsageError('--host goes with --http <port> (over stdio there is no address)');
+    return undefined;
+  }
+  const host = options.host === undefined ? '127.0.0.1' : String(options.host).trim();
+  if (!host) throw new UsageError('--host needs an address, e.g. 127.0.0.1');
+  return { host, port: webPort(options.http, '--http') };
 }

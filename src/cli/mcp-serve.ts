@@ -8,6 +8,8 @@ import { DEFAULT_TEAM, LeadSession } from '../core/lead/session.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { StageRegistry } from '../core/stages/stage-registry.js';
 import { boardServer } from '../mcp-server/board-server.js';
+import { type SessionServer, startMcpHttp } from '../mcp-server/http-server.js';
+import { isLoopback } from '../web/guard.js';
 
 export interface McpServeOptions {
   dir: string;
@@ -21,14 +23,17 @@ export interface McpServeOptions {
   project: ProjectConfig;
   model?: ModelOverrides;
   repo?: string | false;
+  /** Serve over streamable HTTP at /mcp (port 0 picks a free one) instead of stdio. */
+  http?: { host: string; port: number };
 }
 
 /**
- * `autoteam mcp serve`: the board as an MCP server over stdio, for another agent or an editor
- * (Claude Code, Codex, Cursor) to post requirements to, follow and answer. It acts through a
- * BoardLead — beside a lead or workers in other processes, taking no lease — or, with `--team`,
- * through the lead session it starts with the team in this process. stdout is the protocol's:
- * everything else goes to stderr. It ends when the client closes stdin, or on SIGINT/SIGTERM.
+ * `autoteam mcp serve`: the board as an MCP server over stdio, or with `--http` over streamable
+ * HTTP, for another agent or an editor (Claude Code, Codex, Cursor) to post requirements to, follow
+ * and answer. It acts through a BoardLead — beside a lead or workers in other processes, taking no
+ * lease — or, with `--team`, through the lead session it starts with the team in this process. On
+ * stdio, stdout is the protocol's: everything else goes to stderr; it ends when the client closes
+ * stdin. Either way it ends on SIGINT/SIGTERM, having closed every session, the team and the board.
  */
 export async function serveMcp(options: McpServeOptions): Promise<number> {
   const { project, settings } = options;
@@ -56,7 +61,19 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
     await board.close();
     throw error;
   }
-  const { server, close } = boardServer({ controls, stages, dir: options.dir, ...(options.board ? { board: options.board } : {}) });
+  const serverOptions = { controls, stages, dir: options.dir, ...(options.board ? { board: options.board } : {}) };
+  try {
+    if (options.http) await serveHttp(options.http, () => boardServer(serverOptions));
+    else await serveStdio(boardServer(serverOptions));
+  } finally {
+    await stop();
+    await board.close();
+  }
+  return 0;
+}
+
+/** Serves one client on stdin/stdout until it closes stdin (or SIGINT/SIGTERM). */
+async function serveStdio({ server, close }: SessionServer): Promise<void> {
   const ended = new Promise<void>((resolve) => {
     server.server.onclose = resolve;
     process.stdin.once('end', resolve);
@@ -69,8 +86,29 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
   } finally {
     close();
     await server.close().catch(() => undefined);
-    await stop();
-    await board.close();
   }
-  return 0;
+}
+
+/**
+ * Serves clients over streamable HTTP until SIGINT/SIGTERM (stdin is not the protocol's here: a
+ * server started with it closed, in the background, keeps serving). The first line printed is the
+ * endpoint, the second the token and how a client sends it.
+ */
+async function serveHttp(http: { host: string; port: number }, open: () => SessionServer): Promise<void> {
+  const say = (line: string) => console.log(line);
+  const endpoint = await startMcpHttp({ open, host: http.host, port: http.port });
+  const stopped = new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  try {
+    say(`autoteam mcp: ${endpoint.url}`);
+    say(`autoteam mcp: token ${endpoint.token} — clients send it as the header "Authorization: Bearer <token>"; Claude Code: claude mcp add --transport http autoteam ${endpoint.url} --header "Authorization: Bearer ${endpoint.token}"`);
+    if (!isLoopback(http.host)) {
+      say(`autoteam mcp: warning: listening on ${http.host}, reachable from other machines; anyone with the token can act on the board. An SSH tunnel (ssh -L ${endpoint.port}:127.0.0.1:${endpoint.port} <this machine>) keeps it on 127.0.0.1.`);
+    }
+    await stopped;
+  } finally {
+    await endpoint.close();
+  }
 }

@@ -11,6 +11,7 @@ import os from 'node:os';
  *   without it), then the cookie; scripts may send `Authorization: Bearer <token>`;
  * - a request that changes something from a browser (with the cookie) needs an `Origin` of this very
  *   server and the page's CSRF token in `X-CSRF-Token`.
+ * `autoteam mcp serve --http` keeps the Host rule and takes the token only as Bearer (`checkBearer`).
  */
 export interface GuardOptions {
   token: string;
@@ -61,13 +62,28 @@ export class WebGuard {
   check(request: IncomingMessage, url: URL): Verdict {
     const host = this.checkHost(request);
     if (host) return host;
-    const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
-    if (bearer !== undefined) return this.matches(bearer) ? { ok: true, via: 'bearer' } : { ok: false, status: 401, message: 'wrong token' };
+    const bearer = this.bearer(request);
+    if (bearer) return bearer;
     const query = url.searchParams.get('token');
     if (query !== null) return this.matches(query) ? { ok: true, via: 'query' } : { ok: false, status: 401, message: 'wrong token' };
     const cookie = cookieValue(request.headers.cookie, this.cookieName);
     if (cookie === null) return { ok: false, status: 401, message: 'no token: open the address autoteam web printed (it ends in ?token=…)' };
     return this.matches(cookie) ? { ok: true, via: 'cookie' } : { ok: false, status: 401, message: 'wrong token' };
+  }
+
+  /**
+   * Host, then `Authorization: Bearer` and nothing else: for a client that is not a browser (an MCP
+   * client), which has no use for the cookie, and whose token in an address would land in logs.
+   */
+  checkBearer(request: IncomingMessage, missing: string): Verdict {
+    return this.checkHost(request) ?? this.bearer(request) ?? { ok: false, status: 401, message: missing };
+  }
+
+  /** The verdict on the request's Bearer token, or null when it has none. */
+  private bearer(request: IncomingMessage): Verdict | null {
+    const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+    if (bearer === undefined) return null;
+    return this.matches(bearer) ? { ok: true, via: 'bearer' } : { ok: false, status: 401, message: 'wrong token' };
   }
 
   /** A change from a browser: same origin, and the page's CSRF token. Null when allowed. */

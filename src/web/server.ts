@@ -5,6 +5,7 @@ import { AutoteamError, serializeError } from '../core/errors.js';
 import type { LeadControls } from '../core/lead/lead-api.js';
 import { redact, secretValues } from '../core/trace/redact.js';
 import { readAsset } from './assets.js';
+import { readBody, RequestError } from './body.js';
 import { LiveFeed } from './feed.js';
 import { isLoopback, newToken, WebGuard } from './guard.js';
 import { pipelineView } from './views.js';
@@ -26,9 +27,6 @@ export interface WebBoard {
   token: string;
   close(): Promise<void>;
 }
-
-/** The largest request body taken (a requirement, an answer). */
-export const MAX_BODY_BYTES = 64 * 1024;
 
 const TextBody = z.object({ text: z.string().trim().min(1, 'text is empty').max(20_000, 'text is longer than 20,000 characters') });
 const PostBody = TextBody.extend({ stage: z.string().min(1).optional() });
@@ -176,47 +174,11 @@ export async function startWebBoard(options: WebBoardOptions): Promise<WebBoard>
   };
 }
 
-class RequestError extends AutoteamError {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message, 'WEB_REQUEST');
-  }
-}
-
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   throw new RequestError(400, `${issue.path.join('.') || 'body'}: ${issue.message}`);
-}
-
-/** The request's JSON body, at most MAX_BODY_BYTES. */
-function readBody(request: IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(request.headers['content-length'] ?? 0);
-    if (declared > MAX_BODY_BYTES) return reject(new RequestError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`));
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        request.destroy();
-        reject(new RequestError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`));
-      } else chunks.push(chunk);
-    });
-    request.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      if (!text) return resolve({});
-      try {
-        resolve(JSON.parse(text));
-      } catch {
-        reject(new RequestError(400, 'the body is not JSON'));
-      }
-    });
-    request.on('error', reject);
-  });
 }
 
 /** The one page: the client app, the CSRF token in a meta tag (never in a cookie). */
@@ -226,5 +188,3 @@ function page(csrf: string): string {
 <meta name="csrf" content="${csrf}"><title>autoteam</title><link rel="stylesheet" href="/assets/app.css"></head>
 <body><div id="app"></div><script type="module" src="/assets/app.js"></script></body></html>`;
 }
-
-export { RequestError };
