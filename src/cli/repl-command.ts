@@ -39,7 +39,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   });
   const team = options.team ? (project.team ?? DEFAULT_TEAM) : [];
   // Its address goes to stderr before the REPL takes the terminal.
-  const web = options.web ? await serveWeb(session, { port: options.web.port }, (line) => console.error(line)).catch(async (error: unknown) => {
+  const web = options.web ? await serveWeb(session, { port: options.web.port, flag: '--web' }, (line) => console.error(line)).catch(async (error: unknown) => {
     await board.close();
     throw error;
   }) : null;
@@ -55,7 +55,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
       await runLineRepl(session, { team });
     }
   } finally {
-    await web?.close();
+    await web?.close('the REPL quit');
     await board.close();
   }
 }

@@ -174,7 +174,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   let web: WebBoard | null = null;
   try {
     await session.start(project.team);
-    if (options.web) web = await serveWeb(session, { port: options.web.port }, (line) => console.error(line));
+    if (options.web) web = await serveWeb(session, { port: options.web.port, flag: '--web' }, (line) => console.error(line));
     const first = await session.post(options.requirement, options.startStage);
     pipeline = first.pipeline!;
     log(`posted pipeline #${pipeline}: task #${first.id} (${first.stage}) — ${first.subject}`);
@@ -183,7 +183,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     if (state.status === 'active') state = { ...state, status: 'failed', reason: await stoppedEarly(session, pipeline, stopReason, giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null) };
   } finally {
     input?.close();
-    await web?.close();
+    // The pages get the pipeline's end before the server goes (the run's summary says the rest).
+    await web?.close('the run ended');
     await session.close(3_000);
     await board.close();
     process.off('SIGINT', onSignal);

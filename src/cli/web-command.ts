@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import { type Command, Option } from 'commander';
 import { openBoard } from '../core/board/board.js';
 import { loadProjectConfig } from '../core/config/project-config.js';
+import { serializeError } from '../core/errors.js';
 import { BoardLead } from '../core/lead/board-lead.js';
 import type { LeadControls } from '../core/lead/lead-api.js';
 import { StageRegistry } from '../core/stages/stage-registry.js';
@@ -27,12 +29,16 @@ export function webPort(value: unknown, flag: string): number {
  * Serves the web board over `controls` and prints its address (`say`: stdout for `autoteam web`,
  * stderr beside a REPL or a run, whose output stays theirs).
  */
-export async function serveWeb(controls: LeadControls, options: { host?: string; port: number; open?: boolean }, say: (line: string) => void): Promise<WebBoard> {
+export async function serveWeb(controls: LeadControls, options: { host?: string; port: number; open?: boolean; flag: '--port' | '--web' }, say: (line: string) => void): Promise<WebBoard> {
   if (!assetsBuilt()) throw new UsageError('the web board has not been built: run npm run build');
   const host = options.host ?? '127.0.0.1';
-  const web = await startWebBoard({ controls, host, port: options.port });
+  const web = await startWebBoard({ controls, host, port: options.port }).catch((error: unknown) => {
+    const { code, message } = serializeError(error);
+    throw new UsageError(`web board: ${message}${code === 'PORT_IN_USE' ? ` (${options.flag} 0 picks a free one)` : ''}`);
+  });
   say(`autoteam web: ${web.url}`);
   if (!isLoopback(host)) {
+    if (host === '0.0.0.0' || host === '::') say(`autoteam web: from another machine: http://${os.hostname()}:${web.port}/?token=${web.token}`);
     say(`autoteam web: warning: listening on ${host}, reachable from other machines; anyone with the token can act on the board. An SSH tunnel (ssh -L ${web.port}:127.0.0.1:${web.port} <this machine>) keeps it on 127.0.0.1.`);
   }
   if (options.open) openBrowser(web.url, say);
@@ -68,10 +74,10 @@ export function registerWebCommand(program: Command): void {
       let web: WebBoard | null = null;
       try {
         await lead.start();
-        web = await serveWeb(lead, { host, port, open: options.open === true }, (line) => console.log(line));
+        web = await serveWeb(lead, { host, port, open: options.open === true, flag: '--port' }, (line) => console.log(line));
         await untilSignal();
       } finally {
-        await web?.close();
+        await web?.close('autoteam web was stopped');
         await lead.close();
         await board.close();
       }

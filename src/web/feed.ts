@@ -64,6 +64,15 @@ export class LiveFeed {
     response.on('close', () => this.pages.delete(response));
   }
 
+  /** Sends the pages the last state, then `closed` with why, and stops. */
+  async end(reason: string): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.flush().catch(() => undefined);
+    this.send('closed', JSON.stringify({ reason }));
+    this.close();
+  }
+
   close(): void {
     this.unsubscribe();
     clearInterval(this.ticker);

@@ -25,10 +25,11 @@ export interface WebBoard {
   url: string;
   port: number;
   token: string;
-  close(): Promise<void>;
+  /** Tells the pages the last state and why it stops (`the run ended: …`), then stops. */
+  close(reason?: string): Promise<void>;
 }
 
-const TextBody = z.object({ text: z.string().trim().min(1, 'text is empty').max(20_000, 'text is longer than 20,000 characters') });
+const TextBody = z.object({ text: z.string().trim().min(1, 'empty').max(20_000, 'longer than 20,000 characters') });
 const PostBody = TextBody.extend({ stage: z.string().min(1).optional() });
 const PlanBody = z.object({ approve: z.boolean(), feedback: z.string().max(20_000).optional() });
 
@@ -68,8 +69,14 @@ export async function startWebBoard(options: WebBoardOptions): Promise<WebBoard>
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.setHeader(name, value);
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const verdict = guard!.check(request, url);
-    if (!verdict.ok) return send(response, verdict.status, { error: verdict.message });
+    let verdict = guard!.check(request, url);
+    // A stale link (an old token in the address) from a browser that holds a good cookie: the cookie decides.
+    if (!verdict.ok && verdict.status === 401 && url.searchParams.has('token')) {
+      url.searchParams.delete('token');
+      const withCookie = guard!.check(request, url);
+      if (withCookie.ok) verdict = { ok: true, via: 'query' };
+    }
+    if (!verdict.ok) return refuse(request, response, verdict.status, verdict.message);
     if (verdict.via === 'query') {
       // The token leaves the address bar (and the history) at once; the cookie carries it from now on.
       url.searchParams.delete('token');
@@ -121,7 +128,11 @@ export async function startWebBoard(options: WebBoardOptions): Promise<WebBoard>
     }
     let match = /^\/api\/questions\/([\w.-]+)\/answer$/.exec(path);
     if (match) {
-      const question = await controls.answer(parse(TextBody, body).text, match[1]);
+      const { text } = parse(TextBody, body);
+      const question = await controls.answer(text, match[1]).catch((error: unknown) => {
+        if (serializeError(error).code === 'NO_QUESTION') throw new RequestError(409, 'this question is not waiting any more: it was answered elsewhere, or its task ended');
+        throw error;
+      });
       return { line: `answered ${question.from}'s question on task #${question.task}` };
     }
     match = /^\/api\/pipelines\/(\d+)\/(cancel|retry|merge|discard)$/.exec(path);
@@ -149,29 +160,44 @@ export async function startWebBoard(options: WebBoardOptions): Promise<WebBoard>
     throw new RequestError(404, `nothing to do at ${path}`);
   }
 
+  /** A refusal: one line of JSON for a script, a short page for a browser. */
+  function refuse(request: IncomingMessage, response: ServerResponse, status: number, message: string): void {
+    if (!(request.headers.accept ?? '').includes('text/html')) return send(response, status, { error: message });
+    response.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    response.end(`<!doctype html><meta charset="utf-8"><title>autoteam web</title><h1>autoteam web</h1><p>${escapeHtml(message)}.</p>`);
+  }
+
   function send(response: ServerResponse, status: number, body: unknown): void {
     response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
     response.end(safe(JSON.stringify(body)));
   }
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(new AutoteamError(`autoteam web: cannot listen on ${host}:${options.port ?? 7878}: ${error.code === 'EADDRINUSE' ? 'the port is in use (--port 0 picks a free one)' : error.message}`, 'USAGE')));
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      const why = error.code === 'EADDRINUSE' ? 'the port is in use' : error.code === 'ENOTFOUND' || error.code === 'EADDRNOTAVAIL' ? 'no such address on this machine' : error.message;
+      reject(new AutoteamError(`cannot listen on ${host}:${options.port ?? 7878}: ${why}`, error.code === 'EADDRINUSE' ? 'PORT_IN_USE' : 'USAGE'));
+    });
     server.listen(options.port ?? 7878, host, resolve);
   });
   const port = (server.address() as AddressInfo).port;
   guard = new WebGuard({ token, host, port });
-  const shown = isLoopback(host) || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-  const url = `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}/?token=${token}`;
+  // A wildcard bind is opened here on 127.0.0.1; any other address as it is (an IPv6 one in brackets).
+  const shown = host === '0.0.0.0' || host === '::' || host === '[::]' ? '127.0.0.1' : host;
+  const url = `http://${shown.includes(':') && !shown.startsWith('[') ? `[${shown}]` : shown}:${port}/?token=${token}`;
   return {
     url,
     port,
     token,
-    close: async () => {
-      feed.close();
+    close: async (reason = 'autoteam web stopped') => {
+      await feed.end(reason);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
@@ -185,6 +211,6 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
 function page(csrf: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="csrf" content="${csrf}"><title>autoteam</title><link rel="stylesheet" href="/assets/app.css"></head>
+<meta name="csrf" content="${csrf}"><title>autoteam</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/assets/app.css"></head>
 <body><div id="app"></div><script type="module" src="/assets/app.js"></script></body></html>`;
 }

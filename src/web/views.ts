@@ -21,6 +21,8 @@ export interface Card {
   pipeline: number | null;
   createdAt: string;
   updatedAt: string;
+  /** Why a failed or cancelled task ended (cut), else null. */
+  result: string | null;
 }
 
 export function cardOf(task: Task): Card {
@@ -35,6 +37,7 @@ export function cardOf(task: Task): Card {
     pipeline: task.pipeline,
     createdAt: task.createdAt,
     updatedAt: task.updatedAt,
+    result: task.status === 'failed' || task.status === 'cancelled' ? (task.result ?? '').slice(0, 300) || null : null,
   };
 }
 

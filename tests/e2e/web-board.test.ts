@@ -168,6 +168,20 @@ describe.runIf(chromiumPath)('the web board in a browser', () => {
     expect(repl.lines.slice(before).join('\n')).not.toMatch(/asks:/);
   });
 
+  it('beside a headless run (run --web): the page follows it to approved, then says the run ended', async () => {
+    const dir = folder('autoteam-web-run-');
+    const run = start(['run', '--auto', '--web', '0', '--dir', dir, DOWNLOADS_REQUIREMENT], dir);
+    const address = await webAddress(run);
+    const page = await (await (await launch()).newContext()).newPage();
+    await page.goto(address);
+    await page.goto(`${new URL(address).origin}/#/pipeline/1`);
+    await page.locator('[data-testid=pipeline-status]:text-is("approved")').waitFor({ timeout: HANG_MS });
+    const ended = page.locator('[data-testid=ended]');
+    await ended.waitFor({ timeout: HANG_MS });
+    expect(await ended.textContent()).toMatch(/^the run ended: autoteam web has stopped/);
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+  });
+
   it.runIf(findPostgresBin())('autoteam web on its own (PostgreSQL), beside a lead in another process; an outage shown and cleared', { timeout: 360_000 }, async () => {
     const server = await startPostgres();
     cleanups.push(() => server.stop());

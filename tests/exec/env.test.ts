@@ -58,4 +58,13 @@ describe('redaction by value', () => {
     for (const value of values) expect(clean).not.toContain(value);
     expect(clean).toBe('push with [redacted]; db [redacted]; pw only [redacted]; {"url":"[redacted]"}');
   });
+
+  it('replaces a secret cut short where a text was shortened (at … or at the end), not a mere shared start', () => {
+    const key = 'sk-test-should-never-show-1234567890';
+    expect(redact(`Analyse: uses the key ${key.slice(0, 19)}…`, [key])).toBe('Analyse: uses the key [redacted]…');
+    expect(redact(`{"subject":"uses ${key.slice(0, 12)}…","more":"${key}"}`, [key])).toBe('{"subject":"uses [redacted]…","more":"[redacted]"}');
+    expect(redact(`tail ${key.slice(0, 10)}`, [key])).toBe('tail [redacted]');
+    // The first characters alone, followed by anything else, are not the secret.
+    expect(redact('keys look like sk-test-should-x and sk-test', [key])).toBe('keys look like sk-test-should-x and sk-test');
+  });
 });

@@ -65,6 +65,14 @@ describe('the web board server', () => {
     expect(visit.status).toBe(303);
     expect(visit.headers.get('location')).toBe('/');
     expect(visit.headers.get('set-cookie')).toBe(`autoteam_${web.port}=${web.token}; HttpOnly; SameSite=Strict; Path=/`);
+    // A browser is shown a page, not JSON; a stale link with a good cookie goes through on the cookie.
+    const refused = await fetch(`${origin}/`, { headers: { accept: 'text/html' } });
+    expect(refused.status).toBe(401);
+    expect(await refused.text()).toMatch(/<p>no token: open the address autoteam web printed/);
+    const stale = await fetch(`${origin}/?token=an-old-token`, { headers: { cookie }, redirect: 'manual' });
+    expect(stale.status).toBe(303);
+    expect(stale.headers.get('location')).toBe('/');
+    expect((await fetch(`${origin}/?token=an-old-token`, { redirect: 'manual' })).status).toBe(401);
     const pageReply = await fetch(`${origin}/`, { headers: { cookie } });
     expect(pageReply.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
     expect(pageReply.headers.get('referrer-policy')).toBe('no-referrer');
@@ -86,7 +94,7 @@ describe('the web board server', () => {
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: 'the body is not JSON' });
     const empty = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: '  ' }));
-    expect(await empty.json()).toMatchObject({ error: 'text: text is empty' });
+    expect(await empty.json()).toMatchObject({ error: 'text: empty' });
     expect((await fetch(`${origin}/api/requirements`, { method: 'PUT', headers: { cookie } })).status).toBe(405);
   });
 
@@ -100,7 +108,7 @@ describe('the web board server', () => {
     expect((await act('/api/requirements', { text: 'Count words in a file' })).status).toBe(200);
     expect(await act('/api/pipelines/1/cancel')).toEqual({ status: 200, body: { line: 'pipeline #1 cancelled: #1' } });
     expect(await act('/api/pipelines/1/retry')).toEqual({ status: 200, body: { line: 'pipeline #1 retried: task #2 (requirements)' } });
-    expect(await act('/api/questions/q-2-1/answer', { text: 'yes' })).toEqual({ status: 409, body: { error: "no pending question 'q-2-1'", code: 'NO_QUESTION' } });
+    expect(await act('/api/questions/q-2-1/answer', { text: 'yes' })).toEqual({ status: 409, body: { error: 'this question is not waiting any more: it was answered elsewhere, or its task ended', code: 'WEB_REQUEST' } });
     const merge = await act('/api/pipelines/1/merge');
     expect(merge.status).toBe(409);
     expect(merge.body.error).toMatch(/pipeline #1/);
@@ -135,6 +143,11 @@ describe('the web board server', () => {
     expect(task).toContain('[redacted]');
     const pipeline = await (await fetch(`${origin}/api/pipelines/1`, { headers: auth })).text();
     expect(pipeline).not.toContain(secret);
+    // Cut short in a subject (`…the key sk-ant-web-boa…`), its start is the secret too.
+    await fetch(`${origin}/api/requirements`, { method: 'POST', headers: auth, body: JSON.stringify({ text: `Write a Python script that uses the key ${secret} to list models` }) });
+    const cut = (await (await fetch(`${origin}/api/tasks/2`, { headers: auth })).json()) as { subject: string };
+    expect(cut.subject).toMatch(/\[redacted\]…$/);
+    expect(cut.subject).not.toContain(secret.slice(0, 8));
   });
 
   it('feeds a page the whole board, then only what changed', async () => {
@@ -172,6 +185,27 @@ describe('the web board server', () => {
     const first = new TextDecoder().decode((await second.body!.getReader().read()).value);
     expect(first).toMatch(/^event: hello\ndata: \{"cards":\[\{"id":1,/);
     await second.body!.cancel().catch(() => undefined);
+  });
+
+  it('tells its pages the last state and why it stops; a port in use is named', async () => {
+    const { origin, web, board } = await serve();
+    const feed = await fetch(`${origin}/api/events`, { headers: { authorization: `Bearer ${web.token}` } });
+    let text = '';
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of feed.body!) text += decoder.decode(chunk as Uint8Array, { stream: true });
+    })();
+    await until(() => text.includes('event: hello'), 'the hello');
+    await board.tasks.create({ subject: 'Written just before the end' });
+    await web.close('the run ended');
+    await reading;
+    // The last change reaches the page before it is told the server stops.
+    expect(text.indexOf('Written just before the end')).toBeGreaterThan(0);
+    expect(text.indexOf('Written just before the end')).toBeLessThan(text.indexOf('event: closed'));
+    expect(text).toMatch(/event: closed\ndata: \{"reason":"the run ended"\}/);
+    const taken = await startWebBoard({ controls: new BoardLead(board), port: 0 });
+    cleanups.push(() => taken.close());
+    await expect(startWebBoard({ controls: new BoardLead(board), port: taken.port })).rejects.toMatchObject({ code: 'PORT_IN_USE', message: `cannot listen on 127.0.0.1:${taken.port}: the port is in use` });
   });
 
   it('guard: a wildcard bind knows this machine\'s addresses; a named bind only its name', () => {

@@ -29,6 +29,31 @@ export function redact(text: string, secrets: readonly string[] = secretValues()
     // The same value inside JSON text has its quotes and backslashes escaped.
     const escaped = JSON.stringify(secret).slice(1, -1);
     if (escaped !== secret && out.includes(escaped)) out = out.split(escaped).join('[redacted]');
+    out = redactCut(out, secret);
   }
   return out;
+}
+
+/** How much of a secret's start, cut where a text was shortened, still counts as the secret. */
+const CUT_MIN = 8;
+
+/**
+ * A secret cut short where a text was shortened (a task's subject, a line for the screen:
+ * `…uses sk-test-should-neve…`): its start, up to the cut (`…` or the end of the text), is as
+ * secret as the whole.
+ */
+function redactCut(text: string, secret: string): string {
+  const head = secret.slice(0, CUT_MIN);
+  if (head.length < CUT_MIN || !text.includes(head)) return text;
+  let out = '';
+  let from = 0;
+  for (let at = text.indexOf(head); at >= 0; at = text.indexOf(head, at + CUT_MIN)) {
+    let length = CUT_MIN;
+    while (length < secret.length && text[at + length] === secret[length]) length++;
+    const end = at + length;
+    if (end !== text.length && text[end] !== '…') continue;
+    out += `${text.slice(from, at)}[redacted]`;
+    from = end;
+  }
+  return out + text.slice(from);
 }

@@ -5,16 +5,16 @@ import { act, age, type Board } from './store.js';
 export function Actions({ board }: { board: Board }) {
   const state = board.state;
   const [requirement, setRequirement] = useState('');
-  const [line, setLine] = useState('');
+  const [line, setLine] = useState<{ text: string; ok: boolean } | null>(null);
   const [busy, setBusy] = useState(false);
   const post = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
     try {
-      setLine(await act('/api/requirements', { text: requirement }));
+      setLine({ text: await act('/api/requirements', { text: requirement }), ok: true });
       setRequirement('');
     } catch (failure) {
-      setLine((failure as Error).message);
+      setLine({ text: (failure as Error).message, ok: false });
     } finally {
       setBusy(false);
     }
@@ -24,12 +24,16 @@ export function Actions({ board }: { board: Board }) {
     <div class="actions">
       <form onSubmit={(event) => void post(event)} data-testid="post-form">
         <h2>New requirement</h2>
-        <textarea rows={4} value={requirement} onInput={(e) => setRequirement(e.currentTarget.value)} placeholder="Describe what you want built" data-testid="requirement" />
+        <textarea rows={4} maxLength={20_000} value={requirement} onInput={(e) => setRequirement(e.currentTarget.value)} placeholder="Describe what you want built" data-testid="requirement" />
         <button type="submit" disabled={busy || !requirement.trim()} data-testid="post">
           Post
         </button>
         {nobody && <p class="muted">No lead or teammate is running on this board: a posted requirement waits until one starts (autoteam, or autoteam worker).</p>}
-        {line && <p class="line" data-testid="post-line">{line}</p>}
+        {line && (
+          <p class={line.ok ? 'line' : 'bad'} data-testid="post-line">
+            {line.text}
+          </p>
+        )}
       </form>
       <h2>Questions {state && state.questions.length > 0 && <span class="count">{state.questions.length}</span>}</h2>
       {state?.questions.length === 0 && <p class="muted">No question is waiting.</p>}
@@ -47,10 +51,14 @@ export function Actions({ board }: { board: Board }) {
 function Question({ question }: { question: NonNullable<Board['state']>['questions'][number] }) {
   const [text, setText] = useState('');
   const [error, setError] = useState('');
+  const [sent, setSent] = useState(false);
   const send = (event: Event) => {
     event.preventDefault();
     act(`/api/questions/${encodeURIComponent(question.questionId)}/answer`, { text }).then(
-      () => setText(''),
+      () => {
+        setText('');
+        setSent(true);
+      },
       (failure: Error) => setError(failure.message),
     );
   };
@@ -62,9 +70,10 @@ function Question({ question }: { question: NonNullable<Board['state']>['questio
       </p>
       <p class="asked">{question.question}</p>
       <input value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder="Your answer" data-testid="answer" />
-      <button type="submit" disabled={!text.trim()}>
+      <button type="submit" disabled={!text.trim() || sent}>
         Answer
       </button>
+      {sent && <p class="line">Sent to {question.from}.</p>}
       {error && <p class="bad">{error}</p>}
     </form>
   );

@@ -27,6 +27,8 @@ export function BoardPage({ board }: { board: Board }) {
       (!text || card.subject.toLowerCase().includes(text.toLowerCase())),
   );
   const now = Date.now();
+  // Tasks whose teammate waits for the person's answer.
+  const asking = new Map((board.state?.questions ?? []).filter((question) => question.task !== null).map((question) => [question.task!, question.from]));
   return (
     <div>
       <div class="filters">
@@ -57,7 +59,7 @@ export function BoardPage({ board }: { board: Board }) {
                 {column.title} <span class="count">{inColumn.length}</span>
               </h2>
               {inColumn.slice(0, SHOWN).map((card) => (
-                <CardView card={card} now={now} />
+                <CardView card={card} now={now} asking={asking.get(card.id)} />
               ))}
               {inColumn.length > SHOWN && <p class="muted">{inColumn.length - SHOWN} more: filter to see them</p>}
             </div>
@@ -68,9 +70,9 @@ export function BoardPage({ board }: { board: Board }) {
   );
 }
 
-function CardView({ card, now }: { card: Card; now: number }) {
+function CardView({ card, now, asking }: { card: Card; now: number; asking: string | undefined }) {
   return (
-    <article class={`card ${card.status}`} data-testid={`card-${card.id}`} data-status={card.status} data-stage={card.stage ?? ''}>
+    <article class={`card ${card.status}`} data-testid={`card-${card.id}`} data-status={card.status} data-stage={card.stage ?? ''} title={card.result ?? ''}>
       <div class="card-top">
         <span class="id">#{card.id}</span>
         {card.stage && (
@@ -84,9 +86,11 @@ function CardView({ card, now }: { card: Card; now: number }) {
         </span>
       </div>
       <div class="subject">{card.subject}</div>
+      {asking && <div class="asking">{asking} waits for your answer</div>}
+      {card.result && <div class="why">{card.result}</div>}
       <div class="card-bottom">
         {card.pipeline !== null && <a href={`#/pipeline/${card.pipeline}`}>pipeline #{card.pipeline}</a>}
-        <span class="muted">{card.owner ?? card.role ?? ''}</span>
+        <span class="muted">{card.owner ? `@${card.owner}` : (card.role ?? 'any role')}</span>
       </div>
     </article>
   );

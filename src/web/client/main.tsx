@@ -31,13 +31,23 @@ function App() {
         <nav>
           <a href="#/" class={route === '/' ? 'on' : ''}>Board</a>
           <a href="#/team" class={route === '/team' ? 'on' : ''}>Team</a>
+          {state && state.questions.length > 0 && (
+            <a href="#questions" class="alert" data-testid="questions-waiting">
+              {state.questions.length} question{state.questions.length === 1 ? '' : 's'} waiting
+            </a>
+          )}
         </nav>
         <span class="where" title={state?.board.location}>{state?.board.where}</span>
         <span class="leader" data-testid="leader">
           {state?.leader.state === 'none' ? 'no lead running' : state?.leader.state === 'here' ? 'lead: this process' : `lead: pid ${state?.leader.pid} on ${state?.leader.host}`}
         </span>
       </header>
-      {!board.connected && <div class="banner warn">The connection to autoteam web was lost; reconnecting…</div>}
+      {board.ended && (
+        <div class="banner warn" data-testid="ended">
+          {board.ended}
+        </div>
+      )}
+      {!board.connected && !board.ended && <div class="banner warn">The connection to autoteam web was lost; reconnecting…</div>}
       {state?.outage && (
         <div class="banner bad" data-testid="outage">
           The board is unreachable since {new Date(state.outage.since).toLocaleTimeString()} ({state.outage.message}). What is shown is the last state read.
@@ -46,7 +56,7 @@ function App() {
       {state && state.board.problems.length > 0 && <div class="banner warn">{state.board.problems.length} task file(s) could not be read: {state.board.problems.slice(0, 3).join('; ')}</div>}
       <main>
         <section class="content">{pipeline ? <PipelinePage id={Number(pipeline[1])} board={board} /> : route === '/team' ? <TeamPage board={board} /> : <BoardPage board={board} />}</section>
-        <aside>
+        <aside id="questions">
           <Actions board={board} />
         </aside>
       </main>

@@ -13,24 +13,36 @@ export function PipelinePage({ id, board }: { id: number; board: Board }) {
   // Read again when one of its cards (or its status) changes.
   const key = [...board.cards.values()].filter((card) => card.pipeline === id).map((card) => `${card.id}:${card.status}:${card.updatedAt}`).join(',');
   useEffect(() => {
-    read<Detail>(`/api/pipelines/${id}`).then(setDetail, (failure: Error) => setError(failure.message));
+    // A refresh that fails (the server stopped after the last change) keeps what was read.
+    read<Detail>(`/api/pipelines/${id}`).then(
+      (fresh) => {
+        setDetail(fresh);
+        setError('');
+      },
+      (failure: Error) => setError(failure.message),
+    );
   }, [id, key]);
   useEffect(() => {
     if (detail?.repository) read<{ diff: string }>(`/api/pipelines/${id}/diff`).then((reply) => setDiff(reply.diff), () => setDiff(null));
   }, [id, detail?.repository, detail?.status]);
-  if (error) return <p class="bad">{error}</p>;
-  if (!detail) return <p class="muted">Reading pipeline #{id}…</p>;
-  const run = (what: string) => act(`/api/pipelines/${id}/${what}`).then(setLine, (failure: Error) => setLine(failure.message));
+  if (!detail) return error ? <p class="bad">{error}</p> : <p class="muted">Reading pipeline #{id}…</p>;
+  // The status as the live feed last told it: it moves even when the evidence cannot be read again.
+  const status = board.pipelines.get(id)?.status ?? detail.status;
+  const run = (what: string) => {
+    // Cancelling stops its teammates; discarding removes the branch: asked once.
+    if ((what === 'cancel' || what === 'discard') && !confirm(what === 'cancel' ? `Cancel pipeline #${id}? Its open tasks stop.` : `Discard pipeline #${id}'s worktree and branch?`)) return Promise.resolve();
+    return act(`/api/pipelines/${id}/${what}`).then(setLine, (failure: Error) => setLine(failure.message));
+  };
   return (
     <div class="pipeline" data-testid="pipeline">
       <h2>
-        Pipeline #{id} <span class={`status ${detail.status}`} data-testid="pipeline-status">{detail.status}</span>
+        Pipeline #{id} <span class={`status ${status}`} data-testid="pipeline-status">{status}</span>
         {detail.reason && <span class="muted"> — {detail.reason}</span>}
       </h2>
       <div class="buttons">
-        {detail.status === 'active' && <button onClick={() => void run('cancel')}>Cancel</button>}
-        {(detail.status === 'failed' || detail.status === 'cancelled') && <button onClick={() => void run('retry')}>Retry</button>}
-        {detail.repository && detail.status === 'approved' && <button onClick={() => void run('merge')}>Merge</button>}
+        {status === 'active' && <button onClick={() => void run('cancel')}>Cancel</button>}
+        {(status === 'failed' || status === 'cancelled') && <button onClick={() => void run('retry')}>Retry</button>}
+        {detail.repository && status === 'approved' && <button onClick={() => void run('merge')}>Merge</button>}
         {detail.repository && <button onClick={() => void run('discard')}>Discard branch</button>}
         {line && <span class="line" data-testid="action-line">{line}</span>}
       </div>
@@ -92,7 +104,7 @@ export function PipelinePage({ id, board }: { id: number; board: Board }) {
             <details class="check" data-testid={`check-${check.id}`}>
               <summary>
                 <b>{check.id}</b> {check.language}: <span class={check.ok ? 'good' : 'bad'}>{check.ok ? 'passed' : 'failed'}</span> exit {String(check.exitCode)}{' '}
-                <span class="muted">on {check.sha256.slice(0, 12)}</span>
+                <span class="muted" title={`sha256 ${check.sha256}`}>on {check.sha256.slice(0, 12)}</span>
               </summary>
               <pre>{check.code}</pre>
               <pre class="output">{check.output}</pre>

@@ -12,6 +12,8 @@ export interface Board {
   events: Entry[];
   /** False while the feed is down (the server stopped, the network went away). */
   connected: boolean;
+  /** Why the page follows nothing any more: the server said it stopped, or its token is not valid now. */
+  ended: string | null;
   /** Bumped on every change, so views re-render. */
   version: number;
 }
@@ -28,7 +30,7 @@ interface Delta<T> {
  * its own after a drop; every `hello` replaces what the page held, so nothing is missed.
  */
 export function follow(onChange: (board: Board) => void): () => void {
-  const board: Board = { cards: new Map(), pipelines: new Map(), state: null, events: [], connected: false, version: 0 };
+  const board: Board = { cards: new Map(), pipelines: new Map(), state: null, events: [], connected: false, ended: null, version: 0 };
   let pending = false;
   // Many events in one frame render once.
   const changed = () => {
@@ -66,9 +68,21 @@ export function follow(onChange: (board: Board) => void): () => void {
     board.events = [...board.events.slice(-(KEEP_EVENTS - 1)), entry];
     changed();
   });
+  on<{ reason: string }>('closed', ({ reason }) => {
+    board.ended = `${reason}: autoteam web has stopped, and this page shows the last state it sent.`;
+    source.close();
+    changed();
+  });
   source.onerror = () => {
     board.connected = false;
     changed();
+    // A refused token (the server restarted with a new one) is not a network blip: say so, stop retrying.
+    void fetch('/api/state').then((response) => {
+      if (response.status !== 401 || board.ended) return;
+      board.ended = 'This page\'s token is not valid any more (autoteam web was restarted?): open the address it printed.';
+      source.close();
+      changed();
+    }, () => undefined);
   };
   return () => source.close();
 }

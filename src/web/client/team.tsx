@@ -7,7 +7,7 @@ export function TeamPage({ board }: { board: Board }) {
   return (
     <div>
       <h2>
-        Team {state.team.name} <span class="muted">lead {state.team.lead}</span>
+        Team {state.team.name} <span class="muted">· its lead is named {state.team.lead}</span>
       </h2>
       <table class="team" data-testid="team">
         <thead>
