@@ -67,7 +67,7 @@ async function describeOne(
     name,
     timeoutMs: spec.timeoutMs,
     startTimeoutMs: spec.startTimeoutMs,
-    open: () => openServer(name, spec, { env: context.env, sandbox: () => serverSandbox({ folder, hidden: [context.dir, ...hiddenStartDir()], network, policy }) }),
+    open: () => openServer(name, spec, { env: context.env, sandbox: (own) => serverSandbox({ folder, hidden: [context.dir, ...hiddenStartDir()], network, policy, own }) }),
   });
   try {
     const tools = await connection.tools();

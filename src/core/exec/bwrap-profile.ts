@@ -27,6 +27,12 @@ export interface ProfileOptions {
   masked?: readonly string[];
   /** A folder outside the workspace that stays writable too (the lead's HOME and TMPDIR). */
   scratch?: string;
+  /**
+   * Folders a process needs read-only that lie under the profile's own tmpfs (/tmp, /var/tmp), where
+   * nothing of the host shows otherwise: an MCP server's package in a checkout under /tmp. Never one
+   * around or inside the board or the workspace; the home directory and the start folder stay hidden.
+   */
+  readOnly?: readonly string[];
 }
 
 /** What of a board root may be a link to somewhere else; its real place is hidden too. */
@@ -126,6 +132,18 @@ function toolDirs(options: ProfileOptions, hidden: readonly string[], set: Hidde
   return [...wanted].sort();
 }
 
+/** `options.readOnly` where it really is, under /tmp or /var/tmp, clear of the board and the workspace. */
+function readOnlyDirs(options: ProfileOptions, set: HiddenSet, realWorkspace: string): string[] {
+  const wanted = new Set<string>();
+  for (const given of options.readOnly ?? []) {
+    const dir = realpath(given);
+    if (!dir || !['/tmp', '/var/tmp'].some((tmp) => isInside(tmp, dir) && dir !== tmp)) continue;
+    if (set.board.some((b) => isInside(b, dir) || isInside(dir, b)) || isInside(dir, realWorkspace) || isInside(realWorkspace, dir)) continue;
+    wanted.add(dir);
+  }
+  return [...wanted].sort();
+}
+
 /** The tmpfs mounts every profile makes: nothing of the host's is under them inside. */
 const TMPFS_DIRS = ['/tmp', '/dev/shm', '/var/tmp', '/run'];
 
@@ -161,6 +179,7 @@ export function bwrapProfile(options: ProfileOptions): string[] {
   for (const file of set.files) if (!outermost.some((dir) => isInside(dir, file))) args.push('--ro-bind', '/dev/null', file);
   // What PATH and this runtime need from under a hidden directory comes back read-only (a pyenv or nvm install).
   for (const dir of toolDirs(options, outermost, set, workspace)) args.push('--ro-bind', dir, dir);
+  for (const dir of readOnlyDirs(options, set, workspace)) args.push('--ro-bind', dir, dir);
   args.push('--bind', workspace, workspace, '--chdir', startDir(options.workspace, workspace, outermost));
   const scratch = options.scratch ? realpath(options.scratch) : null;
   if (scratch && !isInside(workspace, scratch)) args.push('--bind', scratch, scratch);

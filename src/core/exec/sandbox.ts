@@ -129,6 +129,8 @@ export interface SandboxOptions {
    * workspace). The lead's workspace is the person's folder, which they must not litter.
    */
   scratch?: string;
+  /** Folders under /tmp a process needs read-only (see ProfileOptions.readOnly). */
+  readOnly?: readonly string[];
   /** May the processes use the network. */
   network: boolean;
   limits: ResourceLimits;
@@ -201,6 +203,7 @@ export class Sandbox {
         network: this.options.network,
         tmpBytes: this.contained.sizedTmp ? this.options.limits.tmpMb * 1024 * 1024 : null,
         pathEnv: this.options.baseEnv?.PATH ?? process.env.PATH ?? '',
+        ...(this.options.readOnly ? { readOnly: this.options.readOnly } : {}),
       });
       wrapped = { command: this.contained.bwrap, args: [...this.profile, '--', limited.command, ...limited.args] };
     }

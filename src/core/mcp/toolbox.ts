@@ -33,7 +33,8 @@ export function mcpToolName(server: string, tool: string, hashed = false): strin
 
 /** Where a server is started: the sandbox around its own folder, and the environment its `${VAR}`s come from. */
 export interface ServerPlace {
-  sandbox: () => Sandbox;
+  /** `own`: the server's own folders (its package, the node_modules it loads from), read-only inside. */
+  sandbox: (own: readonly string[]) => Sandbox;
   env: NodeJS.ProcessEnv;
 }
 
@@ -50,7 +51,7 @@ export function openServer(name: string, spec: McpServerSpec, place: ServerPlace
   if (launch.transport === 'stdio') {
     for (const value of secretValues(launch.env)) secrets.add(value);
     const kept = longestFirst(secrets);
-    const transport = new SandboxedStdioTransport({ command: launch.command, args: launch.args, env: launch.env, sandbox: place.sandbox(), secrets: kept });
+    const transport = new SandboxedStdioTransport({ command: launch.command, args: launch.args, env: launch.env, sandbox: place.sandbox(ownFolders(launch.command, launch.args)), secrets: kept });
     return { transport, describeExit: () => transport.describeExit(), secrets: kept };
   }
   // A header's value is a key more often than not (Authorization, X-Api-Key).
@@ -70,10 +71,32 @@ function longestFirst(values: Iterable<string>): string[] {
  * cgroup) around the server's own writable folder, the network as the teammate's stages have it,
  * and nothing passed through of the person's environment.
  */
-export function serverSandbox(options: { folder: string; hidden: readonly string[]; network: boolean; policy: SandboxPolicy; contained?: Containment }): Sandbox {
+export function serverSandbox(options: { folder: string; hidden: readonly string[]; network: boolean; policy: SandboxPolicy; contained?: Containment; own?: readonly string[] }): Sandbox {
   fs.mkdirSync(options.folder, { recursive: true });
   const contained = options.policy.mode === 'off' ? ({ kind: 'none', reason: 'turned off (--sandbox off)' } as const) : (options.contained ?? containment());
-  return new Sandbox({ workspace: options.folder, hidden: options.hidden, network: options.network, limits: options.policy.limits, passEnv: [] }, contained);
+  return new Sandbox({ workspace: options.folder, hidden: options.hidden, network: options.network, limits: options.policy.limits, passEnv: [], ...(options.own ? { readOnly: options.own } : {}) }, contained);
+}
+
+/**
+ * The folders a stdio server's own files need, from its command and its arguments that are files:
+ * the outermost `node_modules` around one inside such a folder (a package finds its dependencies
+ * there), else the nearest folder with a package.json (a script's imports), else its folder. The
+ * sandbox binds those under /tmp only (a checkout there), read-only.
+ */
+export function ownFolders(command: string, args: readonly string[]): string[] {
+  const folders = new Set<string>();
+  for (const given of [command, ...args]) {
+    if (!path.isAbsolute(given) || !fs.statSync(given, { throwIfNoEntry: false })?.isFile()) continue;
+    const modules = given.split(path.sep).indexOf('node_modules');
+    if (modules > 0) {
+      folders.add(given.split(path.sep).slice(0, modules + 1).join(path.sep));
+      continue;
+    }
+    let dir = path.dirname(given);
+    while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+    folders.add(fs.existsSync(path.join(dir, 'package.json')) ? dir : path.dirname(given));
+  }
+  return [...folders];
 }
 
 export interface ToolboxOptions {
@@ -170,12 +193,13 @@ export class McpToolbox {
     const network = policy.network.includes('*') || stages.some((stage) => policy.network.includes(stage));
     const place: ServerPlace = {
       env: this.options.env ?? process.env,
-      sandbox: () =>
+      sandbox: (own) =>
         serverSandbox({
           folder: path.join(rootDir, 'workspace', 'mcp', agent.name, name),
           hidden: [...this.options.hidden, ...this.repos],
           network,
           policy,
+          own,
           ...(this.options.contained ? { contained: this.options.contained } : {}),
         }),
     };
