@@ -56,9 +56,11 @@ describe('BoardLead', () => {
 
     await outside.answer('Pictures and Misc only', question!.questionId);
     // Answered from outside: the lead's list, box and inbox drop it once the log says so.
-    await until(() => session.pendingQuestions().length === 0, 'the lead stops waiting');
+    // (The analyst may ask its next question at once: only this one is checked.)
+    const waiting = (questions: ReadonlyArray<{ questionId: string }>) => questions.some((pending) => pending.questionId === question!.questionId);
+    await until(() => !waiting(session.pendingQuestions()), 'the lead stops waiting');
     expect(told).toContainEqual(expect.objectContaining({ type: 'answered', answer: 'Pictures and Misc only', by: 'person' }));
-    expect(outside.pendingQuestions()).toEqual([]);
+    expect(waiting(outside.pendingQuestions())).toBe(false);
     await expect(outside.answer('again', question!.questionId)).rejects.toThrow(`no pending question '${question!.questionId}'`);
 
     // The offline analyst asks again (name clashes): answered from outside too, until the pipeline ends.
