@@ -7,6 +7,7 @@ import type { EventFilter, TeamEvent } from '../events/schema.js';
 import { Pipeline, type PipelineState } from '../stages/pipeline.js';
 import type { StageRegistry } from '../stages/stage-registry.js';
 import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
+import { decidePlan } from './lead-inbox.js';
 import type { LeadControls, LeaderView, LeadSnapshot } from './lead-api.js';
 import { type PendingQuestion, unansweredOnBoard } from './questions.js';
 import { openRepository } from './repository.js';
@@ -23,6 +24,11 @@ export interface BoardLeadOptions {
   repo?: string | false;
   /** How often the board is read again without a change event. */
   reconcileMs?: number;
+}
+
+/** The board as headers show it: its directory, or its URL (no password) and the local folder. */
+export function boardWhere(location: string, rootDir: string): string {
+  return location === rootDir ? rootDir : `${location} (local folder ${rootDir})`;
 }
 
 /** Who leads a board, from its lease record. */
@@ -61,8 +67,10 @@ export class BoardLead implements LeadControls {
 
   /** Reads what the log has spent so far, then follows the board and its log. */
   async start(): Promise<void> {
-    const end = (await this.board.log.read({}, 1)).at(-1)?.seq ?? 0;
-    for (const event of await this.board.log.read({ types: ['model_call'] })) if ((event.seq ?? 0) <= end) this.count(event);
+    // One read of the log: what it has spent so far, and where following it starts.
+    const past = await this.board.log.read();
+    const end = past.at(-1)?.seq ?? 0;
+    for (const event of past) this.count(event);
     const repository = await openRepository(this.options.repo, this.board.rootDir, () => undefined);
     this.pipelines.useRepository(repository);
     this.watcher.on('board', () => this.changed());
@@ -90,7 +98,7 @@ export class BoardLead implements LeadControls {
   }
 
   get where(): string {
-    return this.board.location === this.board.rootDir ? this.board.rootDir : `${this.board.location} (local folder ${this.board.rootDir})`;
+    return boardWhere(this.board.location, this.board.rootDir);
   }
 
   snapshot(): LeadSnapshot {
@@ -185,10 +193,8 @@ export class BoardLead implements LeadControls {
     return discardPipeline(this.board.tasks, pipeline, this.lead);
   }
 
-  async decidePlan(requestId: string, approve: boolean, feedback = ''): Promise<void> {
-    const { ok, request } = await this.board.requests.resolve(requestId, approve, feedback || undefined);
-    if (!ok) throw new AutoteamError(`plan request ${requestId} was already ${request.status}`, 'ALREADY_DECIDED');
-    await this.board.mailbox.send(this.lead, request.from, feedback || (approve ? 'Approved.' : 'Rejected.'), 'plan_approval_response', { requestId, approve });
+  decidePlan(requestId: string, approve: boolean, feedback = ''): Promise<void> {
+    return decidePlan(this.board, this.lead, requestId, approve, feedback);
   }
 
   waitForPipeline(id: number, signal?: AbortSignal): Promise<PipelineState> {

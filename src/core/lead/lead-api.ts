@@ -18,25 +18,41 @@ import type { MemberSpend } from './spend.js';
  * workers, or nobody). A front end written against it works with either.
  */
 export interface LeadControls {
+  /** Every event the session tells (see LeadEvent), from now until the returned function is called. */
   subscribe(listener: (event: LeadEvent) => void): () => void;
+  /** Everything a front end shows, as plain data read now (see LeadSnapshot). */
   snapshot(): LeadSnapshot;
+  /** One task as this process knows it, or null (a front end names what an event is about). */
   task(id: number): Task | null;
+  /** One pipeline: its status, tasks, revisions and usage. */
   stateOf(pipeline: number): PipelineState;
+  /** Questions waiting for the person, oldest first (what a plain line answers). */
   pendingQuestions(): PendingQuestion[];
   /** The board's log: the events that match, oldest first (the newest `limit` of them). */
   events(filter?: EventFilter, limit?: number): Promise<TeamEvent[]>;
   /** Who leads the board now: this process, another one, or nobody. */
   leader(): LeaderView;
+  /** Posts a requirement as a new pipeline (its first task: `requirements`, or `startStage`). */
   post(requirement: string, startStage?: Stage): Promise<Task>;
+  /** Answers a pending question (the oldest when no id is given). */
   answer(text: string, questionId?: string): Promise<PendingQuestion>;
+  /** Cancels a pipeline's open tasks (their owners stop); the ids cancelled. */
   cancel(pipeline: number, reason?: string): Promise<number[]>;
+  /** Restarts a failed or cancelled pipeline from the stage that ended it; the new task. */
   retry(pipeline: number): Promise<Task>;
+  /** A pipeline's branch: its files and its diff against where it started, as text. */
   diff(pipeline: number): Promise<string>;
+  /** Merges an approved pipeline's branch into the person's current branch; the line that says how. */
   merge(pipeline: number): Promise<string>;
+  /** Removes a pipeline's worktree and branch; the line that says what went. */
   discard(pipeline: number): Promise<string>;
+  /** Decides a plan-approval request and tells the teammate. */
   decidePlan(requestId: string, approve: boolean, feedback?: string): Promise<void>;
+  /** Waits until pipeline `id` is approved or failed (or `signal` aborts); its state then. */
   waitForPipeline(id: number, signal?: AbortSignal): Promise<PipelineState>;
+  /** The lead's name on the board. */
   readonly lead: string;
+  /** The board as shown in headers: its directory, or its URL (no password) and the local folder. */
   readonly where: string;
 }
 
@@ -56,19 +72,9 @@ export interface LeaderView {
  * the others lack, and a fake of this interface drives any of them in a test.
  */
 export interface LeadApi extends LeadControls {
-  // ── The event stream ────────────────────────────────────────────────────────────────────────
-  /** Every event the session tells (see LeadEvent), from now until the returned function is called. */
-  subscribe(listener: (event: LeadEvent) => void): () => void;
+  // The event stream, snapshot, the queries and commands every front end shares are LeadControls'.
 
   // ── Queries ─────────────────────────────────────────────────────────────────────────────────
-  /** Everything a front end shows, as plain data read now (see LeadSnapshot). */
-  snapshot(): LeadSnapshot;
-  /** One task as this process knows it, or null (a front end names what an event is about). */
-  task(id: number): Task | null;
-  /** One pipeline: its status, tasks, revisions and usage. */
-  stateOf(pipeline: number): PipelineState;
-  /** Questions waiting for the person, oldest first (what a plain line answers). */
-  pendingQuestions(): PendingQuestion[];
   /** Whether this session runs the teammate `name` now. */
   isRunning(name: string): boolean;
   /** The model a teammate of `role` works its next tasks on, as shown. */
@@ -83,12 +89,6 @@ export interface LeadApi extends LeadControls {
   rejectedCounts(): Promise<Record<string, number>>;
   /** The trace's model calls, tools and tokens per role, since `since` (ISO time), on the tasks `ids`. */
   workSummary(ids: ReadonlySet<number>, since: string): TraceSummary;
-  /** Waits until pipeline `id` is approved or failed (or `signal` aborts); its state then. */
-  waitForPipeline(id: number, signal?: AbortSignal): Promise<PipelineState>;
-  /** The lead's name on the board. */
-  readonly lead: string;
-  /** The board as shown in headers: its directory, or its URL (no password) and the local folder. */
-  readonly where: string;
   /** The models, as a person reads them (the header). */
   readonly modelLabel: string;
   /** The models' ids (a JSON summary). */
@@ -103,22 +103,8 @@ export interface LeadApi extends LeadControls {
   start(team?: readonly TeamMemberSpec[]): Promise<void>;
   /** Quits: the lead agent stopped, the shutdown protocol for every teammate, their tasks handed back. */
   close(graceMs?: number): Promise<{ exits: TeammateExit[]; released: number[] }>;
-  /** Posts a requirement as a new pipeline (its first task: `requirements`, or `startStage`). */
-  post(requirement: string, startStage?: Stage): Promise<Task>;
   /** Free text for the lead agent, one turn at a time; resolves with its reply. */
   ask(text: string): Promise<string>;
-  /** Answers a pending question (the oldest when no id is given). */
-  answer(text: string, questionId?: string): Promise<PendingQuestion>;
-  /** Cancels a pipeline's open tasks (their owners stop); the ids cancelled. */
-  cancel(pipeline: number, reason?: string): Promise<number[]>;
-  /** Restarts a failed or cancelled pipeline from the stage that ended it; the new task. */
-  retry(pipeline: number): Promise<Task>;
-  /** A pipeline's branch: its files and its diff against where it started, as text. */
-  diff(pipeline: number): Promise<string>;
-  /** Merges an approved pipeline's branch into the person's current branch; the line that says how. */
-  merge(pipeline: number): Promise<string>;
-  /** Removes a pipeline's worktree and branch; the line that says what went. */
-  discard(pipeline: number): Promise<string>;
   /** Sends one teammate a message from the lead (refused for a name not on the team). */
   message(teammate: string, text: string): Promise<Message>;
   /** Teammates of `role` work their next tasks on `model`. */
@@ -127,8 +113,6 @@ export interface LeadApi extends LeadControls {
   spawn(name: string, role: string, prompt?: string): void;
   /** The shutdown protocol for one teammate (bounded wait, then stop); null when it was not running. */
   requestShutdown(name: string): Promise<TeammateExit | null>;
-  /** Decides a plan-approval request and tells the teammate. */
-  decidePlan(requestId: string, approve: boolean, feedback?: string): Promise<void>;
   /** Lets a simulated user answer the teammates' questions (those pending too), or stops it. */
   setAutoAnswer(on: boolean): void;
   /** Takes the person's unread messages (what /inbox shows, once). */

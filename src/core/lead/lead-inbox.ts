@@ -81,10 +81,8 @@ export class LeadInbox {
   }
 
   /** Decides a plan-approval request and tells the teammate. */
-  async decidePlan(requestId: string, approve: boolean, feedback = ''): Promise<void> {
-    const { ok, request } = await this.deps.requests.resolve(requestId, approve, feedback || undefined);
-    if (!ok) throw new AutoteamError(`plan request ${requestId} was already ${request.status}`, 'ALREADY_DECIDED');
-    await this.deps.mailbox.send(this.deps.lead(), request.from, feedback || (approve ? 'Approved.' : 'Rejected.'), 'plan_approval_response', { requestId, approve });
+  decidePlan(requestId: string, approve: boolean, feedback = ''): Promise<void> {
+    return decidePlan(this.deps, this.deps.lead(), requestId, approve, feedback);
   }
 
   /** The lead and members whose inbox has had unreadable lines moved aside, with how many (none: absent). */
@@ -115,4 +113,11 @@ export class LeadInbox {
         this.deps.emit({ type: 'message', message });
     }
   }
+}
+
+/** Decides a plan-approval request, as `lead`, and tells the teammate (a second decision is refused). */
+export async function decidePlan(parts: { requests: RequestStore; mailbox: Mailbox }, lead: string, requestId: string, approve: boolean, feedback = ''): Promise<void> {
+  const { ok, request } = await parts.requests.resolve(requestId, approve, feedback || undefined);
+  if (!ok) throw new AutoteamError(`plan request ${requestId} was already ${request.status}`, 'ALREADY_DECIDED');
+  await parts.mailbox.send(lead, request.from, feedback || (approve ? 'Approved.' : 'Rejected.'), 'plan_approval_response', { requestId, approve });
 }

@@ -27,7 +27,7 @@ import { QuestionDesk } from './question-desk.js';
 import { LEAD_HANDS } from '../config/project-config.js';
 import { TeamModels } from './team-models.js';
 import type { LeadApi, LeaderView, LeadSnapshot } from './lead-api.js';
-import { leaderOf } from './board-lead.js';
+import { boardWhere, leaderOf } from './board-lead.js';
 import type { EventFilter, TeamEvent } from '../events/schema.js';
 import { LeadAgent, type LeadAgentHost, leadToolNames } from './lead-agent.js';
 import { LeadTeam } from './lead-team.js';
@@ -153,7 +153,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   get where(): string {
-    return this.board.location === this.rootDir ? this.rootDir : `${this.board.location} (local folder ${this.rootDir})`;
+    return boardWhere(this.board.location, this.rootDir);
   }
 
   task(id: number): Task | null {
