@@ -189,7 +189,7 @@ export function buildProgram(): Command {
   settingsOptions(
     program
       .command('run')
-      .description('post a requirement, let the team work it headless, print a summary (exit 0 approved, 1 failed)')
+      .description('post requirements (a pipeline each), let the team work them at once headless, print a summary of each (exit 0 all approved, 1 not)')
       .argument('[requirement...]', 'what you want built; each argument is one requirement (quote it), all worked at once by one team')
       .addOption(requirementsFileOption())
       .option('--auto', 'a simulated user answers the analyst (otherwise questions wait for a person)')
