@@ -18,6 +18,10 @@ import { runHeadless } from './run-command.js';
 import { runWorker } from './worker-command.js';
 import { startRepl } from './repl-command.js';
 import { registerWebCommand, webOption, webPort } from './web-command.js';
+import { registerPostCommand } from './post-command.js';
+import { requirementsFileOption, requirementsFrom } from './requirements-file.js';
+import { teamSizeOptions } from './team-options.js';
+import { roleCounts } from '../core/lead/team-size.js';
 
 
 const VERSION = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -132,13 +136,17 @@ export function buildProgram(): Command {
     .option('--no-team', 'do not spawn the default analyst, engineer and reviewer')
     .addOption(webOption());
   repoOptions(program);
+  teamSizeOptions(program);
   settingsOptions(program)
     .usage('[options] [command]')
     // Captures a mistyped subcommand, which would otherwise be reported as "too many arguments".
     .argument('[command]')
     .action(async (unknown: string | undefined, options: Record<string, unknown>, command: Command) => {
       if (unknown) throw new UsageError(`unknown command '${unknown}' (autoteam --help lists them)`);
+      const counts = roleCounts(options);
+      if (options.team === false && counts.length) throw new UsageError(`--no-team and ${counts[0]!.flag} contradict each other: give one`);
       await startRepl({
+        counts,
         dir: boardDir(command),
         auto: options.auto === true,
         team: options.team !== false,
@@ -154,6 +162,7 @@ export function buildProgram(): Command {
   registerWebCommand(program);
   registerEventsCommand(program);
   registerMcpCommand(program, { settingsOptions, repoOptions, withProject, modelChoice, repoChoice });
+  registerPostCommand(program, { repoOptions, repoChoice });
 
   settingsOptions(
     program
@@ -180,8 +189,9 @@ export function buildProgram(): Command {
   settingsOptions(
     program
       .command('run')
-      .description('post a requirement, let the team work it headless, print a summary (exit 0 approved, 1 failed)')
-      .argument('<requirement...>', 'what you want built')
+      .description('post requirements (a pipeline each), let the team work them at once headless, print a summary of each (exit 0 all approved, 1 not)')
+      .argument('[requirement...]', 'what you want built; each argument is one requirement (quote it), all worked at once by one team')
+      .addOption(requirementsFileOption())
       .option('--auto', 'a simulated user answers the analyst (otherwise questions wait for a person)')
       .addOption(new Option('--start-stage <stage>', 'skip earlier stages').choices(BUILTIN_REGISTRY.starts()))
       .option('--json', 'print the summary as JSON (the same as --output-format json)')
@@ -191,13 +201,14 @@ export function buildProgram(): Command {
       .addOption(dirOption())
       .addOption(boardOption()),
   );
-  repoOptions(program.commands.at(-1)!).action(async (words: string[], options: Record<string, unknown>, command: Command) => {
+  teamSizeOptions(repoOptions(program.commands.at(-1)!)).action(async (words: string[], options: Record<string, unknown>, command: Command) => {
     if (options.json === true && options.outputFormat !== undefined && options.outputFormat !== 'json') {
       throw new UsageError(`--json and --output-format ${String(options.outputFormat)} contradict each other: give one`);
     }
     const code = await runHeadless({
       dir: boardDir(command),
-      requirement: words.join(' '),
+      requirements: requirementsFrom(words, options.file),
+      counts: roleCounts(options),
       auto: options.auto === true,
       json: options.json === true,
       ...(options.outputFormat ? { outputFormat: options.outputFormat as 'text' | 'json' | 'stream-json' } : {}),

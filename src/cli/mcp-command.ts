@@ -12,6 +12,8 @@ import { StageRegistry } from '../core/stages/stage-registry.js';
 import { boardDir, boardOption, boardUrl, dirOption, inherited, UsageError } from './board-options.js';
 import { serveMcp } from './mcp-serve.js';
 import { webPort } from './web-command.js';
+import { teamSizeOptions } from './team-options.js';
+import { roleCounts } from '../core/lead/team-size.js';
 import type { TeammateSettings } from '../core/agent/settings.js';
 import type { ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
@@ -128,11 +130,14 @@ export function registerMcpCommand(program: Command, helpers: TeamCommandHelpers
       .addOption(dirOption())
       .addOption(boardOption()),
   );
-  helpers.repoOptions(serve).action(async (options: Record<string, unknown>, command: Command) => {
+  teamSizeOptions(helpers.repoOptions(serve)).action(async (options: Record<string, unknown>, command: Command) => {
     const http = httpChoice(options);
     const dir = boardDir(command);
     const url = boardUrl(command);
+    const counts = roleCounts(options);
+    if (counts.length && options.team !== true) throw new UsageError(`${counts[0]!.flag} sizes the team that --team starts: give --team too`);
     process.exitCode = await serveMcp({
+      counts,
       ...(http ? { http } : {}),
       dir,
       team: options.team === true,

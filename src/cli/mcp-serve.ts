@@ -4,7 +4,8 @@ import { openBoard } from '../core/board/board.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import { BoardLead } from '../core/lead/board-lead.js';
 import type { LeadControls } from '../core/lead/lead-api.js';
-import { DEFAULT_TEAM, LeadSession } from '../core/lead/session.js';
+import { LeadSession } from '../core/lead/session.js';
+import { type RoleCount, startingTeam } from '../core/lead/team-size.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { StageRegistry } from '../core/stages/stage-registry.js';
 import { boardServer } from '../mcp-server/board-server.js';
@@ -25,6 +26,8 @@ export interface McpServeOptions {
   repo?: string | false;
   /** Serve over streamable HTTP at /mcp (port 0 picks a free one) instead of stdio. */
   http?: { host: string; port: number };
+  /** With `team`: `--analysts N`, `--engineers N`, `--reviewers N`. */
+  counts?: RoleCount[];
 }
 
 /**
@@ -46,7 +49,7 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
     if (options.team) {
       const { model, models } = modelSpecs(process.env, project, options.model ?? {});
       const session = new LeadSession({ rootDir: options.dir, model, models, settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}), ...(project.leadTools ? { leadTools: project.leadTools } : {}) });
-      await session.start(project.team ?? DEFAULT_TEAM);
+      await session.start(startingTeam(project, options.counts ?? [], { strict: false, say: (line) => console.error(`autoteam: ${line}`) }));
       controls = session;
       stop = async () => {
         await session.close(3_000);

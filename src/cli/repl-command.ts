@@ -1,6 +1,7 @@
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { openBoard } from '../core/board/board.js';
-import { DEFAULT_TEAM, LeadSession } from '../core/lead/session.js';
+import { LeadSession } from '../core/lead/session.js';
+import { type RoleCount, startingTeam } from '../core/lead/team-size.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { serveWeb } from './web-command.js';
@@ -19,10 +20,14 @@ export interface ReplOptions {
   project: ProjectConfig;
   /** `--web[=PORT]`: the web board served beside the REPL. */
   web?: { port: number };
+  /** `--analysts N`, `--engineers N`, `--reviewers N`. */
+  counts?: RoleCount[];
 }
 
 /** `autoteam` with no subcommand: the ink app on a terminal, line mode on pipes. */
 export async function startRepl(options: ReplOptions): Promise<void> {
+  // Sized before anything opens: a bad count is one line, with nothing left behind.
+  const team = options.team ? startingTeam(options.project, options.counts ?? [], { strict: false, say: (line) => console.error(`autoteam: ${line}`) }) : [];
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
   const { project } = options;
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
@@ -37,7 +42,6 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     ...(options.repo !== undefined ? { repo: options.repo } : {}),
     ...(project.leadTools ? { leadTools: project.leadTools } : {}),
   });
-  const team = options.team ? (project.team ?? DEFAULT_TEAM) : [];
   // Its address goes to stderr before the REPL takes the terminal.
   const web = options.web ? await serveWeb(session, { port: options.web.port, flag: '--web' }, (line) => console.error(line)).catch(async (error: unknown) => {
     await board.close();

@@ -1,26 +1,27 @@
-import path from 'node:path';
 import readline from 'node:readline';
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { parseDuration } from '../core/agent/settings.js';
-import type { Stage, Task, TaskUsage } from '../core/board/schemas.js';
+import type { Stage } from '../core/board/schemas.js';
 import { openBoard } from '../core/board/board.js';
-import { costWith, type ModelSpec } from '../core/model/factory.js';
-import { formatCost, type PriceTable } from '../core/model/pricing.js';
-import { type LeadApi, LeadSession, type LeadSnapshot } from '../core/lead/session.js';
+import type { ModelSpec } from '../core/model/factory.js';
+import { type LeadApi, LeadSession } from '../core/lead/session.js';
+import { type RoleCount, startingTeam } from '../core/lead/team-size.js';
 import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../core/errors.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js';
-import { approvalOf } from '../core/stages/pipeline-status.js';
-import type { TraceSummary } from '../core/trace/summary.js';
-import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
+import { formatDuration } from '../frontend/format.js';
 import { activityView, describeEvent, indentContinuation } from '../frontend/activity.js';
 import { serveWeb } from './web-command.js';
 import type { WebBoard } from '../web/server.js';
+import { printOverall, printSummary, type RunSummary, summarize } from './run-summary.js';
+
+export type { RunSummary } from './run-summary.js';
 
 export interface RunCommandOptions {
   dir: string;
-  requirement: string;
+  /** One pipeline each, worked at once by one team (`run "A" "B"`, `--file`). */
+  requirements: string[];
   auto: boolean;
   json: boolean;
   /** `text` (lines while it runs, then the summary), `json` (the summary alone) or `stream-json` (an event a line, then the result). */
@@ -40,43 +41,23 @@ export interface RunCommandOptions {
   project: ProjectConfig;
   /** `--web[=PORT]`: the web board served while the run lasts (its address on stderr). */
   web?: { port: number };
-}
-
-export interface RunSummary {
-  pipeline: number;
-  status: string;
-  reason?: string;
-  requirement: string;
-  model: string;
-  tasks: Array<{ id: number; stage: string | null; revision: number; owner: string | null; status: string; result: string | null }>;
-  requirements: number;
-  questions: number;
-  files: string[];
-  workspace: string;
-  /** Repository mode: the pipeline's branch, the commit it started from, and the approval's commit. */
-  git?: { repo: string; branch: string; base: string; commit: string | null };
-  revisions: number;
-  /** The acceptance criteria and, once approved, the reviewer's verdict and evidence for each. */
-  criteria: Array<{ id: string; criterion: string; verify: string; met: boolean | null; evidence: string | null }>;
-  /** Checks the reviewers ran (run_check) over all reviews, and how many passed. */
-  checks: { run: number; passed: number };
-  /** Model calls and tokens of this pipeline (the budgets count these). */
-  usage: TaskUsage;
-  behaviour: TraceSummary['roles'];
-  tokens: { input: number; output: number; cacheRead: number };
-  /** Dollars at the model's list price (null: no known price, e.g. a local model or the offline one). */
-  cost: number | null;
-  wallMs: number;
+  /** `--analysts N`, `--engineers N`, `--reviewers N`. */
+  counts?: RoleCount[];
 }
 
 const DISK_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
 
-/** `autoteam run`: start the team, post one requirement, follow it to the end, print a summary. */
+/**
+ * `autoteam run`: start the team, post the requirements (a pipeline each), follow them to the end at
+ * once, print a summary of each (and an overall line under several). Exit 0 when every one was approved.
+ */
 export async function runHeadless(options: RunCommandOptions): Promise<number> {
-  // Before anything starts: a refused requirement leaves no board and no threads behind.
-  checkRequirement(options.requirement);
+  // Before anything starts: a refused requirement or team size leaves no board and no threads behind.
+  if (options.requirements.length === 0) throw new ConfigError('a run needs at least one requirement');
+  for (const requirement of options.requirements) checkRequirement(requirement);
   const timeoutMs = runTimeout(options.timeout);
   const { project } = options;
+  const team = startingTeam(project, options.counts ?? [], { strict: true, say: () => undefined });
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
   const { model: spec, models } = options.models ?? modelSpecs(process.env, project, options.model ?? {});
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
@@ -169,18 +150,28 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   if (open.length > 0) {
     log(`note: the board already has ${open.length} open task${open.length === 1 ? '' : 's'} (${open.slice(0, 5).map((t) => `#${t.id}`).join(', ')}${open.length > 5 ? ', …' : ''}); the team works those too while this run lasts`);
   }
-  let state: PipelineState;
-  let pipeline: number;
+  let ended: PipelineState[] = [];
+  const pipelines: number[] = [];
   let web: WebBoard | null = null;
   try {
-    await session.start(project.team);
+    await session.start(team);
     if (options.web) web = await serveWeb(session, { port: options.web.port, flag: '--web' }, (line) => console.error(line));
-    const first = await session.post(options.requirement, options.startStage);
-    pipeline = first.pipeline!;
-    log(`posted pipeline #${pipeline}: task #${first.id} (${first.stage}) — ${first.subject}`);
-    stream({ type: 'system', subtype: 'init', pipeline, task: first.id, model: session.modelIds, board: session.where });
-    state = await session.waitForPipeline(pipeline, AbortSignal.any([giveUp, fatal.signal, stop.signal]));
-    if (state.status === 'active') state = { ...state, status: 'failed', reason: await stoppedEarly(session, pipeline, stopReason, giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null) };
+    const firsts = [];
+    for (const requirement of options.requirements) {
+      const first = await session.post(requirement, options.startStage);
+      firsts.push(first);
+      pipelines.push(first.pipeline!);
+      log(`posted pipeline #${first.pipeline!}: task #${first.id} (${first.stage}) — ${first.subject}`);
+    }
+    // One requirement: the init record as before; several: the first's, and every pipeline and task.
+    const several = pipelines.length > 1 ? { pipelines, tasks: firsts.map((task) => task.id) } : {};
+    stream({ type: 'system', subtype: 'init', pipeline: pipelines[0], task: firsts[0]!.id, ...several, model: session.modelIds, board: session.where });
+    const signal = AbortSignal.any([giveUp, fatal.signal, stop.signal]);
+    ended = await Promise.all(pipelines.map((pipeline) => session.waitForPipeline(pipeline, signal)));
+    const timedOut = giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null;
+    for (const [i, state] of ended.entries()) {
+      if (state.status === 'active') ended[i] = { ...state, status: 'failed', reason: await stoppedEarly(session, state.id, stopReason, timedOut) };
+    }
   } finally {
     input?.close();
     // The pages get the pipeline's end before the server goes (the run's summary says the rest).
@@ -190,7 +181,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
-  state = { ...session.stateOf(pipeline), ...(state.reason ? { reason: state.reason } : {}), status: state.status };
+  const states = ended.map((state) => ({ ...session.stateOf(state.id), ...(state.reason ? { reason: state.reason } : {}), status: state.status }));
 
   if (fatalError) {
     const { code, message } = fatalError as { code: string; message: string };
@@ -198,17 +189,24 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     return 2;
   }
   const after = session.snapshot();
-  const summary = summarize(session, after, state, options.requirement, since, Date.now() - started, spec, options.settings.prices);
+  const wallMs = Date.now() - started;
+  const summaries: RunSummary[] = states.map((state, i) => summarize(session, after, state, checkRequirement(options.requirements[i]!), since, wallMs, spec, options.settings.prices));
   // A task file that does not parse is left out of everything above (its usage included): say so.
   for (const problem of after.board.problems) console.error(`autoteam: skipped ${problem}`);
   // `run` follows its own pipeline; work it found on the board and did not see end is not lost.
-  const unfinished = after.pipelines.filter(({ id, status }) => id !== pipeline && status === 'active').map(({ id }) => `#${id}`);
+  const unfinished = after.pipelines.filter(({ id, status }) => !pipelines.includes(id) && status === 'active').map(({ id }) => `#${id}`);
   if (unfinished.length) log(`note: pipeline ${unfinished.join(', ')} is still active on the board: a lead (autoteam) or a worker there goes on with it`);
-  if (format === 'json') console.log(JSON.stringify(summary, null, 2));
-  else if (format === 'stream-json') stream({ type: 'result', subtype: state.status === 'approved' ? 'success' : 'error', is_error: state.status !== 'approved', ...summary });
-  else printSummary(summary, state.tasks, session.modelLabel);
+  const approved = states.every((state) => state.status === 'approved');
+  // JSON: one requirement, its summary (the shape of one-requirement runs); several, an array of them.
+  if (format === 'json') console.log(JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2));
+  else if (format === 'stream-json') {
+    for (const summary of summaries) stream({ type: 'result', subtype: summary.status === 'approved' ? 'success' : 'error', is_error: summary.status !== 'approved', ...summary });
+  } else {
+    for (const [i, summary] of summaries.entries()) printSummary(summary, states[i]!.tasks, session.modelLabel);
+    if (summaries.length > 1) printOverall(summaries, wallMs);
+  }
   if ((stopReason as string | null)?.startsWith('interrupted')) return 130;
-  return state.status === 'approved' ? 0 : 1;
+  return approved ? 0 : 1;
 }
 
 /** `--timeout`, 10 minutes by default. A bare number is refused: is `--timeout 600` ten minutes or 0.6 s? */
@@ -240,78 +238,3 @@ async function stoppedEarly(session: LeadApi, pipeline: number, stopReason: stri
   return `${stopReason}; pipeline #${pipeline} is left open on the board (a lead here goes on with it, autoteam cancel ${pipeline} drops it)`;
 }
 
-function summarize(session: LeadApi, snapshot: LeadSnapshot, state: PipelineState, requirement: string, since: string, wallMs: number, recorded: ModelSpec, prices?: PriceTable): RunSummary {
-  // Only this pipeline's work: the team may also have picked up other open tasks on the board.
-  const ids = new Set(state.tasks.map((task) => task.id));
-  const trace = session.workSummary(ids, since);
-  // Requirements and Q&A are carried from task to task: the most any task of the pipeline holds.
-  const most = (count: (task: Task) => number) => Math.max(0, ...state.tasks.map(count));
-  const files = new Set<string>();
-  for (const task of state.tasks) for (const file of task.artifacts.files ?? []) files.add(file.path);
-  const last = state.tasks.at(-1);
-  // The task that approved the pipeline: its verdicts on the acceptance criteria, and the commit it made.
-  const approval = approvalOf(state.tasks);
-  const verdicts = approval?.artifacts.criteriaVerdicts ?? [];
-  const checks = state.tasks.flatMap((task) => task.artifacts.checks ?? []);
-  const git = approval?.artifacts.git ?? last?.artifacts.git;
-  return {
-    pipeline: state.id,
-    status: state.status,
-    ...(state.reason ? { reason: state.reason } : {}),
-    requirement,
-    model: session.modelIds,
-    tasks: state.tasks.map((task) => ({ id: task.id, stage: task.stage, revision: task.revision, owner: task.owner, status: task.status, result: task.result })),
-    requirements: most((task) => Object.keys(task.artifacts.requirements ?? {}).length),
-    questions: most((task) => (task.artifacts.qa ?? []).length),
-    files: [...files].sort(),
-    workspace: path.resolve(snapshot.pipelines.find((view) => view.id === state.id)?.workspace ?? path.join(snapshot.board.rootDir, 'workspace', String(state.id))),
-    ...(git ? { git: { repo: git.repo, branch: git.branch, base: git.base, commit: git.commit ?? null } } : {}),
-    revisions: state.revisions,
-    criteria: (last?.artifacts.criteria ?? []).map((criterion) => {
-      const verdict = verdicts.find((v) => v.id === criterion.id);
-      return { ...criterion, met: verdict ? verdict.met : null, evidence: verdict?.evidence ?? null };
-    }),
-    checks: { run: checks.length, passed: checks.filter((check) => check.ok).length },
-    usage: state.usage,
-    behaviour: trace.roles,
-    tokens: { input: trace.inputTokens, output: trace.outputTokens, cacheRead: trace.cacheReadTokens },
-    cost: costWith(recorded, { inputTokens: trace.inputTokens, outputTokens: trace.outputTokens, cacheReadTokens: trace.cacheReadTokens }, prices),
-    wallMs,
-  };
-}
-
-const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
-/** `label`: the models as a person reads them (the summary's `model` is their ids). */
-function printSummary(summary: RunSummary, tasks: readonly Task[], label: string): void {
-  console.log('');
-  console.log(`pipeline #${summary.pipeline}: ${summary.status.toUpperCase()}${summary.reason ? ` — ${summary.reason}` : ''}`);
-  for (const task of tasks) console.log(`  ${formatTaskLine(task)}`);
-  if (summary.behaviour.length) console.log('behaviour per role:');
-  for (const role of summary.behaviour) {
-    const tools = Object.entries(role.tools)
-      .sort((a, b) => b[1] - a[1])
-      .map(([name, count]) => `${name} ${count}`)
-      .join(', ');
-    console.log(`  ${role.role} (${role.agents.join(', ')}): ${role.modelCalls} model call${role.modelCalls === 1 ? '' : 's'}; ${tools || 'no tools'}`);
-  }
-  console.log(
-    `requirements: ${summary.requirements} · questions: ${summary.questions} · files: ${summary.files.length ? `${summary.files.join(', ')} (${summary.workspace})` : 'none'} · revisions: ${summary.revisions}`,
-  );
-  if (summary.git) {
-    const { branch, base, commit } = summary.git;
-    const next = commit ? ` · commit ${commit.slice(0, 12)} (autoteam diff|merge|discard ${summary.pipeline})` : ' · nothing committed';
-    console.log(`branch: ${branch} from ${base.slice(0, 12)}${next}`);
-  }
-  if (summary.criteria.length) {
-    console.log('acceptance criteria:');
-    for (const c of summary.criteria) {
-      const mark = c.met === true ? '✓' : c.met === false ? '✗' : '·';
-      console.log(`  ${mark} [${c.id}] ${clip(c.criterion, 72)}${c.evidence ? ` — ${clip(c.evidence, 60)}` : ''}`);
-    }
-  }
-  console.log(`checks: ${summary.checks.passed}/${summary.checks.run} passed · pipeline #${summary.pipeline}: ${formatUsage(summary.usage)}`);
-  console.log(
-    `tokens: ${summary.tokens.input.toLocaleString('en-US')} in / ${summary.tokens.output.toLocaleString('en-US')} out${summary.tokens.cacheRead ? ` / ${summary.tokens.cacheRead.toLocaleString('en-US')} cached` : ''}${summary.cost !== null ? ` · ${formatCost(summary.cost)}` : ''} · wall time ${formatDuration(summary.wallMs)} · ${label}`,
-  );
-}

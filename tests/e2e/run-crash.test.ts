@@ -25,7 +25,7 @@ describe('autoteam run with a teammate that dies', () => {
     vi.spyOn(console, 'error').mockImplementation((line: unknown) => void printed.push(String(line)));
     const code = await runHeadless({
       dir: root,
-      requirement: 'Write a Python script that organizes my Downloads folder by file type.',
+      requirements: ['Write a Python script that organizes my Downloads folder by file type.'],
       auto: true,
       json: false,
       startStage: 'implementation',

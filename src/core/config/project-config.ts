@@ -17,6 +17,7 @@ import { TEAMMATE_TOOLS } from '../tools/registry.js';
 import { type HooksConfig, HooksConfigSchema } from '../hooks/config.js';
 import { checkMcpServers, type McpServerEntry, McpServersSchema, type McpServerSpec } from '../mcp/config.js';
 import { serverVariables } from '../mcp/expand.js';
+import { MAX_PER_ROLE, type TeamEntry } from '../lead/team-size.js';
 import { type AgentsMdSettings, DEFAULT_AGENTS_MD_BYTES } from '../agent/repository-instructions.js';
 
 /**
@@ -52,7 +53,17 @@ export const ProjectConfigSchema = z
   .object({
     $schema: z.string().optional(),
     team: z
-      .array(z.object({ name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64'), role: z.string().min(1), prompt: z.string().min(1).optional() }).strict())
+      .array(
+        z
+          .object({
+            name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64'),
+            role: z.string().min(1),
+            prompt: z.string().min(1).optional(),
+            /** How many teammates like this one (engineer, engineer-2, …); 0 leaves it out. */
+            count: z.number().int('a whole number of teammates').min(0).max(MAX_PER_ROLE, `at most ${MAX_PER_ROLE} teammates of one member`).optional(),
+          })
+          .strict(),
+      )
       .min(1)
       .optional(),
     /** `default`, and any role: `{provider?, model?}`. */
@@ -82,7 +93,8 @@ export type ProjectConfigFile = z.infer<typeof ProjectConfigSchema>;
 
 export interface ProjectConfig {
   file: string | null;
-  team?: Array<{ name: string; role: string; prompt?: string }>;
+  /** The members as configured; `count` copies of each (team-size.ts names them). */
+  team?: TeamEntry[];
   /** role → the model choice for it; `default` for every role not named. */
   models: Record<string, ModelOverrides>;
   /** Changes to the built-in stages and new stages, for `StageRegistry.from` in every thread. */
@@ -186,7 +198,7 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     if (!builtin.has(name) && !targets.has(name)) warnings.push(`stages.${name}: no signal leads to this stage, so no task of it is ever posted`);
   }
   if (data.team) {
-    const staffed = new Set(data.team.map((m) => m.role));
+    const staffed = new Set(data.team.filter((m) => m.count !== 0).map((m) => m.role));
     for (const name of targets) {
       if (name === 'approved') continue;
       const role = stages[name]?.role ?? builtin.get(name)?.role;
@@ -209,7 +221,7 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
   for (const [key, choice] of Object.entries(data.models ?? {})) models[key] = { ...(choice.provider ? { provider: choice.provider } : {}), ...(choice.model ? { model: choice.model } : {}) };
   return {
     file,
-    ...(data.team ? { team: data.team.map((m) => ({ name: m.name, role: m.role, ...(m.prompt ? { prompt: m.prompt } : {}) })) } : {}),
+    ...(data.team ? { team: data.team.map((m) => ({ name: m.name, role: m.role, ...(m.prompt ? { prompt: m.prompt } : {}), ...(m.count !== undefined ? { count: m.count } : {}) })) } : {}),
     models,
     stages,
     limitsEnv,

@@ -1,0 +1,56 @@
+import { type Command, Option } from 'commander';
+import { openBoard } from '../core/board/board.js';
+import type { Stage } from '../core/board/schemas.js';
+import { loadProjectConfig } from '../core/config/project-config.js';
+import { postWork } from '../core/lead/post-work.js';
+import { checkRequirement } from '../core/stages/pipeline.js';
+import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.js';
+import { boardDir, boardOption, boardUrl, dirOption } from './board-options.js';
+import { requirementsFileOption, requirementsFrom } from './requirements-file.js';
+
+/**
+ * `autoteam post`: requirements onto the board without waiting for them — beside a running lead (the
+ * REPL or a `run`, which holds the lease; post takes none), or with nobody there (the tasks wait).
+ */
+export function registerPostCommand(program: Command, helpers: { repoOptions: (command: Command) => Command; repoChoice: (options: Record<string, unknown>) => { repo?: string | false } }): void {
+  const post = program
+    .command('post')
+    .description('post requirements (a pipeline each) and return at once: a running lead or workers on this board pick them up')
+    .argument('[requirement...]', 'what you want built; each argument is one requirement (quote it)')
+    .addOption(requirementsFileOption())
+    .addOption(new Option('--start-stage <stage>', 'skip earlier stages').choices(BUILTIN_REGISTRY.starts()))
+    .option('--json', 'print the pipeline and task ids as JSON')
+    .addOption(dirOption())
+    .addOption(boardOption());
+  helpers.repoOptions(post).action(async (words: string[], options: Record<string, unknown>, command: Command) => {
+    const requirements = requirementsFrom(words, options.file);
+    // All or nothing: a refused requirement posts none of them.
+    for (const requirement of requirements) checkRequirement(requirement);
+    const dir = boardDir(command);
+    const project = loadProjectConfig(dir);
+    const board = await openBoard(boardUrl(command) ?? dir, dir);
+    try {
+      const { tasks, leader } = await postWork(board, requirements, {
+        stages: StageRegistry.from(project.stages),
+        ...helpers.repoChoice(options),
+        ...(typeof options.startStage === 'string' ? { startStage: options.startStage as Stage } : {}),
+        notice: (text) => console.error(`autoteam: ${text}`),
+      });
+      if (options.json) {
+        const posted = tasks.map((task) => ({ pipeline: task.pipeline, task: task.id, stage: task.stage, subject: task.subject, ...(task.artifacts.git ? { branch: task.artifacts.git.branch, worktree: task.artifacts.git.worktree } : {}) }));
+        console.log(JSON.stringify(posted, null, 2));
+        return;
+      }
+      for (const task of tasks) {
+        console.log(`posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}${task.artifacts.git ? ` · branch ${task.artifacts.git.branch}` : ''}`);
+      }
+      console.log(
+        leader.state === 'none'
+          ? 'no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (autoteam worker --role …)'
+          : `the lead${leader.state === 'elsewhere' ? ` (pid ${leader.pid} on ${leader.host})` : ''} and its team pick them up (autoteam tasks follows them)`,
+      );
+    } finally {
+      await board.close();
+    }
+  });
+}

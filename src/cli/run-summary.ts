@@ -1,0 +1,127 @@
+import path from 'node:path';
+import type { Task, TaskUsage } from '../core/board/schemas.js';
+import { costWith, type ModelSpec } from '../core/model/factory.js';
+import { formatCost, type PriceTable } from '../core/model/pricing.js';
+import type { LeadApi, LeadSnapshot } from '../core/lead/session.js';
+import type { PipelineState } from '../core/stages/pipeline.js';
+import { approvalOf } from '../core/stages/pipeline-status.js';
+import type { TraceSummary } from '../core/trace/summary.js';
+import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
+
+/** What `autoteam run` reports of each pipeline it worked: as text, or as JSON (one object each). */
+
+export interface RunSummary {
+  pipeline: number;
+  status: string;
+  reason?: string;
+  requirement: string;
+  model: string;
+  tasks: Array<{ id: number; stage: string | null; revision: number; owner: string | null; status: string; result: string | null }>;
+  requirements: number;
+  questions: number;
+  files: string[];
+  workspace: string;
+  /** Repository mode: the pipeline's branch, the commit it started from, and the approval's commit. */
+  git?: { repo: string; branch: string; base: string; commit: string | null };
+  revisions: number;
+  /** The acceptance criteria and, once approved, the reviewer's verdict and evidence for each. */
+  criteria: Array<{ id: string; criterion: string; verify: string; met: boolean | null; evidence: string | null }>;
+  /** Checks the reviewers ran (run_check) over all reviews, and how many passed. */
+  checks: { run: number; passed: number };
+  /** Model calls and tokens of this pipeline (the budgets count these). */
+  usage: TaskUsage;
+  behaviour: TraceSummary['roles'];
+  tokens: { input: number; output: number; cacheRead: number };
+  /** Dollars at the model's list price (null: no known price, e.g. a local model or the offline one). */
+  cost: number | null;
+  wallMs: number;
+}
+
+export function summarize(session: LeadApi, snapshot: LeadSnapshot, state: PipelineState, requirement: string, since: string, wallMs: number, recorded: ModelSpec, prices?: PriceTable): RunSummary {
+  // Only this pipeline's work: the team may also have picked up other open tasks on the board.
+  const ids = new Set(state.tasks.map((task) => task.id));
+  const trace = session.workSummary(ids, since);
+  // Requirements and Q&A are carried from task to task: the most any task of the pipeline holds.
+  const most = (count: (task: Task) => number) => Math.max(0, ...state.tasks.map(count));
+  const files = new Set<string>();
+  for (const task of state.tasks) for (const file of task.artifacts.files ?? []) files.add(file.path);
+  const last = state.tasks.at(-1);
+  // The task that approved the pipeline: its verdicts on the acceptance criteria, and the commit it made.
+  const approval = approvalOf(state.tasks);
+  const verdicts = approval?.artifacts.criteriaVerdicts ?? [];
+  const checks = state.tasks.flatMap((task) => task.artifacts.checks ?? []);
+  const git = approval?.artifacts.git ?? last?.artifacts.git;
+  return {
+    pipeline: state.id,
+    status: state.status,
+    ...(state.reason ? { reason: state.reason } : {}),
+    requirement,
+    model: session.modelIds,
+    tasks: state.tasks.map((task) => ({ id: task.id, stage: task.stage, revision: task.revision, owner: task.owner, status: task.status, result: task.result })),
+    requirements: most((task) => Object.keys(task.artifacts.requirements ?? {}).length),
+    questions: most((task) => (task.artifacts.qa ?? []).length),
+    files: [...files].sort(),
+    workspace: path.resolve(snapshot.pipelines.find((view) => view.id === state.id)?.workspace ?? path.join(snapshot.board.rootDir, 'workspace', String(state.id))),
+    ...(git ? { git: { repo: git.repo, branch: git.branch, base: git.base, commit: git.commit ?? null } } : {}),
+    revisions: state.revisions,
+    criteria: (last?.artifacts.criteria ?? []).map((criterion) => {
+      const verdict = verdicts.find((v) => v.id === criterion.id);
+      return { ...criterion, met: verdict ? verdict.met : null, evidence: verdict?.evidence ?? null };
+    }),
+    checks: { run: checks.length, passed: checks.filter((check) => check.ok).length },
+    usage: state.usage,
+    behaviour: trace.roles,
+    tokens: { input: trace.inputTokens, output: trace.outputTokens, cacheRead: trace.cacheReadTokens },
+    cost: costWith(recorded, { inputTokens: trace.inputTokens, outputTokens: trace.outputTokens, cacheReadTokens: trace.cacheReadTokens }, prices),
+    wallMs,
+  };
+}
+
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/** `label`: the models as a person reads them (the summary's `model` is their ids). */
+export function printSummary(summary: RunSummary, tasks: readonly Task[], label: string): void {
+  console.log('');
+  console.log(`pipeline #${summary.pipeline}: ${summary.status.toUpperCase()}${summary.reason ? ` — ${summary.reason}` : ''}`);
+  for (const task of tasks) console.log(`  ${formatTaskLine(task)}`);
+  if (summary.behaviour.length) console.log('behaviour per role:');
+  for (const role of summary.behaviour) {
+    const tools = Object.entries(role.tools)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, count]) => `${name} ${count}`)
+      .join(', ');
+    console.log(`  ${role.role} (${role.agents.join(', ')}): ${role.modelCalls} model call${role.modelCalls === 1 ? '' : 's'}; ${tools || 'no tools'}`);
+  }
+  console.log(
+    `requirements: ${summary.requirements} · questions: ${summary.questions} · files: ${summary.files.length ? `${summary.files.join(', ')} (${summary.workspace})` : 'none'} · revisions: ${summary.revisions}`,
+  );
+  if (summary.git) {
+    const { branch, base, commit } = summary.git;
+    const next = commit ? ` · commit ${commit.slice(0, 12)} (autoteam diff|merge|discard ${summary.pipeline})` : ' · nothing committed';
+    console.log(`branch: ${branch} from ${base.slice(0, 12)}${next}`);
+  }
+  if (summary.criteria.length) {
+    console.log('acceptance criteria:');
+    for (const c of summary.criteria) {
+      const mark = c.met === true ? '✓' : c.met === false ? '✗' : '·';
+      console.log(`  ${mark} [${c.id}] ${clip(c.criterion, 72)}${c.evidence ? ` — ${clip(c.evidence, 60)}` : ''}`);
+    }
+  }
+  console.log(`checks: ${summary.checks.passed}/${summary.checks.run} passed · pipeline #${summary.pipeline}: ${formatUsage(summary.usage)}`);
+  console.log(
+    `tokens: ${summary.tokens.input.toLocaleString('en-US')} in / ${summary.tokens.output.toLocaleString('en-US')} out${summary.tokens.cacheRead ? ` / ${summary.tokens.cacheRead.toLocaleString('en-US')} cached` : ''}${summary.cost !== null ? ` · ${formatCost(summary.cost)}` : ''} · wall time ${formatDuration(summary.wallMs)} · ${label}`,
+  );
+}
+
+/** The line under several pipelines' summaries: how many were approved, and what they cost together. */
+export function printOverall(summaries: readonly RunSummary[], wallMs: number): void {
+  const approved = summaries.filter((summary) => summary.status === 'approved').length;
+  const sum = (pick: (summary: RunSummary) => number) => summaries.reduce((total, summary) => total + pick(summary), 0);
+  const costs = summaries.map((summary) => summary.cost);
+  const cost = costs.every((value) => value !== null) ? formatCost(sum((summary) => summary.cost ?? 0)) : null;
+  console.log('');
+  console.log(
+    `overall: ${summaries.length} pipelines · ${approved} approved, ${summaries.length - approved} not · ${sum((s) => s.usage.calls)} model calls · ` +
+      `tokens ${sum((s) => s.tokens.input).toLocaleString('en-US')} in / ${sum((s) => s.tokens.output).toLocaleString('en-US')} out${cost ? ` · ${cost}` : ''} · wall time ${formatDuration(wallMs)}`,
+  );
+}

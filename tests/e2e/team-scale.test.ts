@@ -1,0 +1,115 @@
+/**
+ * Several requirements on one team, end to end with the built CLI (run `npm run build` first): `run`
+ * with two requirements and two engineers in real worker threads on a git repository, and `autoteam
+ * post` with no lead (the worktree made at once) and beside a running REPL lead (the team takes it).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CliChild } from '../helpers/cli-child.js';
+import { DOWNLOADS_REQUIREMENT, describeRun, readTasks, runCli, tempBoard } from '../helpers/pipeline-cli.js';
+
+const WORDCOUNT_REQUIREMENT = 'Write a Python script that counts the words in a text file.';
+const python = spawnSync('python3', ['--version']).status === 0;
+const roots: string[] = [];
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 'Person', GIT_AUTHOR_EMAIL: 'person@example.com', GIT_COMMITTER_NAME: 'Person', GIT_COMMITTER_EMAIL: 'person@example.com' },
+  }).trim();
+}
+
+function makeRepo(): string {
+  const root = tempBoard('autoteam-scale-repo-');
+  roots.push(root);
+  git(root, 'init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(root, 'README.md'), '# A project\n');
+  git(root, 'add', 'README.md');
+  git(root, 'commit', '-q', '-m', 'Initial commit');
+  return root;
+}
+
+afterAll(() => {
+  for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
+});
+
+interface Summary {
+  pipeline: number;
+  status: string;
+  requirement: string;
+  usage: { calls: number };
+  git?: { branch: string; commit: string | null };
+}
+
+describe.runIf(python)('autoteam run with two requirements and --engineers 2', () => {
+  it('works both pipelines at once, each engineer on its own pipeline, and reports each', async () => {
+    const repo = makeRepo();
+    const run = await runCli(['run', '--auto', '--json', '--engineers', '2', '--start-stage', 'implementation', DOWNLOADS_REQUIREMENT, WORDCOUNT_REQUIREMENT], { cwd: repo });
+    expect(run.code, describeRun(run)).toBe(0);
+    const summaries = JSON.parse(run.stdout) as Summary[];
+    expect(summaries.map(({ pipeline, status, requirement }) => ({ pipeline, status, requirement }))).toEqual([
+      { pipeline: 1, status: 'approved', requirement: DOWNLOADS_REQUIREMENT },
+      { pipeline: 2, status: 'approved', requirement: WORDCOUNT_REQUIREMENT },
+    ]);
+    for (const summary of summaries) {
+      expect(summary.usage.calls).toBeGreaterThan(0);
+      expect(summary.git!.commit).toMatch(/^[0-9a-f]{40}$/);
+      expect(git(repo, 'rev-parse', summary.git!.branch)).toBe(summary.git!.commit);
+    }
+    expect(summaries[0]!.git!.branch).not.toBe(summaries[1]!.git!.branch);
+    // Both implementation tasks were posted before either engineer could finish one: claims are
+    // exclusive, so each engineer took a different pipeline's.
+    const firstImplementations = readTasks(repo).filter((task) => task.stage === 'implementation' && task.revision === 0);
+    expect(firstImplementations.map((task) => task.pipeline)).toEqual([1, 2]);
+    expect(new Set(firstImplementations.map((task) => task.owner))).toEqual(new Set(['engineer', 'engineer-2']));
+    const members = (JSON.parse(fs.readFileSync(path.join(repo, '.team', 'config.json'), 'utf8')) as { members: Array<{ name: string }> }).members.map((member) => member.name);
+    expect(members.sort()).toEqual(['analyst', 'engineer', 'engineer-2', 'reviewer']);
+  });
+});
+
+describe('autoteam post', () => {
+  it('with no lead: posts each requirement of --file with its worktree and branch, and the tasks wait', async () => {
+    const repo = makeRepo();
+    fs.writeFileSync(path.join(repo, 'reqs.txt'), `# two at once\n${DOWNLOADS_REQUIREMENT}\n\n${WORDCOUNT_REQUIREMENT}\n`);
+    const posted = await runCli(['post', '--json', '--file', 'reqs.txt'], { cwd: repo });
+    expect(posted.code, describeRun(posted)).toBe(0);
+    const entries = JSON.parse(posted.stdout) as Array<{ pipeline: number; task: number; stage: string; branch: string; worktree: string }>;
+    expect(entries.map(({ pipeline, task, stage }) => ({ pipeline, task, stage }))).toEqual([
+      { pipeline: 1, task: 1, stage: 'requirements' },
+      { pipeline: 2, task: 2, stage: 'requirements' },
+    ]);
+    for (const entry of entries) {
+      expect(entry.branch).toMatch(new RegExp(`^autoteam/${entry.pipeline}-write-a-python-script`));
+      expect(git(entry.worktree, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe(entry.branch);
+    }
+    expect(readTasks(repo).map((task) => [task.status, task.owner])).toEqual([['pending', null], ['pending', null]]);
+
+    const text = await runCli(['post', WORDCOUNT_REQUIREMENT], { cwd: repo });
+    expect(text.stdout).toMatch(/^posted pipeline #3: task #3 \(requirements\) — .* · branch autoteam\/3-write-a-python-script-that-counts-the\nno lead runs on this board: the tasks wait/);
+    const missing = await runCli(['post', '--file', 'nope.txt'], { cwd: repo });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim()).toBe(`autoteam: --file ${path.join(repo, 'nope.txt')}: no such file`);
+  });
+
+  it.runIf(python)('beside a running REPL lead: the post takes no lease and the lead\'s team works it', async () => {
+    const root = tempBoard('autoteam-scale-post-');
+    roots.push(root);
+    const repl = CliChild.start(['--auto', '--engineers', '2', '--dir', root], { cwd: root, stdin: 'pipe' });
+    try {
+      await repl.waitForLine((line) => line.startsWith('board '), 'the REPL to start its team');
+      const posted = await runCli(['post', '--start-stage', 'implementation', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
+      expect(posted.code, describeRun(posted)).toBe(0);
+      expect(posted.stdout).toMatch(new RegExp(`^posted pipeline #1: task #1 \\(implementation\\)[^\\n]*\\nthe lead \\(pid ${repl.pid} on [^)]+\\) and its team pick them up`));
+      await repl.waitForLine((line) => line.startsWith('= Pipeline #1 approved'), 'the team to approve the posted pipeline');
+      repl.write('/team');
+      await repl.waitForLine((line) => /^\s+engineer-2 \(engineer\)/.test(line), '/team to list engineer-2');
+      repl.write('/quit');
+      expect(await repl.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      await repl.stop();
+    }
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * Several teammates per role: the flags and `team[].count` parsed, the copies named, a role removed
+ * by 0, the errors naming the flag or the config key; and `run`/`post`'s requirement lists. No threads.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { loadProjectConfig } from '../../src/core/config/project-config.js';
+import { DEFAULT_TEAM } from '../../src/core/lead/session-types.js';
+import { parseRoleCount, roleCounts, sizeTeam, startingTeam } from '../../src/core/lead/team-size.js';
+import { requirementsFrom } from '../../src/cli/requirements-file.js';
+import { printOverall, type RunSummary } from '../../src/cli/run-summary.js';
+
+const dirs: string[] = [];
+function folder(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-team-size-'));
+  dirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const names = (members: Array<{ name: string; role: string }>) => members.map((member) => `${member.name}:${member.role}`);
+const NEEDED = ['analyst', 'engineer', 'reviewer'];
+
+describe('sizing the team', () => {
+  it('names copies -2, -3 after the first, in order, and keeps each member prompt', () => {
+    const team = sizeTeam(DEFAULT_TEAM, roleCounts({ engineers: '3', reviewers: '2' }), NEEDED);
+    expect(names(team.members)).toEqual(['analyst:analyst', 'engineer:engineer', 'engineer-2:engineer', 'engineer-3:engineer', 'reviewer:reviewer', 'reviewer-2:reviewer']);
+    const prompted = sizeTeam([{ name: 'eng', role: 'engineer', prompt: 'Write Go.', count: 2 }], []).members;
+    expect(prompted).toEqual([
+      { name: 'eng', role: 'engineer', prompt: 'Write Go.' },
+      { name: 'eng-2', role: 'engineer', prompt: 'Write Go.' },
+    ]);
+  });
+
+  it('skips a name another member already has', () => {
+    const team = sizeTeam([{ name: 'engineer', role: 'engineer', count: 3 }, { name: 'engineer-2', role: 'any' }], []);
+    expect(names(team.members)).toEqual(['engineer:engineer', 'engineer-3:engineer', 'engineer-4:engineer', 'engineer-2:any']);
+  });
+
+  it('lets a flag cut a role down, or add a role the configured team lacks', () => {
+    const configured = [{ name: 'alice', role: 'engineer', count: 3 }, { name: 'bob', role: 'engineer' }, { name: 'rita', role: 'reviewer' }];
+    expect(names(sizeTeam(configured, roleCounts({ engineers: '2' })).members)).toEqual(['alice:engineer', 'alice-2:engineer', 'rita:reviewer']);
+    expect(names(sizeTeam(configured, roleCounts({ analysts: '2' })).members)).toEqual([
+      'alice:engineer', 'alice-2:engineer', 'alice-3:engineer', 'bob:engineer', 'rita:reviewer', 'analyst:analyst', 'analyst-2:analyst',
+    ]);
+  });
+
+  it('removes a role at 0, and names what that leaves waiting (the REPL says it, run refuses)', () => {
+    const flagged = sizeTeam(DEFAULT_TEAM, roleCounts({ reviewers: '0' }), NEEDED);
+    expect(names(flagged.members)).toEqual(['analyst:analyst', 'engineer:engineer']);
+    expect(flagged.unstaffed).toEqual([{ role: 'reviewer', by: '--reviewers' }]);
+    const configured = sizeTeam([{ name: 'analyst', role: 'analyst' }, { name: 'engineer', role: 'engineer', count: 0 }, { name: 'reviewer', role: 'reviewer' }], [], NEEDED);
+    expect(configured.unstaffed).toEqual([{ role: 'engineer', by: 'team.1.count' }]);
+    // A member of role `any` works every stage: nothing waits.
+    expect(sizeTeam([...DEFAULT_TEAM, { name: 'jack', role: 'any' }], roleCounts({ engineers: '0' }), NEEDED).unstaffed).toEqual([]);
+
+    const said: string[] = [];
+    const project = { stages: {} };
+    expect(names(startingTeam(project, roleCounts({ engineers: '0' }), { strict: false, say: (line) => said.push(line) }))).toEqual(['analyst:analyst', 'reviewer:reviewer']);
+    expect(said).toEqual(['--engineers: no engineer on this team, so engineer tasks wait until one joins (autoteam worker --role engineer)']);
+    expect(() => startingTeam(project, roleCounts({ engineers: '0' }), { strict: true, say: () => undefined })).toThrow(/^--engineers: no engineer on this team.*a run waits for its pipelines to end, so it needs one/);
+  });
+
+  it.each([
+    ['-1', /^--engineers: '-1' is not a whole number of teammates \(0 to 32\)$/],
+    ['1.5', /^--engineers: '1\.5' is not a whole number/],
+    ['two', /^--engineers: 'two' is not a whole number/],
+    ['33', /^--engineers: 33 is more than 32 teammates of one role$/],
+  ])('refuses --engineers %s, naming the flag', (value, message) => {
+    expect(() => parseRoleCount('--engineers', value)).toThrow(message);
+  });
+
+  it('reads team[].count from autoteam.config.json, naming the key when it is wrong', () => {
+    const dir = folder();
+    const write = (team: unknown) => fs.writeFileSync(path.join(dir, 'autoteam.config.json'), JSON.stringify({ team }));
+    write([{ name: 'engineer', role: 'engineer', count: 3 }, { name: 'reviewer', role: 'reviewer', count: 0 }]);
+    const project = loadProjectConfig(dir);
+    expect(project.team).toEqual([{ name: 'engineer', role: 'engineer', count: 3 }, { name: 'reviewer', role: 'reviewer', count: 0 }]);
+    expect(names(sizeTeam(project.team!, []).members)).toEqual(['engineer:engineer', 'engineer-2:engineer', 'engineer-3:engineer']);
+    for (const [count, message] of [[-1, /team\.0\.count: /], [2.5, /team\.0\.count: a whole number of teammates/], [40, /team\.0\.count: at most 32 teammates/]] as const) {
+      write([{ name: 'engineer', role: 'engineer', count }]);
+      expect(() => loadProjectConfig(dir), String(count)).toThrow(message);
+    }
+  });
+});
+
+describe('the requirements of run and post', () => {
+  it('takes each argument as one, then the lines of --file without blanks and # comments', () => {
+    const file = path.join(folder(), 'reqs.txt');
+    fs.writeFileSync(file, '# this week\nWrite a word counter.\n\n   \nWrite a CSV merger.  \r\n# done\n');
+    expect(requirementsFrom(['Organize my Downloads.'], file)).toEqual(['Organize my Downloads.', 'Write a word counter.', 'Write a CSV merger.']);
+  });
+
+  it('refuses a missing or empty file, naming it, and no requirement at all', () => {
+    const dir = folder();
+    const missing = path.join(dir, 'nope.txt');
+    expect(() => requirementsFrom([], missing)).toThrow(`--file ${missing}: no such file`);
+    const empty = path.join(dir, 'empty.txt');
+    fs.writeFileSync(empty, '# only a comment\n\n');
+    expect(() => requirementsFrom(['x'], empty)).toThrow(`--file ${empty}: no requirement in it`);
+    expect(() => requirementsFrom([], undefined)).toThrow(/missing required argument 'requirement'/);
+  });
+
+  it('sums several pipelines in one overall line', () => {
+    const printed: string[] = [];
+    vi.spyOn(console, 'log').mockImplementation((line: unknown) => void printed.push(String(line)));
+    const summary = (status: string, calls: number, cost: number | null) => ({ status, usage: { calls, inputTokens: 0, outputTokens: 0 }, tokens: { input: 1_000 * calls, output: 10 * calls, cacheRead: 0 }, cost }) as unknown as RunSummary;
+    try {
+      printOverall([summary('approved', 5, 0.5), summary('failed', 3, 0.25)], 61_000);
+      printOverall([summary('approved', 1, null), summary('approved', 1, 1)], 1_000);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(printed.filter(Boolean)).toEqual([
+      expect.stringMatching(/^overall: 2 pipelines · 1 approved, 1 not · 8 model calls · tokens 8,000 in \/ 80 out · \$0\.750 · wall time 61\.0 s$/),
+      expect.stringMatching(/^overall: 2 pipelines · 2 approved, 0 not · 2 model calls · tokens 2,000 in \/ 20 out · wall time /),
+    ]);
+  });
+});
