@@ -83,7 +83,10 @@ export const scaleBench: BenchSection = {
         rows.push(info(`${rowLabel(row)}: skipped: ${result.skipped}`, 0, ''));
         continue;
       }
-      rows.push(...scaleRows(row, result, baselineCalls));
+      const these = scaleRows(row, result, baselineCalls);
+      // Each row as it ends: a long run stopped part-way still told what it measured.
+      for (const line of these) log(`    ${line.metric}: ${line.value} ${line.unit}${line.ok === false ? ' (missed)' : ''}`);
+      rows.push(...these);
       if (baselineCalls === null && row.pipelines === 1) baselineCalls = Math.max(...result.pipelines.map((pipeline) => pipeline.modelCalls));
     }
     return rows;

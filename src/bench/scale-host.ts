@@ -46,13 +46,18 @@ async function main(): Promise<void> {
       }, message.ms);
       return;
     }
-    void (async () => {
+    void stop();
+  });
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
       await Promise.all(managers.map((manager) => manager.close(2_000)));
       await watcher.close();
       await board.close();
-      process.disconnect();
-    })();
-  });
+      if (process.connected) process.disconnect();
+    })());
+  // A bench that died (killed, crashed) leaves no idle team behind: the channel closing stops the host.
+  process.once('disconnect', () => void stop().then(() => process.exit(0)));
 }
 
 await main();
