@@ -9,6 +9,7 @@
  *
  * Run as `node dist/bench/scale-host.js '<json HostSpec>'`.
  */
+import { EventEmitter } from 'node:events';
 import { TeammateManager } from '../core/agent/manager.js';
 import { openBoard } from '../core/board/board.js';
 import { type FromHost, HostSpec, ToHost } from './scale-protocol.js';
@@ -20,6 +21,8 @@ async function main(): Promise<void> {
   const board = await openBoard(spec.location, spec.rootDir);
   const watcher = board.events();
   await watcher.start();
+  // Every manager listens to the one watcher (two listeners each): a dozen is no leak.
+  if (watcher instanceof EventEmitter) watcher.setMaxListeners(spec.team.length * 2 + 10);
   // One manager per teammate: a manager's model is per role, and each teammate has its own base URL.
   const managers = spec.team.map((member) => {
     const manager = new TeammateManager({
