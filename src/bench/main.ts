@@ -10,11 +10,12 @@ import { sandboxOverhead } from './sandbox-bench.js';
 import { teammateSections } from './teammate-bench.js';
 import { eventLog } from './event-bench.js';
 import { webBoard } from './web-bench.js';
+import { scaleBench } from './scale-bench.js';
 import { type BenchOptions, type BenchRow, type BenchSection, removeTempRoots } from './section.js';
 
 export type { BenchOptions, BenchRow, BenchSection } from './section.js';
 
-export const sections: BenchSection[] = [...boardSections, eventLog, ...teammateSections, sandboxOverhead, webBoard];
+export const sections: BenchSection[] = [...boardSections, eventLog, ...teammateSections, sandboxOverhead, webBoard, scaleBench];
 
 export interface SectionResult {
   section: string;

@@ -1,0 +1,66 @@
+/**
+ * Bench child for the scale benchmark: one process hosting some of the team's teammates in worker
+ * threads (as the lead's process hosts them), on a shared board, each on the real `anthropic` provider
+ * pointed at the loopback model. Started with `fork` and driven over its IPC channel:
+ *
+ *   parent → {type: 'measure', ms}   child → {type: 'measured', cpuMs, rss, bareRss}
+ *   parent → {type: 'stop'}          child exits
+ *   child → {type: 'status', name, status}   as each teammate's status changes
+ *
+ * Run as `node dist/bench/scale-host.js '<json HostSpec>'`.
+ */
+import { EventEmitter } from 'node:events';
+import { TeammateManager } from '../core/agent/manager.js';
+import { openBoard } from '../core/board/board.js';
+import { type FromHost, HostSpec, ToHost } from './scale-protocol.js';
+
+async function main(): Promise<void> {
+  const spec = HostSpec.parse(JSON.parse(process.argv[2] ?? ''));
+  const send = (message: FromHost) => process.send?.(message);
+  const bareRss = process.memoryUsage().rss;
+  const board = await openBoard(spec.location, spec.rootDir);
+  const watcher = board.events();
+  await watcher.start();
+  // Every manager listens to the one watcher (two listeners each): a dozen is no leak.
+  if (watcher instanceof EventEmitter) watcher.setMaxListeners(spec.team.length * 2 + 10);
+  // One manager per teammate: a manager's model is per role, and each teammate has its own base URL.
+  const managers = spec.team.map((member) => {
+    const manager = new TeammateManager({
+      rootDir: spec.rootDir,
+      board,
+      watcher,
+      model: { kind: 'anthropic', model: 'claude-bench-loopback', apiKey: 'bench-loopback', baseURL: member.baseURL },
+      settings: { idleTimeoutMs: 0 },
+    });
+    manager.on('event', (event) => {
+      if (event.type === 'status') send({ type: 'status', name: event.name, status: event.status });
+      if (event.type === 'error') send({ type: 'log', text: `${event.name}: ${event.error.code}: ${event.error.message}` });
+    });
+    manager.spawn(member.name, member.role);
+    return manager;
+  });
+  process.on('message', (raw) => {
+    const message = ToHost.parse(raw);
+    if (message.type === 'measure') {
+      const cpu = process.cpuUsage();
+      setTimeout(() => {
+        const used = process.cpuUsage(cpu);
+        send({ type: 'measured', cpuMs: (used.user + used.system) / 1000, rss: process.memoryUsage().rss, bareRss });
+      }, message.ms);
+      return;
+    }
+    void stop();
+  });
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await Promise.all(managers.map((manager) => manager.close(2_000)));
+      await watcher.close();
+      await board.close();
+      if (process.connected) process.disconnect();
+    })());
+  // A bench that died (killed, crashed) leaves no idle team behind: the channel closing stops the host.
+  process.once('disconnect', () => void stop().then(() => process.exit(0)));
+}
+
+await main();

@@ -1,0 +1,176 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { openBoard } from '../core/board/board.js';
+import { BoardLead } from '../core/lead/board-lead.js';
+import { playbookAnswer } from '../core/model/scripted/playbook.js';
+import { LoopbackModelServer } from './loopback-model.js';
+import { auditClaims, type ClaimAudit, pipelineMetrics, type PipelineMetrics } from './scale-metrics.js';
+import { FromHost, type HostSpec, type ToHost } from './scale-protocol.js';
+
+/** One row of the scale benchmark: how many pipelines at once, on how big a team, on which board, in how many processes. */
+export interface ScaleConfig {
+  pipelines: number;
+  teammates: number;
+  processes: number;
+}
+
+export interface ScaleResult {
+  config: ScaleConfig;
+  pipelines: PipelineMetrics[];
+  audit: ClaimAudit;
+  /** From the first post to the last pipeline's end. */
+  elapsedMs: number;
+  /** % of one core per teammate while the whole team sat idle, over `idleWindowMs`. */
+  idleCpuPct: number;
+  /** The teammates' processes' resident memory, summed, per teammate, idle. */
+  rssMbPerTeammate: number;
+  /** The same processes before they started any teammate, summed (what the process costs alone). */
+  bareRssMb: number;
+  /** Requests the loopback model refused, and teammates' errors: empty on a good run. */
+  errors: string[];
+}
+
+/** The requirement every pipeline works: the offline model's word counter (one clarifying question). */
+export const SCALE_REQUIREMENT = 'Write a Python script that counts the words in a text file.';
+
+const ROLES = ['analyst', 'engineer', 'reviewer'] as const;
+const HOST = fileURLToPath(new URL(`./scale-host.${import.meta.url.endsWith('.ts') ? 'ts' : 'js'}`, import.meta.url));
+
+/** `count` teammates, the roles in turn: analyst, engineer, reviewer, analyst-2, engineer-2, … */
+export function teamOf(count: number): Array<{ name: string; role: string }> {
+  return Array.from({ length: count }, (_, i) => {
+    const role = ROLES[i % ROLES.length]!;
+    const n = Math.floor(i / ROLES.length) + 1;
+    return { name: n === 1 ? role : `${role}-${n}`, role };
+  });
+}
+
+interface Host {
+  child: ChildProcess;
+  count: number;
+  measured(ms: number): Promise<{ cpuMs: number; rss: number; bareRss: number }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `config.pipelines` pipelines at once on a fresh board at `location` (a folder or a postgres://
+ * URL; `rootDir` holds the workspaces) and reads what happened from the board's log; then measures
+ * the team idle. `ceilingMs` is a hang's ceiling, not a target.
+ */
+export async function runScale(config: ScaleConfig, location: string, rootDir: string, options: { idleWindowMs: number; ceilingMs: number; log: (line: string) => void }): Promise<ScaleResult> {
+  const team = teamOf(config.teammates);
+  const board = await openBoard(location, rootDir);
+  await board.registry.ensure('bench', 'bench-lead');
+  const errors: string[] = [];
+  const server = await LoopbackModelServer.start({
+    roles: new Map(team.map((member) => [member.name, member.role])),
+    async taskOf(agent) {
+      await board.tasks.refresh();
+      return board.tasks.list().find((task) => task.owner === agent && task.status === 'in_progress') ?? null;
+    },
+  });
+  const lead = new BoardLead(board, { reconcileMs: 1_000 });
+  await lead.start();
+  // The person: answers each clarifying question at once, as the offline simulated user would.
+  const unsubscribe = lead.subscribe((event) => {
+    if (event.type !== 'question') return;
+    void lead.answer(playbookAnswer(event.question.question, [], SCALE_REQUIREMENT), event.question.questionId).catch((error: Error) => errors.push(`answer: ${error.message}`));
+  });
+  const status = new Map<string, string>();
+  const statusChanged: Array<() => void> = [];
+  const hosts: Host[] = [];
+  try {
+    for (let p = 0; p < config.processes; p++) {
+      const members = team.filter((_, i) => i % config.processes === p);
+      if (members.length === 0) continue;
+      const spec: HostSpec = { location, rootDir, team: members.map((member) => ({ ...member, baseURL: server.baseURL(member.name) })) };
+      hosts.push(startHost(spec, (message) => {
+        if (message.type === 'log') errors.push(message.text);
+        if (message.type === 'status') {
+          status.set(message.name, message.status);
+          for (const wake of statusChanged.splice(0)) wake();
+        }
+      }));
+    }
+    const allIdle = async (): Promise<void> => {
+      while (!(team.every((member) => status.get(member.name) === 'idle'))) await new Promise<void>((resolve) => statusChanged.push(resolve));
+    };
+    await withCeiling(allIdle(), options.ceilingMs, 'the team did not come up idle');
+    options.log(`  ${config.pipelines} pipelines on ${config.teammates} teammates in ${config.processes} process(es), ${board.location === rootDir ? 'file' : 'postgres'} board`);
+    const started = Date.now();
+    const posted = await Promise.all(Array.from({ length: config.pipelines }, () => lead.post(SCALE_REQUIREMENT)));
+    const ids = posted.map((task) => task.pipeline!);
+    const stop = new AbortController();
+    const finished = await withCeiling(Promise.all(ids.map((id) => lead.waitForPipeline(id, stop.signal))), options.ceilingMs, 'pipelines still active').catch((error: Error) => {
+      stop.abort();
+      errors.push(error.message);
+      return [];
+    });
+    const elapsedMs = Date.now() - started;
+    for (const state of finished) if (state.status !== 'approved') errors.push(`pipeline ended ${state.status}`);
+    const events = await board.log.read();
+    // Idle: every teammate back to idle after its last task, then a window of nothing to do.
+    await withCeiling(allIdle(), options.ceilingMs, 'the team did not go idle');
+    const measures = await Promise.all(hosts.map((host) => host.measured(options.idleWindowMs)));
+    const cpuMs = measures.reduce((sum, m) => sum + m.cpuMs, 0);
+    const rss = measures.reduce((sum, m) => sum + m.rss, 0);
+    const bareRss = measures.reduce((sum, m) => sum + m.bareRss, 0);
+    errors.push(...server.errors);
+    return {
+      config,
+      pipelines: pipelineMetrics(events, ids),
+      audit: auditClaims(events, ids),
+      elapsedMs,
+      idleCpuPct: (cpuMs / options.idleWindowMs / config.teammates) * 100,
+      rssMbPerTeammate: rss / 1024 / 1024 / config.teammates,
+      bareRssMb: bareRss / 1024 / 1024,
+      errors,
+    };
+  } finally {
+    unsubscribe();
+    await Promise.all(hosts.map((host) => host.stop()));
+    await lead.close();
+    await server.close();
+    await board.close();
+  }
+}
+
+function startHost(spec: HostSpec, onMessage: (message: FromHost) => void): Host {
+  // Under vitest the host is TypeScript: node loads it through tsx (its threads use the built worker when there is one).
+  const child = fork(HOST, [JSON.stringify(spec)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], execArgv: HOST.endsWith('.ts') ? ['--import', 'tsx'] : [] });
+  const waiting: Array<(message: FromHost & { type: 'measured' }) => void> = [];
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.on('message', (raw) => {
+    const message = FromHost.parse(raw);
+    if (message.type === 'measured') waiting.shift()?.(message);
+    else onMessage(message);
+  });
+  const send = (message: ToHost) => child.send(message);
+  return {
+    child,
+    count: spec.team.length,
+    measured: (ms) =>
+      new Promise((resolve) => {
+        waiting.push(resolve);
+        send({ type: 'measure', ms });
+      }),
+    async stop() {
+      if (child.exitCode === null && child.connected) send({ type: 'stop' });
+      const killed = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(killed);
+    },
+  };
+}
+
+async function withCeiling<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const ceiling = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} after ${Math.round(ms / 1000)} s`)), ms);
+  });
+  try {
+    return await Promise.race([promise, ceiling]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
