@@ -36,6 +36,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     board,
     ...(options.repo !== undefined ? { repo: options.repo } : {}),
     ...(project.leadTools ? { leadTools: project.leadTools } : {}),
+    ...(project.autoMerge ? { autoMerge: true } : {}),
   });
   const team = options.team ? (project.team ?? DEFAULT_TEAM) : [];
   // Its address goes to stderr before the REPL takes the terminal.

@@ -107,6 +107,10 @@ function fakeLead() {
       record('merge', pipeline);
       return `pipeline #${pipeline}: merged`;
     },
+    async mergeQueue() {
+      record('mergeQueue');
+      return ['pipeline #3: merged'];
+    },
     async discard(pipeline) {
       record('discard', pipeline);
       return `pipeline #${pipeline}: discarded`;
