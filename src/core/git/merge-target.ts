@@ -80,9 +80,9 @@ export class LocalMergeTarget implements MergeTarget {
     const dir = checkouts[0]!;
     const busy = await busyWith(dir);
     if (busy) return { ok: false, waiting: `${this.branch} is checked out in ${dir} with ${busy} under way; finish or abort it, then merge again` };
-    const dirty = (await git(dir, ['status', '--porcelain', '--untracked-files=no'])).stdout.trim();
-    if (dirty) {
-      const files = dirty.split('\n').map((line) => line.slice(3));
+    // Staged or not: any change to a tracked file is the person's, and waits.
+    const files = (await git(dir, ['diff', '--name-only', 'HEAD'])).stdout.split('\n').filter(Boolean);
+    if (files.length) {
       return { ok: false, waiting: `${this.branch} is checked out in ${dir} with uncommitted changes (${files.slice(0, 5).join(', ')}${files.length > 5 ? ', …' : ''}); commit or stash them, then merge again` };
     }
     const head = (await git(dir, ['rev-parse', 'HEAD'])).stdout.trim();
