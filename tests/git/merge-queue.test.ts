@@ -17,6 +17,7 @@ import { findRepository, prepareRepository } from '../../src/core/git/worktree.j
 import { MergeQueue, queuedPipelines, recheckLimits } from '../../src/core/lead/merge-queue.js';
 import { Pipeline, type StageSignal } from '../../src/core/stages/pipeline.js';
 import { pipelineStatus } from '../../src/core/stages/pipeline-status.js';
+import { describeRun, runCli } from '../helpers/pipeline-cli.js';
 
 const roots: string[] = [];
 const boards: Board[] = [];
@@ -149,5 +150,31 @@ describe('the merge queue', () => {
     expect(fs.readFileSync(path.join(repo, 'helper.py'), 'utf8')).toBe('VALUE = 1  # mine, not committed\n');
     expect(fs.readFileSync(path.join(repo, 'calc.py'), 'utf8')).toBe(calc('VALUE + 1'));
     expect(queuedPipelines(board.tasks.list())).toEqual([]);
+  });
+
+  it('two `autoteam merge --queue` at once merge each pipeline once; a base checked out nowhere moves by its ref alone', { timeout: 120_000 }, async () => {
+    const { repo, board, post } = await setup();
+    const ok = 'print("ok")\n';
+    const first = await post('a.py', '"""A."""\nprint("a")\n', ok);
+    const second = await post('b.py', '"""B."""\nprint("b")\n', ok);
+    const base = git(repo, 'rev-parse', 'main');
+    // The person works on another branch: main is checked out nowhere.
+    git(repo, 'checkout', '-q', '-b', 'side');
+    fs.writeFileSync(path.join(repo, 'mine.txt'), 'uncommitted, on side\n');
+    await board.sink.flush();
+
+    const runs = await Promise.all([runCli(['merge', '--queue'], { cwd: repo }), runCli(['merge', '--queue'], { cwd: repo })]);
+    for (const run of runs) expect(run.code, describeRun(run)).toBe(0);
+    const lines = runs.flatMap((run) => run.stdout.trim().split('\n'));
+    for (const id of [first, second]) expect(lines.filter((line) => line.startsWith(`pipeline #${id}: `) && / merged into main /.test(line)), lines.join('\n')).toHaveLength(1);
+    const events = await board.log.read({ types: ['merge_step'] });
+    for (const id of [first, second]) expect(events.filter((event) => event.pipeline === id && event.type === 'merge_step' && event.step === 'merged')).toHaveLength(1);
+
+    expect(git(repo, 'rev-list', '--count', `${base}..main`)).toBe('2');
+    expect(git(repo, 'ls-tree', '--name-only', 'main').split('\n').sort()).toEqual(['a.py', 'b.py', 'helper.py']);
+    expect(git(repo, 'symbolic-ref', '--short', 'HEAD')).toBe('side');
+    expect(git(repo, 'rev-parse', 'side')).toBe(base);
+    expect(fs.readFileSync(path.join(repo, 'mine.txt'), 'utf8')).toBe('uncommitted, on side\n');
+    expect(fs.existsSync(path.join(repo, 'a.py'))).toBe(false);
   });
 });
