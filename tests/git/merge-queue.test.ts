@@ -13,6 +13,7 @@ import { fileBoard } from '../../src/core/board/board.js';
 import type { Board } from '../../src/core/board/board-types.js';
 import type { Check } from '../../src/core/board/artifacts.js';
 import type { Task } from '../../src/core/board/schemas.js';
+import { CONFIG_FILE, loadProjectConfig } from '../../src/core/config/project-config.js';
 import { findRepository, prepareRepository } from '../../src/core/git/worktree.js';
 import { MergeQueue, queuedPipelines, recheckLimits } from '../../src/core/lead/merge-queue.js';
 import { Pipeline, type StageSignal } from '../../src/core/stages/pipeline.js';
@@ -176,5 +177,17 @@ describe('the merge queue', () => {
     expect(git(repo, 'rev-parse', 'side')).toBe(base);
     expect(fs.readFileSync(path.join(repo, 'mine.txt'), 'utf8')).toBe('uncommitted, on side\n');
     expect(fs.existsSync(path.join(repo, 'a.py'))).toBe(false);
+  });
+
+  it('reads autoMerge from autoteam.config.json, and names the field when it is not a boolean', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-automerge-'));
+    roots.push(dir);
+    const config = (content: unknown) => {
+      fs.writeFileSync(path.join(dir, CONFIG_FILE), JSON.stringify(content));
+      return loadProjectConfig(dir, {});
+    };
+    expect(config({ autoMerge: true }).autoMerge).toBe(true);
+    expect(config({}).autoMerge).toBeUndefined();
+    expect(() => config({ autoMerge: 'yes' })).toThrow(/autoteam\.config\.json: autoMerge: /);
   });
 });
