@@ -50,10 +50,15 @@ export async function rebaseOnto(worktree: string, tip: string, email: string): 
  * Returns the files that conflicted. The change is the branch's own work: nothing else is lost.
  */
 export async function reapplyOnto(worktree: string, commit: string, tip: string): Promise<string[]> {
+  const before = (await git(worktree, ['rev-parse', 'HEAD'])).stdout.trim();
   await git(worktree, ['reset', '-q', '--hard', tip]);
   const merged = await git(worktree, [...QUIET, 'merge', '--squash', '--no-commit', commit], { allowFailure: true });
   const files = (await git(worktree, ['diff', '--name-only', '--diff-filter=U'], { allowFailure: true })).stdout.split('\n').filter(Boolean);
-  if (merged.exitCode !== 0 && files.length === 0) throw new GitError(`git merge --squash ${commit.slice(0, 12)}`, gitMessage(merged.stderr, merged.stdout), merged.exitCode);
+  if (merged.exitCode !== 0 && files.length === 0) {
+    // Not a conflict: the branch goes back to where it was, so its commit is not lost.
+    await git(worktree, ['reset', '-q', '--hard', before], { allowFailure: true });
+    throw new GitError(`git merge --squash ${commit.slice(0, 12)}`, gitMessage(merged.stderr, merged.stdout), merged.exitCode);
+  }
   // The index back to the branch (the tip): the whole change, markers and all, is the worktree's to commit on approval.
   await git(worktree, ['reset', '-q']);
   const gitDir = (await git(worktree, ['rev-parse', '--git-dir'])).stdout.trim();

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { DEFAULT_TEAMMATE_SETTINGS, type TeammateSettings } from '../agent/settings.js';
 import type { GitInfo, Issue, Submitted } from '../board/artifacts.js';
 import type { Board } from '../board/board-types.js';
+import { AutoteamError } from '../errors.js';
 import { isLockBusy } from '../board/lock.js';
 import type { Task } from '../board/schemas.js';
 import type { MergeStep } from '../events/schema.js';
@@ -59,6 +60,13 @@ export interface MergeQueueOptions {
 
 const short = (sha: string) => sha.slice(0, 12);
 
+/** Why one pipeline cannot be merged now: it stays queued, and the line says why. */
+class MergeQueueError extends AutoteamError {
+  constructor(message: string) {
+    super(message, 'MERGE_QUEUE');
+  }
+}
+
 export class MergeQueue {
   constructor(private readonly options: MergeQueueOptions) {}
 
@@ -93,6 +101,9 @@ export class MergeQueue {
       const target = (this.options.target ?? ((_, branch) => new LocalMergeTarget(info.repo, branch)))(info, into);
       say('queued', `approved ${entry.approvedAt}; ${of} in the queue`);
       if (!fs.existsSync(info.worktree)) await git(info.repo, ['worktree', 'add', '-q', info.worktree, info.branch]);
+      // An approved worktree's tracked files are as committed; changed ones (a send-back cut short) are neither merged nor dropped blindly.
+      const loose = (await git(info.worktree, ['diff', '--name-only', 'HEAD'])).stdout.split('\n').filter(Boolean);
+      if (loose.length) throw new MergeQueueError(`its worktree ${info.worktree} has uncommitted changes (${loose.slice(0, 5).join(', ')}); commit or discard them there first`);
       const tip = await target.tip();
       const email = `${this.options.by}@${this.options.board.registry.read().team}`;
       const rebased = await rebaseOnto(info.worktree, tip, email);
@@ -105,6 +116,7 @@ export class MergeQueue {
         return await this.sendBack(entry, into, tip, info.commit, `conflict with ${into} in ${rebased.files.join(', ')}`, text);
       }
       const head = rebased.head;
+      if (head === tip && rebased.kind === 'on tip' && info.commit !== tip) throw new MergeQueueError(`its branch ${info.branch} no longer holds the approved commit ${short(info.commit)}`);
       if (rebased.kind === 'rebased') say('rebased', `onto ${into} at ${short(tip)}`, head);
       // The tree the reviewer (or an earlier run of the queue) checked needs no second run.
       if (head !== info.commit) {
