@@ -8,6 +8,8 @@ import { StageRegistry } from '../core/stages/stage-registry.js';
 import { Pipeline } from '../core/stages/pipeline.js';
 import { stageTools } from '../core/tools/registry.js';
 import { diffPipeline, discardPipeline, mergePipeline } from '../core/lead/branches.js';
+import { MergeQueue, recheckLimits } from '../core/lead/merge-queue.js';
+import { loadTeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
 import { formatBoard } from '../frontend/format.js';
 import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError } from './board-options.js';
@@ -67,7 +69,6 @@ export function registerBoardCommands(program: Command): void {
         `${await retryPipeline(new Pipeline(board.tasks, board.mailbox), id, board.registry.read().lead)}\n` +
         'a running lead (autoteam) or an autoteam worker of its role on this board picks it up'],
     ['diff', "print a pipeline's branch: its files and diff against where it started", (board, id) => diffPipeline(board.tasks, id)],
-    ['merge', "merge an approved pipeline's branch into your current branch, then remove its worktree and branch", (board, id) => mergePipeline(board.tasks, id, board.registry.read().lead)],
     ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead)],
   ];
   for (const [name, what, act] of pipelineCommands) {
@@ -87,6 +88,33 @@ export function registerBoardCommands(program: Command): void {
         }
       });
   }
+
+  program
+    .command('merge')
+    .description("merge an approved pipeline's branch into your current branch, then remove its worktree and branch; --queue: merge every approved pipeline into its base, in approval order")
+    .argument('[pipeline]', 'pipeline id')
+    .option('--queue', 'drain the merge queue once: rebase, check again, fast-forward (a conflict or a failing check sends the pipeline back); one line per pipeline')
+    .addOption(dirOption())
+    .addOption(boardOption())
+    .action(async (id: string | undefined, options: { queue?: boolean }, command: Command) => {
+      if (Boolean(options.queue) === (id !== undefined)) throw new UsageError('merge takes a pipeline id, or --queue (not both)');
+      const n = id === undefined ? null : pipelineId(id);
+      const board = await openExisting(command);
+      try {
+        if (n !== null) {
+          console.log(await mergePipeline(board.tasks, n, board.registry.read().lead));
+          return;
+        }
+        const project = loadProjectConfig(boardDir(command, false));
+        const stages = StageRegistry.from(project.stages);
+        const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, {}, stages);
+        const pipelines = new Pipeline(board.tasks, board.mailbox, { events: board.sink, stages, maxRevisions: settings.runtime.maxRevisions });
+        const queue = new MergeQueue({ board, pipelines, by: board.registry.read().lead, limits: recheckLimits(settings) });
+        for (const line of await queue.drain()) console.log(line);
+      } finally {
+        await board.close();
+      }
+    });
 
   program
     .command('export')

@@ -57,6 +57,8 @@ function plainLine(event: TeamEvent): string {
       return `${who} ${event.model}: ${event.inputTokens} in / ${event.outputTokens} out, ${event.latencyMs} ms (${event.purpose})`;
     case 'hook_decision':
       return `hook ${event.hook} (${event.command}): ${event.decision}`;
+    case 'merge_step':
+      return `merge #${event.pipeline} ${event.step}: ${event.detail}`;
     default:
       return `${event.type}${event.agent ? ` ${who}` : ''}`;
   }

@@ -41,6 +41,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     board,
     ...(options.repo !== undefined ? { repo: options.repo } : {}),
     ...(project.leadTools ? { leadTools: project.leadTools } : {}),
+    ...(project.autoMerge ? { autoMerge: true } : {}),
   });
   // Its address goes to stderr before the REPL takes the terminal.
   const web = options.web ? await serveWeb(session, { port: options.web.port, flag: '--web' }, (line) => console.error(line)).catch(async (error: unknown) => {

@@ -154,6 +154,8 @@ export function describeTeamEvent(event: TeamEvent, view: Pick<ActivityView, 've
       return event.status === 'active' ? null : { text: `= ${event.reason ?? `Pipeline #${event.pipeline} ${event.status}`}`, tone: 'pipeline' };
     case 'hook_decision':
       return event.decision === 'allow' ? null : { text: `hook ${event.hook} (${event.command}): ${event.decision}${event.reason ? ` — ${event.reason}` : ''}`, tone: event.decision === 'block' ? 'error' : 'info' };
+    case 'merge_step':
+      return { text: `merge #${event.pipeline}: ${event.step.replace('_', ' ')} — ${event.detail}`, tone: event.step === 'sent_back' || event.step === 'error' ? 'error' : event.step === 'merged' ? 'pipeline' : 'info' };
     case 'board_outage':
       return { text: event.state === 'down' ? `the board cannot be reached (${event.source}): ${event.message}` : event.message, tone: event.state === 'down' ? 'error' : 'info' };
     case 'note':

@@ -144,9 +144,15 @@ export const COMMANDS: readonly Command[] = [
   },
   {
     name: 'merge',
-    args: '<pipeline>',
-    help: 'merge an approved branch into your current branch (a conflict changes nothing)',
-    run: async (args, io) => io.print(await io.session.merge(pipelineId(need(args, '/merge <pipeline>')))),
+    args: '<pipeline>|all',
+    help: 'merge an approved branch into your current branch (a conflict changes nothing); all: drain the merge queue',
+    run: async (args, io) => {
+      if (args.trim() === 'all') {
+        for (const line of await io.session.mergeQueue()) io.print(line);
+        return;
+      }
+      io.print(await io.session.merge(pipelineId(need(args, '/merge <pipeline>|all'))));
+    },
   },
   {
     name: 'discard',

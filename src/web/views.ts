@@ -201,6 +201,8 @@ function describe(event: TeamEvent): string {
       return `board ${event.state}: ${event.message}`;
     case 'hook_decision':
       return `hook ${event.hook} ${event.decision}${event.reason ? `: ${event.reason}` : ''}`;
+    case 'merge_step':
+      return `merge queue: ${event.step.replace('_', ' ')} (${event.branch} into ${event.into}): ${event.detail}`;
   }
 }
 

@@ -107,6 +107,10 @@ function fakeLead() {
       record('merge', pipeline);
       return `pipeline #${pipeline}: merged`;
     },
+    async mergeQueue() {
+      record('mergeQueue');
+      return ['pipeline #3: merged into main (queue)'];
+    },
     async discard(pipeline) {
       record('discard', pipeline);
       return `pipeline #${pipeline}: discarded`;
@@ -149,7 +153,7 @@ describe('the command layer over a fake LeadApi', () => {
   it('turns each command into one call of the interface and prints what it returns', async () => {
     const { lead, calls } = fakeLead();
     const { value, out } = io(lead);
-    for (const line of ['/post build a thing', '/cancel 3', '/retry #3', '/diff 3', '/merge 3', '/discard 3', '/msg analyst keep it short', '/approve plan-1', '/reject plan-1 too big', '/auto on', '/model analyst offline', '/spawn tester tester']) {
+    for (const line of ['/post build a thing', '/cancel 3', '/retry #3', '/diff 3', '/merge 3', '/merge all', '/discard 3', '/msg analyst keep it short', '/approve plan-1', '/reject plan-1 too big', '/auto on', '/model analyst offline', '/spawn tester tester']) {
       await runLine(line, value);
     }
     expect(calls).toEqual([
@@ -158,6 +162,7 @@ describe('the command layer over a fake LeadApi', () => {
       'retry 3',
       'diff 3',
       'merge 3',
+      'mergeQueue',
       'discard 3',
       'message "analyst" "keep it short"',
       'decidePlan "plan-1" true',
@@ -172,6 +177,7 @@ describe('the command layer over a fake LeadApi', () => {
       'pipeline #3 retried: task #8 (requirements) — Requirements: build a thing',
       'pipeline #3 · autoteam/3-thing · (no changes)',
       'pipeline #3: merged',
+      'pipeline #3: merged into main (queue)',
       'pipeline #3: discarded',
       'sent to analyst',
       'approved plan-1',

@@ -30,6 +30,8 @@ export const GitInfoSchema = z.object({
   worktree: z.string(),
   /** The commit made on approval. */
   commit: z.string().optional(),
+  /** The branch HEAD was on when the pipeline was posted: what the merge queue merges it into (absent on older boards: the person's current branch). */
+  baseBranch: z.string().optional(),
 });
 export type GitInfo = z.infer<typeof GitInfoSchema>;
 
@@ -51,6 +53,8 @@ export const RuntimeArtifactsSchema = z.object({
   git: GitInfoSchema.optional(),
   /** The person's decision on an approved branch: merged (into which branch, as which commit) or discarded. */
   outcome: z.object({ action: z.enum(['merged', 'discarded']), into: z.string().optional(), commit: z.string().optional(), by: z.string() }).optional(),
+  /** On an approving task the merge queue sent back: the signal it had approved with, and why it was sent back. */
+  mergeSentBack: z.object({ signal: z.string(), reason: z.string(), by: z.string(), commit: z.string().optional() }).optional(),
 });
 
 /** The runtime keys a retried task keeps (its own ending — signal, final, retriedBy — goes). */

@@ -85,6 +85,8 @@ export const ProjectConfigSchema = z
     agentsMd: z.object({ enabled: z.boolean(), maxBytes: count(1024) }).partial().strict().optional(),
     /** MCP servers whose tools teammates use, in the shape of Claude Code's .mcp.json, plus roles (mcp/config.ts). */
     mcpServers: McpServersSchema.optional(),
+    /** The lead runs the merge queue whenever a pipeline is approved (lead/merge-queue.ts). */
+    autoMerge: z.boolean().optional(),
   })
   .strict();
 
@@ -111,6 +113,8 @@ export interface ProjectConfig {
   agentsMd?: { enabled?: boolean; maxBytes?: number };
   /** MCP servers by name (`mcpServers`); absent: none. Plain JSON for every thread's settings. */
   mcpServers?: Record<string, McpServerSpec>;
+  /** `autoMerge`: the lead merges each pipeline through the merge queue as it is approved. */
+  autoMerge?: boolean;
   /** What is allowed but probably not meant (a stage nobody on the team works), to say at start. */
   warnings: string[];
 }
@@ -230,6 +234,7 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     ...(data.hooks ? { hooks: data.hooks } : {}),
     ...(mcpServers && Object.keys(mcpServers).length ? { mcpServers } : {}),
     ...(data.agentsMd ? { agentsMd: { ...data.agentsMd } } : {}),
+    ...(data.autoMerge ? { autoMerge: true } : {}),
     warnings,
   };
 }

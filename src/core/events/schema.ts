@@ -31,6 +31,9 @@ export const EXIT_REASONS = ['idle_timeout', 'shutdown_requested', 'stopped', 'm
 /** What became of a teammate's MCP server (mcp/connection.ts). */
 export const MCP_SERVER_STATES = ['started', 'failed', 'exited', 'gone', 'stopped'] as const;
 
+/** The merge queue's steps for one pipeline (lead/merge-queue.ts): in the order they happen. */
+export const MERGE_STEPS = ['queued', 'rebased', 'checked', 'merged', 'sent_back', 'waiting', 'error'] as const;
+
 export const HOOK_EVENTS = ['TaskCreated', 'TaskCompleted', 'TeammateIdle', 'PreToolUse', 'PostToolUse', 'PipelineCompleted'] as const;
 
 const common = {
@@ -106,6 +109,8 @@ export const TeamEventSchema = z.discriminatedUnion('type', [
   event('mcp_server', { server: z.string(), state: z.enum(MCP_SERVER_STATES), detail: z.string(), tools: z.number().int().optional() }),
   /** The repository's AGENTS.md / CLAUDE.md files that went into a task's instructions: each one's size and how much of it was kept (0: left out at the cap). */
   event('repository_instructions', { files: z.array(z.object({ path: z.string(), bytes: z.number().int(), kept: z.number().int() })) }),
+  /** A step of the merge queue for one pipeline: its branch, the base it goes into, and what happened. */
+  event('merge_step', { step: z.enum(MERGE_STEPS), branch: z.string(), into: z.string(), detail: z.string(), commit: z.string().optional() }),
   event('board_outage', { state: z.enum(['down', 'up']), source: z.string(), message: z.string() }),
   event('hook_decision', {
     hook: z.enum(HOOK_EVENTS),
@@ -123,6 +128,7 @@ export type ToolOutcomeKind = (typeof TOOL_OUTCOMES)[number];
 export type ReleaseKind = (typeof RELEASE_KINDS)[number];
 export type ExitReason = (typeof EXIT_REASONS)[number];
 export type HookEventName = (typeof HOOK_EVENTS)[number];
+export type MergeStep = (typeof MERGE_STEPS)[number];
 
 /** An event of one type, without what the emitter fills in (`ts`, `team`) or the log assigns (`seq`). */
 export type EventInput<T extends TeamEventType = TeamEventType> = T extends TeamEventType

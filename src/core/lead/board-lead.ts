@@ -8,6 +8,7 @@ import { Pipeline, type PipelineState } from '../stages/pipeline.js';
 import type { StageRegistry } from '../stages/stage-registry.js';
 import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
 import { decidePlan } from './lead-inbox.js';
+import { MergeQueue, recheckLimits } from './merge-queue.js';
 import type { LeadControls, LeaderView, LeadSnapshot } from './lead-api.js';
 import { type PendingQuestion, unansweredOnBoard } from './questions.js';
 import { openRepository } from './repository.js';
@@ -191,6 +192,10 @@ export class BoardLead implements LeadControls {
 
   discard(pipeline: number): Promise<string> {
     return discardPipeline(this.board.tasks, pipeline, this.lead);
+  }
+
+  mergeQueue(): Promise<string[]> {
+    return new MergeQueue({ board: this.board, pipelines: this.pipelines, by: this.lead, limits: recheckLimits() }).drain();
   }
 
   decidePlan(requestId: string, approve: boolean, feedback = ''): Promise<void> {

@@ -42,6 +42,8 @@ export interface LeadSessionOptions {
   models?: Readonly<Record<string, ModelSpec>>;
   /** The lead agent's file and shell tools (autoteam.config.json `lead.tools`; default all four). */
   leadTools?: readonly LeadHand[];
+  /** autoteam.config.json `autoMerge`: run the merge queue whenever a pipeline is approved. */
+  autoMerge?: boolean;
 }
 
 /** Everything the front ends (REPL, line mode, headless run) render. */

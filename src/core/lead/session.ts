@@ -37,6 +37,7 @@ import { LeadInbox } from './lead-inbox.js';
 import { buildSnapshot } from './snapshot.js';
 import { SessionLife } from './session-life.js';
 import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
+import { MergeQueue, MergeRunner, recheckLimits } from './merge-queue.js';
 
 /**
  * The lead's side of the runtime, shared by every front end: owns the process's watcher, the
@@ -68,6 +69,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private readonly view: LogView;
   /** How it starts and closes (the lead's lease, the watcher, the team). */
   private readonly life: SessionLife;
+  /** The merge queue's runs from this process (`/merge all`, and `autoMerge` on each approval). */
+  private readonly merges: MergeRunner;
 
   constructor(private readonly options: LeadSessionOptions) {
     super();
@@ -83,6 +86,10 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
         // Answered from another front end (the web board, another terminal), or timed out: not waiting any more.
         if (event.type === 'question_answered') this.desk.answeredElsewhere(event.questionId, event.answer, event.by);
         emit({ type: 'team', event });
+        // autoMerge: the lead merges each pipeline as it is approved (the queue keeps approval order).
+        if (options.autoMerge && event.type === 'pipeline_status' && event.status === 'approved' && !this.life.closed) {
+          this.merges.auto((error) => emit({ type: 'error', ...serializeError(error) }));
+        }
       },
       (error) => {
         const { code, message } = serializeError(error);
@@ -116,6 +123,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       maxRequestTokens: options.settings?.maxRequestTokens ?? DEFAULT_MAX_REQUEST_TOKENS,
     });
     this.chat = new LeadChat(new LeadAgent(this.agentHost));
+    this.merges = new MergeRunner(() => new MergeQueue({ board, pipelines: this.pipelines, by: this.lead, limits: recheckLimits(options.settings) }));
     // One live lead per board: the lease is taken in start(), renewed while the session runs, released in close().
     this.life = new SessionLife(
       { board, watcher: this.watcher, view: this.view, team: this.team, desk: this.desk, inbox: this.inbox, chat: this.chat, lease: board.lease(), pipelines: this.pipelines, rootDir: this.rootDir, options },
@@ -311,6 +319,10 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     return discardPipeline(this.board.tasks, pipeline, this.lead);
   }
 
+  mergeQueue(): Promise<string[]> {
+    return this.merges.run();
+  }
+
   decidePlan(requestId: string, approve: boolean, feedback = ''): Promise<void> {
     return this.inbox.decidePlan(requestId, approve, feedback);
   }
@@ -335,7 +347,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
    * Quits: the lead agent stopped, the shutdown protocol for every teammate (bounded), then a sweep
    * so no task stays in_progress under a teammate of this session that is gone, then the watcher.
    */
-  close(graceMs = 5_000): Promise<{ exits: TeammateExit[]; released: number[] }> {
+  async close(graceMs = 5_000): Promise<{ exits: TeammateExit[]; released: number[] }> {
+    // A merge under way finishes first: a rebase is never left half-done in a worktree.
+    await this.merges.settle();
     return this.life.close(graceMs);
   }
 

@@ -1,4 +1,4 @@
-import type { Artifacts } from '../board/artifacts.js';
+import type { Artifacts, GitInfo, Issue, Submitted } from '../board/artifacts.js';
 import type { Mailbox } from '../board/mailbox.js';
 import type { Stage, Task, TaskUsage } from '../board/schemas.js';
 import type { Fence, MutationResult } from '../board/task-types.js';
@@ -10,7 +10,7 @@ import type { PipelineEffects } from './effects.js';
 import { handoffData } from './handoff-data.js';
 import { retriedArtifacts, sentBackBy, transitionOf } from './pipeline-flow.js';
 import { type NoticeOptions, PipelineNotices } from './pipeline-notices.js';
-import { isFailed, type PipelineStatus, pipelineStatus, pipelineStatuses, pipelineUsage } from './pipeline-status.js';
+import { approvalOf, isFailed, type PipelineStatus, pipelineStatus, pipelineStatuses, pipelineUsage } from './pipeline-status.js';
 import { maxRevisionsGap, requirementAsCriterion, type StageDefinition } from './stage.js';
 import { BUILTIN_REGISTRY, type StageRegistry } from './stage-registry.js';
 import { postSuccessor, type SuccessorDeps } from './successor.js';
@@ -295,6 +295,40 @@ export class Pipeline {
     this.notices.events?.emit({ type: 'task_retried', pipeline, task: from.id, agent: by, newTask: next.id, by });
     this.notices.status(next, by, 'active');
     return this.created(next);
+  }
+
+  /**
+   * Sends an approved pipeline back as a new revision with `issues` (the merge queue: a conflict, or a
+   * check that fails on the rebased tree). The approving task's ending becomes its stage's revise
+   * signal (what it had approved with is kept in `mergeSentBack`), so the pipeline's rules treat it
+   * as a review's send-back: the next revision carries the issues and `submitted`, the next review
+   * sees them as previous issues, `repair` posts a successor lost to a crash. Counted against
+   * max_revisions as a review's send-back is; past it the pipeline fails instead.
+   */
+  async sendBackApproved(pipeline: number, back: { issues: Issue[]; reason: string; git?: GitInfo; submitted?: Submitted }, by: string): Promise<{ status: 'active'; next: Task | null } | { status: 'failed'; reason: string }> {
+    await this.board.refresh();
+    const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
+    const approval = approvalOf(tasks);
+    const status = pipelineStatus(tasks);
+    if (!approval?.stage || status !== 'approved') throw new AutoteamError(`pipeline #${pipeline} is ${status}: only an approved pipeline is sent back`, 'USAGE');
+    const definition = this.stages.get(approval.stage);
+    const revise = Object.entries(definition.transitions).find(([, transition]) => transition.revise);
+    const record = { mergeSentBack: { signal: approval.artifacts.signal ?? 'approved', reason: back.reason, by, ...(approval.artifacts.git?.commit ? { commit: approval.artifacts.git.commit } : {}) } };
+    const stop = revise ? maxRevisionsGap({ artifacts: approval.artifacts, task: approval, maxRevisions: this.maxRevisions }) : `the ${approval.stage} stage has no signal that sends work back`;
+    if (stop) {
+      const reason = `${back.reason}; ${stop}`;
+      const failed = await this.board.update(approval.id, { status: 'failed', result: reason, artifacts: { ...record, final: false } }, { by, event: 'failed', detail: reason });
+      if (failed.ok) {
+        this.notices.transition(approval, null, 'failed', by);
+        await this.notices.lead(by, failed.task, 'failed', `Pipeline #${pipeline} failed: ${reason}`);
+      }
+      return { status: 'failed', reason };
+    }
+    const artifacts: Artifacts = { ...record, signal: revise![0], final: false, issues: back.issues, ...(back.git ? { git: back.git } : {}), ...(back.submitted ? { submitted: back.submitted } : {}) };
+    const updated = await this.board.update(approval.id, { artifacts }, { by, event: 'sent_back', detail: back.reason });
+    if (!updated.ok) throw new AutoteamError(`pipeline #${pipeline} could not be sent back: ${updated.reason}`, 'BOARD_ERROR');
+    this.notices.status(updated.task, by, 'active', back.reason);
+    return { status: 'active', next: await postSuccessor(this.successors, updated.task) };
   }
 
   state(pipeline: number): PipelineState {

@@ -1,0 +1,95 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { git, gitMessage, personEnv } from './git.js';
+
+/**
+ * Where the merge queue advances a base branch. The queue rebases and checks a pipeline's branch on
+ * `tip()`, then asks `advance(tip, commit)` to move the base, only ever as a fast-forward from the tip
+ * it checked against. The local target moves a branch of the person's repository; a remote target
+ * (a bare repository the base lives in) would push instead, behind the same three methods.
+ */
+export interface MergeTarget {
+  /** The base as a person reads it: `main`, or `main (checked out in /path)`. */
+  describe(): string;
+  /** The commit the base points to now. */
+  tip(): Promise<string>;
+  /**
+   * Moves the base from `from` to `to` (a descendant of `from`). `waiting` says, in one line, why it
+   * cannot now (the base moved meanwhile, the checkout has uncommitted changes); nothing is changed then.
+   */
+  advance(from: string, to: string): Promise<AdvanceOutcome>;
+}
+
+export type AdvanceOutcome = { ok: true } | { ok: false; waiting: string };
+
+/** The working trees (the main one and every linked worktree) that have `branch` checked out. */
+export async function checkoutsOf(repoTop: string, branch: string): Promise<string[]> {
+  const list = (await git(repoTop, ['worktree', 'list', '--porcelain'])).stdout;
+  const found: string[] = [];
+  let current: string | null = null;
+  for (const line of list.split('\n')) {
+    if (line.startsWith('worktree ')) current = line.slice('worktree '.length);
+    else if (line === `branch refs/heads/${branch}` && current) found.push(current);
+  }
+  return found;
+}
+
+/** A merge, rebase, cherry-pick or revert under way in the working tree `dir`, or null. */
+async function busyWith(dir: string): Promise<string | null> {
+  for (const [ref, what] of [
+    ['MERGE_HEAD', 'a merge'],
+    ['CHERRY_PICK_HEAD', 'a cherry-pick'],
+    ['REVERT_HEAD', 'a revert'],
+  ] as const) {
+    if ((await git(dir, ['rev-parse', '-q', '--verify', ref], { allowFailure: true })).exitCode === 0) return what;
+  }
+  for (const name of ['rebase-merge', 'rebase-apply']) {
+    const at = (await git(dir, ['rev-parse', '--git-path', name])).stdout.trim();
+    if (fs.existsSync(path.resolve(dir, at))) return 'a rebase';
+  }
+  return null;
+}
+
+/**
+ * A branch of the repository at `repoTop`. Not checked out anywhere: its ref is moved atomically
+ * (`git update-ref` with the old value, so a branch that moved meanwhile is left alone). Checked out
+ * and clean: `git merge --ff-only` in that working tree, as the person. Checked out with uncommitted
+ * changes (or an operation under way): it waits, and nothing of the person's is touched.
+ */
+export class LocalMergeTarget implements MergeTarget {
+  constructor(
+    private readonly repoTop: string,
+    readonly branch: string,
+  ) {}
+
+  describe(): string {
+    return this.branch;
+  }
+
+  async tip(): Promise<string> {
+    return (await git(this.repoTop, ['rev-parse', '--verify', `refs/heads/${this.branch}^{commit}`])).stdout.trim();
+  }
+
+  async advance(from: string, to: string): Promise<AdvanceOutcome> {
+    const checkouts = await checkoutsOf(this.repoTop, this.branch);
+    if (checkouts.length === 0) {
+      const moved = await git(this.repoTop, ['update-ref', '-m', `autoteam merge queue: fast-forward to ${to.slice(0, 12)}`, `refs/heads/${this.branch}`, to, from], { allowFailure: true });
+      if (moved.exitCode === 0) return { ok: true };
+      return { ok: false, waiting: `${this.branch} moved while the pipeline was checked (${gitMessage(moved.stderr, moved.stdout)}); it is tried again on the next run` };
+    }
+    const dir = checkouts[0]!;
+    const busy = await busyWith(dir);
+    if (busy) return { ok: false, waiting: `${this.branch} is checked out in ${dir} with ${busy} under way; finish or abort it, then merge again` };
+    // Staged or not: any change to a tracked file is the person's, and waits.
+    const files = (await git(dir, ['diff', '--name-only', 'HEAD'])).stdout.split('\n').filter(Boolean);
+    if (files.length) {
+      return { ok: false, waiting: `${this.branch} is checked out in ${dir} with uncommitted changes (${files.slice(0, 5).join(', ')}${files.length > 5 ? ', …' : ''}); commit or stash them, then merge again` };
+    }
+    const head = (await git(dir, ['rev-parse', 'HEAD'])).stdout.trim();
+    if (head !== from) return { ok: false, waiting: `${this.branch} moved while the pipeline was checked; it is tried again on the next run` };
+    // git refuses (and changes nothing) when an untracked file of the person's is in the way.
+    const merged = await git(dir, ['merge', '--ff-only', '-q', to], { allowFailure: true, env: personEnv() });
+    if (merged.exitCode !== 0) return { ok: false, waiting: `${this.branch} in ${dir} cannot be fast-forwarded: ${gitMessage(merged.stderr, merged.stdout)}` };
+    return { ok: true };
+  }
+}

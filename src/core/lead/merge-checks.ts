@@ -1,0 +1,78 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Artifacts } from '../board/artifacts.js';
+import { capOutput } from '../exec/process.js';
+import { containment, hiddenStartDir, Sandbox, type SandboxPolicy } from '../exec/sandbox.js';
+import { scratchDir } from '../exec/scratch.js';
+
+/**
+ * The reviewer's evidence run again on a rebased tree: every check it recorded that passed (run_check,
+ * CHK1…) and its test run (the same runner: the project's test command, the engineer's tests, or the
+ * smoke run), in the sandbox a reviewer gets. A check that failed in the review proves nothing either
+ * way and is not run.
+ */
+
+export interface RecheckLimits {
+  commandTimeoutMs: number;
+  maxOutputChars: number;
+  sandbox: SandboxPolicy;
+}
+
+export type RecheckOutcome = { ok: true; ran: string[] } | { ok: false; ran: string[]; failed: string; output: string };
+
+/** Left out of a check's scratch copy, as run_check leaves them out. */
+const SKIPPED = new Set(['.git', '.run', '.home', '.tmp', 'node_modules', '__pycache__']);
+/** What a send-back quotes of a failure's output. */
+const OUTPUT_CHARS = 2_000;
+
+/** A reviewer's sandbox on `worktree`: the board, the start folder and the person's repository out of sight. */
+function reviewSandbox(worktree: string, hidden: readonly string[], policy: SandboxPolicy): Sandbox {
+  return new Sandbox(
+    { workspace: worktree, hidden: [...hidden, ...hiddenStartDir()], network: policy.network.includes('*') || policy.network.includes('review'), limits: policy.limits, passEnv: policy.passEnv },
+    policy.mode === 'off' ? { kind: 'none', reason: 'turned off (--sandbox off)' } : containment(),
+  );
+}
+
+/** Re-runs `review`'s recorded checks and tests in `worktree`; the first failure ends it. */
+export async function recheck(worktree: string, review: Artifacts, hidden: readonly string[], limits: RecheckLimits, signal?: AbortSignal): Promise<RecheckOutcome> {
+  const sandbox = reviewSandbox(worktree, hidden, limits.sandbox);
+  const ran: string[] = [];
+  const { executeCode } = await import('../exec/execute.js');
+  for (const check of (review.checks ?? []).filter((c) => c.ok)) {
+    const scratch = scratchDir('check');
+    try {
+      fs.cpSync(worktree, scratch, { recursive: true, filter: (src) => !SKIPPED.has(path.basename(src)) && !fs.lstatSync(src).isSymbolicLink() });
+      const result = await executeCode(scratch, check.code, {
+        language: check.language === 'python' ? 'python' : 'javascript',
+        timeoutMs: limits.commandTimeoutMs,
+        maxOutputChars: limits.maxOutputChars,
+        ...(signal ? { signal } : {}),
+        sandbox: sandbox.forWorkspace(scratch),
+      });
+      ran.push(check.id);
+      if (result.exitCode !== 0 || result.timedOut || result.error || result.canceled) {
+        const output = [result.stdout, result.stderr].filter(Boolean).join('\n') || result.error || `exit ${result.exitCode ?? 'none'}`;
+        return { ok: false, ran, failed: `check ${check.id}`, output: capOutput(output, OUTPUT_CHARS) };
+      }
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
+  }
+  const tests = review.tests as (Artifacts['tests'] & { mode?: string; others?: Array<{ file: string }> }) | undefined;
+  if (tests?.file) {
+    const { runTests, testSummary } = await import('../exec/test-runner.js');
+    const project = tests.mode === 'project';
+    const files = project ? [tests.file] : [tests.file, ...(tests.others ?? []).map((other) => other.file)];
+    for (const file of files) {
+      let result;
+      try {
+        result = await runTests(worktree, file, { timeoutMs: limits.commandTimeoutMs, maxOutputChars: limits.maxOutputChars, sandbox, project, ...(signal ? { signal } : {}) });
+      } catch (error) {
+        return { ok: false, ran, failed: `the tests of ${file}`, output: `${file} cannot be tested on the rebased tree: ${(error as Error).message}` };
+      }
+      ran.push(`tests of ${file}`);
+      if (!result.ok) return { ok: false, ran, failed: testSummary(result), output: capOutput(result.output, OUTPUT_CHARS) };
+    }
+  }
+  return { ok: true, ran };
+}

@@ -1,0 +1,230 @@
+import fs from 'node:fs';
+import { DEFAULT_TEAMMATE_SETTINGS, type TeammateSettings } from '../agent/settings.js';
+import type { GitInfo, Issue, Submitted } from '../board/artifacts.js';
+import type { Board } from '../board/board-types.js';
+import { AutoteamError } from '../errors.js';
+import { isLockBusy } from '../board/lock.js';
+import type { Task } from '../board/schemas.js';
+import type { MergeStep } from '../events/schema.js';
+import { git } from '../git/git.js';
+import { LocalMergeTarget, type MergeTarget } from '../git/merge-target.js';
+import { currentBranch, reapplyOnto, rebaseOnto } from '../git/rebase.js';
+import { removeWorktree, worktreeChange } from '../git/worktree.js';
+import type { Pipeline } from '../stages/pipeline.js';
+import { approvalOf, tasksByPipeline, pipelineStatus } from '../stages/pipeline-status.js';
+import { snapshotWorkspace } from '../stages/submission.js';
+import { recheck, type RecheckLimits } from './merge-checks.js';
+
+/**
+ * The merge queue: approved, unmerged pipelines go into their base branch in approval order. Each is
+ * rebased onto the base's tip in its own worktree, the reviewer's checks and tests run again on the
+ * rebased tree, and the base is fast-forwarded (MergeTarget). A conflict or a failing check never
+ * reaches the base: the pipeline goes back to implementation as a new revision with a blocker. One
+ * merger at a time per board (the board's lock `merge-queue`).
+ */
+
+export interface QueuedPipeline {
+  pipeline: number;
+  /** The approving task: it holds the branch (`git`) and gets the outcome. */
+  holder: Task;
+  git: GitInfo & { commit: string };
+  /** When it was approved: the queue's order. */
+  approvedAt: string;
+}
+
+/** The approved pipelines with a branch and no outcome yet, oldest approval first. */
+export function queuedPipelines(tasks: readonly Task[]): QueuedPipeline[] {
+  const queued: QueuedPipeline[] = [];
+  for (const [pipeline, group] of tasksByPipeline(tasks)) {
+    if (pipelineStatus(group) !== 'approved' || group.some((task) => task.artifacts.outcome)) continue;
+    const holder = approvalOf(group);
+    const info = holder?.artifacts.git;
+    if (!holder || !info?.commit) continue;
+    const approvedAt = holder.history.findLast((entry) => entry.event === 'completed')?.at ?? holder.updatedAt;
+    queued.push({ pipeline, holder, git: { ...info, commit: info.commit }, approvedAt });
+  }
+  return queued.sort((a, b) => a.approvedAt.localeCompare(b.approvedAt) || a.pipeline - b.pipeline);
+}
+
+export interface MergeQueueOptions {
+  board: Board;
+  /** Sends a pipeline back as a new revision (Pipeline.sendBackApproved). */
+  pipelines: Pick<Pipeline, 'sendBackApproved'>;
+  /** Who merges: the lead's name (the outcome's `by`, the events' agent). */
+  by: string;
+  limits: RecheckLimits;
+  /** The base a pipeline goes into (default: the branch of the person's repository). */
+  target?: (git: GitInfo, branch: string) => MergeTarget;
+  signal?: AbortSignal;
+}
+
+const short = (sha: string) => sha.slice(0, 12);
+
+/** Why one pipeline cannot be merged now: it stays queued, and the line says why. */
+class MergeQueueError extends AutoteamError {
+  constructor(message: string) {
+    super(message, 'MERGE_QUEUE');
+  }
+}
+
+export class MergeQueue {
+  constructor(private readonly options: MergeQueueOptions) {}
+
+  /** Merges every queued pipeline once, in approval order; one line per pipeline. */
+  async drain(): Promise<string[]> {
+    const { board } = this.options;
+    try {
+      return await board.tasks.withLock('merge-queue', async () => {
+        await board.tasks.refresh();
+        const queue = queuedPipelines(board.tasks.list());
+        if (queue.length === 0) return ['the merge queue is empty: no approved pipeline waits to be merged'];
+        const lines: string[] = [];
+        for (const entry of queue) lines.push(await this.mergeOne(entry, queue.length));
+        return lines;
+      });
+    } catch (error) {
+      if (isLockBusy(error)) return ['another merger is draining the merge queue of this board; nothing was done here'];
+      throw error;
+    }
+  }
+
+  private emit(entry: QueuedPipeline, into: string, step: MergeStep, detail: string, commit?: string): void {
+    this.options.board.sink.emit({ type: 'merge_step', pipeline: entry.pipeline, task: entry.holder.id, agent: this.options.by, step, branch: entry.git.branch, into, detail, ...(commit ? { commit } : {}) });
+  }
+
+  private async mergeOne(entry: QueuedPipeline, of: number): Promise<string> {
+    const { git: info, pipeline } = entry;
+    const into = info.baseBranch ?? (await currentBranch(info.repo));
+    if (!into) return `pipeline #${pipeline}: waits — HEAD of ${info.repo} is detached, so there is no branch to merge it into; check out a branch`;
+    const say = (step: MergeStep, detail: string, commit?: string) => this.emit(entry, into, step, detail, commit);
+    try {
+      const target = (this.options.target ?? ((_, branch) => new LocalMergeTarget(info.repo, branch)))(info, into);
+      say('queued', `approved ${entry.approvedAt}; ${of} in the queue`);
+      if (!fs.existsSync(info.worktree)) await git(info.repo, ['worktree', 'add', '-q', info.worktree, info.branch]);
+      // An approved worktree's tracked files are as committed; changed ones (a send-back cut short) are neither merged nor dropped blindly.
+      const loose = (await git(info.worktree, ['diff', '--name-only', 'HEAD'])).stdout.split('\n').filter(Boolean);
+      if (loose.length) throw new MergeQueueError(`its worktree ${info.worktree} has uncommitted changes (${loose.slice(0, 5).join(', ')}); commit or discard them there first`);
+      const tip = await target.tip();
+      const email = `${this.options.by}@${this.options.board.registry.read().team}`;
+      const rebased = await rebaseOnto(info.worktree, tip, email);
+      if (rebased.kind === 'conflict') {
+        say('rebased', `conflicts with ${into} at ${short(tip)} in ${rebased.files.join(', ')}; the rebase was aborted`);
+        const text =
+          `merging into ${into} conflicts in ${rebased.files.join(', ')}: ${into} moved on (to ${short(tip)}) and changed the same lines. ` +
+          `The worktree now holds this change laid over ${into}'s tip, with git's conflict markers (<<<<<<< ======= >>>>>>>) in ${rebased.files.join(', ')}: ` +
+          'keep what both sides need, remove every marker, run it again and submit.';
+        return await this.sendBack(entry, into, tip, info.commit, `conflict with ${into} in ${rebased.files.join(', ')}`, text);
+      }
+      const head = rebased.head;
+      if (head === tip && rebased.kind === 'on tip' && info.commit !== tip) throw new MergeQueueError(`its branch ${info.branch} no longer holds the approved commit ${short(info.commit)}`);
+      if (rebased.kind === 'rebased') say('rebased', `onto ${into} at ${short(tip)}`, head);
+      // The tree the reviewer (or an earlier run of the queue) checked needs no second run.
+      if (head !== info.commit) {
+        const checked = await recheck(info.worktree, entry.holder.artifacts, [this.options.board.rootDir, info.repo], this.options.limits, this.options.signal);
+        if (!checked.ok) {
+          say('checked', `${checked.failed} fails on the rebased tree`, head);
+          const text = `on ${into}'s tip (${short(tip)}) ${checked.failed} fails, though it passed on the branch as reviewed: ${checked.output}`;
+          return await this.sendBack(entry, into, tip, head, `${checked.failed} fails after a rebase onto ${into}`, text);
+        }
+        say('checked', `${checked.ran.join(', ') || 'nothing recorded to run'} pass on the rebased tree`, head);
+        await this.options.board.tasks.update(entry.holder.id, { artifacts: { git: { ...info, commit: head } } }, { by: this.options.by, event: 'rechecked', detail: `${checked.ran.length} check(s) and test run(s) pass at ${short(head)}` });
+      } else if (rebased.kind === 'on tip') {
+        say('rebased', `already on ${into}'s tip (${short(tip)}): no rebase, the reviewed tree is what merges`, head);
+      }
+      const advanced = head === tip ? ({ ok: true } as const) : await target.advance(tip, head);
+      if (!advanced.ok) {
+        say('waiting', advanced.waiting, head);
+        return `pipeline #${pipeline}: waits — ${advanced.waiting}`;
+      }
+      await removeWorktree(info.repo, info.worktree, info.branch);
+      const how = head === tip ? `its change was already in ${into}` : `fast-forward to ${short(head)}`;
+      await this.options.board.tasks.update(
+        entry.holder.id,
+        { artifacts: { outcome: { action: 'merged', into, commit: head, by: this.options.by } } },
+        { by: this.options.by, event: 'merged', detail: `${info.branch} into ${into} (merge queue, ${how})` },
+      );
+      say('merged', how, head);
+      return `pipeline #${pipeline}: ${info.branch} merged into ${target.describe()} (${how}); its worktree and branch are removed`;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      say('error', message);
+      return `pipeline #${pipeline}: not merged — ${message} (it stays in the queue)`;
+    }
+  }
+
+  /**
+   * Back to implementation: the worktree's branch moved to `tip` with the pipeline's change (`change`,
+   * a commit) laid over it uncommitted — conflict markers where it conflicts — and a blocker saying why.
+   */
+  private async sendBack(entry: QueuedPipeline, into: string, tip: string, change: string, reason: string, text: string): Promise<string> {
+    const { git: info, pipeline, holder } = entry;
+    await reapplyOnto(info.worktree, change, tip);
+    const { commit: _reviewed, ...rest } = info;
+    const moved: GitInfo = { ...rest, base: tip };
+    // What it is sent back with, as a submission: an unchanged resubmission (markers left in) is refused.
+    const changed = (await worktreeChange(info.worktree, tip, 0)).files.filter((file) => file.status !== 'D').map((file) => file.path);
+    const files = snapshotWorkspace(this.options.board.rootDir, info.worktree, changed);
+    const main = holder.artifacts.submitted?.file ?? changed[0] ?? '';
+    const submitted: Submitted = { file: main, sha256: files[main] ?? '', revision: holder.revision, files };
+    const issues: Issue[] = [{ text, severity: 'blocker' }];
+    const result = await this.options.pipelines.sendBackApproved(pipeline, { issues, reason, git: moved, submitted }, this.options.by);
+    if (result.status === 'failed') {
+      this.emit(entry, into, 'sent_back', `${reason}; the pipeline failed: ${result.reason}`);
+      return `pipeline #${pipeline}: not merged — ${result.reason}`;
+    }
+    this.emit(entry, into, 'sent_back', `${reason}; revision ${holder.revision + 1} is #${result.next?.id ?? '?'}`);
+    return `pipeline #${pipeline}: not merged — ${reason}; sent back to implementation as revision ${holder.revision + 1}${result.next ? ` (#${result.next.id})` : ''}`;
+  }
+}
+
+/** The limits a reviewer's tools run with, from the team's settings: what the queue's re-runs get too. */
+export function recheckLimits(settings: Partial<TeammateSettings> = {}): RecheckLimits {
+  return {
+    commandTimeoutMs: settings.commandTimeoutMs ?? DEFAULT_TEAMMATE_SETTINGS.commandTimeoutMs,
+    maxOutputChars: settings.maxOutputChars ?? DEFAULT_TEAMMATE_SETTINGS.maxOutputChars,
+    sandbox: settings.sandbox ?? DEFAULT_TEAMMATE_SETTINGS.sandbox,
+  };
+}
+
+/**
+ * One process's merges, one at a time: `/merge all` and the lead's `autoMerge` share it. An automatic
+ * run asked for while one is under way runs once more after it (the approval it was asked for may
+ * have come too late for the running one); `settle` waits for whatever runs (before the board closes).
+ */
+export class MergeRunner {
+  private running: Promise<string[]> | null = null;
+  private again = false;
+
+  constructor(private readonly queue: () => MergeQueue) {}
+
+  run(): Promise<string[]> {
+    if (this.running) return this.running.catch(() => undefined).then(() => this.run());
+    const run = this.queue()
+      .drain()
+      .finally(() => {
+        this.running = null;
+      });
+    this.running = run;
+    return run;
+  }
+
+  /** For `autoMerge`: drains now, or once more after the drain under way; `onError` hears what failed. */
+  auto(onError: (error: unknown) => void): void {
+    if (this.running) {
+      if (this.again) return;
+      this.again = true;
+      void this.running
+        .catch(() => undefined)
+        .then(() => {
+          this.again = false;
+          this.auto(onError);
+        });
+      return;
+    }
+    this.run().catch(onError);
+  }
+
+  async settle(): Promise<void> {
+    while (this.running) await this.running.catch(() => undefined);
+  }
+}

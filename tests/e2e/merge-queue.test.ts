@@ -1,0 +1,90 @@
+/**
+ * The merge queue end to end on the offline model: two pipelines on one repository both write
+ * organize.py (the person answers their name-conflict question differently, so the two programs
+ * differ). With `autoMerge` the lead merges the first as it is approved; the second conflicts, goes
+ * back to the engineer with the conflict markers in its worktree, is revised, approved again and merged.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { TeamEvent } from '../../src/core/events/schema.js';
+import { LeadSession } from '../../src/core/lead/session.js';
+import { playbookAnswer } from '../../src/core/model/scripted/playbook.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
+import { DOWNLOADS_REQUIREMENT, tempBoard } from '../helpers/pipeline-cli.js';
+
+const python = spawnSync('python3', ['--version']).status === 0;
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
+});
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 'Person', GIT_AUTHOR_EMAIL: 'person@example.com', GIT_COMMITTER_NAME: 'Person', GIT_COMMITTER_EMAIL: 'person@example.com' },
+  }).trim();
+}
+
+type MergeStepEvent = Extract<TeamEvent, { type: 'merge_step' }>;
+
+describe.runIf(python)('the merge queue with autoMerge', () => {
+  it('merges the first of two pipelines editing organize.py, sends the second back with the conflict, and merges it after its revision', { timeout: 600_000 }, async () => {
+    const repo = tempBoard('autoteam-mq-');
+    roots.push(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
+    git(repo, 'add', 'README.md');
+    git(repo, 'commit', '-q', '-m', 'Initial commit');
+    const start = git(repo, 'rev-parse', 'HEAD');
+    const session = new LeadSession({ rootDir: repo, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: 100 }, autoMerge: true });
+    const steps: MergeStepEvent[] = [];
+    let first = 0;
+    const merged = new Promise<void>((resolve, reject) => {
+      const timeout = AbortSignal.timeout(4 * HANG_MS);
+      timeout.addEventListener('abort', () => reject(new Error(`not both merged in time; merge steps: ${JSON.stringify(steps.map((s) => [s.pipeline, s.step, s.detail]))}`)));
+      session.subscribe((event) => {
+        if (event.type === 'question') {
+          // Pipeline 1 skips a file whose name is taken; pipeline 2 keeps both: two different programs.
+          const { questionId, question, pipeline } = event.question;
+          const answer = pipeline === first && /same name|exist/i.test(question) ? 'Skip it: leave the file where it is.' : playbookAnswer(question, []);
+          void session.answer(answer, questionId).catch(() => undefined);
+        }
+        if (event.type !== 'team' || event.event.type !== 'merge_step') return;
+        steps.push(event.event);
+        if (steps.filter((step) => step.step === 'merged').length === 2) resolve();
+      });
+    });
+    try {
+      await session.start();
+      const a = await session.post(DOWNLOADS_REQUIREMENT);
+      first = a.pipeline!;
+      const b = await session.post('Write a Python script that sorts the files of a folder into subfolders by file type.');
+      await merged;
+
+      const mergedOrder = steps.filter((step) => step.step === 'merged').map((step) => step.pipeline);
+      expect(new Set(mergedOrder)).toEqual(new Set([a.pipeline, b.pipeline]));
+      const [firstMerged, secondMerged] = mergedOrder as [number, number];
+      const sentBack = steps.filter((step) => step.step === 'sent_back');
+      expect(sentBack.map((step) => step.pipeline)).toEqual([secondMerged]);
+      expect(sentBack[0]!.detail).toMatch(/^conflict with main in organize\.py; revision \d+ is #\d+$/);
+      expect(steps.filter((step) => step.pipeline === firstMerged).map((step) => step.step)).not.toContain('sent_back');
+
+      // The revision was handed the conflict as a blocker, and worked from the markers in its worktree.
+      const revision = session.stateOf(secondMerged).tasks.find((task) => task.stage === 'implementation' && task.artifacts.issues?.some((issue) => /conflicts in organize\.py/.test(issue.text)));
+      expect(revision?.artifacts.issues?.[0]?.severity).toBe('blocker');
+      expect(session.stateOf(secondMerged).tasks.find((task) => task.artifacts.outcome)?.artifacts.outcome).toMatchObject({ action: 'merged', into: 'main' });
+
+      // main moved forward by the two approvals, as fast-forwards in the person's own (clean) tree.
+      expect(git(repo, 'rev-list', '--count', `${start}..main`)).toBe('2');
+      expect(git(repo, 'rev-list', '--merges', '--count', `${start}..main`)).toBe('0');
+      expect(git(repo, 'status', '--porcelain')).toBe('');
+      expect(fs.readFileSync(path.join(repo, 'organize.py'), 'utf8')).not.toMatch(/^(<<<<<<<|=======|>>>>>>>)/m);
+      expect(git(repo, 'branch', '--list', 'autoteam/*')).toBe('');
+    } finally {
+      await session.close(2_000);
+    }
+  });
+});

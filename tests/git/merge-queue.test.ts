@@ -1,0 +1,193 @@
+/**
+ * The merge queue with real git, a real file board, the real Pipeline and real sandboxed checks; the
+ * pipelines are made by signalling their stages directly (no model): an engineer's files written into
+ * the worktree, a review that approves with a recorded check.
+ */
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fileBoard } from '../../src/core/board/board.js';
+import type { Board } from '../../src/core/board/board-types.js';
+import type { Check } from '../../src/core/board/artifacts.js';
+import type { Task } from '../../src/core/board/schemas.js';
+import { CONFIG_FILE, loadProjectConfig } from '../../src/core/config/project-config.js';
+import { findRepository, prepareRepository } from '../../src/core/git/worktree.js';
+import { MergeQueue, queuedPipelines, recheckLimits } from '../../src/core/lead/merge-queue.js';
+import { Pipeline, type StageSignal } from '../../src/core/stages/pipeline.js';
+import { pipelineStatus } from '../../src/core/stages/pipeline-status.js';
+import { describeRun, runCli } from '../helpers/pipeline-cli.js';
+
+const roots: string[] = [];
+const boards: Board[] = [];
+afterEach(async () => {
+  for (const board of boards.splice(0)) await board.close();
+  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
+});
+
+/** git as the person runs it. */
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_AUTHOR_NAME: 'Person', GIT_AUTHOR_EMAIL: 'person@example.com', GIT_COMMITTER_NAME: 'Person', GIT_COMMITTER_EMAIL: 'person@example.com' },
+  }).trim();
+}
+
+function commitFile(repo: string, file: string, content: string, message: string): string {
+  fs.writeFileSync(path.join(repo, file), content);
+  git(repo, 'add', file);
+  git(repo, 'commit', '-q', '-m', message);
+  return git(repo, 'rev-parse', 'HEAD');
+}
+
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** A repository (main: helper.py with VALUE = 1) holding a file board, and a Pipeline on it. */
+async function setup() {
+  const repo = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-queue-')));
+  roots.push(repo);
+  git(repo, 'init', '-q', '-b', 'main');
+  commitFile(repo, 'helper.py', 'VALUE = 1\n', 'helper');
+  const board = fileBoard(repo);
+  boards.push(board);
+  await board.registry.ensure('crew');
+  const found = await findRepository(repo);
+  if (!found.repo) throw new Error(found.reason);
+  await prepareRepository(found.repo, repo);
+  const pipelines = new Pipeline(board.tasks, board.mailbox, { events: board.sink });
+  pipelines.useRepository(found.repo);
+  const queue = () => new MergeQueue({ board, pipelines, by: 'lead', limits: recheckLimits() });
+  const signal = async (task: Task, tool: string, artifacts: StageSignal['artifacts']) => {
+    const claim = await board.tasks.claim(task.id, task.role!);
+    if (!claim.ok) throw new Error(claim.reason);
+    const result = await pipelines.advance(claim.task, { owner: task.role!, token: claim.task.claims }, { tool, artifacts, result: tool });
+    if (!result.ok) throw new Error(result.reason);
+    return result.next;
+  };
+  /** An implementation task's engineer writes `file` and submits; the reviewer approves with `check` passing. */
+  const work = async (implementation: Task, file: string, content: string, check: string): Promise<Task> => {
+    const worktree = implementation.artifacts.git!.worktree;
+    fs.writeFileSync(path.join(worktree, file), content);
+    const submitted = { file, sha256: sha(content), revision: implementation.revision, files: { [file]: sha(content) } };
+    const review = (await signal(implementation, 'submit_for_review', { submitted }))!;
+    const chk: Check = { id: 'CHK1', language: 'python', code: check, ok: true, exitCode: 0, output: 'ok', sha256: sha(content), ms: 1 };
+    await signal(review, 'approve_code', { verdict: 'approved', checks: [chk], tests: { file, ok: true, mode: 'smoke', sha256: sha(content) } });
+    return board.tasks.get(review.id);
+  };
+  const post = async (file: string, content: string, check: string) => {
+    const first = await pipelines.post(`Add ${file}.`, { startStage: 'implementation' });
+    await work(first, file, content, check);
+    return first.pipeline!;
+  };
+  const steps = async (pipeline: number) => (await board.sink.flush(), await board.log.read({ pipeline, types: ['merge_step'] })).map((event) => (event.type === 'merge_step' ? event.step : ''));
+  return { repo, board, pipelines, queue, post, work, steps };
+}
+
+const CALC_CHECK = ['import os, sys', 'sys.path.insert(0, os.getcwd())', 'import calc', 'assert calc.f() == 2, f"f() is {calc.f()}"', ''].join('\n');
+const calc = (expression: string) => `"""Add one to the helper's value."""\nfrom helper import VALUE\n\n\ndef f():\n    """Return the value the check wants."""\n    return ${expression}\n`;
+
+describe('the merge queue', () => {
+  it('sends back a pipeline whose check passes on its branch and fails after the rebase, leaving the base as it was; its revision then merges', { timeout: 120_000 }, async () => {
+    const { repo, board, queue, post, work, steps } = await setup();
+    const pipeline = await post('calc.py', calc('VALUE + 1'), CALC_CHECK);
+    // The person changes what the check depends on, with no textual conflict.
+    const tip = commitFile(repo, 'helper.py', 'VALUE = 5\n', 'a new value');
+
+    const [line] = await queue().drain();
+    expect(line).toMatch(new RegExp(`^pipeline #${pipeline}: not merged — check CHK1 fails after a rebase onto main; sent back to implementation as revision 1 \\(#\\d+\\)$`));
+    expect(git(repo, 'rev-parse', 'main')).toBe(tip);
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+    expect(await steps(pipeline)).toEqual(['queued', 'rebased', 'checked', 'sent_back']);
+
+    const tasks = board.tasks.list().filter((task) => task.pipeline === pipeline);
+    expect(pipelineStatus(tasks)).toBe('active');
+    const revision = tasks.at(-1)!;
+    expect(revision).toMatchObject({ stage: 'implementation', revision: 1, status: 'pending' });
+    expect(revision.artifacts.issues).toHaveLength(1);
+    expect(revision.artifacts.issues![0]!.severity).toBe('blocker');
+    expect(revision.artifacts.issues![0]!.text).toMatch(/on main's tip \([0-9a-f]{12}\) check CHK1 fails, though it passed on the branch as reviewed: .*f\(\) is 6/s);
+    // The worktree: its branch on the base's tip, the change laid over it uncommitted, for the engineer to fix.
+    const info = revision.artifacts.git!;
+    expect(info.base).toBe(tip);
+    expect(info.commit).toBeUndefined();
+    expect(git(info.worktree, 'rev-parse', 'HEAD')).toBe(tip);
+    expect(fs.readFileSync(path.join(info.worktree, 'calc.py'), 'utf8')).toBe(calc('VALUE + 1'));
+    expect(queuedPipelines(board.tasks.list())).toEqual([]);
+
+    await work(revision, 'calc.py', calc('VALUE - 3'), CALC_CHECK);
+    const [merged] = await queue().drain();
+    expect(merged).toMatch(new RegExp(`^pipeline #${pipeline}: autoteam/${pipeline}-add-calc-py merged into main \\(fast-forward to [0-9a-f]{12}\\); its worktree and branch are removed$`));
+    // main is checked out and clean: fast-forwarded in the person's tree, which now has the file.
+    expect(fs.readFileSync(path.join(repo, 'calc.py'), 'utf8')).toBe(calc('VALUE - 3'));
+    expect(git(repo, 'rev-list', '--count', `${tip}..main`)).toBe('1');
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+    expect(fs.existsSync(info.worktree)).toBe(false);
+    expect(git(repo, 'branch', '--list', 'autoteam/*')).toBe('');
+    expect(board.tasks.list().find((task) => task.artifacts.outcome)?.artifacts.outcome).toMatchObject({ action: 'merged', into: 'main', by: 'lead' });
+  });
+
+  it("waits while the base is checked out with uncommitted changes, touching none of them; merges once they are put away", { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post, steps } = await setup();
+    const pipeline = await post('calc.py', calc('VALUE + 1'), CALC_CHECK);
+    const head = git(repo, 'rev-parse', 'main');
+    fs.writeFileSync(path.join(repo, 'helper.py'), 'VALUE = 1  # mine, not committed\n');
+    fs.writeFileSync(path.join(repo, 'notes.txt'), 'untracked notes\n');
+
+    const [line] = await queue().drain();
+    expect(line).toBe(`pipeline #${pipeline}: waits — main is checked out in ${repo} with uncommitted changes (helper.py); commit or stash them, then merge again`);
+    expect(git(repo, 'rev-parse', 'main')).toBe(head);
+    expect(fs.readFileSync(path.join(repo, 'helper.py'), 'utf8')).toBe('VALUE = 1  # mine, not committed\n');
+    expect(fs.readFileSync(path.join(repo, 'notes.txt'), 'utf8')).toBe('untracked notes\n');
+    expect(fs.existsSync(path.join(repo, 'calc.py'))).toBe(false);
+    expect(queuedPipelines(board.tasks.list()).map((entry) => entry.pipeline)).toEqual([pipeline]);
+    expect(await steps(pipeline)).toEqual(['queued', 'rebased', 'waiting']);
+
+    git(repo, 'stash', '-q');
+    expect((await queue().drain())[0]).toMatch(/merged into main \(fast-forward/);
+    git(repo, 'stash', 'pop', '-q');
+    expect(fs.readFileSync(path.join(repo, 'helper.py'), 'utf8')).toBe('VALUE = 1  # mine, not committed\n');
+    expect(fs.readFileSync(path.join(repo, 'calc.py'), 'utf8')).toBe(calc('VALUE + 1'));
+    expect(queuedPipelines(board.tasks.list())).toEqual([]);
+  });
+
+  it('two `autoteam merge --queue` at once merge each pipeline once; a base checked out nowhere moves by its ref alone', { timeout: 120_000 }, async () => {
+    const { repo, board, post } = await setup();
+    const ok = 'print("ok")\n';
+    const first = await post('a.py', '"""A."""\nprint("a")\n', ok);
+    const second = await post('b.py', '"""B."""\nprint("b")\n', ok);
+    const base = git(repo, 'rev-parse', 'main');
+    // The person works on another branch: main is checked out nowhere.
+    git(repo, 'checkout', '-q', '-b', 'side');
+    fs.writeFileSync(path.join(repo, 'mine.txt'), 'uncommitted, on side\n');
+    await board.sink.flush();
+
+    const runs = await Promise.all([runCli(['merge', '--queue'], { cwd: repo }), runCli(['merge', '--queue'], { cwd: repo })]);
+    for (const run of runs) expect(run.code, describeRun(run)).toBe(0);
+    const lines = runs.flatMap((run) => run.stdout.trim().split('\n'));
+    for (const id of [first, second]) expect(lines.filter((line) => line.startsWith(`pipeline #${id}: `) && / merged into main /.test(line)), lines.join('\n')).toHaveLength(1);
+    const events = await board.log.read({ types: ['merge_step'] });
+    for (const id of [first, second]) expect(events.filter((event) => event.pipeline === id && event.type === 'merge_step' && event.step === 'merged')).toHaveLength(1);
+
+    expect(git(repo, 'rev-list', '--count', `${base}..main`)).toBe('2');
+    expect(git(repo, 'ls-tree', '--name-only', 'main').split('\n').sort()).toEqual(['a.py', 'b.py', 'helper.py']);
+    expect(git(repo, 'symbolic-ref', '--short', 'HEAD')).toBe('side');
+    expect(git(repo, 'rev-parse', 'side')).toBe(base);
+    expect(fs.readFileSync(path.join(repo, 'mine.txt'), 'utf8')).toBe('uncommitted, on side\n');
+    expect(fs.existsSync(path.join(repo, 'a.py'))).toBe(false);
+  });
+
+  it('reads autoMerge from autoteam.config.json, and names the field when it is not a boolean', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-automerge-'));
+    roots.push(dir);
+    const config = (content: unknown) => {
+      fs.writeFileSync(path.join(dir, CONFIG_FILE), JSON.stringify(content));
+      return loadProjectConfig(dir, {});
+    };
+    expect(config({ autoMerge: true }).autoMerge).toBe(true);
+    expect(config({}).autoMerge).toBeUndefined();
+    expect(() => config({ autoMerge: 'yes' })).toThrow(/autoteam\.config\.json: autoMerge: /);
+  });
+});
