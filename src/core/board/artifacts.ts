@@ -30,6 +30,13 @@ export const GitInfoSchema = z.object({
   worktree: z.string(),
   /** The commit made on approval. */
   commit: z.string().optional(),
+  /**
+   * `repository.remote`: the remote the branch lives on (its URL, credentials redacted). `repo` and
+   * `worktree` are then the poster's; every folder works in its own clone (stages/workspace.ts).
+   */
+  remote: z.string().optional(),
+  /** On a remote: the commit of the branch the next task starts from (the base, then each submission, then the approval). */
+  head: z.string().optional(),
 });
 export type GitInfo = z.infer<typeof GitInfoSchema>;
 

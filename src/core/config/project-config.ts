@@ -74,6 +74,8 @@ export const ProjectConfigSchema = z
     agentsMd: z.object({ enabled: z.boolean(), maxBytes: count(1024) }).partial().strict().optional(),
     /** MCP servers whose tools teammates use, in the shape of Claude Code's .mcp.json, plus roles (mcp/config.ts). */
     mcpServers: McpServersSchema.optional(),
+    /** Pipelines' branches on a remote repository (any git URL), so folders on several machines work one repository. */
+    repository: z.object({ remote: z.string().min(1, 'a git URL or path'), base: z.string().min(1).optional() }).strict().optional(),
   })
   .strict();
 
@@ -99,6 +101,8 @@ export interface ProjectConfig {
   agentsMd?: { enabled?: boolean; maxBytes?: number };
   /** MCP servers by name (`mcpServers`); absent: none. Plain JSON for every thread's settings. */
   mcpServers?: Record<string, McpServerSpec>;
+  /** `repository`: the remote pipelines' branches live on (the full URL: never shown or stored as is). */
+  repository?: { remote: string; base?: string };
   /** What is allowed but probably not meant (a stage nobody on the team works), to say at start. */
   warnings: string[];
 }
@@ -218,6 +222,7 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     ...(data.hooks ? { hooks: data.hooks } : {}),
     ...(mcpServers && Object.keys(mcpServers).length ? { mcpServers } : {}),
     ...(data.agentsMd ? { agentsMd: { ...data.agentsMd } } : {}),
+    ...(data.repository ? { repository: { remote: data.repository.remote, ...(data.repository.base ? { base: data.repository.base } : {}) } } : {}),
     warnings,
   };
 }
