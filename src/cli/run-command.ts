@@ -54,7 +54,7 @@ export interface RunSummary {
   files: string[];
   workspace: string;
   /** Repository mode: the pipeline's branch, the commit it started from, and the approval's commit. */
-  git?: { repo: string; branch: string; base: string; commit: string | null };
+  git?: { repo: string; branch: string; base: string; commit: string | null; remote?: string };
   revisions: number;
   /** The acceptance criteria and, once approved, the reviewer's verdict and evidence for each. */
   criteria: Array<{ id: string; criterion: string; verify: string; met: boolean | null; evidence: string | null }>;
@@ -265,7 +265,7 @@ function summarize(session: LeadApi, snapshot: LeadSnapshot, state: PipelineStat
     questions: most((task) => (task.artifacts.qa ?? []).length),
     files: [...files].sort(),
     workspace: path.resolve(snapshot.pipelines.find((view) => view.id === state.id)?.workspace ?? path.join(snapshot.board.rootDir, 'workspace', String(state.id))),
-    ...(git ? { git: { repo: git.repo, branch: git.branch, base: git.base, commit: git.commit ?? null } } : {}),
+    ...(git ? { git: { repo: git.repo, branch: git.branch, base: git.base, commit: git.commit ?? null, ...(git.remote ? { remote: git.remote } : {}) } } : {}),
     revisions: state.revisions,
     criteria: (last?.artifacts.criteria ?? []).map((criterion) => {
       const verdict = verdicts.find((v) => v.id === criterion.id);
@@ -299,8 +299,9 @@ function printSummary(summary: RunSummary, tasks: readonly Task[], label: string
     `requirements: ${summary.requirements} · questions: ${summary.questions} · files: ${summary.files.length ? `${summary.files.join(', ')} (${summary.workspace})` : 'none'} · revisions: ${summary.revisions}`,
   );
   if (summary.git) {
-    const { branch, base, commit } = summary.git;
-    const next = commit ? ` · commit ${commit.slice(0, 12)} (autoteam diff|merge|discard ${summary.pipeline})` : ' · nothing committed';
+    const { branch, base, commit, remote } = summary.git;
+    // On a remote the branch is there, pushed: merging it is the remote's business.
+    const next = commit ? ` · commit ${commit.slice(0, 12)}${remote ? ` on ${remote}` : ` (autoteam diff|merge|discard ${summary.pipeline})`}` : ' · nothing committed';
     console.log(`branch: ${branch} from ${base.slice(0, 12)}${next}`);
   }
   if (summary.criteria.length) {

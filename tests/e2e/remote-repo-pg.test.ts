@@ -13,7 +13,7 @@ import { openBoard } from '../../src/core/board/board.js';
 import { remoteWorktree } from '../../src/core/git/remote-url.js';
 import { LeadSession } from '../../src/core/lead/session.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
-import { cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, tempBoard } from '../helpers/pipeline-cli.js';
+import { cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, describeRun, runCli, tempBoard } from '../helpers/pipeline-cli.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
 
 usePostgres();
@@ -108,5 +108,22 @@ describe.runIf(postgresBin && python)('a repository across machines', () => {
         expect(await exited).toBe(0);
       }
     }
+  });
+});
+
+describe('a remote that cannot be used', () => {
+  it('`--remote` or repository.remote that does not answer stops the run at start with one line naming it, credentials hidden', async () => {
+    const dir = folder('autoteam-badremote-');
+    const missing = path.join(dir, 'no-such.git');
+    const flag = await runCli(['run', '--auto', '--remote', missing, 'Write a word counter'], { cwd: dir });
+    expect(flag.code, describeRun(flag)).toBe(2);
+    expect(flag.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^autoteam: cannot reach the remote ${missing} \\(branch HEAD\\): `));
+    fs.writeFileSync(path.join(dir, 'autoteam.config.json'), JSON.stringify({ repository: { remote: 'http://me:S3cretPw@127.0.0.1:1/p.git' } }));
+    const config = await runCli(['run', '--auto', 'Write a word counter'], { cwd: dir });
+    expect(config.code, describeRun(config)).toBe(2);
+    expect(config.stderr).toMatch(/^autoteam: cannot reach the remote http:\/\/me:\*\*\*@127\.0\.0\.1:1\/p\.git \(branch HEAD\): /m);
+    expect(`${config.stdout}${config.stderr}`).not.toContain('S3cretPw');
+    // Nothing was posted.
+    expect(fs.readdirSync(path.join(dir, '.tasks')).filter((name) => name.startsWith('task_'))).toEqual([]);
   });
 });

@@ -12,8 +12,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type RemoteError, RemoteBranchTarget } from '../../src/core/git/remote.js';
 import { approveRemote, checkoutRemoteTask, createRemoteBranch, openRemote, pushSubmission } from '../../src/core/git/remote-branch.js';
 import { redactGitUrl, remoteClone, resolveRemoteUrl } from '../../src/core/git/remote-url.js';
+import { loadProjectConfig } from '../../src/core/config/project-config.js';
 import { localGit, taskWorkspace } from '../../src/core/stages/workspace.js';
+import { prepareWorkspace } from '../../src/core/stages/submission.js';
+import { submitForReviewTool } from '../../src/core/tools/submit-for-review.js';
 import { tempBoard } from '../helpers/pipeline-cli.js';
+import { makeToolContext } from '../tools/context.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -187,5 +191,62 @@ describe('a remote branch as a merge target', () => {
     expect(moved.kind).toBe('moved');
     expect(git(bare, 'rev-parse', 'main')).toBe(git(person, 'rev-parse', 'HEAD'));
     expect(await target.tip()).toBe(git(person, 'rev-parse', 'HEAD'));
+  });
+});
+
+describe('the runtime on a remote branch', () => {
+  it('submit_for_review commits and pushes the work and names the pushed commit; a branch moved meanwhile fails the task', async () => {
+    const { bare, person } = bareRepository();
+    const a = folder('autoteam-machine-a-');
+    const posted = await createRemoteBranch(a, await openRemote(a, { remote: bare }), 1, 'Count words');
+    const c = makeToolContext();
+    try {
+      const { worktree } = await checkoutRemoteTask(c.root, posted, undefined);
+      const task = await c.ctx.board.create({ subject: 'Implement', role: 'engineer', stage: 'implementation', pipeline: 1, artifacts: { git: posted } });
+      Object.assign(c.ctx, { workspace: worktree, task });
+      fs.writeFileSync(path.join(worktree, 'count.py'), 'print(2)\n');
+      const outcome = await submitForReviewTool.run({ file: 'count.py' }, c.ctx);
+      expect(outcome.isError, outcome.content).toBeFalsy();
+      const head = git(bare, 'rev-parse', posted.branch);
+      expect(outcome.content).toBe(`Submitted count.py for review as ${head.slice(0, 12)} on ${posted.branch}.`);
+      expect(outcome.signal).toMatchObject({ kind: 'transition', artifacts: { git: { ...posted, head }, submitted: { file: 'count.py' } } });
+      expect(git(bare, 'show', `${head}:count.py`)).toBe('print(2)');
+
+      // Someone else pushes to the branch; the next submission from this folder cannot land.
+      git(person, 'fetch', '-q', 'origin');
+      git(person, 'checkout', '-q', '-b', 'theirs', `origin/${posted.branch}`);
+      git(person, 'commit', '-q', '--allow-empty', '-m', 'theirs');
+      git(person, 'push', '-q', 'origin', `HEAD:${posted.branch}`);
+      fs.writeFileSync(path.join(worktree, 'count.py'), 'print(3)\n');
+      Object.assign(c.ctx, { task: { ...task, artifacts: { git: { ...posted, head } } } });
+      const refused = await submitForReviewTool.run({ file: 'count.py' }, c.ctx);
+      expect(refused.signal).toEqual({ kind: 'fail', reason: expect.stringMatching(new RegExp(`^the remote ${bare} refused the push to ${posted.branch}: someone else moved it`)) });
+      expect(git(bare, 'rev-parse', posted.branch)).toBe(git(person, 'rev-parse', 'HEAD'));
+    } finally {
+      c.cleanup();
+    }
+  });
+
+  it('a claim whose remote does not answer is retried later; one whose commit is gone ends', async () => {
+    const { bare } = bareRepository();
+    const a = folder('autoteam-machine-a-');
+    const b = folder('autoteam-machine-b-');
+    const posted = await createRemoteBranch(a, await openRemote(a, { remote: bare }), 1, 'Count words');
+    const task = (git: object) => ({ id: 1, pipeline: 1, artifacts: { git: { ...posted, ...git } } }) as never;
+    const blobs = { get: async () => null, put: async () => undefined } as never;
+    const missing = await prepareWorkspace(taskWorkspace(b, task({})), task({ head: 'f'.repeat(40) }), blobs, { rootDir: b });
+    expect(missing.gone).toMatch(new RegExp(`^the remote ${bare} no longer has commit ffffffffffff of ${posted.branch}`));
+    fs.renameSync(bare, `${bare}.away`);
+    const away = await prepareWorkspace(taskWorkspace(b, task({})), task({}), blobs, { rootDir: b });
+    expect(away.unavailable).toMatch(new RegExp(`^cannot reach the remote ${bare} \\(branch ${posted.branch}\\): `));
+    expect(away.gone).toBeUndefined();
+  });
+
+  it('autoteam.config.json takes repository.remote and base; a remote must be a non-empty string', () => {
+    const dir = folder('autoteam-config-');
+    fs.writeFileSync(path.join(dir, 'autoteam.config.json'), JSON.stringify({ repository: { remote: '/srv/p.git', base: 'develop' } }));
+    expect(loadProjectConfig(dir).repository).toEqual({ remote: '/srv/p.git', base: 'develop' });
+    fs.writeFileSync(path.join(dir, 'autoteam.config.json'), JSON.stringify({ repository: { remote: '' } }));
+    expect(() => loadProjectConfig(dir)).toThrow(/autoteam\.config\.json: repository\.remote/);
   });
 });
