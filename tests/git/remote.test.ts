@@ -12,7 +12,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type RemoteError, RemoteBranchTarget } from '../../src/core/git/remote.js';
 import { approveRemote, checkoutRemoteTask, createRemoteBranch, openRemote, pushSubmission } from '../../src/core/git/remote-branch.js';
 import { redactGitUrl, remoteClone, resolveRemoteUrl } from '../../src/core/git/remote-url.js';
+import { fileBoard } from '../../src/core/board/board.js';
 import { loadProjectConfig } from '../../src/core/config/project-config.js';
+import { BoardLead } from '../../src/core/lead/board-lead.js';
 import { localGit, taskWorkspace } from '../../src/core/stages/workspace.js';
 import { prepareWorkspace } from '../../src/core/stages/submission.js';
 import { submitForReviewTool } from '../../src/core/tools/submit-for-review.js';
@@ -240,6 +242,22 @@ describe('the runtime on a remote branch', () => {
     const away = await prepareWorkspace(taskWorkspace(b, task({})), task({}), blobs, { rootDir: b });
     expect(away.unavailable).toMatch(new RegExp(`^cannot reach the remote ${bare} \\(branch ${posted.branch}\\): `));
     expect(away.gone).toBeUndefined();
+  });
+
+  it('a board lead (autoteam post, web, mcp serve) with a remote posts the pipeline on a branch pushed there', async () => {
+    const { bare } = bareRepository();
+    const dir = folder('autoteam-boardlead-');
+    const board = fileBoard(dir);
+    const lead = new BoardLead(board, { repository: { remote: bare } });
+    try {
+      await lead.start();
+      const task = await lead.post('Count words');
+      expect(task.artifacts.git).toMatchObject({ remote: bare, branch: 'autoteam/1-count-words', base: git(bare, 'rev-parse', 'main') });
+      expect(git(bare, 'rev-parse', 'autoteam/1-count-words')).toBe(git(bare, 'rev-parse', 'main'));
+    } finally {
+      await lead.close();
+      await board.close();
+    }
   });
 
   it('autoteam.config.json takes repository.remote and base; a remote must be a non-empty string', () => {
