@@ -242,6 +242,10 @@ describe('the runtime on a remote branch', () => {
     const away = await prepareWorkspace(taskWorkspace(b, task({})), task({}), blobs, { rootDir: b });
     expect(away.unavailable).toMatch(new RegExp(`^cannot reach the remote ${bare} \\(branch ${posted.branch}\\): `));
     expect(away.gone).toBeUndefined();
+    // A remote whose credentials this folder lacks: handed back for a folder that has them.
+    const secret = { ...posted, remote: 'https://me:***@git.example/p.git' };
+    const locked = await prepareWorkspace(taskWorkspace(b, { pipeline: 1, artifacts: { git: secret } }), { id: 1, pipeline: 1, artifacts: { git: secret } } as never, blobs, { rootDir: b });
+    expect(locked.unavailable).toMatch(/^the pipeline's remote https:\/\/me:\*\*\*@git\.example\/p\.git needs credentials this process does not have/);
   });
 
   it('a board lead (autoteam post, web, mcp serve) with a remote posts the pipeline on a branch pushed there', async () => {

@@ -26,7 +26,7 @@ export function resolveRemoteUrl(shown: string, configured: string | undefined):
   if (configured && redactGitUrl(configured) === shown) return configured;
   throw new AutoteamError(
     `the pipeline's remote ${shown} needs credentials this process does not have: give the full URL as repository.remote in autoteam.config.json (or --remote), or use a git credential helper and a URL without them`,
-    'GIT_ERROR',
+    'REMOTE_CREDENTIALS',
   );
 }
 

@@ -142,8 +142,10 @@ export async function prepareWorkspace(workspace: string, task: Task, blobs: Blo
       return { notes: note ? [note] : [] };
     } catch (error) {
       const message = (error as Error).message;
-      // A remote that does not answer may answer later: the task is retried; anything else ends it.
-      return error instanceof RemoteError && error.kind === 'unreachable' ? { unavailable: message, notes: [] } : { gone: message, notes: [] };
+      // A remote that does not answer may answer later, and a folder that has its credentials may take the
+      // task: it is retried (MAX_ATTEMPTS); a branch or commit that is gone ends it.
+      const later = (error instanceof RemoteError && error.kind === 'unreachable') || (error as { code?: string }).code === 'REMOTE_CREDENTIALS';
+      return later ? { unavailable: message, notes: [] } : { gone: message, notes: [] };
     }
   }
   if (git) {
