@@ -15,6 +15,7 @@ const POSTGRES_FILES = [
   'tests/board/pg-connection-loss.test.ts',
   'tests/board/pg-refresh.test.ts',
   'tests/e2e/postgres-board.test.ts',
+  'tests/e2e/remote-repo-pg.test.ts',
   'tests/board/inbox-size.test.ts',
   'tests/board/task-size.test.ts',
   'tests/events/event-log.test.ts',

@@ -75,6 +75,7 @@ function settingsOptions(command: Command): Command {
     .option('--max-attempts <n>', 'unfinished attempts (model errors, turns that go idle or end without finishing) before a task fails; default 5 (env MAX_ATTEMPTS; first backoff env RETRY_BACKOFF, default 5s)')
     .option('--sandbox <mode>', 'contain the code the agents run: auto (bubblewrap when it works), required, off (env AUTOTEAM_SANDBOX)')
     .option('--allow-network <stages>', "let executed code use the network: 'all', or a comma list of stages (env AUTOTEAM_ALLOW_NETWORK)")
+    .option('--remote <url>', 'pipelines branch from and push to this git remote (any git URL), so folders on other machines can work it (config repository.remote)')
     .option('--no-agents-md', "leave the repository's AGENTS.md / CLAUDE.md files out of the teammates' instructions (config agentsMd.enabled)")
     .option('--provider <name>', 'anthropic, openai (any OpenAI-compatible server) or offline; default: from the keys set (env AUTOTEAM_PROVIDER)')
     .option('--model <id>', 'the model for every role (env MODEL_ID)')
@@ -115,6 +116,12 @@ function settingsFor(options: Record<string, unknown>, project: ProjectConfig, s
   if (project.mcpServers) settings.mcpServers = project.mcpServers;
   // The repository's AGENTS.md files: the flag turns them off over the config, which may also size them.
   settings.agentsMd = agentsMdSettings(project, options.agentsMd !== false);
+  // The remote a pipeline's branch lives on: the flag over the config (in memory only; tasks record it redacted).
+  const remote = typeof options.remote === 'string' ? options.remote : project.repository?.remote;
+  if (remote !== undefined) {
+    if (!remote.trim()) throw new UsageError('--remote needs a git URL or the path of a repository');
+    settings.repository = { remote, ...(project.repository?.base ? { base: project.repository.base } : {}) };
+  }
   const contained = containment();
   if (settings.sandbox.mode === 'required' && contained.kind === 'none') {
     throw new ConfigError(`--sandbox required: ${contained.reason}; ${INSTALL_HINT}`);

@@ -55,7 +55,7 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
         await session.close(3_000);
       };
     } else {
-      const lead = new BoardLead(board, { stages, maxRevisions: settings.runtime.maxRevisions, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
+      const lead = new BoardLead(board, { stages, maxRevisions: settings.runtime.maxRevisions, ...(options.repo !== undefined ? { repo: options.repo } : {}), ...(settings.repository ? { repository: settings.repository } : {}) });
       await lead.start();
       controls = lead;
       stop = () => lead.close();

@@ -22,7 +22,16 @@ export interface RunSummary {
   files: string[];
   workspace: string;
   /** Repository mode: the pipeline's branch, the commit it started from, and the approval's commit. */
-  git?: { repo: string; branch: string; base: string; commit: string | null };
+  git?: {
+    repo: string;
+    branch: string;
+    base: string;
+    commit: string | null;
+    /** `repository.remote`: the remote the branch lives on (credentials redacted). */
+    remote?: string;
+    /** Merged by the merge queue (autoMerge) or by hand: into which branch, as which commit. */
+    merged?: { into: string; commit: string };
+  };
   revisions: number;
   /** The acceptance criteria and, once approved, the reviewer's verdict and evidence for each. */
   criteria: Array<{ id: string; criterion: string; verify: string; met: boolean | null; evidence: string | null }>;
@@ -51,6 +60,8 @@ export function summarize(session: LeadApi, snapshot: LeadSnapshot, state: Pipel
   const verdicts = approval?.artifacts.criteriaVerdicts ?? [];
   const checks = state.tasks.flatMap((task) => task.artifacts.checks ?? []);
   const git = approval?.artifacts.git ?? last?.artifacts.git;
+  const outcome = state.tasks.find((task) => task.artifacts.outcome?.action === 'merged')?.artifacts.outcome;
+  const merged = outcome?.into && outcome.commit ? { into: outcome.into, commit: outcome.commit } : null;
   return {
     pipeline: state.id,
     status: state.status,
@@ -62,7 +73,7 @@ export function summarize(session: LeadApi, snapshot: LeadSnapshot, state: Pipel
     questions: most((task) => (task.artifacts.qa ?? []).length),
     files: [...files].sort(),
     workspace: path.resolve(snapshot.pipelines.find((view) => view.id === state.id)?.workspace ?? path.join(snapshot.board.rootDir, 'workspace', String(state.id))),
-    ...(git ? { git: { repo: git.repo, branch: git.branch, base: git.base, commit: git.commit ?? null } } : {}),
+    ...(git ? { git: { repo: git.repo, branch: git.branch, base: git.base, commit: git.commit ?? null, ...(git.remote ? { remote: git.remote } : {}), ...(merged ? { merged } : {}) } } : {}),
     revisions: state.revisions,
     criteria: (last?.artifacts.criteria ?? []).map((criterion) => {
       const verdict = verdicts.find((v) => v.id === criterion.id);
@@ -96,8 +107,10 @@ export function printSummary(summary: RunSummary, tasks: readonly Task[], label:
     `requirements: ${summary.requirements} · questions: ${summary.questions} · files: ${summary.files.length ? `${summary.files.join(', ')} (${summary.workspace})` : 'none'} · revisions: ${summary.revisions}`,
   );
   if (summary.git) {
-    const { branch, base, commit } = summary.git;
-    const next = commit ? ` · commit ${commit.slice(0, 12)} (autoteam diff|merge|discard ${summary.pipeline})` : ' · nothing committed';
+    const { branch, base, commit, remote, merged } = summary.git;
+    // On a remote the branch is there, pushed; merged, it is on the base branch.
+    const where = merged ? ` · merged into ${merged.into} at ${merged.commit.slice(0, 12)}` : remote ? ` on ${remote}` : ` (autoteam diff|merge|discard ${summary.pipeline})`;
+    const next = commit ? ` · commit ${commit.slice(0, 12)}${where}` : ' · nothing committed';
     console.log(`branch: ${branch} from ${base.slice(0, 12)}${next}`);
   }
   if (summary.criteria.length) {

@@ -70,7 +70,7 @@ export function registerWebCommand(program: Command): void {
       const project = loadProjectConfig(dir);
       for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
       const board = await openBoard(url ?? dir, dir, url ? { create: false } : {});
-      const lead = new BoardLead(board, { stages: StageRegistry.from(project.stages) });
+      const lead = new BoardLead(board, { stages: StageRegistry.from(project.stages), ...(project.repository ? { repository: project.repository } : {}) });
       let web: WebBoard | null = null;
       try {
         await lead.start();

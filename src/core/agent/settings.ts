@@ -5,6 +5,7 @@ import type { HooksConfig } from '../hooks/config.js';
 import type { McpServerSpec } from '../mcp/config.js';
 import { type AgentsMdSettings, DEFAULT_AGENTS_MD_BYTES } from './repository-instructions.js';
 import { ConfigError } from '../errors.js';
+import type { RepositorySettings } from '../git/remote-branch.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxMode, type SandboxPolicy } from '../exec/sandbox.js';
 import { secretValues } from '../trace/redact.js';
 import { DEFAULT_RUNTIME_SETTINGS, type RuntimeSettings } from '../tools/tool.js';
@@ -47,6 +48,8 @@ export interface TeammateSettings {
   agentsMd: AgentsMdSettings;
   /** MCP servers from autoteam.config.json, their `${VAR}`s unexpanded (each process expands its own). */
   mcpServers?: Record<string, McpServerSpec>;
+  /** `repository.remote` (or `--remote`): pipelines' branches live on this remote; the full URL, kept in memory only. */
+  repository?: RepositorySettings;
 }
 
 export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {

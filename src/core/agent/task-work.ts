@@ -18,7 +18,7 @@ import { type RepositoryInstructions, startingPaths } from './repository-instruc
 /** What working on a task needs of its teammate. */
 export interface WorkHost {
   name: string;
-  settings: { maxTurns: number; leaseMs: number };
+  settings: { maxTurns: number; leaseMs: number; repository?: { remote: string } };
   board: TaskBoardLike;
   blobs: BlobStore;
   stages: StageRegistry;
@@ -68,11 +68,13 @@ export class TaskWork {
     const signal = AbortSignal.any([this.host.signal, lease.signal]);
     const stage = task.stage ? this.host.stages.get(task.stage) : null;
     const workspace = taskWorkspace(board.rootDir, task);
-    const prepared = await prepareWorkspace(workspace, task, this.host.blobs);
+    const remote = { rootDir: board.rootDir, ...(settings.repository ? { url: settings.repository.remote } : {}) };
+    const prepared = await prepareWorkspace(workspace, task, this.host.blobs, remote);
     for (const note of prepared.notes) this.host.note(task, note);
-    if (prepared.gone) {
+    if (prepared.gone || prepared.unavailable) {
       clearInterval(renew);
-      await this.ends.fail(task, fence, prepared.gone);
+      if (prepared.gone) await this.ends.fail(task, fence, prepared.gone);
+      else await this.ends.unfinished(task, fence, prepared.unavailable!, 'error');
       await this.host.backToIdle();
       return;
     }

@@ -11,6 +11,7 @@ import { FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import type { ModelClient, ModelMessage } from '../model/types.js';
 import { StageRegistry } from '../stages/stage-registry.js';
 import { Pipeline } from '../stages/pipeline.js';
+import { localGit } from '../stages/workspace.js';
 import { formatMessages } from '../tools/read-inbox.js';
 import type { ToolContext } from '../tools/tool.js';
 import { Trace } from '../trace/trace.js';
@@ -326,7 +327,7 @@ export class Teammate {
     const git = task.artifacts.git;
     if (!enabled || !git) return null;
     const { name, role } = this.options;
-    return new RepositoryInstructions(git, maxBytes, (files) => this.sink.emit({ type: 'repository_instructions', pipeline: task.pipeline ?? null, task: task.id, agent: name, role, files }));
+    return new RepositoryInstructions(localGit(this.board.rootDir, git), maxBytes, (files) => this.sink.emit({ type: 'repository_instructions', pipeline: task.pipeline ?? null, task: task.id, agent: name, role, files }));
   }
 
   /** Who and where, for the person's hooks. */

@@ -9,6 +9,7 @@ import { containment, hiddenStartDir, Sandbox } from '../exec/sandbox.js';
 import type { ToolContext } from '../tools/tool.js';
 import type { EventInput } from '../events/schema.js';
 import { redact } from '../trace/redact.js';
+import { localGit } from '../stages/workspace.js';
 import type { TeammateSettings } from './settings.js';
 import type { TeammateInbox } from './teammate-inbox.js';
 
@@ -51,7 +52,7 @@ export function toolContext(host: ToolHost, work: ToolWork): ToolContext {
     {
       workspace,
       // The board, and the directory autoteam was started in (its .env, the person's project).
-      hidden: [host.board.rootDir, ...hiddenStartDir(), ...(task?.artifacts.git ? [task.artifacts.git.repo] : [])],
+      hidden: [host.board.rootDir, ...hiddenStartDir(), ...(task?.artifacts.git ? [localGit(host.board.rootDir, task.artifacts.git).repo] : [])],
       network: policy.network.includes('*') || policy.network.includes(stage),
       limits: policy.limits,
       passEnv: policy.passEnv,

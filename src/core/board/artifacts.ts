@@ -32,6 +32,13 @@ export const GitInfoSchema = z.object({
   commit: z.string().optional(),
   /** The branch HEAD was on when the pipeline was posted: what the merge queue merges it into (absent on older boards: the person's current branch). */
   baseBranch: z.string().optional(),
+  /**
+   * `repository.remote`: the remote the branch lives on (its URL, credentials redacted). `repo` and
+   * `worktree` are then the poster's; every folder works in its own clone (stages/workspace.ts).
+   */
+  remote: z.string().optional(),
+  /** On a remote: the commit of the branch the next task starts from (the base, then each submission, then the approval). */
+  head: z.string().optional(),
 });
 export type GitInfo = z.infer<typeof GitInfoSchema>;
 

@@ -87,6 +87,8 @@ export const ProjectConfigSchema = z
     mcpServers: McpServersSchema.optional(),
     /** The lead runs the merge queue whenever a pipeline is approved (lead/merge-queue.ts). */
     autoMerge: z.boolean().optional(),
+    /** Pipelines' branches on a remote repository (any git URL), so folders on several machines work one repository. */
+    repository: z.object({ remote: z.string().min(1, 'a git URL or path'), base: z.string().min(1).optional() }).strict().optional(),
   })
   .strict();
 
@@ -115,6 +117,8 @@ export interface ProjectConfig {
   mcpServers?: Record<string, McpServerSpec>;
   /** `autoMerge`: the lead merges each pipeline through the merge queue as it is approved. */
   autoMerge?: boolean;
+  /** `repository`: the remote pipelines' branches live on (the full URL: never shown or stored as is). */
+  repository?: { remote: string; base?: string };
   /** What is allowed but probably not meant (a stage nobody on the team works), to say at start. */
   warnings: string[];
 }
@@ -235,6 +239,7 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     ...(mcpServers && Object.keys(mcpServers).length ? { mcpServers } : {}),
     ...(data.agentsMd ? { agentsMd: { ...data.agentsMd } } : {}),
     ...(data.autoMerge ? { autoMerge: true } : {}),
+    ...(data.repository ? { repository: { remote: data.repository.remote, ...(data.repository.base ? { base: data.repository.base } : {}) } } : {}),
     warnings,
   };
 }

@@ -19,10 +19,16 @@ export interface Repository {
   branch: string | null;
   /** Uncommitted changes in the person's working tree (pipelines start from HEAD without them). */
   dirty: boolean;
+  /**
+   * `repository.remote`: pipelines branch from `base` of this remote and push there; `top` is then
+   * this folder's bare clone of it. `url` is as configured (it may hold credentials: never stored or
+   * shown), `shown` redacted.
+   */
+  remote?: { url: string; shown: string; base: string };
 }
 
 /** Files the runtime makes inside a workspace (a private HOME, TMPDIR, snippets): never part of a change. */
-const RUNTIME_FILES = ['.home', '.tmp', '.run'];
+export const RUNTIME_FILES = ['.home', '.tmp', '.run'];
 const PATHSPEC = ['--', '.', ...RUNTIME_FILES.map((name) => `:(exclude,top)${name}`)];
 
 /** The board's own files, kept out of `git status` of the person's repository. */

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Board, BoardEvents } from '../board/board.js';
 import { goneReason, HOST, type LeadRecord } from '../board/liveness.js';
 import type { Stage, Task } from '../board/schemas.js';
+import type { RepositorySettings } from '../git/remote-branch.js';
 import { AutoteamError, serializeError } from '../errors.js';
 import type { EventFilter, TeamEvent } from '../events/schema.js';
 import { Pipeline, type PipelineState } from '../stages/pipeline.js';
@@ -23,6 +24,8 @@ export interface BoardLeadOptions {
   maxRevisions?: number;
   /** As the lead's `--repo`: where posted pipelines get their worktree (false: none). */
   repo?: string | false;
+  /** `repository.remote`: posted pipelines branch on this remote instead. */
+  repository?: RepositorySettings;
   /** How often the board is read again without a change event. */
   reconcileMs?: number;
 }
@@ -72,7 +75,7 @@ export class BoardLead implements LeadControls {
     const past = await this.board.log.read();
     const end = past.at(-1)?.seq ?? 0;
     for (const event of past) this.count(event);
-    const repository = await openRepository(this.options.repo, this.board.rootDir, () => undefined);
+    const repository = await openRepository(this.options.repo, this.board.rootDir, () => undefined, this.options.repository);
     this.pipelines.useRepository(repository);
     this.watcher.on('board', () => this.changed());
     this.watcher.on('error', (error: Error) => this.tell({ type: 'error', ...serializeError(error) }));

@@ -52,6 +52,7 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
 export async function mergePipeline(board: TaskBoard, id: number, by: string): Promise<string> {
   const { tasks, git, holder } = branchOf(board, id);
   const status = pipelineStatus(tasks);
+  if (git.remote) throw new AutoteamError(`pipeline #${id}'s branch ${git.branch} lives on the remote ${git.remote}: merge it there (git fetch, then git merge origin/${git.branch})`, 'USAGE');
   if (status !== 'approved' || !git.commit) {
     throw new AutoteamError(`pipeline #${id} is ${status}: only approved work is merged (diff ${id} shows it, discard ${id} drops it)`, 'USAGE');
   }

@@ -3,14 +3,25 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.js';
 import { findRepository, prepareRepository, type Repository } from '../git/worktree.js';
+import { openRemote, type RepositorySettings } from '../git/remote-branch.js';
 
 /**
  * Repository mode: the person's repository pipelines get a worktree and branch on, or null. `repo`
  * is `--repo` (false: `--no-worktree`); a `--repo` that is not a repository with a commit is an
  * error, while a board that merely is not in one works in `workspace/`. `notice` says which it is.
+ * With `remote` (`repository.remote`) the branches live on that remote, through this folder's clone.
  */
-export async function openRepository(repo: string | false | undefined, rootDir: string, notice: (text: string) => void): Promise<Repository | null> {
+export async function openRepository(repo: string | false | undefined, rootDir: string, notice: (text: string) => void, remote?: RepositorySettings): Promise<Repository | null> {
   if (repo === false) return null;
+  if (remote) {
+    if (repo !== undefined) throw new ConfigError('--repo and a remote (--remote, repository.remote) contradict each other: give one');
+    // Across machines: each folder works its own clone of the remote; the branches live there.
+    const opened = await openRemote(rootDir, remote).catch((error: Error) => {
+      throw new ConfigError(error.message);
+    });
+    notice(`on the remote ${opened.remote!.shown} (${opened.branch} at ${opened.head.slice(0, 7)}): each pipeline gets a branch autoteam/<n>-… there, pushed as it goes`);
+    return opened;
+  }
   if (repo !== undefined && !repo.trim()) throw new ConfigError('--repo needs the path of a git repository');
   const found = await findRepository(repo ? path.resolve(repo) : rootDir);
   if (!found.repo) {

@@ -29,7 +29,7 @@ export interface LifeParts {
   lease: LeadLease;
   pipelines: Pipeline;
   rootDir: string;
-  options: Pick<LeadSessionOptions, 'team' | 'repo' | 'model'>;
+  options: Pick<LeadSessionOptions, 'team' | 'repo' | 'model' | 'settings'>;
 }
 
 /** What the session hears from its start. */
@@ -91,7 +91,7 @@ export class SessionLife {
     await view.start();
     this.detachTelemetry = await attachTelemetry({ sink: board.sink, log: board.log }, (error) => this.telemetryError(error.message));
     await board.registry.ensure(options.team);
-    const repository = await openRepository(options.repo, this.parts.rootDir, (text) => this.host.emit({ type: 'notice', text }));
+    const repository = await openRepository(options.repo, this.parts.rootDir, (text) => this.host.emit({ type: 'notice', text }), options.settings?.repository);
     this.host.useRepository(repository);
     pipelines.useRepository(repository);
     await this.parts.team.reapDead();

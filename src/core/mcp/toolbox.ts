@@ -12,6 +12,7 @@ import { type McpServerSpec, offeredTo } from './config.js';
 import { McpConnection, type McpServerState, type McpToolInfo, type Opened } from './connection.js';
 import { expandServer, referencedVariables } from './expand.js';
 import { SandboxedStdioTransport } from './stdio-transport.js';
+import { localGit } from '../stages/workspace.js';
 
 /** The longest tool name every provider takes (OpenAI's limit; Anthropic's is longer). */
 const MAX_TOOL_NAME = 64;
@@ -144,7 +145,7 @@ export class McpToolbox {
    */
   async toolsFor(stage: string, task: Task): Promise<ToolDefinition[]> {
     this.scope = { task: task.id, pipeline: task.pipeline ?? null };
-    if (task.artifacts.git) this.repos.add(task.artifacts.git.repo);
+    if (task.artifacts.git) this.repos.add(localGit(this.options.rootDir, task.artifacts.git).repo);
     const lists = await Promise.all(this.servers(stage).map((name) => this.toolsOf(name)));
     return lists.flat();
   }

@@ -177,7 +177,8 @@ export class Pipeline {
         return this.fail(current, fence, `approved, but the commit failed: ${(error as Error).message}`, before);
       }
       if (!commit) return this.fail(current, fence, `approved, but the worktree has no change against ${git.base.slice(0, 12)}: nothing to commit`, before);
-      artifacts.git = { ...git, commit };
+      // On a remote the branch now is at the approval commit: whatever follows (a merge queue) starts there.
+      artifacts.git = { ...git, commit, ...(git.remote ? { head: commit } : {}) };
       committed = ` — commit ${commit.slice(0, 12)} on ${git.branch}`;
     }
     let done: MutationResult;

@@ -6,6 +6,8 @@ import { writeFileAtomic } from '../board/atomic-io.js';
 import type { BlobStore } from '../board/blobs.js';
 import type { Task } from '../board/schemas.js';
 import { listWorkspaceFiles, resolveInWorkspace } from '../exec/sandbox-path.js';
+import { RemoteError } from '../git/remote.js';
+import { checkoutRemoteTask } from '../git/remote-branch.js';
 
 /**
  * What a submission was, file by file: every file of the workspace is hashed when the engineer
@@ -119,13 +121,34 @@ export async function uploadBlobs(rootDir: string, manifest: Manifest, blobs: Bl
   }
 }
 
+/** What reaching a pipeline's remote needs of the claiming process: its board folder, and its own `repository.remote` (the full URL). */
+export interface RemoteAccess {
+  rootDir?: string;
+  url?: string;
+}
+
 /**
  * Makes a task's workspace ready before its stage runs. A pipeline in a git worktree needs the
- * worktree (`gone` says why not). Otherwise the submitted files come through the board, so a stage
+ * worktree (`gone` says why not); on a remote, this folder's worktree is fetched to the task's commit
+ * (`unavailable`: the remote did not answer, try later). Otherwise the submitted files come through the board, so a stage
  * claimed in another folder, or on another machine, sees them; `notes` say what was fetched or missing.
  */
-export async function prepareWorkspace(workspace: string, task: Task, blobs: BlobStore): Promise<{ gone?: string; notes: string[] }> {
-  if (task.artifacts.git) {
+export async function prepareWorkspace(workspace: string, task: Task, blobs: BlobStore, remote: RemoteAccess = {}): Promise<{ gone?: string; unavailable?: string; notes: string[] }> {
+  const git = task.artifacts.git;
+  if (git?.remote && remote.rootDir) {
+    // Another folder (another machine) may have moved the branch on: fetch the commit this task names.
+    try {
+      const { note } = await checkoutRemoteTask(remote.rootDir, git, remote.url);
+      return { notes: note ? [note] : [] };
+    } catch (error) {
+      const message = (error as Error).message;
+      // A remote that does not answer may answer later, and a folder that has its credentials may take the
+      // task: it is retried (MAX_ATTEMPTS); a branch or commit that is gone ends it.
+      const later = (error instanceof RemoteError && error.kind === 'unreachable') || (error as { code?: string }).code === 'REMOTE_CREDENTIALS';
+      return later ? { unavailable: message, notes: [] } : { gone: message, notes: [] };
+    }
+  }
+  if (git) {
     if (!fs.existsSync(workspace)) return { gone: `the pipeline's worktree ${workspace} is gone (discarded, or removed by hand)`, notes: [] };
     return { notes: [] };
   }

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { z } from 'zod';
-import type { Submitted } from '../board/artifacts.js';
+import type { Artifacts, Submitted } from '../board/artifacts.js';
+import { RemoteError } from '../git/remote.js';
+import { pushSubmission } from '../git/remote-branch.js';
 import { assertPlainFile, describeFileError, fileErrorKind, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
 import { worktreeChange } from '../git/worktree.js';
 import { sameManifest, snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
@@ -44,9 +46,24 @@ export const submitForReviewTool = defineTool({
     }
     const sha256 = createHash('sha256').update(fs.readFileSync(full)).digest('hex');
     const submitted: Submitted = { file: rel, sha256, revision: ctx.task.revision, files };
+    let pushed = '';
+    const artifacts: Artifacts = { submitted };
+    if (git?.remote) {
+      // The branch lives on a remote: the work is committed and pushed, and the review names that very commit.
+      try {
+        const head = await pushSubmission(ctx.workspace, git, `Submitted ${rel} for review (revision ${ctx.task.revision})\n`, `${ctx.agent.role}@${ctx.agent.team}`);
+        artifacts.git = { ...git, head };
+        pushed = ` as ${head.slice(0, 12)} on ${git.branch}`;
+      } catch (error) {
+        const message = (error as Error).message;
+        // Someone else moved the branch: no retry of this task can push, so it ends (the lead hears why).
+        if (error instanceof RemoteError && error.kind === 'moved') return { content: message, isError: true, kind: 'error', signal: { kind: 'fail', reason: message } };
+        return toolError(`${message} — nothing was submitted; call submit_for_review again, or fail_task(reason) if the remote stays away`);
+      }
+    }
     return {
-      content: `Submitted ${rel} for review.`,
-      signal: { kind: 'transition', tool: 'submit_for_review', input: { file: rel }, artifacts: { submitted }, result: `submitted ${rel}` },
+      content: `Submitted ${rel} for review${pushed}.`,
+      signal: { kind: 'transition', tool: 'submit_for_review', input: { file: rel }, artifacts, result: `submitted ${rel}${pushed}` },
     };
   },
 });

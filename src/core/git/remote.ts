@@ -1,0 +1,150 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { AutoteamError } from '../errors.js';
+import { git, type GitResult, gitMessage } from './git.js';
+import { redactGitUrl } from './remote-url.js';
+
+/**
+ * A remote repository (any git URL) reached through this folder's own bare clone of it. Every
+ * command names the remote `origin`, whose URL is written into the clone's config file, never onto
+ * a command line; what git says is shown with any credentials in it redacted.
+ */
+
+/** Why a remote refused: it cannot be reached, lacks the branch or commit, or the branch moved under us. */
+export type RemoteErrorKind = 'unreachable' | 'no-branch' | 'moved' | 'missing-commit';
+
+/** A remote's failure: one line naming the remote (redacted) and the branch. */
+export class RemoteError extends AutoteamError {
+  constructor(
+    readonly kind: RemoteErrorKind,
+    message: string,
+  ) {
+    super(message, 'REMOTE_ERROR');
+  }
+}
+
+/** Every URL in `text` redacted (git names the remote in its messages). */
+export function redactUrls(text: string): string {
+  return text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s'"]+/gi, (url) => redactGitUrl(url));
+}
+
+function said(result: GitResult): string {
+  return redactUrls(gitMessage(result.stderr, result.stdout));
+}
+
+/** `"…"` as git's config syntax quotes a value. */
+function configValue(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+}
+
+/**
+ * This folder's bare clone of `url` at `clone`, made once: `git init --bare` beside it, the remote
+ * written into its config, then renamed into place (two teammates of one folder may race to make it;
+ * the first rename wins and the other's copy goes).
+ */
+export async function ensureClone(clone: string, url: string): Promise<void> {
+  if (fs.existsSync(path.join(clone, 'HEAD'))) return;
+  fs.mkdirSync(path.dirname(clone), { recursive: true });
+  const scratch = `${clone}.new-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  try {
+    await git(path.dirname(clone), ['init', '-q', '--bare', scratch]);
+    // Fetch no tags and keep every object a worktree of the pipeline's branch may still need.
+    fs.appendFileSync(path.join(scratch, 'config'), `[remote "origin"]\n\turl = ${configValue(url)}\n\ttagOpt = --no-tags\n[gc]\n\tauto = 0\n`);
+    try {
+      fs.renameSync(scratch, clone);
+    } catch (error) {
+      if (!fs.existsSync(path.join(clone, 'HEAD'))) throw error;
+    }
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function unreachable(shown: string, branch: string, result: GitResult): RemoteError {
+  return new RemoteError('unreachable', `cannot reach the remote ${shown} (branch ${branch}): ${said(result)}`);
+}
+
+/** The commit `branch` points to on the remote now, or null when the remote has no such branch. */
+export async function remoteTip(clone: string, shown: string, branch: string): Promise<string | null> {
+  const result = await git(clone, ['ls-remote', '--heads', 'origin', `refs/heads/${branch}`], { allowFailure: true });
+  if (result.exitCode !== 0) throw unreachable(shown, branch, result);
+  const line = result.stdout.split('\n').find((entry) => entry.endsWith(`\trefs/heads/${branch}`));
+  return line ? line.split('\t')[0]! : null;
+}
+
+/** The branch the remote's HEAD names (its default branch), or null when it names none. */
+export async function remoteDefaultBranch(clone: string, shown: string): Promise<string | null> {
+  const result = await git(clone, ['ls-remote', '--symref', 'origin', 'HEAD'], { allowFailure: true });
+  if (result.exitCode !== 0) throw unreachable(shown, 'HEAD', result);
+  return /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(result.stdout)?.[1] ?? null;
+}
+
+/** Fetches `branch` into `refs/remotes/origin/<branch>` of the clone; the commit it is at. */
+export async function fetchBranch(clone: string, shown: string, branch: string): Promise<string> {
+  const result = await git(clone, ['fetch', '-q', '--no-write-fetch-head', '--no-tags', 'origin', `+refs/heads/${branch}:refs/remotes/origin/${branch}`], { allowFailure: true });
+  if (result.exitCode !== 0) {
+    if (/couldn't find remote ref/i.test(result.stderr)) throw new RemoteError('no-branch', `the remote ${shown} has no branch ${branch}`);
+    throw unreachable(shown, branch, result);
+  }
+  return (await git(clone, ['rev-parse', `refs/remotes/origin/${branch}`])).stdout.trim();
+}
+
+/** Whether the clone holds `commit`. */
+export async function hasCommit(clone: string, commit: string): Promise<boolean> {
+  return (await git(clone, ['cat-file', '-e', `${commit}^{commit}`], { allowFailure: true })).exitCode === 0;
+}
+
+/**
+ * Pushes `commit` to the remote's `branch` only while the branch is still at `expected` (null: only
+ * while there is no such branch): someone else's move is refused, never overwritten. `cwd` is the
+ * clone or one of its worktrees.
+ */
+export async function pushBranch(cwd: string, shown: string, commit: string, branch: string, expected: string | null): Promise<void> {
+  const lease = `--force-with-lease=refs/heads/${branch}:${expected ?? ''}`;
+  const result = await git(cwd, ['push', '-q', '--porcelain', '--no-verify', lease, 'origin', `${commit}:refs/heads/${branch}`], { allowFailure: true });
+  if (result.exitCode !== 0) {
+    // --porcelain puts each ref's fate on stdout: `!` rejected (stale info: the lease did not hold).
+    if (/^!\s/m.test(result.stdout)) {
+      const was = expected ? `at ${expected.slice(0, 12)}` : 'absent';
+      throw new RemoteError('moved', `the remote ${shown} refused the push to ${branch}: someone else moved it (it was ${was} when this work began); nothing was overwritten`);
+    }
+    throw unreachable(shown, branch, result);
+  }
+  await git(cwd, ['update-ref', `refs/remotes/origin/${branch}`, commit]);
+}
+
+/**
+ * Where a merge queue lands work: a base it reads the tip of and advances from one commit to the
+ * next, never past someone else's move.
+ */
+export interface MergeTarget {
+  /** One line for a person: which branch, where. */
+  describe(): string;
+  /** The base's commit now (present locally, so a rebase can start from it). */
+  tip(): Promise<string>;
+  /** Moves the base from `from` to `to` (a fast-forward); refused when the base is no longer at `from`. */
+  advance(from: string, to: string): Promise<void>;
+}
+
+/** A branch of a remote repository as a merge target: `tip` fetches it, `advance` pushes with a lease. */
+export class RemoteBranchTarget implements MergeTarget {
+  constructor(
+    private readonly clone: string,
+    private readonly shown: string,
+    private readonly branch: string,
+  ) {}
+
+  describe(): string {
+    return `${this.branch} on ${this.shown}`;
+  }
+
+  tip(): Promise<string> {
+    return fetchBranch(this.clone, this.shown, this.branch);
+  }
+
+  async advance(from: string, to: string): Promise<void> {
+    const forward = await git(this.clone, ['merge-base', '--is-ancestor', from, to], { allowFailure: true });
+    if (forward.exitCode !== 0) throw new AutoteamError(`cannot advance ${this.describe()} from ${from.slice(0, 12)} to ${to.slice(0, 12)}: not a fast-forward`, 'GIT_ERROR');
+    await pushBranch(this.clone, this.shown, to, this.branch, from);
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * A repository across machines: two board folders standing for two machines share only a PostgreSQL
+ * board (a real server, started by the test setup) and a bare repository (`repository.remote`). The
+ * lead and the reviewer work in folder A; the analyst and the engineer are `autoteam worker`
+ * processes in folder B. The branch crosses between the folders through the remote at every step.
+ * Build first: `npm run build`.
+ */
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openBoard } from '../../src/core/board/board.js';
+import { remoteWorktree } from '../../src/core/git/remote-url.js';
+import { LeadSession } from '../../src/core/lead/session.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
+import { cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, describeRun, runCli, tempBoard } from '../helpers/pipeline-cli.js';
+import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
+
+usePostgres();
+const python = spawnSync('python3', ['--version']).status === 0;
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function folder(prefix: string): string {
+  const dir = tempBoard(prefix);
+  dirs.push(dir);
+  return dir;
+}
+
+function git(cwd: string, ...args: string[]): string {
+  const env = { ...process.env, GIT_AUTHOR_NAME: 'P', GIT_AUTHOR_EMAIL: 'p@x', GIT_COMMITTER_NAME: 'P', GIT_COMMITTER_EMAIL: 'p@x' };
+  return execFileSync('git', args, { cwd, encoding: 'utf8', env }).trim();
+}
+
+describe.runIf(postgresBin && python)('a repository across machines', () => {
+  it('a lead in A posts, the analyst and engineer in B and the reviewer in A work the branch through a bare repository to an approval commit of the reviewed tree', async () => {
+    const bare = path.join(folder('autoteam-remote-'), 'project.git');
+    git(path.dirname(bare), 'init', '-q', '--bare', '-b', 'main', bare);
+    const person = folder('autoteam-person-');
+    git(person, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(person, 'README.md'), '# project\n');
+    git(person, 'add', '.');
+    git(person, 'commit', '-q', '-m', 'first');
+    git(person, 'push', '-q', bare, 'HEAD:main');
+    const base = git(bare, 'rev-parse', 'main');
+
+    const url = await freshDatabase();
+    const a = folder('autoteam-machine-a-');
+    const b = folder('autoteam-machine-b-');
+    const board = await openBoard(url, a);
+    // Only the lead is told the remote; B learns it from the board's tasks (its folder has no config).
+    const session = new LeadSession({ rootDir: a, board, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { pollMs: 200, repository: { remote: bare } } });
+    let output = '';
+    const workers = [
+      ['a2', 'analyst'],
+      ['e2', 'engineer'],
+    ].map(([name, role]) => {
+      const child = spawn(process.execPath, [cliEntry, 'worker', '--board', url, '--dir', b, '--name', name!, '--role', role!], { cwd: b, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      children.push(child);
+      child.stdout!.setEncoding('utf8').on('data', (text: string) => (output += text));
+      child.stderr!.setEncoding('utf8').on('data', (text: string) => (output += text));
+      return child;
+    });
+    try {
+      await session.start([{ name: 'reviewer', role: 'reviewer' }]);
+      const task = await session.post(DOWNLOADS_REQUIREMENT);
+      const state = await session.waitForPipeline(task.pipeline!, AbortSignal.timeout(HANG_MS));
+      expect(state.status, `${state.reason}\n${output}`).toBe('approved');
+      const owners = (stage: string) => state.tasks.filter((t) => t.stage === stage).map((t) => t.owner);
+      expect(owners('requirements')).toEqual(['a2']);
+      expect(owners('implementation')).toEqual(['e2', 'e2']);
+      expect(owners('review')).toEqual(['reviewer', 'reviewer']);
+
+      const reviews = state.tasks.filter((t) => t.stage === 'review');
+      const implementations = state.tasks.filter((t) => t.stage === 'implementation');
+      const approved = reviews.at(-1)!.artifacts.git!;
+      const branch = approved.branch;
+      expect(branch).toBe('autoteam/1-write-a-python-script-that-organizes-my');
+      expect(approved.remote).toBe(bare);
+      expect(approved.base).toBe(base);
+      // Each submission is a commit the engineer pushed from B; the revision's on top of the one reviewed before.
+      const submitted = implementations.map((t) => t.artifacts.git!.head!);
+      expect(reviews[0]!.artifacts.git!.head).toBe(submitted[0]);
+      expect(git(bare, 'rev-parse', `${submitted[0]}^`)).toBe(base);
+      expect(git(bare, 'rev-parse', `${submitted[1]}^`)).toBe(submitted[0]);
+      // The bare repository holds the branch at the approval commit: on the base, the reviewed tree exactly.
+      expect(git(bare, 'rev-parse', branch)).toBe(approved.commit);
+      expect(git(bare, 'rev-parse', `${approved.commit}^{tree}`)).toBe(git(bare, 'rev-parse', `${submitted[1]}^{tree}`));
+      expect(approved.head).toBe(approved.commit);
+      expect(git(bare, 'rev-list', '--parents', '-n', '1', approved.commit!).split(' ').slice(1)).toEqual([base]);
+      expect(git(bare, 'diff', '--name-status', base, branch)).toBe('A\torganize.py');
+      expect(git(bare, 'log', '-1', '--format=%s|%an', branch)).toBe(`${DOWNLOADS_REQUIREMENT}|autoteam`);
+      expect(git(bare, 'rev-parse', 'main')).toBe(base);
+      // Written in B, reviewed in A: each folder's own worktree held the same file.
+      const written = fs.readFileSync(path.join(remoteWorktree(b, bare, branch), 'organize.py'), 'utf8');
+      expect(fs.readFileSync(path.join(remoteWorktree(a, bare, branch), 'organize.py'), 'utf8')).toBe(written);
+      expect(git(bare, 'show', `${branch}:organize.py`)).toBe(written.trimEnd());
+    } finally {
+      await session.close(3_000);
+      await board.close();
+      for (const worker of workers) {
+        const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+        worker.kill('SIGTERM');
+        expect(await exited).toBe(0);
+      }
+    }
+  });
+});
+
+describe('a remote that cannot be used', () => {
+  it('`--remote` or repository.remote that does not answer stops the run at start with one line naming it, credentials hidden', async () => {
+    const dir = folder('autoteam-badremote-');
+    const missing = path.join(dir, 'no-such.git');
+    const flag = await runCli(['run', '--auto', '--remote', missing, 'Write a word counter'], { cwd: dir });
+    expect(flag.code, describeRun(flag)).toBe(2);
+    expect(flag.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^autoteam: cannot reach the remote ${missing} \\(branch HEAD\\): `));
+    fs.writeFileSync(path.join(dir, 'autoteam.config.json'), JSON.stringify({ repository: { remote: 'http://me:S3cretPw@127.0.0.1:1/p.git' } }));
+    const config = await runCli(['run', '--auto', 'Write a word counter'], { cwd: dir });
+    expect(config.code, describeRun(config)).toBe(2);
+    expect(config.stderr).toMatch(/^autoteam: cannot reach the remote http:\/\/me:\*\*\*@127\.0\.0\.1:1\/p\.git \(branch HEAD\): /m);
+    expect(`${config.stdout}${config.stderr}`).not.toContain('S3cretPw');
+    // Nothing was posted.
+    expect(fs.readdirSync(path.join(dir, '.tasks')).filter((name) => name.startsWith('task_'))).toEqual([]);
+  });
+});
