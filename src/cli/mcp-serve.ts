@@ -48,7 +48,7 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
   try {
     if (options.team) {
       const { model, models } = modelSpecs(process.env, project, options.model ?? {});
-      const session = new LeadSession({ rootDir: options.dir, model, models, settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}), ...(project.leadTools ? { leadTools: project.leadTools } : {}) });
+      const session = new LeadSession({ rootDir: options.dir, model, models, settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}), ...(project.leadTools ? { leadTools: project.leadTools } : {}), ...(project.autoMerge ? { autoMerge: true } : {}) });
       await session.start(startingTeam(project, options.counts ?? [], { strict: false, say: (line) => console.error(`autoteam: ${line}`) }));
       controls = session;
       stop = async () => {

@@ -5,7 +5,7 @@ import { loadProjectConfig } from '../core/config/project-config.js';
 import { postWork } from '../core/lead/post-work.js';
 import { checkRequirement } from '../core/stages/pipeline.js';
 import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.js';
-import { boardDir, boardOption, boardUrl, dirOption } from './board-options.js';
+import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
 import { requirementsFileOption, requirementsFrom } from './requirements-file.js';
 
 /**
@@ -20,6 +20,7 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
     .addOption(requirementsFileOption())
     .addOption(new Option('--start-stage <stage>', 'skip earlier stages').choices(BUILTIN_REGISTRY.starts()))
     .option('--json', 'print the pipeline and task ids as JSON')
+    .option('--remote <url>', 'make each branch on this git remote (config repository.remote)')
     .addOption(dirOption())
     .addOption(boardOption());
   helpers.repoOptions(post).action(async (words: string[], options: Record<string, unknown>, command: Command) => {
@@ -28,6 +29,8 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
     for (const requirement of requirements) checkRequirement(requirement);
     const dir = boardDir(command);
     const project = loadProjectConfig(dir);
+    const remote = typeof options.remote === 'string' ? options.remote : project.repository?.remote;
+    if (remote !== undefined && !remote.trim()) throw new UsageError('--remote needs a git URL or the path of a repository');
     const board = await openBoard(boardUrl(command) ?? dir, dir);
     try {
       const { tasks, leader } = await postWork(board, requirements, {
@@ -35,6 +38,7 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
         ...helpers.repoChoice(options),
         ...(typeof options.startStage === 'string' ? { startStage: options.startStage as Stage } : {}),
         notice: (text) => console.error(`autoteam: ${text}`),
+        ...(remote !== undefined ? { remote: { remote, ...(project.repository?.base ? { base: project.repository.base } : {}) } } : {}),
       });
       if (options.json) {
         const posted = tasks.map((task) => ({ pipeline: task.pipeline, task: task.id, stage: task.stage, subject: task.subject, ...(task.artifacts.git ? { branch: task.artifacts.git.branch, worktree: task.artifacts.git.worktree } : {}) }));

@@ -167,7 +167,17 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     const several = pipelines.length > 1 ? { pipelines, tasks: firsts.map((task) => task.id) } : {};
     stream({ type: 'system', subtype: 'init', pipeline: pipelines[0], task: firsts[0]!.id, ...several, model: session.modelIds, board: session.where });
     const signal = AbortSignal.any([giveUp, fatal.signal, stop.signal]);
-    ended = await Promise.all(pipelines.map((pipeline) => session.waitForPipeline(pipeline, signal)));
+    // autoMerge: a pipeline is done once the queue has merged it; one the queue sends back (a
+    // conflict, a check failing on the rebased tree) is worked again, within the same timeout.
+    const settle = async (pipeline: number): Promise<PipelineState> => {
+      for (;;) {
+        const state = await session.waitForPipeline(pipeline, signal);
+        if (!project.autoMerge || state.status !== 'approved' || signal.aborted) return state;
+        await session.mergeQueue();
+        if (session.stateOf(pipeline).status !== 'active') return state;
+      }
+    };
+    ended = await Promise.all(pipelines.map(settle));
     const timedOut = giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null;
     for (const [i, state] of ended.entries()) {
       if (state.status === 'active') ended[i] = { ...state, status: 'failed', reason: await stoppedEarly(session, state.id, stopReason, timedOut) };

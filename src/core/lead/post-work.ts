@@ -5,6 +5,7 @@ import type { StageRegistry } from '../stages/stage-registry.js';
 import { type LeaderView } from './lead-api.js';
 import { leaderOf } from './board-lead.js';
 import { openRepository } from './repository.js';
+import type { RepositorySettings } from '../git/remote-branch.js';
 
 export interface PostWorkOptions {
   stages?: StageRegistry;
@@ -13,6 +14,8 @@ export interface PostWorkOptions {
   startStage?: Stage;
   /** What finding the repository says (the branch pipelines start from, a working tree with changes). */
   notice?: (text: string) => void;
+  /** `repository.remote`: each pipeline's branch is made on this remote instead. */
+  remote?: RepositorySettings;
 }
 
 /**
@@ -23,7 +26,7 @@ export interface PostWorkOptions {
 export async function postWork(board: Board, requirements: readonly string[], options: PostWorkOptions = {}): Promise<{ tasks: Task[]; leader: LeaderView }> {
   const pipelines = new Pipeline(board.tasks, board.mailbox, { events: board.sink, ...(options.stages ? { stages: options.stages } : {}) });
   // The worktree and branch are made here, as the lead makes them, so any teammate can work the pipeline.
-  pipelines.useRepository(await openRepository(options.repo, board.rootDir, options.notice ?? (() => undefined)));
+  pipelines.useRepository(await openRepository(options.repo, board.rootDir, options.notice ?? (() => undefined), options.remote));
   const by = board.registry.read().lead;
   const tasks: Task[] = [];
   for (const requirement of requirements) tasks.push(await pipelines.post(requirement, { by, ...(options.startStage ? { startStage: options.startStage } : {}) }));
