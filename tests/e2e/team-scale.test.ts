@@ -41,12 +41,17 @@ interface Summary {
   status: string;
   requirement: string;
   usage: { calls: number };
-  git?: { branch: string; commit: string | null };
+  git?: { branch: string; commit: string | null; merged?: { into: string; commit: string } };
 }
 
 describe.runIf(python)('autoteam run with two requirements and --engineers 2', () => {
-  it('works both pipelines at once, each engineer on its own pipeline, and reports each', async () => {
+  it('works both pipelines at once, each engineer on its own pipeline, merges both through the queue (autoMerge), and reports each', async () => {
     const repo = makeRepo();
+    const start = git(repo, 'rev-parse', 'HEAD');
+    // autoMerge: the run ends when the merge queue has merged both into main.
+    fs.writeFileSync(path.join(repo, 'autoteam.config.json'), JSON.stringify({ autoMerge: true }));
+    git(repo, 'add', 'autoteam.config.json');
+    git(repo, 'commit', '-q', '-m', 'autoMerge');
     const run = await runCli(['run', '--auto', '--json', '--engineers', '2', '--start-stage', 'implementation', DOWNLOADS_REQUIREMENT, WORDCOUNT_REQUIREMENT], { cwd: repo });
     expect(run.code, describeRun(run)).toBe(0);
     const summaries = JSON.parse(run.stdout) as Summary[];
@@ -57,9 +62,18 @@ describe.runIf(python)('autoteam run with two requirements and --engineers 2', (
     for (const summary of summaries) {
       expect(summary.usage.calls).toBeGreaterThan(0);
       expect(summary.git!.commit).toMatch(/^[0-9a-f]{40}$/);
-      expect(git(repo, 'rev-parse', summary.git!.branch)).toBe(summary.git!.commit);
+      expect(summary.git!.merged?.into).toBe('main');
+      // Merged: the branch is gone and main holds the merged commit.
+      expect(git(repo, 'branch', '--list', summary.git!.branch)).toBe('');
+      expect(git(repo, 'merge-base', '--is-ancestor', summary.git!.merged!.commit, 'main')).toBe('');
     }
     expect(summaries[0]!.git!.branch).not.toBe(summaries[1]!.git!.branch);
+    // Two fast-forwards (the second rebased onto the first and checked again), no merge commit, and
+    // the person's tree clean and holding both programs.
+    expect(git(repo, 'rev-list', '--count', `${start}..main`)).toBe('3');
+    expect(git(repo, 'rev-list', '--merges', '--count', `${start}..main`)).toBe('0');
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+    expect(git(repo, 'ls-files').split('\n').filter((file) => file.endsWith('.py')).length).toBeGreaterThanOrEqual(2);
     // Both implementation tasks were posted before either engineer could finish one: claims are
     // exclusive, so each engineer took a different pipeline's.
     const firstImplementations = readTasks(repo).filter((task) => task.stage === 'implementation' && task.revision === 0);
