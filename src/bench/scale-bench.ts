@@ -55,7 +55,8 @@ export function scaleRows(row: ScaleRow, result: ScaleResult, baselineCalls: num
       ? info(`${label}: model calls per pipeline`, round(mean(calls), 1), '')
       : { metric: `${label}: model calls per pipeline (max ${Math.max(...calls)})`, value: round(mean(calls), 1), unit: '', target: `≤ ${baselineCalls} (1 pipeline alone)`, ok: Math.max(...calls) <= baselineCalls },
     atMost(`${label}: idle CPU per teammate`, round(result.idleCpuPct, 2), '% core', TARGETS.idleCpuPct),
-    atMost(`${label}: RSS per idle teammate`, round(result.rssMbPerTeammate, 1), 'MB', TARGETS.rssMb),
+    // What one more teammate costs: the hosts' RSS less what each host process held before its teammates started.
+    atMost(`${label}: RSS per idle teammate (hosts' RSS less the bare hosts', per teammate)`, round((result.rssMbPerTeammate * row.teammates - result.bareRssMb) / row.teammates, 1), 'MB', TARGETS.rssMb),
     info(`${label}: RSS of the bare host process(es), summed`, round(result.bareRssMb), 'MB'),
     atMost(`${label}: lost (tasks never completed + pipelines not approved)`, result.audit.lostTasks + result.audit.notApproved, '', 0),
     atMost(`${label}: double claims`, result.audit.doubleClaims, '', 0),

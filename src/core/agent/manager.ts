@@ -47,6 +47,12 @@ export interface TeammateExit {
 
 /** The last events of a thread kept for its crash log. */
 const RECENT_EVENTS = 20;
+/**
+ * The young generation of a teammate thread's heap, in MB. V8 sizes it per isolate (up to 32 MB of
+ * semi-spaces on 64-bit) and keeps it once grown; a teammate allocates little between model calls,
+ * so a small one costs a few more scavenges and saves most of that memory per idle teammate.
+ */
+const TEAMMATE_YOUNG_GENERATION_MB = 4;
 
 export interface TeammateHandle {
   name: string;
@@ -134,12 +140,13 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       ...(prompt ? { prompt } : {}),
     };
     const entry = workerEntry(init.model);
+    const resourceLimits = { maxYoungGenerationSizeMb: TEAMMATE_YOUNG_GENERATION_MB };
     const worker = entry.viaTsx
       ? new Worker(
           `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry.url.href)}); });`,
-          { eval: true, workerData: init, stdout: true, stderr: true },
+          { eval: true, workerData: init, stdout: true, stderr: true, resourceLimits },
         )
-      : new Worker(entry.url, { workerData: init, stdout: true, stderr: true });
+      : new Worker(entry.url, { workerData: init, stdout: true, stderr: true, resourceLimits });
     let ended: { reason: string; why: ExitReason } | null = null;
     let lastError: { message: string; code: string; detail: string } | null = null;
     const recent: string[] = [];
