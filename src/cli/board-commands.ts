@@ -109,7 +109,8 @@ export function registerBoardCommands(program: Command): void {
         const stages = StageRegistry.from(project.stages);
         const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, {}, stages);
         const pipelines = new Pipeline(board.tasks, board.mailbox, { events: board.sink, stages, maxRevisions: settings.runtime.maxRevisions });
-        const queue = new MergeQueue({ board, pipelines, by: board.registry.read().lead, limits: recheckLimits(settings) });
+        const remoteUrl = project.repository?.remote;
+        const queue = new MergeQueue({ board, pipelines, by: board.registry.read().lead, limits: recheckLimits(settings), ...(remoteUrl ? { remoteUrl } : {}) });
         for (const line of await queue.drain()) console.log(line);
       } finally {
         await board.close();

@@ -2,7 +2,8 @@
  * A repository across machines: two board folders standing for two machines share only a PostgreSQL
  * board (a real server, started by the test setup) and a bare repository (`repository.remote`). The
  * lead and the reviewer work in folder A; the analyst and the engineer are `autoteam worker`
- * processes in folder B. The branch crosses between the folders through the remote at every step.
+ * processes in folder B. The branch crosses between the folders through the remote at every step,
+ * and the merge queue, drained from B, pushes the approval onto the remote's base.
  * Build first: `npm run build`.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -37,7 +38,7 @@ function git(cwd: string, ...args: string[]): string {
 }
 
 describe.runIf(postgresBin && python)('a repository across machines', () => {
-  it('a lead in A posts, the analyst and engineer in B and the reviewer in A work the branch through a bare repository to an approval commit of the reviewed tree', async () => {
+  it('a lead in A posts, the analyst and engineer in B and the reviewer in A work the branch through a bare repository to an approval commit of the reviewed tree, which the merge queue drained from B pushes onto main', async () => {
     const bare = path.join(folder('autoteam-remote-'), 'project.git');
     git(path.dirname(bare), 'init', '-q', '--bare', '-b', 'main', bare);
     const person = folder('autoteam-person-');
@@ -99,6 +100,17 @@ describe.runIf(postgresBin && python)('a repository across machines', () => {
       const written = fs.readFileSync(path.join(remoteWorktree(b, bare, branch), 'organize.py'), 'utf8');
       expect(fs.readFileSync(path.join(remoteWorktree(a, bare, branch), 'organize.py'), 'utf8')).toBe(written);
       expect(git(bare, 'show', `${branch}:organize.py`)).toBe(written.trimEnd());
+
+      // The merge queue, drained from B (not the poster's folder): main on the remote moves to the approval commit, the branch goes.
+      const merged = await runCli(['merge', '--queue', '--board', url, '--dir', b], { cwd: b });
+      expect(merged.code, describeRun(merged)).toBe(0);
+      expect(merged.stdout.trim()).toBe(`pipeline #${task.pipeline}: ${branch} merged into main on ${bare} (fast-forward to ${approved.commit!.slice(0, 12)}); its worktree and branch are removed`);
+      expect(git(bare, 'rev-parse', 'main')).toBe(approved.commit);
+      expect(git(bare, 'diff', '--name-status', base, 'main')).toBe('A\torganize.py');
+      expect(git(bare, 'branch', '--list', branch)).toBe('');
+      expect(fs.existsSync(remoteWorktree(b, bare, branch))).toBe(false);
+      await board.tasks.refresh();
+      expect(board.tasks.get(reviews.at(-1)!.id).artifacts.outcome).toEqual({ action: 'merged', into: 'main', commit: approved.commit, by: expect.any(String) });
     } finally {
       await session.close(3_000);
       await board.close();

@@ -9,7 +9,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type RemoteError, RemoteBranchTarget } from '../../src/core/git/remote.js';
+import { RemoteBranchTarget } from '../../src/core/git/merge-target.js';
+import type { RemoteError } from '../../src/core/git/remote.js';
 import { approveRemote, checkoutRemoteTask, createRemoteBranch, openRemote, pushSubmission } from '../../src/core/git/remote-branch.js';
 import { redactGitUrl, remoteClone, resolveRemoteUrl } from '../../src/core/git/remote-url.js';
 import { fileBoard } from '../../src/core/board/board.js';
@@ -167,7 +168,7 @@ describe('a pipeline branch on a bare repository, worked from two folders', () =
 });
 
 describe('a remote branch as a merge target', () => {
-  it('tip fetches the branch; advance pushes a fast-forward leased on the old tip, refuses a moved base or a rewrite', async () => {
+  it('tip fetches the branch; advance pushes a fast-forward leased on the old tip, waits on a moved base, refuses a rewrite', async () => {
     const { bare, person } = bareRepository();
     const a = folder('autoteam-merge-');
     const repository = await openRemote(a, { remote: bare });
@@ -178,7 +179,7 @@ describe('a remote branch as a merge target', () => {
     // A commit on top of the base, made in the clone as a queue would after its rebase.
     const tree = git(repository.top, 'rev-parse', `${old}^{tree}`);
     const next = git(repository.top, 'commit-tree', tree, '-p', old, '-m', 'merged');
-    await target.advance(old, next);
+    expect(await target.advance(old, next)).toEqual({ ok: true });
     expect(git(bare, 'rev-parse', 'main')).toBe(next);
     // Not a fast-forward (back to the old commit): refused before any push.
     await expect(target.advance(next, old)).rejects.toThrow(/cannot advance main on .* not a fast-forward/);
@@ -189,8 +190,7 @@ describe('a remote branch as a merge target', () => {
     git(person, 'commit', '-q', '-m', 'person');
     git(person, 'push', '-q', 'origin', 'HEAD:main');
     const third = git(repository.top, 'commit-tree', tree, '-p', next, '-m', 'merged again');
-    const moved = await refusal(target.advance(next, third));
-    expect(moved.kind).toBe('moved');
+    expect(await target.advance(next, third)).toEqual({ ok: false, waiting: `main on ${bare} moved while the pipeline was checked; it is tried again on the next run` });
     expect(git(bare, 'rev-parse', 'main')).toBe(git(person, 'rev-parse', 'HEAD'));
     expect(await target.tip()).toBe(git(person, 'rev-parse', 'HEAD'));
   });

@@ -1,12 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { AutoteamError } from '../errors.js';
 import { git, gitMessage, personEnv } from './git.js';
+import { fetchBranch, pushBranch, RemoteError } from './remote.js';
 
 /**
  * Where the merge queue advances a base branch. The queue rebases and checks a pipeline's branch on
  * `tip()`, then asks `advance(tip, commit)` to move the base, only ever as a fast-forward from the tip
- * it checked against. The local target moves a branch of the person's repository; a remote target
- * (a bare repository the base lives in) would push instead, behind the same three methods.
+ * it checked against. The local target moves a branch of the person's repository; the remote target
+ * (`repository.remote`: the base lives in a remote repository) pushes with a lease instead. Either
+ * way a base that cannot move now is an outcome (`waiting`), not an error: the pipeline stays queued.
  */
 export interface MergeTarget {
   /** The base as a person reads it: `main`, or `main (checked out in /path)`. */
@@ -91,5 +94,40 @@ export class LocalMergeTarget implements MergeTarget {
     const merged = await git(dir, ['merge', '--ff-only', '-q', to], { allowFailure: true, env: personEnv() });
     if (merged.exitCode !== 0) return { ok: false, waiting: `${this.branch} in ${dir} cannot be fast-forwarded: ${gitMessage(merged.stderr, merged.stdout)}` };
     return { ok: true };
+  }
+}
+
+/**
+ * A branch of a remote repository, reached through this folder's bare clone: `tip` fetches it (so
+ * the commit is in the clone, and in its worktrees, for a rebase to start from), `advance` pushes
+ * the fast-forward leased on the tip the queue checked against, so a base someone else moved is left
+ * alone and the pipeline waits for the next run. The person's own working tree is not involved.
+ */
+export class RemoteBranchTarget implements MergeTarget {
+  constructor(
+    private readonly clone: string,
+    private readonly shown: string,
+    readonly branch: string,
+  ) {}
+
+  describe(): string {
+    return `${this.branch} on ${this.shown}`;
+  }
+
+  tip(): Promise<string> {
+    return fetchBranch(this.clone, this.shown, this.branch);
+  }
+
+  async advance(from: string, to: string): Promise<AdvanceOutcome> {
+    const forward = await git(this.clone, ['merge-base', '--is-ancestor', from, to], { allowFailure: true });
+    // The queue only ever asks for a fast-forward: anything else is a bug, never pushed.
+    if (forward.exitCode !== 0) throw new AutoteamError(`cannot advance ${this.describe()} from ${from.slice(0, 12)} to ${to.slice(0, 12)}: not a fast-forward`, 'GIT_ERROR');
+    try {
+      await pushBranch(this.clone, this.shown, to, this.branch, from);
+      return { ok: true };
+    } catch (error) {
+      if (error instanceof RemoteError && error.kind === 'moved') return { ok: false, waiting: `${this.describe()} moved while the pipeline was checked; it is tried again on the next run` };
+      throw error;
+    }
   }
 }

@@ -47,7 +47,7 @@ export async function createRemoteBranch(rootDir: string, repository: Repository
   await pushBranch(clone, shown, base, branch, null);
   const worktree = remoteWorktree(rootDir, shown, branch);
   await checkoutCommit(clone, worktree, base);
-  return { repo: clone, branch, base, worktree, remote: shown, head: base };
+  return { repo: clone, branch, base, worktree, remote: shown, head: base, baseBranch };
 }
 
 /**
@@ -71,7 +71,7 @@ export async function checkoutRemoteTask(rootDir: string, info: GitInfo, configu
 }
 
 /** `worktree` (made if missing) at `commit`, detached, with exactly that commit's files (the runtime's own folders kept). */
-async function checkoutCommit(clone: string, worktree: string, commit: string): Promise<void> {
+export async function checkoutCommit(clone: string, worktree: string, commit: string): Promise<void> {
   if (fs.existsSync(path.join(worktree, '.git'))) {
     await git(worktree, ['checkout', '-q', '-f', '--detach', commit]);
     await git(worktree, ['clean', '-fdq', ...RUNTIME_FILES.flatMap((name) => ['-e', name])]);

@@ -114,37 +114,15 @@ export async function pushBranch(cwd: string, shown: string, commit: string, bra
 }
 
 /**
- * Where a merge queue lands work: a base it reads the tip of and advances from one commit to the
- * next, never past someone else's move.
+ * Deletes the remote's `branch` only while it is still at `expected`: a branch someone moved on
+ * meanwhile is kept (refused as `moved`), and one already gone is no error.
  */
-export interface MergeTarget {
-  /** One line for a person: which branch, where. */
-  describe(): string;
-  /** The base's commit now (present locally, so a rebase can start from it). */
-  tip(): Promise<string>;
-  /** Moves the base from `from` to `to` (a fast-forward); refused when the base is no longer at `from`. */
-  advance(from: string, to: string): Promise<void>;
-}
-
-/** A branch of a remote repository as a merge target: `tip` fetches it, `advance` pushes with a lease. */
-export class RemoteBranchTarget implements MergeTarget {
-  constructor(
-    private readonly clone: string,
-    private readonly shown: string,
-    private readonly branch: string,
-  ) {}
-
-  describe(): string {
-    return `${this.branch} on ${this.shown}`;
+export async function deleteBranch(cwd: string, shown: string, branch: string, expected: string): Promise<void> {
+  const result = await git(cwd, ['push', '-q', '--porcelain', '--no-verify', `--force-with-lease=refs/heads/${branch}:${expected}`, 'origin', `:refs/heads/${branch}`], { allowFailure: true });
+  if (result.exitCode !== 0) {
+    if ((await remoteTip(cwd, shown, branch)) === null) return;
+    if (/^!\s/m.test(result.stdout)) throw new RemoteError('moved', `the remote ${shown} refused to delete ${branch}: someone else moved it past ${expected.slice(0, 12)}; it was kept`);
+    throw unreachable(shown, branch, result);
   }
-
-  tip(): Promise<string> {
-    return fetchBranch(this.clone, this.shown, this.branch);
-  }
-
-  async advance(from: string, to: string): Promise<void> {
-    const forward = await git(this.clone, ['merge-base', '--is-ancestor', from, to], { allowFailure: true });
-    if (forward.exitCode !== 0) throw new AutoteamError(`cannot advance ${this.describe()} from ${from.slice(0, 12)} to ${to.slice(0, 12)}: not a fast-forward`, 'GIT_ERROR');
-    await pushBranch(this.clone, this.shown, to, this.branch, from);
-  }
+  await git(cwd, ['update-ref', '-d', `refs/remotes/origin/${branch}`], { allowFailure: true });
 }

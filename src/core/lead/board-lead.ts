@@ -198,7 +198,7 @@ export class BoardLead implements LeadControls {
   }
 
   mergeQueue(): Promise<string[]> {
-    return new MergeQueue({ board: this.board, pipelines: this.pipelines, by: this.lead, limits: recheckLimits() }).drain();
+    return new MergeQueue({ board: this.board, pipelines: this.pipelines, by: this.lead, limits: recheckLimits(), ...(this.options.repository ? { remoteUrl: this.options.repository.remote } : {}) }).drain();
   }
 
   decidePlan(requestId: string, approve: boolean, feedback = ''): Promise<void> {

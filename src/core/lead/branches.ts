@@ -52,7 +52,8 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
 export async function mergePipeline(board: TaskBoard, id: number, by: string): Promise<string> {
   const { tasks, git, holder } = branchOf(board, id);
   const status = pipelineStatus(tasks);
-  if (git.remote) throw new AutoteamError(`pipeline #${id}'s branch ${git.branch} lives on the remote ${git.remote}: merge it there (git fetch, then git merge origin/${git.branch})`, 'USAGE');
+  // A merge into the person's checked-out branch, unchecked, cannot move a base others share: the queue's rebase, re-check and leased push can.
+  if (git.remote) throw new AutoteamError(`pipeline #${id}'s branch ${git.branch} lives on the remote ${git.remote}, and so does its base: the merge queue merges it there (autoteam merge --queue, or /merge all), rebased onto the base's tip, checked again and pushed`, 'USAGE');
   if (status !== 'approved' || !git.commit) {
     throw new AutoteamError(`pipeline #${id} is ${status}: only approved work is merged (diff ${id} shows it, discard ${id} drops it)`, 'USAGE');
   }

@@ -1,26 +1,24 @@
-import fs from 'node:fs';
 import { DEFAULT_TEAMMATE_SETTINGS, type TeammateSettings } from '../agent/settings.js';
 import type { GitInfo, Issue, Submitted } from '../board/artifacts.js';
 import type { Board } from '../board/board-types.js';
-import { AutoteamError } from '../errors.js';
 import { isLockBusy } from '../board/lock.js';
 import type { Task } from '../board/schemas.js';
 import type { MergeStep } from '../events/schema.js';
-import { git } from '../git/git.js';
-import { LocalMergeTarget, type MergeTarget } from '../git/merge-target.js';
-import { currentBranch, reapplyOnto, rebaseOnto } from '../git/rebase.js';
-import { removeWorktree, worktreeChange } from '../git/worktree.js';
+import { reapplyOnto, rebaseOnto } from '../git/rebase.js';
+import { worktreeChange } from '../git/worktree.js';
 import type { Pipeline } from '../stages/pipeline.js';
 import { approvalOf, tasksByPipeline, pipelineStatus } from '../stages/pipeline-status.js';
-import { snapshotWorkspace } from '../stages/submission.js';
+import { snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
 import { recheck, type RecheckLimits } from './merge-checks.js';
+import { MergeQueueError, type MergeSite, mergeSite } from './merge-site.js';
 
 /**
  * The merge queue: approved, unmerged pipelines go into their base branch in approval order. Each is
  * rebased onto the base's tip in its own worktree, the reviewer's checks and tests run again on the
  * rebased tree, and the base is fast-forwarded (MergeTarget). A conflict or a failing check never
  * reaches the base: the pipeline goes back to implementation as a new revision with a blocker. One
- * merger at a time per board (the board's lock `merge-queue`).
+ * merger at a time per board (the board's lock `merge-queue`). A pipeline on a remote is merged in
+ * this folder's own clone and the base is pushed (merge-site.ts), from whichever folder drains.
  */
 
 export interface QueuedPipeline {
@@ -53,19 +51,12 @@ export interface MergeQueueOptions {
   /** Who merges: the lead's name (the outcome's `by`, the events' agent). */
   by: string;
   limits: RecheckLimits;
-  /** The base a pipeline goes into (default: the branch of the person's repository). */
-  target?: (git: GitInfo, branch: string) => MergeTarget;
+  /** This process's `repository.remote` (the full URL), for a remote whose recorded URL hides credentials. */
+  remoteUrl?: string;
   signal?: AbortSignal;
 }
 
 const short = (sha: string) => sha.slice(0, 12);
-
-/** Why one pipeline cannot be merged now: it stays queued, and the line says why. */
-class MergeQueueError extends AutoteamError {
-  constructor(message: string) {
-    super(message, 'MERGE_QUEUE');
-  }
-}
 
 export class MergeQueue {
   constructor(private readonly options: MergeQueueOptions) {}
@@ -94,40 +85,46 @@ export class MergeQueue {
 
   private async mergeOne(entry: QueuedPipeline, of: number): Promise<string> {
     const { git: info, pipeline } = entry;
-    const into = info.baseBranch ?? (await currentBranch(info.repo));
-    if (!into) return `pipeline #${pipeline}: waits — HEAD of ${info.repo} is detached, so there is no branch to merge it into; check out a branch`;
+    let site: MergeSite | string;
+    try {
+      site = await mergeSite(this.options.board.rootDir, info, this.options.remoteUrl);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.emit(entry, info.baseBranch ?? '', 'error', message);
+      return `pipeline #${pipeline}: not merged — ${message} (it stays in the queue)`;
+    }
+    if (typeof site === 'string') return `pipeline #${pipeline}: waits — ${site}`;
+    const { into, target, worktree } = site;
     const say = (step: MergeStep, detail: string, commit?: string) => this.emit(entry, into, step, detail, commit);
     try {
-      const target = (this.options.target ?? ((_, branch) => new LocalMergeTarget(info.repo, branch)))(info, into);
       say('queued', `approved ${entry.approvedAt}; ${of} in the queue`);
-      if (!fs.existsSync(info.worktree)) await git(info.repo, ['worktree', 'add', '-q', info.worktree, info.branch]);
-      // An approved worktree's tracked files are as committed; changed ones (a send-back cut short) are neither merged nor dropped blindly.
-      const loose = (await git(info.worktree, ['diff', '--name-only', 'HEAD'])).stdout.split('\n').filter(Boolean);
-      if (loose.length) throw new MergeQueueError(`its worktree ${info.worktree} has uncommitted changes (${loose.slice(0, 5).join(', ')}); commit or discard them there first`);
+      await site.prepare();
       const tip = await target.tip();
       const email = `${this.options.by}@${this.options.board.registry.read().team}`;
-      const rebased = await rebaseOnto(info.worktree, tip, email);
+      const rebased = await rebaseOnto(worktree, tip, email);
       if (rebased.kind === 'conflict') {
         say('rebased', `conflicts with ${into} at ${short(tip)} in ${rebased.files.join(', ')}; the rebase was aborted`);
+        const where = info.remote ? `The branch ${info.branch} now holds, as its newest commit,` : 'The worktree now holds';
         const text =
           `merging into ${into} conflicts in ${rebased.files.join(', ')}: ${into} moved on (to ${short(tip)}) and changed the same lines. ` +
-          `The worktree now holds this change laid over ${into}'s tip, with git's conflict markers (<<<<<<< ======= >>>>>>>) in ${rebased.files.join(', ')}: ` +
+          `${where} this change laid over ${into}'s tip, with git's conflict markers (<<<<<<< ======= >>>>>>>) in ${rebased.files.join(', ')}: ` +
           'keep what both sides need, remove every marker, run it again and submit.';
-        return await this.sendBack(entry, into, tip, info.commit, `conflict with ${into} in ${rebased.files.join(', ')}`, text);
+        return await this.sendBack(entry, site, tip, info.commit, `conflict with ${into} in ${rebased.files.join(', ')}`, text);
       }
       const head = rebased.head;
       if (head === tip && rebased.kind === 'on tip' && info.commit !== tip) throw new MergeQueueError(`its branch ${info.branch} no longer holds the approved commit ${short(info.commit)}`);
       if (rebased.kind === 'rebased') say('rebased', `onto ${into} at ${short(tip)}`, head);
       // The tree the reviewer (or an earlier run of the queue) checked needs no second run.
       if (head !== info.commit) {
-        const checked = await recheck(info.worktree, entry.holder.artifacts, [this.options.board.rootDir, info.repo], this.options.limits, this.options.signal);
+        const checked = await recheck(worktree, entry.holder.artifacts, [this.options.board.rootDir, site.repo], this.options.limits, this.options.signal);
         if (!checked.ok) {
           say('checked', `${checked.failed} fails on the rebased tree`, head);
           const text = `on ${into}'s tip (${short(tip)}) ${checked.failed} fails, though it passed on the branch as reviewed: ${checked.output}`;
-          return await this.sendBack(entry, into, tip, head, `${checked.failed} fails after a rebase onto ${into}`, text);
+          return await this.sendBack(entry, site, tip, head, `${checked.failed} fails after a rebase onto ${into}`, text);
         }
         say('checked', `${checked.ran.join(', ') || 'nothing recorded to run'} pass on the rebased tree`, head);
-        await this.options.board.tasks.update(entry.holder.id, { artifacts: { git: { ...info, commit: head } } }, { by: this.options.by, event: 'rechecked', detail: `${checked.ran.length} check(s) and test run(s) pass at ${short(head)}` });
+        const kept = await site.keep(head);
+        await this.options.board.tasks.update(entry.holder.id, { artifacts: { git: { ...info, ...kept, commit: head } } }, { by: this.options.by, event: 'rechecked', detail: `${checked.ran.length} check(s) and test run(s) pass at ${short(head)}` });
       } else if (rebased.kind === 'on tip') {
         say('rebased', `already on ${into}'s tip (${short(tip)}): no rebase, the reviewed tree is what merges`, head);
       }
@@ -136,15 +133,15 @@ export class MergeQueue {
         say('waiting', advanced.waiting, head);
         return `pipeline #${pipeline}: waits — ${advanced.waiting}`;
       }
-      await removeWorktree(info.repo, info.worktree, info.branch);
+      const note = await site.finish(head);
       const how = head === tip ? `its change was already in ${into}` : `fast-forward to ${short(head)}`;
       await this.options.board.tasks.update(
         entry.holder.id,
         { artifacts: { outcome: { action: 'merged', into, commit: head, by: this.options.by } } },
         { by: this.options.by, event: 'merged', detail: `${info.branch} into ${into} (merge queue, ${how})` },
       );
-      say('merged', how, head);
-      return `pipeline #${pipeline}: ${info.branch} merged into ${target.describe()} (${how}); its worktree and branch are removed`;
+      say('merged', note ? `${how}; ${note}` : how, head);
+      return `pipeline #${pipeline}: ${info.branch} merged into ${target.describe()} (${how}); ${note ?? 'its worktree and branch are removed'}`;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       say('error', message);
@@ -153,26 +150,32 @@ export class MergeQueue {
   }
 
   /**
-   * Back to implementation: the worktree's branch moved to `tip` with the pipeline's change (`change`,
-   * a commit) laid over it uncommitted — conflict markers where it conflicts — and a blocker saying why.
+   * Back to implementation: the worktree moved to `tip` with the pipeline's change (`change`, a
+   * commit) laid over it — conflict markers where it conflicts — and a blocker saying why. Locally
+   * the change stays uncommitted in the pipeline's worktree; on a remote it is committed and pushed
+   * to the pipeline's branch (the site's hand-over), and the revision's `head` names that commit.
    */
-  private async sendBack(entry: QueuedPipeline, into: string, tip: string, change: string, reason: string, text: string): Promise<string> {
+  private async sendBack(entry: QueuedPipeline, site: MergeSite, tip: string, change: string, reason: string, text: string): Promise<string> {
     const { git: info, pipeline, holder } = entry;
-    await reapplyOnto(info.worktree, change, tip);
+    const { board, by } = this.options;
+    await reapplyOnto(site.worktree, change, tip);
+    const handed = await site.handOver(tip, `Sent back by the merge queue: ${reason}\n`, `${by}@${board.registry.read().team}`);
     const { commit: _reviewed, ...rest } = info;
-    const moved: GitInfo = { ...rest, base: tip };
+    const moved: GitInfo = { ...rest, base: tip, ...handed };
     // What it is sent back with, as a submission: an unchanged resubmission (markers left in) is refused.
-    const changed = (await worktreeChange(info.worktree, tip, 0)).files.filter((file) => file.status !== 'D').map((file) => file.path);
-    const files = snapshotWorkspace(this.options.board.rootDir, info.worktree, changed);
+    const changed = (await worktreeChange(site.worktree, tip, 0)).files.filter((file) => file.status !== 'D').map((file) => file.path);
+    const files = snapshotWorkspace(board.rootDir, site.worktree, changed);
+    // Through the board, so a reviewer in another folder can diff the revision against it.
+    await uploadBlobs(board.rootDir, files, board.blobs);
     const main = holder.artifacts.submitted?.file ?? changed[0] ?? '';
     const submitted: Submitted = { file: main, sha256: files[main] ?? '', revision: holder.revision, files };
     const issues: Issue[] = [{ text, severity: 'blocker' }];
-    const result = await this.options.pipelines.sendBackApproved(pipeline, { issues, reason, git: moved, submitted }, this.options.by);
+    const result = await this.options.pipelines.sendBackApproved(pipeline, { issues, reason, git: moved, submitted }, by);
     if (result.status === 'failed') {
-      this.emit(entry, into, 'sent_back', `${reason}; the pipeline failed: ${result.reason}`);
+      this.emit(entry, site.into, 'sent_back', `${reason}; the pipeline failed: ${result.reason}`);
       return `pipeline #${pipeline}: not merged — ${result.reason}`;
     }
-    this.emit(entry, into, 'sent_back', `${reason}; revision ${holder.revision + 1} is #${result.next?.id ?? '?'}`);
+    this.emit(entry, site.into, 'sent_back', `${reason}; revision ${holder.revision + 1} is #${result.next?.id ?? '?'}`);
     return `pipeline #${pipeline}: not merged — ${reason}; sent back to implementation as revision ${holder.revision + 1}${result.next ? ` (#${result.next.id})` : ''}`;
   }
 }

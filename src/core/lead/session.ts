@@ -123,7 +123,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       maxRequestTokens: options.settings?.maxRequestTokens ?? DEFAULT_MAX_REQUEST_TOKENS,
     });
     this.chat = new LeadChat(new LeadAgent(this.agentHost));
-    this.merges = new MergeRunner(() => new MergeQueue({ board, pipelines: this.pipelines, by: this.lead, limits: recheckLimits(options.settings) }));
+    this.merges = new MergeRunner(() => new MergeQueue({ board, pipelines: this.pipelines, by: this.lead, limits: recheckLimits(options.settings), ...(options.settings?.repository ? { remoteUrl: options.settings.repository.remote } : {}) }));
     // One live lead per board: the lease is taken in start(), renewed while the session runs, released in close().
     this.life = new SessionLife(
       { board, watcher: this.watcher, view: this.view, team: this.team, desk: this.desk, inbox: this.inbox, chat: this.chat, lease: board.lease(), pipelines: this.pipelines, rootDir: this.rootDir, options },

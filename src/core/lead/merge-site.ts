@@ -1,0 +1,118 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { GitInfo } from '../board/artifacts.js';
+import { AutoteamError } from '../errors.js';
+import { git } from '../git/git.js';
+import { LocalMergeTarget, type MergeTarget, RemoteBranchTarget } from '../git/merge-target.js';
+import { currentBranch } from '../git/rebase.js';
+import { deleteBranch, ensureClone, fetchBranch, pushBranch, remoteDefaultBranch } from '../git/remote.js';
+import { checkoutCommit } from '../git/remote-branch.js';
+import { resolveRemoteUrl } from '../git/remote-url.js';
+import { commitWorktree, removeWorktree } from '../git/worktree.js';
+import { localGit } from '../stages/workspace.js';
+
+/**
+ * Where the merge queue works one pipeline, and what it does there besides rebasing and checking.
+ * Local: the pipeline's worktree of the person's repository, the base a branch of it. Remote
+ * (`repository.remote`): this folder's own clone and worktree, whoever posted the pipeline, the base
+ * a branch of the remote; every result other folders need (a rebased commit, a send-back's change)
+ * is pushed to the pipeline's branch, leased on what the branch was, and named in its GitInfo.
+ */
+export interface MergeSite {
+  /** The base branch's name. */
+  into: string;
+  target: MergeTarget;
+  /** Where the branch is rebased and checked. */
+  worktree: string;
+  /** The repository (or clone) the worktree belongs to: out of the checks' sight. */
+  repo: string;
+  /** Makes the worktree hold the approved commit. */
+  prepare(): Promise<void>;
+  /** A rebased commit that passed its checks, kept where the next run (in any folder) finds it: GitInfo fields to record. */
+  keep(head: string): Promise<Partial<GitInfo>>;
+  /** The change laid over the base's tip in the worktree, handed to the revision's engineer: GitInfo fields for it. */
+  handOver(tip: string, message: string, email: string): Promise<Partial<GitInfo>>;
+  /** After the base advanced to `head`: the pipeline's branch and worktree go. A note when something was kept. */
+  finish(head: string): Promise<string | null>;
+}
+
+/** Why one pipeline cannot be merged now: it stays queued, and the line says why. */
+export class MergeQueueError extends AutoteamError {
+  constructor(message: string) {
+    super(message, 'MERGE_QUEUE');
+  }
+}
+
+/** The site of an approved pipeline (`info.commit` set); a string says why it waits. */
+export async function mergeSite(rootDir: string, info: GitInfo & { commit: string }, remoteUrl?: string): Promise<MergeSite | string> {
+  return info.remote ? remoteSite(rootDir, info, remoteUrl) : localSite(info);
+}
+
+async function localSite(info: GitInfo & { commit: string }): Promise<MergeSite | string> {
+  const into = info.baseBranch ?? (await currentBranch(info.repo));
+  if (!into) return `HEAD of ${info.repo} is detached, so there is no branch to merge it into; check out a branch`;
+  return {
+    into,
+    target: new LocalMergeTarget(info.repo, into),
+    worktree: info.worktree,
+    repo: info.repo,
+    async prepare() {
+      if (!fs.existsSync(info.worktree)) await git(info.repo, ['worktree', 'add', '-q', info.worktree, info.branch]);
+      // An approved worktree's tracked files are as committed; changed ones (a send-back cut short) are neither merged nor dropped blindly.
+      const loose = (await git(info.worktree, ['diff', '--name-only', 'HEAD'])).stdout.split('\n').filter(Boolean);
+      if (loose.length) throw new MergeQueueError(`its worktree ${info.worktree} has uncommitted changes (${loose.slice(0, 5).join(', ')}); commit or discard them there first`);
+    },
+    keep: async () => ({}),
+    // The worktree is the engineer's: the change stays there uncommitted.
+    handOver: async () => ({}),
+    async finish() {
+      await removeWorktree(info.repo, info.worktree, info.branch);
+      return null;
+    },
+  };
+}
+
+async function remoteSite(rootDir: string, info: GitInfo & { commit: string }, remoteUrl?: string): Promise<MergeSite> {
+  const shown = info.remote!;
+  const { repo: clone, worktree } = localGit(rootDir, info);
+  if (!fs.existsSync(path.join(clone, 'HEAD'))) await ensureClone(clone, resolveRemoteUrl(shown, remoteUrl));
+  const into = info.baseBranch ?? (await remoteDefaultBranch(clone, shown));
+  if (!into) throw new MergeQueueError(`the remote ${shown} names no default branch and the pipeline names no base branch`);
+  const short = (sha: string) => sha.slice(0, 12);
+  /** What the pipeline's branch is at on the remote: the approved commit, until the queue moves it. */
+  let at = info.commit;
+  return {
+    into,
+    target: new RemoteBranchTarget(clone, shown, into),
+    worktree,
+    repo: clone,
+    async prepare() {
+      const tip = await fetchBranch(clone, shown, info.branch);
+      if (tip !== info.commit) throw new MergeQueueError(`its branch ${info.branch} on ${shown} is at ${short(tip)}, not at the approved commit ${short(info.commit)}: someone else moved it`);
+      await checkoutCommit(clone, worktree, info.commit);
+    },
+    async keep(head) {
+      await pushBranch(worktree, shown, head, info.branch, at);
+      at = head;
+      return { head };
+    },
+    async handOver(tip, message, email) {
+      // Committed (conflict markers and all) and pushed, so the engineer's folder, on any machine, fetches it.
+      const commit = (await commitWorktree(worktree, tip, message, email)) ?? tip;
+      await pushBranch(worktree, shown, commit, info.branch, at);
+      at = commit;
+      return { head: commit };
+    },
+    async finish(head) {
+      let note: string | null = null;
+      try {
+        await deleteBranch(clone, shown, info.branch, head);
+      } catch (error) {
+        // The change is in the base already: a branch that cannot go now does not undo the merge.
+        note = `its branch ${info.branch} was kept on ${shown}: ${(error as Error).message}`;
+      }
+      await removeWorktree(clone, worktree, info.branch);
+      return note;
+    },
+  };
+}
