@@ -107,7 +107,7 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
       return [];
     });
     const elapsedMs = Date.now() - started;
-    for (const state of finished) if (state.status !== 'approved') errors.push(`pipeline ended ${state.status}`);
+    for (const state of finished) if (state.status !== 'approved') errors.push(`pipeline #${state.id} ended ${state.status}${state.reason ? `: ${state.reason}` : ''}`);
     const events = await board.log.read();
     // Idle: every teammate back to idle after its last task, then a window of nothing to do.
     await withCeiling(allIdle(), options.ceilingMs, 'the team did not go idle');

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runScale, type ScaleResult } from '../../src/bench/scale-run.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
 /**
  * Model calls of one pipeline alone on this requirement (the bench's 1-pipeline row): analyst 3,
@@ -27,8 +28,9 @@ describe.runIf(python)('scale bench, short: 4 pipelines on 6 teammates, file boa
 
   beforeAll(async () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-scale-short-'));
-    result = await runScale({ pipelines: 4, teammates: 6, processes: 1 }, root, root, { idleWindowMs: 1_000, ceilingMs: 170_000, log: () => {} });
-  });
+    // Ceilings only a hang reaches: a quiet machine takes under a minute.
+    result = await runScale({ pipelines: 4, teammates: 6, processes: 1 }, root, root, { idleWindowMs: 1_000, ceilingMs: 3 * HANG_MS, log: () => {} });
+  }, 7 * HANG_MS);
 
   afterAll(() => {
     if (root) fs.rmSync(root, { recursive: true, force: true });
