@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { MAX_PER_ROLE, ROLE_FLAGS } from '../core/lead/team-size.js';
+import { MAX_PER_ROLE } from '../core/config/project-config.js';
+import { ROLE_FLAGS } from '../core/lead/team-size.js';
 
 /** `--analysts N`, `--engineers N`, `--reviewers N`: on every command that starts the team. */
 export function teamSizeOptions(command: Command): Command {

@@ -17,7 +17,6 @@ import { TEAMMATE_TOOLS } from '../tools/registry.js';
 import { type HooksConfig, HooksConfigSchema } from '../hooks/config.js';
 import { checkMcpServers, type McpServerEntry, McpServersSchema, type McpServerSpec } from '../mcp/config.js';
 import { serverVariables } from '../mcp/expand.js';
-import { MAX_PER_ROLE, type TeamEntry } from '../lead/team-size.js';
 import { type AgentsMdSettings, DEFAULT_AGENTS_MD_BYTES } from '../agent/repository-instructions.js';
 
 /**
@@ -28,6 +27,17 @@ import { type AgentsMdSettings, DEFAULT_AGENTS_MD_BYTES } from '../agent/reposit
 export const CONFIG_FILE = 'autoteam.config.json';
 
 const count = (min: number) => z.number().int().min(min);
+
+/** More than this many teammates of one role is a typo, not a team (each is a thread and a model budget). */
+export const MAX_PER_ROLE = 32;
+
+/** A member as the config names it; `count` copies of it join (0: none). */
+export interface TeamEntry {
+  name: string;
+  role: string;
+  prompt?: string;
+  count?: number;
+}
 
 /** The lead's file and shell tools, as `lead.tools` names them. */
 export const LEAD_HANDS = ['bash', 'read_file', 'write_file', 'edit_file'] as const;

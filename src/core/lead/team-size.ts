@@ -1,4 +1,4 @@
-import type { ProjectConfig } from '../config/project-config.js';
+import { MAX_PER_ROLE, type ProjectConfig, type TeamEntry } from '../config/project-config.js';
 import { ConfigError } from '../errors.js';
 import { StageRegistry } from '../stages/stage-registry.js';
 import { DEFAULT_TEAM, type TeamMemberSpec } from './session-types.js';
@@ -9,8 +9,6 @@ import { DEFAULT_TEAM, type TeamMemberSpec } from './session-types.js';
  * after it — engineer, engineer-2, engineer-3 — each name unique on the team.
  */
 
-/** More than this many teammates of one role is a typo, not a team (each is a thread and a model budget). */
-export const MAX_PER_ROLE = 32;
 
 /** The flags, by the role each sizes. */
 export const ROLE_FLAGS = [
@@ -18,11 +16,6 @@ export const ROLE_FLAGS = [
   { flag: '--engineers', key: 'engineers', role: 'engineer' },
   { flag: '--reviewers', key: 'reviewers', role: 'reviewer' },
 ] as const;
-
-/** A member as the config names it; `count` copies of it join (0: none). */
-export interface TeamEntry extends TeamMemberSpec {
-  count?: number;
-}
 
 /** A flag's count for a role. */
 export interface RoleCount {
