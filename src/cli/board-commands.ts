@@ -97,7 +97,8 @@ export function registerBoardCommands(program: Command): void {
     .addOption(dirOption())
     .addOption(boardOption())
     .action(async (id: string | undefined, options: { queue?: boolean }, command: Command) => {
-      if (Boolean(options.queue) === (id !== undefined)) throw new UsageError('merge takes a pipeline id, or --queue (not both)');
+      if (Boolean(options.queue) && id !== undefined) throw new UsageError('merge takes a pipeline id, or --queue, not both');
+      if (!options.queue && id === undefined) throw new UsageError('merge needs a pipeline id (autoteam merge 3), or --queue to merge every approved pipeline in approval order');
       const n = id === undefined ? null : pipelineId(id);
       const board = await openExisting(command);
       try {

@@ -178,6 +178,16 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       }
     };
     ended = await Promise.all(pipelines.map(settle));
+    // Pipelines posted beside the run (autoteam post) went to its team: finished before the team
+    // leaves, not dropped part-way. Work that was on the board before the run is not its to finish.
+    const waited = new Set(pipelines);
+    for (;;) {
+      const beside = session.snapshot().pipelines.filter(({ id, status }) => status === 'active' && !waited.has(id) && !before.pipelines.some((old) => old.id === id));
+      if (beside.length === 0 || signal.aborted) break;
+      log(`waiting for pipeline ${beside.map(({ id }) => `#${id}`).join(', ')} too: posted beside this run, its team is working on it`);
+      for (const { id } of beside) waited.add(id);
+      for (const state of await Promise.all(beside.map(({ id }) => settle(id)))) log(`pipeline #${state.id} (posted beside this run): ${state.status}${state.reason ? ` — ${state.reason}` : ''}`);
+    }
     const timedOut = giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null;
     for (const [i, state] of ended.entries()) {
       if (state.status === 'active') ended[i] = { ...state, status: 'failed', reason: await stoppedEarly(session, state.id, stopReason, timedOut) };

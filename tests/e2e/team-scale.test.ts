@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CliChild } from '../helpers/cli-child.js';
+import { playbookAnswer } from '../../src/core/model/scripted/playbook.js';
 import { DOWNLOADS_REQUIREMENT, describeRun, readTasks, runCli, tempBoard } from '../helpers/pipeline-cli.js';
 
 const WORDCOUNT_REQUIREMENT = 'Write a Python script that counts the words in a text file.';
@@ -124,6 +125,38 @@ describe('autoteam post', () => {
       expect(await repl.exited).toEqual({ code: 0, signal: null });
     } finally {
       await repl.stop();
+    }
+  });
+
+  it.runIf(python)('beside a running `run`: the run waits for the posted pipeline too, instead of leaving it part-way', async () => {
+    const root = tempBoard('autoteam-scale-run-post-');
+    roots.push(root);
+    // No --auto: each pipeline waits on the person's answers (stdin), so the test decides the order.
+    const run = CliChild.start(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, stdin: 'pipe' });
+    const questions = () => run.lines.filter((line) => /analyst asks: /.test(line));
+    const answer = (line: string) => run.write(playbookAnswer(line.split('analyst asks: ')[1]!, []));
+    try {
+      await run.waitForLine((line) => /analyst asks: /.test(line), "the run's analyst to ask");
+      const posted = await runCli(['post', '--dir', root, 'Write a Python script that sorts the files of a folder into subfolders by file type.'], { cwd: root });
+      expect(posted.code, describeRun(posted)).toBe(0);
+      expect(posted.stdout).toMatch(/^posted pipeline #2: task #2 \(requirements\)/);
+      // The run's own pipeline: its analyst's two questions (the one analyst takes #2 after #1).
+      answer(questions()[0]!);
+      answer(await run.waitFor(() => questions()[1], "the run's second question"));
+      // #2's questions wait unanswered until #1 is approved: #2 is still open when the run's own ends.
+      await run.waitForLine((line) => line.startsWith('waiting for pipeline #2 too'), 'the run to wait for the posted pipeline');
+      // By position: #2's analyst asks the same questions, word for word.
+      let answered = 2;
+      await run.waitFor(() => {
+        for (const line of questions().slice(answered)) answer(line);
+        answered = questions().length;
+        return run.lines.find((line) => line.startsWith('pipeline #2 (posted beside this run): '));
+      }, 'the run to finish the pipeline posted beside it');
+      expect(await run.exited).toEqual({ code: 0, signal: null });
+      expect(run.lines).toContain('pipeline #2 (posted beside this run): approved');
+      expect(readTasks(root).filter((task) => task.status === 'pending' || task.status === 'in_progress')).toEqual([]);
+    } finally {
+      await run.stop();
     }
   });
 });

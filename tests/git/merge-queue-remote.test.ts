@@ -13,7 +13,7 @@ import { fileBoard } from '../../src/core/board/board.js';
 import type { GitInfo } from '../../src/core/board/artifacts.js';
 import type { Task } from '../../src/core/board/schemas.js';
 import { checkoutRemoteTask, openRemote, pushSubmission } from '../../src/core/git/remote-branch.js';
-import { mergePipeline } from '../../src/core/lead/branches.js';
+import { discardPipeline, mergePipeline } from '../../src/core/lead/branches.js';
 import { MergeQueue, recheckLimits } from '../../src/core/lead/merge-queue.js';
 import { Pipeline, type StageSignal } from '../../src/core/stages/pipeline.js';
 import { localGit } from '../../src/core/stages/workspace.js';
@@ -118,6 +118,35 @@ describe('the merge queue on a remote', () => {
       expect(git(bare, 'show', 'main:helper.py')).toBe('VALUE = 5');
       expect(git(bare, 'branch', '--list', approved.branch)).toBe('');
       expect(fs.existsSync(localGit(a, fixed).worktree)).toBe(false);
+    } finally {
+      await board.close();
+    }
+  });
+
+  it('discard deletes the pipeline branch on the remote as well as this folder\'s worktree', async () => {
+    const bare = path.join(folder('autoteam-bare-'), 'project.git');
+    git(path.dirname(bare), 'init', '-q', '--bare', '-b', 'main', bare);
+    const person = folder('autoteam-person-');
+    git(person, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(person, 'helper.py'), 'VALUE = 1\n');
+    git(person, 'add', '.');
+    git(person, 'commit', '-q', '-m', 'first');
+    git(person, 'push', '-q', bare, 'HEAD:main');
+    const a = folder('autoteam-machine-a-');
+    const board = fileBoard(a);
+    try {
+      await board.registry.ensure('crew');
+      const pipelines = new Pipeline(board.tasks, board.mailbox, { events: board.sink });
+      pipelines.useRepository(await openRemote(a, { remote: bare }));
+      const first = await pipelines.post('Make the value 2.', { startStage: 'implementation' });
+      const info = first.artifacts.git!;
+      expect(git(bare, 'branch', '--list', info.branch)).toContain(info.branch);
+      await pipelines.cancel(first.pipeline!, 'lead');
+      const said = await discardPipeline(board.tasks, first.pipeline!, 'lead');
+      expect(said).toContain(`branch ${info.branch} on ${info.remote}`);
+      expect(git(bare, 'branch', '--list', info.branch)).toBe('');
+      expect(fs.existsSync(localGit(a, info).worktree)).toBe(false);
+      expect(git(bare, 'rev-parse', 'main')).toBe(git(person, 'rev-parse', 'HEAD'));
     } finally {
       await board.close();
     }

@@ -5,6 +5,8 @@ import { AutoteamError } from '../errors.js';
 import fs from 'node:fs';
 import { branchExists, mergeBranch, pipelineDiff, removeWorktree } from '../git/worktree.js';
 import { pipelineStatus } from '../stages/pipeline-status.js';
+import { deleteBranch, remoteTip } from '../git/remote.js';
+import { localGit } from '../stages/workspace.js';
 
 /**
  * What the person does with a pipeline's branch: look at it, merge it into their current branch, or
@@ -69,6 +71,18 @@ export async function mergePipeline(board: TaskBoard, id: number, by: string): P
   return `pipeline #${id}: ${git.branch} ${how}; its worktree and branch are removed`;
 }
 
+/** Deletes a discarded pipeline's branch on its remote, through this folder's clone: what was removed, or why not. */
+async function discardRemoteBranch(rootDir: string, info: GitInfo): Promise<{ removed: string | null; note: string | null }> {
+  const remote = info.remote!;
+  const here = localGit(rootDir, info);
+  if (!fs.existsSync(here.repo)) return { removed: null, note: `its branch stays on ${remote}, which this folder has no clone of (git push <remote> :${info.branch} deletes it)` };
+  if (fs.existsSync(here.worktree)) await removeWorktree(here.repo, here.worktree, info.branch, { keepBranch: true });
+  const tip = await remoteTip(here.repo, remote, info.branch);
+  if (tip === null) return { removed: null, note: null };
+  await deleteBranch(here.repo, remote, info.branch, tip);
+  return { removed: `branch ${info.branch} on ${remote}`, note: null };
+}
+
 /** Removes a pipeline's worktree and branch (its commits go with the branch). Not while it is active. */
 export async function discardPipeline(board: TaskBoard, id: number, by: string): Promise<string> {
   const { tasks, git, holder } = branchOf(board, id);
@@ -76,8 +90,11 @@ export async function discardPipeline(board: TaskBoard, id: number, by: string):
   if (status === 'active') throw new AutoteamError(`pipeline #${id} is still active: cancel ${id} first, then discard ${id}`, 'USAGE');
   const had = [fs.existsSync(git.worktree) ? `worktree ${git.worktree}` : null, (await branchExists(git.repo, git.branch)) ? `branch ${git.branch}` : null].filter(Boolean);
   await removeWorktree(git.repo, git.worktree, git.branch);
+  // On a remote the branch lives there too: deleted, leased on the tip it has now.
+  const remote = git.remote ? await discardRemoteBranch(board.rootDir, git) : null;
+  if (remote?.removed) had.push(remote.removed);
   await board.update(holder.id, { artifacts: { outcome: { action: 'discarded', by } } }, { by, event: 'discarded', detail: `${git.branch} and its worktree removed` });
   const removed = had.length ? `${had.join(' and ')} removed` : 'its worktree and branch were already gone';
   const keep = git.commit ? `; its commit was ${git.commit} (git branch ${git.branch} ${git.commit.slice(0, 12)} brings it back while git keeps it)` : '';
-  return `pipeline #${id}: ${removed}${keep}`;
+  return `pipeline #${id}: ${removed}${keep}${remote?.note ? `; ${remote.note}` : ''}`;
 }
