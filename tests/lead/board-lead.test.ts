@@ -93,4 +93,26 @@ describe('BoardLead', () => {
     expect(retried).toMatchObject({ status: 'pending', stage: 'requirements', pipeline: posted.pipeline });
     await expect(outside.decidePlan('plan-404', true)).rejects.toThrow();
   });
+
+  it('waits on sixteen pipelines at once without a listener-leak warning (each wait is a subscriber)', async () => {
+    const root = tempRoot();
+    const outside = await boardLead(root);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    try {
+      const posted = await Promise.all(Array.from({ length: 16 }, (_, i) => outside.post(`Count the words in text file number ${i + 1}.`)));
+      const stop = new AbortController();
+      const waits = posted.map((task) => outside.waitForPipeline(task.pipeline!, stop.signal));
+      // Every cancel is a board change that wakes all sixteen waits, which subscribe again.
+      for (const task of posted) await outside.cancel(task.pipeline!);
+      const states = await Promise.all(waits);
+      expect(states.map((state) => state.status)).toEqual(posted.map(() => 'cancelled'));
+      // A warning is emitted on the next turn of the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((warning) => warning.startsWith('MaxListenersExceededWarning'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });

@@ -67,6 +67,8 @@ export class BoardLead implements LeadControls {
   ) {
     this.pipelines = new Pipeline(board.tasks, board.mailbox, { events: board.sink, ...(options.stages ? { stages: options.stages } : {}), ...(options.maxRevisions ? { maxRevisions: options.maxRevisions } : {}) });
     this.watcher = board.events({ reconcileMs: options.reconcileMs ?? 1_000 });
+    // Web feeds, MCP sessions and one wait per pipeline each subscribe: many listeners are the design.
+    this.emitter.setMaxListeners(0);
   }
 
   /** Reads what the log has spent so far, then follows the board and its log. */

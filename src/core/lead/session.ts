@@ -74,6 +74,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   constructor(private readonly options: LeadSessionOptions) {
     super();
+    // Front ends, web feeds, MCP sessions and one wait per pipeline (`run` with 16 requirements)
+    // each subscribe: many listeners are the design, not a leak.
+    this.setMaxListeners(0);
     this.rootDir = path.resolve(options.rootDir);
     const board = options.board ?? fileBoard(this.rootDir, { ...(options.settings?.maxInboxBytes ? { maxInboxBytes: options.settings.maxInboxBytes } : {}) });
     this.board = board;

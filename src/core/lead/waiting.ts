@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { PipelineState } from '../stages/pipeline.js';
 import type { LeadApi } from './lead-api.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
@@ -27,6 +28,8 @@ export function busyReason(state: {
 
 /** Waits until pipeline `id` is approved or failed, or `signal` aborts: re-read on each event that may have moved it. */
 export async function waitForPipeline(session: Pick<LeadApi, 'stateOf' | 'subscribe'>, id: number, signal?: AbortSignal): Promise<PipelineState> {
+  // One signal often stops a wait per pipeline (`run` with many requirements): each adds a listener.
+  if (signal) setMaxListeners(0, signal);
   for (;;) {
     const state = session.stateOf(id);
     if (state.status !== 'active' || signal?.aborted) return state;
