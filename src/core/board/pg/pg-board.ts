@@ -68,7 +68,9 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
       pendingDocs.clear();
       try {
         await Promise.all([ids.length ? tasks.refresh(ids) : 0, keys.length ? docs.refresh(keys) : 0]);
-        emit('board');
+        // A document alone (the registry's heartbeats above all) refreshes the cache and wakes nobody,
+        // as on the file board: every teammate beating every 5 s would otherwise wake every other one.
+        if (ids.length) emit('board');
       } catch (error) {
         emit('error', error);
       } finally {
@@ -103,7 +105,8 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
     flush();
   });
   const catchUp = async () => {
-    const changed = (await tasks.refresh()) + (await docs.refresh());
+    const changed = await tasks.refresh();
+    await docs.refresh();
     if (changed > 0) emit('board');
   };
   listener.on('reconnected', () => void catchUp().catch((error: Error) => emit('error', error)));
