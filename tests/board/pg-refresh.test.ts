@@ -5,7 +5,9 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openBoard } from '../../src/core/board/board.js';
 import { type OpenedTaskStore, openTaskStore } from '../../src/core/board/open.js';
+import { until } from '../helpers/agent-wait.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
 
 usePostgres();
@@ -44,5 +46,29 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
     expect((await reader.list()).map((task) => task.subject)).toEqual(['task 1, slow', 'task 2, fast', 'task 3']);
     // Nothing changed: nothing read into the replica.
     expect(await reader.refresh()).toBe(0);
+  });
+
+  it("wakes a watcher for a task change, not for another member's heartbeat (the registry is refreshed all the same)", async () => {
+    const url = await freshDatabase();
+    const beating = await openBoard(url, undefined, {});
+    closers.push(() => beating.close());
+    const watching = await openBoard(url, undefined, {});
+    closers.push(() => watching.close());
+    await beating.registry.ensure('crew');
+    await beating.registry.join('engineer', 'engineer');
+    const events = watching.events();
+    closers.push(() => events.close());
+    await events.start();
+    let wakes = 0;
+    events.on('board', () => wakes++);
+    const seen = (since: string) => watching.registry.read().members.find((member) => member.name === 'engineer')?.heartbeat !== since;
+    const before = watching.registry.read().members.find((member) => member.name === 'engineer')?.heartbeat ?? '';
+    // Heartbeats: the watcher's copy of the registry follows them, and nobody is woken.
+    for (let i = 0; i < 3; i++) await beating.registry.heartbeat('engineer');
+    await until(() => seen(before), 'the watcher to read the heartbeat');
+    expect(wakes).toBe(0);
+    // A task wakes it.
+    await beating.tasks.create({ subject: 'a task' });
+    await until(() => wakes > 0, 'the watcher to wake for the task');
   });
 });
