@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { openBoard } from '../core/board/board.js';
+import { type Board, openBoard } from '../core/board/board.js';
+import type { TeamEvent } from '../core/events/schema.js';
 import { BoardLead } from '../core/lead/board-lead.js';
 import { playbookAnswer } from '../core/model/scripted/playbook.js';
 import { LoopbackModelServer } from './loopback-model.js';
@@ -57,6 +58,29 @@ interface Host {
  * URL; `rootDir` holds the workspaces) and reads what happened from the board's log; then measures
  * the team idle. `ceilingMs` is a hang's ceiling, not a target.
  */
+/** The board's event log once it holds a `pipeline_status` end for each of `pipelines`, re-read on each append. */
+async function logWith(board: Board, pipelines: ReadonlySet<number>): Promise<TeamEvent[]> {
+  const complete = (events: TeamEvent[]) => [...pipelines].every((id) => events.some((event) => event.type === 'pipeline_status' && event.pipeline === id && event.status !== 'active'));
+  let events = await board.log.read();
+  if (complete(events)) return events;
+  const following = new AbortController();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      board.log
+        .subscribe({ since: events.at(-1)?.seq ?? 0 }, (event) => {
+          // From `since` on, the last event read may come again: each seq once.
+          if (events.some((known) => known.seq === event.seq)) return;
+          events = [...events, event];
+          if (complete(events)) resolve();
+        }, following.signal)
+        .catch(reject);
+    });
+  } finally {
+    following.abort();
+  }
+  return events;
+}
+
 export async function runScale(config: ScaleConfig, location: string, rootDir: string, options: { idleWindowMs: number; ceilingMs: number; log: (line: string) => void }): Promise<ScaleResult> {
   const team = teamOf(config.teammates);
   const board = await openBoard(location, rootDir);
@@ -108,9 +132,12 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
     });
     const elapsedMs = Date.now() - started;
     for (const state of finished) if (state.status !== 'approved') errors.push(`pipeline #${state.id} ended ${state.status}${state.reason ? `: ${state.reason}` : ''}`);
-    const events = await board.log.read();
     // Idle: every teammate back to idle after its last task, then a window of nothing to do.
     await withCeiling(allIdle(), options.ceilingMs, 'the team did not go idle');
+    // The board says a pipeline ended as soon as its task does; the teammate's event sink writes the
+    // log a moment later. Read it once every ended pipeline's end is in it.
+    const ended = new Set(finished.map((state) => state.id));
+    const events = await withCeiling(logWith(board, ended), options.ceilingMs, 'the pipelines\' ends did not reach the event log');
     const measures = await Promise.all(hosts.map((host) => host.measured(options.idleWindowMs)));
     const cpuMs = measures.reduce((sum, m) => sum + m.cpuMs, 0);
     const rss = measures.reduce((sum, m) => sum + m.rss, 0);

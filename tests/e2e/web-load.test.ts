@@ -38,7 +38,8 @@ describe.runIf(chromiumPath)('the web board under load', () => {
     const pages = await Promise.all(
       Array.from({ length: BROWSERS }, async () => {
         const page = await (await (await launch()).newContext()).newPage();
-        await page.goto(address);
+        // Five browsers loading a 10,000-task page on two busy cores: a hang's ceiling, not playwright's 30 s.
+        await page.goto(address, { timeout: HANG_MS });
         await page.locator('.filters .muted', { hasText: `${TASKS} of ${TASKS} tasks` }).waitFor({ timeout: HANG_MS });
         return page;
       }),
