@@ -4,7 +4,7 @@
  * differ). With `autoMerge` the lead merges the first as it is approved; the second conflicts, goes
  * back to the engineer with the conflict markers in its worktree, is revised, approved again and merged.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { LeadSession } from '../../src/core/lead/session.js';
 import { playbookAnswer } from '../../src/core/model/scripted/playbook.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 import { DOWNLOADS_REQUIREMENT, tempBoard } from '../helpers/pipeline-cli.js';
+import { personGit } from '../helpers/person-git.js';
 
 const python = spawnSync('python3', ['--version']).status === 0;
 const roots: string[] = [];
@@ -20,13 +21,7 @@ afterAll(() => {
   for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
 });
 
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 'Person', GIT_AUTHOR_EMAIL: 'person@example.com', GIT_COMMITTER_NAME: 'Person', GIT_COMMITTER_EMAIL: 'person@example.com' },
-  }).trim();
-}
+const git = personGit;
 
 type MergeStepEvent = Extract<TeamEvent, { type: 'merge_step' }>;
 

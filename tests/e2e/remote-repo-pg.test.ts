@@ -6,7 +6,7 @@
  * and the merge queue, drained from B, pushes the approval onto the remote's base.
  * Build first: `npm run build`.
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import { LeadSession } from '../../src/core/lead/session.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 import { cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, describeRun, runCli, tempBoard } from '../helpers/pipeline-cli.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
+import { personGit } from '../helpers/person-git.js';
 
 usePostgres();
 const python = spawnSync('python3', ['--version']).status === 0;
@@ -32,10 +33,7 @@ function folder(prefix: string): string {
   return dir;
 }
 
-function git(cwd: string, ...args: string[]): string {
-  const env = { ...process.env, GIT_AUTHOR_NAME: 'P', GIT_AUTHOR_EMAIL: 'p@x', GIT_COMMITTER_NAME: 'P', GIT_COMMITTER_EMAIL: 'p@x' };
-  return execFileSync('git', args, { cwd, encoding: 'utf8', env }).trim();
-}
+const git = personGit;
 
 describe.runIf(postgresBin && python)('a repository across machines', () => {
   it('a lead in A posts, the analyst and engineer in B and the reviewer in A work the branch through a bare repository to an approval commit of the reviewed tree, which the merge queue drained from B pushes onto main', async () => {

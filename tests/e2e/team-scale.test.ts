@@ -3,25 +3,20 @@
  * with two requirements and two engineers in real worker threads on a git repository, and `autoteam
  * post` with no lead (the worktree made at once) and beside a running REPL lead (the team takes it).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CliChild } from '../helpers/cli-child.js';
 import { playbookAnswer } from '../../src/core/model/scripted/playbook.js';
 import { DOWNLOADS_REQUIREMENT, describeRun, readTasks, runCli, tempBoard } from '../helpers/pipeline-cli.js';
+import { personGit } from '../helpers/person-git.js';
 
 const WORDCOUNT_REQUIREMENT = 'Write a Python script that counts the words in a text file.';
 const python = spawnSync('python3', ['--version']).status === 0;
 const roots: string[] = [];
 
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 'Person', GIT_AUTHOR_EMAIL: 'person@example.com', GIT_COMMITTER_NAME: 'Person', GIT_COMMITTER_EMAIL: 'person@example.com' },
-  }).trim();
-}
+const git = personGit;
 
 function makeRepo(): string {
   const root = tempBoard('autoteam-scale-repo-');

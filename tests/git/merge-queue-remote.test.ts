@@ -5,7 +5,6 @@
  * only through the remote.
  */
 import { createHash } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -18,6 +17,7 @@ import { MergeQueue, recheckLimits } from '../../src/core/lead/merge-queue.js';
 import { Pipeline, type StageSignal } from '../../src/core/stages/pipeline.js';
 import { localGit } from '../../src/core/stages/workspace.js';
 import { tempBoard } from '../helpers/pipeline-cli.js';
+import { personGit } from '../helpers/person-git.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -30,10 +30,7 @@ function folder(prefix: string): string {
   return dir;
 }
 
-function git(cwd: string, ...args: string[]): string {
-  const env = { ...process.env, GIT_AUTHOR_NAME: 'P', GIT_AUTHOR_EMAIL: 'p@x', GIT_COMMITTER_NAME: 'P', GIT_COMMITTER_EMAIL: 'p@x' };
-  return execFileSync('git', args, { cwd, encoding: 'utf8', env }).trim();
-}
+const git = personGit;
 
 const sha = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
 

@@ -4,7 +4,6 @@
  * the worktree, a review that approves with a recorded check.
  */
 import { createHash } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +18,7 @@ import { MergeQueue, queuedPipelines, recheckLimits } from '../../src/core/lead/
 import { Pipeline, type StageSignal } from '../../src/core/stages/pipeline.js';
 import { pipelineStatus } from '../../src/core/stages/pipeline-status.js';
 import { describeRun, runCli } from '../helpers/pipeline-cli.js';
+import { personGit } from '../helpers/person-git.js';
 
 const roots: string[] = [];
 const boards: Board[] = [];
@@ -28,13 +28,7 @@ afterEach(async () => {
 });
 
 /** git as the person runs it. */
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 'Person', GIT_AUTHOR_EMAIL: 'person@example.com', GIT_COMMITTER_NAME: 'Person', GIT_COMMITTER_EMAIL: 'person@example.com' },
-  }).trim();
-}
+const git = personGit;
 
 function commitFile(repo: string, file: string, content: string, message: string): string {
   fs.writeFileSync(path.join(repo, file), content);

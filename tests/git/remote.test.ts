@@ -5,7 +5,6 @@
  * the reviewed tree; the errors (unreachable, no base branch, moved under us) as one line each; and
  * the remote as a merge target.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -21,6 +20,7 @@ import { prepareWorkspace } from '../../src/core/stages/submission.js';
 import { submitForReviewTool } from '../../src/core/tools/submit-for-review.js';
 import { tempBoard } from '../helpers/pipeline-cli.js';
 import { makeToolContext } from '../tools/context.js';
+import { personGit } from '../helpers/person-git.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -33,10 +33,7 @@ function folder(prefix: string): string {
   return dir;
 }
 
-function git(cwd: string, ...args: string[]): string {
-  const env = { ...process.env, GIT_AUTHOR_NAME: 'P', GIT_AUTHOR_EMAIL: 'p@x', GIT_COMMITTER_NAME: 'P', GIT_COMMITTER_EMAIL: 'p@x' };
-  return execFileSync('git', args, { cwd, encoding: 'utf8', env }).trim();
-}
+const git = personGit;
 
 /** A bare repository whose `main` holds README.md; and a person's clone to move it with. */
 function bareRepository(): { bare: string; person: string } {
