@@ -6,6 +6,7 @@ import { formatSpend } from '../core/lead/spend.js';
 import { resolveModelChoice } from '../core/model/config.js';
 import type { ActivityView, Tone } from './activity.js';
 import { formatBoard, formatMember } from './format.js';
+import { inboxText } from './inbox-text.js';
 
 export type { Tone } from './activity.js';
 
@@ -289,28 +290,6 @@ export function helpText(leadTools: readonly string[] = []): string {
   const lead = [`  ${'anything else'.padEnd(28)}talk to the lead (a requirement becomes a pipeline)`];
   if (leadTools.length) lead.push(`  ${''.padEnd(28)}the lead's tools: ${leadTools.join(', ')}`);
   return ['Commands:', ...rows, ...lead].join('\n');
-}
-
-export function inboxText(session: LeadApi): string {
-  const lines: string[] = [];
-  const rejected = session.takeRejectedLines();
-  if (rejected) {
-    const which = rejected.lines.map((line) => `${line.at}: ${line.problem}`).join('; ');
-    const more = rejected.count > rejected.lines.length ? `; and ${rejected.count - rejected.lines.length} more` : '';
-    lines.push(`  ${rejected.count} unreadable line${rejected.count === 1 ? '' : 's'} moved to ${rejected.movedTo}: ${which}${more}`);
-  }
-  for (const message of session.takeUnread()) {
-    const kind = message.type === 'message' ? '' : ` [${message.type}]`;
-    lines.push(`  ${message.from}${kind}: ${message.content}`);
-  }
-  const { plans, questions } = session.snapshot();
-  for (const plan of plans) {
-    lines.push(`  plan ${plan.id} from ${plan.from}: ${plan.plan ?? ''}  → /approve ${plan.id} or /reject ${plan.id} <why>`);
-  }
-  for (const question of questions) {
-    lines.push(`  ${question.from} asks: ${question.question}  → type the answer`);
-  }
-  return lines.length ? ['Inbox:', ...lines].join('\n') : 'Inbox empty.';
 }
 
 /** Edit distance with transpositions (optimal string alignment), for "did you mean". */

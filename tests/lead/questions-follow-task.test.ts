@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
-import { inboxText } from '../../src/frontend/commands.js';
+import { inboxText } from '../../src/frontend/inbox-text.js';
 import { QuestionStore } from '../../src/ui/stores.js';
 import { until } from '../helpers/agent-wait.js';
 

@@ -1,0 +1,24 @@
+import type { LeadApi } from '../core/lead/lead-api.js';
+
+/** `/inbox`: the lead's unread messages (taking them), lines its inbox could not read, and the plans and questions waiting on the person. */
+export function inboxText(session: LeadApi): string {
+  const lines: string[] = [];
+  const rejected = session.takeRejectedLines();
+  if (rejected) {
+    const which = rejected.lines.map((line) => `${line.at}: ${line.problem}`).join('; ');
+    const more = rejected.count > rejected.lines.length ? `; and ${rejected.count - rejected.lines.length} more` : '';
+    lines.push(`  ${rejected.count} unreadable line${rejected.count === 1 ? '' : 's'} moved to ${rejected.movedTo}: ${which}${more}`);
+  }
+  for (const message of session.takeUnread()) {
+    const kind = message.type === 'message' ? '' : ` [${message.type}]`;
+    lines.push(`  ${message.from}${kind}: ${message.content}`);
+  }
+  const { plans, questions } = session.snapshot();
+  for (const plan of plans) {
+    lines.push(`  plan ${plan.id} from ${plan.from}: ${plan.plan ?? ''}  → /approve ${plan.id} or /reject ${plan.id} <why>`);
+  }
+  for (const question of questions) {
+    lines.push(`  ${question.from} asks: ${question.question}  → type the answer`);
+  }
+  return lines.length ? ['Inbox:', ...lines].join('\n') : 'Inbox empty.';
+}
