@@ -68,6 +68,8 @@ export class LiveFeed {
   async end(reason: string): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    // A read already under way may have started before the last change: read once more after it.
+    await this.flushing?.catch(() => undefined);
     await this.flush().catch(() => undefined);
     this.send('closed', JSON.stringify({ reason }));
     this.close();

@@ -62,6 +62,12 @@ async function postAndFollow(page: Page): Promise<number> {
     await page.setViewportSize({ width: 1400, height: 800 });
     await page.screenshot({ path: path.join(shots, 'web-board.png') });
   }
+  await follow(page, pipeline);
+  return pipeline;
+}
+
+/** On the pipeline's page: answers every question the analyst asks as it appears, until the pipeline is approved. */
+async function follow(page: Page, pipeline: number): Promise<void> {
   await page.goto(`${new URL(page.url()).origin}/#/pipeline/${pipeline}`);
   let answered = 0;
   for (;;) {
@@ -78,7 +84,6 @@ async function postAndFollow(page: Page): Promise<number> {
     answered++;
   }
   expect(answered).toBeGreaterThan(0);
-  return pipeline;
 }
 
 /** The evidence on the pipeline's page: criteria with verdicts, checks with their code and output, the timeline. */
@@ -168,14 +173,15 @@ describe.runIf(chromiumPath)('the web board in a browser', () => {
     expect(repl.lines.slice(before).join('\n')).not.toMatch(/asks:/);
   });
 
-  it('beside a headless run (run --web): the page follows it to approved, then says the run ended', async () => {
+  it('beside a headless run (run --web): the page answers its questions and follows it to approved, then says the run ended', async () => {
     const dir = folder('autoteam-web-run-');
-    const run = start(['run', '--auto', '--web', '0', '--dir', dir, DOWNLOADS_REQUIREMENT], dir);
+    // Not --auto, and standard input left open: the run waits for the analyst's answers, which come
+    // from the page, so it cannot end before the page is there to see it.
+    const run = start(['run', '--web', '0', '--dir', dir, DOWNLOADS_REQUIREMENT], dir, 'pipe');
     const address = await webAddress(run);
     const page = await (await (await launch()).newContext()).newPage();
     await page.goto(address);
-    await page.goto(`${new URL(address).origin}/#/pipeline/1`);
-    await page.locator('[data-testid=pipeline-status]:text-is("approved")').waitFor({ timeout: HANG_MS });
+    await follow(page, 1);
     const ended = page.locator('[data-testid=ended]');
     await ended.waitFor({ timeout: HANG_MS });
     expect(await ended.textContent()).toMatch(/^the run ended: autoteam web has stopped/);

@@ -12,6 +12,8 @@ function useRoute(): string {
   useEffect(() => {
     const changed = () => setRoute(location.hash.slice(1) || '/');
     addEventListener('hashchange', changed);
+    // The address can change between the first render and this effect: read it once more.
+    changed();
     return () => removeEventListener('hashchange', changed);
   }, []);
   return route;
