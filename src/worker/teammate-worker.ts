@@ -10,6 +10,7 @@ import { serializeError } from '../core/errors.js';
 import { redact } from '../core/trace/redact.js';
 import { attachTelemetry } from '../core/telemetry/attach.js';
 import { createModel, type ModelSpec } from '../core/model/factory.js';
+import { IdleCollector } from './idle-collector.js';
 import type { TeammateWorkerInit, ToWorker } from '../core/agent/worker-protocol.js';
 
 const init = workerData as TeammateWorkerInit;
@@ -17,6 +18,7 @@ const port = parentPort!;
 const stop = new AbortController();
 const wake = new Wake();
 const events = new EventCounter();
+const collector = new IdleCollector();
 let teammate: Teammate | null = null;
 /** The model the lead chose last (/model); a teammate not made yet starts on it. */
 let latest: ModelSpec = init.model;
@@ -60,6 +62,7 @@ try {
     emit: (event: TeammateEvent) => {
       port.postMessage(event);
       events.count();
+      if (event.type === 'status') collector.status(event.status);
     },
     stamp: events.stamp,
     ...(board ? { board } : {}),
@@ -78,6 +81,7 @@ try {
   port.postMessage({ type: 'error', name: init.name, error: { ...serializeError(error), stack: redact(describeCrashError(error)) } });
   process.exitCode = 1;
 } finally {
+  collector.close();
   await board?.close();
 }
 port.close();

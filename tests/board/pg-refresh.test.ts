@@ -71,4 +71,39 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
     await beating.tasks.create({ subject: 'a task' });
     await until(() => wakes > 0, 'the watcher to wake for the task');
   });
+
+  it("sends no notification for a heartbeat (a member's or the lead's), and one for any other change of a document", async () => {
+    const url = await freshDatabase();
+    let clock = Date.parse('2026-01-01T00:00:00Z');
+    const board = await openBoard(url, undefined, { now: () => new Date(clock) });
+    closers.push(() => board.close());
+    await board.registry.ensure('crew');
+    await board.registry.join('engineer', 'engineer');
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    closers.push(() => client.end());
+    const doc = async (key: string) => (await client.query<{ doc: Record<string, unknown> }>('SELECT doc FROM autoteam_docs WHERE key = $1', [key])).rows[0]?.doc;
+    const heard: string[] = [];
+    client.on('notification', (message) => heard.push(message.payload ?? ''));
+    await client.query('LISTEN autoteam');
+    // The lead's lease beats every 20 ms; the member beats three times, a minute apart on the board's clock.
+    const lease = board.lease({ heartbeatMs: 20 });
+    await lease.acquire();
+    closers.push(() => lease.release());
+    const version = async () => (await client.query<{ version: string }>("SELECT version FROM autoteam_docs WHERE key = 'lead'")).rows[0]!.version;
+    const taken = await version();
+    // Asked again every 10 ms until a beat has rewritten the lease (the test's timeout bounds it).
+    while ((await version()) === taken) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 3; i++) {
+      clock += 60_000;
+      await board.registry.heartbeat('engineer');
+    }
+    const members = (await doc('config'))!.members as Array<{ name: string; heartbeat: string }>;
+    expect(members.find((member) => member.name === 'engineer')!.heartbeat).toBe(new Date(clock).toISOString());
+    // A join is not a heartbeat: it is heard. Notifications come in commit order, so a heartbeat's would come first.
+    await board.registry.join('analyst', 'analyst');
+    await until(() => heard.includes('doc:config') || undefined, 'the join to be heard');
+    // The lease's acquiring is heard (doc:lead); its beats and the member's are not.
+    expect(heard.filter((payload) => payload.startsWith('doc:'))).toEqual(['doc:lead', 'doc:config']);
+  });
 });

@@ -29,6 +29,11 @@ export interface DocStore {
 export interface ChangeOptions {
   /** A document that is not valid JSON counts as absent (a lease), instead of being refused (a config). */
   overwriteInvalid?: boolean;
+  /**
+   * A heartbeat: the change wakes nobody, and other processes see it on their next poll. On the
+   * file board no document change wakes anyone, so this only matters where one would (PostgreSQL).
+   */
+  quiet?: boolean;
 }
 
 /** Documents as JSON files under `.team/` (`config` → `.team/config.json`), each written atomically under a lock. */

@@ -138,6 +138,6 @@ export class LeadLease {
       // Taken over meanwhile (we were frozen past the stale limit): do not write over the new lead.
       if (current && current.session !== mine.session) return { result: undefined };
       return { write: { ...mine, heartbeat: this.now().toISOString() }, result: undefined };
-    }, { overwriteInvalid: true });
+    }, { overwriteInvalid: true, quiet: true });
   }
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { BoardFileError, ConfigError, NotFoundError } from '../errors.js';
 import { goneReason, HEARTBEAT_MS, HOST } from './liveness.js';
-import { type DocStore, FileDocStore } from './docs.js';
+import { type ChangeOptions, type DocStore, FileDocStore } from './docs.js';
 import { DEFAULT_LOCK_STALE_MS } from './lock.js';
 import { describeZodError, type Member, MemberSchema, type MemberStatus, type TeamConfig, TeamConfigSchema } from './schemas.js';
 
@@ -124,12 +124,14 @@ export class TeamRegistry {
    */
   async heartbeat(name: string, fallback?: Omit<Member, 'since' | 'heartbeat' | 'host'>): Promise<void> {
     const at = this.now().toISOString();
+    // Quiet: a dozen teammates beating every 5 s would otherwise make every process re-read the
+    // config a few times a second. Readers see the beat on their next poll, far inside STALE_AFTER.
     await this.change((current) => {
       if (!current.members.some((m) => m.name === name)) {
         return fallback ? { ...current, members: [...current.members, { ...fallback, since: at, heartbeat: at, host: HOST }] } : current;
       }
       return { ...current, members: current.members.map((m) => (m.name === name ? { ...m, heartbeat: at, host: HOST } : m)) };
-    });
+    }, { quiet: true });
   }
 
   /**
@@ -181,7 +183,7 @@ export class TeamRegistry {
     return config.members.find((m) => m.name === name)!;
   }
 
-  private async change(fn: (config: TeamConfig, existed: boolean) => TeamConfig): Promise<TeamConfig> {
+  private async change(fn: (config: TeamConfig, existed: boolean) => TeamConfig, options: ChangeOptions = {}): Promise<TeamConfig> {
     return this.docs.change('config', (raw) => {
       const parsed = raw === undefined ? null : TeamConfigSchema.safeParse(raw);
       // A config that does not validate (a bad hand edit) is reported, never written over.
@@ -189,7 +191,7 @@ export class TeamRegistry {
       const current = parsed?.success ? parsed.data : this.empty();
       const next = TeamConfigSchema.parse(fn(current, parsed !== null));
       return { write: next, result: next };
-    }).catch((error: unknown) => {
+    }, options).catch((error: unknown) => {
       throw withRecoveryHint(error);
     });
   }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import ts from 'typescript';
+import type { Node, SourceFile } from 'typescript';
+import { loadTypeScript } from './typescript.js';
 import { AutoteamError } from '../errors.js';
 import { type Language, languageOf } from './language.js';
 import { runProcess } from './process.js';
@@ -36,6 +37,7 @@ export const HIGH_CYCLOMATIC = 10;
 export const HIGH_NESTING = 4;
 
 type Counts = Omit<UnitComplexity, 'cyclomatic'>;
+type TypeScript = typeof import('typescript');
 
 // Functions nest their names (Outer.method.inner); lambdas count toward the function around them.
 const PYTHON_COMPLEXITY = `
@@ -112,26 +114,26 @@ async function pythonCounts(abs: string, cwd: string, signal?: AbortSignal, sand
   return { functions: parsed.functions ?? [], module: parsed.module! };
 }
 
-const LOOP_KINDS = new Set([
-  ts.SyntaxKind.ForStatement,
-  ts.SyntaxKind.ForInStatement,
-  ts.SyntaxKind.ForOfStatement,
-  ts.SyntaxKind.WhileStatement,
-  ts.SyntaxKind.DoStatement,
-]);
-const BLOCK_KINDS = new Set([...LOOP_KINDS, ts.SyntaxKind.IfStatement, ts.SyntaxKind.SwitchStatement, ts.SyntaxKind.TryStatement]);
-const BRANCH_KINDS = new Set([ts.SyntaxKind.IfStatement, ts.SyntaxKind.ConditionalExpression, ts.SyntaxKind.CaseClause, ts.SyntaxKind.CatchClause]);
-const LOGICAL_OPERATORS = new Set([
-  ts.SyntaxKind.AmpersandAmpersandToken,
-  ts.SyntaxKind.BarBarToken,
-  ts.SyntaxKind.QuestionQuestionToken,
-  ts.SyntaxKind.AmpersandAmpersandEqualsToken,
-  ts.SyntaxKind.BarBarEqualsToken,
-  ts.SyntaxKind.QuestionQuestionEqualsToken,
-]);
+/** The syntax kinds the counts look for, made once TypeScript is loaded. */
+function kindsOf(ts: TypeScript) {
+  const loops = new Set([ts.SyntaxKind.ForStatement, ts.SyntaxKind.ForInStatement, ts.SyntaxKind.ForOfStatement, ts.SyntaxKind.WhileStatement, ts.SyntaxKind.DoStatement]);
+  return {
+    loops,
+    blocks: new Set([...loops, ts.SyntaxKind.IfStatement, ts.SyntaxKind.SwitchStatement, ts.SyntaxKind.TryStatement]),
+    branches: new Set([ts.SyntaxKind.IfStatement, ts.SyntaxKind.ConditionalExpression, ts.SyntaxKind.CaseClause, ts.SyntaxKind.CatchClause]),
+    logical: new Set([
+      ts.SyntaxKind.AmpersandAmpersandToken,
+      ts.SyntaxKind.BarBarToken,
+      ts.SyntaxKind.QuestionQuestionToken,
+      ts.SyntaxKind.AmpersandAmpersandEqualsToken,
+      ts.SyntaxKind.BarBarEqualsToken,
+      ts.SyntaxKind.QuestionQuestionEqualsToken,
+    ]),
+  };
+}
 
 /** The name of a function worth reporting on its own; undefined for an unnamed callback. */
-function functionName(node: ts.Node, source: ts.SourceFile): string | undefined {
+function functionName(ts: TypeScript, node: Node, source: SourceFile): string | undefined {
   if (ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isGetAccessor(node) || ts.isSetAccessor(node)) {
     return node.name?.getText(source) ?? 'default';
   }
@@ -147,16 +149,18 @@ function functionName(node: ts.Node, source: ts.SourceFile): string | undefined 
   return undefined;
 }
 
-function scriptCounts(abs: string): { functions: Counts[]; module: Counts } {
+async function scriptCounts(abs: string): Promise<{ functions: Counts[]; module: Counts }> {
+  const ts = await loadTypeScript();
+  const kinds = kindsOf(ts);
   const text = fs.readFileSync(abs, 'utf8');
   const kind = abs.endsWith('.tsx') ? ts.ScriptKind.TSX : abs.endsWith('.ts') ? ts.ScriptKind.TS : ts.ScriptKind.JS;
   const source = ts.createSourceFile(abs, text, ts.ScriptTarget.Latest, true, kind);
   const functions: Counts[] = [];
   const unit = (name: string, line: number): Counts => ({ name, line, branches: 0, loops: 0, boolOps: 0, maxNesting: 0 });
-  const lineOf = (node: ts.Node): number => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+  const lineOf = (node: Node): number => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
 
-  const visit = (node: ts.Node, stats: Counts, depth: number, prefix: string): void => {
-    const name = ts.isFunctionLike(node) ? functionName(node, source) : undefined;
+  const visit = (node: Node, stats: Counts, depth: number, prefix: string): void => {
+    const name = ts.isFunctionLike(node) ? functionName(ts, node, source) : undefined;
     if (name !== undefined) {
       const inner = unit(prefix + name, lineOf(node));
       functions.push(inner);
@@ -169,14 +173,14 @@ function scriptCounts(abs: string): { functions: Counts[]; module: Counts } {
       return;
     }
     let level = depth;
-    if (BLOCK_KINDS.has(node.kind)) {
+    if (kinds.blocks.has(node.kind)) {
       const isElseIf = ts.isIfStatement(node) && ts.isIfStatement(node.parent) && node.parent.elseStatement === node;
       level = isElseIf ? depth : depth + 1;
       stats.maxNesting = Math.max(stats.maxNesting, level);
     }
-    if (BRANCH_KINDS.has(node.kind)) stats.branches += 1;
-    else if (LOOP_KINDS.has(node.kind)) stats.loops += 1;
-    else if (ts.isBinaryExpression(node) && LOGICAL_OPERATORS.has(node.operatorToken.kind)) stats.boolOps += 1;
+    if (kinds.branches.has(node.kind)) stats.branches += 1;
+    else if (kinds.loops.has(node.kind)) stats.loops += 1;
+    else if (ts.isBinaryExpression(node) && kinds.logical.has(node.operatorToken.kind)) stats.boolOps += 1;
     ts.forEachChild(node, (child) => visit(child, stats, level, prefix));
   };
   const module = unit('<module>', 1);
@@ -195,7 +199,7 @@ export async function analyzeComplexity(workspace: string, file: string, options
   const abs = resolveInWorkspace(workspace, file);
   assertPlainFile(abs, file);
   if (!fs.statSync(abs).isFile()) throw new AutoteamError(`'${file}' is not a file`, 'NOT_A_FILE');
-  const counts = language === 'python' ? await pythonCounts(abs, path.resolve(workspace), options.signal, options.sandbox) : scriptCounts(abs);
+  const counts = language === 'python' ? await pythonCounts(abs, path.resolve(workspace), options.signal, options.sandbox) : await scriptCounts(abs);
   const functions = counts.functions.map(withCyclomatic).sort((a, b) => a.line - b.line);
   const module = withCyclomatic(counts.module);
   const units = [module, ...functions];

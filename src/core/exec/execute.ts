@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import ts from 'typescript';
+import { loadTypeScript } from './typescript.js';
 import { type Language, nodeStripsTypes } from './language.js';
 import { type ProcessResult, runProcess } from './process.js';
 import type { Sandbox } from './sandbox.js';
@@ -64,8 +64,8 @@ export async function executeCode(workspace: string, code: string, options: Exec
     // CommonJS only for a snippet that uses require() and no import statement; ESM allows top-level await.
     const commonJs = language === 'javascript' && /\brequire\(/.test(code) && !/^\s*import\s/m.test(code);
     file = path.join(runDir, `snippet-${id}.${commonJs ? 'cjs' : 'mjs'}`);
-    const source =
-      language === 'typescript'
+    const ts = language === 'typescript' ? await loadTypeScript() : null;
+    const source = ts
         ? ts.transpileModule(code, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText
         : code;
     fs.writeFileSync(file, source);

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import ts from 'typescript';
+import type ts from 'typescript';
+import { loadTypeScript } from './typescript.js';
 import { AutoteamError } from '../errors.js';
 import { type Language, languageOf } from './language.js';
 import { runProcess } from './process.js';
@@ -100,7 +101,8 @@ function isBareSpecifier(message: string): boolean {
 }
 
 /** TypeScript compiler diagnostics for one file: syntax only for JavaScript, syntax and types for TypeScript. */
-export function typeScriptProblems(abs: string, language: 'javascript' | 'typescript'): LintProblem[] {
+async function typeScriptProblems(abs: string, language: 'javascript' | 'typescript'): Promise<LintProblem[]> {
+  const ts = await loadTypeScript();
   const options: ts.CompilerOptions =
     language === 'javascript'
       ? { allowJs: true, noEmit: true, noLib: true, noResolve: true, types: [] }
@@ -153,7 +155,7 @@ export async function lintFile(workspace: string, file: string, options: LintOpt
   if (language === 'python') {
     problems.push(...(await pythonProblems(abs, path.resolve(workspace), options)));
   } else {
-    problems.push(...typeScriptProblems(abs, language));
+    problems.push(...(await typeScriptProblems(abs, language)));
     if (!hasLeadingComment(text)) {
       problems.push({ line: 1, rule: 'leading-comment', message: 'missing leading comment saying what the file is for' });
     }

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import ts from 'typescript';
+import { loadTypeScript } from './typescript.js';
 import { type Language, languageOf, nodeStripsTypes } from './language.js';
 import { type ProcessResult, runProcess } from './process.js';
 import type { Sandbox } from './sandbox.js';
@@ -149,6 +149,7 @@ async function smokeRun(workspace: string, abs: string, file: string, language: 
     if (language === 'typescript') {
       if (nodeStripsTypes()) flags.push('--experimental-strip-types');
       else {
+        const ts = await loadTypeScript();
         const output = ts.transpileModule(fs.readFileSync(abs, 'utf8'), {
           compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, jsx: ts.JsxEmit.ReactJSX },
           fileName: script,

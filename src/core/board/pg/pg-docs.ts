@@ -57,10 +57,11 @@ export class PgDocStore implements DocStore {
     return [...this.replica.keys()].filter((key) => key.startsWith(prefix)).sort();
   }
 
-  async change<T>(key: string, fn: (current: unknown) => { write?: unknown; result: T }, _options: ChangeOptions = {}): Promise<T> {
+  async change<T>(key: string, fn: (current: unknown) => { write?: unknown; result: T }, options: ChangeOptions = {}): Promise<T> {
     const text = (value: unknown) => redact(JSON.stringify(value), this.secrets);
     const { write, result, version } = await transaction(this.url, this.pool, async (client) => {
-      await client.query("SELECT pg_advisory_xact_lock(hashtext('autoteam_doc:' || $1))", [key]);
+      // A quiet change turns the notify trigger off for this transaction only (schema.ts).
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('autoteam_doc:' || $1)), set_config('autoteam.quiet', $2, true)", [key, options.quiet ? 'on' : 'off']);
       const { rows } = await client.query<{ doc: unknown }>('SELECT doc FROM autoteam_docs WHERE key = $1', [key]);
       const changed = fn(rows[0]?.doc);
       if (changed.write === null) {

@@ -81,6 +81,14 @@ export const MIGRATIONS: readonly string[] = [
    CREATE FUNCTION autoteam_notify_event() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN PERFORM pg_notify('autoteam', 'event'); RETURN NULL; END $$;
    CREATE TRIGGER autoteam_events_notify AFTER INSERT ON autoteam_events FOR EACH STATEMENT EXECUTE FUNCTION autoteam_notify_event();`,
+  // Heartbeats wake nobody: a change made with autoteam.quiet on (PgDocStore, ChangeOptions.quiet) skips the notify.
+  `CREATE OR REPLACE FUNCTION autoteam_notify_doc() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     IF current_setting('autoteam.quiet', true) IS DISTINCT FROM 'on' THEN
+       PERFORM pg_notify('autoteam', 'doc:' || COALESCE(NEW.key, OLD.key));
+     END IF;
+     RETURN NULL;
+   END $$;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,0 +1,55 @@
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { IdleCollector, isolateCollector } from '../../src/worker/idle-collector.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('IdleCollector', () => {
+  it('collects once when a teammate settles into idle after work, not while it stays idle or goes back to work', () => {
+    vi.useFakeTimers();
+    const collect = vi.fn();
+    const collector = new IdleCollector(collect, 1_000);
+    // Idle from the start: nothing to give back.
+    collector.status('idle');
+    vi.advanceTimersByTime(5_000);
+    expect(collect).not.toHaveBeenCalled();
+    // Work, idle for a moment, work again: still nothing.
+    collector.status('working');
+    collector.status('idle');
+    vi.advanceTimersByTime(500);
+    collector.status('working');
+    vi.advanceTimersByTime(5_000);
+    expect(collect).not.toHaveBeenCalled();
+    // Idle for good: one collection, and idle wakes after it cost none.
+    collector.status('idle');
+    vi.advanceTimersByTime(1_000);
+    expect(collect).toHaveBeenCalledTimes(1);
+    collector.status('idle');
+    vi.advanceTimersByTime(5_000);
+    expect(collect).toHaveBeenCalledTimes(1);
+    // Waiting for an answer counts as work; closing drops a collection not yet made.
+    collector.status('waiting');
+    collector.status('idle');
+    collector.close();
+    vi.advanceTimersByTime(5_000);
+    expect(collect).toHaveBeenCalledTimes(1);
+    expect(collector.collections).toBe(1);
+  });
+
+  it("gives this thread's heap back with V8's own collector, and leaves no gc global behind", () => {
+    const gc = isolateCollector();
+    expect(gc).toBeTypeOf('function');
+    // The flag was set only while the collector's context was made: a context made now has no gc.
+    expect(vm.runInNewContext('typeof gc')).toBe('undefined');
+    let garbage: unknown[] | null = Array.from({ length: 300_000 }, (_, i) => ({ i, text: `item ${i}` }));
+    const held = v8.getHeapStatistics().used_heap_size;
+    expect(garbage.length).toBe(300_000);
+    garbage = null;
+    gc!();
+    // 300,000 objects with their strings are well over 10 MB.
+    expect(held - v8.getHeapStatistics().used_heap_size).toBeGreaterThan(10 * 1024 * 1024);
+  });
+});
