@@ -7,6 +7,7 @@ import { playbookAnswer } from '../core/model/scripted/playbook.js';
 import { LoopbackModelServer } from './loopback-model.js';
 import { auditClaims, type ClaimAudit, pipelineMetrics, type PipelineMetrics } from './scale-metrics.js';
 import { FromHost, type HostSpec, type ToHost } from './scale-protocol.js';
+import { IDLE_COLLECT_MS } from '../worker/idle-collector.js';
 
 /** One row of the scale benchmark: how many pipelines at once, on how big a team, on which board, in how many processes. */
 export interface ScaleConfig {
@@ -138,6 +139,9 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
     // log a moment later. Read it once every ended pipeline's end is in it.
     const ended = new Set(finished.map((state) => state.id));
     const events = await withCeiling(logWith(board, ended), options.ceilingMs, 'the pipelines\' ends did not reach the event log');
+    // Settled: a teammate collects its heap once, IDLE_COLLECT_MS after its last task (idle-collector.ts).
+    // That collection is the end of the task's work, not idle time, so the window opens after it.
+    await new Promise((resolve) => setTimeout(resolve, IDLE_COLLECT_MS + 1_000));
     const measures = await Promise.all(hosts.map((host) => host.measured(options.idleWindowMs)));
     const cpuMs = measures.reduce((sum, m) => sum + m.cpuMs, 0);
     const rss = measures.reduce((sum, m) => sum + m.rss, 0);

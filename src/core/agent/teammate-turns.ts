@@ -31,7 +31,7 @@ export interface TurnsHost {
   hooks: TeammateHooks;
   inbox: TeammateInbox;
   /** Its MCP servers' tools, when any server is offered to its role. */
-  mcp: McpToolbox | null;
+  mcp: (() => Promise<McpToolbox>) | null;
   trace: Trace;
   sink: EventSink;
   /** The model of the moment (the lead may swap it between tasks). */
@@ -61,7 +61,7 @@ export class TeammateTurns {
     const { name, role, settings } = this.host;
     const stage = ctx.task?.stage ?? null;
     // A task's MCP tools join its stage's (only a task's: reading messages starts no server).
-    const mcp = ctx.task && this.host.mcp ? await this.host.mcp.toolsFor(stage ?? 'general', ctx.task) : [];
+    const mcp = ctx.task && this.host.mcp ? await (await this.host.mcp()).toolsFor(stage ?? 'general', ctx.task) : [];
     const tools = [...(stage ? stageTools(stage, this.host.stages) : generalTools()), ...mcp];
     const stageSystem = stage ? this.host.stages.get(stage).systemPrompt : GENERAL_SYSTEM_PROMPT;
     const own = this.host.prompt ? `${stageSystem}\n\n${this.host.prompt}` : stageSystem;

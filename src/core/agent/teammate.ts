@@ -32,7 +32,7 @@ import type { ExitReason } from '../events/schema.js';
 import type { EventSink } from '../events/emitter.js';
 import { type HookScene, TeammateHooks } from './teammate-hooks.js';
 import { hiddenStartDir } from '../exec/sandbox.js';
-import { McpToolbox } from '../mcp/toolbox.js';
+import type { McpToolbox } from '../mcp/toolbox.js';
 import { RepositoryInstructions } from './repository-instructions.js';
 
 export interface TeammateOptions {
@@ -90,7 +90,9 @@ export class Teammate {
   /** WORK on a claimed task. */
   private readonly work: TaskWork;
   /** Its MCP servers (started on first need, stopped when it stops), or null when none is offered to its role. */
-  private readonly mcp: McpToolbox | null;
+  /** Its MCP servers, made (and the SDK loaded) the first time a task needs them; null when its role has none. */
+  private readonly mcp: (() => Promise<McpToolbox>) | null;
+  private mcpMade: Promise<McpToolbox> | null = null;
   private model: ModelClient;
   /** A model the lead chose for this teammate's next tasks (/model), taken between tasks. */
   private nextModel: Promise<ModelClient> | null = null;
@@ -268,7 +270,7 @@ export class Teammate {
     }
     stopBeating();
     // Its MCP servers stop with it (a server that will not stop is killed with its whole tree).
-    await this.mcp?.close().catch(() => undefined);
+    await this.mcpMade?.then((toolbox) => toolbox.close()).catch(() => undefined);
     await this.inbox.putBack();
     const reason = this.exitReason ?? (signal.aborted ? 'stopped' : 'shutdown');
     const why = this.exitWhy ?? 'stopped';
@@ -306,11 +308,12 @@ export class Teammate {
   }
 
   /** The MCP servers of autoteam.config.json offered to this teammate's role, or null. */
-  private mcpToolbox(): McpToolbox | null {
+  private mcpToolbox(): (() => Promise<McpToolbox>) | null {
     const servers = this.settings.mcpServers ?? {};
     const { name, role } = this.options;
     if (!Object.values(servers).some((spec) => spec.roles.includes(role))) return null;
-    return new McpToolbox({
+    // Loaded on first use: a thread pays for the MCP SDK (about 13 MB) only when a server is offered.
+    return () => (this.mcpMade ??= import('../mcp/toolbox.js').then(({ McpToolbox }) => new McpToolbox({
       servers,
       agent: { name, role },
       rootDir: this.board.rootDir,
@@ -318,7 +321,7 @@ export class Teammate {
       policy: this.settings.sandbox,
       roleStages: this.stages.all().filter((stage) => role === 'any' || stage.role === role).map((stage) => stage.stage),
       emit: (input) => this.sink.emit(input),
-    });
+    })));
   }
 
   /** The repository's AGENTS.md files for a task on a worktree, each use told as a `repository_instructions` event. */

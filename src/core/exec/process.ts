@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { pidAlive } from '../board/liveness.js';
 import { childEnv } from './env.js';
+import { pythonProgram } from './python.js';
 import { pidsCgroups, type RunCgroup, sweepCgroups } from './pids-cgroup.js';
 import type { LimitHit, Sandbox } from './sandbox.js';
 
@@ -128,6 +129,8 @@ export async function runProcess(command: string, args: readonly string[], optio
   // Loaded on first use (a process that never runs a command does not pay for execa's ~100
   // modules), and before the abort check: from here to the abort listener nothing waits.
   const { execa } = await import('execa');
+  // `python3` is whatever interpreter PATH picks, found once, without its shim's cost at every start.
+  if (command === 'python3') command = await pythonProgram();
   if (options.signal?.aborted) return { ...failed('canceled before start', started), exitCode: null, canceled: true };
   if (!fs.existsSync(options.cwd)) return failed(`working directory '${options.cwd}' does not exist`, started);
 
