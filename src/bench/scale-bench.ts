@@ -48,6 +48,8 @@ export function scaleRows(row: ScaleRow, result: ScaleResult, baselineCalls: num
     { metric: `${label}: pipelines approved`, value: done.length, unit: `of ${row.pipelines}`, target: `all ${row.pipelines}`, ok: done.length === row.pipelines },
     info(`${label}: pipelines per minute`, round((done.length / result.elapsedMs) * 60_000, 2), '/min'),
     row.pipelines >= 16 ? atMost(`${label}: overhead per pipeline (mean)`, overhead, 'ms', TARGETS.overheadMs) : info(`${label}: overhead per pipeline (mean)`, overhead, 'ms'),
+    // The same runtime in CPU rather than wall time: flat as load grows when the wall overhead at 16 is waiting for a core.
+    info(`${label}: runtime CPU per pipeline (the hosts' own CPU, first post to last end, per pipeline)`, round(result.runtimeCpuMsPerPipeline), 'ms'),
     info(`${label}: overhead per pipeline p95`, round(percentile(done.map((pipeline) => pipeline.overheadMs), 95)), 'ms'),
     info(`${label}: model / tool / queueing time per pipeline`, round(mean(done.map((pipeline) => pipeline.modelMs))), `/ ${round(mean(done.map((pipeline) => pipeline.toolMs)))} / ${round(mean(done.map((pipeline) => pipeline.queueMs)))} ms`),
     // Flat as load grows: no pipeline may need more calls than one pipeline alone did.

@@ -3,7 +3,7 @@
  * threads (as the lead's process hosts them), on a shared board, each on the real `anthropic` provider
  * pointed at the loopback model. Started with `fork` and driven over its IPC channel:
  *
- *   parent → {type: 'measure', ms}   child → {type: 'measured', cpuMs, rss, bareRss}
+ *   parent → {type: 'measure', ms}   child → {type: 'measured', cpuMs, totalCpuMs, rss, bareRss}
  *   parent → {type: 'stop'}          child exits
  *   child → {type: 'status', name, status}   as each teammate's status changes
  *
@@ -45,7 +45,8 @@ async function main(): Promise<void> {
       const cpu = process.cpuUsage();
       setTimeout(() => {
         const used = process.cpuUsage(cpu);
-        send({ type: 'measured', cpuMs: (used.user + used.system) / 1000, rss: process.memoryUsage().rss, bareRss });
+        const total = process.cpuUsage();
+        send({ type: 'measured', cpuMs: (used.user + used.system) / 1000, totalCpuMs: (total.user + total.system) / 1000, rss: process.memoryUsage().rss, bareRss });
       }, message.ms);
       return;
     }

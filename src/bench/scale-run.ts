@@ -24,6 +24,11 @@ export interface ScaleResult {
   elapsedMs: number;
   /** % of one core per teammate while the whole team sat idle, over `idleWindowMs`. */
   idleCpuPct: number;
+  /**
+   * The host processes' own CPU from the first post to the last pipeline's end, per pipeline: the
+   * runtime's work (prompts, the SDK, board and log writes, claims), not the tools' processes.
+   */
+  runtimeCpuMsPerPipeline: number;
   /** The teammates' processes' resident memory, summed, per teammate, idle. */
   rssMbPerTeammate: number;
   /** The same processes before they started any teammate, summed (what the process costs alone). */
@@ -50,7 +55,7 @@ export function teamOf(count: number): Array<{ name: string; role: string }> {
 interface Host {
   child: ChildProcess;
   count: number;
-  measured(ms: number): Promise<{ cpuMs: number; rss: number; bareRss: number }>;
+  measured(ms: number): Promise<{ cpuMs: number; totalCpuMs: number; rss: number; bareRss: number }>;
   stop(): Promise<void>;
 }
 
@@ -122,6 +127,8 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
     };
     await withCeiling(allIdle(), options.ceilingMs, 'the team did not come up idle');
     options.log(`  ${config.pipelines} pipelines on ${config.teammates} teammates in ${config.processes} process(es), ${board.location === rootDir ? 'file' : 'postgres'} board`);
+    const totalCpu = async () => (await Promise.all(hosts.map((host) => host.measured(1)))).reduce((sum, m) => sum + m.totalCpuMs, 0);
+    const cpuBefore = await totalCpu();
     const started = Date.now();
     const posted = await Promise.all(Array.from({ length: config.pipelines }, () => lead.post(SCALE_REQUIREMENT)));
     const ids = posted.map((task) => task.pipeline!);
@@ -132,6 +139,7 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
       return [];
     });
     const elapsedMs = Date.now() - started;
+    const runtimeCpuMs = (await totalCpu()) - cpuBefore;
     for (const state of finished) if (state.status !== 'approved') errors.push(`pipeline #${state.id} ended ${state.status}${state.reason ? `: ${state.reason}` : ''}`);
     // Idle: every teammate back to idle after its last task, then a window of nothing to do.
     await withCeiling(allIdle(), options.ceilingMs, 'the team did not go idle');
@@ -152,6 +160,7 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
       pipelines: pipelineMetrics(events, ids),
       audit: auditClaims(events, ids),
       elapsedMs,
+      runtimeCpuMsPerPipeline: runtimeCpuMs / config.pipelines,
       idleCpuPct: (cpuMs / options.idleWindowMs / config.teammates) * 100,
       rssMbPerTeammate: rss / 1024 / 1024 / config.teammates,
       bareRssMb: bareRss / 1024 / 1024,

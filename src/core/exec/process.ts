@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { pidAlive } from '../board/liveness.js';
 import { childEnv } from './env.js';
-import { pythonProgram } from './python.js';
+import { pathWithPython, pythonProgram } from './python.js';
 import { pidsCgroups, type RunCgroup, sweepCgroups } from './pids-cgroup.js';
 import type { LimitHit, Sandbox } from './sandbox.js';
 
@@ -130,13 +130,15 @@ export async function runProcess(command: string, args: readonly string[], optio
   // modules), and before the abort check: from here to the abort listener nothing waits.
   const { execa } = await import('execa');
   // `python3` is whatever interpreter PATH picks, found once, without its shim's cost at every start.
-  if (command === 'python3') command = await pythonProgram();
+  const python = await pythonProgram();
+  if (command === 'python3') command = python;
   if (options.signal?.aborted) return { ...failed('canceled before start', started), exitCode: null, canceled: true };
   if (!fs.existsSync(options.cwd)) return failed(`working directory '${options.cwd}' does not exist`, started);
 
   const marker = randomUUID();
   const sandbox = options.sandbox;
   const env = { ...(sandbox ? sandbox.env(options.env) : { ...childEnv(), ...options.env }), ...runMarkers(marker) };
+  if (env.PATH !== undefined) env.PATH = pathWithPython(env.PATH, python);
   let cgroup: RunCgroup | null = null;
   try {
     cgroup = sandbox?.openCgroup() ?? null;

@@ -3,6 +3,10 @@
  * (pyenv's is a bash script) that costs about 300 ms of CPU at every start; the interpreter it
  * picks, started directly, takes about 40. A virtualenv's python keeps its own path, so it stays a
  * virtualenv. Where the question fails, plain `python3` is run as before.
+ *
+ * The code a process runs may start `python3` itself (`python3 app.py` in bash, a check's
+ * subprocess): `pathWithPython` puts the interpreter's own folder first on that process's PATH when
+ * PATH does not list it already, so those starts skip the shim too and reach the same interpreter.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,4 +23,15 @@ export function pythonProgram(): Promise<string> {
     });
   });
   return found;
+}
+
+/**
+ * `pathEnv` with the folder of `program` (pythonProgram's answer) first, unless it is already on it
+ * (a system or virtualenv python: nothing changes) or `program` is the bare name.
+ */
+export function pathWithPython(pathEnv: string, program: string): string {
+  if (!path.isAbsolute(program)) return pathEnv;
+  const folder = path.dirname(program);
+  const entries = pathEnv.split(path.delimiter).filter(Boolean);
+  return entries.some((entry) => path.resolve(entry) === folder) ? pathEnv : [folder, ...entries].join(path.delimiter);
 }
