@@ -53,6 +53,36 @@ describe('BoardWatcher', () => {
     expect(await arrived).toEqual(['bob']);
   });
 
+  it('reports the last of a burst of rewrites: a wake after it reads the final task', async () => {
+    root = tempRoot();
+    const board = new TaskBoard(root);
+    const task = await board.create({ subject: 'rewrite 0' });
+    const { watcher } = await started();
+    const file = path.join(root, '.tasks', `task_${task.id}.json`);
+    const seen: string[] = [];
+    watcher.on('board', () => seen.push((JSON.parse(fs.readFileSync(file, 'utf8')) as { subject: string }).subject));
+    const finalRead = new Promise<void>((resolve) => watcher.on('board', () => seen.at(-1) === 'rewrite 30' && resolve()));
+    // Thirty rewrites in one turn of the event loop, each a new file renamed over the task, as the board writes.
+    for (let i = 1; i <= 30; i++) {
+      const json = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+      fs.writeFileSync(`${file}.tmp`, JSON.stringify({ ...json, subject: `rewrite ${i}` }));
+      fs.renameSync(`${file}.tmp`, file);
+    }
+    await finalRead;
+    // Coalesced: far fewer wakes than writes.
+    expect(seen.length).toBeLessThan(30);
+  });
+
+  it("emits 'board' for a journal line alone: a reader woken by the rename may have read before the line came", async () => {
+    root = tempRoot();
+    const board = new TaskBoard(root);
+    await board.create({ subject: 'first' });
+    const { watcher } = await started();
+    const woke = once(watcher, 'board');
+    fs.appendFileSync(path.join(root, '.tasks', '.journal'), '1\n');
+    await woke;
+  });
+
   it('ignores lock directories, temp files and the id counter', async () => {
     root = tempRoot();
     const board = new TaskBoard(root);

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
-import { type FSWatcher, watch } from 'chokidar';
+import { JOURNAL } from './task-index.js';
 
 export interface BoardWatcherEvents {
   /** Something under `.tasks/` changed. A hint: re-read the board, do not trust the event's detail. */
@@ -18,19 +18,18 @@ export interface BoardWatcherOptions {
 
 const TASK_FILE = /^task_\d+\.json$/;
 const INBOX_FILE = /^([A-Za-z0-9_-]+)\.jsonl$/;
-/** Longer than chokidar's 50 ms 'change' throttle. */
-const TRAILING_MS = 75;
 
 /**
- * One chokidar watcher per process over `.tasks/` and `.team/inbox/`. Events are coalesced to at most
- * one `board` and one `inbox` per name per turn of the event loop; lock directories and temp files
- * are ignored.
+ * One `fs.watch` per folder, per process, over `.tasks/` and `.team/inbox/`. Events are coalesced to
+ * at most one `board` and one `inbox` per name per turn of the event loop; lock directories, temp
+ * files are ignored. Each event names its file (inotify, FSEvents), so a write costs
+ * one event and no read of the folder: a watcher that re-read a folder on every change (chokidar did)
+ * cost every process a stat of every task file per write, which grew with the board.
  */
 export class BoardWatcher extends EventEmitter<BoardWatcherEvents> {
-  private watcher: FSWatcher | null = null;
+  private watchers: fs.FSWatcher[] = [];
   private reconcileTimer: NodeJS.Timeout | null = null;
   private readonly pending = new Set<string>();
-  private readonly trailing = new Map<string, NodeJS.Timeout>();
   private readonly tasksDir: string;
   private readonly inboxDir: string;
 
@@ -40,24 +39,20 @@ export class BoardWatcher extends EventEmitter<BoardWatcherEvents> {
     this.inboxDir = path.join(path.resolve(rootDir), '.team', 'inbox');
   }
 
-  /** Starts watching; resolves once chokidar is ready to report changes. */
+  /** Starts watching; changes made after this resolves are reported. */
   async start(): Promise<void> {
-    if (this.watcher) return;
+    if (this.watchers.length > 0) return;
     fs.mkdirSync(this.tasksDir, { recursive: true });
     fs.mkdirSync(this.inboxDir, { recursive: true });
-    const watcher = watch([this.tasksDir, this.inboxDir], {
-      ignoreInitial: true,
-      depth: 0,
-      ignored: (file: string) => {
-        const base = path.basename(file);
-        if (file === this.tasksDir || file === this.inboxDir) return false;
-        return !(TASK_FILE.test(base) || INBOX_FILE.test(base));
-      },
-    });
-    this.watcher = watcher;
-    watcher.on('all', (_event, file) => this.onChange(file));
-    watcher.on('error', (error) => this.emit('error', error instanceof Error ? error : new Error(String(error))));
-    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    for (const dir of [this.tasksDir, this.inboxDir]) {
+      const watcher = fs.watch(dir, (_event, name) => {
+        // A platform that does not name the file: the board is read again (inboxes are polled anyway).
+        if (name) this.onChange(path.join(dir, name.toString()));
+        else this.schedule('board', () => this.emit('board'));
+      });
+      watcher.on('error', (error) => this.emit('error', error instanceof Error ? error : new Error(String(error))));
+      this.watchers.push(watcher);
+    }
     if (this.options.reconcileMs) {
       this.reconcileTimer = setInterval(() => this.emit('board'), this.options.reconcileMs);
       this.reconcileTimer.unref();
@@ -66,18 +61,16 @@ export class BoardWatcher extends EventEmitter<BoardWatcherEvents> {
 
   async close(): Promise<void> {
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
-    for (const timer of this.trailing.values()) clearTimeout(timer);
-    this.trailing.clear();
     this.reconcileTimer = null;
-    const watcher = this.watcher;
-    this.watcher = null;
-    await watcher?.close();
+    for (const watcher of this.watchers.splice(0)) watcher.close();
   }
 
   private onChange(file: string): void {
     const dir = path.dirname(file);
     const base = path.basename(file);
-    if (dir === this.tasksDir && TASK_FILE.test(base)) {
+    // The journal too: readers learn what changed from its line, appended just after the file is
+    // renamed in, so a wake on the rename alone can read the board a moment too early.
+    if (dir === this.tasksDir && (TASK_FILE.test(base) || base === JOURNAL)) {
       this.schedule('board', () => this.emit('board'));
       return;
     }
@@ -88,26 +81,13 @@ export class BoardWatcher extends EventEmitter<BoardWatcherEvents> {
     }
   }
 
-  /**
-   * Emits on the next turn of the event loop, and once more after chokidar's throttle window:
-   * chokidar drops (not delays) a second 'change' of the same file within 50 ms, so without the
-   * trailing emit the last of several quick rewrites would never be reported.
-   */
+  /** Emits on the next turn of the event loop: a burst of events is one emit. */
   private schedule(key: string, emit: () => void): void {
-    if (!this.pending.has(key)) {
-      this.pending.add(key);
-      setImmediate(() => {
-        this.pending.delete(key);
-        if (this.watcher) emit();
-      });
-    }
-    if (!this.trailing.has(key)) {
-      const timer = setTimeout(() => {
-        this.trailing.delete(key);
-        if (this.watcher) emit();
-      }, TRAILING_MS);
-      timer.unref();
-      this.trailing.set(key, timer);
-    }
+    if (this.pending.has(key)) return;
+    this.pending.add(key);
+    setImmediate(() => {
+      this.pending.delete(key);
+      if (this.watchers.length > 0) emit();
+    });
   }
 }
