@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import dotenv from 'dotenv';
 import { loadTeammateSettings, type SettingsOverrides, type TeammateSettings } from '../core/agent/settings.js';
-import { containment, describeContainment, INSTALL_HINT } from '../core/exec/sandbox.js';
+import { containment, describeContainment, findOnPath, INSTALL_HINT } from '../core/exec/sandbox.js';
 import { AutoteamError, ConfigError } from '../core/errors.js';
 import { agentsMdSettings, loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 import { loadModelSpec } from '../core/model/config.js';
@@ -128,6 +128,8 @@ function settingsFor(options: Record<string, unknown>, project: ProjectConfig, s
   }
   if (settings.sandbox.mode !== 'off' && contained.kind === 'none') say(`autoteam: ${describeContainment(contained)}`);
   if (settings.sandbox.mode === 'off') say('autoteam: sandbox turned off (--sandbox off): code the agents run is not contained');
+  // Without python3 every Python program, lint, test and check fails; the pipeline's own reason would not say why.
+  if (!findOnPath('python3')) say('autoteam: python3 is not on PATH: the engineer cannot run Python programs, and the reviewer\'s linter, tests and checks fail; install python3 or add it to PATH');
   return settings;
 }
 

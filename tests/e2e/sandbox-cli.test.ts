@@ -43,7 +43,7 @@ describe('the CLI and the sandbox', () => {
   it('without bubblewrap: --version and the start say once that code runs unsandboxed, and how to install it', async () => {
     const env = { PATH: pathWithoutBwrap() };
     const version = await runCli(['--version'], { cwd: os.tmpdir(), env });
-    expect(version.stdout).toMatch(/sandbox: none — code the agents run is NOT sandboxed \(bubblewrap \(bwrap\) is not installed\); install bubblewrap/);
+    expect(version.stdout).toMatch(/sandbox: none — code the agents run is NOT sandboxed \(bubblewrap \(bwrap\) is not installed or not on PATH\); install bubblewrap/);
     const root = tempBoard();
     roots.push(root);
     const run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, env });
@@ -56,8 +56,24 @@ describe('the CLI and the sandbox', () => {
     roots.push(root);
     const run = await runCli(['run', '--auto', '--sandbox', 'required', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, env: { PATH: pathWithoutBwrap() } });
     expect(run.code, describeRun(run)).toBe(2);
-    expect(run.stderr.trim()).toMatch(/^autoteam: --sandbox required: bubblewrap \(bwrap\) is not installed; install bubblewrap/);
+    expect(run.stderr.trim()).toMatch(/^autoteam: --sandbox required: bubblewrap \(bwrap\) is not installed or not on PATH; install bubblewrap/);
     expect(fs.existsSync(path.join(root, '.tasks'))).toBe(false);
+  });
+
+  it('without python3 on PATH says so once at the start, with what fails and what to do', async () => {
+    const root = tempBoard();
+    roots.push(root);
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-nopython-'));
+    roots.push(bin);
+    fs.symlinkSync(process.execPath, path.join(bin, 'node'));
+    // A bad --timeout ends the run right after the start's checks: exit 2, nothing posted.
+    const run = await runCli(['run', '--auto', '--timeout', '60', '--dir', root, 'x'], { cwd: root, env: { PATH: bin } });
+    expect(run.code, describeRun(run)).toBe(2);
+    expect(run.stderr).toMatch(/^autoteam: python3 is not on PATH: the engineer cannot run Python programs, and the reviewer's linter, tests and checks fail; install python3 or add it to PATH$/m);
+    // With python3 there, no such line.
+    const fine = await runCli(['run', '--auto', '--timeout', '60', '--dir', root, 'x'], { cwd: root });
+    expect(fine.code).toBe(2);
+    expect(fine.stderr).not.toMatch(/python3/);
   });
 
   it('rejects a bad --sandbox mode and an unknown --allow-network stage with exit 2', async () => {

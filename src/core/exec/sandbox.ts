@@ -48,7 +48,7 @@ export type Containment = { kind: 'bwrap'; bwrap: string; sizedTmp: boolean } | 
 
 let probed: Containment | null = null;
 
-function findOnPath(program: string): string | null {
+export function findOnPath(program: string): string | null {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
     if (!dir) continue;
     const candidate = path.join(dir, program);
@@ -70,7 +70,7 @@ export function containment(): Containment {
   if (probed) return probed;
   if (process.platform !== 'linux') return (probed = { kind: 'none', reason: `bubblewrap needs Linux (this is ${process.platform})` });
   const bwrap = findOnPath('bwrap');
-  if (!bwrap) return (probed = { kind: 'none', reason: 'bubblewrap (bwrap) is not installed' });
+  if (!bwrap) return (probed = { kind: 'none', reason: 'bubblewrap (bwrap) is not installed or not on PATH' });
   const run = (sized: boolean) =>
     spawnSync(bwrap, ['--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', ...(sized ? ['--size', '1048576', '--tmpfs', '/tmp'] : []), 'true'], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
