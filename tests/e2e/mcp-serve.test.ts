@@ -151,7 +151,9 @@ describe.runIf(python)('autoteam mcp serve beside a team of workers', () => {
   });
 
   it('cancels and retries a pipeline; a pipeline without a branch cannot be merged', async () => {
-    const posted = await server.call('post_requirement', { requirement: 'Write a Python script that prints the date.' });
+    // A requirement the analyst asks about, and nobody answers: its task stays open until cancelled
+    // (one it could finish at once might complete between the cancel's read and its write).
+    const posted = await server.call('post_requirement', { requirement: DOWNLOADS_REQUIREMENT });
     const pipeline = Number(/pipeline #(\d+)/.exec(posted.text)![1]);
     const cancelled = await server.call('cancel_pipeline', { pipeline, reason: 'changed my mind' });
     expect(cancelled.text).toMatch(new RegExp(`^Cancelled pipeline #${pipeline}: task #\\d+\\.$`));
