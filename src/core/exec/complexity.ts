@@ -114,8 +114,11 @@ async function pythonCounts(abs: string, cwd: string, signal?: AbortSignal, sand
   return { functions: parsed.functions ?? [], module: parsed.module! };
 }
 
-/** The syntax kinds the counts look for, made once TypeScript is loaded. */
-function kindsOf(ts: TypeScript) {
+/** The syntax kinds the counts look for, made once TypeScript is loaded (then kept). */
+let madeKinds: ReturnType<typeof makeKinds> | null = null;
+const kindsOf = (ts: TypeScript) => (madeKinds ??= makeKinds(ts));
+
+function makeKinds(ts: TypeScript) {
   const loops = new Set([ts.SyntaxKind.ForStatement, ts.SyntaxKind.ForInStatement, ts.SyntaxKind.ForOfStatement, ts.SyntaxKind.WhileStatement, ts.SyntaxKind.DoStatement]);
   return {
     loops,
