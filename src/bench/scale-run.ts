@@ -87,6 +87,18 @@ async function logWith(board: Board, pipelines: ReadonlySet<number>): Promise<Te
   return events;
 }
 
+/**
+ * Resolves once the hosts spent under 1 % of a core per teammate over a quarter of a second, or after
+ * ten seconds (a profiler's sampling, say, is never quiet).
+ */
+async function settled(hosts: readonly Host[], teammates: number): Promise<void> {
+  const windowMs = 250;
+  for (let waited = 0; waited < 10_000; waited += windowMs) {
+    const cpuMs = (await Promise.all(hosts.map((host) => host.measured(windowMs)))).reduce((sum, m) => sum + m.cpuMs, 0);
+    if (cpuMs < windowMs * 0.01 * teammates) return;
+  }
+}
+
 export async function runScale(config: ScaleConfig, location: string, rootDir: string, options: { idleWindowMs: number; ceilingMs: number; log: (line: string) => void }): Promise<ScaleResult> {
   const team = teamOf(config.teammates);
   const board = await openBoard(location, rootDir);
@@ -126,6 +138,9 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
       while (!(team.every((member) => status.get(member.name) === 'idle'))) await new Promise<void>((resolve) => statusChanged.push(resolve));
     };
     await withCeiling(allIdle(), options.ceilingMs, 'the team did not come up idle');
+    // A person types the first requirement a while after the start, by when each teammate has loaded
+    // what its tools need (warmRoleTools): the run starts once the hosts are quiet.
+    await settled(hosts, config.teammates);
     options.log(`  ${config.pipelines} pipelines on ${config.teammates} teammates in ${config.processes} process(es), ${board.location === rootDir ? 'file' : 'postgres'} board`);
     const totalCpu = async () => (await Promise.all(hosts.map((host) => host.measured(1)))).reduce((sum, m) => sum + m.totalCpuMs, 0);
     const cpuBefore = await totalCpu();

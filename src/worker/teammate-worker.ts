@@ -11,9 +11,11 @@ import { redact } from '../core/trace/redact.js';
 import { attachTelemetry } from '../core/telemetry/attach.js';
 import { createModel, type ModelSpec } from '../core/model/factory.js';
 import { IdleCollector } from './idle-collector.js';
+import { probedElsewhere } from '../core/exec/sandbox.js';
 import type { TeammateWorkerInit, ToWorker } from '../core/agent/worker-protocol.js';
 
 const init = workerData as TeammateWorkerInit;
+if (init.containment) probedElsewhere(init.containment);
 const port = parentPort!;
 const stop = new AbortController();
 const wake = new Wake();

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { BoardWatcher, Mailbox, type Message, TeamRegistry } from '../../src/core/board/index.js';
 import { UnknownRecipientError } from '../../src/core/errors.js';
 import { Actor, startTogether, tempRoot } from '../helpers/board-spawn.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
 const PER_SENDER = 1_000;
 
@@ -83,6 +84,41 @@ describe('Mailbox', () => {
       expect(mailbox.peek(name)).toMatchObject([{ type: 'broadcast', from: 'alice', to: name, content: 'standup' }]);
     }
     expect(mailbox.peek('alice')).toEqual([]);
+  });
+
+  it('delivers the messages a drainer moved aside and died with, once, to the next drain that looks', async () => {
+    root = tempRoot();
+    await team(root, ['eng']);
+    const sender = new Mailbox(root);
+    const reader = new Mailbox(root, { orphanAfterMs: 1_000 });
+    // The reader has looked already (and found nothing): later looks come at most every 100 ms.
+    expect(await reader.drain('eng')).toEqual([]);
+    for (const text of ['one', 'two', 'three']) await sender.send('lead', 'eng', text);
+    // A drainer in a process that is gone moved the inbox aside, read nothing, and died.
+    const aside = path.join(sender.dir, 'eng.jsonl.999999.0badc0de.draining');
+    fs.renameSync(sender.inboxPath('eng'), aside);
+    const old = new Date(Date.now() - 5_000);
+    fs.utimesSync(aside, old, old);
+    const got: string[] = [];
+    // Drained as an idle teammate's poll would, until the next look at the folder finds the orphan.
+    const deadline = Date.now() + HANG_MS;
+    while (got.length < 3 && Date.now() < deadline) {
+      got.push(...(await reader.drain('eng')).map((message) => message.content));
+      if (got.length < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(got).toEqual(['one', 'two', 'three']);
+    expect(await reader.drain('eng')).toEqual([]);
+    expect(fs.readdirSync(sender.dir).filter((name) => name.endsWith('.draining'))).toEqual([]);
+  });
+
+  it('takes no lock to find an inbox empty', async () => {
+    root = tempRoot();
+    await team(root, ['eng']);
+    const mailbox = new Mailbox(root);
+    expect(await mailbox.drain('eng')).toEqual([]);
+    expect(fs.existsSync(path.join(mailbox.dir, '.locks'))).toBe(false);
+    await mailbox.send('lead', 'eng', 'hello');
+    expect((await mailbox.drain('eng')).map((message) => message.content)).toEqual(['hello']);
   });
 
   it('reports a corrupt line with path:line, keeps it aside and still delivers the good lines', async () => {

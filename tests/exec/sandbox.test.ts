@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ProcessResult, runProcess } from '../../src/core/exec/process.js';
-import { type Containment, containment, DEFAULT_LIMITS, type ResourceLimits, Sandbox } from '../../src/core/exec/sandbox.js';
+import { CODE_NICENESS, type Containment, containment, DEFAULT_LIMITS, type ResourceLimits, Sandbox } from '../../src/core/exec/sandbox.js';
 import { HANG_MS, until } from '../helpers/agent-wait.js';
 
 const bwrap = containment();
@@ -83,6 +83,14 @@ describe.each(profiles)('sandbox: %s', (label, contained) => {
     for (const name of names) expect(name).toMatch(/^(PATH|LANG|LANGUAGE|LC_\w+|TERM|TZ|COLUMNS|LINES|HOME|TMPDIR|PYTHONDONTWRITEBYTECODE|AUTOTEAM_RUN|AUTOTEAM_OWNER|PWD|SHLVL|_|OLDPWD)$/);
     expect(out).toContain(`HOME=${path.join(workspace, '.home')}`);
     expect(out).toContain(`TMPDIR=${path.join(workspace, '.tmp')}`);
+  });
+
+  it.runIf(contained)('runs executed code, and what it starts, below the runtime\'s priority', async () => {
+    const { result } = run('nice; bash -c nice; python3 -c "import os; print(os.nice(0))"');
+    const done = await result;
+    const expected = String(Math.min(19, os.getPriority() + CODE_NICENESS));
+    expect(done.stdout.trim().split('\n'), done.stderr).toEqual([expected, expected, expected]);
+    expect(os.getPriority()).toBeLessThan(Number(expected));
   });
 
   it.runIf(contained)('kills a setsid child and a double fork when the command ends, without waiting for them', async () => {

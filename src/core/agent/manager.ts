@@ -13,6 +13,8 @@ import type { EventSink } from '../events/emitter.js';
 import type { Origin } from './event-order.js';
 import { type FromWorker, FromWorkerSchema, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
 import type { TeammateSettings } from './settings.js';
+import { containment } from '../exec/sandbox.js';
+import { BoardWakes } from './wake.js';
 
 export interface ManagerOptions {
   rootDir: string;
@@ -105,6 +107,8 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   private readonly heard = new WeakSet<Worker>();
   /** Messages received from each thread: a message it sent the lead waits for its earlier events (event-order.ts). */
   private readonly received = new WeakMap<Worker, number>();
+  /** Which threads a board change wakes: idle ones at once, busy ones when they are idle again. */
+  private readonly boardWakes = new BoardWakes();
   /** The model of each role (the default under ''), changed by setModel for the next threads. */
   private readonly models: Map<string, ModelSpec>;
 
@@ -137,6 +141,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       ...(this.address ? { board: this.address } : {}),
       settings: this.options.settings ?? {},
       model: this.modelOf(role),
+      containment: containment(),
       ...(prompt ? { prompt } : {}),
     };
     const entry = workerEntry(init.model);
@@ -174,7 +179,10 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       if (event.type === 'exit') ended = { reason: event.reason, why: event.why };
       if (event.type === 'error') lastError = { message: event.error.message, code: event.error.code, detail: event.error.stack ?? `${event.error.code}: ${event.error.message}` };
       if (event.type === 'activity') remember(`activity: ${event.text}`);
-      if (event.type === 'status') remember(`status: ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
+      if (event.type === 'status') {
+        remember(`status: ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
+        if (this.live.get(name) === handle && this.boardWakes.status(name, event.status)) this.wake(name);
+      }
       if (event.type === 'error') remember(`error ${event.error.code}: ${event.error.message}`);
       this.emit('event', event);
     });
@@ -203,7 +211,10 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
         };
         void settle().then((exit) => {
           // Only now may a new teammate take the name: the burial must not touch its fresh claims.
-          if (this.live.get(name) === handle) this.live.delete(name);
+          if (this.live.get(name) === handle) {
+            this.live.delete(name);
+            this.boardWakes.forget(name);
+          }
           this.emit('exit', exit);
           resolve(exit);
         });
@@ -248,8 +259,9 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     this.post(name, { type: 'wake' });
   }
 
+  /** Wakes every idle teammate for a board change; one at work is woken when it goes back to idle. */
   wakeAll(): void {
-    for (const name of this.live.keys()) this.wake(name);
+    for (const name of this.boardWakes.changed(this.live.keys())) this.wake(name);
   }
 
   /**

@@ -13,6 +13,7 @@ import { StageRegistry } from '../stages/stage-registry.js';
 import { Pipeline } from '../stages/pipeline.js';
 import { localGit } from '../stages/workspace.js';
 import { formatMessages } from '../tools/read-inbox.js';
+import { warmRoleTools } from '../tools/registry.js';
 import type { ToolContext } from '../tools/tool.js';
 import { Trace } from '../trace/trace.js';
 import { identityMessages } from './identity.js';
@@ -220,6 +221,8 @@ export class Teammate {
     await this.registry.join(name, role, { status: 'idle', pid: process.pid });
     this.sink.emit({ type: 'teammate_spawned', agent: name, role, model: this.model.id });
     await this.setStatus('idle', null, 'looking for work');
+    // While it waits for its first task, it loads what its tools' first runs would.
+    void warmRoleTools(role, this.stages);
     const stopBeating = this.status.beat(this.settings.heartbeatMs);
     let idleSince = Date.now();
     /** The stage of the task just finished: the person's TeammateIdle hooks run once after work, not on every poll. */

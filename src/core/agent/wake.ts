@@ -38,3 +38,42 @@ export class Wake {
     });
   }
 }
+
+/**
+ * Which teammates a board change wakes. An idle one at once. One at work on a task (or waiting on an
+ * answer, which its inbox wakes) scans the board anyway when it goes back to idle, so it is not sent
+ * a wake it would not read; but a change that came while it was busy may have landed after that scan
+ * began, so it is woken when its `idle` arrives. The wake is level-triggered (Wake), so an extra one
+ * costs a scan, never a lost change.
+ */
+export class BoardWakes {
+  /** Teammates at work, and whether a board change came since. */
+  private readonly atWork = new Map<string, { missed: boolean }>();
+
+  /** The board changed: the names of `names` to wake now. */
+  changed(names: Iterable<string>): string[] {
+    const now: string[] = [];
+    for (const name of names) {
+      const work = this.atWork.get(name);
+      if (work) work.missed = true;
+      else now.push(name);
+    }
+    return now;
+  }
+
+  /** `name` reported `status`: true when it must be woken now for a change it was not told of. */
+  status(name: string, status: string): boolean {
+    if (status === 'working' || status === 'waiting') {
+      if (!this.atWork.has(name)) this.atWork.set(name, { missed: false });
+      return false;
+    }
+    const work = this.atWork.get(name);
+    this.atWork.delete(name);
+    return work?.missed ?? false;
+  }
+
+  /** `name` is gone: a teammate started later under the name starts idle. */
+  forget(name: string): void {
+    this.atWork.delete(name);
+  }
+}

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { EXIT_REASONS } from '../events/schema.js';
 import type { TeammateSettings } from './settings.js';
 import type { ModelSpec } from '../model/factory.js';
+import type { Containment } from '../exec/sandbox.js';
 
 /** workerData for a teammate thread. */
 export interface TeammateWorkerInit {
@@ -13,6 +14,8 @@ export interface TeammateWorkerInit {
   prompt?: string;
   settings: Partial<TeammateSettings>;
   model: ModelSpec;
+  /** What the process found of bubblewrap: probed once per process, not once per thread. */
+  containment?: Containment;
 }
 
 /** Main thread → worker. `model`: work the next tasks on this model (/model). */

@@ -81,6 +81,8 @@ export class Mailbox {
   private readonly batchBytes: number;
   /** The aside file each inbox is being read from, between drains. */
   private readonly reading = new Map<string, AsideFile>();
+  /** When each inbox's folder was last looked through for orphaned aside files. */
+  private readonly orphanScans = new Map<string, number>();
   /** Unreadable lines found by this mailbox's drains, per inbox, until takeRejected. */
   private readonly rejected = new Map<string, RejectedLines>();
   /** Lines counted in each rejected-lines file, keyed by its size and mtime. */
@@ -157,6 +159,8 @@ export class Mailbox {
         return taken;
       }
     }
+    // Nothing to move aside: no lock taken for an empty inbox (a message landing now is read next time).
+    if (!fs.existsSync(file)) return null;
     const aside = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.draining`;
     const moved = await withLock(
       file,
@@ -327,8 +331,13 @@ export class Mailbox {
 
   /** Aside files of `name` whose drainer seems gone (not touched for `orphanAfterMs`), oldest first. */
   private orphans(name: string): AsideFile[] {
+    // An aside file is an orphan only after `orphanAfterMs` untouched: looking more often than a
+    // tenth of that finds nothing sooner, and the folder is read on every drain otherwise.
+    const now = Date.now();
+    if (now - (this.orphanScans.get(name) ?? Number.NEGATIVE_INFINITY) < this.orphanAfterMs / 10) return [];
+    this.orphanScans.set(name, now);
     const prefix = `${name}.jsonl.`;
-    const cutoff = Date.now() - this.orphanAfterMs;
+    const cutoff = now - this.orphanAfterMs;
     return fs
       .readdirSync(this.dir)
       .filter((entry) => entry.startsWith(prefix) && entry.endsWith('.draining'))

@@ -38,6 +38,11 @@ export interface ProcessResult {
   limit?: LimitHit;
 }
 
+/** What the first runProcess of a thread loads (execa, and which python3 the tools start), ahead of it. */
+export async function warmProcesses(): Promise<void> {
+  await Promise.all([import('execa'), pythonProgram()]);
+}
+
 /** Keeps the head and the tail of `text` (errors tend to be at the end) within `max` characters. */
 export function capOutput(text: string, max: number): string {
   if (text.length <= max) return text;
@@ -174,6 +179,9 @@ async function runIn(
     maxBuffer: Math.max(options.maxOutputChars * 4, 1_000_000),
   });
 
+  // Under bubblewrap the run is a PID namespace, which the kernel empties when its first process
+  // ends: no process can leave it, so there is nothing for the sweep of /proc to find.
+  const namespaced = sandbox?.kind === 'bwrap';
   const killGroup = (): void => {
     const pid = subprocess.pid;
     if (pid !== undefined) {
@@ -187,7 +195,7 @@ async function runIn(
         }
       }
     }
-    sweep(marker);
+    if (!namespaced) sweep(marker);
     cgroup?.killAll();
   };
   let timedOut = false;

@@ -62,6 +62,11 @@ export function findOnPath(program: string): string | null {
   return null;
 }
 
+/** Takes what another thread of this process probed (a teammate thread is told at its start). */
+export function probedElsewhere(known: Containment): void {
+  probed ??= known;
+}
+
 /**
  * Whether bubblewrap is installed and allowed to make namespaces here (a container may forbid it).
  * Probed once per process with a trivial sandbox.
@@ -111,6 +116,19 @@ function isRoot(): boolean {
 }
 
 let prlimitPath: string | null | undefined;
+
+/**
+ * The niceness executed code runs at (0 is normal, 19 the lowest). On a busy machine the runtime's own
+ * work (claims, hand-overs, the REPL, the web board) goes first and the agents' programs take what is
+ * left; on an idle one nothing changes. Every process the code starts inherits it.
+ */
+export const CODE_NICENESS = 10;
+let nicePath: string | null | undefined;
+
+function niceProgram(): string | null {
+  if (nicePath === undefined) nicePath = process.platform === 'win32' ? null : findOnPath('nice');
+  return nicePath;
+}
 
 function prlimit(): string | null {
   if (prlimitPath === undefined) prlimitPath = process.platform === 'linux' ? findOnPath('prlimit') : null;
@@ -207,6 +225,8 @@ export class Sandbox {
       });
       wrapped = { command: this.contained.bwrap, args: [...this.profile, '--', limited.command, ...limited.args] };
     }
+    const nice = niceProgram();
+    if (nice) wrapped = { command: nice, args: ['-n', String(CODE_NICENESS), wrapped.command, ...wrapped.args] };
     return cgroup ? cgroup.wrap(wrapped.command, wrapped.args) : wrapped;
   }
 

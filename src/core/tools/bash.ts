@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { z } from 'zod';
-import { describeExit, formatProcessResult, runProcess } from '../exec/process.js';
+import { describeExit, formatProcessResult, runProcess, warmProcesses } from '../exec/process.js';
 import { defineTool, toolError } from './tool.js';
 
 const DETAIL_COMMAND_CHARS = 160;
@@ -17,6 +17,7 @@ export const bashTool = defineTool({
   inputSchema: z.object({
     command: z.string().min(1).describe("The command line, e.g. 'ls -la' or 'python3 organize.py --help'"),
   }),
+  warm: warmProcesses,
   async run(input, ctx) {
     fs.mkdirSync(ctx.workspace, { recursive: true });
     const timeoutMs = ctx.limits.commandTimeoutMs;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { describeExit, formatProcessResult } from '../exec/process.js';
+import { describeExit, formatProcessResult, warmProcesses } from '../exec/process.js';
 import { defineTool, toolError } from './tool.js';
 
 export const executeCodeTool = defineTool({
@@ -15,6 +15,7 @@ export const executeCodeTool = defineTool({
     code: z.string().min(1).describe('The complete program to run'),
     language: z.enum(['python', 'javascript', 'typescript']).optional().describe('Defaults to a guess from the code'),
   }),
+  warm: () => Promise.all([warmProcesses(), import('../exec/execute.js')]),
   async run(input, ctx) {
     // Loaded on first use: the TypeScript compiler costs ~60 MB per thread that never reviews.
     const { executeCode } = await import('../exec/execute.js');

@@ -93,3 +93,14 @@ export function stageTools(stage: Stage, stages: StageRegistry = BUILTIN_REGISTR
 export function generalTools(): ToolDefinition[] {
   return pick(GENERAL_TOOL_NAMES);
 }
+
+/**
+ * Loads, once, what the tools of `role`'s stages load on their first run (execa, the linter's and
+ * the test runner's modules, which python3 to start), so that a teammate's first task does not wait
+ * for it. Failures are left to the first real run, which reports them.
+ */
+export async function warmRoleTools(role: string, stages: StageRegistry = BUILTIN_REGISTRY): Promise<void> {
+  const own = stages.all().filter((stage) => stage.role === role || role === 'any').flatMap((stage) => stageTools(stage.stage, stages));
+  const tools = new Set(role === 'any' ? [...own, ...generalTools()] : own);
+  await Promise.all([...tools].map((tool) => tool.warm?.().catch(() => undefined)));
+}

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Check } from '../board/artifacts.js';
-import { capOutput, describeExit, formatProcessResult } from '../exec/process.js';
+import { capOutput, describeExit, formatProcessResult, warmProcesses } from '../exec/process.js';
 import { workspaceFileSha } from './files-artifact.js';
 import { defineTool, toolError } from './tool.js';
 import { scratchDir } from '../exec/scratch.js';
@@ -23,6 +23,7 @@ export const runCheckTool = defineTool({
     code: z.string().min(1).describe('the complete check script'),
     language: z.enum(['python', 'javascript']).optional().describe('defaults to a guess from the code'),
   }),
+  warm: () => Promise.all([warmProcesses(), import('../exec/execute.js')]),
   async run(input, ctx) {
     if (!ctx.task) return toolError('no review task is claimed');
     const submitted = ctx.task.artifacts.submitted;

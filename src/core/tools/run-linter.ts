@@ -1,5 +1,6 @@
 import type { LintReport } from '../exec/lint.js';
 import { checkEach, NO_FILES, reviewFiles, reviewFilesInput, storedReport } from './review-files.js';
+import { warmProcesses } from '../exec/process.js';
 import { defineTool, toolError } from './tool.js';
 
 export const runLinterTool = defineTool({
@@ -11,6 +12,7 @@ export const runLinterTool = defineTool({
     'characters, trailing whitespace, tab characters. Name a file or files; with neither, the submitted ' +
     'file and the files the branch changed. The report is saved on the task.',
   inputSchema: reviewFilesInput,
+  warm: () => Promise.all([warmProcesses(), import('../exec/lint.js')]),
   async run(input, ctx) {
     // Loaded on first use: the TypeScript compiler costs ~60 MB per thread that never reviews.
     const { formatLintReport, lintFile, lintSummary } = await import('../exec/lint.js');

@@ -1,4 +1,4 @@
-import { capOutput } from '../exec/process.js';
+import { capOutput, warmProcesses } from '../exec/process.js';
 import type { TestRunResult } from '../exec/test-runner.js';
 import { checkEach, NO_FILES, primaryFile, reviewFiles, reviewFilesInput, storedReport } from './review-files.js';
 import { defineTool, toolError } from './tool.js';
@@ -17,6 +17,7 @@ export const runTestsTool = defineTool({
     'exit status 0 within the time limit. Name a file or files; with neither, the submitted file and the ' +
     'files the branch changed. The result is saved on the task.',
   inputSchema: reviewFilesInput,
+  warm: () => Promise.all([warmProcesses(), import('../exec/test-runner.js')]),
   async run(input, ctx) {
     // Loaded on first use: the TypeScript compiler costs ~60 MB per thread that never reviews.
     const { formatTestResult, projectTestCommand, runTests, testSummary } = await import('../exec/test-runner.js');

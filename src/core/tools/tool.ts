@@ -127,6 +127,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    */
   inputJsonSchema?: Record<string, unknown>;
   run(input: z.output<S>, ctx: ToolContext): Promise<ToolOutcome>;
+  /**
+   * Loads what the tool's first run would load (its modules, the python it starts), so that the
+   * first task does not wait for it: a teammate calls it for its role's tools once it is idle.
+   */
+  warm?(): Promise<unknown>;
 }
 
 export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): ToolDefinition<S> {
@@ -138,12 +143,20 @@ export function toolError(content: string, kind: ToolOutcomeKind = 'error'): Too
   return { content, isError: true, kind };
 }
 
+/** Each tool's spec, made once: a tool is defined once and its schema does not change. */
+const specs = new WeakMap<ToolDefinition, ToolSpec>();
+
+/** What the model is shown of `tool`. The same frozen object every time: a provider copies what it changes. */
 export function toolSpec(tool: ToolDefinition): ToolSpec {
+  const known = specs.get(tool);
+  if (known) return known;
   const schema = { ...(tool.inputJsonSchema ?? (z.toJSONSchema(tool.inputSchema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>)) };
   delete schema.$schema;
-  return {
+  const spec: ToolSpec = Object.freeze({
     name: tool.name,
     description: tool.description,
-    input_schema: { ...schema, type: 'object' },
-  };
+    input_schema: Object.freeze({ ...schema, type: 'object' }),
+  });
+  specs.set(tool, spec);
+  return spec;
 }
