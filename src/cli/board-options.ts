@@ -44,6 +44,13 @@ export function boardDir(command: Command, writes = true): string {
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
       throw new UsageError(`--dir: cannot use ${dir} as a board (${code === 'EACCES' || code === 'EROFS' || code === 'EPERM' ? 'not writable' : code})`);
     }
+    // Permission bits do not bind root, and /proc or /sys refuse a folder whatever they say: make one.
+    try {
+      fs.rmdirSync(fs.mkdtempSync(path.join(dir, '.autoteam-probe-')));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      throw new UsageError(`--dir: cannot use ${dir} as a board (${code === 'EACCES' || code === 'EROFS' || code === 'EPERM' ? 'not writable' : `no folder can be made there: ${code}`})`);
+    }
   }
   return dir;
 }

@@ -111,6 +111,15 @@ describe('what must not break the board', () => {
     expect(under.stderr.trim()).toBe(`autoteam: --dir: cannot use ${path.join(file, 'sub')} as a board (a part of the path is a file)`);
     const stages = await runCli(['stages', '--dir', root], { cwd: root });
     expect(stages.code).toBe(0);
+    // Folders no board can live in, whatever their permission bits say (root passes every access check).
+    if (process.platform === 'linux') {
+      for (const dir of ['/proc', '/sys']) {
+        const run = await runCli(['run', '--auto', '--dir', dir, 'x'], { cwd: root });
+        expect(run.code, describeRun(run)).toBe(2);
+        // Root is refused at the folder it tries to make; anyone else already by the permission bits.
+        expect(run.stderr.trim()).toMatch(new RegExp(`^autoteam: --dir: cannot use ${dir} as a board \\((not writable|no folder can be made there: ENOENT)\\)$`));
+      }
+    }
   });
 
   // One run on a board that holds both what another writer left: a broken task file and a pipeline it cannot finish.
