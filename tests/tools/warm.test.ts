@@ -11,17 +11,14 @@ import { stageTools, warmRoleTools } from '../../src/core/tools/registry.js';
 import { testerStage } from '../fixtures/tester-stage/index.js';
 
 function counted(name: string, warm: () => Promise<unknown>): ToolDefinition & { warmed: number } {
-  const tool = defineTool({
-    name,
-    description: name,
-    inputSchema: z.object({}),
-    run: async () => ({ content: 'ok' }),
-    warm: async () => {
-      tool.warmed++;
-      return warm();
-    },
-  }) as ToolDefinition & { warmed: number };
-  tool.warmed = 0;
+  const tool: ToolDefinition & { warmed: number } = {
+    warmed: 0,
+    ...(defineTool({ name, description: name, inputSchema: z.object({}), run: async () => ({ content: 'ok' }) }) as ToolDefinition),
+  };
+  tool.warm = async () => {
+    tool.warmed++;
+    return warm();
+  };
   return tool;
 }
 

@@ -81,6 +81,9 @@ export interface PipelineOptions extends NoticeOptions {
   effects?: PipelineEffects;
 }
 
+/** Reads of a pipeline a cancel makes at most, each after a stage completed under it. */
+const CANCEL_ROUNDS = 5;
+
 /**
  * The pipeline state machine. The runtime, not the model, moves work between stages through the
  * board; what a stage needs is its definition's (the registry's), what touches files and git is the
@@ -203,17 +206,26 @@ export class Pipeline {
    * lead). Returns how many it posted.
    */
   async repair(): Promise<number> {
-    const tasks = this.board.list();
-    const statuses = pipelineStatuses(tasks);
     let posted = 0;
-    for (const done of tasks) {
-      if (done.status !== 'completed' || !done.stage || !done.pipeline || statuses.get(done.pipeline) !== 'active') continue;
-      if (transitionOf(this.stages, done)?.next === 'approved') continue;
-      if (tasks.some((t) => t.pipeline === done.pipeline && t.artifacts.from === done.id)) continue;
+    for (const done of this.handOversDue(this.board.list())) {
       const next = await postSuccessor(this.successors, done).catch(() => null);
       if (next) posted++;
     }
     return posted;
+  }
+
+  /** Completed stage tasks of active pipelines among `tasks` whose successor is due and not on the board. */
+  private handOversDue(tasks: readonly Task[]): Task[] {
+    const statuses = pipelineStatuses(tasks);
+    return tasks.filter(
+      (done) =>
+        done.status === 'completed' &&
+        done.stage &&
+        done.pipeline &&
+        statuses.get(done.pipeline) === 'active' &&
+        transitionOf(this.stages, done)?.next !== 'approved' &&
+        !tasks.some((t) => t.pipeline === done.pipeline && t.artifacts.from === done.id),
+    );
   }
 
   /**
@@ -243,20 +255,40 @@ export class Pipeline {
    * fenced write or lease renewal). Returns the ids cancelled.
    */
   async cancel(pipeline: number, by: string, why?: string): Promise<number[]> {
-    await this.board.refresh();
-    const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
-    if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${pipeline}`, 'NOT_FOUND');
-    const open = tasks.filter((task) => task.status === 'pending' || task.status === 'in_progress');
-    if (open.length === 0) throw new AutoteamError(`pipeline #${pipeline} has nothing open to cancel (it is ${pipelineStatus(tasks)})`, 'USAGE');
     const cancelled: number[] = [];
-    for (const task of open) {
-      const result = await this.board.cancel(task.id, by, `cancelled by ${by}${why ? `: ${why}` : ''}`);
-      if (!result.ok) continue;
-      cancelled.push(task.id);
-      if (task.status === 'in_progress' && task.owner) await this.notices.stop(by, task);
+    let first: Task | undefined;
+    // A stage may complete between this read and the cancel of its task, and its successor be posted
+    // after: each round reads again, until nothing of the pipeline is open and no hand-over is due.
+    for (let round = 0; round < CANCEL_ROUNDS; round++) {
+      await this.board.refresh();
+      const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
+      if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${pipeline}`, 'NOT_FOUND');
+      first ??= tasks[0]!;
+      const open = tasks.filter((task) => task.status === 'pending' || task.status === 'in_progress');
+      // Between two stages (the next one's task not posted yet, or its poster died): it is posted now,
+      // once whoever comes first (postSuccessor), and cancelled, so the completer posts nothing more.
+      for (const done of open.length === 0 ? this.handOversDue(tasks) : []) {
+        const next = await postSuccessor(this.successors, done);
+        if (next && (next.status === 'pending' || next.status === 'in_progress')) open.push(next);
+      }
+      if (open.length === 0) {
+        if (round === 0) throw new AutoteamError(`pipeline #${pipeline} has nothing open to cancel (it is ${pipelineStatus(tasks)})`, 'USAGE');
+        break;
+      }
+      let missed = false;
+      for (const task of open) {
+        const result = await this.board.cancel(task.id, by, `cancelled by ${by}${why ? `: ${why}` : ''}`);
+        if (!result.ok) {
+          missed = true;
+          continue;
+        }
+        cancelled.push(task.id);
+        if (task.status === 'in_progress' && task.owner) await this.notices.stop(by, task);
+      }
+      if (!missed) break;
     }
     this.notices.cancelled(pipeline, cancelled[0] ?? 0, by);
-    if (cancelled.length) await this.notices.ended(tasks[0]!, by, 'cancelled', why ? `cancelled by ${by}: ${why}` : `cancelled by ${by}`);
+    if (cancelled.length) await this.notices.ended(first!, by, 'cancelled', why ? `cancelled by ${by}: ${why}` : `cancelled by ${by}`);
     return cancelled;
   }
 
