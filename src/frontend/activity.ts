@@ -145,7 +145,8 @@ export function describeTeamEvent(event: TeamEvent, view: Pick<ActivityView, 've
       if (event.tool === 'ask_clarifying_question' || event.tool === 'save_requirement') return null;
       return { text: `${who} ${event.tool}${event.outcome === 'ok' ? '' : ' ✗'}: ${event.summary}`, tone: 'activity' };
     case 'question_asked':
-      return { text: `? ${event.agent ?? 'a teammate'} asks: ${event.question}`, tone: 'question' };
+      // Which pipeline asks: with several at once (`run` with several requirements), answers go in order.
+      return { text: `? ${event.agent ?? 'a teammate'} asks${event.pipeline != null ? ` (pipeline #${event.pipeline})` : ''}: ${event.question}`, tone: 'question' };
     case 'question_answered':
       return { text: `! ${event.by} answers${event.asker ? ` ${event.asker}` : ''}: ${event.answer}`, tone: 'answer' };
     case 'question_withdrawn':

@@ -22,7 +22,7 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     // The line after /post is read only once the team is done (or asks something): /tasks shows the
     // finished board (had it run at once, there would be no task #5 yet).
     expect(result.stdout).toContain('[x] #5: Review organize.py (revision 1)');
-    expect(result.stdout).toMatch(/\? analyst asks: /);
+    expect(result.stdout).toMatch(/\? analyst asks \(pipeline #1\): /);
     expect(result.stdout).toMatch(/! simulated user answers analyst: /);
     expect(result.stdout).toContain('= Pipeline #1 approved');
     expect(result.stdout.trimEnd().endsWith('bye')).toBe(true);

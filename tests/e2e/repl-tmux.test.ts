@@ -36,7 +36,7 @@ describe.skipIf(!tmux)(`autoteam REPL in a real terminal (tmux${tmux ? '' : ' is
     // The board panel reads the board; the log lines come from the event stream, which may
     // be a moment behind it: wait for the reviewer's verdict to reach the log as well.
     const log = await screen.waitFor('[reviewer] approve_code: Code approved.', 'the verdict in the log', 30_000, true);
-    expect(log).toMatch(/\? analyst asks: /);
+    expect(log).toMatch(/\? analyst asks \(pipeline #1\): /);
     expect(log).toMatch(/! simulated user answers analyst: /);
     expect(log).toContain('[engineer] claimed #2');
 

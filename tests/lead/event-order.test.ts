@@ -57,10 +57,10 @@ describe('activity in causal order', () => {
     busyUntilInboxHas(session, 'question');
     // Read at once, before the thread's queued events: what a busy lead that wakes on the inbox does.
     session.drainInbox();
-    await waitUntil(() => indexOf(lines, /^\? analyst asks:/) >= 0 && indexOf(lines, /^\[analyst\] claimed #1/) >= 0, 'the claim and the question');
-    expect(indexOf(lines, /^\[analyst\] claimed #1/)).toBeLessThan(indexOf(lines, /^\? analyst asks:/));
+    await waitUntil(() => indexOf(lines, /^\? analyst asks \(pipeline #1\):/) >= 0 && indexOf(lines, /^\[analyst\] claimed #1/) >= 0, 'the claim and the question');
+    expect(indexOf(lines, /^\[analyst\] claimed #1/)).toBeLessThan(indexOf(lines, /^\? analyst asks \(pipeline #1\):/));
     // What the model said in that turn comes before the question it asked too.
-    expect(indexOf(lines, /^\[analyst\] says: I need one detail/)).toBeLessThan(indexOf(lines, /^\? analyst asks:/));
+    expect(indexOf(lines, /^\[analyst\] says: I need one detail/)).toBeLessThan(indexOf(lines, /^\? analyst asks \(pipeline #1\):/));
   });
 
   it("shows the failing step's line before the pipeline's failure", async () => {
