@@ -128,10 +128,11 @@ describe('autoteam post', () => {
     roots.push(root);
     // No --auto: each pipeline waits on the person's answers (stdin), so the test decides the order.
     const run = CliChild.start(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, stdin: 'pipe' });
-    const questions = () => run.lines.filter((line) => /analyst asks: /.test(line));
-    const answer = (line: string) => run.write(playbookAnswer(line.split('analyst asks: ')[1]!, []));
+    const ASKS = /analyst asks \(pipeline #\d+\): /;
+    const questions = () => run.lines.filter((line) => ASKS.test(line));
+    const answer = (line: string) => run.write(playbookAnswer(line.split(ASKS)[1]!, []));
     try {
-      await run.waitForLine((line) => /analyst asks: /.test(line), "the run's analyst to ask");
+      await run.waitForLine((line) => ASKS.test(line), "the run's analyst to ask");
       const posted = await runCli(['post', '--dir', root, 'Write a Python script that sorts the files of a folder into subfolders by file type.'], { cwd: root });
       expect(posted.code, describeRun(posted)).toBe(0);
       expect(posted.stdout).toMatch(/^posted pipeline #2: task #2 \(requirements\)/);
