@@ -38,13 +38,8 @@ export function boardDir(command: Command, writes = true): string {
     if (inner && !inner.isDirectory()) throw new UsageError(`--dir: ${path.join(dir, name)} is a file, where autoteam keeps its ${name === '.tasks' ? 'tasks' : 'team'} (a folder): move it away`);
   }
   if (writes) {
-    try {
-      fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'error';
-      throw new UsageError(`--dir: cannot use ${dir} as a board (${code === 'EACCES' || code === 'EROFS' || code === 'EPERM' ? 'not writable' : code})`);
-    }
-    // Permission bits do not bind root, and /proc or /sys refuse a folder whatever they say: make one.
+    // A folder made and removed, not the permission bits: those do not bind root, and /proc or /sys
+    // refuse a folder whatever they say.
     try {
       fs.rmdirSync(fs.mkdtempSync(path.join(dir, '.autoteam-probe-')));
     } catch (error) {

@@ -58,3 +58,60 @@ describe('Pipeline.repair', () => {
     expect(pipeline.state(first.pipeline!).tasks.filter((t) => t.stage === 'implementation')).toHaveLength(1);
   });
 });
+
+/** Posts a requirement and claims its analysis, with a requirement recorded, ready to complete. */
+async function claimedAnalysis(board: TaskBoard, pipeline: Pipeline) {
+  const first = await pipeline.post('Write a Python script that prints hello.');
+  const claim = await board.claim(first.id, 'analyst');
+  if (!claim.ok) throw new Error(claim.reason);
+  await board.update(first.id, { artifacts: { requirements: { goal: 'print hello' } } });
+  return { first, fence: { owner: 'analyst', token: claim.task.claims }, task: claim.task };
+}
+
+/**
+ * A cancel that meets a stage's completion: whichever write lands first, the pipeline ends cancelled
+ * with nothing open, and no stage is posted after the cancel to be worked. The window is real (a
+ * completion is written, then its successor posted), so it is opened on purpose and raced for real.
+ */
+describe('cancel against a hand-over', () => {
+  it('between a completion and its successor: the successor is posted cancelled, and nothing is posted after', async () => {
+    const { board, pipeline } = await setup();
+    const { first, fence } = await claimedAnalysis(board, pipeline);
+    // What advance() writes first; the successor's post has not come yet.
+    await board.complete(first.id, fence, 'done', { summary: '1 requirement' });
+
+    const cancelled = await pipeline.cancel(first.pipeline!, 'lead', 'changed my mind');
+    const state = pipeline.state(first.pipeline!);
+    expect(state.status).toBe('cancelled');
+    expect(state.tasks.map((task) => [task.stage, task.status])).toEqual([
+      ['requirements', 'completed'],
+      ['implementation', 'cancelled'],
+    ]);
+    expect(cancelled).toEqual([state.tasks[1]!.id]);
+    expect(state.tasks[1]!.artifacts.from).toBe(first.id);
+    // The completer's late post (or the lead's repair) finds the successor there: nothing new.
+    expect(await pipeline.repair()).toBe(0);
+    expect(pipeline.state(first.pipeline!).tasks).toHaveLength(2);
+    // A retry resumes at the stage that was next, with what the analysis handed over.
+    const retried = await pipeline.retry(first.pipeline!, 'lead');
+    expect(retried).toMatchObject({ stage: 'implementation', status: 'pending' });
+    expect(retried.handoff).toContain('- goal: print hello');
+  });
+
+  it('raced for real, twenty times: the pipeline always ends cancelled, with nothing open', async () => {
+    const { board, pipeline } = await setup();
+    for (let i = 0; i < 20; i++) {
+      const { first, fence, task } = await claimedAnalysis(board, pipeline);
+      const [cancelled, advanced] = await Promise.all([
+        pipeline.cancel(first.pipeline!, 'lead'),
+        pipeline.advance(task, fence, { tool: 'complete_requirements_analysis', artifacts: { summary: 's' }, result: 's' }),
+      ]);
+      const state = pipeline.state(first.pipeline!);
+      const open = state.tasks.filter((t) => t.status === 'pending' || t.status === 'in_progress');
+      expect({ status: state.status, open: open.map((t) => t.id) }, `round ${i}: advance ${advanced.ok ? 'completed' : `refused (${advanced.reason})`}`).toEqual({ status: 'cancelled', open: [] });
+      expect(cancelled.length).toBe(1);
+      // At most one successor, whoever posted it.
+      expect(state.tasks.filter((t) => t.stage === 'implementation').length).toBeLessThanOrEqual(1);
+    }
+  });
+});

@@ -15,6 +15,11 @@ export const isFailed = (task: Task) => (task.status === 'failed' || task.status
  * ends the pipeline completed (`final`; on boards written before it was recorded, an approving
  * verdict).
  */
+/** Not ended: waiting for a claimer, or claimed. */
+export function isOpen(task: Task): boolean {
+  return task.status === 'pending' || task.status === 'in_progress';
+}
+
 export function pipelineStatus(tasks: readonly Task[]): PipelineStatus {
   const ended = tasks.filter(isFailed);
   if (ended.some((task) => task.status === 'failed')) return 'failed';

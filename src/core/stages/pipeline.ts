@@ -10,7 +10,7 @@ import type { PipelineEffects } from './effects.js';
 import { handoffData } from './handoff-data.js';
 import { retriedArtifacts, sentBackBy, transitionOf } from './pipeline-flow.js';
 import { type NoticeOptions, PipelineNotices } from './pipeline-notices.js';
-import { approvalOf, isFailed, type PipelineStatus, pipelineStatus, pipelineStatuses, pipelineUsage } from './pipeline-status.js';
+import { approvalOf, isFailed, isOpen, type PipelineStatus, pipelineStatus, pipelineStatuses, pipelineUsage } from './pipeline-status.js';
 import { maxRevisionsGap, requirementAsCriterion, type StageDefinition } from './stage.js';
 import { BUILTIN_REGISTRY, type StageRegistry } from './stage-registry.js';
 import { postSuccessor, type SuccessorDeps } from './successor.js';
@@ -264,12 +264,12 @@ export class Pipeline {
       const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
       if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${pipeline}`, 'NOT_FOUND');
       first ??= tasks[0]!;
-      const open = tasks.filter((task) => task.status === 'pending' || task.status === 'in_progress');
+      const open = tasks.filter(isOpen);
       // Between two stages (the next one's task not posted yet, or its poster died): it is posted now,
       // once whoever comes first (postSuccessor), and cancelled, so the completer posts nothing more.
       for (const done of open.length === 0 ? this.handOversDue(tasks) : []) {
         const next = await postSuccessor(this.successors, done);
-        if (next && (next.status === 'pending' || next.status === 'in_progress')) open.push(next);
+        if (next && isOpen(next)) open.push(next);
       }
       if (open.length === 0) {
         if (round === 0) throw new AutoteamError(`pipeline #${pipeline} has nothing open to cancel (it is ${pipelineStatus(tasks)})`, 'USAGE');
