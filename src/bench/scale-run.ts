@@ -22,8 +22,13 @@ export interface ScaleResult {
   audit: ClaimAudit;
   /** From the first post to the last pipeline's end. */
   elapsedMs: number;
-  /** % of one core per teammate while the whole team sat idle, over `idleWindowMs`. */
+  /** % of one core per teammate while the whole team sat idle, over `idleWindowMs`, once settled. */
   idleCpuPct: number;
+  /**
+   * The hosts' CPU per teammate from the whole team going idle to the idle window: the tail of the
+   * work (each thread's idle collection, the host's own collections), not idle time.
+   */
+  settleCpuMsPerTeammate: number;
   /**
    * The host processes' own CPU from the first post to the last pipeline's end, per pipeline: the
    * runtime's work (prompts, the SDK, board and log writes, claims), not the tools' processes.
@@ -99,7 +104,23 @@ async function settled(hosts: readonly Host[], teammates: number): Promise<void>
   }
 }
 
-export async function runScale(config: ScaleConfig, location: string, rootDir: string, options: { idleWindowMs: number; ceilingMs: number; log: (line: string) => void }): Promise<ScaleResult> {
+/**
+ * From the team going idle to the idle window, by default: each thread's idle collection
+ * (IDLE_COLLECT_MS after its last task), and V8's memory reducer on the host's main thread, which
+ * collects 8 s after that thread's last full collection. Both are the end of the work; the window
+ * measures what the team costs sitting idle for as long as it sits there.
+ */
+export const SETTLE_MS = IDLE_COLLECT_MS + 8_000 + 1_000;
+
+export interface ScaleOptions {
+  idleWindowMs: number;
+  /** From the team going idle to the idle window (SETTLE_MS). */
+  settleMs?: number;
+  ceilingMs: number;
+  log: (line: string) => void;
+}
+
+export async function runScale(config: ScaleConfig, location: string, rootDir: string, options: ScaleOptions): Promise<ScaleResult> {
   const team = teamOf(config.teammates);
   const board = await openBoard(location, rootDir);
   await board.registry.ensure('bench', 'bench-lead');
@@ -162,9 +183,9 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
     // log a moment later. Read it once every ended pipeline's end is in it.
     const ended = new Set(finished.map((state) => state.id));
     const events = await withCeiling(logWith(board, ended), options.ceilingMs, 'the pipelines\' ends did not reach the event log');
-    // Settled: a teammate collects its heap once, IDLE_COLLECT_MS after its last task (idle-collector.ts).
-    // That collection is the end of the task's work, not idle time, so the window opens after it.
-    await new Promise((resolve) => setTimeout(resolve, IDLE_COLLECT_MS + 1_000));
+    // Settled: the window opens once the work's tail is done (SETTLE_MS).
+    const settleMs = Math.round(Math.max(0, options.settleMs ?? SETTLE_MS));
+    const settling = settleMs > 0 ? await Promise.all(hosts.map((host) => host.measured(settleMs))) : [];
     const measures = await Promise.all(hosts.map((host) => host.measured(options.idleWindowMs)));
     const cpuMs = measures.reduce((sum, m) => sum + m.cpuMs, 0);
     const rss = measures.reduce((sum, m) => sum + m.rss, 0);
@@ -177,6 +198,7 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
       elapsedMs,
       runtimeCpuMsPerPipeline: runtimeCpuMs / config.pipelines,
       idleCpuPct: (cpuMs / options.idleWindowMs / config.teammates) * 100,
+      settleCpuMsPerTeammate: settling.reduce((sum, m) => sum + m.cpuMs, 0) / config.teammates,
       rssMbPerTeammate: rss / 1024 / 1024 / config.teammates,
       bareRssMb: bareRss / 1024 / 1024,
       errors,

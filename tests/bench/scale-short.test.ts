@@ -29,7 +29,7 @@ describe.runIf(python)('scale bench, short: 4 pipelines on 6 teammates, file boa
   beforeAll(async () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-scale-short-'));
     // Ceilings only a hang reaches: a quiet machine takes under a minute.
-    result = await runScale({ pipelines: 4, teammates: 6, processes: 1 }, root, root, { idleWindowMs: 1_000, ceilingMs: 3 * HANG_MS, log: () => {} });
+    result = await runScale({ pipelines: 4, teammates: 6, processes: 1 }, root, root, { idleWindowMs: 1_000, settleMs: 0, ceilingMs: 3 * HANG_MS, log: () => {} });
   }, 7 * HANG_MS);
 
   afterAll(() => {

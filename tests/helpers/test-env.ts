@@ -32,13 +32,13 @@ function newestMtime(dir: string): number {
 }
 
 /**
- * The built teammate worker (dist/worker/teammate-worker.js) when dist/ was built after the last
+ * The built teammate worker (dist/worker/bundle/teammate-worker.js, what production runs) when dist/ was built after the last
  * change under src/ — `npm test` builds first — else null. The tests' teammate threads then run it
  * (AUTOTEAM_TEST_WORKER, read by TeammateManager) instead of the sources through tsx, whose loader
  * makes a thread start three times slower.
  */
 export function builtWorker(repo: string): string | null {
-  const worker = path.join(repo, 'dist', 'worker', 'teammate-worker.js');
+  const worker = path.join(repo, 'dist', 'worker', 'bundle', 'teammate-worker.js');
   if (!fs.existsSync(worker)) return null;
   return newestMtime(path.join(repo, 'src')) <= fs.statSync(worker).mtimeMs ? worker : null;
 }

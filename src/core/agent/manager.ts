@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { pathToFileURL } from 'node:url';
+import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { type Board, type BoardEvents, fileBoard } from '../board/board.js';
 import type { Mailbox } from '../board/mailbox.js';
@@ -56,6 +57,20 @@ const RECENT_EVENTS = 20;
  */
 const TEAMMATE_YOUNG_GENERATION_MB = 4;
 
+/**
+ * Teammate threads start without V8's memory reducer. It collects two or three more times some 8 s
+ * after a thread's last full collection, which for an idle teammate is CPU spent on nothing: the
+ * thread's own collection once it falls idle (worker/idle-collector.ts) has given the memory back.
+ * V8 reads the flag when an isolate's heap is set up, so it holds for the threads started after
+ * this, not for the thread that sets it.
+ */
+let reducerOff = false;
+function withoutMemoryReducer(): void {
+  if (reducerOff) return;
+  reducerOff = true;
+  v8.setFlagsFromString('--no-memory-reducer');
+}
+
 export interface TeammateHandle {
   name: string;
   role: string;
@@ -75,14 +90,15 @@ function loadsTypeScript(model: ModelSpec): boolean {
 }
 
 /**
- * Where the worker entry is: compiled JS in production, TypeScript (through tsx) under tests — unless
- * the tests name a build of these same sources in AUTOTEAM_TEST_WORKER (vitest.config.ts does, when
- * dist/ is newer than src/) and the thread's model is no TypeScript module only tsx can load: the
- * thread then starts in a third of the time, without tsx's loader.
+ * Where the worker entry is: the bundled build in production (dist/worker/bundle, made by
+ * scripts/build-worker.mjs), TypeScript (through tsx) under tests — unless the tests name that build
+ * in AUTOTEAM_TEST_WORKER (vitest.config.ts does, when dist/ is newer than src/) and the thread's
+ * model is no TypeScript module only tsx can load: the thread then starts in a third of the time,
+ * without tsx's loader.
  */
 function workerEntry(model: ModelSpec): { url: URL; viaTsx: boolean } {
   const here = import.meta.url;
-  if (!here.endsWith('.ts')) return { url: new URL('../../worker/teammate-worker.js', here), viaTsx: false };
+  if (!here.endsWith('.ts')) return { url: new URL('../../worker/bundle/teammate-worker.js', here), viaTsx: false };
   const built = process.env.AUTOTEAM_TEST_WORKER;
   if (built && !loadsTypeScript(model)) return { url: pathToFileURL(built), viaTsx: false };
   return { url: new URL('../../worker/teammate-worker.ts', here), viaTsx: true };
@@ -146,6 +162,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     };
     const entry = workerEntry(init.model);
     const resourceLimits = { maxYoungGenerationSizeMb: TEAMMATE_YOUNG_GENERATION_MB };
+    withoutMemoryReducer();
     const worker = entry.viaTsx
       ? new Worker(
           `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry.url.href)}); });`,

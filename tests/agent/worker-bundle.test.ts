@@ -1,0 +1,54 @@
+/**
+ * The teammate thread's build (scripts/build-worker.mjs): a bundle that stands alone in
+ * dist/worker/bundle, so every thread compiles one module and the chunks it needs rather than some
+ * 300 files. What would undo that: an import reaching back into dist/ or node_modules beyond the
+ * packages left out on purpose, or a part loaded only when needed (a provider's SDK, execa) pulled
+ * into what every thread loads at its start. Read from esbuild's own account of the build.
+ */
+import fs from 'node:fs';
+import { isBuiltin } from 'node:module';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { builtWorker } from '../helpers/test-env.js';
+
+const repo = path.resolve(import.meta.dirname, '..', '..');
+const entry = builtWorker(repo);
+/** The packages left out of the bundle, loaded from node_modules when needed. */
+const LEFT_OUT = /^(typescript|pg|pg-native|@opentelemetry\/[a-z-]+)$/;
+
+interface Metafile {
+  outputs: Record<string, { imports: Array<{ path: string; kind: string; external?: boolean }>; inputs: Record<string, unknown>; entryPoint?: string }>;
+}
+
+describe.runIf(entry)('the teammate worker bundle', () => {
+  const meta = JSON.parse(fs.readFileSync(path.join(repo, 'dist', 'worker', 'bundle-meta.json'), 'utf8')) as Metafile;
+  const outputs = Object.entries(meta.outputs).filter(([file]) => file.endsWith('.js'));
+
+  it('is what the tests run, made from the compiled worker, beside its chunks', () => {
+    expect(path.relative(repo, entry!)).toBe(path.join('dist', 'worker', 'bundle', 'teammate-worker.js'));
+    expect(meta.outputs[path.relative(repo, entry!)]?.entryPoint).toBe('dist/worker/teammate-worker.js');
+    for (const [file] of outputs) expect(fs.existsSync(path.resolve(repo, file)), file).toBe(true);
+  });
+
+  it('imports from outside itself only Node and the packages left out of it', () => {
+    const outside = outputs.flatMap(([, output]) => output.imports.filter((item) => item.external).map((item) => item.path));
+    expect(outside.filter((specifier) => !isBuiltin(specifier) && !LEFT_OUT.test(specifier))).toEqual([]);
+    expect(outside).toContain('typescript');
+  });
+
+  it('loads the provider SDK and execa only in chunks of their own, not with what every thread loads', () => {
+    // The files a thread loads at its start: the entry and its static imports, transitively.
+    const atStart = new Set<string>();
+    const visit = (file: string) => {
+      if (atStart.has(file)) return;
+      atStart.add(file);
+      for (const item of meta.outputs[file]!.imports) if (!item.external && item.kind === 'import-statement') visit(item.path);
+    };
+    visit(path.relative(repo, entry!));
+    const from = (files: Iterable<string>, pkg: string) => [...files].filter((file) => Object.keys(meta.outputs[file]!.inputs).some((input) => input.includes(`node_modules/${pkg}/`)));
+    for (const pkg of ['@anthropic-ai/sdk', 'execa']) {
+      expect(from(outputs.map(([file]) => file), pkg).length, pkg).toBeGreaterThan(0);
+      expect(from(atStart, pkg), pkg).toEqual([]);
+    }
+  });
+});
