@@ -38,7 +38,8 @@ function worthCompacting({ size, used }: { size: number; used: number }): boolea
  * This isolate's collector: `gc()`, then a compacting one if the old generation is left sparse. The
  * flags are set only for a moment: `--expose-gc` while a new context is made, so no other code (and
  * no context made later) sees a `gc` global; `--compact-on-every-full-gc` for the one collection.
- * Null where V8 refuses the flag.
+ * V8's flags are the process's, so a full collection another thread happens to make in that moment
+ * compacts too: it takes longer, and changes nothing else. Null where V8 refuses the flag.
  */
 export function isolateCollector(): (() => void) | null {
   let gc: unknown;
