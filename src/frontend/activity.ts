@@ -122,8 +122,9 @@ export function describeTeamEvent(event: TeamEvent, view: Pick<ActivityView, 've
     case 'task_released': {
       if (event.kind === 'unfinished' || event.kind === 'error') {
         const wait = event.notBefore ? Math.max(0, Math.round((Date.parse(event.notBefore) - Date.parse(event.ts)) / 1000)) : null;
-        const retry = `attempt ${event.attempt ?? '?'}${wait === null ? '' : `, claimable again in ${wait} s`}`;
-        return { text: `${who} released ${task} ${event.kind === 'error' ? 'after an error' : 'unfinished'} (${event.detail}); ${retry}`, tone: 'activity' };
+        // A release that counts no attempt (a model error no retry can fix: the teammate stops) says no attempt.
+        const retry = event.attempt === undefined ? '' : `; attempt ${event.attempt}${wait === null ? '' : `, claimable again in ${wait} s`}`;
+        return { text: `${who} released ${task} ${event.kind === 'error' ? 'after an error' : 'unfinished'} (${event.detail})${retry}`, tone: 'activity' };
       }
       return { text: `${who} released ${task} (${event.detail})`, tone: 'activity' };
     }
