@@ -10,6 +10,7 @@ import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../core/errors.j
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js';
+import { isOpen } from '../core/stages/pipeline-status.js';
 import { formatDuration } from '../frontend/format.js';
 import { activityView, describeEvent, indentContinuation } from '../frontend/activity.js';
 import { serveWeb } from './web-command.js';
@@ -146,7 +147,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const giveUp = AbortSignal.timeout(timeoutMs);
   const before = session.snapshot();
   log(`autoteam run — ${session.modelLabel}${before.board.location === before.board.rootDir ? '' : ` · board ${session.where}`}`);
-  const open = before.tasks.filter((task) => task.status === 'pending' || task.status === 'in_progress');
+  const open = before.tasks.filter(isOpen);
   if (open.length > 0) {
     log(`note: the board already has ${open.length} open task${open.length === 1 ? '' : 's'} (${open.slice(0, 5).map((t) => `#${t.id}`).join(', ')}${open.length > 5 ? ', …' : ''}); the team works those too while this run lasts`);
   }

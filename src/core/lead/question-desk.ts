@@ -2,6 +2,7 @@ import type { Mailbox } from '../board/mailbox.js';
 import type { Message, Task } from '../board/schemas.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { AutoteamError, serializeError } from '../errors.js';
+import { isOpen } from '../stages/pipeline-status.js';
 import type { EventSink } from '../events/emitter.js';
 import { type PendingQuestion, questionOf, unansweredOnBoard } from './questions.js';
 import type { LeadEvent } from './session-types.js';
@@ -108,7 +109,7 @@ export class QuestionDesk {
       // Not seen yet (a database board's replica lags another host's write) is not closed.
       return null;
     }
-    return task.status === 'pending' || task.status === 'in_progress' ? null : `task #${task.id} is ${task.status}`;
+    return isOpen(task) ? null : `task #${task.id} is ${task.status}`;
   }
 
   private async autoReply(question: PendingQuestion): Promise<void> {

@@ -10,16 +10,14 @@ export type PipelineStatus = 'active' | 'approved' | 'failed' | 'cancelled';
 /** A failed or cancelled task that was not retried (a retried one is history, not the pipeline's state). */
 export const isFailed = (task: Task) => (task.status === 'failed' || task.status === 'cancelled') && task.artifacts.retriedBy === undefined;
 
+/** Not ended: waiting for a claimer, or claimed. */
+export const isOpen = (task: Task) => task.status === 'pending' || task.status === 'in_progress';
+
 /**
  * One pipeline's status from its tasks: failed if any failed; approved once the task whose signal
  * ends the pipeline completed (`final`; on boards written before it was recorded, an approving
  * verdict).
  */
-/** Not ended: waiting for a claimer, or claimed. */
-export function isOpen(task: Task): boolean {
-  return task.status === 'pending' || task.status === 'in_progress';
-}
-
 export function pipelineStatus(tasks: readonly Task[]): PipelineStatus {
   const ended = tasks.filter(isFailed);
   if (ended.some((task) => task.status === 'failed')) return 'failed';

@@ -255,6 +255,7 @@ export class Pipeline {
    * fenced write or lease renewal). Returns the ids cancelled.
    */
   async cancel(pipeline: number, by: string, why?: string): Promise<number[]> {
+    const reason = `cancelled by ${by}${why ? `: ${why}` : ''}`;
     const cancelled: number[] = [];
     let first: Task | undefined;
     // A stage may complete between this read and the cancel of its task, and its successor be posted
@@ -277,7 +278,7 @@ export class Pipeline {
       }
       let missed = false;
       for (const task of open) {
-        const result = await this.board.cancel(task.id, by, `cancelled by ${by}${why ? `: ${why}` : ''}`);
+        const result = await this.board.cancel(task.id, by, reason);
         if (!result.ok) {
           missed = true;
           continue;
@@ -288,7 +289,7 @@ export class Pipeline {
       if (!missed) break;
     }
     this.notices.cancelled(pipeline, cancelled[0] ?? 0, by);
-    if (cancelled.length) await this.notices.ended(first!, by, 'cancelled', why ? `cancelled by ${by}: ${why}` : `cancelled by ${by}`);
+    if (cancelled.length) await this.notices.ended(first!, by, 'cancelled', reason);
     return cancelled;
   }
 
