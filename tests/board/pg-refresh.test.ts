@@ -7,6 +7,10 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openBoard } from '../../src/core/board/board.js';
 import { type OpenedTaskStore, openTaskStore } from '../../src/core/board/open.js';
+import { createPool } from '../../src/core/board/pg/connection.js';
+import { PgDocStore } from '../../src/core/board/pg/pg-docs.js';
+import { PgTaskBoard } from '../../src/core/board/pg/pg-task-board.js';
+import { TeamRegistry } from '../../src/core/board/team-registry.js';
 import { until } from '../helpers/agent-wait.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
 
@@ -106,4 +110,70 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
     // The lease's acquiring is heard (doc:lead); its beats and the member's are not.
     expect(heard.filter((payload) => payload.startsWith('doc:'))).toEqual(['doc:lead', 'doc:config']);
   });
+
+  it("keeps its own write when a refresh that read before it answers after it (a join's member, a posted task)", async () => {
+    const url = await freshDatabase();
+    const made = await openBoard(url, undefined, {});
+    closers.push(() => made.close());
+    await made.registry.ensure('crew');
+    const pool = createPool(url);
+    closers.push(() => pool.end());
+    const reads = holdable(pool);
+    const docs = new PgDocStore(url, reads.pool);
+    await docs.refresh();
+    const registry = new TeamRegistry('/nonexistent', { docs });
+    // The refresh's reply (the config without 'eng') is in; the join writes before it is let through.
+    let held = reads.holdNext();
+    const early = docs.refresh();
+    await held.replied;
+    await registry.join('eng', 'engineer');
+    held.release();
+    await early;
+    expect(registry.names()).toEqual(['lead', 'eng']);
+    // Another process's later write is still taken.
+    await made.registry.join('qa', 'reviewer');
+    await docs.refresh();
+    expect(registry.names()).toEqual(['lead', 'eng', 'qa']);
+
+    // The tasks: a full comparison that read before a post must not take the posted task for deleted.
+    const tasks = new PgTaskBoard(url, reads.pool);
+    held = reads.holdNext();
+    const comparing = tasks.refresh();
+    await held.replied;
+    const posted = await tasks.create({ subject: 'posted meanwhile' });
+    held.release();
+    await comparing;
+    expect(tasks.list().map((task) => task.id)).toEqual([posted.id]);
+  });
 });
+
+/** A real pool whose next query's reply can be held back after it arrived (as a slow notification's refresh is). */
+function holdable(pool: pg.Pool) {
+  let hold: { replied: () => void; released: Promise<void> } | null = null;
+  const proxy = new Proxy(pool, {
+    get(target, name) {
+      if (name !== 'query') return Reflect.get(target, name);
+      return async (...args: unknown[]) => {
+        const reply = await (target.query as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        const mine = hold;
+        hold = null;
+        if (mine) {
+          mine.replied();
+          await mine.released;
+        }
+        return reply;
+      };
+    },
+  }) as pg.Pool;
+  return {
+    pool: proxy,
+    holdNext() {
+      let release!: () => void;
+      let replied!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const answered = new Promise<void>((resolve) => (replied = resolve));
+      hold = { replied, released };
+      return { replied: answered, release };
+    },
+  };
+}

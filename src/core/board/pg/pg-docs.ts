@@ -14,6 +14,9 @@ import { describeUrl, transaction, withConnectionRetry } from './connection.js';
  */
 export class PgDocStore implements DocStore {
   private readonly replica = new Map<string, { doc: unknown; version: number }>();
+  /** Counts this process's writes; `writtenAt` holds the count at each key's last one. */
+  private writes = 0;
+  private readonly writtenAt = new Map<string, number>();
   private readonly secrets = secretValues();
 
   constructor(
@@ -27,18 +30,23 @@ export class PgDocStore implements DocStore {
 
   /** Re-reads every document whose version moved (all of them when `keys` is absent). */
   async refresh(keys?: readonly string[]): Promise<number> {
+    const started = this.writes;
     const { rows } = await withConnectionRetry(this.url, () =>
       keys
         ? this.pool.query<{ key: string; doc: unknown; version: string }>('SELECT key, doc, version FROM autoteam_docs WHERE key = ANY ($1)', [keys])
         : this.pool.query<{ key: string; doc: unknown; version: string }>('SELECT key, doc, version FROM autoteam_docs'),
     );
+    // A reply that left before this process's own write of a key must not put back what it replaced
+    // (a notification's refresh racing a join read the config without the new member).
+    const mine = (key: string) => (this.writtenAt.get(key) ?? 0) > started;
     const seen = new Set(rows.map((row) => row.key));
     let changed = 0;
     for (const key of keys ?? [...this.replica.keys()]) {
-      if (!seen.has(key) && this.replica.delete(key)) changed++;
+      if (!seen.has(key) && !mine(key) && this.replica.delete(key)) changed++;
     }
     for (const row of rows) {
-      if (this.replica.get(row.key)?.version === Number(row.version)) continue;
+      const held = this.replica.get(row.key)?.version ?? 0;
+      if (mine(row.key) || held >= Number(row.version)) continue;
       this.replica.set(row.key, { doc: row.doc, version: Number(row.version) });
       changed++;
     }
@@ -75,6 +83,7 @@ export class PgDocStore implements DocStore {
       );
       return { ...changed, version: Number(saved.rows[0]!.version) };
     });
+    if (write !== undefined) this.writtenAt.set(key, ++this.writes);
     if (write === null) this.replica.delete(key);
     else if (write !== undefined) this.replica.set(key, { doc: JSON.parse(text(write)), version });
     return result;

@@ -46,6 +46,9 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   /** The horizon of the last read (see CHANGED_SINCE), and when every version was last compared. */
   private horizon: string | null = null;
   private comparedAt = 0;
+  /** Counts this process's writes; `writtenAt` holds the count at each task's last one. */
+  private writes = 0;
+  private readonly writtenAt = new Map<number, number>();
   /** Tasks this process posted since it last had the tasks table analyzed (see create). */
   private postedSinceAnalyze = 0;
 
@@ -112,11 +115,13 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   }
 
   private async compareAll(): Promise<number> {
+    const started = this.writes;
     const { rows } = await this.query<{ horizon: string; id: number | null; version: string | null }>(ALL_VERSIONS);
     const present = new Set(rows.flatMap((row) => (row.id === null ? [] : [row.id])));
     let changed = 0;
     for (const id of this.replica.keys()) {
-      if (present.has(id)) continue;
+      // A task this process wrote after the read began (one it just posted) is not gone.
+      if (present.has(id) || (this.writtenAt.get(id) ?? 0) > started) continue;
       this.replica.delete(id);
       this.sorted = null;
       changed++;
@@ -144,6 +149,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
 
   /** The task in `row`, taken into the replica when it is newer. */
   private apply(row: TaskRow): Task {
+    this.writtenAt.set(row.id, ++this.writes);
     this.take(row);
     const current = this.replica.get(row.id)!;
     return current.version === Number(row.version ?? 0) ? current.task : toTask(row);
