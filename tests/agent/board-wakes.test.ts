@@ -3,7 +3,7 @@
  * once; one at work when it reports idle again, and only if a change came while it worked.
  */
 import { describe, expect, it } from 'vitest';
-import { BoardWakes } from '../../src/core/agent/wake.js';
+import { BoardWakes, workFor } from '../../src/core/agent/wake.js';
 
 describe('BoardWakes', () => {
   it('wakes a teammate that never reported a status, and every idle one', () => {
@@ -38,5 +38,12 @@ describe('BoardWakes', () => {
     wakes.status('engineer', 'working');
     wakes.forget('engineer');
     expect(wakes.changed(['engineer'])).toEqual(['engineer']);
+  });
+
+  it('a board change has work for a role when a claimable task is of that role or of none', () => {
+    const engineering = workFor([{ role: 'engineer' }, { role: 'engineer' }, { role: 'reviewer' }]);
+    expect(['analyst', 'engineer', 'reviewer'].filter(engineering)).toEqual(['engineer', 'reviewer']);
+    expect(['analyst', 'engineer'].filter(workFor([{ role: null }]))).toEqual(['analyst', 'engineer']);
+    expect(['analyst', 'engineer'].filter(workFor([]))).toEqual([]);
   });
 });

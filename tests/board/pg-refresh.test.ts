@@ -147,6 +147,49 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
   });
 });
 
+describe.runIf(postgresBin)('the documents\' poll', () => {
+  it('sends back only the documents whose version moved, and drops one deleted elsewhere', async () => {
+    const url = await freshDatabase();
+    const made = await openBoard(url, undefined, {});
+    closers.push(() => made.close());
+    await made.registry.ensure('crew');
+    const request = await made.requests.create({ kind: 'plan', from: 'eng', to: 'lead', task: null, plan: 'a plan' });
+    const pool = createPool(url);
+    closers.push(() => pool.end());
+    const replies: Array<Array<{ key: string; doc: unknown }>> = [];
+    const watched = new Proxy(pool, {
+      get(target, name) {
+        if (name !== 'query') return Reflect.get(target, name);
+        return async (...args: unknown[]) => {
+          const reply = (await (target.query as (...a: unknown[]) => Promise<{ rows: Array<{ key: string; doc: unknown }> }>).apply(target, args));
+          replies.push(reply.rows);
+          return reply;
+        };
+      },
+    }) as pg.Pool;
+    const docs = new PgDocStore(url, watched);
+    expect(await docs.refresh()).toBe(2);
+    const bodies = () => replies.at(-1)!.filter((row) => row.doc !== null).map((row) => row.key);
+    expect(bodies().sort()).toEqual(['config', `requests/${request.id}`]);
+    // Nothing moved: every version comes back, no document.
+    expect(await docs.refresh()).toBe(0);
+    expect(replies.at(-1)!.length).toBe(2);
+    expect(bodies()).toEqual([]);
+    // One changed elsewhere: only it is sent, and read.
+    await made.registry.join('eng', 'engineer');
+    expect(await docs.refresh()).toBe(1);
+    expect(bodies()).toEqual(['config']);
+    expect(new TeamRegistry('/nonexistent', { docs }).names()).toEqual(['lead', 'eng']);
+    // One deleted elsewhere is dropped.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    closers.push(() => client.end());
+    await client.query('DELETE FROM autoteam_docs WHERE key = $1', [`requests/${request.id}`]);
+    expect(await docs.refresh()).toBe(1);
+    expect(docs.keys('requests/')).toEqual([]);
+  });
+});
+
 /** A real pool whose next query's reply can be held back after it arrived (as a slow notification's refresh is). */
 function holdable(pool: pg.Pool) {
   let hold: { replied: () => void; released: Promise<void> } | null = null;

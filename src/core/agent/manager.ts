@@ -15,7 +15,7 @@ import type { Origin } from './event-order.js';
 import { type FromWorker, FromWorkerSchema, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
 import type { TeammateSettings } from './settings.js';
 import { containment } from '../exec/sandbox.js';
-import { BoardWakes } from './wake.js';
+import { BoardWakes, workFor } from './wake.js';
 
 export interface ManagerOptions {
   rootDir: string;
@@ -276,9 +276,20 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     this.post(name, { type: 'wake' });
   }
 
-  /** Wakes every idle teammate for a board change; one at work is woken when it goes back to idle. */
+  /**
+   * Wakes the idle teammates a board change may give work (`workFor`: a task of their role could be
+   * claimed now). One at work is woken when it goes back to idle.
+   */
   wakeAll(): void {
-    for (const name of this.boardWakes.changed(this.live.keys())) this.wake(name);
+    const idle = this.boardWakes.changed(this.live.keys());
+    if (idle.length === 0) return;
+    let hasWork: (role: string) => boolean;
+    try {
+      hasWork = workFor(this.board.scanUnclaimed());
+    } catch {
+      hasWork = () => true;
+    }
+    for (const name of idle) if (hasWork(this.live.get(name)!.role)) this.wake(name);
   }
 
   /**

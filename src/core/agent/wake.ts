@@ -40,6 +40,18 @@ export class Wake {
 }
 
 /**
+ * Whether a board whose claimable tasks are `open` has work for a teammate of a role: a task for
+ * that role, or one for any role. A board change wakes an idle teammate only then (one that woke
+ * for nothing would still ask the board, on PostgreSQL three statements). Every change that makes a
+ * task claimable is itself a change, so the filter loses no wake; a task claimable by time alone (a
+ * lease or a backoff running out) is the idle poll's.
+ */
+export function workFor(open: ReadonlyArray<{ role: string | null }>): (role: string) => boolean {
+  const roles = new Set(open.map((task) => task.role));
+  return roles.has(null) ? () => true : (role) => roles.has(role);
+}
+
+/**
  * Which teammates a board change wakes. An idle one at once. One at work on a task (or waiting on an
  * answer, which its inbox wakes) scans the board anyway when it goes back to idle, so it is not sent
  * a wake it would not read; but a change that came while it was busy may have landed after that scan

@@ -12,8 +12,12 @@ import { PgEventLog } from './pg-events.js';
 import { PgTaskBoard } from './pg-task-board.js';
 import { migrateWith } from './schema.js';
 
-/** How often the replicas check versions without a notification (the fallback for a lost one). */
-const POLL_MS = 2_000;
+/**
+ * How often the replicas check versions without a notification: the fallback for a lost one, and how
+ * heartbeats (written quietly) reach other processes — a beat seen 5 s late is still 5 s inside the
+ * 15 s after which a member counts as gone.
+ */
+const POLL_MS = 5_000;
 
 class Events extends EventEmitter implements BoardEvents {
   constructor(private readonly detach: (events: Events) => void) {

@@ -6,6 +6,10 @@ import type { ChangeOptions, DocStore } from '../docs.js';
 import { describeZodError } from '../schemas.js';
 import { describeUrl, transaction, withConnectionRetry } from './connection.js';
 
+/** Every document's key and version, and its body where the version differs from the one held ($1 keys, $2 versions). */
+const CHANGED_DOCS = `SELECT d.key, d.version, CASE WHEN k.version IS DISTINCT FROM d.version THEN d.doc END AS doc
+  FROM autoteam_docs d LEFT JOIN unnest($1::text[], $2::bigint[]) AS k (key, version) ON k.key = d.key`;
+
 /**
  * The board's small documents in `autoteam_docs`. Reads answer at once from a replica of the table
  * (a few documents), which every write of this process updates and every notification refreshes;
@@ -28,13 +32,17 @@ export class PgDocStore implements DocStore {
     return `${describeUrl(this.url)}#${key}`;
   }
 
-  /** Re-reads every document whose version moved (all of them when `keys` is absent). */
+  /**
+   * Re-reads `keys`, or every document: then each one's version, and the document only where the
+   * version moved (the poll's read, every few seconds, sends back only what changed).
+   */
   async refresh(keys?: readonly string[]): Promise<number> {
     const started = this.writes;
+    const held = [...this.replica];
     const { rows } = await withConnectionRetry(this.url, () =>
       keys
         ? this.pool.query<{ key: string; doc: unknown; version: string }>('SELECT key, doc, version FROM autoteam_docs WHERE key = ANY ($1)', [keys])
-        : this.pool.query<{ key: string; doc: unknown; version: string }>('SELECT key, doc, version FROM autoteam_docs'),
+        : this.pool.query<{ key: string; doc: unknown; version: string }>(CHANGED_DOCS, [held.map(([key]) => key), held.map(([, entry]) => entry.version)]),
     );
     // A reply that left before this process's own write of a key must not put back what it replaced
     // (a notification's refresh racing a join read the config without the new member).
@@ -45,8 +53,8 @@ export class PgDocStore implements DocStore {
       if (!seen.has(key) && !mine(key) && this.replica.delete(key)) changed++;
     }
     for (const row of rows) {
-      const held = this.replica.get(row.key)?.version ?? 0;
-      if (mine(row.key) || held >= Number(row.version)) continue;
+      // An unchanged document comes back without its body (CHANGED_DOCS); the column is never null.
+      if (row.doc === null || mine(row.key) || (this.replica.get(row.key)?.version ?? 0) >= Number(row.version)) continue;
       this.replica.set(row.key, { doc: row.doc, version: Number(row.version) });
       changed++;
     }
