@@ -38,11 +38,10 @@ export class PgDocStore implements DocStore {
    */
   async refresh(keys?: readonly string[]): Promise<number> {
     const started = this.writes;
-    const held = [...this.replica];
     const { rows } = await withConnectionRetry(this.url, () =>
       keys
         ? this.pool.query<{ key: string; doc: unknown; version: string }>('SELECT key, doc, version FROM autoteam_docs WHERE key = ANY ($1)', [keys])
-        : this.pool.query<{ key: string; doc: unknown; version: string }>(CHANGED_DOCS, [held.map(([key]) => key), held.map(([, entry]) => entry.version)]),
+        : this.pool.query<{ key: string; doc: unknown; version: string }>(CHANGED_DOCS, [[...this.replica.keys()], [...this.replica.values()].map((entry) => entry.version)]),
     );
     // A reply that left before this process's own write of a key must not put back what it replaced
     // (a notification's refresh racing a join read the config without the new member).
