@@ -5,6 +5,7 @@ import { redact, secretValues } from '../../trace/redact.js';
 import type { ChangeOptions, DocStore } from '../docs.js';
 import { describeZodError } from '../schemas.js';
 import { describeUrl, transaction, withConnectionRetry } from './connection.js';
+import { Sightings } from './sightings.js';
 
 /** Every document's key and version, and its body where the version differs from the one held ($1 keys, $2 versions). */
 const CHANGED_DOCS = `SELECT d.key, d.version, CASE WHEN k.version IS DISTINCT FROM d.version THEN d.doc END AS doc
@@ -18,9 +19,8 @@ const CHANGED_DOCS = `SELECT d.key, d.version, CASE WHEN k.version IS DISTINCT F
  */
 export class PgDocStore implements DocStore {
   private readonly replica = new Map<string, { doc: unknown; version: number }>();
-  /** Counts this process's writes; `writtenAt` holds the count at each key's last one. */
-  private writes = 0;
-  private readonly writtenAt = new Map<string, number>();
+  /** When the replica last took each document (a read begun before must not undo it). */
+  private readonly seen = new Sightings<string>();
   private readonly secrets = secretValues();
 
   constructor(
@@ -37,24 +37,25 @@ export class PgDocStore implements DocStore {
    * version moved (the poll's read, every few seconds, sends back only what changed).
    */
   async refresh(keys?: readonly string[]): Promise<number> {
-    const started = this.writes;
+    const started = this.seen.mark();
     const { rows } = await withConnectionRetry(this.url, () =>
       keys
         ? this.pool.query<{ key: string; doc: unknown; version: string }>('SELECT key, doc, version FROM autoteam_docs WHERE key = ANY ($1)', [keys])
         : this.pool.query<{ key: string; doc: unknown; version: string }>(CHANGED_DOCS, [[...this.replica.keys()], [...this.replica.values()].map((entry) => entry.version)]),
     );
-    // A reply that left before this process's own write of a key must not put back what it replaced
-    // (a notification's refresh racing a join read the config without the new member).
-    const mine = (key: string) => (this.writtenAt.get(key) ?? 0) > started;
-    const seen = new Set(rows.map((row) => row.key));
+    // A reply that left before the replica took a key (this process's own write above all) must not
+    // put back what it replaced (a notification's refresh racing a join read the config without the new member).
+    const newer = (key: string) => this.seen.since(key, started);
+    const present = new Set(rows.map((row) => row.key));
     let changed = 0;
     for (const key of keys ?? [...this.replica.keys()]) {
-      if (!seen.has(key) && !mine(key) && this.replica.delete(key)) changed++;
+      if (!present.has(key) && !newer(key) && this.replica.delete(key)) changed++;
     }
     for (const row of rows) {
       // An unchanged document comes back without its body (CHANGED_DOCS); the column is never null.
-      if (row.doc === null || mine(row.key) || (this.replica.get(row.key)?.version ?? 0) >= Number(row.version)) continue;
+      if (row.doc === null || newer(row.key) || (this.replica.get(row.key)?.version ?? 0) >= Number(row.version)) continue;
       this.replica.set(row.key, { doc: row.doc, version: Number(row.version) });
+      this.seen.saw(row.key);
       changed++;
     }
     return changed;
@@ -90,7 +91,7 @@ export class PgDocStore implements DocStore {
       );
       return { ...changed, version: Number(saved.rows[0]!.version) };
     });
-    if (write !== undefined) this.writtenAt.set(key, ++this.writes);
+    if (write !== undefined) this.seen.saw(key);
     if (write === null) this.replica.delete(key);
     else if (write !== undefined) this.replica.set(key, { doc: JSON.parse(text(write)), version });
     return result;

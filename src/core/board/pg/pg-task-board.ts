@@ -9,6 +9,7 @@ import { DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from '../tas
 import type { ClaimResult, CreateTaskInput, MutationResult } from '../task-types.js';
 import { createPool, describeUrl, transaction, withConnectionRetry } from './connection.js';
 import { migrateWith } from './schema.js';
+import { Sightings } from './sightings.js';
 import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, SELECTED, SET_ALL, type TaskRow, toRow, toTask } from './task-sql.js';
 
 export interface PgTaskBoardOptions {
@@ -46,9 +47,8 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   /** The horizon of the last read (see CHANGED_SINCE), and when every version was last compared. */
   private horizon: string | null = null;
   private comparedAt = 0;
-  /** Counts this process's writes; `writtenAt` holds the count at each task's last one. */
-  private writes = 0;
-  private readonly writtenAt = new Map<number, number>();
+  /** When the replica last took each task (a full comparison does not drop one it took meanwhile). */
+  private readonly seen = new Sightings<number>();
   /** Tasks this process posted since it last had the tasks table analyzed (see create). */
   private postedSinceAnalyze = 0;
 
@@ -115,13 +115,13 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   }
 
   private async compareAll(): Promise<number> {
-    const started = this.writes;
+    const started = this.seen.mark();
     const { rows } = await this.query<{ horizon: string; id: number | null; version: string | null }>(ALL_VERSIONS);
     const present = new Set(rows.flatMap((row) => (row.id === null ? [] : [row.id])));
     let changed = 0;
     for (const id of this.replica.keys()) {
-      // A task this process wrote after the read began (one it just posted) is not gone.
-      if (present.has(id) || (this.writtenAt.get(id) ?? 0) > started) continue;
+      // A task the replica took after the read began (one this process just posted) is not gone.
+      if (present.has(id) || this.seen.since(id, started)) continue;
       this.replica.delete(id);
       this.sorted = null;
       changed++;
@@ -143,13 +143,15 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     // A slower reply must not put an older version back over a newer one.
     if (current && current.version >= version) return false;
     this.replica.set(row.id, { task: toTask(row), version });
+    this.seen.saw(row.id);
     this.sorted = null;
     return true;
   }
 
-  /** The task in `row`, taken into the replica when it is newer. */
+  /** The task in `row`, which this process's own statement returned: taken into the replica when it is newer. */
   private apply(row: TaskRow): Task {
-    this.writtenAt.set(row.id, ++this.writes);
+    // Seen even when the replica held that version: the row exists after any read begun before.
+    this.seen.saw(row.id);
     this.take(row);
     const current = this.replica.get(row.id)!;
     return current.version === Number(row.version ?? 0) ? current.task : toTask(row);
