@@ -14,6 +14,7 @@ const POSTGRES_FILES = [
   'tests/board/pg-claim-plan.test.ts',
   'tests/board/pg-connection-loss.test.ts',
   'tests/board/pg-refresh.test.ts',
+  'tests/board/pg-follow.test.ts',
   'tests/e2e/postgres-board.test.ts',
   'tests/e2e/remote-repo-pg.test.ts',
   'tests/board/inbox-size.test.ts',

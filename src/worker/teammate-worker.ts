@@ -5,6 +5,7 @@ import { Teammate } from '../core/agent/teammate.js';
 import type { TeammateEvent } from '../core/agent/teammate-events.js';
 import { Wake } from '../core/agent/wake.js';
 import { type Board, openBoard } from '../core/board/board.js';
+import type { ReplicaRead } from '../core/board/board-types.js';
 import { describeCrashError } from '../core/agent/crash-log.js';
 import { serializeError } from '../core/errors.js';
 import { redact } from '../core/trace/redact.js';
@@ -25,8 +26,15 @@ let teammate: Teammate | null = null;
 /** The model the lead chose last (/model); a teammate not made yet starts on it. */
 let latest: ModelSpec = init.model;
 
+/** Reads of the process's board that came while this thread's own was still opening. */
+const early: ReplicaRead[] = [];
+
 port.on('message', (message: ToWorker) => {
   if (message.type === 'wake') wake.notify();
+  else if (message.type === 'replica') {
+    if (board) board.replica?.take(message.read);
+    else early.push(message.read);
+  }
   else if (message.type === 'stop') stop.abort(new Error(message.reason));
   else if (message.type === 'model') {
     latest = message.spec;
@@ -40,7 +48,7 @@ async function openWithPatience(address: string, rootDir: string): Promise<Board
   const until = Date.now() + 60_000;
   for (let wait = 500; ; wait = Math.min(wait * 2, 8_000)) {
     try {
-      return await openBoard(address, rootDir, { poolSize: 3, stamp: events.stamp, ...(init.settings.maxInboxBytes ? { maxInboxBytes: init.settings.maxInboxBytes } : {}) });
+      return await openBoard(address, rootDir, { poolSize: 3, stamp: events.stamp, ...(init.follow ? { follow: true } : {}), ...(init.settings.maxInboxBytes ? { maxInboxBytes: init.settings.maxInboxBytes } : {}) });
     } catch (error) {
       if ((error as { code?: string }).code !== 'BOARD_UNREACHABLE' || Date.now() + wait > until || stop.signal.aborted) throw error;
       await new Promise((resolve) => setTimeout(resolve, wait));
@@ -52,6 +60,8 @@ try {
   const first = latest;
   const model = await createModel(first);
   board = init.board ? await openWithPatience(init.board, init.rootDir) : undefined;
+  // Versions decide, so what came during the open is taken after its own first read, in any order.
+  for (const read of early.splice(0)) board?.replica?.take(read);
   teammate = new Teammate({
     name: init.name,
     role: init.role,

@@ -128,6 +128,13 @@ describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
       expect(sha256(reviewed)).toBe(sha256(written));
       expect(state.tasks.at(-1)!.artifacts.submitted?.sha256).toBe(sha256(written));
       expect(session.snapshot().team.members.find((member) => member.name === 'e2')).toMatchObject({ role: 'engineer' });
+      // One LISTEN per process, the lead's and the worker's: the lead's two teammate threads follow its board.
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const listens = await client.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN autoteam'");
+      await client.end();
+      expect(session.snapshot().team.members.filter((member) => member.status !== 'shutdown' && member.status !== 'dead')).toHaveLength(3);
+      expect(Number(listens.rows[0]!.n)).toBe(2);
     } finally {
       await session.close(3_000);
       await board.close();

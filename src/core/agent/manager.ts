@@ -127,6 +127,8 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   private readonly boardWakes = new BoardWakes();
   /** The model of each role (the default under ''), changed by setModel for the next threads. */
   private readonly models: Map<string, ModelSpec>;
+  /** Whether its threads follow this process's board (ReplicaFeed) rather than listen for themselves. */
+  private readonly follows: boolean;
 
   constructor(private readonly options: ManagerOptions) {
     super();
@@ -141,9 +143,17 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     const onInbox = (name: string) => this.wake(name);
     options.watcher?.on('board', onBoard);
     options.watcher?.on('inbox', onInbox);
+    // A PostgreSQL board's threads follow this process's replicas: each read is handed to them before
+    // the wake the change brings, and they neither LISTEN nor read for themselves.
+    const feed = this.address ? board.replica : undefined;
+    this.follows = feed !== undefined;
+    const unfollow = feed?.onRead((read) => {
+      for (const handle of this.live.values()) handle.worker.postMessage({ type: 'replica', read } satisfies ToWorker);
+    });
     this.unsubscribe = () => {
       options.watcher?.off('board', onBoard);
       options.watcher?.off('inbox', onInbox);
+      unfollow?.();
     };
   }
 
@@ -155,6 +165,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       role,
       rootDir: this.options.rootDir,
       ...(this.address ? { board: this.address } : {}),
+      ...(this.follows ? { follow: true } : {}),
       settings: this.options.settings ?? {},
       model: this.modelOf(role),
       containment: containment(),

@@ -3,6 +3,7 @@ import { EXIT_REASONS } from '../events/schema.js';
 import type { TeammateSettings } from './settings.js';
 import type { ModelSpec } from '../model/factory.js';
 import type { Containment } from '../exec/sandbox.js';
+import type { ReplicaRead } from '../board/board-types.js';
 
 /** workerData for a teammate thread. */
 export interface TeammateWorkerInit {
@@ -11,6 +12,8 @@ export interface TeammateWorkerInit {
   rootDir: string;
   /** A postgres:// board to open (absent: the file board in rootDir). */
   board?: string;
+  /** Open it following the process's board: its reads come as `replica` messages (ReplicaFeed). */
+  follow?: boolean;
   prompt?: string;
   settings: Partial<TeammateSettings>;
   model: ModelSpec;
@@ -18,8 +21,8 @@ export interface TeammateWorkerInit {
   containment?: Containment;
 }
 
-/** Main thread → worker. `model`: work the next tasks on this model (/model). */
-export type ToWorker = { type: 'wake' } | { type: 'stop'; reason: string } | { type: 'model'; spec: ModelSpec };
+/** Main thread → worker. `model`: work the next tasks on this model (/model); `replica`: a read of the process's board to take. */
+export type ToWorker = { type: 'wake' } | { type: 'stop'; reason: string } | { type: 'model'; spec: ModelSpec } | { type: 'replica'; read: ReplicaRead };
 
 const statusEvent = z.object({
   type: z.literal('status'),

@@ -48,7 +48,28 @@ export interface Board {
   lease(options?: { heartbeatMs?: number }): LeadLease;
   /** Change events for this process (a file watcher, or LISTEN/NOTIFY). */
   events(options?: { reconcileMs?: number }): BoardEvents;
+  /** PostgreSQL only: what this process's replicas read, for its teammate threads to follow (ReplicaFeed). */
+  readonly replica?: ReplicaFeed;
   close(): Promise<void>;
+}
+
+/**
+ * What one read of a PostgreSQL replica brought: the rows it read (each with its version) and what it
+ * found gone. A teammate thread's board opened with `follow` takes these from its process's board
+ * instead of listening and reading for itself: one LISTEN and one read per change per process, not
+ * one per thread. Versions decide, so a read taken late never puts an older row back.
+ */
+export interface ReplicaRead {
+  tasks?: { rows: unknown[]; gone: number[] };
+  /** `gone`: a document deleted; a follower drops it unless it holds a version newer than `upTo`. */
+  docs?: { rows: Array<{ key: string; doc: unknown; version: number }>; gone: Array<{ key: string; upTo: number }> };
+}
+
+export interface ReplicaFeed {
+  /** Every read this process's replicas make from now on; returns the unsubscribe. */
+  onRead(listener: (read: ReplicaRead) => void): () => void;
+  /** A follower's: takes a read its process's board made. */
+  take(read: ReplicaRead): void;
 }
 
 export interface OpenBoardOptions {
@@ -63,4 +84,6 @@ export interface OpenBoardOptions {
   maxInboxBytes?: number;
   /** Fields added to every message this board's mailbox sends (see MailboxOptions.stamp). */
   stamp?: () => Record<string, unknown>;
+  /** PostgreSQL: no LISTEN and no poll; the replicas are kept by reads handed to `replica.take` (a teammate thread's). */
+  follow?: boolean;
 }

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import type { Board, BoardEvents, OpenBoardOptions } from '../board-types.js';
+import type { Board, BoardEvents, OpenBoardOptions, ReplicaFeed } from '../board-types.js';
+import type { TaskRow } from './task-sql.js';
 import { boardSink } from '../board-sink.js';
 import { LeadLease } from '../liveness.js';
 import { RequestStore } from '../requests.js';
@@ -35,7 +36,9 @@ class Events extends EventEmitter implements BoardEvents {
 /**
  * The PostgreSQL board: one pool, one LISTEN connection, and replicas of the tasks and documents kept
  * current by notifications (ids only) and a version poll. Events go out after the replica applied the
- * change, so a listener that reads the board sees it.
+ * change, so a listener that reads the board sees it. Opened with `follow` (a teammate thread's), it
+ * has neither: its replicas take what its process's board read (`replica`), handed over before the
+ * wake that the change brings.
  */
 export async function openPgBoard(url: string, rootDir: string, options: OpenBoardOptions = {}): Promise<Board> {
   const pool = createPool(url, options.poolSize ?? 10);
@@ -92,8 +95,23 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
       return () => appended.off('event', listener);
     },
   });
-  const listener = new PgListener(url);
-  listener.on('notification', (payload) => {
+  const replica: ReplicaFeed = {
+    onRead: (reader) => {
+      const offTasks = tasks.onRead((read) => reader({ tasks: read }));
+      const offDocs = docs.onRead((read) => reader({ docs: read }));
+      return () => {
+        offTasks();
+        offDocs();
+      };
+    },
+    take: (read) => {
+      const changed = read.tasks ? tasks.follow({ rows: read.tasks.rows as TaskRow[], gone: read.tasks.gone }) : 0;
+      if (read.docs) docs.follow(read.docs);
+      if (changed) emit('board');
+    },
+  };
+  const listener = options.follow ? null : new PgListener(url);
+  listener?.on('notification', (payload) => {
     const [kind, ...rest] = payload.split(':');
     const value = rest.join(':');
     if (kind === 'event') {
@@ -113,11 +131,11 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
     await docs.refresh();
     if (changed > 0) emit('board');
   };
-  listener.on('reconnected', () => void catchUp().catch((error: Error) => emit('error', error)));
-  listener.on('error', (error) => emit('error', error));
-  await listener.start();
-  const poll = setInterval(() => void catchUp().catch(() => undefined), POLL_MS);
-  poll.unref();
+  listener?.on('reconnected', () => void catchUp().catch((error: Error) => emit('error', error)));
+  listener?.on('error', (error) => emit('error', error));
+  await listener?.start();
+  const poll = listener ? setInterval(() => void catchUp().catch(() => undefined), POLL_MS) : null;
+  poll?.unref();
 
   const sink = boardSink(log, registry, options);
   tasks.emitTo(sink);
@@ -147,10 +165,11 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
       listeners.add(events);
       return events;
     },
+    replica,
     close: async () => {
       await sink.flush();
-      clearInterval(poll);
-      await listener.close();
+      if (poll) clearInterval(poll);
+      await listener?.close();
       await pool.end().catch(() => undefined);
     },
   };

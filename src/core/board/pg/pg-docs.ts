@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { z } from 'zod';
 import { BoardFileError } from '../../errors.js';
 import { redact, secretValues } from '../../trace/redact.js';
+import type { ReplicaRead } from '../board-types.js';
 import type { ChangeOptions, DocStore } from '../docs.js';
 import { describeZodError } from '../schemas.js';
 import { describeUrl, transaction, withConnectionRetry } from './connection.js';
@@ -10,6 +11,8 @@ import { Sightings } from './sightings.js';
 /** Every document's key and version, and its body where the version differs from the one held ($1 keys, $2 versions). */
 const CHANGED_DOCS = `SELECT d.key, d.version, CASE WHEN k.version IS DISTINCT FROM d.version THEN d.doc END AS doc
   FROM autoteam_docs d LEFT JOIN unnest($1::text[], $2::bigint[]) AS k (key, version) ON k.key = d.key`;
+
+type DocsRead = NonNullable<ReplicaRead['docs']>;
 
 /**
  * The board's small documents in `autoteam_docs`. Reads answer at once from a replica of the table
@@ -21,6 +24,8 @@ export class PgDocStore implements DocStore {
   private readonly replica = new Map<string, { doc: unknown; version: number }>();
   /** When the replica last took each document (a read begun before must not undo it). */
   private readonly seen = new Sightings<string>();
+  /** Told every read, for the replicas that follow this one. */
+  private readonly readers = new Set<(read: DocsRead) => void>();
   private readonly secrets = secretValues();
 
   constructor(
@@ -47,14 +52,44 @@ export class PgDocStore implements DocStore {
     // put back what it replaced (a notification's refresh racing a join read the config without the new member).
     const newer = (key: string) => this.seen.since(key, started);
     const present = new Set(rows.map((row) => row.key));
+    const read: DocsRead = { rows: [], gone: [] };
     let changed = 0;
     for (const key of keys ?? [...this.replica.keys()]) {
-      if (!present.has(key) && !newer(key) && this.replica.delete(key)) changed++;
+      const held = this.replica.get(key);
+      if (present.has(key) || newer(key) || !held) continue;
+      this.replica.delete(key);
+      read.gone.push({ key, upTo: held.version });
+      changed++;
     }
     for (const row of rows) {
       // An unchanged document comes back without its body (CHANGED_DOCS); the column is never null.
-      if (row.doc === null || newer(row.key) || (this.replica.get(row.key)?.version ?? 0) >= Number(row.version)) continue;
+      if (row.doc === null) continue;
+      read.rows.push({ key: row.key, doc: row.doc, version: Number(row.version) });
+      if (newer(row.key) || (this.replica.get(row.key)?.version ?? 0) >= Number(row.version)) continue;
       this.replica.set(row.key, { doc: row.doc, version: Number(row.version) });
+      this.seen.saw(row.key);
+      changed++;
+    }
+    if (this.readers.size && (read.rows.length || read.gone.length)) for (const reader of this.readers) reader(read);
+    return changed;
+  }
+
+  /** Every read from now on; returns the unsubscribe. */
+  onRead(listener: (read: DocsRead) => void): () => void {
+    this.readers.add(listener);
+    return () => this.readers.delete(listener);
+  }
+
+  /** A follower's: takes a read another replica made. Versions decide, for a deletion too. */
+  follow(read: DocsRead): number {
+    let changed = 0;
+    for (const { key, upTo } of read.gone) {
+      const held = this.replica.get(key);
+      if (held && held.version <= upTo && this.replica.delete(key)) changed++;
+    }
+    for (const row of read.rows) {
+      if ((this.replica.get(row.key)?.version ?? 0) >= row.version) continue;
+      this.replica.set(row.key, { doc: row.doc, version: row.version });
       this.seen.saw(row.key);
       changed++;
     }
@@ -81,8 +116,9 @@ export class PgDocStore implements DocStore {
       const { rows } = await client.query<{ doc: unknown }>('SELECT doc FROM autoteam_docs WHERE key = $1', [key]);
       const changed = fn(rows[0]?.doc);
       if (changed.write === null) {
-        await client.query('DELETE FROM autoteam_docs WHERE key = $1', [key]);
-        return { ...changed, version: 0 };
+        // The version deleted: a follower holding it or an older one drops it (the notification's read finds nothing to tell).
+        const deleted = await client.query<{ version: string }>('DELETE FROM autoteam_docs WHERE key = $1 RETURNING version', [key]);
+        return { ...changed, version: Number(deleted.rows[0]?.version ?? 0) };
       }
       if (changed.write === undefined) return { ...changed, version: 0 };
       const saved = await client.query<{ version: string }>(
@@ -92,8 +128,10 @@ export class PgDocStore implements DocStore {
       return { ...changed, version: Number(saved.rows[0]!.version) };
     });
     if (write !== undefined) this.seen.saw(key);
-    if (write === null) this.replica.delete(key);
-    else if (write !== undefined) this.replica.set(key, { doc: JSON.parse(text(write)), version });
+    if (write === null) {
+      this.replica.delete(key);
+      if (version) for (const reader of this.readers) reader({ rows: [], gone: [{ key, upTo: version }] });
+    } else if (write !== undefined) this.replica.set(key, { doc: JSON.parse(text(write)), version });
     return result;
   }
 }

@@ -49,6 +49,8 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   private comparedAt = 0;
   /** When the replica last took each task (a full comparison does not drop one it took meanwhile). */
   private readonly seen = new Sightings<number>();
+  /** Told every read (rows and what was found gone), for the replicas that follow this one. */
+  private readonly readers = new Set<(read: { rows: TaskRow[]; gone: number[] }) => void>();
   /** Tasks this process posted since it last had the tasks table analyzed (see create). */
   private postedSinceAnalyze = 0;
 
@@ -106,34 +108,56 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     if (ids) {
       if (ids.length === 0) return 0;
       const { rows } = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = ANY ($1)`, [[...ids]]);
-      return rows.filter((row) => this.take(row)).length;
+      return this.read(rows, []);
     }
     if (this.horizon === null || Date.now() - this.comparedAt >= FULL_COMPARE_MS) return this.compareAll();
     const { rows } = await this.query<TaskRow & { horizon: string }>(CHANGED_SINCE, [this.horizon]);
     this.horizon = rows[0]!.horizon;
-    return rows.filter((row) => row.id !== null && this.take(row)).length;
+    return this.read(rows.filter((row) => row.id !== null), []);
+  }
+
+  /** Every read from now on, as its rows and the ids it found gone; returns the unsubscribe. */
+  onRead(listener: (read: { rows: TaskRow[]; gone: number[] }) => void): () => void {
+    this.readers.add(listener);
+    return () => this.readers.delete(listener);
+  }
+
+  /** A follower's: takes a read another replica made (versions decide; a task found gone is dropped). */
+  follow(read: { rows: readonly TaskRow[]; gone: readonly number[] }): number {
+    let changed = 0;
+    for (const id of read.gone) {
+      if (this.replica.delete(id)) changed++;
+    }
+    if (changed) this.sorted = null;
+    for (const row of read.rows) if (this.take(row)) changed++;
+    return changed;
+  }
+
+  /** Takes what a read brought and tells the followers; returns how many rows changed here. */
+  private read(rows: readonly TaskRow[], gone: number[]): number {
+    let changed = gone.length;
+    for (const row of rows) if (this.take(row)) changed++;
+    if (this.readers.size && (rows.length || gone.length)) for (const reader of this.readers) reader({ rows: [...rows], gone });
+    return changed;
   }
 
   private async compareAll(): Promise<number> {
     const started = this.seen.mark();
     const { rows } = await this.query<{ horizon: string; id: number | null; version: string | null }>(ALL_VERSIONS);
     const present = new Set(rows.flatMap((row) => (row.id === null ? [] : [row.id])));
-    let changed = 0;
+    const gone: number[] = [];
     for (const id of this.replica.keys()) {
       // A task the replica took after the read began (one this process just posted) is not gone.
       if (present.has(id) || this.seen.since(id, started)) continue;
       this.replica.delete(id);
       this.sorted = null;
-      changed++;
+      gone.push(id);
     }
     const stale = rows.filter((row) => row.id !== null && this.replica.get(row.id)?.version !== Number(row.version)).map((row) => row.id!);
-    if (stale.length) {
-      const fetched = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = ANY ($1)`, [stale]);
-      changed += fetched.rows.filter((row) => this.take(row)).length;
-    }
+    const fetched = stale.length ? (await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = ANY ($1)`, [stale])).rows : [];
     this.horizon = rows[0]!.horizon;
     this.comparedAt = Date.now();
-    return changed;
+    return this.read(fetched, gone);
   }
 
   /** Puts `row` in the replica unless it holds that version or a newer one; true when it changed. */

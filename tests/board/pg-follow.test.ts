@@ -1,0 +1,77 @@
+/**
+ * A teammate thread's PostgreSQL board follows its process's: it opens no LISTEN connection and runs
+ * no poll, and its replicas take what the process's board read (ReplicaFeed), versions deciding.
+ */
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openBoard } from '../../src/core/board/board.js';
+import type { Board, ReplicaRead } from '../../src/core/board/board-types.js';
+import { until } from '../helpers/agent-wait.js';
+import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
+
+usePostgres();
+const closers: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+async function open(url: string, follow = false): Promise<Board> {
+  const board = await openBoard(url, undefined, follow ? { follow: true } : {});
+  closers.push(() => board.close());
+  return board;
+}
+
+async function listening(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN autoteam'");
+    return Number(rows[0]!.n);
+  } finally {
+    await client.end();
+  }
+}
+
+describe.runIf(postgresBin)('a board that follows its process’s board', () => {
+  it('neither listens nor reads for itself; it takes each read of the board it follows', async () => {
+    const url = await freshDatabase();
+    const parent = await open(url);
+    const elsewhere = await open(url);
+    await parent.registry.ensure('crew');
+    const follower = await open(url, true);
+    expect(await listening(url)).toBe(2);
+
+    // Not handed anything: another host's post reaches the process's board and never the follower.
+    const first = await elsewhere.tasks.create({ subject: 'first' });
+    await until(() => parent.tasks.list().some((task) => task.id === first.id) || undefined, 'the process’s board to read the post');
+    expect(follower.tasks.list().map((task) => task.id)).toEqual([]);
+
+    // Handed each read (cloned, as a thread's message is): tasks and documents arrive by the process's reads alone.
+    const reads: ReplicaRead[] = [];
+    const off = parent.replica!.onRead((read) => {
+      reads.push(structuredClone(read));
+      follower.replica!.take(structuredClone(read));
+    });
+    closers.push(async () => off());
+    await elsewhere.tasks.update(first.id, { subject: 'first, edited' });
+    await until(() => follower.tasks.list().find((task) => task.id === first.id)?.subject === 'first, edited' || undefined, 'the follower to take the edit');
+    await elsewhere.registry.join('eng', 'engineer');
+    await until(() => follower.registry.names().includes('eng') || undefined, 'the follower to take the join');
+
+    // Its own write is newer than anything read before it: a late read does not put the old row back.
+    const stale = reads.find((read) => read.tasks?.rows.length)!;
+    await follower.tasks.update(first.id, { subject: 'the follower’s own' });
+    follower.replica!.take(stale);
+    expect(follower.tasks.get(first.id).subject).toBe('the follower’s own');
+
+    // A document deleted: the follower drops it, unless it holds a newer version than the one deleted.
+    const lease = parent.lease({ heartbeatMs: 60_000 });
+    await lease.acquire();
+    await until(() => follower.docs.keys('lead').length === 1 || undefined, 'the follower to take the lease');
+    await lease.release();
+    await until(() => follower.docs.keys('lead').length === 0 || undefined, 'the follower to drop the released lease');
+    follower.replica!.take({ docs: { rows: [], gone: [{ key: 'config', upTo: 0 }] } });
+    expect(follower.registry.names()).toContain('eng');
+    expect(await listening(url)).toBe(2);
+  });
+});
