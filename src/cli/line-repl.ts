@@ -2,7 +2,7 @@ import readline from 'node:readline';
 import { DEFAULT_TEAM, type LeadApi, type TeamMemberSpec } from '../core/lead/session.js';
 import { activityView, describeEvent } from '../frontend/activity.js';
 import { type CommandIO, runLine } from '../frontend/commands.js';
-import { quitSession } from '../frontend/quit.js';
+import { onHangup, quitSession } from '../frontend/quit.js';
 import { waitForQuiet } from '../frontend/work.js';
 import { formatDuration } from '../frontend/format.js';
 
@@ -38,7 +38,8 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   print(`board ${session.where} · team ${team.name} · lead ${team.lead}${session.autoAnswer ? ' · auto answers on' : ''}`);
 
   const lines = readline.createInterface({ input: options.input ?? process.stdin, terminal: false });
-  // Ctrl+C ends the input, and the wait for work in flight too; SIGTERM (kill, a service manager) the same.
+  // Ctrl+C ends the input, and the wait for work in flight too; SIGTERM (kill, a service manager) and
+  // SIGHUP (the terminal closed) the same.
   const interrupt = new AbortController();
   const onSigint = () => {
     interrupt.abort();
@@ -50,6 +51,10 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   };
   process.once('SIGINT', onSigint);
   process.once('SIGTERM', onSigterm);
+  const offHangup = onHangup(() => {
+    print('hung up');
+    onSigint();
+  });
   // Only now: whoever waits for this line to send a signal finds it handled.
   print('Type /help for commands, or a requirement for the lead.');
   let quit = false;
@@ -76,6 +81,7 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   }
   process.off('SIGINT', onSigint);
   process.off('SIGTERM', onSigterm);
+  offHangup();
   print('shutting the team down…');
   for (const line of await quitSession(session, options.graceMs)) print(line);
   // 'bye' is the last line: a late event (a worker's final message) is not printed after it.

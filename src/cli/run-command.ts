@@ -12,6 +12,7 @@ import type { ModelOverrides } from '../core/model/config.js';
 import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js';
 import { isOpen } from '../core/stages/pipeline-status.js';
 import { formatDuration } from '../frontend/format.js';
+import { onHangup } from '../frontend/quit.js';
 import { activityView, describeEvent, indentContinuation } from '../frontend/activity.js';
 import { serveWeb } from './web-command.js';
 import type { WebBoard } from '../web/server.js';
@@ -135,10 +136,11 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const onSignal = (signal: NodeJS.Signals) => stopWith(`interrupted (${signal}); unfinished tasks were handed back to the board`);
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  // Output piped into something that stopped reading (`| head`): stop as on Ctrl+C, not with a stack
-  // trace (after the run, stopping again changes nothing).
+  const offHangup = onHangup(() => onSignal('SIGHUP'));
+  // Output piped into something that stopped reading (`| head`), or a terminal that is gone: stop as
+  // on Ctrl+C, not with a stack trace (after the run, stopping again changes nothing).
   const onOutputError = (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
+    if (error.code !== 'EPIPE' && error.code !== 'EIO') throw error;
     stopWith('interrupted (its output was closed); unfinished tasks were handed back to the board');
   };
   process.stdout.on('error', onOutputError);
@@ -201,6 +203,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     await board.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    offHangup();
   }
   const states = ended.map((state) => ({ ...session.stateOf(state.id), ...(state.reason ? { reason: state.reason } : {}), status: state.status }));
 

@@ -11,6 +11,7 @@ import { guardProcess } from '../core/agent/crash-log.js';
 import { AutoteamError } from '../core/errors.js';
 import { attachTelemetry } from '../core/telemetry/attach.js';
 import { saysLine } from '../frontend/activity.js';
+import { onHangup } from '../frontend/quit.js';
 
 export interface WorkerCommandOptions {
   dir: string;
@@ -59,9 +60,10 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  // Output that has nowhere to go (a closed pipe) must not crash the worker with its task in hand.
+  const offHangup = onHangup(() => onSignal('SIGHUP'));
+  // Output that has nowhere to go (a closed pipe, a terminal that is gone) must not crash the worker with its task in hand.
   const ignoreBrokenPipe = (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
+    if (error.code !== 'EPIPE' && error.code !== 'EIO') throw error;
   };
   process.stdout.on('error', ignoreBrokenPipe);
   process.stderr.on('error', ignoreBrokenPipe);
@@ -112,5 +114,6 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     await board.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    offHangup();
   }
 }

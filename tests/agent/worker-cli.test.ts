@@ -118,7 +118,7 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     expect(await worker.exited).toEqual([0, null]);
   });
 
-  it('SIGTERM mid-task hands the task back to the board and exits 0', async () => {
+  it.each(['SIGTERM', 'SIGHUP'] as const)('%s mid-task hands the task back to the board and exits 0', async (signal) => {
     root = tempBoard();
     const { board, registry } = await makeTeam(root);
     worker = startWorker(root, 'eng');
@@ -138,15 +138,15 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     );
     expect(board.get(id)).toMatchObject({ status: 'in_progress', owner: 'eng' });
 
-    worker.proc.kill('SIGTERM');
-    const [code, signal] = await worker.exited;
+    worker.proc.kill(signal);
+    const [code, killedBy] = await worker.exited;
 
-    expect({ code, signal, output: worker.output() }).toMatchObject({ code: 0, signal: null });
+    expect({ code, killedBy, output: worker.output() }).toMatchObject({ code: 0, killedBy: null });
     const task = board.get(id);
     expect(task).toMatchObject({ status: 'pending', owner: null, lease: null });
     const released = task.history.at(-1)!;
     expect(released).toMatchObject({ event: 'released', by: 'eng' });
-    expect(released.detail).toContain('SIGTERM');
+    expect(released.detail).toContain(signal);
     expect(registry.get('eng')).toMatchObject({ status: 'shutdown' });
     expect(worker.output()).toMatch(/\[eng\] exited: /);
   });

@@ -11,7 +11,10 @@ afterEach(() => {
 });
 
 describe('the line-mode REPL', () => {
-  it('on SIGTERM shuts the team down, releases the board and exits 0, so the next lead starts without a takeover', async () => {
+  it.each([
+    ['SIGTERM', 'terminated'],
+    ['SIGHUP', 'hung up'],
+  ] as const)('on %s shuts the team down, releases the board and exits 0, so the next lead starts without a takeover', async (signal, said) => {
     assertBuilt();
     const dir = tempBoard();
     dirs.push(dir);
@@ -29,10 +32,11 @@ describe('the line-mode REPL', () => {
     const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
     await ready;
     expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(true);
-    child.kill('SIGTERM');
+    child.kill(signal);
     expect(await exited, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
     const lines = out.trim().split('\n');
-    expect(lines).toContain('terminated');
+    expect(lines).toContain(said);
+    expect(lines.filter((line) => / shut down \(/.test(line))).toHaveLength(3);
     expect(lines).toContain('shutting the team down…');
     expect(lines.at(-1)).toBe('bye');
     expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(false);

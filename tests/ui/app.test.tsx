@@ -246,13 +246,15 @@ describe('the REPL app', () => {
     await waitUntil(() => m.quits.length === 1, 'quit');
   });
 
-  it('quits on SIGTERM as on /quit, once, even when /quit follows', async () => {
+  it.each([
+    ['SIGTERM', 'terminated'],
+    ['SIGHUP', 'hung up'],
+  ] as const)('quits on %s as on /quit, once, even when /quit follows', async (signal, said) => {
     const m = await mount();
-    const before = process.listenerCount('SIGTERM');
-    expect(before).toBeGreaterThanOrEqual(1);
-    process.emit('SIGTERM');
+    expect(process.listenerCount(signal)).toBeGreaterThanOrEqual(1);
+    process.emit(signal);
     await waitUntil(() => m.quits.length === 1, 'quit');
-    await m.until('terminated');
+    await m.until(said);
     await m.until('bye');
     await m.type('/quit');
     await m.type(ENTER);
