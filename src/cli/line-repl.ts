@@ -81,9 +81,9 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   }
   process.off('SIGINT', onSigint);
   process.off('SIGTERM', onSigterm);
-  offHangup();
   print('shutting the team down…');
   for (const line of await quitSession(session, options.graceMs)) print(line);
+  offHangup();
   // 'bye' is the last line: a late event (a worker's final message) is not printed after it.
   unsubscribe();
   print('bye');

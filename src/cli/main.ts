@@ -22,6 +22,7 @@ import { registerPostCommand } from './post-command.js';
 import { requirementsFileOption, requirementsFrom } from './requirements-file.js';
 import { teamSizeOptions } from './team-options.js';
 import { roleCounts } from '../core/lead/team-size.js';
+import { endHungUp } from '../frontend/quit.js';
 
 
 const VERSION = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -265,3 +266,4 @@ export async function main(argv: string[]): Promise<number> {
 
 const code = await main(process.argv);
 process.exitCode = code;
+endHungUp();

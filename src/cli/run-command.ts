@@ -97,6 +97,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const input = !options.auto ? readline.createInterface({ input: process.stdin, terminal: false }) : null;
   const typed: string[] = [];
   let inputEnded = false;
+  let hinted = false;
   const NO_ANSWER = 'the analyst asked a question but standard input ended (answer on stdin, one line per question, or use --auto)';
   input?.on('line', (line) => {
     if (session.pendingQuestions().length > 0) void session.answer(line).catch(() => undefined);
@@ -130,6 +131,11 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     if (event.type === 'question' && !options.auto) {
       if (typed.length) void session.answer(typed.shift()!).catch(() => undefined);
       else if (inputEnded) stopWith(NO_ANSWER);
+      else if (process.stdin.isTTY && !hinted) {
+        // A person at a terminal is told once how to answer (a script's answers are the lines it pipes in).
+        hinted = true;
+        log('  type the answer and press Enter (--auto lets a simulated user answer instead)');
+      }
     }
   });
   // Ctrl+C or a kill: stop waiting, hand the work back (session.close), and say so.

@@ -10,17 +10,47 @@ export async function quitSession(session: LeadApi, graceMs = QUIT_GRACE_MS): Pr
   return lines;
 }
 
+/** Whether this process's terminal closed (onHangup). */
+let hungUp = false;
+
 /**
- * The terminal closed (SIGHUP, as when its window or SSH session goes): `quit` as on SIGTERM — the team
- * shut down, tasks handed back, the board released. A terminal that is gone fails every write (EIO),
- * and a failed write must not crash that shutdown, so from then on output errors are dropped.
- * Returns the unsubscribe.
+ * After a hang-up at a terminal and its clean shutdown, the process ends by SIGHUP, as a hung-up
+ * program does. Ending any other way, Node would restore the modes of a terminal that is gone and
+ * abort on the error (an assertion in its ResetStdio). Every listener goes first (libraries keep one
+ * to restore the cursor), so the signal's default action ends the process at once. Call last.
+ */
+export function endHungUp(): void {
+  if (!hungUp || ![process.stdin, process.stdout, process.stderr].some((stream) => stream.isTTY)) return;
+  process.removeAllListeners('SIGHUP');
+  process.kill(process.pid, 'SIGHUP');
+}
+
+/**
+ * The terminal closed (SIGHUP, as when its window or SSH session goes): `quit` once, as on SIGTERM —
+ * the team shut down, tasks handed back, the board released. A write to a terminal that is gone fails
+ * (EIO), and may fail before the signal arrives (a frame drawn in between): that is a hang-up too.
+ * From then on output errors are dropped, for good, so that no late write crashes the shutdown. A
+ * hang-up usually comes twice (from the kernel and again from the shell), so the handler stays until
+ * the unsubscribe, which belongs after the shutdown: with no handler, the next SIGHUP would kill the
+ * process half-way.
  */
 export function onHangup(quit: () => void): () => void {
-  const onHup = () => {
+  const hangUp = () => {
+    if (hungUp) return;
+    hungUp = true;
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
     quit();
   };
-  process.once('SIGHUP', onHup);
-  return () => process.off('SIGHUP', onHup);
+  const onOutputError = (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EIO') hangUp();
+    else if (!hungUp) throw error;
+  };
+  process.on('SIGHUP', hangUp);
+  process.stdout.on('error', onOutputError);
+  process.stderr.on('error', onOutputError);
+  return () => {
+    process.off('SIGHUP', hangUp);
+    process.stdout.off('error', onOutputError);
+    process.stderr.off('error', onOutputError);
+  };
 }

@@ -4,7 +4,6 @@ import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import type { LeadApi } from '../core/lead/lead-api.js';
 import { indentContinuation } from '../frontend/activity.js';
 import { type CommandIO, runLine } from '../frontend/commands.js';
-import { onHangup } from '../frontend/quit.js';
 import { ActivityLog } from './activity-log.js';
 import { BoardPanel } from './board-panel.js';
 import { Header } from './header.js';
@@ -61,8 +60,8 @@ export function App({ session, feed, board, team, questions, quit }: AppProps) {
     if (quitting === 'done') exit();
   }, [quitting, exit]);
 
-  // SIGTERM (kill, a service manager) and SIGHUP (the terminal closed) quit as /quit does: the team
-  // shut down, the board released.
+  // SIGTERM (kill, a service manager) quits as /quit does: the team shut down, the board released.
+  // (SIGHUP, the terminal gone, is run-ink's: there is no screen left to show the quitting on.)
   const leaveRef = useRef(leave);
   leaveRef.current = leave;
   useEffect(() => {
@@ -71,13 +70,8 @@ export function App({ session, feed, board, team, questions, quit }: AppProps) {
       leaveRef.current();
     };
     process.once('SIGTERM', onTerm);
-    const offHangup = onHangup(() => {
-      feed.push('hung up', 'info');
-      leaveRef.current();
-    });
     return () => {
       process.off('SIGTERM', onTerm);
-      offHangup();
     };
   }, [feed]);
 

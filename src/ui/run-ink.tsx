@@ -2,7 +2,7 @@ import { render } from 'ink';
 import { DEFAULT_TEAM, type LeadApi, type TeamMemberSpec } from '../core/lead/session.js';
 import { serializeError } from '../core/errors.js';
 import { activityView } from '../frontend/activity.js';
-import { quitSession } from '../frontend/quit.js';
+import { onHangup, quitSession } from '../frontend/quit.js';
 import { App } from './app.js';
 import { BRACKETED_PASTE_OFF, BRACKETED_PASTE_ON } from './line-editor.js';
 import { ActivityFeed, BoardStore, QuestionStore, TeamStore } from './stores.js';
@@ -22,9 +22,13 @@ export async function runInk(session: LeadApi, options: InkReplOptions = {}): Pr
   const unfollow = [feed.follow(session), board.follow(), team.follow(), questions.follow()];
   feed.push('Type a requirement for the lead, or /help. Tab completes commands; Ctrl+C or Ctrl+D quits.', 'info');
 
-  const quit = async () => {
-    for (const line of await quitSession(session, options.graceMs)) feed.push(line, 'info');
-  };
+  // Once, however it is asked for; awaited below, so that a frame that ends early (its terminal gone)
+  // does not cut the shutdown short.
+  let leaving: Promise<void> | null = null;
+  const quit = () =>
+    (leaving ??= (async () => {
+      for (const line of await quitSession(session, options.graceMs)) feed.push(line, 'info');
+    })());
   const instance = render(<App session={session} feed={feed} board={board} team={team} questions={questions} quit={quit} />, {
     exitOnCtrlC: false,
   });
@@ -40,7 +44,18 @@ export async function runInk(session: LeadApi, options: InkReplOptions = {}): Pr
   } catch (error) {
     feed.push(`could not start the team: ${serializeError(error).message}`, 'error');
   }
-  await instance.waitUntilExit();
+  // The terminal closed: nothing can be drawn any more, so the frame goes at once, and the shutdown
+  // runs to its end below, with the handler kept until then (a second SIGHUP comes from the shell).
+  const offHangup = onHangup(() => {
+    instance.unmount();
+    void quit();
+  });
+  try {
+    await instance.waitUntilExit();
+  } finally {
+    await quit();
+    offHangup();
+  }
   for (const stop of unfollow) stop();
   instance.cleanup();
   process.off('exit', pasteOff);

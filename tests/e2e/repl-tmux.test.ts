@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assertBuilt, CLI } from '../helpers/repl-cli.js';
-import { readTasks, tempBoard } from '../helpers/repl-session.js';
+import { readTasks, tempBoard, waitUntil } from '../helpers/repl-session.js';
 import { TmuxScreen, tmuxPath } from '../helpers/repl-tmux.js';
 
 const REQUIREMENT = 'Write a Python script that organizes my Downloads folder by file type.';
@@ -84,5 +84,34 @@ describe.skipIf(!tmux)(`autoteam REPL in a real terminal (tmux${tmux ? '' : ' is
     expect(await screen.exitCode()).toBe(0);
     expect(screen.capture(true)).toContain('bye');
     expect(readTasks(screen.dir).filter((task) => task.status === 'in_progress')).toEqual([]);
+  });
+
+  it('quits cleanly when its terminal closes in the middle of work: tasks handed back, the board released', async () => {
+    const screen = open();
+    await screen.waitFor(/reviewer \(reviewer\) idle/, 'the team to start', 30_000);
+    screen.type(`/post ${REQUIREMENT}`);
+    await screen.waitFor(/\[>\] #\d+: /, 'a task in progress');
+    // The terminal goes away (its server killed): the REPL gets SIGHUP, and nothing it writes arrives.
+    screen.kill();
+    const lease = path.join(screen.dir, '.team', 'lead.json');
+    await waitUntil(() => !fs.existsSync(lease) || null, "the lead's lease released", 30_000);
+    const team = JSON.parse(fs.readFileSync(path.join(screen.dir, '.team', 'config.json'), 'utf8')) as { members: Array<{ status: string }> };
+    expect(team.members.map((member) => member.status)).toEqual(['shutdown', 'shutdown', 'shutdown']);
+    expect(readTasks(screen.dir).filter((task) => task.status === 'in_progress')).toEqual([]);
+  });
+
+  it('`autoteam run` at a terminal says how to answer the analyst, takes the typed answer and ends approved', async () => {
+    assertBuilt();
+    const screen = new TmuxScreen(tempBoard('autoteam-run-tty-'));
+    screens.push(screen);
+    // The offline analyst asks one question about this one.
+    screen.start(['node', CLI, 'run', '--dir', screen.dir, 'Write a Python script that counts the words in a text file.']);
+    await screen.waitFor(/\? analyst asks \(pipeline #1\): .*\n {2}type the answer and press Enter \(--auto lets a simulated user answer instead\)/, 'the question and how to answer it', 30_000, true);
+    screen.type('The file named by the first argument; print its line, word and character counts.');
+    expect(await screen.exitCode()).toBe(0);
+    const output = screen.capture(true);
+    expect(output).toMatch(/pipeline #1: APPROVED/);
+    expect(output).toContain('! person answers analyst: The file named by the first argument');
+    expect(output.match(/type the answer and press Enter/g)).toHaveLength(1);
   });
 });

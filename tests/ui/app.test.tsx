@@ -246,15 +246,13 @@ describe('the REPL app', () => {
     await waitUntil(() => m.quits.length === 1, 'quit');
   });
 
-  it.each([
-    ['SIGTERM', 'terminated'],
-    ['SIGHUP', 'hung up'],
-  ] as const)('quits on %s as on /quit, once, even when /quit follows', async (signal, said) => {
+  it('quits on SIGTERM as on /quit, once, even when /quit follows', async () => {
     const m = await mount();
-    expect(process.listenerCount(signal)).toBeGreaterThanOrEqual(1);
-    process.emit(signal);
+    const before = process.listenerCount('SIGTERM');
+    expect(before).toBeGreaterThanOrEqual(1);
+    process.emit('SIGTERM');
     await waitUntil(() => m.quits.length === 1, 'quit');
-    await m.until(said);
+    await m.until('terminated');
     await m.until('bye');
     await m.type('/quit');
     await m.type(ENTER);
