@@ -1,6 +1,6 @@
 import readline from 'node:readline';
 import { DEFAULT_TEAM, type LeadApi, type TeamMemberSpec } from '../core/lead/session.js';
-import { activityView, describeEvent } from '../frontend/activity.js';
+import { activityView, describeSessionEvent } from '../frontend/activity.js';
 import { type CommandIO, runLine } from '../frontend/commands.js';
 import { onHangup, quitSession } from '../frontend/quit.js';
 import { waitForQuiet } from '../frontend/work.js';
@@ -27,7 +27,7 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   // A terminal's width for the one-line model text; 160 columns into a pipe.
   const view = activityView(() => (output as Partial<NodeJS.WriteStream>).columns);
   const unsubscribe = session.subscribe((event) => {
-    const line = describeEvent(event, view, (id) => session.task(id)?.subject);
+    const line = describeSessionEvent(session, event, view);
     if (line) print(line.text);
   });
   const io: CommandIO = { session, print, askLead: (text) => session.ask(text), view };

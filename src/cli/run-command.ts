@@ -13,7 +13,7 @@ import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js
 import { isOpen } from '../core/stages/pipeline-status.js';
 import { formatDuration } from '../frontend/format.js';
 import { onHangup } from '../frontend/quit.js';
-import { activityView, describeEvent, indentContinuation } from '../frontend/activity.js';
+import { activityView, describeSessionEvent, indentContinuation } from '../frontend/activity.js';
 import { serveWeb } from './web-command.js';
 import type { WebBoard } from '../web/server.js';
 import { printOverall, printSummary, type RunSummary, summarize } from './run-summary.js';
@@ -122,7 +122,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     if (event.type === 'team') stream(event.event);
     else if (event.type === 'teammate' && event.event.type === 'error') stream({ type: 'error', agent: event.event.name, code: event.event.error.code, message: event.event.error.message });
     // Leaving at the end of the run is expected; a thread stopped or dead is news.
-    const line = event.type === 'teammate_exit' && event.exit.kind === 'left' ? null : describeEvent(event, view, (id) => session.task(id)?.subject);
+    const line = event.type === 'teammate_exit' && event.exit.kind === 'left' ? null : describeSessionEvent(session, event, view);
     if (line) log(`  ${indentContinuation(line.text)}`);
     // A teammate that died leaves its role without anyone: the run cannot finish, and says why at once.
     if (event.type === 'teammate_exit' && event.exit.kind === 'crashed') {

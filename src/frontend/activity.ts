@@ -1,3 +1,4 @@
+import type { LeadApi } from '../core/lead/lead-api.js';
 import type { LeadEvent } from '../core/lead/session.js';
 import type { TeammateExit } from '../core/agent/manager.js';
 import type { TeamEvent } from '../core/events/schema.js';
@@ -39,14 +40,17 @@ export function saysLine(name: string, text: string, view: Pick<ActivityView, 'v
 
 /** The subject of task `id`, when a front end knows it (the session's board). */
 export type SubjectOf = (id: number) => string | undefined;
+/** Where a pipeline's files are (its workspace or worktree), for the line that says it was approved. */
+export type WorkspaceOf = (pipeline: number) => string | undefined;
 
 /** What a session event looks like in the activity stream; null for events shown elsewhere (status, board). */
 export function describeEvent(
   event: LeadEvent,
   view: Pick<ActivityView, 'verbose' | 'width'> = { verbose: false, width: 160 },
   subjectOf: SubjectOf = () => undefined,
+  workspaceOf: WorkspaceOf = () => undefined,
 ): ActivityLine | null {
-  const line = event.type === 'team' ? describeTeamEvent(event.event, view, subjectOf) : describeOne(event, view);
+  const line = event.type === 'team' ? describeTeamEvent(event.event, view, subjectOf, workspaceOf) : describeOne(event, view);
   // A line of several (a pasted answer, a whole model turn) keeps its continuation under its text.
   return line?.text.includes('\n') ? { ...line, text: indentContinuation(line.text) } : line;
 }
@@ -105,12 +109,27 @@ export function describeExit(exit: TeammateExit): ActivityLine {
   }
 }
 
+/** describeEvent with what a session knows: a task's subject, and where an approved pipeline's files are. */
+export function describeSessionEvent(session: Pick<LeadApi, 'task' | 'snapshot'>, event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'width'>): ActivityLine | null {
+  return describeEvent(
+    event,
+    view,
+    (id) => session.task(id)?.subject,
+    (pipeline) => session.snapshot().pipelines.find((shown) => shown.id === pipeline)?.workspace,
+  );
+}
+
 /**
  * One event of the board's log as a line of the activity stream: what every thread and process of
  * the team did, in the order it was written. Null for events shown elsewhere (the team panel) or not
  * worth a line.
  */
-export function describeTeamEvent(event: TeamEvent, view: Pick<ActivityView, 'verbose' | 'width'>, subjectOf: SubjectOf = () => undefined): ActivityLine | null {
+export function describeTeamEvent(
+  event: TeamEvent,
+  view: Pick<ActivityView, 'verbose' | 'width'>,
+  subjectOf: SubjectOf = () => undefined,
+  workspaceOf: WorkspaceOf = () => undefined,
+): ActivityLine | null {
   const who = `[${event.agent ?? 'runtime'}]`;
   const task = event.task ? `#${event.task}` : '';
   switch (event.type) {
@@ -152,8 +171,12 @@ export function describeTeamEvent(event: TeamEvent, view: Pick<ActivityView, 've
       return { text: `! ${event.by} answers${event.asker ? ` ${event.asker}` : ''}: ${event.answer}`, tone: 'answer' };
     case 'question_withdrawn':
       return { text: `? ${event.agent ?? 'a teammate'}'s question withdrawn (${event.reason})`, tone: 'info' };
-    case 'pipeline_status':
-      return event.status === 'active' ? null : { text: `= ${event.reason ?? `Pipeline #${event.pipeline} ${event.status}`}`, tone: 'pipeline' };
+    case 'pipeline_status': {
+      if (event.status === 'active') return null;
+      // Approved work is somewhere on this machine: the line says where, so the person can open it.
+      const files = event.status === 'approved' && event.pipeline != null ? workspaceOf(event.pipeline) : undefined;
+      return { text: `= ${event.reason ?? `Pipeline #${event.pipeline} ${event.status}`}${files ? ` — files in ${files}` : ''}`, tone: 'pipeline' };
+    }
     case 'hook_decision':
       return event.decision === 'allow' ? null : { text: `hook ${event.hook} (${event.command}): ${event.decision}${event.reason ? ` — ${event.reason}` : ''}`, tone: event.decision === 'block' ? 'error' : 'info' };
     case 'merge_step':

@@ -41,16 +41,20 @@ export function onHangup(quit: () => void): () => void {
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
     quit();
   };
-  const onOutputError = (error: NodeJS.ErrnoException) => {
+  // Another error (EPIPE: output piped into something that stopped reading) is its other listeners'
+  // to handle (run's stops as on Ctrl+C); with none, it is thrown as it would have been.
+  const onOutputError = (stream: NodeJS.WriteStream) => (error: NodeJS.ErrnoException) => {
     if (error.code === 'EIO') hangUp();
-    else if (!hungUp) throw error;
+    else if (!hungUp && stream.listenerCount('error') === 1) throw error;
   };
+  const onStdout = onOutputError(process.stdout);
+  const onStderr = onOutputError(process.stderr);
   process.on('SIGHUP', hangUp);
-  process.stdout.on('error', onOutputError);
-  process.stderr.on('error', onOutputError);
+  process.stdout.on('error', onStdout);
+  process.stderr.on('error', onStderr);
   return () => {
     process.off('SIGHUP', hangUp);
-    process.stdout.off('error', onOutputError);
-    process.stderr.off('error', onOutputError);
+    process.stdout.off('error', onStdout);
+    process.stderr.off('error', onStderr);
   };
 }

@@ -2,7 +2,7 @@ import type { Member, Task, TaskStatus, TaskUsage } from '../core/board/schemas.
 import { pipelineUsage } from '../core/stages/pipeline-status.js';
 import type { LeadApi, LeadEvent, PendingQuestion } from '../core/lead/session.js';
 import { formatSpend } from '../core/lead/spend.js';
-import { type ActivityView, activityView, describeEvent } from '../frontend/activity.js';
+import { type ActivityView, activityView, describeSessionEvent } from '../frontend/activity.js';
 import type { Tone } from '../frontend/commands.js';
 import { type PipelineStatus, pipelineStatuses } from '../frontend/work.js';
 
@@ -47,7 +47,7 @@ export class ActivityFeed extends Store<readonly FeedItem[]> {
   /** Follows a session's events from now on; returns the unsubscribe. */
   follow(session: LeadApi): () => void {
     return session.subscribe((event) => {
-      const line = describeEvent(event, this.view, (id) => session.task(id)?.subject);
+      const line = describeSessionEvent(session, event, this.view);
       if (line) this.push(line.text, line.tone);
     });
   }

@@ -24,7 +24,7 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(result.stdout).toContain('[x] #5: Review organize.py (revision 1)');
     expect(result.stdout).toMatch(/\? analyst asks \(pipeline #1\): /);
     expect(result.stdout).toMatch(/! simulated user answers analyst: /);
-    expect(result.stdout).toContain('= Pipeline #1 approved');
+    expect(result.stdout).toMatch(/= Pipeline #1 approved: .* — files in \S+\/workspace\/1\n/);
     expect(result.stdout.trimEnd().endsWith('bye')).toBe(true);
     // No escape sequences: line mode is plain text.
     expect(result.stdout).not.toContain('\u001b[');

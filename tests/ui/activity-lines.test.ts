@@ -18,3 +18,19 @@ describe('activity lines of a released task', () => {
     expect(line?.text).toBe('[analyst] released #1 after an error (model error: Cannot reach the model API at http://127.0.0.1:9 (ECONNREFUSED))');
   });
 });
+
+describe('the line that ends a pipeline', () => {
+  const status = (extra: Record<string, unknown>) =>
+    TeamEventSchema.parse({ type: 'pipeline_status', ts: '2026-12-02T10:00:00.000Z', team: 'default', pipeline: 1, task: 5, agent: 'reviewer', ...extra });
+  const workspaces = (pipeline: number) => (pipeline === 1 ? '/home/me/board/workspace/1' : undefined);
+
+  it('approved: says where the approved files are', () => {
+    const line = describeTeamEvent(status({ status: 'approved', reason: 'Pipeline #1 approved: lgtm' }), view, () => undefined, workspaces);
+    expect(line?.text).toBe('= Pipeline #1 approved: lgtm — files in /home/me/board/workspace/1');
+  });
+
+  it('failed, or approved where the workspace is not known: the reason alone', () => {
+    expect(describeTeamEvent(status({ status: 'failed', reason: 'Pipeline #1 failed: stuck' }), view, () => undefined, workspaces)?.text).toBe('= Pipeline #1 failed: stuck');
+    expect(describeTeamEvent(status({ status: 'approved', reason: 'Pipeline #1 approved: lgtm' }), view)?.text).toBe('= Pipeline #1 approved: lgtm');
+  });
+});
