@@ -7,7 +7,8 @@ export function QuestionBox({ questions, auto }: { questions: readonly PendingQu
   return (
     <Box flexDirection="column" borderStyle="double" borderColor="magenta" paddingX={1}>
       <Text bold color="magenta">
-        {first.from} asks{first.task ? ` (task #${first.task})` : ''}: {first.question}
+        {/* Named as the activity line names it: by pipeline, or by task for a general one. */}
+        {first.from} asks{first.pipeline != null ? ` (pipeline #${first.pipeline})` : first.task ? ` (task #${first.task})` : ''}: {first.question}
       </Text>
       <Text dimColor>
         {auto ? 'the simulated user is answering — or type your own answer' : 'type the answer and press Enter'}

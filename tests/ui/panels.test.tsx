@@ -133,7 +133,9 @@ describe('question box', () => {
 
   it('shows who asks and how to answer', () => {
     const { lastFrame } = render(<QuestionBox questions={[question, { ...question, questionId: 'q2' }]} auto={false} />);
-    expect(lastFrame()).toContain('analyst asks (task #3): Which folders?');
+    expect(lastFrame()).toContain('analyst asks (pipeline #1): Which folders?');
+    // A general task's question (no pipeline) is named by its task.
+    expect(render(<QuestionBox questions={[{ ...question, pipeline: null }]} auto={false} />).lastFrame()).toContain('analyst asks (task #3): Which folders?');
     expect(lastFrame()).toContain('type the answer and press Enter · 1 more waiting');
   });
 
