@@ -124,6 +124,12 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     // Leaving at the end of the run is expected; a thread stopped or dead is news.
     const line = event.type === 'teammate_exit' && event.exit.kind === 'left' ? null : describeSessionEvent(session, event, view);
     if (line) log(`  ${indentContinuation(line.text)}`);
+    // A person at a terminal is told once how to answer, under the question's line (a script's answers
+    // are the lines it pipes in).
+    if (line && event.type === 'team' && event.event.type === 'question_asked' && !options.auto && !hinted && process.stdin.isTTY) {
+      hinted = true;
+      log('  type the answer and press Enter (--auto lets a simulated user answer instead)');
+    }
     // A teammate that died leaves its role without anyone: the run cannot finish, and says why at once.
     if (event.type === 'teammate_exit' && event.exit.kind === 'crashed') {
       stopWith(`${event.exit.name} died (${event.exit.reason})${event.exit.crashLog ? `; details in ${event.exit.crashLog}` : ''}`);
@@ -131,11 +137,6 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     if (event.type === 'question' && !options.auto) {
       if (typed.length) void session.answer(typed.shift()!).catch(() => undefined);
       else if (inputEnded) stopWith(NO_ANSWER);
-      else if (process.stdin.isTTY && !hinted) {
-        // A person at a terminal is told once how to answer (a script's answers are the lines it pipes in).
-        hinted = true;
-        log('  type the answer and press Enter (--auto lets a simulated user answer instead)');
-      }
     }
   });
   // Ctrl+C or a kill: stop waiting, hand the work back (session.close), and say so.

@@ -29,14 +29,15 @@ export async function runInk(session: LeadApi, options: InkReplOptions = {}): Pr
     (leaving ??= (async () => {
       for (const line of await quitSession(session, options.graceMs)) feed.push(line, 'info');
     })());
-  const instance = render(<App session={session} feed={feed} board={board} team={team} questions={questions} quit={quit} />, {
-    exitOnCtrlC: false,
-  });
   // The terminal marks pastes from now on, so a pasted line break is text, not an Enter (input-line.tsx);
-  // it is told to stop however the process ends, or the shell after it would see the marks.
+  // it is told to stop however the process ends, or the shell after it would see the marks. Told before
+  // the first frame: a paste that follows the prompt at once is marked too.
   const pasteOff = () => process.stdout.write(BRACKETED_PASTE_OFF);
   process.stdout.write(BRACKETED_PASTE_ON);
   process.once('exit', pasteOff);
+  const instance = render(<App session={session} feed={feed} board={board} team={team} questions={questions} quit={quit} />, {
+    exitOnCtrlC: false,
+  });
   try {
     await session.start(options.team ?? DEFAULT_TEAM);
     team.reload();
