@@ -143,11 +143,13 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const onSignal = (signal: NodeJS.Signals) => stopWith(`interrupted (${signal}); unfinished tasks were handed back to the board`);
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  // A terminal that is gone (SIGHUP, or a write failing with EIO) stops it as a signal does.
   const offHangup = onHangup(() => onSignal('SIGHUP'));
-  // Output piped into something that stopped reading (`| head`), or a terminal that is gone: stop as
-  // on Ctrl+C, not with a stack trace (after the run, stopping again changes nothing).
+  // Output piped into something that stopped reading (`| head`): stop as on Ctrl+C, not with a stack
+  // trace (after the run, stopping again changes nothing). EIO is the hang-up's, above.
   const onOutputError = (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE' && error.code !== 'EIO') throw error;
+    if (error.code === 'EIO') return;
+    if (error.code !== 'EPIPE') throw error;
     stopWith('interrupted (its output was closed); unfinished tasks were handed back to the board');
   };
   process.stdout.on('error', onOutputError);

@@ -42,10 +42,11 @@ export function onHangup(quit: () => void): () => void {
     quit();
   };
   // Another error (EPIPE: output piped into something that stopped reading) is its other listeners'
-  // to handle (run's stops as on Ctrl+C); with none, it is thrown as it would have been.
+  // to handle (run's stops as on Ctrl+C); with none, it is thrown as it would have been. After a
+  // hang-up there is always another: the listener that drops every error.
   const onOutputError = (stream: NodeJS.WriteStream) => (error: NodeJS.ErrnoException) => {
     if (error.code === 'EIO') hangUp();
-    else if (!hungUp && stream.listenerCount('error') === 1) throw error;
+    else if (stream.listenerCount('error') === 1) throw error;
   };
   const onStdout = onOutputError(process.stdout);
   const onStderr = onOutputError(process.stderr);

@@ -60,7 +60,7 @@ export interface Board {
  * one per thread. Versions decide, so a read taken late never puts an older row back.
  */
 export interface ReplicaRead {
-  tasks?: { rows: unknown[]; gone: number[] };
+  tasks?: { rows: readonly unknown[]; gone: readonly number[] };
   /** `gone`: a document deleted; a follower drops it unless it holds a version newer than `upTo`. */
   docs?: { rows: Array<{ key: string; doc: unknown; version: number }>; gone: Array<{ key: string; upTo: number }> };
 }

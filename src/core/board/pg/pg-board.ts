@@ -1,6 +1,5 @@
 import { EventEmitter } from 'node:events';
 import type { Board, BoardEvents, OpenBoardOptions, ReplicaFeed } from '../board-types.js';
-import type { TaskRow } from './task-sql.js';
 import { boardSink } from '../board-sink.js';
 import { LeadLease } from '../liveness.js';
 import { RequestStore } from '../requests.js';
@@ -10,7 +9,7 @@ import { PgListener } from './listener.js';
 import { PgDocStore } from './pg-docs.js';
 import { PgMailbox } from './pg-mailbox.js';
 import { PgEventLog } from './pg-events.js';
-import { PgTaskBoard } from './pg-task-board.js';
+import { PgTaskBoard, type TasksRead } from './pg-task-board.js';
 import { migrateWith } from './schema.js';
 
 /**
@@ -105,7 +104,8 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
       };
     },
     take: (read) => {
-      const changed = read.tasks ? tasks.follow({ rows: read.tasks.rows as TaskRow[], gone: read.tasks.gone }) : 0;
+      // The rows came from this module's own reads (postMessage keeps their shape).
+      const changed = read.tasks ? tasks.follow(read.tasks as TasksRead) : 0;
       if (read.docs) docs.follow(read.docs);
       if (changed) emit('board');
     },

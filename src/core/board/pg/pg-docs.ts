@@ -52,25 +52,26 @@ export class PgDocStore implements DocStore {
     // put back what it replaced (a notification's refresh racing a join read the config without the new member).
     const newer = (key: string) => this.seen.since(key, started);
     const present = new Set(rows.map((row) => row.key));
-    const read: DocsRead = { rows: [], gone: [] };
+    // What the read brought, for the replicas that follow this one (none in most processes).
+    const read: DocsRead | null = this.readers.size ? { rows: [], gone: [] } : null;
     let changed = 0;
     for (const key of keys ?? [...this.replica.keys()]) {
       const held = this.replica.get(key);
       if (present.has(key) || newer(key) || !held) continue;
       this.replica.delete(key);
-      read.gone.push({ key, upTo: held.version });
+      read?.gone.push({ key, upTo: held.version });
       changed++;
     }
     for (const row of rows) {
       // An unchanged document comes back without its body (CHANGED_DOCS); the column is never null.
       if (row.doc === null) continue;
-      read.rows.push({ key: row.key, doc: row.doc, version: Number(row.version) });
+      read?.rows.push({ key: row.key, doc: row.doc, version: Number(row.version) });
       if (newer(row.key) || (this.replica.get(row.key)?.version ?? 0) >= Number(row.version)) continue;
       this.replica.set(row.key, { doc: row.doc, version: Number(row.version) });
       this.seen.saw(row.key);
       changed++;
     }
-    if (this.readers.size && (read.rows.length || read.gone.length)) for (const reader of this.readers) reader(read);
+    if (read && (read.rows.length || read.gone.length)) for (const reader of this.readers) reader(read);
     return changed;
   }
 

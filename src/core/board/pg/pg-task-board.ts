@@ -12,6 +12,12 @@ import { migrateWith } from './schema.js';
 import { Sightings } from './sightings.js';
 import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, SELECTED, SET_ALL, type TaskRow, toRow, toTask } from './task-sql.js';
 
+/** What one read of the replica brought: the rows read, and the ids found gone. */
+export interface TasksRead {
+  rows: readonly TaskRow[];
+  gone: readonly number[];
+}
+
 export interface PgTaskBoardOptions {
   leaseMs?: number;
   /** Connections in this process's pool (claimers in one process share it). */
@@ -50,7 +56,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   /** When the replica last took each task (a full comparison does not drop one it took meanwhile). */
   private readonly seen = new Sightings<number>();
   /** Told every read (rows and what was found gone), for the replicas that follow this one. */
-  private readonly readers = new Set<(read: { rows: TaskRow[]; gone: number[] }) => void>();
+  private readonly readers = new Set<(read: TasksRead) => void>();
   /** Tasks this process posted since it last had the tasks table analyzed (see create). */
   private postedSinceAnalyze = 0;
 
@@ -117,13 +123,13 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   }
 
   /** Every read from now on, as its rows and the ids it found gone; returns the unsubscribe. */
-  onRead(listener: (read: { rows: TaskRow[]; gone: number[] }) => void): () => void {
+  onRead(listener: (read: TasksRead) => void): () => void {
     this.readers.add(listener);
     return () => this.readers.delete(listener);
   }
 
   /** A follower's: takes a read another replica made (versions decide; a task found gone is dropped). */
-  follow(read: { rows: readonly TaskRow[]; gone: readonly number[] }): number {
+  follow(read: TasksRead): number {
     let changed = 0;
     for (const id of read.gone) {
       if (this.replica.delete(id)) changed++;
@@ -134,10 +140,10 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   }
 
   /** Takes what a read brought and tells the followers; returns how many rows changed here. */
-  private read(rows: readonly TaskRow[], gone: number[]): number {
+  private read(rows: readonly TaskRow[], gone: readonly number[]): number {
     let changed = gone.length;
     for (const row of rows) if (this.take(row)) changed++;
-    if (this.readers.size && (rows.length || gone.length)) for (const reader of this.readers) reader({ rows: [...rows], gone });
+    if (this.readers.size && (rows.length || gone.length)) for (const reader of this.readers) reader({ rows, gone });
     return changed;
   }
 
