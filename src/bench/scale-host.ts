@@ -4,6 +4,7 @@
  * pointed at the loopback model. Started with `fork` and driven over its IPC channel:
  *
  *   parent → {type: 'measure', ms}   child → {type: 'measured', cpuMs, totalCpuMs, rss, bareRss}
+ *     (CPU and RSS are the host's and its threads' process launchers')
  *   parent → {type: 'stop'}          child exits
  *   child → {type: 'status', name, status}   as each teammate's status changes
  *
@@ -12,6 +13,7 @@
 import { EventEmitter } from 'node:events';
 import { TeammateManager } from '../core/agent/manager.js';
 import { openBoard } from '../core/board/board.js';
+import { ownLaunchers, procCpuMs, procRss } from './proc-usage.js';
 import { type FromHost, HostSpec, ToHost } from './scale-protocol.js';
 
 async function main(): Promise<void> {
@@ -43,10 +45,16 @@ async function main(): Promise<void> {
     const message = ToHost.parse(raw);
     if (message.type === 'measure') {
       const cpu = process.cpuUsage();
+      const launchersBefore = new Map(ownLaunchers().map((pid) => [pid, procCpuMs(pid)]));
       setTimeout(() => {
         const used = process.cpuUsage(cpu);
         const total = process.cpuUsage();
-        send({ type: 'measured', cpuMs: (used.user + used.system) / 1000, totalCpuMs: (total.user + total.system) / 1000, rss: process.memoryUsage().rss, bareRss });
+        // The host's process launchers are its own cost (a launcher that quit within the window is missed).
+        const launchers = ownLaunchers();
+        const launcherCpu = launchers.reduce((sum, pid) => sum + procCpuMs(pid), 0);
+        const launcherUsed = launchers.reduce((sum, pid) => sum + procCpuMs(pid) - (launchersBefore.get(pid) ?? 0), 0);
+        const rss = process.memoryUsage().rss + launchers.reduce((sum, pid) => sum + procRss(pid), 0);
+        send({ type: 'measured', cpuMs: (used.user + used.system) / 1000 + launcherUsed, totalCpuMs: (total.user + total.system) / 1000 + launcherCpu, rss, bareRss });
       }, message.ms);
       return;
     }

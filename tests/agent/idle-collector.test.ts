@@ -8,10 +8,22 @@ afterEach(() => {
 });
 
 describe('IdleCollector', () => {
+  it('lets go of what the thread holds while it works even where V8 gives no collector', () => {
+    vi.useFakeTimers();
+    const release = vi.fn();
+    const collector = new IdleCollector(null, 1_000, release);
+    collector.status('working');
+    collector.status('idle');
+    vi.advanceTimersByTime(1_000);
+    expect(release).toHaveBeenCalledTimes(1);
+    expect(collector.collections).toBe(0);
+  });
+
   it('collects once when a teammate settles into idle after work, not while it stays idle or goes back to work', () => {
     vi.useFakeTimers();
     const collect = vi.fn();
-    const collector = new IdleCollector(collect, 1_000);
+    const release = vi.fn();
+    const collector = new IdleCollector(collect, 1_000, release);
     // Idle from the start: nothing to give back.
     collector.status('idle');
     vi.advanceTimersByTime(5_000);
@@ -27,6 +39,8 @@ describe('IdleCollector', () => {
     collector.status('idle');
     vi.advanceTimersByTime(1_000);
     expect(collect).toHaveBeenCalledTimes(1);
+    // What the thread holds while it works (its launcher) is let go with it.
+    expect(release).toHaveBeenCalledTimes(1);
     collector.status('idle');
     vi.advanceTimersByTime(5_000);
     expect(collect).toHaveBeenCalledTimes(1);
@@ -37,6 +51,7 @@ describe('IdleCollector', () => {
     vi.advanceTimersByTime(5_000);
     expect(collect).toHaveBeenCalledTimes(1);
     expect(collector.collections).toBe(1);
+    expect(release).toHaveBeenCalledTimes(1);
   });
 
   it("gives this thread's heap back with V8's own collector, and leaves no gc global behind", () => {

@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capOutput, formatProcessResult, type ProcessResult, runProcess } from '../../src/core/exec/process.js';
+import { startDirectly } from '../../src/core/exec/launcher.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 
 const base = { cwd: os.tmpdir(), timeoutMs: 20_000, maxOutputChars: 10_000 };
@@ -35,7 +36,11 @@ async function timedOutAfterStart(command: string): Promise<ProcessResult> {
   }
 }
 
-describe('runProcess', () => {
+// Through the thread's launcher, and started directly (where no python3 can run the launcher).
+describe.each(['launcher', 'direct'] as const)('runProcess (%s)', (mode) => {
+  beforeAll(() => startDirectly(mode === 'direct'));
+  afterAll(() => startDirectly(false));
+
   it('returns exit code, stdout and stderr', async () => {
     const result = await runProcess('bash', ['-c', 'echo out; echo err >&2; exit 3'], base);
     expect(result).toMatchObject({ exitCode: 3, stdout: 'out', stderr: 'err', timedOut: false });

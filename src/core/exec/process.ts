@@ -6,6 +6,7 @@ import { childEnv } from './env.js';
 import { pathWithPython, pythonProgram } from './python.js';
 import { pidsCgroups, type RunCgroup, sweepCgroups } from './pids-cgroup.js';
 import type { LimitHit, Sandbox } from './sandbox.js';
+import { launchProcess } from './launcher.js';
 
 export interface RunProcessOptions {
   cwd: string;
@@ -38,9 +39,9 @@ export interface ProcessResult {
   limit?: LimitHit;
 }
 
-/** What the first runProcess of a thread loads (execa, and which python3 the tools start), ahead of it. */
+/** What the first runProcess of a thread needs (which python3 the tools and the launcher start), ahead of it. */
 export async function warmProcesses(): Promise<void> {
-  await Promise.all([import('execa'), pythonProgram()]);
+  await pythonProgram();
 }
 
 /** Keeps the head and the tail of `text` (errors tend to be at the end) within `max` characters. */
@@ -131,9 +132,6 @@ export function sweepOrphans(): number {
  */
 export async function runProcess(command: string, args: readonly string[], options: RunProcessOptions): Promise<ProcessResult> {
   const started = performance.now();
-  // Loaded on first use (a process that never runs a command does not pay for execa's ~100
-  // modules), and before the abort check: from here to the abort listener nothing waits.
-  const { execa } = await import('execa');
   // `python3` is whatever interpreter PATH picks, found once, without its shim's cost at every start.
   const python = await pythonProgram();
   if (command === 'python3') command = python;
@@ -151,7 +149,7 @@ export async function runProcess(command: string, args: readonly string[], optio
     return failed(`cannot make the pids cgroup that bounds the process count: ${(error as Error).message}`, started);
   }
   try {
-    return await runIn(execa, command, args, options, { marker, env, cgroup, started });
+    return await runIn(command, args, options, { marker, env, cgroup, started });
   } finally {
     // Nothing of the run outlives it, and neither does its cgroup.
     await cgroup?.remove();
@@ -159,7 +157,6 @@ export async function runProcess(command: string, args: readonly string[], optio
 }
 
 async function runIn(
-  execa: typeof import('execa').execa,
   command: string,
   args: readonly string[],
   options: RunProcessOptions,
@@ -168,33 +165,15 @@ async function runIn(
   const { marker, env, cgroup, started } = run;
   const sandbox = options.sandbox;
   const wrapped = sandbox ? sandbox.command(command, args, cgroup) : { command, args: [...args] };
-  const subprocess = execa(wrapped.command, wrapped.args, {
-    cwd: options.cwd,
-    env,
-    extendEnv: false,
-    reject: false,
-    detached: true,
-    ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
-    // Bounded memory for a runaway writer; execa stops the process when a stream passes this.
-    maxBuffer: Math.max(options.maxOutputChars * 4, 1_000_000),
-  });
+  // Bounded memory for a runaway writer: the process is stopped when a stream passes this.
+  const maxBuffer = Math.max(options.maxOutputChars * 4, 1_000_000);
+  const child = await launchProcess({ argv: [wrapped.command, ...wrapped.args], cwd: options.cwd, env, maxBuffer, ...(options.input === undefined ? {} : { input: options.input }) });
 
   // Under bubblewrap the run is a PID namespace, which the kernel empties when its first process
   // ends: no process can leave it, so there is nothing for the sweep of /proc to find.
   const namespaced = sandbox?.kind === 'bwrap';
   const killGroup = (): void => {
-    const pid = subprocess.pid;
-    if (pid !== undefined) {
-      try {
-        process.kill(-pid, 'SIGKILL');
-      } catch {
-        try {
-          subprocess.kill('SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-    }
+    child.killGroup();
     if (!namespaced) sweep(marker);
     cgroup?.killAll();
   };
@@ -208,28 +187,30 @@ async function runIn(
     canceled = true;
     killGroup();
   };
-  options.signal?.addEventListener('abort', onAbort, { once: true });
+  // The launcher is asked before this point, so an abort that came while it started is seen here.
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
   // A child forking at the moment of the sweep escapes it and keeps the pipes open: sweep again until they close.
   let reaper: NodeJS.Timeout | undefined;
-  subprocess.once('exit', () => {
+  child.onExit(() => {
     killGroup();
     reaper = setInterval(killGroup, 100);
   });
 
   try {
-    const result = await subprocess;
+    const result = await child.outcome;
     const durationMs = Math.round(performance.now() - started);
-    if (result.exitCode === undefined && result.signal === undefined && result.code === 'ENOENT') {
+    if (result.startError?.code === 'ENOENT') {
       return { ...failed(`program '${command}' was not found: it is not installed or not on PATH`, started), durationMs };
     }
-    if (result.exitCode === undefined && result.signal === undefined && !timedOut && !canceled) {
-      return { ...failed(`could not start '${command}': ${result.originalMessage ?? result.shortMessage}`, started), durationMs };
+    if (result.startError && !timedOut && !canceled) {
+      return { ...failed(`could not start '${command}': ${result.startError.message}`, started), durationMs };
     }
-    let stderr = capOutput(String(result.stderr ?? ''), options.maxOutputChars);
-    if (result.isMaxBuffer) stderr += `${stderr ? '\n' : ''}[output passed the limit; the process was stopped]`;
+    let stderr = capOutput(result.stderr, options.maxOutputChars);
+    if (result.overflow) stderr += `${stderr ? '\n' : ''}[output passed the limit; the process was stopped]`;
     const outcome: ProcessResult = {
-      exitCode: result.exitCode ?? null,
-      stdout: capOutput(String(result.stdout ?? ''), options.maxOutputChars),
+      exitCode: result.exitCode,
+      stdout: capOutput(result.stdout, options.maxOutputChars),
       stderr,
       timedOut,
       durationMs,

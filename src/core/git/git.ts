@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { AutoteamError } from '../errors.js';
 import { childEnv } from '../exec/env.js';
+import { launchProcess } from '../exec/launcher.js';
 
 /** A git command that failed: one line naming the command and what git said, never a stack trace. */
 export class GitError extends AutoteamError {
@@ -55,6 +56,9 @@ export function personEnv(): Record<string, string> {
   return env;
 }
 
+/** What a git command may print before it is stopped (execa's default, which git ran under before). */
+const GIT_MAX_BUFFER = 100 * 1024 * 1024;
+
 /**
  * Runs the real `git` CLI in `cwd`. The environment is the allow-list every child gets (no keys or
  * tokens) plus what git needs to find its configuration; git never prompts and speaks English, so its
@@ -64,18 +68,14 @@ export async function git(cwd: string, args: readonly string[], options: GitOpti
   const env = { ...gitEnv(), ...options.env };
   const command = `git ${args.join(' ')}`;
   if (!fs.existsSync(cwd)) throw new GitError(command, `no such directory: ${cwd}`, null);
-  let result;
-  // Loaded on first use, as in exec/process.ts.
-  const { execa } = await import('execa');
-  try {
-    result = await execa('git', [...args], { cwd, env, extendEnv: false, reject: false, stripFinalNewline: true, ...(options.input !== undefined ? { input: options.input } : {}) });
-  } catch (error) {
-    throw new GitError(command, (error as Error).message.split('\n')[0] ?? 'could not start git', null);
+  // Through the thread's process launcher, as every process the runtime starts (exec/launcher.ts).
+  const child = await launchProcess({ argv: ['git', ...args], cwd, env, maxBuffer: GIT_MAX_BUFFER, ...(options.input !== undefined ? { input: options.input } : {}) });
+  const result = await child.outcome;
+  if (result.startError) {
+    throw new GitError(command, result.startError.code === 'ENOENT' ? 'git is not installed (not found on PATH)' : result.startError.message.split('\n')[0]!, null);
   }
-  if (result.failed && result.exitCode === undefined) {
-    throw new GitError(command, result.code === 'ENOENT' ? 'git is not installed (not found on PATH)' : gitMessage(String(result.stderr)), null);
-  }
-  const out: GitResult = { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode ?? 1 };
+  if (result.overflow) throw new GitError(command, `its output passed ${GIT_MAX_BUFFER / 1024 / 1024} MB`, null);
+  const out: GitResult = { stdout: result.stdout, stderr: result.stderr, exitCode: result.exitCode ?? 1 };
   if (out.exitCode !== 0 && !options.allowFailure) throw new GitError(command, gitMessage(out.stderr, out.stdout), out.exitCode);
   return out;
 }

@@ -1,0 +1,42 @@
+import fs from 'node:fs';
+import { LAUNCHER_MARK } from '../core/exec/launcher.js';
+
+/** Clock ticks a second in /proc's times (USER_HZ: 100 on Linux everywhere it runs). */
+const TICKS = 100;
+
+/** CPU time (user + system) process `pid` has spent itself, in ms; 0 when it is gone. */
+export function procCpuMs(pid: number): number {
+  try {
+    // The fields after the command (which may hold spaces), from its closing parenthesis: utime is the 12th, stime the 13th.
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) / TICKS) * 1000;
+  } catch {
+    return 0;
+  }
+}
+
+/** Resident memory of process `pid` in bytes; 0 when it is gone. */
+export function procRss(pid: number): number {
+  try {
+    return Number(fs.readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * 4096;
+  } catch {
+    return 0;
+  }
+}
+
+/** The process launchers (core/exec/launcher.ts) this process's threads run now. */
+export function ownLaunchers(): number[] {
+  if (process.platform !== 'linux') return [];
+  const found: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const parent = Number(fs.readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+      if (parent !== process.pid) continue;
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(LAUNCHER_MARK)) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}

@@ -1,0 +1,121 @@
+/**
+ * The process launcher's program (launcher.ts): python, because a python process is small to fork
+ * and python3 is there wherever the tools run. It reads requests as lines of JSON on stdin — argv,
+ * cwd, env, input — and starts each in a new session (its own process group), with stdin from the
+ * input or /dev/null. It answers on stdout, a line of JSON each: the pid, each chunk of output
+ * (base64), the exit (code or signal), and the end once both output pipes have closed; or the
+ * errno when it could not start. It exits, killing its runs' groups, when stdin closes, and is
+ * killed with the thread that started it (PR_SET_PDEATHSIG), which it checks once it has armed that.
+ */
+export const LAUNCHER_PROGRAM = String.raw`
+import base64, errno, json, os, selectors, signal, subprocess, sys
+try:
+    import ctypes
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+except Exception:
+    pass
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(0)
+sel = selectors.DefaultSelector()
+wake_r, wake_w = os.pipe()
+os.set_blocking(wake_r, False)
+os.set_blocking(wake_w, False)
+signal.set_wakeup_fd(wake_w)
+signal.signal(signal.SIGCHLD, lambda *_: None)
+sel.register(wake_r, selectors.EVENT_READ, ('wake',))
+os.set_blocking(0, False)
+sel.register(0, selectors.EVENT_READ, ('requests',))
+out = os.fdopen(1, 'wb')
+runs = {}
+def send(message):
+    out.write(json.dumps(message).encode() + b'\n')
+    out.flush()
+def finish(rid):
+    run = runs[rid]
+    if run['code'] is not None and run['open'] == 0:
+        del runs[rid]
+        send({'id': rid, 'end': True})
+def start(request):
+    rid = request['id']
+    has_input = request.get('input') is not None
+    try:
+        data = request['input'].encode('utf-8', 'replace') if has_input else b''
+        proc = subprocess.Popen(request['argv'], cwd=request['cwd'], env=request['env'], start_new_session=True, close_fds=True,
+                                stdin=subprocess.PIPE if has_input else subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as error:
+        send({'id': rid, 'error': errno.errorcode.get(error.errno or 0, 'EUNKNOWN'), 'message': str(error)})
+        return
+    except Exception as error:
+        send({'id': rid, 'error': 'EINVAL', 'message': str(error)})
+        return
+    runs[rid] = {'proc': proc, 'open': 2, 'code': None}
+    send({'id': rid, 'pid': proc.pid})
+    for stream, fd in ((proc.stdout, 1), (proc.stderr, 2)):
+        os.set_blocking(stream.fileno(), False)
+        sel.register(stream.fileno(), selectors.EVENT_READ, ('output', rid, fd, stream))
+    if has_input:
+        os.set_blocking(proc.stdin.fileno(), False)
+        sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE, ('input', rid, [data], proc.stdin))
+def reap():
+    for rid, run in list(runs.items()):
+        if run['code'] is None and run['proc'].poll() is not None:
+            code = run['proc'].returncode
+            run['code'] = code
+            send({'id': rid, 'exit': code if code >= 0 else None, 'signal': signal.Signals(-code).name if code < 0 else None})
+            finish(rid)
+pending = b''
+while True:
+    for key, _ in sel.select():
+        kind = key.data[0]
+        if kind == 'wake':
+            try:
+                os.read(wake_r, 4096)
+            except BlockingIOError:
+                pass
+        elif kind == 'requests':
+            try:
+                chunk = os.read(0, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                for run in runs.values():
+                    try:
+                        os.killpg(run['proc'].pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                sys.exit(0)
+            pending += chunk
+            while b'\n' in pending:
+                line, pending = pending.split(b'\n', 1)
+                start(json.loads(line))
+        elif kind == 'output':
+            _, rid, fd, stream = key.data
+            try:
+                data = os.read(stream.fileno(), 65536)
+            except BlockingIOError:
+                continue
+            if data:
+                send({'id': rid, 'fd': fd, 'data': base64.b64encode(data).decode()})
+            else:
+                sel.unregister(stream.fileno())
+                stream.close()
+                runs[rid]['open'] -= 1
+                finish(rid)
+        elif kind == 'input':
+            _, rid, left, stream = key.data
+            try:
+                written = os.write(stream.fileno(), left[0])
+                left[0] = left[0][written:]
+            except BlockingIOError:
+                continue
+            except OSError:
+                left[0] = b''
+            if not left[0]:
+                sel.unregister(stream.fileno())
+                stream.close()
+    reap()
+`;
+
+/** The launcher's last argument: what `ps` shows, and how the scale benchmark finds a host's launchers. */
+export const LAUNCHER_MARK = 'autoteam-launcher';
+

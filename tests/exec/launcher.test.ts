@@ -1,0 +1,109 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runProcess } from '../../src/core/exec/process.js';
+import { launcherPid, startDirectly } from '../../src/core/exec/launcher.js';
+import { releaseIdle } from '../../src/core/idle.js';
+import { until } from '../helpers/agent-wait.js';
+
+const base = { cwd: os.tmpdir(), timeoutMs: 20_000, maxOutputChars: 10_000 };
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    // A zombie still answers: it has died once /proc says so.
+    return !/^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+function parentOf(result: { stdout: string }): number {
+  return Number(result.stdout.trim());
+}
+
+afterEach(() => startDirectly(false));
+
+describe('the thread\'s process launcher', () => {
+  it('starts every process of the thread: one long-lived launcher is the parent of each, not this process', async () => {
+    const first = await runProcess('bash', ['-c', 'echo $PPID'], base);
+    const second = await runProcess('bash', ['-c', 'echo $PPID'], base);
+    const launcher = launcherPid();
+    expect(launcher).toBeGreaterThan(0);
+    expect(parentOf(first)).toBe(launcher);
+    expect(parentOf(second)).toBe(launcher);
+    expect(launcher).not.toBe(process.pid);
+    // It runs with the allow-listed environment, whatever this process holds.
+    const environ = fs.readFileSync(`/proc/${launcher}/environ`, 'utf8').split('\0').map((entry) => entry.split('=')[0]);
+    expect(environ.filter((name): name is string => Boolean(name)).every((name) => /^(PATH|LANG|LANGUAGE|LC_[A-Z_]+|TERM|TZ|COLUMNS|LINES)$/.test(name))).toBe(true);
+  });
+
+  it('is let go when the thread settles into idle, and the next run starts another', async () => {
+    await runProcess('true', [], base);
+    const before = launcherPid()!;
+    releaseIdle();
+    await until(() => !alive(before), 'the released launcher to exit');
+    const after = await runProcess('bash', ['-c', 'echo $PPID'], base);
+    expect(parentOf(after)).toBe(launcherPid());
+    expect(parentOf(after)).not.toBe(before);
+  });
+
+  it('a launcher killed from outside ends its runs (their processes killed too), and the next run starts another', async () => {
+    const mark = `sleep 3600.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+    const running = runProcess('bash', ['-c', `echo started; ${mark}`], base);
+    const launcher = await until(() => launcherPid(), 'a launcher');
+    await until(() => execFileSync('pgrep', ['-f', `^${mark}`], { encoding: 'utf8' }), 'the run to start');
+    process.kill(launcher, 'SIGKILL');
+    const result = await running;
+    expect(result).toMatchObject({ exitCode: null, signal: 'SIGKILL', timedOut: false });
+    await until(() => { try { execFileSync('pgrep', ['-f', `^${mark}`]); return false; } catch { return true; } }, 'the orphaned run to be killed');
+    const next = await runProcess('bash', ['-c', 'echo $PPID'], base);
+    expect(next.exitCode).toBe(0);
+    expect(parentOf(next)).not.toBe(launcher);
+  });
+
+  it('dies with the thread that started it', async () => {
+    const worker = new Worker(new URL('../helpers/ts-worker.mjs', import.meta.url), { workerData: { entry: new URL('../helpers/launcher-thread.ts', import.meta.url).href } });
+    const { parent, launcher } = await new Promise<{ parent: number; launcher: number }>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    expect(parent).toBe(launcher);
+    expect(alive(launcher)).toBe(true);
+    await worker.terminate();
+    await until(() => !alive(launcher), 'the launcher of a terminated thread to exit');
+  });
+
+  it('keeps the output of concurrent runs apart and whole, and takes a large input', async () => {
+    const writers = Array.from({ length: 6 }, (_, n) =>
+      runProcess('python3', ['-c', `import sys; sys.stdout.buffer.write(bytes([${n}]) * 300000); sys.stderr.write("e${n}")`], { ...base, maxOutputChars: 400_000 }),
+    );
+    const results = await Promise.all(writers);
+    results.forEach((result, n) => {
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout).toBe(String.fromCharCode(n).repeat(300_000));
+      expect(result.stderr).toBe(`e${n}`);
+    });
+    const input = 'ü'.repeat(1_500_000);
+    const echoed = await runProcess('bash', ['-c', 'cat | wc -c'], { ...base, input });
+    expect(Number(echoed.stdout)).toBe(Buffer.byteLength(input));
+  });
+
+  it('a request it cannot start (a NUL byte in an argument) fails that run alone, with a message', async () => {
+    const bad = await runProcess('bash', ['-c', 'echo a\0b'], base);
+    expect(bad.exitCode).toBe(127);
+    expect(bad.error).toMatch(/could not start 'bash': .*null/i);
+    const launcher = launcherPid();
+    const good = await runProcess('bash', ['-c', 'echo $PPID'], base);
+    expect(parentOf(good)).toBe(launcher);
+  });
+
+  it('without a launcher (startDirectly), processes are started by this process itself', async () => {
+    startDirectly(true);
+    const result = await runProcess('bash', ['-c', 'echo $PPID'], base);
+    expect(parentOf(result)).toBe(process.pid);
+    expect(launcherPid()).toBeUndefined();
+  });
+});
