@@ -40,3 +40,15 @@ export function ownLaunchers(): number[] {
   }
   return found;
 }
+
+/** The machine's CPU time so far, busy and in all, in ticks summed over its cores (/proc/stat); null off Linux. */
+export function machineCpu(): { busy: number; total: number } | null {
+  try {
+    const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal (guest time is already in user).
+    const total = fields.slice(0, 8).reduce((sum, value) => sum + value, 0);
+    return { busy: total - fields[3]! - fields[4]!, total };
+  } catch {
+    return null;
+  }
+}

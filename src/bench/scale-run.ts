@@ -8,6 +8,7 @@ import { LoopbackModelServer } from './loopback-model.js';
 import { auditClaims, type ClaimAudit, pipelineMetrics, type PipelineMetrics } from './scale-metrics.js';
 import { FromHost, type HostSpec, type ToHost } from './scale-protocol.js';
 import { IDLE_COLLECT_MS } from '../worker/idle-collector.js';
+import { machineCpu } from './proc-usage.js';
 
 /** One row of the scale benchmark: how many pipelines at once, on how big a team, on which board, in how many processes. */
 export interface ScaleConfig {
@@ -34,6 +35,8 @@ export interface ScaleResult {
    * runtime's work (prompts, the SDK, board and log writes, claims), not the tools' processes.
    */
   runtimeCpuMsPerPipeline: number;
+  /** How busy the machine's cores were from the first post to the last end (every process on it), 0–100; null off Linux. */
+  machineBusyPct: number | null;
   /** The teammates' processes' resident memory, summed, per teammate, idle. */
   rssMbPerTeammate: number;
   /** The same processes before they started any teammate, summed (what the process costs alone). */
@@ -165,6 +168,7 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
     options.log(`  ${config.pipelines} pipelines on ${config.teammates} teammates in ${config.processes} process(es), ${board.location === rootDir ? 'file' : 'postgres'} board`);
     const totalCpu = async () => (await Promise.all(hosts.map((host) => host.measured(1)))).reduce((sum, m) => sum + m.totalCpuMs, 0);
     const cpuBefore = await totalCpu();
+    const machineBefore = machineCpu();
     const started = Date.now();
     const posted = await Promise.all(Array.from({ length: config.pipelines }, () => lead.post(SCALE_REQUIREMENT)));
     const ids = posted.map((task) => task.pipeline!);
@@ -175,6 +179,7 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
       return [];
     });
     const elapsedMs = Date.now() - started;
+    const machineAfter = machineCpu();
     const runtimeCpuMs = (await totalCpu()) - cpuBefore;
     for (const state of finished) if (state.status !== 'approved') errors.push(`pipeline #${state.id} ended ${state.status}${state.reason ? `: ${state.reason}` : ''}`);
     // Idle: every teammate back to idle after its last task, then a window of nothing to do.
@@ -197,6 +202,7 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
       audit: auditClaims(events, ids),
       elapsedMs,
       runtimeCpuMsPerPipeline: runtimeCpuMs / config.pipelines,
+      machineBusyPct: machineBefore && machineAfter ? ((machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total)) * 100 : null,
       idleCpuPct: (cpuMs / options.idleWindowMs / config.teammates) * 100,
       settleCpuMsPerTeammate: settling.reduce((sum, m) => sum + m.cpuMs, 0) / config.teammates,
       rssMbPerTeammate: rss / 1024 / 1024 / config.teammates,
