@@ -55,7 +55,7 @@ def start(request):
         sel.register(stream.fileno(), selectors.EVENT_READ, ('output', rid, fd, stream))
     if has_input:
         os.set_blocking(proc.stdin.fileno(), False)
-        sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE, ('input', rid, [data], proc.stdin))
+        sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE, ('input', rid, [memoryview(data)], proc.stdin))
 def reap():
     for rid, run in list(runs.items()):
         if run['code'] is None and run['proc'].poll() is not None:
@@ -63,7 +63,7 @@ def reap():
             run['code'] = code
             send({'id': rid, 'exit': code if code >= 0 else None, 'signal': signal.Signals(-code).name if code < 0 else None})
             finish(rid)
-pending = b''
+line = []
 while True:
     for key, _ in sel.select():
         kind = key.data[0]
@@ -74,7 +74,7 @@ while True:
                 pass
         elif kind == 'requests':
             try:
-                chunk = os.read(0, 65536)
+                chunk = os.read(0, 1 << 20)
             except BlockingIOError:
                 continue
             if not chunk:
@@ -84,10 +84,15 @@ while True:
                     except OSError:
                         pass
                 sys.exit(0)
-            pending += chunk
-            while b'\n' in pending:
-                line, pending = pending.split(b'\n', 1)
-                start(json.loads(line))
+            while True:
+                end = chunk.find(b'\n')
+                if end < 0:
+                    line.append(chunk)
+                    break
+                line.append(chunk[:end])
+                start(json.loads(b''.join(line)))
+                line = []
+                chunk = chunk[end + 1:]
         elif kind == 'output':
             _, rid, fd, stream = key.data
             try:
