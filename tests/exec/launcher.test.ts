@@ -1,10 +1,11 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runProcess } from '../../src/core/exec/process.js';
-import { launcherPid, startDirectly } from '../../src/core/exec/launcher.js';
+import { Launcher, launcherPid, startDirectly } from '../../src/core/exec/launcher.js';
 import { releaseIdle } from '../../src/core/idle.js';
 import { until } from '../helpers/agent-wait.js';
 
@@ -98,6 +99,50 @@ describe('the thread\'s process launcher', () => {
     const launcher = launcherPid();
     const good = await runProcess('bash', ['-c', 'echo $PPID'], base);
     expect(parentOf(good)).toBe(launcher);
+  });
+
+  it('is a session of its own: a Ctrl+C or hang-up at the terminal does not reach it', async () => {
+    await runProcess('true', [], base);
+    const launcher = launcherPid()!;
+    const session = Number(fs.readFileSync(`/proc/${launcher}/stat`, 'utf8').split(') ')[1]!.split(' ')[3]);
+    expect(session).toBe(launcher);
+  });
+
+  it('a run ended by a signal python has no name for is reported, and the thread\'s other runs go on', async () => {
+    const other = runProcess('bash', ['-c', 'sleep 0.5; echo finished'], base);
+    const realtime = await runProcess('bash', ['-c', 'kill -s RTMIN+1 $$'], base);
+    expect(realtime).toMatchObject({ exitCode: null, signal: expect.stringMatching(/^SIG(RT|\d)/) });
+    expect(await other).toMatchObject({ exitCode: 0, stdout: 'finished' });
+  });
+
+  it('runs an executable script without a #! line with the shell, as a direct start did', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-noshebang-'));
+    try {
+      const script = path.join(dir, 'plain.sh');
+      fs.writeFileSync(script, 'echo ran "$1"\n', { mode: 0o755 });
+      expect(await runProcess(script, ['here'], { ...base, cwd: dir })).toMatchObject({ exitCode: 0, stdout: 'ran here' });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers null where no launcher can run (a program that is not python, or none): the thread starts directly then', async () => {
+    const request = { argv: ['true'], cwd: os.tmpdir(), env: { PATH: '/usr/bin:/bin' }, maxBuffer: 1000 };
+    expect(await new Launcher('/bin/false').launch(request)).toBeNull();
+    expect(await new Launcher('/no/such/python3').launch(request)).toBeNull();
+  });
+
+  it('git() settles when its launcher is killed under it, and nothing of it is left running', () => {
+    const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-git-killed-'));
+    try {
+      execFileSync('git', ['init', '-q', repo]);
+      const child = spawnSync(process.execPath, ['--import', 'tsx', new URL('../helpers/git-launcher-killed.ts', import.meta.url).pathname, repo], { encoding: 'utf8', timeout: 60_000 });
+      expect(child.stdout, child.stderr).toMatch(/^rejected: git -c alias\.nap=.* failed/);
+      expect(child.stdout).toContain('nothing left');
+      expect(child.status).toBe(0);
+    } finally {
+      fs.rmSync(repo, { recursive: true, force: true });
+    }
   });
 
   it('without a launcher (startDirectly), processes are started by this process itself', async () => {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capOutput, formatProcessResult, type ProcessResult, runProcess } from '../../src/core/exec/process.js';
-import { startDirectly } from '../../src/core/exec/launcher.js';
+import { launcherPid, startDirectly } from '../../src/core/exec/launcher.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 
 const base = { cwd: os.tmpdir(), timeoutMs: 20_000, maxOutputChars: 10_000 };
@@ -44,6 +44,9 @@ describe.each(['launcher', 'direct'] as const)('runProcess (%s)', (mode) => {
   it('returns exit code, stdout and stderr', async () => {
     const result = await runProcess('bash', ['-c', 'echo out; echo err >&2; exit 3'], base);
     expect(result).toMatchObject({ exitCode: 3, stdout: 'out', stderr: 'err', timedOut: false });
+    // Each mode is the one it says it is.
+    if (mode === 'launcher') expect(launcherPid()).toBeGreaterThan(0);
+    else expect(launcherPid()).toBeUndefined();
     expect(formatProcessResult(result)).toMatch(/^exit 3 \(\d+ ms\)\nstdout:\nout\nstderr:\nerr$/);
   });
 

@@ -35,13 +35,27 @@ def finish(rid):
     if run['code'] is not None and run['open'] == 0:
         del runs[rid]
         send({'id': rid, 'end': True})
+def popen(request, has_input):
+    argv = request['argv']
+    for attempt in (argv, ['/bin/sh'] + argv):
+        try:
+            return subprocess.Popen(attempt, cwd=request['cwd'], env=request['env'], start_new_session=True, close_fds=True,
+                                    stdin=subprocess.PIPE if has_input else subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as error:
+            # A script without a #! line: the shell runs it, as execvp does (and Node's spawn did).
+            if error.errno != errno.ENOEXEC or attempt is not argv:
+                raise
+def signame(number):
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return 'SIG%d' % number
 def start(request):
     rid = request['id']
     has_input = request.get('input') is not None
     try:
         data = request['input'].encode('utf-8', 'replace') if has_input else b''
-        proc = subprocess.Popen(request['argv'], cwd=request['cwd'], env=request['env'], start_new_session=True, close_fds=True,
-                                stdin=subprocess.PIPE if has_input else subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = popen(request, has_input)
     except OSError as error:
         send({'id': rid, 'error': errno.errorcode.get(error.errno or 0, 'EUNKNOWN'), 'message': str(error)})
         return
@@ -61,63 +75,76 @@ def reap():
         if run['code'] is None and run['proc'].poll() is not None:
             code = run['proc'].returncode
             run['code'] = code
-            send({'id': rid, 'exit': code if code >= 0 else None, 'signal': signal.Signals(-code).name if code < 0 else None})
+            send({'id': rid, 'exit': code if code >= 0 else None, 'signal': signame(-code) if code < 0 else None})
             finish(rid)
+def handle(key):
+    global line
+    kind = key.data[0]
+    if kind == 'wake':
+        try:
+            os.read(wake_r, 4096)
+        except BlockingIOError:
+            pass
+    elif kind == 'requests':
+        try:
+            chunk = os.read(0, 1 << 20)
+        except BlockingIOError:
+            return
+        if not chunk:
+            for run in runs.values():
+                try:
+                    os.killpg(run['proc'].pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            sys.exit(0)
+        while True:
+            end = chunk.find(b'\n')
+            if end < 0:
+                line.append(chunk)
+                break
+            line.append(chunk[:end])
+            raw, line = b''.join(line), []
+            chunk = chunk[end + 1:]
+            try:
+                start(json.loads(raw))
+            except Exception:
+                pass
+    elif kind == 'output':
+        _, rid, fd, stream = key.data
+        try:
+            data = os.read(stream.fileno(), 65536)
+        except BlockingIOError:
+            return
+        if data:
+            send({'id': rid, 'fd': fd, 'data': base64.b64encode(data).decode()})
+        else:
+            sel.unregister(stream.fileno())
+            stream.close()
+            runs[rid]['open'] -= 1
+            finish(rid)
+    elif kind == 'input':
+        _, rid, left, stream = key.data
+        try:
+            written = os.write(stream.fileno(), left[0])
+            left[0] = left[0][written:]
+        except BlockingIOError:
+            return
+        except OSError:
+            left[0] = b''
+        if not left[0]:
+            sel.unregister(stream.fileno())
+            stream.close()
 line = []
+send({'ready': True})
 while True:
     for key, _ in sel.select():
-        kind = key.data[0]
-        if kind == 'wake':
-            try:
-                os.read(wake_r, 4096)
-            except BlockingIOError:
-                pass
-        elif kind == 'requests':
-            try:
-                chunk = os.read(0, 1 << 20)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                for run in runs.values():
-                    try:
-                        os.killpg(run['proc'].pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-                sys.exit(0)
-            while True:
-                end = chunk.find(b'\n')
-                if end < 0:
-                    line.append(chunk)
-                    break
-                line.append(chunk[:end])
-                start(json.loads(b''.join(line)))
-                line = []
-                chunk = chunk[end + 1:]
-        elif kind == 'output':
-            _, rid, fd, stream = key.data
-            try:
-                data = os.read(stream.fileno(), 65536)
-            except BlockingIOError:
-                continue
-            if data:
-                send({'id': rid, 'fd': fd, 'data': base64.b64encode(data).decode()})
-            else:
-                sel.unregister(stream.fileno())
-                stream.close()
-                runs[rid]['open'] -= 1
-                finish(rid)
-        elif kind == 'input':
-            _, rid, left, stream = key.data
-            try:
-                written = os.write(stream.fileno(), left[0])
-                left[0] = left[0][written:]
-            except BlockingIOError:
-                continue
-            except OSError:
-                left[0] = b''
-            if not left[0]:
-                sel.unregister(stream.fileno())
-                stream.close()
+        try:
+            handle(key)
+        except SystemExit:
+            raise
+        except Exception:
+            # One bad request or stream must not end every run of the thread.
+            pass
     reap()
 `;
 

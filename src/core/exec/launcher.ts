@@ -61,15 +61,16 @@ function text(chunks: Buffer[]): string {
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
+/**
+ * SIGKILLs the process group `pid` leads. Never the pid alone: the group exists from the start (the
+ * launcher answers once the program is exec'd, after its setsid), and once the group is gone the pid
+ * may already be another process's.
+ */
 function killGroupOf(pid: number): void {
   try {
     process.kill(-pid, 'SIGKILL');
   } catch {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone already
-    }
+    // gone already
   }
 }
 
@@ -95,6 +96,8 @@ export class Launcher {
   private readonly runs = new Map<number, Run>();
   private nextId = 1;
   private idleTimer: NodeJS.Timeout | undefined;
+  /** stop() came while runs were under way: stop after the last. */
+  private stopWhenIdle = false;
 
   constructor(
     private readonly python: string,
@@ -111,11 +114,14 @@ export class Launcher {
     const helper = await this.ready();
     if (!helper) return null;
     clearTimeout(this.idleTimer);
+    this.stopWhenIdle = false;
     const id = this.nextId++;
     let settle!: (outcome: LaunchOutcome) => void;
     const outcome = new Promise<LaunchOutcome>((resolve) => (settle = resolve));
     const run: Run = { helper, killed: false, out: [[], []], sizes: [0, 0], overflow: false, maxBuffer: request.maxBuffer, exitListeners: [], settle };
     this.runs.set(id, run);
+    // While a run is under way the launcher keeps the thread alive: git() waits on nothing else.
+    helper.ref();
     (helper.stdout as Socket).ref();
     helper.stdin.write(`${JSON.stringify({ id, argv: request.argv, cwd: request.cwd, env: request.env, input: request.input ?? null })}\n`);
     return {
@@ -132,9 +138,12 @@ export class Launcher {
     };
   }
 
-  /** Stops the launcher unless a run is under way (then its idle time stops it after the last). */
+  /** Stops the launcher, at once or, while a run is under way, after the last. */
   stop(): void {
-    if (this.runs.size > 0) return;
+    if (this.runs.size > 0) {
+      this.stopWhenIdle = true;
+      return;
+    }
     clearTimeout(this.idleTimer);
     this.helper?.stdin.end();
     this.helper = null;
@@ -146,32 +155,44 @@ export class Launcher {
     return this.starting;
   }
 
+  /**
+   * Starts the launcher and resolves with it once it says it is ready; null when it cannot start or
+   * ends before that (no python3, or one that cannot run the program): start directly then.
+   */
   private start(): Promise<HelperProcess | null> {
     return new Promise((resolve) => {
-      const helper = spawn(this.python, ['-I', '-S', '-c', LAUNCHER_PROGRAM, String(process.pid), LAUNCHER_MARK], { env: childEnv(), stdio: ['pipe', 'pipe', 'ignore'] });
+      // Its own session: a Ctrl+C or a hang-up at the terminal is the runtime's to handle (it stops
+      // its runs and runs git as it shuts down), not a signal that kills every thread's launcher.
+      const helper = spawn(this.python, ['-I', '-S', '-c', LAUNCHER_PROGRAM, String(process.pid), LAUNCHER_MARK], { env: childEnv(), stdio: ['pipe', 'pipe', 'ignore'], detached: true });
+      let ready = false;
       helper.once('error', () => resolve(null));
-      helper.once('spawn', () => {
-        this.helper = helper;
-        helper.unref();
-        (helper.stdout as Socket).unref();
-        resolve(helper);
-      });
       let buffered = '';
       helper.stdout.setEncoding('utf8');
       helper.stdout.on('data', (chunk: string) => {
         buffered += chunk;
         let newline: number;
         while ((newline = buffered.indexOf('\n')) >= 0) {
-          this.receive(JSON.parse(buffered.slice(0, newline)));
+          const message = JSON.parse(buffered.slice(0, newline));
           buffered = buffered.slice(newline + 1);
+          if (message.ready && !ready) {
+            ready = true;
+            this.helper = helper;
+            helper.unref();
+            (helper.stdout as Socket).unref();
+            resolve(helper);
+          } else this.receive(message);
         }
       });
       helper.stdin.on('error', () => undefined);
-      helper.once('exit', () => this.lost(helper));
+      // Its output closed: every message it sent has been read, so what is still open was lost with it.
+      helper.stdout.once('close', () => {
+        if (ready) this.lost(helper);
+        else resolve(null);
+      });
     });
   }
 
-  private receive(message: { id: number; pid?: number; fd?: 1 | 2; data?: string; exit?: number | null; signal?: string | null; end?: true; error?: string; message?: string }): void {
+  private receive(message: { ready?: true; id: number; pid?: number; fd?: 1 | 2; data?: string; exit?: number | null; signal?: string | null; end?: true; error?: string; message?: string }): void {
     const run = this.runs.get(message.id);
     if (!run) return;
     if (message.pid !== undefined) {
@@ -201,9 +222,11 @@ export class Launcher {
     this.runs.delete(id);
     run.settle({ ...end, stdout: text(run.out[0]!), stderr: text(run.out[1]!), overflow: run.overflow });
     if (this.runs.size === 0 && this.helper) {
+      this.helper.unref();
       (this.helper.stdout as Socket).unref();
       clearTimeout(this.idleTimer);
-      this.idleTimer = setTimeout(() => this.stop(), this.idleMs).unref();
+      if (this.stopWhenIdle) this.stop();
+      else this.idleTimer = setTimeout(() => this.stop(), this.idleMs).unref();
     }
   }
 
@@ -215,7 +238,7 @@ export class Launcher {
       if (run.pid !== undefined) killGroupOf(run.pid);
       run.exit ??= { code: null, signal: 'SIGKILL' };
       for (const listener of run.exitListeners.splice(0)) listener();
-      this.settle(id, run, { exitCode: null, signal: 'SIGKILL' });
+      this.settle(id, run, { exitCode: run.exit.code, signal: run.exit.signal });
     }
   }
 }

@@ -80,9 +80,13 @@ export async function git(cwd: string, args: readonly string[], options: GitOpti
   return out;
 }
 
-/** The environment git runs with: the child allow-list, what git needs to find its configuration, no prompts, English. */
+/**
+ * The environment git runs with: the child allow-list, what git needs to find its configuration, no
+ * prompts, English. git runs in a session of its own (exec/launcher.ts), so ssh cannot ask at the
+ * terminal either: the person's ssh agent (`SSH_AUTH_SOCK`) is how a key with a passphrase works.
+ */
 export function gitEnv(): Record<string, string> {
-  return { ...childEnv(process.env, ['HOME', 'XDG_CONFIG_HOME', 'USER']), GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+  return { ...childEnv(process.env, ['HOME', 'XDG_CONFIG_HOME', 'USER', 'SSH_AUTH_SOCK']), GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
 }
 
 /** An identity for commits the runtime makes, whatever the person's git configuration holds. */
