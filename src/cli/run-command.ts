@@ -12,7 +12,7 @@ import type { ModelOverrides } from '../core/model/config.js';
 import { checkRequirement, type PipelineState } from '../core/stages/pipeline.js';
 import { isOpen } from '../core/stages/pipeline-status.js';
 import { formatDuration } from '../frontend/format.js';
-import { onHangup } from '../frontend/quit.js';
+import { onHangup, onStopSignals } from '../frontend/quit.js';
 import { activityView, describeSessionEvent, indentContinuation } from '../frontend/activity.js';
 import { serveWeb } from './web-command.js';
 import type { WebBoard } from '../web/server.js';
@@ -141,8 +141,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   });
   // Ctrl+C or a kill: stop waiting, hand the work back (session.close), and say so.
   const onSignal = (signal: NodeJS.Signals) => stopWith(`interrupted (${signal}); unfinished tasks were handed back to the board`);
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const offStopSignals = onStopSignals(onSignal);
   // A terminal that is gone (SIGHUP, or a write failing with EIO) stops it as a signal does.
   const offHangup = onHangup(() => onSignal('SIGHUP'));
   // Output piped into something that stopped reading (`| head`): stop as on Ctrl+C, not with a stack
@@ -210,8 +209,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     await web?.close('the run ended');
     await session.close(3_000);
     await board.close();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    offStopSignals();
     offHangup();
   }
   const states = ended.map((state) => ({ ...session.stateOf(state.id), ...(state.reason ? { reason: state.reason } : {}), status: state.status }));

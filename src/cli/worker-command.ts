@@ -11,7 +11,7 @@ import { guardProcess } from '../core/agent/crash-log.js';
 import { AutoteamError } from '../core/errors.js';
 import { attachTelemetry } from '../core/telemetry/attach.js';
 import { saysLine } from '../frontend/activity.js';
-import { onHangup } from '../frontend/quit.js';
+import { onHangup, onStopSignals } from '../frontend/quit.js';
 
 export interface WorkerCommandOptions {
   dir: string;
@@ -58,8 +58,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     console.log(`[${options.name}] ${signal}: handing back any task and stopping`);
     stop.abort(new Error(`${signal} received`));
   };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const offStopSignals = onStopSignals(onSignal);
   const offHangup = onHangup(() => onSignal('SIGHUP'));
   // Output that has nowhere to go (a closed pipe, a terminal that is gone) must not crash the worker with its task in hand.
   const ignoreBrokenPipe = (error: NodeJS.ErrnoException) => {
@@ -112,8 +111,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     clearInterval(recovery);
     await watcher.close();
     await board.close();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    offStopSignals();
     offHangup();
   }
 }

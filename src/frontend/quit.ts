@@ -59,3 +59,35 @@ export function onHangup(quit: () => void): () => void {
     process.stderr.off('error', onStderr);
   };
 }
+
+/**
+ * A signal that comes again within this long is the same stop delivered twice (`timeout` signals the
+ * process and then its group; a service manager may do the same), not a person insisting.
+ */
+export const SAME_STOP_MS = 250;
+
+/**
+ * SIGINT and SIGTERM stop the work: the first calls `stop`; the same stop delivered again at once is
+ * ignored; a later one ends the process by that signal, as a person pressing Ctrl+C again means.
+ * Returns the removal of both.
+ */
+export function onStopSignals(stop: (signal: NodeJS.Signals) => void): () => void {
+  let first = 0;
+  const handler = (signal: NodeJS.Signals): void => {
+    if (first === 0) {
+      first = Date.now();
+      stop(signal);
+      return;
+    }
+    if (Date.now() - first < SAME_STOP_MS) return;
+    off();
+    process.kill(process.pid, signal);
+  };
+  const off = (): void => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return off;
+}

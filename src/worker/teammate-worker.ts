@@ -77,6 +77,7 @@ try {
       if (event.type === 'status') collector.status(event.status);
     },
     stamp: events.stamp,
+    ...(init.startedAt ? { startedAt: new Date(init.startedAt) } : {}),
     ...(board ? { board } : {}),
   });
   // Changed while the first model was being made.

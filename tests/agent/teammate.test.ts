@@ -195,6 +195,26 @@ describe('Teammate protocols in this thread, with a fake model', () => {
     expect(board.get(1)).toMatchObject({ status: 'pending', owner: null });
   });
 
+  it('a shutdown_request an earlier session left unread is dropped: the new teammate works, and a new request still stops it', async () => {
+    root = tempBoard();
+    const { board, mailbox, registry } = await makeTeam(root);
+    // A lead that ended a minute ago without its teammate reading this (a second Ctrl+C, a kill).
+    await registry.join('eng', 'engineer');
+    await registry.setStatus('eng', 'shutdown');
+    const earlier = new Mailbox(root, { now: () => new Date(Date.now() - 60_000) });
+    await earlier.send('lead', 'eng', 'Please finish up and shut down.', 'shutdown_request');
+    await board.create({ subject: 'First job', role: 'engineer' });
+    const model = new FakeModel([reply(toolUse('complete_task', { result: 'done' }))]);
+    running = startLocalTeammate({ root, name: 'eng', role: 'engineer', model });
+    await until(() => board.get(1).status === 'completed', 'the task completed');
+    expect(running.events.events.filter((e) => e.type === 'exit')).toEqual([]);
+    expect(mailbox.peek('eng')).toEqual([]);
+    model.assertDone();
+    await mailbox.send('lead', 'eng', 'Please finish up and shut down.', 'shutdown_request');
+    running.wake.notify();
+    expect(await running.events.waitFor((e) => e.type === 'exit', 'the teammate to exit')).toMatchObject({ reason: 'shutdown requested by lead' });
+  });
+
   it('a shutdown_request without a stored record (sent by hand) is honoured mid-task too', async () => {
     root = tempBoard();
     const { board, mailbox } = await makeTeam(root);

@@ -59,6 +59,7 @@ describe('the thread\'s process launcher', () => {
     process.kill(launcher, 'SIGKILL');
     const result = await running;
     expect(result).toMatchObject({ exitCode: null, signal: 'SIGKILL', timedOut: false });
+    expect(result.stderr).toMatch(/the process launcher was killed under this run/);
     await until(() => { try { execFileSync('pgrep', ['-f', `^${mark}`]); return false; } catch { return true; } }, 'the orphaned run to be killed');
     const next = await runProcess('bash', ['-c', 'echo $PPID'], base);
     expect(next.exitCode).toBe(0);
@@ -137,7 +138,7 @@ describe('the thread\'s process launcher', () => {
     try {
       execFileSync('git', ['init', '-q', repo]);
       const child = spawnSync(process.execPath, ['--import', 'tsx', new URL('../helpers/git-launcher-killed.ts', import.meta.url).pathname, repo], { encoding: 'utf8', timeout: 60_000 });
-      expect(child.stdout, child.stderr).toMatch(/^rejected: git -c alias\.nap=.* failed/);
+      expect(child.stdout, child.stderr).toMatch(/^rejected: git -c alias\.nap=.* failed: the process launcher was killed under it/);
       expect(child.stdout).toContain('nothing left');
       expect(child.status).toBe(0);
     } finally {

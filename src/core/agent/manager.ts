@@ -169,6 +169,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       settings: this.options.settings ?? {},
       model: this.modelOf(role),
       containment: containment(),
+      startedAt: Date.now(),
       ...(prompt ? { prompt } : {}),
     };
     const entry = workerEntry(init.model);

@@ -20,11 +20,18 @@ export class TeammateInbox {
     private readonly requests: RequestStore,
     private readonly wake: Wake,
     private readonly pollMs: number,
+    /** When the teammate started (ms): a shutdown request sent before then was for an earlier one. */
+    private readonly startedAt = 0,
   ) {}
+
+  /** Its inbox's new messages, without shutdown requests left over from before it started. */
+  private async drain(): Promise<Message[]> {
+    return (await this.mailbox.drain(this.name)).filter((m) => m.type !== 'shutdown_request' || Date.parse(m.at) >= this.startedAt);
+  }
 
   /** Everything waiting: held-back messages first, then the inbox. */
   async take(): Promise<Message[]> {
-    const drained = await this.mailbox.drain(this.name);
+    const drained = await this.drain();
     return [...this.pending.splice(0), ...drained];
   }
 
@@ -34,7 +41,7 @@ export class TeammateInbox {
     for (;;) {
       const queued = this.pending.findIndex(match);
       if (queued >= 0) return this.pending.splice(queued, 1)[0]!;
-      for (const message of await this.mailbox.drain(this.name)) this.pending.push(message);
+      for (const message of await this.drain()) this.pending.push(message);
       const found = this.pending.findIndex(match);
       if (found >= 0) return this.pending.splice(found, 1)[0]!;
       // The loop answers a shutdown request on its next turn.

@@ -54,6 +54,12 @@ export interface TeammateOptions {
   board?: Board;
   /** Fields for every message the default file board's mailbox sends (see EventCounter). */
   stamp?: () => Record<string, unknown>;
+  /**
+   * When this teammate was started (default: when it is made). A shutdown request sent before then
+   * was for an earlier teammate of the name — a session that ended without its teammates reading it
+   * — and is dropped, not obeyed.
+   */
+  startedAt?: Date;
 }
 
 
@@ -129,7 +135,7 @@ export class Teammate {
       activity: (task, text) => this.activity(task, text),
     });
     this.mcp = this.mcpToolbox();
-    this.inbox = new TeammateInbox(options.name, this.mailbox, this.requests, options.wake, this.settings.pollMs);
+    this.inbox = new TeammateInbox(options.name, this.mailbox, this.requests, options.wake, this.settings.pollMs, (options.startedAt ?? this.now()).getTime());
     this.tools = {
       name: options.name,
       role: options.role,

@@ -19,6 +19,8 @@ export interface TeammateWorkerInit {
   model: ModelSpec;
   /** What the process found of bubblewrap: probed once per process, not once per thread. */
   containment?: Containment;
+  /** When the host started this teammate (ms): a shutdown request older than that was for an earlier one. */
+  startedAt?: number;
 }
 
 /** Main thread → worker. `model`: work the next tasks on this model (/model); `replica`: a read of the process's board to take. */

@@ -28,6 +28,8 @@ export interface LaunchOutcome {
   overflow: boolean;
   /** It could not be started: `ENOENT` for a program that is not there. */
   startError?: { code: string; message: string };
+  /** The launcher died under it (killed from outside): the run was stopped, not finished. */
+  lost?: true;
 }
 
 export interface Launched {
@@ -218,7 +220,7 @@ export class Launcher {
     }
   }
 
-  private settle(id: number, run: Run, end: Pick<LaunchOutcome, 'exitCode' | 'signal' | 'startError'>): void {
+  private settle(id: number, run: Run, end: Pick<LaunchOutcome, 'exitCode' | 'signal' | 'startError' | 'lost'>): void {
     this.runs.delete(id);
     run.settle({ ...end, stdout: text(run.out[0]!), stderr: text(run.out[1]!), overflow: run.overflow });
     if (this.runs.size === 0 && this.helper) {
@@ -238,7 +240,7 @@ export class Launcher {
       if (run.pid !== undefined) killGroupOf(run.pid);
       run.exit ??= { code: null, signal: 'SIGKILL' };
       for (const listener of run.exitListeners.splice(0)) listener();
-      this.settle(id, run, { exitCode: run.exit.code, signal: run.exit.signal });
+      this.settle(id, run, { exitCode: run.exit.code, signal: run.exit.signal, lost: true });
     }
   }
 }

@@ -208,6 +208,7 @@ async function runIn(
     }
     let stderr = capOutput(result.stderr, options.maxOutputChars);
     if (result.overflow) stderr += `${stderr ? '\n' : ''}[output passed the limit; the process was stopped]`;
+    if (result.lost) stderr += `${stderr ? '\n' : ''}[the process launcher was killed under this run, which was stopped with it: run it again]`;
     const outcome: ProcessResult = {
       exitCode: result.exitCode,
       stdout: capOutput(result.stdout, options.maxOutputChars),

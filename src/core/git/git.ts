@@ -75,6 +75,7 @@ export async function git(cwd: string, args: readonly string[], options: GitOpti
     throw new GitError(command, result.startError.code === 'ENOENT' ? 'git is not installed (not found on PATH)' : result.startError.message.split('\n')[0]!, null);
   }
   if (result.overflow) throw new GitError(command, `its output passed ${GIT_MAX_BUFFER / 1024 / 1024} MB`, null);
+  if (result.lost) throw new GitError(command, 'the process launcher was killed under it, and git with it', null);
   const out: GitResult = { stdout: result.stdout, stderr: result.stderr, exitCode: result.exitCode ?? 1 };
   if (out.exitCode !== 0 && !options.allowFailure) throw new GitError(command, gitMessage(out.stderr, out.stdout), out.exitCode);
   return out;
