@@ -49,6 +49,19 @@ describe.runIf(contained.kind === 'bwrap')('read-only folders under /tmp', () =>
     expect(run([board], `test -e ${path.join(checkout, 'bin', 'server.mjs')} && echo seen || echo hidden`)).toBe('hidden');
   });
 
+  it('a PATH entry under /tmp comes back read-only: its programs run inside, the limits\' wrapper found there too', () => {
+    const tools = tmp('autoteam-path-');
+    fs.writeFileSync(path.join(tools, 'greet'), '#!/bin/sh\necho hello from /tmp\n', { mode: 0o755 });
+    // A folder of links to the system's programs, prlimit among them, first on PATH.
+    for (const program of ['prlimit', 'nice', 'sh']) fs.symlinkSync(execFileSync('sh', ['-c', `command -v ${program}`], { encoding: 'utf8' }).trim(), path.join(tools, program));
+    const workspace = tmp('autoteam-path-ws-');
+    const sandbox = new Sandbox({ workspace, hidden: [], network: false, limits: DEFAULT_LIMITS, baseEnv: { PATH: `${tools}:/usr/bin:/bin` } }, contained);
+    const { command, args } = sandbox.command('greet', []);
+    expect(execFileSync(command, args, { cwd: workspace, encoding: 'utf8', env: sandbox.env() }).trim()).toBe('hello from /tmp');
+    const write = sandbox.command('/bin/sh', ['-c', `touch ${path.join(tools, 'x')} 2>&1 || echo refused`]);
+    expect(execFileSync(write.command, write.args, { cwd: workspace, encoding: 'utf8', env: sandbox.env() })).toMatch(/Read-only file system/);
+  });
+
   it('a package in node_modules brings the whole node_modules (its dependencies are hoisted there)', () => {
     const root = tmp('autoteam-modules-');
     const entry = path.join(root, 'node_modules', '@scope', 'server', 'dist', 'index.js');

@@ -132,10 +132,15 @@ function toolDirs(options: ProfileOptions, hidden: readonly string[], set: Hidde
   return [...wanted].sort();
 }
 
-/** `options.readOnly` where it really is, under /tmp or /var/tmp, clear of the board and the workspace. */
+/**
+ * `options.readOnly`, and PATH's entries, where they really are under /tmp or /var/tmp (the profile's
+ * fresh tmpfs would hide them: a folder of links to programs, a tool unpacked there), clear of the
+ * board and the workspace.
+ */
 function readOnlyDirs(options: ProfileOptions, set: HiddenSet, realWorkspace: string): string[] {
   const wanted = new Set<string>();
-  for (const given of options.readOnly ?? []) {
+  const onPath = options.pathEnv.split(path.delimiter).filter((entry) => path.isAbsolute(entry));
+  for (const given of [...(options.readOnly ?? []), ...onPath]) {
     const dir = realpath(given);
     if (!dir || !['/tmp', '/var/tmp'].some((tmp) => isInside(tmp, dir) && dir !== tmp)) continue;
     if (set.board.some((b) => isInside(b, dir) || isInside(dir, b)) || isInside(dir, realWorkspace) || isInside(realWorkspace, dir)) continue;
