@@ -40,6 +40,17 @@ describe('the CLI and the sandbox', () => {
     expect(run.stdout).toMatch(/^\d+\.\d+\.\d+\nsandbox: bubblewrap \(.*bwrap\) — workspace only, no network by default\n$/);
   });
 
+  it.runIf(containment().kind === 'bwrap')('--version names bubblewrap with a folder of program links under /tmp first on PATH', async () => {
+    const links = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-links-'));
+    roots.push(links);
+    for (const program of ['node', 'bwrap', 'prlimit', 'nice', 'sh', 'true', 'python3']) {
+      const found = execFileSync('sh', ['-c', `command -v ${program} || true`], { encoding: 'utf8' }).trim();
+      if (found) fs.symlinkSync(found, path.join(links, program));
+    }
+    const run = await runCli(['--version'], { cwd: os.tmpdir(), env: { PATH: links } });
+    expect(run.stdout).toMatch(/^\d+\.\d+\.\d+\nsandbox: bubblewrap \(.*bwrap\) — workspace only, no network by default\n$/);
+  });
+
   it('without bubblewrap: --version and the start say once that code runs unsandboxed, and how to install it', async () => {
     const env = { PATH: pathWithoutBwrap() };
     const version = await runCli(['--version'], { cwd: os.tmpdir(), env });

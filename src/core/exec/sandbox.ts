@@ -69,7 +69,8 @@ export function probedElsewhere(known: Containment): void {
 
 /**
  * Whether bubblewrap is installed and allowed to make namespaces here (a container may forbid it).
- * Probed once per process with a trivial sandbox.
+ * Probed once per process with a trivial sandbox, running a program by its absolute path: a PATH
+ * entry under /tmp is not there inside the probe, whose /tmp is a fresh tmpfs.
  */
 export function containment(): Containment {
   if (probed) return probed;
@@ -77,7 +78,7 @@ export function containment(): Containment {
   const bwrap = findOnPath('bwrap');
   if (!bwrap) return (probed = { kind: 'none', reason: 'bubblewrap (bwrap) is not installed or not on PATH' });
   const run = (sized: boolean) =>
-    spawnSync(bwrap, ['--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', ...(sized ? ['--size', '1048576', '--tmpfs', '/tmp'] : []), 'true'], {
+    spawnSync(bwrap, ['--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', ...(sized ? ['--size', '1048576', '--tmpfs', '/tmp'] : []), '/bin/sh', '-c', ':'], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
       timeout: 10_000,
       encoding: 'utf8',
