@@ -1,18 +1,26 @@
 import fs from 'node:fs';
-import { LAUNCHER_MARK } from '../core/exec/launcher.js';
+import { LAUNCHER_MARK } from '../core/exec/launcher-program.js';
 
 /** Clock ticks a second in /proc's times (USER_HZ: 100 on Linux everywhere it runs). */
 const TICKS = 100;
 
+/**
+ * The fields of /proc/<pid>/stat after the command (which may hold spaces and parentheses): state is
+ * the first, the parent's pid the second, utime the 12th, stime the 13th. Null when it is gone.
+ */
+function statFields(pid: number | string): string[] | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
 /** CPU time (user + system) process `pid` has spent itself, in ms; 0 when it is gone. */
 export function procCpuMs(pid: number): number {
-  try {
-    // The fields after the command (which may hold spaces), from its closing parenthesis: utime is the 12th, stime the 13th.
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) / TICKS) * 1000;
-  } catch {
-    return 0;
-  }
+  const fields = statFields(pid);
+  return fields ? ((Number(fields[11]) + Number(fields[12])) / TICKS) * 1000 : 0;
 }
 
 /** Resident memory of process `pid` in bytes; 0 when it is gone. */
@@ -30,9 +38,8 @@ export function ownLaunchers(): number[] {
   const found: number[] = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
+    if (Number(statFields(entry)?.[1]) !== process.pid) continue;
     try {
-      const parent = Number(fs.readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
-      if (parent !== process.pid) continue;
       if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(LAUNCHER_MARK)) found.push(Number(entry));
     } catch {
       // gone meanwhile

@@ -50,10 +50,15 @@ async function main(): Promise<void> {
         const used = process.cpuUsage(cpu);
         const total = process.cpuUsage();
         // The host's process launchers are its own cost (a launcher that quit within the window is missed).
-        const launchers = ownLaunchers();
-        const launcherCpu = launchers.reduce((sum, pid) => sum + procCpuMs(pid), 0);
-        const launcherUsed = launchers.reduce((sum, pid) => sum + procCpuMs(pid) - (launchersBefore.get(pid) ?? 0), 0);
-        const rss = process.memoryUsage().rss + launchers.reduce((sum, pid) => sum + procRss(pid), 0);
+        let launcherCpu = 0;
+        let launcherUsed = 0;
+        let rss = process.memoryUsage().rss;
+        for (const pid of ownLaunchers()) {
+          const cpuMs = procCpuMs(pid);
+          launcherCpu += cpuMs;
+          launcherUsed += cpuMs - (launchersBefore.get(pid) ?? 0);
+          rss += procRss(pid);
+        }
         send({ type: 'measured', cpuMs: (used.user + used.system) / 1000 + launcherUsed, totalCpuMs: (total.user + total.system) / 1000 + launcherCpu, rss, bareRss });
       }, message.ms);
       return;

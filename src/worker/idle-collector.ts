@@ -1,6 +1,6 @@
 /**
  * A full garbage collection of the thread's heap once it settles into idle after work, after letting
- * go of what the thread holds only while it works (its process launcher, core/idle.ts). V8 collects
+ * go of what the thread holds only while it works: its process launcher (core/exec/launcher.ts). V8 collects
  * when the heap grows, not when a thread falls quiet, so an idle teammate would otherwise hold the
  * garbage of its last task (about 5 MB a teammate, measured by the scale benchmark) until the next.
  * When what survives is spread thin over the old generation's pages — a teammate that worked many
@@ -13,7 +13,7 @@
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { releaseIdle } from '../core/idle.js';
+import { stopLauncher } from '../core/exec/launcher.js';
 
 /** How long idle must last before the collection: a teammate that picks up the next task at once skips it. */
 export const IDLE_COLLECT_MS = 1_000;
@@ -76,8 +76,8 @@ export class IdleCollector {
   constructor(
     private readonly collect: (() => void) | null = isolateCollector(),
     private readonly delayMs = IDLE_COLLECT_MS,
-    /** What the thread holds only while it works, let go first (core/idle.ts: its process launcher). */
-    private readonly release: () => void = releaseIdle,
+    /** What the thread holds only while it works, let go first: its process launcher, made again on its next run. */
+    private readonly release: () => void = stopLauncher,
   ) {}
 
   /** Told every status the teammate takes. */

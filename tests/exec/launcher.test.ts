@@ -5,21 +5,11 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runProcess } from '../../src/core/exec/process.js';
-import { Launcher, launcherPid, startDirectly } from '../../src/core/exec/launcher.js';
-import { releaseIdle } from '../../src/core/idle.js';
+import { Launcher, launcherPid, startDirectly, stopLauncher } from '../../src/core/exec/launcher.js';
+import { pidAlive } from '../../src/core/board/pid.js';
 import { until } from '../helpers/agent-wait.js';
 
 const base = { cwd: os.tmpdir(), timeoutMs: 20_000, maxOutputChars: 10_000 };
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    // A zombie still answers: it has died once /proc says so.
-    return !/^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
 
 function parentOf(result: { stdout: string }): number {
   return Number(result.stdout.trim());
@@ -41,11 +31,11 @@ describe('the thread\'s process launcher', () => {
     expect(environ.filter((name): name is string => Boolean(name)).every((name) => /^(PATH|LANG|LANGUAGE|LC_[A-Z_]+|TERM|TZ|COLUMNS|LINES)$/.test(name))).toBe(true);
   });
 
-  it('is let go when the thread settles into idle, and the next run starts another', async () => {
+  it('is let go when the thread settles into idle (stopLauncher), and the next run starts another', async () => {
     await runProcess('true', [], base);
     const before = launcherPid()!;
-    releaseIdle();
-    await until(() => !alive(before), 'the released launcher to exit');
+    stopLauncher();
+    await until(() => !pidAlive(before), 'the released launcher to exit');
     const after = await runProcess('bash', ['-c', 'echo $PPID'], base);
     expect(parentOf(after)).toBe(launcherPid());
     expect(parentOf(after)).not.toBe(before);
@@ -73,9 +63,9 @@ describe('the thread\'s process launcher', () => {
       worker.once('error', reject);
     });
     expect(parent).toBe(launcher);
-    expect(alive(launcher)).toBe(true);
+    expect(pidAlive(launcher)).toBe(true);
     await worker.terminate();
-    await until(() => !alive(launcher), 'the launcher of a terminated thread to exit');
+    await until(() => !pidAlive(launcher), 'the launcher of a terminated thread to exit');
   });
 
   it('keeps the output of concurrent runs apart and whole, and takes a large input', async () => {

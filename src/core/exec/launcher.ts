@@ -4,9 +4,6 @@ import type { Readable, Writable } from 'node:stream';
 import { childEnv } from './env.js';
 import { LAUNCHER_MARK, LAUNCHER_PROGRAM } from './launcher-program.js';
 import { pythonProgram } from './python.js';
-import { releaseWhenIdle } from '../idle.js';
-
-export { LAUNCHER_MARK } from './launcher-program.js';
 
 export interface LaunchRequest {
   argv: readonly string[];
@@ -87,7 +84,7 @@ function killGroupOf(pid: number): void {
  *
  * It runs with the allow-listed environment (each request carries the full environment of its
  * process), it is killed with the thread that started it (PR_SET_PDEATHSIG), and it quits after
- * `idleMs` without a request; a teammate lets go of its own a second into idle (core/idle.ts), so an
+ * `idleMs` without a request; a teammate lets go of its own a second into idle (stopLauncher, from its idle collector), so an
  * idle teammate has none. Kills never go through it: runProcess
  * kills the process group itself, by the pid the launcher reported. The python program is in
  * launcher-program.ts.
@@ -201,9 +198,9 @@ export class Launcher {
       run.pid = message.pid;
       if (run.killed) killGroupOf(run.pid);
     } else if (message.fd !== undefined && message.data !== undefined) {
+      if (run.overflow) return;
       const stream = message.fd - 1;
       const data = Buffer.from(message.data, 'base64');
-      if (run.overflow) return;
       run.sizes[stream]! += data.length;
       run.out[stream]!.push(data);
       if (run.sizes[stream]! > run.maxBuffer) {
@@ -261,6 +258,11 @@ export function startDirectly(on: boolean): void {
   }
 }
 
+/** Stops this thread's launcher (at once, or after the run under way); its next run starts another. */
+export function stopLauncher(): void {
+  launcher?.stop();
+}
+
 /** The launcher's pid while this thread has one running (tests). */
 export function launcherPid(): number | undefined {
   return launcher?.pid;
@@ -273,10 +275,7 @@ export function launcherPid(): number | undefined {
 export async function launchProcess(request: LaunchRequest): Promise<Launched> {
   const python = await pythonProgram();
   if (!direct) {
-    if (!launcher) {
-      launcher = new Launcher(python);
-      releaseWhenIdle(() => launcher?.stop());
-    }
+    launcher ??= new Launcher(python);
     const launched = await launcher.launch(request);
     if (launched) return launched;
     direct = true;
