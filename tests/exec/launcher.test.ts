@@ -5,7 +5,8 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runProcess } from '../../src/core/exec/process.js';
-import { Launcher, launcherPid, startDirectly, stopLauncher } from '../../src/core/exec/launcher.js';
+import { Launcher, launchProcess, launcherPid, startDirectly, stopLauncher } from '../../src/core/exec/launcher.js';
+import { CODE_NICENESS } from '../../src/core/exec/sandbox.js';
 import { pidAlive } from '../../src/core/board/pid.js';
 import { until } from '../helpers/agent-wait.js';
 
@@ -29,6 +30,24 @@ describe('the thread\'s process launcher', () => {
     // It runs with the allow-listed environment, whatever this process holds.
     const environ = fs.readFileSync(`/proc/${launcher}/environ`, 'utf8').split('\0').map((entry) => entry.split('=')[0]);
     expect(environ.filter((name): name is string => Boolean(name)).every((name) => /^(PATH|LANG|LANGUAGE|LC_[A-Z_]+|TERM|TZ|COLUMNS|LINES)$/.test(name))).toBe(true);
+  });
+
+  it.runIf(fs.existsSync('/proc/self/autogroup'))('keeps the agents\' code apart: its launcher\'s session runs below the runtime\'s, the runtime\'s own programs at its priority', async () => {
+    const own = await runProcess('bash', ['-c', 'echo $PPID; cat /proc/self/autogroup'], base);
+    const code = await launchProcess({ argv: ['bash', '-c', 'echo $PPID; cat /proc/self/autogroup'], cwd: os.tmpdir(), env: { PATH: process.env.PATH! }, maxBuffer: 10_000, niceness: CODE_NICENESS });
+    const [codeParent, codeGroup] = (await code.outcome).stdout.split('\n');
+    const [ownParent, ownGroup] = own.stdout.split('\n');
+    expect(Number(ownParent)).toBe(launcherPid());
+    expect(Number(codeParent)).toBe(launcherPid(CODE_NICENESS));
+    expect(launcherPid(CODE_NICENESS)).not.toBe(launcherPid());
+    // Each run is a process group inside its launcher's session, which is not this process's.
+    expect(ownGroup).toMatch(/ nice 0$/);
+    expect(codeGroup).toMatch(new RegExp(` nice ${CODE_NICENESS}$`));
+    expect(codeGroup!.split(' ')[0]).not.toBe(fs.readFileSync('/proc/self/autogroup', 'utf8').split(' ')[0]);
+    // stopLauncher lets both go.
+    const launchers = [launcherPid()!, launcherPid(CODE_NICENESS)!];
+    stopLauncher();
+    await until(() => launchers.every((pid) => !pidAlive(pid)), 'both launchers to exit');
   });
 
   it('is let go when the thread settles into idle (stopLauncher), and the next run starts another', async () => {

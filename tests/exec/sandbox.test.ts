@@ -13,6 +13,8 @@ import { CODE_NICENESS, type Containment, containment, DEFAULT_LIMITS, type Reso
 import { HANG_MS, until } from '../helpers/agent-wait.js';
 
 const bwrap = containment();
+/** Linux's autogroup scheduling is there (CONFIG_SCHED_AUTOGROUP, on by default in most kernels). */
+const AUTOGROUPS = fs.existsSync('/proc/self/autogroup');
 const SECRET = `ghp_sandbox_${process.pid}_secret_value`;
 const roots: string[] = [];
 
@@ -91,6 +93,14 @@ describe.each(profiles)('sandbox: %s', (label, contained) => {
     const expected = String(Math.min(19, os.getPriority() + CODE_NICENESS));
     expect(done.stdout.trim().split('\n'), done.stderr).toEqual([expected, expected, expected]);
     expect(os.getPriority()).toBeLessThan(Number(expected));
+  });
+
+  // Under autogroup scheduling a session shares the CPU as one, whatever its processes' niceness: code
+  // in a session of its own at nice 10 took as much of a busy machine as the whole runtime.
+  it.runIf(contained && AUTOGROUPS)('runs executed code in a session that is itself below the runtime\'s priority', async () => {
+    const done = await run('cat /proc/self/autogroup').result;
+    expect(done.stdout.trim(), done.stderr).toMatch(new RegExp(`^/autogroup-\\d+ nice ${CODE_NICENESS}$`));
+    expect(fs.readFileSync('/proc/self/autogroup', 'utf8')).toMatch(/ nice 0\n?$/);
   });
 
   it.runIf(contained)('kills a setsid child and a double fork when the command ends, without waiting for them', async () => {

@@ -171,7 +171,11 @@ function startDir(given: string, real: string, hidden: readonly string[]): strin
  */
 export function bwrapProfile(options: ProfileOptions): string[] {
   const workspace = realpath(options.workspace) ?? options.workspace;
-  const args = ['--die-with-parent', '--new-session', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--cap-drop', 'ALL'];
+  // No --new-session: bubblewrap is always started by a parent that has no controlling terminal (a
+  // launcher, or a detached start, each in a session of its own), so there is no terminal to inject
+  // keystrokes into; and a new session is a new autogroup, which would run the code as a peer of the
+  // whole runtime whatever its niceness (launcher-program.ts).
+  const args = ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--cap-drop', 'ALL'];
   if (!options.network) args.push('--unshare-net');
   const sized = (dir: string) => [...(options.tmpBytes === null ? [] : ['--size', String(options.tmpBytes)]), '--tmpfs', dir];
   args.push('--ro-bind', '/', '/', '--dev', '/dev', ...sized('/dev/shm'), '--proc', '/proc', ...sized('/tmp'), '--tmpfs', '/var/tmp', '--tmpfs', '/run');

@@ -1,14 +1,22 @@
 /**
  * The process launcher's program (launcher.ts): python, because a python process is small to fork
  * and python3 is there wherever the tools run. It reads requests as lines of JSON on stdin — argv,
- * cwd, env, input — and starts each in a new session (its own process group), with stdin from the
- * input or /dev/null. It answers on stdout, a line of JSON each: the pid, each chunk of output
- * (base64), the exit (code or signal), and the end once both output pipes have closed; or the
- * errno when it could not start. It exits, killing its runs' groups, when stdin closes, and is
- * killed with the thread that started it (PR_SET_PDEATHSIG), which it checks once it has armed that.
+ * cwd, env, input — and starts each in a process group of its own inside the launcher's session,
+ * with stdin from the input or /dev/null. It answers on stdout, a line of JSON each: the pid, each
+ * chunk of output (base64), the exit (code or signal), and the end once both output pipes have
+ * closed; or the errno when it could not start. It exits, killing its runs' groups, when stdin
+ * closes, and is killed with the thread that started it (PR_SET_PDEATHSIG), which it checks once it
+ * has armed that.
+ *
+ * Its arguments: the thread's process id, LAUNCHER_MARK, and the niceness of its session. Under
+ * Linux's autogroup scheduling (on by default) the CPU is shared between sessions first, and a
+ * process's own niceness counts only inside its session: code at `nice -n 10` in a session of its
+ * own took as much of a busy machine as the whole runtime. So the runs stay in the launcher's
+ * session (a process group each, not a new session), and a launcher for the agents' code sets its
+ * session's niceness (`/proc/self/autogroup`) once, as it starts.
  */
 export const LAUNCHER_PROGRAM = String.raw`
-import base64, errno, json, os, selectors, signal, subprocess, sys
+import base64, errno, json, os, selectors, signal, subprocess, sys, time
 try:
     import ctypes
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)
@@ -16,6 +24,19 @@ except Exception:
     pass
 if os.getppid() != int(sys.argv[1]):
     sys.exit(0)
+niceness = int(sys.argv[3])
+if niceness:
+    for _ in range(5):
+        try:
+            with open('/proc/self/autogroup', 'w') as autogroup:
+                autogroup.write(str(niceness))
+            break
+        except OSError as error:
+            # Without CAP_SYS_ADMIN the kernel takes one such change per tenth of a second, machine-wide.
+            if error.errno != errno.EAGAIN:
+                break
+            time.sleep(0.1)
+GROUP = {'process_group': 0} if sys.version_info >= (3, 11) else {'preexec_fn': os.setpgrp}
 sel = selectors.DefaultSelector()
 wake_r, wake_w = os.pipe()
 os.set_blocking(wake_r, False)
@@ -39,7 +60,7 @@ def popen(request, has_input):
     argv = request['argv']
     for attempt in (argv, ['/bin/sh'] + argv):
         try:
-            return subprocess.Popen(attempt, cwd=request['cwd'], env=request['env'], start_new_session=True, close_fds=True,
+            return subprocess.Popen(attempt, cwd=request['cwd'], env=request['env'], close_fds=True, **GROUP,
                                     stdin=subprocess.PIPE if has_input else subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as error:
             # A script without a #! line: the shell runs it, as execvp does (and Node's spawn did).

@@ -13,6 +13,11 @@ export interface LaunchRequest {
   input?: string;
   /** Bytes kept of stdout and of stderr each; a stream that passes it stops the process group. */
   maxBuffer: number;
+  /**
+   * The niceness of the session it runs in (0 by default): the agents' code runs at CODE_NICENESS,
+   * through a launcher of its own whose session has that niceness (launcher-program.ts).
+   */
+  niceness?: number;
 }
 
 /** How a launched process ended, once it has exited and both its output pipes have closed. */
@@ -62,7 +67,7 @@ function text(chunks: Buffer[]): string {
 
 /**
  * SIGKILLs the process group `pid` leads. Never the pid alone: the group exists from the start (the
- * launcher answers once the program is exec'd, after its setsid), and once the group is gone the pid
+ * launcher answers once the program is exec'd, after its setpgid), and once the group is gone the pid
  * may already be another process's.
  */
 function killGroupOf(pid: number): void {
@@ -101,6 +106,8 @@ export class Launcher {
   constructor(
     private readonly python: string,
     private readonly idleMs = 30_000,
+    /** The niceness of its session, so of everything it starts (launcher-program.ts). */
+    private readonly niceness = 0,
   ) {}
 
   /** The launcher's pid while it runs (tests, diagnostics). */
@@ -162,7 +169,7 @@ export class Launcher {
     return new Promise((resolve) => {
       // Its own session: a Ctrl+C or a hang-up at the terminal is the runtime's to handle (it stops
       // its runs and runs git as it shuts down), not a signal that kills every thread's launcher.
-      const helper = spawn(this.python, ['-I', '-S', '-c', LAUNCHER_PROGRAM, String(process.pid), LAUNCHER_MARK], { env: childEnv(), stdio: ['pipe', 'pipe', 'ignore'], detached: true });
+      const helper = spawn(this.python, ['-I', '-S', '-c', LAUNCHER_PROGRAM, String(process.pid), LAUNCHER_MARK, String(this.niceness)], { env: childEnv(), stdio: ['pipe', 'pipe', 'ignore'], detached: true });
       let ready = false;
       helper.once('error', () => resolve(null));
       let buffered = '';
@@ -242,8 +249,8 @@ export class Launcher {
   }
 }
 
-/** This thread's launcher (each worker thread has its own module state, so its own launcher). */
-let launcher: Launcher | null = null;
+/** This thread's launchers by niceness (each worker thread has its own module state, so its own). */
+const launchers = new Map<number, Launcher>();
 let direct = false;
 
 /**
@@ -253,19 +260,19 @@ let direct = false;
 export function startDirectly(on: boolean): void {
   direct = on;
   if (on) {
-    launcher?.stop();
-    launcher = null;
+    for (const launcher of launchers.values()) launcher.stop();
+    launchers.clear();
   }
 }
 
-/** Stops this thread's launcher (at once, or after the run under way); its next run starts another. */
+/** Stops this thread's launchers (at once, or after the run under way); its next run starts another. */
 export function stopLauncher(): void {
-  launcher?.stop();
+  for (const launcher of launchers.values()) launcher.stop();
 }
 
-/** The launcher's pid while this thread has one running (tests). */
-export function launcherPid(): number | undefined {
-  return launcher?.pid;
+/** The pid of this thread's launcher for runs at `niceness`, while it has one running (tests). */
+export function launcherPid(niceness = 0): number | undefined {
+  return launchers.get(niceness)?.pid;
 }
 
 /**
@@ -275,7 +282,9 @@ export function launcherPid(): number | undefined {
 export async function launchProcess(request: LaunchRequest): Promise<Launched> {
   const python = await pythonProgram();
   if (!direct) {
-    launcher ??= new Launcher(python);
+    const niceness = request.niceness ?? 0;
+    let launcher = launchers.get(niceness);
+    if (!launcher) launchers.set(niceness, (launcher = new Launcher(python, undefined, niceness)));
     const launched = await launcher.launch(request);
     if (launched) return launched;
     direct = true;

@@ -5,7 +5,7 @@ import { pidAlive } from '../board/liveness.js';
 import { childEnv } from './env.js';
 import { pathWithPython, pythonProgram } from './python.js';
 import { pidsCgroups, type RunCgroup, sweepCgroups } from './pids-cgroup.js';
-import type { LimitHit, Sandbox } from './sandbox.js';
+import { CODE_NICENESS, type LimitHit, type Sandbox } from './sandbox.js';
 import { launchProcess } from './launcher.js';
 
 export interface RunProcessOptions {
@@ -167,7 +167,15 @@ async function runIn(
   const wrapped = sandbox ? sandbox.command(command, args, cgroup) : { command, args: [...args] };
   // Bounded memory for a runaway writer: the process is stopped when a stream passes this.
   const maxBuffer = Math.max(options.maxOutputChars * 4, 1_000_000);
-  const child = await launchProcess({ argv: [wrapped.command, ...wrapped.args], cwd: options.cwd, env, maxBuffer, ...(options.input === undefined ? {} : { input: options.input }) });
+  const child = await launchProcess({
+    argv: [wrapped.command, ...wrapped.args],
+    cwd: options.cwd,
+    env,
+    maxBuffer,
+    // The agents' code: through the launcher whose session runs at the code's niceness.
+    ...(sandbox ? { niceness: CODE_NICENESS } : {}),
+    ...(options.input === undefined ? {} : { input: options.input }),
+  });
 
   // Under bubblewrap the run is a PID namespace, which the kernel empties when its first process
   // ends: no process can leave it, so there is nothing for the sweep of /proc to find.
