@@ -8,6 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startDirectly } from '../../src/core/exec/launcher.js';
 import { type ProcessResult, runProcess } from '../../src/core/exec/process.js';
 import { CODE_NICENESS, type Containment, containment, DEFAULT_LIMITS, type ResourceLimits, Sandbox } from '../../src/core/exec/sandbox.js';
 import { HANG_MS, until } from '../helpers/agent-wait.js';
@@ -101,6 +102,17 @@ describe.each(profiles)('sandbox: %s', (label, contained) => {
     const done = await run('cat /proc/self/autogroup').result;
     expect(done.stdout.trim(), done.stderr).toMatch(new RegExp(`^/autogroup-\\d+ nice ${CODE_NICENESS}$`));
     expect(fs.readFileSync('/proc/self/autogroup', 'utf8')).toMatch(/ nice 0\n?$/);
+  });
+
+  it.runIf(contained && AUTOGROUPS)('started directly (no launcher), still runs executed code in a session below the runtime\'s', async () => {
+    startDirectly(true);
+    try {
+      // The session is lowered as the run starts: the code waits for it rather than race it.
+      const done = await run(`for i in $(seq 100); do grep -q ' nice ${CODE_NICENESS}$' /proc/self/autogroup && break; sleep 0.02; done; cat /proc/self/autogroup`).result;
+      expect(done.stdout.trim(), done.stderr).toMatch(new RegExp(`^/autogroup-\\d+ nice ${CODE_NICENESS}$`));
+    } finally {
+      startDirectly(false);
+    }
   });
 
   it.runIf(contained)('kills a setsid child and a double fork when the command ends, without waiting for them', async () => {

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileBoard } from '../../src/core/board/board.js';
 import type { TeamEvent } from '../../src/core/events/schema.js';
-import { containment } from '../../src/core/exec/sandbox.js';
+import { CODE_NICENESS, containment } from '../../src/core/exec/sandbox.js';
 import type { McpServerSpec } from '../../src/core/mcp/config.js';
 import type { ModelMessage, ToolSpec } from '../../src/core/model/types.js';
 import { makeTeam, startLocalTeammate, type LocalTeammate } from '../helpers/agent-team.js';
@@ -165,6 +165,11 @@ describe('an MCP server of the engineer, in the sandbox', () => {
     await until(() => board.get(1).status === 'completed', 'the task completed');
     // Idle, with the server still running for its next task.
     expect(processesWith(marker).length).toBeGreaterThan(0);
+    // Its session runs below the runtime's, as the code's does (where the kernel has autogroups).
+    if (fs.existsSync('/proc/self/autogroup')) {
+      const lowered = (pid: number) => fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8').trim().endsWith(`nice ${CODE_NICENESS}`);
+      await until(() => processesWith(marker).every(lowered), `the server's session at niceness ${CODE_NICENESS}`);
+    }
     await running.halt();
     expect(processesWith(marker)).toEqual([]);
     const states = (await boardEvents(root)).flatMap((event) => (event.type === 'mcp_server' ? [event.state] : []));

@@ -4,6 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import { childEnv } from './env.js';
 import { LAUNCHER_MARK, LAUNCHER_PROGRAM } from './launcher-program.js';
 import { pythonProgram } from './python.js';
+import { setSessionNiceness } from './session-niceness.js';
 
 export interface LaunchRequest {
   argv: readonly string[];
@@ -299,6 +300,8 @@ export async function launchProcess(request: LaunchRequest): Promise<Launched> {
     ...(request.input === undefined ? { stdin: 'ignore' as const } : { input: request.input }),
     maxBuffer: request.maxBuffer,
   });
+  // Detached, it is a session of its own: set to the niceness the launcher's session would have had.
+  if (request.niceness && subprocess.pid !== undefined) void setSessionNiceness(subprocess.pid, request.niceness);
   return {
     pid: () => subprocess.pid,
     killGroup: () => {

@@ -5,7 +5,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { RunCgroup } from '../exec/pids-cgroup.js';
 import { runMarkers, sweep } from '../exec/process.js';
-import type { Sandbox } from '../exec/sandbox.js';
+import { CODE_NICENESS, type Sandbox } from '../exec/sandbox.js';
+import { setSessionNiceness } from '../exec/session-niceness.js';
 import { redact } from '../trace/redact.js';
 
 /** Characters of the server's stderr kept, for the error that says why it stopped. */
@@ -59,7 +60,11 @@ export class SandboxedStdioTransport implements Transport {
         reject(error);
         this.onerror?.(error);
       });
-      child.once('spawn', () => resolve());
+      child.once('spawn', () => {
+        // Detached, the server is a session of its own: one below the runtime, as the code's is.
+        if (child.pid !== undefined) void setSessionNiceness(child.pid, CODE_NICENESS);
+        resolve();
+      });
       child.stdout.on('data', (chunk: Buffer) => {
         try {
           this.buffer.append(chunk);
