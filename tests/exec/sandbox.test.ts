@@ -104,6 +104,24 @@ describe.each(profiles)('sandbox: %s', (label, contained) => {
     expect(fs.readFileSync('/proc/self/autogroup', 'utf8')).toMatch(/ nice 0\n?$/);
   });
 
+  it.runIf(contained && AUTOGROUPS && label === 'bubblewrap')('keeps code from giving its session back the runtime\'s priority: /proc is read-only inside', async () => {
+    const done = await run('echo 0 > /proc/self/autogroup; cat /proc/self/autogroup').result;
+    expect(done.stderr).toMatch(/Read-only file system/);
+    expect(done.stdout.trim()).toMatch(new RegExp(` nice ${CODE_NICENESS}$`));
+  });
+
+  it.runIf(contained && label === 'bubblewrap')('gives code a session of its own unless its caller starts it with no terminal', () => {
+    const { root, workspace } = board();
+    const sandbox = new Sandbox({ workspace, hidden: [root], network: false, limits: DEFAULT_LIMITS }, contained!);
+    expect(sandbox.command('true', []).args).toContain('--new-session');
+    expect(sandbox.command('true', [], null, { detached: true }).args).not.toContain('--new-session');
+  });
+
+  it.runIf(contained)('a stop signal does not leave a run stopped until its timeout', async () => {
+    const done = await run('python3 -c "import os, signal; os.kill(os.getpid(), signal.SIGTSTP); print(\'not stopped\')"').result;
+    expect(done, done.stderr).toMatchObject({ exitCode: 0, stdout: 'not stopped', timedOut: false });
+  });
+
   it.runIf(contained && AUTOGROUPS)('started directly (no launcher), still runs executed code in a session below the runtime\'s', async () => {
     startDirectly(true);
     try {

@@ -171,10 +171,9 @@ function startDir(given: string, real: string, hidden: readonly string[]): strin
  */
 export function bwrapProfile(options: ProfileOptions): string[] {
   const workspace = realpath(options.workspace) ?? options.workspace;
-  // No --new-session: bubblewrap is always started by a parent that has no controlling terminal (a
-  // launcher, or a detached start, each in a session of its own), so there is no terminal to inject
-  // keystrokes into; and a new session is a new autogroup, which would run the code as a peer of the
-  // whole runtime whatever its niceness (launcher-program.ts).
+  // No --new-session here: Sandbox.command adds it unless its caller starts the sandbox with no
+  // controlling terminal (a launcher's session, a detached start). A new session is a new autogroup,
+  // which would run the code as a peer of the whole runtime whatever its niceness (launcher-program.ts).
   const args = ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--cap-drop', 'ALL'];
   if (!options.network) args.push('--unshare-net');
   const sized = (dir: string) => [...(options.tmpBytes === null ? [] : ['--size', String(options.tmpBytes)]), '--tmpfs', dir];
@@ -208,6 +207,8 @@ export function bwrapProfile(options: ProfileOptions): string[] {
       args.push('--ro-bind', '/dev/null', inside);
     }
   }
-  for (const dir of ['/dev', '/var/tmp', '/run', ...outermost, ...maskedDirs]) args.push('--remount-ro', dir);
+  // /proc read-only too: code cannot give its session back the runtime's priority
+  // (/proc/self/autogroup), which would also hold for the thread's later runs.
+  for (const dir of ['/dev', '/proc', '/var/tmp', '/run', ...outermost, ...maskedDirs]) args.push('--remount-ro', dir);
   return args;
 }

@@ -13,7 +13,8 @@
  * process's own niceness counts only inside its session: code at `nice -n 10` in a session of its
  * own took as much of a busy machine as the whole runtime. So the runs stay in the launcher's
  * session (a process group each, not a new session), and a launcher for the agents' code sets its
- * session's niceness (`/proc/self/autogroup`) once, as it starts.
+ * session's niceness (`/proc/self/autogroup`) as it starts, trying again in the background while the
+ * kernel's rate limit refuses it.
  */
 export const LAUNCHER_PROGRAM = String.raw`
 import base64, errno, json, os, selectors, signal, subprocess, sys, time
@@ -25,17 +26,27 @@ except Exception:
 if os.getppid() != int(sys.argv[1]):
     sys.exit(0)
 niceness = int(sys.argv[3])
+nice_at = time.monotonic() if niceness else None
+nice_until = time.monotonic() + 30
+def lower():
+    global nice_at
+    try:
+        with open('/proc/self/autogroup', 'w') as autogroup:
+            autogroup.write(str(niceness))
+        nice_at = None
+    except OSError as error:
+        # Without CAP_SYS_ADMIN the kernel takes one such change per tenth of a second, machine-wide:
+        # tried again (for 30 s, at a random moment, so launchers that collided do not collide again)
+        # without holding up the runs, which the change reaches wherever they are.
+        again = error.errno == errno.EAGAIN and time.monotonic() < nice_until
+        nice_at = time.monotonic() + 0.1 + os.urandom(1)[0] / 2550 if again else None
 if niceness:
-    for _ in range(5):
-        try:
-            with open('/proc/self/autogroup', 'w') as autogroup:
-                autogroup.write(str(niceness))
-            break
-        except OSError as error:
-            # Without CAP_SYS_ADMIN the kernel takes one such change per tenth of a second, machine-wide.
-            if error.errno != errno.EAGAIN:
-                break
-            time.sleep(0.1)
+    lower()
+# The runs are process groups inside this session, so not orphaned ones, whose stop signals the kernel
+# discards: ignored here, and so in every run (an ignored signal stays ignored through exec), they
+# do not leave a run stopped until its timeout.
+for number in (signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU):
+    signal.signal(number, signal.SIG_IGN)
 GROUP = {'process_group': 0} if sys.version_info >= (3, 11) else {'preexec_fn': os.setpgrp}
 sel = selectors.DefaultSelector()
 wake_r, wake_w = os.pipe()
@@ -158,7 +169,7 @@ def handle(key):
 line = []
 send({'ready': True})
 while True:
-    for key, _ in sel.select():
+    for key, _ in sel.select(None if nice_at is None else max(0, nice_at - time.monotonic())):
         try:
             handle(key)
         except SystemExit:
@@ -166,6 +177,8 @@ while True:
         except Exception:
             # One bad request or stream must not end every run of the thread.
             pass
+    if nice_at is not None and time.monotonic() >= nice_at:
+        lower()
     reap()
 `;
 

@@ -301,7 +301,7 @@ export async function launchProcess(request: LaunchRequest): Promise<Launched> {
     maxBuffer: request.maxBuffer,
   });
   // Detached, it is a session of its own: set to the niceness the launcher's session would have had.
-  if (request.niceness && subprocess.pid !== undefined) void setSessionNiceness(subprocess.pid, request.niceness);
+  if (request.niceness && subprocess.pid !== undefined) void setSessionNiceness(subprocess.pid, request.niceness, () => subprocess.exitCode === null && subprocess.signalCode === null);
   return {
     pid: () => subprocess.pid,
     killGroup: () => {

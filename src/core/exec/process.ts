@@ -164,7 +164,8 @@ async function runIn(
 ): Promise<ProcessResult> {
   const { marker, env, cgroup, started } = run;
   const sandbox = options.sandbox;
-  const wrapped = sandbox ? sandbox.command(command, args, cgroup) : { command, args: [...args] };
+  // Started through a launcher or detached: with no controlling terminal either way.
+  const wrapped = sandbox ? sandbox.command(command, args, cgroup, { detached: true }) : { command, args: [...args] };
   // Bounded memory for a runaway writer: the process is stopped when a stream passes this.
   const maxBuffer = Math.max(options.maxOutputChars * 4, 1_000_000);
   const child = await launchProcess({

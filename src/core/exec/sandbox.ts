@@ -208,8 +208,15 @@ export class Sandbox {
     return this.pids.kind === 'cgroup' ? RunCgroup.open(this.pids.cgroups, this.options.limits.processes) : null;
   }
 
-  /** `command args` wrapped in bubblewrap (when there is one), the resource limits, and the run's cgroup. */
-  command(command: string, args: readonly string[], cgroup: RunCgroup | null = null): { command: string; args: string[] } {
+  /**
+   * `command args` wrapped in bubblewrap (when there is one), the resource limits, and the run's
+   * cgroup. `start.detached`: the caller starts it with no controlling terminal (through a launcher,
+   * or detached, in a session of its own). Otherwise bubblewrap gives it a session of its own
+   * (`--new-session`), so that it can never reach a terminal to inject keystrokes into; that session
+   * runs at niceness 0 whatever the code's own (launcher-program.ts), which is why callers that can
+   * start it detached say so.
+   */
+  command(command: string, args: readonly string[], cgroup: RunCgroup | null = null, start: { detached?: boolean } = {}): { command: string; args: string[] } {
     const limited = this.limit(command, args);
     let wrapped = limited;
     if (this.contained.kind === 'bwrap') {
@@ -224,7 +231,7 @@ export class Sandbox {
         pathEnv: this.options.baseEnv?.PATH ?? process.env.PATH ?? '',
         ...(this.options.readOnly ? { readOnly: this.options.readOnly } : {}),
       });
-      wrapped = { command: this.contained.bwrap, args: [...this.profile, '--', limited.command, ...limited.args] };
+      wrapped = { command: this.contained.bwrap, args: [...(start.detached ? [] : ['--new-session']), ...this.profile, '--', limited.command, ...limited.args] };
     }
     const nice = niceProgram();
     if (nice) wrapped = { command: nice, args: ['-n', String(CODE_NICENESS), wrapped.command, ...wrapped.args] };

@@ -51,7 +51,8 @@ export class SandboxedStdioTransport implements Transport {
     const { sandbox } = this.launch;
     const env = { ...sandbox.env(this.launch.env), ...runMarkers(this.marker) };
     this.cgroup = sandbox.openCgroup();
-    const wrapped = sandbox.command(this.launch.command, this.launch.args, this.cgroup);
+    // Started detached below: a session of its own, with no controlling terminal.
+    const wrapped = sandbox.command(this.launch.command, this.launch.args, this.cgroup, { detached: true });
     return new Promise((resolve, reject) => {
       const child = spawn(wrapped.command, wrapped.args, { cwd: sandbox.workspace, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
       this.child = child;
@@ -62,7 +63,7 @@ export class SandboxedStdioTransport implements Transport {
       });
       child.once('spawn', () => {
         // Detached, the server is a session of its own: one below the runtime, as the code's is.
-        if (child.pid !== undefined) void setSessionNiceness(child.pid, CODE_NICENESS);
+        if (child.pid !== undefined) void setSessionNiceness(child.pid, CODE_NICENESS, () => this.child === child);
         resolve();
       });
       child.stdout.on('data', (chunk: Buffer) => {
