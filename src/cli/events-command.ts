@@ -59,6 +59,8 @@ function plainLine(event: TeamEvent): string {
       return `hook ${event.hook} (${event.command}): ${event.decision}`;
     case 'merge_step':
       return `merge #${event.pipeline} ${event.step}: ${event.detail}`;
+    case 'mcp_server':
+      return `${who} MCP server ${event.server} ${event.state}: ${event.detail}`;
     default:
       return `${event.type}${event.agent ? ` ${who}` : ''}`;
   }

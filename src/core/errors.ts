@@ -88,3 +88,20 @@ export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) return { code: (error as NodeJS.ErrnoException).code ?? error.name, message: error.message };
   return { code: 'UNKNOWN', message: String(error) };
 }
+
+/**
+ * Why `text` is not JSON, with the place as a person finds it in an editor: JSON.parse says
+ * `at position 42`, this says `at line 4, column 3`; the end of the text is said as such.
+ */
+export function describeJsonError(error: unknown, text: string): string {
+  const message = (error as Error).message;
+  const where = (offset: number) => {
+    const before = text.slice(0, offset).split('\n');
+    return `line ${before.length}, column ${before.at(-1)!.length + 1}`;
+  };
+  const position = / at position (\d+)/.exec(message);
+  if (position && Number(position[1]) >= text.trimEnd().length) return `not valid JSON (it ends early, at ${where(text.length)})`;
+  if (position) return `not valid JSON (${message.replace(/ in JSON at position \d+.*| at position \d+.*/, '')} at ${where(Number(position[1]))})`;
+  if (/end of (JSON )?input/i.test(message)) return `not valid JSON (it ends early, at ${where(text.length)})`;
+  return `not valid JSON (${message})`;
+}

@@ -105,7 +105,7 @@ export function App({ session, feed, board, team, questions, quit }: AppProps) {
       <Box flexDirection="column" width={width}>
         <Header model={session.modelLabel} dir={session.where} team={teamView.team} lead={teamView.lead} auto={session.autoAnswer} spent={teamView.spend['']} />
         <BoardPanel view={boardView} width={width - 4} />
-        <TeamPanel members={teamView.members} tasks={boardView.byId} lead={teamView.lead} spend={teamView.spend} rejected={teamView.rejected ?? {}} />
+        <TeamPanel members={teamView.members} tasks={boardView.byId} lead={teamView.lead} spend={teamView.spend} rejected={teamView.rejected ?? {}} starting={teamView.starting ?? false} />
         <QuestionBox questions={waiting} auto={session.autoAnswer} />
         {thinking > 0 ? (
           <Text color="cyan">

@@ -28,6 +28,14 @@ export async function runInk(session: LeadApi, options: InkReplOptions = {}): Pr
   const quit = () =>
     (leaving ??= (async () => {
       for (const line of await quitSession(session, options.graceMs)) feed.push(line, 'info');
+      // The last frame stays on the screen: it shows the board and team as the shutdown left them
+      // (tasks handed back, teammates gone), not as they were when /quit was typed.
+      try {
+        board.refresh();
+        team.reload();
+      } catch {
+        // a board that cannot be read now keeps its last view
+      }
     })());
   // The terminal marks pastes from now on, so a pasted line break is text, not an Enter (input-line.tsx);
   // it is told to stop however the process ends, or the shell after it would see the marks. Told before
@@ -44,6 +52,8 @@ export async function runInk(session: LeadApi, options: InkReplOptions = {}): Pr
     board.refresh();
   } catch (error) {
     feed.push(`could not start the team: ${serializeError(error).message}`, 'error');
+  } finally {
+    team.started();
   }
   // The terminal closed: nothing can be drawn any more, so the frame goes at once, and the shutdown
   // runs to its end below, with the handler kept until then (a second SIGHUP comes from the shell).

@@ -155,12 +155,19 @@ export interface TeamView {
   spend: Readonly<Record<string, string>>;
   /** name → unreadable lines its inbox has had moved aside (members with none are absent). */
   rejected?: Readonly<Record<string, number>>;
+  /** The team is still being started: no member yet is not "no teammates". */
+  starting?: boolean;
 }
 
 /** The team panel: the registry (read again when the board changes), with status events from this process's threads applied as they arrive. */
 export class TeamStore extends Store<TeamView> {
   constructor(private readonly session: LeadApi) {
-    super({ team: '', lead: 'lead', members: [], spend: {} });
+    super({ team: '', lead: 'lead', members: [], spend: {}, starting: true });
+  }
+
+  /** The team's start is over (done or failed): from now on no member means none. */
+  started(): void {
+    this.set({ ...this.snapshot, starting: false });
   }
 
   reload(): void {

@@ -29,12 +29,14 @@ export function TeamPanel({
   lead,
   spend = {},
   rejected = {},
+  starting = false,
 }: {
   members: readonly Member[];
   tasks: ReadonlyMap<number, Task>;
   lead: string;
   spend?: Readonly<Record<string, string>>;
   rejected?: Readonly<Record<string, number>>;
+  starting?: boolean;
 }) {
   return (
     <Box flexDirection="column" borderStyle="round" borderColor="gray" paddingX={1}>
@@ -44,7 +46,7 @@ export function TeamPanel({
         {rejected[lead] ? <Text color="red">{rejectedNote(rejected[lead])}</Text> : null}
         {spend[''] ? <Text dimColor> · spent {spend['']}</Text> : null}
       </Text>
-      {members.length === 0 ? <Text dimColor>No teammates — /spawn &lt;name&gt; &lt;role&gt;</Text> : null}
+      {members.length === 0 ? <Text dimColor>{starting ? 'Starting the team…' : 'No teammates — /spawn <name> <role>'}</Text> : null}
       {members.map((member) => (
         <Box key={member.name}>
           <Box width={2} flexShrink={0}>{member.status === 'working' ? <Text color="yellow"><Spinner type="dots" /></Text> : <Text> </Text>}</Box>

@@ -60,7 +60,9 @@ describe('autoteam.config.json', () => {
 
   it('names the file and the key path of every mistake', () => {
     const cases: Array<[unknown, RegExp]> = [
-      ['{ not json', /autoteam\.config\.json: not valid JSON/],
+      ['{ not json', /autoteam\.config\.json: not valid JSON \(.* at line 1, column 3\)/],
+      ['{\n  "limits": {\n    "maxRevisions": 2,\n  }\n}\n', /autoteam\.config\.json: not valid JSON \(Expected double-quoted property name at line 4, column 3\)/],
+      ['{\n  "limits": {\n', /autoteam\.config\.json: not valid JSON \(it ends early, at line 3, column 1\)/],
       [{ models: { analyst: { provider: 'gemini' } } }, /autoteam\.config\.json: models\.analyst\.provider: Invalid option/],
       [{ models: { tester: { model: 'x' } } }, /models\.tester: not 'default' or a role \(unknown role 'tester'/],
       [{ team: [{ name: 'a', role: 'enginer' }] }, /team\.0\.role: unknown role 'enginer'/],

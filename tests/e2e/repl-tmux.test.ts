@@ -84,6 +84,10 @@ describe.skipIf(!tmux)(`autoteam REPL in a real terminal (tmux${tmux ? '' : ' is
     expect(await screen.exitCode()).toBe(0);
     expect(screen.capture(true)).toContain('bye');
     expect(readTasks(screen.dir).filter((task) => task.status === 'in_progress')).toEqual([]);
+    // The last frame, left on the screen, shows the board and team as the shutdown left them.
+    const last = screen.capture();
+    expect(last).not.toMatch(/\[>\] #\d+: /);
+    expect(last).toMatch(/reviewer \(reviewer\) shutdown/);
   });
 
   it('quits cleanly when its terminal closes in the middle of work: tasks handed back, the board released', async () => {

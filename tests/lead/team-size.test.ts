@@ -103,6 +103,9 @@ describe('the requirements of run and post', () => {
     fs.writeFileSync(empty, '# only a comment\n\n');
     expect(() => requirementsFrom(['x'], empty)).toThrow(`--file ${empty}: no requirement in it`);
     expect(() => requirementsFrom([], undefined)).toThrow(/missing required argument 'requirement'/);
+    // Which one is empty, when several are given (a variable that was not set).
+    expect(() => requirementsFrom(['Organize my Downloads.', ' '], undefined)).toThrow('a requirement cannot be empty (argument 2 of 2 is)');
+    expect(() => requirementsFrom([''], undefined)).toThrow(/^a requirement cannot be empty$/);
   });
 
   it('sums several pipelines in one overall line', () => {

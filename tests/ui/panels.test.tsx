@@ -126,6 +126,12 @@ describe('team panel', () => {
     const { lastFrame } = render(<TeamPanel lead="lead" tasks={new Map()} members={[]} />);
     expect(lastFrame()).toContain('No teammates — /spawn <name> <role>');
   });
+
+  it('says the team is starting, not that there is none, while it starts', () => {
+    const { lastFrame } = render(<TeamPanel lead="lead" tasks={new Map()} members={[]} starting />);
+    expect(lastFrame()).toContain('Starting the team…');
+    expect(lastFrame()).not.toContain('No teammates');
+  });
 });
 
 describe('question box', () => {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { z } from 'zod';
-import { BoardFileError } from '../errors.js';
+import { BoardFileError, describeJsonError } from '../errors.js';
 import { describeZodError } from './schemas.js';
 
 /**
@@ -60,7 +60,7 @@ export function parseJsonText<S extends z.ZodTypeAny>(file: string, text: string
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new BoardFileError(file, `not valid JSON (${(error as Error).message})`);
+    throw new BoardFileError(file, describeJsonError(error, text));
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new BoardFileError(file, describeZodError(parsed.error));

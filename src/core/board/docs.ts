@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { redact, secretValues } from '../trace/redact.js';
 import { readJsonFile, readText, writeJsonAtomic } from './atomic-io.js';
-import { BoardFileError } from '../errors.js';
+import { BoardFileError, describeJsonError } from '../errors.js';
 import { DEFAULT_LOCK_STALE_MS, withLock } from './lock.js';
 
 /**
@@ -83,7 +83,7 @@ export class FileDocStore implements DocStore {
           current = text === undefined ? undefined : JSON.parse(text);
         } catch (error) {
           // Never written over unless asked: a broken hand edit is reported, not lost.
-          if (!options.overwriteInvalid) throw new BoardFileError(file, `not valid JSON (${(error as Error).message})`);
+          if (!options.overwriteInvalid) throw new BoardFileError(file, describeJsonError(error, text ?? ''));
           current = undefined;
         }
         const { write, result } = fn(current);

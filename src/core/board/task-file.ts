@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { BoardFileError } from '../errors.js';
+import { BoardFileError, describeJsonError } from '../errors.js';
 import { describeZodError, type Task, TaskSchema } from './schemas.js';
 
 /** A task file larger than this is reported as a problem and never read (nor sent to a model). */
@@ -24,7 +24,7 @@ export function readTaskFileWithStat(file: string, maxBytes = MAX_TASK_FILE_BYTE
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new BoardFileError(file, `not valid JSON (${(error as Error).message})`);
+    throw new BoardFileError(file, describeJsonError(error, text));
   }
   if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
     const task = raw as Record<string, unknown>;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { STAGE_NAME, describeZodError } from '../board/schemas.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, describeJsonError } from '../errors.js';
 import { type ModelOverrides, PROVIDERS, resolveModelSpec } from '../model/config.js';
 import type { ModelSpec } from '../model/factory.js';
 import type { Price } from '../model/pricing.js';
@@ -148,11 +148,12 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     throw new ConfigError(`${file}: ${detail}`);
   };
   let raw: unknown;
+  // A byte-order mark (what some Windows editors write) is not a mistake.
+  const text = fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
   try {
-    // A byte-order mark (what some Windows editors write) is not a mistake.
-    raw = JSON.parse(fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, ''));
+    raw = JSON.parse(text);
   } catch (error) {
-    return fail(`not valid JSON (${(error as Error).message})`);
+    return fail(describeJsonError(error, text));
   }
   const parsed = ProjectConfigSchema.safeParse(raw);
   if (!parsed.success) return fail(describeZodError(parsed.error));

@@ -1,5 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -117,11 +119,15 @@ export class SandboxedStdioTransport implements Transport {
     this.buffer.clear();
   }
 
-  /** How it ended, with the last line of its stderr (redacted), for the error the model reads. */
+  /**
+   * How it ended, with the line of its stderr that says why (redacted), and where a file it was
+   * started with is out of the sandbox's sight, that — for the error the model and the person read.
+   */
   describeExit(): string {
     const how = !this.exit ? 'stopped' : this.exit.signal ? `was killed by ${this.exit.signal}` : `exited with code ${this.exit.code}`;
-    const last = redact(this.stderrTail, this.launch.secrets).trim().split('\n').filter(Boolean).at(-1);
-    return last ? `${how}: ${last.slice(0, 300)}` : how;
+    const reason = stderrReason(redact(this.stderrTail, this.launch.secrets));
+    const hidden = this.exit ? hiddenFile(this.launch) : null;
+    return [reason ? `${how}: ${reason.slice(0, 300)}` : how, hidden].filter(Boolean).join('; ');
   }
 
   private drain(): void {
@@ -150,4 +156,34 @@ export class SandboxedStdioTransport implements Transport {
     sweep(this.marker);
     this.cgroup?.killAll();
   }
+}
+
+/** Lines of a crash report that say nothing of why: Node's version, stack frames, the source line's caret, braces. */
+const NOISE = /^(Node\.js v\d|\s+at |\s*[\^~{}[\]]*\s*$|\s*(code|errno|syscall|path|requireStack): )/;
+/** A line that names the error: `Error: …`, `ModuleNotFoundError: …`, `error: …`, `fatal: …`. */
+const ERROR_LINE = /^\s*([\w.]*(Error|Exception)\b.*:|(error|fatal|panic)\b)/i;
+
+/**
+ * The line of a stopped server's stderr that says why: the last one naming an error (Node prints its
+ * version after the error, Python its traceback before), else the last one that is not noise.
+ */
+export function stderrReason(stderr: string): string | undefined {
+  const lines = stderr.split('\n').map((line) => line.trimEnd()).filter((line) => line.trim() && !NOISE.test(line));
+  return (lines.findLast((line) => ERROR_LINE.test(line)) ?? lines.at(-1))?.trim();
+}
+
+/**
+ * A file the server was started with that bubblewrap hides (inside the board, the repository, the
+ * start folder or the home directory): said, since "cannot find module" alone does not say why.
+ */
+function hiddenFile(launch: StdioLaunch): string | null {
+  if (launch.sandbox.kind !== 'bwrap') return null;
+  const hidden = [...launch.sandbox.options.hidden, os.homedir()].map((dir) => path.resolve(dir));
+  const inside = (file: string, dir: string) => file === dir || file.startsWith(dir + path.sep);
+  for (const given of [launch.command, ...launch.args]) {
+    if (!path.isAbsolute(given)) continue;
+    const dir = hidden.find((candidate) => inside(path.resolve(given), candidate));
+    if (dir) return `${given} is inside ${dir}, which the sandbox hides from MCP servers (put the server in a folder of its own, outside it)`;
+  }
+  return null;
 }

@@ -132,7 +132,9 @@ export function analystTurn(handoff: HandoffData, calls: readonly ToolCall[]): D
       saves.push({ name: 'save_requirement', input: { key: 'interface', value: 'Command line: takes the folder as an optional argument (default ~/Downloads) and a --dry-run flag; prints one line per moved file.' } });
     }
     for (const criterion of criteriaFor(kind, requirement, answers)) saves.push({ name: 'add_acceptance_criterion', input: criterion });
-    return { text: `Recording ${saves.length} requirements and criteria.`, calls: saves };
+    const requirements = saves.filter((call) => call.name === 'save_requirement').length;
+    const criteria = saves.length - requirements;
+    return { text: `Recording ${requirements} requirement${requirements === 1 ? '' : 's'} and ${criteria} acceptance criteri${criteria === 1 ? 'on' : 'a'}.`, calls: saves };
   }
   const saved = callsOf(calls, 'save_requirement').filter((call) => !call.result?.isError);
   const keys = [...new Set(saved.map((call) => String(call.input.key)))];
