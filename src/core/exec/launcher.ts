@@ -104,12 +104,17 @@ export class Launcher {
   /** stop() came while runs were under way: stop after the last. */
   private stopWhenIdle = false;
 
+  private readonly idleMs: number;
+  /** The niceness of its session, so of everything it starts (launcher-program.ts). */
+  private readonly niceness: number;
+
   constructor(
     private readonly python: string,
-    private readonly idleMs = 30_000,
-    /** The niceness of its session, so of everything it starts (launcher-program.ts). */
-    private readonly niceness = 0,
-  ) {}
+    options: { idleMs?: number; niceness?: number } = {},
+  ) {
+    this.idleMs = options.idleMs ?? 30_000;
+    this.niceness = options.niceness ?? 0;
+  }
 
   /** The launcher's pid while it runs (tests, diagnostics). */
   get pid(): number | undefined {
@@ -285,7 +290,7 @@ export async function launchProcess(request: LaunchRequest): Promise<Launched> {
   if (!direct) {
     const niceness = request.niceness ?? 0;
     let launcher = launchers.get(niceness);
-    if (!launcher) launchers.set(niceness, (launcher = new Launcher(python, undefined, niceness)));
+    if (!launcher) launchers.set(niceness, (launcher = new Launcher(python, { niceness })));
     const launched = await launcher.launch(request);
     if (launched) return launched;
     direct = true;

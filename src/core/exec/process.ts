@@ -5,7 +5,7 @@ import { pidAlive } from '../board/liveness.js';
 import { childEnv } from './env.js';
 import { pathWithPython, pythonProgram } from './python.js';
 import { pidsCgroups, type RunCgroup, sweepCgroups } from './pids-cgroup.js';
-import { CODE_NICENESS, type LimitHit, type Sandbox } from './sandbox.js';
+import type { LimitHit, Sandbox } from './sandbox.js';
 import { launchProcess } from './launcher.js';
 
 export interface RunProcessOptions {
@@ -165,7 +165,7 @@ async function runIn(
   const { marker, env, cgroup, started } = run;
   const sandbox = options.sandbox;
   // Started through a launcher or detached: with no controlling terminal either way.
-  const wrapped = sandbox ? sandbox.command(command, args, cgroup, { detached: true }) : { command, args: [...args] };
+  const wrapped = sandbox ? sandbox.command(command, args, cgroup, { detached: true }) : { command, args: [...args], niceness: undefined };
   // Bounded memory for a runaway writer: the process is stopped when a stream passes this.
   const maxBuffer = Math.max(options.maxOutputChars * 4, 1_000_000);
   const child = await launchProcess({
@@ -174,7 +174,7 @@ async function runIn(
     env,
     maxBuffer,
     // The agents' code: through the launcher whose session runs at the code's niceness.
-    ...(sandbox ? { niceness: CODE_NICENESS } : {}),
+    ...(wrapped.niceness === undefined ? {} : { niceness: wrapped.niceness }),
     ...(options.input === undefined ? {} : { input: options.input }),
   });
 

@@ -214,9 +214,10 @@ export class Sandbox {
    * or detached, in a session of its own). Otherwise bubblewrap gives it a session of its own
    * (`--new-session`), so that it can never reach a terminal to inject keystrokes into; that session
    * runs at niceness 0 whatever the code's own (launcher-program.ts), which is why callers that can
-   * start it detached say so.
+   * start it detached say so. `niceness` is what a detached caller gives the session it starts
+   * (a launcher's, or setSessionNiceness by pid): one place decides it, not each caller.
    */
-  command(command: string, args: readonly string[], cgroup: RunCgroup | null = null, start: { detached?: boolean } = {}): { command: string; args: string[] } {
+  command(command: string, args: readonly string[], cgroup: RunCgroup | null = null, start: { detached?: boolean } = {}): { command: string; args: string[]; niceness: number } {
     const limited = this.limit(command, args);
     let wrapped = limited;
     if (this.contained.kind === 'bwrap') {
@@ -235,7 +236,7 @@ export class Sandbox {
     }
     const nice = niceProgram();
     if (nice) wrapped = { command: nice, args: ['-n', String(CODE_NICENESS), wrapped.command, ...wrapped.args] };
-    return cgroup ? cgroup.wrap(wrapped.command, wrapped.args) : wrapped;
+    return { ...(cgroup ? cgroup.wrap(wrapped.command, wrapped.args) : wrapped), niceness: CODE_NICENESS };
   }
 
   private profile: string[] | undefined;

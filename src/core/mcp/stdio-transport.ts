@@ -7,7 +7,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { RunCgroup } from '../exec/pids-cgroup.js';
 import { runMarkers, sweep } from '../exec/process.js';
-import { CODE_NICENESS, type Sandbox } from '../exec/sandbox.js';
+import type { Sandbox } from '../exec/sandbox.js';
 import { setSessionNiceness } from '../exec/session-niceness.js';
 import { redact } from '../trace/redact.js';
 
@@ -65,7 +65,7 @@ export class SandboxedStdioTransport implements Transport {
       });
       child.once('spawn', () => {
         // Detached, the server is a session of its own: one below the runtime, as the code's is.
-        if (child.pid !== undefined) void setSessionNiceness(child.pid, CODE_NICENESS, () => this.child === child);
+        if (child.pid !== undefined) void setSessionNiceness(child.pid, wrapped.niceness, () => this.child === child);
         resolve();
       });
       child.stdout.on('data', (chunk: Buffer) => {
