@@ -36,6 +36,9 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   await session.start(options.team ?? DEFAULT_TEAM);
   const { team } = session.snapshot();
   print(`board ${session.where} · team ${team.name} · lead ${team.lead}${session.autoAnswer ? ' · auto answers on' : ''}`);
+  // Who was started (a pipe has no team panel); each thread reports in a moment later.
+  const started = options.team ?? DEFAULT_TEAM;
+  print(started.length ? `started ${started.map((member) => `${member.name} (${member.role})`).join(', ')}` : 'no teammates — /spawn <name> <role>');
 
   const lines = readline.createInterface({ input: options.input ?? process.stdin, terminal: false });
   // Ctrl+C ends the input, and the wait for work in flight too; SIGTERM (kill, a service manager) and

@@ -46,14 +46,15 @@ export async function runInk(session: LeadApi, options: InkReplOptions = {}): Pr
   const instance = render(<App session={session} feed={feed} board={board} team={team} questions={questions} quit={quit} />, {
     exitOnCtrlC: false,
   });
+  const members = options.team ?? DEFAULT_TEAM;
   try {
-    await session.start(options.team ?? DEFAULT_TEAM);
+    await session.start(members);
     team.reload();
     board.refresh();
+    team.started(members.length);
   } catch (error) {
     feed.push(`could not start the team: ${serializeError(error).message}`, 'error');
-  } finally {
-    team.started();
+    team.started(0);
   }
   // The terminal closed: nothing can be drawn any more, so the frame goes at once, and the shutdown
   // runs to its end below, with the handler kept until then (a second SIGHUP comes from the shell).

@@ -165,9 +165,19 @@ export class TeamStore extends Store<TeamView> {
     super({ team: '', lead: 'lead', members: [], spend: {}, starting: true });
   }
 
-  /** The team's start is over (done or failed): from now on no member means none. */
-  started(): void {
-    this.set({ ...this.snapshot, starting: false });
+  /**
+   * The session's start is over, having started `spawned` teammates (0: none, or the start failed).
+   * Their threads report a moment later: until the first does (or exits), the panel says the team is
+   * starting — for at most `patienceMs`, so that a thread that never reports cannot leave it so.
+   */
+  started(spawned: number, patienceMs = 15_000): void {
+    if (spawned === 0) {
+      this.set({ ...this.snapshot, starting: false });
+      return;
+    }
+    setTimeout(() => {
+      if (this.snapshot.starting) this.set({ ...this.snapshot, starting: false });
+    }, patienceMs).unref();
   }
 
   reload(): void {
@@ -188,6 +198,8 @@ export class TeamStore extends Store<TeamView> {
   follow(): () => void {
     const unsubscribe = this.session.subscribe((event: LeadEvent) => {
       // Members of other processes (an `autoteam worker`, a member found dead) change only on the board.
+      // A teammate reported or left: the team is no longer "starting" (started() may not have run yet).
+      if ((event.type === 'teammate_exit' || (event.type === 'teammate' && event.event.type === 'status')) && this.snapshot.starting) this.set({ ...this.snapshot, starting: false });
       if (event.type === 'teammate_exit' || event.type === 'board' || event.type === 'notice') this.reload();
       if (event.type === 'teammate' && event.event.type === 'usage') {
         const { name } = event.event;

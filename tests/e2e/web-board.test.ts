@@ -194,7 +194,8 @@ describe.runIf(chromiumPath)('the web board in a browser', () => {
     const leadDir = folder('autoteam-web-lead-');
     const webDir = folder('autoteam-web-view-');
     const lead = start(['--board', server.url, '--dir', leadDir], leadDir, 'pipe');
-    await lead.waitFor(() => (/analyst/.test(lead.lines.join('\n') + lead.stderr) ? true : undefined), 'the lead to start its team');
+    await lead.waitFor(() => (lead.lines.some((line) => line.startsWith('Type /help')) ? true : undefined), 'the lead to start its team');
+    expect(lead.lines).toContain('started analyst (analyst), engineer (engineer), reviewer (reviewer)');
     const web = start(['web', '--board', server.url, '--dir', webDir, '--port', '0'], webDir);
     const address = await webAddress(web);
     expect(web.lines[0]).toBe(`autoteam web: ${address}`);

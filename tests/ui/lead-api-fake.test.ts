@@ -218,6 +218,7 @@ describe('line mode over a fake LeadApi', () => {
     expect(printed.split('\n')).toEqual([
       'autoteam — claude-test',
       'board /boards/demo · team demo · lead lead',
+      'started analyst (analyst)',
       'Type /help for commands, or a requirement for the lead.',
       'the lead looked at the board',
       'lead: Posted it.',

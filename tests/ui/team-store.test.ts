@@ -11,6 +11,32 @@ describe('TeamStore', () => {
     session = null;
   });
 
+  it('says the team is starting until a teammate of this process reports, not that there is none', async () => {
+    session = await quietSession();
+    const store = new TeamStore(session);
+    const stop = store.follow();
+    try {
+      expect(store.get().starting).toBe(true);
+      store.started(1);
+      expect(store.get()).toMatchObject({ starting: true, members: [] });
+      session.spawn('engineer', 'engineer');
+      await waitUntil(() => store.get().members.some((member) => member.name === 'engineer') || null, 'the engineer reported');
+      expect(store.get().starting).toBe(false);
+    } finally {
+      stop();
+    }
+  });
+
+  it('says the team is not starting when none was started, or when no thread reports within its patience', async () => {
+    session = await quietSession();
+    const none = new TeamStore(session);
+    none.started(0);
+    expect(none.get().starting).toBe(false);
+    const silent = new TeamStore(session);
+    silent.started(3, 50);
+    await waitUntil(() => silent.get().starting === false || null, 'the patience ran out');
+  });
+
   it('carries, per member, how many unreadable inbox lines were moved aside, from the session', async () => {
     session = await quietSession();
     await boardOf(session).registry.join('engineer', 'engineer');
