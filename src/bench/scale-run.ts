@@ -15,6 +15,12 @@ export interface ScaleConfig {
   pipelines: number;
   teammates: number;
   processes: number;
+  /**
+   * Waves of `pipelines` before the one measured (default 0): the team has then worked as many
+   * pipelines already — its code compiled and optimised, its parsers built, its connections open —
+   * and the row measures it warm rather than its first minute.
+   */
+  warmWaves?: number;
 }
 
 export interface ScaleResult {
@@ -165,7 +171,13 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
     // A person types the first requirement a while after the start, by when each teammate has loaded
     // what its tools need (warmRoleTools): the run starts once the hosts are quiet.
     await settled(hosts, config.teammates);
-    options.log(`  ${config.pipelines} pipelines on ${config.teammates} teammates in ${config.processes} process(es), ${board.location === rootDir ? 'file' : 'postgres'} board`);
+    options.log(`  ${config.pipelines} pipelines on ${config.teammates} teammates in ${config.processes} process(es), ${board.location === rootDir ? 'file' : 'postgres'} board${config.warmWaves ? `, after ${config.warmWaves} wave(s) of as many` : ''}`);
+    for (let wave = 0; wave < (config.warmWaves ?? 0); wave++) {
+      const warming = await Promise.all(Array.from({ length: config.pipelines }, () => lead.post(SCALE_REQUIREMENT)));
+      await withCeiling(Promise.all(warming.map((task) => lead.waitForPipeline(task.pipeline!))), options.ceilingMs, 'the warm-up wave still active');
+      await withCeiling(allIdle(), options.ceilingMs, 'the team did not go idle after the warm-up wave');
+      await settled(hosts, config.teammates);
+    }
     const totalCpu = async () => (await Promise.all(hosts.map((host) => host.measured(1)))).reduce((sum, m) => sum + m.totalCpuMs, 0);
     const cpuBefore = await totalCpu();
     const machineBefore = machineCpu();
