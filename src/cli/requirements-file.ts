@@ -13,7 +13,7 @@ export const requirementsFileOption = () => new Option('--file <path>', 'require
 export function requirementsFrom(args: readonly string[], file: unknown): string[] {
   // Which one is empty, when several are given: `run "a" ""` (a variable that was not set).
   const empty = args.findIndex((arg) => !arg.trim());
-  if (empty >= 0) throw new UsageError(`a requirement cannot be empty${args.length === 1 ? '' : ` (argument ${empty + 1} of ${args.length} is)`}`);
+  if (empty >= 0) throw new UsageError(`a requirement cannot be empty${args.length === 1 ? '' : `: requirement ${empty + 1} of the ${args.length} given is blank`}`);
   const requirements = [...args];
   if (file !== undefined) {
     const where = path.resolve(String(file));

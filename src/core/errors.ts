@@ -90,8 +90,9 @@ export function serializeError(error: unknown): SerializedError {
 }
 
 /**
- * Why `text` is not JSON, with the place as a person finds it in an editor: JSON.parse says
- * `at position 42`, this says `at line 4, column 3`; the end of the text is said as such.
+ * Why `text` is not JSON, with the place as a person finds it in an editor: `at line 4, column 3`
+ * (JSON.parse says `at position 42`, or on Node 20 often no place at all, quoting the text around
+ * it instead: then the place is found by scanning the text); the end of the text is said as such.
  */
 export function describeJsonError(error: unknown, text: string): string {
   const message = (error as Error).message;
@@ -99,9 +100,85 @@ export function describeJsonError(error: unknown, text: string): string {
     const before = text.slice(0, offset).split('\n');
     return `line ${before.length}, column ${before.at(-1)!.length + 1}`;
   };
-  const position = / at position (\d+)/.exec(message);
-  if (position && Number(position[1]) >= text.trimEnd().length) return `not valid JSON (it ends early, at ${where(text.length)})`;
-  if (position) return `not valid JSON (${message.replace(/ in JSON at position \d+.*| at position \d+.*/, '')} at ${where(Number(position[1]))})`;
-  if (/end of (JSON )?input/i.test(message)) return `not valid JSON (it ends early, at ${where(text.length)})`;
-  return `not valid JSON (${message})`;
+  const given = / at position (\d+)/.exec(message);
+  const offset = given ? Number(given[1]) : jsonSyntaxOffset(text);
+  if (offset === null) return `not valid JSON (${message})`;
+  if (offset >= text.trimEnd().length || /end of (JSON )?input/i.test(message)) return `not valid JSON (it ends early, at ${where(text.length)})`;
+  // V8's reason without the text it quotes (`Unexpected token ']', ..."a"},\n ]..." is not valid JSON`).
+  const reason = message.replace(/ in JSON at position \d+.*| at position \d+.*/s, '').replace(/, (\.\.\.)?".*$/s, '');
+  return `not valid JSON (${reason} at ${where(offset)})`;
+}
+
+/** Where a JSON text first goes wrong (an offset), or null when it is valid JSON. */
+export function jsonSyntaxOffset(text: string): number | null {
+  let i = 0;
+  const space = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++;
+  };
+  const fail = (): never => {
+    throw i;
+  };
+  const value = (): void => {
+    space();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      space();
+      if (text[i] === '}') return void i++;
+      for (;;) {
+        space();
+        if (text[i] !== '"') fail();
+        string();
+        space();
+        if (text[i] !== ':') fail();
+        i++;
+        value();
+        space();
+        if (text[i] === ',') i++;
+        else if (text[i] === '}') return void i++;
+        else fail();
+      }
+    }
+    if (c === '[') {
+      i++;
+      space();
+      if (text[i] === ']') return void i++;
+      for (;;) {
+        value();
+        space();
+        if (text[i] === ',') i++;
+        else if (text[i] === ']') return void i++;
+        else fail();
+      }
+    }
+    if (c === '"') return string();
+    const literal = /^(true|false|null|-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?)/.exec(text.slice(i, i + 400));
+    if (!literal) {
+      // Where a misspelt word goes wrong (`flase`: at the `l`), as V8's reason names that character.
+      const word = ['true', 'false', 'null'].find((candidate) => candidate[0] === c);
+      if (word) for (let k = 0; k < word.length && text[i] === word[k]; k++) i++;
+      fail();
+    }
+    i += literal![0].length;
+  };
+  const string = (): void => {
+    for (i++; i < text.length; i++) {
+      const c = text[i]!;
+      if (c === '"') return void i++;
+      if (c < ' ') fail();
+      if (c === '\\') {
+        i++;
+        if (text[i] === 'u' ? !/^[0-9a-fA-F]{4}$/.test(text.slice(i + 1, i + 5)) : !'"\\/bfnrt'.includes(text[i] ?? 'x')) fail();
+        if (text[i] === 'u') i += 4;
+      }
+    }
+    fail();
+  };
+  try {
+    value();
+    space();
+    return i < text.length ? i : null;
+  } catch (offset) {
+    return offset as number;
+  }
 }

@@ -30,6 +30,7 @@ export async function runInk(session: LeadApi, options: InkReplOptions = {}): Pr
       for (const line of await quitSession(session, options.graceMs)) feed.push(line, 'info');
       // The last frame stays on the screen: it shows the board and team as the shutdown left them
       // (tasks handed back, teammates gone), not as they were when /quit was typed.
+      questions.closed();
       try {
         board.refresh();
         team.reload();

@@ -236,4 +236,9 @@ export class QuestionStore extends Store<readonly PendingQuestion[]> {
     this.set(this.session.pendingQuestions());
     return unsubscribe;
   }
+
+  /** The session is over: nobody here can answer now (a question still pending waits on the board for the next session). */
+  closed(): void {
+    this.set([]);
+  }
 }

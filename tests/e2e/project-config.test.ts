@@ -63,6 +63,9 @@ describe('autoteam.config.json', () => {
       ['{ not json', /autoteam\.config\.json: not valid JSON \(.* at line 1, column 3\)/],
       ['{\n  "limits": {\n    "maxRevisions": 2,\n  }\n}\n', /autoteam\.config\.json: not valid JSON \(Expected double-quoted property name at line 4, column 3\)/],
       ['{\n  "limits": {\n', /autoteam\.config\.json: not valid JSON \(it ends early, at line 3, column 1\)/],
+      // Node 20 gives no position for these, only the text around: the place is found by scanning.
+      ['{"team": [{"name": "a", "role": "analyst"},\n  ]\n}', /autoteam\.config\.json: not valid JSON \(Unexpected token '\]' at line 2, column 3\)$/],
+      ['{\n  "web": flase\n}', /autoteam\.config\.json: not valid JSON \(Unexpected token 'l' at line 2, column 11\)$/],
       [{ models: { analyst: { provider: 'gemini' } } }, /autoteam\.config\.json: models\.analyst\.provider: Invalid option/],
       [{ models: { tester: { model: 'x' } } }, /models\.tester: not 'default' or a role \(unknown role 'tester'/],
       [{ team: [{ name: 'a', role: 'enginer' }] }, /team\.0\.role: unknown role 'enginer'/],

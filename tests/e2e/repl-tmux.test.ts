@@ -90,6 +90,21 @@ describe.skipIf(!tmux)(`autoteam REPL in a real terminal (tmux${tmux ? '' : ' is
     expect(last).toMatch(/reviewer \(reviewer\) shutdown/);
   });
 
+  it('leaves no question box in its last frame when it quits while the analyst waits for an answer', async () => {
+    assertBuilt();
+    const screen = new TmuxScreen(tempBoard('autoteam-repl-tty-'));
+    screens.push(screen);
+    screen.start(['node', CLI, '--dir', screen.dir]);
+    await screen.waitFor(/reviewer \(reviewer\) idle/, 'the team to start', 30_000);
+    screen.type(`/post ${REQUIREMENT}`);
+    await screen.waitFor('type the answer and press Enter', 'the question box');
+    screen.key('C-c');
+    expect(await screen.exitCode()).toBe(0);
+    const last = screen.capture();
+    expect(last).toContain('bye');
+    expect(last).not.toContain('type the answer and press Enter');
+  });
+
   it('quits cleanly when its terminal closes in the middle of work: tasks handed back, the board released', async () => {
     const screen = open();
     await screen.waitFor(/reviewer \(reviewer\) idle/, 'the team to start', 30_000);

@@ -104,7 +104,7 @@ describe('the requirements of run and post', () => {
     expect(() => requirementsFrom(['x'], empty)).toThrow(`--file ${empty}: no requirement in it`);
     expect(() => requirementsFrom([], undefined)).toThrow(/missing required argument 'requirement'/);
     // Which one is empty, when several are given (a variable that was not set).
-    expect(() => requirementsFrom(['Organize my Downloads.', ' '], undefined)).toThrow('a requirement cannot be empty (argument 2 of 2 is)');
+    expect(() => requirementsFrom(['Organize my Downloads.', ' '], undefined)).toThrow('a requirement cannot be empty: requirement 2 of the 2 given is blank');
     expect(() => requirementsFrom([''], undefined)).toThrow(/^a requirement cannot be empty$/);
   });
 

@@ -65,7 +65,20 @@ export class SessionLife {
     private readonly host: LifeHost,
   ) {}
 
-  async start(team: readonly TeamMemberSpec[]): Promise<void> {
+  /** Settles once start() has (at once when it was never called); never rejects. */
+  whenStarted(): Promise<void> {
+    return this.startCall ?? Promise.resolve();
+  }
+
+  private startCall: Promise<void> | null = null;
+
+  start(team: readonly TeamMemberSpec[]): Promise<void> {
+    const call = this.startOnce(team);
+    this.startCall = call.catch(() => undefined);
+    return call;
+  }
+
+  private async startOnce(team: readonly TeamMemberSpec[]): Promise<void> {
     const tookOver = await this.parts.lease.acquire();
     if (tookOver) {
       const { from, why } = tookOver;

@@ -264,6 +264,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   async ask(text: string): Promise<string> {
+    // Typed while the team is still starting (the prompt is up from the first frame): answered once it has.
+    await this.life.whenStarted();
     return (await this.chat.ask(text)).text;
   }
 
