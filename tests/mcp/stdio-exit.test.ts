@@ -22,12 +22,12 @@ function tempDir(): string {
   return dir;
 }
 
-/** Starts `script` with node as a server of a sandbox hiding `hidden`, and says how it ended once it has. */
-async function exitOf(script: string, hidden: string[]): Promise<string> {
+/** Starts `script` with node (or `command`) as a server of a sandbox hiding `hidden`, and says how it ended once it has. */
+async function exitOf(script: string, hidden: string[], command = process.execPath): Promise<string> {
   const folder = tempDir();
   const args = [script];
-  const sandbox = serverSandbox({ folder, hidden, network: false, policy: DEFAULT_SANDBOX_POLICY, own: ownFolders(process.execPath, args) });
-  const transport = new SandboxedStdioTransport({ command: process.execPath, args, env: {}, sandbox, secrets: [] });
+  const sandbox = serverSandbox({ folder, hidden, network: false, policy: DEFAULT_SANDBOX_POLICY, own: ownFolders(command, args) });
+  const transport = new SandboxedStdioTransport({ command, args, env: {}, sandbox, secrets: [] });
   const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
   await transport.start();
   await closed;
@@ -61,6 +61,16 @@ describe('why a stdio MCP server stopped', () => {
     fs.writeFileSync(script, "throw new Error('the database is not there');\n");
     const said = await exitOf(script, []);
     expect(said).toBe('exited with code 1: Error: the database is not there');
+  });
+
+  it('says when the command is not there, not what the wrappers around it printed', async () => {
+    const said = await exitOf('--stdio', [], 'no-such-mcp-server');
+    expect(said).toBe("exited with code 127: the command 'no-such-mcp-server' was not found (not on the PATH the sandbox passes, or not executable)");
+  });
+
+  it('says when a relative path is not there: a server starts in its own folder', async () => {
+    const said = await exitOf('tools/server.mjs', []);
+    expect(said).toMatch(/^exited with code 1: Error: Cannot find module .*tools\/server\.mjs'; 'tools\/server\.mjs' is a relative path, and a server starts in its own folder \(\/.+\): give it from \/ instead$/);
   });
 
   it.runIf(containment().kind === 'bwrap')('says when the server was started from a folder the sandbox hides (the board)', async () => {

@@ -119,6 +119,7 @@ describe('the offline repertoire', () => {
     'Write a Python script that counts how often each word appears in a text file.',
     'Write a Go program that counts the words in a text file.',
     'Write a TypeScript script that organizes my Downloads folder by file type.',
+    'Write a word counter for every file in a folder.',
   ])('has nothing for a requirement outside it: %s', (requirement) => {
     expect(kindOf(requirement)).toBeNull();
   });
@@ -127,6 +128,8 @@ describe('the offline repertoire', () => {
     ['Write a Python script that organizes my Downloads folder by file type.', 'organizer'],
     ['Write a Python script that counts the words in a text file.', 'wordcount'],
     ['Write a JavaScript program that counts words and lines in a file.', 'wordcount'],
+    ['Write a word counter.', 'wordcount'],
+    ['Write a word-count tool in JavaScript.', 'wordcount'],
   ])('builds what it knows: %s', (requirement, kind) => {
     expect(kindOf(requirement)).toBe(kind);
   });

@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
@@ -125,9 +126,12 @@ export class SandboxedStdioTransport implements Transport {
    */
   describeExit(): string {
     const how = !this.exit ? 'stopped' : this.exit.signal ? `was killed by ${this.exit.signal}` : `exited with code ${this.exit.code}`;
-    const reason = stderrReason(redact(this.stderrTail, this.launch.secrets));
-    const hidden = this.exit ? hiddenFile(this.launch) : null;
-    return [reason ? `${how}: ${reason.slice(0, 300)}` : how, hidden].filter(Boolean).join('; ');
+    const stderr = redact(this.stderrTail, this.launch.secrets);
+    // Exit 127 from the wrappers (prlimit, bubblewrap, a shell): the command itself is not there.
+    const missing = this.exit?.code === 127 && /failed to execute|execvp|No such file or directory|not found/.test(stderr);
+    const reason = missing ? `the command '${this.launch.command}' was not found (not on the PATH the sandbox passes, or not executable)` : stderrReason(stderr);
+    const hint = this.exit ? (hiddenFile(this.launch) ?? relativeFile(this.launch)) : null;
+    return [reason ? `${how}: ${reason.slice(0, 300)}` : how, hint].filter(Boolean).join('; ');
   }
 
   private drain(): void {
@@ -170,6 +174,16 @@ const ERROR_LINE = /^\s*([\w.]*(Error|Exception)\b.*:|(error|fatal|panic)\b)/i;
 export function stderrReason(stderr: string): string | undefined {
   const lines = stderr.split('\n').map((line) => line.trimEnd()).filter((line) => line.trim() && !NOISE.test(line));
   return (lines.findLast((line) => ERROR_LINE.test(line)) ?? lines.at(-1))?.trim();
+}
+
+/**
+ * A relative path among the arguments that is not there: a server starts in its own folder, not in
+ * the project's, as a `.mcp.json` habit expects.
+ */
+function relativeFile(launch: StdioLaunch): string | null {
+  const cwd = launch.sandbox.workspace;
+  const given = launch.args.find((arg) => !path.isAbsolute(arg) && !arg.startsWith('-') && /[/\\]|\.(c?js|mjs|ts|py)$/.test(arg) && !fs.existsSync(path.join(cwd, arg)));
+  return given ? `'${given}' is a relative path, and a server starts in its own folder (${cwd}): give it from / instead` : null;
 }
 
 /**

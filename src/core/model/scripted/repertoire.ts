@@ -42,7 +42,8 @@ export function kindOf(requirement: string): ProgramKind | null {
     if (/\bdownloads\b/.test(text)) return 'organizer';
     if (/\b(folders?|director(y|ies))\b/.test(text) && TYPE_WORDS.test(text)) return 'organizer';
   }
-  if (COUNT_VERB.test(text) && /\bwords?\b/.test(text) && /\b(files?|text|stdin|standard input|input)\b/.test(text) && !NOT_WORDCOUNT.test(text)) {
+  // "counts the words in a text file", or just "a word counter" (the program's name says what it reads).
+  if (COUNT_VERB.test(text) && /\bwords?\b/.test(text) && /\b(files?|text|stdin|standard input|input)\b|\bwords?[ -]count(er)?\b/.test(text) && !NOT_WORDCOUNT.test(text)) {
     return 'wordcount';
   }
   return null;
