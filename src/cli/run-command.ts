@@ -111,7 +111,14 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   // the run stops at once with that one line instead of waiting out its timeout.
   const fatal = new AbortController();
   let fatalError: { code: string; message: string } | null = null;
+  // An MCP server that failed, exited or is gone, per teammate, last state: said again under the
+  // summary, where a person looks last (the run may still be approved without it).
+  const mcpTrouble = new Map<string, string>();
   session.subscribe((event) => {
+    if (event.type === 'team' && event.event.type === 'mcp_server' && event.event.state !== 'started' && event.event.state !== 'stopped') {
+      const { server, state, detail, agent } = event.event;
+      mcpTrouble.set(`${server}\0${agent ?? ''}`, `MCP server ${server}${agent ? ` of ${agent}` : ''} ${state}: ${detail}`);
+    }
     if (event.type === 'teammate' && event.event.type === 'error' && FATAL_MODEL_CODES.has(event.event.error.code) && !fatalError) {
       fatalError = event.event.error;
       fatal.abort();
@@ -235,6 +242,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   } else {
     for (const [i, summary] of summaries.entries()) printSummary(summary, states[i]!.tasks, session.modelLabel);
     if (summaries.length > 1) printOverall(summaries, wallMs);
+    for (const trouble of mcpTrouble.values()) console.log(`note: ${trouble}`);
   }
   if ((stopReason as string | null)?.startsWith('interrupted')) return 130;
   return approved ? 0 : 1;

@@ -178,3 +178,26 @@ describe('autoteam mcp list', () => {
     expect(result.stderr).toMatch(/unknown role 'astronaut'/);
   });
 });
+
+describe.runIf(python)('autoteam run with an MCP server that does not start', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('still finishes the pipeline, and says under the summary which server failed and why', async () => {
+    const root = tempBoard();
+    const tools = tempBoard();
+    dirs.push(root, tools);
+    const script = path.join(tools, 'crash.mjs');
+    fs.writeFileSync(script, "throw new Error('the database is not there');\n");
+    fs.writeFileSync(path.join(root, 'autoteam.config.json'), JSON.stringify({ mcpServers: { db: { command: process.execPath, args: [script], roles: ['engineer'] } } }));
+    const run = await runCli(['run', '--auto', '--dir', root, 'Write a Python script that counts the words in a text file.'], { cwd: root });
+    expect(run.code, describeRun(run)).toBe(0);
+    const lines = run.stdout.trimEnd().split('\n');
+    const notes = lines.filter((line) => line.startsWith('note: MCP server'));
+    expect(notes, describeRun(run)).toEqual([expect.stringMatching(/^note: MCP server db of engineer (failed|gone): .*Error: the database is not there/)]);
+    // Under the summary: after its last line.
+    expect(lines.indexOf(notes[0]!)).toBeGreaterThan(lines.findIndex((line) => line.startsWith('tokens: ')));
+  });
+});
