@@ -77,7 +77,8 @@ function describeOne(event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'wid
     // Questions, answers and pipeline ends are shown from the log (question_asked, …); a question an
     // earlier lead left pending has no event since this session began, so it is shown here.
     case 'question':
-      return event.resumed ? { text: `? ${event.question.from} asks: ${event.question.question}`, tone: 'question' } : null;
+      // Said as a question asked now is (pipeline and all), and that it was left by the last session.
+      return event.resumed ? { text: `? ${event.question.from} asks${event.question.pipeline != null ? ` (pipeline #${event.question.pipeline})` : ''}, still waiting from the last session: ${event.question.question}`, tone: 'question' } : null;
     case 'question_withdrawn':
     case 'answered':
     case 'pipeline':

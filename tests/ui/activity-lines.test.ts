@@ -1,6 +1,6 @@
 /** The activity lines a released task gets: a retry says its attempt and when; a release that is no retry says neither. */
 import { describe, expect, it } from 'vitest';
-import { describeTeamEvent } from '../../src/frontend/activity.js';
+import { describeSessionEvent, describeTeamEvent } from '../../src/frontend/activity.js';
 import { TeamEventSchema } from '../../src/core/events/schema.js';
 
 const view = { verbose: false, width: 200 };
@@ -32,5 +32,15 @@ describe('the line that ends a pipeline', () => {
   it('failed, or approved where the workspace is not known: the reason alone', () => {
     expect(describeTeamEvent(status({ status: 'failed', reason: 'Pipeline #1 failed: stuck' }), view, () => undefined, workspaces)?.text).toBe('= Pipeline #1 failed: stuck');
     expect(describeTeamEvent(status({ status: 'approved', reason: 'Pipeline #1 approved: lgtm' }), view)?.text).toBe('= Pipeline #1 approved: lgtm');
+  });
+});
+
+describe('a question the last session left pending', () => {
+  it('is shown with its pipeline, and as left over from the last session', () => {
+    const session = { task: () => null, snapshot: () => ({ pipelines: [] }) } as unknown as Parameters<typeof describeSessionEvent>[0];
+    const question = { questionId: 'q1', from: 'analyst', question: 'What input does it read?', task: 1, pipeline: 3, at: '2026-12-02T10:00:00.000Z' };
+    expect(describeSessionEvent(session, { type: 'question', question, resumed: true }, view)?.text).toBe('? analyst asks (pipeline #3), still waiting from the last session: What input does it read?');
+    // A question asked in this session is shown from the log (question_asked), not here.
+    expect(describeSessionEvent(session, { type: 'question', question }, view)).toBeNull();
   });
 });
