@@ -33,11 +33,11 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   const io: CommandIO = { session, print, askLead: (text) => session.ask(text), view };
 
   print(`autoteam — ${session.modelLabel}`);
-  await session.start(options.team ?? DEFAULT_TEAM);
+  const started = options.team ?? DEFAULT_TEAM;
+  await session.start(started);
   const { team } = session.snapshot();
   print(`board ${session.where} · team ${team.name} · lead ${team.lead}${session.autoAnswer ? ' · auto answers on' : ''}`);
   // Who was started (a pipe has no team panel); each thread reports in a moment later.
-  const started = options.team ?? DEFAULT_TEAM;
   print(started.length ? `started ${started.map((member) => `${member.name} (${member.role})`).join(', ')}` : 'no teammates — /spawn <name> <role>');
 
   const lines = readline.createInterface({ input: options.input ?? process.stdin, terminal: false });

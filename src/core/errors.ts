@@ -103,7 +103,7 @@ export function describeJsonError(error: unknown, text: string): string {
   const given = / at position (\d+)/.exec(message);
   const offset = given ? Number(given[1]) : jsonSyntaxOffset(text);
   if (offset === null) return `not valid JSON (${message})`;
-  if (offset >= text.trimEnd().length || /end of (JSON )?input/i.test(message)) return `not valid JSON (it ends early, at ${where(text.length)})`;
+  if (offset >= text.trimEnd().length) return `not valid JSON (it ends early, at ${where(text.length)})`;
   // V8's reason without the text it quotes (`Unexpected token ']', ..."a"},\n ]..." is not valid JSON`).
   const reason = message.replace(/ in JSON at position \d+.*| at position \d+.*/s, '').replace(/, (\.\.\.)?".*$/s, '');
   return `not valid JSON (${reason} at ${where(offset)})`;
@@ -118,39 +118,33 @@ export function jsonSyntaxOffset(text: string): number | null {
   const fail = (): never => {
     throw i;
   };
+  /** The members of an object or array up to `close`, each read by `member`, separated by commas. */
+  const members = (close: string, member: () => void): void => {
+    i++;
+    space();
+    if (text[i] === close) return void i++;
+    for (;;) {
+      member();
+      space();
+      if (text[i] === ',') i++;
+      else if (text[i] === close) return void i++;
+      else fail();
+    }
+  };
+  const property = (): void => {
+    space();
+    if (text[i] !== '"') fail();
+    string();
+    space();
+    if (text[i] !== ':') fail();
+    i++;
+    value();
+  };
   const value = (): void => {
     space();
     const c = text[i];
-    if (c === '{') {
-      i++;
-      space();
-      if (text[i] === '}') return void i++;
-      for (;;) {
-        space();
-        if (text[i] !== '"') fail();
-        string();
-        space();
-        if (text[i] !== ':') fail();
-        i++;
-        value();
-        space();
-        if (text[i] === ',') i++;
-        else if (text[i] === '}') return void i++;
-        else fail();
-      }
-    }
-    if (c === '[') {
-      i++;
-      space();
-      if (text[i] === ']') return void i++;
-      for (;;) {
-        value();
-        space();
-        if (text[i] === ',') i++;
-        else if (text[i] === ']') return void i++;
-        else fail();
-      }
-    }
+    if (c === '{') return members('}', property);
+    if (c === '[') return members(']', value);
     if (c === '"') return string();
     const literal = /^(true|false|null|-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?)/.exec(text.slice(i, i + 400));
     if (!literal) {

@@ -4,20 +4,20 @@
  * sandbox hides. Real servers (node scripts) in the real sandbox.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { containment, DEFAULT_SANDBOX_POLICY } from '../../src/core/exec/sandbox.js';
 import { SandboxedStdioTransport, stderrReason } from '../../src/core/mcp/stdio-transport.js';
 import { ownFolders, serverSandbox } from '../../src/core/mcp/toolbox.js';
+import { removeBoard, tempBoard } from '../helpers/agent-wait.js';
 
 const dirs: string[] = [];
 afterEach(() => {
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs.splice(0)) removeBoard(dir);
 });
 
 function tempDir(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-stdio-exit-'));
+  const dir = tempBoard('autoteam-stdio-exit-');
   dirs.push(dir);
   return dir;
 }

@@ -54,6 +54,11 @@ export class SessionLife {
   closed = false;
   /** The team's start while it runs: a close waits for it. */
   private starting: Promise<void> | null = null;
+  /**
+   * The whole start() (the lease, then the team), settled either way: what whenStarted() waits for.
+   * Not `starting`, which a failed start's own close must not wait for.
+   */
+  private startCall: Promise<void> | null = null;
   private closing: Promise<{ exits: TeammateExit[]; released: number[] }> | null = null;
   /** Whether a failed span export was told (once per session: every thread exports its own). */
   private telemetryTold = false;
@@ -69,8 +74,6 @@ export class SessionLife {
   whenStarted(): Promise<void> {
     return this.startCall ?? Promise.resolve();
   }
-
-  private startCall: Promise<void> | null = null;
 
   start(team: readonly TeamMemberSpec[]): Promise<void> {
     const call = this.startOnce(team);

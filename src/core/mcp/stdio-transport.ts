@@ -6,6 +6,7 @@ import path from 'node:path';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isInside } from '../exec/bwrap-profile.js';
 import type { RunCgroup } from '../exec/pids-cgroup.js';
 import { runMarkers, sweep } from '../exec/process.js';
 import type { Sandbox } from '../exec/sandbox.js';
@@ -193,10 +194,9 @@ function relativeFile(launch: StdioLaunch): string | null {
 function hiddenFile(launch: StdioLaunch): string | null {
   if (launch.sandbox.kind !== 'bwrap') return null;
   const hidden = [...launch.sandbox.options.hidden, os.homedir()].map((dir) => path.resolve(dir));
-  const inside = (file: string, dir: string) => file === dir || file.startsWith(dir + path.sep);
   for (const given of [launch.command, ...launch.args]) {
     if (!path.isAbsolute(given)) continue;
-    const dir = hidden.find((candidate) => inside(path.resolve(given), candidate));
+    const dir = hidden.find((candidate) => isInside(candidate, path.resolve(given)));
     if (dir) return `${given} is inside ${dir}, which the sandbox hides from MCP servers (put the server in a folder of its own, outside it)`;
   }
   return null;
