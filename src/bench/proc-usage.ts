@@ -59,3 +59,26 @@ export function machineCpu(): { busy: number; total: number } | null {
     return null;
   }
 }
+
+/**
+ * How long this process's threads have waited, ready to run, for a core (the second field of
+ * /proc/self/task/<tid>/schedstat), in ms; null where the kernel keeps no such count. A thread that
+ * ended is no longer counted.
+ */
+export function threadsWaitMs(): number | null {
+  let tids: string[];
+  try {
+    tids = fs.readdirSync('/proc/self/task');
+  } catch {
+    return null;
+  }
+  let ns = 0;
+  for (const tid of tids) {
+    try {
+      ns += Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return null; // no schedstat at all
+    }
+  }
+  return Number.isFinite(ns) ? ns / 1e6 : null;
+}

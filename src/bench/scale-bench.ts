@@ -52,6 +52,8 @@ export function scaleRows(row: ScaleRow, result: ScaleResult, baselineCalls: num
     row.pipelines >= 16 ? atMost(`${label}: overhead per pipeline (mean)`, overhead, 'ms', TARGETS.overheadMs) : info(`${label}: overhead per pipeline (mean)`, overhead, 'ms'),
     // The same runtime in CPU rather than wall time: flat as load grows when the wall overhead at 16 is waiting for a core.
     info(`${label}: runtime CPU per pipeline (the hosts' own CPU, first post to last end, per pipeline)`, round(result.runtimeCpuMsPerPipeline), 'ms'),
+    // Ready but not running: when this passes the CPU, the wall overhead is mostly waiting for a core.
+    ...(result.runtimeWaitMsPerPipeline === null ? [] : [info(`${label}: runtime threads' wait for a core per pipeline (ready, not running: /proc schedstat)`, round(result.runtimeWaitMsPerPipeline), 'ms')]),
     // Near 100 %, a runtime step that becomes ready waits for a core: the wall overhead is queueing, not work.
     ...(result.machineBusyPct === null ? [] : [info(`${label}: the machine's cores busy, first post to last end (all processes)`, round(result.machineBusyPct), '%')]),
     info(`${label}: overhead per pipeline p95`, round(percentile(done.map((pipeline) => pipeline.overheadMs), 95)), 'ms'),

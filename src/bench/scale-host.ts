@@ -10,11 +10,12 @@
  *
  * Run as `node dist/bench/scale-host.js '<json HostSpec>'`.
  */
-import { EventEmitter } from 'node:events';
 import { TeammateManager } from '../core/agent/manager.js';
 import { openBoard } from '../core/board/board.js';
-import { ownLaunchers, procCpuMs, procRss } from './proc-usage.js';
+import { ownLaunchers, procCpuMs, procRss, threadsWaitMs } from './proc-usage.js';
 import { type FromHost, HostSpec, ToHost } from './scale-protocol.js';
+
+const loopbackModel = (baseURL: string) => ({ kind: 'anthropic' as const, model: 'claude-bench-loopback', apiKey: 'bench-loopback', baseURL });
 
 async function main(): Promise<void> {
   const spec = HostSpec.parse(JSON.parse(process.argv[2] ?? ''));
@@ -23,24 +24,19 @@ async function main(): Promise<void> {
   const board = await openBoard(spec.location, spec.rootDir);
   const watcher = board.events();
   await watcher.start();
-  // Every manager listens to the one watcher (two listeners each): a dozen is no leak.
-  if (watcher instanceof EventEmitter) watcher.setMaxListeners(spec.team.length * 2 + 10);
-  // One manager per teammate: a manager's model is per role, and each teammate has its own base URL.
-  const managers = spec.team.map((member) => {
-    const manager = new TeammateManager({
-      rootDir: spec.rootDir,
-      board,
-      watcher,
-      model: { kind: 'anthropic', model: 'claude-bench-loopback', apiKey: 'bench-loopback', baseURL: member.baseURL },
-      settings: { idleTimeoutMs: 0 },
-    });
-    manager.on('event', (event) => {
-      if (event.type === 'status') send({ type: 'status', name: event.name, status: event.status });
-      if (event.type === 'error') send({ type: 'log', text: `${event.name}: ${event.error.code}: ${event.error.message}` });
-    });
-    manager.spawn(member.name, member.role);
-    return manager;
+  // One manager for the process, as a lead has: each teammate on its own loopback address.
+  const manager = new TeammateManager({
+    rootDir: spec.rootDir,
+    board,
+    watcher,
+    model: loopbackModel(spec.team[0]!.baseURL),
+    settings: { idleTimeoutMs: 0 },
   });
+  manager.on('event', (event) => {
+    if (event.type === 'status') send({ type: 'status', name: event.name, status: event.status });
+    if (event.type === 'error') send({ type: 'log', text: `${event.name}: ${event.error.code}: ${event.error.message}` });
+  });
+  for (const member of spec.team) manager.spawn(member.name, member.role, undefined, loopbackModel(member.baseURL));
   process.on('message', (raw) => {
     const message = ToHost.parse(raw);
     if (message.type === 'measure') {
@@ -59,7 +55,7 @@ async function main(): Promise<void> {
           launcherUsed += cpuMs - (launchersBefore.get(pid) ?? 0);
           rss += procRss(pid);
         }
-        send({ type: 'measured', cpuMs: (used.user + used.system) / 1000 + launcherUsed, totalCpuMs: (total.user + total.system) / 1000 + launcherCpu, rss, bareRss });
+        send({ type: 'measured', cpuMs: (used.user + used.system) / 1000 + launcherUsed, totalCpuMs: (total.user + total.system) / 1000 + launcherCpu, waitMs: threadsWaitMs(), rss, bareRss });
       }, message.ms);
       return;
     }
@@ -68,7 +64,7 @@ async function main(): Promise<void> {
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
-      await Promise.all(managers.map((manager) => manager.close(2_000)));
+      await manager.close(2_000);
       await watcher.close();
       await board.close();
       if (process.connected) process.disconnect();

@@ -16,8 +16,8 @@ export type ToHost = z.infer<typeof ToHost>;
 
 export const FromHost = z.discriminatedUnion('type', [
   z.object({ type: z.literal('status'), name: z.string(), status: z.string() }),
-  // cpuMs: over the window asked for; totalCpuMs: since the process started, at the window's end.
-  z.object({ type: z.literal('measured'), cpuMs: z.number(), totalCpuMs: z.number(), rss: z.number(), bareRss: z.number() }),
+  // cpuMs: over the window asked for; totalCpuMs and waitMs (its threads' time ready but not on a core, null off Linux): since the process started, at the window's end.
+  z.object({ type: z.literal('measured'), cpuMs: z.number(), totalCpuMs: z.number(), waitMs: z.number().nullable(), rss: z.number(), bareRss: z.number() }),
   z.object({ type: z.literal('log'), text: z.string() }),
 ]);
 export type FromHost = z.infer<typeof FromHost>;

@@ -41,6 +41,11 @@ export interface ScaleResult {
    * runtime's work (prompts, the SDK, board and log writes, claims), not the tools' processes.
    */
   runtimeCpuMsPerPipeline: number;
+  /**
+   * The hosts' threads' time ready to run but waiting for a core, first post to last end, per
+   * pipeline (null off Linux): beside the CPU, how much of the runtime's wall time a busy machine adds.
+   */
+  runtimeWaitMsPerPipeline: number | null;
   /** How busy the machine's cores were from the first post to the last end (every process on it), 0–100; null off Linux. */
   machineBusyPct: number | null;
   /** The teammates' processes' resident memory, summed, per teammate, idle. */
@@ -69,7 +74,7 @@ export function teamOf(count: number): Array<{ name: string; role: string }> {
 interface Host {
   child: ChildProcess;
   count: number;
-  measured(ms: number): Promise<{ cpuMs: number; totalCpuMs: number; rss: number; bareRss: number }>;
+  measured(ms: number): Promise<{ cpuMs: number; totalCpuMs: number; waitMs: number | null; rss: number; bareRss: number }>;
   stop(): Promise<void>;
 }
 
@@ -178,8 +183,12 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
       await withCeiling(allIdle(), options.ceilingMs, 'the team did not go idle after the warm-up wave');
       await settled(hosts, config.teammates);
     }
-    const totalCpu = async () => (await Promise.all(hosts.map((host) => host.measured(1)))).reduce((sum, m) => sum + m.totalCpuMs, 0);
-    const cpuBefore = await totalCpu();
+    const totals = async () => {
+      const measures = await Promise.all(hosts.map((host) => host.measured(1)));
+      const waits = measures.map((m) => m.waitMs);
+      return { cpuMs: measures.reduce((sum, m) => sum + m.totalCpuMs, 0), waitMs: waits.includes(null) ? null : waits.reduce((sum: number, ms) => sum + ms!, 0) };
+    };
+    const before = await totals();
     const machineBefore = machineCpu();
     const started = Date.now();
     const posted = await Promise.all(Array.from({ length: config.pipelines }, () => lead.post(SCALE_REQUIREMENT)));
@@ -192,7 +201,7 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
     });
     const elapsedMs = Date.now() - started;
     const machineAfter = machineCpu();
-    const runtimeCpuMs = (await totalCpu()) - cpuBefore;
+    const after = await totals();
     for (const state of finished) if (state.status !== 'approved') errors.push(`pipeline #${state.id} ended ${state.status}${state.reason ? `: ${state.reason}` : ''}`);
     // Idle: every teammate back to idle after its last task, then a window of nothing to do.
     await withCeiling(allIdle(), options.ceilingMs, 'the team did not go idle');
@@ -213,7 +222,8 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
       pipelines: pipelineMetrics(events, ids),
       audit: auditClaims(events, ids),
       elapsedMs,
-      runtimeCpuMsPerPipeline: runtimeCpuMs / config.pipelines,
+      runtimeCpuMsPerPipeline: (after.cpuMs - before.cpuMs) / config.pipelines,
+      runtimeWaitMsPerPipeline: after.waitMs === null || before.waitMs === null ? null : (after.waitMs - before.waitMs) / config.pipelines,
       machineBusyPct: machineBefore && machineAfter ? ((machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total)) * 100 : null,
       idleCpuPct: (cpuMs / options.idleWindowMs / config.teammates) * 100,
       settleCpuMsPerTeammate: settling.reduce((sum, m) => sum + m.cpuMs, 0) / config.teammates,

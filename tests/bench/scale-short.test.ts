@@ -56,5 +56,8 @@ describe.runIf(python)('scale bench, short: 4 pipelines on 6 teammates, file boa
       expect(pipeline.modelMs + pipeline.toolMs + pipeline.queueMs).toBeLessThanOrEqual(pipeline.wallMs);
     }
     expect(result.rssMbPerTeammate).toBeGreaterThan(0);
+    expect(result.runtimeCpuMsPerPipeline).toBeGreaterThan(0);
+    // Linux counts each thread's time ready but off a core (schedstat): the bench reads the hosts'.
+    if (fs.existsSync('/proc/self/task')) expect(result.runtimeWaitMsPerPipeline).toBeGreaterThanOrEqual(0);
   });
 });

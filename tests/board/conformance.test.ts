@@ -147,13 +147,42 @@ describe.each(backends)('$name', (backend) => {
     const claim = await board.claim(task.id, 'eng');
     const fence = { owner: 'eng', token: 1 };
     expect(claim.ok).toBe(true);
-    await board.recordUsage(task.id, fence, { inputTokens: 10, outputTokens: 5 });
-    await board.recordUsage(task.id, fence, { inputTokens: 1, outputTokens: 1 });
+    board.recordUsage(task.id, { inputTokens: 10, outputTokens: 5 });
+    board.recordUsage(task.id, { inputTokens: 1, outputTokens: 1 });
+    // A model call costs no write of its own: the task's next write carries it.
+    expect((await board.get(task.id)).usage.calls).toBe(0);
+    expect(board.unwrittenUsage(task.id)).toEqual({ calls: 2, inputTokens: 11, outputTokens: 6 });
     const updated = await board.update(task.id, { artifacts: (current) => ({ ...current, summary: `had ${Object.keys(current).length} keys` }) }, { fence, event: 'noted', detail: 'x' });
     expect(updated).toMatchObject({ ok: true, task: { usage: { calls: 2, inputTokens: 11, outputTokens: 6 }, artifacts: { summary: 'had 1 keys', checks: [] } } });
+    expect(board.unwrittenUsage(task.id).calls).toBe(0);
     expect(await board.cancel(task.id, 'lead', 'not needed')).toMatchObject({ ok: true, task: { status: 'cancelled', lease: null } });
-    expect(await board.recordUsage(task.id, fence, { inputTokens: 1, outputTokens: 1 })).toMatchObject({ ok: false, fenced: true });
+    // A call after the claim ended: the refused write gives it back, and flushUsage writes it all the same.
+    board.recordUsage(task.id, { inputTokens: 1, outputTokens: 1 });
+    expect(await board.renewLease(task.id, fence)).toMatchObject({ ok: false, fenced: true });
+    expect(board.unwrittenUsage(task.id).calls).toBe(1);
+    await board.flushUsage(task.id);
+    expect((await board.get(task.id)).usage).toEqual({ calls: 3, inputTokens: 12, outputTokens: 7 });
+    expect(board.unwrittenUsage(task.id).calls).toBe(0);
     expect(await board.cancel(task.id, 'lead', 'again')).toMatchObject({ ok: false, reason: expect.stringMatching(/is cancelled/) });
+  });
+
+  it("each model call is carried by exactly one write, when one holder's writes race", async () => {
+    const board = await open(await backend.location());
+    const task = await board.create({ subject: 'work' });
+    const claim = await board.claim(task.id, 'eng');
+    expect(claim.ok).toBe(true);
+    const fence = { owner: 'eng', token: 1 };
+    for (let round = 0; round < 3; round++) {
+      for (let call = 0; call < 4; call++) board.recordUsage(task.id, { inputTokens: 2, outputTokens: 1 });
+      const writes = await Promise.all([
+        board.renewLease(task.id, fence),
+        board.update(task.id, { artifacts: { summary: `round ${round}` } }, { fence, event: 'noted' }),
+        board.renewLease(task.id, fence),
+      ]);
+      expect(writes.every((write) => write.ok)).toBe(true);
+    }
+    expect((await board.get(task.id)).usage).toEqual({ calls: 12, inputTokens: 24, outputTokens: 12 });
+    expect(board.unwrittenUsage(task.id).calls).toBe(0);
   });
 
   it('3 processes × 4 claimers race over 300 tasks: each claimed exactly once', async () => {

@@ -560,6 +560,20 @@ describe('pipeline budgets', () => {
     expect(task.result).toMatch(/^token budget used up: pipeline #1 used 1,220 tokens \(limit 1,000/);
     expect(s.pipeline.state(1)).toMatchObject({ status: 'failed', reason: task.result });
   });
+
+  it('counts the calls no write has carried yet: turns that write nothing are stopped at the budget too', async () => {
+    const s = await setup();
+    await s.pipeline.post(REQUIREMENT);
+    await steps(s.root, 'analyst', [[toolUse('save_requirement', { key: 'output', value: 'hello' }), toolUse('add_acceptance_criterion', { criterion: 'Prints hello', verify: 'run it' })], [toolUse('complete_requirements_analysis', { summary: 'done' })]]);
+    // read_file records nothing on the task: these calls' usage is on the board only once the task ends.
+    const model = new CostlyModel([[toolUse('read_file', { path: 'main.py' })], [toolUse('read_file', { path: 'main.py' })], [toolUse('read_file', { path: 'main.py' })]], 600);
+    await runTeammate(s.root, 'engineer', model, runtime({ pipelineTokenBudget: 1800 }));
+    // 4 tokens of the analyst's, then 610 a call: 1,224 after two calls, 1,834 after three — so no fourth.
+    expect(model.requests).toHaveLength(3);
+    const impl = s.board.get(2);
+    expect(impl).toMatchObject({ status: 'failed', usage: { calls: 3, inputTokens: 1800, outputTokens: 30 } });
+    expect(impl.result).toMatch(/^token budget used up: pipeline #1 used /);
+  });
 });
 
 describe('when a pipeline is approved', () => {

@@ -11,7 +11,7 @@ export interface CompactionInput {
   agent: { name: string; role: string; stage: string | null; task?: number | null };
   signal?: AbortSignal;
   /** Told the summary call's usage. */
-  onUsage?: (usage: Usage) => Promise<void>;
+  onUsage?: (usage: Usage) => void;
   /** The ceiling of one request (MAX_REQUEST_TOKENS): the log to summarise is cut to fit under it. */
   maxRequestTokens?: number;
 }
@@ -89,7 +89,7 @@ export async function compactConversation(input: CompactionInput): Promise<Model
     { calls: callsOf(body) },
   );
   // A summary is a model call like any other: it counts toward the task's (and pipeline's) usage.
-  await input.onUsage?.(response.usage);
+  input.onUsage?.(response.usage);
   const summary = response.content
     .filter((block) => block.type === 'text')
     .map((block) => block.text)

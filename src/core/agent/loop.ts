@@ -63,7 +63,7 @@ export interface LoopOptions {
   /** The prices a call's `costUsd` is reckoned at (default: the built-in list). */
   prices?: PriceTable;
   /** Called after every model call with its usage (the teammate adds it to the task's). */
-  onModelCall?: (usage: Usage) => Promise<void>;
+  onModelCall?: (usage: Usage) => void;
   /** Where every model call and tool call is told as an event (the thread's EventSink). */
   events?: { emit(input: EventInput): unknown };
   /** The person's hooks around each tool call (see hooks/runner.ts): a block's reason, or null. */
@@ -144,10 +144,11 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
       if (ctx.signal.aborted) return { outcome: { kind: 'aborted', reason: abortReason(ctx.signal) }, turns: turn, usage };
       throw error;
     }
-    usage = addUsage(usage, response.usage);
-    await options.onModelCall?.(response.usage);
-    lastInputTokens = response.usage.inputTokens + response.usage.cacheReadTokens + response.usage.outputTokens;
+    // The call's own time: what the runtime does with its answer is not the model's latency.
     const latencyMs = Date.now() - started;
+    usage = addUsage(usage, response.usage);
+    options.onModelCall?.(response.usage);
+    lastInputTokens = response.usage.inputTokens + response.usage.cacheReadTokens + response.usage.outputTokens;
     options.trace?.write({
       kind: 'model_call',
       agent: options.agent.name,

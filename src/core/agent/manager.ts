@@ -157,7 +157,11 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     };
   }
 
-  spawn(name: string, role: string, prompt?: string): TeammateHandle {
+  /**
+   * Starts teammate `name` in its own thread. `model` pins this one teammate's model (the scale
+   * benchmark gives each its own loopback address); otherwise it starts on its role's.
+   */
+  spawn(name: string, role: string, prompt?: string, model?: ModelSpec): TeammateHandle {
     if (this.live.has(name)) throw new ConfigError(`a teammate named '${name}' is already running`);
     if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new ConfigError(`invalid teammate name '${name}': letters, digits, _ and - only`);
     const init: TeammateWorkerInit = {
@@ -167,7 +171,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       ...(this.address ? { board: this.address } : {}),
       ...(this.follows ? { follow: true } : {}),
       settings: this.options.settings ?? {},
-      model: this.modelOf(role),
+      model: model ?? this.modelOf(role),
       containment: containment(),
       startedAt: Date.now(),
       ...(prompt ? { prompt } : {}),

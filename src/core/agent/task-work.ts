@@ -31,7 +31,8 @@ export interface WorkHost {
   modelError(ctx: ToolContext, error: unknown): Promise<void>;
   note(task: Task | null, text: string): void;
   activity(task: number | null, text: string): void;
-  setStatus(status: MemberStatus, task: number | null, reason?: string): Promise<void>;
+  /** Sets the status without waiting for the registry's write (TeammateStatus.post). */
+  postStatus(status: MemberStatus, task: number | null, reason?: string): void;
   /** Back to `idle` after work, unless the teammate is leaving. */
   backToIdle(): Promise<void>;
   /** The repository's instructions for this task (repository mode, unless turned off), or null. */
@@ -54,7 +55,7 @@ export class TaskWork {
   async workOn(task: Task): Promise<void> {
     const { board, settings } = this.host;
     const fence: Fence = { owner: this.host.name, token: task.claims };
-    await this.host.setStatus('working', task.id);
+    this.host.postStatus('working', task.id);
     this.host.activity(task.id, `claimed #${task.id} ${task.subject}`);
     const lease = new AbortController();
     const renew = setInterval(() => {
@@ -101,6 +102,8 @@ export class TaskWork {
       await this.host.modelError(ctx, error);
     } finally {
       clearInterval(renew);
+      // Calls no write carried (the claim ended on a refused write: a lease lost, a cancel) still count.
+      await board.flushUsage(task.id).catch(() => undefined);
     }
     await this.host.backToIdle();
   }

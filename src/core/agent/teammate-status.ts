@@ -1,6 +1,6 @@
 import type { MemberStatus } from '../board/schemas.js';
 import type { TeamRegistry } from '../board/team-registry.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, serializeError } from '../errors.js';
 import type { EventSink } from '../events/emitter.js';
 import type { Trace } from '../trace/trace.js';
 import type { TeammateEvent } from './teammate-events.js';
@@ -18,12 +18,34 @@ export class TeammateStatus {
     private readonly deps: { registry: TeamRegistry; trace: Trace; sink: EventSink; emit: (event: TeammateEvent) => void },
   ) {}
 
-  async set(status: MemberStatus, task: number | null, reason?: string): Promise<void> {
+  /** The registry's status writes, one after another: a later status never lands before an earlier one. */
+  private writes: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Sets the status: the log is told at once; the registry's write is queued behind the ones before
+   * it, then the trace and the host are told. Settles when this write has landed.
+   */
+  set(status: MemberStatus, task: number | null, reason?: string): Promise<void> {
     const { name, role } = this.who;
     const was = this.last.status;
     if (status === 'idle' && was !== 'idle') this.deps.sink.emit({ type: 'teammate_idle', agent: name, role, ...(reason ? { reason } : {}) });
     if (status === 'working' && was === 'idle') this.deps.sink.emit({ type: 'teammate_woke', agent: name, role, task });
     this.last = { status, task, ...(reason ? { reason } : {}) };
+    const write = this.writes.then(() => this.write(status, task, reason));
+    this.writes = write.catch(() => undefined);
+    return write;
+  }
+
+  /**
+   * `set` without waiting for the registry (the start and end of a task: the team's listing is no
+   * reason to keep work waiting). A failed write is reported; the next heartbeat lists the status again.
+   */
+  post(status: MemberStatus, task: number | null, reason?: string): void {
+    this.set(status, task, reason).catch((error: unknown) => this.deps.emit({ type: 'error', name: this.who.name, error: serializeError(error) }));
+  }
+
+  private async write(status: MemberStatus, task: number | null, reason?: string): Promise<void> {
+    const { name, role } = this.who;
     const update = { task, ...(reason ? { reason } : {}) };
     try {
       await this.deps.registry.setStatus(name, status, update);

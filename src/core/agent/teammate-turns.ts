@@ -1,5 +1,6 @@
 import type { Task } from '../board/schemas.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
+import { addTaskUsage } from '../board/unwritten-usage.js';
 import type { ExitReason } from '../events/schema.js';
 import type { EventSink } from '../events/emitter.js';
 import type { ModelClient, ModelMessage, Usage } from '../model/types.js';
@@ -67,12 +68,11 @@ export class TeammateTurns {
     const own = this.host.prompt ? `${stageSystem}\n\n${this.host.prompt}` : stageSystem;
     const system = instructions ? () => [instructions.text(), own].filter(Boolean).join('\n\n') : own;
     const model = this.host.model();
-    // Every model call of a task, compaction included, is added to its usage: the pipeline budgets sum them.
-    const recordUsage = async (usage: Usage): Promise<void> => {
+    // Every model call of a task, compaction included, is added to its usage: the pipeline budgets sum
+    // them. The task's next write carries it (a tool's record, the lease's renewal, the claim's end).
+    const recordUsage = (usage: Usage): void => {
       this.host.emit({ type: 'usage', name, role, model: model.id, usage });
-      if (!ctx.task || !ctx.fence) return;
-      const result = await this.host.board.recordUsage(ctx.task.id, ctx.fence, usage).catch(() => null);
-      if (result?.ok) ctx.task = result.task;
+      if (ctx.task && ctx.fence) this.host.board.recordUsage(ctx.task.id, usage);
     };
     return runLoop({
       model,
@@ -130,6 +130,7 @@ export class TeammateTurns {
   private budgetExceeded(task: Task | null): string | null {
     if (!task?.pipeline) return null;
     const { board, settings } = this.host;
-    return budgetGap(task.pipeline, pipelineUsage(board.list().filter((t) => t.pipeline === task.pipeline)), settings.runtime);
+    const written = pipelineUsage(board.list().filter((t) => t.pipeline === task.pipeline));
+    return budgetGap(task.pipeline, addTaskUsage(written, board.unwrittenUsage(task.id)), settings.runtime);
   }
 }

@@ -186,9 +186,9 @@ export class Teammate {
       blobs: this.blobs,
       tools: this.tools,
       modelError: (ctx, error) => this.onModelError(ctx, error),
-      setStatus: (status, task, reason) => this.setStatus(status, task, reason),
+      postStatus: (status, task, reason) => this.status.post(status, task, reason),
       backToIdle: async () => {
-        if (this.exitReason === null) await this.setStatus('idle', null, 'looking for work');
+        if (this.exitReason === null) this.status.post('idle', null, 'looking for work');
       },
       instructions: (task: Task) => this.instructionsFor(task),
     }, this.turns, this.hooks, outcome, this.ends);

@@ -9,6 +9,7 @@ import { DEFAULT_LOCK_STALE_MS, isLockBusy, withLock } from './lock.js';
 import { type BoardProblem, journalWrite, TASK_FILE, TaskIndex } from './task-index.js';
 
 import { ArtifactsSchema } from './artifacts.js';
+import { whyNotClaimable } from './task-checks.js';
 import { type Task, TaskSchema } from './schemas.js';
 import type { ClaimResult, CreateTaskInput, MutationResult, TaskBoardOptions } from './task-types.js';
 import { DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from './task-rules.js';
@@ -98,7 +99,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
     const tasks = this.list();
     const byId = new Map(tasks.map((task) => [task.id, task]));
     const nowMs = this.now().getTime();
-    return tasks.filter((task) => this.whyNotClaimable(task, role, nowMs, (id) => byId.get(id)) === null);
+    return tasks.filter((task) => whyNotClaimable(task, role, nowMs, (id) => byId.get(id)) === null);
   }
 
   async create(input: CreateTaskInput): Promise<Task> {
@@ -167,7 +168,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
       const result = await this.mutate(
         id,
         (task) => {
-          const reason = this.whyNotClaimable(task, options.role, this.now().getTime(), (blocker) =>
+          const reason = whyNotClaimable(task, options.role, this.now().getTime(), (blocker) =>
             this.readOrUndefined(blocker),
           );
           if (reason) return new Refusal(reason);

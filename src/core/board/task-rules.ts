@@ -3,20 +3,16 @@ import { formatBytes, formatLimit } from '../sizes.js';
 import type { Artifacts } from './artifacts.js';
 import type { EventSink } from '../events/emitter.js';
 import type { EventInput, ReleaseKind } from '../events/schema.js';
-import type { HistoryEntry, Task, TaskStatus } from './schemas.js';
+import type { HistoryEntry, Task, TaskStatus, TaskUsage } from './schemas.js';
 import type { BoardProblem } from './task-index.js';
+import { addTaskUsage, UnwrittenUsage } from './unwritten-usage.js';
+import { fenceRefusal, Refusal } from './task-checks.js';
+
+export { Refusal } from './task-checks.js';
 import { fitTask, MAX_POSTED_TASK_BYTES, MAX_TASK_WRITE_BYTES, taskBytes } from './task-size.js';
 import type { ClaimResult, CreateTaskInput, Fence, MutationResult, TaskPatch, UpdateOptions } from './task-types.js';
 
 type Awaitable<T> = T | Promise<T>;
-
-/** A change a board refuses to write: the reason, and whether the caller's claim was superseded. */
-export class Refusal {
-  constructor(
-    readonly reason: string,
-    readonly fenced = false,
-  ) {}
-}
 
 export const DEFAULT_LEASE_MS = 30_000;
 
@@ -41,7 +37,12 @@ export interface TaskStore {
   renewLease(id: number, fence: Fence): Promise<MutationResult>;
   retryLater(id: number, fence: Fence, reason: string, retryAt: Date, kind?: 'unfinished' | 'error'): Promise<MutationResult>;
   cancel(id: number, by: string, reason: string): Promise<MutationResult>;
-  recordUsage(id: number, fence: Fence, delta: { inputTokens: number; outputTokens: number }): Promise<MutationResult>;
+  /** Notes a model call of task `id`; its next write through this board carries it. */
+  recordUsage(id: number, delta: { inputTokens: number; outputTokens: number }): void;
+  /** What task `id` spent that this board has not written yet. */
+  unwrittenUsage(id: number): TaskUsage;
+  /** Writes what recordUsage noted for task `id` and no write carried yet. */
+  flushUsage(id: number): Promise<void>;
   update(id: number, patch: TaskPatch, options?: UpdateOptions): Promise<MutationResult>;
   /** Tells every change made through this board to `sink` (the board's events) from now on. */
   emitTo(sink: EventSink | null): void;
@@ -83,6 +84,7 @@ export abstract class TaskRules
 
   /** Where this board's changes are told (the board's EventSink), or nowhere. */
   private sink: EventSink | null = null;
+  private readonly unwritten = new UnwrittenUsage();
 
   /** Tells every change made through this board to `sink` from now on (null: to no one). */
   emitTo(sink: EventSink | null): void {
@@ -187,8 +189,8 @@ export abstract class TaskRules
 
   /** Back to pending, no owner, no lease (fenced), with a history entry and any extra fields. */
   protected async handBack(id: number, fence: Fence, event: string, detail: string, extra: (task: Task) => Partial<Task>): Promise<MutationResult> {
-    return this.mutate(id, (task) => {
-      const refusal = this.checkFence(task, fence);
+    return this.mutateCarrying(id, (task) => {
+      const refusal = fenceRefusal(task, fence);
       if (refusal) return refusal;
       return { ...task, status: 'pending', owner: null, lease: null, ...extra(task), history: [...task.history, this.entry(fence.owner, event, detail)] };
     });
@@ -230,8 +232,8 @@ export abstract class TaskRules
 
   /** Extends the lease of a claim still held by `fence`. */
   async renewLease(id: number, fence: Fence): Promise<MutationResult> {
-    return this.mutate(id, (task) => {
-      const refusal = this.checkFence(task, fence);
+    return this.mutateCarrying(id, (task) => {
+      const refusal = fenceRefusal(task, fence);
       if (refusal) return refusal;
       const until = new Date(this.now().getTime() + this.leaseMs).toISOString();
       return { ...task, lease: { owner: fence.owner, token: task.claims, until } };
@@ -267,25 +269,57 @@ export abstract class TaskRules
     return outcome;
   }
 
-  /** Adds one model call's usage to the task (fenced; no history entry). */
-  async recordUsage(id: number, fence: Fence, delta: { inputTokens: number; outputTokens: number }): Promise<MutationResult> {
-    return this.mutate(id, (task) => {
-      const refusal = this.checkFence(task, fence);
-      if (refusal) return refusal;
-      const usage = {
-        calls: task.usage.calls + 1,
-        inputTokens: task.usage.inputTokens + delta.inputTokens,
-        outputTokens: task.usage.outputTokens + delta.outputTokens,
-      };
-      return { ...task, usage };
-    });
+  /** Notes one model call of task `id`: the task's next write through this board carries it (UnwrittenUsage). */
+  recordUsage(id: number, delta: { inputTokens: number; outputTokens: number }): void {
+    this.unwritten.add(id, delta);
+  }
+
+  /** What task `id` spent that this board has not written yet. */
+  unwrittenUsage(id: number): TaskUsage {
+    return this.unwritten.of(id);
+  }
+
+  /**
+   * Writes the calls noted for task `id` and not yet carried, whoever holds it now: usage is what was
+   * spent, not a claim (a claim that ended without a write of its own, a lease lost, a cancel).
+   */
+  async flushUsage(id: number): Promise<void> {
+    if (this.unwritten.of(id).calls === 0) return;
+    await this.mutateCarrying(id, (task) => task).finally(() => this.unwritten.drop(id));
+  }
+
+  /**
+   * `mutate`, the write carrying the calls noted for the task since its last one (recordUsage). They
+   * are taken when the change is made, so a write racing this one cannot carry them twice, and given
+   * back when this write does not land.
+   */
+  protected async mutateCarrying(id: number, change: (task: Task) => Task | Refusal): Promise<MutationResult> {
+    let carried: TaskUsage | null = null;
+    const giveBack = () => {
+      if (carried) this.unwritten.giveBack(id, carried);
+      carried = null;
+    };
+    try {
+      const result = await this.mutate(id, (task) => {
+        giveBack(); // a change made again (a retried transaction) carries afresh
+        const next = change(task);
+        if (next instanceof Refusal) return next;
+        carried = this.unwritten.take(id);
+        return carried ? { ...next, usage: addTaskUsage(next.usage, carried) } : next;
+      });
+      if (!result.ok) giveBack();
+      return result;
+    } catch (error) {
+      giveBack();
+      throw error;
+    }
   }
 
   /** Changes fields and/or records a history event. With a fence, refused unless the claim is current. */
   async update(id: number, patch: TaskPatch, options: UpdateOptions = {}): Promise<MutationResult> {
-    return this.mutate(id, (task) => {
+    return this.mutateCarrying(id, (task) => {
       if (options.fence) {
-        const refusal = this.checkFence(task, options.fence);
+        const refusal = fenceRefusal(task, options.fence);
         if (refusal) return refusal;
       }
       const { artifacts, ...fields } = patch;
@@ -309,8 +343,8 @@ export abstract class TaskRules
     artifacts: Artifacts | undefined,
     event: string,
   ): Promise<MutationResult> {
-    return this.mutate(id, (task) => {
-      const refusal = this.checkFence(task, fence);
+    return this.mutateCarrying(id, (task) => {
+      const refusal = fenceRefusal(task, fence);
       if (refusal) return refusal;
       return {
         ...task,
@@ -337,52 +371,6 @@ export abstract class TaskRules
           : new Refusal('not blocked'),
       ).catch(() => undefined);
     }
-  }
-
-  protected checkFence(task: Task, fence: Fence): Refusal | null {
-    if (task.status !== 'in_progress') {
-      return new Refusal(`task #${task.id} is ${task.status}, not in progress`, true);
-    }
-    if (task.owner !== fence.owner) {
-      return new Refusal(`task #${task.id} is owned by ${task.owner ?? 'nobody'}, not ${fence.owner}`, true);
-    }
-    if (fence.token !== undefined && task.claims !== fence.token) {
-      return new Refusal(
-        `task #${task.id}: claim token ${fence.token} was superseded by token ${task.claims} (lease taken over)`,
-        true,
-      );
-    }
-    return null;
-  }
-
-  protected whyNotClaimable(
-    task: Task,
-    role: string | undefined,
-    nowMs: number,
-    lookup: (id: number) => Task | undefined,
-  ): string | null {
-    if (role !== undefined && task.role !== null && task.role !== role) {
-      return `task #${task.id} is for role ${task.role}, not ${role}`;
-    }
-    if (task.notBefore && Date.parse(task.notBefore) > nowMs) {
-      // Before any attempt, a task waits only for its TaskCreated hooks (Pipeline.held).
-      return task.attempts === 0 ? `task #${task.id} is held until its TaskCreated hooks decide (${task.notBefore} at the latest)` : `task #${task.id} is backing off until ${task.notBefore}`;
-    }
-    if (task.status === 'in_progress') {
-      // No lease (a hand edit, an old file) counts as expired: nothing would ever renew it.
-      const until = task.lease ? Date.parse(task.lease.until) : Number.NaN;
-      const expired = Number.isNaN(until) || until < nowMs;
-      if (!expired) return `task #${task.id} is already claimed by ${task.owner}`;
-    } else if (task.status !== 'pending') {
-      return `task #${task.id} is ${task.status}`;
-    } else if (task.owner !== null) {
-      return `task #${task.id} is already owned by ${task.owner}`;
-    }
-    for (const blocker of task.blockedBy) {
-      const other = lookup(blocker);
-      if (other?.status !== 'completed') return `task #${task.id} is blocked by #${blocker}`;
-    }
-    return null;
   }
 
   protected entry(by: string, event: string, detail?: string): HistoryEntry {

@@ -1,4 +1,5 @@
 import type { Task, TaskUsage } from '../board/schemas.js';
+import { addTaskUsage, NO_USAGE } from '../board/unwritten-usage.js';
 
 /**
  * A pipeline's state derived from its tasks, with no board access: the status, what it spent, and
@@ -54,14 +55,7 @@ export function tasksByPipeline(tasks: readonly Task[]): Map<number, Task[]> {
 
 /** Model calls and tokens summed over tasks (one pipeline's, usually). */
 export function pipelineUsage(tasks: readonly Task[]): TaskUsage {
-  return tasks.reduce(
-    (sum, task) => ({
-      calls: sum.calls + task.usage.calls,
-      inputTokens: sum.inputTokens + task.usage.inputTokens,
-      outputTokens: sum.outputTokens + task.usage.outputTokens,
-    }),
-    { calls: 0, inputTokens: 0, outputTokens: 0 },
-  );
+  return tasks.reduce((sum, task) => addTaskUsage(sum, task.usage), NO_USAGE);
 }
 
 /** Why pipeline `id`, having spent `usage`, may not make another model call, or null. */

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { NotFoundError } from '../../errors.js';
 import { redact, secretValues } from '../../trace/redact.js';
 import { ArtifactsSchema } from '../artifacts.js';
+import { whyNotClaimable } from '../task-checks.js';
 import { type Task, TaskSchema } from '../schemas.js';
 import type { BoardProblem } from '../task-index.js';
 import { DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from '../task-rules.js';
@@ -206,7 +207,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     const tasks = this.list();
     const byId = new Map(tasks.map((task) => [task.id, task]));
     const nowMs = Date.now();
-    return tasks.filter((task) => this.whyNotClaimable(task, role, nowMs, (id) => byId.get(id)) === null);
+    return tasks.filter((task) => whyNotClaimable(task, role, nowMs, (id) => byId.get(id)) === null);
   }
 
   async create(input: CreateTaskInput): Promise<Task> {
@@ -275,7 +276,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     const current = this.apply(row);
     const blockers = current.blockedBy.length ? await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = ANY ($1)`, [current.blockedBy]) : { rows: [] };
     const byId = new Map(blockers.rows.map((blocker) => [blocker.id, this.apply(blocker)]));
-    return { ok: false, reason: this.whyNotClaimable(current, options.role, row.db_now.getTime(), (blocker) => byId.get(blocker)) ?? `task #${id} was just claimed by another claimer` };
+    return { ok: false, reason: whyNotClaimable(current, options.role, row.db_now.getTime(), (blocker) => byId.get(blocker)) ?? `task #${id} was just claimed by another claimer` };
   }
 
   /** A row a claim statement took: applied to the replica and told. */

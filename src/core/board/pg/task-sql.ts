@@ -3,7 +3,7 @@ import type { Task } from '../schemas.js';
 
 /**
  * The tasks table in SQL: its columns, a row ↔ Task mapping, and the claim statements. The claim
- * rule here is the file board's (`TaskRules.whyNotClaimable`), written for the database.
+ * rule here is the file board's (`whyNotClaimable` in task-checks.ts), written for the database.
  */
 
 export const COLUMNS =

@@ -1,0 +1,58 @@
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TeammateStatus } from '../../src/core/agent/teammate-status.js';
+import type { TeammateEvent } from '../../src/core/agent/teammate-events.js';
+import { withLock } from '../../src/core/board/lock.js';
+import { TeamRegistry } from '../../src/core/board/team-registry.js';
+import type { EventSink } from '../../src/core/events/emitter.js';
+import type { Trace } from '../../src/core/trace/trace.js';
+import { removeBoard, tempBoard } from '../helpers/agent-wait.js';
+
+let root = '';
+afterEach(() => removeBoard(root));
+
+/** A teammate's status on a real registry, with what it tells its host. */
+async function statusOf(): Promise<{ registry: TeamRegistry; status: TeammateStatus; told: TeammateEvent[] }> {
+  root = tempBoard('autoteam-status-');
+  const registry = new TeamRegistry(root);
+  await registry.ensure('t');
+  await registry.join('eng', 'engineer');
+  const told: TeammateEvent[] = [];
+  const quiet = { write: () => undefined, emit: () => undefined };
+  const status = new TeammateStatus({ name: 'eng', role: 'engineer' }, { registry, trace: quiet as unknown as Trace, sink: quiet as unknown as EventSink, emit: (event) => told.push(event) });
+  return { registry, status, told };
+}
+
+describe('TeammateStatus', () => {
+  it('statuses posted without waiting land in the order posted, while another holds the registry', async () => {
+    const { registry, status, told } = await statusOf();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const locked = withLock(registry.file, () => held);
+    const posted: string[] = [];
+    for (let task = 1; task <= 5; task++) {
+      status.post('working', task);
+      status.post('idle', null);
+      posted.push(`working:${task}`, 'idle:null');
+    }
+    // Every write has tried the lock once and is waiting for it.
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    await locked;
+    await status.set('waiting', 6, 'asked');
+    expect(told.filter((event) => event.type === 'status').map((event) => `${event.status}:${event.task}`)).toEqual([...posted, 'waiting:6']);
+    expect(registry.read().members.find((member) => member.name === 'eng')).toMatchObject({ status: 'waiting', task: 6, reason: 'asked' });
+  });
+
+  it('a posted status the registry cannot take is reported, and the next status still tries', async () => {
+    const { registry, status, told } = await statusOf();
+    const good = fs.readFileSync(registry.file, 'utf8');
+    fs.writeFileSync(registry.file, '{ "team": ');
+    status.post('working', 1);
+    await expect(status.set('idle', null)).rejects.toThrow(/config\.json/);
+    expect(told).toEqual([expect.objectContaining({ type: 'error', name: 'eng', error: expect.objectContaining({ message: expect.stringMatching(/config\.json.*ends early/) }) })]);
+    fs.writeFileSync(registry.file, good);
+    await status.set('working', 2);
+    expect(registry.read().members.find((member) => member.name === 'eng')).toMatchObject({ status: 'working', task: 2 });
+  });
+});
