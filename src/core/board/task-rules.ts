@@ -7,10 +7,10 @@ import type { HistoryEntry, Task, TaskStatus, TaskUsage } from './schemas.js';
 import type { BoardProblem } from './task-index.js';
 import { addTaskUsage, UnwrittenUsage } from './unwritten-usage.js';
 import { fenceRefusal, Refusal } from './task-checks.js';
-
-export { Refusal } from './task-checks.js';
 import { fitTask, MAX_POSTED_TASK_BYTES, MAX_TASK_WRITE_BYTES, taskBytes } from './task-size.js';
 import type { ClaimResult, CreateTaskInput, Fence, MutationResult, TaskPatch, UpdateOptions } from './task-types.js';
+
+export { Refusal } from './task-checks.js';
 
 type Awaitable<T> = T | Promise<T>;
 
