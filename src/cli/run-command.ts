@@ -16,7 +16,7 @@ import { onHangup, onStopSignals } from '../frontend/quit.js';
 import { activityView, describeSessionEvent, indentContinuation } from '../frontend/activity.js';
 import { serveWeb } from './web-command.js';
 import type { WebBoard } from '../web/server.js';
-import { printOverall, printSummary, type RunSummary, summarize } from './run-summary.js';
+import { type McpTrouble, printOverall, printSummary, type RunSummary, summarize } from './run-summary.js';
 
 export type { RunSummary } from './run-summary.js';
 
@@ -113,11 +113,11 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   let fatalError: { code: string; message: string } | null = null;
   // An MCP server that failed, exited or is gone, per teammate, last state: said again under the
   // summary, where a person looks last (the run may still be approved without it).
-  const mcpTrouble = new Map<string, string>();
+  const mcpTrouble = new Map<string, McpTrouble & { pipeline: number | null }>();
   session.subscribe((event) => {
     if (event.type === 'team' && event.event.type === 'mcp_server' && event.event.state !== 'started' && event.event.state !== 'stopped') {
-      const { server, state, detail, agent } = event.event;
-      mcpTrouble.set(`${server}\0${agent ?? ''}`, `MCP server ${server}${agent ? ` of ${agent}` : ''} ${state}: ${detail}`);
+      const { server, state, detail, agent, pipeline } = event.event;
+      mcpTrouble.set(`${server}\0${agent ?? ''}`, { server, agent: agent ?? null, state, detail, pipeline: pipeline ?? null });
     }
     if (event.type === 'teammate' && event.event.type === 'error' && FATAL_MODEL_CODES.has(event.event.error.code) && !fatalError) {
       fatalError = event.event.error;
@@ -228,7 +228,12 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   }
   const after = session.snapshot();
   const wallMs = Date.now() - started;
-  const summaries: RunSummary[] = states.map((state, i) => summarize(session, after, state, checkRequirement(options.requirements[i]!), since, wallMs, spec, options.settings.prices));
+  const summaries: RunSummary[] = states.map((state, i) => {
+    const summary = summarize(session, after, state, checkRequirement(options.requirements[i]!), since, wallMs, spec, options.settings.prices);
+    // A server started for one of this pipeline's tasks, or for none (a message's turn): in its summary.
+    const mcp = [...mcpTrouble.values()].filter((trouble) => trouble.pipeline === null || trouble.pipeline === state.id).map(({ pipeline: _, ...trouble }) => trouble);
+    return mcp.length ? { ...summary, mcp } : summary;
+  });
   // A task file that does not parse is left out of everything above (its usage included): say so.
   for (const problem of after.board.problems) console.error(`autoteam: skipped ${problem}`);
   // `run` follows its own pipeline; work it found on the board and did not see end is not lost.
@@ -242,7 +247,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   } else {
     for (const [i, summary] of summaries.entries()) printSummary(summary, states[i]!.tasks, session.modelLabel);
     if (summaries.length > 1) printOverall(summaries, wallMs);
-    for (const trouble of mcpTrouble.values()) console.log(`note: ${trouble}`);
+    for (const { server, agent, state, detail } of mcpTrouble.values()) console.log(`note: MCP server ${server}${agent ? ` of ${agent}` : ''} ${state}: ${detail}`);
   }
   if ((stopReason as string | null)?.startsWith('interrupted')) return 130;
   return approved ? 0 : 1;

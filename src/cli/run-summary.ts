@@ -10,6 +10,14 @@ import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.
 
 /** What `autoteam run` reports of each pipeline it worked: as text, or as JSON (one object each). */
 
+/** An MCP server that failed, exited or is gone during a run: its last state, per server and teammate. */
+export interface McpTrouble {
+  server: string;
+  agent: string | null;
+  state: string;
+  detail: string;
+}
+
 export interface RunSummary {
   pipeline: number;
   status: string;
@@ -33,6 +41,8 @@ export interface RunSummary {
     merged?: { into: string; commit: string };
   };
   revisions: number;
+  /** MCP servers that failed, exited or are gone while this pipeline ran (absent when none did). */
+  mcp?: McpTrouble[];
   /** The acceptance criteria and, once approved, the reviewer's verdict and evidence for each. */
   criteria: Array<{ id: string; criterion: string; verify: string; met: boolean | null; evidence: string | null }>;
   /** Checks the reviewers ran (run_check) over all reviews, and how many passed. */

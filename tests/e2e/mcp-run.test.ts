@@ -185,7 +185,7 @@ describe.runIf(python)('autoteam run with an MCP server that does not start', ()
     for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('still finishes the pipeline, and says under the summary which server failed and why', async () => {
+  it('still finishes the pipeline, and says under the summary (and in --json) which server failed and why', async () => {
     const root = tempBoard();
     const tools = tempBoard();
     dirs.push(root, tools);
@@ -199,5 +199,12 @@ describe.runIf(python)('autoteam run with an MCP server that does not start', ()
     expect(notes, describeRun(run)).toEqual([expect.stringMatching(/^note: MCP server db of engineer (failed|gone): .*Error: the database is not there/)]);
     // Under the summary: after its last line.
     expect(lines.indexOf(notes[0]!)).toBeGreaterThan(lines.findIndex((line) => line.startsWith('tokens: ')));
+
+    // The JSON summary says it too, as data.
+    const json = await runCli(['run', '--auto', '--json', '--dir', root, 'Write a Python script that counts the words in a text file.'], { cwd: root });
+    expect(json.code, describeRun(json)).toBe(0);
+    const summary = JSON.parse(json.stdout) as { status: string; mcp?: unknown };
+    expect(summary.status).toBe('approved');
+    expect(summary.mcp).toEqual([{ server: 'db', agent: 'engineer', state: expect.stringMatching(/^(failed|gone)$/), detail: expect.stringMatching(/Error: the database is not there/) }]);
   });
 });
