@@ -9,7 +9,7 @@ export class UnwrittenUsage {
   private readonly byTask = new Map<number, TaskUsage>();
 
   add(id: number, delta: { inputTokens: number; outputTokens: number }): void {
-    this.byTask.set(id, addTaskUsage(this.of(id), { calls: 1, inputTokens: delta.inputTokens, outputTokens: delta.outputTokens }));
+    this.giveBack(id, { calls: 1, inputTokens: delta.inputTokens, outputTokens: delta.outputTokens });
   }
 
   /** What task `id` has spent that is not on the board yet (zero when nothing). */
@@ -24,7 +24,7 @@ export class UnwrittenUsage {
     return usage;
   }
 
-  /** What a write took and did not land: counted again. */
+  /** Counted (again): what a write took and did not land, or a call just made. */
   giveBack(id: number, usage: TaskUsage): void {
     this.byTask.set(id, addTaskUsage(this.of(id), usage));
   }
