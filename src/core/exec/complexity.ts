@@ -5,6 +5,7 @@ import { loadTypeScript } from './typescript.js';
 import { AutoteamError } from '../errors.js';
 import { type Language, languageOf } from './language.js';
 import { runProcess } from './process.js';
+import { STDLIB_ONLY } from './python.js';
 import type { Sandbox } from './sandbox.js';
 import { assertPlainFile, resolveInWorkspace, workspaceRelative } from './sandbox-path.js';
 
@@ -93,8 +94,7 @@ print(json.dumps({'functions': functions, 'module': module}))
 `;
 
 async function pythonCounts(abs: string, cwd: string, signal?: AbortSignal, sandbox?: Sandbox): Promise<{ functions: Counts[]; module: Counts }> {
-  // -I: isolated, so a module of the workspace's never shadows one the analysis imports.
-  const result = await runProcess('python3', ['-I', '-c', PYTHON_COMPLEXITY, abs], {
+  const result = await runProcess('python3', [...STDLIB_ONLY, '-c', PYTHON_COMPLEXITY, abs], {
     cwd,
     timeoutMs: 30_000,
     maxOutputChars: 1_000_000,

@@ -5,6 +5,7 @@ import { loadTypeScript } from './typescript.js';
 import { AutoteamError } from '../errors.js';
 import { type Language, languageOf } from './language.js';
 import { runProcess } from './process.js';
+import { STDLIB_ONLY } from './python.js';
 import type { Sandbox } from './sandbox.js';
 import { assertPlainFile, resolveInWorkspace, workspaceRelative } from './sandbox-path.js';
 
@@ -71,8 +72,7 @@ function styleProblems(text: string): LintProblem[] {
 }
 
 async function pythonProblems(abs: string, cwd: string, options: LintOptions): Promise<LintProblem[]> {
-  // -I: isolated, so a json.py (or ast.py) in the workspace is never imported by the linter itself.
-  const result = await runProcess('python3', ['-I', '-c', PYTHON_CHECK, abs], {
+  const result = await runProcess('python3', [...STDLIB_ONLY, '-c', PYTHON_CHECK, abs], {
     cwd,
     timeoutMs: options.timeoutMs ?? 30_000,
     maxOutputChars: 200_000,
