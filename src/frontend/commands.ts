@@ -66,7 +66,7 @@ export const COMMANDS: readonly Command[] = [
     name: 'help',
     args: '',
     help: 'this list',
-    run: (_args, io) => io.print(helpText(io.session.leadToolNames())),
+    run: (_args, io) => io.print(helpText(io.session.leadToolNames(), io.view?.width)),
   },
   {
     name: 'tasks',
@@ -281,15 +281,39 @@ export const COMMANDS: readonly Command[] = [
 
 export const COMMAND_NAMES = COMMANDS.map((command) => command.name);
 
-/** The command list; with the lead's tools, what the lead agent can do with free text. */
-export function helpText(leadTools: readonly string[] = []): string {
-  const rows = COMMANDS.map((command) => {
-    const usage = `/${command.name}${command.args ? ` ${command.args}` : ''}`;
-    return `  ${usage.padEnd(28)}${command.help}`;
-  });
-  const lead = [`  ${'anything else'.padEnd(28)}talk to the lead (a requirement becomes a pipeline)`];
-  if (leadTools.length) lead.push(`  ${''.padEnd(28)}the lead's tools: ${leadTools.join(', ')}`);
+/**
+ * The command list; with the lead's tools, what the lead agent can do with free text. Each text is
+ * wrapped to `width` columns under the column the texts start at (a terminal would wrap it at
+ * column 0, into the column of the commands).
+ */
+export function helpText(leadTools: readonly string[] = [], width = 80): string {
+  const row = (left: string, text: string) => wrapWords(`  ${left.padEnd(28)}`, text, width);
+  const rows = COMMANDS.flatMap((command) => row(`/${command.name}${command.args ? ` ${command.args}` : ''}`, command.help));
+  const lead = row('anything else', 'talk to the lead (a requirement becomes a pipeline)');
+  if (leadTools.length) lead.push(...row('', `the lead's tools: ${leadTools.join(', ')}`));
   return ['Commands:', ...rows, ...lead].join('\n');
+}
+
+/**
+ * `head` then `text`, as lines of at most `width - 1` columns (a line that fills the terminal exactly
+ * wraps in some of them), broken between words; lines after the first are indented as far as
+ * `head`. A word longer than a line stays whole.
+ */
+function wrapWords(head: string, text: string, width: number): string[] {
+  const indent = ' '.repeat(head.length);
+  const room = Math.max(head.length + 20, width - 1);
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && (lines.length ? indent : head).length + line.length + 1 + word.length > room) {
+      lines.push(`${lines.length ? indent : head}${line}`);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  lines.push(`${lines.length ? indent : head}${line}`);
+  return lines;
 }
 
 /** Edit distance with transpositions (optimal string alignment), for "did you mean". */

@@ -113,7 +113,7 @@ describe('the lead agent with its own hands (loopback Messages API)', () => {
     for (const hand of ['bash', 'read_file', 'write_file', 'edit_file']) expect(offered).not.toContain(hand);
     expect(offered).toEqual(expect.arrayContaining(['create_task', 'claim_task', 'idle']));
     expect(String(server.requests[0]!.body.system[0].text)).toContain('You have no file or shell tools');
-    expect(helpText(session.leadToolNames())).toMatch(/the lead's tools: create_task, .*claim_task, idle$/m);
+    expect(helpText(session.leadToolNames(), 1_000)).toMatch(/the lead's tools: create_task, .*claim_task, idle$/m);
     expect(helpText(session.leadToolNames())).not.toMatch(/bash/);
   });
 });

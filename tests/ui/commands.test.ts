@@ -53,12 +53,27 @@ describe('completion and parsing', () => {
   });
 
   it('documents every command in /help', () => {
-    const help = helpText();
+    const help = helpText([], 200);
     for (const name of COMMAND_NAMES) expect(help).toContain(`/${name}`);
     // One column for the descriptions, the last row included; /tasks names every mark it shows.
     const columns = new Set(help.split('\n').slice(1).map((line) => /^ {2}\S.*?\s{2,}(?=\S)/.exec(line)?.[0].length));
     expect([...columns]).toEqual([30]);
     expect(help).toContain('[-] cancelled');
+  });
+
+  it('wraps /help to the terminal, each text under its column, the lead\'s tools included', () => {
+    const tools = ['bash', 'read_file', 'write_file', 'edit_file', 'create_task', 'list_tasks', 'get_task', 'update_task', 'claim_task', 'complete_task', 'send_message', 'broadcast', 'idle'];
+    const wide = helpText(tools, 200).split('\n');
+    const narrow = helpText(tools, 80).split('\n');
+    expect(wide.at(-1)).toBe(`${' '.repeat(30)}the lead's tools: ${tools.join(', ')}`);
+    expect(narrow.length).toBeGreaterThan(wide.length);
+    for (const line of narrow) expect(line.length, line).toBeLessThanOrEqual(79);
+    // A line that goes on a row's text starts under that text, never at column 0.
+    for (const line of narrow.slice(1)) expect(line, line).toMatch(/^ {2}\/\S|^ {2}anything else|^ {30}\S/);
+    // Nothing lost or reordered: the wrapped text reads as the wide one.
+    const words = (lines: string[]) => lines.join(' ').split(/\s+/).filter(Boolean);
+    expect(words(narrow)).toEqual(words(wide));
+    expect(narrow.join(' ').replace(/\s+/g, ' ')).toContain(`the lead's tools: ${tools.join(', ')}`);
   });
 });
 
