@@ -1,9 +1,10 @@
 import fs from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TeammateStatus } from '../../src/core/agent/teammate-status.js';
 import type { TeammateEvent } from '../../src/core/agent/teammate-events.js';
 import { withLock } from '../../src/core/board/lock.js';
 import { TeamRegistry } from '../../src/core/board/team-registry.js';
+import type { MemberStatus } from '../../src/core/board/schemas.js';
 import type { EventSink } from '../../src/core/events/emitter.js';
 import type { Trace } from '../../src/core/trace/trace.js';
 import { removeBoard, tempBoard } from '../helpers/agent-wait.js';
@@ -53,6 +54,47 @@ describe('TeammateStatus', () => {
     expect(told).toEqual([expect.objectContaining({ type: 'error', name: 'eng', error: expect.objectContaining({ message: expect.stringMatching(/config\.json.*ends early/) }) })]);
     fs.writeFileSync(registry.file, good);
     await status.set('working', 2);
+    expect(registry.read().members.find((member) => member.name === 'eng')).toMatchObject({ status: 'working', task: 2 });
+  });
+
+  it('a heartbeat waits behind the queued status writes and lists the newest status; one waits at a time', async () => {
+    root = tempBoard('autoteam-status-');
+    const landed: string[] = [];
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    /** The real registry; the first status write waits at a gate, and every write says when it landed. */
+    class Recording extends TeamRegistry {
+      override async setStatus(name: string, status: MemberStatus, update: Parameters<TeamRegistry['setStatus']>[2]): Promise<void> {
+        if (landed.length === 0 && status === 'working') await gate;
+        await super.setStatus(name, status, update);
+        landed.push(`${status}:${update?.task ?? null}`);
+      }
+      override async heartbeat(...args: Parameters<TeamRegistry['heartbeat']>): Promise<void> {
+        await super.heartbeat(...args);
+        landed.push(`beat ${args[1].status}:${args[1].task}`);
+      }
+    }
+    const registry = new Recording(root);
+    await registry.ensure('t');
+    await registry.join('eng', 'engineer');
+    const quiet = { write: () => undefined, emit: () => undefined };
+    const status = new TeammateStatus({ name: 'eng', role: 'engineer' }, { registry, trace: quiet as unknown as Trace, sink: quiet as unknown as EventSink, emit: () => undefined });
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      status.post('working', 1);
+      status.post('idle', null);
+      const stop = status.beat(10);
+      // Five beats come due while the first write waits.
+      vi.advanceTimersByTime(50);
+      open();
+      await status.set('working', 2);
+      stop();
+    } finally {
+      vi.useRealTimers();
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    // The beat's turn came after working:2 was set: it lists that, never the idle the queue had passed.
+    expect(landed).toEqual(['working:1', 'idle:null', 'beat working:2', 'working:2']);
     expect(registry.read().members.find((member) => member.name === 'eng')).toMatchObject({ status: 'working', task: 2 });
   });
 });

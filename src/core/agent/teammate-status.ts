@@ -58,12 +58,23 @@ export class TeammateStatus {
     this.deps.emit({ type: 'status', name, role, status, task, ...(reason ? { reason } : {}) });
   }
 
-  /** A sign of life every `everyMs` while it runs; a member whose beats stop is marked dead by the lead. Returns the stop. */
+  /**
+   * A sign of life every `everyMs` while it runs; a member whose beats stop is marked dead by the
+   * lead. Each beat goes in the queue of status writes and lists the status that is newest when its
+   * turn comes, so it never puts back one that a queued write replaces; one beat waits at a time.
+   * Returns the stop.
+   */
   beat(everyMs: number): () => void {
     const { name, role } = this.who;
+    let queued = false;
     const timer = setInterval(() => {
-      const { status, task, reason } = this.last;
-      void this.deps.registry.heartbeat(name, { name, role, status, task, pid: process.pid, ...(reason ? { reason } : {}) }).catch(() => undefined);
+      if (queued) return;
+      queued = true;
+      this.writes = this.writes.then(() => {
+        queued = false;
+        const { status, task, reason } = this.last;
+        return this.deps.registry.heartbeat(name, { name, role, status, task, pid: process.pid, ...(reason ? { reason } : {}) }).catch(() => undefined);
+      });
     }, everyMs);
     timer.unref();
     return () => clearInterval(timer);
