@@ -258,6 +258,14 @@ export class Launcher {
 /** This thread's launchers by niceness (each worker thread has its own module state, so its own). */
 const launchers = new Map<number, Launcher>();
 let direct = false;
+/**
+ * After a launcher could not start, runs start directly until this time (ms since the epoch), then
+ * a launcher is tried again: a start that failed for a moment (no memory for a fork, a python being
+ * upgraded) does not give up the code's lower priority for the rest of the thread's life, and where
+ * no launcher can run at all it costs one failed start a while.
+ */
+let directUntil = 0;
+const LAUNCHER_RETRY_MS = 30_000;
 
 /**
  * Starts every process directly (execa), not through the thread's launcher: what happens anyway
@@ -265,6 +273,7 @@ let direct = false;
  */
 export function startDirectly(on: boolean): void {
   direct = on;
+  directUntil = 0;
   if (on) {
     for (const launcher of launchers.values()) launcher.stop();
     launchers.clear();
@@ -287,13 +296,13 @@ export function launcherPid(niceness = 0): number | undefined {
  */
 export async function launchProcess(request: LaunchRequest): Promise<Launched> {
   const python = await pythonProgram();
-  if (!direct) {
+  if (!direct && Date.now() >= directUntil) {
     const niceness = request.niceness ?? 0;
     let launcher = launchers.get(niceness);
     if (!launcher) launchers.set(niceness, (launcher = new Launcher(python, { niceness })));
     const launched = await launcher.launch(request);
     if (launched) return launched;
-    direct = true;
+    directUntil = Date.now() + LAUNCHER_RETRY_MS;
   }
   const { execa } = await import('execa');
   const subprocess = execa(request.argv[0]!, request.argv.slice(1), {
