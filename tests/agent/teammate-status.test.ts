@@ -4,7 +4,6 @@ import { TeammateStatus } from '../../src/core/agent/teammate-status.js';
 import type { TeammateEvent } from '../../src/core/agent/teammate-events.js';
 import { withLock } from '../../src/core/board/lock.js';
 import { TeamRegistry } from '../../src/core/board/team-registry.js';
-import type { MemberStatus } from '../../src/core/board/schemas.js';
 import type { EventSink } from '../../src/core/events/emitter.js';
 import type { Trace } from '../../src/core/trace/trace.js';
 import { removeBoard, tempBoard } from '../helpers/agent-wait.js';
@@ -64,14 +63,16 @@ describe('TeammateStatus', () => {
     const gate = new Promise<void>((resolve) => (open = resolve));
     /** The real registry; the first status write waits at a gate, and every write says when it landed. */
     class Recording extends TeamRegistry {
-      override async setStatus(name: string, status: MemberStatus, update: Parameters<TeamRegistry['setStatus']>[2]): Promise<void> {
+      override async setStatus(...args: Parameters<TeamRegistry['setStatus']>): ReturnType<TeamRegistry['setStatus']> {
+        const [, status, update] = args;
         if (landed.length === 0 && status === 'working') await gate;
-        await super.setStatus(name, status, update);
+        const member = await super.setStatus(...args);
         landed.push(`${status}:${update?.task ?? null}`);
+        return member;
       }
       override async heartbeat(...args: Parameters<TeamRegistry['heartbeat']>): Promise<void> {
         await super.heartbeat(...args);
-        landed.push(`beat ${args[1].status}:${args[1].task}`);
+        landed.push(`beat ${args[1]?.status}:${args[1]?.task}`);
       }
     }
     const registry = new Recording(root);

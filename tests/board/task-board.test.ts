@@ -172,6 +172,26 @@ describe('TaskBoard', () => {
     expect(reader.list().map((t) => t.subject)).toEqual(['one, third time', 'two, by hand again']);
   });
 
+  it('reads the journal before a sweep, so the sweep reads only the files the journal does not name', async () => {
+    // sweepMs 0: every read sweeps. A reader that has seen the board once…
+    const reader = new TaskBoard(root, { sweepMs: 0 });
+    await board.create({ subject: 'one' });
+    await board.create({ subject: 'two' });
+    expect(reader.list()).toHaveLength(2);
+    const journal = path.join(board.dir, '.journal');
+    const keyOf = (id: number) => {
+      const stat = fs.statSync(board.taskPath(id));
+      return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+    };
+    // …then task 1 is written, and its journal line names the file's version with a copy that says
+    // otherwise: the copy is what the refresh took, so the sweep did not read that file again.
+    await board.update(1, { subject: 'one, renamed' });
+    fs.appendFileSync(journal, `1 ${keyOf(1)} ${JSON.stringify({ ...board.get(1), subject: 'one, as the journal has it' })}\n`);
+    // A hand edit the journal does not name is the sweep's, in the same read.
+    fs.writeFileSync(board.taskPath(2), `${JSON.stringify({ ...board.get(2), subject: 'two, edited by hand' }, null, 2)}\n`);
+    expect(reader.list().map((t) => t.subject)).toEqual(['one, as the journal has it', 'two, edited by hand']);
+  });
+
   it("removes a writer's temp file left over a minute by a crash at its next sweep, and no other .tmp file", async () => {
     await board.create({ subject: 'one' });
     const leftover = path.join(board.dir, 'task_1.json.4242.0.0badc0de.tmp');

@@ -93,8 +93,14 @@ export class TaskIndex {
     const now = Date.now();
     const fresh = this.journal !== null && journal.id === this.journal.id && journal.size >= this.journal.offset;
     if (!fresh || now - this.lastSweep >= this.sweepMs) {
-      // The journal's position is taken first: a write landing during the sweep is read again next time.
-      this.journal = { id: journal.id, offset: journal.size };
+      if (fresh) {
+        // The journal first, from its lines: the sweep then reads only the files it does not name
+        // (hand edits), where it would read every task written since the last refresh.
+        if (journal.size > this.journal!.offset) this.readJournal(this.journal!);
+      } else {
+        // The journal's position is taken first: a write landing during the sweep is read again next time.
+        this.journal = { id: journal.id, offset: journal.size };
+      }
       this.sweep();
       this.lastSweep = now;
       return;
