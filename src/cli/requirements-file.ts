@@ -1,33 +1,59 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Option } from 'commander';
+import { MAX_REQUIREMENT_BYTES } from '../core/stages/pipeline.js';
 import { UsageError } from './board-options.js';
 
-/** `--file <path>` of `run` and `post`: requirements one a line. */
-export const requirementsFileOption = () => new Option('--file <path>', 'requirements one a line (blank lines and lines starting with # are skipped), after any given as arguments');
+/** `--file <path>` of `run` and `post`: requirements one a line; given again, each file in turn. */
+export const requirementsFileOption = () =>
+  new Option('--file <path>', 'requirements one a line (blank lines and lines starting with # are skipped), after any given as arguments; repeat it for more files').argParser(
+    (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+  );
 
 /**
- * The requirements a command was given: each argument is one (quote it), then the lines of `--file`.
- * A file that cannot be read or holds none is an error naming it; so is no requirement at all.
+ * The requirements a command was given: each argument is one (quote it), then the lines of each
+ * `--file` in turn. A file that cannot be read, is not text, or holds none is an error naming it, and
+ * a line over the size of a requirement names its file and line; so is no requirement at all.
  */
-export function requirementsFrom(args: readonly string[], file: unknown): string[] {
+export function requirementsFrom(args: readonly string[], files: unknown): string[] {
   // Which one is empty, when several are given: `run "a" ""` (a variable that was not set).
   const empty = args.findIndex((arg) => !arg.trim());
   if (empty >= 0) throw new UsageError(`a requirement cannot be empty${args.length === 1 ? '' : `: requirement ${empty + 1} of the ${args.length} given is blank`}`);
   const requirements = [...args];
-  if (file !== undefined) {
-    const where = path.resolve(String(file));
-    let text: string;
-    try {
-      text = fs.readFileSync(where, 'utf8');
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      throw new UsageError(`--file ${where}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a folder, not a file' : `cannot be read (${code ?? String(error)})`}`);
-    }
-    const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/).map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
-    if (lines.length === 0) throw new UsageError(`--file ${where}: no requirement in it (one a line; blank lines and # comments are skipped)`);
-    requirements.push(...lines);
-  }
+  for (const file of files === undefined ? [] : Array.isArray(files) ? files : [files]) requirements.push(...linesOf(path.resolve(String(file))));
   if (requirements.length === 0) throw new UsageError("missing required argument 'requirement' (or --file <path>, one a line)");
   return requirements;
+}
+
+function linesOf(where: string): string[] {
+  let bytes: Buffer;
+  try {
+    bytes = fs.readFileSync(where);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`--file ${where}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a folder, not a file' : `cannot be read (${code ?? String(error)})`}`);
+  }
+  // Text is UTF-8 without NUL bytes: anything else (an image, an archive) would post its bytes as requirements.
+  let text = '';
+  try {
+    if (!bytes.includes(0)) text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    // Not UTF-8: left empty, refused below.
+  }
+  if (!text && bytes.length > 0) throw new UsageError(`--file ${where}: not a text file (requirements are lines of UTF-8 text)`);
+  const lines: string[] = [];
+  text
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .forEach((raw, index) => {
+      const line = raw.trim();
+      if (!line || line.startsWith('#')) return;
+      const size = Buffer.byteLength(line);
+      if (size > MAX_REQUIREMENT_BYTES) {
+        throw new UsageError(`--file ${where}, line ${index + 1}: a requirement is at most ${MAX_REQUIREMENT_BYTES / 1024} KB (this one is ${Math.ceil(size / 1024)} KB): put the details in a file and refer to it`);
+      }
+      lines.push(line);
+    });
+  if (lines.length === 0) throw new UsageError(`--file ${where}: no requirement in it (one a line; blank lines and # comments are skipped)`);
+  return lines;
 }

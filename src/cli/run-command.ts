@@ -69,8 +69,13 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const format = options.outputFormat ?? (options.json ? 'json' : 'text');
   // Model text on one line, two columns in from the terminal's width (the lines are indented).
   const view = activityView(() => (process.stdout.columns ? process.stdout.columns - 2 : undefined));
+  // Held until the session has started: a run refused its start (another lead holds the board) says
+  // only why, not the heading of a run that never was.
+  let held: string[] | null = [];
   const log = (line: string) => {
-    if (format === 'text') console.log(line);
+    if (format !== 'text') return;
+    if (held) held.push(line);
+    else console.log(line);
   };
   // One JSON object a line while it runs: init, the board's events, then the result (Claude Code's
   // stream-json shape). Events the log delivers before the post returns wait behind init.
@@ -80,7 +85,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     if (format !== 'stream-json') return;
     if (record.type === 'system' && record.subtype === 'init') {
       initialised = true;
-      for (const held of [record, ...early.splice(0)]) console.log(JSON.stringify(held));
+      for (const line of [record, ...early.splice(0)]) console.log(JSON.stringify(line));
       return;
     }
     if (!initialised) early.push(record);
@@ -173,6 +178,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   let web: WebBoard | null = null;
   try {
     await session.start(team);
+    for (const line of held ?? []) console.log(line);
+    held = null;
     if (options.web) web = await serveWeb(session, { port: options.web.port, flag: '--web' }, (line) => console.error(line));
     const firsts = [];
     for (const requirement of options.requirements) {

@@ -67,6 +67,8 @@ describe('one live lead per board', () => {
       `autoteam: the board in ${root} already has a live lead (pid ${process.pid} on ${os.hostname()}, since ${new LeadLease(root).read()!.startedAt}); ` +
         `join it with: autoteam worker --dir ${root} --name <name> --role <role>`,
     );
+    // Only that line: neither the heading of a run that never started nor the board's past events.
+    expect(second.stdout).toBe('');
     expect(new TaskBoard(root).list()).toHaveLength(1);
     expect(fs.readFileSync(path.join(root, '.tasks', `task_${task.id}.json`), 'utf8')).toBe(before);
   });

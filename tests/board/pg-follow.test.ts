@@ -2,11 +2,13 @@
  * A teammate thread's PostgreSQL board follows its process's: it opens no LISTEN connection and runs
  * no poll, and its replicas take what the process's board read (ReplicaFeed), versions deciding.
  */
+import fs from 'node:fs';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openBoard } from '../../src/core/board/board.js';
 import type { Board, ReplicaRead } from '../../src/core/board/board-types.js';
 import { until } from '../helpers/agent-wait.js';
+import { tempRoot } from '../helpers/board-spawn.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
 
 usePostgres();
@@ -16,7 +18,10 @@ afterEach(async () => {
 });
 
 async function open(url: string, follow = false): Promise<Board> {
-  const board = await openBoard(url, undefined, follow ? { follow: true } : {});
+  // A local folder of its own: without one, the URL would be taken for a folder in the working directory.
+  const root = tempRoot('autoteam-pg-follow-');
+  closers.push(async () => fs.rmSync(root, { recursive: true, force: true }));
+  const board = await openBoard(url, root, follow ? { follow: true } : {});
   closers.push(() => board.close());
   return board;
 }

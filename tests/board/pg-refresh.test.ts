@@ -3,15 +3,17 @@
  * nothing whatever order writers commit in: a transaction that began before another but commits after
  * it (its row's version is the older one) is still seen.
  */
+import fs from 'node:fs';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openBoard } from '../../src/core/board/board.js';
+import { type Board, type OpenBoardOptions, openBoard } from '../../src/core/board/board.js';
 import { type OpenedTaskStore, openTaskStore } from '../../src/core/board/open.js';
 import { createPool } from '../../src/core/board/pg/connection.js';
 import { PgDocStore } from '../../src/core/board/pg/pg-docs.js';
 import { PgTaskBoard } from '../../src/core/board/pg/pg-task-board.js';
 import { TeamRegistry } from '../../src/core/board/team-registry.js';
 import { until } from '../helpers/agent-wait.js';
+import { tempRoot } from '../helpers/board-spawn.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
 
 usePostgres();
@@ -20,11 +22,26 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
+/** The board at `url`, with a local folder of its own (removed after the test), not the URL taken for a folder. */
+async function open(url: string, options: OpenBoardOptions = {}): Promise<Board> {
+  const root = tempRoot('autoteam-pg-refresh-');
+  closers.push(async () => fs.rmSync(root, { recursive: true, force: true }));
+  return openBoard(url, root, options);
+}
+
 async function store(url: string): Promise<OpenedTaskStore> {
   const opened = await openTaskStore(url);
   closers.push(async () => opened.close?.());
   return opened;
 }
+
+describe('openBoard on a PostgreSQL URL', () => {
+  it('needs a local folder, and says so before it connects, instead of making one named after the URL', async () => {
+    const cwd = fs.readdirSync(process.cwd());
+    await expect(openBoard('postgres://someone:secret@127.0.0.1:1/nowhere')).rejects.toThrow('a PostgreSQL board needs a local folder for its workspaces and inboxes');
+    expect(fs.readdirSync(process.cwd())).toEqual(cwd);
+  });
+});
 
 describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
   it('sees a write that commits after a later one, and reads nothing when nothing changed', async () => {
@@ -54,9 +71,9 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
 
   it("wakes a watcher for a task change, not for another member's heartbeat (the registry is refreshed all the same)", async () => {
     const url = await freshDatabase();
-    const beating = await openBoard(url, undefined, {});
+    const beating = await open(url, {});
     closers.push(() => beating.close());
-    const watching = await openBoard(url, undefined, {});
+    const watching = await open(url, {});
     closers.push(() => watching.close());
     await beating.registry.ensure('crew');
     await beating.registry.join('engineer', 'engineer');
@@ -79,7 +96,7 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
   it("sends no notification for a heartbeat (a member's or the lead's), and one for any other change of a document", async () => {
     const url = await freshDatabase();
     let clock = Date.parse('2026-01-01T00:00:00Z');
-    const board = await openBoard(url, undefined, { now: () => new Date(clock) });
+    const board = await open(url, { now: () => new Date(clock) });
     closers.push(() => board.close());
     await board.registry.ensure('crew');
     await board.registry.join('engineer', 'engineer');
@@ -113,7 +130,7 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
 
   it("keeps its own write when a refresh that read before it answers after it (a join's member, a posted task)", async () => {
     const url = await freshDatabase();
-    const made = await openBoard(url, undefined, {});
+    const made = await open(url, {});
     closers.push(() => made.close());
     await made.registry.ensure('crew');
     const pool = createPool(url);
@@ -150,7 +167,7 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
 describe.runIf(postgresBin)('the documents\' poll', () => {
   it('sends back only the documents whose version moved, and drops one deleted elsewhere', async () => {
     const url = await freshDatabase();
-    const made = await openBoard(url, undefined, {});
+    const made = await open(url, {});
     closers.push(() => made.close());
     await made.registry.ensure('crew');
     const request = await made.requests.create({ kind: 'plan', from: 'eng', to: 'lead', task: null, plan: 'a plan' });

@@ -9,7 +9,8 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { loadProjectConfig } from '../../src/core/config/project-config.js';
 import { DEFAULT_TEAM } from '../../src/core/lead/session-types.js';
 import { parseRoleCount, roleCounts, sizeTeam, startingTeam } from '../../src/core/lead/team-size.js';
-import { requirementsFrom } from '../../src/cli/requirements-file.js';
+import { Command } from 'commander';
+import { requirementsFileOption, requirementsFrom } from '../../src/cli/requirements-file.js';
 import { printOverall, type RunSummary } from '../../src/cli/run-summary.js';
 
 const dirs: string[] = [];
@@ -93,6 +94,30 @@ describe('the requirements of run and post', () => {
     const file = path.join(folder(), 'reqs.txt');
     fs.writeFileSync(file, '# this week\nWrite a word counter.\n\n   \nWrite a CSV merger.  \r\n# done\n');
     expect(requirementsFrom(['Organize my Downloads.'], file)).toEqual(['Organize my Downloads.', 'Write a word counter.', 'Write a CSV merger.']);
+  });
+
+  it('takes the files of a repeated --file in turn, and refuses one that is not text or holds a line too large, naming it', () => {
+    const dir = folder();
+    const [a, b] = [path.join(dir, 'a.txt'), path.join(dir, 'b.txt')];
+    fs.writeFileSync(a, 'Write a word counter.\n');
+    fs.writeFileSync(b, 'Write a CSV merger.\nWrite a log filter.\n');
+    expect(requirementsFrom(['Organize my Downloads.'], [a, b])).toEqual(['Organize my Downloads.', 'Write a word counter.', 'Write a CSV merger.', 'Write a log filter.']);
+    // Through the option as the commands declare it: given twice, both files.
+    const command = new Command().exitOverride().addOption(requirementsFileOption()).action(() => undefined);
+    command.parse(['--file', a, '--file', b], { from: 'user' });
+    expect(requirementsFrom([], command.opts().file)).toEqual(['Write a word counter.', 'Write a CSV merger.', 'Write a log filter.']);
+    const missing = path.join(dir, 'nope.txt');
+    expect(() => requirementsFrom([], [a, missing])).toThrow(`--file ${missing}: no such file`);
+
+    const binary = path.join(dir, 'image.png');
+    fs.writeFileSync(binary, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0xff, 0xfe]));
+    expect(() => requirementsFrom([], binary)).toThrow(`--file ${binary}: not a text file`);
+    const latin1 = path.join(dir, 'latin1.txt');
+    fs.writeFileSync(latin1, Buffer.from('Write a caf\xe9 menu.\n', 'latin1'));
+    expect(() => requirementsFrom([], latin1)).toThrow(`--file ${latin1}: not a text file`);
+    const big = path.join(dir, 'big.txt');
+    fs.writeFileSync(big, `Write a word counter.\n\n${'x'.repeat(110 * 1024)}\n`);
+    expect(() => requirementsFrom([], big)).toThrow(`--file ${big}, line 3: a requirement is at most 100 KB (this one is 110 KB)`);
   });
 
   it('refuses a missing or empty file, naming it, and no requirement at all', () => {

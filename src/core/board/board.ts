@@ -6,6 +6,7 @@ import { boardSink } from './board-sink.js';
 import { LeadLease } from './liveness.js';
 import { Mailbox } from './mailbox.js';
 import { isPostgresUrl } from './pg/url.js';
+import { AutoteamError } from '../errors.js';
 import { RequestStore } from './requests.js';
 import { TaskBoard } from './task-board.js';
 import { TeamRegistry } from './team-registry.js';
@@ -45,8 +46,10 @@ export function fileBoard(rootDir: string, options: OpenBoardOptions = {}): Boar
  * The board at `location` — a `postgres://` URL, or a directory — with `rootDir` as the local folder
  * (for a directory board, the directory itself).
  */
-export async function openBoard(location: string, rootDir = location, options: OpenBoardOptions = {}): Promise<Board> {
+export async function openBoard(location: string, rootDir?: string, options: OpenBoardOptions = {}): Promise<Board> {
   if (!isPostgresUrl(location)) return fileBoard(location, options);
+  // A URL is no folder: without one, the inboxes would land in a folder named after the URL.
+  if (rootDir === undefined) throw new AutoteamError('a PostgreSQL board needs a local folder for its workspaces and inboxes: openBoard(url, folder)', 'USAGE');
   // Loaded only when used: the file board never pays for the driver.
   const { openPgBoard } = await import('./pg/pg-board.js');
   return openPgBoard(location, path.resolve(rootDir), options);

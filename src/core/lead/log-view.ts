@@ -10,8 +10,8 @@ import { pipelineStatuses } from '../stages/pipeline-status.js';
  */
 export class LogView {
   private readonly following = new AbortController();
-  /** The last event shown. */
-  private shownSeq = 0;
+  /** The last event shown; null until start(), when nothing is shown (a session that never started). */
+  private shownSeq: number | null = null;
   /** Pipelines the shown events were about, and those whose end was shown. */
   private readonly followed = new Set<number>();
   private readonly ended = new Set<number>();
@@ -27,6 +27,7 @@ export class LogView {
   async start(): Promise<void> {
     this.shownSeq = (await this.log.read({}, 1).catch(() => [])).at(-1)?.seq ?? 0;
     void this.log.subscribe({ since: this.shownSeq }, (event) => this.deliver(event), this.following.signal).catch(this.onError);
+    // (A session that never started, its lease refused, shows none of the board's past on catchUp.)
   }
 
   /**
@@ -37,7 +38,7 @@ export class LogView {
   async catchUp(): Promise<void> {
     const until = Date.now() + 5_000;
     for (;;) {
-      if (this.following.signal.aborted) return;
+      if (this.following.signal.aborted || this.shownSeq === null) return;
       for (const event of await this.log.read({ since: this.shownSeq }).catch(() => [])) this.deliver(event);
       const statuses = pipelineStatuses(this.board.list());
       const unshown = [...this.followed].filter((id) => statuses.get(id) !== 'active' && !this.ended.has(id));
@@ -52,7 +53,7 @@ export class LogView {
   }
 
   private deliver(event: TeamEvent): void {
-    if ((event.seq ?? 0) <= this.shownSeq || this.following.signal.aborted) return;
+    if (this.shownSeq === null || (event.seq ?? 0) <= this.shownSeq || this.following.signal.aborted) return;
     this.shownSeq = event.seq ?? this.shownSeq;
     if (event.pipeline) this.followed.add(event.pipeline);
     if (event.type === 'pipeline_status' && event.status !== 'active' && event.pipeline) this.ended.add(event.pipeline);
