@@ -8,7 +8,7 @@ import { StageRegistry } from '../core/stages/stage-registry.js';
 import { Pipeline } from '../core/stages/pipeline.js';
 import { stageTools } from '../core/tools/registry.js';
 import { diffPipeline, discardPipeline, mergePipeline } from '../core/lead/branches.js';
-import { MergeQueue, recheckLimits } from '../core/lead/merge-queue.js';
+import { MergeQueue, queuedPipelines, recheckLimits } from '../core/lead/merge-queue.js';
 import { loadTeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
 import { formatBoard } from '../frontend/format.js';
@@ -112,7 +112,13 @@ export function registerBoardCommands(program: Command): void {
         const pipelines = new Pipeline(board.tasks, board.mailbox, { events: board.sink, stages, maxRevisions: settings.runtime.maxRevisions });
         const remoteUrl = project.repository?.remote;
         const queue = new MergeQueue({ board, pipelines, by: board.registry.read().lead, limits: recheckLimits(settings), ...(remoteUrl ? { remoteUrl } : {}) });
+        const asked = queuedPipelines(board.tasks.list());
         for (const line of await queue.drain()) console.log(line);
+        // Exit 1 unless every pipeline that was in the queue merged: one that waits, was sent back or
+        // failed to merge is a script's business (an empty queue asked nothing: 0).
+        await board.tasks.refresh();
+        const merged = (id: number) => board.tasks.list().some((task) => task.id === id && task.artifacts.outcome?.action === 'merged');
+        if (asked.some((entry) => !merged(entry.holder.id))) process.exitCode = 1;
       } finally {
         await board.close();
       }

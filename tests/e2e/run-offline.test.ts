@@ -283,6 +283,10 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     expect(summary.tokens.output).toBeGreaterThan(0);
     expect(summary.wallMs).toBeGreaterThan(0);
     expect(summary.workspace).toBe(path.join(fs.realpathSync(root), 'workspace', '1'));
+    // Not a repository: the merge queue says why it holds nothing, rather than that nothing is approved.
+    const merge = await runCli(['merge', '--queue', '--dir', root], { cwd: root });
+    expect(merge.code, describeRun(merge)).toBe(0);
+    expect(merge.stdout.trim()).toBe('the merge queue is empty: approved pipeline #1 worked in a folder (workspace/<n>), not on a branch of a repository, so there is nothing to merge: the files are there to copy');
     // Skipping the analyst, the requirement itself is the criterion, met by the reviewer's checks.
     expect(summary.criteria).toEqual([
       expect.objectContaining({ id: 'AC1', criterion: `The program does what was asked: ${DOWNLOADS_REQUIREMENT}`, met: true, evidence: expect.stringMatching(/^CHK1 passed, CHK2 passed/) }),

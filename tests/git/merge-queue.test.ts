@@ -138,6 +138,11 @@ describe('the merge queue', () => {
     expect(fs.existsSync(path.join(repo, 'calc.py'))).toBe(false);
     expect(queuedPipelines(board.tasks.list()).map((entry) => entry.pipeline)).toEqual([pipeline]);
     expect(await steps(pipeline)).toEqual(['queued', 'rebased', 'waiting']);
+    // A script is told: nothing merged, exit 1.
+    await board.sink.flush();
+    const cli = await runCli(['merge', '--queue'], { cwd: repo });
+    expect(cli.code, describeRun(cli)).toBe(1);
+    expect(cli.stdout.trim()).toBe(line);
 
     git(repo, 'stash', '-q');
     expect((await queue().drain())[0]).toMatch(/merged into main \(fast-forward/);

@@ -44,6 +44,15 @@ export function queuedPipelines(tasks: readonly Task[]): QueuedPipeline[] {
   return queued.sort((a, b) => a.approvedAt.localeCompare(b.approvedAt) || a.pipeline - b.pipeline);
 }
 
+/** Why nothing is queued: none approved and unmerged, or those that are work in folders, not on branches. */
+function emptyQueue(tasks: readonly Task[]): string {
+  const unbranched = [...tasksByPipeline(tasks)]
+    .filter(([, group]) => pipelineStatus(group) === 'approved' && !group.some((task) => task.artifacts.outcome) && !approvalOf(group)?.artifacts.git?.commit)
+    .map(([pipeline]) => `#${pipeline}`);
+  if (unbranched.length === 0) return 'the merge queue is empty: no approved pipeline waits to be merged';
+  return `the merge queue is empty: approved pipeline${unbranched.length === 1 ? '' : 's'} ${unbranched.join(', ')} worked in a folder (workspace/<n>), not on a branch of a repository, so there is nothing to merge: the files are there to copy`;
+}
+
 export interface MergeQueueOptions {
   board: Board;
   /** Sends a pipeline back as a new revision (Pipeline.sendBackApproved). */
@@ -68,7 +77,7 @@ export class MergeQueue {
       return await board.tasks.withLock('merge-queue', async () => {
         await board.tasks.refresh();
         const queue = queuedPipelines(board.tasks.list());
-        if (queue.length === 0) return ['the merge queue is empty: no approved pipeline waits to be merged'];
+        if (queue.length === 0) return [emptyQueue(board.tasks.list())];
         const lines: string[] = [];
         for (const entry of queue) lines.push(await this.mergeOne(entry, queue.length));
         return lines;
