@@ -9,6 +9,7 @@ import { auditClaims, type ClaimAudit, pipelineMetrics, type PipelineMetrics } f
 import { FromHost, type HostSpec, type ToHost } from './scale-protocol.js';
 import { IDLE_COLLECT_MS } from '../worker/idle-collector.js';
 import { machineCpu } from './proc-usage.js';
+import { counted } from '../core/words.js';
 
 /** One row of the scale benchmark: how many pipelines at once, on how big a team, on which board, in how many processes. */
 export interface ScaleConfig {
@@ -176,7 +177,7 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
     // A person types the first requirement a while after the start, by when each teammate has loaded
     // what its tools need (warmRoleTools): the run starts once the hosts are quiet.
     await settled(hosts, config.teammates);
-    options.log(`  ${config.pipelines} pipelines on ${config.teammates} teammates in ${config.processes} process(es), ${board.location === rootDir ? 'file' : 'postgres'} board${config.warmWaves ? `, after ${config.warmWaves} wave(s) of as many` : ''}`);
+    options.log(`  ${counted(config.pipelines, 'pipeline')} on ${counted(config.teammates, 'teammate')} in ${counted(config.processes, 'process', 'processes')}, ${board.location === rootDir ? 'file' : 'postgres'} board${config.warmWaves ? `, after ${counted(config.warmWaves, 'wave')} of as many` : ''}`);
     for (let wave = 0; wave < (config.warmWaves ?? 0); wave++) {
       const warming = await Promise.all(Array.from({ length: config.pipelines }, () => lead.post(SCALE_REQUIREMENT)));
       await withCeiling(Promise.all(warming.map((task) => lead.waitForPipeline(task.pipeline!))), options.ceilingMs, 'the warm-up wave still active');

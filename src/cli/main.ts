@@ -150,9 +150,10 @@ export function buildProgram(): Command {
   settingsOptions(program)
     .usage('[options] [command]')
     // Captures a mistyped subcommand, which would otherwise be reported as "too many arguments".
-    .argument('[command]')
-    .action(async (unknown: string | undefined, options: Record<string, unknown>, command: Command) => {
-      if (unknown) throw new UsageError(`unknown command '${unknown}' (autoteam --help lists them)`);
+    .argument('[command...]')
+    .action(async (words: string[], options: Record<string, unknown>, command: Command) => {
+      // `autoteam rnu "Write it"` too: the first word names the command that is not there.
+      if (words.length) throw new UsageError(`unknown command '${words[0]}' (autoteam --help lists them)`);
       const counts = roleCounts(options);
       if (options.team === false && counts.length) throw new UsageError(`--no-team and ${counts[0]!.flag} contradict each other: give one`);
       await startRepl({

@@ -19,4 +19,12 @@ describe('the built command', () => {
     expect(npx.status, npx.stderr).toBe(0);
     expect(npx.stdout.split('\n')[0]).toBe(version);
   });
+
+  it('names a mistyped command, with or without arguments after it, and exits 2', () => {
+    for (const args of [['rnu'], ['rnu', 'Write a word counter']]) {
+      const run = spawnSync(cliEntry, args, { encoding: 'utf8', env: cleanEnv() });
+      expect(run.status, run.stderr).toBe(2);
+      expect(run.stderr.trim()).toBe("autoteam: unknown command 'rnu' (autoteam --help lists them)");
+    }
+  });
 });

@@ -67,9 +67,9 @@ describe('sizing the team', () => {
   });
 
   it.each([
-    ['-1', /^--engineers: '-1' is not a whole number of teammates \(0 to 32\)$/],
-    ['1.5', /^--engineers: '1\.5' is not a whole number/],
-    ['two', /^--engineers: 'two' is not a whole number/],
+    ['-1', /^--engineers: '-1' is not a number of teammates: a whole number from 0 to 32$/],
+    ['1.5', /^--engineers: '1\.5' is not a number of teammates/],
+    ['two', /^--engineers: 'two' is not a number of teammates/],
     ['33', /^--engineers: 33 is more than 32 teammates of one role$/],
   ])('refuses --engineers %s, naming the flag', (value, message) => {
     expect(() => parseRoleCount('--engineers', value)).toThrow(message);
@@ -82,7 +82,7 @@ describe('sizing the team', () => {
     const project = loadProjectConfig(dir);
     expect(project.team).toEqual([{ name: 'engineer', role: 'engineer', count: 3 }, { name: 'reviewer', role: 'reviewer', count: 0 }]);
     expect(names(sizeTeam(project.team!, []).members)).toEqual(['engineer:engineer', 'engineer-2:engineer', 'engineer-3:engineer']);
-    for (const [count, message] of [[-1, /team\.0\.count: /], [2.5, /team\.0\.count: a whole number of teammates/], [40, /team\.0\.count: at most 32 teammates/]] as const) {
+    for (const [count, message] of [[-1, /team\.0\.count: a whole number of teammates, 0 to 32/], [2.5, /team\.0\.count: a whole number of teammates/], ['two', /team\.0\.count: a whole number of teammates, 0 to 32/], [40, /team\.0\.count: at most 32 teammates/]] as const) {
       write([{ name: 'engineer', role: 'engineer', count }]);
       expect(() => loadProjectConfig(dir), String(count)).toThrow(message);
     }

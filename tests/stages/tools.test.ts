@@ -488,7 +488,7 @@ describe('Pipeline state machine', () => {
       { text: 'b', severity: 'blocker' as const },
     ];
     const result = await pipeline.advance(task, fence, sig('request_revision', { verdict: 'changes requested', issues }));
-    expect(result).toEqual({ ok: true, status: 'failed', next: null, reason: 'max_revisions (0) reached; the reviewer still found 2 issue(s)' });
+    expect(result).toEqual({ ok: true, status: 'failed', next: null, reason: 'max_revisions (0) reached; the reviewer still found 2 issues' });
     expect(s.board.get(review.id)).toMatchObject({ status: 'failed', result: result.reason, artifacts: expect.objectContaining({ verdict: 'changes requested', issues }) });
     expect(pipeline.state(1)).toMatchObject({ status: 'failed', reason: result.reason });
     expect(new Mailbox(s.root).peek('lead').at(-1)).toMatchObject({ type: 'pipeline_update', status: 'failed' });

@@ -122,7 +122,7 @@ describe('safety valves', () => {
   it('a reviewer that always rejects: the pipeline fails after max_revisions (default 3) with the reason', async () => {
     const run = await runValve({ review: 'always-reject' }, {}, 'implementation');
     expect(run.state.status).toBe('failed');
-    expect(run.state.reason).toBe('max_revisions (3) reached; the reviewer still found 1 issue(s)');
+    expect(run.state.reason).toBe('max_revisions (3) reached; the reviewer still found 1 issue');
     expect(run.state.tasks.map((task) => `${task.stage}/${task.revision}/${task.status}`)).toEqual([
       'implementation/0/completed',
       'review/0/completed',

@@ -70,7 +70,7 @@ export const ProjectConfigSchema = z
             role: z.string().min(1),
             prompt: z.string().min(1).optional(),
             /** How many teammates like this one (engineer, engineer-2, …); 0 leaves it out. */
-            count: z.number().int('a whole number of teammates').min(0).max(MAX_PER_ROLE, `at most ${MAX_PER_ROLE} teammates of one member`).optional(),
+            count: z.number({ error: `a whole number of teammates, 0 to ${MAX_PER_ROLE}` }).int(`a whole number of teammates, 0 to ${MAX_PER_ROLE}`).min(0, `a whole number of teammates, 0 to ${MAX_PER_ROLE}`).max(MAX_PER_ROLE, `at most ${MAX_PER_ROLE} teammates of one member`).optional(),
           })
           .strict(),
       )

@@ -11,6 +11,7 @@ import { approvalOf, tasksByPipeline, pipelineStatus } from '../stages/pipeline-
 import { snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
 import { recheck, type RecheckLimits } from './merge-checks.js';
 import { MergeQueueError, type MergeSite, mergeSite } from './merge-site.js';
+import { counted } from '../words.js';
 
 /**
  * The merge queue: approved, unmerged pipelines go into their base branch in approval order. Each is
@@ -133,7 +134,7 @@ export class MergeQueue {
         }
         say('checked', `${checked.ran.join(', ') || 'nothing recorded to run'} pass on the rebased tree`, head);
         const kept = await site.keep(head);
-        await this.options.board.tasks.update(entry.holder.id, { artifacts: { git: { ...info, ...kept, commit: head } } }, { by: this.options.by, event: 'rechecked', detail: `${checked.ran.length} check(s) and test run(s) pass at ${short(head)}` });
+        await this.options.board.tasks.update(entry.holder.id, { artifacts: { git: { ...info, ...kept, commit: head } } }, { by: this.options.by, event: 'rechecked', detail: `${counted(checked.ran.length, 'check and test run', 'checks and test runs')} pass at ${short(head)}` });
       } else if (rebased.kind === 'on tip') {
         say('rebased', `already on ${into}'s tip (${short(tip)}): no rebase, the reviewed tree is what merges`, head);
       }

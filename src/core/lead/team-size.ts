@@ -28,7 +28,7 @@ export interface RoleCount {
 /** A flag's value: a whole number from 0 to MAX_PER_ROLE, or an error naming the flag. */
 export function parseRoleCount(flag: string, raw: unknown): number {
   const text = String(raw).trim();
-  if (!/^\d+$/.test(text)) throw new ConfigError(`${flag}: '${String(raw)}' is not a whole number of teammates (0 to ${MAX_PER_ROLE})`);
+  if (!/^\d+$/.test(text)) throw new ConfigError(`${flag}: '${String(raw)}' is not a number of teammates: a whole number from 0 to ${MAX_PER_ROLE}`);
   const count = Number(text);
   if (count > MAX_PER_ROLE) throw new ConfigError(`${flag}: ${count} is more than ${MAX_PER_ROLE} teammates of one role`);
   return count;

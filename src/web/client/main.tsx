@@ -5,6 +5,7 @@ import { PipelinePage } from './pipeline.js';
 import { Actions } from './actions.js';
 import { type Board, follow } from './store.js';
 import { TeamPage } from './team.js';
+import { counted } from '../../core/words.js';
 
 /** Where the page is: `#/` the board, `#/team`, `#/pipeline/<id>`. */
 function useRoute(): string {
@@ -55,7 +56,7 @@ function App() {
           The board is unreachable since {new Date(state.outage.since).toLocaleTimeString()} ({state.outage.message}). What is shown is the last state read.
         </div>
       )}
-      {state && state.board.problems.length > 0 && <div class="banner warn">{state.board.problems.length} task file(s) could not be read: {state.board.problems.slice(0, 3).join('; ')}</div>}
+      {state && state.board.problems.length > 0 && <div class="banner warn">{counted(state.board.problems.length, 'task file')} could not be read: {state.board.problems.slice(0, 3).join('; ')}</div>}
       <main>
         <section class="content">{pipeline ? <PipelinePage id={Number(pipeline[1])} board={board} /> : route === '/team' ? <TeamPage board={board} /> : <BoardPage board={board} />}</section>
         <aside id="questions">

@@ -10,6 +10,7 @@ import { TeamRegistry } from '../team-registry.js';
 import { createPool, describeUrl, transaction, withConnectionRetry } from './connection.js';
 import { migrateWith } from './schema.js';
 import { insertTask } from './task-sql.js';
+import { counted } from '../../words.js';
 
 /**
  * A PostgreSQL board as files and back: `export` writes the same `.tasks/task_<id>.json`,
@@ -80,7 +81,7 @@ export async function importBoard(dir: string, url: string): Promise<TransferCou
   const files = new TaskBoard(dir);
   const tasks: Task[] = files.list();
   const problems = files.problems();
-  if (problems.length) throw new AutoteamError(`${problems.length} task file(s) do not read, nothing imported: ${problems[0]!.message}`, 'BOARD_FILE_INVALID');
+  if (problems.length) throw new AutoteamError(`${counted(problems.length, 'task file')} do${problems.length === 1 ? 'es' : ''} not read, nothing imported: ${problems[0]!.message}`, 'BOARD_FILE_INVALID');
   const registry = new TeamRegistry(dir);
   const config = registry.exists() ? TeamConfigSchema.parse(registry.read()) : null;
   const requests = new RequestStore(dir).list();

@@ -2,6 +2,7 @@ import type { HandoffData } from '../../stages/handoff.js';
 import { callsOf, type Decision, lastCall, type ToolCall } from './conversation.js';
 import { applyFixes, buildProgram, draftOf } from './programs.js';
 import { detectLanguage, kindOf, OFFLINE_CANNOT, organizerSpec, otherLanguage, wordcountSupports } from './repertoire.js';
+import { counted } from '../../words.js';
 
 function exitedOk(call: ToolCall | undefined): boolean {
   return call?.result !== undefined && !call.result.isError && /^exit 0\b/.test(call.result.content);
@@ -39,7 +40,7 @@ export function engineerTurn(handoff: HandoffData, calls: readonly ToolCall[]): 
     return fail(`${OFFLINE_CANNOT}: its submission was refused twice (${why.slice(0, 300)})`);
   }
   if (revision > 0 && callsOf(calls, 'read_file').length === 0) {
-    return { text: `Revision ${revision}: reading ${file} to fix ${issues.length} issue(s).`, calls: [{ name: 'read_file', input: { path: file } }] };
+    return { text: `Revision ${revision}: reading ${file} to fix ${counted(issues.length, 'issue')}.`, calls: [{ name: 'read_file', input: { path: file } }] };
   }
   if (writes.length === 0) {
     if (revision === 0) {

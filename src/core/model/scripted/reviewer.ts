@@ -3,6 +3,7 @@ import type { HandoffData } from '../../stages/handoff.js';
 import { checksFor } from './checks.js';
 import { callsOf, type Decision, type ToolCall } from './conversation.js';
 import { kindOf, REAL_MODEL_HINT } from './repertoire.js';
+import { counted } from '../../words.js';
 
 const LINT_SEVERITY: Record<string, Severity> = {
   'syntax-error': 'blocker',
@@ -36,7 +37,7 @@ export function reviewerTurn(handoff: HandoffData, calls: readonly ToolCall[]): 
   const lint = callsOf(calls, 'run_linter').at(-1);
   if (!lint) {
     return {
-      text: `Reviewing ${file}: linter, tests, complexity and ${planned.reduce((n, entry) => n + entry.codes!.length, 0)} check(s) for the criteria.`,
+      text: `Reviewing ${file}: linter, tests, complexity and ${counted(planned.reduce((n, entry) => n + entry.codes!.length, 0), 'check')} for the criteria.`,
       calls: [
         { name: 'run_linter', input: { file } },
         { name: 'run_tests', input: { file } },
@@ -75,7 +76,7 @@ export function reviewerTurn(handoff: HandoffData, calls: readonly ToolCall[]): 
     if (!met) issues.push({ text: `${entry.criterion.id} not met (${entry.criterion.criterion}): ${summary}`, severity: 'blocker', criterion: entry.criterion.id });
   }
   const blocking = issues.filter((issue) => issue.severity !== 'minor');
-  if (blocking.length > 0) return { text: `Found ${blocking.length} issue(s) to fix.`, calls: [{ name: 'request_revision', input: { issues: blocking } }] };
+  if (blocking.length > 0) return { text: `Found ${counted(blocking.length, 'issue')} to fix.`, calls: [{ name: 'request_revision', input: { issues: blocking } }] };
   const first = (call: ToolCall | undefined) => (call?.result?.content ?? 'not run').split('\n')[0];
   const notes = issues.length ? ` Notes: ${issues.map((issue) => issue.text).join('; ')}.` : '';
   return {

@@ -3,6 +3,7 @@ import type { PrepareContext, Prepared, SendBackContext, StageDefinition } from 
 import { repeatedBlocker } from '../../verdicts.js';
 import { ReviewArtifactsSchema } from './artifacts.js';
 import { reviewHandoff } from './handoff.js';
+import { counted } from '../../../words.js';
 
 /**
  * What a review needs besides what it carries: the submitted file's content (shown, not stored), the
@@ -26,7 +27,7 @@ function sendBack({ artifacts, task, previous, maxRevisions }: SendBackContext):
   const issues = artifacts.issues ?? [];
   const repeated = previous ? repeatedBlocker(previous.artifacts.issues ?? [], issues) : null;
   if (repeated) return `not converging: ${repeated.text}`;
-  if (task.revision + 1 > maxRevisions) return `max_revisions (${maxRevisions}) reached; the reviewer still found ${issues.length} issue(s)`;
+  if (task.revision + 1 > maxRevisions) return `max_revisions (${maxRevisions}) reached; the reviewer still found ${counted(issues.length, 'issue')}`;
   return null;
 }
 
