@@ -61,9 +61,11 @@ describe('write_file', () => {
 });
 
 describe('read_file', () => {
-  it('returns the exact content and records nothing', async () => {
+  it('returns the exact content and records nothing; a person sees the file and its length, not its first line', async () => {
     fs.writeFileSync(path.join(t.workspace, 'a.py'), 'print(1)\n');
-    expect(await call(readFileTool, { path: 'a.py' }, t.ctx)).toEqual({ content: 'print(1)\n' });
+    expect(await call(readFileTool, { path: 'a.py' }, t.ctx)).toEqual({ content: 'print(1)\n', display: 'a.py (1 line)' });
+    fs.writeFileSync(path.join(t.workspace, 'b.py'), '<<<<<<< HEAD\nx = 1\n=======\nx = 2\n>>>>>>> theirs');
+    expect((await call(readFileTool, { path: 'b.py' }, t.ctx)).display).toBe('b.py (5 lines)');
     expect(t.records).toEqual([]);
   });
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { capOutput } from '../exec/process.js';
 import { assertPlainFile, describeFileError, fileErrorKind, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
 import { defineTool, toolError } from './tool.js';
+import { counted } from '../words.js';
 
 export const readFileTool = defineTool({
   name: 'read_file',
@@ -27,7 +28,10 @@ export const readFileTool = defineTool({
       const buffer = fs.readFileSync(abs);
       if (buffer.includes(0)) return { content: `${rel} is a binary file (${buffer.length} bytes); its content is not shown.` };
       const text = buffer.toString('utf8');
-      return { content: text.length === 0 ? `(${rel} is empty)` : capOutput(text, ctx.limits.maxOutputChars) };
+      if (text.length === 0) return { content: `(${rel} is empty)` };
+      // A person sees which file was read, not its first line (`import argparse`, a conflict marker).
+      const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+      return { content: capOutput(text, ctx.limits.maxOutputChars), display: `${rel} (${counted(lines, 'line')})` };
     } catch (error) {
       return toolError(describeFileError(error, ctx.workspace, input.path), fileErrorKind(error));
     }
