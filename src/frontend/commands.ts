@@ -5,7 +5,7 @@ import type { LeadApi } from '../core/lead/lead-api.js';
 import { formatSpend } from '../core/lead/spend.js';
 import { resolveModelChoice } from '../core/model/config.js';
 import type { ActivityView, Tone } from './activity.js';
-import { formatBoard, formatMember } from './format.js';
+import { formatBoard, formatMember, wrapWords } from './format.js';
 import { inboxText } from './inbox-text.js';
 
 export type { Tone } from './activity.js';
@@ -292,28 +292,6 @@ export function helpText(leadTools: readonly string[] = [], width = 80): string 
   const lead = row('anything else', 'talk to the lead (a requirement becomes a pipeline)');
   if (leadTools.length) lead.push(...row('', `the lead's tools: ${leadTools.join(', ')}`));
   return ['Commands:', ...rows, ...lead].join('\n');
-}
-
-/**
- * `head` then `text`, as lines of at most `width - 1` columns (a line that fills the terminal exactly
- * wraps in some of them), broken between words; lines after the first are indented as far as
- * `head`. A word longer than a line stays whole.
- */
-function wrapWords(head: string, text: string, width: number): string[] {
-  const indent = ' '.repeat(head.length);
-  const room = Math.max(head.length + 20, width - 1);
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    if (line && (lines.length ? indent : head).length + line.length + 1 + word.length > room) {
-      lines.push(`${lines.length ? indent : head}${line}`);
-      line = word;
-    } else {
-      line = line ? `${line} ${word}` : word;
-    }
-  }
-  lines.push(`${lines.length ? indent : head}${line}`);
-  return lines;
 }
 
 /** Edit distance with transpositions (optimal string alignment), for "did you mean". */

@@ -55,3 +55,25 @@ export function formatMember(member: Member, lead = false): string {
 export function formatDuration(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
+
+/**
+ * `head` then `text`, as lines of at most `width - 1` columns (a line that fills the terminal exactly
+ * wraps in some of them), broken between words; lines after the first are indented as far as
+ * `head`. A word longer than a line stays whole.
+ */
+export function wrapWords(head: string, text: string, width: number): string[] {
+  const indent = ' '.repeat(head.length);
+  const room = Math.max(head.length + 20, width - 1);
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && (lines.length ? indent : head).length + line.length + 1 + word.length > room) {
+      lines.push(`${lines.length ? indent : head}${line}`);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  lines.push(`${lines.length ? indent : head}${line}`);
+  return lines;
+}
