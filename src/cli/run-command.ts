@@ -174,6 +174,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     log(`note: the board already has ${open.length} open task${open.length === 1 ? '' : 's'} (${open.slice(0, 5).map((t) => `#${t.id}`).join(', ')}${open.length > 5 ? ', …' : ''}); the team works those too while this run lasts`);
   }
   let ended: PipelineState[] = [];
+  /** When each pipeline ended (its wall time is from the run's start to then; the overall line's to the run's end). */
+  const endedAt = new Map<number, number>();
   const pipelines: number[] = [];
   let web: WebBoard | null = null;
   try {
@@ -197,8 +199,10 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     const settle = async (pipeline: number): Promise<PipelineState> => {
       for (;;) {
         const state = await session.waitForPipeline(pipeline, signal);
+        endedAt.set(pipeline, Date.now());
         if (!project.autoMerge || state.status !== 'approved' || signal.aborted) return state;
         await session.mergeQueue();
+        endedAt.set(pipeline, Date.now());
         if (session.stateOf(pipeline).status !== 'active') return state;
       }
     };
@@ -236,7 +240,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const after = session.snapshot();
   const wallMs = Date.now() - started;
   const summaries: RunSummary[] = states.map((state, i) => {
-    const summary = summarize(session, after, state, checkRequirement(options.requirements[i]!), since, wallMs, spec, options.settings.prices);
+    const summary = summarize(session, after, state, checkRequirement(options.requirements[i]!), since, (endedAt.get(state.id) ?? Date.now()) - started, spec, options.settings.prices);
     // A server started for one of this pipeline's tasks, or for none (a message's turn): in its summary.
     const mcp = [...mcpTrouble.values()].filter((trouble) => trouble.pipeline === null || trouble.pipeline === state.id).map(({ pipeline: _, ...trouble }) => trouble);
     return mcp.length ? { ...summary, mcp } : summary;

@@ -37,6 +37,7 @@ interface Summary {
   status: string;
   requirement: string;
   usage: { calls: number };
+  wallMs: number;
   git?: { branch: string; commit: string | null; merged?: { into: string; commit: string } };
 }
 
@@ -64,6 +65,11 @@ describe.runIf(python)('autoteam run with two requirements and --engineers 2', (
       expect(git(repo, 'merge-base', '--is-ancestor', summary.git!.merged!.commit, 'main')).toBe('');
     }
     expect(summaries[0]!.git!.branch).not.toBe(summaries[1]!.git!.branch);
+    // Each pipeline's wall time is its own, to its merge: the queue merges one after the other.
+    const mergedAt = (pipeline: number) => Math.max(...readTasks(repo).filter((task) => task.pipeline === pipeline).map((task) => Date.parse(task.updatedAt)));
+    const [first, second] = [summaries[0]!, summaries[1]!].sort((a, b) => mergedAt(a.pipeline) - mergedAt(b.pipeline));
+    expect(first!.wallMs).toBeGreaterThan(0);
+    expect(first!.wallMs).toBeLessThan(second!.wallMs);
     // Two fast-forwards (the second rebased onto the first and checked again), no merge commit, and
     // the person's tree clean and holding both programs.
     expect(git(repo, 'rev-list', '--count', `${start}..main`)).toBe('3');
