@@ -127,6 +127,32 @@ describe('the file event log', () => {
     expect(seen).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
   }, 60_000);
 
+  it('a follower that met the file as it was made misses no line appended while it caught up', async () => {
+    const root = dir();
+    const writer = new FileEventLog(root);
+    let reads = 0;
+    /** The real log, whose catch-up read (its second) has another line appended while it runs. */
+    class Racing extends FileEventLog {
+      override async read(...args: Parameters<FileEventLog['read']>): ReturnType<FileEventLog['read']> {
+        const events = await super.read(...args);
+        if (++reads === 2) await writer.append([idle('x', 'appended during the catch-up')]);
+        return events;
+      }
+    }
+    const log = new Racing(root, { pollMs: 20 });
+    const seen: number[] = [];
+    const stop = new AbortController();
+    // No file yet: the follower starts on nothing, then the first line makes the file.
+    const following = log.subscribe({}, (event) => seen.push(event.seq!), stop.signal);
+    await writer.append([idle('x', 'the first')]);
+    const deadline = Date.now() + 30_000;
+    while (seen.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    stop.abort();
+    await following;
+    expect(reads).toBeGreaterThanOrEqual(2);
+    expect(seen).toEqual([1, 2]);
+  });
+
   it('skips a torn or hand-edited line and numbers on from the last good one', async () => {
     const root = dir();
     const log = new FileEventLog(root);

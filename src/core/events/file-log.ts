@@ -91,9 +91,12 @@ export class FileEventLog implements EventLog {
           // `last` only grows: a line read twice is delivered once.
           at = { ino: now.ino, size: at.size + consumed };
         } else {
-          // Rotated (or replaced): catch up from every generation, then follow the new file.
+          // Rotated, replaced or just made: catch up from every generation, then follow the new file
+          // from where it stood before that read — a line appended during the read is read again
+          // (and dropped by its seq) rather than skipped.
+          const next = this.position();
           for (const event of await this.read({ since: last })) deliver(event);
-          at = this.position();
+          at = next;
         }
       }
     } finally {
