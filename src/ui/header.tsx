@@ -19,11 +19,12 @@ export function Header({ model, dir, team, lead, auto, spent }: HeaderProps) {
         </Text>
         <Text dimColor> · model: </Text>
         <Text>{model}</Text>
-        {spent ? <Text dimColor> · spent {spent}</Text> : null}
       </Text>
+      {/* What was spent goes on the shorter line: the model's (the offline one names the keys to set) fills 100 columns. */}
       <Text dimColor>
         board {dir} · team {team} · lead {lead}
         {auto ? ' · auto answers on' : ''}
+        {spent ? ` · spent ${spent}` : ''}
       </Text>
     </Box>
   );

@@ -156,6 +156,6 @@ describe('header', () => {
     const quiet = render(<Header model="claude-sonnet-4" dir="/tmp/b" team="t" lead="lead" auto={false} />);
     expect(quiet.lastFrame()).not.toContain('spent');
     const spent = render(<Header model="claude-sonnet-4" dir="/tmp/b" team="t" lead="lead" auto={false} spent="38k tok · $0.137" />);
-    expect(spent.lastFrame()).toContain('autoteam · model: claude-sonnet-4 · spent 38k tok · $0.137');
+    expect(spent.lastFrame()).toContain('autoteam · model: claude-sonnet-4\nboard /tmp/b · team t · lead lead · spent 38k tok · $0.137');
   });
 });
