@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Option } from 'commander';
-import { MAX_REQUIREMENT_BYTES } from '../core/stages/pipeline.js';
+import { checkRequirement } from '../core/stages/pipeline.js';
 import { UsageError } from './board-options.js';
 
 /** `--file <path>` of `run` and `post`: requirements one a line; given again, each file in turn. */
@@ -48,11 +48,11 @@ function linesOf(where: string): string[] {
     .forEach((raw, index) => {
       const line = raw.trim();
       if (!line || line.startsWith('#')) return;
-      const size = Buffer.byteLength(line);
-      if (size > MAX_REQUIREMENT_BYTES) {
-        throw new UsageError(`--file ${where}, line ${index + 1}: a requirement is at most ${MAX_REQUIREMENT_BYTES / 1024} KB (this one is ${Math.ceil(size / 1024)} KB): put the details in a file and refer to it`);
+      try {
+        lines.push(checkRequirement(line));
+      } catch (error) {
+        throw new UsageError(`--file ${where}, line ${index + 1}: ${(error as Error).message}`);
       }
-      lines.push(line);
     });
   if (lines.length === 0) throw new UsageError(`--file ${where}: no requirement in it (one a line; blank lines and # comments are skipped)`);
   return lines;

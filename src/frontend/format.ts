@@ -67,13 +67,13 @@ export function wrapWords(head: string, text: string, width: number): string[] {
   const lines: string[] = [];
   let line = '';
   for (const word of text.split(/\s+/).filter(Boolean)) {
-    if (line && (lines.length ? indent : head).length + line.length + 1 + word.length > room) {
-      lines.push(`${lines.length ? indent : head}${line}`);
+    if (line && head.length + line.length + 1 + word.length > room) {
+      lines.push(line);
       line = word;
     } else {
       line = line ? `${line} ${word}` : word;
     }
   }
-  lines.push(`${lines.length ? indent : head}${line}`);
-  return lines;
+  lines.push(line);
+  return lines.map((words, index) => `${index ? indent : head}${words}`);
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type BoardProblem, TaskBoard, writeJsonAtomic } from '../../src/core/board/index.js';
 import { BoardFileError, NotFoundError } from '../../src/core/errors.js';
+import { JOURNAL, keyOf } from '../../src/core/board/task-index.js';
 import { tempRoot } from '../helpers/board-spawn.js';
 import { until } from '../helpers/agent-wait.js';
 
@@ -14,6 +15,15 @@ describe('TaskBoard', () => {
     board = new TaskBoard(root);
   });
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  /** Tasks one and two, a reader that sweeps every `sweepMs` and has listed them, the journal, and a task file's key. */
+  async function journaledPair(sweepMs: number): Promise<{ reader: TaskBoard; journal: string; fileKey: (id: number) => string }> {
+    const reader = new TaskBoard(root, { sweepMs });
+    await board.create({ subject: 'one' });
+    await board.create({ subject: 'two' });
+    expect(reader.list()).toHaveLength(2);
+    return { reader, journal: path.join(board.dir, JOURNAL), fileKey: (id) => keyOf(fs.statSync(board.taskPath(id))) };
+  }
 
   it('creates, gets and lists tasks as readable 2-space JSON', async () => {
     const a = await board.create({ subject: 'Analyse', description: 'the ask', role: 'analyst', stage: 'requirements', by: 'lead' });
@@ -140,22 +150,14 @@ describe('TaskBoard', () => {
   });
 
   it("takes a written version from the journal's copy only while the file still holds that version", async () => {
-    const reader = new TaskBoard(root, { sweepMs: 60_000 });
-    await board.create({ subject: 'one' });
-    await board.create({ subject: 'two' });
-    expect(reader.list()).toHaveLength(2);
-    const journal = path.join(board.dir, '.journal');
-    const keyOf = (id: number) => {
-      const stat = fs.statSync(board.taskPath(id));
-      return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
-    };
+    const { reader, journal, fileKey } = await journaledPair(60_000);
 
     // The copy is what a warm reader uses: a line naming the file's current key is taken as it is.
     await board.update(1, { subject: 'one, renamed' });
     const line = fs.readFileSync(journal, 'utf8').trimEnd().split('\n').at(-1)!;
-    expect(line.startsWith(`1 ${keyOf(1)} {`)).toBe(true);
+    expect(line.startsWith(`1 ${fileKey(1)} {`)).toBe(true);
     expect(JSON.parse(line.slice(line.indexOf('{')))).toEqual(board.get(1));
-    fs.appendFileSync(journal, `1 ${keyOf(1)} ${JSON.stringify({ ...board.get(1), subject: 'one, as the journal has it' })}\n`);
+    fs.appendFileSync(journal, `1 ${fileKey(1)} ${JSON.stringify({ ...board.get(1), subject: 'one, as the journal has it' })}\n`);
     expect(reader.list().map((t) => t.subject)).toEqual(['one, as the journal has it', 'two']);
 
     // A file changed since its line was written (a hand edit) is read from the file.
@@ -165,7 +167,7 @@ describe('TaskBoard', () => {
 
     // A line that is not a task, or names only the id (a task too large to copy), means "read the file".
     await board.update(1, { subject: 'one, third time' });
-    fs.appendFileSync(journal, `1 ${keyOf(1)} {not json\n`);
+    fs.appendFileSync(journal, `1 ${fileKey(1)} {not json\n`);
     expect(reader.list().map((t) => t.subject)).toEqual(['one, third time', 'two, edited by hand']);
     fs.writeFileSync(board.taskPath(2), `${JSON.stringify({ ...board.get(2), subject: 'two, by hand again' }, null, 2)}\n`);
     fs.appendFileSync(journal, '2\n');
@@ -174,19 +176,11 @@ describe('TaskBoard', () => {
 
   it('reads the journal before a sweep, so the sweep reads only the files the journal does not name', async () => {
     // sweepMs 0: every read sweeps. A reader that has seen the board once…
-    const reader = new TaskBoard(root, { sweepMs: 0 });
-    await board.create({ subject: 'one' });
-    await board.create({ subject: 'two' });
-    expect(reader.list()).toHaveLength(2);
-    const journal = path.join(board.dir, '.journal');
-    const keyOf = (id: number) => {
-      const stat = fs.statSync(board.taskPath(id));
-      return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
-    };
+    const { reader, journal, fileKey } = await journaledPair(0);
     // …then task 1 is written, and its journal line names the file's version with a copy that says
     // otherwise: the copy is what the refresh took, so the sweep did not read that file again.
     await board.update(1, { subject: 'one, renamed' });
-    fs.appendFileSync(journal, `1 ${keyOf(1)} ${JSON.stringify({ ...board.get(1), subject: 'one, as the journal has it' })}\n`);
+    fs.appendFileSync(journal, `1 ${fileKey(1)} ${JSON.stringify({ ...board.get(1), subject: 'one, as the journal has it' })}\n`);
     // A hand edit the journal does not name is the sweep's, in the same read.
     fs.writeFileSync(board.taskPath(2), `${JSON.stringify({ ...board.get(2), subject: 'two, edited by hand' }, null, 2)}\n`);
     expect(reader.list().map((t) => t.subject)).toEqual(['one, as the journal has it', 'two, edited by hand']);

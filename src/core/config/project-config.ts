@@ -30,6 +30,8 @@ const count = (min: number) => z.number().int().min(min);
 
 /** More than this many teammates of one role is a typo, not a team (each is a thread and a model budget). */
 export const MAX_PER_ROLE = 32;
+/** What a member's `count` must be, said for a string, a fraction and a negative alike. */
+const A_COUNT = `a whole number of teammates, 0 to ${MAX_PER_ROLE}`;
 
 /** A member as the config names it; `count` copies of it join (0: none). */
 export interface TeamEntry {
@@ -70,7 +72,7 @@ export const ProjectConfigSchema = z
             role: z.string().min(1),
             prompt: z.string().min(1).optional(),
             /** How many teammates like this one (engineer, engineer-2, …); 0 leaves it out. */
-            count: z.number({ error: `a whole number of teammates, 0 to ${MAX_PER_ROLE}` }).int(`a whole number of teammates, 0 to ${MAX_PER_ROLE}`).min(0, `a whole number of teammates, 0 to ${MAX_PER_ROLE}`).max(MAX_PER_ROLE, `at most ${MAX_PER_ROLE} teammates of one member`).optional(),
+            count: z.number({ error: A_COUNT }).int(A_COUNT).min(0, A_COUNT).max(MAX_PER_ROLE, `at most ${MAX_PER_ROLE} teammates of one member`).optional(),
           })
           .strict(),
       )

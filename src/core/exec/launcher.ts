@@ -257,10 +257,9 @@ export class Launcher {
 
 /** This thread's launchers by niceness (each worker thread has its own module state, so its own). */
 const launchers = new Map<number, Launcher>();
-let direct = false;
 /**
- * After a launcher could not start, runs start directly until this time (ms since the epoch), then
- * a launcher is tried again: a start that failed for a moment (no memory for a fork, a python being
+ * Runs start directly until this time (ms since the epoch): for good under startDirectly, and for
+ * LAUNCHER_RETRY_MS after a launcher could not start, then a launcher is tried again: a start that failed for a moment (no memory for a fork, a python being
  * upgraded) does not give up the code's lower priority for the rest of the thread's life, and where
  * no launcher can run at all it costs one failed start a while.
  */
@@ -272,8 +271,7 @@ const LAUNCHER_RETRY_MS = 30_000;
  * where no launcher can run (no python3). For tests of that path.
  */
 export function startDirectly(on: boolean): void {
-  direct = on;
-  directUntil = 0;
+  directUntil = on ? Number.POSITIVE_INFINITY : 0;
   if (on) {
     for (const launcher of launchers.values()) launcher.stop();
     launchers.clear();
@@ -296,7 +294,7 @@ export function launcherPid(niceness = 0): number | undefined {
  */
 export async function launchProcess(request: LaunchRequest): Promise<Launched> {
   const python = await pythonProgram();
-  if (!direct && Date.now() >= directUntil) {
+  if (Date.now() >= directUntil) {
     const niceness = request.niceness ?? 0;
     let launcher = launchers.get(niceness);
     if (!launcher) launchers.set(niceness, (launcher = new Launcher(python, { niceness })));

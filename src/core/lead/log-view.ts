@@ -10,7 +10,7 @@ import { pipelineStatuses } from '../stages/pipeline-status.js';
  */
 export class LogView {
   private readonly following = new AbortController();
-  /** The last event shown; null until start(), when nothing is shown (a session that never started). */
+  /** The last event shown; null until start(): a session that never started (its lease refused) shows none of the board's past. */
   private shownSeq: number | null = null;
   /** Pipelines the shown events were about, and those whose end was shown. */
   private readonly followed = new Set<number>();
@@ -27,7 +27,6 @@ export class LogView {
   async start(): Promise<void> {
     this.shownSeq = (await this.log.read({}, 1).catch(() => [])).at(-1)?.seq ?? 0;
     void this.log.subscribe({ since: this.shownSeq }, (event) => this.deliver(event), this.following.signal).catch(this.onError);
-    // (A session that never started, its lease refused, shows none of the board's past on catchUp.)
   }
 
   /**
