@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type BoardProblem, TaskBoard, writeJsonAtomic } from '../../src/core/board/index.js';
+import { type BoardProblem, TaskBoard, withLock, writeJsonAtomic } from '../../src/core/board/index.js';
+import { fileBoard } from '../../src/core/board/board.js';
 import { BoardFileError, NotFoundError } from '../../src/core/errors.js';
-import { JOURNAL, keyOf } from '../../src/core/board/task-index.js';
+import { JOURNAL, journalKey, keyOf } from '../../src/core/board/task-index.js';
 import { tempRoot } from '../helpers/board-spawn.js';
 import { until } from '../helpers/agent-wait.js';
 
@@ -22,7 +23,7 @@ describe('TaskBoard', () => {
     await board.create({ subject: 'one' });
     await board.create({ subject: 'two' });
     expect(reader.list()).toHaveLength(2);
-    return { reader, journal: path.join(board.dir, JOURNAL), fileKey: (id) => keyOf(fs.statSync(board.taskPath(id))) };
+    return { reader, journal: path.join(board.dir, JOURNAL), fileKey: (id) => journalKey(fs.statSync(board.taskPath(id))) };
   }
 
   it('creates, gets and lists tasks as readable 2-space JSON', async () => {
@@ -172,6 +173,17 @@ describe('TaskBoard', () => {
     fs.writeFileSync(board.taskPath(2), `${JSON.stringify({ ...board.get(2), subject: 'two, by hand again' }, null, 2)}\n`);
     fs.appendFileSync(journal, '2\n');
     expect(reader.list().map((t) => t.subject)).toEqual(['one, third time', 'two, by hand again']);
+
+    // A copy is taken unvalidated only from a writer with this TaskSchema: a line of another shape
+    // (another version of autoteam on the board, whose tasks may lack a field), or of the format
+    // before shapes, is read from the file, and validated there.
+    for (const shape of ['0123456789ab/', '']) {
+      await board.update(1, { subject: `one, shape '${shape}'` });
+      const { usage: _usage, ...older } = board.get(1);
+      const key = `${shape}${keyOf(fs.statSync(board.taskPath(1)))}`;
+      fs.appendFileSync(journal, `1 ${key} ${JSON.stringify({ ...older, subject: 'one, as another version wrote it' })}\n`);
+      expect(reader.list()[0]).toMatchObject({ subject: `one, shape '${shape}'`, usage: { calls: 0 } });
+    }
   });
 
   it('reads the journal before a sweep, so the sweep reads only the files the journal does not name', async () => {
@@ -184,6 +196,23 @@ describe('TaskBoard', () => {
     // A hand edit the journal does not name is the sweep's, in the same read.
     fs.writeFileSync(board.taskPath(2), `${JSON.stringify({ ...board.get(2), subject: 'two, edited by hand' }, null, 2)}\n`);
     expect(reader.list().map((t) => t.subject)).toEqual(['one, as the journal has it', 'two, edited by hand']);
+  });
+
+  it("posts a task once its post is in the log, without holding the board's ids meanwhile", async () => {
+    const team = fileBoard(root);
+    // The log's lock held elsewhere: the post waits to be logged before its file is written…
+    let letLogGo!: () => void;
+    const logHeld = withLock(path.join(root, '.team', 'events.jsonl'), () => new Promise<void>((resolve) => (letLogGo = resolve)));
+    const posting = team.tasks.create({ subject: 'first' });
+    await until(() => fs.existsSync(path.join(team.tasks.dir, '.next-id')));
+    expect(fs.existsSync(team.tasks.taskPath(1))).toBe(false);
+    // …and the ids are free meanwhile: another post is not queued behind that wait.
+    await expect(withLock(path.join(team.tasks.dir, 'ids'), () => 'free', { retries: 0 })).resolves.toBe('free');
+    letLogGo();
+    await logHeld;
+    expect((await posting).id).toBe(1);
+    expect((await team.log.read()).map((event) => event.type)).toEqual(['task_posted']);
+    await team.close();
   });
 
   it("removes a writer's temp file left over a minute by a crash at its next sweep, and no other .tmp file", async () => {

@@ -205,7 +205,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
         });
         continue;
       }
-      const { result, signal: toolSignal } = await runTool(use, byName, options);
+      const { result, signal: toolSignal } = await runTool(use, byName, options, secrets);
       const content = keepToolOutput(redact(result.content, secrets), use, ctx.workspace, ceiling);
       results.push({ ...result, content });
       if (toolSignal) signal = { tool: use.name, value: toolSignal };
@@ -219,6 +219,7 @@ async function runTool(
   use: ToolUseBlock,
   byName: ReadonlyMap<string, ToolDefinition>,
   options: LoopOptions,
+  secrets: readonly string[],
 ): Promise<{ result: ToolResultBlock; signal?: LoopSignal }> {
   const started = Date.now();
   const answer = (content: string, isError: boolean, signal?: LoopSignal, kind: ToolOutcomeKind = isError ? 'error' : 'ok', display?: string) => {
@@ -241,7 +242,7 @@ async function runTool(
       agent: options.agent.name,
       role: options.agent.role,
       tool: use.name,
-      args: shortArgs(use.input),
+      args: shortArgs(use.input, secrets),
       outcome: kind,
       durationMs: Date.now() - started,
       summary,
@@ -277,7 +278,7 @@ async function runTool(
     );
   }
   const blocked = await options.gate?.before(use.name, parsed.data, use.id);
-  if (blocked) return answer(`Blocked by a hook: ${redact(blocked)}`, true, undefined, 'hook_blocked', `blocked by a hook: ${firstLine(blocked)}`);
+  if (blocked) return answer(`Blocked by a hook: ${redact(blocked, secrets)}`, true, undefined, 'hook_blocked', `blocked by a hook: ${firstLine(blocked)}`);
   let outcome: ToolOutcome;
   try {
     outcome = await tool.run(parsed.data, options.ctx);
@@ -288,7 +289,7 @@ async function runTool(
   const isError = outcome.isError === true;
   const kind = outcome.kind ?? (isError ? 'error' : 'ok');
   const note = await options.gate?.after(use.name, parsed.data, use.id, { content: outcome.content, isError, kind });
-  const content = note ? `${outcome.content}\n\nA hook says: ${redact(note)}` : outcome.content;
+  const content = note ? `${outcome.content}\n\nA hook says: ${redact(note, secrets)}` : outcome.content;
   return answer(content, isError, outcome.signal, kind, outcome.display);
 }
 
@@ -331,7 +332,7 @@ function abortReason(signal: AbortSignal): string {
 }
 
 /** A tool call's arguments for people and traces: one line, cut (the model's own text is on the board). */
-function shortArgs(input: unknown): string {
+function shortArgs(input: unknown, secrets: readonly string[]): string {
   const text = JSON.stringify(input ?? {}) ?? '{}';
-  return redact(text.length > 200 ? `${text.slice(0, 199)}…` : text);
+  return redact(text.length > 200 ? `${text.slice(0, 199)}…` : text, secrets);
 }

@@ -15,18 +15,21 @@ export type TeammateEvent =
   | { type: 'error'; name: string; error: SerializedError }
   | { type: 'exit'; name: string; reason: string; why: ExitReason };
 
-/** Everything a teammate tells its host is redacted first: hosts print it, keep it and write it down. */
-export function redactEvent(event: TeammateEvent): TeammateEvent {
+/**
+ * Everything a teammate tells its host is redacted first: hosts print it, keep it and write it down.
+ * `secrets`: the teammate's secretValues(), read once (reading the environment costs more than redacting).
+ */
+export function redactEvent(event: TeammateEvent, secrets: readonly string[]): TeammateEvent {
   switch (event.type) {
     case 'activity':
     case 'says':
-      return { ...event, text: redact(event.text) };
+      return { ...event, text: redact(event.text, secrets) };
     case 'error':
-      return { ...event, error: { ...event.error, message: redact(event.error.message) } };
+      return { ...event, error: { ...event.error, message: redact(event.error.message, secrets) } };
     case 'exit':
-      return { ...event, reason: redact(event.reason) };
+      return { ...event, reason: redact(event.reason, secrets) };
     case 'status':
-      return event.reason ? { ...event, reason: redact(event.reason) } : event;
+      return event.reason ? { ...event, reason: redact(event.reason, secrets) } : event;
     default:
       return event;
   }

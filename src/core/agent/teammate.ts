@@ -15,6 +15,7 @@ import { localGit } from '../stages/workspace.js';
 import { formatMessages } from '../tools/read-inbox.js';
 import { warmRoleTools } from '../tools/registry.js';
 import type { ToolContext } from '../tools/tool.js';
+import { secretValues } from '../trace/redact.js';
 import { Trace } from '../trace/trace.js';
 import { identityMessages } from './identity.js';
 import { redactEvent, type TeammateEvent } from './teammate-events.js';
@@ -101,6 +102,8 @@ export class Teammate {
   private readonly mcp: (() => Promise<McpToolbox>) | null;
   private mcpMade: Promise<McpToolbox> | null = null;
   private model: ModelClient;
+  /** The environment's secret values, read once: everything it tells its host is redacted with them. */
+  private readonly secrets = secretValues();
   /** A model the lead chose for this teammate's next tasks (/model), taken between tasks. */
   private nextModel: Promise<ModelClient> | null = null;
 
@@ -386,6 +389,6 @@ export class Teammate {
   }
 
   private emit(event: TeammateEvent): void {
-    this.options.emit?.(redactEvent(event));
+    this.options.emit?.(redactEvent(event, this.secrets));
   }
 }

@@ -8,7 +8,7 @@ import type { TeamRegistry } from '../board/team-registry.js';
 import { containment, hiddenStartDir, Sandbox } from '../exec/sandbox.js';
 import type { ToolContext } from '../tools/tool.js';
 import type { EventInput } from '../events/schema.js';
-import { redact } from '../trace/redact.js';
+import { redact, secretValues } from '../trace/redact.js';
 import { localGit } from '../stages/workspace.js';
 import type { TeammateSettings } from './settings.js';
 import type { TeammateInbox } from './teammate-inbox.js';
@@ -48,6 +48,7 @@ export function toolContext(host: ToolHost, work: ToolWork): ToolContext {
   const { task, fence, workspace, signal, onFenceLost } = work;
   const policy = host.settings.sandbox;
   const stage = task?.stage ?? 'general';
+  const secrets = secretValues();
   const sandbox = new Sandbox(
     {
       workspace,
@@ -86,7 +87,7 @@ export function toolContext(host: ToolHost, work: ToolWork): ToolContext {
       if (!ctx.task || !ctx.fence) return;
       // The artifacts update runs under the task's lock, on the artifacts as they are then.
       const patch = artifacts ? { artifacts } : {};
-      const clean = detail === undefined ? undefined : redact(detail);
+      const clean = detail === undefined ? undefined : redact(detail, secrets);
       const result = await host.board.update(ctx.task.id, patch, { fence: ctx.fence, event, detail: clean });
       if (result.ok) ctx.task = result.task;
       // Our claim was taken over: stop at once instead of writing more into a shared workspace.

@@ -136,22 +136,22 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
       updatedAt: posted,
     });
     const sized = this.sizedNew(draft, input);
-    const task = await withLock(
+    // The id is taken under the lock, and is this post's once the counter moved past it: its post
+    // waits for the log (announce) outside it, so other posts are not queued behind that wait.
+    const id = await withLock(
       path.join(this.dir, 'ids'),
-      async () => {
-        const id = takeNext(
+      () =>
+        takeNext(
           path.join(this.dir, '.next-id'),
           (n) => fs.existsSync(this.taskPath(n)),
           () => Math.max(0, ...fs.readdirSync(this.dir).map((name) => Number(TASK_FILE.exec(name)?.[1] ?? 0))) + 1,
-        );
-        const at = this.now().toISOString();
-        const created: Task = TaskSchema.parse({ ...sized, id, history: sized.history.map((entry) => ({ ...entry, at })), createdAt: at, updatedAt: at });
-        await this.announce(created, by);
-        this.write(created);
-        return created;
-      },
+        ),
       { staleMs: this.lockStaleMs },
     );
+    const at = this.now().toISOString();
+    const task: Task = TaskSchema.parse({ ...sized, id, history: sized.history.map((entry) => ({ ...entry, at })), createdAt: at, updatedAt: at });
+    await this.announce(task, by);
+    this.write(task);
     for (const blocker of blockedBy) {
       await this.mutate(blocker, (current) => ({
         ...current,

@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { z } from 'zod';
 import { BoardFileError } from '../errors.js';
 import { TEMP_FILE } from './atomic-io.js';
 import { readTaskFileWithStat } from './task-file.js';
@@ -19,10 +21,16 @@ export function keyOf(stat: fs.Stats): string {
 
 /**
  * The board's change journal: one line per task write, appended after the file was renamed in —
- * `<id> <key> <task as one line of JSON>`, the version written and the key of the file that holds
- * it. A warm refresh reads what was appended since and takes each task from its line when the file
- * is still that version (one stat, no open), else from the file. A line of just `<id>` (a task too
- * large to copy) means "read the file".
+ * `<id> <shape>/<key> <task as one line of JSON>`: the shape of the tasks its writer validates
+ * against, the key of the file that holds the version written, and that version. A warm refresh
+ * reads what was appended since and takes each task from its line when the file is still that
+ * version (one stat, no open), else from the file. A line of just `<id>` (a task too large to copy)
+ * means "read the file".
+ *
+ * A line's copy is taken without validating it again: the one writer (TaskBoard) validates every
+ * task before it writes it, and every thread of a team would otherwise validate every task written.
+ * The shape keeps that true across versions: a line from a writer whose TaskSchema differs (another
+ * version of autoteam on the same board) does not match, and its task is read from the file.
  */
 export const JOURNAL = '.journal';
 /** Past this size a writer starts a new journal; readers notice (new inode) and sweep once. */
@@ -32,10 +40,26 @@ const MAX_JOURNALED_BYTES = 16 << 10;
 /** Hand edits are not journaled: a full sweep at least this often sees them. */
 export const DEFAULT_SWEEP_MS = 2_000;
 
+let shape: string | undefined;
+
+/** The shape of TaskSchema, a hash of its JSON Schema: worked out once, on the first journal line. */
+function taskShape(): string {
+  shape ??= createHash('sha256')
+    .update(JSON.stringify(z.toJSONSchema(TaskSchema, { unrepresentable: 'any' })))
+    .digest('hex')
+    .slice(0, 12);
+  return shape;
+}
+
+/** What a journal line says before a task's copy: the tasks' shape and the key of the file written. */
+export function journalKey(stat: fs.Stats): string {
+  return `${taskShape()}/${keyOf(stat)}`;
+}
+
 /** Appends the journal line for task `id` (after its file was renamed in), rotating a large journal. */
 export function journalWrite(dir: string, id: number, written?: { stat: fs.Stats; json: string }): void {
   const file = path.join(dir, JOURNAL);
-  const line = written && written.json.length <= MAX_JOURNALED_BYTES ? `${id} ${keyOf(written.stat)} ${written.json}\n` : `${id}\n`;
+  const line = written && written.json.length <= MAX_JOURNALED_BYTES ? `${id} ${journalKey(written.stat)} ${written.json}\n` : `${id}\n`;
   try {
     fs.appendFileSync(file, line);
     if (fs.statSync(file).size > JOURNAL_ROTATE_BYTES) fs.renameSync(file, `${file}.old`);
@@ -140,8 +164,9 @@ export class TaskIndex {
   }
 
   /**
-   * Brings task `id` up to date: from `version` (`<key> <json>` from the journal) when its file is
-   * still that version, else from the file. True when the index changed.
+   * Brings task `id` up to date: from `version` (`<shape>/<key> <json>` from the journal) when its
+   * file is still that version and the line has this writer's shape, else from the file. True when
+   * the index changed.
    */
   private update(id: number, version: string): boolean {
     const file = path.join(this.dir, `task_${id}.json`);
@@ -153,7 +178,8 @@ export class TaskIndex {
     }
     const key = keyOf(stat);
     if (this.entries.get(id)?.key === key) return false;
-    const task = version.startsWith(`${key} `) ? parseJournaled(version.slice(key.length + 1)) : null;
+    const journaled = `${taskShape()}/${key} `;
+    const task = version.startsWith(journaled) ? parseJournaled(version.slice(journaled.length)) : null;
     if (task?.id === id) {
       this.entries.set(id, { key, task });
       this.problemList.delete(file);
@@ -214,11 +240,14 @@ export class TaskIndex {
   }
 }
 
-/** A task as the journal copied it, or null when the line is not one (then the file is read). */
+/**
+ * A task as the journal copied it — validated by its writer, so not again (see JOURNAL) — or null
+ * when the line is not one (then the file is read).
+ */
 function parseJournaled(json: string): Task | null {
   try {
-    const parsed = TaskSchema.safeParse(JSON.parse(json));
-    return parsed.success ? parsed.data : null;
+    const task: unknown = JSON.parse(json);
+    return task !== null && typeof task === 'object' && !Array.isArray(task) ? (task as Task) : null;
   } catch {
     return null;
   }
