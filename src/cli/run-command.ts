@@ -219,7 +219,11 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     }
     const timedOut = giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null;
     for (const [i, state] of ended.entries()) {
-      if (state.status === 'active') ended[i] = { ...state, status: 'failed', reason: await stoppedEarly(session, state.id, stopReason, timedOut) };
+      // Its status is then the board's: cancelled by a timeout, or still active (left open for a lead).
+      if (state.status === 'active') {
+        const reason = await stoppedEarly(session, state.id, stopReason, timedOut);
+        ended[i] = { ...state, status: session.stateOf(state.id).status, reason };
+      }
     }
   } finally {
     input?.close();

@@ -103,7 +103,9 @@ const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0
 /** `label`: the models as a person reads them (the summary's `model` is their ids). */
 export function printSummary(summary: RunSummary, tasks: readonly Task[], label: string): void {
   console.log('');
-  console.log(`pipeline #${summary.pipeline}: ${summary.status.toUpperCase()}${summary.reason ? ` — ${summary.reason}` : ''}`);
+  // A pipeline the run stopped before its end is still active on the board: left open, not failed.
+  const status = summary.status === 'active' ? 'left open' : summary.status;
+  console.log(`pipeline #${summary.pipeline}: ${status.toUpperCase()}${summary.reason ? ` — ${summary.reason}` : ''}`);
   for (const task of tasks) console.log(`  ${formatTaskLine(task)}`);
   if (summary.behaviour.length) console.log('behaviour per role:');
   for (const role of summary.behaviour) {
@@ -114,7 +116,7 @@ export function printSummary(summary: RunSummary, tasks: readonly Task[], label:
     console.log(`  ${role.role} (${role.agents.join(', ')}): ${role.modelCalls} model call${role.modelCalls === 1 ? '' : 's'}; ${tools || 'no tools'}`);
   }
   console.log(
-    `requirements: ${summary.requirements} · questions: ${summary.questions} · files: ${summary.files.length ? `${summary.files.join(', ')} (${summary.workspace})` : 'none'} · revisions: ${summary.revisions}`,
+    `requirements: ${summary.requirements} · questions answered: ${summary.questions} · files: ${summary.files.length ? `${summary.files.join(', ')} (${summary.workspace})` : 'none'} · revisions: ${summary.revisions}`,
   );
   if (summary.git) {
     const { branch, base, commit, remote, merged } = summary.git;

@@ -203,11 +203,12 @@ describe('TaskBoard', () => {
     // The log's lock held elsewhere: the post waits to be logged before its file is written…
     let letLogGo!: () => void;
     const logHeld = withLock(path.join(root, '.team', 'events.jsonl'), () => new Promise<void>((resolve) => (letLogGo = resolve)));
-    const posting = team.tasks.create({ subject: 'first' });
-    await until(() => fs.existsSync(path.join(team.tasks.dir, '.next-id')));
-    expect(fs.existsSync(team.tasks.taskPath(1))).toBe(false);
+    const tasks = team.tasks as TaskBoard;
+    const posting = tasks.create({ subject: 'first' });
+    await until(() => fs.existsSync(path.join(tasks.dir, '.next-id')), 'the post to take its id');
+    expect(fs.existsSync(tasks.taskPath(1))).toBe(false);
     // …and the ids are free meanwhile: another post is not queued behind that wait.
-    await expect(withLock(path.join(team.tasks.dir, 'ids'), () => 'free', { retries: 0 })).resolves.toBe('free');
+    await expect(withLock(path.join(tasks.dir, 'ids'), () => 'free', { retries: 0 })).resolves.toBe('free');
     letLogGo();
     await logHeld;
     expect((await posting).id).toBe(1);

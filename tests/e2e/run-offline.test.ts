@@ -48,7 +48,7 @@ describe.runIf(python)('autoteam run --auto, offline: the canonical five-task st
   it('exits 0 with an APPROVED summary', () => {
     expect(run.code, describeRun(run)).toBe(0);
     expect(run.stdout).toMatch(/pipeline #1: APPROVED/);
-    expect(run.stdout).toMatch(/requirements: \d+ · questions: \d+ · files: organize\.py .* · revisions: 1/);
+    expect(run.stdout).toMatch(/requirements: \d+ · questions answered: \d+ · files: organize\.py .* · revisions: 1/);
     expect(run.stdout).toMatch(/behaviour per role:\n {2}analyst \(analyst\): \d+ model calls/);
     expect(run.stdout).toMatch(/wall time [\d.]+ s · offline scripted model/);
     expect(run.stderr).toBe('');
@@ -454,7 +454,7 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: '' });
     expect(run.signal).toBeNull();
     expect(run.code, describeRun(run)).toBe(1);
-    expect(run.stdout).toContain('pipeline #1: FAILED — the analyst asked a question but standard input ended');
+    expect(run.stdout).toContain('pipeline #1: LEFT OPEN — the analyst asked a question but standard input ended');
     expect(run.stdout).toContain('pipeline #1 is left open on the board (a lead here goes on with it, autoteam cancel 1 drops it)');
     expect(readTasks(root).map((task) => task.status)).toEqual(['pending']);
   });
@@ -484,7 +484,7 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     const root = board();
     const run = await runCli(['run', '--auto', '--timeout', '200ms', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
     expect(run.code, describeRun(run)).toBe(1);
-    expect(run.stdout).toContain('pipeline #1: FAILED — timed out after 200 ms; pipeline #1 cancelled (autoteam retry 1 starts it again from the stage it stopped at)');
+    expect(run.stdout).toContain('pipeline #1: CANCELLED — timed out after 200 ms; pipeline #1 cancelled (autoteam retry 1 starts it again from the stage it stopped at)');
     const tasks = readTasks(root);
     expect(tasks.length).toBeGreaterThan(0);
     expect(tasks.filter((task) => task.status === 'pending' || task.status === 'in_progress')).toEqual([]);

@@ -202,7 +202,7 @@ describe('autoteam run output formats', () => {
     const run = await runCli(['run', '--auto', '--json', '--timeout', '1ms', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, killAfterMs: 120_000 });
     expect(run.code, describeRun(run)).toBe(1);
     const summary = JSON.parse(run.stdout) as Record<string, unknown>;
-    expect(summary).toMatchObject({ pipeline: 1, status: 'failed', requirement: DOWNLOADS_REQUIREMENT, reason: expect.stringMatching(/^timed out after/) });
+    expect(summary).toMatchObject({ pipeline: 1, status: 'cancelled', requirement: DOWNLOADS_REQUIREMENT, reason: expect.stringMatching(/^timed out after/) });
     expect(summary).not.toHaveProperty('type');
     expect(Object.keys(summary)).toEqual(expect.arrayContaining(['tasks', 'files', 'workspace', 'criteria', 'checks', 'usage', 'behaviour', 'tokens', 'cost', 'wallMs']));
     // Pretty-printed, one document: no event line before or after it.
