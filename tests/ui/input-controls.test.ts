@@ -45,4 +45,14 @@ describe('the offline lead', () => {
     expect(leadTurn('abcdef', []).calls).toEqual([]);
     expect(leadTurn('how is the board doing?', []).calls).toEqual([{ name: 'list_tasks', input: {} }]);
   });
+
+  it("answers a post with what comes next, not with the post's own line again", () => {
+    const posted = { name: 'create_task', input: { requirement: 'x' }, result: { content: 'Posted pipeline #3: task #7 (requirements) for the analyst.', isError: false } };
+    const reply = leadTurn('Write a word counter', [posted]).text!;
+    expect(reply).toContain('Pipeline #3');
+    expect(reply).not.toContain('Posted pipeline');
+    // Any other result is still its answer, as before.
+    const general = { name: 'create_task', input: { subject: 'run `ls`' }, result: { content: 'Created task #4: run `ls`', isError: false } };
+    expect(leadTurn('create a task to run `ls`', [general]).text).toBe('Created task #4: run `ls`');
+  });
 });

@@ -82,5 +82,8 @@ function replyFrom(call: ToolCall): string {
   const shown = result.length > REPLY_CHARS ? `${result.slice(0, REPLY_CHARS)}\n… (${result.length - REPLY_CHARS} more characters)` : result;
   if (call.result?.isError) return `That did not work: ${shown}`;
   if (call.name === 'read_file') return `${String(call.input.path)}:\n${shown}`;
+  // The post's own line is on screen already (the tool's): the reply says what comes next instead.
+  const posted = /^Posted pipeline #(\d+)/.exec(result);
+  if (call.name === 'create_task' && posted) return `Pipeline #${posted[1]} is with the team: the analyst may ask you a question or two here; /tasks shows the board.`;
   return shown;
 }
