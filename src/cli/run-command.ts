@@ -103,14 +103,19 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const typed: string[] = [];
   let inputEnded = false;
   let hinted = false;
-  const NO_ANSWER = 'the analyst asked a question but standard input ended (answer on stdin, one line per question, or use --auto)';
+  // Said of every pipeline the stop leaves open, so it names the question's own.
+  const noAnswer = () => {
+    const asked = session.pendingQuestions()[0];
+    const whose = asked ? `${asked.from}'s question${asked.pipeline ? ` for pipeline #${asked.pipeline}` : ''}` : 'a question';
+    return `standard input ended with ${whose} unanswered (answer on stdin, one line per question, or use --auto)`;
+  };
   input?.on('line', (line) => {
     if (session.pendingQuestions().length > 0) void session.answer(line).catch(() => undefined);
     else typed.push(line);
   });
   input?.on('close', () => {
     inputEnded = true;
-    if (session.pendingQuestions().length > 0) stopWith(NO_ANSWER);
+    if (session.pendingQuestions().length > 0) stopWith(noAnswer());
   });
   // A key the endpoint rejects, an unknown model or an unreachable endpoint will not fix itself:
   // the run stops at once with that one line instead of waiting out its timeout.
@@ -148,7 +153,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     }
     if (event.type === 'question' && !options.auto) {
       if (typed.length) void session.answer(typed.shift()!).catch(() => undefined);
-      else if (inputEnded) stopWith(NO_ANSWER);
+      else if (inputEnded) stopWith(noAnswer());
     }
   });
   // Ctrl+C or a kill: stop waiting, hand the work back (session.close), and say so.

@@ -454,9 +454,19 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: '' });
     expect(run.signal).toBeNull();
     expect(run.code, describeRun(run)).toBe(1);
-    expect(run.stdout).toContain('pipeline #1: LEFT OPEN — the analyst asked a question but standard input ended');
+    expect(run.stdout).toContain("pipeline #1: LEFT OPEN — standard input ended with analyst's question for pipeline #1 unanswered");
     expect(run.stdout).toContain('pipeline #1 is left open on the board (a lead here goes on with it, autoteam cancel 1 drops it)');
     expect(readTasks(root).map((task) => task.status)).toEqual(['pending']);
+  });
+
+  it('names the unanswered question, and its pipeline, in the summary of every pipeline the stop leaves open', async () => {
+    const root = board();
+    const run = await runCli(['run', '--dir', root, 'Write a word counter', DOWNLOADS_REQUIREMENT], { cwd: root, input: '' });
+    expect(run.code, describeRun(run)).toBe(1);
+    const left = [...run.stdout.matchAll(/^pipeline #(\d): LEFT OPEN — standard input ended with analyst's question for pipeline #(\d) unanswered/gm)];
+    expect(left.map((match) => match[1]).sort(), describeRun(run)).toEqual(['1', '2']);
+    // One question stopped the run: the pipeline that did not ask is told whose it was.
+    expect(new Set(left.map((match) => match[2])).size).toBe(1);
   });
 
   it('piped into something that stops reading (| head): stops as on Ctrl+C, no stack trace, the board released', async () => {

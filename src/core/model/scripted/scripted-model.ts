@@ -59,7 +59,7 @@ export class ScriptedModel implements ModelClient {
     if (agent.purpose === 'compaction') return { text: summarizeCalls([...summaryCalls(allText(request.messages)), ...(context.calls ?? [])]), calls: [] };
     const calls = toolCalls(request.messages);
     if (context.shutdownRequest && offered.has('shutdown_response')) {
-      return { text: 'Finishing up as asked.', calls: [{ name: 'shutdown_response', input: { request_id: context.shutdownRequest, approve: true, reason: 'what I have not finished goes back to the board, to be picked up again' } }] };
+      return { text: 'Stopping: the lead asked the team to shut down.', calls: [{ name: 'shutdown_response', input: { request_id: context.shutdownRequest, approve: true, reason: 'what I have not finished goes back to the board, to be picked up again' } }] };
     }
     if (agent.role === 'lead') {
       // The lead's conversation spans many lines from the person: only this line's calls count.
