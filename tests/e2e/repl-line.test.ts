@@ -6,6 +6,17 @@ import { readTasks, tempBoard } from '../helpers/repl-session.js';
 const REQUIREMENT = 'Write a Python script that organizes my Downloads folder by file type.';
 
 describe('autoteam line mode (stdin is a pipe)', () => {
+  it("shows what the lead did before its reply: the post's line, then the lead's words", async () => {
+    assertBuilt();
+    const dir = tempBoard('autoteam-repl-line-');
+    const result = await execa('node', [CLI, '--dir', dir, '--auto'], { cwd: dir, env: offlineEnv(), input: 'Write a word counter\n', reject: false, timeout: 120_000 });
+    expect(result.exitCode, result.stderr).toBe(0);
+    const tool = result.stdout.indexOf('[lead] create_task: Posted pipeline #1');
+    const reply = result.stdout.indexOf('lead: Pipeline #1 is with the team');
+    expect(tool, result.stdout).toBeGreaterThanOrEqual(0);
+    expect(reply, result.stdout).toBeGreaterThan(tool);
+  });
+
   it('posts a requirement, waits for the pipeline before the next line, and exits 0 with five completed stages', async () => {
     assertBuilt();
     const dir = tempBoard('autoteam-repl-line-');

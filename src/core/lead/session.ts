@@ -254,7 +254,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     return this.life.start(team);
   }
 
-  catchUp(): Promise<void> {
+  /** Shows what the log holds beyond what was shown: this process's own events too, flushed to it first. */
+  async catchUp(): Promise<void> {
+    await this.board.sink.flush().catch(() => undefined);
     return this.view.catchUp();
   }
 
