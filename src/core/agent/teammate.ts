@@ -152,6 +152,7 @@ export class Teammate {
       activity: (taskId, line) => this.activity(taskId, line),
       emit: (input) => this.sink.emit(input),
       setStatus: (status, taskId, reason) => this.setStatus(status, taskId, reason),
+      secrets: this.secrets,
     };
     const host = {
       name: options.name,

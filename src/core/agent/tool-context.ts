@@ -8,7 +8,7 @@ import type { TeamRegistry } from '../board/team-registry.js';
 import { containment, hiddenStartDir, Sandbox } from '../exec/sandbox.js';
 import type { ToolContext } from '../tools/tool.js';
 import type { EventInput } from '../events/schema.js';
-import { redact, secretValues } from '../trace/redact.js';
+import { redact } from '../trace/redact.js';
 import { localGit } from '../stages/workspace.js';
 import type { TeammateSettings } from './settings.js';
 import type { TeammateInbox } from './teammate-inbox.js';
@@ -28,6 +28,8 @@ export interface ToolHost {
   /** The board's events (criteria, checks, questions). */
   emit(input: EventInput): void;
   setStatus(status: MemberStatus, task: number | null, reason?: string): Promise<void>;
+  /** The environment's secret values (secretValues()), read once by the teammate: what its records are redacted with. */
+  secrets: readonly string[];
 }
 
 /** The work at hand: a claimed task with its fence (or none, for messages), its workspace and signal. */
@@ -48,7 +50,6 @@ export function toolContext(host: ToolHost, work: ToolWork): ToolContext {
   const { task, fence, workspace, signal, onFenceLost } = work;
   const policy = host.settings.sandbox;
   const stage = task?.stage ?? 'general';
-  const secrets = secretValues();
   const sandbox = new Sandbox(
     {
       workspace,
@@ -87,7 +88,7 @@ export function toolContext(host: ToolHost, work: ToolWork): ToolContext {
       if (!ctx.task || !ctx.fence) return;
       // The artifacts update runs under the task's lock, on the artifacts as they are then.
       const patch = artifacts ? { artifacts } : {};
-      const clean = detail === undefined ? undefined : redact(detail, secrets);
+      const clean = detail === undefined ? undefined : redact(detail, host.secrets);
       const result = await host.board.update(ctx.task.id, patch, { fence: ctx.fence, event, detail: clean });
       if (result.ok) ctx.task = result.task;
       // Our claim was taken over: stop at once instead of writing more into a shared workspace.

@@ -178,7 +178,7 @@ export class TaskIndex {
     }
     const key = keyOf(stat);
     if (this.entries.get(id)?.key === key) return false;
-    const journaled = `${taskShape()}/${key} `;
+    const journaled = `${journalKey(stat)} `;
     const task = version.startsWith(journaled) ? parseJournaled(version.slice(journaled.length)) : null;
     if (task?.id === id) {
       this.entries.set(id, { key, task });
