@@ -149,7 +149,10 @@ export const COMMANDS: readonly Command[] = [
     help: 'merge an approved branch into your current branch (a conflict changes nothing); all: drain the merge queue',
     run: async (args, io) => {
       if (args.trim() === 'all') {
-        for (const line of await io.session.mergeQueue()) io.print(line);
+        const lines = await io.session.mergeQueue();
+        // Each step's line (from the log) comes before what the queue made of it.
+        await io.session.catchUp();
+        for (const line of lines) io.print(line);
         return;
       }
       io.print(await io.session.merge(pipelineId(need(args, '/merge <pipeline>|all'))));

@@ -2,6 +2,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { assertBuilt, CLI, offlineEnv } from '../helpers/repl-cli.js';
 import { readTasks, tempBoard } from '../helpers/repl-session.js';
+import { personGit } from '../helpers/person-git.js';
 
 const REQUIREMENT = 'Write a Python script that organizes my Downloads folder by file type.';
 
@@ -15,6 +16,20 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     const reply = result.stdout.indexOf('lead: Pipeline #1 is with the team');
     expect(tool, result.stdout).toBeGreaterThanOrEqual(0);
     expect(reply, result.stdout).toBeGreaterThan(tool);
+  });
+
+  it("/merge all: each merge step's line, then what the queue made of it", async () => {
+    assertBuilt();
+    const repo = tempBoard('autoteam-repl-merge-');
+    personGit(repo, 'init', '-q', '-b', 'main');
+    personGit(repo, 'commit', '-q', '--allow-empty', '-m', 'Initial commit');
+    const result = await execa('node', [CLI, '--dir', repo, '--auto'], { cwd: repo, env: offlineEnv(), input: 'Write a word counter\n/merge all\n', reject: false, timeout: 120_000 });
+    expect(result.exitCode, result.stderr).toBe(0);
+    const step = result.stdout.indexOf('merge #1: merged — fast-forward to');
+    const summary = result.stdout.search(/pipeline #1: \S+ merged into main \(fast-forward/);
+    expect(step, result.stdout).toBeGreaterThanOrEqual(0);
+    expect(summary, result.stdout).toBeGreaterThan(step);
+    expect(personGit(repo, 'status', '--porcelain')).toBe('');
   });
 
   it('posts a requirement, waits for the pipeline before the next line, and exits 0 with five completed stages', async () => {
