@@ -276,9 +276,12 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
 /** `--timeout`, 10 minutes by default. A bare number is refused: is `--timeout 600` ten minutes or 0.6 s? */
 function runTimeout(value: string | undefined): number {
   if (value === undefined) return 10 * 60_000;
-  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) throw new ConfigError(`--timeout: '${value}' needs a unit (examples: 90s, 10m, 500ms)`);
+  // One set of examples for each way it can be wrong.
+  const examples = '(examples: 90s, 10m, 500ms)';
+  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) throw new ConfigError(`--timeout: '${value}' needs a unit ${examples}`);
+  if (!/^\s*\d+(\.\d+)?\s*(ms|s|m)\s*$/.test(value)) throw new ConfigError(`--timeout: '${value}' is not a duration ${examples}`);
   const ms = parseDuration(value, '--timeout');
-  if (ms <= 0) throw new ConfigError(`--timeout: '${value}' is no time at all (examples: 90s, 10m)`);
+  if (ms <= 0) throw new ConfigError(`--timeout: '${value}' is no time at all ${examples}`);
   return ms;
 }
 

@@ -132,7 +132,9 @@ export function printSummary(summary: RunSummary, tasks: readonly Task[], label:
       console.log(`  ${mark} [${c.id}] ${clip(c.criterion, 72)}${c.evidence ? ` — ${clip(c.evidence, 60)}` : ''}`);
     }
   }
-  console.log(`checks: ${summary.checks.passed}/${summary.checks.run} passed · pipeline #${summary.pipeline}: ${formatUsage(summary.usage)}`);
+  // Every review runs its own checks: the count is over all of them, which is said when there were several.
+  const reviews = tasks.filter((task) => (task.artifacts.checks ?? []).length > 0).length;
+  console.log(`checks: ${summary.checks.passed}/${summary.checks.run} passed${reviews > 1 ? ` over ${reviews} reviews` : ''} · pipeline #${summary.pipeline}: ${formatUsage(summary.usage)}`);
   console.log(
     `tokens: ${summary.tokens.input.toLocaleString('en-US')} in / ${summary.tokens.output.toLocaleString('en-US')} out${summary.tokens.cacheRead ? ` / ${summary.tokens.cacheRead.toLocaleString('en-US')} cached` : ''}${summary.cost !== null ? ` · ${formatCost(summary.cost)}` : ''} · wall time ${formatDuration(summary.wallMs)} · ${label}`,
   );

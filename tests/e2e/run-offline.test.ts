@@ -136,7 +136,7 @@ describe.runIf(python)('autoteam run --auto, offline: the canonical five-task st
       criteria.map((c, i) => ({ id: c.id, met: true, evidence: expect.stringMatching(new RegExp(`^CHK${i + 1} passed: OK: `)) })),
     );
     expect(run.stdout).toMatch(/acceptance criteria:\n {2}✓ \[AC1\] Each top-level file/);
-    expect(run.stdout).toMatch(/checks: 6\/6 passed · pipeline #1: \d+ model calls · [\d,]+ tokens/);
+    expect(run.stdout).toMatch(/checks: 6\/6 passed over 2 reviews · pipeline #1: \d+ model calls · [\d,]+ tokens/);
   });
 
   it('hands over through the board: requirements to the engineer, the file to the reviewer, the issues to the revision', () => {
@@ -316,7 +316,8 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     ['a missing requirement', [], /missing required argument 'requirement'/],
     ['a non-numeric --max-revisions', ['--max-revisions', 'abc', 'x'], /--max-revisions: 'abc' is not a whole number/],
     ['a --timeout without a unit', ['--timeout', '600', 'x'], /--timeout: '600' needs a unit \(examples: 90s, 10m, 500ms\)/],
-    ['a --timeout of no time', ['--timeout', '0s', 'x'], /--timeout: '0s' is no time at all/],
+    ['a --timeout of no time', ['--timeout', '0s', 'x'], /--timeout: '0s' is no time at all \(examples: 90s, 10m, 500ms\)/],
+    ['a --timeout that is no duration', ['--timeout', 'soon', 'x'], /--timeout: 'soon' is not a duration \(examples: 90s, 10m, 500ms\)/],
   ])('exits 2 for a usage error: %s, and starts nothing', async (_label, args, message) => {
     const root = board();
     const run = await runCli(['run', '--auto', '--dir', root, ...args], { cwd: root });
