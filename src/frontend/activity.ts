@@ -176,7 +176,7 @@ export function describeTeamEvent(
       if (event.status === 'active') return null;
       // Approved work is somewhere on this machine: the line says where, so the person can open it.
       const files = event.status === 'approved' && event.pipeline != null ? workspaceOf(event.pipeline) : undefined;
-      return { text: `= ${event.reason ?? `Pipeline #${event.pipeline} ${event.status}`}${files ? ` — files in ${files}` : ''}`, tone: 'pipeline' };
+      return { text: `= ${pipelineEnd(event.pipeline, event.status, event.reason)}${files ? ` — files in ${files}` : ''}`, tone: 'pipeline' };
     }
     case 'hook_decision':
       return event.decision === 'allow' ? null : { text: `hook ${event.hook} (${event.command}): ${event.decision}${event.reason ? ` — ${event.reason}` : ''}`, tone: event.decision === 'block' ? 'error' : 'info' };
@@ -196,4 +196,16 @@ export function describeTeamEvent(
       // Shown elsewhere (the team panel) or carried by other lines: lifecycle, criteria, checks, verdicts.
       return null;
   }
+}
+
+/**
+ * What ended a pipeline, naming it: many run at once, so a line that does not say which would leave
+ * the person guessing. An approval's or a failure's reason already starts `Pipeline #N`; a cancel's
+ * says who cancelled it and why.
+ */
+function pipelineEnd(pipeline: number | null | undefined, status: string, reason: string | undefined): string {
+  if (reason && /^Pipeline #\d+/.test(reason)) return reason;
+  const which = pipeline != null ? `Pipeline #${pipeline}` : 'A pipeline';
+  if (!reason) return `${which} ${status}`;
+  return reason.startsWith(status) ? `${which} ${reason}` : `${which} ${status}: ${reason}`;
 }

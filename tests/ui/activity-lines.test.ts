@@ -33,6 +33,14 @@ describe('the line that ends a pipeline', () => {
     expect(describeTeamEvent(status({ status: 'failed', reason: 'Pipeline #1 failed: stuck' }), view, () => undefined, workspaces)?.text).toBe('= Pipeline #1 failed: stuck');
     expect(describeTeamEvent(status({ status: 'approved', reason: 'Pipeline #1 approved: lgtm' }), view)?.text).toBe('= Pipeline #1 approved: lgtm');
   });
+
+  it('cancelled: names the pipeline before who cancelled it and why', () => {
+    expect(describeTeamEvent(status({ status: 'cancelled', reason: 'cancelled by lead: autoteam run timed out after 3.0 s' }), view)?.text).toBe(
+      '= Pipeline #1 cancelled by lead: autoteam run timed out after 3.0 s',
+    );
+    expect(describeTeamEvent(status({ status: 'cancelled', reason: 'blocked by a hook' }), view)?.text).toBe('= Pipeline #1 cancelled: blocked by a hook');
+    expect(describeTeamEvent(status({ status: 'cancelled' }), view)?.text).toBe('= Pipeline #1 cancelled');
+  });
 });
 
 describe('a question the last session left pending', () => {
