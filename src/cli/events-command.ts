@@ -12,7 +12,7 @@ export function parseSince(value: string, now = Date.now()): number | Date {
   if (/^\d+$/.test(text)) return Number(text);
   const ago = /^(\d+(?:\.\d+)?)\s*h$/.exec(text);
   if (ago) return new Date(now - Number(ago[1]) * 3_600_000);
-  if (/^\d+(?:\.\d+)?\s*(ms|s|m)$/.test(text)) return new Date(now - parseDuration(text, '--since'));
+  if (/^\d+(?:\.\d+)?\s*(ms|s|m|h)$/.test(text)) return new Date(now - parseDuration(text, '--since'));
   // A time is a date first (Date.parse would take '-5' as the year -5).
   const time = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(time)) throw new UsageError(`--since: '${value}' is not an event number, a time (2026-12-01T10:00:00Z) or how long ago (10m, 2h)`);

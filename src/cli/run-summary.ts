@@ -134,7 +134,8 @@ export function printSummary(summary: RunSummary, tasks: readonly Task[], label:
   }
   // Every review runs its own checks: the count is over all of them, which is said when there were several.
   const reviews = tasks.filter((task) => (task.artifacts.checks ?? []).length > 0).length;
-  console.log(`checks: ${summary.checks.passed}/${summary.checks.run} passed${reviews > 1 ? ` over ${reviews} reviews` : ''} · pipeline #${summary.pipeline}: ${formatUsage(summary.usage)}`);
+  const checks = summary.checks.run === 0 ? 'none run' : `${summary.checks.passed}/${summary.checks.run} passed${reviews > 1 ? ` over ${reviews} reviews` : ''}`;
+  console.log(`checks: ${checks} · pipeline #${summary.pipeline}: ${formatUsage(summary.usage)}`);
   console.log(
     `tokens: ${summary.tokens.input.toLocaleString('en-US')} in / ${summary.tokens.output.toLocaleString('en-US')} out${summary.tokens.cacheRead ? ` / ${summary.tokens.cacheRead.toLocaleString('en-US')} cached` : ''}${summary.cost !== null ? ` · ${formatCost(summary.cost)}` : ''} · wall time ${formatDuration(summary.wallMs)} · ${label}`,
   );

@@ -315,9 +315,9 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     ['a --start-stage that is not a choice', ['--start-stage', 'review', 'x'], /argument 'review' is invalid/],
     ['a missing requirement', [], /missing required argument 'requirement'/],
     ['a non-numeric --max-revisions', ['--max-revisions', 'abc', 'x'], /--max-revisions: 'abc' is not a whole number/],
-    ['a --timeout without a unit', ['--timeout', '600', 'x'], /--timeout: '600' needs a unit \(examples: 90s, 10m, 500ms\)/],
-    ['a --timeout of no time', ['--timeout', '0s', 'x'], /--timeout: '0s' is no time at all \(examples: 90s, 10m, 500ms\)/],
-    ['a --timeout that is no duration', ['--timeout', 'soon', 'x'], /--timeout: 'soon' is not a duration \(examples: 90s, 10m, 500ms\)/],
+    ['a --timeout without a unit', ['--timeout', '600', 'x'], /--timeout: '600' needs a unit \(examples: 90s, 10m, 1h\)/],
+    ['a --timeout of no time', ['--timeout', '0s', 'x'], /--timeout: '0s' is no time at all \(examples: 90s, 10m, 1h\)/],
+    ['a --timeout that is no duration', ['--timeout', 'soon', 'x'], /--timeout: 'soon' is not a duration \(examples: 90s, 10m, 1h\)/],
   ])('exits 2 for a usage error: %s, and starts nothing', async (_label, args, message) => {
     const root = board();
     const run = await runCli(['run', '--auto', '--dir', root, ...args], { cwd: root });
@@ -403,6 +403,8 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     const run = await runCli(['run', '--auto', '--dir', root, requirement], { cwd: root });
     expect(run.code, describeRun(run)).toBe(1);
     expect(run.stdout).toContain('pipeline #1: FAILED — the offline model cannot implement this requirement — set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL, to run it on a model');
+    // No review ran: no checks to count.
+    expect(run.stdout).toMatch(/\nchecks: none run · pipeline #1: /);
     const tasks = readTasks(root);
     expect(tasks.some((task) => task.artifacts.verdict === 'approved')).toBe(false);
     // No stub was written or submitted.
