@@ -10,8 +10,6 @@ import { boardOption, boardUrl, dirOption, existingBoardDir, openExisting, Usage
 export function parseSince(value: string, now = Date.now()): number | Date {
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text);
-  const ago = /^(\d+(?:\.\d+)?)\s*h$/.exec(text);
-  if (ago) return new Date(now - Number(ago[1]) * 3_600_000);
   if (/^\d+(?:\.\d+)?\s*(ms|s|m|h)$/.test(text)) return new Date(now - parseDuration(text, '--since'));
   // A time is a date first (Date.parse would take '-5' as the year -5).
   const time = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : Number.NaN;

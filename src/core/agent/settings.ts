@@ -75,9 +75,9 @@ export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
 
 /** Parses `500`, `500ms`, `5s`, `2m`, `1h` into milliseconds; a bare number is milliseconds if ≥ 100, else seconds. */
-export function parseDuration(value: string, name: string): number {
+export function parseDuration(value: string, name: string, examples = '500ms, 5s, 2m, 1h'): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(value);
-  if (!match) throw new ConfigError(`${name}: '${value}' is not a duration (examples: 500ms, 5s, 2m, 1h)`);
+  if (!match) throw new ConfigError(`${name}: '${value}' is not a duration (examples: ${examples})`);
   const amount = Number(match[1]);
   const unit = (match[2] ?? (amount >= 100 ? 'ms' : 's')) as keyof typeof UNIT_MS;
   return Math.round(amount * UNIT_MS[unit]);
