@@ -182,6 +182,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   /** When each pipeline ended (its wall time is from the run's start to then; the overall line's to the run's end). */
   const endedAt = new Map<number, number>();
   const pipelines: number[] = [];
+  /** The pipelines the run stopped while they were active, and why, as their summaries say it. */
+  const stopped = new Map<number, string>();
   let web: WebBoard | null = null;
   try {
     await session.start(team);
@@ -223,13 +225,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       for (const state of await Promise.all(beside.map(({ id }) => settle(id)))) log(`pipeline #${state.id} (posted beside this run): ${state.status}${state.reason ? ` — ${state.reason}` : ''}`);
     }
     const timedOut = giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null;
-    for (const [i, state] of ended.entries()) {
-      // Its status is then the board's: cancelled by a timeout, or still active (left open for a lead).
-      if (state.status === 'active') {
-        const reason = await stoppedEarly(session, state.id, stopReason, timedOut);
-        ended[i] = { ...state, status: session.stateOf(state.id).status, reason };
-      }
-    }
+    // Its status is then the board's: cancelled by a timeout, or still active (left open for a lead).
+    for (const state of ended) if (state.status === 'active') stopped.set(state.id, await stoppedEarly(session, state.id, stopReason, timedOut));
   } finally {
     input?.close();
     // The pages get the pipeline's end before the server goes (the run's summary says the rest).
@@ -239,7 +236,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     offStopSignals();
     offHangup();
   }
-  const states = ended.map((state) => ({ ...session.stateOf(state.id), ...(state.reason ? { reason: state.reason } : {}), status: state.status }));
+  const states = ended.map((state) => (stopped.has(state.id) ? endOfStopped(session.stateOf(state.id), stopped.get(state.id)!) : { ...session.stateOf(state.id), ...(state.reason ? { reason: state.reason } : {}), status: state.status }));
 
   if (fatalError) {
     const { code, message } = fatalError as { code: string; message: string };
@@ -282,6 +279,15 @@ function runTimeout(value: string | undefined): number {
   const ms = parseDuration(value, '--timeout', examples);
   if (ms <= 0) throw new ConfigError(`--timeout: '${value}' is no time at all (examples: ${examples})`);
   return ms;
+}
+
+/**
+ * A pipeline the run stopped while it was active, as the board holds it once the team has stopped:
+ * cancelled by a timeout or left open, with the stop's reason. A teammate finishing its turn while the
+ * team stopped may have ended it meanwhile (approved, or failed): then that end is its own.
+ */
+export function endOfStopped(state: PipelineState, reason: string): PipelineState {
+  return state.status === 'approved' || state.status === 'failed' ? state : { ...state, reason };
 }
 
 /**

@@ -16,15 +16,47 @@ export interface ActivityView {
   verbose: boolean;
   /** Columns a line may take: the terminal's, or 160 where there is none. */
   readonly width: number;
+  /**
+   * Told every event of the log, in order: the pipeline its line names (`[p2 engineer]`) while
+   * another pipeline is in flight too, else null. Absent: no line names its pipeline.
+   */
+  pipelineTag?(event: TeamEvent): number | null;
 }
 
-/** A view for a front end: `columns` is asked each time, so a resized terminal is followed. */
-export function activityView(columns: () => number | undefined = () => undefined, verbose = false): ActivityView {
+/**
+ * A view for a front end: `columns` is asked each time, so a resized terminal is followed. `tag`:
+ * lines name their pipeline while several are in flight (a front end whose lines name it anyway says no).
+ */
+export function activityView(columns: () => number | undefined = () => undefined, verbose = false, tag = true): ActivityView {
   return {
     verbose,
     get width() {
       return columns() || 160;
     },
+    ...(tag ? { pipelineTag: pipelinesInFlight() } : {}),
+  };
+}
+
+/**
+ * Which pipelines are in flight, from the events seen: one is from its first event to its end, and
+ * again from a retry or a send-back. A line is tagged with its pipeline while another is in flight,
+ * since the lines of several interleave and a teammate's name no longer says whose work it is.
+ */
+export function pipelinesInFlight(): (event: TeamEvent) => number | null {
+  const open = new Set<number>();
+  const ended = new Set<number>();
+  return (event) => {
+    const id = event.pipeline;
+    if (id == null) return null;
+    if (event.type === 'pipeline_status') {
+      if (event.status === 'active') ended.delete(id);
+      else {
+        open.delete(id);
+        ended.add(id);
+      }
+    }
+    if (!ended.has(id)) open.add(id);
+    return [...open].some((other) => other !== id) ? id : null;
   };
 }
 
@@ -46,7 +78,7 @@ export type WorkspaceOf = (pipeline: number) => string | undefined;
 /** What a session event looks like in the activity stream; null for events shown elsewhere (status, board). */
 export function describeEvent(
   event: LeadEvent,
-  view: Pick<ActivityView, 'verbose' | 'width'> = { verbose: false, width: 160 },
+  view: Pick<ActivityView, 'verbose' | 'width' | 'pipelineTag'> = { verbose: false, width: 160 },
   subjectOf: SubjectOf = () => undefined,
   workspaceOf: WorkspaceOf = () => undefined,
 ): ActivityLine | null {
@@ -111,7 +143,7 @@ export function describeExit(exit: TeammateExit): ActivityLine {
 }
 
 /** describeEvent with what a session knows: a task's subject, and where an approved pipeline's files are. */
-export function describeSessionEvent(session: Pick<LeadApi, 'task' | 'snapshot'>, event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'width'>): ActivityLine | null {
+export function describeSessionEvent(session: Pick<LeadApi, 'task' | 'snapshot'>, event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'width' | 'pipelineTag'>): ActivityLine | null {
   return describeEvent(
     event,
     view,
@@ -127,11 +159,13 @@ export function describeSessionEvent(session: Pick<LeadApi, 'task' | 'snapshot'>
  */
 export function describeTeamEvent(
   event: TeamEvent,
-  view: Pick<ActivityView, 'verbose' | 'width'>,
+  view: Pick<ActivityView, 'verbose' | 'width' | 'pipelineTag'>,
   subjectOf: SubjectOf = () => undefined,
   workspaceOf: WorkspaceOf = () => undefined,
 ): ActivityLine | null {
-  const who = `[${event.agent ?? 'runtime'}]`;
+  const tag = view.pipelineTag?.(event) ?? null;
+  const name = (agent: string) => (tag === null ? agent : `p${tag} ${agent}`);
+  const who = `[${name(event.agent ?? 'runtime')}]`;
   const task = event.task ? `#${event.task}` : '';
   switch (event.type) {
     case 'task_posted':
@@ -160,7 +194,7 @@ export function describeTeamEvent(
       return { text: `${task} retried as #${event.newTask} by ${event.by}`, tone: 'info' };
     case 'model_call':
       // The lead's words are its reply (`lead: …`), shown by the front end that asked.
-      return event.text && event.purpose === 'turn' && event.role !== 'lead' ? { text: saysLine(event.agent ?? 'agent', event.text, view), tone: 'says' } : null;
+      return event.text && event.purpose === 'turn' && event.role !== 'lead' ? { text: saysLine(name(event.agent ?? 'agent'), event.text, view), tone: 'says' } : null;
     case 'tool_call':
       // A question and a saved requirement are shown as such (question_asked), not as tool lines.
       if (event.tool === 'ask_clarifying_question' || event.tool === 'save_requirement') return null;
@@ -169,7 +203,7 @@ export function describeTeamEvent(
       // Which pipeline asks: with several at once (`run` with several requirements), answers go in order.
       return { text: `? ${event.agent ?? 'a teammate'} asks${event.pipeline != null ? ` (pipeline #${event.pipeline})` : ''}: ${event.question}`, tone: 'question' };
     case 'question_answered':
-      return { text: `! ${event.by} answers${event.asker ? ` ${event.asker}` : ''}: ${event.answer}`, tone: 'answer' };
+      return { text: `! ${event.by} answers${event.asker ? ` ${event.asker}` : ''}${tag === null ? '' : ` (pipeline #${tag})`}: ${event.answer}`, tone: 'answer' };
     case 'question_withdrawn':
       return { text: `? ${event.agent ?? 'a teammate'}'s question withdrawn (${event.reason})`, tone: 'info' };
     case 'pipeline_status': {

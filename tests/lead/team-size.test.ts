@@ -12,6 +12,8 @@ import { parseRoleCount, roleCounts, sizeTeam, startingTeam } from '../../src/co
 import { Command } from 'commander';
 import { requirementsFileOption, requirementsFrom } from '../../src/cli/requirements-file.js';
 import { printOverall, type RunSummary } from '../../src/cli/run-summary.js';
+import { endOfStopped } from '../../src/cli/run-command.js';
+import type { PipelineState } from '../../src/core/stages/pipeline.js';
 
 const dirs: string[] = [];
 function folder(): string {
@@ -147,5 +149,16 @@ describe('the requirements of run and post', () => {
       expect.stringMatching(/^overall: 2 pipelines · 1 approved, 1 not · 8 model calls · tokens 8,000 in \/ 80 out · \$0\.750 · wall time 61\.0 s$/),
       expect.stringMatching(/^overall: 2 pipelines · 2 approved, 0 not · 2 model calls · tokens 2,000 in \/ 20 out · wall time /),
     ]);
+  });
+
+  it("a pipeline the run stopped keeps the stop's reason, unless it ended on its own while the team stopped", () => {
+    const stop = "standard input ended with analyst's question for pipeline #1 unanswered; pipeline #2 is left open on the board";
+    const state = (status: PipelineState['status'], reason?: string) => ({ id: 2, status, tasks: [], revisions: 0, usage: { calls: 0, inputTokens: 0, outputTokens: 0 }, ...(reason ? { reason } : {}) }) as PipelineState;
+    // The engineer failed its task while the team was stopping: the summary says so, not "left open".
+    expect(endOfStopped(state('failed', 'Pipeline #2 failed at implementation #3: out of repertoire'), stop)).toMatchObject({ status: 'failed', reason: 'Pipeline #2 failed at implementation #3: out of repertoire' });
+    expect(endOfStopped(state('approved', 'Pipeline #2 approved: 2 criteria met'), stop)).toMatchObject({ status: 'approved', reason: 'Pipeline #2 approved: 2 criteria met' });
+    // Still active (left open), or cancelled by the run's timeout: the run's reason.
+    expect(endOfStopped(state('active'), stop)).toMatchObject({ status: 'active', reason: stop });
+    expect(endOfStopped(state('cancelled', 'cancelled by lead: autoteam run timed out after 3.0 s'), 'timed out after 3.0 s; pipeline #2 cancelled')).toMatchObject({ status: 'cancelled', reason: 'timed out after 3.0 s; pipeline #2 cancelled' });
   });
 });

@@ -1,7 +1,8 @@
 /** The activity lines a released task gets: a retry says its attempt and when; a release that is no retry says neither. */
 import { describe, expect, it } from 'vitest';
-import { describeSessionEvent, describeTeamEvent } from '../../src/frontend/activity.js';
-import { TeamEventSchema } from '../../src/core/events/schema.js';
+import { type ActivityView, activityView, describeSessionEvent, describeTeamEvent } from '../../src/frontend/activity.js';
+import { type TeamEvent, TeamEventSchema } from '../../src/core/events/schema.js';
+import { eventLine } from '../../src/cli/events-command.js';
 
 const view = { verbose: false, width: 200 };
 const released = (extra: Record<string, unknown>) =>
@@ -50,5 +51,53 @@ describe('a question the last session left pending', () => {
     expect(describeSessionEvent(session, { type: 'question', question, resumed: true }, view)?.text).toBe('? analyst asks (pipeline #3), still waiting from the last session: What input does it read?');
     // A question asked in this session is shown from the log (question_asked), not here.
     expect(describeSessionEvent(session, { type: 'question', question }, view)).toBeNull();
+  });
+});
+
+describe('lines of several pipelines in flight', () => {
+  const at = (extra: Record<string, unknown>) => TeamEventSchema.parse({ ts: '2026-12-02T10:00:00.000Z', team: 'default', ...extra });
+  const posted = (pipeline: number) => at({ type: 'task_posted', pipeline, task: pipeline, agent: 'lead', by: 'lead', stage: 'requirements', revision: 0, subject: `Analyse: ${pipeline}` });
+  const tool = (pipeline: number, agent: string) => at({ type: 'tool_call', pipeline, task: 10 + pipeline, agent, tool: 'run_linter', args: '{}', outcome: 'ok', durationMs: 80, summary: 'app.py: no problems' });
+  const says = (pipeline: number, agent: string) => at({ type: 'model_call', pipeline, task: 10 + pipeline, agent, role: agent, purpose: 'turn', provider: 'anthropic', model: 'm', latencyMs: 5, inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: null, stopReason: 'end_turn', text: 'Every criterion is met.' });
+  const status = (pipeline: number, value: string) => at({ type: 'pipeline_status', pipeline, task: 10 + pipeline, agent: 'reviewer', status: value, ...(value === 'active' ? {} : { reason: `Pipeline #${pipeline} ${value}: done` }) });
+  const lines = (view: ActivityView, events: TeamEvent[]) => events.map((event) => describeTeamEvent(event, view)?.text ?? null);
+
+  it('each names its pipeline while another is in flight, and no longer once it is alone', () => {
+    const shown = lines(activityView(() => 200), [
+      posted(1),
+      tool(1, 'reviewer'),
+      posted(2),
+      tool(1, 'reviewer'),
+      says(2, 'engineer'),
+      at({ type: 'question_answered', pipeline: 2, task: 2, agent: 'lead', questionId: 'q1', answer: 'Python 3', by: 'simulated user', asker: 'analyst' }),
+      status(1, 'approved'),
+      tool(2, 'reviewer'),
+      // Sent back by the merge queue: in flight again beside the other.
+      status(1, 'active'),
+      tool(2, 'reviewer'),
+      tool(1, 'engineer'),
+      // An event with no pipeline (a teammate's note) names none.
+      at({ type: 'note', agent: 'engineer', text: 'idle' }),
+    ]);
+    expect(shown).toEqual([
+      null,
+      '[reviewer] run_linter: app.py: no problems',
+      null,
+      '[p1 reviewer] run_linter: app.py: no problems',
+      '[p2 engineer] says: Every criterion is met.',
+      '! simulated user answers analyst (pipeline #2): Python 3',
+      '= Pipeline #1 approved: done',
+      '[reviewer] run_linter: app.py: no problems',
+      null,
+      '[p2 reviewer] run_linter: app.py: no problems',
+      '[p1 engineer] run_linter: app.py: no problems',
+      '[engineer] idle',
+    ]);
+  });
+
+  it('a front end whose lines name the pipeline anyway (autoteam events) tags none', () => {
+    const shown = lines(activityView(() => 200, false, false), [posted(1), posted(2), tool(1, 'reviewer')]);
+    expect(shown.at(-1)).toBe('[reviewer] run_linter: app.py: no problems');
+    expect(eventLine(tool(1, 'reviewer'))).toMatch(/ #1 \[reviewer\] run_linter/);
   });
 });
