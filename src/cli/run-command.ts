@@ -262,8 +262,10 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   else if (format === 'stream-json') {
     for (const summary of summaries) stream({ type: 'result', subtype: summary.status === 'approved' ? 'success' : 'error', is_error: summary.status !== 'approved', ...summary });
   } else {
-    for (const [i, summary] of summaries.entries()) printSummary(summary, states[i]!.tasks, session.modelLabel);
-    if (summaries.length > 1) printOverall(summaries, wallMs);
+    // The models are said once: on the summary's line, or under several on the overall line.
+    const several = summaries.length > 1;
+    for (const [i, summary] of summaries.entries()) printSummary(summary, states[i]!.tasks, several ? null : session.modelLabel);
+    if (several) printOverall(summaries, wallMs, session.modelLabel);
     for (const { server, agent, state, detail } of mcpTrouble.values()) console.log(`note: MCP server ${server}${agent ? ` of ${agent}` : ''} ${state}: ${detail}`);
   }
   if ((stopReason as string | null)?.startsWith('interrupted')) return 130;

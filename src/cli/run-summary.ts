@@ -100,8 +100,11 @@ export function summarize(session: LeadApi, snapshot: LeadSnapshot, state: Pipel
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
-/** `label`: the models as a person reads them (the summary's `model` is their ids). */
-export function printSummary(summary: RunSummary, tasks: readonly Task[], label: string): void {
+/**
+ * `label`: the models as a person reads them (the summary's `model` is their ids); null under several
+ * pipelines, whose overall line says it once.
+ */
+export function printSummary(summary: RunSummary, tasks: readonly Task[], label: string | null): void {
   console.log('');
   // A pipeline the run stopped before its end is still active on the board: left open, not failed.
   const status = summary.status === 'active' ? 'left open' : summary.status;
@@ -137,12 +140,12 @@ export function printSummary(summary: RunSummary, tasks: readonly Task[], label:
   const checks = summary.checks.run === 0 ? 'none run' : `${summary.checks.passed}/${summary.checks.run} passed${reviews > 1 ? ` over ${reviews} reviews` : ''}`;
   console.log(`checks: ${checks} · pipeline #${summary.pipeline}: ${formatUsage(summary.usage)}`);
   console.log(
-    `tokens: ${summary.tokens.input.toLocaleString('en-US')} in / ${summary.tokens.output.toLocaleString('en-US')} out${summary.tokens.cacheRead ? ` / ${summary.tokens.cacheRead.toLocaleString('en-US')} cached` : ''}${summary.cost !== null ? ` · ${formatCost(summary.cost)}` : ''} · wall time ${formatDuration(summary.wallMs)} · ${label}`,
+    `tokens: ${summary.tokens.input.toLocaleString('en-US')} in / ${summary.tokens.output.toLocaleString('en-US')} out${summary.tokens.cacheRead ? ` / ${summary.tokens.cacheRead.toLocaleString('en-US')} cached` : ''}${summary.cost !== null ? ` · ${formatCost(summary.cost)}` : ''} · wall time ${formatDuration(summary.wallMs)}${label === null ? '' : ` · ${label}`}`,
   );
 }
 
 /** The line under several pipelines' summaries: how many were approved, and what they cost together. */
-export function printOverall(summaries: readonly RunSummary[], wallMs: number): void {
+export function printOverall(summaries: readonly RunSummary[], wallMs: number, label: string): void {
   const approved = summaries.filter((summary) => summary.status === 'approved').length;
   const sum = (pick: (summary: RunSummary) => number) => summaries.reduce((total, summary) => total + pick(summary), 0);
   const costs = summaries.map((summary) => summary.cost);
@@ -150,6 +153,6 @@ export function printOverall(summaries: readonly RunSummary[], wallMs: number): 
   console.log('');
   console.log(
     `overall: ${summaries.length} pipelines · ${approved} approved, ${summaries.length - approved} not · ${sum((s) => s.usage.calls)} model calls · ` +
-      `tokens ${sum((s) => s.tokens.input).toLocaleString('en-US')} in / ${sum((s) => s.tokens.output).toLocaleString('en-US')} out${cost ? ` · ${cost}` : ''} · wall time ${formatDuration(wallMs)}`,
+      `tokens ${sum((s) => s.tokens.input).toLocaleString('en-US')} in / ${sum((s) => s.tokens.output).toLocaleString('en-US')} out${cost ? ` · ${cost}` : ''} · wall time ${formatDuration(wallMs)} · ${label}`,
   );
 }

@@ -84,6 +84,27 @@ describe.runIf(python)('autoteam run with two requirements and --engineers 2', (
     const members = (JSON.parse(fs.readFileSync(path.join(repo, '.team', 'config.json'), 'utf8')) as { members: Array<{ name: string }> }).members.map((member) => member.name);
     expect(members.sort()).toEqual(['analyst', 'engineer', 'engineer-2', 'reviewer']);
   });
+
+  it('as text: while both are in flight each teammate line names its pipeline, and the model is named once, on the overall line', async () => {
+    const root = tempBoard();
+    roots.push(root);
+    const run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT, WORDCOUNT_REQUIREMENT], { cwd: root });
+    expect(run.code, describeRun(run)).toBe(0);
+    const lines = run.stdout.split('\n');
+    const pipelineOf = new Map(readTasks(root).map((task) => [task.id, task.pipeline]));
+    // Up to the first pipeline's end both are in flight: every teammate line is tagged, with the right pipeline.
+    const firstEnd = lines.findIndex((line) => line.startsWith('  = Pipeline #'));
+    const teammateLines = lines.slice(0, firstEnd).filter((line) => /^ {2}\[(p\d+ )?(analyst|engineer|reviewer)/.test(line));
+    expect(teammateLines.length).toBeGreaterThan(20);
+    expect(teammateLines.filter((line) => !/^ {2}\[p[12] /.test(line)), describeRun(run)).toEqual([]);
+    const claims = teammateLines.map((line) => /^ {2}\[p(\d) \S+\] (?:claimed|completed) #(\d+)/.exec(line)).filter((match) => match !== null);
+    expect(claims.length).toBeGreaterThanOrEqual(4);
+    for (const [, pipeline, task] of claims) expect(pipelineOf.get(Number(task))).toBe(Number(pipeline));
+    expect(lines.filter((line) => line.includes('offline scripted model'))).toEqual([
+      expect.stringMatching(/^autoteam run — offline scripted model/),
+      expect.stringMatching(/^overall: 2 pipelines · 2 approved, 0 not · .* · offline scripted model/),
+    ]);
+  });
 });
 
 describe('autoteam post', () => {

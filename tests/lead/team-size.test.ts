@@ -140,14 +140,14 @@ describe('the requirements of run and post', () => {
     vi.spyOn(console, 'log').mockImplementation((line: unknown) => void printed.push(String(line)));
     const summary = (status: string, calls: number, cost: number | null) => ({ status, usage: { calls, inputTokens: 0, outputTokens: 0 }, tokens: { input: 1_000 * calls, output: 10 * calls, cacheRead: 0 }, cost }) as unknown as RunSummary;
     try {
-      printOverall([summary('approved', 5, 0.5), summary('failed', 3, 0.25)], 61_000);
-      printOverall([summary('approved', 1, null), summary('approved', 1, 1)], 1_000);
+      printOverall([summary('approved', 5, 0.5), summary('failed', 3, 0.25)], 61_000, 'claude-sonnet-4-5');
+      printOverall([summary('approved', 1, null), summary('approved', 1, 1)], 1_000, 'offline scripted model');
     } finally {
       vi.restoreAllMocks();
     }
     expect(printed.filter(Boolean)).toEqual([
-      expect.stringMatching(/^overall: 2 pipelines · 1 approved, 1 not · 8 model calls · tokens 8,000 in \/ 80 out · \$0\.750 · wall time 61\.0 s$/),
-      expect.stringMatching(/^overall: 2 pipelines · 2 approved, 0 not · 2 model calls · tokens 2,000 in \/ 20 out · wall time /),
+      expect.stringMatching(/^overall: 2 pipelines · 1 approved, 1 not · 8 model calls · tokens 8,000 in \/ 80 out · \$0\.750 · wall time 61\.0 s · claude-sonnet-4-5$/),
+      expect.stringMatching(/^overall: 2 pipelines · 2 approved, 0 not · 2 model calls · tokens 2,000 in \/ 20 out · wall time .* · offline scripted model$/),
     ]);
   });
 
