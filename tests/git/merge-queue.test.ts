@@ -123,6 +123,22 @@ describe('the merge queue', () => {
     expect(board.tasks.list().find((task) => task.artifacts.outcome)?.artifacts.outcome).toMatchObject({ action: 'merged', into: 'main', by: 'lead' });
   });
 
+  it('merges two approved pipelines in approval order, each step saying when it was approved and its place in the queue', { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
+    const check = (file: string) => `import os\nassert os.path.exists(${JSON.stringify(file)})\n`;
+    const first = await post('one.py', '"""One."""\n', check('one.py'));
+    const second = await post('two.py', '"""Two."""\n', check('two.py'));
+    const lines = await queue().drain();
+    expect(lines).toEqual([expect.stringMatching(new RegExp(`^pipeline #${first}: .* merged into main`)), expect.stringMatching(new RegExp(`^pipeline #${second}: .* merged into main`))]);
+    await board.sink.flush();
+    const queued = (await board.log.read({ types: ['merge_step'] })).filter((event) => event.type === 'merge_step' && event.step === 'queued');
+    expect(queued.map((event) => [event.pipeline, event.type === 'merge_step' ? event.detail : ''])).toEqual([
+      [first, expect.stringMatching(/^approved \d+ s ago; 1 of 2 in the queue$/)],
+      [second, expect.stringMatching(/^approved \d+ s ago; 2 of 2 in the queue$/)],
+    ]);
+    expect(git(repo, 'ls-files').split('\n')).toEqual(expect.arrayContaining(['one.py', 'two.py']));
+  });
+
   it("waits while the base is checked out with uncommitted changes, touching none of them; merges once they are put away", { timeout: 60_000 }, async () => {
     const { repo, board, queue, post, steps } = await setup();
     const pipeline = await post('calc.py', calc('VALUE + 1'), CALC_CHECK);

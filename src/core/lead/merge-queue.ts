@@ -11,7 +11,7 @@ import { approvalOf, tasksByPipeline, pipelineStatus } from '../stages/pipeline-
 import { snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
 import { recheck, type RecheckLimits } from './merge-checks.js';
 import { MergeQueueError, type MergeSite, mergeSite } from './merge-site.js';
-import { counted } from '../words.js';
+import { age, counted } from '../words.js';
 
 /**
  * The merge queue: approved, unmerged pipelines go into their base branch in approval order. Each is
@@ -80,7 +80,7 @@ export class MergeQueue {
         const queue = queuedPipelines(board.tasks.list());
         if (queue.length === 0) return [emptyQueue(board.tasks.list())];
         const lines: string[] = [];
-        for (const entry of queue) lines.push(await this.mergeOne(entry, queue.length));
+        for (const [i, entry] of queue.entries()) lines.push(await this.mergeOne(entry, i + 1, queue.length));
         return lines;
       });
     } catch (error) {
@@ -93,7 +93,7 @@ export class MergeQueue {
     this.options.board.sink.emit({ type: 'merge_step', pipeline: entry.pipeline, task: entry.holder.id, agent: this.options.by, step, branch: entry.git.branch, into, detail, ...(commit ? { commit } : {}) });
   }
 
-  private async mergeOne(entry: QueuedPipeline, of: number): Promise<string> {
+  private async mergeOne(entry: QueuedPipeline, place: number, of: number): Promise<string> {
     const { git: info, pipeline } = entry;
     let site: MergeSite | string;
     try {
@@ -107,7 +107,7 @@ export class MergeQueue {
     const { into, target, worktree } = site;
     const say = (step: MergeStep, detail: string, commit?: string) => this.emit(entry, into, step, detail, commit);
     try {
-      say('queued', `approved ${entry.approvedAt}; ${of} in the queue`);
+      say('queued', `approved ${age(entry.approvedAt)} ago; ${place} of ${of} in the queue`);
       await site.prepare();
       const tip = await target.tip();
       const email = `${this.options.by}@${this.options.board.registry.read().team}`;

@@ -1,4 +1,5 @@
 import type { PipelineView } from '../../core/lead/lead-api.js';
+export { age } from '../../core/words.js';
 import type { Card, timelineEntry, WebState } from '../views.js';
 
 export type Entry = ReturnType<typeof timelineEntry>;
@@ -108,16 +109,6 @@ export async function read<T>(path: string): Promise<T> {
   const reply = (await response.json()) as T & { error?: string };
   if (!response.ok) throw new Error(reply.error ?? `${response.status} ${response.statusText}`);
   return reply;
-}
-
-/** `3 s`, `4 min`, `2 h`, `5 d` ago. */
-export function age(iso: string | null | undefined, now = Date.now()): string {
-  if (!iso) return '—';
-  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
-  if (seconds < 60) return `${seconds} s`;
-  if (seconds < 3600) return `${Math.round(seconds / 60)} min`;
-  if (seconds < 86_400) return `${Math.round(seconds / 3600)} h`;
-  return `${Math.round(seconds / 86_400)} d`;
 }
 
 export function money(cost: number | null | undefined): string {
