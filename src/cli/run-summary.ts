@@ -132,7 +132,9 @@ export function printSummary(summary: RunSummary, tasks: readonly Task[], label:
     console.log('acceptance criteria:');
     for (const c of summary.criteria) {
       const mark = c.met === true ? '✓' : c.met === false ? '✗' : '·';
-      console.log(`  ${mark} [${c.id}] ${clip(c.criterion, 72)}${c.evidence ? ` — ${clip(c.evidence, 60)}` : ''}`);
+      // A verdict is given with an approval: before one (failed, left open) the criterion has none.
+      const evidence = c.evidence ? ` — ${clip(c.evidence, 60)}` : c.met === null ? ' — no verdict: not approved' : '';
+      console.log(`  ${mark} [${c.id}] ${clip(c.criterion, 72)}${evidence}`);
     }
   }
   // Every review runs its own checks: the count is over all of them, which is said when there were several.

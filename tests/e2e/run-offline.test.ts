@@ -302,6 +302,8 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     const run = await runCli(['run', '--auto', '--max-revisions', '0', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
     expect(run.code, describeRun(run)).toBe(1);
     expect(run.stdout).toMatch(/pipeline #1: FAILED — max_revisions \(0\) reached/);
+    // Checks ran, but a verdict on a criterion comes with an approval: there is none, and it says so.
+    expect(run.stdout).toMatch(/\n {2}· \[AC1\] .* — no verdict: not approved\n/);
     const tasks = readTasks(root);
     expect(tasks.map((task) => `${task.stage}:${task.status}`)).toEqual(['requirements:completed', 'implementation:completed', 'review:failed']);
     expect(tasks[2]!.result).toMatch(/^max_revisions \(0\) reached; the reviewer still found 1 issue$/);
