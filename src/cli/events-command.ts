@@ -21,7 +21,7 @@ export function parseSince(value: string, now = Date.now()): number | Date {
 export function eventLine(event: TeamEvent, view = activityView(undefined, false, false)): string {
   const text = describeTeamEvent(event, view)?.text ?? plainLine(event);
   const time = event.ts.slice(11, 19);
-  const where = event.pipeline ? ` #${event.pipeline}` : '';
+  const where = event.pipeline ? ` p${event.pipeline}` : '';
   return `${String(event.seq ?? '?').padStart(5)} ${time}${where} ${text.replace(/\n/g, ' ')}`;
 }
 
@@ -95,7 +95,7 @@ export function registerEventsCommand(program: Command): void {
         }
       }
       const board = await openExisting(command);
-      // Each line names its pipeline in a column of its own (`#2`), so the activity lines need not.
+      // Each line names its pipeline in a column of its own (`p2`), so the activity lines need not.
       const view = activityView(() => process.stdout.columns, false, false);
       const print = (event: TeamEvent) => console.log(options.json ? JSON.stringify(event) : eventLine(event, view));
       try {

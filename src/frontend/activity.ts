@@ -17,15 +17,15 @@ export interface ActivityView {
   /** Columns a line may take: the terminal's, or 160 where there is none. */
   readonly width: number;
   /**
-   * Told every event of the log, in order: the pipeline its line names (`[p2 engineer]`) while
-   * another pipeline is in flight too, else null. Absent: no line names its pipeline.
+   * Told every event of the log, in order: the pipeline its line names (`[p2 engineer]`) once the
+   * view has seen more than one, else null. Absent: no line names its pipeline.
    */
   pipelineTag?(event: TeamEvent): number | null;
 }
 
 /**
  * A view for a front end: `columns` is asked each time, so a resized terminal is followed. `tag`:
- * lines name their pipeline while several are in flight (a front end whose lines name it anyway says no).
+ * lines name their pipeline once there are several (a front end whose lines name it anyway says no).
  */
 export function activityView(columns: () => number | undefined = () => undefined, verbose = false, tag = true): ActivityView {
   return {
@@ -33,30 +33,23 @@ export function activityView(columns: () => number | undefined = () => undefined
     get width() {
       return columns() || 160;
     },
-    ...(tag ? { pipelineTag: pipelinesInFlight() } : {}),
+    ...(tag ? { pipelineTag: pipelineTags() } : {}),
   };
 }
 
 /**
- * Which pipelines are in flight, from the events seen: one is from its first event to its end, and
- * again from a retry or a send-back. A line is tagged with its pipeline while another is in flight,
- * since the lines of several interleave and a teammate's name no longer says whose work it is.
+ * Which pipeline a line names: none while the view has seen one pipeline, its own once it has seen a
+ * second. Lines of several pipelines interleave, and a teammate's name no longer says whose work it
+ * is; from then on every line says it, so one pipeline's lines read the same to its end (and `grep
+ * p2` finds them all), merge steps and all.
  */
-export function pipelinesInFlight(): (event: TeamEvent) => number | null {
-  const open = new Set<number>();
-  const ended = new Set<number>();
+export function pipelineTags(): (event: TeamEvent) => number | null {
+  const seen = new Set<number>();
   return (event) => {
     const id = event.pipeline;
     if (id == null) return null;
-    if (event.type === 'pipeline_status') {
-      if (event.status === 'active') ended.delete(id);
-      else {
-        open.delete(id);
-        ended.add(id);
-      }
-    }
-    if (!ended.has(id)) open.add(id);
-    return [...open].some((other) => other !== id) ? id : null;
+    seen.add(id);
+    return seen.size > 1 ? id : null;
   };
 }
 

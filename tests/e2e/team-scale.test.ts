@@ -85,16 +85,15 @@ describe.runIf(python)('autoteam run with two requirements and --engineers 2', (
     expect(members.sort()).toEqual(['analyst', 'engineer', 'engineer-2', 'reviewer']);
   });
 
-  it('as text: while both are in flight each teammate line names its pipeline, and the model is named once, on the overall line', async () => {
+  it('as text: each teammate line names its pipeline, and the model is named once, on the overall line', async () => {
     const root = tempBoard();
     roots.push(root);
     const run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT, WORDCOUNT_REQUIREMENT], { cwd: root });
     expect(run.code, describeRun(run)).toBe(0);
     const lines = run.stdout.split('\n');
     const pipelineOf = new Map(readTasks(root).map((task) => [task.id, task.pipeline]));
-    // Up to the first pipeline's end both are in flight: every teammate line is tagged, with the right pipeline.
-    const firstEnd = lines.findIndex((line) => line.startsWith('  = Pipeline #'));
-    const teammateLines = lines.slice(0, firstEnd).filter((line) => /^ {2}\[(p\d+ )?(analyst|engineer|reviewer)/.test(line));
+    // Both were posted before any work: every teammate line is tagged, with the right pipeline, to the end.
+    const teammateLines = lines.filter((line) => /^ {2}\[(p\d+ )?(analyst|engineer|reviewer)/.test(line));
     expect(teammateLines.length).toBeGreaterThan(20);
     expect(teammateLines.filter((line) => !/^ {2}\[p[12] /.test(line)), describeRun(run)).toEqual([]);
     const claims = teammateLines.map((line) => /^ {2}\[p(\d) \S+\] (?:claimed|completed) #(\d+)/.exec(line)).filter((match) => match !== null);

@@ -90,9 +90,9 @@ describe.each(backends)('autoteam events on the $name', (backend) => {
     expect(lines).toHaveLength(logged.length);
     for (const [i, line] of lines.entries()) {
       const event = logged[i]!;
-      expect(line).toMatch(/^ *\d+ \d\d:\d\d:\d\d( #\d+)? \S/);
+      expect(line).toMatch(/^ *\d+ \d\d:\d\d:\d\d( p\d+)? \S/);
       expect(Number(line.trim().split(' ')[0])).toBe(event.seq);
-      expect(line.includes(` #${event.pipeline} `), line).toBe(Boolean(event.pipeline));
+      expect(line.includes(` p${event.pipeline} `), line).toBe(Boolean(event.pipeline));
     }
     expect(lines[0]).toContain(TWO_HOURS_AGO.slice(11, 19));
   });

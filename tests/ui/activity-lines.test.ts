@@ -54,7 +54,7 @@ describe('a question the last session left pending', () => {
   });
 });
 
-describe('lines of several pipelines in flight', () => {
+describe('lines of several pipelines', () => {
   const at = (extra: Record<string, unknown>) => TeamEventSchema.parse({ ts: '2026-12-02T10:00:00.000Z', team: 'default', ...extra });
   const posted = (pipeline: number) => at({ type: 'task_posted', pipeline, task: pipeline, agent: 'lead', by: 'lead', stage: 'requirements', revision: 0, subject: `Analyse: ${pipeline}` });
   const tool = (pipeline: number, agent: string) => at({ type: 'tool_call', pipeline, task: 10 + pipeline, agent, tool: 'run_linter', args: '{}', outcome: 'ok', durationMs: 80, summary: 'app.py: no problems' });
@@ -62,7 +62,7 @@ describe('lines of several pipelines in flight', () => {
   const status = (pipeline: number, value: string) => at({ type: 'pipeline_status', pipeline, task: 10 + pipeline, agent: 'reviewer', status: value, ...(value === 'active' ? {} : { reason: `Pipeline #${pipeline} ${value}: done` }) });
   const lines = (view: ActivityView, events: TeamEvent[]) => events.map((event) => describeTeamEvent(event, view)?.text ?? null);
 
-  it('each names its pipeline while another is in flight, and no longer once it is alone', () => {
+  it('each names its pipeline once a second has been seen, to the end, so one pipeline reads the same throughout', () => {
     const shown = lines(activityView(() => 200), [
       posted(1),
       tool(1, 'reviewer'),
@@ -71,10 +71,11 @@ describe('lines of several pipelines in flight', () => {
       says(2, 'engineer'),
       at({ type: 'question_answered', pipeline: 2, task: 2, agent: 'lead', questionId: 'q1', answer: 'Python 3', by: 'simulated user', asker: 'analyst' }),
       status(1, 'approved'),
+      // Pipeline #2 is alone now: its lines still name it.
       tool(2, 'reviewer'),
-      // Sent back by the merge queue: in flight again beside the other.
-      status(1, 'active'),
-      tool(2, 'reviewer'),
+      status(2, 'approved'),
+      // A merge step names its pipeline anyway; a line after it says whose it is.
+      at({ type: 'merge_step', pipeline: 2, task: 12, agent: 'lead', step: 'queued', branch: 'autoteam/2-x', into: 'main', detail: 'approved 1 s ago; 1 of 1 in the queue' }),
       tool(1, 'engineer'),
       // An event with no pipeline (a teammate's note) names none.
       at({ type: 'note', agent: 'engineer', text: 'idle' }),
@@ -87,9 +88,9 @@ describe('lines of several pipelines in flight', () => {
       '[p2 engineer] says: Every criterion is met.',
       '! simulated user answers analyst (pipeline #2): Python 3',
       '= Pipeline #1 approved: done',
-      '[reviewer] run_linter: app.py: no problems',
-      null,
       '[p2 reviewer] run_linter: app.py: no problems',
+      '= Pipeline #2 approved: done',
+      'merge #2: queued — approved 1 s ago; 1 of 1 in the queue',
       '[p1 engineer] run_linter: app.py: no problems',
       '[engineer] idle',
     ]);
@@ -98,6 +99,6 @@ describe('lines of several pipelines in flight', () => {
   it('a front end whose lines name the pipeline anyway (autoteam events) tags none', () => {
     const shown = lines(activityView(() => 200, false, false), [posted(1), posted(2), tool(1, 'reviewer')]);
     expect(shown.at(-1)).toBe('[reviewer] run_linter: app.py: no problems');
-    expect(eventLine(tool(1, 'reviewer'))).toMatch(/ #1 \[reviewer\] run_linter/);
+    expect(eventLine(tool(1, 'reviewer'))).toMatch(/ p1 \[reviewer\] run_linter/);
   });
 });
