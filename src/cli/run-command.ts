@@ -103,11 +103,18 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const typed: string[] = [];
   let inputEnded = false;
   let hinted = false;
-  // Said of every pipeline the stop leaves open, so it names the question's own.
-  const noAnswer = () => {
-    const asked = session.pendingQuestions()[0];
+  // Said of every pipeline the stop leaves open: the question it asked itself, or else the one that stopped the run.
+  let unanswered = false;
+  const noAnswer = (pipeline?: number) => {
+    const pending = session.pendingQuestions();
+    const asked = pending.find((question) => question.pipeline === pipeline) ?? pending[0];
     const whose = asked ? `${asked.from}'s question${asked.pipeline ? ` for pipeline #${asked.pipeline}` : ''}` : 'a question';
     return `standard input ended with ${whose} unanswered (answer on stdin, one line per question, or use --auto)`;
+  };
+  const stopUnanswered = () => {
+    if (stopReason !== null) return;
+    unanswered = true;
+    stopWith(noAnswer());
   };
   input?.on('line', (line) => {
     if (session.pendingQuestions().length > 0) void session.answer(line).catch(() => undefined);
@@ -115,7 +122,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   });
   input?.on('close', () => {
     inputEnded = true;
-    if (session.pendingQuestions().length > 0) stopWith(noAnswer());
+    if (session.pendingQuestions().length > 0) stopUnanswered();
   });
   // A key the endpoint rejects, an unknown model or an unreachable endpoint will not fix itself:
   // the run stops at once with that one line instead of waiting out its timeout.
@@ -153,7 +160,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     }
     if (event.type === 'question' && !options.auto) {
       if (typed.length) void session.answer(typed.shift()!).catch(() => undefined);
-      else if (inputEnded) stopWith(noAnswer());
+      else if (inputEnded) stopUnanswered();
     }
   });
   // Ctrl+C or a kill: stop waiting, hand the work back (session.close), and say so.
@@ -226,7 +233,9 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     }
     const timedOut = giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null;
     // Its status is then the board's: cancelled by a timeout, or still active (left open for a lead).
-    for (const state of ended) if (state.status === 'active') stopped.set(state.id, await stoppedEarly(session, state.id, stopReason, timedOut));
+    // Questions already in the lead's inbox count as asked: a pipeline waiting on its own is told so.
+    await session.catchUp();
+    for (const state of ended) if (state.status === 'active') stopped.set(state.id, await stoppedEarly(session, state.id, unanswered ? noAnswer(state.id) : stopReason, timedOut));
   } finally {
     input?.close();
     // The pages get the pipeline's end before the server goes (the run's summary says the rest).

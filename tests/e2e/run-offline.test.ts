@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Task } from '../../src/core/board/schemas.js';
 import { COORDINATION_TOOL_NAMES, STAGE_DEFINITIONS } from '../../src/core/stages/definitions.js';
+import { CliChild } from '../helpers/cli-child.js';
 import { MessagesServer } from '../helpers/messages-server.js';
 import {
   type CliResult,
@@ -472,6 +473,25 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     expect(left.map((match) => match[1]).sort(), describeRun(run)).toEqual(['1', '2']);
     // One question stopped the run: the pipeline that did not ask is told whose it was.
     expect(new Set(left.map((match) => match[2])).size).toBe(1);
+  });
+
+  it('with two analysts, each pipeline left with a question of its own is told its own, not the first one', async () => {
+    const root = board();
+    const run = CliChild.start(['run', '--analysts', '2', '--dir', root, 'Write a word counter', DOWNLOADS_REQUIREMENT], { cwd: root, stdin: 'pipe' });
+    try {
+      // Both analysts ask before standard input ends: both questions are pending when the run stops.
+      await run.waitFor(() => (run.lines.filter((line) => /\? analyst(-2)? asks \(pipeline #[12]\)/.test(line)).length >= 2 ? true : undefined), 'both analysts to ask');
+      run.child.stdin!.end();
+      expect(await run.exited).toEqual({ code: 1, signal: null });
+    } finally {
+      await run.stop();
+    }
+    const stdout = run.lines.join('\n');
+    const named = [...stdout.matchAll(/^pipeline #(\d): LEFT OPEN — standard input ended with analyst(?:-2)?'s question for pipeline #(\d) unanswered/gm)].map((match) => [match[1], match[2]]);
+    expect(named, stdout).toEqual([
+      ['1', '1'],
+      ['2', '2'],
+    ]);
   });
 
   it('piped into something that stops reading (| head): stops as on Ctrl+C, no stack trace, the board released', async () => {

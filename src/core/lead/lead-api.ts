@@ -121,7 +121,7 @@ export interface LeadApi extends LeadControls {
   takeUnread(): Message[];
   /** Takes the lines of the lead's inbox found unreadable since the last call, or null. */
   takeRejectedLines(): RejectedLines | null;
-  /** Tells what the board's log holds beyond what was told (before a reply is shown, say). */
+  /** Tells what the board's log holds beyond what was told (before a reply is shown, say), the lead's inbox read first. */
   catchUp(): Promise<void>;
 }
 

@@ -63,6 +63,12 @@ export class LeadInbox {
     });
   }
 
+  /** Drains the inbox and resolves once this drain (and any before it) is done. */
+  drained(): Promise<void> {
+    this.drain();
+    return this.draining;
+  }
+
   /** The last drain (unless `lastDrain` is false), then no more: nothing is told after the session closed. */
   async close(lastDrain = true): Promise<void> {
     if (lastDrain) this.drain();

@@ -254,8 +254,12 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     return this.life.start(team);
   }
 
-  /** Shows what the log holds beyond what was shown: this process's own events too, flushed to it first. */
+  /**
+   * Shows what the log holds beyond what was shown: this process's own events too, flushed to it
+   * first; and reads the lead's inbox, so a question already sent is pending here.
+   */
   async catchUp(): Promise<void> {
+    if (!this.life.closed) await this.inbox.drained();
     await this.board.sink.flush().catch(() => undefined);
     return this.view.catchUp();
   }
