@@ -37,8 +37,8 @@ export interface RunSummary {
     commit: string | null;
     /** `repository.remote`: the remote the branch lives on (credentials redacted). */
     remote?: string;
-    /** Merged by the merge queue (autoMerge) or by hand: into which branch, as which commit. */
-    merged?: { into: string; commit: string };
+    /** Merged by the merge queue (autoMerge) or by hand: into which branch, as which commit (`noChange`: its change was already there). */
+    merged?: { into: string; commit: string; noChange?: true };
   };
   revisions: number;
   /** MCP servers that failed, exited or are gone while this pipeline ran (absent when none did). */
@@ -71,7 +71,7 @@ export function summarize(session: LeadApi, snapshot: LeadSnapshot, state: Pipel
   const checks = state.tasks.flatMap((task) => task.artifacts.checks ?? []);
   const git = approval?.artifacts.git ?? last?.artifacts.git;
   const outcome = state.tasks.find((task) => task.artifacts.outcome?.action === 'merged')?.artifacts.outcome;
-  const merged = outcome?.into && outcome.commit ? { into: outcome.into, commit: outcome.commit } : null;
+  const merged = outcome?.into && outcome.commit ? { into: outcome.into, commit: outcome.commit, ...(outcome.noChange ? { noChange: true as const } : {}) } : null;
   return {
     pipeline: state.id,
     status: state.status,
@@ -118,14 +118,18 @@ export function printSummary(summary: RunSummary, tasks: readonly Task[], label:
       .join(', ');
     console.log(`  ${role.role} (${role.agents.join(', ')}): ${role.modelCalls} model call${role.modelCalls === 1 ? '' : 's'}; ${tools || 'no tools'}`);
   }
+  const merged = summary.git?.merged;
+  // Merged, the files are on the base branch: the worktree that held them is gone.
+  const filesAt = merged ? `merged into ${merged.into}` : summary.workspace;
   console.log(
-    `requirements: ${summary.requirements} · questions answered: ${summary.questions} · files: ${summary.files.length ? `${summary.files.join(', ')} (${summary.workspace})` : 'none'} · revisions: ${summary.revisions}`,
+    `requirements: ${summary.requirements} · questions answered: ${summary.questions} · files: ${summary.files.length ? `${summary.files.join(', ')} (${filesAt})` : 'none'} · revisions: ${summary.revisions}`,
   );
   if (summary.git) {
-    const { branch, base, commit, remote, merged } = summary.git;
+    const { branch, base, commit, remote } = summary.git;
     // On a remote the branch is there, pushed; merged, it is on the base branch.
     const where = merged ? ` · merged into ${merged.into} at ${merged.commit.slice(0, 12)}` : remote ? ` on ${remote}` : ` (autoteam diff|merge|discard ${summary.pipeline})`;
-    const next = commit ? ` · commit ${commit.slice(0, 12)}${where}` : ' · nothing committed';
+    // Its change already on the base (another pipeline made the same one): no commit of its own merged.
+    const next = merged?.noChange ? ` · its change was already in ${merged.into} at ${merged.commit.slice(0, 12)}` : commit ? ` · commit ${commit.slice(0, 12)}${where}` : ' · nothing committed';
     console.log(`branch: ${branch} from ${base.slice(0, 12)}${next}`);
   }
   if (summary.criteria.length) {

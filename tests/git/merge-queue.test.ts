@@ -139,6 +139,22 @@ describe('the merge queue', () => {
     expect(git(repo, 'ls-files').split('\n')).toEqual(expect.arrayContaining(['one.py', 'two.py']));
   });
 
+  it('a pipeline whose change another pipeline merged first: merged with no commit of its own, and its outcome says so', { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
+    const check = `import os\nassert os.path.exists("same.py")\n`;
+    const first = await post('same.py', '"""Same."""\n', check);
+    const second = await post('same.py', '"""Same."""\n', check);
+    const lines = await queue().drain();
+    expect(lines[0]).toMatch(new RegExp(`^pipeline #${first}: .* merged into main \\(fast-forward to [0-9a-f]{12}\\)`));
+    expect(lines[1]).toMatch(new RegExp(`^pipeline #${second}: .* merged into main \\(its change was already in main\\)`));
+    const outcomes = board.tasks.list().filter((task) => task.artifacts.outcome).map((task) => [task.pipeline, task.artifacts.outcome]);
+    const tip = git(repo, 'rev-parse', 'main');
+    expect(outcomes).toEqual([
+      [first, { action: 'merged', into: 'main', commit: tip, by: 'lead' }],
+      [second, { action: 'merged', into: 'main', commit: tip, noChange: true, by: 'lead' }],
+    ]);
+  });
+
   it("waits while the base is checked out with uncommitted changes, touching none of them; merges once they are put away", { timeout: 60_000 }, async () => {
     const { repo, board, queue, post, steps } = await setup();
     const pipeline = await post('calc.py', calc('VALUE + 1'), CALC_CHECK);

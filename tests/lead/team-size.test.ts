@@ -11,7 +11,7 @@ import { DEFAULT_TEAM } from '../../src/core/lead/session-types.js';
 import { parseRoleCount, roleCounts, sizeTeam, startingTeam } from '../../src/core/lead/team-size.js';
 import { Command } from 'commander';
 import { requirementsFileOption, requirementsFrom } from '../../src/cli/requirements-file.js';
-import { printOverall, type RunSummary } from '../../src/cli/run-summary.js';
+import { printOverall, printSummary, type RunSummary } from '../../src/cli/run-summary.js';
 import { endOfStopped } from '../../src/cli/run-command.js';
 import type { PipelineState } from '../../src/core/stages/pipeline.js';
 
@@ -160,5 +160,30 @@ describe('the requirements of run and post', () => {
     // Still active (left open), or cancelled by the run's timeout: the run's reason.
     expect(endOfStopped(state('active'), stop)).toMatchObject({ status: 'active', reason: stop });
     expect(endOfStopped(state('cancelled', 'cancelled by lead: autoteam run timed out after 3.0 s'), 'timed out after 3.0 s; pipeline #2 cancelled')).toMatchObject({ status: 'cancelled', reason: 'timed out after 3.0 s; pipeline #2 cancelled' });
+  });
+
+  it('a merged pipeline points at the base branch, not its removed worktree; a change already there says so', () => {
+    const printed: string[] = [];
+    vi.spyOn(console, 'log').mockImplementation((line: unknown) => void printed.push(String(line)));
+    const base = { pipeline: 1, status: 'approved', requirement: 'r', model: 'm', tasks: [], requirements: 1, questions: 0, files: ['wc.py'], workspace: '/repo/.autoteam/worktrees/1', revisions: 0, criteria: [], checks: { run: 1, passed: 1 }, usage: { calls: 3, inputTokens: 0, outputTokens: 0 }, behaviour: [], tokens: { input: 0, output: 0, cacheRead: 0 }, cost: null, wallMs: 1_000 };
+    const git = { repo: '/repo', branch: 'autoteam/1-wc', base: 'a'.repeat(40) };
+    try {
+      printSummary({ ...base, git: { ...git, commit: 'b'.repeat(40) } } as RunSummary, [], null);
+      printSummary({ ...base, git: { ...git, commit: 'b'.repeat(40), merged: { into: 'main', commit: 'b'.repeat(40) } } } as RunSummary, [], null);
+      printSummary({ ...base, git: { ...git, commit: 'c'.repeat(40), merged: { into: 'main', commit: 'c'.repeat(40), noChange: true } } } as RunSummary, [], null);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    const lines = (prefix: string) => printed.filter((line) => line.startsWith(prefix));
+    expect(lines('requirements:')).toEqual([
+      expect.stringContaining('files: wc.py (/repo/.autoteam/worktrees/1)'),
+      expect.stringContaining('files: wc.py (merged into main)'),
+      expect.stringContaining('files: wc.py (merged into main)'),
+    ]);
+    expect(lines('branch:')).toEqual([
+      `branch: autoteam/1-wc from aaaaaaaaaaaa · commit bbbbbbbbbbbb (autoteam diff|merge|discard 1)`,
+      `branch: autoteam/1-wc from aaaaaaaaaaaa · commit bbbbbbbbbbbb · merged into main at bbbbbbbbbbbb`,
+      `branch: autoteam/1-wc from aaaaaaaaaaaa · its change was already in main at cccccccccccc`,
+    ]);
   });
 });

@@ -58,8 +58,11 @@ export const RuntimeArtifactsSchema = z.object({
   final: z.boolean().optional(),
   /** Repository mode: the pipeline's branch and worktree (carried by every task of the pipeline). */
   git: GitInfoSchema.optional(),
-  /** The person's decision on an approved branch: merged (into which branch, as which commit) or discarded. */
-  outcome: z.object({ action: z.enum(['merged', 'discarded']), into: z.string().optional(), commit: z.string().optional(), by: z.string() }).optional(),
+  /**
+   * The person's decision on an approved branch: merged (into which branch, as which commit; `noChange`:
+   * its change was already there, so the merge added no commit) or discarded.
+   */
+  outcome: z.object({ action: z.enum(['merged', 'discarded']), into: z.string().optional(), commit: z.string().optional(), noChange: z.boolean().optional(), by: z.string() }).optional(),
   /** On an approving task the merge queue sent back: the signal it had approved with, and why it was sent back. */
   mergeSentBack: z.object({ signal: z.string(), reason: z.string(), by: z.string(), commit: z.string().optional() }).optional(),
 });

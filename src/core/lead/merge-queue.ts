@@ -147,7 +147,7 @@ export class MergeQueue {
       const how = head === tip ? `its change was already in ${into}` : `fast-forward to ${short(head)}`;
       await this.options.board.tasks.update(
         entry.holder.id,
-        { artifacts: { outcome: { action: 'merged', into, commit: head, by: this.options.by } } },
+        { artifacts: { outcome: { action: 'merged', into, commit: head, ...(head === tip ? { noChange: true } : {}), by: this.options.by } } },
         { by: this.options.by, event: 'merged', detail: `${info.branch} into ${into} (merge queue, ${how})` },
       );
       say('merged', note ? `${how}; ${note}` : how, head);
