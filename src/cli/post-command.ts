@@ -3,6 +3,7 @@ import { openBoard } from '../core/board/board.js';
 import type { Stage } from '../core/board/schemas.js';
 import { loadProjectConfig } from '../core/config/project-config.js';
 import { postWork } from '../core/lead/post-work.js';
+import type { LeaderView } from '../core/lead/lead-api.js';
 import { checkRequirement } from '../core/stages/pipeline.js';
 import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.js';
 import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
@@ -48,13 +49,16 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
       for (const task of tasks) {
         console.log(`posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}${task.artifacts.git ? ` · branch ${task.artifacts.git.branch}` : ''}`);
       }
-      console.log(
-        leader.state === 'none'
-          ? 'no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (autoteam worker --role …)'
-          : `the lead${leader.state === 'elsewhere' ? ` (pid ${leader.pid} on ${leader.host})` : ''} and its team pick them up (autoteam tasks follows them)`,
-      );
+      console.log(whoWorks(leader));
     } finally {
       await board.close();
     }
   });
+}
+
+/** Who works tasks just put on the board: the lead that holds it and its team, or nobody yet. */
+export function whoWorks(leader: LeaderView, role = '…'): string {
+  return leader.state === 'none'
+    ? `no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (autoteam worker --role ${role})`
+    : `the lead${leader.state === 'elsewhere' ? ` (pid ${leader.pid} on ${leader.host})` : ''} and its team pick them up (autoteam tasks follows them)`;
 }

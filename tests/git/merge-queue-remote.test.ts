@@ -88,7 +88,7 @@ describe('the merge queue on a remote', () => {
       const tip = git(bare, 'rev-parse', 'main');
 
       const [line] = await queue().drain();
-      expect(line).toMatch(new RegExp(`^pipeline #${pipeline}: not merged — conflict with main in helper\\.py; sent back to implementation as revision 1 \\(#\\d+\\)$`));
+      expect(line).toMatch(new RegExp(`^pipeline #${pipeline}: not merged — conflict with main in helper\\.py; sent back to implementation as revision 1 \\(#\\d+\\); the approved commit was [0-9a-f]{12}$`));
       expect(git(bare, 'rev-parse', 'main')).toBe(tip);
       const revision = board.tasks.list().filter((task) => task.pipeline === pipeline).at(-1)!;
       expect(revision).toMatchObject({ stage: 'implementation', revision: 1, status: 'pending' });

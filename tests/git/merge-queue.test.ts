@@ -90,8 +90,9 @@ describe('the merge queue', () => {
     // The person changes what the check depends on, with no textual conflict.
     const tip = commitFile(repo, 'helper.py', 'VALUE = 5\n', 'a new value');
 
+    const approved = queuedPipelines(board.tasks.list())[0]!.git.commit!;
     const [line] = await queue().drain();
-    expect(line).toMatch(new RegExp(`^pipeline #${pipeline}: not merged — check CHK1 fails after a rebase onto main; sent back to implementation as revision 1 \\(#\\d+\\)$`));
+    expect(line).toMatch(new RegExp(`^pipeline #${pipeline}: not merged — check CHK1 fails after a rebase onto main; sent back to implementation as revision 1 \\(#\\d+\\); the approved commit was ${approved.slice(0, 12)}$`));
     expect(git(repo, 'rev-parse', 'main')).toBe(tip);
     expect(git(repo, 'status', '--porcelain')).toBe('');
     expect(await steps(pipeline)).toEqual(['queued', 'rebased', 'checked', 'sent_back']);
@@ -152,6 +153,20 @@ describe('the merge queue', () => {
     expect(outcomes).toEqual([
       [first, { action: 'merged', into: 'main', commit: tip, by: 'lead' }],
       [second, { action: 'merged', into: 'main', commit: tip, noChange: true, by: 'lead' }],
+    ]);
+  });
+
+  it('autoteam merge --queue: a pipeline sent back names its approved commit, and who works the revision', { timeout: 60_000 }, async () => {
+    const { repo, board, post } = await setup();
+    const pipeline = await post('calc.py', calc('VALUE + 1'), CALC_CHECK);
+    const approved = queuedPipelines(board.tasks.list())[0]!.git.commit;
+    commitFile(repo, 'helper.py', 'VALUE = 5\n', 'a new value');
+    await board.sink.flush();
+    const cli = await runCli(['merge', '--queue'], { cwd: repo });
+    expect(cli.code, describeRun(cli)).toBe(1);
+    expect(cli.stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^pipeline #${pipeline}: not merged — check CHK1 fails after a rebase onto main; sent back to implementation as revision 1 \\(#\\d+\\); the approved commit was ${approved.slice(0, 12)}$`)),
+      'no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (autoteam worker --role engineer); once approved again, autoteam merge --queue merges it',
     ]);
   });
 

@@ -186,7 +186,9 @@ export class MergeQueue {
       return `pipeline #${pipeline}: not merged — ${result.reason}`;
     }
     this.emit(entry, site.into, 'sent_back', `${reason}; revision ${holder.revision + 1} is #${result.next?.id ?? '?'}`);
-    return `pipeline #${pipeline}: not merged — ${reason}; sent back to implementation as revision ${holder.revision + 1}${result.next ? ` (#${result.next.id})` : ''}`;
+    // The branch now holds the revision's start: the commit that was approved is named, so it can be found.
+    const approved = info.commit ? `; the approved commit was ${short(info.commit)}` : '';
+    return `pipeline #${pipeline}: not merged — ${reason}; sent back to implementation as revision ${holder.revision + 1}${result.next ? ` (#${result.next.id})` : ''}${approved}`;
   }
 }
 
