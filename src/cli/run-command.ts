@@ -1,6 +1,6 @@
 import readline from 'node:readline';
 import type { TeammateSettings } from '../core/agent/settings.js';
-import { parseDuration } from '../core/agent/settings.js';
+import { parseWait } from '../core/agent/settings.js';
 import type { Stage } from '../core/board/schemas.js';
 import { openBoard } from '../core/board/board.js';
 import type { ModelSpec } from '../core/model/factory.js';
@@ -287,7 +287,7 @@ function runTimeout(value: string | undefined): number {
   // One set of examples for each way it can be wrong.
   const examples = '90s, 10m, 1h';
   if (/^\s*\d+(\.\d+)?\s*$/.test(value)) throw new ConfigError(`--timeout: '${value}' needs a unit (examples: ${examples})`);
-  const ms = parseDuration(value, '--timeout', examples);
+  const ms = parseWait(value, '--timeout', examples);
   if (ms <= 0) throw new ConfigError(`--timeout: '${value}' is no time at all (examples: ${examples})`);
   return ms;
 }

@@ -52,8 +52,14 @@ export function formatMember(member: Member, lead = false): string {
   return `${member.name} (${member.role}): ${member.status}${task}${reason}${lead ? ' [lead]' : ''}`;
 }
 
+/** `250 ms`, `38.9 s`, `2 min 5 s`, `10 min`, `1 h 30 min`: a minute and more in the units a person reads. */
 export function formatDuration(ms: number): string {
-  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min${seconds % 60 ? ` ${seconds % 60} s` : ''}`;
+  const minutes = Math.round(seconds / 60);
+  return `${Math.floor(minutes / 60)} h${minutes % 60 ? ` ${minutes % 60} min` : ''}`;
 }
 
 /**

@@ -1,6 +1,7 @@
 /** Durations as a person types them: in settings, `run --timeout` and `events --since`. */
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../../src/core/agent/settings.js';
+import { loadTeammateSettings, parseDuration, parseWait } from '../../src/core/agent/settings.js';
+import { formatDuration } from '../../src/frontend/format.js';
 import { parseSince } from '../../src/cli/events-command.js';
 
 describe('parseDuration', () => {
@@ -18,6 +19,22 @@ describe('parseDuration', () => {
     expect(() => parseDuration('soon', 'ANSWER_TIMEOUT')).toThrow("ANSWER_TIMEOUT: 'soon' is not a duration (examples: 500ms, 5s, 2m, 1h)");
     expect(() => parseDuration('1d', 'X')).toThrow(/is not a duration/);
     expect(() => parseDuration('-5s', 'X')).toThrow(/is not a duration/);
+  });
+});
+
+describe('a wait', () => {
+  it('is refused past what a timer holds (about 24.8 days), which would fire at once, in every wait setting', () => {
+    expect(parseWait('596h', 'X')).toBe(596 * 3_600_000);
+    expect(() => parseWait('597h', '--timeout')).toThrow("--timeout: '597h' is longer than autoteam can wait (at most 596h, about 24 days)");
+    expect(() => loadTeammateSettings({ IDLE_TIMEOUT: '1000h' })).toThrow(/^IDLE_TIMEOUT: '1000h' is longer than autoteam can wait/);
+    expect(() => loadTeammateSettings({ ANSWER_TIMEOUT: '2000h' })).toThrow(/^ANSWER_TIMEOUT: '2000h' is longer/);
+    expect(() => loadTeammateSettings({}, { pollInterval: '700h' })).toThrow(/^--poll-interval: '700h' is longer/);
+    // How long ago (events --since) is no timer: any length.
+    expect(parseSince('2000h', Date.parse('2026-12-03T12:00:00.000Z'))).toEqual(new Date(Date.parse('2026-12-03T12:00:00.000Z') - 2000 * 3_600_000));
+  });
+
+  it('is said back in the units a person reads', () => {
+    expect([250, 38_900, 61_000, 600_000, 5_400_000, 2_145_600_000].map(formatDuration)).toEqual(['250 ms', '38.9 s', '1 min 1 s', '10 min', '1 h 30 min', '596 h']);
   });
 });
 

@@ -319,6 +319,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     ['a missing requirement', [], /missing required argument 'requirement'/],
     ['a non-numeric --max-revisions', ['--max-revisions', 'abc', 'x'], /--max-revisions: 'abc' is not a whole number/],
     ['a --timeout without a unit', ['--timeout', '600', 'x'], /--timeout: '600' needs a unit \(examples: 90s, 10m, 1h\)/],
+    ['a --timeout longer than a timer holds', ['--timeout', '597h', 'x'], /--timeout: '597h' is longer than autoteam can wait \(at most 596h, about 24 days\)/],
     ['a --timeout of no time', ['--timeout', '0s', 'x'], /--timeout: '0s' is no time at all \(examples: 90s, 10m, 1h\)/],
     ['a --timeout that is no duration', ['--timeout', 'soon', 'x'], /--timeout: 'soon' is not a duration \(examples: 90s, 10m, 1h\)/],
   ])('exits 2 for a usage error: %s, and starts nothing', async (_label, args, message) => {

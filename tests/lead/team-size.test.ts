@@ -146,7 +146,7 @@ describe('the requirements of run and post', () => {
       vi.restoreAllMocks();
     }
     expect(printed.filter(Boolean)).toEqual([
-      expect.stringMatching(/^overall: 2 pipelines · 1 approved, 1 not · 8 model calls · tokens 8,000 in \/ 80 out · \$0\.750 · wall time 61\.0 s · claude-sonnet-4-5$/),
+      expect.stringMatching(/^overall: 2 pipelines · 1 approved, 1 not · 8 model calls · tokens 8,000 in \/ 80 out · \$0\.750 · wall time 1 min 1 s · claude-sonnet-4-5$/),
       expect.stringMatching(/^overall: 2 pipelines · 2 approved, 0 not · 2 model calls · tokens 2,000 in \/ 20 out · wall time .* · offline scripted model$/),
     ]);
   });

@@ -83,6 +83,16 @@ export function parseDuration(value: string, name: string, examples = '500ms, 5s
   return Math.round(amount * UNIT_MS[unit]);
 }
 
+/** The longest a Node timer holds: 2^31 - 1 ms (about 24.8 days); a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** parseDuration for a time autoteam waits with a timer: refused past what a timer holds. */
+export function parseWait(value: string, name: string, examples?: string): number {
+  const ms = parseDuration(value, name, examples);
+  if (ms > MAX_TIMER_MS) throw new ConfigError(`${name}: '${value}' is longer than autoteam can wait (at most ${Math.floor(MAX_TIMER_MS / 3_600_000)}h, about 24 days)`);
+  return ms;
+}
+
 function parseCount(value: string, name: string): number {
   const n = Number(value);
   if (!/^\s*\d+\s*$/.test(value) || !Number.isInteger(n)) throw new ConfigError(`${name}: '${value}' is not a whole number (0 or more)`);
@@ -160,9 +170,9 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
     flag !== undefined ? [flag, option] : [env[envName], envName];
   const settings: TeammateSettings = { ...DEFAULT_TEAMMATE_SETTINGS, runtime: { ...DEFAULT_RUNTIME_SETTINGS } };
   const [poll, pollName] = pick(flags.pollInterval, '--poll-interval', 'POLL_INTERVAL');
-  if (poll) settings.pollMs = atLeast(parseDuration(poll, pollName), 50, `${pollName} (ms)`);
+  if (poll) settings.pollMs = atLeast(parseWait(poll, pollName), 50, `${pollName} (ms)`);
   const [idle, idleName] = pick(flags.idleTimeout, '--idle-timeout', 'IDLE_TIMEOUT');
-  if (idle) settings.idleTimeoutMs = parseDuration(idle, idleName);
+  if (idle) settings.idleTimeoutMs = parseWait(idle, idleName);
   const [turns, turnsName] = pick(flags.maxTurns, '--max-turns', 'MAX_TURNS');
   if (turns) settings.maxTurns = atLeast(parseCount(turns, turnsName), 1, turnsName);
   const [budget, budgetName] = pick(flags.tokenBudget, '--token-budget', 'TOKEN_BUDGET');
@@ -181,7 +191,7 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
   // The first wait after an unfinished attempt; it doubles up to five minutes (or this, if longer).
   const backoff = env.RETRY_BACKOFF;
   if (backoff) {
-    settings.retryBaseMs = atLeast(parseDuration(backoff, 'RETRY_BACKOFF'), 50, 'RETRY_BACKOFF (ms)');
+    settings.retryBaseMs = atLeast(parseWait(backoff, 'RETRY_BACKOFF'), 50, 'RETRY_BACKOFF (ms)');
     settings.retryMaxMs = Math.max(DEFAULT_TEAMMATE_SETTINGS.retryMaxMs, settings.retryBaseMs);
   }
   const requestTokens = env.MAX_REQUEST_TOKENS;
@@ -189,6 +199,6 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
   const inboxMb = env.MAX_INBOX_MB;
   if (inboxMb) settings.maxInboxBytes = atLeast(parseCount(inboxMb, 'MAX_INBOX_MB'), 1, 'MAX_INBOX_MB') * 1024 * 1024;
   const answer = env.ANSWER_TIMEOUT;
-  if (answer) settings.runtime.answerTimeoutMs = parseDuration(answer, 'ANSWER_TIMEOUT');
+  if (answer) settings.runtime.answerTimeoutMs = parseWait(answer, 'ANSWER_TIMEOUT');
   return settings;
 }
