@@ -59,7 +59,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   for (const requirement of options.requirements) checkRequirement(requirement);
   const timeoutMs = runTimeout(options.timeout);
   const { project } = options;
-  const team = startingTeam(project, options.counts ?? [], { strict: true, say: () => undefined });
+  const team = startingTeam(project, options.counts ?? [], { strict: true, say: () => undefined, ...(options.startStage ? { from: options.startStage } : {}) });
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
   const { model: spec, models } = options.models ?? modelSpecs(process.env, project, options.model ?? {});
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { loadProjectConfig } from '../../src/core/config/project-config.js';
 import { DEFAULT_TEAM } from '../../src/core/lead/session-types.js';
+import { StageRegistry } from '../../src/core/stages/stage-registry.js';
 import { parseRoleCount, roleCounts, sizeTeam, startingTeam } from '../../src/core/lead/team-size.js';
 import { Command } from 'commander';
 import { requirementsFileOption, requirementsFrom } from '../../src/cli/requirements-file.js';
@@ -66,6 +67,16 @@ describe('sizing the team', () => {
     expect(names(startingTeam(project, roleCounts({ engineers: '0' }), { strict: false, say: (line) => said.push(line) }))).toEqual(['analyst:analyst', 'reviewer:reviewer']);
     expect(said).toEqual(['--engineers: no engineer on this team, so engineer tasks wait until one joins (autoteam worker --role engineer)']);
     expect(() => startingTeam(project, roleCounts({ engineers: '0' }), { strict: true, say: () => undefined })).toThrow(/^--engineers: no engineer on this team.*a run waits for its pipelines to end, so it needs one/);
+  });
+
+  it('a run that starts past a stage needs no one for it: only the stages its pipelines can reach (sent back included) need a role', () => {
+    const project = { stages: {} };
+    const noAnalyst = roleCounts({ analysts: '0' });
+    expect(names(startingTeam(project, noAnalyst, { strict: true, say: () => undefined, from: 'implementation' }))).toEqual(['engineer:engineer', 'reviewer:reviewer']);
+    expect(() => startingTeam(project, noAnalyst, { strict: true, say: () => undefined })).toThrow(/^--analysts: no analyst on this team/);
+    // A review sends work back to implementation: still needed when starting there.
+    expect(() => startingTeam(project, roleCounts({ engineers: '0' }), { strict: true, say: () => undefined, from: 'implementation' })).toThrow(/^--engineers: no engineer/);
+    expect(StageRegistry.from().reachable('review').map((stage) => stage.stage)).toEqual(['review', 'implementation']);
   });
 
   it.each([

@@ -120,10 +120,12 @@ export function describeUnstaffed({ role, by }: { role: string; by: string }): s
 /**
  * The team a lead starts: the project's (or the default one) sized by the flags. A role a stage needs
  * that a count of 0 left empty is said (`say`) — or, when `strict` (a `run`, which waits for its
- * pipelines to end), refused before anything starts.
+ * pipelines to end), refused before anything starts. `from`: the stage a run's pipelines start at, so
+ * only the stages they can reach need a role (`--start-stage implementation --analysts 0`).
  */
-export function startingTeam(project: Pick<ProjectConfig, 'team' | 'stages'>, counts: readonly RoleCount[], options: { strict: boolean; say: (line: string) => void }): TeamMemberSpec[] {
-  const needed = StageRegistry.from(project.stages).all().map((stage) => stage.role);
+export function startingTeam(project: Pick<ProjectConfig, 'team' | 'stages'>, counts: readonly RoleCount[], options: { strict: boolean; say: (line: string) => void; from?: string }): TeamMemberSpec[] {
+  const stages = StageRegistry.from(project.stages);
+  const needed = (options.from ? stages.reachable(options.from) : stages.all()).map((stage) => stage.role);
   const { members, unstaffed } = sizeTeam(project.team ?? DEFAULT_TEAM, counts, needed);
   for (const gap of unstaffed) {
     if (options.strict) throw new ConfigError(`${describeUnstaffed(gap)}; a run waits for its pipelines to end, so it needs one (give 1 or more)`);

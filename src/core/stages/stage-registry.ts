@@ -63,6 +63,19 @@ export class StageRegistry {
     return this.all()[0]!;
   }
 
+  /** The stages a pipeline started at `from` can reach through their transitions (sending back included), `from` first. */
+  reachable(from: string): StageDefinition[] {
+    const seen = new Map<string, StageDefinition>();
+    const visit = (stage: string) => {
+      if (seen.has(stage)) return;
+      const definition = this.get(stage);
+      seen.set(stage, definition);
+      for (const { next } of Object.values(definition.transitions)) if (next !== 'approved') visit(next);
+    };
+    visit(from);
+    return [...seen.values()];
+  }
+
   /** The roles a teammate may have: each stage's, and `any` (general tasks with no role). */
   roles(): string[] {
     return [...new Set(this.all().map((stage) => stage.role)), 'any'];
