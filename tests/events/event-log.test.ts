@@ -161,4 +161,22 @@ describe('the file event log', () => {
     await log.append([idle('x', 'b')]);
     expect((await log.read()).map((event) => event.seq)).toEqual([1, 2]);
   });
+
+  it('numbers on from a tail another writer left: long lines, a line cut by the tail, a line with no newline yet', async () => {
+    const root = dir();
+    // Lines of 5 KB: the 64 KB tail a writer reads starts inside one.
+    const long = (n: number) => Array.from({ length: n }, (_, i) => idle('x', `${i} ${'y'.repeat(5_000)}`));
+    await new FileEventLog(root).append(long(30));
+    // Another process (a log with no memory of it) appends after it.
+    const other = new FileEventLog(root);
+    expect((await other.append([idle('z', 'next')])).map((event) => event.seq)).toEqual([31]);
+    // A writer killed mid-line left its seq: the next one does not number over it, nor writes onto that line.
+    fs.appendFileSync(other.file, '{"seq":32,"type":"teammate_id');
+    const next = new FileEventLog(root);
+    expect((await next.append([idle('z', 'after')])).map((event) => event.seq)).toEqual([33]);
+    expect((await next.read({ since: 30 })).map((event) => [event.seq, event.type === 'teammate_idle' ? event.reason : ''])).toEqual([
+      [31, 'next'],
+      [33, 'after'],
+    ]);
+  });
 });

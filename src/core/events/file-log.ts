@@ -43,10 +43,12 @@ export class FileEventLog implements EventLog {
     if (events.length === 0) return [];
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
     return withLock(this.file, () => {
-      let seq = this.lastSeq();
+      const last = this.lastSeq();
+      let seq = last.seq;
       // `seq` first: a tail read finds it at the start of the line.
       const numbered = events.map(({ seq: _old, ...event }) => ({ seq: ++seq, ...event }) as TeamEvent);
-      const text = numbered.map((event) => `${redact(JSON.stringify(event), this.secrets)}\n`).join('');
+      // After a line a killed writer left without its newline, this batch starts a line of its own.
+      const text = (last.torn ? '\n' : '') + numbered.map((event) => `${redact(JSON.stringify(event), this.secrets)}\n`).join('');
       const size = fs.statSync(this.file, { throwIfNoEntry: false })?.size ?? 0;
       if (size > 0 && size + Buffer.byteLength(text) > this.maxBytes) this.rotate();
       // One write: a reader sees whole lines or none of this batch's last line.
@@ -61,7 +63,7 @@ export class FileEventLog implements EventLog {
     const found: TeamEvent[] = [];
     for (const file of this.generations()) {
       // A whole older file before `since` is skipped without parsing it.
-      if (typeof filter.since === 'number' && file !== this.file && lastSeqOf(file) <= filter.since) continue;
+      if (typeof filter.since === 'number' && file !== this.file && lastSeqOf(file).seq <= filter.since) continue;
       for (const event of parseLines(readText(file))) if (matches(event, filter)) found.push(event);
     }
     return found.length > limit ? found.slice(found.length - limit) : found;
@@ -104,16 +106,20 @@ export class FileEventLog implements EventLog {
     }
   }
 
-  /** The highest seq written: this process's memory while the file is as it left it, else the tail. */
-  private lastSeq(): number {
+  /**
+   * The highest seq written: this process's memory while the file is as it left it, else the tail;
+   * `torn`: the current file ends inside a line.
+   */
+  private lastSeq(): Tail {
     const stat = fs.statSync(this.file, { throwIfNoEntry: false });
-    if (stat && this.written && stat.ino === this.written.ino && stat.size === this.written.size) return this.written.seq;
+    if (stat && this.written && stat.ino === this.written.ino && stat.size === this.written.size) return { seq: this.written.seq, torn: false };
     if (stat && stat.size > 0) {
-      const seq = lastSeqOf(this.file);
-      if (seq > 0) return seq;
+      const tail = lastSeqOf(this.file);
+      if (tail.seq > 0) return tail;
+      if (tail.torn) return { seq: lastSeqOf(this.rotated(1)).seq, torn: true };
     }
     // An empty (just rotated) file: the last seq is in the newest rotated one.
-    return lastSeqOf(this.rotated(1));
+    return { seq: lastSeqOf(this.rotated(1)).seq, torn: false };
   }
 
   private rotate(): void {
@@ -169,25 +175,37 @@ function readFrom(file: string, offset: number): { lines: string; consumed: numb
   }
 }
 
-/** The seq of a file's last complete line (0 when there is none). */
-function lastSeqOf(file: string): number {
+interface Tail {
+  seq: number;
+  torn: boolean;
+}
+
+/** The seq of a file's last line (0 when there is none), and whether the file ends inside a line. */
+function lastSeqOf(file: string): Tail {
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
   } catch {
-    return 0;
+    return { seq: 0, torn: false };
   }
   try {
     const size = fs.fstatSync(fd).size;
     const start = Math.max(0, size - TAIL_BYTES);
     const buffer = Buffer.alloc(size - start);
     fs.readSync(fd, buffer, 0, buffer.length, start);
-    const lines = buffer.toString('utf8').split('\n').filter(Boolean);
-    for (let i = lines.length - 1; i >= 0; i--) {
-      const seq = /^\{"seq":(\d+),/.exec(lines[i]!)?.[1];
-      if (seq) return Number(seq);
+    // From the last complete line back, each line's head alone is decoded: every append of a busy
+    // team reads this tail, and decoding and splitting all of it cost more than the rest of an append.
+    const torn = buffer.length > 0 && buffer[buffer.length - 1] !== 0x0a;
+    let end = buffer.length;
+    while (end > 0) {
+      const from = buffer.lastIndexOf(0x0a, end - 1) + 1;
+      // A line cut by the tail's start is no line: its head is not in the buffer.
+      if (from === 0 && start > 0) break;
+      const seq = /^\{"seq":(\d+),/.exec(buffer.toString('latin1', from, Math.min(end, from + 32)))?.[1];
+      if (seq) return { seq: Number(seq), torn };
+      end = from - 1;
     }
-    return 0;
+    return { seq: 0, torn };
   } finally {
     fs.closeSync(fd);
   }
