@@ -186,6 +186,34 @@ describe('TaskBoard', () => {
     }
   });
 
+  it('vouches for a version its writer journaled (get and the read under a write skip validating it), never for a hand edit', async () => {
+    const { reader } = await journaledPair(60_000);
+    await board.update(1, { subject: 'one, renamed' });
+    expect(reader.list()[0]!.subject).toBe('one, renamed');
+    const file = board.taskPath(1);
+    const index = (reader as unknown as { index: { holds(id: number, stat: fs.Stats): boolean } }).index;
+    expect(index.holds(1, fs.statSync(file))).toBe(true);
+
+    expect(reader.get(1)).toEqual(board.get(1));
+    const text = fs.readFileSync(file, 'utf8');
+
+    // A hand edit is a new version: validated, refused with the field named, by a read and by a write.
+    fs.writeFileSync(file, `${text.replace('"status": "pending"', '"status": "someday"')}\n`);
+    expect(index.holds(1, fs.statSync(file))).toBe(false);
+    expect(() => reader.get(1)).toThrow(BoardFileError);
+    expect(() => reader.get(1)).toThrow(/status/);
+    await expect(reader.claim(1, 'analyst')).rejects.toThrow(/status/);
+
+    // A file written by hand with only a subject, seen by a sweep: not its writer's, so read and
+    // completed (status, owner, times) as a hand-written file is, then claimed.
+    fs.writeFileSync(board.taskPath(3), JSON.stringify({ subject: 'three, by hand' }));
+    const sweeper = new TaskBoard(root, { sweepMs: 0 });
+    expect(sweeper.list().map((task) => task.id)).toContain(3);
+    expect(index.holds(3, fs.statSync(board.taskPath(3)))).toBe(false);
+    const claimed = await sweeper.claim(3, 'analyst');
+    expect(claimed).toMatchObject({ ok: true, task: { id: 3, status: 'in_progress', owner: 'analyst', subject: 'three, by hand' } });
+  });
+
   it('reads the journal before a sweep, so the sweep reads only the files the journal does not name', async () => {
     // sweepMs 0: every read sweeps. A reader that has seen the board once…
     const { reader, journal, fileKey } = await journaledPair(0);

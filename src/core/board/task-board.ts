@@ -3,7 +3,7 @@ import path from 'node:path';
 import { NotFoundError } from '../errors.js';
 import { redact, secretValues } from '../trace/redact.js';
 import { writeJsonAtomic } from './atomic-io.js';
-import { readTaskFile } from './task-file.js';
+import { MAX_TASK_FILE_BYTES, readTaskFile } from './task-file.js';
 import { takeNext } from './counter.js';
 import { DEFAULT_LOCK_STALE_MS, isLockBusy, withLock } from './lock.js';
 import { type BoardProblem, journalWrite, TASK_FILE, TaskIndex } from './task-index.js';
@@ -91,7 +91,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
   get(id: number): Task {
     const file = this.taskPath(id);
     if (!fs.existsSync(file)) throw new NotFoundError(`task #${id} does not exist (${file})`);
-    return readTaskFile(file);
+    return readTaskFile(file, MAX_TASK_FILE_BYTES, (stat) => this.index.holds(id, stat));
   }
 
   /** Tasks that `owner` with `role` could claim now: pending and unblocked, or with an expired lease. */
@@ -220,7 +220,8 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
     return withLock(
       file,
       () => {
-        const current = readTaskFile(file);
+        // A version the index holds was validated already: read, not validated again.
+        const current = readTaskFile(file, MAX_TASK_FILE_BYTES, (stat) => this.index.holds(id, stat));
         const next = change(current);
         // Held to the size autoteam can read back: trimmed, or refused.
         const sized = next instanceof Refusal ? next : this.sized(next);

@@ -7,8 +7,8 @@ import { describeZodError, type Task, TaskSchema } from './schemas.js';
 export const MAX_TASK_FILE_BYTES = 5 * 1024 * 1024;
 
 /** Reads one task file; see readTaskFileWithStat. */
-export function readTaskFile(file: string, maxBytes = MAX_TASK_FILE_BYTES): Task {
-  return readTaskFileWithStat(file, maxBytes).task;
+export function readTaskFile(file: string, maxBytes = MAX_TASK_FILE_BYTES, validated?: (stat: fs.Stats) => boolean): Task {
+  return readTaskFileWithStat(file, maxBytes, validated).task;
 }
 
 /**
@@ -18,7 +18,7 @@ export function readTaskFile(file: string, maxBytes = MAX_TASK_FILE_BYTES): Task
  * board's lesson writes), and missing times are the file's. autoteam writes its own full format on
  * the next change. Throws BoardFileError naming the file and the field.
  */
-export function readTaskFileWithStat(file: string, maxBytes = MAX_TASK_FILE_BYTES): { task: Task; stat: fs.Stats } {
+export function readTaskFileWithStat(file: string, maxBytes = MAX_TASK_FILE_BYTES, validated?: (stat: fs.Stats) => boolean): { task: Task; stat: fs.Stats } {
   const { text, stat } = readWhole(file, maxBytes);
   let raw: unknown;
   try {
@@ -26,6 +26,10 @@ export function readTaskFileWithStat(file: string, maxBytes = MAX_TASK_FILE_BYTE
   } catch (error) {
     throw new BoardFileError(file, describeJsonError(error, text));
   }
+  // `validated`: this very version (inode, size, mtime) was validated already — by its writer, which
+  // validates every task before writing it, or by an earlier read — so it is taken as parsed. A hand
+  // edit is a new version, and is validated.
+  if (raw && typeof raw === 'object' && !Array.isArray(raw) && validated?.(stat)) return { task: raw as Task, stat };
   if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
     const task = raw as Record<string, unknown>;
     const at = task.createdAt === undefined || task.updatedAt === undefined ? stat.mtime.toISOString() : '';

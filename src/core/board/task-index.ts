@@ -76,7 +76,8 @@ export function journalWrite(dir: string, id: number, written?: { stat: fs.Stats
  * every `sweepMs` for hand edits, which are not journaled.
  */
 export class TaskIndex {
-  private readonly entries = new Map<number, { key: string; task: Task | null }>();
+  /** `written`: the task is its writer's copy from the journal, validated before it was written. */
+  private readonly entries = new Map<number, { key: string; task: Task | null; written?: true }>();
   private sorted: Task[] | null = null;
   private readonly problemList = new Map<string, BoardProblem>();
   /** Which journal file was read (inode and birth time: a deleted journal's inode may be reused at once), and how far. */
@@ -102,6 +103,17 @@ export class TaskIndex {
   problems(): BoardProblem[] {
     this.refresh();
     return [...this.problemList.values()];
+  }
+
+  /**
+   * True when `stat` is the version of task `id` the index holds from its writer's journal line: the
+   * writer validated that version before writing it, so a reader of it need not validate it again. A
+   * version read from its file (a hand edit, say) is not vouched for: the file may lack what
+   * validation fills in.
+   */
+  holds(id: number, stat: fs.Stats): boolean {
+    const entry = this.entries.get(id);
+    return entry?.written === true && entry.key === keyOf(stat);
   }
 
   /** True when task `id`'s file differs from what the last refresh read (or is gone). */
@@ -181,7 +193,7 @@ export class TaskIndex {
     const journaled = `${journalKey(stat)} `;
     const task = version.startsWith(journaled) ? parseJournaled(version.slice(journaled.length)) : null;
     if (task?.id === id) {
-      this.entries.set(id, { key, task });
+      this.entries.set(id, { key, task, written: true });
       this.problemList.delete(file);
     } else {
       this.entries.set(id, this.load(file, id, stat));
