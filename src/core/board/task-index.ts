@@ -112,6 +112,9 @@ export class TaskIndex {
    * validation fills in.
    */
   holds(id: number, stat: fs.Stats): boolean {
+    // The journal's new lines first: the version asked about was most likely written a moment ago
+    // (by this thread, before its next step), and its line is read now instead of at the next list().
+    this.refresh();
     const entry = this.entries.get(id);
     return entry?.written === true && entry.key === keyOf(stat);
   }
