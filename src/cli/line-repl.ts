@@ -2,7 +2,7 @@ import readline from 'node:readline';
 import { DEFAULT_TEAM, type LeadApi, type TeamMemberSpec } from '../core/lead/session.js';
 import { activityView, describeSessionEvent } from '../frontend/activity.js';
 import { type CommandIO, runLine } from '../frontend/commands.js';
-import { onHangup, quitSession } from '../frontend/quit.js';
+import { onHangup, quitSession, toldByQuit } from '../frontend/quit.js';
 import { waitForQuiet } from '../frontend/work.js';
 import { formatDuration } from '../frontend/format.js';
 
@@ -26,7 +26,9 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   const print = (text: string) => output.write(`${text}\n`);
   // A terminal's width for the one-line model text; 160 columns into a pipe.
   const view = activityView(() => (output as Partial<NodeJS.WriteStream>).columns);
+  let quitting = false;
   const unsubscribe = session.subscribe((event) => {
+    if (quitting && toldByQuit(event)) return;
     const line = describeSessionEvent(session, event, view);
     if (line) print(line.text);
   });
@@ -85,6 +87,7 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   process.off('SIGINT', onSigint);
   process.off('SIGTERM', onSigterm);
   print('shutting the team down…');
+  quitting = true;
   for (const line of await quitSession(session, options.graceMs)) print(line);
   offHangup();
   // 'bye' is the last line: a late event (a worker's final message) is not printed after it.

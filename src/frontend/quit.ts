@@ -1,4 +1,5 @@
 import type { LeadApi } from '../core/lead/lead-api.js';
+import type { LeadEvent } from '../core/lead/session-types.js';
 
 export const QUIT_GRACE_MS = 3_000;
 
@@ -8,6 +9,11 @@ export async function quitSession(session: LeadApi, graceMs = QUIT_GRACE_MS): Pr
   const lines = exits.map((exit) => `${exit.name}: ${exit.kind === 'left' ? 'shut down' : exit.kind === 'terminated' ? 'stopped' : 'died'} (${exit.reason})`);
   for (const id of released) lines.push(`task #${id} handed back to the board (its owner stopped)`);
   return lines;
+}
+
+/** An event a quit's own report tells (`analyst: shut down (…)`): not shown again as it comes in. */
+export function toldByQuit(event: LeadEvent): boolean {
+  return event.type === 'teammate_exit' && event.exit.kind === 'left';
 }
 
 /** Whether this process's terminal closed (onHangup). */

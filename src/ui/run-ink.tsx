@@ -27,6 +27,7 @@ export async function runInk(session: LeadApi, options: InkReplOptions = {}): Pr
   let leaving: Promise<void> | null = null;
   const quit = () =>
     (leaving ??= (async () => {
+      feed.quitting = true;
       for (const line of await quitSession(session, options.graceMs)) feed.push(line, 'info');
       // The last frame stays on the screen: it shows the board and team as the shutdown left them
       // (tasks handed back, teammates gone), not as they were when /quit was typed.

@@ -3,6 +3,7 @@ import { pipelineUsage } from '../core/stages/pipeline-status.js';
 import type { LeadApi, LeadEvent, PendingQuestion } from '../core/lead/session.js';
 import { formatSpend } from '../core/lead/spend.js';
 import { type ActivityView, activityView, describeSessionEvent } from '../frontend/activity.js';
+import { toldByQuit } from '../frontend/quit.js';
 import type { Tone } from '../frontend/commands.js';
 import { type PipelineStatus, pipelineStatuses } from '../frontend/work.js';
 
@@ -44,9 +45,13 @@ export class ActivityFeed extends Store<readonly FeedItem[]> {
     this.set([...this.snapshot, { id: this.next++, text, tone }]);
   }
 
+  /** Set while the session quits: its report tells who left, so their exits are not shown twice. */
+  quitting = false;
+
   /** Follows a session's events from now on; returns the unsubscribe. */
   follow(session: LeadApi): () => void {
     return session.subscribe((event) => {
+      if (this.quitting && toldByQuit(event)) return;
       const line = describeSessionEvent(session, event, this.view);
       if (line) this.push(line.text, line.tone);
     });

@@ -52,6 +52,11 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(result.stdout).toMatch(/! simulated user answers analyst: /);
     expect(result.stdout).toMatch(/= Pipeline #1 approved: .* — files in \S+\/workspace\/1\n/);
     expect(result.stdout.trimEnd().endsWith('bye')).toBe(true);
+    // Each teammate's leaving is told once, by the quit's report, not also as its exit comes in.
+    for (const name of ['analyst', 'engineer', 'reviewer']) {
+      expect(result.stdout.split('\n').filter((line) => line.startsWith(`${name}: shut down (`))).toHaveLength(1);
+      expect(result.stdout).not.toContain(`[${name}] left:`);
+    }
     // No escape sequences: line mode is plain text.
     expect(result.stdout).not.toContain('\u001b[');
 
