@@ -10,7 +10,7 @@ import { stageTools } from '../core/tools/registry.js';
 import { diffPipeline, discardPipeline, mergePipeline } from '../core/lead/branches.js';
 import { MergeQueue, queuedPipelines, recheckLimits } from '../core/lead/merge-queue.js';
 import { leaderOf } from '../core/lead/board-lead.js';
-import { pipelineStatus } from '../core/stages/pipeline-status.js';
+import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.js';
 import { whoWorks } from './post-command.js';
 import { loadTeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
@@ -123,7 +123,8 @@ export function registerBoardCommands(program: Command): void {
         const merged = (id: number) => board.tasks.list().some((task) => task.id === id && task.artifacts.outcome?.action === 'merged');
         if (asked.some((entry) => !merged(entry.holder.id))) process.exitCode = 1;
         // Sent back: a revision waits for an engineer, and merges at a later drain once approved again.
-        const sentBack = asked.filter((entry) => pipelineStatus(board.tasks.list().filter((task) => task.pipeline === entry.pipeline)) === 'active');
+        const byPipeline = tasksByPipeline(board.tasks.list());
+        const sentBack = asked.filter((entry) => pipelineStatus(byPipeline.get(entry.pipeline) ?? []) === 'active');
         if (sentBack.length) console.log(`${whoWorks(leaderOf(board.lease().read()), 'engineer')}; once approved again, autoteam merge --queue merges ${sentBack.length === 1 ? 'it' : 'them'}`);
       } finally {
         await board.close();

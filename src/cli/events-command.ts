@@ -18,7 +18,7 @@ export function parseSince(value: string, now = Date.now()): number | Date {
 }
 
 /** One event as `autoteam events` prints it: its number, time, pipeline, and what happened. */
-export function eventLine(event: TeamEvent, view = activityView(undefined, false, false)): string {
+export function eventLine(event: TeamEvent, view = activityView(undefined, { tagPipelines: false })): string {
   const text = describeTeamEvent(event, view)?.text ?? plainLine(event);
   const time = event.ts.slice(11, 19);
   const where = event.pipeline ? ` p${event.pipeline}` : '';
@@ -96,7 +96,7 @@ export function registerEventsCommand(program: Command): void {
       }
       const board = await openExisting(command);
       // Each line names its pipeline in a column of its own (`p2`), so the activity lines need not.
-      const view = activityView(() => process.stdout.columns, false, false);
+      const view = activityView(() => process.stdout.columns, { tagPipelines: false });
       const print = (event: TeamEvent) => console.log(options.json ? JSON.stringify(event) : eventLine(event, view));
       try {
         if (!options.follow) {

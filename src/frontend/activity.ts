@@ -24,16 +24,17 @@ export interface ActivityView {
 }
 
 /**
- * A view for a front end: `columns` is asked each time, so a resized terminal is followed. `tag`:
- * lines name their pipeline once there are several (a front end whose lines name it anyway says no).
+ * A view for a front end: `columns` is asked each time, so a resized terminal is followed.
+ * `tagPipelines` (on unless said): lines name their pipeline once there are several; a front end
+ * whose lines name it anyway turns it off.
  */
-export function activityView(columns: () => number | undefined = () => undefined, verbose = false, tag = true): ActivityView {
+export function activityView(columns: () => number | undefined = () => undefined, options: { verbose?: boolean; tagPipelines?: boolean } = {}): ActivityView {
   return {
-    verbose,
+    verbose: options.verbose ?? false,
     get width() {
       return columns() || 160;
     },
-    ...(tag ? { pipelineTag: pipelineTags() } : {}),
+    ...(options.tagPipelines === false ? {} : { pipelineTag: pipelineTags() }),
   };
 }
 

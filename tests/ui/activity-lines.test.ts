@@ -97,7 +97,7 @@ describe('lines of several pipelines', () => {
   });
 
   it('a front end whose lines name the pipeline anyway (autoteam events) tags none', () => {
-    const shown = lines(activityView(() => 200, false, false), [posted(1), posted(2), tool(1, 'reviewer')]);
+    const shown = lines(activityView(() => 200, { tagPipelines: false }), [posted(1), posted(2), tool(1, 'reviewer')]);
     expect(shown.at(-1)).toBe('[reviewer] run_linter: app.py: no problems');
     expect(eventLine(tool(1, 'reviewer'))).toMatch(/ p1 \[reviewer\] run_linter/);
   });

@@ -114,7 +114,9 @@ export class TaskIndex {
   holds(id: number, stat: fs.Stats): boolean {
     // The journal's new lines first: the version asked about was most likely written a moment ago
     // (by this thread, before its next step), and its line is read now instead of at the next list().
-    this.refresh();
+    // No sweep: this runs under a task's lock, and the next list() sweeps when one is due.
+    const journal = this.journalNow();
+    if (this.journal !== null && journal.id === this.journal.id && journal.size > this.journal.offset) this.readJournal(this.journal);
     const entry = this.entries.get(id);
     return entry?.written === true && entry.key === keyOf(stat);
   }
@@ -125,10 +127,15 @@ export class TaskIndex {
     return !stat || this.entries.get(id)?.key !== keyOf(stat);
   }
 
-  private refresh(): void {
+  /** The journal as it is now: which file (inode and birth time) and how long. */
+  private journalNow(): { id: string; size: number } {
     const stat = fs.statSync(path.join(this.dir, JOURNAL), { throwIfNoEntry: false });
-    // No journal yet (a board written by hand, or by another tool): inode 0, nothing to read.
-    const journal = stat ? { id: `${stat.ino}:${stat.birthtimeMs}`, size: stat.size } : { id: 'none', size: 0 };
+    // No journal yet (a board written by hand, or by another tool): nothing to read.
+    return stat ? { id: `${stat.ino}:${stat.birthtimeMs}`, size: stat.size } : { id: 'none', size: 0 };
+  }
+
+  private refresh(): void {
+    const journal = this.journalNow();
     const now = Date.now();
     const fresh = this.journal !== null && journal.id === this.journal.id && journal.size >= this.journal.offset;
     if (!fresh || now - this.lastSweep >= this.sweepMs) {

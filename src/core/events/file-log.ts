@@ -113,13 +113,9 @@ export class FileEventLog implements EventLog {
   private lastSeq(): Tail {
     const stat = fs.statSync(this.file, { throwIfNoEntry: false });
     if (stat && this.written && stat.ino === this.written.ino && stat.size === this.written.size) return { seq: this.written.seq, torn: false };
-    if (stat && stat.size > 0) {
-      const tail = lastSeqOf(this.file);
-      if (tail.seq > 0) return tail;
-      if (tail.torn) return { seq: lastSeqOf(this.rotated(1)).seq, torn: true };
-    }
-    // An empty (just rotated) file: the last seq is in the newest rotated one.
-    return { seq: lastSeqOf(this.rotated(1)).seq, torn: false };
+    const tail = stat && stat.size > 0 ? lastSeqOf(this.file) : { seq: 0, torn: false };
+    // No line of its own (just rotated, or only a torn one): the last seq is in the newest rotated file.
+    return tail.seq > 0 ? tail : { seq: lastSeqOf(this.rotated(1)).seq, torn: tail.torn };
   }
 
   private rotate(): void {

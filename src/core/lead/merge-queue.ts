@@ -144,10 +144,12 @@ export class MergeQueue {
         return `pipeline #${pipeline}: waits — ${advanced.waiting}`;
       }
       const note = await site.finish(head);
-      const how = head === tip ? `its change was already in ${into}` : `fast-forward to ${short(head)}`;
+      // Nothing on top of the base after the rebase: another pipeline had merged the same change.
+      const noChange = head === tip;
+      const how = noChange ? `its change was already in ${into}` : `fast-forward to ${short(head)}`;
       await this.options.board.tasks.update(
         entry.holder.id,
-        { artifacts: { outcome: { action: 'merged', into, commit: head, ...(head === tip ? { noChange: true } : {}), by: this.options.by } } },
+        { artifacts: { outcome: { action: 'merged', into, commit: head, ...(noChange ? { noChange } : {}), by: this.options.by } } },
         { by: this.options.by, event: 'merged', detail: `${info.branch} into ${into} (merge queue, ${how})` },
       );
       say('merged', note ? `${how}; ${note}` : how, head);
