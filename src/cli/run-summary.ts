@@ -129,7 +129,14 @@ export function printSummary(summary: RunSummary, tasks: readonly Task[], label:
     // On a remote the branch is there, pushed; merged, it is on the base branch.
     const where = merged ? ` · merged into ${merged.into} at ${merged.commit.slice(0, 12)}` : remote ? ` on ${remote}` : ` (autoteam diff|merge|discard ${summary.pipeline})`;
     // Its change already on the base (another pipeline made the same one): no commit of its own merged.
-    const next = merged?.noChange ? ` · its change was already in ${merged.into} at ${merged.commit.slice(0, 12)}` : commit ? ` · commit ${commit.slice(0, 12)}${where}` : ' · nothing committed';
+    // Approved with no change against its base (a requirement run again): there was nothing to commit.
+    const next = merged?.noChange
+      ? ` · its change was already in ${merged.into} at ${merged.commit.slice(0, 12)}`
+      : commit === base
+        ? ` · nothing to commit: the base already holds the reviewed files${merged || remote ? '' : ` (autoteam merge|discard ${summary.pipeline} removes the worktree)`}`
+        : commit
+          ? ` · commit ${commit.slice(0, 12)}${where}`
+          : ' · nothing committed';
     console.log(`branch: ${branch} from ${base.slice(0, 12)}${next}`);
   }
   if (summary.criteria.length) {

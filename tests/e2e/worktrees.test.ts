@@ -171,6 +171,47 @@ describe.runIf(python)('two pipelines in parallel on one repository', () => {
   });
 });
 
+describe.runIf(python)('a requirement run again once its change is in main', () => {
+  it('is approved with nothing to commit, and the queue finds it already in main, main moved on or not', { timeout: 360_000 }, async () => {
+    const repo = makeRepo();
+    const first = await runCli(['run', '--auto', WORDCOUNT_REQUIREMENT], { cwd: repo });
+    expect(first.code, describeRun(first)).toBe(0);
+    expect((await runCli(['merge', '--queue'], { cwd: repo })).stdout).toMatch(/pipeline #1: .* merged into main \(fast-forward to [0-9a-f]{12}\)/);
+    const merged = git(repo, 'rev-parse', 'HEAD');
+
+    const again = await runCli(['run', '--auto', WORDCOUNT_REQUIREMENT], { cwd: repo });
+    expect(again.code, describeRun(again)).toBe(0);
+    expect(again.stdout).toMatch(/pipeline #2: APPROVED/);
+    expect(again.stdout).toContain(`= Pipeline #2 approved: `);
+    expect(again.stdout).toContain(`nothing to commit: the base ${merged.slice(0, 12)} already holds the reviewed files`);
+    expect(again.stdout).toContain(`from ${merged.slice(0, 12)} · nothing to commit: the base already holds the reviewed files (autoteam merge|discard 2 removes the worktree)`);
+    const approval = readTasks(repo).filter((task) => task.pipeline === 2).at(-1)!;
+    expect(approval.artifacts.git).toMatchObject({ base: merged, commit: merged });
+
+    // main moves on before the queue runs: the empty branch is rebased, its checks run on main's tip, and nothing new lands.
+    fs.writeFileSync(path.join(repo, 'NOTES.md'), 'notes\n');
+    git(repo, 'add', 'NOTES.md');
+    git(repo, 'commit', '-q', '-m', 'Notes');
+    const tip = git(repo, 'rev-parse', 'HEAD');
+    const queue = await runCli(['merge', '--queue'], { cwd: repo });
+    expect(queue.code, describeRun(queue)).toBe(0);
+    expect(queue.stdout).toMatch(/pipeline #2: autoteam\/2-\S+ merged into main \(its change was already in main\); its worktree and branch are removed/);
+    expect(git(repo, 'rev-parse', 'HEAD')).toBe(tip);
+    expect(git(repo, 'branch', '--list', 'autoteam/*')).toBe('');
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+    const steps = (await runCli(['events', '--pipeline', '2'], { cwd: repo })).stdout;
+    expect(steps).toContain(`merge #2: rebased — onto main at ${tip.slice(0, 12)}`);
+    expect(steps).toMatch(/merge #2: checked — CHK1, CHK2, tests of wordcount.py pass on the rebased tree\n.*merge #2: merged — its change was already in main/);
+
+    // A third time, merged by hand: nothing to merge, and the worktree and branch go.
+    expect((await runCli(['run', '--auto', WORDCOUNT_REQUIREMENT], { cwd: repo })).code).toBe(0);
+    const byHand = await runCli(['merge', '3'], { cwd: repo });
+    expect(byHand.stdout.trim()).toMatch(/^pipeline #3: autoteam\/3-\S+ had nothing to merge: main already holds its files; its worktree and branch are removed$/);
+    expect(git(repo, 'rev-parse', 'HEAD')).toBe(tip);
+    expect(git(repo, 'branch', '--list', 'autoteam/*')).toBe('');
+  });
+});
+
 describe('where a pipeline works without a repository', () => {
   it('a board outside git, --no-worktree, and a repository with no commit all use workspace/<n>', async () => {
     const plain = tempBoard('autoteam-plain-');

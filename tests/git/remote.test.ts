@@ -121,6 +121,27 @@ describe('a pipeline branch on a bare repository, worked from two folders', () =
     expect(git(bare, 'rev-parse', 'main')).toBe(base);
   });
 
+  it('an approval with no change against the base moves the branch back to the base and commits nothing', async () => {
+    const { bare } = bareRepository();
+    const a = folder('autoteam-machine-a-');
+    const repository = await openRemote(a, { remote: bare });
+    const base = git(bare, 'rev-parse', 'main');
+    const posted = await createRemoteBranch(a, repository, 4, 'Say hello');
+    const { worktree } = await checkoutRemoteTask(a, posted, undefined);
+    // The engineer writes the file main already holds: a submitted commit whose tree is the base's.
+    fs.writeFileSync(path.join(worktree, 'x.txt'), 'y\n');
+    const added = await pushSubmission(worktree, posted, 'add\n', 'engineer@team');
+    fs.rmSync(path.join(worktree, 'x.txt'));
+    const submitted = await pushSubmission(worktree, { ...posted, head: added }, 'remove\n', 'engineer@team');
+    expect(git(bare, 'rev-parse', `${submitted}^{tree}`)).toBe(git(bare, 'rev-parse', `${base}^{tree}`));
+    const review = { ...posted, head: submitted };
+    expect(await approveRemote(a, review, 'Say hello\n', 'reviewer@team')).toBeNull();
+    expect(git(bare, 'rev-parse', posted.branch)).toBe(base);
+    // Repeated after a crash: the branch is already at the base.
+    expect(await approveRemote(a, review, 'Say hello\n', 'reviewer@team')).toBeNull();
+    expect(git(bare, 'rev-parse', 'main')).toBe(base);
+  });
+
   it('a push after someone else moved the branch is refused, one line naming remote and branch, nothing overwritten', async () => {
     const { bare, person } = bareRepository();
     const a = folder('autoteam-machine-a-');

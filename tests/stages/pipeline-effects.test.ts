@@ -106,12 +106,15 @@ describe('Pipeline with fake effects', () => {
     expect(pipeline.state(first.pipeline!).tasks.at(-1)!.artifacts.git?.commit).toBe('c'.repeat(40));
   });
 
-  it('fails an approval with nothing to commit, and says why', async () => {
+  it('approves with nothing to commit when the worktree has no change against its base: the commit is the base', async () => {
     const { pipeline, effects, signal } = await setup();
     effects.commitResult = null;
     const first = await pipeline.post('Count words.', { startStage: 'review' });
     const result = await signal(first, 'approve_code', { verdict: 'approved', comment: 'ok' });
-    expect(result).toMatchObject({ ok: true, status: 'failed', reason: `approved, but the worktree has no change against ${GIT.base.slice(0, 12)}: nothing to commit` });
+    expect(result).toMatchObject({ ok: true, status: 'approved' });
+    const approval = pipeline.state(first.pipeline!).tasks.at(-1)!;
+    expect(approval.artifacts.git?.commit).toBe(GIT.base);
+    expect(approval.result).toMatch(new RegExp(` — nothing to commit: the base ${GIT.base.slice(0, 12)} already holds the reviewed files$`));
   });
 });
 

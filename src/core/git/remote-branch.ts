@@ -98,7 +98,8 @@ export async function pushSubmission(worktree: string, info: GitInfo, message: s
 
 /**
  * The approval: one commit on the base whose tree is exactly the reviewed commit's (`head`), with the
- * approval message, pushed leased on the reviewed commit. Null when the reviewed tree is the base's.
+ * approval message, pushed leased on the reviewed commit. Null when the reviewed tree is the base's:
+ * nothing to commit, and the branch is moved back to the base.
  * An approval repeated after a crash finds its earlier commit (same base, same tree) on the remote.
  */
 export async function approveRemote(rootDir: string, info: GitInfo, message: string, email: string): Promise<string | null> {
@@ -107,17 +108,23 @@ export async function approveRemote(rootDir: string, info: GitInfo, message: str
   const reviewed = info.head ?? info.base;
   const treeOf = async (commit: string) => (await git(clone, ['rev-parse', `${commit}^{tree}`])).stdout.trim();
   const tree = await treeOf(reviewed);
-  if (tree === (await treeOf(info.base))) return null;
+  /** The branch moved to `commit`, or found there already by an approval repeated after a crash. */
+  const moveTo = async (commit: string, isEarlier: (tip: string) => Promise<boolean>): Promise<string> => {
+    try {
+      if (commit !== reviewed) await pushBranch(clone, shown, commit, info.branch, reviewed);
+      return commit;
+    } catch (error) {
+      if (!(error instanceof RemoteError) || error.kind !== 'moved') throw error;
+      const tip = await fetchBranch(clone, shown, info.branch);
+      if (await isEarlier(tip)) return tip;
+      throw error;
+    }
+  };
+  // Nothing to commit: the branch goes back to the base, where an approval with no change says it is.
+  if (tree === (await treeOf(info.base))) return moveTo(info.base, async (tip) => tip === info.base).then(() => null);
   const made = await git(clone, ['-c', 'commit.gpgsign=false', 'commit-tree', tree, '-p', info.base, '-F', '-'], { env: identityEnv('autoteam', email), input: message });
-  const commit = made.stdout.trim();
-  try {
-    await pushBranch(clone, shown, commit, info.branch, reviewed);
-  } catch (error) {
-    if (!(error instanceof RemoteError) || error.kind !== 'moved') throw error;
-    const tip = await fetchBranch(clone, shown, info.branch);
+  return moveTo(made.stdout.trim(), async (tip) => {
     const parents = (await git(clone, ['rev-list', '--parents', '-n', '1', tip])).stdout.trim().split(' ').slice(1);
-    if (parents.length === 1 && parents[0] === info.base && (await treeOf(tip)) === tree) return tip;
-    throw error;
-  }
-  return commit;
+    return parents.length === 1 && parents[0] === info.base && (await treeOf(tip)) === tree;
+  });
 }

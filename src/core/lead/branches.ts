@@ -62,12 +62,18 @@ export async function mergePipeline(board: TaskBoard, id: number, by: string): P
   const result = await mergeBranch(git.repo, git.branch, `Merge ${git.branch} (autoteam pipeline #${id})`);
   // Merged: the branch's commits are on the person's branch, so the worktree and the branch can go.
   await removeWorktree(git.repo, git.worktree, git.branch);
+  // Approved with nothing to commit: the base held the change before the pipeline began.
+  const noChange = git.commit === git.base;
   await board.update(
     holder.id,
-    { artifacts: { outcome: { action: 'merged', into: result.into, commit: result.commit, by } } },
-    { by, event: 'merged', detail: `${git.branch} into ${result.into} (${result.how}) at ${result.commit.slice(0, 12)}` },
+    { artifacts: { outcome: { action: 'merged', into: result.into, commit: result.commit, ...(noChange ? { noChange } : {}), by } } },
+    { by, event: 'merged', detail: `${git.branch} into ${result.into} (${noChange ? 'nothing to merge' : result.how}) at ${result.commit.slice(0, 12)}` },
   );
-  const how = result.how === 'already merged' ? `was already merged into ${result.into} (by hand)` : `merged into ${result.into} (${result.how}) at ${result.commit.slice(0, 12)}`;
+  const how = noChange
+    ? `had nothing to merge: ${result.into} already holds its files`
+    : result.how === 'already merged'
+      ? `was already merged into ${result.into} (by hand)`
+      : `merged into ${result.into} (${result.how}) at ${result.commit.slice(0, 12)}`;
   return `pipeline #${id}: ${git.branch} ${how}; its worktree and branch are removed`;
 }
 

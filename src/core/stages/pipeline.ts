@@ -179,10 +179,12 @@ export class Pipeline {
       } catch (error) {
         return this.fail(current, fence, `approved, but the commit failed: ${(error as Error).message}`, before);
       }
-      if (!commit) return this.fail(current, fence, `approved, but the worktree has no change against ${git.base.slice(0, 12)}: nothing to commit`, before);
+      // No change against the base (a requirement run again): the base already does what was reviewed.
+      // Approved with nothing to commit; its commit is the base, which a merge finds already in.
+      const approved = commit ?? git.base;
       // On a remote the branch now is at the approval commit: whatever follows (a merge queue) starts there.
-      artifacts.git = { ...git, commit, ...(git.remote ? { head: commit } : {}) };
-      committed = ` — commit ${commit.slice(0, 12)} on ${git.branch}`;
+      artifacts.git = { ...git, commit: approved, ...(git.remote ? { head: approved } : {}) };
+      committed = commit ? ` — commit ${commit.slice(0, 12)} on ${git.branch}` : ` — nothing to commit: the base ${git.base.slice(0, 12)} already holds the reviewed files`;
     }
     let done: MutationResult;
     if (stop) done = await this.board.fail(task.id, fence, stop, artifacts);
