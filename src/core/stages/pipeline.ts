@@ -179,10 +179,9 @@ export class Pipeline {
       } catch (error) {
         return this.fail(current, fence, `approved, but the commit failed: ${(error as Error).message}`, before);
       }
-      // No change against the base (a requirement run again): the base already does what was reviewed.
-      // Approved with nothing to commit; its commit is the base, which a merge finds already in.
+      // Null: no change against the base (a requirement run again), so the base is the approval, and
+      // a merge finds it already in. On a remote the branch is now there: a merge queue starts there.
       const approved = commit ?? git.base;
-      // On a remote the branch now is at the approval commit: whatever follows (a merge queue) starts there.
       artifacts.git = { ...git, commit: approved, ...(git.remote ? { head: approved } : {}) };
       committed = commit ? ` — commit ${commit.slice(0, 12)} on ${git.branch}` : ` — nothing to commit: the base ${git.base.slice(0, 12)} already holds the reviewed files`;
     }
