@@ -179,8 +179,7 @@ export class Pipeline {
       } catch (error) {
         return this.fail(current, fence, `approved, but the commit failed: ${(error as Error).message}`, before);
       }
-      // Null: no change against the base (a requirement run again), so the base is the approval, and
-      // a merge finds it already in. On a remote the branch is now there: a merge queue starts there.
+      // Null: no change against the base (a requirement run again); the base is the approval, already in.
       const approved = commit ?? git.base;
       artifacts.git = { ...git, commit: approved, ...(git.remote ? { head: approved } : {}) };
       committed = commit ? ` — commit ${commit.slice(0, 12)} on ${git.branch}` : ` — nothing to commit: the base ${git.base.slice(0, 12)} already holds the reviewed files`;
