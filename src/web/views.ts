@@ -116,6 +116,21 @@ export async function pipelineView(controls: LeadControls, id: number) {
     tasks: tasks.map(cardOf),
     timeline: events.filter((event) => event.type !== 'model_call' || event.text).slice(-400).map(timelineEntry),
     repository: tasks.some((task) => task.artifacts.git !== undefined),
+    branch: branchOf(tasks),
+  };
+}
+
+/** The pipeline's branch: its name, base, approved commit, and whether it was merged or discarded (then there is nothing to merge). */
+function branchOf(tasks: readonly Task[]) {
+  const git = tasks.findLast((task) => task.artifacts.git?.commit)?.artifacts.git ?? tasks.findLast((task) => task.artifacts.git)?.artifacts.git;
+  if (!git) return null;
+  const outcome = tasks.findLast((task) => task.artifacts.outcome)?.artifacts.outcome ?? null;
+  return {
+    name: git.branch,
+    base: git.base,
+    commit: git.commit ?? null,
+    remote: git.remote ?? null,
+    outcome: outcome ? { action: outcome.action, into: outcome.into ?? null, commit: outcome.commit ?? null, noChange: outcome.noChange ?? false } : null,
   };
 }
 

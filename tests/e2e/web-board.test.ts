@@ -16,7 +16,8 @@ import { fileBoard } from '../../src/core/board/board.js';
 import { chromiumPath, useBrowsers } from '../helpers/browser.js';
 import { CliChild } from '../helpers/cli-child.js';
 import { tempRoot } from '../helpers/board-spawn.js';
-import { DOWNLOADS_REQUIREMENT } from '../helpers/pipeline-cli.js';
+import { DOWNLOADS_REQUIREMENT, describeRun, runCli } from '../helpers/pipeline-cli.js';
+import { personGit as git } from '../helpers/person-git.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 
 const children: CliChild[] = [];
@@ -186,6 +187,41 @@ describe.runIf(chromiumPath)('the web board in a browser', () => {
     await ended.waitFor({ timeout: HANG_MS });
     expect(await ended.textContent()).toMatch(/^the run ended: autoteam web has stopped/);
     expect(await run.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('on a repository: a merged pipeline offers no merge, an approved one does, and moving to an unknown pipeline shows none', { timeout: 360_000 }, async () => {
+    const repo = folder('autoteam-web-repo-');
+    git(repo, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
+    git(repo, 'add', 'README.md');
+    git(repo, 'commit', '-q', '-m', 'Initial commit');
+    for (const requirement of [DOWNLOADS_REQUIREMENT, 'Write a Python script that counts the words in a text file.']) {
+      const run = await runCli(['run', '--auto', requirement], { cwd: repo });
+      expect(run.code, describeRun(run)).toBe(0);
+      if (requirement === DOWNLOADS_REQUIREMENT) expect((await runCli(['merge', '--queue'], { cwd: repo })).code).toBe(0);
+    }
+    const merged = git(repo, 'rev-parse', 'HEAD');
+    const web = start(['web', '--port', '0'], repo);
+    const address = await webAddress(web);
+    const url = new URL(address);
+    const state = (await (await fetch(`${url.origin}/api/state`, { headers: { cookie: `autoteam_${url.port}=${url.searchParams.get('token')}` } })).json()) as { board: { repository: string | null } };
+    expect(state.board.repository).toBe(fs.realpathSync(repo));
+    const page = await (await (await launch()).newContext()).newPage();
+    await page.goto(address);
+    await page.goto(`${url.origin}/#/pipeline/1`);
+    await page.locator('[data-testid=branch]', { hasText: `merged into main at ${merged.slice(0, 12)}` }).waitFor({ timeout: HANG_MS });
+    expect(await page.locator('.buttons button').allTextContents()).toEqual([]);
+    expect(await page.locator('[data-testid=diff]').count()).toBe(0);
+
+    // In-page moves: to the approved, unmerged pipeline, then to one that does not exist.
+    await page.evaluate(() => (location.hash = '#/pipeline/2'));
+    await page.locator('[data-testid=branch]', { hasText: /^branch autoteam\/2-\S+ from [0-9a-f]{12} · commit [0-9a-f]{12}$/ }).waitFor({ timeout: HANG_MS });
+    expect(await page.locator('.buttons button').allTextContents()).toEqual(['Merge', 'Discard branch']);
+    await page.locator('[data-testid=diff]').waitFor({ timeout: HANG_MS });
+    await page.evaluate(() => (location.hash = '#/pipeline/77'));
+    await page.locator('p.bad', { hasText: 'no pipeline #77' }).waitFor({ timeout: HANG_MS });
+    expect(await page.locator('[data-testid=pipeline]').count()).toBe(0);
+    expect(await page.locator('.buttons button').count()).toBe(0);
   });
 
   it.runIf(findPostgresBin())('autoteam web on its own (PostgreSQL), beside a lead in another process; an outage shown and cleared', { timeout: 360_000 }, async () => {

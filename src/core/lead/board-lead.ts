@@ -58,6 +58,8 @@ export class BoardLead implements LeadControls {
   private readonly answered = new Set<string>();
   /** Questions shown, so a new one is told once. */
   private shownQuestions = new Set<string>();
+  /** The person's checkout the board's pipelines branch from, once `start` found it. */
+  private repositoryTop: string | null = null;
   /** Each member's spend, model and role, from the log's model calls. */
   private readonly spent = new Map<string, { spend: MemberSpend; model: string; role: string | undefined }>();
 
@@ -79,6 +81,7 @@ export class BoardLead implements LeadControls {
     for (const event of past) this.count(event);
     const repository = await openRepository(this.options.repo, this.board.rootDir, () => undefined, this.options.repository);
     this.pipelines.useRepository(repository);
+    this.repositoryTop = repository?.top ?? null;
     this.watcher.on('board', () => this.changed());
     this.watcher.on('error', (error: Error) => this.tell({ type: 'error', ...serializeError(error) }));
     await this.watcher.start();
@@ -119,7 +122,7 @@ export class BoardLead implements LeadControls {
     const models = { label: 'as the team\'s processes run them', ids: '', offline: false, fallback: 'unknown here', of: modelOf, costOf: () => null };
     const team = this.board.registry.read();
     return buildSnapshot({
-      board: { location: this.board.location, where: this.where, rootDir: this.board.rootDir, repository: null },
+      board: { location: this.board.location, where: this.where, rootDir: this.board.rootDir, repository: this.repositoryTop },
       tasks,
       problems: this.board.tasks.problems(),
       team,

@@ -6,26 +6,29 @@ type Detail = NonNullable<Awaited<ReturnType<typeof pipelineView>>>;
 
 /** One pipeline: requirement, Q&A, criteria with their evidence, reviews by revision, cost per role, timeline, diff. */
 export function PipelinePage({ id, board }: { id: number; board: Board }) {
-  const [detail, setDetail] = useState<Detail | null>(null);
-  const [error, setError] = useState('');
-  const [diff, setDiff] = useState<string | null>(null);
+  // Each read is kept with the pipeline it is of: moving to another pipeline never shows the last one's.
+  const [loaded, setLoaded] = useState<{ id: number; detail: Detail | null; error: string } | null>(null);
+  const [diff, setDiff] = useState<{ id: number; text: string } | null>(null);
   const [line, setLine] = useState('');
   // Read again when one of its cards (or its status) changes.
   const key = [...board.cards.values()].filter((card) => card.pipeline === id).map((card) => `${card.id}:${card.status}:${card.updatedAt}`).join(',');
   useEffect(() => {
-    // A refresh that fails (the server stopped after the last change) keeps what was read.
+    setLine('');
+    // A refresh that fails (the server stopped after the last change) keeps what was read of this pipeline.
     read<Detail>(`/api/pipelines/${id}`).then(
-      (fresh) => {
-        setDetail(fresh);
-        setError('');
-      },
-      (failure: Error) => setError(failure.message),
+      (fresh) => setLoaded({ id, detail: fresh, error: '' }),
+      (failure: Error) => setLoaded((was) => ({ id, detail: was?.id === id ? was.detail : null, error: failure.message })),
     );
   }, [id, key]);
+  const detail = loaded?.id === id ? loaded.detail : null;
+  const error = loaded?.id === id ? loaded.error : '';
+  // A merged or discarded branch is gone: there is no diff to read.
+  const open = detail?.repository === true && !detail.branch?.outcome;
   useEffect(() => {
-    if (detail?.repository) read<{ diff: string }>(`/api/pipelines/${id}/diff`).then((reply) => setDiff(reply.diff), () => setDiff(null));
-  }, [id, detail?.repository, detail?.status]);
+    if (open) read<{ diff: string }>(`/api/pipelines/${id}/diff`).then((reply) => setDiff({ id, text: reply.diff }), () => setDiff(null));
+  }, [id, open, detail?.status]);
   if (!detail) return error ? <p class="bad">{error}</p> : <p class="muted">Reading pipeline #{id}…</p>;
+  const outcome = detail.branch?.outcome ?? null;
   // The status as the live feed last told it: it moves even when the evidence cannot be read again.
   const status = board.pipelines.get(id)?.status ?? detail.status;
   const run = (what: string) => {
@@ -42,10 +45,26 @@ export function PipelinePage({ id, board }: { id: number; board: Board }) {
       <div class="buttons">
         {status === 'active' && <button onClick={() => void run('cancel')}>Cancel</button>}
         {(status === 'failed' || status === 'cancelled') && <button onClick={() => void run('retry')}>Retry</button>}
-        {detail.repository && status === 'approved' && <button onClick={() => void run('merge')}>Merge</button>}
-        {detail.repository && <button onClick={() => void run('discard')}>Discard branch</button>}
+        {open && status === 'approved' && <button onClick={() => void run('merge')}>Merge</button>}
+        {open && <button onClick={() => void run('discard')}>Discard branch</button>}
         {line && <span class="line" data-testid="action-line">{line}</span>}
       </div>
+      {detail.branch && (
+        <p class="branch" data-testid="branch">
+          branch {detail.branch.name} from {detail.branch.base.slice(0, 12)}
+          {outcome?.action === 'merged'
+            ? outcome.noChange
+              ? ` · nothing new to merge: ${outcome.into ?? 'the base'} already held its change`
+              : ` · merged into ${outcome.into ?? 'the base'}${outcome.commit ? ` at ${outcome.commit.slice(0, 12)}` : ''}`
+            : outcome?.action === 'discarded'
+              ? ' · discarded'
+              : detail.branch.commit === detail.branch.base
+                ? ' · nothing to commit: the base already holds the reviewed files'
+                : detail.branch.commit
+                  ? ` · commit ${detail.branch.commit.slice(0, 12)}`
+                  : ''}
+        </p>
+      )}
       <h3>Requirement</h3>
       <p class="requirement">{detail.requirement}</p>
       {detail.summary && <p>{detail.summary}</p>}
@@ -135,11 +154,11 @@ export function PipelinePage({ id, board }: { id: number; board: Board }) {
           ))}
         </tbody>
       </table>
-      {diff !== null && (
+      {open && diff?.id === id && (
         <>
           <h3>Branch diff</h3>
           <pre class="diff" data-testid="diff">
-            {diff.split('\n').map((text) => (
+            {diff.text.split('\n').map((text) => (
               <div class={text.startsWith('+') ? 'add' : text.startsWith('-') ? 'del' : text.startsWith('@@') ? 'hunk' : ''}>{text}</div>
             ))}
           </pre>
