@@ -22,6 +22,7 @@ import { registerPostCommand } from './post-command.js';
 import { requirementsFileOption, requirementsFrom } from './requirements-file.js';
 import { teamSizeOptions } from './team-options.js';
 import { roleCounts } from '../core/lead/team-size.js';
+import { repositoryAt } from '../core/lead/repository.js';
 import { endHungUp } from '../frontend/quit.js';
 
 
@@ -243,7 +244,16 @@ export async function main(argv: string[]): Promise<number> {
   // Usage errors read like every other error: "autoteam: unknown option '--bogus'".
   const output = { writeErr: (text: string) => process.stderr.write(text), outputError: (text: string, write: (text: string) => void) => write(text.replace(/^error: /, 'autoteam: ')) };
   program.configureOutput(output);
-  for (const command of program.commands) command.exitOverride().configureOutput(output);
+  // Every command, nested ones too (`mcp serve`): the same prefix, and exit 2.
+  const configure = (command: Command): void => {
+    for (const sub of command.commands) configure(sub.exitOverride().configureOutput(output));
+  };
+  configure(program);
+  // A wrong --repo is refused before any command opens a board, so nothing is left behind in --dir.
+  program.hook('preAction', async (_program, action) => {
+    const { repo, worktree } = action.opts<{ repo?: unknown; worktree?: unknown }>();
+    if (typeof repo === 'string' && worktree !== false) await repositoryAt(repo);
+  });
   try {
     const dirIndex = argv.indexOf('--dir');
     const dir = dirIndex >= 0 ? argv[dirIndex + 1] : undefined;

@@ -107,7 +107,7 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttp> {
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new AutoteamError(`autoteam mcp: cannot listen on ${host}:${options.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (--http 0 picks a free one)' : error.message}`, 'USAGE')),
+      reject(new AutoteamError(`--http: cannot listen on ${host}:${options.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (--http 0 picks a free one)' : error.message}`, 'USAGE')),
     );
     server.listen(options.port, host, resolve);
   });

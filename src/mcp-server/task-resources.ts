@@ -1,5 +1,5 @@
 import { type McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ErrorCode, McpError, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { LeadControls } from '../core/lead/lead-api.js';
 
 const TASK_URI = /^autoteam:\/\/task\/(\d+)$/;
@@ -43,7 +43,7 @@ export class TaskResources {
     this.server.server.registerCapabilities({ resources: { subscribe: true, listChanged: true } });
     this.server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
       const id = taskOfUri(request.params.uri);
-      if (id === null) throw new McpError(ErrorCode.InvalidParams, `'${request.params.uri}' is not a task: autoteam://task/<id>`);
+      if (id === null) throw invalidParams(`'${request.params.uri}' is not a task: autoteam://task/<id>`);
       this.told.set(request.params.uri, this.version(id));
       return {};
     });
@@ -65,7 +65,7 @@ export class TaskResources {
   private read(uri: string): string {
     const id = taskOfUri(uri);
     const task = id === null ? null : this.controls.task(id);
-    if (!task) throw new McpError(ErrorCode.InvalidParams, `no task ${uri} on this board`);
+    if (!task) throw invalidParams(`no task ${uri} on this board`);
     return JSON.stringify(task, null, 2);
   }
 
@@ -83,4 +83,12 @@ export class TaskResources {
       void this.server.server.sendResourceUpdated({ uri }).catch(() => undefined);
     }
   }
+}
+
+/**
+ * An invalid-params error whose message is sent as written. An McpError's message already starts
+ * `MCP error -32602:`, and the client's McpError adds it again: `MCP error -32602: MCP error -32602: …`.
+ */
+function invalidParams(message: string): Error {
+  return Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
 }

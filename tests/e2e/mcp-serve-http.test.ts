@@ -213,5 +213,22 @@ describe('autoteam mcp serve --http: the address and the flags', () => {
     const port = await runCli(['mcp', 'serve', '--http', 'eighty', '--dir', root], { cwd: root });
     expect(port.code, describeRun(port)).toBe(2);
     expect(port.stderr.trim()).toBe("autoteam: --http: a port is a whole number from 0 to 65535, got 'eighty'");
+    // A nested command's usage errors read as every other's: the prefix, exit 2.
+    const bogus = await runCli(['mcp', 'serve', '--bogus', '--dir', root], { cwd: root });
+    expect(bogus.code, describeRun(bogus)).toBe(2);
+    expect(bogus.stderr.trim()).toBe("autoteam: unknown option '--bogus'");
+  });
+
+  it('a port in use is one line naming it, once prefixed', async () => {
+    const taken = http.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (taken.address() as { port: number }).port;
+      const busy = await runCli(['mcp', 'serve', '--http', String(port), '--dir', root], { cwd: root });
+      expect(busy.code, describeRun(busy)).toBe(2);
+      expect(busy.stderr.trim()).toBe(`autoteam: --http: cannot listen on 127.0.0.1:${port}: the port is in use (--http 0 picks a free one)`);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 });

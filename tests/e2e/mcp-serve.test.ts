@@ -147,6 +147,8 @@ describe.runIf(python)('autoteam mcp serve beside a team of workers', () => {
     expect(lines[0]).toMatch(/#1: .*\(requirements\) @analyst/);
     expect(JSON.parse((await server.call('get_task', { id: 2 })).text)).toMatchObject({ id: 2, stage: 'implementation', status: 'completed' });
     expect(await server.call('get_task', { id: 99 })).toEqual({ text: 'No task #99 on this board.', isError: true });
+    // An unknown task's resource: one error code, said once (not `MCP error -32602: MCP error -32602: …`).
+    await expect(server.client.readResource({ uri: 'autoteam://task/999' })).rejects.toThrow(/^MCP error -32602: no task autoteam:\/\/task\/999 on this board$/);
     expect(server.errors).toEqual([]);
   });
 

@@ -214,11 +214,11 @@ describe.runIf(chromiumPath)('the web board in a browser', () => {
     expect(await page.locator('[data-testid=diff]').count()).toBe(0);
 
     // In-page moves: to the approved, unmerged pipeline, then to one that does not exist.
-    await page.evaluate(() => (location.hash = '#/pipeline/2'));
+    await page.evaluate(() => ((globalThis as unknown as { location: { hash: string } }).location.hash = '#/pipeline/2'));
     await page.locator('[data-testid=branch]', { hasText: /^branch autoteam\/2-\S+ from [0-9a-f]{12} · commit [0-9a-f]{12}$/ }).waitFor({ timeout: HANG_MS });
     expect(await page.locator('.buttons button').allTextContents()).toEqual(['Merge', 'Discard branch']);
     await page.locator('[data-testid=diff]').waitFor({ timeout: HANG_MS });
-    await page.evaluate(() => (location.hash = '#/pipeline/77'));
+    await page.evaluate(() => ((globalThis as unknown as { location: { hash: string } }).location.hash = '#/pipeline/77'));
     await page.locator('p.bad', { hasText: 'no pipeline #77' }).waitFor({ timeout: HANG_MS });
     expect(await page.locator('[data-testid=pipeline]').count()).toBe(0);
     expect(await page.locator('.buttons button').count()).toBe(0);

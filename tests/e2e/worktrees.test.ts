@@ -244,12 +244,21 @@ describe('where a pipeline works without a repository', () => {
     expect(git(repo, 'branch', '--list', 'autoteam/*')).toBe('');
   });
 
-  it('--repo naming a folder that is not a repository is a usage error naming it', async () => {
+  it('--repo naming a folder that is not a repository is a usage error naming it, and leaves no board behind', async () => {
     const dir = tempBoard('autoteam-notrepo-');
     roots.push(dir);
-    const result = await runCli(['run', '--auto', '--repo', dir, '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(new RegExp(`--repo ${dir}: ${dir} is not inside a git repository`));
+    const missing = path.join(dir, 'no-such-repo');
+    for (const [args, repo, reason] of [
+      [['run', '--auto', '--repo', dir, '--dir', dir, DOWNLOADS_REQUIREMENT], dir, `${dir} is not inside a git repository`],
+      [['--repo', missing, '--dir', dir], missing, `${missing} does not exist`],
+      [['post', '--repo', missing, '--dir', dir, DOWNLOADS_REQUIREMENT], missing, `${missing} does not exist`],
+      [['mcp', 'serve', '--repo', missing, '--dir', dir], missing, `${missing} does not exist`],
+    ] as const) {
+      const result = await runCli([...args], { cwd: dir });
+      expect(result.code, describeRun(result)).toBe(2);
+      expect(result.stderr.trim()).toBe(`autoteam: --repo ${repo}: ${reason}`);
+      expect(fs.readdirSync(dir)).toEqual([]);
+    }
   });
 });
 

@@ -22,10 +22,8 @@ export async function openRepository(repo: string | false | undefined, rootDir: 
     notice(`on the remote ${opened.remote!.shown} (${opened.branch} at ${opened.head.slice(0, 7)}): each pipeline gets a branch autoteam/<n>-… there, pushed as it goes`);
     return opened;
   }
-  if (repo !== undefined && !repo.trim()) throw new ConfigError('--repo needs the path of a git repository');
-  const found = await findRepository(repo ? path.resolve(repo) : rootDir);
+  const found = repo !== undefined ? { repo: await repositoryAt(repo) } : await findRepository(rootDir);
   if (!found.repo) {
-    if (repo) throw new ConfigError(`--repo ${repo}: ${found.reason}`);
     if (found.top) {
       // Kept out of `git status` even now, so a first `git add -A` does not commit the board.
       await prepareRepository({ top: found.top }, rootDir);
@@ -42,6 +40,14 @@ export async function openRepository(repo: string | false | undefined, rootDir: 
   const { top, branch, head, dirty } = found.repo;
   notice(`on your repository ${top} (${branch ?? 'detached HEAD'} at ${head.slice(0, 7)}): each pipeline works in its own worktree and branch autoteam/<n>-…`);
   if (dirty) notice('your working tree has uncommitted changes: pipelines start from HEAD and do not see them');
+  return found.repo;
+}
+
+/** The repository a `--repo` path names, or an error naming it (the CLI asks before it opens a board, so a wrong path leaves nothing behind). */
+export async function repositoryAt(repo: string): Promise<Repository> {
+  if (!repo.trim()) throw new ConfigError('--repo needs the path of a git repository');
+  const found = await findRepository(path.resolve(repo));
+  if (!found.repo) throw new ConfigError(`--repo ${repo}: ${found.reason}`);
   return found.repo;
 }
 
