@@ -1,7 +1,7 @@
 import type { HandoffData } from '../../stages/handoff.js';
 import { callsOf, type Decision, lastCall, type ToolCall } from './conversation.js';
 import { applyFixes, buildProgram, draftOf } from './programs.js';
-import { detectLanguage, kindOf, OFFLINE_CANNOT, organizerSpec, otherLanguage, wordcountSupports } from './repertoire.js';
+import { detectLanguage, kindOf, OFFLINE_CANNOT, organizerSpec, otherLanguage, REAL_MODEL_HINT, wordcountSupports } from './repertoire.js';
 import { counted } from '../../words.js';
 
 function exitedOk(call: ToolCall | undefined): boolean {
@@ -36,8 +36,9 @@ export function engineerTurn(handoff: HandoffData, calls: readonly ToolCall[]): 
     // refusal is given up on, quoting it — the offline model cannot act on what it says.
     const refused = callsOf(calls, 'submit_for_review').filter((call) => call.result?.isError).length;
     if (refused < 2) return { text: 'The submission was refused; running it again before submitting once more.', calls: [{ name: 'bash', input: { command: program.tryCommand } }] };
+    // The refusal is the reason, said first: a hook that always blocks is not the model's doing.
     const why = last.result.content.split('\n').find((line) => line.trim()) ?? '';
-    return fail(`${OFFLINE_CANNOT}: its submission was refused twice (${why.slice(0, 300)})`);
+    return fail(`its submission was refused twice: ${why.slice(0, 300)} (the offline model cannot act on what a refusal says — ${REAL_MODEL_HINT})`);
   }
   if (revision > 0 && callsOf(calls, 'read_file').length === 0) {
     return { text: `Revision ${revision}: reading ${file} to fix ${counted(issues.length, 'issue')}.`, calls: [{ name: 'read_file', input: { path: file } }] };
