@@ -132,10 +132,15 @@ export function registerBoardTools(server: McpServer, options: BoardToolsOptions
         // A client that asked for progress hears each step (and its own timeout can start again).
         const token = extra._meta?.progressToken;
         let step = 0;
+        let said = '';
         const stop = token === undefined ? () => undefined : controls.subscribe((event) => {
           if (event.type !== 'team' || event.event.pipeline !== pipeline || !['task_claimed', 'task_completed', 'task_posted'].includes(event.event.type)) return;
           const now = controls.stateOf(pipeline).tasks.at(-1);
-          void extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++step, message: now ? `#${now.id} ${now.stage ?? 'task'}: ${now.status}` : 'working' } }).catch(() => undefined);
+          const message = now ? `#${now.id} ${now.stage ?? 'task'}: ${now.status}` : 'working';
+          // A completion and the post it leads to both find the new task pending: said once.
+          if (message === said) return;
+          said = message;
+          void extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++step, message } }).catch(() => undefined);
         });
         try {
           return text(describePipeline(await controls.waitForPipeline(pipeline, AbortSignal.any([AbortSignal.timeout(wait_seconds * 1000), extra.signal]))));

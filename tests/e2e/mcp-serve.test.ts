@@ -196,6 +196,8 @@ describe.runIf(python)('autoteam mcp serve --team on a git repository', () => {
     // While it waited, each step of the pipeline came as progress.
     expect(server.progress.length).toBeGreaterThanOrEqual(2);
     for (const message of server.progress) expect(message).toMatch(/^#\d+ (requirements|implementation|review): (pending|in_progress|completed)$/);
+    // Each step once: a completion and the post it leads to do not both say the new task is pending.
+    expect(server.progress.filter((message, i) => message === server.progress[i - 1])).toEqual([]);
     const diff = await server.call('diff_pipeline', { pipeline: 1 });
     expect(diff.text).toMatch(/^pipeline #1 · autoteam\/1-.* · commit [0-9a-f]{12} · 1 file: A organize\.py/);
     const merged = await server.call('merge_pipeline', { pipeline: 1 });
