@@ -206,7 +206,7 @@ describe.runIf(python)('a requirement run again once its change is in main', () 
     // A third time, merged by hand: nothing to merge, and the worktree and branch go.
     expect((await runCli(['run', '--auto', WORDCOUNT_REQUIREMENT], { cwd: repo })).code).toBe(0);
     const byHand = await runCli(['merge', '3'], { cwd: repo });
-    expect(byHand.stdout.trim()).toMatch(/^pipeline #3: autoteam\/3-\S+ had nothing to merge: main already holds its files; its worktree and branch are removed$/);
+    expect(byHand.stdout.trim()).toMatch(/^pipeline #3: autoteam\/3-\S+ merged into main \(its change was already in main\); its worktree and branch are removed$/);
     expect(git(repo, 'rev-parse', 'HEAD')).toBe(tip);
     expect(git(repo, 'branch', '--list', 'autoteam/*')).toBe('');
   });

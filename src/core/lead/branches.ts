@@ -67,10 +67,10 @@ export async function mergePipeline(board: TaskBoard, id: number, by: string): P
   await board.update(
     holder.id,
     { artifacts: { outcome: { action: 'merged', into: result.into, commit: result.commit, ...(noChange ? { noChange } : {}), by } } },
-    { by, event: 'merged', detail: `${git.branch} into ${result.into} (${noChange ? 'nothing to merge' : result.how}) at ${result.commit.slice(0, 12)}` },
+    { by, event: 'merged', detail: `${git.branch} into ${result.into} (${noChange ? 'its change was already there' : result.how}) at ${result.commit.slice(0, 12)}` },
   );
   const how = noChange
-    ? `had nothing to merge: ${result.into} already holds its files`
+    ? `merged into ${result.into} (its change was already in ${result.into})`
     : result.how === 'already merged'
       ? `was already merged into ${result.into} (by hand)`
       : `merged into ${result.into} (${result.how}) at ${result.commit.slice(0, 12)}`;

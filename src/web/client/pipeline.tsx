@@ -54,7 +54,7 @@ export function PipelinePage({ id, board }: { id: number; board: Board }) {
           branch {detail.branch.name} from {detail.branch.base.slice(0, 12)}
           {outcome?.action === 'merged'
             ? outcome.noChange
-              ? ` · nothing new to merge: ${outcome.into ?? 'the base'} already held its change`
+              ? ` · its change was already in ${outcome.into ?? 'the base'}`
               : ` · merged into ${outcome.into ?? 'the base'}${outcome.commit ? ` at ${outcome.commit.slice(0, 12)}` : ''}`
             : outcome?.action === 'discarded'
               ? ' · discarded'
