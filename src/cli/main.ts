@@ -186,12 +186,15 @@ export function buildProgram(): Command {
       .addOption(dirOption())
       .addOption(boardOption()),
   ).action(async (options: Record<string, unknown>, command: Command) => {
+    const project = withProject(options, boardDir(command));
+    // No lead starts a worker again once it idled out: it waits for work until stopped, unless told how long.
+    if (options.idleTimeout === undefined && process.env.IDLE_TIMEOUT === undefined) project.settings.idleTimeoutMs = 0;
     const code = await runWorker({
       dir: boardDir(command),
       name: String(options.name),
       role: String(options.role),
       prompt: options.prompt as string | undefined,
-      ...withProject(options, boardDir(command)),
+      ...project,
       ...board(command),
       ...modelChoice(options),
     });

@@ -1,3 +1,4 @@
+import { formatDuration } from '../frontend/format.js';
 import { Teammate } from '../core/agent/teammate.js';
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { Wake } from '../core/agent/wake.js';
@@ -66,7 +67,9 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   };
   process.stdout.on('error', ignoreBrokenPipe);
   process.stderr.on('error', ignoreBrokenPipe);
-  console.log(`[${options.name}] ${options.role} on ${describeModel(spec)}, board ${board.location}`);
+  const idle = options.settings.idleTimeoutMs;
+  const waits = idle > 0 ? `shuts down after ${formatDuration(idle)} idle` : 'waits for work until stopped (Ctrl+C)';
+  console.log(`[${options.name}] ${options.role} on ${describeModel(spec)}, board ${board.location}; ${waits}`);
   const recent: string[] = [];
   const remember = (line: string) => {
     recent.push(`${new Date().toISOString()} ${line}`);

@@ -24,7 +24,8 @@ const run = promisify(execFile);
 /** The environment of a user without a key: nothing ANTHROPIC_* at all. */
 function keylessEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('ANTHROPIC_')) env[name] = value;
+  // Nor an IDLE_TIMEOUT of the shell's: each worker here is given its own, or none.
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('ANTHROPIC_') && name !== 'IDLE_TIMEOUT') env[name] = value;
   return { ...env, ...extra };
 }
 
@@ -35,10 +36,10 @@ interface RunningWorker {
   exited: Promise<[number | null, NodeJS.Signals | null]>;
 }
 
-function startWorker(root: string, name: string): RunningWorker {
-  const proc = spawn(process.execPath, [CLI, 'worker', '--role', 'engineer', '--name', name, '--dir', root], {
+function startWorker(root: string, name: string, env: Record<string, string> = { IDLE_TIMEOUT: '0' }, flags: string[] = []): RunningWorker {
+  const proc = spawn(process.execPath, [CLI, 'worker', '--role', 'engineer', '--name', name, '--dir', root, ...flags], {
     cwd: root,
-    env: keylessEnv({ POLL_INTERVAL: POLL, IDLE_TIMEOUT: '0' }),
+    env: keylessEnv({ POLL_INTERVAL: POLL, ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -82,6 +83,20 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     }
     worker = null;
     removeBoard(root);
+  });
+
+  it('waits for work until stopped unless told how long (no lead starts it again), and says which', async () => {
+    root = tempBoard('autoteam-worker-idle-');
+    worker = startWorker(root, 'stayer', {});
+    await waitForOutput(worker, /\[stayer\] idle/, "the worker's first idle");
+    expect(worker.output()).toMatch(/^\[stayer\] engineer on .*; waits for work until stopped \(Ctrl\+C\)$/m);
+    worker.proc.kill('SIGTERM');
+    expect(await worker.exited).toEqual([0, null]);
+
+    worker = startWorker(root, 'leaver', {}, ['--idle-timeout', '1s']);
+    expect(await worker.exited).toEqual([0, null]);
+    expect(worker.output()).toMatch(/^\[leaver\] engineer on .*; shuts down after 1\.0 s idle$/m);
+    expect(worker.output()).toMatch(/\[leaver\] exited: idle for 1 s/);
   });
 
   it('picks up general tasks posted from another process on the watcher event, not the poll, and completes them offline', async () => {
