@@ -68,6 +68,7 @@ function settingsOptions(command: Command): Command {
   return command
     .option('--poll-interval <duration>', 'idle poll fallback, e.g. 5s (env POLL_INTERVAL)')
     .option('--idle-timeout <duration>', 'idle this long → teammate shuts down; 0 = never (env IDLE_TIMEOUT)')
+    .option('--command-timeout <duration>', 'each command an agent runs (bash, code, tests, checks) is killed after this long; default 30s (env COMMAND_TIMEOUT)')
     .option('--max-turns <n>', 'model calls per task (env MAX_TURNS)')
     .option('--max-questions <n>', 'clarifying questions per task (env MAX_QUESTIONS)')
     .option('--token-budget <n>', 'compact a conversation past this many tokens (env TOKEN_BUDGET)')
@@ -90,6 +91,7 @@ function overrides(options: Record<string, unknown>): SettingsOverrides {
   return {
     pollInterval: pick('pollInterval'),
     idleTimeout: pick('idleTimeout'),
+    commandTimeout: pick('commandTimeout'),
     maxTurns: pick('maxTurns'),
     maxQuestions: pick('maxQuestions'),
     tokenBudget: pick('tokenBudget'),

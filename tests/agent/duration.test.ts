@@ -29,8 +29,17 @@ describe('a wait', () => {
     expect(() => loadTeammateSettings({ IDLE_TIMEOUT: '1000h' })).toThrow(/^IDLE_TIMEOUT: '1000h' is longer than autoteam can wait/);
     expect(() => loadTeammateSettings({ ANSWER_TIMEOUT: '2000h' })).toThrow(/^ANSWER_TIMEOUT: '2000h' is longer/);
     expect(() => loadTeammateSettings({}, { pollInterval: '700h' })).toThrow(/^--poll-interval: '700h' is longer/);
+    expect(() => loadTeammateSettings({}, { commandTimeout: '700h' })).toThrow(/^--command-timeout: '700h' is longer/);
     // How long ago (events --since) is no timer: any length.
     expect(parseSince('2000h', Date.parse('2026-12-03T12:00:00.000Z'))).toEqual(new Date(Date.parse('2026-12-03T12:00:00.000Z') - 2000 * 3_600_000));
+  });
+
+  it('sets how long a command an agent runs may take (COMMAND_TIMEOUT, --command-timeout), at least a second', () => {
+    expect(loadTeammateSettings({}).commandTimeoutMs).toBe(30_000);
+    expect(loadTeammateSettings({ COMMAND_TIMEOUT: '5m' }).commandTimeoutMs).toBe(300_000);
+    expect(loadTeammateSettings({ COMMAND_TIMEOUT: '5m' }, { commandTimeout: '90s' }).commandTimeoutMs).toBe(90_000);
+    expect(() => loadTeammateSettings({ COMMAND_TIMEOUT: '200ms' })).toThrow(/^COMMAND_TIMEOUT \(ms\)/);
+    expect(() => loadTeammateSettings({ COMMAND_TIMEOUT: 'soon' })).toThrow(/^COMMAND_TIMEOUT: /);
   });
 
   it('is said back in the units a person reads', () => {

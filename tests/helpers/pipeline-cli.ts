@@ -22,7 +22,7 @@ export const cliEntry = path.join(repoRoot, 'dist', 'cli', 'main.js');
 export const DOWNLOADS_REQUIREMENT = 'Write a Python script that organizes my Downloads folder by file type.';
 
 /** Settings the CLI reads from the environment; cleared so that the caller's shell cannot change a run. */
-const CLEARED = /^(ANTHROPIC_|MODEL_ID$|POLL_INTERVAL$|IDLE_TIMEOUT$|MAX_TURNS$|MAX_REVISIONS$|MAX_QUESTIONS$|TOKEN_BUDGET$|ANSWER_TIMEOUT$|MAX_PIPELINE_STEPS$|TOKEN_BUDGET_PIPELINE$|AUTOTEAM_|SANDBOX_)/;
+const CLEARED = /^(ANTHROPIC_|MODEL_ID$|POLL_INTERVAL$|IDLE_TIMEOUT$|COMMAND_TIMEOUT$|MAX_TURNS$|MAX_REVISIONS$|MAX_QUESTIONS$|TOKEN_BUDGET$|ANSWER_TIMEOUT$|MAX_PIPELINE_STEPS$|TOKEN_BUDGET_PIPELINE$|AUTOTEAM_|SANDBOX_)/;
 
 export interface CliResult {
   code: number | null;

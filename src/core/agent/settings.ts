@@ -107,6 +107,8 @@ function atLeast(value: number, min: number, name: string): number {
 export interface SettingsOverrides {
   pollInterval?: string;
   idleTimeout?: string;
+  /** How long one command an agent runs (bash, execute_code, a test run, a check) may take. */
+  commandTimeout?: string;
   maxTurns?: string;
   maxRevisions?: string;
   maxQuestions?: string;
@@ -173,6 +175,8 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
   if (poll) settings.pollMs = atLeast(parseWait(poll, pollName), 50, `${pollName} (ms)`);
   const [idle, idleName] = pick(flags.idleTimeout, '--idle-timeout', 'IDLE_TIMEOUT');
   if (idle) settings.idleTimeoutMs = parseWait(idle, idleName);
+  const [command, commandName] = pick(flags.commandTimeout, '--command-timeout', 'COMMAND_TIMEOUT');
+  if (command) settings.commandTimeoutMs = atLeast(parseWait(command, commandName), 1000, `${commandName} (ms)`);
   const [turns, turnsName] = pick(flags.maxTurns, '--max-turns', 'MAX_TURNS');
   if (turns) settings.maxTurns = atLeast(parseCount(turns, turnsName), 1, turnsName);
   const [budget, budgetName] = pick(flags.tokenBudget, '--token-budget', 'TOKEN_BUDGET');
