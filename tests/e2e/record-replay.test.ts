@@ -83,6 +83,16 @@ describe.runIf(python)('--record then --replay', () => {
     expect(`${replay.stdout}${replay.stderr}`).toMatch(/the run's call analyst\.task-1\.work\.001 is about another task than the recording's \(recorded: '#1 Analyse: Write a Python script that organizes.*now: '#1 Analyse: Write a Python script that counts/);
   });
 
+  it('--record at a file, not a folder: one line naming it, exit 2', async () => {
+    const dir = tempBoard('autoteam-record-file-');
+    dirs.push(dir);
+    const file = path.join(dir, 'taken');
+    fs.writeFileSync(file, 'x');
+    const run = await runCli(['run', '--auto', '--record', file, '--dir', dir, 'Write a Python script that counts the words in a text file.'], { cwd: dir });
+    expect(run.code, describeRun(run)).toBe(2);
+    expect(run.stderr.trim()).toBe(`autoteam: --record ${file}: a file is in the way (it needs a folder)`);
+  });
+
   it('a call the recording does not hold stops the run, naming the call', async () => {
     const partial = tempBoard('autoteam-partial-');
     dirs.push(partial);

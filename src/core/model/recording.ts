@@ -49,7 +49,13 @@ export class RecordingModel implements ModelClient {
     this.id = inner.id;
     this.provider = inner.provider;
     this.label = `${inner.label} (recording to ${dir})`;
-    fs.mkdirSync(dir, { recursive: true });
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'a file is in the way (it needs a folder)' : code === 'EACCES' ? 'cannot be written' : (error as Error).message;
+      throw new ModelError(`--record ${dir}: ${why}`, 'CONFIG_ERROR');
+    }
   }
 
   async create(request: ModelRequest, offline?: OfflineContext): Promise<ModelResponse> {
