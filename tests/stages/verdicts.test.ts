@@ -534,7 +534,7 @@ describe('pipeline budgets', () => {
     expect(s.board.get(1)).toMatchObject({ status: 'completed', usage: { calls: 2, inputTokens: 2, outputTokens: 2 } });
     const impl = s.board.get(2);
     expect(impl).toMatchObject({ status: 'failed', usage: { calls: 1, inputTokens: 1, outputTokens: 1 } });
-    expect(impl.result).toMatch(/^step budget used up: pipeline #1 made 3 of 3 model calls \(--max-pipeline-steps\)/);
+    expect(impl.result).toMatch(/^step budget used up: pipeline #1 made 3 of 3 model calls \(set by --max-pipeline-steps, MAX_PIPELINE_STEPS or limits\.maxPipelineSteps\)$/);
     expect(s.pipeline.state(1)).toMatchObject({ status: 'failed', usage: { calls: 3 }, reason: impl.result });
     expect(s.board.list()).toHaveLength(2);
     expect(new Mailbox(s.root).peek('lead')).toEqual([
@@ -557,7 +557,7 @@ describe('pipeline budgets', () => {
     expect(model.requests).toHaveLength(2);
     const task = s.board.get(1);
     expect(task).toMatchObject({ status: 'failed', usage: { calls: 2, inputTokens: 1200, outputTokens: 20 } });
-    expect(task.result).toMatch(/^token budget used up: pipeline #1 used 1,220 tokens \(limit 1,000/);
+    expect(task.result).toBe('token budget used up: pipeline #1 used 1,220 tokens (limit 1,000, set by --token-budget-pipeline, TOKEN_BUDGET_PIPELINE or limits.tokenBudgetPipeline)');
     expect(s.pipeline.state(1)).toMatchObject({ status: 'failed', reason: task.result });
   });
 

@@ -58,14 +58,14 @@ export function pipelineUsage(tasks: readonly Task[]): TaskUsage {
   return tasks.reduce((sum, task) => addTaskUsage(sum, task.usage), NO_USAGE);
 }
 
-/** Why pipeline `id`, having spent `usage`, may not make another model call, or null. */
+/** Why pipeline `id`, having spent `usage`, may not make another model call, or null. It names every place the limit may come from. */
 export function budgetGap(id: number, usage: TaskUsage, limits: { maxPipelineSteps: number; pipelineTokenBudget: number }): string | null {
   if (usage.calls >= limits.maxPipelineSteps) {
-    return `step budget used up: pipeline #${id} made ${usage.calls} of ${limits.maxPipelineSteps} model calls (--max-pipeline-steps)`;
+    return `step budget used up: pipeline #${id} made ${usage.calls} of ${limits.maxPipelineSteps} model calls (set by --max-pipeline-steps, MAX_PIPELINE_STEPS or limits.maxPipelineSteps)`;
   }
   const tokens = usage.inputTokens + usage.outputTokens;
   if (tokens >= limits.pipelineTokenBudget) {
-    return `token budget used up: pipeline #${id} used ${tokens.toLocaleString('en-US')} tokens (limit ${limits.pipelineTokenBudget.toLocaleString('en-US')}, --token-budget-pipeline)`;
+    return `token budget used up: pipeline #${id} used ${tokens.toLocaleString('en-US')} tokens (limit ${limits.pipelineTokenBudget.toLocaleString('en-US')}, set by --token-budget-pipeline, TOKEN_BUDGET_PIPELINE or limits.tokenBudgetPipeline)`;
   }
   return null;
 }
