@@ -194,7 +194,8 @@ export const COMMANDS: readonly Command[] = [
     run: async (args, io) => {
       const name = need(args, '/shutdown <name>');
       if (!io.session.isRunning(name)) {
-        io.print(`${name} is not running in this session (/team lists the team)`);
+        // A worker of another terminal or machine is asked through its inbox.
+        io.print((await io.session.requestShutdownElsewhere(name)) ?? `${name} is not running (/team lists the team)`);
         return;
       }
       io.print(`asking ${name} to shut down…`);

@@ -4,11 +4,13 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RequestStore } from '../../src/core/board/requests.js';
+import { LeadSession } from '../../src/core/lead/session.js';
 import { makeTeam } from '../helpers/agent-team.js';
 import { removeBoard, tempBoard, until } from '../helpers/agent-wait.js';
 
@@ -97,6 +99,24 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     expect(await worker.exited).toEqual([0, null]);
     expect(worker.output()).toMatch(/^\[leaver\] engineer on .*; shuts down after 1\.0 s idle$/m);
     expect(worker.output()).toMatch(/\[leaver\] exited: idle for 1 s/);
+  });
+
+  it("a lead's /shutdown of a worker it does not run asks it through its inbox, and the worker leaves", async () => {
+    root = tempBoard('autoteam-worker-shutdown-');
+    worker = startWorker(root, 'far');
+    await waitForOutput(worker, /\[far\] idle/, "the worker's first idle");
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' } });
+    try {
+      await session.start([]);
+      expect(await session.requestShutdownElsewhere('nobody')).toBeNull();
+      expect(await session.requestShutdownElsewhere('far')).toBe(`asked far (pid ${worker.proc.pid} on ${os.hostname()}) to shut down: it finishes its turn, hands back any task and leaves`);
+      expect(await worker.exited).toEqual([0, null]);
+      expect(worker.output()).toMatch(/\[far\] exited: shutdown requested by lead/);
+      // Gone now: nothing more to ask.
+      expect(await session.requestShutdownElsewhere('far')).toBeNull();
+    } finally {
+      await session.close(2_000);
+    }
   });
 
   it('picks up general tasks posted from another process on the watcher event, not the poll, and completes them offline', async () => {

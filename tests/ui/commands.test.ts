@@ -191,7 +191,7 @@ describe('runLine on a real session', () => {
     expect(out.at(-1)).toBe('unknown command /shutdwon — did you mean /shutdown? (/help lists them)');
     const before = out.length;
     await runLine('/shutdown nobody', value);
-    expect(out.slice(before)).toEqual(['nobody is not running in this session (/team lists the team)']);
+    expect(out.slice(before)).toEqual(['nobody is not running (/team lists the team)']);
     await runLine('/show 99999999999999999999', value);
     expect(out.at(-1)).toBe("error: a task id is a positive whole number, got '99999999999999999999'");
     expect(await runLine('/quit', value)).toBe('quit');

@@ -129,6 +129,10 @@ function fakeLead() {
       record('requestShutdown', name);
       return null;
     },
+    async requestShutdownElsewhere(name) {
+      record('requestShutdownElsewhere', name);
+      return null;
+    },
     async decidePlan(requestId, approve, feedback) {
       record('decidePlan', requestId, approve, feedback);
     },

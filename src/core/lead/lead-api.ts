@@ -115,6 +115,12 @@ export interface LeadApi extends LeadControls {
   spawn(name: string, role: string, prompt?: string): void;
   /** The shutdown protocol for one teammate (bounded wait, then stop); null when it was not running. */
   requestShutdown(name: string): Promise<TeammateExit | null>;
+  /**
+   * Asks a live member this session does not run (an `autoteam worker`, a teammate of another
+   * process) to shut down, with the protocol's request in its inbox: what was done, or null when
+   * `name` is no live member elsewhere. Its leaving comes through the log.
+   */
+  requestShutdownElsewhere(name: string): Promise<string | null>;
   /** Lets a simulated user answer the teammates' questions (those pending too), or stops it. */
   setAutoAnswer(on: boolean): void;
   /** Takes the person's unread messages (what /inbox shows, once). */

@@ -8,7 +8,7 @@ import type { Trace } from '../trace/trace.js';
 import type { LeadApi } from './lead-api.js';
 import type { LeadAgentHost } from './lead-agent.js';
 
-type SessionCommands = Pick<LeadApi, 'lead' | 'post' | 'spawn' | 'requestShutdown' | 'decidePlan' | 'takeUnread'>;
+type SessionCommands = Pick<LeadApi, 'lead' | 'post' | 'spawn' | 'requestShutdown' | 'requestShutdownElsewhere' | 'decidePlan' | 'takeUnread'>;
 
 /** The lead's team tools' commands: the session's own, and the few board reads and writes they need. */
 export function leadServices(board: Board, pipelines: Pipeline, session: SessionCommands): LeadServices {
@@ -34,7 +34,8 @@ export function leadServices(board: Board, pipelines: Pipeline, session: Session
     readTask: (id) => board.tasks.get(id),
     team: () => board.registry.read(),
     spawn: (name, role, prompt) => session.spawn(name, role, prompt),
-    requestShutdown: (name) => session.requestShutdown(name),
+    // One of this session's threads, else a live member of another process (asked through its inbox).
+    requestShutdown: async (name) => (await session.requestShutdown(name)) ?? session.requestShutdownElsewhere(name),
     decidePlan: (requestId, approve, feedback) => session.decidePlan(requestId, approve, feedback),
     takeUnread: () => session.takeUnread(),
   };

@@ -14,6 +14,8 @@ import { busyReason, waitForPipeline } from './waiting.js';
 import { Trace } from '../trace/trace.js';
 import { summarizeTrace, type TraceSummary } from '../trace/summary.js';
 import { BoardOutage } from '../board/outage.js';
+import { goneReason } from '../board/liveness.js';
+import { isLive } from '../board/team-registry.js';
 import type { Repository } from '../git/worktree.js';
 import type { PendingQuestion } from './questions.js';
 import { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
@@ -281,6 +283,15 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   requestShutdown(name: string, graceMs = 5_000): Promise<TeammateExit | null> {
     return this.team.requestShutdown(name, graceMs);
+  }
+
+  async requestShutdownElsewhere(name: string): Promise<string | null> {
+    const member = this.board.registry.read().members.find((entry) => entry.name === name);
+    if (!member || this.team.isRunning(name) || !isLive(member) || goneReason(member, Date.now()) !== null) return null;
+    // The protocol's own request, through the inbox its process watches.
+    const request = await this.board.requests.create({ kind: 'shutdown', from: this.lead, to: name });
+    await this.board.mailbox.send(this.lead, name, 'Please finish up and shut down.', 'shutdown_request', { requestId: request.id });
+    return `asked ${name} (pid ${member.pid ?? '?'} on ${member.host ?? 'this host'}) to shut down: it finishes its turn, hands back any task and leaves`;
   }
 
   /**

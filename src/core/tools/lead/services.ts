@@ -28,6 +28,7 @@ export interface LeadServices {
   /** The team: its name, its lead, and every member's role, status and task. */
   team(): TeamConfig;
   spawn(name: string, role: string, prompt?: string): void;
+  /** The shutdown protocol: its exit when the session ran it, a line when another process was asked, or null. */
   requestShutdown(name: string): Promise<unknown>;
   decidePlan(requestId: string, approve: boolean, feedback?: string): Promise<void>;
   takeUnread(): Message[];

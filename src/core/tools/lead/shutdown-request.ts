@@ -10,7 +10,8 @@ export const shutdownRequestTool = (lead: LeadServices) =>
     async run({ name }) {
       try {
         const exit = await lead.requestShutdown(name);
-        return exit ? { content: `${name} shut down.` } : toolError(`${name} is not running in this session`);
+        if (typeof exit === 'string') return { content: exit };
+        return exit ? { content: `${name} shut down.` } : toolError(`${name} is not running (list_teammates lists the team)`);
       } catch (error) {
         return toolError((error as Error).message);
       }
