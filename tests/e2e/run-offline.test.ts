@@ -317,7 +317,9 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
   it.each([
     ['a --start-stage that is not a choice', ['--start-stage', 'review', 'x'], /argument 'review' is invalid/],
     ['a missing requirement', [], /missing required argument 'requirement'/],
-    ['a non-numeric --max-revisions', ['--max-revisions', 'abc', 'x'], /--max-revisions: 'abc' is not a whole number/],
+    ['a non-numeric --max-revisions', ['--max-revisions', 'abc', 'x'], /--max-revisions: 'abc' is not a whole number \(0 or more\)/],
+    ['a non-numeric --max-turns, which needs 1 or more', ['--max-turns', 'abc', 'x'], /--max-turns: 'abc' is not a whole number \(1 or more\)/],
+    ['a --max-revisions too large to count', ['--max-revisions', '99999999999999999999', 'x'], /--max-revisions: '99999999999999999999' is too large \(at most 9007199254740991\)/],
     ['a --timeout without a unit', ['--timeout', '600', 'x'], /--timeout: '600' needs a unit \(examples: 90s, 10m, 1h\)/],
     ['a --timeout longer than a timer holds', ['--timeout', '597h', 'x'], /--timeout: '597h' is longer than autoteam can wait \(at most 596h, about 24 days\)/],
     ['a --timeout of no time', ['--timeout', '0s', 'x'], /--timeout: '0s' is no time at all \(examples: 90s, 10m, 1h\)/],

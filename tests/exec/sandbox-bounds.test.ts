@@ -86,7 +86,7 @@ describe('SANDBOX_TMP_MB', () => {
   it('sets the size of /tmp and /dev/shm; a bad value is an error naming the variable', () => {
     expect(loadTeammateSettings({}).sandbox.limits.tmpMb).toBe(256);
     expect(loadTeammateSettings({ SANDBOX_TMP_MB: '64' }).sandbox.limits.tmpMb).toBe(64);
-    expect(() => loadTeammateSettings({ SANDBOX_TMP_MB: '1.5G' })).toThrow(new ConfigError("SANDBOX_TMP_MB: '1.5G' is not a whole number (0 or more)"));
+    expect(() => loadTeammateSettings({ SANDBOX_TMP_MB: '1.5G' })).toThrow(new ConfigError("SANDBOX_TMP_MB: '1.5G' is not a whole number (1 or more)"));
     expect(() => loadTeammateSettings({ SANDBOX_TMP_MB: '0' })).toThrow(new ConfigError('SANDBOX_TMP_MB: 0 is too small (at least 1)'));
   });
 

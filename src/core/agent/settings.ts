@@ -93,10 +93,12 @@ export function parseWait(value: string, name: string, examples?: string): numbe
   return ms;
 }
 
-function parseCount(value: string, name: string): number {
+/** A whole number of at least `min`: anything else, or one too large to count exactly, is refused naming `name`. */
+function parseCount(value: string, name: string, min = 0): number {
   const n = Number(value);
-  if (!/^\s*\d+\s*$/.test(value) || !Number.isInteger(n)) throw new ConfigError(`${name}: '${value}' is not a whole number (0 or more)`);
-  return n;
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isInteger(n)) throw new ConfigError(`${name}: '${value}' is not a whole number (${min} or more)`);
+  if (!Number.isSafeInteger(n)) throw new ConfigError(`${name}: '${value.trim()}' is too large (at most ${Number.MAX_SAFE_INTEGER})`);
+  return atLeast(n, min, name);
 }
 
 function atLeast(value: number, min: number, name: string): number {
@@ -143,7 +145,7 @@ function loadSandboxPolicy(env: NodeJS.ProcessEnv, flags: SettingsOverrides, sta
   }
   const limit = (name: string, fallback: number, min: number) => {
     const raw = env[name];
-    return raw === undefined || raw === '' ? fallback : atLeast(parseCount(raw, name), min, name);
+    return raw === undefined || raw === '' ? fallback : parseCount(raw, name, min);
   };
   const defaults = DEFAULT_SANDBOX_POLICY.limits;
   const passEnv = (env.SANDBOX_PASS_ENV ?? '').split(',').map((name) => name.trim()).filter(Boolean);
@@ -178,19 +180,19 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
   const [command, commandName] = pick(flags.commandTimeout, '--command-timeout', 'COMMAND_TIMEOUT');
   if (command) settings.commandTimeoutMs = atLeast(parseWait(command, commandName), 1000, `${commandName} (ms)`);
   const [turns, turnsName] = pick(flags.maxTurns, '--max-turns', 'MAX_TURNS');
-  if (turns) settings.maxTurns = atLeast(parseCount(turns, turnsName), 1, turnsName);
+  if (turns) settings.maxTurns = parseCount(turns, turnsName, 1);
   const [budget, budgetName] = pick(flags.tokenBudget, '--token-budget', 'TOKEN_BUDGET');
-  if (budget) settings.tokenBudget = atLeast(parseCount(budget, budgetName), 1000, budgetName);
+  if (budget) settings.tokenBudget = parseCount(budget, budgetName, 1000);
   const [revisions, revisionsName] = pick(flags.maxRevisions, '--max-revisions', 'MAX_REVISIONS');
   if (revisions) settings.runtime.maxRevisions = parseCount(revisions, revisionsName);
   const [questions, questionsName] = pick(flags.maxQuestions, '--max-questions', 'MAX_QUESTIONS');
   if (questions) settings.runtime.maxQuestions = parseCount(questions, questionsName);
   const [steps, stepsName] = pick(flags.maxPipelineSteps, '--max-pipeline-steps', 'MAX_PIPELINE_STEPS');
-  if (steps) settings.runtime.maxPipelineSteps = atLeast(parseCount(steps, stepsName), 1, stepsName);
+  if (steps) settings.runtime.maxPipelineSteps = parseCount(steps, stepsName, 1);
   const [pipelineBudget, pipelineBudgetName] = pick(flags.tokenBudgetPipeline, '--token-budget-pipeline', 'TOKEN_BUDGET_PIPELINE');
-  if (pipelineBudget) settings.runtime.pipelineTokenBudget = atLeast(parseCount(pipelineBudget, pipelineBudgetName), 1000, pipelineBudgetName);
+  if (pipelineBudget) settings.runtime.pipelineTokenBudget = parseCount(pipelineBudget, pipelineBudgetName, 1000);
   const [attempts, attemptsName] = pick(flags.maxAttempts, '--max-attempts', 'MAX_ATTEMPTS');
-  if (attempts) settings.maxAttempts = atLeast(parseCount(attempts, attemptsName), 1, attemptsName);
+  if (attempts) settings.maxAttempts = parseCount(attempts, attemptsName, 1);
   settings.sandbox = loadSandboxPolicy(env, flags, stages);
   // The first wait after an unfinished attempt; it doubles up to five minutes (or this, if longer).
   const backoff = env.RETRY_BACKOFF;
@@ -199,9 +201,9 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
     settings.retryMaxMs = Math.max(DEFAULT_TEAMMATE_SETTINGS.retryMaxMs, settings.retryBaseMs);
   }
   const requestTokens = env.MAX_REQUEST_TOKENS;
-  if (requestTokens) settings.maxRequestTokens = atLeast(parseCount(requestTokens, 'MAX_REQUEST_TOKENS'), 1000, 'MAX_REQUEST_TOKENS');
+  if (requestTokens) settings.maxRequestTokens = parseCount(requestTokens, 'MAX_REQUEST_TOKENS', 1000);
   const inboxMb = env.MAX_INBOX_MB;
-  if (inboxMb) settings.maxInboxBytes = atLeast(parseCount(inboxMb, 'MAX_INBOX_MB'), 1, 'MAX_INBOX_MB') * 1024 * 1024;
+  if (inboxMb) settings.maxInboxBytes = parseCount(inboxMb, 'MAX_INBOX_MB', 1) * 1024 * 1024;
   const answer = env.ANSWER_TIMEOUT;
   if (answer) settings.runtime.answerTimeoutMs = parseWait(answer, 'ANSWER_TIMEOUT');
   return settings;
