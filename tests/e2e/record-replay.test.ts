@@ -91,6 +91,7 @@ describe.runIf(python)('--record then --replay', () => {
     const run = await runCli(['run', '--auto', '--record', file, '--dir', dir, 'Write a Python script that counts the words in a text file.'], { cwd: dir });
     expect(run.code, describeRun(run)).toBe(2);
     expect(run.stderr.trim()).toBe(`autoteam: --record ${file}: a file is in the way (it needs a folder)`);
+    expect(fs.readdirSync(dir)).toEqual(['taken']);
   });
 
   it('a call the recording does not hold stops the run, naming the call', async () => {

@@ -319,6 +319,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     ['a missing requirement', [], /missing required argument 'requirement'/],
     ['a non-numeric --max-revisions', ['--max-revisions', 'abc', 'x'], /--max-revisions: 'abc' is not a whole number \(0 or more\)/],
     ['a non-numeric --max-turns, which needs 1 or more', ['--max-turns', 'abc', 'x'], /--max-turns: 'abc' is not a whole number \(1 or more\)/],
+    ['--provider offline with a model id', ['--provider', 'offline', '--model', 'foo', 'x'], /--provider offline takes no model id, got --model foo/],
     ['a --max-revisions too large to count', ['--max-revisions', '99999999999999999999', 'x'], /--max-revisions: '99999999999999999999' is too large \(at most 9007199254740991\)/],
     ['a --timeout without a unit', ['--timeout', '600', 'x'], /--timeout: '600' needs a unit \(examples: 90s, 10m, 1h\)/],
     ['a --timeout longer than a timer holds', ['--timeout', '597h', 'x'], /--timeout: '597h' is longer than autoteam can wait \(at most 596h, about 24 days\)/],

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { AnyProvider, Env, SpecOf } from './provider.js';
@@ -69,6 +70,9 @@ export function resolveModelSpec(env: Env, overrides: ModelOverrides = {}, regis
   const spec = loadModelSpec(env, overrides, registry);
   if (overrides.record === undefined) return spec;
   if (!overrides.record.trim()) throw new ConfigError('--record needs a folder to write the calls to');
+  // Said before anything starts: a file where the folder would go.
+  const at = fs.statSync(overrides.record, { throwIfNoEntry: false });
+  if (at && !at.isDirectory()) throw new ConfigError(`--record ${overrides.record}: a file is in the way (it needs a folder)`);
   return { kind: 'record', dir: path.resolve(overrides.record), inner: spec };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConfigError } from '../../../errors.js';
 import { costOf } from '../../pricing.js';
 import type { Provider } from '../../provider.js';
 
@@ -18,7 +19,11 @@ export const offlineProvider: Provider<'offline', OfflineSettings> = {
   needs: 'nothing',
   signals: [],
   noModelIds: "the offline model has no model ids: say 'offline'",
-  detect: (_env, choice) => ({ reason: choice.namedBy ? `${choice.namedBy} offline` : `no ${orList(choice.ahead)} is set` }),
+  detect: (_env, choice) => {
+    // Named, it cannot take a model id: refused rather than dropped without a word.
+    if (choice.namedBy && choice.model) throw new ConfigError(`${choice.namedBy} offline takes no model id, got --model ${choice.model}: the offline model has no model ids`);
+    return { reason: choice.namedBy ? `${choice.namedBy} offline` : `no ${orList(choice.ahead)} is set` };
+  },
   settingsSchema: z.object({ reason: z.string() }).strict(),
   async create() {
     const { ScriptedModel } = await import('../../scripted/scripted-model.js');
