@@ -75,6 +75,10 @@ describe('the registry', () => {
     expect(describeModel(spec)).toBe('claude-x via 127.0.0.1:9');
     expect(describeModel({ kind: 'record', dir: '/tmp/rec', inner: spec })).toBe('claude-x via 127.0.0.1:9 (recording to /tmp/rec)');
     expect(modelId({ kind: 'record', dir: '/tmp/rec', inner: spec })).toBe('claude-x');
+    // The offline model says how to get a real one only when nothing chose it.
+    expect(describeModel(loadModelSpec({}))).toBe('offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model');
+    expect(describeModel(loadModelSpec({ ANTHROPIC_API_KEY: KEY }, { provider: 'offline' }))).toBe('offline scripted model');
+    expect(describeModel(loadModelSpec({ ANTHROPIC_API_KEY: KEY }, { provider: 'offline', providerLabel: 'provider' }))).toBe('offline scripted model');
   });
 });
 

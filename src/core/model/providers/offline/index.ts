@@ -29,7 +29,9 @@ export const offlineProvider: Provider<'offline', OfflineSettings> = {
     const { ScriptedModel } = await import('../../scripted/scripted-model.js');
     return new ScriptedModel();
   },
-  describe: (_settings, hint) => (hint ? 'offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model' : 'offline scripted model'),
+  // How to get a real model, only when nothing named this one (`--provider offline`, a config's
+  // `provider: offline` are choices: a key may well be set for another role).
+  describe: (settings, hint) => (hint && !settings.reason.endsWith(' offline') ? 'offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model' : 'offline scripted model'),
   modelId: () => 'offline-scripted',
   // Its own id has no price (tokens only); a role on a priced model is priced by that model's id.
   cost: (model, usage, prices) => costOf(usage, model, false, prices),
