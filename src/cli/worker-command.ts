@@ -69,7 +69,12 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   process.stderr.on('error', ignoreBrokenPipe);
   const idle = options.settings.idleTimeoutMs;
   const waits = idle > 0 ? `shuts down after ${formatDuration(idle)} idle` : 'waits for work until stopped (Ctrl+C)';
-  console.log(`[${options.name}] ${options.role} on ${describeModel(spec)}, board ${board.location}; ${waits}`);
+  // Said once it is on the team (its first status): a name the team refuses is one line, with no banner before it.
+  let introduced = false;
+  const introduce = () => {
+    if (!introduced) console.log(`[${options.name}] ${options.role} on ${describeModel(spec)}, board ${board.location}; ${waits}`);
+    introduced = true;
+  };
   const recent: string[] = [];
   const remember = (line: string) => {
     recent.push(`${new Date().toISOString()} ${line}`);
@@ -94,6 +99,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     board,
     ...(options.prompt ? { prompt: options.prompt } : {}),
     emit: (event) => {
+      introduce();
       if (event.type === 'activity') remember(`activity: ${event.text}`);
       if (event.type === 'status') remember(`status: ${event.status}${event.task ? ` #${event.task}` : ''}`);
       if (event.type === 'activity') console.log(`[${event.name}] ${event.text}`);

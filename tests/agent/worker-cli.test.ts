@@ -95,6 +95,11 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     worker.proc.kill('SIGTERM');
     expect(await worker.exited).toEqual([0, null]);
 
+    // A name the team refuses: one line, no banner before it.
+    const refused = startWorker(root, 'lead', {});
+    expect(await refused.exited).toEqual([2, null]);
+    expect(refused.output().trim()).toBe("autoteam: 'lead' is the team lead's name");
+
     worker = startWorker(root, 'leaver', {}, ['--idle-timeout', '1s']);
     expect(await worker.exited).toEqual([0, null]);
     expect(worker.output()).toMatch(/^\[leaver\] engineer on .*; shuts down after 1\.0 s idle$/m);
