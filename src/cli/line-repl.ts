@@ -73,6 +73,8 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     const text = line.trim();
     if (text && (!text.startsWith('/') || /^\/(post|answer)\b/.test(text)) && !interrupt.signal.aborted) {
       await waitForQuiet(session, options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS, undefined, interrupt.signal);
+      // What the log holds of that work is printed before the next line's output.
+      await session.catchUp();
     }
   }
   lines.close();
@@ -86,6 +88,7 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   }
   process.off('SIGINT', onSigint);
   process.off('SIGTERM', onSigterm);
+  await session.catchUp();
   print('shutting the team down…');
   quitting = true;
   for (const line of await quitSession(session, options.graceMs)) print(line);

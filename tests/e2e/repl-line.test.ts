@@ -18,6 +18,21 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(reply, result.stdout).toBeGreaterThan(tool);
   });
 
+  it("a task's work is shown before the next line's output: its command's line, then /tasks, then the shutdown", async () => {
+    assertBuilt();
+    const dir = tempBoard('autoteam-repl-order-');
+    const input = 'create a task to run `sleep 1; echo done-sleeping`\n/tasks\n';
+    const result = await execa('node', [CLI, '--dir', dir], { cwd: dir, env: offlineEnv(), input, reject: false, timeout: 120_000 });
+    expect(result.exitCode, result.stderr).toBe(0);
+    const lines = result.stdout.split('\n');
+    const ran = lines.findIndex((line) => /^\[\w+\] bash: exit 0 \(\d+ ms\)$/.test(line));
+    const listed = lines.findIndex((line) => line.startsWith('[x] #1: run `sleep 1; echo done-sleeping`'));
+    const shutdown = lines.indexOf('shutting the team down…');
+    expect(ran, result.stdout).toBeGreaterThan(0);
+    expect(listed, result.stdout).toBeGreaterThan(ran);
+    expect(shutdown, result.stdout).toBeGreaterThan(listed);
+  });
+
   it("/merge all: each merge step's line, then what the queue made of it", async () => {
     assertBuilt();
     const repo = tempBoard('autoteam-repl-merge-');

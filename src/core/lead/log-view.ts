@@ -3,6 +3,9 @@ import type { EventLog } from '../events/log.js';
 import type { TeamEvent } from '../events/schema.js';
 import { pipelineStatuses } from '../stages/pipeline-status.js';
 
+const ENDED = new Set(['completed', 'failed', 'cancelled']);
+const TASK_ENDS = new Set(['task_completed', 'task_failed', 'task_cancelled']);
+
 /**
  * What the front ends render: the board's one ordered log — every thread's and process's events,
  * from the session's start on, in the order they were written (so a step is shown before what it
@@ -15,6 +18,9 @@ export class LogView {
   /** Pipelines the shown events were about, and those whose end was shown. */
   private readonly followed = new Set<number>();
   private readonly ended = new Set<number>();
+  /** The same of tasks: a task the board shows ended is waited for until its end is shown too. */
+  private readonly followedTasks = new Set<number>();
+  private readonly endedTasks = new Set<number>();
 
   constructor(
     private readonly log: EventLog,
@@ -31,17 +37,26 @@ export class LogView {
 
   /**
    * Shows what the log holds beyond what was shown: a front end about to say the team is done calls
-   * it first. A pipeline the board already shows ended is waited for (a few seconds at most) until its
-   * end is in the log too: its last thread writes the task before the event.
+   * it first. A pipeline or task the board already shows ended is waited for (a few seconds at most)
+   * until its end is in the log too: a thread writes the task before its events reach the log (they
+   * go in a batch a moment later), so what led to the end is shown before what the caller prints.
+   * One whose end never comes (a hand edit) is waited for once.
    */
   async catchUp(): Promise<void> {
     const until = Date.now() + 5_000;
     for (;;) {
       if (this.following.signal.aborted || this.shownSeq === null) return;
       for (const event of await this.log.read({ since: this.shownSeq }).catch(() => [])) this.deliver(event);
-      const statuses = pipelineStatuses(this.board.list());
+      const tasks = this.board.list();
+      const statuses = pipelineStatuses(tasks);
       const unshown = [...this.followed].filter((id) => statuses.get(id) !== 'active' && !this.ended.has(id));
-      if (unshown.length === 0 || Date.now() > until) return;
+      const unshownTasks = tasks.filter((task) => this.followedTasks.has(task.id) && !this.endedTasks.has(task.id) && ENDED.has(task.status)).map((task) => task.id);
+      if (unshown.length + unshownTasks.length === 0) return;
+      if (Date.now() > until) {
+        for (const id of unshown) this.ended.add(id);
+        for (const id of unshownTasks) this.endedTasks.add(id);
+        return;
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -56,6 +71,8 @@ export class LogView {
     this.shownSeq = event.seq ?? this.shownSeq;
     if (event.pipeline) this.followed.add(event.pipeline);
     if (event.type === 'pipeline_status' && event.status !== 'active' && event.pipeline) this.ended.add(event.pipeline);
+    if (event.task) this.followedTasks.add(event.task);
+    if (event.task && TASK_ENDS.has(event.type)) this.endedTasks.add(event.task);
     this.show(event);
   }
 }
