@@ -1,6 +1,6 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { recordFolderProblem } from './recording.js';
 import type { AnyProvider, Env, SpecOf } from './provider.js';
 import { detectAnthropic } from './providers/anthropic/detect.js';
 import type { AnthropicSettings } from './providers/anthropic/settings.js';
@@ -71,8 +71,8 @@ export function resolveModelSpec(env: Env, overrides: ModelOverrides = {}, regis
   if (overrides.record === undefined) return spec;
   if (!overrides.record.trim()) throw new ConfigError('--record needs a folder to write the calls to');
   // Said before anything starts: a file where the folder would go.
-  const at = fs.statSync(overrides.record, { throwIfNoEntry: false });
-  if (at && !at.isDirectory()) throw new ConfigError(`--record ${overrides.record}: a file is in the way (it needs a folder)`);
+  const problem = recordFolderProblem(overrides.record);
+  if (problem) throw new ConfigError(`--record ${overrides.record}: ${problem}`);
   return { kind: 'record', dir: path.resolve(overrides.record), inner: spec };
 }
 

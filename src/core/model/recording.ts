@@ -52,9 +52,7 @@ export class RecordingModel implements ModelClient {
     try {
       fs.mkdirSync(dir, { recursive: true });
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'a file is in the way (it needs a folder)' : code === 'EACCES' ? 'cannot be written' : (error as Error).message;
-      throw new ModelError(`--record ${dir}: ${why}`, 'CONFIG_ERROR');
+      throw new ModelError(`--record ${dir}: ${whyNotFolder(error)}`, 'CONFIG_ERROR');
     }
   }
 
@@ -122,4 +120,23 @@ function taskOf(request: Pick<RecordedCall['request'], 'messages' | 'context'>, 
 function clip(text: string): string {
   const line = text.replace(/\s+/g, ' ');
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
+const FILE_IN_THE_WAY = 'a file is in the way (it needs a folder)';
+
+/** Why a recording's folder cannot be made, in words. */
+function whyNotFolder(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EEXIST' || code === 'ENOTDIR') return FILE_IN_THE_WAY;
+  return code === 'EACCES' ? 'cannot be written' : (error as Error).message;
+}
+
+/** Why `dir` cannot hold a recording (a file where it or a folder above it would go), or null: asked before anything starts. */
+export function recordFolderProblem(dir: string): string | null {
+  try {
+    const at = fs.statSync(dir, { throwIfNoEntry: false });
+    return at && !at.isDirectory() ? FILE_IN_THE_WAY : null;
+  } catch (error) {
+    return whyNotFolder(error);
+  }
 }
