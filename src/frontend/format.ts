@@ -47,7 +47,9 @@ export function formatBoard(tasks: readonly Task[]): string {
 }
 
 export function formatMember(member: Member, lead = false): string {
-  const task = member.task ? ` #${member.task}` : '';
+  // A member that is gone holds no task: the one it had was handed back (the reaper and shutdown do it).
+  const gone = member.status === 'dead' || member.status === 'shutdown';
+  const task = member.task ? (gone ? `, had #${member.task}` : ` #${member.task}`) : '';
   const reason = member.reason ? ` — ${member.reason}` : '';
   return `${member.name} (${member.role}): ${member.status}${task}${reason}${lead ? ' [lead]' : ''}`;
 }
