@@ -193,6 +193,7 @@ export const COMMANDS: readonly Command[] = [
     help: 'ask a teammate to finish up and shut down (the protocol, bounded wait)',
     run: async (args, io) => {
       const name = need(args, '/shutdown <name>');
+      if (name === io.session.lead) return io.print(`${name} is this session, the team's lead: /quit shuts the whole team down`);
       if (!io.session.isRunning(name)) {
         // A worker of another terminal or machine is asked through its inbox.
         io.print((await io.session.requestShutdownElsewhere(name)) ?? `${name} is not running (/team lists the team)`);

@@ -192,6 +192,8 @@ describe('runLine on a real session', () => {
     const before = out.length;
     await runLine('/shutdown nobody', value);
     expect(out.slice(before)).toEqual(['nobody is not running (/team lists the team)']);
+    await runLine('/shutdown lead', value);
+    expect(out.at(-1)).toBe("lead is this session, the team's lead: /quit shuts the whole team down");
     await runLine('/show 99999999999999999999', value);
     expect(out.at(-1)).toBe("error: a task id is a positive whole number, got '99999999999999999999'");
     expect(await runLine('/quit', value)).toBe('quit');
