@@ -105,9 +105,18 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   let hinted = false;
   // Said of every pipeline the stop leaves open: the question it asked itself, or else the one that stopped the run.
   let unanswered = false;
+  // Questions the log shows asked and not yet answered, by pipeline: the log has one a moment before
+  // the lead's inbox does (the asker tells the log, then sends the message).
+  const askedInLog = new Map<number, { from: string; pipeline: number; questionId: string }>();
+  session.subscribe((event) => {
+    if (event.type !== 'team' || !event.event.pipeline) return;
+    const { type, pipeline, agent } = event.event;
+    if (type === 'question_asked' && agent) askedInLog.set(pipeline, { from: agent, pipeline, questionId: event.event.questionId });
+    if (type === 'question_answered' && askedInLog.get(pipeline)?.questionId === event.event.questionId) askedInLog.delete(pipeline);
+  });
   const noAnswer = (pipeline?: number) => {
     const pending = session.pendingQuestions();
-    const asked = pending.find((question) => question.pipeline === pipeline) ?? pending[0];
+    const asked = pending.find((question) => question.pipeline === pipeline) ?? (pipeline ? askedInLog.get(pipeline) : undefined) ?? pending[0];
     const whose = asked ? `${asked.from}'s question${asked.pipeline ? ` for pipeline #${asked.pipeline}` : ''}` : 'a question';
     return `standard input ended with ${whose} unanswered (answer on stdin, one line per question, or use --auto)`;
   };
