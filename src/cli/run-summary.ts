@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Task, TaskUsage } from '../core/board/schemas.js';
+import { committedNothing } from '../core/board/artifacts.js';
 import { costWith, type ModelSpec } from '../core/model/factory.js';
 import { formatCost, type PriceTable } from '../core/model/pricing.js';
 import type { LeadApi, LeadSnapshot } from '../core/lead/session.js';
@@ -132,7 +133,7 @@ export function printSummary(summary: RunSummary, tasks: readonly Task[], label:
     // Approved with no change against its base (a requirement run again): there was nothing to commit.
     const next = merged?.noChange
       ? ` · its change was already in ${merged.into} at ${merged.commit.slice(0, 12)}`
-      : commit === base
+      : committedNothing({ base, commit })
         ? ` · nothing to commit: the base already holds the reviewed files${merged || remote ? '' : ` (autoteam merge|discard ${summary.pipeline} removes the worktree)`}`
         : commit
           ? ` · commit ${commit.slice(0, 12)}${where}`

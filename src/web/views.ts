@@ -1,5 +1,6 @@
 import { goneReason } from '../core/board/liveness.js';
 import type { Task } from '../core/board/schemas.js';
+import { committedNothing } from '../core/board/artifacts.js';
 import { isLive } from '../core/board/team-registry.js';
 import type { TeamEvent } from '../core/events/schema.js';
 import type { LeadControls, LeadSnapshot } from '../core/lead/lead-api.js';
@@ -129,6 +130,7 @@ function branchOf(tasks: readonly Task[]) {
     name: git.branch,
     base: git.base,
     commit: git.commit ?? null,
+    committedNothing: committedNothing(git),
     remote: git.remote ?? null,
     outcome: outcome ? { action: outcome.action, into: outcome.into ?? null, commit: outcome.commit ?? null, noChange: outcome.noChange ?? false } : null,
   };

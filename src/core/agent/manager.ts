@@ -71,6 +71,12 @@ function withoutMemoryReducer(): void {
   v8.setFlagsFromString('--no-memory-reducer');
 }
 
+/** The shutdown protocol's request: recorded, and sent to `name`'s inbox, which wakes it wherever it runs. */
+export async function askToShutDown(mailbox: Mailbox, requests: RequestStore, lead: string, name: string): Promise<void> {
+  const request = await requests.create({ kind: 'shutdown', from: lead, to: name });
+  await mailbox.send(lead, name, 'Please finish up and shut down.', 'shutdown_request', { requestId: request.id });
+}
+
 export interface TeammateHandle {
   name: string;
   role: string;
@@ -317,9 +323,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     if (!handle) return null;
     const lead = this.options.lead ?? this.mailbox.registry.read().lead;
     try {
-      await this.mailbox.send(lead, name, 'Please finish up and shut down.', 'shutdown_request', {
-        requestId: (await this.requests.create({ kind: 'shutdown', from: lead, to: name })).id,
-      });
+      await askToShutDown(this.mailbox, this.requests, lead, name);
     } catch (error) {
       // Not on the team yet (still starting): there is no inbox to ask through, so stop it.
       if (error instanceof UnknownRecipientError) return this.stop(name, graceMs);

@@ -42,6 +42,11 @@ export const GitInfoSchema = z.object({
 });
 export type GitInfo = z.infer<typeof GitInfoSchema>;
 
+/** An approval with nothing to commit (the reviewed tree was the base's): its commit is the base itself. */
+export function committedNothing(git: { base: string; commit?: string | null }): boolean {
+  return git.commit === git.base;
+}
+
 /** The runtime's own keys: where a task came from, how it ended, its retries, its workspace. */
 export const RuntimeArtifactsSchema = z.object({
   /** The person's requirement, as posted (every task of a pipeline carries it). */

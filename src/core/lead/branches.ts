@@ -1,4 +1,4 @@
-import type { GitInfo } from '../board/artifacts.js';
+import { committedNothing, type GitInfo } from '../board/artifacts.js';
 import type { Task } from '../board/schemas.js';
 import type { TaskBoardLike as TaskBoard } from '../board/task-rules.js';
 import { AutoteamError } from '../errors.js';
@@ -63,7 +63,7 @@ export async function mergePipeline(board: TaskBoard, id: number, by: string): P
   // Merged: the branch's commits are on the person's branch, so the worktree and the branch can go.
   await removeWorktree(git.repo, git.worktree, git.branch);
   // Approved with nothing to commit: the base held the change before the pipeline began.
-  const noChange = git.commit === git.base;
+  const noChange = committedNothing(git);
   await board.update(
     holder.id,
     { artifacts: { outcome: { action: 'merged', into: result.into, commit: result.commit, ...(noChange ? { noChange } : {}), by } } },

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { type Board, type BoardEvents, fileBoard } from '../board/board.js';
 import type { RejectedLines } from '../board/mailbox.js';
 import type { Message, Stage, Task } from '../board/schemas.js';
-import type { TeammateExit } from '../agent/manager.js';
+import { askToShutDown, type TeammateExit } from '../agent/manager.js';
 import { AutoteamError, serializeError, UnknownRecipientError } from '../errors.js';
 import { StageRegistry } from '../stages/stage-registry.js';
 import { type ModelSpec, pricer } from '../model/factory.js';
@@ -288,9 +288,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   async requestShutdownElsewhere(name: string): Promise<string | null> {
     const member = this.board.registry.read().members.find((entry) => entry.name === name);
     if (!member || this.team.isRunning(name) || !isLive(member) || goneReason(member, Date.now()) !== null) return null;
-    // The protocol's own request, through the inbox its process watches.
-    const request = await this.board.requests.create({ kind: 'shutdown', from: this.lead, to: name });
-    await this.board.mailbox.send(this.lead, name, 'Please finish up and shut down.', 'shutdown_request', { requestId: request.id });
+    await askToShutDown(this.board.mailbox, this.board.requests, this.lead, name);
     return `asked ${name} (pid ${member.pid ?? '?'} on ${member.host ?? 'this host'}) to shut down: it finishes its turn, hands back any task and leaves`;
   }
 

@@ -58,7 +58,7 @@ export function PipelinePage({ id, board }: { id: number; board: Board }) {
               : ` · merged into ${outcome.into ?? 'the base'}${outcome.commit ? ` at ${outcome.commit.slice(0, 12)}` : ''}`
             : outcome?.action === 'discarded'
               ? ' · discarded'
-              : detail.branch.commit === detail.branch.base
+              : detail.branch.committedNothing
                 ? ' · nothing to commit: the base already holds the reviewed files'
                 : detail.branch.commit
                   ? ` · commit ${detail.branch.commit.slice(0, 12)}`
