@@ -1,27 +1,33 @@
 /**
- * Which teammates a board change wakes (BoardWakes, used by the TeammateManager): the idle ones at
- * once; one at work when it reports idle again, and only if a change came while it worked.
+ * Which teammates a board change wakes (BoardWakes, used by the TeammateManager): idle ones the board
+ * has a claimable task for, one per task, the one heard from last first; one at work when it
+ * reports idle again, and only if a change came while it worked.
  */
 import { describe, expect, it } from 'vitest';
-import { BoardWakes, workFor } from '../../src/core/agent/wake.js';
+import { BoardWakes, wakesFor } from '../../src/core/agent/wake.js';
+
+const team = (...names: string[]) => names.map((name) => ({ name, role: name.replace(/\d+$/, '') }));
+/** A board of claimable tasks of these roles (null: any role). */
+const open = (...roles: Array<string | null>) => () => roles.map((role) => ({ role }));
+const anything = open(null, null, null, null);
 
 describe('BoardWakes', () => {
   it('wakes a teammate that never reported a status, and every idle one', () => {
     const wakes = new BoardWakes();
     expect(wakes.status('analyst', 'idle')).toBe(false);
-    expect(wakes.changed(['analyst', 'engineer'])).toEqual(['analyst', 'engineer']);
+    expect(wakes.changed(team('analyst', 'engineer'), anything)).toEqual(['analyst', 'engineer']);
   });
 
   it('passes over a teammate at work or waiting on an answer, and wakes it when it is idle again', () => {
     const wakes = new BoardWakes();
     wakes.status('engineer', 'working');
     wakes.status('analyst', 'waiting');
-    expect(wakes.changed(['analyst', 'engineer', 'reviewer'])).toEqual(['reviewer']);
-    expect(wakes.changed(['analyst', 'engineer', 'reviewer'])).toEqual(['reviewer']);
+    expect(wakes.changed(team('analyst', 'engineer', 'reviewer'), anything)).toEqual(['reviewer']);
+    expect(wakes.changed(team('analyst', 'engineer', 'reviewer'), anything)).toEqual(['reviewer']);
     // Back to idle after a change it was not told of: woken once, then like any idle teammate.
     expect(wakes.status('engineer', 'idle')).toBe(true);
     expect(wakes.status('engineer', 'idle')).toBe(false);
-    expect(wakes.changed(['engineer'])).toEqual(['engineer']);
+    expect(wakes.changed(team('engineer'), anything)).toEqual(['engineer']);
     // From waiting to working is still at work: the missed change is kept for its idle.
     expect(wakes.status('analyst', 'working')).toBe(false);
     expect(wakes.status('analyst', 'idle')).toBe(true);
@@ -37,13 +43,44 @@ describe('BoardWakes', () => {
     const wakes = new BoardWakes();
     wakes.status('engineer', 'working');
     wakes.forget('engineer');
-    expect(wakes.changed(['engineer'])).toEqual(['engineer']);
+    expect(wakes.changed(team('engineer'), anything)).toEqual(['engineer']);
   });
 
-  it('a board change has work for a role when a claimable task is of that role or of none', () => {
-    const engineering = workFor([{ role: 'engineer' }, { role: 'engineer' }, { role: 'reviewer' }]);
-    expect(['analyst', 'engineer', 'reviewer'].filter(engineering)).toEqual(['engineer', 'reviewer']);
-    expect(['analyst', 'engineer'].filter(workFor([{ role: null }]))).toEqual(['analyst', 'engineer']);
-    expect(['analyst', 'engineer'].filter(workFor([]))).toEqual([]);
+  it('wakes one idle teammate per claimable task of its role, then per task of no role', () => {
+    const idle = team('analyst1', 'engineer1', 'engineer2', 'engineer3', 'reviewer1');
+    expect(wakesFor([{ role: 'engineer' }], idle)).toEqual(['engineer1']);
+    expect(wakesFor([{ role: 'engineer' }, { role: 'engineer' }, { role: 'reviewer' }], idle)).toEqual(['engineer1', 'engineer2', 'reviewer1']);
+    // A task of no role is for anyone: one teammate, whatever its role.
+    expect(wakesFor([{ role: null }], idle)).toEqual(['analyst1']);
+    expect(wakesFor([{ role: 'engineer' }, { role: null }], idle)).toEqual(['analyst1', 'engineer1']);
+    expect(wakesFor([], idle)).toEqual([]);
+    // More tasks than teammates: every one of the role, nobody of another.
+    expect(wakesFor([{ role: 'reviewer' }, { role: 'reviewer' }], idle)).toEqual(['reviewer1']);
+  });
+
+  it('the teammate heard from last goes first, but one woken and not heard from since goes last', () => {
+    const wakes = new BoardWakes();
+    const engineers = team('engineer1', 'engineer2', 'engineer3');
+    for (const name of ['engineer3', 'engineer1', 'engineer2']) wakes.status(name, 'idle');
+    // engineer2 reported last (it worked last): it takes the task.
+    expect(wakes.changed(engineers, open('engineer'))).toEqual(['engineer2']);
+    // engineer2 has claimed it and not said so yet: a second task wakes the next, not engineer2 again.
+    expect(wakes.changed(engineers, open('engineer'))).toEqual(['engineer1']);
+    // Two open (a claim lost): the one not woken yet, then the woken one heard from last.
+    expect(wakes.changed(engineers, open('engineer', 'engineer'))).toEqual(['engineer3', 'engineer2']);
+    // engineer2 reports back (at work, then idle): heard from last, it is first again.
+    wakes.status('engineer2', 'working');
+    wakes.status('engineer2', 'idle');
+    expect(wakes.changed(engineers, open('engineer'))).toEqual(['engineer2']);
+    expect(wakes.changed(engineers, open())).toEqual([]);
+  });
+
+  it('a board it cannot read wakes every idle teammate to read for itself', () => {
+    const wakes = new BoardWakes();
+    wakes.status('engineer1', 'working');
+    const unreadable = () => {
+      throw new Error('EIO');
+    };
+    expect(wakes.changed(team('analyst1', 'engineer1', 'engineer2'), unreadable)).toEqual(['analyst1', 'engineer2']);
   });
 });

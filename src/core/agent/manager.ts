@@ -15,7 +15,7 @@ import type { Origin } from './event-order.js';
 import { type FromWorker, FromWorkerSchema, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
 import type { TeammateSettings } from './settings.js';
 import { containment } from '../exec/sandbox.js';
-import { BoardWakes, workFor } from './wake.js';
+import { BoardWakes } from './wake.js';
 
 export interface ManagerOptions {
   rootDir: string;
@@ -253,6 +253,8 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
           if (this.live.get(name) === handle) {
             this.live.delete(name);
             this.boardWakes.forget(name);
+            // A task it was woken for, or handed back, goes to another of its role now.
+            this.wakeAll();
           }
           this.emit('exit', exit);
           resolve(exit);
@@ -299,19 +301,11 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   }
 
   /**
-   * Wakes the idle teammates a board change may give work (`workFor`: a task of their role could be
-   * claimed now). One at work is woken when it goes back to idle.
+   * Wakes the idle teammates a board change gives work (`BoardWakes`: one per claimable task of
+   * their role). One at work is woken when it goes back to idle.
    */
   wakeAll(): void {
-    const idle = this.boardWakes.changed(this.live.keys());
-    if (idle.length === 0) return;
-    let hasWork: (role: string) => boolean;
-    try {
-      hasWork = workFor(this.board.scanUnclaimed());
-    } catch {
-      hasWork = () => true;
-    }
-    for (const name of idle) if (hasWork(this.live.get(name)!.role)) this.wake(name);
+    for (const name of this.boardWakes.changed(this.live.values(), () => this.board.scanUnclaimed())) this.wake(name);
   }
 
   /**

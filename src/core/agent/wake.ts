@@ -40,41 +40,73 @@ export class Wake {
 }
 
 /**
- * Whether a board whose claimable tasks are `open` has work for a teammate of a role: a task for
- * that role, or one for any role. A board change wakes an idle teammate only then (one that woke
- * for nothing would still ask the board, on PostgreSQL three statements). Every change that makes a
- * task claimable is itself a change, so the filter loses no wake; a task claimable by time alone (a
- * lease or a backoff running out) is the idle poll's.
+ * Which idle teammates a board whose claimable tasks are `open` gives work, from `idle` in the order
+ * they should go: as many of a role as there are tasks for it, then as many as there are tasks for
+ * any role. One task wakes one engineer of four, not all four to race for its claim (each loser
+ * scans, takes the claim lock and goes back to sleep). A teammate woken that claims nothing (another
+ * process's claimed first) costs a scan; one that cannot claim (it is leaving) is covered by the wake
+ * its exit brings, and by the idle poll.
  */
-export function workFor(open: ReadonlyArray<{ role: string | null }>): (role: string) => boolean {
-  const roles = new Set(open.map((task) => task.role));
-  return roles.has(null) ? () => true : (role) => roles.has(role);
+export function wakesFor(open: ReadonlyArray<{ role: string | null }>, idle: ReadonlyArray<{ name: string; role: string }>): string[] {
+  const left = new Map<string | null, number>();
+  for (const task of open) left.set(task.role, (left.get(task.role) ?? 0) + 1);
+  const woken: string[] = [];
+  for (const { name, role } of idle) {
+    const key = left.get(role) ? role : left.get(null) ? null : undefined;
+    if (key === undefined) continue;
+    left.set(key, left.get(key)! - 1);
+    woken.push(name);
+  }
+  return woken;
 }
 
 /**
- * Which teammates a board change wakes. An idle one at once. One at work on a task (or waiting on an
- * answer, which its inbox wakes) scans the board anyway when it goes back to idle, so it is not sent
- * a wake it would not read; but a change that came while it was busy may have landed after that scan
- * began, so it is woken when its `idle` arrives. The wake is level-triggered (Wake), so an extra one
- * costs a scan, never a lost change.
+ * Which teammates a board change wakes. Of the idle ones, those the board has work for (`wakesFor`),
+ * the one heard from last first (it worked last: its code is compiled and its process launchers
+ * still run), except that one woken for a change and not heard from since goes last: it may be
+ * claiming the task that woke it and not have said so yet, and a second task must not wait behind
+ * that. One at work on a task (or waiting on an answer, which its inbox wakes) scans the board anyway
+ * when it goes back to idle, so it is not sent a wake it would not read; but a change that came
+ * while it was busy may have landed after that scan began, so it is woken when its `idle` arrives.
+ * The wake is level-triggered (Wake), so an extra one costs a scan, never a lost change.
  */
 export class BoardWakes {
   /** Teammates at work, and whether a board change came since. */
   private readonly atWork = new Map<string, { missed: boolean }>();
+  /** When each teammate was last woken for a change, and last reported a status, on one count. */
+  private readonly woken = new Map<string, number>();
+  private readonly heard = new Map<string, number>();
+  private count = 0;
 
-  /** The board changed: the names of `names` to wake now. */
-  changed(names: Iterable<string>): string[] {
-    const now: string[] = [];
-    for (const name of names) {
-      const work = this.atWork.get(name);
+  /**
+   * The board changed: the names of `team` to wake now. `open` reads the claimable tasks, only when
+   * a teammate is idle; when it cannot be read, every idle one is woken to read for itself.
+   */
+  changed(team: Iterable<{ name: string; role: string }>, open: () => ReadonlyArray<{ role: string | null }>): string[] {
+    const idle: Array<{ name: string; role: string }> = [];
+    for (const member of team) {
+      const work = this.atWork.get(member.name);
       if (work) work.missed = true;
-      else now.push(name);
+      else idle.push(member);
     }
-    return now;
+    if (idle.length === 0) return [];
+    let tasks: ReadonlyArray<{ role: string | null }>;
+    try {
+      tasks = open();
+    } catch {
+      return idle.map((member) => member.name);
+    }
+    const heard = (name: string) => this.heard.get(name) ?? 0;
+    const unanswered = (name: string) => Number((this.woken.get(name) ?? 0) > heard(name));
+    idle.sort((a, b) => unanswered(a.name) - unanswered(b.name) || heard(b.name) - heard(a.name));
+    const names = wakesFor(tasks, idle);
+    for (const name of names) this.woken.set(name, ++this.count);
+    return names;
   }
 
   /** `name` reported `status`: true when it must be woken now for a change it was not told of. */
   status(name: string, status: string): boolean {
+    this.heard.set(name, ++this.count);
     if (status === 'working' || status === 'waiting') {
       if (!this.atWork.has(name)) this.atWork.set(name, { missed: false });
       return false;
@@ -87,5 +119,7 @@ export class BoardWakes {
   /** `name` is gone: a teammate started later under the name starts idle. */
   forget(name: string): void {
     this.atWork.delete(name);
+    this.woken.delete(name);
+    this.heard.delete(name);
   }
 }

@@ -1,0 +1,50 @@
+/**
+ * A board change wakes one idle teammate per claimable task (BoardWakes), with real worker threads,
+ * the real watcher and the offline model, and the idle poll an hour away: a task that is claimed at
+ * all was claimed on a wake. What must hold is that no task is left unclaimed because the teammate
+ * woken for it was busy claiming another.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TaskBoard } from '../../src/core/board/index.js';
+import { makeTeam, ManagerRig } from '../helpers/agent-team.js';
+import { removeBoard, tempBoard, until } from '../helpers/agent-wait.js';
+
+const OFFLINE = { kind: 'offline', reason: 'test' } as const;
+/** A command that holds its teammate until the test creates GO in the shared workspace. */
+const HELD = (n: number) => `Run \`until [ -f GO ]; do sleep 0.05; done; echo ${n} > OUT-${n}.txt\`.`;
+
+describe('board wakes across teammate threads', () => {
+  let root = '';
+  let rig: ManagerRig | null = null;
+  afterEach(async () => {
+    await rig?.close();
+    rig = null;
+    removeBoard(root);
+  });
+
+  const claimed = (board: TaskBoard, ids: number[]) => ids.map((id) => board.get(id)).filter((task) => task.status === 'in_progress');
+
+  it('tasks posted one right after another each reach an idle engineer of their own, with none left to the poll', async () => {
+    root = tempBoard();
+    const { board } = await makeTeam(root);
+    rig = await ManagerRig.start(root, OFFLINE);
+    for (const name of ['eng1', 'eng2', 'eng3', 'eng4']) await rig.spawnIdle(name, 'engineer');
+
+    // Each post is a change of its own, landing while the engineer woken for the one before is claiming it.
+    const ids: number[] = [];
+    for (const n of [1, 2, 3]) ids.push((await board.create({ subject: `Held task ${n}`, description: HELD(n), role: 'engineer' })).id);
+
+    // Every task is held until GO: three claimed at once means three engineers, each woken for one.
+    await until(() => claimed(board, ids).length === 3, 'all three tasks claimed');
+    const owners = claimed(board, ids).map((task) => task.owner);
+    expect(new Set(owners).size).toBe(3);
+
+    // The claim comes before the workspace is made; the commands wait in it for GO.
+    await until(() => fs.existsSync(path.join(root, 'workspace', 'general')), 'the workspace made');
+    fs.writeFileSync(path.join(root, 'workspace', 'general', 'GO'), '');
+    await until(() => ids.every((id) => board.get(id).status === 'completed'), 'all three completed');
+    for (const n of [1, 2, 3]) expect(fs.readFileSync(path.join(root, 'workspace', 'general', `OUT-${n}.txt`), 'utf8')).toBe(`${n}\n`);
+  });
+});
