@@ -61,9 +61,8 @@ export class LeadTeam {
         deps.emit({ type: 'error', code, message: `pipeline repair: ${message}` });
       });
       void this.reapDead();
-      void deps.outage.probe(() => this.board.tasks.refresh()).then((notice) => {
-        if (notice) deps.emit({ type: 'notice', text: notice });
-      });
+      // The notice that ends an outage is the board_outage event the lead's BoardOutage emits: shown once, from the log.
+      void deps.outage.probe(() => this.board.tasks.refresh());
     }, 2_000);
     this.repairTimer.unref();
   }
