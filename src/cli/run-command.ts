@@ -5,6 +5,7 @@ import type { Stage } from '../core/board/schemas.js';
 import { openBoard } from '../core/board/board.js';
 import type { ModelSpec } from '../core/model/factory.js';
 import { type LeadApi, LeadSession } from '../core/lead/session.js';
+import type { PendingQuestion } from '../core/lead/questions.js';
 import { type RoleCount, startingTeam } from '../core/lead/team-size.js';
 import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../core/errors.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
@@ -125,9 +126,20 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     unanswered = true;
     stopWith(noAnswer());
   };
+  // A line `#N text` answers pipeline N's question (held until that pipeline asks); any other line
+  // answers the question in front of the run, oldest first.
+  const addressed = new Map<number, string[]>();
+  const answerNext = (question: PendingQuestion): boolean => {
+    const line = (question.pipeline !== null ? addressed.get(question.pipeline)?.shift() : undefined) ?? typed.shift();
+    if (line === undefined) return false;
+    void session.answer(line, question.questionId).catch(() => undefined);
+    return true;
+  };
   input?.on('line', (line) => {
-    if (session.pendingQuestions().length > 0) void session.answer(line).catch(() => undefined);
+    const to = /^#(\d+)\s+(\S.*)$/.exec(line);
+    if (to) addressed.set(Number(to[1]), [...(addressed.get(Number(to[1])) ?? []), to[2]!]);
     else typed.push(line);
+    for (const question of session.pendingQuestions()) answerNext(question);
   });
   input?.on('close', () => {
     inputEnded = true;
@@ -167,10 +179,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     if (event.type === 'teammate_exit' && event.exit.kind === 'crashed') {
       stopWith(`${event.exit.name} died (${event.exit.reason})${event.exit.crashLog ? `; details in ${event.exit.crashLog}` : ''}`);
     }
-    if (event.type === 'question' && !options.auto) {
-      if (typed.length) void session.answer(typed.shift()!).catch(() => undefined);
-      else if (inputEnded) stopUnanswered();
-    }
+    if (event.type === 'question' && !options.auto && !answerNext(event.question) && inputEnded) stopUnanswered();
   });
   // Ctrl+C or a kill: stop waiting, hand the work back (session.close), and say so.
   const onSignal = (signal: NodeJS.Signals) => stopWith(`interrupted (${signal}); unfinished tasks were handed back to the board`);

@@ -132,6 +132,18 @@ describe.each(backends)('$name', (backend) => {
     expect(await board.claim(second.id, 'eng')).toMatchObject({ ok: false, reason: expect.stringMatching(/backing off until/) });
   });
 
+  it('claimNext takes the oldest claimable task first, as posted', async () => {
+    const board = await open(await backend.location());
+    const ids: number[] = [];
+    for (let n = 0; n < 12; n++) ids.push((await board.create({ subject: `req ${n}`, role: 'analyst' })).id);
+    const order: number[] = [];
+    for (let n = 0; n < 12; n++) {
+      const claimed = await board.claimNext(`analyst-${n}`, 'analyst');
+      if (claimed?.ok) order.push(claimed.task.id);
+    }
+    expect(order).toEqual(ids);
+  });
+
   it('a task posted held (its TaskCreated hooks deciding) is claimable only once the hold is let go', async () => {
     const board = await open(await backend.location());
     const held = await board.create({ subject: 'held', role: 'engineer', notBefore: new Date(Date.now() + 60_000).toISOString() });

@@ -107,6 +107,36 @@ describe.runIf(python)('autoteam run with two requirements and --engineers 2', (
 });
 
 describe('autoteam post', () => {
+  // Two requirements that ask the same two questions (folders, then name conflicts); the answers
+  // each pipeline was given show in its criteria.
+  const criteriaOf = (root: string, pipeline: number) =>
+    readTasks(root)
+      .filter((task) => task.pipeline === pipeline && task.stage === 'requirements')
+      .flatMap((task) => (task.artifacts.criteria ?? []).map((entry) => entry.criterion));
+  const PICTURES = ['Pictures and Misc only', 'skip and warn'];
+  const PHOTOS = ['Photos: jpg, png; Docs: pdf; everything else into Misc', 'overwrite'];
+
+  it('plain answer lines reach the pipelines in the order the requirements were given', async () => {
+    const root = tempBoard();
+    roots.push(root);
+    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT, DOWNLOADS_REQUIREMENT], { cwd: root, input: [...PICTURES, ...PHOTOS].join('\n') + '\n' });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(criteriaOf(root, 1)[0], describeRun(run)).toMatch(/: Pictures \(\.jpg.*\); Misc \(anything else\)$/);
+    expect(criteriaOf(root, 2)[0], describeRun(run)).toMatch(/: Photos \(\.jpg, \.png\); Docs \(\.pdf\); Misc \(anything else\)$/);
+  });
+
+  it('a line "#N answer" answers pipeline N, whichever of two analysts asks first', async () => {
+    const root = tempBoard();
+    roots.push(root);
+    const input = [...PHOTOS.map((line) => `#2 ${line}`), ...PICTURES.map((line) => `#1 ${line}`)].join('\n') + '\n';
+    const run = await runCli(['run', '--analysts', '2', '--dir', root, DOWNLOADS_REQUIREMENT, DOWNLOADS_REQUIREMENT], { cwd: root, input });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(criteriaOf(root, 1)[0], describeRun(run)).toMatch(/: Pictures \(\.jpg.*\); Misc \(anything else\)$/);
+    expect(criteriaOf(root, 1)[1]).toMatch(/left where it is, with a warning/);
+    expect(criteriaOf(root, 2)[0], describeRun(run)).toMatch(/: Photos \(\.jpg, \.png\); Docs \(\.pdf\); Misc \(anything else\)$/);
+    expect(run.stdout).toContain('! person answers analyst');
+  });
+
   it('with no lead: posts each requirement of --file with its worktree and branch, and the tasks wait', async () => {
     const repo = makeRepo();
     fs.writeFileSync(path.join(repo, 'reqs.txt'), `# two at once\n${DOWNLOADS_REQUIREMENT}\n\n${WORDCOUNT_REQUIREMENT}\n`);

@@ -188,8 +188,9 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
   /**
    * Claims the first claimable task for `role`. Candidates from one scan are kept and tried in turn
    * (a claim re-validates under the lock, so a stale candidate is only a wasted try), each checked
-   * first with a stat so tasks taken by others are skipped without locking. The order starts at a
-   * random point so concurrent claimers spread over different files instead of queueing on one lock.
+   * first with a stat so tasks taken by others are skipped without locking. Oldest first, as the
+   * PostgreSQL board claims: a try-lock that finds the lock busy moves on to the next task (its SKIP
+   * LOCKED), so concurrent claimers do not queue on the first file.
    */
   async claimNext(owner: string, role?: string): Promise<ClaimResult | null> {
     for (let round = 0; round < 3; round++) {
@@ -197,8 +198,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
       if (cached.length === 0) {
         const ids = this.scanUnclaimed(role).map((task) => task.id);
         if (ids.length === 0) return null;
-        const start = Math.floor(Math.random() * ids.length);
-        this.candidates = { role, ids: [...ids.slice(start), ...ids.slice(0, start)] };
+        this.candidates = { role, ids };
       }
       const queue = this.candidates!.ids;
       while (queue.length > 0) {
