@@ -204,4 +204,9 @@ describe('what the config allows but probably does not mean', () => {
       "stages.review: no teammate in team has the role 'reviewer'; its tasks wait until one joins (autoteam worker --role reviewer)",
     ]);
   });
+
+  it('a role a count of 0 empties is said once, by the count, not again by the stage check', () => {
+    const dir = folder(JSON.stringify({ team: [{ name: 'analyst', role: 'analyst' }, { name: 'engineer', role: 'engineer', count: 0 }, { name: 'reviewer', role: 'reviewer' }] }));
+    expect(loadProjectConfig(dir).warnings).toEqual([]);
+  });
 });

@@ -56,6 +56,8 @@ describe('what a pipeline cost, by its roles\' models', () => {
       });
       // analyst: 1M in × $1 + 0.1M out × $5 = $1.50; engineer: 1M in × $3 + 0.1M out × $15 = $4.50
       expect(priced.costOf([task('analyst', 1_000_000, 100_000), task('engineer', 1_000_000, 100_000)])).toBeCloseTo(6, 6);
+      // Nothing spent yet is no price at all, not $0.0000.
+      expect(priced.costOf([{ role: 'engineer', usage: { calls: 0, inputTokens: 0, outputTokens: 0 } } as never])).toBeNull();
       const local = new LeadSession({ rootDir: root, model: { kind: 'openai', model: 'qwen2.5-coder', baseURL: 'http://127.0.0.1:9/v1' } });
       expect(local.costOf([task('engineer', 10, 10)])).toBeNull();
       const offline = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' } });

@@ -219,7 +219,8 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     if (!builtin.has(name) && !targets.has(name)) warnings.push(`stages.${name}: no signal leads to this stage, so no task of it is ever posted`);
   }
   if (data.team) {
-    const staffed = new Set(data.team.filter((m) => m.count !== 0).map((m) => m.role));
+    // A member with count 0 is left to the team's sizing, which names that count when the team starts.
+    const staffed = new Set(data.team.map((m) => m.role));
     for (const name of targets) {
       if (name === 'approved') continue;
       const role = stages[name]?.role ?? builtin.get(name)?.role;

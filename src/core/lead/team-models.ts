@@ -77,15 +77,15 @@ export class TeamModels {
 
   /**
    * Dollars `tasks` cost at their roles' models' prices (tokens as the board records them), or null
-   * when a model has no price (a local one, the offline model).
+   * when a model has no price (a local one, the offline model) or nothing was spent yet.
    */
   costOf(tasks: readonly Task[]): number | null {
-    let total = 0;
+    let total: number | null = null;
     for (const task of tasks) {
       if (task.usage.calls === 0) continue;
       const usd = costWith(task.role ? this.spec(task.role) : this.model, task.usage, this.prices);
       if (usd === null) return null;
-      total += usd;
+      total = (total ?? 0) + usd;
     }
     return total;
   }

@@ -128,7 +128,7 @@ export function startingTeam(project: Pick<ProjectConfig, 'team' | 'stages'>, co
   const needed = (options.from ? stages.reachable(options.from) : stages.all()).map((stage) => stage.role);
   const { members, unstaffed } = sizeTeam(project.team ?? DEFAULT_TEAM, counts, needed);
   for (const gap of unstaffed) {
-    if (options.strict) throw new ConfigError(`${describeUnstaffed(gap)}; a run waits for its pipelines to end, so it needs one (give 1 or more)`);
+    if (options.strict) throw new ConfigError(`${gap.by}: no ${gap.role} on this team, and a run waits for its pipelines to end, so it needs one (give 1 or more)`);
     options.say(describeUnstaffed(gap));
   }
   return members;
