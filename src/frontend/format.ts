@@ -1,4 +1,5 @@
-import type { Member, Task, TaskUsage } from '../core/board/schemas.js';
+import type { Task, TaskUsage } from '../core/board/schemas.js';
+import type { ShownMember } from '../core/lead/lead-api.js';
 import { pipelineStatuses, pipelineUsage } from '../core/stages/pipeline-status.js';
 
 const MARKERS: Record<Task['status'], string> = {
@@ -46,7 +47,7 @@ export function formatBoard(tasks: readonly Task[]): string {
   return lines.join('\n');
 }
 
-export function formatMember(member: Member, lead = false): string {
+export function formatMember(member: ShownMember, lead = false): string {
   // A member that is gone holds no task: the one it had was handed back (the reaper and shutdown do it).
   const gone = member.status === 'dead' || member.status === 'shutdown';
   const task = member.task ? (gone ? `, had #${member.task}` : ` #${member.task}`) : '';

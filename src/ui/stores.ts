@@ -1,5 +1,6 @@
-import type { Member, Task, TaskStatus, TaskUsage } from '../core/board/schemas.js';
+import type { Task, TaskStatus, TaskUsage } from '../core/board/schemas.js';
 import { pipelineUsage } from '../core/stages/pipeline-status.js';
+import type { ShownMember } from '../core/lead/lead-api.js';
 import type { LeadApi, LeadEvent, PendingQuestion } from '../core/lead/session.js';
 import { formatSpend } from '../core/lead/spend.js';
 import { type ActivityView, activityView, describeSessionEvent } from '../frontend/activity.js';
@@ -155,7 +156,7 @@ export class BoardStore extends Store<BoardView> {
 export interface TeamView {
   team: string;
   lead: string;
-  members: Member[];
+  members: ShownMember[];
   /** name → what the teammate spent (`12k tok · $0.041`); the session's total under ''. */
   spend: Readonly<Record<string, string>>;
   /** name → unreadable lines its inbox has had moved aside (members with none are absent). */
@@ -187,7 +188,7 @@ export class TeamStore extends Store<TeamView> {
 
   reload(): void {
     const { team } = this.session.snapshot();
-    const members = team.members.map(({ running: _running, model: _model, spend: _spend, ...member }): Member => member);
+    const members = team.members.map(({ running: _running, model: _model, spend: _spend, ...member }): ShownMember => member);
     this.set({ ...this.snapshot, team: team.name, lead: team.lead, members });
     // Counted from each inbox's rejected lines (a stat per inbox while nothing changed).
     void this.session.rejectedCounts().then(
@@ -216,8 +217,8 @@ export class TeamStore extends Store<TeamView> {
       if (event.type !== 'teammate' || event.event.type !== 'status') return;
       const status = event.event;
       const known = this.snapshot.members.find((member) => member.name === status.name);
-      const base: Member = known ?? { name: status.name, role: status.role, status: status.status, task: null, since: '', pid: null };
-      const next: Member = { ...base, role: status.role, status: status.status, task: status.task, since: new Date().toISOString() };
+      const base: ShownMember = known ?? { name: status.name, role: status.role, status: status.status, task: null, since: '', pid: null };
+      const next: ShownMember = { ...base, role: status.role, status: status.status, task: status.task, since: new Date().toISOString() };
       if (status.reason) next.reason = status.reason;
       else delete next.reason;
       const members = known ? this.snapshot.members.map((member) => (member.name === status.name ? next : member)) : [...this.snapshot.members, next];

@@ -1,8 +1,10 @@
 import { Box, Text } from 'ink';
 import Spinner from 'ink-spinner';
-import type { Member, Task } from '../core/board/schemas.js';
+import type { Task } from '../core/board/schemas.js';
+import type { ShownMember } from '../core/lead/lead-api.js';
 
-const STATUS_COLORS: Record<Member['status'], string> = {
+const STATUS_COLORS: Record<ShownMember['status'], string> = {
+  starting: 'cyan',
   working: 'yellow',
   idle: 'green',
   waiting: 'magenta',
@@ -11,7 +13,7 @@ const STATUS_COLORS: Record<Member['status'], string> = {
 };
 
 /** The reason first: on a narrow terminal the subject is what gets cut. */
-function doing(member: Member, tasks: ReadonlyMap<number, Task>): string {
+function doing(member: ShownMember, tasks: ReadonlyMap<number, Task>): string {
   const task = member.task ? tasks.get(member.task) : undefined;
   const reason = member.reason ? ` — ${member.reason}` : '';
   const what = member.task ? `${reason ? ' ·' : ''} #${member.task}${task ? ` ${task.subject}` : ''}` : '';
@@ -31,7 +33,7 @@ export function TeamPanel({
   rejected = {},
   starting = false,
 }: {
-  members: readonly Member[];
+  members: readonly ShownMember[];
   tasks: ReadonlyMap<number, Task>;
   lead: string;
   spend?: Readonly<Record<string, string>>;

@@ -7,6 +7,16 @@ import { personGit } from '../helpers/person-git.js';
 const REQUIREMENT = 'Write a Python script that organizes my Downloads folder by file type.';
 
 describe('autoteam line mode (stdin is a pipe)', () => {
+  it('/team as the first line lists the teammates the start announced, not "no teammates"', async () => {
+    assertBuilt();
+    const dir = tempBoard('autoteam-repl-team-');
+    const result = await execa('node', [CLI, '--dir', dir], { cwd: dir, env: offlineEnv(), input: '/team\n', reject: false, timeout: 120_000 });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toContain('started analyst (analyst), engineer (engineer), reviewer (reviewer)');
+    expect(result.stdout).not.toContain('no teammates');
+    for (const name of ['analyst', 'engineer', 'reviewer']) expect(result.stdout).toMatch(new RegExp(`^  ${name} \\(${name}\\): (starting|idle)`, 'm'));
+  });
+
   it("shows what the lead did before its reply: the post's line, then the lead's words", async () => {
     assertBuilt();
     const dir = tempBoard('autoteam-repl-line-');

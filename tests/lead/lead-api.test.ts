@@ -59,7 +59,7 @@ describe('LeadApi on a real session', () => {
       [first.id, 'requirements', 'pending'],
       [first.id + 1, null, 'pending'],
     ]);
-    expect(snapshot.pipelines).toEqual([{ id: first.pipeline, status: 'active', usage: { calls: 0, inputTokens: 0, outputTokens: 0 }, cost: 0, workspace: path.join(root, 'workspace', String(first.pipeline)) }]);
+    expect(snapshot.pipelines).toEqual([{ id: first.pipeline, status: 'active', usage: { calls: 0, inputTokens: 0, outputTokens: 0 }, cost: null, workspace: path.join(root, 'workspace', String(first.pipeline)) }]);
     expect(snapshot.board.problems).toEqual([expect.stringContaining('task_99.json')]);
     expect(snapshot.team.members).toEqual([expect.objectContaining({ name: 'analyst', role: 'analyst', status: 'waiting', running: false, spend: expect.objectContaining({ calls: 0 }) })]);
     expect(snapshot.questions).toEqual([expect.objectContaining({ questionId: question.questionId, from: 'analyst', question: 'Which folders?', task: first.id })]);

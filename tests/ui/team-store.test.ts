@@ -20,7 +20,8 @@ describe('TeamStore', () => {
       store.started(1);
       expect(store.get()).toMatchObject({ starting: true, members: [] });
       session.spawn('engineer', 'engineer');
-      await waitUntil(() => store.get().members.some((member) => member.name === 'engineer') || null, 'the engineer reported');
+      // Listed `starting` from its spawn (a reload reads the session's snapshot); its own status once it reports.
+      await waitUntil(() => store.get().members.some((member) => member.name === 'engineer' && member.status !== 'starting') || null, 'the engineer reported');
       expect(store.get().starting).toBe(false);
     } finally {
       stop();

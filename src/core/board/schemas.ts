@@ -105,6 +105,11 @@ export const MemberSchema = z.object({
 
 export type Member = z.infer<typeof MemberSchema>;
 export type MemberStatus = (typeof MEMBER_STATUSES)[number];
+/**
+ * A member's state as a lead shows it: a registry status, or `starting` for a teammate the lead started
+ * whose thread has not joined the registry yet. `starting` is never written to the board.
+ */
+export type MemberState = MemberStatus | 'starting';
 
 /** The lesson's team file (`team_name`, members without times or pids) reads as this one. */
 function fromLessonConfig(raw: unknown): unknown {

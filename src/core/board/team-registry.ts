@@ -3,7 +3,7 @@ import { BoardFileError, ConfigError, NotFoundError } from '../errors.js';
 import { goneReason, HEARTBEAT_MS, HOST } from './liveness.js';
 import { type ChangeOptions, type DocStore, FileDocStore } from './docs.js';
 import { DEFAULT_LOCK_STALE_MS } from './lock.js';
-import { describeZodError, type Member, MemberSchema, type MemberStatus, type TeamConfig, TeamConfigSchema } from './schemas.js';
+import { describeZodError, type Member, MemberSchema, type MemberState, type MemberStatus, type TeamConfig, TeamConfigSchema } from './schemas.js';
 
 export interface TeamRegistryOptions {
   now?: () => Date;
@@ -21,9 +21,9 @@ export interface MemberUpdate {
   reason?: string;
 }
 
-/** A member whose record says it is running (working, idle or waiting), whether or not it still is. */
-export function isLive(member: Member): boolean {
-  return member.status === 'working' || member.status === 'idle' || member.status === 'waiting';
+/** A member whose record says it is running (working, idle or waiting; or starting, as a lead shows it), whether or not it still is. */
+export function isLive(member: { status: MemberState }): boolean {
+  return member.status === 'working' || member.status === 'idle' || member.status === 'waiting' || member.status === 'starting';
 }
 
 /** `.team/config.json`: the team's name, its lead and its members, changed only under a lock. */

@@ -1,7 +1,7 @@
 import type { TeammateExit } from '../agent/manager.js';
 import type { RejectedLines } from '../board/mailbox.js';
 import type { ProtocolRequest } from '../board/requests.js';
-import type { Member, Message, Stage, Task, TaskUsage } from '../board/schemas.js';
+import type { Member, MemberState, Message, Stage, Task, TaskUsage } from '../board/schemas.js';
 import type { ModelSpec } from '../model/factory.js';
 import type { PipelineState } from '../stages/pipeline.js';
 import type { PipelineStatus } from '../stages/pipeline-status.js';
@@ -147,6 +147,7 @@ export interface LeadSnapshot {
   };
   tasks: Task[];
   pipelines: PipelineView[];
+  /** The registry's members, and the teammates this session started that have not joined it yet (`starting`). */
   team: { name: string; lead: string; members: MemberView[] };
   questions: PendingQuestion[];
   /** Plan-approval requests waiting for the lead. */
@@ -175,7 +176,12 @@ export interface PipelineView {
   workspace: string;
 }
 
-export interface MemberView extends Member {
+/** A member as a front end shows it: `starting` while a teammate this session started has not joined yet. */
+export interface ShownMember extends Omit<Member, 'status'> {
+  status: MemberState;
+}
+
+export interface MemberView extends ShownMember {
   /** Whether this session runs it (another process's member may run on another model). */
   running: boolean;
   /** The model its role works on, as shown. */

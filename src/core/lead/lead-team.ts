@@ -10,6 +10,7 @@ import { sweepOrphans } from '../exec/process.js';
 import type { ModelSpec } from '../model/factory.js';
 import type { StageRegistry } from '../stages/stage-registry.js';
 import type { Pipeline } from '../stages/pipeline.js';
+import type { ShownMember } from './lead-api.js';
 import type { TeamMemberSpec, LeadEvent } from './session-types.js';
 import type { Spend } from './spend.js';
 
@@ -23,6 +24,15 @@ export class LeadTeam {
   private readonly spawned = new Map<string, TeamMemberSpec>();
   /** Teammates that shut down after IDLE_TIMEOUT (or lost the board); respawned when work for them appears. */
   private readonly resting = new Set<string>();
+  /**
+   * Teammates started whose thread has not reported yet: the registry lists a member only once its
+   * thread has joined, a moment after the start (until then it may hold a record of an earlier run).
+   */
+  private readonly unheard = new Set<string>();
+  /** When each teammate's thread was last started. */
+  private readonly startedAt = new Map<string, string>();
+  /** The team a start in progress will spawn, and since when (the lease, the model and the watcher come first). */
+  private readonly awaited = new Map<string, { role: string; since: string }>();
   /** The first model error no retry will fix (bad key, unknown model, unreachable endpoint). */
   private fatal: { code: string; message: string } | null = null;
 
@@ -83,6 +93,8 @@ export class LeadTeam {
       deps.emit({ type: 'error', code: 'WATCHER', message: error.message });
     });
     this.manager.on('event', (event: ManagerEvents['event'][0]) => {
+      // Its first status is written to the registry before it is sent: the registry lists it now.
+      if (event.type === 'status') this.unheard.delete(event.name);
       if (event.type === 'error' && FATAL_MODEL_CODES.has(event.error.code)) this.fatal ??= event.error;
       if (event.type === 'error' && deps.outage.hides(event.name, event.error.code)) return;
       // Every thread exports its own spans: a collector that cannot be reached is said once, by the lead.
@@ -96,6 +108,7 @@ export class LeadTeam {
       deps.release();
     });
     this.manager.on('exit', (exit) => {
+      this.unheard.delete(exit.name);
       if (exit.why === 'idle_timeout') this.resting.add(exit.name);
       // A thread that could not reach the board (a database away too long) is started again when there is work.
       else if (exit.why === 'board_unreachable' && !deps.closed()) this.resting.add(exit.name);
@@ -114,6 +127,31 @@ export class LeadTeam {
     return this.manager.handles().map(({ name, role }) => ({ name, role }));
   }
 
+  /**
+   * The teammates this session runs that have not joined the registry as far as `listed` (its members
+   * as read) shows, as members `starting`: not heard from yet, or not listed at all (a database
+   * board's copy a moment behind).
+   */
+  starting(listed: readonly Member[]): ShownMember[] {
+    const names = new Set(listed.map((member) => member.name));
+    const threads = this.manager
+      .handles()
+      .filter(({ name }) => this.unheard.has(name) || !names.has(name))
+      .map(({ name, role }) => ({ name, role, since: this.startedAt.get(name)! }));
+    const awaited = [...this.awaited].filter(([name]) => !this.manager.get(name)).map(([name, { role, since }]) => ({ name, role, since }));
+    return [...threads, ...awaited].map((member) => ({ ...member, status: 'starting', task: null, pid: process.pid, host: HOST }));
+  }
+
+  /**
+   * The team a start now under way will spawn: listed `starting` from the start's call, as each is
+   * once spawned. Each leaves this list at its spawn (done or refused); a start that fails calls it with [].
+   */
+  willStart(team: readonly TeamMemberSpec[]): void {
+    this.awaited.clear();
+    const since = new Date().toISOString();
+    for (const { name, role } of team) this.awaited.set(name, { role, since });
+  }
+
   isRunning(name: string): boolean {
     return this.manager.get(name) !== undefined;
   }
@@ -129,11 +167,14 @@ export class LeadTeam {
   }
 
   spawn(name: string, role: string, prompt?: string): void {
+    this.awaited.delete(name);
     this.deps.stages.checkRole(role);
     if (name.length > 64 || !/^[A-Za-z0-9_-]+$/.test(name)) throw new ConfigError(`invalid teammate name '${name.slice(0, 80)}': at most 64 letters, digits, _ and -`);
     // The thread would be refused when it joins; say so here, before anything starts.
     this.board.registry.checkNameFree(this.board.registry.read(), name);
     this.manager.spawn(name, role, prompt);
+    this.unheard.add(name);
+    this.startedAt.set(name, new Date().toISOString());
     this.spawned.set(name, { name, role, ...(prompt ? { prompt } : {}) });
     this.resting.delete(name);
   }

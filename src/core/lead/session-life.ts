@@ -76,7 +76,13 @@ export class SessionLife {
   }
 
   start(team: readonly TeamMemberSpec[]): Promise<void> {
-    const call = this.startOnce(team);
+    // The team is listed as starting from now, though its threads are spawned only after the lease,
+    // the model and the watcher: a /team typed meanwhile (the ink prompt is up at once) lists it.
+    this.parts.team.willStart(team);
+    const call = this.startOnce(team).catch((error: unknown) => {
+      this.parts.team.willStart([]);
+      throw error;
+    });
     this.startCall = call.catch(() => undefined);
     return call;
   }

@@ -150,11 +150,13 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   snapshot(): LeadSnapshot {
     const tasks = this.board.tasks.list();
+    const team = this.board.registry.read();
     return buildSnapshot({
       board: { location: this.board.location, where: this.where, rootDir: this.rootDir, repository: this.repository?.top ?? null },
       tasks,
       problems: this.board.tasks.problems(),
-      team: this.board.registry.read(),
+      team,
+      starting: this.team.starting(team.members),
       questions: this.pendingQuestions(),
       plans: this.board.requests.list({ kind: 'plan', status: 'pending' }),
       spend: this.spend,
@@ -226,7 +228,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     return this.models.ids;
   }
 
-  /** Dollars `tasks` cost at their roles' models' prices, or null when a model has no price. */
+  /** Dollars `tasks` cost at their roles' models' prices, or null when a model has no price or nothing was spent. */
   costOf(tasks: readonly Task[]): number | null {
     return this.models.costOf(tasks);
   }

@@ -3,7 +3,7 @@ import type { Task, TeamConfig } from '../board/schemas.js';
 import type { BoardProblem } from '../board/task-index.js';
 import { taskWorkspace } from '../stages/pipeline.js';
 import { pipelineStatus, pipelineUsage, tasksByPipeline } from '../stages/pipeline-status.js';
-import type { LeadSnapshot, MemberView, PipelineView } from './lead-api.js';
+import type { LeadSnapshot, MemberView, PipelineView, ShownMember } from './lead-api.js';
 import type { PendingQuestion } from './questions.js';
 import type { Spend } from './spend.js';
 import type { TeamModels } from './team-models.js';
@@ -14,6 +14,8 @@ export interface SnapshotParts {
   tasks: Task[];
   problems: BoardProblem[];
   team: TeamConfig;
+  /** Teammates this process runs that the registry does not list yet as they are (see LeadTeam.starting). */
+  starting?: ShownMember[];
   questions: PendingQuestion[];
   plans: ProtocolRequest[];
   spend: Pick<Spend, 'of' | 'total' | 'byMember'>;
@@ -31,7 +33,11 @@ export function buildSnapshot(parts: SnapshotParts): LeadSnapshot {
     const status = pipelineStatus(own);
     return { id, status, usage: pipelineUsage(own), cost: models.costOf(own), workspace: taskWorkspace(parts.board.rootDir, own[0] ?? { pipeline: id, artifacts: {} }) };
   });
-  const members: MemberView[] = parts.team.members.map((member) => ({ ...member, running: parts.running(member.name), model: models.of(member.role), spend: spend.of(member.name) }));
+  // A teammate starting is shown where the registry has it (a record of an earlier run), or after the rest.
+  const starting = new Map((parts.starting ?? []).map((member) => [member.name, member]));
+  const listed: ShownMember[] = parts.team.members.map((member) => starting.get(member.name) ?? member);
+  const joining = [...starting.values()].filter((member) => !parts.team.members.some((other) => other.name === member.name));
+  const members: MemberView[] = [...listed, ...joining].map((member) => ({ ...member, running: parts.running(member.name), model: models.of(member.role), spend: spend.of(member.name) }));
   return {
     board: { ...parts.board, problems: parts.problems.map((problem) => problem.message) },
     tasks,
