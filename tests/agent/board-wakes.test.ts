@@ -1,7 +1,8 @@
 /**
  * Which teammates a board change wakes (BoardWakes, used by the TeammateManager): idle ones the board
- * has a claimable task for, one per task, the one heard from last first; one at work when it
- * reports idle again, and only if a change came while it worked.
+ * has a claimable task for, one per task, the one heard from last first; one waiting on an answer on
+ * every change (it may be its task's cancel); one at work when it reports idle again, and only if a
+ * change came while it worked.
  */
 import { describe, expect, it } from 'vitest';
 import { BoardWakes, wakesFor } from '../../src/core/agent/wake.js';
@@ -18,19 +19,38 @@ describe('BoardWakes', () => {
     expect(wakes.changed(team('analyst', 'engineer'), anything)).toEqual(['analyst', 'engineer']);
   });
 
-  it('passes over a teammate at work or waiting on an answer, and wakes it when it is idle again', () => {
+  it('passes over a teammate at work, and wakes it when it is idle again', () => {
     const wakes = new BoardWakes();
     wakes.status('engineer', 'working');
-    wakes.status('analyst', 'waiting');
-    expect(wakes.changed(team('analyst', 'engineer', 'reviewer'), anything)).toEqual(['reviewer']);
-    expect(wakes.changed(team('analyst', 'engineer', 'reviewer'), anything)).toEqual(['reviewer']);
+    expect(wakes.changed(team('engineer', 'reviewer'), anything)).toEqual(['reviewer']);
+    expect(wakes.changed(team('engineer', 'reviewer'), anything)).toEqual(['reviewer']);
     // Back to idle after a change it was not told of: woken once, then like any idle teammate.
     expect(wakes.status('engineer', 'idle')).toBe(true);
     expect(wakes.status('engineer', 'idle')).toBe(false);
     expect(wakes.changed(team('engineer'), anything)).toEqual(['engineer']);
-    // From waiting to working is still at work: the missed change is kept for its idle.
+  });
+
+  it('wakes a teammate waiting on an answer on every change, whatever the board holds for its role', () => {
+    const wakes = new BoardWakes();
+    wakes.status('analyst', 'working');
+    wakes.status('analyst', 'waiting');
+    expect(wakes.changed(team('analyst', 'reviewer'), anything)).toEqual(['reviewer', 'analyst']);
+    expect(wakes.changed(team('analyst'), open())).toEqual(['analyst']);
+    // Back at work (answered): passed over again, and the missed changes are kept for its idle.
     expect(wakes.status('analyst', 'working')).toBe(false);
+    expect(wakes.changed(team('analyst'), anything)).toEqual([]);
     expect(wakes.status('analyst', 'idle')).toBe(true);
+  });
+
+  it('wakes a teammate when it starts waiting if a change came while it still worked (its task may be cancelled)', () => {
+    const wakes = new BoardWakes();
+    wakes.status('analyst', 'working');
+    // The cancel's change is seen before the status that says the teammate now waits.
+    expect(wakes.changed(team('analyst'), anything)).toEqual([]);
+    expect(wakes.status('analyst', 'waiting')).toBe(true);
+    // Nothing changed while it worked: no wake.
+    wakes.status('engineer', 'working');
+    expect(wakes.status('engineer', 'waiting')).toBe(false);
   });
 
   it('does not wake a teammate back from work when nothing changed meanwhile', () => {

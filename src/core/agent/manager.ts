@@ -129,7 +129,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   private readonly heard = new WeakSet<Worker>();
   /** Messages received from each thread: a message it sent the lead waits for its earlier events (event-order.ts). */
   private readonly received = new WeakMap<Worker, number>();
-  /** Which threads a board change wakes: idle ones at once, busy ones when they are idle again. */
+  /** Which threads a board change wakes: idle and waiting ones at once, busy ones when they are idle again. */
   private readonly boardWakes = new BoardWakes();
   /** The model of each role (the default under ''), changed by setModel for the next threads. */
   private readonly models: Map<string, ModelSpec>;
@@ -302,7 +302,8 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
 
   /**
    * Wakes the idle teammates a board change gives work (`BoardWakes`: one per claimable task of
-   * their role). One at work is woken when it goes back to idle.
+   * their role), and those waiting on an answer (the change may end their task). One at work is
+   * woken when it goes back to idle.
    */
   wakeAll(): void {
     for (const name of this.boardWakes.changed(this.live.values(), () => this.board.scanUnclaimed())) this.wake(name);

@@ -35,8 +35,12 @@ export class TeammateInbox {
     return [...this.pending.splice(0), ...drained];
   }
 
-  /** Waits for a message matching `match`; others are held back. A shutdown request ends the wait. */
-  async waitFor(match: (m: Message) => boolean, timeoutMs: number, signal: AbortSignal): Promise<Message | null> {
+  /**
+   * Waits for a message matching `match`; others are held back. A shutdown request ends the wait, and
+   * so does `ended` (the task waited on is cancelled or no longer ours), asked again on every wake:
+   * the board change that ended it wakes this teammate, so the wait ends then, not on a timer.
+   */
+  async waitFor(match: (m: Message) => boolean, timeoutMs: number, signal: AbortSignal, ended: () => boolean = () => false): Promise<Message | null> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const queued = this.pending.findIndex(match);
@@ -47,7 +51,7 @@ export class TeammateInbox {
       // The loop answers a shutdown request on its next turn.
       if (this.pending.some((m) => m.type === 'shutdown_request')) return null;
       const remaining = deadline - Date.now();
-      if (signal.aborted || remaining <= 0) return null;
+      if (signal.aborted || remaining <= 0 || ended()) return null;
       await this.wake.wait(Math.min(this.pollMs, remaining), signal);
     }
   }

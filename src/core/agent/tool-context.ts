@@ -94,10 +94,24 @@ export function toolContext(host: ToolHost, work: ToolWork): ToolContext {
       // Our claim was taken over: stop at once instead of writing more into a shared workspace.
       else if (result.fenced) onFenceLost(result.reason);
     },
-    waitForMessage: (match, timeoutMs) => host.inbox.waitFor(match, timeoutMs, signal),
+    // The task cancelled or taken over while its teammate waits (an answer, a plan decision): the wait
+    // ends on the wake that change brings, and its claimLost ends the work (the lease's abort).
+    waitForMessage: (match, timeoutMs) => host.inbox.waitFor(match, timeoutMs, signal, () => claimEnded(ctx)),
     log: (line) => host.activity(ctx.task?.id ?? null, line),
     emit: (input) => host.emit({ pipeline: ctx.task?.pipeline ?? null, task: ctx.task?.id ?? null, agent: host.name, role: host.role, ...input } as EventInput),
     setStatus: (status, reason) => host.setStatus(status, ctx.task?.id ?? null, reason),
   };
   return ctx;
+}
+
+/**
+ * Whether the claim of `ctx` has ended. A task that cannot be read now (a replica not caught up, a
+ * bad file) is not taken for gone: the next wake asks again, and the lease's renewal decides it.
+ */
+function claimEnded(ctx: ToolContext): boolean {
+  try {
+    return ctx.claimLost?.() != null;
+  } catch {
+    return false;
+  }
 }

@@ -65,14 +65,15 @@ export function wakesFor(open: ReadonlyArray<{ role: string | null }>, idle: Rea
  * the one heard from last first (it worked last: its code is compiled and its process launchers
  * still run), except that one woken for a change and not heard from since goes last: it may be
  * claiming the task that woke it and not have said so yet, and a second task must not wait behind
- * that. One at work on a task (or waiting on an answer, which its inbox wakes) scans the board anyway
- * when it goes back to idle, so it is not sent a wake it would not read; but a change that came
- * while it was busy may have landed after that scan began, so it is woken when its `idle` arrives.
+ * that. One at work on a task scans the board anyway when it goes back to idle, so it is not sent a
+ * wake it would not read; but a change that came while it was busy may have landed after that scan
+ * began, so it is woken when its `idle` arrives. One waiting on an answer or a plan decision is woken
+ * by every change: the change may be its task's cancel, and its wait ends on it (TeammateInbox.waitFor).
  * The wake is level-triggered (Wake), so an extra one costs a scan, never a lost change.
  */
 export class BoardWakes {
-  /** Teammates at work, and whether a board change came since. */
-  private readonly atWork = new Map<string, { missed: boolean }>();
+  /** Teammates at work, whether a board change came since, and whether they wait (status `waiting`). */
+  private readonly atWork = new Map<string, { missed: boolean; waiting: boolean }>();
   /** When each teammate was last woken for a change, and last reported a status, on one count. */
   private readonly woken = new Map<string, number>();
   private readonly heard = new Map<string, number>();
@@ -84,32 +85,45 @@ export class BoardWakes {
    */
   changed(team: Iterable<{ name: string; role: string }>, open: () => ReadonlyArray<{ role: string | null }>): string[] {
     const idle: Array<{ name: string; role: string }> = [];
+    const waiting: string[] = [];
     for (const member of team) {
       const work = this.atWork.get(member.name);
-      if (work) work.missed = true;
-      else idle.push(member);
+      if (!work) idle.push(member);
+      else {
+        work.missed = true;
+        if (work.waiting) waiting.push(member.name);
+      }
     }
-    if (idle.length === 0) return [];
+    if (idle.length === 0) return waiting;
     let tasks: ReadonlyArray<{ role: string | null }>;
     try {
       tasks = open();
     } catch {
-      return idle.map((member) => member.name);
+      return [...idle.map((member) => member.name), ...waiting];
     }
     const heard = (name: string) => this.heard.get(name) ?? 0;
     const unanswered = (name: string) => Number((this.woken.get(name) ?? 0) > heard(name));
     idle.sort((a, b) => unanswered(a.name) - unanswered(b.name) || heard(b.name) - heard(a.name));
     const names = wakesFor(tasks, idle);
     for (const name of names) this.woken.set(name, ++this.count);
-    return names;
+    return [...names, ...waiting];
   }
 
   /** `name` reported `status`: true when it must be woken now for a change it was not told of. */
   status(name: string, status: string): boolean {
     this.heard.set(name, ++this.count);
     if (status === 'working' || status === 'waiting') {
-      if (!this.atWork.has(name)) this.atWork.set(name, { missed: false });
-      return false;
+      const waiting = status === 'waiting';
+      const work = this.atWork.get(name);
+      if (!work) {
+        this.atWork.set(name, { missed: false, waiting });
+        return false;
+      }
+      // Waiting from now: a change that came while it worked (before this status arrived) may be its
+      // task's cancel, which its wait must see.
+      const wake = waiting && !work.waiting && work.missed;
+      work.waiting = waiting;
+      return wake;
     }
     const work = this.atWork.get(name);
     this.atWork.delete(name);

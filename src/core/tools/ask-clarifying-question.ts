@@ -54,8 +54,9 @@ export const askClarifyingQuestionTool = defineTool({
       reply = await ctx.waitForMessage(isAnswer, answerTimeoutMs);
       await reportStatus(ctx, 'working');
     }
-    // Stopped while waiting: nothing is recorded, so the question is asked again when the work resumes.
-    if (!reply && (ctx.signal.aborted || waitedMs(started) < answerTimeoutMs)) return { content: 'No answer: the team is being stopped.' };
+    // Stopped while waiting (the team stopping, the task cancelled or taken over): nothing is recorded,
+    // so the question is asked again when the work resumes.
+    if (!reply && (ctx.signal.aborted || waitedMs(started) < answerTimeoutMs)) return { content: 'No answer: the work on this task was stopped.' };
     const answer = reply?.content ?? `No answer within ${Math.round(answerTimeoutMs / 1000)} s; proceed with sensible assumptions.`;
     const by = reply?.from ?? 'timeout';
     // The lead tells who answered (the person, or the simulated user); nobody did when it timed out.

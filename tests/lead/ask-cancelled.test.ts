@@ -1,0 +1,59 @@
+/**
+ * A teammate waiting for the answer to its question stops waiting once the task it asked about is
+ * cancelled, and goes on to the next task — with real worker threads, the real watcher and the
+ * offline model. Its lease is an hour (renewed every 20 minutes) and its idle poll never comes, so
+ * only the wake a cancel brings can move it: the lease's renewal, which used to be the one thing that
+ * noticed the cancel, cannot come within the test's ceiling.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fileBoard } from '../../src/core/board/board.js';
+import { LeadSession } from '../../src/core/lead/session.js';
+import { POLL_NEVER_MS } from '../helpers/agent-team.js';
+import { until } from '../helpers/agent-wait.js';
+
+const roots: string[] = [];
+const sessions: LeadSession[] = [];
+afterEach(async () => {
+  for (const session of sessions.splice(0)) await session.close(1_000).catch(() => undefined);
+  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
+});
+
+const REQUIREMENTS = ['Downloads', 'Desktop', 'Pictures'].map((folder) => `Write a Python script that organizes my ${folder} folder by file type.`);
+
+describe('a question whose task is cancelled', () => {
+  it('ends the wait at the cancel, and the analyst asks about the next task', async () => {
+    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-ask-cancelled-')));
+    roots.push(root);
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: POLL_NEVER_MS, leaseMs: 3_600_000, idleTimeoutMs: 0 } });
+    sessions.push(session);
+    await session.start();
+    const tasks = [];
+    for (const requirement of REQUIREMENTS) tasks.push(await session.post(requirement));
+    const [first, second, third] = tasks as [(typeof tasks)[0], (typeof tasks)[0], (typeof tasks)[0]];
+    const askedAbout = (id: number) => session.pendingQuestions().some((question) => question.task === id && question.from === 'analyst');
+
+    await until(() => askedAbout(first.id), 'the analyst asks about the first requirement');
+    expect(session.task(second.id)!.status).toBe('pending');
+
+    // The person's /cancel: the task is cancelled and its owner told.
+    await session.cancel(first.pipeline!);
+    await until(() => askedAbout(second.id), 'the analyst, no longer waiting, asks about the second requirement');
+    expect(session.task(second.id)!.owner).toBe('analyst');
+
+    // A cancel that tells nobody (written to the board by another process): the board change alone ends the wait.
+    const board = fileBoard(root);
+    expect((await board.tasks.cancel(second.id, 'person', 'cancelled on the board')).ok).toBe(true);
+    await until(() => askedAbout(third.id), 'the analyst, woken by the board change, asks about the third requirement');
+
+    // Neither cancelled task got an answer, not even the timeout's assumptions: the wait just ended.
+    for (const task of [first, second]) {
+      const history = session.task(task.id)!.history.map((entry) => entry.event);
+      expect(history).toContain('asked');
+      expect(history).not.toContain('answered');
+      expect(session.task(task.id)!.status).toBe('cancelled');
+    }
+  });
+});
