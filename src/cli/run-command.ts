@@ -102,6 +102,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   };
   const input = !options.auto ? readline.createInterface({ input: process.stdin, terminal: false }) : null;
   const typed: string[] = [];
+  /** This run's pipelines, in the order of its requirements (posted once the team has started). */
+  const pipelines: number[] = [];
   let inputEnded = false;
   let hinted = false;
   // Said of every pipeline the stop leaves open: the question it asked itself, or else the one that stopped the run.
@@ -126,19 +128,22 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     unanswered = true;
     stopWith(noAnswer());
   };
-  // A line `#N text` answers pipeline N's question (held until that pipeline asks); any other line
-  // answers the question in front of the run, oldest first.
-  const addressed = new Map<number, string[]>();
+  // A line `#N text` answers pipeline N's question (held until that pipeline asks); any other line,
+  // and one naming no pipeline of this run, answers the question in front of the run, oldest first.
+  const addressedTo = (line: string) => {
+    const to = /^#(\d+)\s+(\S.*)$/.exec(line);
+    return to && pipelines.includes(Number(to[1])) ? { pipeline: Number(to[1]), text: to[2]! } : null;
+  };
   const answerNext = (question: PendingQuestion): boolean => {
-    const line = (question.pipeline !== null ? addressed.get(question.pipeline)?.shift() : undefined) ?? typed.shift();
-    if (line === undefined) return false;
-    void session.answer(line, question.questionId).catch(() => undefined);
+    const own = typed.findIndex((line) => addressedTo(line)?.pipeline === question.pipeline);
+    const at = own >= 0 ? own : typed.findIndex((line) => addressedTo(line) === null);
+    if (at < 0) return false;
+    const [line] = typed.splice(at, 1);
+    void session.answer(addressedTo(line!)?.text ?? line!, question.questionId).catch(() => undefined);
     return true;
   };
   input?.on('line', (line) => {
-    const to = /^#(\d+)\s+(\S.*)$/.exec(line);
-    if (to) addressed.set(Number(to[1]), [...(addressed.get(Number(to[1])) ?? []), to[2]!]);
-    else typed.push(line);
+    typed.push(line);
     for (const question of session.pendingQuestions()) answerNext(question);
   });
   input?.on('close', () => {
@@ -206,7 +211,6 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   let ended: PipelineState[] = [];
   /** When each pipeline ended (its wall time is from the run's start to then; the overall line's to the run's end). */
   const endedAt = new Map<number, number>();
-  const pipelines: number[] = [];
   /** The pipelines the run stopped while they were active, and why, as their summaries say it. */
   const stopped = new Map<number, string>();
   let web: WebBoard | null = null;
