@@ -25,11 +25,9 @@ export class LeadTeam {
   /** Teammates that shut down after IDLE_TIMEOUT (or lost the board); respawned when work for them appears. */
   private readonly resting = new Set<string>();
   /**
-   * Teammates started whose thread has not reported yet: the registry lists a member only once its
-   * thread has joined, a moment after the start (until then it may hold a record of an earlier run).
+   * When each teammate's thread was last started: the registry lists it only once the thread has
+   * joined, a moment later (until then it may hold a record of an earlier run).
    */
-  private readonly unheard = new Set<string>();
-  /** When each teammate's thread was last started. */
   private readonly startedAt = new Map<string, string>();
   /** The team a start in progress will spawn, and since when (the lease, the model and the watcher come first). */
   private readonly awaited = new Map<string, { role: string; since: string }>();
@@ -93,8 +91,6 @@ export class LeadTeam {
       deps.emit({ type: 'error', code: 'WATCHER', message: error.message });
     });
     this.manager.on('event', (event: ManagerEvents['event'][0]) => {
-      // Its first status is written to the registry before it is sent: the registry lists it now.
-      if (event.type === 'status') this.unheard.delete(event.name);
       if (event.type === 'error' && FATAL_MODEL_CODES.has(event.error.code)) this.fatal ??= event.error;
       if (event.type === 'error' && deps.outage.hides(event.name, event.error.code)) return;
       // Every thread exports its own spans: a collector that cannot be reached is said once, by the lead.
@@ -108,7 +104,6 @@ export class LeadTeam {
       deps.release();
     });
     this.manager.on('exit', (exit) => {
-      this.unheard.delete(exit.name);
       if (exit.why === 'idle_timeout') this.resting.add(exit.name);
       // A thread that could not reach the board (a database away too long) is started again when there is work.
       else if (exit.why === 'board_unreachable' && !deps.closed()) this.resting.add(exit.name);
@@ -129,14 +124,15 @@ export class LeadTeam {
 
   /**
    * The teammates this session runs that have not joined the registry as far as `listed` (its members
-   * as read) shows, as members `starting`: not heard from yet, or not listed at all (a database
-   * board's copy a moment behind).
+   * as read) shows, as members `starting`: no record written since their start (only an earlier run's,
+   * or none yet, or a database board's copy a moment behind).
    */
   starting(listed: readonly Member[]): ShownMember[] {
-    const names = new Set(listed.map((member) => member.name));
+    // Joined: the registry holds a record its thread wrote since this start (join stamps heartbeat).
+    const joined = new Set(listed.filter((member) => Date.parse(member.heartbeat ?? member.since) >= Date.parse(this.startedAt.get(member.name) ?? '')).map((member) => member.name));
     const threads = this.manager
       .handles()
-      .filter(({ name }) => this.unheard.has(name) || !names.has(name))
+      .filter(({ name }) => !joined.has(name))
       .map(({ name, role }) => ({ name, role, since: this.startedAt.get(name)! }));
     const awaited = [...this.awaited].filter(([name]) => !this.manager.get(name)).map(([name, { role, since }]) => ({ name, role, since }));
     return [...threads, ...awaited].map((member) => ({ ...member, status: 'starting', task: null, pid: process.pid, host: HOST }));
@@ -173,7 +169,6 @@ export class LeadTeam {
     // The thread would be refused when it joins; say so here, before anything starts.
     this.board.registry.checkNameFree(this.board.registry.read(), name);
     this.manager.spawn(name, role, prompt);
-    this.unheard.add(name);
     this.startedAt.set(name, new Date().toISOString());
     this.spawned.set(name, { name, role, ...(prompt ? { prompt } : {}) });
     this.resting.delete(name);
