@@ -143,6 +143,9 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     return true;
   };
   input?.on('line', (line) => {
+    // A blank line answers nothing (as in --file), nor does a pipeline's number with no answer after it.
+    if (!line.trim()) return;
+    if (/^#\d+\s*$/.test(line.trim())) return log(`note: standard input's line '${line.trim()}' has no answer after the pipeline's number: skipped`);
     typed.push(line);
     for (const question of session.pendingQuestions()) answerNext(question);
   });
@@ -226,6 +229,11 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       pipelines.push(first.pipeline!);
       log(`posted pipeline #${first.pipeline!}: task #${first.id} (${first.stage}) — ${first.subject}`);
     }
+    // Several analysts ask at once: a script's plain lines cannot say whose question they answer.
+    const askers = team.filter((member) => member.role === 'analyst').length;
+    if (input && !process.stdin.isTTY && askers > 1 && pipelines.length > 1) {
+      log(`note: ${askers} analysts ask at once, so a plain answer line goes to whichever question comes first; start a line with '#N ' to answer pipeline N's`);
+    }
     // One requirement: the init record as before; several: the first's, and every pipeline and task.
     const several = pipelines.length > 1 ? { pipelines, tasks: firsts.map((task) => task.id) } : {};
     stream({ type: 'system', subtype: 'init', pipeline: pipelines[0], task: firsts[0]!.id, ...several, model: session.modelIds, board: session.where });
@@ -287,6 +295,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   // `run` follows its own pipeline; work it found on the board and did not see end is not lost.
   const unfinished = after.pipelines.filter(({ id, status }) => !pipelines.includes(id) && status === 'active').map(({ id }) => `#${id}`);
   if (unfinished.length) log(`note: pipeline ${unfinished.join(', ')} is still active on the board: a lead (autoteam) or a worker there goes on with it`);
+  if (typed.length) log(`note: ${typed.length === 1 ? "a line of standard input was" : `${typed.length} lines of standard input were`} left unused, no question came for ${typed.length === 1 ? 'it' : 'them'} (the first: '${typed[0]!.slice(0, 60)}')`);
   const approved = states.every((state) => state.status === 'approved');
   // JSON: one requirement, its summary (the shape of one-requirement runs); several, an array of them.
   if (format === 'json') console.log(JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2));

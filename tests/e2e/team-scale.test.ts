@@ -119,8 +119,13 @@ describe('autoteam post', () => {
   it('plain answer lines reach the pipelines in the order the requirements were given', async () => {
     const root = tempBoard();
     roots.push(root);
-    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT, DOWNLOADS_REQUIREMENT], { cwd: root, input: [...PICTURES, ...PHOTOS].join('\n') + '\n' });
+    // A blank line and a pipeline's number alone answer nothing; a line no question came for is said.
+    const input = ['', ...PICTURES, '#2', ...PHOTOS, 'one too many'].join('\n') + '\n';
+    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT, DOWNLOADS_REQUIREMENT], { cwd: root, input });
     expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout).toContain("note: standard input's line '#2' has no answer after the pipeline's number: skipped");
+    expect(run.stdout).toContain("note: a line of standard input was left unused, no question came for it (the first: 'one too many')");
+    expect(run.stdout).not.toContain('analysts ask at once');
     expect(criteriaOf(root, 1)[0], describeRun(run)).toMatch(/: Pictures \(\.jpg.*\); Misc \(anything else\)$/);
     expect(criteriaOf(root, 2)[0], describeRun(run)).toMatch(/: Photos \(\.jpg, \.png\); Docs \(\.pdf\); Misc \(anything else\)$/);
   });
@@ -135,6 +140,7 @@ describe('autoteam post', () => {
     expect(criteriaOf(root, 1)[1]).toMatch(/left where it is, with a warning/);
     expect(criteriaOf(root, 2)[0], describeRun(run)).toMatch(/: Photos \(\.jpg, \.png\); Docs \(\.pdf\); Misc \(anything else\)$/);
     expect(run.stdout).toContain('! person answers analyst');
+    expect(run.stdout).toContain("note: 2 analysts ask at once, so a plain answer line goes to whichever question comes first; start a line with '#N ' to answer pipeline N's");
   });
 
   it('with no lead: posts each requirement of --file with its worktree and branch, and the tasks wait', async () => {
