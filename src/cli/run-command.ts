@@ -130,9 +130,11 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   };
   // A line `#N text` answers pipeline N's question (held until that pipeline asks); any other line,
   // and one naming no pipeline of this run, answers the question in front of the run, oldest first.
+  // Until every requirement is posted, any `#N` may be one of this run's: held, not sent as typed.
+  let allPosted = false;
   const addressedTo = (line: string) => {
     const to = /^#(\d+)\s+(\S.*)$/.exec(line);
-    return to && pipelines.includes(Number(to[1])) ? { pipeline: Number(to[1]), text: to[2]! } : null;
+    return to && (!allPosted || pipelines.includes(Number(to[1]))) ? { pipeline: Number(to[1]), text: to[2]! } : null;
   };
   const answerNext = (question: PendingQuestion): boolean => {
     const own = typed.findIndex((line) => addressedTo(line)?.pipeline === question.pipeline);
@@ -229,6 +231,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       pipelines.push(first.pipeline!);
       log(`posted pipeline #${first.pipeline!}: task #${first.id} (${first.stage}) — ${first.subject}`);
     }
+    allPosted = true;
+    for (const question of options.auto ? [] : session.pendingQuestions()) answerNext(question);
     // Several analysts ask at once: a script's plain lines cannot say whose question they answer.
     const askers = team.filter((member) => member.role === 'analyst').length;
     if (input && !process.stdin.isTTY && askers > 1 && pipelines.length > 1) {
