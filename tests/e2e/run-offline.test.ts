@@ -84,7 +84,8 @@ describe.runIf(python)('autoteam run --auto, offline: the canonical five-task st
     for (const entry of qa) {
       expect(entry.question).toMatch(/\?$/);
       expect(entry.answer.length).toBeGreaterThan(0);
-      expect(entry.by).toBe('lead');
+      // --auto: the simulated user answered, and the task file says so (not just "lead").
+      expect(entry.by).toBe('simulated user');
     }
     // Every answer the analyst got made it into a saved requirement.
     for (const entry of qa) expect(Object.values(requirements)).toContain(entry.answer);
@@ -424,6 +425,8 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: 'Pictures and Misc only\nskip and warn\n' });
     expect(run.code, describeRun(run)).toBe(0);
     expect(run.stdout).toContain('! person answers analyst: Pictures and Misc only');
+    // The task file says a person answered (the lead only carried it).
+    expect((readTasks(root)[0]!.artifacts.qa ?? []).map((entry) => entry.by)).toEqual(['person', 'person']);
     const criteria = readTasks(root)[0]!.artifacts.criteria ?? [];
     expect(criteria[0]!.criterion).toMatch(/: Pictures \(\.jpg.*\); Misc \(anything else\)$/);
     expect(criteria[1]!.criterion).toBe('A file whose name already exists in the target folder is left where it is, with a warning naming it');

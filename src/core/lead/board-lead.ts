@@ -176,7 +176,7 @@ export class BoardLead implements LeadControls {
     if (!text.trim()) throw new AutoteamError('an answer needs some text', 'USAGE');
     this.answered.add(question.questionId);
     const lead = this.lead;
-    await this.board.mailbox.send(lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task });
+    await this.board.mailbox.send(lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task, answeredBy: 'person' });
     this.board.sink.emit({ type: 'question_answered', pipeline: question.pipeline, task: question.task, agent: lead, questionId: question.questionId, answer: text, by: 'person', asker: question.from });
     this.tell({ type: 'answered', question, answer: text, by: 'person' });
     return question;

@@ -65,7 +65,7 @@ export class QuestionDesk {
     if (!question) throw new AutoteamError(questionId ? `no pending question '${questionId}'` : 'no question is waiting for an answer', 'NO_QUESTION');
     this.questions.delete(question.questionId);
     const lead = this.deps.lead();
-    await this.deps.mailbox.send(lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task });
+    await this.deps.mailbox.send(lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task, answeredBy: by });
     this.deps.sink.emit({ type: 'question_answered', pipeline: question.pipeline, task: question.task, agent: lead, questionId: question.questionId, answer: text, by, asker: question.from });
     this.deps.emit({ type: 'answered', question, answer: text, by });
     return question;

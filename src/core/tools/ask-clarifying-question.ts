@@ -58,7 +58,8 @@ export const askClarifyingQuestionTool = defineTool({
     // so the question is asked again when the work resumes.
     if (!reply && (ctx.signal.aborted || waitedMs(started) < answerTimeoutMs)) return { content: 'No answer: the work on this task was stopped.' };
     const answer = reply?.content ?? `No answer within ${Math.round(answerTimeoutMs / 1000)} s; proceed with sensible assumptions.`;
-    const by = reply?.from ?? 'timeout';
+    // Who answered, as the lead's message says (the person, or the simulated user); else its sender.
+    const by = !reply ? 'timeout' : reply.answeredBy === 'person' || reply.answeredBy === 'simulated user' ? reply.answeredBy : reply.from;
     // The lead tells who answered (the person, or the simulated user); nobody did when it timed out.
     if (!reply) ctx.emit?.({ type: 'question_answered', questionId, answer, by, asker: ctx.agent.name });
     await ctx.record('answered', `${by}: ${answer}`, (artifacts) => ({
