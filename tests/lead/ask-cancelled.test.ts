@@ -56,4 +56,22 @@ describe('a question whose task is cancelled', () => {
       expect(session.task(task.id)!.status).toBe('cancelled');
     }
   });
+
+  it("says the question is withdrawn before the analyst's next question, in the log a front end renders", async () => {
+    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-ask-withdrawn-')));
+    roots.push(root);
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: POLL_NEVER_MS, leaseMs: 3_600_000, idleTimeoutMs: 0 } });
+    sessions.push(session);
+    // What the activity stream shows, in its order (nothing here asks for pendingQuestions()).
+    const shown: string[] = [];
+    session.subscribe((event) => {
+      if (event.type === 'team' && (event.event.type === 'question_asked' || event.event.type === 'question_withdrawn')) shown.push(`${event.event.type} #${event.event.task}`);
+    });
+    await session.start();
+    const [first, second] = [await session.post(REQUIREMENTS[0]!), await session.post(REQUIREMENTS[1]!)];
+    await until(() => shown.includes(`question_asked #${first.id}`), 'the analyst asks about the first requirement');
+    await session.cancel(first.pipeline!);
+    await until(() => shown.includes(`question_asked #${second.id}`), 'the analyst asks about the second requirement');
+    expect(shown.slice(0, 3)).toEqual([`question_asked #${first.id}`, `question_withdrawn #${first.id}`, `question_asked #${second.id}`]);
+  });
 });
