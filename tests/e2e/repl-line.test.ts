@@ -143,7 +143,7 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     // One pipeline: the answer did not become a second requirement.
     expect(new Set(tasks.map((task) => task.pipeline))).toEqual(new Set([1]));
     expect(tasks[0]!.artifacts.qa).toEqual([
-      { question: expect.any(String), answer: 'It reads the file named by its first argument.', by: 'lead' },
+      { question: expect.any(String), answer: 'It reads the file named by its first argument.', by: 'person' },
     ]);
   });
 });
