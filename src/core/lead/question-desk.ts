@@ -92,11 +92,19 @@ export class QuestionDesk {
   withdrawStale(): void {
     for (const question of [...this.questions.values()]) {
       const reason = this.whyStale(question);
-      if (!reason) continue;
-      this.questions.delete(question.questionId);
-      this.deps.sink.emit({ type: 'question_withdrawn', pipeline: question.pipeline, task: question.task, agent: question.from, questionId: question.questionId, reason });
-      this.deps.emit({ type: 'question_withdrawn', question, reason });
+      if (reason) this.withdraw(question, reason);
     }
+  }
+
+  /** Withdraws the questions about `tasks`, which the person's cancel is about to close. */
+  withdrawCancelled(tasks: ReadonlySet<number>): void {
+    for (const question of [...this.questions.values()]) if (question.task !== null && tasks.has(question.task)) this.withdraw(question, `task #${question.task} is cancelled`);
+  }
+
+  private withdraw(question: PendingQuestion, reason: string): void {
+    this.questions.delete(question.questionId);
+    this.deps.sink.emit({ type: 'question_withdrawn', pipeline: question.pipeline, task: question.task, agent: question.from, questionId: question.questionId, reason });
+    this.deps.emit({ type: 'question_withdrawn', question, reason });
   }
 
   /** Why nobody waits for the answer to `question` any more, or null. */
