@@ -3,7 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { type Board, fileBoard } from '../../src/core/board/board.js';
 import type { Task } from '../../src/core/board/schemas.js';
+import { afterEach } from 'vitest';
 import { LeadSession, type PendingQuestion } from '../../src/core/lead/session.js';
+import type { LeadSessionOptions } from '../../src/core/lead/session-types.js';
 import { HANG_MS } from './agent-wait.js';
 
 /** Polls `check` until it returns a truthy value or the deadline passes (no fixed sleeps). */
@@ -19,6 +21,31 @@ export async function waitUntil<T>(check: () => T | Promise<T>, what: string, ti
 
 export function tempBoard(prefix = 'autoteam-repl-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/**
+ * Temp boards (real paths) and the sessions made on them, each session closed and each board removed
+ * after every test of the file that calls this at its top.
+ */
+export function sessionsOnTempBoards(prefix: string): { board(): string; session(options: LeadSessionOptions): LeadSession } {
+  const roots: string[] = [];
+  const sessions: LeadSession[] = [];
+  afterEach(async () => {
+    for (const session of sessions.splice(0)) await session.close(1_000).catch(() => undefined);
+    for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
+  });
+  return {
+    board: () => {
+      const root = fs.realpathSync(tempBoard(prefix));
+      roots.push(root);
+      return root;
+    },
+    session: (options) => {
+      const session = new LeadSession(options);
+      sessions.push(session);
+      return session;
+    },
+  };
 }
 
 /** A started session on a temp board with the offline model and no teammate threads. */

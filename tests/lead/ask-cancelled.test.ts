@@ -5,30 +5,21 @@
  * only the wake a cancel brings can move it: the lease's renewal, which used to be the one thing that
  * noticed the cancel, cannot come within the test's ceiling.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fileBoard } from '../../src/core/board/board.js';
-import { LeadSession } from '../../src/core/lead/session.js';
 import { POLL_NEVER_MS } from '../helpers/agent-team.js';
 import { until } from '../helpers/agent-wait.js';
+import { sessionsOnTempBoards } from '../helpers/repl-session.js';
 
-const roots: string[] = [];
-const sessions: LeadSession[] = [];
-afterEach(async () => {
-  for (const session of sessions.splice(0)) await session.close(1_000).catch(() => undefined);
-  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
-});
+const made = sessionsOnTempBoards('autoteam-ask-cancelled-');
+/** The analyst's lease is an hour and its idle poll never comes: only a wake moves it. */
+const waitingSession = () => made.session({ rootDir: made.board(), model: { kind: 'offline', reason: 'test' }, settings: { pollMs: POLL_NEVER_MS, leaseMs: 3_600_000, idleTimeoutMs: 0 } });
 
 const REQUIREMENTS = ['Downloads', 'Desktop', 'Pictures'].map((folder) => `Write a Python script that organizes my ${folder} folder by file type.`);
 
 describe('a question whose task is cancelled', () => {
   it('ends the wait at the cancel, and the analyst asks about the next task', async () => {
-    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-ask-cancelled-')));
-    roots.push(root);
-    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: POLL_NEVER_MS, leaseMs: 3_600_000, idleTimeoutMs: 0 } });
-    sessions.push(session);
+    const session = waitingSession();
     await session.start();
     const tasks = [];
     for (const requirement of REQUIREMENTS) tasks.push(await session.post(requirement));
@@ -44,7 +35,7 @@ describe('a question whose task is cancelled', () => {
     expect(session.task(second.id)!.owner).toBe('analyst');
 
     // A cancel that tells nobody (written to the board by another process): the board change alone ends the wait.
-    const board = fileBoard(root);
+    const board = fileBoard(session.rootDir);
     expect((await board.tasks.cancel(second.id, 'person', 'cancelled on the board')).ok).toBe(true);
     await until(() => askedAbout(third.id), 'the analyst, woken by the board change, asks about the third requirement');
 
@@ -58,10 +49,7 @@ describe('a question whose task is cancelled', () => {
   });
 
   it("says the question is withdrawn before the analyst's next question, in the log a front end renders", async () => {
-    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-ask-withdrawn-')));
-    roots.push(root);
-    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: POLL_NEVER_MS, leaseMs: 3_600_000, idleTimeoutMs: 0 } });
-    sessions.push(session);
+    const session = waitingSession();
     // What the activity stream shows, in its order (nothing here asks for pendingQuestions()).
     const shown: string[] = [];
     session.subscribe((event) => {
@@ -70,6 +58,8 @@ describe('a question whose task is cancelled', () => {
     await session.start();
     const [first, second] = [await session.post(REQUIREMENTS[0]!), await session.post(REQUIREMENTS[1]!)];
     await until(() => shown.includes(`question_asked #${first.id}`), 'the analyst asks about the first requirement');
+    // The lead holds it (the asker tells the log a moment before its message reaches the lead's inbox).
+    await until(() => session.pendingQuestions().some((question) => question.task === first.id), "the question in the lead's inbox");
     await session.cancel(first.pipeline!);
     await until(() => shown.includes(`question_asked #${second.id}`), 'the analyst asks about the second requirement');
     expect(shown.slice(0, 3)).toEqual([`question_asked #${first.id}`, `question_withdrawn #${first.id}`, `question_asked #${second.id}`]);

@@ -3,39 +3,23 @@
  * registry (a moment later), then as the registry has it. Never "no teammates" while they start, nor
  * the record an earlier run of the same name left on the board.
  */
-import fs from 'node:fs';
 import { PassThrough, Readable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fileBoard } from '../../src/core/board/board.js';
 import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
 import { runLineRepl } from '../../src/cli/line-repl.js';
 import { type CommandIO, runLine } from '../../src/frontend/commands.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
-import { tempBoard } from '../helpers/repl-session.js';
+import { sessionsOnTempBoards } from '../helpers/repl-session.js';
 
 const TEAM = [
   { name: 'analyst', role: 'analyst' },
   { name: 'engineer', role: 'engineer' },
 ];
 
-const roots: string[] = [];
-const sessions: LeadSession[] = [];
-afterEach(async () => {
-  for (const session of sessions.splice(0)) await session.close(1_000).catch(() => undefined);
-  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
-});
-
-function board(): string {
-  const root = tempBoard('autoteam-team-start-');
-  roots.push(root);
-  return root;
-}
-
-function session(root: string): LeadSession {
-  const made = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' } });
-  sessions.push(made);
-  return made;
-}
+const made = sessionsOnTempBoards('autoteam-team-start-');
+const board = made.board;
+const session = (root: string): LeadSession => made.session({ rootDir: root, model: { kind: 'offline', reason: 'test' } });
 
 /** What /team prints, as the REPLs run it. */
 async function team(lead: LeadSession): Promise<string> {
@@ -99,8 +83,7 @@ describe('/team while the team starts', () => {
   it('lists nobody starting after a start that failed', async () => {
     const root = board();
     // A model that cannot be made fails the start after the lease, before any thread is spawned.
-    const lead = new LeadSession({ rootDir: root, model: { kind: 'module', path: `${root}/no-such-model.mjs` } });
-    sessions.push(lead);
+    const lead = made.session({ rootDir: root, model: { kind: 'module', path: `${root}/no-such-model.mjs` } });
     const starting = lead.start(TEAM);
     expect(lead.snapshot().team.members.map((member) => member.status)).toEqual(['starting', 'starting']);
     await expect(starting).rejects.toThrow();

@@ -96,9 +96,9 @@ export class QuestionDesk {
     }
   }
 
-  /** Withdraws the questions about `tasks`, which the person's cancel is about to close. */
-  withdrawCancelled(tasks: ReadonlySet<number>): void {
-    for (const question of [...this.questions.values()]) if (question.task !== null && tasks.has(question.task)) this.withdraw(question, `task #${question.task} is cancelled`);
+  /** Withdraws the questions of `pipeline`, whose open tasks the person's cancel is about to close. */
+  withdrawCancelled(pipeline: number): void {
+    for (const question of [...this.questions.values()]) if (question.pipeline === pipeline && question.task !== null) this.withdraw(question, `task #${question.task} is cancelled`);
   }
 
   private withdraw(question: PendingQuestion, reason: string): void {

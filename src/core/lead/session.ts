@@ -10,7 +10,6 @@ import { type ModelSpec, pricer } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { DEFAULT_MAX_REQUEST_TOKENS } from '../agent/request-size.js';
 import { Pipeline, type PipelineState } from '../stages/pipeline.js';
-import { isOpen } from '../stages/pipeline-status.js';
 import { busyReason, waitForPipeline } from './waiting.js';
 import { Trace } from '../trace/trace.js';
 import { summarizeTrace, type TraceSummary } from '../trace/summary.js';
@@ -325,8 +324,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   cancel(pipeline: number, reason?: string): Promise<number[]> {
     // Its questions are withdrawn before the cancel is written: the asker, freed by that write, may ask
     // about its next task at once, and the log must say this one is withdrawn first.
-    const open = this.board.tasks.list().filter((task) => task.pipeline === pipeline && isOpen(task));
-    this.desk.withdrawCancelled(new Set(open.map((task) => task.id)));
+    this.desk.withdrawCancelled(pipeline);
     return this.pipelines.cancel(pipeline, this.lead, reason);
   }
 

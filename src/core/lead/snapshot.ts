@@ -36,8 +36,8 @@ export function buildSnapshot(parts: SnapshotParts): LeadSnapshot {
   // A teammate starting is shown where the registry has it (a record of an earlier run), or after the rest.
   const starting = new Map((parts.starting ?? []).map((member) => [member.name, member]));
   const listed: ShownMember[] = parts.team.members.map((member) => starting.get(member.name) ?? member);
-  const joining = [...starting.values()].filter((member) => !parts.team.members.some((other) => other.name === member.name));
-  const members: MemberView[] = [...listed, ...joining].map((member) => ({ ...member, running: parts.running(member.name), model: models.of(member.role), spend: spend.of(member.name) }));
+  for (const { name } of parts.team.members) starting.delete(name);
+  const members: MemberView[] = [...listed, ...starting.values()].map((member) => ({ ...member, running: parts.running(member.name), model: models.of(member.role), spend: spend.of(member.name) }));
   return {
     board: { ...parts.board, problems: parts.problems.map((problem) => problem.message) },
     tasks,
