@@ -4,7 +4,7 @@ import type { Stage } from '../core/board/schemas.js';
 import { loadProjectConfig } from '../core/config/project-config.js';
 import { postWork } from '../core/lead/post-work.js';
 import type { LeaderView } from '../core/lead/lead-api.js';
-import { checkRequirement } from '../core/stages/pipeline.js';
+import { checkRequirement } from '../core/stages/requirement.js';
 import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.js';
 import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
 import { requirementsFileOption, requirementsFrom } from './requirements-file.js';

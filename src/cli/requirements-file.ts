@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Option } from 'commander';
-import { checkRequirement } from '../core/stages/pipeline.js';
+import { checkRequirement } from '../core/stages/requirement.js';
 import { UsageError } from './board-options.js';
 
 /** `--file <path>` of `run` and `post`: requirements one a line; given again, each file in turn. */

@@ -176,6 +176,10 @@ describe('autoteam post', () => {
       expect(posted.code, describeRun(posted)).toBe(0);
       expect(posted.stdout).toMatch(new RegExp(`^posted pipeline #1: task #1 \\(implementation\\)[^\\n]*\\nthe lead \\(pid ${repl.pid} on [^)]+\\) and its team pick them up`));
       await repl.waitForLine((line) => line.startsWith('= Pipeline #1 approved'), 'the team to approve the posted pipeline');
+      // The person at the REPL is told of the pipeline once, before its teammates' lines.
+      const told = repl.lines.filter((line) => line.startsWith('pipeline #1 posted from another process: task #1 (implementation) — '));
+      expect(told).toHaveLength(1);
+      expect(repl.lines.indexOf(told[0]!)).toBeLessThan(repl.lines.findIndex((line) => /^\[engineer(-\d)?\] claimed #1/.test(line)));
       repl.write('/team');
       await repl.waitForLine((line) => /^\s+engineer-2 \(engineer\)/.test(line), '/team to list engineer-2');
       repl.write('/quit');
@@ -212,6 +216,7 @@ describe('autoteam post', () => {
       }, 'the run to finish the pipeline posted beside it');
       expect(await run.exited).toEqual({ code: 0, signal: null });
       expect(run.lines).toContain('pipeline #2 (posted beside this run): approved');
+      expect(run.lines.filter((line) => line.trimStart().startsWith('pipeline #2 posted from another process: task #2 (requirements) — '))).toHaveLength(1);
       expect(readTasks(root).filter((task) => task.status === 'pending' || task.status === 'in_progress')).toEqual([]);
     } finally {
       await run.stop();

@@ -7,7 +7,7 @@ import { type LeadHand, LEAD_HANDS } from '../config/project-config.js';
 import type { ModelMessage } from '../model/types.js';
 import { AutoteamError } from '../errors.js';
 import { taskPrompt } from '../stages/handoff.js';
-import { MAX_REQUIREMENT_BYTES } from '../stages/pipeline.js';
+import { MAX_REQUIREMENT_BYTES } from '../stages/requirement.js';
 import { leadTools } from '../tools/lead/index.js';
 import type { ToolContext, ToolDefinition } from '../tools/tool.js';
 import { leadHands, leadWorkplace } from './lead-hands.js';

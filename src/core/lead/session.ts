@@ -25,6 +25,7 @@ export type { LeadApi, LeadControls, LeaderView, LeadSnapshot, MemberView, Pipel
 export { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
 import { Spend } from './spend.js';
 import { LogView } from './log-view.js';
+import { ForeignPosts } from './foreign-posts.js';
 import { QuestionDesk } from './question-desk.js';
 import { LEAD_HANDS } from '../config/project-config.js';
 import { TeamModels } from './team-models.js';
@@ -69,6 +70,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private readonly outage = new BoardOutage(Date.now, (state, source, message) => this.board.sink.emit({ type: 'board_outage', agent: this.lead, state, source, message }));
   /** The board's log as the front ends see it, from the session's start (see LogView). */
   private readonly view: LogView;
+  /** Which pipelines another process posted: said once each (ForeignPosts). */
+  private readonly foreign = new ForeignPosts();
   /** How it starts and closes (the lead's lease, the watcher, the team). */
   private readonly life: SessionLife;
   /** The merge queue's runs from this process (`/merge all`, and `autoMerge` on each approval). */
@@ -90,7 +93,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       (event) => {
         // Answered from another front end (the web board, another terminal), or timed out: not waiting any more.
         if (event.type === 'question_answered') this.desk.answeredElsewhere(event.questionId, event.answer, event.by);
+        const opened = this.foreign.opened(event, () => board.tasks.list());
         emit({ type: 'team', event });
+        if (opened) emit({ type: 'notice', text: opened });
         // autoMerge: the lead merges each pipeline as it is approved (the queue keeps approval order).
         if (options.autoMerge && event.type === 'pipeline_status' && event.status === 'approved' && !this.life.closed) {
           this.merges.auto((error) => emit({ type: 'error', ...serializeError(error) }));
@@ -314,7 +319,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   async post(requirement: string, startStage?: Stage): Promise<Task> {
-    return this.pipelines.post(requirement, { by: this.lead, ...(startStage ? { startStage } : {}) });
+    return this.pipelines.post(requirement, { by: this.lead, numbered: this.foreign.numbered, ...(startStage ? { startStage } : {}) });
   }
 
   answer(text: string, questionId?: string, by: 'person' | 'simulated user' = 'person'): Promise<PendingQuestion> {

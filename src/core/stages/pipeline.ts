@@ -4,6 +4,7 @@ import type { Stage, Task, TaskUsage } from '../board/schemas.js';
 import type { Fence, MutationResult } from '../board/task-types.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { AutoteamError } from '../errors.js';
+import { checkRequirement } from './requirement.js';
 import type { Repository } from '../git/worktree.js';
 import { approvalCommitMessage } from './approval-commit.js';
 import type { PipelineEffects } from './effects.js';
@@ -46,6 +47,8 @@ export type BeforeNotify = (result: AdvanceResult) => void;
 export interface PostOptions {
   by?: string;
   startStage?: Stage;
+  /** Told the new pipeline's number once it is taken, before anything of the pipeline is written. */
+  numbered?: (pipeline: number) => void;
 }
 
 /** How a signal tool ended a stage task: what to record on it, and its one-line result. */
@@ -54,24 +57,6 @@ export interface StageSignal {
   artifacts: Artifacts;
   result: string;
 }
-
-/** The largest requirement a pipeline takes; every stage's task carries it. */
-export const MAX_REQUIREMENT_BYTES = 100 * 1024;
-
-/** The requirement, trimmed; refused when it is empty or over MAX_REQUIREMENT_BYTES. */
-export function checkRequirement(requirement: string): string {
-  const text = requirement.trim();
-  if (!text) throw new AutoteamError('a requirement cannot be empty', 'INVALID_REQUIREMENT');
-  const bytes = Buffer.byteLength(text);
-  if (bytes > MAX_REQUIREMENT_BYTES) {
-    throw new AutoteamError(
-      `a requirement is at most ${MAX_REQUIREMENT_BYTES / 1024} KB (this one is ${Math.ceil(bytes / 1024)} KB): put the details in a file and refer to it`,
-      'INVALID_REQUIREMENT',
-    );
-  }
-  return text;
-}
-
 
 export interface PipelineOptions extends NoticeOptions {
   maxRevisions?: number;
@@ -132,6 +117,7 @@ export class Pipeline {
     const text = checkRequirement(requirement);
     const definition = options.startStage ? this.stages.get(options.startStage) : this.stages.first;
     const pipeline = await this.board.nextPipelineId();
+    options.numbered?.(pipeline);
     const artifacts: Artifacts = { requirement: text, requirements: {}, ...(definition.start ?? requirementAsCriterion)(text) };
     if (this.repository) artifacts.git = await this.effects.createWorkspace(this.repository, pipeline, text);
     const stage = definition.stage;
