@@ -91,7 +91,7 @@ export function registerBoardTools(server: McpServer, options: BoardToolsOptions
         if (start_stage !== undefined && !starts.includes(start_stage)) return failure(`start_stage: '${start_stage}' is not one of ${starts.join(', ')}`);
         const why = noTeam(options, start_stage ?? stages.first.stage);
         if (why) return failure(why);
-        const task = await controls.post(requirement, start_stage);
+        const task = await controls.post(requirement, start_stage, 'an MCP client');
         return text(`Posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}\nFollow it with pipeline_status {"pipeline": ${task.pipeline}} or the resource autoteam://task/${task.id}.`);
       }),
   );

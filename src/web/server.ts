@@ -123,7 +123,7 @@ export async function startWebBoard(options: WebBoardOptions): Promise<WebBoard>
   async function act(path: string, body: unknown): Promise<unknown> {
     if (path === '/api/requirements') {
       const { text, stage } = parse(PostBody, body);
-      const task = await controls.post(text, stage);
+      const task = await controls.post(text, stage, 'the web board');
       return { task: task.id, pipeline: task.pipeline, line: `posted pipeline #${task.pipeline}: task #${task.id} (${task.stage})` };
     }
     let match = /^\/api\/questions\/([\w.-]+)\/answer$/.exec(path);

@@ -1,13 +1,15 @@
 /**
- * A pipeline posted by another process (`autoteam post` in another shell) is said in the lead's
- * activity once, as its first task is posted; the session's own posts and a retry into a pipeline the
- * board already held are not (a front end says its own posts, and the retry has its own line).
+ * A pipeline posted by another process (`autoteam post` in another shell), or through the session by
+ * the web board beside the REPL, is said in the lead's activity once, as its first task is posted; the
+ * lead's own posts and a retry into a pipeline the board already held are not (the front end that
+ * posts says it, and the retry has its own line).
  */
 import { describe, expect, it } from 'vitest';
 import { fileBoard } from '../../src/core/board/board.js';
 import { postWork } from '../../src/core/lead/post-work.js';
 import type { LeadEvent, LeadSession } from '../../src/core/lead/session.js';
 import { Pipeline } from '../../src/core/stages/pipeline.js';
+import { startWebBoard } from '../../src/web/server.js';
 import { sessionsOnTempBoards, waitUntil } from '../helpers/repl-session.js';
 
 const made = sessionsOnTempBoards('autoteam-foreign-post-');
@@ -55,5 +57,25 @@ describe('a pipeline posted from another process', () => {
     await postWork(other, ['Write a Python script that prints the date.']);
     await waitUntil(() => said.length > 0, 'the notice of the second foreign post');
     expect(said).toEqual([expect.stringMatching(/^pipeline #2 posted from another process: task #\d+ \(requirements\) — /)]);
+  });
+
+  it('is said, naming the web board, when the web board beside the REPL posts it', async () => {
+    const root = made.board();
+    const lead = made.session({ rootDir: root, model: { kind: 'offline', reason: 'test' } });
+    await lead.start([]);
+    const said = notices(lead);
+    const web = await startWebBoard({ controls: lead, port: 0 });
+    try {
+      const reply = await fetch(`${new URL(web.url).origin}/api/requirements`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${web.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'Count words in a file' }),
+      });
+      expect(reply.status).toBe(200);
+      await waitUntil(() => said.length > 0, 'the notice of the web post');
+      expect(said).toEqual(['pipeline #1 posted from the web board: task #1 (requirements) — Analyse: Count words in a file']);
+    } finally {
+      await web.close('the test ended');
+    }
   });
 });

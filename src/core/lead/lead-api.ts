@@ -32,8 +32,12 @@ export interface LeadControls {
   events(filter?: EventFilter, limit?: number): Promise<TeamEvent[]>;
   /** Who leads the board now: this process, another one, or nobody. */
   leader(): LeaderView;
-  /** Posts a requirement as a new pipeline (its first task: `requirements`, or `startStage`). */
-  post(requirement: string, startStage?: Stage): Promise<Task>;
+  /**
+   * Posts a requirement as a new pipeline (its first task: `requirements`, or `startStage`). `from`
+   * names a poster other than the lead's own front end (the web board, an MCP client): the lead's
+   * activity then says the post, as it says one from another process.
+   */
+  post(requirement: string, startStage?: Stage, from?: string): Promise<Task>;
   /** Answers a pending question (the oldest when no id is given). */
   answer(text: string, questionId?: string): Promise<PendingQuestion>;
   /** Cancels a pipeline's open tasks (their owners stop); the ids cancelled. */

@@ -318,8 +318,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.team.setModel(role, this.models.change(role, spec));
   }
 
-  async post(requirement: string, startStage?: Stage): Promise<Task> {
-    return this.pipelines.post(requirement, { by: this.lead, numbered: this.foreign.numbered, ...(startStage ? { startStage } : {}) });
+  async post(requirement: string, startStage?: Stage, from?: string): Promise<Task> {
+    return this.pipelines.post(requirement, { by: this.lead, numbered: this.foreign.numbered(from ?? null), ...(startStage ? { startStage } : {}) });
   }
 
   answer(text: string, questionId?: string, by: 'person' | 'simulated user' = 'person'): Promise<PendingQuestion> {
