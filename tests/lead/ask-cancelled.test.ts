@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { fileBoard } from '../../src/core/board/board.js';
 import { POLL_NEVER_MS } from '../helpers/agent-team.js';
 import { until } from '../helpers/agent-wait.js';
-import { sessionsOnTempBoards } from '../helpers/repl-session.js';
+import { sessionsOnTempBoards, waitUntil } from '../helpers/repl-session.js';
 
 const made = sessionsOnTempBoards('autoteam-ask-cancelled-');
 /** The analyst's lease is an hour and its idle poll never comes: only a wake moves it. */
@@ -63,5 +63,23 @@ describe('a question whose task is cancelled', () => {
     await session.cancel(first.pipeline!);
     await until(() => shown.includes(`question_asked #${second.id}`), 'the analyst asks about the second requirement');
     expect(shown.slice(0, 3)).toEqual([`question_asked #${first.id}`, `question_withdrawn #${first.id}`, `question_asked #${second.id}`]);
+  });
+
+  it('is withdrawn in the log when its message reaches the lead only after the cancel, once', async () => {
+    const session = made.session({ rootDir: made.board(), model: { kind: 'offline', reason: 'test' } });
+    await session.start([]);
+    const task = await session.post(REQUIREMENTS[0]!);
+    await session.cancel(task.pipeline!);
+    // The asker logged its question and sent it just before the cancel; the message comes after it.
+    const board = fileBoard(session.rootDir);
+    await board.registry.join('analyst', 'analyst');
+    const questionId = `q-late-${Date.now()}`;
+    // Twice (a message read again), then a second question: once that is withdrawn, both copies were read.
+    for (const id of [questionId, questionId, `${questionId}-after`]) await board.mailbox.send('analyst', session.lead, 'Which folder?', 'question', { questionId: id, task: task.id });
+    session.drainInbox();
+    const withdrawn = async () => (await session.events({ types: ['question_withdrawn'] })).map((event) => (event.type === 'question_withdrawn' ? event : null));
+    await waitUntil(async () => (await withdrawn()).some((event) => event?.questionId === `${questionId}-after`), 'the withdrawals in the log');
+    expect((await withdrawn()).filter((event) => event?.questionId === questionId)).toEqual([expect.objectContaining({ task: task.id, agent: 'analyst', reason: `task #${task.id} is cancelled` })]);
+    expect(session.pendingQuestions()).toEqual([]);
   });
 });

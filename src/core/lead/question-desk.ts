@@ -16,6 +16,8 @@ import type { Answerer } from './simulated-user.js';
  */
 export class QuestionDesk {
   private readonly questions = new Map<string, PendingQuestion>();
+  /** Questions whose task had closed when their message came: withdrawn then, and only then. */
+  private readonly withdrawnOnArrival = new Set<string>();
   private answerer: Answerer | null = null;
 
   constructor(
@@ -50,8 +52,15 @@ export class QuestionDesk {
     const question = questionOf(message);
     // Asked again after a restart: already pending (or answered), not a new question.
     if (this.questions.has(question.questionId)) return;
-    // Asked just before its task was cancelled: nobody will read the answer.
-    if (this.whyStale(question)) return;
+    // Asked just before its task was cancelled (the cancel came before the message): nobody will read
+    // the answer, and the log, which says it was asked, says it is withdrawn. Once, however often the
+    // message comes.
+    const stale = this.whyStale(question);
+    if (stale) {
+      if (!this.withdrawnOnArrival.has(question.questionId)) this.withdraw(question, stale);
+      this.withdrawnOnArrival.add(question.questionId);
+      return;
+    }
     this.questions.set(question.questionId, question);
     this.deps.emit({ type: 'question', question });
     if (this.deps.auto()) void this.autoReply(question);
