@@ -39,6 +39,11 @@ describe('a question whose task is cancelled', () => {
     expect((await board.tasks.cancel(second.id, 'person', 'cancelled on the board')).ok).toBe(true);
     await until(() => askedAbout(third.id), 'the analyst, woken by the board change, asks about the third requirement');
 
+    // The cancel's notice was no conversation: the analyst made no model call between its tasks. (Its
+    // events reach the log in order, so once the third question is there, such a call would be too.)
+    await waitUntil(async () => (await session.events({ types: ['question_asked'], pipeline: third.pipeline! })).length > 0, 'the third question in the log');
+    expect((await session.events({ types: ['model_call'] })).filter((event) => event.agent === 'analyst' && event.task == null)).toEqual([]);
+
     // Neither cancelled task got an answer, not even the timeout's assumptions: the wait just ended.
     for (const task of [first, second]) {
       const history = session.task(task.id)!.history.map((entry) => entry.event);

@@ -70,15 +70,18 @@ export class TeammateInbox {
       return { exit: await this.approveShutdown(shutdown), conversation: [] };
     }
     this.hold(messages.filter((m) => m.type === 'answer'));
-    return { conversation: messages.filter((m) => !['answer', 'plan_approval_response', 'shutdown_response'].includes(m.type)) };
+    // A cancel's notice is about a task already left: nothing to talk about (a model call for nothing).
+    return { conversation: messages.filter((m) => !['answer', 'plan_approval_response', 'shutdown_response'].includes(m.type) && !isCancelNotice(m)) };
   }
 
   /**
    * Between two model turns of a task: a shutdown request the model left undecided for a turn is
    * approved (`exit`); new messages, and a new shutdown request, become a note for the model
-   * (`inject`). Answers and plan decisions are held for the tool that waits for them.
+   * (`inject`). Answers and plan decisions are held for the tool that waits for them. A cancel's
+   * notice reaches the model only while it works on the task cancelled (`current`): one that arrives
+   * after the teammate moved on would tell its model to stop the next task.
    */
-  async betweenTurns(): Promise<{ exit?: string; inject?: string; shutdownRequest?: string }> {
+  async betweenTurns(current: number | null): Promise<{ exit?: string; inject?: string; shutdownRequest?: string }> {
     const held = this.shutdownRequest;
     if (held) {
       if (this.undecided(held)) return { exit: await this.approveShutdown(held) };
@@ -89,7 +92,7 @@ export class TeammateInbox {
     if (shutdown) this.shutdownRequest = shutdown;
     const awaited = (m: Message) => m.type === 'answer' || m.type === 'plan_approval_response';
     this.hold(inbox.filter(awaited));
-    const rest = inbox.filter((m) => m.type !== 'shutdown_request' && !awaited(m));
+    const rest = inbox.filter((m) => m.type !== 'shutdown_request' && !awaited(m) && !(isCancelNotice(m) && m.task !== current));
     const notes = rest.length ? [`New messages:\n${formatMessages(rest)}`] : [];
     if (shutdown) notes.push(`The lead asks you to shut down (request_id: ${String(shutdown.requestId)}). Answer with shutdown_response.`);
     if (!notes.length) return {};
@@ -128,4 +131,9 @@ export class TeammateInbox {
   async putBack(messages: readonly Message[] = []): Promise<void> {
     await this.mailbox.restore(this.name, [...messages, ...this.pending.splice(0)]).catch(() => undefined);
   }
+}
+
+/** The notice a pipeline's cancel sends the owner of a task it cancelled (PipelineNotices.stop). */
+function isCancelNotice(message: Message): boolean {
+  return message.type === 'message' && message.cancelled === true;
 }

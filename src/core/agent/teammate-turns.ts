@@ -116,7 +116,7 @@ export class TeammateTurns {
         if (instructions) await instructions.touch(touchedPaths(messages)).catch((error: Error) => this.host.note(ctx.task, `could not read the repository's instructions: ${error.message}`));
         const overBudget = this.budgetExceeded(ctx.task);
         if (overBudget) return { stop: { kind: 'fail', reason: overBudget } };
-        const { exit, inject, shutdownRequest } = await this.host.inbox.betweenTurns();
+        const { exit, inject, shutdownRequest } = await this.host.inbox.betweenTurns(ctx.task?.id ?? null);
         if (exit) {
           this.host.exitWith(exit, 'shutdown_requested');
           return { stop: { kind: 'exit', reason: exit } };

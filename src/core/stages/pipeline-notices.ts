@@ -46,7 +46,8 @@ export class PipelineNotices {
   /** The owner of a task just cancelled is told to stop working on it. */
   async stop(by: string, task: Task): Promise<void> {
     if (!task.owner) return;
-    await this.mailbox.send(by, task.owner, `Task #${task.id} was cancelled by ${by}: stop working on it.`, 'message', { task: task.id }).catch(() => undefined);
+    // `cancelled`: a notice for the owner's runtime, shown to its model only while it works on that task.
+    await this.mailbox.send(by, task.owner, `Task #${task.id} was cancelled by ${by}: stop working on it.`, 'message', { task: task.id, cancelled: true }).catch(() => undefined);
   }
 
   /** The pipeline's status, as an event: with when its first task was posted (a trace's pipeline span). */
