@@ -70,7 +70,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   private readonly outage = new BoardOutage(Date.now, (state, source, message) => this.board.sink.emit({ type: 'board_outage', agent: this.lead, state, source, message }));
   /** The board's log as the front ends see it, from the session's start (see LogView). */
   private readonly view: LogView;
-  /** Which pipelines another process posted: said once each (ForeignPosts). */
+  /** Pipelines the lead's own front end did not post: each said once (ForeignPosts). */
   private readonly foreign = new ForeignPosts();
   /** How it starts and closes (the lead's lease, the watcher, the team). */
   private readonly life: SessionLife;
