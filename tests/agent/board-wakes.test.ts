@@ -12,6 +12,16 @@ const team = (...names: string[]) => names.map((name) => ({ name, role: name.rep
 const open = (...roles: Array<string | null>) => () => roles.map((role) => ({ role }));
 const anything = open(null, null, null, null);
 
+describe('wakesFor', () => {
+  it('wakes a teammate of role `any` for a task of any role, after the ones of the task\'s own role', () => {
+    const idle = [{ name: 'generalist', role: 'any' }, ...team('engineer', 'reviewer')];
+    expect(wakesFor([{ role: 'engineer' }], idle)).toEqual(['engineer']);
+    expect(wakesFor([{ role: 'engineer' }, { role: 'engineer' }], idle)).toEqual(['engineer', 'generalist']);
+    expect(wakesFor([{ role: 'analyst' }], idle)).toEqual(['generalist']);
+    expect(wakesFor([], idle)).toEqual([]);
+  });
+});
+
 describe('BoardWakes', () => {
   it('wakes a teammate that never reported a status, and every idle one', () => {
     const wakes = new BoardWakes();

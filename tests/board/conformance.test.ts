@@ -132,6 +132,18 @@ describe.each(backends)('$name', (backend) => {
     expect(await board.claim(second.id, 'eng')).toMatchObject({ ok: false, reason: expect.stringMatching(/backing off until/) });
   });
 
+  it('a claimer of role `any` may take a task of every role, and of none', async () => {
+    const board = await open(await backend.location());
+    const engineering = await board.create({ subject: 'implement', role: 'engineer' });
+    const general = await board.create({ subject: 'general' });
+    const review = await board.create({ subject: 'review', role: 'reviewer' });
+    expect((await board.scanUnclaimed('any')).map((t) => t.id)).toEqual([engineering.id, general.id, review.id]);
+    expect(await board.claim(review.id, 'generalist', { role: 'any' })).toMatchObject({ ok: true, task: { id: review.id, owner: 'generalist' } });
+    expect(await board.claimNext('generalist-2', 'any')).toMatchObject({ ok: true, task: { id: engineering.id } });
+    expect(await board.claimNext('generalist-2', 'any')).toMatchObject({ ok: true, task: { id: general.id } });
+    expect(await board.claimNext('generalist-2', 'any')).toBeNull();
+  });
+
   it('claimNext takes the oldest claimable task first, as posted', async () => {
     const board = await open(await backend.location());
     const ids: number[] = [];

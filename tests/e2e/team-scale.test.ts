@@ -106,6 +106,25 @@ describe.runIf(python)('autoteam run with two requirements and --engineers 2', (
   });
 });
 
+describe.runIf(python)('a team member of role `any`', () => {
+  it('fills in for the role the team lacks, and leaves the reviewer its reviews', async () => {
+    const root = tempBoard('autoteam-scale-any-');
+    roots.push(root);
+    const team = [
+      { name: 'analyst', role: 'analyst' },
+      { name: 'generalist', role: 'any' },
+      { name: 'reviewer', role: 'reviewer' },
+    ];
+    fs.writeFileSync(path.join(root, 'autoteam.config.json'), JSON.stringify({ team }));
+    const run = await runCli(['run', '--auto', '--timeout', '2m', '--dir', root, WORDCOUNT_REQUIREMENT], { cwd: root });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout).toContain('pipeline #1: APPROVED');
+    const tasks = readTasks(root);
+    expect(tasks.filter((task) => task.stage === 'implementation').map((task) => task.owner), describeRun(run)).toEqual(['generalist', 'generalist']);
+    expect(tasks.filter((task) => task.stage === 'review').map((task) => task.owner), describeRun(run)).toEqual(['reviewer', 'reviewer']);
+  });
+});
+
 describe('autoteam post', () => {
   // Two requirements that ask the same two questions (folders, then name conflicts); the answers
   // each pipeline was given show in its criteria.

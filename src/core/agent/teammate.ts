@@ -7,6 +7,8 @@ import type { BlobStore } from '../board/blobs.js';
 import { type Board, fileBoard } from '../board/board.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { TeamRegistry } from '../board/team-registry.js';
+import { ANY_ROLE } from '../board/task-checks.js';
+import { claimAsAny } from './any-role.js';
 import { FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import type { ModelClient, ModelMessage } from '../model/types.js';
 import { StageRegistry } from '../stages/stage-registry.js';
@@ -250,7 +252,7 @@ export class Teammate {
           idleSince = Date.now();
           continue;
         }
-        const claim = await this.board.claimNext(name, role);
+        const claim = role === ANY_ROLE ? await claimAsAny(this.board, this.registry, name) : await this.board.claimNext(name, role);
         if (claim?.ok) {
           await this.workOnTask(claim.task);
           justWorked = { stage: claim.task.stage };

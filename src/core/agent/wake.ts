@@ -1,3 +1,5 @@
+import { ANY_ROLE } from '../board/task-checks.js';
+
 export type WakeReason = 'notified' | 'timeout' | 'aborted';
 
 /**
@@ -42,8 +44,8 @@ export class Wake {
 /**
  * Which idle teammates a board whose claimable tasks are `open` gives work, from `idle` in the order
  * they should go: as many of a role as there are tasks for it, then as many as there are tasks for
- * any role. One task wakes one engineer of four, not all four to race for its claim (each loser
- * scans, takes the claim lock and goes back to sleep). A teammate woken that claims nothing (another
+ * any role; teammates of role `any` last, for what is left. One task wakes one engineer of four, not
+ * all four to race for its claim (each loser scans, takes the claim lock and goes back to sleep). A teammate woken that claims nothing (another
  * process's claimed first) costs a scan; one that cannot claim (it is leaving) is covered by the wake
  * its exit brings, and by the idle poll.
  */
@@ -51,8 +53,11 @@ export function wakesFor(open: ReadonlyArray<{ role: string | null }>, idle: Rea
   const left = new Map<string | null, number>();
   for (const task of open) left.set(task.role, (left.get(task.role) ?? 0) + 1);
   const woken: string[] = [];
-  for (const { name, role } of idle) {
-    const key = left.get(role) ? role : left.get(null) ? null : undefined;
+  // A teammate of role `any` takes a task of any role, after the teammates of the task's own role.
+  const ordered = [...idle.filter((member) => member.role !== ANY_ROLE), ...idle.filter((member) => member.role === ANY_ROLE)];
+  for (const { name, role } of ordered) {
+    const anyKey = role === ANY_ROLE ? [...left.keys()].find((key) => left.get(key)! > 0) : undefined;
+    const key = left.get(role) ? role : left.get(null) ? null : anyKey;
     if (key === undefined) continue;
     left.set(key, left.get(key)! - 1);
     woken.push(name);

@@ -23,13 +23,16 @@ export function fenceRefusal(task: Task, fence: Fence): Refusal | null {
   return null;
 }
 
+/** The role of a teammate that works every stage's tasks (and general ones). */
+export const ANY_ROLE = 'any';
+
 /**
- * Why `task` may not be claimed now by a teammate of `role` (undefined: any role), or null when it
- * may. `lookup` finds a blocker. Every backend's claim and scan apply this one rule (PostgreSQL's
+ * Why `task` may not be claimed now by a teammate of `role` (undefined or ANY_ROLE: any role), or
+ * null when it may. `lookup` finds a blocker. Every backend's claim and scan apply this one rule (PostgreSQL's
  * claim statement is the same rule in SQL: pg/task-sql.ts).
  */
 export function whyNotClaimable(task: Task, role: string | undefined, nowMs: number, lookup: (id: number) => Task | undefined): string | null {
-  if (role !== undefined && task.role !== null && task.role !== role) {
+  if (role !== undefined && role !== ANY_ROLE && task.role !== null && task.role !== role) {
     return `task #${task.id} is for role ${task.role}, not ${role}`;
   }
   if (task.notBefore && Date.parse(task.notBefore) > nowMs) {

@@ -133,7 +133,7 @@ export const SET_ALL = COLUMNS.split(', ')
 
 /** A candidate's role, backoff and blockers, in SQL: the same rule as the file board's. */
 export const READY = `
-  ($1::text IS NULL OR t.role IS NULL OR t.role = $1)
+  ($1::text IS NULL OR $1 = 'any' OR t.role IS NULL OR t.role = $1)
   AND (t.not_before IS NULL OR t.not_before <= now())
   AND CASE WHEN cardinality(t.blocked_by) = 0 THEN true
       ELSE cardinality(t.blocked_by) = (SELECT count(*) FROM autoteam_tasks b WHERE b.id = ANY (t.blocked_by) AND b.status = 'completed') END`;
