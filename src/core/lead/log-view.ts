@@ -40,17 +40,23 @@ export class LogView {
    * it first. A pipeline or task the board already shows ended is waited for (a few seconds at most)
    * until its end is in the log too: a thread writes the task before its events reach the log (they
    * go in a batch a moment later), so what led to the end is shown before what the caller prints.
-   * One whose end never comes (a hand edit) is waited for once.
+   * One whose end never comes (a hand edit) is waited for once. Only the ends the board shows at the
+   * call are waited for: a team still at work ends more tasks meanwhile, and waiting for those too
+   * would hold the caller's line until the team paused (the queue's result after a sent-back
+   * pipeline's whole revision).
    */
   async catchUp(): Promise<void> {
     const until = Date.now() + 5_000;
+    // What has ended on the board now; of it, what the log was about is waited for.
+    const tasks = this.board.list();
+    const statuses = pipelineStatuses(tasks);
+    const endedPipelines = [...statuses].filter(([, status]) => status !== 'active').map(([id]) => id);
+    const endedTasks = tasks.filter((task) => ENDED.has(task.status)).map((task) => task.id);
     for (;;) {
       if (this.following.signal.aborted || this.shownSeq === null) return;
       for (const event of await this.log.read({ since: this.shownSeq }).catch(() => [])) this.deliver(event);
-      const tasks = this.board.list();
-      const statuses = pipelineStatuses(tasks);
-      const unshown = [...this.followed].filter((id) => statuses.get(id) !== 'active' && !this.ended.has(id));
-      const unshownTasks = tasks.filter((task) => this.followedTasks.has(task.id) && !this.endedTasks.has(task.id) && ENDED.has(task.status)).map((task) => task.id);
+      const unshown = endedPipelines.filter((id) => this.followed.has(id) && !this.ended.has(id));
+      const unshownTasks = endedTasks.filter((id) => this.followedTasks.has(id) && !this.endedTasks.has(id));
       if (unshown.length + unshownTasks.length === 0) return;
       if (Date.now() > until) {
         for (const id of unshown) this.ended.add(id);

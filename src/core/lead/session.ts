@@ -270,6 +270,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   async catchUp(): Promise<void> {
     if (!this.life.closed) await this.inbox.drained();
     await this.board.sink.flush().catch(() => undefined);
+    // The ends the board holds now are what it waits for: read, not left to the next board event.
+    await this.board.tasks.refresh().catch(() => undefined);
     return this.view.catchUp();
   }
 
