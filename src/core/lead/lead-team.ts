@@ -148,6 +148,11 @@ export class LeadTeam {
     for (const { name, role } of team) this.awaited.set(name, { role, since });
   }
 
+  /** Whether this session started a thread of that name (its usage comes over the thread's port). */
+  spawnedHere(name: string): boolean {
+    return this.spawned.has(name);
+  }
+
   isRunning(name: string): boolean {
     return this.manager.get(name) !== undefined;
   }

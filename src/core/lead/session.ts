@@ -93,6 +93,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       (event) => {
         // Answered from another front end (the web board, another terminal), or timed out: not waiting any more.
         if (event.type === 'question_answered') this.desk.answeredElsewhere(event.questionId, event.answer, event.by);
+        this.spend.addLogged(event, (name) => this.team.spawnedHere(name));
         const opened = this.foreign.opened(event, () => board.tasks.list());
         emit({ type: 'team', event });
         if (opened) emit({ type: 'notice', text: opened });

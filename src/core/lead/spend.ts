@@ -1,4 +1,5 @@
 import { costOf, formatCost, formatTokens } from '../model/pricing.js';
+import type { TeamEvent } from '../events/schema.js';
 import type { Usage } from '../model/types.js';
 
 export interface MemberSpend {
@@ -13,8 +14,8 @@ export interface MemberSpend {
 const EMPTY: MemberSpend = { calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cost: 0 };
 
 /**
- * What each teammate of this session spent, from the usage its thread reports after every model call
- * (compaction included). Cost comes from the price table; an unpriced model (a local one, the offline
+ * What each teammate spent, from the usage a thread of this session reports after every model call
+ * (compaction included), and from the log's model calls of another process's teammates. Cost comes from the price table; an unpriced model (a local one, the offline
  * model) counts tokens only.
  */
 export class Spend {
@@ -41,6 +42,17 @@ export class Spend {
       cacheReadTokens: current.cacheReadTokens + usage.cacheReadTokens,
       cost: current.cost === null || cost === null ? null : current.cost + cost,
     });
+  }
+
+  /**
+   * A model call the board's log holds: counted for a teammate of another process (`autoteam
+   * worker`), whose thread reports to nobody here. This session's own threads report each call
+   * (`add`, with compactions), so `ownThread` keeps theirs from counting twice; the lead's are not a
+   * teammate's.
+   */
+  addLogged(event: TeamEvent, ownThread: (name: string) => boolean): void {
+    if (event.type !== 'model_call' || !event.agent || event.role === 'lead' || ownThread(event.agent)) return;
+    this.add(event.agent, event.model, event);
   }
 
   of(name: string): MemberSpend {
