@@ -156,6 +156,27 @@ describe('the merge queue', () => {
     ]);
   });
 
+  it('makes a worktree removed by hand again (git still registers it), and merges on the first run', { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
+    const pipeline = await post('one.py', '"""One."""\n', 'import os\nassert os.path.exists("one.py")\n');
+    fs.rmSync(queuedPipelines(board.tasks.list())[0]!.git.worktree, { recursive: true, force: true });
+    const [line] = await queue().drain();
+    expect(line).toMatch(new RegExp(`^pipeline #${pipeline}: .* merged into main \\(fast-forward to [0-9a-f]{12}\\)`));
+    expect(fs.readFileSync(path.join(repo, 'one.py'), 'utf8')).toBe('"""One."""\n');
+  });
+
+  it('waits, saying why, when the branch it was posted from is deleted', { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
+    git(repo, 'checkout', '-q', '-b', 'dev');
+    const pipeline = await post('one.py', '"""One."""\n', 'import os\nassert os.path.exists("one.py")\n');
+    git(repo, 'checkout', '-q', 'main');
+    git(repo, 'branch', '-q', '-D', 'dev');
+    expect(await queue().drain()).toEqual([
+      `pipeline #${pipeline}: waits — its base branch dev no longer exists in ${repo}; create it again, or merge the pipeline into your current branch with /merge <pipeline> (autoteam merge <pipeline>)`,
+    ]);
+    expect(queuedPipelines(board.tasks.list()).map((queued) => queued.pipeline)).toEqual([pipeline]);
+  });
+
   it('autoteam merge --queue: a pipeline sent back names its approved commit, and who works the revision', { timeout: 60_000 }, async () => {
     const { repo, board, post } = await setup();
     const pipeline = await post('calc.py', calc('VALUE + 1'), CALC_CHECK);

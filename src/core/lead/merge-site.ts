@@ -51,13 +51,19 @@ export async function mergeSite(rootDir: string, info: GitInfo & { commit: strin
 async function localSite(info: GitInfo & { commit: string }): Promise<MergeSite | string> {
   const into = info.baseBranch ?? (await currentBranch(info.repo));
   if (!into) return `HEAD of ${info.repo} is detached, so there is no branch to merge it into; check out a branch`;
+  const base = await git(info.repo, ['rev-parse', '--verify', '-q', `refs/heads/${into}^{commit}`], { allowFailure: true });
+  if (base.exitCode !== 0) return `its base branch ${into} no longer exists in ${info.repo}; create it again, or merge the pipeline into your current branch with /merge <pipeline> (autoteam merge <pipeline>)`;
   return {
     into,
     target: new LocalMergeTarget(info.repo, into),
     worktree: info.worktree,
     repo: info.repo,
     async prepare() {
-      if (!fs.existsSync(info.worktree)) await git(info.repo, ['worktree', 'add', '-q', info.worktree, info.branch]);
+      if (!fs.existsSync(info.worktree)) {
+        // A worktree removed by hand is still registered until pruned, and git would refuse to add it again.
+        await git(info.repo, ['worktree', 'prune']);
+        await git(info.repo, ['worktree', 'add', '-q', info.worktree, info.branch]);
+      }
       // An approved worktree's tracked files are as committed; changed ones (a send-back cut short) are neither merged nor dropped blindly.
       const loose = (await git(info.worktree, ['diff', '--name-only', 'HEAD'])).stdout.split('\n').filter(Boolean);
       if (loose.length) throw new MergeQueueError(`its worktree ${info.worktree} has uncommitted changes (${loose.slice(0, 5).join(', ')}); commit or discard them there first`);
