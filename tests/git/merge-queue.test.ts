@@ -156,6 +156,23 @@ describe('the merge queue', () => {
     ]);
   });
 
+  it('merges a pipeline approved with nothing to commit as it is, with no re-check, when the base moved since', { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post, steps } = await setup();
+    // The engineer's file is the base's, word for word: the approval commits nothing.
+    const pipeline = await post('helper.py', 'VALUE = 1\n', 'from helper import VALUE\nassert VALUE == 1\n');
+    const queued = queuedPipelines(board.tasks.list())[0]!.git;
+    expect(queued.commit).toBe(queued.base);
+    // Someone changes that file on main: the recorded check would fail on the new tip.
+    const tip = commitFile(repo, 'helper.py', 'VALUE = 5\n', 'a new value');
+    const [line] = await queue().drain();
+    expect(line).toBe(`pipeline #${pipeline}: ${queued.branch} merged into main (its change was already in main); its worktree and branch are removed`);
+    expect(await steps(pipeline)).toEqual(['queued', 'merged']);
+    expect(git(repo, 'rev-parse', 'main')).toBe(tip);
+    expect(fs.readFileSync(path.join(repo, 'helper.py'), 'utf8')).toBe('VALUE = 5\n');
+    expect(fs.existsSync(queued.worktree)).toBe(false);
+    expect(board.tasks.list().filter((task) => task.pipeline === pipeline).at(-1)!.artifacts.outcome).toMatchObject({ action: 'merged', into: 'main', noChange: true });
+  });
+
   it('makes a worktree removed by hand again (git still registers it), and merges on the first run', { timeout: 60_000 }, async () => {
     const { repo, board, queue, post } = await setup();
     const pipeline = await post('one.py', '"""One."""\n', 'import os\nassert os.path.exists("one.py")\n');

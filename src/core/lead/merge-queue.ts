@@ -1,5 +1,5 @@
 import { DEFAULT_TEAMMATE_SETTINGS, type TeammateSettings } from '../agent/settings.js';
-import type { GitInfo, Issue, Submitted } from '../board/artifacts.js';
+import { committedNothing, type GitInfo, type Issue, type Submitted } from '../board/artifacts.js';
 import type { Board } from '../board/board-types.js';
 import { isLockBusy } from '../board/lock.js';
 import type { Task } from '../board/schemas.js';
@@ -108,6 +108,9 @@ export class MergeQueue {
     const say = (step: MergeStep, detail: string, commit?: string) => this.emit(entry, into, step, detail, commit);
     try {
       say('queued', `approved ${age(entry.approvedAt)} ago; ${place} of ${of} in the queue`);
+      // Approved with nothing to commit: the base held the reviewed files then, and the pipeline has
+      // nothing of its own to rebase, check or merge. A base that moved since is not its to check.
+      if (committedNothing(info)) return await this.merged(entry, site, info.commit, true);
       await site.prepare();
       const tip = await target.tip();
       const email = `${this.options.by}@${this.options.board.registry.read().team}`;
@@ -143,22 +146,27 @@ export class MergeQueue {
         say('waiting', advanced.waiting, head);
         return `pipeline #${pipeline}: waits — ${advanced.waiting}`;
       }
-      const note = await site.finish(head);
       // Nothing on top of the base after the rebase: another pipeline had merged the same change.
-      const noChange = head === tip;
-      const how = noChange ? `its change was already in ${into}` : `fast-forward to ${short(head)}`;
-      await this.options.board.tasks.update(
-        entry.holder.id,
-        { artifacts: { outcome: { action: 'merged', into, commit: head, ...(noChange ? { noChange } : {}), by: this.options.by } } },
-        { by: this.options.by, event: 'merged', detail: `${info.branch} into ${into} (merge queue, ${how})` },
-      );
-      say('merged', note ? `${how}; ${note}` : how, head);
-      return `pipeline #${pipeline}: ${info.branch} merged into ${target.describe()} (${how}); ${note ?? 'its worktree and branch are removed'}`;
+      return await this.merged(entry, site, head, head === tip);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       say('error', message);
       return `pipeline #${pipeline}: not merged — ${message} (it stays in the queue)`;
     }
+  }
+
+  /** The pipeline's change is in the base at `head` (`noChange`: it had none of its own there): its site let go, its outcome recorded. */
+  private async merged(entry: QueuedPipeline, site: MergeSite, head: string, noChange: boolean): Promise<string> {
+    const { into, target } = site;
+    const how = noChange ? `its change was already in ${into}` : `fast-forward to ${short(head)}`;
+    const note = await site.finish(head);
+    await this.options.board.tasks.update(
+      entry.holder.id,
+      { artifacts: { outcome: { action: 'merged', into, commit: head, ...(noChange ? { noChange } : {}), by: this.options.by } } },
+      { by: this.options.by, event: 'merged', detail: `${entry.git.branch} into ${into} (merge queue, ${how})` },
+    );
+    this.emit(entry, into, 'merged', note ? `${how}; ${note}` : how, head);
+    return `pipeline #${entry.pipeline}: ${entry.git.branch} merged into ${target.describe()} (${how}); ${note ?? 'its worktree and branch are removed'}`;
   }
 
   /**
