@@ -59,6 +59,8 @@ function webChoice(options: Record<string, unknown>): { web?: { port: number } }
 function repoChoice(options: Record<string, unknown>): { repo?: string | false } {
   if (options.worktree === false) {
     if (options.repo) throw new UsageError('--repo and --no-worktree contradict each other: give one');
+    // A pipeline's branch on a remote needs a worktree to work it in.
+    if (typeof options.remote === 'string') throw new UsageError('--remote and --no-worktree contradict each other: give one');
     return { repo: false };
   }
   return typeof options.repo === 'string' ? { repo: options.repo } : {};

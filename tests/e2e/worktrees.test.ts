@@ -213,6 +213,17 @@ describe.runIf(python)('a requirement run again once its change is in main', () 
 });
 
 describe('where a pipeline works without a repository', () => {
+  it('--no-worktree with --repo or --remote is refused before anything is written', async () => {
+    const dir = tempBoard('autoteam-contradict-');
+    roots.push(dir);
+    for (const [flag, value] of [['--repo', dir], ['--remote', '/nowhere/bare.git']] as const) {
+      const run = await runCli(['run', '--auto', flag, value, '--no-worktree', '--dir', dir, WORDCOUNT_REQUIREMENT], { cwd: dir });
+      expect(run.code, describeRun(run)).toBe(2);
+      expect(run.stderr.trim()).toBe(`autoteam: ${flag} and --no-worktree contradict each other: give one`);
+    }
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
   it('a board outside git, --no-worktree, and a repository with no commit all use workspace/<n>', async () => {
     const plain = tempBoard('autoteam-plain-');
     const fresh = tempBoard('autoteam-nocommit-');

@@ -60,8 +60,9 @@ export async function ensureClone(clone: string, url: string): Promise<void> {
   }
 }
 
-function unreachable(shown: string, branch: string, result: GitResult): RemoteError {
-  return new RemoteError('unreachable', `cannot reach the remote ${shown} (branch ${branch}): ${said(result)}`);
+/** `branch` null: asked for the remote's default branch, which the person never named. */
+function unreachable(shown: string, branch: string | null, result: GitResult): RemoteError {
+  return new RemoteError('unreachable', `cannot reach the remote ${shown}${branch === null ? '' : ` (branch ${branch})`}: ${said(result)}`);
 }
 
 /** The commit `branch` points to on the remote now, or null when the remote has no such branch. */
@@ -75,7 +76,7 @@ export async function remoteTip(clone: string, shown: string, branch: string): P
 /** The branch the remote's HEAD names (its default branch), or null when it names none. */
 export async function remoteDefaultBranch(clone: string, shown: string): Promise<string | null> {
   const result = await git(clone, ['ls-remote', '--symref', 'origin', 'HEAD'], { allowFailure: true });
-  if (result.exitCode !== 0) throw unreachable(shown, 'HEAD', result);
+  if (result.exitCode !== 0) throw unreachable(shown, null, result);
   return /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(result.stdout)?.[1] ?? null;
 }
 
