@@ -264,7 +264,10 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       if (beside.length === 0 || signal.aborted) break;
       log(`waiting for pipeline ${beside.map(({ id }) => `#${id}`).join(', ')} too: posted beside this run, its team is working on it`);
       for (const { id } of beside) waited.add(id);
-      for (const state of await Promise.all(beside.map(({ id }) => settle(id)))) log(`pipeline #${state.id} (posted beside this run): ${state.status}${state.reason ? ` — ${state.reason}` : ''}`);
+      const states = await Promise.all(beside.map(({ id }) => settle(id)));
+      // The pipelines' own lines (their `= Pipeline …` end) come before what the run says of them.
+      await session.catchUp();
+      for (const state of states) log(`pipeline #${state.id} (posted beside this run): ${state.status}${state.reason ? ` — ${state.reason}` : ''}`);
     }
     const timedOut = giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null;
     // Its status is then the board's: cancelled by a timeout, or still active (left open for a lead).

@@ -235,6 +235,10 @@ describe('autoteam post', () => {
       }, 'the run to finish the pipeline posted beside it');
       expect(await run.exited).toEqual({ code: 0, signal: null });
       expect(run.lines).toContain('pipeline #2 (posted beside this run): approved');
+      // The pipeline's own end line first, then what the run says of it.
+      const end = run.lines.findIndex((line) => line.trimStart().startsWith('= Pipeline #2 approved'));
+      expect(end, run.lines.join('\n')).toBeGreaterThanOrEqual(0);
+      expect(end).toBeLessThan(run.lines.indexOf('pipeline #2 (posted beside this run): approved'));
       expect(run.lines.filter((line) => line.trimStart().startsWith('pipeline #2 posted from another process: task #2 (requirements) — '))).toHaveLength(1);
       expect(readTasks(root).filter((task) => task.status === 'pending' || task.status === 'in_progress')).toEqual([]);
     } finally {
