@@ -12,3 +12,26 @@ export function age(iso: string | null | undefined, now = Date.now()): string {
   if (seconds < 86_400) return `${Math.round(seconds / 3600)} h`;
   return `${Math.round(seconds / 86_400)} d`;
 }
+
+/** Edit distance with transpositions (optimal string alignment), for "did you mean". */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = best;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * The one of `candidates` that `word` is most likely a slip for, or null. Past two edits (or half
+ * the word) it is another word, not a slip: /frobnicate is not /reject.
+ */
+export function closestWord(word: string, candidates: readonly string[]): string | null {
+  const [best] = candidates.map((candidate) => ({ candidate, edits: distance(word, candidate) })).sort((a, b) => a.edits - b.edits);
+  return best && best.edits <= Math.min(2, Math.floor(word.length / 2)) ? best.candidate : null;
+}

@@ -7,6 +7,7 @@ import { resolveModelChoice } from '../core/model/config.js';
 import type { ActivityView, Tone } from './activity.js';
 import { formatBoard, formatMember, wrapWords } from './format.js';
 import { inboxText } from './inbox-text.js';
+import { closestWord } from '../core/words.js';
 
 export type { Tone } from './activity.js';
 
@@ -299,28 +300,12 @@ export function helpText(leadTools: readonly string[] = [], width = 80): string 
   return ['Commands:', ...rows, ...lead].join('\n');
 }
 
-/** Edit distance with transpositions (optimal string alignment), for "did you mean". */
-function distance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = best;
-    }
-  }
-  return d[a.length]![b.length]!;
-}
-
 /** The command `name` is most likely a slip for (a prefix, or two edits at most), or null. */
 export function closestCommand(name: string): string | null {
   const lower = name.toLowerCase();
   const prefixed = COMMAND_NAMES.find((candidate) => candidate.startsWith(lower));
   if (prefixed && lower) return prefixed;
-  const [best] = COMMAND_NAMES.map((candidate) => ({ candidate, edits: distance(lower, candidate) })).sort((a, b) => a.edits - b.edits);
-  // Past two edits (or half the word) it is another word, not a slip: /frobnicate is not /reject.
-  return best && best.edits <= Math.min(2, Math.floor(lower.length / 2)) ? best.candidate : null;
+  return closestWord(lower, COMMAND_NAMES);
 }
 
 /**

@@ -81,7 +81,10 @@ describe('autoteam.config.json', () => {
       [{ stages: { implementation: { promptFile: '.' } } }, /stages\.implementation\.promptFile: .* is not a file/],
       [{ stages: { review: { signals: { approve_code: { next: 'approved', carry: ['submited'] } } } } }, /stages\.review\.signals\.approve_code\.carry\.0: no artifact 'submited'/],
       [{ stages: { docs: { role: 'writer', prompt: 'p', tools: ['complete_stage'], signals: { complete_stage: { next: 'docs' } } } } }, /stages\.docs\.signals\.complete_stage\.next: a stage cannot lead to itself/],
-      [{ colour: 'blue' }, /\(root\): Unrecognized key: "colour"/],
+      [{ colour: 'blue' }, /\(root\): Unrecognized key: "colour"$/],
+      [{ autoMerj: true }, /\(root\): Unrecognized key: "autoMerj" — did you mean autoMerge for autoMerj\?$/],
+      [{ limits: { maxRevison: 2 } }, /limits: Unrecognized key: "maxRevison" — did you mean limits\.maxRevisions for maxRevison\?$/],
+      [{ team: [{ name: 'a', role: 'analyst', cout: 2 }] }, /team\.0: Unrecognized key: "cout" — did you mean team\.0\.count for cout\?$/],
       [{ lead: { tools: ['bash', 'rm'] } }, /lead\.tools\.1: Invalid option: expected one of "bash"\|"read_file"\|"write_file"\|"edit_file"/],
     ];
     for (const [config, error] of cases) expect(() => loadProjectConfig(folder(config)), JSON.stringify(config)).toThrow(error);

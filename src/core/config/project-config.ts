@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { STAGE_NAME, describeZodError } from '../board/schemas.js';
+import { closestWord } from '../words.js';
 import { ConfigError, describeJsonError } from '../errors.js';
 import { type ModelOverrides, PROVIDERS, resolveModelSpec } from '../model/config.js';
 import type { ModelSpec } from '../model/factory.js';
@@ -158,7 +159,7 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     return fail(describeJsonError(error, text));
   }
   const parsed = ProjectConfigSchema.safeParse(raw);
-  if (!parsed.success) return fail(describeZodError(parsed.error));
+  if (!parsed.success) return fail(`${describeZodError(parsed.error)}${keyHints(parsed.error)}`);
   const data = parsed.data;
   const builtin = new Map<string, StageDefinition>(BUILTIN_STAGES.map((definition) => [definition.stage, definition]));
   const stages: Record<string, StageSpec> = {};
@@ -332,4 +333,27 @@ export function modelSpecs(env: NodeJS.ProcessEnv, project: ProjectConfig, cli: 
     }
   }
   return { model, models };
+}
+
+/** A "did you mean" for each key the config's schema does not know: the nearest key where it stands. */
+function keyHints(error: z.ZodError): string {
+  const hints = error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.flatMap((key) => {
+          const near = closestWord(key, keysAt(ProjectConfigSchema, issue.path));
+          return near ? [`did you mean ${[...issue.path, near].join('.')} for ${key}?`] : [];
+        })
+      : [],
+  );
+  return hints.length ? ` — ${hints.join(' ')}` : '';
+}
+
+/** The keys an object of `schema` takes at `path` (through optionals, arrays and records), or none. */
+function keysAt(schema: z.core.$ZodType, path: readonly PropertyKey[]): string[] {
+  const def = schema._zod.def as { type: string; shape?: Record<string, z.core.$ZodType>; innerType?: z.core.$ZodType; element?: z.core.$ZodType; valueType?: z.core.$ZodType };
+  if (def.innerType) return keysAt(def.innerType, path);
+  if (def.type === 'object' && def.shape) return path.length === 0 ? Object.keys(def.shape) : def.shape[String(path[0])] ? keysAt(def.shape[String(path[0])]!, path.slice(1)) : [];
+  if (def.type === 'array' && def.element && path.length) return keysAt(def.element, path.slice(1));
+  if (def.type === 'record' && def.valueType && path.length) return keysAt(def.valueType, path.slice(1));
+  return [];
 }
