@@ -127,11 +127,11 @@ describe('a remote that cannot be used', () => {
     const missing = path.join(dir, 'no-such.git');
     const flag = await runCli(['run', '--auto', '--remote', missing, 'Write a word counter'], { cwd: dir });
     expect(flag.code, describeRun(flag)).toBe(2);
-    expect(flag.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^autoteam: cannot reach the remote ${missing} \\(branch HEAD\\): `));
+    expect(flag.stderr.trim().split('\n').at(-1)).toMatch(new RegExp(`^autoteam: cannot reach the remote ${missing}: `));
     fs.writeFileSync(path.join(dir, 'autoteam.config.json'), JSON.stringify({ repository: { remote: 'http://me:S3cretPw@127.0.0.1:1/p.git' } }));
     const config = await runCli(['run', '--auto', 'Write a word counter'], { cwd: dir });
     expect(config.code, describeRun(config)).toBe(2);
-    expect(config.stderr).toMatch(/^autoteam: cannot reach the remote http:\/\/me:\*\*\*@127\.0\.0\.1:1\/p\.git \(branch HEAD\): /m);
+    expect(config.stderr).toMatch(/^autoteam: cannot reach the remote http:\/\/me:\*\*\*@127\.0\.0\.1:1\/p\.git: /m);
     expect(`${config.stdout}${config.stderr}`).not.toContain('S3cretPw');
     // Nothing was posted.
     expect(fs.readdirSync(path.join(dir, '.tasks')).filter((name) => name.startsWith('task_'))).toEqual([]);
