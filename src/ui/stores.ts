@@ -207,8 +207,10 @@ export class TeamStore extends Store<TeamView> {
       // A teammate reported or left: the team is no longer "starting" (started() may not have run yet).
       if ((event.type === 'teammate_exit' || (event.type === 'teammate' && event.event.type === 'status')) && this.snapshot.starting) this.set({ ...this.snapshot, starting: false });
       if (event.type === 'teammate_exit' || event.type === 'board' || event.type === 'notice') this.reload();
-      if (event.type === 'teammate' && event.event.type === 'usage') {
-        const { name } = event.event;
+      // What a teammate spent: its thread's report, or (a teammate of another process) its model call in the log.
+      const spender = event.type === 'teammate' && event.event.type === 'usage' ? event.event.name : event.type === 'team' && event.event.type === 'model_call' ? event.event.agent : null;
+      if (spender) {
+        const name = spender;
         const { spend, models } = this.session.snapshot();
         const own = spend.members[name];
         this.set({ ...this.snapshot, spend: { ...this.snapshot.spend, ...(own ? { [name]: formatSpend(own, models.offline) } : {}), '': formatSpend(spend.total, models.offline) } });

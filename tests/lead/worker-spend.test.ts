@@ -5,30 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { fileBoard } from '../../src/core/board/board.js';
-import type { EventInput } from '../../src/core/events/schema.js';
+import { modelCallEvent } from '../helpers/model-call.js';
 import { sessionsOnTempBoards, waitUntil } from '../helpers/repl-session.js';
 
 const made = sessionsOnTempBoards('autoteam-worker-spend-');
-
-/** A model call as a teammate's thread logs it. */
-const call = (agent: string, role: string, inputTokens: number): EventInput => ({
-  type: 'model_call',
-  agent,
-  role,
-  pipeline: null,
-  task: null,
-  provider: 'anthropic',
-  model: 'claude-sonnet-4-5',
-  purpose: 'turn',
-  inputTokens,
-  outputTokens: 20,
-  cacheReadTokens: 0,
-  cacheWriteTokens: 0,
-  costUsd: null,
-  latencyMs: 5,
-  stopReason: 'tool_use',
-  text: '',
-});
 
 describe("a worker's spend", () => {
   it('is counted from the log for another process\'s teammate, never twice for this session\'s own', async () => {
@@ -38,11 +18,11 @@ describe("a worker's spend", () => {
     lead.spawn('engineer', 'engineer');
     const worker = fileBoard(root);
     await worker.registry.join('eng-x', 'engineer', { status: 'idle', pid: process.pid });
-    worker.sink.emit(call('eng-x', 'engineer', 100));
+    worker.sink.emit(modelCallEvent('eng-x', 'engineer', 100));
     // The session's own thread: its port says what it spent; its line in the log is not counted again.
-    worker.sink.emit(call('engineer', 'engineer', 5_000));
-    worker.sink.emit(call('lead', 'lead', 7_000));
-    worker.sink.emit(call('eng-x', 'engineer', 300));
+    worker.sink.emit(modelCallEvent('engineer', 'engineer', 5_000));
+    worker.sink.emit(modelCallEvent('lead', 'lead', 7_000));
+    worker.sink.emit(modelCallEvent('eng-x', 'engineer', 300));
     await worker.sink.flush();
     await waitUntil(() => lead.snapshot().spend.members['eng-x']?.calls === 2, "eng-x's two calls");
     const { spend, team } = lead.snapshot();

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { LeadSession } from '../../src/core/lead/session.js';
 import { TeamStore } from '../../src/ui/stores.js';
 import { boardOf, quietSession, waitUntil } from '../helpers/repl-session.js';
+import { modelCallEvent } from '../helpers/model-call.js';
 
 describe('TeamStore', () => {
   let session: LeadSession | null = null;
@@ -51,6 +52,22 @@ describe('TeamStore', () => {
       fs.appendFileSync(boardOf(session).mailbox.rejectedPath('engineer'), '{"half":\n');
       store.reload();
       await waitUntil(() => store.get().rejected?.engineer === 3, 'the new count');
+    } finally {
+      stop();
+    }
+  });
+
+  it("shows what a worker of another process spent, from its model calls in the log", async () => {
+    session = await quietSession();
+    const worker = boardOf(session);
+    await worker.registry.join('eng-x', 'engineer', { status: 'idle', pid: process.pid });
+    const store = new TeamStore(session);
+    const stop = store.follow();
+    try {
+      worker.sink.emit(modelCallEvent('eng-x', 'engineer', 1_200));
+      await worker.sink.flush();
+      await waitUntil(() => store.get().spend['eng-x'], "eng-x's spend in the panel");
+      expect(store.get().spend).toMatchObject({ 'eng-x': '1.2k tok', '': '1.2k tok' });
     } finally {
       stop();
     }
