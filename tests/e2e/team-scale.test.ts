@@ -11,12 +11,19 @@ import { CliChild } from '../helpers/cli-child.js';
 import { playbookAnswer } from '../../src/core/model/scripted/playbook.js';
 import { DOWNLOADS_REQUIREMENT, describeRun, readTasks, runCli, tempBoard } from '../helpers/pipeline-cli.js';
 import { personGit } from '../helpers/person-git.js';
+import { waitUntil } from '../helpers/repl-session.js';
 
 const WORDCOUNT_REQUIREMENT = 'Write a Python script that counts the words in a text file.';
 const python = spawnSync('python3', ['--version']).status === 0;
 const roots: string[] = [];
 
 const git = personGit;
+
+/** The team registry as the board holds it. */
+function readRegistry(root: string): Array<{ name: string; status: string }> {
+  const file = path.join(root, '.team', 'config.json');
+  return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { members: Array<{ name: string; status: string }> }).members : [];
+}
 
 function makeRepo(): string {
   const root = tempBoard('autoteam-scale-repo-');
@@ -122,6 +129,31 @@ describe.runIf(python)('a team member of role `any`', () => {
     const tasks = readTasks(root);
     expect(tasks.filter((task) => task.stage === 'implementation').map((task) => task.owner), describeRun(run)).toEqual(['generalist', 'generalist']);
     expect(tasks.filter((task) => task.stage === 'review').map((task) => task.owner), describeRun(run)).toEqual(['reviewer', 'reviewer']);
+  });
+});
+
+describe.runIf(python)('a worker of role `any` beside a lead whose teammates idled out', () => {
+  it("leaves the lead's analyst and reviewer their work: the lead starts them again", async () => {
+    const root = tempBoard('autoteam-scale-any-rest-');
+    roots.push(root);
+    const repl = CliChild.start(['--auto', '--engineers', '0', '--idle-timeout', '1s', '--dir', root], { cwd: root, stdin: 'pipe' });
+    const worker = CliChild.start(['worker', '--name', 'generalist', '--role', 'any', '--dir', root], { cwd: root });
+    try {
+      const resting = (name: string) => readRegistry(root).some((member) => member.name === name && member.status === 'shutdown');
+      await waitUntil(() => resting('analyst') && resting('reviewer'), 'the analyst and the reviewer to idle out');
+      await worker.waitForLine((line) => line.includes('idle'), 'the generalist to wait for work');
+      repl.write(`/post ${WORDCOUNT_REQUIREMENT}`);
+      await repl.waitForLine((line) => line.startsWith('= Pipeline #1 approved'), 'the pipeline approved');
+      const owners = (stage: string) => readTasks(root).filter((task) => task.stage === stage).map((task) => task.owner);
+      expect(owners('requirements'), repl.lines.join('\n')).toEqual(['analyst']);
+      expect(new Set(owners('implementation'))).toEqual(new Set(['generalist']));
+      expect(new Set(owners('review'))).toEqual(new Set(['reviewer']));
+      repl.write('/quit');
+      expect(await repl.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      await worker.stop();
+      await repl.stop();
+    }
   });
 });
 

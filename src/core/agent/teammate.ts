@@ -7,8 +7,8 @@ import type { BlobStore } from '../board/blobs.js';
 import { type Board, fileBoard } from '../board/board.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { TeamRegistry } from '../board/team-registry.js';
-import { ANY_ROLE } from '../board/task-checks.js';
-import { claimAsAny } from './any-role.js';
+import type { LeadLease } from '../board/liveness.js';
+import { claimNextAs } from './any-role.js';
 import { FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import type { ModelClient, ModelMessage } from '../model/types.js';
 import { StageRegistry } from '../stages/stage-registry.js';
@@ -74,6 +74,7 @@ export class Teammate {
   readonly board: TaskBoardLike;
   readonly mailbox: Mailbox;
   readonly registry: TeamRegistry;
+  private readonly lease: LeadLease;
   readonly requests: RequestStore;
   readonly blobs: BlobStore;
   readonly trace: Trace;
@@ -124,6 +125,7 @@ export class Teammate {
     this.board = board.tasks;
     this.mailbox = board.mailbox;
     this.registry = board.registry;
+    this.lease = board.lease();
     this.requests = board.requests;
     this.blobs = board.blobs;
     this.sink = board.sink;
@@ -252,7 +254,7 @@ export class Teammate {
           idleSince = Date.now();
           continue;
         }
-        const claim = role === ANY_ROLE ? await claimAsAny(this.board, this.registry, name) : await this.board.claimNext(name, role);
+        const claim = await claimNextAs(name, role, this.board, this.registry, this.lease);
         if (claim?.ok) {
           await this.workOnTask(claim.task);
           justWorked = { stage: claim.task.stage };
