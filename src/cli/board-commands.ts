@@ -66,10 +66,10 @@ export function registerBoardCommands(program: Command): void {
     });
 
   // One pipeline, by id: what the person does to it from any terminal (the REPL has the same as /commands).
-  const pipelineCommands: Array<[string, string, (board: Board, id: number) => Promise<string>]> = [
-    ['cancel', "cancel a pipeline's open tasks; their owners stop", (board, id) => cancelPipeline(new Pipeline(board.tasks, board.mailbox), id, board.registry.read().lead)],
-    ['retry', 'restart a failed or cancelled pipeline from the stage that failed', async (board, id) =>
-        `${await retryPipeline(new Pipeline(board.tasks, board.mailbox), id, board.registry.read().lead)}\n` +
+  const pipelineCommands: Array<[string, string, (board: Board, id: number, command: Command) => Promise<string>]> = [
+    ['cancel', "cancel a pipeline's open tasks; their owners stop", (board, id, command) => cancelPipeline(boardPipeline(board, command), id, board.registry.read().lead)],
+    ['retry', 'restart a failed or cancelled pipeline from the stage that failed', async (board, id, command) =>
+        `${await retryPipeline(boardPipeline(board, command), id, board.registry.read().lead)}\n` +
         'a running lead (autoteam) or an autoteam worker of its role on this board picks it up'],
     ['diff', "print a pipeline's branch: its files and diff against where it started", (board, id) => diffPipeline(board.tasks, id)],
     ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead)],
@@ -85,7 +85,7 @@ export function registerBoardCommands(program: Command): void {
         const n = pipelineId(id);
         const board = await openExisting(command);
         try {
-          console.log(await act(board, n));
+          console.log(await act(board, n, command));
         } finally {
           await board.close();
         }
@@ -112,7 +112,7 @@ export function registerBoardCommands(program: Command): void {
         const project = loadProjectConfig(boardDir(command, false));
         const stages = StageRegistry.from(project.stages);
         const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, {}, stages);
-        const pipelines = new Pipeline(board.tasks, board.mailbox, { events: board.sink, stages, maxRevisions: settings.runtime.maxRevisions });
+        const pipelines = boardPipeline(board, command);
         const remoteUrl = project.repository?.remote;
         const queue = new MergeQueue({ board, pipelines, by: board.registry.read().lead, limits: recheckLimits(settings), ...(remoteUrl ? { remoteUrl } : {}) });
         const asked = queuedPipelines(board.tasks.list());
@@ -206,4 +206,16 @@ export function registerBoardCommands(program: Command): void {
       fs.writeFileSync(file, `${JSON.stringify(defaultProjectConfig(), null, 2)}\n`);
       console.log(`wrote ${file}: the team, each stage's prompt and tools, and the limits as autoteam runs without it`);
     });
+}
+
+/**
+ * The board's pipelines as the lead works them: what they do is in the board's log (a REPL shows a
+ * cancel made here as its own), with the configured stages and limits and the person's hooks.
+ */
+function boardPipeline(board: Board, command: Command): Pipeline {
+  const project = loadProjectConfig(boardDir(command, false));
+  const stages = StageRegistry.from(project.stages);
+  const { runtime } = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, {}, stages);
+  const hooks = project.hooks && Object.keys(project.hooks).length ? { hooks: project.hooks } : {};
+  return new Pipeline(board.tasks, board.mailbox, { events: board.sink, stages, maxRevisions: runtime.maxRevisions, ...hooks });
 }

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { fileBoard } from '../../src/core/board/board.js';
 import { Mailbox } from '../../src/core/board/mailbox.js';
 import { TaskBoard } from '../../src/core/board/task-board.js';
 import { TeamRegistry } from '../../src/core/board/team-registry.js';
@@ -99,5 +100,9 @@ describe('cancel and retry', () => {
     expect(cancel.stdout.trim()).toBe('pipeline #1 cancelled: #2');
     const list = await runCli(['tasks', '--dir', root], { cwd: root });
     expect(list.stdout).toMatch(/\[!\] #1: .*\n\[-\] #2: .*\npipeline #1 cancelled · 0 model calls · 0 tokens — cancelled by lead/);
+    // What the two commands did is in the board's log, as the lead's own cancel and retry are (a REPL shows them).
+    const logged = (await fileBoard(root).log.read({ pipeline: 1 })).map((event) => (event.type === 'pipeline_status' ? `status ${event.status}` : event.type));
+    expect(logged).toEqual(expect.arrayContaining(['task_retried', 'status active', 'task_cancelled', 'status cancelled']));
+    expect(logged.indexOf('task_retried')).toBeLessThan(logged.lastIndexOf('status cancelled'));
   });
 });
