@@ -74,8 +74,16 @@ export class QuestionDesk {
     if (!question) throw new AutoteamError(questionId ? `no pending question '${questionId}'` : 'no question is waiting for an answer', 'NO_QUESTION');
     this.questions.delete(question.questionId);
     const lead = this.deps.lead();
-    await this.deps.mailbox.send(lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task, answeredBy: by });
+    // In the log before the asker can read the answer: what it does next comes after it there too.
     this.deps.sink.emit({ type: 'question_answered', pipeline: question.pipeline, task: question.task, agent: lead, questionId: question.questionId, answer: text, by, asker: question.from });
+    await this.deps.sink.flush();
+    try {
+      await this.deps.mailbox.send(lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task, answeredBy: by });
+    } catch (error) {
+      // The log said it was answered: it says too that the answer never reached the asker.
+      this.deps.sink.emit({ type: 'question_withdrawn', pipeline: question.pipeline, task: question.task, agent: question.from, questionId: question.questionId, reason: `the answer could not be delivered: ${serializeError(error).message}` });
+      throw error;
+    }
     this.deps.emit({ type: 'answered', question, answer: text, by });
     return question;
   }
