@@ -75,7 +75,7 @@ function noTeam(options: BoardToolsOptions, stage: string): string | null {
 /** The board's tools: post and follow requirements, answer the team's questions, and decide on pipelines. */
 export function registerBoardTools(server: McpServer, options: BoardToolsOptions): void {
   const { controls, stages } = options;
-  const starts = [...new Set([stages.first.stage, ...stages.starts()])];
+  const starts = stages.startable();
 
   server.registerTool(
     'post_requirement',

@@ -106,6 +106,9 @@ describe('the web board server', () => {
       return { status: reply.status, body: (await reply.json()) as { line?: string; error?: string } };
     };
     expect((await act('/api/requirements', { text: 'Count words in a file' })).status).toBe(200);
+    // Only where the command line may start one: a review with nothing submitted is refused.
+    expect(await act('/api/requirements', { text: 'Count words', stage: 'review' })).toMatchObject({ body: { error: "stage: a pipeline cannot start at 'review' (it starts at one of requirements, implementation)" } });
+    expect(board.tasks.list()).toHaveLength(1);
     expect(await act('/api/pipelines/1/cancel')).toEqual({ status: 200, body: { line: 'pipeline #1 cancelled: #1' } });
     expect(await act('/api/pipelines/1/retry')).toEqual({ status: 200, body: { line: 'pipeline #1 retried: task #2 (requirements)' } });
     expect(await act('/api/questions/q-2-1/answer', { text: 'yes' })).toEqual({ status: 409, body: { error: 'this question is not waiting any more: it was answered elsewhere, or its task ended', code: 'WEB_REQUEST' } });

@@ -164,7 +164,8 @@ export class BoardLead implements LeadControls {
     return leaderOf(this.board.lease().read());
   }
 
-  post(requirement: string, startStage?: Stage): Promise<Task> {
+  async post(requirement: string, startStage?: Stage): Promise<Task> {
+    if (startStage) this.pipelines.stages.checkStart(startStage);
     return this.pipelines.post(requirement, { by: this.lead, ...(startStage ? { startStage } : {}) });
   }
 

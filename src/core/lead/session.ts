@@ -322,6 +322,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   async post(requirement: string, startStage?: Stage, from?: string): Promise<Task> {
+    if (startStage) this.pipelines.stages.checkStart(startStage);
     return this.pipelines.post(requirement, { by: this.lead, numbered: this.foreign.numbered(from ?? null), ...(startStage ? { startStage } : {}) });
   }
 

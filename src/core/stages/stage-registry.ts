@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.js';
+import { AutoteamError, ConfigError } from '../errors.js';
 import { BUILTIN_STAGES } from './builtin/index.js';
 import { defineStage, type StageSpec } from './configured-stage.js';
 import type { StageDefinition } from './stage.js';
@@ -79,6 +79,17 @@ export class StageRegistry {
   /** The roles a teammate may have: each stage's, and `any` (general tasks with no role). */
   roles(): string[] {
     return [...new Set(this.all().map((stage) => stage.role)), 'any'];
+  }
+
+  /** Where a posted requirement may start: the first stage, and each stage with a start of its own. */
+  startable(): string[] {
+    return [...new Set([this.first.stage, ...this.starts()])];
+  }
+
+  /** Refuses a start stage a front end may not post at (`startable`), naming the ones it may. */
+  checkStart(stage: string): void {
+    const startable = this.startable();
+    if (!startable.includes(stage)) throw new AutoteamError(`stage: a pipeline cannot start at '${stage}' (it starts at one of ${startable.join(', ')})`, 'USAGE');
   }
 
   /** Refuses a role no stage or task can use, naming the ones that exist. */
