@@ -32,11 +32,13 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
     const project = loadProjectConfig(dir);
     const remote = typeof options.remote === 'string' ? options.remote : project.repository?.remote;
     if (remote !== undefined && !remote.trim()) throw new UsageError('--remote needs a git URL or the path of a repository');
+    // Contradicting flags are refused before the board is opened (and made).
+    const repo = helpers.repoChoice(options);
     const board = await openBoard(boardUrl(command) ?? dir, dir);
     try {
       const { tasks, leader } = await postWork(board, requirements, {
         stages: StageRegistry.from(project.stages),
-        ...helpers.repoChoice(options),
+        ...repo,
         ...(typeof options.startStage === 'string' ? { startStage: options.startStage as Stage } : {}),
         notice: (text) => console.error(`autoteam: ${text}`),
         ...(remote !== undefined ? { remote: { remote, ...(project.repository?.base ? { base: project.repository.base } : {}) } } : {}),

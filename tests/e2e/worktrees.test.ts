@@ -216,10 +216,12 @@ describe('where a pipeline works without a repository', () => {
   it('--no-worktree with --repo or --remote is refused before anything is written', async () => {
     const dir = tempBoard('autoteam-contradict-');
     roots.push(dir);
-    for (const [flag, value] of [['--repo', dir], ['--remote', '/nowhere/bare.git']] as const) {
-      const run = await runCli(['run', '--auto', flag, value, '--no-worktree', '--dir', dir, WORDCOUNT_REQUIREMENT], { cwd: dir });
-      expect(run.code, describeRun(run)).toBe(2);
-      expect(run.stderr.trim()).toBe(`autoteam: ${flag} and --no-worktree contradict each other: give one`);
+    for (const command of [['run', '--auto'], ['post']]) {
+      for (const [flag, value] of [['--repo', dir], ['--remote', '/nowhere/bare.git']] as const) {
+        const run = await runCli([...command, flag, value, '--no-worktree', '--dir', dir, WORDCOUNT_REQUIREMENT], { cwd: dir });
+        expect(run.code, describeRun(run)).toBe(2);
+        expect(run.stderr.trim()).toBe(`autoteam: ${flag} and --no-worktree contradict each other: give one`);
+      }
     }
     expect(fs.readdirSync(dir)).toEqual([]);
   });
