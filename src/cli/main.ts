@@ -127,6 +127,8 @@ function settingsFor(options: Record<string, unknown>, project: ProjectConfig, s
   if (remote !== undefined) {
     if (!remote.trim()) throw new UsageError('--remote needs a git URL or the path of a repository');
     settings.repository = { remote, ...(project.repository?.base ? { base: project.repository.base } : {}) };
+    // The flag over the config, said (the flag with --remote is refused: repoChoice).
+    if (options.worktree === false && typeof options.remote !== 'string') say('autoteam: --no-worktree: repository.remote of autoteam.config.json is not used; pipelines work in workspace/<n>');
   }
   const contained = containment();
   if (settings.sandbox.mode === 'required' && contained.kind === 'none') {

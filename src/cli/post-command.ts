@@ -34,6 +34,7 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
     if (remote !== undefined && !remote.trim()) throw new UsageError('--remote needs a git URL or the path of a repository');
     // Contradicting flags are refused before the board is opened (and made).
     const repo = helpers.repoChoice(options);
+    if (repo.repo === false && remote !== undefined) console.error('autoteam: --no-worktree: repository.remote of autoteam.config.json is not used; pipelines work in workspace/<n>');
     const board = await openBoard(boardUrl(command) ?? dir, dir);
     try {
       const { tasks, leader } = await postWork(board, requirements, {

@@ -224,6 +224,12 @@ describe('where a pipeline works without a repository', () => {
       }
     }
     expect(fs.readdirSync(dir)).toEqual([]);
+    // The config's remote is not refused but said to be unused.
+    fs.writeFileSync(path.join(dir, 'autoteam.config.json'), JSON.stringify({ repository: { remote: '/nowhere/bare.git' } }));
+    const posted = await runCli(['post', '--no-worktree', '--dir', dir, WORDCOUNT_REQUIREMENT], { cwd: dir });
+    expect(posted.code, describeRun(posted)).toBe(0);
+    expect(posted.stderr).toContain('autoteam: --no-worktree: repository.remote of autoteam.config.json is not used; pipelines work in workspace/<n>');
+    expect(readTasks(dir)[0]!.artifacts.git).toBeUndefined();
   });
 
   it('a board outside git, --no-worktree, and a repository with no commit all use workspace/<n>', async () => {
