@@ -101,6 +101,9 @@ describe('the merge queue', () => {
     expect(pipelineStatus(tasks)).toBe('active');
     const revision = tasks.at(-1)!;
     expect(revision).toMatchObject({ stage: 'implementation', revision: 1, status: 'pending' });
+    // Posted by the queue that sent it back, not by the reviewer who approved it.
+    const posted = (await board.log.read({ pipeline, types: ['task_posted'] })).find((event) => event.task === revision.id);
+    expect(posted).toMatchObject({ agent: 'lead', by: 'lead' });
     expect(revision.artifacts.issues).toHaveLength(1);
     expect(revision.artifacts.issues![0]!.severity).toBe('blocker');
     expect(revision.artifacts.issues![0]!.text).toMatch(/on main's tip \([0-9a-f]{12}\) check CHK1 fails, though it passed on the branch as reviewed: .*f\(\) is 6/s);

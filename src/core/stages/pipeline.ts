@@ -348,7 +348,8 @@ export class Pipeline {
     const updated = await this.board.update(approval.id, { artifacts }, { by, event: 'sent_back', detail: back.reason });
     if (!updated.ok) throw new AutoteamError(`pipeline #${pipeline} could not be sent back: ${updated.reason}`, 'BOARD_ERROR');
     this.notices.status(updated.task, by, 'active', back.reason);
-    return { status: 'active', next: await postSuccessor(this.successors, updated.task) };
+    // Posted by whoever sent it back (the merge queue), not the reviewer who approved it.
+    return { status: 'active', next: await postSuccessor(this.successors, updated.task, by) };
   }
 
   state(pipeline: number): PipelineState {

@@ -19,9 +19,10 @@ export interface SuccessorDeps {
  * Posts the task that follows a completed stage task, built from what that task recorded on the
  * board (pipeline-flow.ts) and what the next stage prepares; null when nothing follows. Idempotent,
  * so `Pipeline.repair` can call it for a completion whose successor was never posted (the process
- * died, or the create failed, between the two writes).
+ * died, or the create failed, between the two writes). Posted `by` the task's owner, or whoever
+ * sent an approved task back (the merge queue).
  */
-export async function postSuccessor(deps: SuccessorDeps, done: Task): Promise<Task | null> {
+export async function postSuccessor(deps: SuccessorDeps, done: Task, by = done.owner ?? 'runtime'): Promise<Task | null> {
   const { board, effects, notices } = deps;
   const successor = successorOf(deps.stages, board.list(), done);
   if (!successor) return null;
@@ -49,12 +50,12 @@ export async function postSuccessor(deps: SuccessorDeps, done: Task): Promise<Ta
       revision,
       handoff,
       artifacts,
-      by: done.owner ?? 'runtime',
+      by,
       // Built from a finished task: trimmed to fit like any runtime write, never refused.
       trimToFit: true,
       ...notices.held(),
     });
-    notices.transition(done, next.id, stage, done.owner ?? 'runtime');
+    notices.transition(done, next.id, stage, by);
     return notices.created(next);
   });
 }
