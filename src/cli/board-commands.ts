@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { Board } from '../core/board/board.js';
 import { describeUrl } from '../core/board/pg/url.js';
-import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig } from '../core/config/project-config.js';
+import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 import { StageRegistry } from '../core/stages/stage-registry.js';
 import { Pipeline } from '../core/stages/pipeline.js';
 import { stageTools } from '../core/tools/registry.js';
@@ -12,7 +12,7 @@ import { MergeQueue, queuedPipelines, recheckLimits } from '../core/lead/merge-q
 import { leaderOf } from '../core/lead/board-lead.js';
 import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.js';
 import { whoWorks } from './post-command.js';
-import { loadTeammateSettings } from '../core/agent/settings.js';
+import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
 import { formatBoard } from '../frontend/format.js';
 import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError } from './board-options.js';
@@ -67,9 +67,9 @@ export function registerBoardCommands(program: Command): void {
 
   // One pipeline, by id: what the person does to it from any terminal (the REPL has the same as /commands).
   const pipelineCommands: Array<[string, string, (board: Board, id: number, command: Command) => Promise<string>]> = [
-    ['cancel', "cancel a pipeline's open tasks; their owners stop", (board, id, command) => cancelPipeline(boardPipeline(board, command), id, board.registry.read().lead)],
+    ['cancel', "cancel a pipeline's open tasks; their owners stop", (board, id, command) => cancelPipeline(boardPipeline(board, command).pipelines, id, board.registry.read().lead)],
     ['retry', 'restart a failed or cancelled pipeline from the stage that failed', async (board, id, command) =>
-        `${await retryPipeline(boardPipeline(board, command), id, board.registry.read().lead)}\n` +
+        `${await retryPipeline(boardPipeline(board, command).pipelines, id, board.registry.read().lead)}\n` +
         'a running lead (autoteam) or an autoteam worker of its role on this board picks it up'],
     ['diff', "print a pipeline's branch: its files and diff against where it started", (board, id) => diffPipeline(board.tasks, id)],
     ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead)],
@@ -109,10 +109,7 @@ export function registerBoardCommands(program: Command): void {
           console.log(await mergePipeline(board.tasks, n, board.registry.read().lead));
           return;
         }
-        const project = loadProjectConfig(boardDir(command, false));
-        const stages = StageRegistry.from(project.stages);
-        const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, {}, stages);
-        const pipelines = boardPipeline(board, command);
+        const { pipelines, project, settings } = boardPipeline(board, command);
         const remoteUrl = project.repository?.remote;
         const queue = new MergeQueue({ board, pipelines, by: board.registry.read().lead, limits: recheckLimits(settings), ...(remoteUrl ? { remoteUrl } : {}) });
         const asked = queuedPipelines(board.tasks.list());
@@ -212,10 +209,10 @@ export function registerBoardCommands(program: Command): void {
  * The board's pipelines as the lead works them: what they do is in the board's log (a REPL shows a
  * cancel made here as its own), with the configured stages and limits and the person's hooks.
  */
-function boardPipeline(board: Board, command: Command): Pipeline {
+function boardPipeline(board: Board, command: Command): { pipelines: Pipeline; project: ProjectConfig; settings: TeammateSettings } {
   const project = loadProjectConfig(boardDir(command, false));
   const stages = StageRegistry.from(project.stages);
-  const { runtime } = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, {}, stages);
+  const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, {}, stages);
   const hooks = project.hooks && Object.keys(project.hooks).length ? { hooks: project.hooks } : {};
-  return new Pipeline(board.tasks, board.mailbox, { events: board.sink, stages, maxRevisions: runtime.maxRevisions, ...hooks });
+  return { pipelines: new Pipeline(board.tasks, board.mailbox, { events: board.sink, stages, maxRevisions: settings.runtime.maxRevisions, ...hooks }), project, settings };
 }

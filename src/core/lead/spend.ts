@@ -15,8 +15,8 @@ const EMPTY: MemberSpend = { calls: 0, inputTokens: 0, outputTokens: 0, cacheRea
 
 /**
  * What each teammate spent, from the usage a thread of this session reports after every model call
- * (compaction included), and from the log's model calls of another process's teammates. Cost comes from the price table; an unpriced model (a local one, the offline
- * model) counts tokens only.
+ * (compaction included), and from the log's model calls of another process's teammates. Cost comes
+ * from the price table; an unpriced model (a local one, the offline model) counts tokens only.
  */
 export class Spend {
   private readonly members = new Map<string, MemberSpend>();
