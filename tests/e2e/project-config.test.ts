@@ -85,6 +85,8 @@ describe('autoteam.config.json', () => {
       [{ autoMerj: true }, /\(root\): Unrecognized key: "autoMerj" — did you mean autoMerge for autoMerj\?$/],
       [{ limits: { maxRevison: 2 } }, /limits: Unrecognized key: "maxRevison" — did you mean limits\.maxRevisions for maxRevison\?$/],
       [{ team: [{ name: 'a', role: 'analyst', cout: 2 }] }, /team\.0: Unrecognized key: "cout" — did you mean team\.0\.count for cout\?$/],
+      // Each hint right after its own mistake.
+      [{ autoMerj: true, limits: { maxRevison: 2 } }, /limits: Unrecognized key: "maxRevison" — did you mean limits\.maxRevisions for maxRevison\?; \(root\): Unrecognized key: "autoMerj" — did you mean autoMerge for autoMerj\?$/],
       [{ lead: { tools: ['bash', 'rm'] } }, /lead\.tools\.1: Invalid option: expected one of "bash"\|"read_file"\|"write_file"\|"edit_file"/],
     ];
     for (const [config, error] of cases) expect(() => loadProjectConfig(folder(config)), JSON.stringify(config)).toThrow(error);

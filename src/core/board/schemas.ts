@@ -140,10 +140,13 @@ export const TeamConfigSchema = z.preprocess(
 
 export type TeamConfig = z.infer<typeof TeamConfigSchema>;
 
-/** Formats a zod error as `field.path: message; …` so the reader sees which field is wrong. */
-export function describeZodError(error: z.ZodError): string {
+/**
+ * Formats a zod error as `field.path: message; …` so the reader sees which field is wrong; `hint`
+ * adds to an issue's own text (a "did you mean").
+ */
+export function describeZodError(error: z.ZodError, hint: (issue: z.core.$ZodIssue) => string = () => ''): string {
   return error.issues
     .slice(0, 5)
-    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}${hint(issue)}`)
     .join('; ');
 }

@@ -159,7 +159,7 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     return fail(describeJsonError(error, text));
   }
   const parsed = ProjectConfigSchema.safeParse(raw);
-  if (!parsed.success) return fail(`${describeZodError(parsed.error)}${keyHints(parsed.error)}`);
+  if (!parsed.success) return fail(describeZodError(parsed.error, keyHint));
   const data = parsed.data;
   const builtin = new Map<string, StageDefinition>(BUILTIN_STAGES.map((definition) => [definition.stage, definition]));
   const stages: Record<string, StageSpec> = {};
@@ -336,15 +336,12 @@ export function modelSpecs(env: NodeJS.ProcessEnv, project: ProjectConfig, cli: 
 }
 
 /** A "did you mean" for each key the config's schema does not know: the nearest key where it stands. */
-function keyHints(error: z.ZodError): string {
-  const hints = error.issues.flatMap((issue) =>
-    issue.code === 'unrecognized_keys'
-      ? issue.keys.flatMap((key) => {
-          const near = closestWord(key, keysAt(ProjectConfigSchema, issue.path));
-          return near ? [`did you mean ${[...issue.path, near].join('.')} for ${key}?`] : [];
-        })
-      : [],
-  );
+function keyHint(issue: z.core.$ZodIssue): string {
+  if (issue.code !== 'unrecognized_keys') return '';
+  const hints = issue.keys.flatMap((key) => {
+    const near = closestWord(key, keysAt(ProjectConfigSchema, issue.path));
+    return near ? [`did you mean ${[...issue.path, near].join('.')} for ${key}?`] : [];
+  });
   return hints.length ? ` — ${hints.join(' ')}` : '';
 }
 
