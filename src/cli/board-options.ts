@@ -104,3 +104,12 @@ export async function openExisting(command: Command): Promise<Board> {
   return openBoard(dir);
 }
 
+/**
+ * The line that says `--no-worktree` leaves the config's `repository.remote` unused, or null (a
+ * `--remote` flag with it is refused instead: repoChoice).
+ */
+export function unusedRemoteNote(options: Record<string, unknown>, configRemote: string | undefined): string | null {
+  return options.worktree === false && typeof options.remote !== 'string' && configRemote !== undefined
+    ? 'autoteam: --no-worktree: repository.remote of autoteam.config.json is not used; pipelines work in workspace/<n>'
+    : null;
+}

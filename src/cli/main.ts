@@ -13,7 +13,7 @@ import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.j
 import { registerBoardCommands } from './board-commands.js';
 import { registerEventsCommand } from './events-command.js';
 import { registerMcpCommand } from './mcp-command.js';
-import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
+import { boardDir, boardOption, boardUrl, dirOption, unusedRemoteNote, UsageError } from './board-options.js';
 import { runHeadless } from './run-command.js';
 import { runWorker } from './worker-command.js';
 import { startRepl } from './repl-command.js';
@@ -127,8 +127,8 @@ function settingsFor(options: Record<string, unknown>, project: ProjectConfig, s
   if (remote !== undefined) {
     if (!remote.trim()) throw new UsageError('--remote needs a git URL or the path of a repository');
     settings.repository = { remote, ...(project.repository?.base ? { base: project.repository.base } : {}) };
-    // The flag over the config, said (the flag with --remote is refused: repoChoice).
-    if (options.worktree === false && typeof options.remote !== 'string') say('autoteam: --no-worktree: repository.remote of autoteam.config.json is not used; pipelines work in workspace/<n>');
+    const unused = unusedRemoteNote(options, project.repository?.remote);
+    if (unused) say(unused);
   }
   const contained = containment();
   if (settings.sandbox.mode === 'required' && contained.kind === 'none') {

@@ -6,7 +6,7 @@ import { postWork } from '../core/lead/post-work.js';
 import type { LeaderView } from '../core/lead/lead-api.js';
 import { checkRequirement } from '../core/stages/requirement.js';
 import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.js';
-import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
+import { boardDir, boardOption, boardUrl, dirOption, unusedRemoteNote, UsageError } from './board-options.js';
 import { requirementsFileOption, requirementsFrom } from './requirements-file.js';
 
 /**
@@ -34,7 +34,8 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
     if (remote !== undefined && !remote.trim()) throw new UsageError('--remote needs a git URL or the path of a repository');
     // Contradicting flags are refused before the board is opened (and made).
     const repo = helpers.repoChoice(options);
-    if (repo.repo === false && remote !== undefined) console.error('autoteam: --no-worktree: repository.remote of autoteam.config.json is not used; pipelines work in workspace/<n>');
+    const unused = unusedRemoteNote(options, project.repository?.remote);
+    if (unused) console.error(unused);
     const board = await openBoard(boardUrl(command) ?? dir, dir);
     try {
       const { tasks, leader } = await postWork(board, requirements, {

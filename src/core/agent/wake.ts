@@ -45,9 +45,9 @@ export class Wake {
  * Which idle teammates a board whose claimable tasks are `open` gives work, from `idle` in the order
  * they should go: as many of a role as there are tasks for it, then as many as there are tasks for
  * any role; teammates of role `any` last, for what is left. One task wakes one engineer of four, not
- * all four to race for its claim (each loser scans, takes the claim lock and goes back to sleep). A teammate woken that claims nothing (another
- * process's claimed first) costs a scan; one that cannot claim (it is leaving) is covered by the wake
- * its exit brings, and by the idle poll.
+ * all four to race for its claim (each loser scans, takes the claim lock and goes back to sleep). A
+ * teammate woken that claims nothing (another process's claimed first) costs a scan; one that cannot
+ * claim (it is leaving) is covered by the wake its exit brings, and by the idle poll.
  */
 export function wakesFor(open: ReadonlyArray<{ role: string | null }>, idle: ReadonlyArray<{ name: string; role: string }>): string[] {
   const left = new Map<string | null, number>();
