@@ -1,8 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import { AutoteamError } from '../core/errors.js';
 
-/** The largest request body taken (a requirement, an answer, an MCP message). */
-export const MAX_BODY_BYTES = 64 * 1024;
+/**
+ * The largest request body taken (a requirement, an answer, an MCP message): room for a requirement
+ * of MAX_REQUIREMENT_BYTES as a JSON string, whose quotes and backslashes are escaped.
+ */
+export const MAX_BODY_BYTES = 256 * 1024;
 
 /** A request refused with an HTTP status (413, 400, 404) and the one line to read. */
 export class RequestError extends AutoteamError {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { AutoteamError, serializeError } from '../core/errors.js';
 import type { LeadControls } from '../core/lead/lead-api.js';
+import { checkRequirement } from '../core/stages/requirement.js';
 import { redact, secretValues } from '../core/trace/redact.js';
 import { readAsset } from './assets.js';
 import { readBody, RequestError } from './body.js';
@@ -30,7 +31,8 @@ export interface WebBoard {
 }
 
 const TextBody = z.object({ text: z.string().trim().min(1, 'empty').max(20_000, 'longer than 20,000 characters') });
-const PostBody = TextBody.extend({ stage: z.string().min(1).optional() });
+// A requirement is held to the command line's rule (checkRequirement: at most 100 KB), not to an answer's.
+const PostBody = z.object({ text: z.string().trim().min(1, 'empty'), stage: z.string().min(1).optional() });
 const PlanBody = z.object({ approve: z.boolean(), feedback: z.string().max(20_000).optional() });
 
 const SECURITY_HEADERS = {
@@ -123,6 +125,11 @@ export async function startWebBoard(options: WebBoardOptions): Promise<WebBoard>
   async function act(path: string, body: unknown): Promise<unknown> {
     if (path === '/api/requirements') {
       const { text, stage } = parse(PostBody, body);
+      try {
+        checkRequirement(text);
+      } catch (error) {
+        throw new RequestError(400, `text: ${(error as Error).message}`);
+      }
       const task = await controls.post(text, stage, 'the web board');
       return { task: task.id, pipeline: task.pipeline, line: `posted pipeline #${task.pipeline}: task #${task.id} (${task.stage})` };
     }

@@ -135,7 +135,7 @@ describe.runIf(python)('autoteam mcp serve --http with its team', () => {
     const foreign = await raw(server.port, { host: `rebound.example:${server.port}`, body: INITIALIZE, headers: bearer });
     expect(foreign.status).toBe(403);
     expect(foreign.body).toContain("Host 'rebound.example:");
-    const big = await raw(server.port, { host, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(70_000) } }), headers: bearer });
+    const big = await raw(server.port, { host, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(300_000) } }), headers: bearer });
     expect(big.status).toBe(413);
     expect((await raw(server.port, { host, path: '/', method: 'GET', headers: bearer })).status).toBe(404);
     expect((await raw(server.port, { host, method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }), headers: bearer })).status).toBe(400);

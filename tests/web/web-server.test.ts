@@ -88,7 +88,14 @@ describe('the web board server', () => {
     const ok = await post({ origin, 'x-csrf-token': csrf });
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ task: 1, pipeline: 1, line: 'posted pipeline #1: task #1 (requirements)' });
-    const big = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: 'x'.repeat(70_000) }));
+    // A requirement as long as the command line takes (100 KB) is taken; one longer is refused naming the field.
+    const long = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: 'x'.repeat(100 * 1024) }));
+    expect(long.status).toBe(200);
+    expect(await long.json()).toMatchObject({ pipeline: 2 });
+    const tooLong = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: 'x'.repeat(100 * 1024 + 1) }));
+    expect(tooLong.status).toBe(400);
+    expect(await tooLong.json()).toMatchObject({ error: 'text: a requirement is at most 100 KB (this one is 101 KB): put the details in a file and refer to it' });
+    const big = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: 'x'.repeat(300_000) }));
     expect(big.status).toBe(413);
     const bad = await post({ origin, 'x-csrf-token': csrf }, '{not json');
     expect(bad.status).toBe(400);
