@@ -108,7 +108,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
       else if (event.type === 'error' && !outage.hides('teammate', event.error.code)) console.error(`[${event.name}] error ${event.error.code}: ${event.error.message}`);
     },
   });
-  const detach = await attachTelemetry(board, (error) => console.error(`[${options.name}] telemetry: ${error.message}`));
+  const detach = await attachTelemetry(board, (error) => console.error(`[${options.name}] telemetry: ${error.message}`), { probe: true });
   try {
     // A refusal (a name already live, a bad config) is the person's to read as one line; anything else is a crash.
     const reason = await teammate.run().catch((error: unknown) => (error instanceof AutoteamError ? Promise.reject(error) : guard.crashed(error)));

@@ -88,6 +88,28 @@ describe('startTelemetry', () => {
     }
   });
 
+  it('with probe, reports at once a collector address where nothing listens, and once only', async () => {
+    // A port that was just free: nothing listens there.
+    const closed = await OtlpReceiver.start();
+    const deadUrl = closed.url;
+    await closed.close();
+    const errors: Error[] = [];
+    const telemetry = await startTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: deadUrl, OTEL_EXPORTER_OTLP_TIMEOUT: '1000' }, { onError: (error) => errors.push(error), probe: true });
+    await expect.poll(() => errors.length).toBe(1);
+    expect(errors[0]).toMatchObject({ code: 'TELEMETRY_EXPORT' });
+    expect(errors[0]!.message).toMatch(new RegExp(`^traces could not be sent to ${deadUrl}: .*ECONNREFUSED`));
+    // The failed flush at the end is the same streak: not said again.
+    telemetry!.tap({ type: 'tool_call', team: 't', ts: at(1), tool: 'bash', args: '', outcome: 'ok', durationMs: 1, summary: '' } as TeamEvent);
+    await telemetry!.shutdown();
+    expect(errors).toHaveLength(1);
+    // A collector that listens is not reported.
+    const quiet: Error[] = [];
+    const listening = await startTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, { onError: (error) => quiet.push(error), probe: true });
+    await listening!.shutdown();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(quiet).toEqual([]);
+  });
+
   it('reports a collector that refuses spans once, naming only its origin, and the team goes on', async () => {
     const errors: Error[] = [];
     const telemetry = await startTelemetry(

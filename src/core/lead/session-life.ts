@@ -111,7 +111,7 @@ export class SessionLife {
   private async startTeam(team: readonly TeamMemberSpec[]): Promise<void> {
     const { board, view, watcher, options, desk, pipelines } = this.parts;
     await view.start();
-    this.detachTelemetry = await attachTelemetry({ sink: board.sink, log: board.log }, (error) => this.telemetryError(error.message));
+    this.detachTelemetry = await attachTelemetry({ sink: board.sink, log: board.log }, (error) => this.telemetryError(error.message), { probe: true });
     await board.registry.ensure(options.team);
     const repository = await openRepository(options.repo, this.parts.rootDir, (text) => this.host.emit({ type: 'notice', text }), options.settings?.repository);
     this.host.useRepository(repository);

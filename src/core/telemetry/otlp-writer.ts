@@ -4,6 +4,7 @@
  * and the OTLP/HTTP exporter for the configured protocol. Each `SpanRecord` becomes one SDK span
  * with its recorded times and the ids the records carry.
  */
+import net from 'node:net';
 import { type HrTime, ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace } from '@opentelemetry/api';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type IdGenerator, RandomIdGenerator, type ReadableSpan, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
@@ -14,6 +15,12 @@ import type { SpanRecord } from './span-record.js';
 
 export interface SpanWriter {
   write(span: SpanRecord): void;
+  /**
+   * Whether anything listens at the collector's address (a TCP connection, closed at once): one that
+   * does not is reported now, as a failed export would be, rather than at the first export — which,
+   * in a run shorter than the batch delay, is the flush at its end.
+   */
+  probe(): Promise<void>;
   /** Sends what is queued and stops. */
   shutdown(): Promise<void>;
 }
@@ -60,9 +67,31 @@ export async function createSpanWriter(config: TelemetryConfig, secrets: readonl
       if (record.status.code === 'error') span.setStatus({ code: SpanStatusCode.ERROR, ...(record.status.message ? { message: record.status.message } : {}) });
       span.end(hrTime(record.endMs));
     },
+    probe: () =>
+      connects(config.url, config.timeoutMs ?? DEFAULT_EXPORT_TIMEOUT_MS).then(
+        () => undefined,
+        (error: unknown) => reporting.failed(error),
+      ),
     // A thread's end must not fail on its traces: a failed last export has been reported already.
     shutdown: () => provider.shutdown().catch((error: unknown) => reporting.failed(error)),
   };
+}
+
+/** The exporter's own default when OTEL_EXPORTER_OTLP_TIMEOUT is not set. */
+const DEFAULT_EXPORT_TIMEOUT_MS = 10_000;
+
+/** Resolves once a TCP connection to the URL's host and port opened (and closes it); rejects with why not. */
+function connects(url: string, timeoutMs: number): Promise<void> {
+  const { hostname, port, protocol } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(port || (protocol === 'https:' ? 443 : 80)) });
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`no connection within ${Math.round(timeoutMs / 1000)} s`)));
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve();
+    });
+    socket.once('error', reject);
+  });
 }
 
 /**

@@ -22,6 +22,12 @@ export interface TelemetryOptions {
   board?: { readonly log: Pick<EventLog, 'read'> };
   /** Told once per failure streak when spans cannot be sent (default: nothing; the team goes on). */
   onError?: (error: Error) => void;
+  /**
+   * Checks at once that something listens at the collector's address, and tells `onError` if not
+   * (SpanWriter.probe): for the process a person watches (the lead's, a worker's), not for each of
+   * its threads.
+   */
+  probe?: boolean;
 }
 
 /** How many of a task's newest claims are read to find the one a dead teammate held. */
@@ -39,6 +45,7 @@ export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, optio
   const onError = options.onError ?? (() => undefined);
   const { createSpanWriter } = await import('./otlp-writer.js');
   const writer = await createSpanWriter(config, secrets, onError);
+  if (options.probe) void writer.probe();
   const assembler = new SpanAssembler({ capture: config.captureContent, secrets });
   const pending = new Set<Promise<void>>();
   let closed = false;
