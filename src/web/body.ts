@@ -17,24 +17,32 @@ export class RequestError extends AutoteamError {
   }
 }
 
+/** How much of a body past the limit is read and dropped, so the 413 reaches the client, before the connection is cut. */
+const DRAIN_BYTES = 16 * 1024 * 1024;
+
 /**
  * The request's JSON body, at most MAX_BODY_BYTES ({} when empty): a larger declared length is
- * refused before a byte is read, and a body that grows past it stops being read.
+ * refused before a byte is read. A body that grows past it (chunked, with no length declared) is
+ * refused as it passes the limit; the rest is read and dropped, so the client, still sending, gets
+ * the 413 rather than a reset connection — up to DRAIN_BYTES, then the connection is cut.
  */
 export function readBody(request: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
+    const tooLarge = () => new RequestError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`);
     const declared = Number(request.headers['content-length'] ?? 0);
-    if (declared > MAX_BODY_BYTES) return reject(new RequestError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`));
+    if (declared > MAX_BODY_BYTES) return reject(tooLarge());
     const chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        request.destroy();
-        reject(new RequestError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`));
-      } else chunks.push(chunk);
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      else if (size - chunk.length <= MAX_BODY_BYTES) {
+        chunks.length = 0;
+        reject(tooLarge());
+      } else if (size > MAX_BODY_BYTES + DRAIN_BYTES) request.destroy();
     });
     request.on('end', () => {
+      if (size > MAX_BODY_BYTES) return;
       const text = Buffer.concat(chunks).toString('utf8');
       if (!text) return resolve({});
       try {
