@@ -5,14 +5,24 @@ import { formatDuration } from '../../src/frontend/format.js';
 import { parseSince } from '../../src/cli/events-command.js';
 
 describe('parseDuration', () => {
-  it('reads milliseconds, seconds, minutes and hours; a bare number is ms from 100 up, else seconds', () => {
+  it('reads milliseconds, seconds, minutes and hours; a bare number only as 0', () => {
     expect(parseDuration('500ms', 'X')).toBe(500);
     expect(parseDuration('1.5s', 'X')).toBe(1_500);
     expect(parseDuration('2m', 'X')).toBe(120_000);
     expect(parseDuration('1h', 'X')).toBe(3_600_000);
     expect(parseDuration(' 2 h ', 'X')).toBe(7_200_000);
-    expect(parseDuration('250', 'X')).toBe(250);
-    expect(parseDuration('5', 'X')).toBe(5_000);
+    expect(parseDuration('0', 'X')).toBe(0);
+    // Is 300 five minutes or 300 ms? Refused, naming the setting, in every duration setting.
+    expect(() => parseDuration('250', 'X')).toThrow("X: '250' needs a unit (examples: 500ms, 5s, 2m, 1h)");
+    expect(() => loadTeammateSettings({ IDLE_TIMEOUT: '300' })).toThrow("IDLE_TIMEOUT: '300' needs a unit (examples: 500ms, 5s, 2m, 1h)");
+    expect(() => loadTeammateSettings({}, { commandTimeout: '99' })).toThrow("--command-timeout: '99' needs a unit");
+    expect(() => loadTeammateSettings({ POLL_INTERVAL: '5' })).toThrow("POLL_INTERVAL: '5' needs a unit");
+  });
+
+  it("refuses a duration under a setting's least in the terms it was given", () => {
+    expect(() => loadTeammateSettings({}, { commandTimeout: '0s' })).toThrow("--command-timeout: '0s' is too short (at least 1s)");
+    expect(() => loadTeammateSettings({ POLL_INTERVAL: '10ms' })).toThrow("POLL_INTERVAL: '10ms' is too short (at least 50ms)");
+    expect(() => loadTeammateSettings({ RETRY_BACKOFF: '0' })).toThrow("RETRY_BACKOFF: '0' is too short (at least 50ms)");
   });
 
   it('refuses what is no duration, naming the setting', () => {
@@ -38,7 +48,7 @@ describe('a wait', () => {
     expect(loadTeammateSettings({}).commandTimeoutMs).toBe(30_000);
     expect(loadTeammateSettings({ COMMAND_TIMEOUT: '5m' }).commandTimeoutMs).toBe(300_000);
     expect(loadTeammateSettings({ COMMAND_TIMEOUT: '5m' }, { commandTimeout: '90s' }).commandTimeoutMs).toBe(90_000);
-    expect(() => loadTeammateSettings({ COMMAND_TIMEOUT: '200ms' })).toThrow(/^COMMAND_TIMEOUT \(ms\)/);
+    expect(() => loadTeammateSettings({ COMMAND_TIMEOUT: '200ms' })).toThrow("COMMAND_TIMEOUT: '200ms' is too short (at least 1s)");
     expect(() => loadTeammateSettings({ COMMAND_TIMEOUT: 'soon' })).toThrow(/^COMMAND_TIMEOUT: /);
   });
 

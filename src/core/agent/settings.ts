@@ -74,13 +74,16 @@ export const DEFAULT_TEAMMATE_SETTINGS: TeammateSettings = {
 
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
 
-/** Parses `500`, `500ms`, `5s`, `2m`, `1h` into milliseconds; a bare number is milliseconds if ≥ 100, else seconds. */
+/**
+ * Parses `500ms`, `5s`, `2m`, `1h` into milliseconds. A bare number other than 0 is refused: is
+ * `IDLE_TIMEOUT=300` five minutes or 300 ms? (`0` is no time in any unit.)
+ */
 export function parseDuration(value: string, name: string, examples = '500ms, 5s, 2m, 1h'): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(value);
   if (!match) throw new ConfigError(`${name}: '${value}' is not a duration (examples: ${examples})`);
   const amount = Number(match[1]);
-  const unit = (match[2] ?? (amount >= 100 ? 'ms' : 's')) as keyof typeof UNIT_MS;
-  return Math.round(amount * UNIT_MS[unit]);
+  if (!match[2] && amount !== 0) throw new ConfigError(`${name}: '${value.trim()}' needs a unit (examples: ${examples})`);
+  return Math.round(amount * UNIT_MS[(match[2] ?? 'ms') as keyof typeof UNIT_MS]);
 }
 
 /** The longest a Node timer holds: 2^31 - 1 ms (about 24.8 days); a longer one fires at once. */
@@ -104,6 +107,12 @@ function parseCount(value: string, name: string, min = 0): number {
 function atLeast(value: number, min: number, name: string): number {
   if (value < min) throw new ConfigError(`${name}: ${value} is too small (at least ${min})`);
   return value;
+}
+
+/** A duration of at least `minMs`, refused in the terms it was given (`'0s' is too short (at least 1s)`). */
+function atLeastMs(ms: number, minMs: number, name: string, given: string): number {
+  if (ms < minMs) throw new ConfigError(`${name}: '${given.trim()}' is too short (at least ${minMs % 1000 === 0 ? `${minMs / 1000}s` : `${minMs}ms`})`);
+  return ms;
 }
 
 export interface SettingsOverrides {
@@ -174,11 +183,11 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
     flag !== undefined ? [flag, option] : [env[envName], envName];
   const settings: TeammateSettings = { ...DEFAULT_TEAMMATE_SETTINGS, runtime: { ...DEFAULT_RUNTIME_SETTINGS } };
   const [poll, pollName] = pick(flags.pollInterval, '--poll-interval', 'POLL_INTERVAL');
-  if (poll) settings.pollMs = atLeast(parseWait(poll, pollName), 50, `${pollName} (ms)`);
+  if (poll) settings.pollMs = atLeastMs(parseWait(poll, pollName), 50, pollName, poll);
   const [idle, idleName] = pick(flags.idleTimeout, '--idle-timeout', 'IDLE_TIMEOUT');
   if (idle) settings.idleTimeoutMs = parseWait(idle, idleName);
   const [command, commandName] = pick(flags.commandTimeout, '--command-timeout', 'COMMAND_TIMEOUT');
-  if (command) settings.commandTimeoutMs = atLeast(parseWait(command, commandName), 1000, `${commandName} (ms)`);
+  if (command) settings.commandTimeoutMs = atLeastMs(parseWait(command, commandName), 1000, commandName, command);
   const [turns, turnsName] = pick(flags.maxTurns, '--max-turns', 'MAX_TURNS');
   if (turns) settings.maxTurns = parseCount(turns, turnsName, 1);
   const [budget, budgetName] = pick(flags.tokenBudget, '--token-budget', 'TOKEN_BUDGET');
@@ -197,7 +206,7 @@ export function loadTeammateSettings(env: NodeJS.ProcessEnv = process.env, flags
   // The first wait after an unfinished attempt; it doubles up to five minutes (or this, if longer).
   const backoff = env.RETRY_BACKOFF;
   if (backoff) {
-    settings.retryBaseMs = atLeast(parseWait(backoff, 'RETRY_BACKOFF'), 50, 'RETRY_BACKOFF (ms)');
+    settings.retryBaseMs = atLeastMs(parseWait(backoff, 'RETRY_BACKOFF'), 50, 'RETRY_BACKOFF', backoff);
     settings.retryMaxMs = Math.max(DEFAULT_TEAMMATE_SETTINGS.retryMaxMs, settings.retryBaseMs);
   }
   const requestTokens = env.MAX_REQUEST_TOKENS;
