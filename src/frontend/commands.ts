@@ -346,6 +346,22 @@ export function parseLine(raw: string, questionPending: boolean): ParsedLine {
   return questionPending ? { kind: 'answer', text: line } : { kind: 'lead', text: line };
 }
 
+/**
+ * A block of lines that arrived as one input (typed ahead, or pasted where the terminal marks no
+ * paste) split where a line starts with a command (`/post …`, `/tasks`): each command runs on its
+ * own, in order, instead of the first taking the rest as its text. Lines that start no command stay
+ * with the line before them, so a requirement or an answer of several lines is still one.
+ */
+export function splitCommands(raw: string): string[] {
+  const parts: string[] = [];
+  for (const line of raw.split('\n')) {
+    const name = /^\s*\/(\S+)(\s|$)/.exec(line)?.[1]?.toLowerCase();
+    if (parts.length === 0 || (name !== undefined && COMMAND_NAMES.includes(name))) parts.push(line);
+    else parts[parts.length - 1] += `\n${line}`;
+  }
+  return parts.map((part) => part.trim()).filter(Boolean);
+}
+
 /** Runs one typed line: a command, an answer to the pending question, or a message to the lead. */
 export async function runLine(raw: string, io: CommandIO): Promise<Outcome> {
   const parsed = parseLine(raw, io.session.pendingQuestions().length > 0);

@@ -3,7 +3,7 @@ import Spinner from 'ink-spinner';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import type { LeadApi } from '../core/lead/lead-api.js';
 import { indentContinuation } from '../frontend/activity.js';
-import { type CommandIO, runLine } from '../frontend/commands.js';
+import { type CommandIO, runLine, splitCommands } from '../frontend/commands.js';
 import { ActivityLog } from './activity-log.js';
 import { BoardPanel } from './board-panel.js';
 import { Header } from './header.js';
@@ -89,12 +89,14 @@ export function App({ session, feed, board, team, questions, quit }: AppProps) {
     },
   };
 
-  const submit = (line: string) => {
-    if (!line.trim()) return;
-    feed.push(`› ${indentContinuation(line)}`, 'command');
-    void runLine(line, io).then((outcome) => {
-      if (outcome === 'quit') leave();
-    });
+  const submit = (text: string) => {
+    // Commands typed ahead in one input run one after the other, each shown as typed.
+    void (async () => {
+      for (const line of splitCommands(text)) {
+        feed.push(`› ${indentContinuation(line)}`, 'command');
+        if ((await runLine(line, io)) === 'quit') return leave();
+      }
+    })();
   };
 
   const question = waiting[0];

@@ -168,6 +168,18 @@ describe('the REPL app', () => {
     expect(m.asked).toEqual(['Write a script that organizes my Downloads folder.\nGroup pictures and documents.\nNever overwrite.']);
   });
 
+  it('runs each command of a block typed ahead in one chunk, in order; lines that start no command stay with theirs', async () => {
+    const m = await mount({ leadReply: 'noted' });
+    await m.type('/post Count the words in a file (a)\n/post Count the lines in a file (b)\nand print them\n/tasks\n');
+    await m.until('posted pipeline #2: task #2 (requirements)');
+    await m.until('› /tasks');
+    const tasks = boardOf(m.session).tasks.list();
+    expect(tasks.map((task) => task.description)).toEqual(['Count the words in a file (a)', 'Count the lines in a file (b)\nand print them']);
+    // /tasks ran after both posts: it lists both.
+    await m.until(/› \/tasks[\s\S]*#1: Analyse[\s\S]*#2: Analyse/);
+    expect(m.asked).toEqual([]);
+  });
+
   it('inserts a bracketed paste at the cursor with its lines, and submits only on Enter', async () => {
     const m = await mount({ leadReply: 'Posted pipeline #1.' });
     await m.type('by file type.');

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { COMMAND_NAMES, type CommandIO, closestCommand, complete, helpText, parseLine, runLine } from '../../src/frontend/commands.js';
+import { COMMAND_NAMES, type CommandIO, closestCommand, complete, helpText, parseLine, runLine, splitCommands } from '../../src/frontend/commands.js';
 import type { LeadSession } from '../../src/core/lead/session.js';
 import { activityView, describeEvent } from '../../src/frontend/activity.js';
 import { boardOf, askLead, quietSession, waitUntil } from '../helpers/repl-session.js';
@@ -50,6 +50,15 @@ describe('completion and parsing', () => {
     expect(parseLine('  yes, please  ', true)).toEqual({ kind: 'answer', text: 'yes, please' });
     expect(parseLine('   ', true)).toEqual({ kind: 'empty' });
     expect(parseLine('/post  Write it', true)).toMatchObject({ kind: 'command', args: 'Write it' });
+  });
+
+  it('splits a block at the lines that start a command, and only there', () => {
+    expect(splitCommands('/inbox\n/team\n/tasks')).toEqual(['/inbox', '/team', '/tasks']);
+    expect(splitCommands('/post Sort my files\nby type\n/post Count words')).toEqual(['/post Sort my files\nby type', '/post Count words']);
+    // A path or an unknown word at a line's start is text, not a command.
+    expect(splitCommands('Copy it to\n/usr/local/bin\n/nosuch thing')).toEqual(['Copy it to\n/usr/local/bin\n/nosuch thing']);
+    expect(splitCommands('Write a script\n/tasks')).toEqual(['Write a script', '/tasks']);
+    expect(splitCommands('  \n ')).toEqual([]);
   });
 
   it('documents every command in /help', () => {
