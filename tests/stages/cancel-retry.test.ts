@@ -105,4 +105,23 @@ describe('cancel and retry', () => {
     expect(logged).toEqual(expect.arrayContaining(['task_retried', 'status active', 'task_cancelled', 'status cancelled']));
     expect(logged.indexOf('task_retried')).toBeLessThan(logged.lastIndexOf('status cancelled'));
   });
+
+  it("names the task files it cannot read when a pipeline's tasks are all among them", async () => {
+    const root = board();
+    const tasks = new TaskBoard(root);
+    const mailbox = new Mailbox(root);
+    await mailbox.registry.ensure('test');
+    const pipeline = new Pipeline(tasks, mailbox);
+    await pipeline.post('Write a greeting program.', { startStage: 'implementation' });
+    // A person edits the file by hand into something that is not JSON.
+    fs.writeFileSync(path.join(root, '.tasks', 'task_1.json'), '{"subject": "bro');
+    await expect(pipeline.cancel(1, 'lead')).rejects.toThrow(/^there is no pipeline #1 that can be read \(the board skips .*task_1\.json: not valid JSON/);
+    await expect(pipeline.retry(1, 'lead')).rejects.toThrow(/^there is no pipeline #1 that can be read \(the board skips .*task_1\.json/);
+    // A board whose files all read says no more than that.
+    await expect(pipeline.cancel(7, 'lead')).rejects.toThrow(/^there is no pipeline #7 that can be read/);
+    fs.writeFileSync(path.join(root, '.tasks', 'task_1.json'), JSON.stringify({ subject: 'fixed by hand' }));
+    // A hand edit is read at the board's next sweep of its files.
+    await until(() => tasks.problems().length === 0, 'the mended file read');
+    await expect(pipeline.cancel(7, 'lead')).rejects.toThrow(/^there is no pipeline #7$/);
+  });
 });

@@ -249,7 +249,7 @@ export class Pipeline {
     for (let round = 0; round < CANCEL_ROUNDS; round++) {
       await this.board.refresh();
       const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
-      if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${pipeline}`, 'NOT_FOUND');
+      if (tasks.length === 0) throw noPipeline(this.board, pipeline);
       first ??= tasks[0]!;
       const open = tasks.filter(isOpen);
       // Between two stages (the next one's task not posted yet, or its poster died): it is posted now,
@@ -287,7 +287,7 @@ export class Pipeline {
   async retry(pipeline: number, by: string): Promise<Task> {
     await this.board.refresh();
     const tasks = this.board.list().filter((task) => task.pipeline === pipeline);
-    if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${pipeline}`, 'NOT_FOUND');
+    if (tasks.length === 0) throw noPipeline(this.board, pipeline);
     const status = pipelineStatus(tasks);
     if (status !== 'failed' && status !== 'cancelled') {
       throw new AutoteamError(`pipeline #${pipeline} is ${status}; only a failed or cancelled pipeline can be retried`, 'USAGE');
@@ -383,4 +383,11 @@ function checkArtifacts(definition: StageDefinition, signal: StageSignal): void 
     const issue = parsed.error.issues[0]!;
     throw new AutoteamError(`${signal.tool} recorded artifacts the ${definition.stage} stage does not take: ${issue.path.join('.') || '(root)'}: ${issue.message}`, 'BAD_ARTIFACTS');
   }
+}
+
+/** No task of the pipeline on the board; when some task files cannot be read, they may be its: named. */
+function noPipeline(board: Pick<TaskBoardLike, 'problems'>, pipeline: number): AutoteamError {
+  const skipped = board.problems();
+  const unread = skipped.length ? ` that can be read (the board skips ${skipped.map((problem) => problem.message).join('; ')})` : '';
+  return new AutoteamError(`there is no pipeline #${pipeline}${unread}`, 'NOT_FOUND');
 }
