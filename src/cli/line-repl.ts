@@ -23,7 +23,20 @@ export const DRAIN_TIMEOUT_MS = 5 * 60_000;
  */
 export async function runLineRepl(session: LeadApi, options: LineReplOptions = {}): Promise<void> {
   const output = options.output ?? process.stdout;
-  const print = (text: string) => output.write(`${text}\n`);
+  // Output piped into something that stopped reading (`| tee` closed with its terminal, `| head`):
+  // nothing more is printed, and the team is shut down as on Ctrl+C, the board released.
+  let outputGone = false;
+  let stop = () => undefined as void;
+  const onOutputError = (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    if (outputGone) return;
+    outputGone = true;
+    stop();
+  };
+  output.on('error', onOutputError);
+  const print = (text: string) => {
+    if (!outputGone) output.write(`${text}\n`);
+  };
   // A terminal's width for the one-line model text; 160 columns into a pipe.
   const view = activityView(() => (output as Partial<NodeJS.WriteStream>).columns);
   let quitting = false;
@@ -50,6 +63,8 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     interrupt.abort();
     lines.close();
   };
+  stop = onSigint;
+  if (outputGone) onSigint();
   const onSigterm = () => {
     print('terminated');
     onSigint();

@@ -42,4 +42,32 @@ describe('the line-mode REPL', () => {
     expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(false);
     expect(fs.readdirSync(path.join(dir, '.team', '.locks')).filter((name) => name.endsWith('.lock'))).toEqual([]);
   });
+
+  it('whose output stops being read (a pipe closed with its terminal) shuts the team down and releases the board', async () => {
+    assertBuilt();
+    const dir = tempBoard();
+    dirs.push(dir);
+    const child = spawn(process.execPath, [CLI, '--dir', dir], { env: offlineEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
+    child.stdout.setEncoding('utf8');
+    await new Promise<void>((resolve) => {
+      const onData = (text: string) => {
+        out += text;
+        if (!out.includes('Type /help')) return;
+        child.stdout.off('data', onData);
+        resolve();
+      };
+      child.stdout.on('data', onData);
+    });
+    const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+    expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(true);
+    // The reader goes (as `tee` does when the terminal closes); the next line printed fails with EPIPE.
+    child.stdout.destroy();
+    child.stdin.write('/team\n');
+    expect(await exited, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
+    expect(err).toBe('');
+    expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(false);
+  });
 });
