@@ -147,6 +147,10 @@ describe('members whose process is gone', () => {
     expect(registry.get('e9')).toMatchObject({ status: 'dead', reason: expect.stringMatching(/^pid \d+ is not running$/) });
     expect(tasks.get(task.id).history.at(-1)).toMatchObject({ event: 'released', detail: expect.stringMatching(/^e9 is dead \(pid \d+ is not running\)$/) });
     expect(tasks.get(task.id).history.some((entry) => /lease/.test(entry.detail ?? ''))).toBe(false);
+    // The death is in the board's log, as a thread's is: `autoteam events` and the web board show it.
+    const logged = () => fs.readFileSync(path.join(root, '.team', 'events.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { type: string; agent?: string; reason?: string });
+    const dead = await until(() => logged().find((event) => event.type === 'teammate_dead' && event.agent === 'e9'), 'teammate_dead for e9 in the log');
+    expect(dead.reason).toMatch(/^pid \d+ is not running$/);
   });
 
   it('a member missing from a rewritten config is listed again by its heartbeat, so its name stays taken', async () => {

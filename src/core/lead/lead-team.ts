@@ -222,6 +222,8 @@ export class LeadTeam {
       // busy machine: its death is the thread's exit, which the manager tells (and hands its tasks back).
       const ours = (member: Member) => member.pid === process.pid && member.host === HOST && this.manager.get(member.name) !== undefined;
       for (const { member, why } of await this.board.registry.reapDead(this.deps.outage.lastSeen, ours)) {
+        // In the log as a thread's death is (the manager's): `events` and the web board show it.
+        this.board.sink.emit({ type: 'teammate_dead', agent: member.name, role: member.role, reason: why });
         const released = await this.board.tasks.reclaimAllFrom(member.name, `${member.name} is dead (${why})`, 'owner_dead');
         const tasks = released.length ? `; handed back ${released.map((id) => `#${id}`).join(', ')}` : '';
         this.deps.emit({ type: 'notice', text: `${member.name} is dead (${why})${tasks}` });
