@@ -106,6 +106,8 @@ describe('an http MCP server', () => {
       expect(await toolbox.toolsFor('general', task)).toEqual([]);
       expect(await toolbox.toolsFor('general', task)).toEqual([]);
       expect(events.map((event) => (event.type === 'mcp_server' ? event.state : event.type))).toEqual(['failed', 'gone']);
+      // Why, not fetch's bare 'fetch failed'.
+      expect(events.map((event) => (event.type === 'mcp_server' ? event.detail : ''))).toEqual([expect.stringContaining('cannot connect: ECONNREFUSED'), expect.stringContaining('cannot connect: ECONNREFUSED')]);
       expect(JSON.stringify(events)).not.toContain(KEY);
     });
   });

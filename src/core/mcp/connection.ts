@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AutoteamError } from '../errors.js';
+import { connectionDetail } from '../model/providers/common.js';
 import { redact } from '../trace/redact.js';
 import { type ToolOutcome, toolError } from '../tools/tool.js';
 import { type CallResult, errorOutcome, outcomeOf } from './results.js';
@@ -157,7 +158,9 @@ export class McpConnection {
       // A process that ended says more (its exit, its last line) than the closed connection it left.
       const exit = opened.describeExit?.();
       const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout;
-      const why = timedOut ? `did not answer within ${this.options.startTimeoutMs / 1000} s (mcpServers.${this.options.name}.startTimeout)` : exit && exit !== 'stopped' ? `the server ${exit}` : (error as Error).message;
+      // An HTTP server that cannot be reached fails as fetch does ('fetch failed'): its cause says why.
+      const message = (error as Error).message === 'fetch failed' ? `cannot connect: ${connectionDetail(error as Error)}` : (error as Error).message;
+      const why = timedOut ? `did not answer within ${this.options.startTimeoutMs / 1000} s (mcpServers.${this.options.name}.startTimeout)` : exit && exit !== 'stopped' ? `the server ${exit}` : message;
       return this.startFailed(why, opened.secrets);
     }
     if (this.closed) {
