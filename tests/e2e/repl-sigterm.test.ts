@@ -10,31 +10,37 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/** The line-mode REPL on a fresh board, once it says it reads commands; its output so far, and its exit. */
+async function startLineRepl() {
+  assertBuilt();
+  const dir = tempBoard();
+  dirs.push(dir);
+  const child = spawn(process.execPath, [CLI, '--dir', dir], { env: offlineEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+  const seen = { out: '', err: '' };
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (seen.err += text));
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (seen.out += text));
+  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  await new Promise<void>((resolve) => {
+    const ready = () => {
+      if (!seen.out.includes('Type /help')) return;
+      child.stdout.off('data', ready);
+      resolve();
+    };
+    child.stdout.on('data', ready);
+  });
+  expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(true);
+  return { dir, child, seen, exited, describe: () => `stdout:\n${seen.out}\nstderr:\n${seen.err}` };
+}
+
 describe('the line-mode REPL', () => {
   it.each([
     ['SIGTERM', 'terminated'],
     ['SIGHUP', 'hung up'],
   ] as const)('on %s shuts the team down, releases the board and exits 0, so the next lead starts without a takeover', async (signal, said) => {
-    assertBuilt();
-    const dir = tempBoard();
-    dirs.push(dir);
-    const child = spawn(process.execPath, [CLI, '--dir', dir], { env: offlineEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
-    child.stdout.setEncoding('utf8');
-    const ready = new Promise<void>((resolve) => {
-      child.stdout.on('data', (text: string) => {
-        out += text;
-        if (out.includes('Type /help')) resolve();
-      });
-    });
-    const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
-    await ready;
-    expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(true);
+    const { dir, child, seen, exited, describe } = await startLineRepl();
     child.kill(signal);
-    expect(await exited, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
-    const lines = out.trim().split('\n');
+    expect(await exited, describe()).toBe(0);
+    const lines = seen.out.trim().split('\n');
     expect(lines).toContain(said);
     expect(lines.filter((line) => / shut down \(/.test(line))).toHaveLength(3);
     expect(lines).toContain('shutting the team down…');
@@ -44,30 +50,12 @@ describe('the line-mode REPL', () => {
   });
 
   it('whose output stops being read (a pipe closed with its terminal) shuts the team down and releases the board', async () => {
-    assertBuilt();
-    const dir = tempBoard();
-    dirs.push(dir);
-    const child = spawn(process.execPath, [CLI, '--dir', dir], { env: offlineEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
-    child.stdout.setEncoding('utf8');
-    await new Promise<void>((resolve) => {
-      const onData = (text: string) => {
-        out += text;
-        if (!out.includes('Type /help')) return;
-        child.stdout.off('data', onData);
-        resolve();
-      };
-      child.stdout.on('data', onData);
-    });
-    const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
-    expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(true);
+    const { dir, child, seen, exited, describe } = await startLineRepl();
     // The reader goes (as `tee` does when the terminal closes); the next line printed fails with EPIPE.
     child.stdout.destroy();
     child.stdin.write('/team\n');
-    expect(await exited, `stdout:\n${out}\nstderr:\n${err}`).toBe(0);
-    expect(err).toBe('');
+    expect(await exited, describe()).toBe(0);
+    expect(seen.err).toBe('');
     expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(false);
   });
 });
