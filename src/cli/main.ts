@@ -266,8 +266,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const dirIndex = argv.indexOf('--dir');
     const dir = dirIndex >= 0 ? argv[dirIndex + 1] : undefined;
-    dotenv.config({ quiet: true });
-    if (dir && fs.existsSync(path.join(dir, '.env'))) dotenv.config({ quiet: true, path: path.join(dir, '.env') });
+    envFiles = loadEnvFiles(['.env', ...(dir ? [path.join(dir, '.env')] : [])]);
     loadModelSpec(process.env); // a bad ANTHROPIC_* / OPENAI_* setting is a usage error before anything starts
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
@@ -276,12 +275,29 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? 0 : 2;
     }
     if (error instanceof AutoteamError) {
-      console.error(`autoteam: ${error.message}`);
+      // A bad value from a .env file: which file, since the environment the person looks at lacks it.
+      const variable = error.code === 'CONFIG_ERROR' ? /^([A-Z][A-Z0-9_]*):/.exec(error.message)?.[1] : undefined;
+      const file = variable === undefined ? undefined : envFiles.get(variable);
+      console.error(`autoteam: ${error.message}${file ? ` (set in ${file})` : ''}`);
       return ['NOT_FOUND', 'BOARD_FILE_INVALID', 'USAGE', 'CONFIG_ERROR', 'BOARD_BUSY', 'INVALID_REQUIREMENT'].includes(error.code) ? 2 : 1;
     }
     console.error(`autoteam: ${(error as Error).message ?? String(error)}`);
     return 1;
   }
+}
+
+/** Each variable a .env file set (an existing variable is never overridden), and the file. */
+let envFiles = new Map<string, string>();
+
+function loadEnvFiles(files: readonly string[]): Map<string, string> {
+  const set = new Map<string, string>();
+  for (const file of files) {
+    if (!fs.existsSync(file)) continue;
+    const before = new Set(Object.keys(process.env));
+    const { parsed } = dotenv.config({ quiet: true, path: file });
+    for (const key of Object.keys(parsed ?? {})) if (!before.has(key)) set.set(key, path.resolve(file));
+  }
+  return set;
 }
 
 const code = await main(process.argv);

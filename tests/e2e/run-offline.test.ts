@@ -337,6 +337,18 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     expect(fs.existsSync(path.join(root, '.team'))).toBe(false);
   });
 
+  it("a bad value from the board's .env names the file it came from; the same value from the environment does not", async () => {
+    const root = board();
+    fs.writeFileSync(path.join(root, '.env'), 'MAX_TURNS=zz\n');
+    const run = await runCli(['run', '--auto', '--dir', root, 'x'], { cwd: root });
+    expect(run.code, describeRun(run)).toBe(2);
+    expect(run.stderr.trim()).toBe(`autoteam: MAX_TURNS: 'zz' is not a whole number (1 or more) (set in ${path.join(root, '.env')})`);
+    // The environment wins over the file, and its value is the person's own to look at.
+    const fromEnvironment = await runCli(['run', '--auto', '--dir', root, 'x'], { cwd: root, env: { MAX_TURNS: 'yy' } });
+    expect(fromEnvironment.code, describeRun(fromEnvironment)).toBe(2);
+    expect(fromEnvironment.stderr.trim()).toBe("autoteam: MAX_TURNS: 'yy' is not a whole number (1 or more)");
+  });
+
   it('a broken .team/config.json: one line naming it and how to recover, exit 2, and no lead left holding the board', async () => {
     const root = board();
     fs.mkdirSync(path.join(root, '.team'), { recursive: true });
