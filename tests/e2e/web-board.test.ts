@@ -166,6 +166,16 @@ describe.runIf(chromiumPath)('the web board in a browser', () => {
     await page.fill('[data-testid=filter-pipeline]', String(pipeline));
     await expect.poll(() => page.locator('[data-testid=column-completed] [data-testid^=card-]').count(), { timeout: HANG_MS }).toBeGreaterThanOrEqual(3);
     expect(await page.locator('[data-testid=column-pending] [data-testid^=card-]').count()).toBe(0);
+    // Narrow, a card's top row (id, stage, age) wraps inside the card rather than running out of it.
+    await page.setViewportSize({ width: 640, height: 800 });
+    const outside = await page.evaluate(() =>
+      [...document.querySelectorAll('[data-testid^=card-]')].flatMap((card) => {
+        const box = card.getBoundingClientRect();
+        return [...card.querySelectorAll('.card-top > *')].filter((part) => part.getBoundingClientRect().right > box.right + 0.5).map((part) => `${card.getAttribute('data-testid')}: ${part.textContent}`);
+      }),
+    );
+    expect(outside).toEqual([]);
+    await page.setViewportSize({ width: 1400, height: 800 });
     await expectRefusals(page, address);
     // The REPL saw the person's answers as answered, not as questions still waiting.
     const before = repl.lines.length;
