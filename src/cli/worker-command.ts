@@ -11,7 +11,7 @@ import { createModel, describeModel } from '../core/model/factory.js';
 import { guardProcess } from '../core/agent/crash-log.js';
 import { AutoteamError } from '../core/errors.js';
 import { attachTelemetry } from '../core/telemetry/attach.js';
-import { saysLine } from '../frontend/activity.js';
+import { describeTeamEvent, saysLine } from '../frontend/activity.js';
 import { onHangup, onStopSignals } from '../frontend/quit.js';
 
 export interface WorkerCommandOptions {
@@ -109,12 +109,18 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     },
   });
   const detach = await attachTelemetry(board, (error) => console.error(`[${options.name}] telemetry: ${error.message}`), { probe: true });
+  // A hook that warns or blocks is said here, as the lead's REPL says it: this is where the person looks.
+  const untapHooks = board.sink.tap((event) => {
+    const line = event.type === 'hook_decision' ? describeTeamEvent(event, { verbose: false, width: process.stdout.columns || 160 }) : null;
+    if (line) console.error(`[${options.name}] ${line.text}`);
+  });
   try {
     // A refusal (a name already live, a bad config) is the person's to read as one line; anything else is a crash.
     const reason = await teammate.run().catch((error: unknown) => (error instanceof AutoteamError ? Promise.reject(error) : guard.crashed(error)));
     console.log(`[${options.name}] exited: ${reason}`);
     return 0;
   } finally {
+    untapHooks();
     guard.dispose();
     await detach();
     clearInterval(recovery);

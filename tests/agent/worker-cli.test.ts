@@ -158,6 +158,20 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     expect(await worker.exited).toEqual([0, null]);
   });
 
+  it("says a hook's warning in its own output, as the lead's REPL does", async () => {
+    root = tempBoard();
+    const { board } = await makeTeam(root);
+    fs.writeFileSync(
+      path.join(root, 'autoteam.config.json'),
+      JSON.stringify({ hooks: { PostToolUse: [{ matcher: 'bash', hooks: [{ type: 'command', command: 'echo post-hook-crash >&2; exit 1' }] }] } }),
+    );
+    worker = startWorker(root, 'eng');
+    await waitForOutput(worker, /\[eng\] idle/, "the worker's first idle");
+    const id = await postFromAnotherProcess(root, { subject: 'Note', description: 'Run `echo hi > note.txt`.', role: 'engineer' });
+    await until(() => board.get(id).status === 'completed', `task #${id} completed`);
+    await waitForOutput(worker, /\[eng\] hook PostToolUse \(echo post-hook-crash >&2; exit 1\): warn — post-hook-crash/, "the hook's warning");
+  });
+
   it.each(['SIGTERM', 'SIGHUP'] as const)('%s mid-task hands the task back to the board and exits 0', async (signal) => {
     root = tempBoard();
     const { board, registry } = await makeTeam(root);

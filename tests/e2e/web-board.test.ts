@@ -168,12 +168,11 @@ describe.runIf(chromiumPath)('the web board in a browser', () => {
     expect(await page.locator('[data-testid=column-pending] [data-testid^=card-]').count()).toBe(0);
     // Narrow, a card's top row (id, stage, age) wraps inside the card rather than running out of it.
     await page.setViewportSize({ width: 640, height: 800 });
-    const outside = await page.evaluate(() =>
-      [...document.querySelectorAll('[data-testid^=card-]')].flatMap((card) => {
-        const box = card.getBoundingClientRect();
-        return [...card.querySelectorAll('.card-top > *')].filter((part) => part.getBoundingClientRect().right > box.right + 0.5).map((part) => `${card.getAttribute('data-testid')}: ${part.textContent}`);
-      }),
-    );
+    // (A string: the tests compile without the DOM's types.)
+    const outside = await page.evaluate(`[...document.querySelectorAll('[data-testid^=card-]')].flatMap((card) => {
+      const box = card.getBoundingClientRect();
+      return [...card.querySelectorAll('.card-top > *')].filter((part) => part.getBoundingClientRect().right > box.right + 0.5).map((part) => card.getAttribute('data-testid') + ': ' + part.textContent);
+    })`);
     expect(outside).toEqual([]);
     await page.setViewportSize({ width: 1400, height: 800 });
     await expectRefusals(page, address);
