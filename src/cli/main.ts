@@ -6,6 +6,7 @@ import dotenv from 'dotenv';
 import { loadTeammateSettings, type SettingsOverrides, type TeammateSettings } from '../core/agent/settings.js';
 import { containment, describeContainment, findOnPath, INSTALL_HINT } from '../core/exec/sandbox.js';
 import { AutoteamError, ConfigError } from '../core/errors.js';
+import { closestWord } from '../core/words.js';
 import { agentsMdSettings, loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 import { loadModelSpec } from '../core/model/config.js';
 import { priceTable } from '../core/model/pricing.js';
@@ -160,7 +161,10 @@ export function buildProgram(): Command {
     .argument('[command...]')
     .action(async (words: string[], options: Record<string, unknown>, command: Command) => {
       // `autoteam rnu "Write it"` too: the first word names the command that is not there.
-      if (words.length) throw new UsageError(`unknown command '${words[0]}' (autoteam --help lists them)`);
+      if (words.length) {
+        const closest = closestWord(words[0]!, command.commands.map((sub) => sub.name()));
+        throw new UsageError(`unknown command '${words[0]}'${closest ? ` — did you mean ${closest}?` : ''} (autoteam --help lists them)`);
+      }
       const counts = roleCounts(options);
       if (options.team === false && counts.length) throw new UsageError(`--no-team and ${counts[0]!.flag} contradict each other: give one`);
       await startRepl({

@@ -20,11 +20,17 @@ describe('the built command', () => {
     expect(npx.stdout.split('\n')[0]).toBe(version);
   });
 
-  it('names a mistyped command, with or without arguments after it, and exits 2', () => {
+  it('names a mistyped command, with or without arguments after it, and the command it is a slip for, and exits 2', () => {
     for (const args of [['rnu'], ['rnu', 'Write a word counter']]) {
       const run = spawnSync(cliEntry, args, { encoding: 'utf8', env: cleanEnv() });
       expect(run.status, run.stderr).toBe(2);
-      expect(run.stderr.trim()).toBe("autoteam: unknown command 'rnu' (autoteam --help lists them)");
+      expect(run.stderr.trim()).toBe("autoteam: unknown command 'rnu' — did you mean run? (autoteam --help lists them)");
     }
+    // A slip of a letter or two is named, as the REPL's /taks is; another word is not.
+    const slip = spawnSync(cliEntry, ['taks'], { encoding: 'utf8', env: cleanEnv() });
+    expect(slip.status, slip.stderr).toBe(2);
+    expect(slip.stderr.trim()).toBe("autoteam: unknown command 'taks' — did you mean tasks? (autoteam --help lists them)");
+    const other = spawnSync(cliEntry, ['frobnicate'], { encoding: 'utf8', env: cleanEnv() });
+    expect(other.stderr.trim()).toBe("autoteam: unknown command 'frobnicate' (autoteam --help lists them)");
   });
 });
