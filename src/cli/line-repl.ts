@@ -26,7 +26,8 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   // Output piped into something that stopped reading (`| tee` closed with its terminal, `| head`):
   // nothing more is printed, and the team is shut down as on Ctrl+C, the board released.
   let outputGone = false;
-  let stop = () => undefined as void;
+  // Ctrl+C's stop once the input is read (below); until then, the check after it.
+  let stop: () => void = () => undefined;
   const onOutputError = (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
     if (outputGone) return;

@@ -267,6 +267,7 @@ export async function main(argv: string[]): Promise<number> {
     const { repo, worktree } = action.opts<{ repo?: unknown; worktree?: unknown }>();
     if (typeof repo === 'string' && worktree !== false) await repositoryAt(repo);
   });
+  let envFiles = new Map<string, string>();
   try {
     const dirIndex = argv.indexOf('--dir');
     const dir = dirIndex >= 0 ? argv[dirIndex + 1] : undefined;
@@ -290,9 +291,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** Each variable a .env file set (an existing variable is never overridden), and the file. */
-let envFiles = new Map<string, string>();
-
+/** Loads the .env files there are: each variable one of them set (an existing one is never overridden), and the file. */
 function loadEnvFiles(files: readonly string[]): Map<string, string> {
   const set = new Map<string, string>();
   for (const file of files) {

@@ -208,9 +208,8 @@ export class TeamStore extends Store<TeamView> {
       if ((event.type === 'teammate_exit' || (event.type === 'teammate' && event.event.type === 'status')) && this.snapshot.starting) this.set({ ...this.snapshot, starting: false });
       if (event.type === 'teammate_exit' || event.type === 'board' || event.type === 'notice') this.reload();
       // What a teammate spent: its thread's report, or (a teammate of another process) its model call in the log.
-      const spender = event.type === 'teammate' && event.event.type === 'usage' ? event.event.name : event.type === 'team' && event.event.type === 'model_call' ? event.event.agent : null;
-      if (spender) {
-        const name = spender;
+      const name = event.type === 'teammate' && event.event.type === 'usage' ? event.event.name : event.type === 'team' && event.event.type === 'model_call' ? event.event.agent : null;
+      if (name) {
         const { spend, models } = this.session.snapshot();
         const own = spend.members[name];
         this.set({ ...this.snapshot, spend: { ...this.snapshot.spend, ...(own ? { [name]: formatSpend(own, models.offline) } : {}), '': formatSpend(spend.total, models.offline) } });

@@ -28,6 +28,15 @@ function board(): string {
   return root;
 }
 
+/** A fresh file board with a team and its pipelines, no lead. */
+async function pipelineBoard(): Promise<{ root: string; tasks: TaskBoard; pipeline: Pipeline }> {
+  const root = board();
+  const tasks = new TaskBoard(root);
+  const mailbox = new Mailbox(root);
+  await mailbox.registry.ensure('test');
+  return { root, tasks, pipeline: new Pipeline(tasks, mailbox) };
+}
+
 describe('cancel and retry', () => {
   it('cancel stops the teammate waiting on the task; retry resumes from the same stage with the answers kept', async () => {
     const root = board();
@@ -67,11 +76,7 @@ describe('cancel and retry', () => {
   });
 
   it('retry is refused for an active or approved pipeline; both exist as subcommands with exit 2 on misuse', async () => {
-    const root = board();
-    const tasks = new TaskBoard(root);
-    const mailbox = new Mailbox(root);
-    await mailbox.registry.ensure('test');
-    const pipeline = new Pipeline(tasks, mailbox);
+    const { root, tasks, pipeline } = await pipelineBoard();
     const first = await pipeline.post('Write a greeting program.', { startStage: 'implementation' });
     await expect(pipeline.retry(1, 'lead')).rejects.toThrow('pipeline #1 is active; only a failed or cancelled pipeline can be retried');
     const early = await runCli(['retry', '1', '--dir', root], { cwd: root });
@@ -107,11 +112,7 @@ describe('cancel and retry', () => {
   });
 
   it("names the task files it cannot read when a pipeline's tasks are all among them", async () => {
-    const root = board();
-    const tasks = new TaskBoard(root);
-    const mailbox = new Mailbox(root);
-    await mailbox.registry.ensure('test');
-    const pipeline = new Pipeline(tasks, mailbox);
+    const { root, tasks, pipeline } = await pipelineBoard();
     await pipeline.post('Write a greeting program.', { startStage: 'implementation' });
     // A person edits the file by hand into something that is not JSON.
     fs.writeFileSync(path.join(root, '.tasks', 'task_1.json'), '{"subject": "bro');
