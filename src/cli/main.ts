@@ -284,7 +284,7 @@ export async function main(argv: string[]): Promise<number> {
       const variable = error.code === 'CONFIG_ERROR' ? /^([A-Z][A-Z0-9_]*):/.exec(error.message)?.[1] : undefined;
       const file = variable === undefined ? undefined : envFiles.get(variable);
       console.error(`autoteam: ${error.message}${file ? ` (set in ${file})` : ''}`);
-      return ['NOT_FOUND', 'BOARD_FILE_INVALID', 'USAGE', 'CONFIG_ERROR', 'BOARD_BUSY', 'INVALID_REQUIREMENT'].includes(error.code) ? 2 : 1;
+      return ['NOT_FOUND', 'BOARD_FILE_INVALID', 'USAGE', 'CONFIG_ERROR', 'BOARD_BUSY', 'INVALID_REQUIREMENT', 'INVALID_STAGE'].includes(error.code) ? 2 : 1;
     }
     console.error(`autoteam: ${(error as Error).message ?? String(error)}`);
     return 1;

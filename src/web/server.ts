@@ -60,10 +60,11 @@ export async function startWebBoard(options: WebBoardOptions): Promise<WebBoard>
 
   const server = http.createServer((request, response) => {
     void handle(request, response).catch((error: unknown) => {
-      // A refused action (no such question, a pipeline not approved yet) is the person's to read; an
-      // action on a pipeline that does not exist is a 404, as reading it is.
+      // A refused action (no such question, a pipeline not approved yet) is a 409, the person's to
+      // read; a requirement or start stage the lead refuses is the request's fault, a 400; an action
+      // on a pipeline that does not exist is a 404, as reading it is.
       const { code, message } = serializeError(error);
-      const status = error instanceof RequestError ? error.status : code === 'BOARD_UNREACHABLE' ? 503 : code === 'NOT_FOUND' ? 404 : error instanceof AutoteamError ? 409 : 500;
+      const status = error instanceof RequestError ? error.status : code === 'BOARD_UNREACHABLE' ? 503 : code === 'NOT_FOUND' ? 404 : code === 'INVALID_STAGE' || code === 'INVALID_REQUIREMENT' ? 400 : error instanceof AutoteamError ? 409 : 500;
       if (!response.headersSent) send(response, status, { error: message, code });
       else response.end();
     });

@@ -116,6 +116,10 @@ describe('the web board server', () => {
     expect(await bad.json()).toMatchObject({ error: 'the body is not JSON' });
     const empty = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: '  ' }));
     expect(await empty.json()).toMatchObject({ error: 'text: empty' });
+    // A stage a pipeline cannot start at is the request's fault (400), named with the ones it can.
+    const badStage = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: 'Count words', stage: 'nowhere' }));
+    expect(badStage.status).toBe(400);
+    expect(await badStage.json()).toMatchObject({ error: expect.stringMatching(/^stage: a pipeline cannot start at 'nowhere' \(it starts at one of requirements/), code: 'INVALID_STAGE' });
     expect((await fetch(`${origin}/api/requirements`, { method: 'PUT', headers: { cookie } })).status).toBe(405);
   });
 
@@ -128,7 +132,7 @@ describe('the web board server', () => {
     };
     expect((await act('/api/requirements', { text: 'Count words in a file' })).status).toBe(200);
     // Only where the command line may start one: a review with nothing submitted is refused.
-    expect(await act('/api/requirements', { text: 'Count words', stage: 'review' })).toMatchObject({ body: { error: "stage: a pipeline cannot start at 'review' (it starts at one of requirements, implementation)" } });
+    expect(await act('/api/requirements', { text: 'Count words', stage: 'review' })).toMatchObject({ status: 400, body: { error: "stage: a pipeline cannot start at 'review' (it starts at one of requirements, implementation)" } });
     expect(board.tasks.list()).toHaveLength(1);
     expect(await act('/api/pipelines/1/cancel')).toEqual({ status: 200, body: { line: 'pipeline #1 cancelled: #1' } });
     expect(await act('/api/pipelines/1/retry')).toEqual({ status: 200, body: { line: 'pipeline #1 retried: task #2 (requirements)' } });

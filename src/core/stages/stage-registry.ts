@@ -89,7 +89,7 @@ export class StageRegistry {
   /** Refuses a start stage a front end may not post at (`startable`), naming the ones it may. */
   checkStart(stage: string): void {
     const startable = this.startable();
-    if (!startable.includes(stage)) throw new AutoteamError(`stage: a pipeline cannot start at '${stage}' (it starts at one of ${startable.join(', ')})`, 'USAGE');
+    if (!startable.includes(stage)) throw new AutoteamError(`stage: a pipeline cannot start at '${stage}' (it starts at one of ${startable.join(', ')})`, 'INVALID_STAGE');
   }
 
   /** Refuses a role no stage or task can use, naming the ones that exist. */
