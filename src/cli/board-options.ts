@@ -4,6 +4,7 @@ import { type Command, Option } from 'commander';
 import { type Board, openBoard } from '../core/board/board.js';
 import { describeUrl, isPostgresUrl, urlProblem } from '../core/board/pg/url.js';
 import { AutoteamError } from '../core/errors.js';
+import { absoluteRemote } from '../core/git/remote-url.js';
 
 /** What every command that works on a board shares: --dir, --board, and opening the board. */
 
@@ -102,6 +103,16 @@ export async function openExisting(command: Command): Promise<Board> {
   const dir = existingBoardDir(command);
   if (!fs.existsSync(path.join(dir, '.tasks'))) throw new UsageError(`no board in ${dir} (no .tasks/ directory)`);
   return openBoard(dir);
+}
+
+/**
+ * The remote pipelines' branches live on, or undefined: `--remote` over the config's
+ * `repository.remote`, a path in the flag taken from the current folder (the config's is from its own).
+ */
+export function remoteOf(options: Record<string, unknown>, project: { repository?: { remote: string } }): string | undefined {
+  if (typeof options.remote !== 'string') return project.repository?.remote;
+  if (!options.remote.trim()) throw new UsageError('--remote needs a git URL or the path of a repository');
+  return absoluteRemote(options.remote, process.cwd());
 }
 
 /**

@@ -14,7 +14,7 @@ import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.j
 import { registerBoardCommands } from './board-commands.js';
 import { registerEventsCommand } from './events-command.js';
 import { registerMcpCommand } from './mcp-command.js';
-import { boardDir, boardOption, boardUrl, dirOption, unusedRemoteNote, UsageError } from './board-options.js';
+import { boardDir, boardOption, boardUrl, dirOption, remoteOf, unusedRemoteNote, UsageError } from './board-options.js';
 import { runHeadless } from './run-command.js';
 import { runWorker } from './worker-command.js';
 import { startRepl } from './repl-command.js';
@@ -24,6 +24,7 @@ import { requirementsFileOption, requirementsFrom } from './requirements-file.js
 import { teamSizeOptions } from './team-options.js';
 import { roleCounts } from '../core/lead/team-size.js';
 import { repositoryAt } from '../core/lead/repository.js';
+import { probeRemote } from '../core/git/remote.js';
 import { endHungUp } from '../frontend/quit.js';
 
 
@@ -124,9 +125,8 @@ function settingsFor(options: Record<string, unknown>, project: ProjectConfig, s
   // The repository's AGENTS.md files: the flag turns them off over the config, which may also size them.
   settings.agentsMd = agentsMdSettings(project, options.agentsMd !== false);
   // The remote a pipeline's branch lives on: the flag over the config (in memory only; tasks record it redacted).
-  const remote = typeof options.remote === 'string' ? options.remote : project.repository?.remote;
+  const remote = remoteOf(options, project);
   if (remote !== undefined) {
-    if (!remote.trim()) throw new UsageError('--remote needs a git URL or the path of a repository');
     settings.repository = { remote, ...(project.repository?.base ? { base: project.repository.base } : {}) };
     const unused = unusedRemoteNote(options, project.repository?.remote);
     if (unused) say(unused);
@@ -262,10 +262,18 @@ export async function main(argv: string[]): Promise<number> {
     for (const sub of command.commands) configure(sub.exitOverride().configureOutput(output));
   };
   configure(program);
-  // A wrong --repo is refused before any command opens a board, so nothing is left behind in --dir.
+  // A wrong --repo, or a remote that does not answer, is refused before any command opens a board,
+  // so nothing is left behind in --dir.
   program.hook('preAction', async (_program, action) => {
-    const { repo, worktree } = action.opts<{ repo?: unknown; worktree?: unknown }>();
-    if (typeof repo === 'string' && worktree !== false) await repositoryAt(repo);
+    const options = action.opts<Record<string, unknown>>();
+    if (options.worktree === false) return;
+    if (typeof options.repo === 'string') await repositoryAt(options.repo);
+    if (!action.options.some((option) => option.long === '--remote')) return;
+    const project = loadProjectConfig(boardDir(action));
+    const remote = remoteOf(options, project);
+    if (remote !== undefined) await probeRemote(remote, project.repository?.base).catch((error: Error) => {
+      throw new ConfigError(error.message);
+    });
   });
   let envFiles = new Map<string, string>();
   try {

@@ -6,7 +6,7 @@ import { postWork } from '../core/lead/post-work.js';
 import type { LeaderView } from '../core/lead/lead-api.js';
 import { checkRequirement } from '../core/stages/requirement.js';
 import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.js';
-import { boardDir, boardOption, boardUrl, dirOption, unusedRemoteNote, UsageError } from './board-options.js';
+import { boardDir, boardOption, boardUrl, dirOption, remoteOf, unusedRemoteNote } from './board-options.js';
 import { requirementsFileOption, requirementsFrom } from './requirements-file.js';
 
 /**
@@ -30,8 +30,7 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
     for (const requirement of requirements) checkRequirement(requirement);
     const dir = boardDir(command);
     const project = loadProjectConfig(dir);
-    const remote = typeof options.remote === 'string' ? options.remote : project.repository?.remote;
-    if (remote !== undefined && !remote.trim()) throw new UsageError('--remote needs a git URL or the path of a repository');
+    const remote = remoteOf(options, project);
     // Contradicting flags are refused before the board is opened (and made).
     const repo = helpers.repoChoice(options);
     const unused = unusedRemoteNote(options, project.repository?.remote);

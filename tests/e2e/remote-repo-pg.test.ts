@@ -8,6 +8,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openBoard } from '../../src/core/board/board.js';
@@ -35,17 +36,22 @@ function folder(prefix: string): string {
 
 const git = personGit;
 
+/** A bare repository with one commit on main, as a person pushed it. */
+function bareRepository(): { bare: string; base: string } {
+  const bare = path.join(folder('autoteam-remote-'), 'project.git');
+  git(path.dirname(bare), 'init', '-q', '--bare', '-b', 'main', bare);
+  const person = folder('autoteam-person-');
+  git(person, 'init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(person, 'README.md'), '# project\n');
+  git(person, 'add', '.');
+  git(person, 'commit', '-q', '-m', 'first');
+  git(person, 'push', '-q', bare, 'HEAD:main');
+  return { bare, base: git(bare, 'rev-parse', 'main') };
+}
+
 describe.runIf(postgresBin && python)('a repository across machines', () => {
   it('a lead in A posts, the analyst and engineer in B and the reviewer in A work the branch through a bare repository to an approval commit of the reviewed tree, which the merge queue drained from B pushes onto main', async () => {
-    const bare = path.join(folder('autoteam-remote-'), 'project.git');
-    git(path.dirname(bare), 'init', '-q', '--bare', '-b', 'main', bare);
-    const person = folder('autoteam-person-');
-    git(person, 'init', '-q', '-b', 'main');
-    fs.writeFileSync(path.join(person, 'README.md'), '# project\n');
-    git(person, 'add', '.');
-    git(person, 'commit', '-q', '-m', 'first');
-    git(person, 'push', '-q', bare, 'HEAD:main');
-    const base = git(bare, 'rev-parse', 'main');
+    const { bare, base } = bareRepository();
 
     const url = await freshDatabase();
     const a = folder('autoteam-machine-a-');
@@ -133,7 +139,35 @@ describe('a remote that cannot be used', () => {
     expect(config.code, describeRun(config)).toBe(2);
     expect(config.stderr).toMatch(/^autoteam: cannot reach the remote http:\/\/me:\*\*\*@127\.0\.0\.1:1\/p\.git: /m);
     expect(`${config.stdout}${config.stderr}`).not.toContain('S3cretPw');
-    // Nothing was posted.
-    expect(fs.readdirSync(path.join(dir, '.tasks')).filter((name) => name.startsWith('task_'))).toEqual([]);
+    // Refused before the board was opened: nothing posted, and nothing made in the folder (no board, no clone).
+    expect(fs.readdirSync(dir)).toEqual(['autoteam.config.json']);
+    // A remote that answers without the base branch the config names is refused as early.
+    const { bare } = bareRepository();
+    fs.writeFileSync(path.join(dir, 'autoteam.config.json'), JSON.stringify({ repository: { remote: bare, base: 'develop' } }));
+    const noBase = await runCli(['post', 'Write a word counter'], { cwd: dir });
+    expect(noBase.code, describeRun(noBase)).toBe(2);
+    expect(noBase.stderr.trim()).toBe(`autoteam: the remote ${bare} has no branch develop`);
+    expect(fs.readdirSync(dir)).toEqual(['autoteam.config.json']);
+  });
+
+  it('a remote given as a relative path is from the folder it was given in: the current one for --remote, the config file\'s for repository.remote', async () => {
+    const { bare } = bareRepository();
+    const home = path.dirname(bare);
+    const board = path.join(home, 'board');
+    fs.mkdirSync(board);
+    const relative = path.relative(home, bare);
+    // --remote from the current folder, the board elsewhere (--dir).
+    const flag = await runCli(['post', '--dir', board, '--remote', relative, 'Write a word counter'], { cwd: home });
+    expect(flag.code, describeRun(flag)).toBe(0);
+    expect(flag.stdout).toMatch(/^posted pipeline #1: task #1 \(requirements\) — .* · branch autoteam\/1-/m);
+    // repository.remote from the config file's folder (the board's), whatever the current folder.
+    fs.writeFileSync(path.join(board, 'autoteam.config.json'), JSON.stringify({ repository: { remote: path.relative(board, bare) } }));
+    const config = await runCli(['post', '--dir', board, 'Write a word counter'], { cwd: os.tmpdir() });
+    expect(config.code, describeRun(config)).toBe(0);
+    expect(config.stdout).toMatch(/^posted pipeline #2: task #2 \(requirements\) — .* · branch autoteam\/2-/m);
+    // Both branches are on the one remote, and the tasks record its absolute path.
+    expect(git(bare, 'branch', '--list', 'autoteam/*').split('\n').map((line) => line.trim().replace(/-.*/, ''))).toEqual(['autoteam/1', 'autoteam/2']);
+    const tasks = fs.readdirSync(path.join(board, '.tasks')).filter((name) => name.startsWith('task_')).map((name) => JSON.parse(fs.readFileSync(path.join(board, '.tasks', name), 'utf8')) as { artifacts: { git: { remote: string } } });
+    expect(tasks.map((task) => task.artifacts.git.remote)).toEqual([bare, bare]);
   });
 });

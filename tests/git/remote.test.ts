@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { RemoteBranchTarget } from '../../src/core/git/merge-target.js';
 import type { RemoteError } from '../../src/core/git/remote.js';
 import { approveRemote, checkoutRemoteTask, createRemoteBranch, openRemote, pushSubmission } from '../../src/core/git/remote-branch.js';
-import { redactGitUrl, remoteClone, resolveRemoteUrl } from '../../src/core/git/remote-url.js';
+import { absoluteRemote, redactGitUrl, remoteClone, resolveRemoteUrl } from '../../src/core/git/remote-url.js';
 import { fileBoard } from '../../src/core/board/board.js';
 import { loadProjectConfig } from '../../src/core/config/project-config.js';
 import { BoardLead } from '../../src/core/lead/board-lead.js';
@@ -71,6 +71,14 @@ describe('remote URLs', () => {
     expect(resolveRemoteUrl('/srv/p.git', undefined)).toBe('/srv/p.git');
     expect(resolveRemoteUrl('https://me:***@h/p.git', 'https://me:pw@h/p.git')).toBe('https://me:pw@h/p.git');
     expect(() => resolveRemoteUrl('https://me:***@h/p.git', 'https://other:pw@h/p.git')).toThrow(/the pipeline's remote https:\/\/me:\*\*\*@h\/p\.git needs credentials .*repository\.remote/);
+  });
+
+  it('a path is made absolute from the folder it was given in; a URL or an scp-like address is kept', () => {
+    expect(absoluteRemote('../shared.git', '/home/me/board')).toBe('/home/me/shared.git');
+    expect(absoluteRemote('shared.git', '/home/me')).toBe('/home/me/shared.git');
+    expect(absoluteRemote('/srv/p.git', '/home/me')).toBe('/srv/p.git');
+    expect(absoluteRemote('./odd:name.git', '/home/me')).toBe('/home/me/odd:name.git');
+    for (const url of ['ssh://git@host/r.git', 'file:///srv/p.git', 'https://me:pw@h/p.git', 'git@github.com:team/p.git', 'host:p.git']) expect(absoluteRemote(url, '/home/me')).toBe(url);
   });
 });
 

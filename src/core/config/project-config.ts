@@ -19,6 +19,7 @@ import { type HooksConfig, HooksConfigSchema } from '../hooks/config.js';
 import { checkMcpServers, type McpServerEntry, McpServersSchema, type McpServerSpec } from '../mcp/config.js';
 import { serverVariables } from '../mcp/expand.js';
 import { type AgentsMdSettings, DEFAULT_AGENTS_MD_BYTES } from '../agent/repository-instructions.js';
+import { absoluteRemote } from '../git/remote-url.js';
 
 /**
  * `autoteam.config.json` at the board root: the team, a model per role, the stages' prompts and
@@ -254,7 +255,8 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     ...(mcpServers && Object.keys(mcpServers).length ? { mcpServers } : {}),
     ...(data.agentsMd ? { agentsMd: { ...data.agentsMd } } : {}),
     ...(data.autoMerge ? { autoMerge: true } : {}),
-    ...(data.repository ? { repository: { remote: data.repository.remote, ...(data.repository.base ? { base: data.repository.base } : {}) } } : {}),
+    // A path is from the config file's folder, as promptFile is.
+    ...(data.repository ? { repository: { remote: absoluteRemote(data.repository.remote, path.dirname(file)), ...(data.repository.base ? { base: data.repository.base } : {}) } } : {}),
     warnings,
   };
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { GitInfo } from '../board/artifacts.js';
 import { git, identityEnv } from './git.js';
-import { ensureClone, fetchBranch, hasCommit, pushBranch, RemoteError, remoteDefaultBranch, remoteTip } from './remote.js';
+import { ensureClone, fetchBranch, hasCommit, noDefaultBranch, pushBranch, RemoteError, remoteDefaultBranch, remoteTip } from './remote.js';
 import { redactGitUrl, remoteClone, remoteWorktree, resolveRemoteUrl } from './remote-url.js';
 import { branchName, commitWorktree, type Repository, RUNTIME_FILES } from './worktree.js';
 
@@ -27,7 +27,7 @@ export async function openRemote(rootDir: string, settings: RepositorySettings):
   const clone = remoteClone(rootDir, shown);
   await ensureClone(clone, settings.remote);
   const base = settings.base ?? (await remoteDefaultBranch(clone, shown));
-  if (!base) throw new RemoteError('no-branch', `the remote ${shown} names no default branch (an empty repository?): push a first commit, or set repository.base`);
+  if (!base) throw noDefaultBranch(shown);
   const head = await fetchBranch(clone, shown, base);
   return { top: clone, head, branch: base, dirty: false, remote: { url: settings.remote, shown, base } };
 }

@@ -17,6 +17,17 @@ export function redactGitUrl(url: string): string {
 }
 
 /**
+ * `remote` with a local path made absolute from `from`, the folder it was given in (the current
+ * folder for `--remote`, the config file's for `repository.remote`): git would read a relative path
+ * in the clone's config from the clone's own folder. A URL (`scheme://…`) or an scp-like address
+ * (`[user@]host:path`, a colon before any slash) is kept as it is.
+ */
+export function absoluteRemote(remote: string, from: string): string {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(remote) || /^[^/]+:/.test(remote)) return remote;
+  return path.resolve(from, remote);
+}
+
+/**
  * The URL to reach a task's remote with. A task records the remote redacted; when that hides
  * credentials, the full URL must be this process's own `repository.remote` (or `--remote`), whose
  * redacted form is the task's. Credentials never travel through the board.

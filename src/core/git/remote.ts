@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { AutoteamError } from '../errors.js';
 import { git, type GitResult, gitMessage } from './git.js';
@@ -63,6 +64,25 @@ export async function ensureClone(clone: string, url: string): Promise<void> {
 /** `branch` null: asked for the remote's default branch, which the person never named. */
 function unreachable(shown: string, branch: string | null, result: GitResult): RemoteError {
   return new RemoteError('unreachable', `cannot reach the remote ${shown}${branch === null ? '' : ` (branch ${branch})`}: ${said(result)}`);
+}
+
+/**
+ * Whether `url` answers and has the branch pipelines would start from (`base`, or the one its HEAD
+ * names): a RemoteError saying which is wrong, before this folder keeps anything of the remote. The
+ * URL reaches git through its environment (GIT_CONFIG_*), never a command line.
+ */
+export async function probeRemote(url: string, base?: string): Promise<void> {
+  const shown = redactGitUrl(url);
+  const env = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'remote.origin.url', GIT_CONFIG_VALUE_0: url };
+  const result = await git(os.tmpdir(), ['ls-remote', '--symref', 'origin', 'HEAD', ...(base ? [`refs/heads/${base}`] : [])], { env, allowFailure: true });
+  if (result.exitCode !== 0) throw unreachable(shown, null, result);
+  if (base && !result.stdout.split('\n').some((line) => line.endsWith(`\trefs/heads/${base}`))) throw new RemoteError('no-branch', `the remote ${shown} has no branch ${base}`);
+  if (!base && !/^ref: refs\/heads\/\S+\tHEAD$/m.test(result.stdout)) throw noDefaultBranch(shown);
+}
+
+/** An empty remote, or one whose HEAD names no branch. */
+export function noDefaultBranch(shown: string): RemoteError {
+  return new RemoteError('no-branch', `the remote ${shown} names no default branch (an empty repository?): push a first commit, or set repository.base`);
 }
 
 /** The commit `branch` points to on the remote now, or null when the remote has no such branch. */
