@@ -95,6 +95,11 @@ describe('sizing the team', () => {
     const project = loadProjectConfig(dir);
     expect(project.team).toEqual([{ name: 'engineer', role: 'engineer', count: 3 }, { name: 'reviewer', role: 'reviewer', count: 0 }]);
     expect(names(sizeTeam(project.team!, []).members)).toEqual(['engineer:engineer', 'engineer-2:engineer', 'engineer-3:engineer']);
+    // A count of 0 that leaves a stage without anyone is named with the file, as every mistake in it is.
+    const said: string[] = [];
+    startingTeam(project, [], { strict: false, say: (line) => said.push(line) });
+    expect(said).toEqual([`${path.join(dir, 'autoteam.config.json')}: team.1.count: no reviewer on this team, so reviewer tasks wait until one joins (autoteam worker --role reviewer)`]);
+    expect(() => startingTeam(project, [], { strict: true, say: () => undefined })).toThrow(`${path.join(dir, 'autoteam.config.json')}: team.1.count: no reviewer on this team, and a run waits`);
     for (const [count, message] of [[-1, /team\.0\.count: a whole number of teammates, 0 to 32/], [2.5, /team\.0\.count: a whole number of teammates/], ['two', /team\.0\.count: a whole number of teammates, 0 to 32/], [40, /team\.0\.count: at most 32 teammates/]] as const) {
       write([{ name: 'engineer', role: 'engineer', count }]);
       expect(() => loadProjectConfig(dir), String(count)).toThrow(message);

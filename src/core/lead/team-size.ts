@@ -123,11 +123,13 @@ export function describeUnstaffed({ role, by }: { role: string; by: string }): s
  * pipelines to end), refused before anything starts. `from`: the stage a run's pipelines start at, so
  * only the stages they can reach need a role (`--start-stage implementation --analysts 0`).
  */
-export function startingTeam(project: Pick<ProjectConfig, 'team' | 'stages'>, counts: readonly RoleCount[], options: { strict: boolean; say: (line: string) => void; from?: string }): TeamMemberSpec[] {
+export function startingTeam(project: Pick<ProjectConfig, 'team' | 'stages'> & { file?: string | null }, counts: readonly RoleCount[], options: { strict: boolean; say: (line: string) => void; from?: string }): TeamMemberSpec[] {
   const stages = StageRegistry.from(project.stages);
   const needed = (options.from ? stages.reachable(options.from) : stages.all()).map((stage) => stage.role);
   const { members, unstaffed } = sizeTeam(project.team ?? DEFAULT_TEAM, counts, needed);
-  for (const gap of unstaffed) {
+  for (const found of unstaffed) {
+    // A count of the config's is named with its file, as every other mistake in it is.
+    const gap = project.file && found.by.startsWith('team.') ? { ...found, by: `${project.file}: ${found.by}` } : found;
     if (options.strict) throw new ConfigError(`${gap.by}: no ${gap.role} on this team, and a run waits for its pipelines to end, so it needs one (give 1 or more)`);
     options.say(describeUnstaffed(gap));
   }
