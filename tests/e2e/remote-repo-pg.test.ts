@@ -169,5 +169,11 @@ describe('a remote that cannot be used', () => {
     expect(git(bare, 'branch', '--list', 'autoteam/*').split('\n').map((line) => line.trim().replace(/-.*/, ''))).toEqual(['autoteam/1', 'autoteam/2']);
     const tasks = fs.readdirSync(path.join(board, '.tasks')).filter((name) => name.startsWith('task_')).map((name) => JSON.parse(fs.readFileSync(path.join(board, '.tasks', name), 'utf8')) as { artifacts: { git: { remote: string } } });
     expect(tasks.map((task) => task.artifacts.git.remote)).toEqual([bare, bare]);
+    // A post that names no remote, beside pipelines whose branches live on one, says so rather than quietly working a folder.
+    fs.rmSync(path.join(board, 'autoteam.config.json'));
+    const none = await runCli(['post', '--dir', board, 'Write a word counter'], { cwd: board });
+    expect(none.code, describeRun(none)).toBe(0);
+    expect(none.stdout).toMatch(/^posted pipeline #3: task #3 \(requirements\) — Analyse: Write a word counter$/m);
+    expect(none.stderr).toContain(`autoteam: pipeline #2 of this board branches on the remote ${bare}, and this folder names no remote: these pipelines work in a folder (workspace/<n>); give --remote (or repository.remote in autoteam.config.json) to branch them there`);
   });
 });

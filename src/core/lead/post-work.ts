@@ -26,7 +26,14 @@ export interface PostWorkOptions {
 export async function postWork(board: Board, requirements: readonly string[], options: PostWorkOptions = {}): Promise<{ tasks: Task[]; leader: LeaderView }> {
   const pipelines = new Pipeline(board.tasks, board.mailbox, { events: board.sink, ...(options.stages ? { stages: options.stages } : {}) });
   // The worktree and branch are made here, as the lead makes them, so any teammate can work the pipeline.
-  pipelines.useRepository(await openRepository(options.repo, board.rootDir, options.notice ?? (() => undefined), options.remote));
+  const notice = options.notice ?? (() => undefined);
+  const repository = await openRepository(options.repo, board.rootDir, notice, options.remote);
+  pipelines.useRepository(repository);
+  if (!repository?.remote && options.repo !== false) {
+    // From a folder that knows no remote, beside pipelines whose branches live on one: said, not guessed.
+    const onRemote = board.tasks.list().findLast((task) => task.artifacts.git?.remote);
+    if (onRemote) notice(`pipeline #${onRemote.pipeline} of this board branches on the remote ${onRemote.artifacts.git!.remote}, and this folder names no remote: these pipelines work ${repository ? `on ${repository.top}` : 'in a folder (workspace/<n>)'}; give --remote (or repository.remote in autoteam.config.json) to branch them there`);
+  }
   const by = board.registry.read().lead;
   const tasks: Task[] = [];
   for (const requirement of requirements) tasks.push(await pipelines.post(requirement, { by, ...(options.startStage ? { startStage: options.startStage } : {}) }));
