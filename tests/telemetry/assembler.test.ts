@@ -83,8 +83,11 @@ describe('SpanAssembler', () => {
       parentSpanId: null,
       startMs: T0 + 2000,
       endMs: T0 + 60_000,
-      status: { code: 'error', message: 'budget spent' },
+      // Its reason may quote the model: content, kept out unless asked for.
+      status: { code: 'error', message: 'pipeline failed' },
     });
+    const [told] = spans(new SpanAssembler({ capture: true, secrets: ['sk-test-0123456789'] }).accept(status({ pipeline: 6, startedAt: at(2), reason: 'key was sk-test-0123456789' })));
+    expect(told!.status).toEqual({ code: 'error', message: 'key was [redacted]' });
   });
 
   it('puts calls under their attempt, else their pipeline; a general task is a trace of its own; the lead’s own calls are roots', () => {

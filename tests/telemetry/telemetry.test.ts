@@ -12,6 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileEventLog } from '../../src/core/events/file-log.js';
 import type { TeamEvent } from '../../src/core/events/schema.js';
 import { attemptSpanId, pipelineSpanId, traceIdOf } from '../../src/core/telemetry/ids.js';
+import { scrubbed } from '../../src/core/telemetry/otlp-writer.js';
+import type { SpanRecord } from '../../src/core/telemetry/span-record.js';
 import { startTelemetry } from '../../src/core/telemetry/telemetry.js';
 import { tempRoot } from '../helpers/board-spawn.js';
 import { OtlpReceiver } from '../helpers/otlp-receiver.js';
@@ -31,6 +33,27 @@ beforeEach(async () => {
 afterEach(async () => {
   await receiver.close();
   fs.rmSync(root, { recursive: true, force: true });
+});
+
+describe('the span writer', () => {
+  it('redacts the environment\'s secrets from every text a span carries, however it was built', () => {
+    const secret = 'sk-ant-api03-last-gate-secret';
+    const record: SpanRecord = {
+      name: `chat ${secret}`,
+      kind: 'internal',
+      traceId: null,
+      spanId: null,
+      parentSpanId: null,
+      startMs: 0,
+      endMs: 1,
+      attributes: { a: `x ${secret}`, n: 3, list: [`y ${secret}`, 'z'], ok: true },
+      status: { code: 'error', message: `failed: ${secret}` },
+      events: [{ name: 'e', timeMs: 0, attributes: { b: secret } }],
+    };
+    const clean = scrubbed(record, [secret]);
+    expect(JSON.stringify(clean)).not.toContain(secret);
+    expect(clean).toMatchObject({ name: 'chat [redacted]', attributes: { a: 'x [redacted]', n: 3, list: ['y [redacted]', 'z'], ok: true }, status: { message: 'failed: [redacted]' }, events: [{ attributes: { b: '[redacted]' } }] });
+  });
 });
 
 describe('startTelemetry', () => {
@@ -67,6 +90,8 @@ describe('startTelemetry', () => {
       },
       { type: 'tool_call', pipeline: 1, task: 1, agent: 'eng', ts: at(3), tool: 'write_file', args: '{"path":"wc.py"}', outcome: 'ok', durationMs: 4, summary: 'wrote wc.py' },
       { type: 'task_failed', pipeline: 1, task: 1, agent: 'eng', ts: at(4), reason: 'the offline model cannot implement this requirement' },
+      // A pipeline's reason may quote the model's fail_task, secret and all.
+      { type: 'pipeline_status', pipeline: 1, task: 1, agent: 'eng', ts: at(5), status: 'failed', startedAt: at(0), reason: `Pipeline #1 failed at implementation #1: key was ${secret}` },
     ] as const;
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ANTHROPIC_API_KEY: secret };
     expect(await runTelemetryJob({ env: { ...env, AUTOTEAM_OTEL_CAPTURE_CONTENT: 'true' }, team: 'c', events: [...events] })).toEqual({ on: true, errors: [] });
@@ -76,6 +101,7 @@ describe('startTelemetry', () => {
     expect(messages).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'I will write wc.py; the key was [redacted]' }], finish_reason: 'stop' }]);
     expect(span('execute_tool write_file').attributes['gen_ai.tool.call.arguments']).toBe('{"path":"wc.py"}');
     expect(span('invoke_agent engineer').status).toEqual({ code: 2, message: 'the offline model cannot implement this requirement' });
+    expect(span('pipeline 1').status).toEqual({ code: 2, message: 'Pipeline #1 failed at implementation #1: key was [redacted]' });
     expect(receiver.requests.some((request) => request.raw.includes(secret))).toBe(false);
 
     // The same events without asking: none of it leaves.
@@ -84,8 +110,9 @@ describe('startTelemetry', () => {
     const quiet = receiver.requests.slice(before);
     expect(quiet.length).toBeGreaterThan(0);
     for (const request of quiet) {
-      for (const text of ['I will write', 'wc.py', 'offline model']) expect(request.raw.includes(text), text).toBe(false);
+      for (const text of ['I will write', 'wc.py', 'offline model', 'key was', secret]) expect(request.raw.includes(text), text).toBe(false);
     }
+    expect(receiver.spans().filter((s) => s.name === 'pipeline 1').at(-1)!.status).toEqual({ code: 2, message: 'pipeline failed' });
   });
 
   it('with probe, reports at once a collector address where nothing listens, and once only', async () => {

@@ -1,5 +1,5 @@
 import type { TeamEvent } from '../events/schema.js';
-import { type AttemptEnd, attemptEvent, attemptOutcome, type ContentPolicy, chatAttributes, type EventOf, toolAttributes, where } from './attributes.js';
+import { type AttemptEnd, attemptEvent, attemptOutcome, type ContentPolicy, chatAttributes, content, type EventOf, toolAttributes, where } from './attributes.js';
 import { attemptSpanId, pipelineSpanId, traceIdOf } from './ids.js';
 import type { SpanEventRecord, SpanRecord } from './span-record.js';
 
@@ -93,7 +93,8 @@ export class SpanAssembler {
         'autoteam.pipeline.status': end.status,
         ...(failed ? { 'error.type': 'pipeline_failed' } : {}),
       },
-      status: failed ? { code: 'error', message: end.reason ?? 'pipeline failed' } : { code: 'unset' },
+      // Its reason may quote the model (a fail_task's words): content, as a task's reason is.
+      status: failed ? { code: 'error', message: content(this.policy, end.reason) ?? 'pipeline failed' } : { code: 'unset' },
       events: [],
     };
   }

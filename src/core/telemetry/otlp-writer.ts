@@ -11,7 +11,7 @@ import { BatchSpanProcessor, type IdGenerator, RandomIdGenerator, type ReadableS
 import { AutoteamError } from '../errors.js';
 import { redact } from '../trace/redact.js';
 import type { TelemetryConfig } from './config.js';
-import type { SpanRecord } from './span-record.js';
+import type { AttributeValue, Attributes, SpanRecord } from './span-record.js';
 
 export interface SpanWriter {
   write(span: SpanRecord): void;
@@ -50,7 +50,8 @@ export async function createSpanWriter(config: TelemetryConfig, secrets: readonl
   const tracer = provider.getTracer('autoteam');
 
   return {
-    write(record) {
+    write(written) {
+      const record = scrubbed(written, secrets);
       const parent =
         record.traceId !== null && record.parentSpanId !== null
           ? trace.setSpanContext(ROOT_CONTEXT, { traceId: record.traceId, spanId: record.parentSpanId, traceFlags: TraceFlags.SAMPLED, isRemote: true })
@@ -75,6 +76,28 @@ export async function createSpanWriter(config: TelemetryConfig, secrets: readonl
     // A thread's end must not fail on its traces: a failed last export has been reported already.
     shutdown: () => provider.shutdown().catch((error: unknown) => reporting.failed(error)),
   };
+}
+
+/**
+ * The record with the environment's secrets redacted from every text it carries — name, attributes,
+ * events, status — whichever way the assembler built it: the last gate before a span leaves.
+ */
+export function scrubbed(record: SpanRecord, secrets: readonly string[]): SpanRecord {
+  const clean = (text: string) => redact(text, secrets);
+  const attributes = (values: Attributes): Attributes => Object.fromEntries(Object.entries(values).map(([name, value]) => [name, scrubValue(value, clean)]));
+  return {
+    ...record,
+    name: clean(record.name),
+    attributes: attributes(record.attributes),
+    events: record.events.map((event) => ({ ...event, name: clean(event.name), attributes: attributes(event.attributes) })),
+    status: record.status.code === 'error' && record.status.message ? { ...record.status, message: clean(record.status.message) } : record.status,
+  };
+}
+
+function scrubValue(value: AttributeValue, clean: (text: string) => string): AttributeValue {
+  if (typeof value === 'string') return clean(value);
+  if (Array.isArray(value)) return value.map(clean);
+  return value;
 }
 
 /** The exporter's own default when OTEL_EXPORTER_OTLP_TIMEOUT is not set. */
