@@ -142,6 +142,23 @@ function settingsFor(options: Record<string, unknown>, project: ProjectConfig, s
   return settings;
 }
 
+/**
+ * Options given before a subcommand (`autoteam --engineers 3 run …`) belong to the program: the
+ * subcommand takes each one it also has and was not given itself, and one it does not have is
+ * refused, naming it, rather than ignored. `--dir` and `--board` are read up the chain (`inherited`).
+ */
+function passDown(action: Command): void {
+  for (let parent = action.parent; parent; parent = parent.parent) {
+    for (const option of parent.options) {
+      const key = option.attributeName();
+      if (parent.getOptionValueSource(key) !== 'cli' || key === 'dir' || key === 'board') continue;
+      const name = action.parent === parent ? action.name() : `${action.parent!.name()} ${action.name()}`;
+      if (!action.options.some((own) => own.long === option.long)) throw new UsageError(`${option.long} is not an option of ${name} (autoteam ${name} --help lists its options)`);
+      if (action.getOptionValueSource(key) !== 'cli') action.setOptionValueWithSource(key, parent.getOptionValue(key), 'cli');
+    }
+  }
+}
+
 export function buildProgram(): Command {
   const program = new Command('autoteam')
     .description('An autonomous team (analyst, engineer, reviewer) working a shared task board, led from a REPL.')
@@ -265,6 +282,7 @@ export async function main(argv: string[]): Promise<number> {
   // A wrong --repo, or a remote that does not answer, is refused before any command opens a board,
   // so nothing is left behind in --dir.
   program.hook('preAction', async (_program, action) => {
+    passDown(action);
     const options = action.opts<Record<string, unknown>>();
     if (options.worktree === false) return;
     if (typeof options.repo === 'string') await repositoryAt(options.repo);

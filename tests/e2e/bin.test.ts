@@ -4,6 +4,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cleanEnv, cliEntry, repoRoot } from '../helpers/pipeline-cli.js';
 
@@ -32,5 +34,34 @@ describe('the built command', () => {
     expect(slip.stderr.trim()).toBe("autoteam: unknown command 'taks' — did you mean tasks? (autoteam --help lists them)");
     const other = spawnSync(cliEntry, ['frobnicate'], { encoding: 'utf8', env: cleanEnv() });
     expect(other.stderr.trim()).toBe("autoteam: unknown command 'frobnicate' (autoteam --help lists them)");
+  });
+
+  it('passes an option given before a command down to it, checked as its own; one the command lacks is refused, not ignored', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-passdown-'));
+    try {
+      const cli = (...args: string[]) => spawnSync(cliEntry, args, { cwd: dir, encoding: 'utf8', env: cleanEnv() });
+      // Taken by run as if given after it: checked (a bad value is named), and used (no engineer leaves a run nobody to implement).
+      const bad = cli('--max-revisions', 'abc', 'run', 'Write a word counter');
+      expect(bad.status, bad.stderr).toBe(2);
+      expect(bad.stderr.trim()).toBe("autoteam: --max-revisions: 'abc' is not a whole number (0 or more)");
+      const none = cli('--engineers', '0', 'run', 'Write a word counter');
+      expect(none.status, none.stderr).toBe(2);
+      expect(none.stderr.trim()).toMatch(/^autoteam: --engineers: no engineer on this team, and a run waits/);
+      // Given after the command too: the command's own wins.
+      const own = cli('--engineers', '0', 'run', '--engineers', '40', 'Write a word counter');
+      expect(own.stderr.trim()).toBe('autoteam: --engineers: 40 is more than 32 teammates of one role');
+      for (const [args, message] of [
+        [['--no-team', 'run', 'x'], 'autoteam: --no-team is not an option of run (autoteam run --help lists its options)'],
+        [['--engineers', '2', 'tasks'], 'autoteam: --engineers is not an option of tasks (autoteam tasks --help lists its options)'],
+      ] as const) {
+        const refused = cli(...args);
+        expect(refused.status, refused.stderr).toBe(2);
+        expect(refused.stderr.trim()).toBe(message);
+      }
+      // Nothing was started or made.
+      expect(fs.readdirSync(dir)).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
