@@ -5,6 +5,8 @@
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -157,6 +159,23 @@ describe('startTelemetry', () => {
     telemetry!.tap(call(3));
     await telemetry!.shutdown();
     expect(receiver.requests.length + receiver.errors.length).toBe(1);
+  });
+
+  it('reports a collector that takes the last spans and never answers, within the bound of the last export', async () => {
+    // A collector that reads the request and says nothing: the exporter alone would wait its 10 s.
+    const silent = http.createServer((request) => request.resume());
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    try {
+      const errors: Error[] = [];
+      const telemetry = await startTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: url }, { onError: (error) => errors.push(error) });
+      telemetry!.tap({ type: 'tool_call', team: 't', ts: at(1), tool: 'bash', args: '', outcome: 'ok', durationMs: 1, summary: '' } as TeamEvent);
+      await telemetry!.shutdown(300);
+      expect(errors.map((error) => error.message)).toEqual([`traces could not be sent to ${url}: no answer within 300 ms at the end; the spans still queued were dropped`]);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   it("exports a dead teammate's attempt from the process that releases its task, with the claim read from the board's log", async () => {

@@ -21,8 +21,12 @@ export interface SpanWriter {
    * in a run shorter than the batch delay, is the flush at its end.
    */
   probe(): Promise<void>;
-  /** Sends what is queued and stops. */
-  shutdown(): Promise<void>;
+  /**
+   * Sends what is queued and stops, within `withinMs`: a collector that has not answered by then is
+   * reported (what was still queued is dropped), rather than the thread or process ending under it
+   * with nothing said.
+   */
+  shutdown(withinMs: number): Promise<void>;
 }
 
 /** Spans could not be sent: the collector is down, refused them, or timed out. The team goes on. */
@@ -74,7 +78,18 @@ export async function createSpanWriter(config: TelemetryConfig, secrets: readonl
         (error: unknown) => reporting.failed(error),
       ),
     // A thread's end must not fail on its traces: a failed last export has been reported already.
-    shutdown: () => provider.shutdown().catch((error: unknown) => reporting.failed(error)),
+    async shutdown(withinMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), withinMs);
+      });
+      const done = provider.shutdown().then(
+        () => 'done' as const,
+        (error: unknown) => reporting.failed(error),
+      );
+      if ((await Promise.race([done, late])) === 'late') reporting.failed(new Error(`no answer within ${formatMs(withinMs)} at the end; the spans still queued were dropped`));
+      clearTimeout(timer);
+    },
   };
 }
 
@@ -98,6 +113,10 @@ function scrubValue(value: AttributeValue, clean: (text: string) => string): Att
   if (typeof value === 'string') return clean(value);
   if (Array.isArray(value)) return value.map(clean);
   return value;
+}
+
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`;
 }
 
 /** The exporter's own default when OTEL_EXPORTER_OTLP_TIMEOUT is not set. */

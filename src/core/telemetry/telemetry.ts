@@ -10,8 +10,11 @@ import type { SpanRecord } from './span-record.js';
 export interface Telemetry {
   /** `sink.tap(telemetry.tap)`: turns the events this thread or process emits into spans. */
   readonly tap: EventTap;
-  /** Exports what is left (bounded by the exporter's timeout) and stops; later events are ignored. */
-  shutdown(): Promise<void>;
+  /**
+   * Exports what is left and stops, within `withinMs` (default FINAL_FLUSH_MS; a collector that has
+   * not answered by then is reported); later events are ignored.
+   */
+  shutdown(withinMs?: number): Promise<void>;
 }
 
 export interface TelemetryOptions {
@@ -32,6 +35,12 @@ export interface TelemetryOptions {
 
 /** How many of a task's newest claims are read to find the one a dead teammate held. */
 const CLAIMS_READ = 500;
+
+/**
+ * How long the last export may take as a thread or process ends: within a teammate's stop grace (3 s
+ * when the lead closes), so that a collector that hangs is reported before the thread is ended.
+ */
+export const FINAL_FLUSH_MS = 2_000;
 
 /**
  * OpenTelemetry traces of the events this thread or process emits, or null when they are off (no
@@ -99,12 +108,12 @@ export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, optio
   let stopping: Promise<void> | null = null;
   return {
     tap,
-    shutdown() {
+    shutdown(withinMs = FINAL_FLUSH_MS) {
       stopping ??= (async () => {
         // Lookups still running may yet write their span; events after them are not traced.
         await Promise.all([...pending]);
         closed = true;
-        await writer.shutdown();
+        await writer.shutdown(withinMs);
       })();
       return stopping;
     },
