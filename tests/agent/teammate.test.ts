@@ -6,6 +6,7 @@ import { Wake, type WakeReason } from '../../src/core/agent/wake.js';
 import { RequestStore } from '../../src/core/board/requests.js';
 import { Mailbox } from '../../src/core/board/index.js';
 import { BoardWatcher } from '../../src/core/board/watcher.js';
+import { Pipeline } from '../../src/core/stages/pipeline.js';
 import type { TraceRecord } from '../../src/core/trace/trace.js';
 import { FAKE_MODEL_PATH, FakeModel, type FakeModelOptions, type RecordedCall, reply, toolUse } from '../helpers/fake-model.js';
 import { identityText, makeTeam, ManagerRig, POLL_NEVER_MS, startLocalTeammate, type LocalTeammate } from '../helpers/agent-team.js';
@@ -101,6 +102,23 @@ describe('Teammate in this thread, with a fake model', () => {
     expect(inbox.messages).toHaveLength(3);
     expect(inbox.messages[2]!.content).toContain('[message] from lead: The deadline is Friday.');
     expect(board.get(2).result).toBe('second done');
+  });
+
+  it('shows a failed call of a tool it otherwise keeps quiet (save_requirement with bad arguments), so a run shows why', async () => {
+    root = tempBoard();
+    const { board, mailbox } = await makeTeam(root);
+    await new Pipeline(board, mailbox).post('Count the words in a file.');
+    const model = new FakeModel([
+      reply(toolUse('save_requirement', { key: 5 })),
+      reply(toolUse('save_requirement', { key: 'goal', value: 'Count words.' })),
+      reply(toolUse('add_acceptance_criterion', { criterion: 'Prints the number of words', verify: 'run it on a file of three words' })),
+      reply(toolUse('complete_requirements_analysis', { summary: 'one requirement' })),
+    ]);
+    running = startLocalTeammate({ root, name: 'ana', role: 'analyst', model });
+    await running.events.waitFor((event) => event.type === 'activity' && event.text.endsWith('→ #2 implementation'), 'the analysis handed on');
+    const shown = running.events.events.flatMap((event) => (event.type === 'activity' ? [event.text] : []));
+    // The failed call is shown with its reason; the good one stays on the board, unsaid.
+    expect(shown.filter((text) => text.startsWith('save_requirement'))).toEqual([expect.stringMatching(/^save_requirement ✗: .*key/)]);
   });
 
   it('sleeps for the poll interval and wakes on a notification, not on the poll', async () => {
