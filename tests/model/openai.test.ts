@@ -15,7 +15,7 @@ import { defineTool } from '../../src/core/tools/tool.js';
 import { Trace } from '../../src/core/trace/trace.js';
 import { loopContext, TEAM } from '../helpers/agent-team.js';
 import { removeBoard, tempBoard } from '../helpers/agent-wait.js';
-import { MessagesServer, type ScriptedReply } from '../helpers/messages-server.js';
+import { hang, MessagesServer, type ScriptedReply } from '../helpers/messages-server.js';
 
 const KEY = 'sk-openai-test-key-123456';
 const servers: MessagesServer[] = [];
@@ -102,6 +102,20 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
     await expect(missing.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] })).rejects.toMatchObject({
       code: 'MODEL_NOT_FOUND',
       message: expect.stringMatching(/Model 'nope' was not found .* set --model or MODEL_ID/),
+    });
+  });
+
+  it('a server that does not answer in time is MODEL_TIMEOUT naming the setting to raise; a 5xx that outlasts the retries says so, apart from the server\'s words', async () => {
+    const api = await server([hang(), error(500, 'boom'), error(500, 'boom')]);
+    const slow = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1`, timeoutMs: 50, maxRetries: 0 });
+    await expect(slow.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] })).rejects.toMatchObject({
+      code: 'MODEL_TIMEOUT',
+      message: `No answer from ${api.url}/v1 within 50 ms (0 retries): check the endpoint, or raise OPENAI_TIMEOUT_MS`,
+    });
+    const failing = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1`, maxRetries: 1 });
+    await expect(failing.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] })).rejects.toMatchObject({
+      code: 'MODEL_ERROR',
+      message: `Model API at ${api.url}/v1 answered 500: boom — given up after 1 retries (model 'm')`,
     });
   });
 

@@ -71,6 +71,6 @@ function statusError(error: APIError, status: number, cause: ErrorOptions | unde
     return new ModelError(site.clean(`${site.endpoint}/v1/messages does not exist (${said}): check ANTHROPIC_BASE_URL (the API root, without /v1)`), 'MODEL_ERROR', cause);
   }
   const retried = status === 408 || status === 409 || status === 429 || status >= 500;
-  const after = retried && site.maxRetries > 0 ? ` after ${site.maxRetries} retries` : '';
+  const after = retried && site.maxRetries > 0 ? ` — given up after ${site.maxRetries} retries` : '';
   return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said}${after} (model '${site.id}')`), 'MODEL_ERROR', cause);
 }

@@ -16,7 +16,7 @@ export interface CallSite {
 export function toModelError(error: unknown, signal: AbortSignal | undefined, site: CallSite): ModelError {
   if (signal?.aborted || error instanceof APIUserAbortError) return new ModelError(`Call to ${site.id} was aborted`, 'MODEL_ABORTED');
   if (error instanceof APIConnectionTimeoutError) {
-    return new ModelError(site.clean(`No answer from ${site.endpoint} within ${site.timeoutMs} ms (${site.maxRetries} retries): check the endpoint`), 'MODEL_TIMEOUT');
+    return new ModelError(site.clean(`No answer from ${site.endpoint} within ${site.timeoutMs} ms (${site.maxRetries} retries): check the endpoint, or raise OPENAI_TIMEOUT_MS`), 'MODEL_TIMEOUT');
   }
   if (error instanceof APIConnectionError) {
     return new ModelError(site.clean(`Cannot reach the model API at ${site.endpoint} (${connectionDetail(error)}): check OPENAI_BASE_URL and the network`), 'MODEL_UNREACHABLE');
@@ -34,7 +34,7 @@ export function toModelError(error: unknown, signal: AbortSignal | undefined, si
         : new ModelError(site.clean(`${site.endpoint}/chat/completions does not exist (${said}): check OPENAI_BASE_URL (the API root, with /v1)`), 'MODEL_ERROR');
     }
     const retried = error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500;
-    return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said}${retried && site.maxRetries ? ` after ${site.maxRetries} retries` : ''} (model '${site.id}')`), 'MODEL_ERROR');
+    return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said}${retried && site.maxRetries ? ` — given up after ${site.maxRetries} retries` : ''} (model '${site.id}')`), 'MODEL_ERROR');
   }
   return new ModelError(site.clean(`Call to ${site.id} at ${site.endpoint} failed: ${error instanceof Error ? error.message : String(error)}`), 'MODEL_ERROR');
 }
