@@ -110,7 +110,7 @@ describe('the merge queue on a remote', () => {
       const fixed = (await work(revision, b, 'VALUE = 5\n')).artifacts.git!;
       expect(git(bare, 'rev-parse', `${fixed.commit}^`)).toBe(tip);
       const [merged] = await queue().drain();
-      expect(merged).toBe(`pipeline #${pipeline}: ${approved.branch} merged into main on ${bare} (fast-forward to ${fixed.commit!.slice(0, 12)}); its worktree and branch are removed`);
+      expect(merged).toBe(`pipeline #${pipeline}: ${approved.branch} merged into main on ${bare} (fast-forward to ${fixed.commit!.slice(0, 12)}); its branch on the remote and this folder's worktree of it are removed`);
       expect(git(bare, 'rev-parse', 'main')).toBe(fixed.commit);
       expect(git(bare, 'show', 'main:helper.py')).toBe('VALUE = 5');
       expect(git(bare, 'branch', '--list', approved.branch)).toBe('');

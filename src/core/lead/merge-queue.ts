@@ -166,7 +166,9 @@ export class MergeQueue {
       { by: this.options.by, event: 'merged', detail: `${entry.git.branch} into ${into} (merge queue, ${how})` },
     );
     this.emit(entry, into, 'merged', note ? `${how}; ${note}` : how, head);
-    return `pipeline #${entry.pipeline}: ${entry.git.branch} merged into ${target.describe()} (${how}); ${note ?? 'its worktree and branch are removed'}`;
+    // On a remote, other folders keep their own worktrees of the branch: only this one's goes.
+    const removed = entry.git.remote ? "its branch on the remote and this folder's worktree of it are removed" : 'its worktree and branch are removed';
+    return `pipeline #${entry.pipeline}: ${entry.git.branch} merged into ${target.describe()} (${how}); ${note ?? removed}`;
   }
 
   /**
