@@ -46,6 +46,15 @@ describe('the offline lead', () => {
     expect(leadTurn('how is the board doing?', []).calls).toEqual([{ name: 'list_tasks', input: {} }]);
   });
 
+  it('with its hands turned off (lead.tools), says the config took them, not that a model would help', () => {
+    const without = new Set(['create_task', 'list_tasks', 'claim_task']);
+    for (const [asked, what] of [['what files are here?', 'list the folder'], ['show me README.md', 'show README.md'], ["in README.md replace 'teh' with 'the'", 'edit README.md']] as const) {
+      const turn = leadTurn(asked, [], without);
+      expect(turn.calls).toEqual([]);
+      expect(turn.text).toMatch(new RegExp(`^I cannot ${what}: my .* turned off: lead\\.tools in autoteam\\.config\\.json leaves them out \\(a model would not have them either\\)\\.$`));
+    }
+  });
+
   it("answers a post with what comes next, not with the post's own line again", () => {
     const posted = { name: 'create_task', input: { requirement: 'x' }, result: { content: 'Posted pipeline #3: task #7 (requirements) for the analyst.', isError: false } };
     const reply = leadTurn('Write a word counter', [posted]).text!;

@@ -38,19 +38,19 @@ export function leadTurn(userText: string, calls: readonly ToolCall[], offered: 
   if (LIST_FILES.test(text)) {
     if (hand('bash')) return { text: 'Listing the folder.', calls: [{ name: 'bash', input: { command: 'ls -la' } }] };
     if (hand('read_file')) return { text: 'Listing the folder.', calls: [{ name: 'read_file', input: { path: '.' } }] };
-    return cannot('list the folder: my file and shell tools are turned off (lead.tools in autoteam.config.json)');
+    return turnedOff('list the folder: my file and shell tools are turned off');
   }
   const show = SHOW_FILE.exec(text);
   if (show) {
     const file = show[1] ?? show[2]!;
     if (hand('read_file')) return { text: `Reading ${file}.`, calls: [{ name: 'read_file', input: { path: file } }] };
-    return cannot(`show ${file}: my file tools are turned off (lead.tools in autoteam.config.json)`);
+    return turnedOff(`show ${file}: my file tools are turned off`);
   }
   const replace = REPLACE.exec(text);
   if (replace && (replace[1] ?? replace[6])) {
     const file = (replace[1] ?? replace[6])!;
     if (hand('edit_file')) return { text: `Editing ${file}.`, calls: [{ name: 'edit_file', input: { path: file, old_text: replace[3], new_text: replace[5] } }] };
-    return cannot(`edit ${file}: my file tools are turned off (lead.tools in autoteam.config.json)`);
+    return turnedOff(`edit ${file}: my file tools are turned off`);
   }
   const claim = CLAIM.exec(text);
   if (claim) return { text: `Taking task #${claim[1]} myself.`, calls: [{ name: 'claim_task', input: { task_id: Number(claim[1]) } }] };
@@ -70,6 +70,11 @@ export function leadTurn(userText: string, calls: readonly ToolCall[], offered: 
     text: 'Posting this as a requirement for the team.',
     calls: [{ name: 'create_task', input: { requirement: text } }],
   };
+}
+
+/** A hand the config took away: a model would not have it either, so the way out is the config. */
+function turnedOff(what: string): Decision {
+  return { text: `I cannot ${what}: lead.tools in autoteam.config.json leaves them out (a model would not have them either).`, calls: [] };
 }
 
 function cannot(what: string): Decision {
