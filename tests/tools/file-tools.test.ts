@@ -81,6 +81,15 @@ describe('read_file', () => {
     expect(outcome).toEqual({ isError: true, kind: 'error', content: "no such file 'organise.py' in the workspace. Files there: organize.py" });
   });
 
+  it('does not offer, in a listing or a missing file\'s answer, what it would refuse to read (offLimits: the lead\'s .env)', async () => {
+    fs.writeFileSync(path.join(t.workspace, '.env'), 'ANTHROPIC_API_KEY=x\n');
+    fs.writeFileSync(path.join(t.workspace, 'notes.md'), '');
+    const ctx = { ...t.ctx, offLimits: ['.env'] };
+    expect(await call(readFileTool, { path: 'nonexistent.txt' }, ctx)).toMatchObject({ content: "no such file 'nonexistent.txt' in the workspace. Files there: notes.md" });
+    expect(await call(readFileTool, { path: '.' }, ctx)).toMatchObject({ content: '. is a directory. Files: notes.md' });
+    expect(await call(readFileTool, { path: '.env' }, ctx)).toMatchObject({ isError: true, kind: 'sandbox_denied' });
+  });
+
   it('lists a directory and refuses escapes', async () => {
     fs.writeFileSync(path.join(t.workspace, 'a.py'), '');
     expect((await call(readFileTool, { path: '.' }, t.ctx)).content).toBe('. is a directory. Files: a.py');

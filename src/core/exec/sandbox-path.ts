@@ -116,8 +116,12 @@ export function workspaceRelative(workspace: string, abs: string): string {
 
 const SKIP_DIRS = new Set(['node_modules', '__pycache__', '.git', '.run']);
 
-/** Up to `limit` files under the workspace (relative paths), skipping dot and build directories. */
-export function listWorkspaceFiles(workspace: string, limit = 50): string[] {
+/**
+ * Up to `limit` files under the workspace (relative paths), skipping dot and build directories and
+ * what is `offLimits` to the file tools (a listing does not offer what a read would refuse).
+ */
+export function listWorkspaceFiles(workspace: string, limit = 50, offLimits: readonly string[] = []): string[] {
+  const kept = new Set(offLimits.map((rel) => path.normalize(rel)));
   const found: string[] = [];
   const walk = (dir: string): void => {
     let entries: fs.Dirent[];
@@ -133,7 +137,8 @@ export function listWorkspaceFiles(workspace: string, limit = 50): string[] {
       if (entry.isDirectory()) {
         if (!SKIP_DIRS.has(entry.name) && !entry.name.startsWith('.')) walk(abs);
       } else if (entry.isFile()) {
-        found.push(workspaceRelative(workspace, abs));
+        const rel = workspaceRelative(workspace, abs);
+        if (!kept.has(path.normalize(rel))) found.push(rel);
       }
     }
   };
@@ -150,11 +155,11 @@ export function fileErrorKind(error: unknown): 'sandbox_denied' | 'error' {
  * A message for the model about a failed file operation: what went wrong and what is allowed.
  * Unexpected errors keep their own message.
  */
-export function describeFileError(error: unknown, workspace: string, relPath: string): string {
+export function describeFileError(error: unknown, workspace: string, relPath: string, offLimits: readonly string[] = []): string {
   if (error instanceof AutoteamError) return error.message;
   const code = (error as NodeJS.ErrnoException | null)?.code;
   if (code === 'ENOENT') {
-    const files = listWorkspaceFiles(workspace, 30);
+    const files = listWorkspaceFiles(workspace, 30, offLimits);
     return `no such file '${relPath}' in the workspace. Files there: ${files.length ? files.join(', ') : '(none yet)'}`;
   }
   if (code === 'EISDIR') return `'${relPath}' is a directory, not a file`;

@@ -44,7 +44,7 @@ export const editFileTool = defineTool({
       updated = text.slice(0, at) + input.new_text + text.slice(at + input.old_text.length);
       fs.writeFileSync(abs, updated);
     } catch (error) {
-      return toolError(describeFileError(error, ctx.workspace, input.path), fileErrorKind(error));
+      return toolError(describeFileError(error, ctx.workspace, input.path, ctx.offLimits), fileErrorKind(error));
     }
     const entry = fileArtifact(rel, updated);
     await ctx.record('edited', `${rel} (${entry.bytes} bytes)`, withFileArtifact(entry));

@@ -22,7 +22,7 @@ export const readFileTool = defineTool({
       const rel = workspaceRelative(ctx.workspace, abs);
       if (stat.isDirectory()) {
         const prefix = rel === '.' ? '' : `${rel}/`;
-        const files = listWorkspaceFiles(ctx.workspace, 10_000).filter((f) => f.startsWith(prefix)).slice(0, 200);
+        const files = listWorkspaceFiles(ctx.workspace, 10_000, ctx.offLimits).filter((f) => f.startsWith(prefix)).slice(0, 200);
         return { content: `${rel} is a directory. Files: ${files.length ? files.join(', ') : '(none)'}` };
       }
       const buffer = fs.readFileSync(abs);
@@ -33,7 +33,7 @@ export const readFileTool = defineTool({
       const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
       return { content: capOutput(text, ctx.limits.maxOutputChars), display: `${rel} (${counted(lines, 'line')})` };
     } catch (error) {
-      return toolError(describeFileError(error, ctx.workspace, input.path), fileErrorKind(error));
+      return toolError(describeFileError(error, ctx.workspace, input.path, ctx.offLimits), fileErrorKind(error));
     }
   },
 });

@@ -35,7 +35,7 @@ export const writeFileTool = defineTool({
       entry = fileArtifact(rel, input.content);
       bytes = entry.bytes;
     } catch (error) {
-      return toolError(describeFileError(error, ctx.workspace, input.path), fileErrorKind(error));
+      return toolError(describeFileError(error, ctx.workspace, input.path, ctx.offLimits), fileErrorKind(error));
     }
     await ctx.record('wrote', `${rel} (${bytes} bytes)`, withFileArtifact(entry));
     return { content: `wrote ${rel} (${bytes} bytes)` };
