@@ -63,6 +63,22 @@ describe('hooks in autoteam.config.json', () => {
     expect(failure([])).toMatch(/^hooks: /);
   });
 
+  it('warns at start of a matcher name that nothing has, with the nearest; regular expressions and MCP tools are taken as they are', () => {
+    const config = loadProjectConfig(
+      withConfig({
+        PreToolUse: [{ matcher: 'bsh|write_file', hooks: [command()] }, { matcher: 'create_task|mcp__files__read', hooks: [command()] }, { matcher: '^run_', hooks: [command()] }],
+        TaskCompleted: [{ matcher: 'implementaton', hooks: [command()] }, { matcher: 'review|general', hooks: [command()] }],
+        PipelineCompleted: [{ matcher: 'aproved', hooks: [command()] }, { matcher: 'zzz', hooks: [command()] }],
+      }),
+    );
+    expect(config.warnings).toEqual([
+      "hooks.PreToolUse.0.matcher: 'bsh' is no tool's name, so it never matches (did you mean bash?)",
+      "hooks.TaskCompleted.0.matcher: 'implementaton' is no stage's name, so it never matches (did you mean implementation?)",
+      "hooks.PipelineCompleted.0.matcher: 'aproved' is no pipeline status's name, so it never matches (did you mean approved?)",
+      "hooks.PipelineCompleted.1.matcher: 'zzz' is no pipeline status's name, so it never matches (one of: approved, failed, cancelled)",
+    ]);
+  });
+
   it('HookRunner checks what it is given the same way', () => {
     const make = (config: unknown) => () => new HookRunner(config as HooksConfig, { cwd: '.', emit: () => undefined });
     expect(make({ PreToolUse: [{ matcher: '[', hooks: [command()] }] })).toThrow(ConfigError);

@@ -18,6 +18,7 @@ import type { ModelMessage, ModelRequest, ToolResultBlock } from '../../src/core
 import { COORDINATION_TOOL_NAMES, STAGE_DEFINITIONS } from '../../src/core/stages/definitions.js';
 import { Pipeline } from '../../src/core/stages/pipeline.js';
 import { snapshotWorkspace } from '../../src/core/stages/submission.js';
+import { LEAD_TOOL_NAMES } from '../../src/core/tools/lead/names.js';
 import { leadTools, type LeadServices } from '../../src/core/tools/lead/index.js';
 import { stageTools, TEAMMATE_TOOLS } from '../../src/core/tools/registry.js';
 import { type ToolContext, type ToolDefinition, toolSpec } from '../../src/core/tools/tool.js';
@@ -152,6 +153,10 @@ const leadToolNames = (() => {
     probe.cleanup();
   }
 })();
+
+it('LEAD_TOOL_NAMES names exactly the lead\'s tools (a hook matcher is checked against it)', () => {
+  expect(leadToolNames).toEqual([...LEAD_TOOL_NAMES]);
+});
 
 describe('bad arguments are answered with is_error naming the problem, never thrown', () => {
   async function expectRefused(tool: ToolDefinition, context: TestContext) {

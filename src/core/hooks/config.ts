@@ -20,9 +20,14 @@ const MAX_HOOK_TIMEOUT_S = 86_400;
  */
 const PLAIN_NAMES = /^[A-Za-z0-9_-]+(\|[A-Za-z0-9_-]+)*$/;
 
+/** Whether `matcher` is names matched exactly (not a regular expression). */
+export function isPlainMatcher(matcher: string): boolean {
+  return PLAIN_NAMES.test(matcher);
+}
+
 export function compileMatcher(matcher: string | undefined): (target: string) => boolean {
   if (matcher === undefined || matcher === '' || matcher === '*') return () => true;
-  if (PLAIN_NAMES.test(matcher)) {
+  if (isPlainMatcher(matcher)) {
     const names = new Set(matcher.split('|'));
     return (target) => names.has(target);
   }
