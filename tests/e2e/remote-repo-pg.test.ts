@@ -17,7 +17,7 @@ import { LeadSession } from '../../src/core/lead/session.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 import { cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, describeRun, runCli, tempBoard } from '../helpers/pipeline-cli.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
-import { personGit } from '../helpers/person-git.js';
+import { bareRepository as sharedBareRepository, personGit } from '../helpers/person-git.js';
 
 usePostgres();
 const python = spawnSync('python3', ['--version']).status === 0;
@@ -36,18 +36,7 @@ function folder(prefix: string): string {
 
 const git = personGit;
 
-/** A bare repository with one commit on main, as a person pushed it. */
-function bareRepository(): { bare: string; base: string } {
-  const bare = path.join(folder('autoteam-remote-'), 'project.git');
-  git(path.dirname(bare), 'init', '-q', '--bare', '-b', 'main', bare);
-  const person = folder('autoteam-person-');
-  git(person, 'init', '-q', '-b', 'main');
-  fs.writeFileSync(path.join(person, 'README.md'), '# project\n');
-  git(person, 'add', '.');
-  git(person, 'commit', '-q', '-m', 'first');
-  git(person, 'push', '-q', bare, 'HEAD:main');
-  return { bare, base: git(bare, 'rev-parse', 'main') };
-}
+const bareRepository = () => sharedBareRepository(folder);
 
 describe.runIf(postgresBin && python)('a repository across machines', () => {
   it('a lead in A posts, the analyst and engineer in B and the reviewer in A work the branch through a bare repository to an approval commit of the reviewed tree, which the merge queue drained from B pushes onto main', async () => {

@@ -17,7 +17,7 @@ import { MergeQueue, recheckLimits } from '../../src/core/lead/merge-queue.js';
 import { Pipeline, type StageSignal } from '../../src/core/stages/pipeline.js';
 import { localGit } from '../../src/core/stages/workspace.js';
 import { tempBoard } from '../helpers/pipeline-cli.js';
-import { personGit } from '../helpers/person-git.js';
+import { bareRepository, personGit } from '../helpers/person-git.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -36,15 +36,7 @@ const sha = (text: string | Buffer) => createHash('sha256').update(text).digest(
 
 describe('the merge queue on a remote', () => {
   it('a conflict sends the pipeline back with the markers committed on its remote branch, which the revision names and another folder fetches; the revision then merges by a leased push and its branch goes', async () => {
-    const bare = path.join(folder('autoteam-bare-'), 'project.git');
-    git(path.dirname(bare), 'init', '-q', '--bare', '-b', 'main', bare);
-    const person = folder('autoteam-person-');
-    git(person, 'init', '-q', '-b', 'main');
-    git(person, 'remote', 'add', 'origin', bare);
-    fs.writeFileSync(path.join(person, 'helper.py'), 'VALUE = 1\n');
-    git(person, 'add', '.');
-    git(person, 'commit', '-q', '-m', 'first');
-    git(person, 'push', '-q', 'origin', 'HEAD:main');
+    const { bare, person } = bareRepository(folder, { 'helper.py': 'VALUE = 1\n' });
 
     const a = folder('autoteam-machine-a-');
     const b = folder('autoteam-machine-b-');
@@ -121,14 +113,7 @@ describe('the merge queue on a remote', () => {
   });
 
   it('discard deletes the pipeline branch on the remote as well as this folder\'s worktree', async () => {
-    const bare = path.join(folder('autoteam-bare-'), 'project.git');
-    git(path.dirname(bare), 'init', '-q', '--bare', '-b', 'main', bare);
-    const person = folder('autoteam-person-');
-    git(person, 'init', '-q', '-b', 'main');
-    fs.writeFileSync(path.join(person, 'helper.py'), 'VALUE = 1\n');
-    git(person, 'add', '.');
-    git(person, 'commit', '-q', '-m', 'first');
-    git(person, 'push', '-q', bare, 'HEAD:main');
+    const { bare, person } = bareRepository(folder, { 'helper.py': 'VALUE = 1\n' });
     const a = folder('autoteam-machine-a-');
     const board = fileBoard(a);
     try {

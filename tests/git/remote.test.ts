@@ -20,7 +20,7 @@ import { prepareWorkspace } from '../../src/core/stages/submission.js';
 import { submitForReviewTool } from '../../src/core/tools/submit-for-review.js';
 import { tempBoard } from '../helpers/pipeline-cli.js';
 import { makeToolContext } from '../tools/context.js';
-import { personGit } from '../helpers/person-git.js';
+import { bareRepository as sharedBareRepository, personGit } from '../helpers/person-git.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -35,19 +35,7 @@ function folder(prefix: string): string {
 
 const git = personGit;
 
-/** A bare repository whose `main` holds README.md; and a person's clone to move it with. */
-function bareRepository(): { bare: string; person: string } {
-  const bare = path.join(folder('autoteam-bare-'), 'project.git');
-  git(path.dirname(bare), 'init', '-q', '--bare', '-b', 'main', bare);
-  const person = folder('autoteam-person-');
-  git(person, 'init', '-q', '-b', 'main');
-  git(person, 'remote', 'add', 'origin', bare);
-  fs.writeFileSync(path.join(person, 'README.md'), '# project\n');
-  git(person, 'add', '.');
-  git(person, 'commit', '-q', '-m', 'first');
-  git(person, 'push', '-q', 'origin', 'HEAD:main');
-  return { bare, person };
-}
+const bareRepository = () => sharedBareRepository(folder);
 
 async function refusal(promise: Promise<unknown>): Promise<RemoteError> {
   const error = await promise.then(
