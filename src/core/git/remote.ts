@@ -73,8 +73,9 @@ function unreachable(shown: string, branch: string | null, result: GitResult): R
  */
 export async function probeRemote(url: string, base?: string): Promise<void> {
   const shown = redactGitUrl(url);
-  const env = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'remote.origin.url', GIT_CONFIG_VALUE_0: url };
-  const result = await git(os.tmpdir(), ['ls-remote', '--symref', 'origin', 'HEAD', ...(base ? [`refs/heads/${base}`] : [])], { env, allowFailure: true });
+  // A remote name of its own, in case the folder git runs in is inside a repository with an `origin`.
+  const env = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'remote.autoteam-probe.url', GIT_CONFIG_VALUE_0: url };
+  const result = await git(os.tmpdir(), ['ls-remote', '--symref', 'autoteam-probe', 'HEAD', ...(base ? [`refs/heads/${base}`] : [])], { env, allowFailure: true });
   if (result.exitCode !== 0) throw unreachable(shown, null, result);
   if (base && !result.stdout.split('\n').some((line) => line.endsWith(`\trefs/heads/${base}`))) throw new RemoteError('no-branch', `the remote ${shown} has no branch ${base}`);
   if (!base && !/^ref: refs\/heads\/\S+\tHEAD$/m.test(result.stdout)) throw noDefaultBranch(shown);
