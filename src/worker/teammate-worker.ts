@@ -16,6 +16,8 @@ import { probedElsewhere } from '../core/exec/sandbox.js';
 import type { TeammateWorkerInit, ToWorker } from '../core/agent/worker-protocol.js';
 
 const init = workerData as TeammateWorkerInit;
+/** How long a thread whose work is done may still be held by a socket left open before it ends itself. */
+const THREAD_END_MS = 200;
 if (init.containment) probedElsewhere(init.containment);
 const port = parentPort!;
 const stop = new AbortController();
@@ -98,3 +100,7 @@ try {
   await board?.close();
 }
 port.close();
+// Done: a socket something left open (an export to a trace collector that never answered, reported
+// above) must not hold the thread until the lead's grace ends it by force. With nothing else pending
+// the thread has ended before this unref'd timer could fire.
+setTimeout(() => process.exit(), THREAD_END_MS).unref();
