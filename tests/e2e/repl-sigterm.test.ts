@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assertBuilt, CLI, offlineEnv } from '../helpers/repl-cli.js';
 import { tempBoard } from '../helpers/repl-session.js';
+import { HANG_MS } from '../helpers/agent-wait.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -29,6 +30,16 @@ async function startLineRepl() {
     child.stdout.on('data', ready);
   });
   expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(true);
+  // Up as a person finds it: every teammate idle on the board. When one never comes up, the failure
+  // shows what the REPL said and what the registry holds.
+  const registry = () => fs.readFileSync(path.join(dir, '.team', 'config.json'), 'utf8');
+  const statuses = () => (JSON.parse(registry()) as { members: Array<{ status: string }> }).members.map((member) => member.status);
+  await expect
+    .poll(statuses, { timeout: HANG_MS, interval: 50 })
+    .toEqual(['idle', 'idle', 'idle'])
+    .catch((error: Error) => {
+      throw new Error(`${error.message}\nstdout:\n${seen.out}\nstderr:\n${seen.err}\n.team/config.json: ${registry()}`);
+    });
   return { dir, child, seen, exited, describe: () => `stdout:\n${seen.out}\nstderr:\n${seen.err}` };
 }
 
