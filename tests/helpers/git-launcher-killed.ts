@@ -27,4 +27,8 @@ const poll = setInterval(() => {
   process.kill(launcher, 'SIGKILL');
 }, 20);
 console.log(await running);
+// A SIGKILL is sent at once and taken when the killed process next runs, which on a busy machine is a
+// moment later: gone within 10 s (far below the nap's 30) is nothing left running.
+const until = Date.now() + 10_000;
+while (started() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
 console.log(started() ? 'left running' : 'nothing left');
