@@ -19,9 +19,14 @@ function newest(file) {
   return Math.max(stat.mtimeMs, ...fs.readdirSync(file).map((name) => newest(path.join(file, name))));
 }
 
+// Not installed (npx run in a clone before `npm ci`): there is nothing to build with. Not a failure,
+// which would leave npx's cache of the clone half-made for good; the command says what to do instead.
+const installed = fs.existsSync(path.join(root, 'node_modules', 'typescript', 'package.json'));
 const built = Math.min(...OUTPUTS.map((file) => fs.statSync(path.join(root, file), { throwIfNoEntry: false })?.mtimeMs ?? 0));
 const changed = Math.max(...SOURCES.map((file) => newest(path.join(root, file))));
-if (built > 0 && built >= changed) {
+if (!installed) {
+  console.error(`autoteam: not built, as its dependencies are not installed: run npm ci in ${root}`);
+} else if (built > 0 && built >= changed) {
   console.log('autoteam: dist/ is newer than its sources, so it is not built again (npm run build does)');
 } else {
   const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });

@@ -35,6 +35,30 @@ describe('the built command', () => {
     }
   });
 
+  it('in a clone not installed yet, `npx autoteam` says to run npm ci there, and npx keeps a whole copy of the clone for after it', () => {
+    // The clone's own command and prepare script, with neither node_modules nor dist/ beside them.
+    const clone = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-uninstalled-'));
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-npx-cache-'));
+    try {
+      const manifest = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { name: string; version: string; type: string; bin: Record<string, string>; scripts: Record<string, string> };
+      const { name, version, type, bin } = manifest;
+      fs.writeFileSync(path.join(clone, 'package.json'), JSON.stringify({ name, version, type, bin, scripts: { prepare: manifest.scripts.prepare, build: manifest.scripts.build } }));
+      for (const file of [bin.autoteam!, 'scripts/prepare.mjs']) {
+        fs.mkdirSync(path.dirname(path.join(clone, file)), { recursive: true });
+        fs.copyFileSync(path.join(repoRoot, file), path.join(clone, file));
+        fs.chmodSync(path.join(clone, file), fs.statSync(path.join(repoRoot, file)).mode);
+      }
+      const npx = () => spawnSync('npx', ['--no-install', 'autoteam', '--version'], { cwd: clone, encoding: 'utf8', env: { ...cleanEnv(), npm_config_cache: cache, npm_config_offline: 'true' } });
+      for (const run of [npx(), npx()]) {
+        expect(run.status, run.stderr).toBe(2);
+        expect(run.stderr.trim()).toBe(`autoteam: not built yet: run npm ci in ${clone} (it installs and builds)`);
+      }
+    } finally {
+      fs.rmSync(clone, { recursive: true, force: true });
+      fs.rmSync(cache, { recursive: true, force: true });
+    }
+  });
+
   it('names a mistyped command, with or without arguments after it, and the command it is a slip for, and exits 2', () => {
     for (const args of [['rnu'], ['rnu', 'Write a word counter']]) {
       const run = spawnSync(cliEntry, args, { encoding: 'utf8', env: cleanEnv() });
