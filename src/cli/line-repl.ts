@@ -19,9 +19,11 @@ export const DRAIN_TIMEOUT_MS = 5 * 60_000;
 
 /**
  * The REPL without a terminal: one line in, plain lines out, so pipes and scripts work. At end of
- * input it waits (bounded) for what the team is still doing, then quits like /quit.
+ * input it waits (bounded) for what the team is still doing, then quits like /quit. Resolves to the
+ * exit status: 1 when input ended and it stopped waiting with work unfinished (a question nobody
+ * will answer, or work still going when the wait ran out), so a script can tell; else 0.
  */
-export async function runLineRepl(session: LeadApi, options: LineReplOptions = {}): Promise<void> {
+export async function runLineRepl(session: LeadApi, options: LineReplOptions = {}): Promise<0 | 1> {
   const output = options.output ?? process.stdout;
   // Output piped into something that stopped reading (`| tee` closed with its terminal, `| head`):
   // nothing more is printed, and the team is shut down as on Ctrl+C, the board released.
@@ -94,6 +96,7 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     }
   }
   lines.close();
+  let unfinished = false;
   if (!quit && !interrupt.signal.aborted) {
     const timeoutMs = options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS;
     const say = (reason: string) => print(`end of input: waiting for the team (${reason}; at most ${formatDuration(timeoutMs)}, Ctrl+C to stop)…`);
@@ -101,6 +104,9 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     if (left) print(`${interrupt.signal.aborted ? 'interrupted' : 'gave up waiting'}: ${left}`);
     const question = session.pendingQuestions()[0];
     if (question && !session.autoAnswer) print(`not waiting: ${question.from} asks "${question.question}" and input has ended (answer in the input, or use --auto)`);
+    // Ctrl+C during the wait is the person's stop, as at any other time; the wait running out, or a
+    // question left for nobody, is work the script did not get done.
+    unfinished = Boolean((left && !interrupt.signal.aborted) || (question && !session.autoAnswer));
   }
   process.off('SIGINT', onSigint);
   process.off('SIGTERM', onSigterm);
@@ -112,4 +118,5 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   // 'bye' is the last line: a late event (a worker's final message) is not printed after it.
   unsubscribe();
   print('bye');
+  return unfinished ? 1 : 0;
 }

@@ -57,7 +57,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
       await runInk(session, { team });
     } else {
       const { runLineRepl } = await import('./line-repl.js');
-      await runLineRepl(session, { team });
+      process.exitCode = await runLineRepl(session, { team });
     }
   } finally {
     await web?.close('the REPL quit');

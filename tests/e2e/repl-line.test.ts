@@ -146,4 +146,17 @@ describe('autoteam line mode (stdin is a pipe)', () => {
       { question: expect.any(String), answer: 'It reads the file named by its first argument.', by: 'person' },
     ]);
   });
+
+  it("exits 1 when input ends with the analyst's question unanswered, saying so, and leaves the pipeline open for the next session", async () => {
+    assertBuilt();
+    const dir = tempBoard('autoteam-repl-line-');
+    const result = await execa('node', [CLI, '--dir', dir], { cwd: dir, env: offlineEnv(), input: 'Write a Python script that counts the words in a text file.\n', reject: false, timeout: 120_000 });
+    expect(result.exitCode, result.stdout).toBe(1);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^not waiting: analyst asks ".+" and input has ended \(answer in the input, or use --auto\)$/m);
+    expect(result.stdout.trim().split('\n').at(-1)).toBe('bye');
+    const [requirements] = readTasks(dir);
+    expect(requirements!.status).toBe('pending');
+    expect(requirements!.history.some((entry) => entry.event === 'asked')).toBe(true);
+  });
 });
