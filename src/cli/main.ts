@@ -159,6 +159,26 @@ function passDown(action: Command): void {
   }
 }
 
+/**
+ * An option whose value is another of the command's options (`run --dir --auto "…"`): commander takes
+ * the next word as the value whatever it is, and `--dir` would then name a folder called `--auto`.
+ */
+function checkValuesAreNotOptions(action: Command): void {
+  const known = new Set<string>();
+  for (let command: Command | null = action; command; command = command.parent) {
+    for (const option of command.options) for (const flag of [option.long, option.short]) if (flag) known.add(flag);
+  }
+  for (let command: Command | null = action; command; command = command.parent) {
+    for (const option of command.options) {
+      const key = option.attributeName();
+      if (!option.required || command.getOptionValueSource(key) !== 'cli') continue;
+      const values = [command.getOptionValue(key)].flat();
+      const taken = values.find((value) => typeof value === 'string' && known.has(value.split('=')[0]!));
+      if (taken !== undefined) throw new UsageError(`${option.long} is missing its value: ${String(taken)} is an option of its own`);
+    }
+  }
+}
+
 export function buildProgram(): Command {
   const program = new Command('autoteam')
     .description('An autonomous team (analyst, engineer, reviewer) working a shared task board, led from a REPL.')
@@ -282,6 +302,7 @@ export async function main(argv: string[]): Promise<number> {
   // A wrong --repo, or a remote that does not answer, is refused before any command opens a board,
   // so nothing is left behind in --dir.
   program.hook('preAction', async (_program, action) => {
+    checkValuesAreNotOptions(action);
     passDown(action);
     const options = action.opts<Record<string, unknown>>();
     if (options.worktree === false) return;

@@ -73,6 +73,25 @@ describe('the built command', () => {
     expect(other.stderr.trim()).toBe("autoteam: unknown command 'frobnicate' (autoteam --help lists them)");
   });
 
+  it('refuses an option whose value is another option (a value left out), naming it, rather than taking the option as the value', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-novalue-'));
+    try {
+      for (const [args, message] of [
+        [['run', '--dir', '--auto', 'Write a word counter'], 'autoteam: --dir is missing its value: --auto is an option of its own'],
+        [['--dir', '--auto'], 'autoteam: --dir is missing its value: --auto is an option of its own'],
+        [['run', '--model', '--max-revisions=2', 'Write a word counter'], 'autoteam: --model is missing its value: --max-revisions=2 is an option of its own'],
+      ] as const) {
+        const run = spawnSync(cliEntry, args, { cwd: dir, encoding: 'utf8', env: cleanEnv() });
+        expect(run.status, run.stderr).toBe(2);
+        expect(run.stderr.trim()).toBe(message);
+      }
+      // Nothing was started or made: no board, and no folder named after the option.
+      expect(fs.readdirSync(dir)).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('passes an option given before a command down to it, checked as its own; one the command lacks is refused, not ignored', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-passdown-'));
     try {
