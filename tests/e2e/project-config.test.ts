@@ -72,7 +72,8 @@ describe('autoteam.config.json', () => {
       [{ team: [{ name: 'a', role: 'engineer' }, { name: 'a', role: 'reviewer' }] }, /team: the name 'a' is given twice/],
       [{ stages: { review: { tools: ['run_linter', 'approve_code'] } } }, /stages\.review\.tools: must include the stage's signal tool request_revision/],
       [{ stages: { review: { tools: ['run_linter', 'rm_rf', 'approve_code', 'request_revision'] } } }, /stages\.review\.tools\.1: no tool named 'rm_rf'/],
-      [{ stages: { analysis: {} } }, /stages\.analysis\.role: a new stage needs the role that works it/],
+      [{ stages: { analysis: {} } }, /stages\.analysis\.role: a new stage needs the role that works it$/],
+      [{ stages: { implementaton: { prompt: 'p' } } }, /stages\.implementaton\.role: a new stage needs the role that works it \(or did you mean the stage implementation\?\)$/],
       [{ stages: { docs: { role: 'writer', prompt: 'Write docs.', tools: ['write_file', 'complete_stage'], signals: { complete_stage: { next: 'publish' } } } } }, /stages\.docs\.signals\.complete_stage\.next: no stage 'publish'/],
       [{ stages: { docs: { role: 'writer', prompt: 'Write docs.', tools: ['write_file'], signals: { complete_stage: { next: 'approved' } } } } }, /stages\.docs\.tools: must include the stage's signal tool complete_stage/],
       [{ stages: { review: { signals: { complete_stage: { next: 'approved' } } } } }, /stages\.review\.signals\.complete_stage: the review stage's signals are request_revision, approve_code/],
@@ -82,11 +83,12 @@ describe('autoteam.config.json', () => {
       [{ stages: { review: { signals: { approve_code: { next: 'approved', carry: ['submited'] } } } } }, /stages\.review\.signals\.approve_code\.carry\.0: no artifact 'submited'/],
       [{ stages: { docs: { role: 'writer', prompt: 'p', tools: ['complete_stage'], signals: { complete_stage: { next: 'docs' } } } } }, /stages\.docs\.signals\.complete_stage\.next: a stage cannot lead to itself/],
       [{ colour: 'blue' }, /\(root\): Unrecognized key: "colour"$/],
-      [{ autoMerj: true }, /\(root\): Unrecognized key: "autoMerj" — did you mean autoMerge for autoMerj\?$/],
-      [{ limits: { maxRevison: 2 } }, /limits: Unrecognized key: "maxRevison" — did you mean limits\.maxRevisions for maxRevison\?$/],
-      [{ team: [{ name: 'a', role: 'analyst', cout: 2 }] }, /team\.0: Unrecognized key: "cout" — did you mean team\.0\.count for cout\?$/],
+      [{ autoMerj: true }, /\(root\): Unrecognized key: "autoMerj" — did you mean autoMerge\?$/],
+      [{ limits: { maxRevison: 2 } }, /limits: Unrecognized key: "maxRevison" — did you mean limits\.maxRevisions\?$/],
+      [{ team: [{ name: 'a', role: 'analyst', cout: 2 }] }, /team\.0: Unrecognized key: "cout" — did you mean team\.0\.count\?$/],
       // Each hint right after its own mistake.
-      [{ autoMerj: true, limits: { maxRevison: 2 } }, /limits: Unrecognized key: "maxRevison" — did you mean limits\.maxRevisions for maxRevison\?; \(root\): Unrecognized key: "autoMerj" — did you mean autoMerge for autoMerj\?$/],
+      [{ autoMerj: true, limits: { maxRevison: 2 } }, /limits: Unrecognized key: "maxRevison" — did you mean limits\.maxRevisions\?; \(root\): Unrecognized key: "autoMerj" — did you mean autoMerge\?$/],
+      [{ limits: { maxTurn: 3, maxRevison: 2 } }, /limits: Unrecognized keys: "maxTurn", "maxRevison" — did you mean limits\.maxTurns for maxTurn\? did you mean limits\.maxRevisions for maxRevison\?$/],
       [{ lead: { tools: ['bash', 'rm'] } }, /lead\.tools\.1: Invalid option: expected one of "bash"\|"read_file"\|"write_file"\|"edit_file"/],
     ];
     for (const [config, error] of cases) expect(() => loadProjectConfig(folder(config)), JSON.stringify(config)).toThrow(error);

@@ -181,7 +181,10 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     }
     if (!base) {
       // A new stage says everything: who works it, how, with what, and where it leads.
-      if (!entry.role) fail(`${at}.role: a new stage needs the role that works it`);
+      if (!entry.role) {
+        const near = closestWord(stage, [...builtin.keys()]);
+        fail(`${at}.role: a new stage needs the role that works it${near ? ` (or did you mean the stage ${near}?)` : ''}`);
+      }
       if (!prompt) fail(`${at}: a new stage needs a prompt (or promptFile)`);
       if (!entry.tools) fail(`${at}.tools: a new stage needs its tools (e.g. read_file, write_file, complete_stage, fail_task)`);
       if (!entry.signals || Object.keys(entry.signals).length === 0) fail(`${at}.signals: a new stage needs a signal, e.g. { "complete_stage": { "next": "approved" } }`);
@@ -371,7 +374,9 @@ function keyHint(issue: z.core.$ZodIssue): string {
   if (issue.code !== 'unrecognized_keys') return '';
   const hints = issue.keys.flatMap((key) => {
     const near = closestWord(key, keysAt(ProjectConfigSchema, issue.path));
-    return near ? [`did you mean ${[...issue.path, near].join('.')} for ${key}?`] : [];
+    const full = near && [...issue.path, near].join('.');
+    // One unknown key is the one the hint is for; of several, each hint names its own.
+    return full ? [issue.keys.length === 1 ? `did you mean ${full}?` : `did you mean ${full} for ${key}?`] : [];
   });
   return hints.length ? ` — ${hints.join(' ')}` : '';
 }
