@@ -135,6 +135,17 @@ describe('the offline repertoire', () => {
   });
 
   it.each([
+    ['Images for jpg and png, Documents for pdf and txt, everything else in Other.', [['Images', ['.jpg', '.png']], ['Documents', ['.pdf', '.txt']]], 'Other'],
+    ['Photos for jpg, png and gif; Docs for pdf', [['Photos', ['.jpg', '.png', '.gif']], ['Docs', ['.pdf']]], 'Other'],
+    ['Images (jpg, png), Documents (pdf) and the rest in Misc', [['Images', ['.jpg', '.png']], ['Documents', ['.pdf']]], 'Misc'],
+    // "for" as a plain word: a known folder name, with its usual extensions.
+    ['Use Pictures for now', [['Pictures', ['.jpg', '.jpeg', '.png', '.gif', '.bmp', '.svg', '.webp', '.heic']]], 'Other'],
+  ] as const)('takes the folders and extensions an answer names: %s', (fileTypes, categories, fallback) => {
+    const spec = organizerSpec({ file_types: fileTypes, name_conflicts: 'skip' });
+    expect(spec.ok && { categories: spec.value.categories, fallback: spec.value.fallback }).toEqual({ categories: categories.map(([name, extensions]) => ({ name, extensions })), fallback });
+  });
+
+  it.each([
     ['folders it cannot fill from the answer', 'Receipts and Stuff', 'rename the new one', "it cannot tell which files go into 'Receipts', 'Stuff'"],
     ['folders by size, not by type', 'Small (under 1 MB), Large (1 MB or more)', 'skip', "it cannot tell which files go into 'Small': 'under 1 MB' is not a list of file extensions"],
     ['one extension in two folders', 'Images (jpg, png), Pictures (png, gif)', 'skip', 'the answer puts .png in both Images and Pictures'],

@@ -79,6 +79,7 @@ const KNOWN: Array<{ names: RegExp; extensions: string[] }> = [
   { names: /^(installers?|apps?|setups?)$/i, extensions: ['.dmg', '.pkg', '.exe', '.msi', '.deb', '.appimage'] },
   { names: /^(code|scripts?|source)$/i, extensions: ['.py', '.js', '.ts', '.html', '.css', '.json', '.sh'] },
 ];
+const KNOWN_EXTENSIONS = new Set(KNOWN.flatMap((entry) => entry.extensions));
 const FALLBACK_NAMES = /^(other|others|misc|miscellaneous|rest|unsorted|everything ?else)$/i;
 /** Capitalised words that are not category names: "Group by extension: …", "Use Pictures and …". */
 const NOT_NAMES = /^(group|groups|use|put|just|only|keep|make|sort|move|and|or|the|a|an|by|with|for|everything|anything|all|files?|folders?|i|please|no|yes|one|two)$/i;
@@ -108,8 +109,8 @@ function extensionList(list: string): string[] | null {
 }
 
 /**
- * Reads an answer about file categories: explicit groups (`Images (jpg, png), Documents (pdf)` or
- * `Photos: jpg, png; Docs: pdf`), or known folder names (`Pictures and Misc only`), and where
+ * Reads an answer about file categories: explicit groups (`Images (jpg, png), Documents (pdf)`,
+ * `Photos: jpg, png; Docs: pdf` or `Images for jpg and png, Documents for pdf`), or known folder names (`Pictures and Misc only`), and where
  * everything else goes. A group that does not list extensions, an unknown folder name without
  * extensions, or an extension in two folders makes it give up rather than guess.
  */
@@ -123,6 +124,12 @@ export function categoriesFromAnswer(answer: string): Parsed<Pick<OrganizerSpec,
   const groups = [
     ...answer.matchAll(/([A-Za-z][\w-]*)\s*\(([^)]*)\)/g),
     ...answer.matchAll(/([A-Za-z][\w-]*)\s*:\s*([^;:()]+?)(?=;|\.\s|\.$|$|\s+(?:and\s+)?(?:anything|everything) else)/gi),
+    // `Images for jpg and png, Documents for pdf`: a folder's name, then its extensions, the last two
+    // perhaps joined by a word; each list runs to the next `<Name> for`. "for" is a common word
+    // ("Use Pictures for now"), so this form takes a capitalised name and extensions of KNOWN's only.
+    ...[...answer.matchAll(/\b([A-Z][\w-]*)\s+for\s+([^;:()]+?)(?=,?\s*(?:and\s+)?\b[A-Za-z][\w-]*\s+for\s|[,;]?\s*(?:and\s+)?(?:anything|everything) else|;|\.\s|\.$|$)/g)]
+      .map((match) => [match[0], match[1]!, match[2]!.replace(/\s+(?:and|or)\s+/g, ', ')])
+      .filter(([, name, list]) => !NOT_NAMES.test(name!) && extensionList(list!)?.every((ext) => KNOWN_EXTENSIONS.has(ext))),
   ];
   for (const match of groups) {
     const name = titleCase(match[1]!);
