@@ -200,7 +200,10 @@ export function buildProgram(): Command {
       // `autoteam rnu "Write it"` too: the first word names the command that is not there.
       if (words.length) {
         const closest = closestWord(words[0]!, command.commands.map((sub) => sub.name()));
-        throw new UsageError(`unknown command '${words[0]}'${closest ? ` — did you mean ${closest}?` : ''} (autoteam --help lists them)`);
+        // A requirement given as the command (`autoteam "Write a …"`): say where a requirement goes.
+        const sentence = !closest && (/\s/.test(words[0]!.trim()) || words.length > 1);
+        const hint = sentence ? ' — a requirement goes to autoteam run "…" (work it now) or autoteam post "…" (onto the board), or is typed in the REPL' : closest ? ` — did you mean ${closest}?` : '';
+        throw new UsageError(`unknown command '${words[0]}'${hint} (autoteam --help lists them)`);
       }
       const counts = roleCounts(options);
       if (options.team === false && counts.length) throw new UsageError(`--no-team and ${counts[0]!.flag} contradict each other: give one`);

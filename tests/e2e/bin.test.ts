@@ -71,6 +71,12 @@ describe('the built command', () => {
     expect(slip.stderr.trim()).toBe("autoteam: unknown command 'taks' — did you mean tasks? (autoteam --help lists them)");
     const other = spawnSync(cliEntry, ['frobnicate'], { encoding: 'utf8', env: cleanEnv() });
     expect(other.stderr.trim()).toBe("autoteam: unknown command 'frobnicate' (autoteam --help lists them)");
+    // A requirement in the command's place: where a requirement goes.
+    const sentence = spawnSync(cliEntry, ['Write a word counter'], { encoding: 'utf8', env: cleanEnv() });
+    expect(sentence.status, sentence.stderr).toBe(2);
+    expect(sentence.stderr.trim()).toBe(
+      "autoteam: unknown command 'Write a word counter' — a requirement goes to autoteam run \"…\" (work it now) or autoteam post \"…\" (onto the board), or is typed in the REPL (autoteam --help lists them)",
+    );
   });
 
   it('refuses an option whose value is another option (a value left out), naming it, rather than taking the option as the value', () => {
