@@ -107,7 +107,14 @@ export const COMMANDS: readonly Command[] = [
     run: (args, io) => {
       const id = taskId(need(args, '/show <id>'));
       const task = io.session.task(id);
-      if (!task) throw new AutoteamError(`task #${id} does not exist or cannot be read (/tasks names the files it skipped)`, 'NOT_FOUND');
+      if (!task) {
+        // Its file unreadable (what /tasks skips), or past the board's last task: said as such.
+        const { board, tasks } = io.session.snapshot();
+        const unreadable = board.problems.find((problem) => problem.includes(`task_${id}.json`));
+        if (unreadable) throw new AutoteamError(`task #${id} cannot be read: ${unreadable}`, 'NOT_FOUND');
+        const last = Math.max(0, ...tasks.map((known) => known.id));
+        throw new AutoteamError(`task #${id} does not exist${id > last ? ` (${last ? `the last task is #${last}` : 'the board has no tasks'})` : ''}`, 'NOT_FOUND');
+      }
       io.print(JSON.stringify(task, null, 2));
     },
   },

@@ -201,13 +201,17 @@ describe('the command layer over a fake LeadApi', () => {
     await runLine('/show 7', value);
     await runLine('/show 99', value);
     await runLine('/help', value);
+    await runLine('/show 9', value);
+    await runLine('/show 3', value);
     expect(calls).toEqual([]);
     expect(out[0]).toBe(['[ ] #7: Requirements: build a thing (requirements)', 'pipeline #3 active · 0 model calls · 0 tokens', 'skipped .tasks/task_9.json: not JSON'].join('\n'));
     expect(out[1]).toBe(['team demo — lead: lead · spent 2.0k tok · $0.010', '  analyst (analyst): working #7 [2.0k tok · $0.010] · claude-test'].join('\n'));
     expect(out[2]).toBe(['Inbox:', '  analyst: hello lead', '  plan plan-1 from engineer: Write organize.py first.  → /approve plan-1 or /reject plan-1 <why>'].join('\n'));
     expect(JSON.parse(out[3]!)).toMatchObject({ id: 7, stage: 'requirements' });
-    expect(out[4]).toBe('error: task #99 does not exist or cannot be read (/tasks names the files it skipped)');
+    expect(out[4]).toBe('error: task #99 does not exist (the last task is #7)');
     expect(out[5]).toMatch(/the lead's tools: create_task, list_tasks$/m);
+    expect(out[6]).toBe('error: task #9 cannot be read: .tasks/task_9.json: not JSON');
+    expect(out[7]).toBe('error: task #3 does not exist');
   });
 });
 
