@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { closestWord } from '../words.js';
 import { recordFolderProblem } from './recording.js';
 import type { AnyProvider, Env, SpecOf } from './provider.js';
 import { detectAnthropic } from './providers/anthropic/detect.js';
@@ -92,6 +93,9 @@ export function parseModelChoice(text: string, registry: ProviderRegistry = BUIL
   const provider = registry.get(value.slice(0, colon).toLowerCase());
   const model = value.slice(colon + 1);
   if (!provider) {
+    // A slip of the provider's name (`opnai:gpt-4.1`) is named; else it may be a model id with a colon.
+    const near = closestWord(value.slice(0, colon).toLowerCase(), registry.ids);
+    if (near) throw new ConfigError(`unknown provider '${value.slice(0, colon)}' — did you mean ${near}:${model}? (providers: ${ids})`);
     throw new ConfigError(`unknown provider '${value.slice(0, colon)}' (providers: ${ids}; a model id with a colon goes after its provider, e.g. openai:${value})`);
   }
   if (provider.noModelIds) throw new ConfigError(provider.noModelIds);
