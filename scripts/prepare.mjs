@@ -6,8 +6,9 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const SOURCES = ['src', 'scripts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.web.json'];
 /** What each step of `npm run build` writes last or alone: the oldest of them dates the build. */
 const OUTPUTS = ['dist/cli/main.js', 'dist/web/assets/app.js', 'dist/worker/bundle/teammate-worker.js'];

@@ -112,7 +112,7 @@ export const COMMANDS: readonly Command[] = [
         const { board, tasks } = io.session.snapshot();
         const unreadable = board.problems.find((problem) => problem.includes(`task_${id}.json`));
         if (unreadable) throw new AutoteamError(`task #${id} cannot be read: ${unreadable}`, 'NOT_FOUND');
-        const last = Math.max(0, ...tasks.map((known) => known.id));
+        const last = tasks.reduce((most, known) => Math.max(most, known.id), 0);
         throw new AutoteamError(`task #${id} does not exist${id > last ? ` (${last ? `the last task is #${last}` : 'the board has no tasks'})` : ''}`, 'NOT_FOUND');
       }
       io.print(JSON.stringify(task, null, 2));

@@ -110,8 +110,8 @@ function extensionList(list: string): string[] | null {
 
 /**
  * Reads an answer about file categories: explicit groups (`Images (jpg, png), Documents (pdf)`,
- * `Photos: jpg, png; Docs: pdf` or `Images for jpg and png, Documents for pdf`), or known folder names (`Pictures and Misc only`), and where
- * everything else goes. A group that does not list extensions, an unknown folder name without
+ * `Photos: jpg, png; Docs: pdf` or `Images for jpg and png, Documents for pdf`), or known folder
+ * names (`Pictures and Misc only`), and where everything else goes. A group that does not list extensions, an unknown folder name without
  * extensions, or an extension in two folders makes it give up rather than guess.
  */
 export function categoriesFromAnswer(answer: string): Parsed<Pick<OrganizerSpec, 'categories' | 'fallback'>> {
