@@ -112,7 +112,7 @@ describe('names and roles', () => {
     expect(twin.stderr).toMatch(/'engineer' is already a live member of team '.*' \(pid \d+ on .*\); choose another name/);
     const typo = await runCli(['worker', '--name', 'e2', '--role', 'enginer', '--dir', root], { cwd: root });
     expect(typo.code).toBe(2);
-    expect(typo.stderr.trim()).toBe("autoteam: unknown role 'enginer' (roles: analyst, engineer, reviewer, any)");
+    expect(typo.stderr.trim()).toBe("autoteam: unknown role 'enginer' — did you mean engineer? (roles: analyst, engineer, reviewer, any)");
     const long = await runCli(['worker', '--name', 'x'.repeat(300), '--role', 'engineer', '--dir', root], { cwd: root });
     expect(long.code).toBe(2);
     expect(long.stderr).toMatch(/invalid teammate name 'x{80}…': name: at most 64 characters/);

@@ -1,4 +1,5 @@
 import { AutoteamError, ConfigError } from '../errors.js';
+import { closestWord } from '../words.js';
 import { BUILTIN_STAGES } from './builtin/index.js';
 import { defineStage, type StageSpec } from './configured-stage.js';
 import type { StageDefinition } from './stage.js';
@@ -95,7 +96,9 @@ export class StageRegistry {
   /** Refuses a role no stage or task can use, naming the ones that exist. */
   checkRole(role: string): void {
     const known = this.roles();
-    if (!known.includes(role)) throw new ConfigError(`unknown role '${role}' (roles: ${known.join(', ')})`);
+    if (known.includes(role)) return;
+    const near = closestWord(role, known);
+    throw new ConfigError(`unknown role '${role}'${near ? ` — did you mean ${near}?` : ''} (roles: ${known.join(', ')})`);
   }
 }
 
