@@ -1,8 +1,8 @@
 // npm's `prepare`: it runs on `npm ci` and `npm install` in a clone, and again whenever npx installs
 // this folder for `npx autoteam` (npm links the folder into its cache and prepares it). It builds only
-// when the build is missing or older than what it is built from. A rebuild is not harmless: it
-// replaces dist/ under any autoteam already running from this clone, and a teammate thread starting
-// then finds its worker bundle gone (a thread loads its model's chunk when it starts).
+// when the build is missing or older than what it is built from. A rebuild is not free: it takes
+// 15–40 s, and rewrites dist/ under any autoteam already running from this clone (tsc writes its
+// files in place; only the teammates' bundle is swapped in whole, scripts/build-worker.mjs).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

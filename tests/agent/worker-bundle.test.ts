@@ -5,6 +5,7 @@
  * packages left out on purpose, or a part loaded only when needed (a provider's SDK, execa) pulled
  * into what every thread loads at its start. Read from esbuild's own account of the build.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
@@ -50,5 +51,32 @@ describe.runIf(entry)('the teammate worker bundle', () => {
       expect(from(outputs.map(([file]) => file), pkg).length, pkg).toBeGreaterThan(0);
       expect(from(atStart, pkg), pkg).toEqual([]);
     }
+  });
+
+  it('is rebuilt under what runs from it: every file of the bundle is there at every moment of a rebuild', async () => {
+    const files = outputs.map(([file]) => path.resolve(repo, file));
+    const builtAt = fs.statSync(entry!).mtimeMs;
+    const rebuild = spawn(process.execPath, [path.join(repo, 'scripts', 'build-worker.mjs')], { cwd: repo, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    rebuild.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const exited = new Promise<number | null>((resolve) => rebuild.once('exit', (code) => resolve(code)));
+    let done = false;
+    void exited.then(() => (done = true));
+    // Looked for over and over while the build runs, as a thread starting then would load them.
+    const missing = new Set<string>();
+    let looks = 0;
+    while (!done) {
+      for (const file of files) if (!fs.existsSync(file)) missing.add(path.relative(repo, file));
+      looks++;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(await exited, stderr).toBe(0);
+    expect(looks).toBeGreaterThan(1);
+    expect([...missing]).toEqual([]);
+    // A new build was swapped in, and it names the same files (a chunk is named by its content).
+    expect(fs.statSync(entry!).mtimeMs).toBeGreaterThan(builtAt);
+    const rebuilt = JSON.parse(fs.readFileSync(path.join(repo, 'dist', 'worker', 'bundle-meta.json'), 'utf8')) as Metafile;
+    expect(Object.keys(rebuilt.outputs).sort()).toEqual(Object.keys(meta.outputs).sort());
+    expect(fs.existsSync(path.join(repo, 'dist', 'worker', 'bundle.next'))).toBe(false);
   });
 });
