@@ -272,7 +272,7 @@ export function buildProgram(): Command {
     }
     const code = await runHeadless({
       dir: boardDir(command),
-      requirements: requirementsFrom(words, options.file),
+      requirements: requirementsFrom(words, options.file, command),
       counts: roleCounts(options),
       auto: options.auto === true,
       json: options.json === true,

@@ -25,7 +25,7 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
     .addOption(dirOption())
     .addOption(boardOption());
   helpers.repoOptions(post).action(async (words: string[], options: Record<string, unknown>, command: Command) => {
-    const requirements = requirementsFrom(words, options.file);
+    const requirements = requirementsFrom(words, options.file, command);
     // All or nothing: a refused requirement posts none of them.
     for (const requirement of requirements) checkRequirement(requirement);
     const dir = boardDir(command);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { checkRequirement } from '../core/stages/requirement.js';
 import { UsageError } from './board-options.js';
 
@@ -15,14 +15,28 @@ export const requirementsFileOption = () =>
  * `--file` in turn. A file that cannot be read, is not text, or holds none is an error naming it, and
  * a line over the size of a requirement names its file and line; so is no requirement at all.
  */
-export function requirementsFrom(args: readonly string[], files: unknown): string[] {
+export function requirementsFrom(args: readonly string[], files: unknown, command?: Command): string[] {
   // Which one is empty, when several are given: `run "a" ""` (a variable that was not set).
   const empty = args.findIndex((arg) => !arg.trim());
   if (empty >= 0) throw new UsageError(`a requirement cannot be empty${args.length === 1 ? '' : `: requirement ${empty + 1} of the ${args.length} given is blank`}`);
   const requirements = [...args];
   for (const file of files === undefined ? [] : Array.isArray(files) ? files : [files]) requirements.push(...linesOf(path.resolve(String(file))));
-  if (requirements.length === 0) throw new UsageError("missing required argument 'requirement' (or --file <path>, one a line)");
+  if (requirements.length === 0) throw new UsageError(`missing required argument 'requirement' (or --file <path>, one a line)${command ? tookTheRequirement(command) : ''}`);
   return requirements;
+}
+
+/**
+ * With no requirement: a flag given a value of several words (`run --model "Write a …"`), which took
+ * the requirement as its value because its own was left out.
+ */
+function tookTheRequirement(command: Command): string {
+  const option = command.options.find((candidate) => {
+    const value: unknown = command.getOptionValue(candidate.attributeName());
+    return command.getOptionValueSource(candidate.attributeName()) === 'cli' && typeof value === 'string' && /\s/.test(value.trim());
+  });
+  if (!option) return '';
+  const value = String(command.getOptionValue(option.attributeName()));
+  return ` — ${option.long} took '${value.length > 60 ? `${value.slice(0, 60)}…` : value}' as its value: was its own left out?`;
 }
 
 function linesOf(where: string): string[] {

@@ -81,13 +81,15 @@ describe('the built command', () => {
     );
   });
 
-  it('refuses an option whose value is another option (a value left out), naming it, rather than taking the option as the value', () => {
+  it('refuses an option whose value is another option or the requirement (a value left out), naming it', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-novalue-'));
     try {
       for (const [args, message] of [
         [['run', '--dir', '--auto', 'Write a word counter'], 'autoteam: --dir is missing its value: --auto is an option of its own'],
         [['--dir', '--auto'], 'autoteam: --dir is missing its value: --auto is an option of its own'],
         [['run', '--model', '--max-revisions=2', 'Write a word counter'], 'autoteam: --model is missing its value: --max-revisions=2 is an option of its own'],
+        // The requirement taken as the value: no requirement is left, and the flag is named.
+        [['run', '--model', 'Write a word counter'], "autoteam: missing required argument 'requirement' (or --file <path>, one a line) — --model took 'Write a word counter' as its value: was its own left out?"],
       ] as const) {
         const run = spawnSync(cliEntry, args, { cwd: dir, encoding: 'utf8', env: cleanEnv() });
         expect(run.status, run.stderr).toBe(2);
