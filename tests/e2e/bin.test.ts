@@ -21,17 +21,16 @@ describe('the built command', () => {
     // npx links the clone into its cache and runs its `prepare` there, as on a person's first
     // `npx autoteam`: with a cache of its own, every run of this test is that first one. The build is
     // up to date, so it is not redone: a rebuild would replace dist/ under the suite's other runs.
-    // The build's first step writes the command (tsc); tests/agent/worker-bundle.test.ts rebuilds
-    // the teammates' bundle on its own, perhaps meanwhile.
-    const compiled = cliEntry;
-    const builtAt = fs.statSync(compiled).mtimeMs;
+    // Dated by the command, the build's first output (tsc): tests/agent/worker-bundle.test.ts
+    // rebuilds the teammates' bundle on its own, perhaps meanwhile.
+    const builtAt = fs.statSync(cliEntry).mtimeMs;
     const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-npx-cache-'));
     try {
       const npx = spawnSync('npx', ['--no-install', 'autoteam', '--version'], { cwd: repoRoot, encoding: 'utf8', env: { ...cleanEnv(), npm_config_cache: cache, npm_config_offline: 'true' } });
       expect(npx.status, npx.stderr).toBe(0);
       expect(npx.stdout.split('\n')[0]).toBe(version);
       expect(fs.readdirSync(path.join(cache, '_npx')), 'npx installed the clone into its cache').toHaveLength(1);
-      expect(fs.statSync(compiled).mtimeMs, 'dist/ was built again').toBe(builtAt);
+      expect(fs.statSync(cliEntry).mtimeMs, 'dist/ was built again').toBe(builtAt);
     } finally {
       fs.rmSync(cache, { recursive: true, force: true });
     }

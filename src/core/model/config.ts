@@ -90,13 +90,14 @@ export function parseModelChoice(text: string, registry: ProviderRegistry = BUIL
   if (registry.get(lower)) return { provider: lower, providerLabel: 'provider' };
   const colon = value.indexOf(':');
   if (colon < 0) return { model: value };
-  const provider = registry.get(value.slice(0, colon).toLowerCase());
+  const named = value.slice(0, colon);
+  const provider = registry.get(named.toLowerCase());
   const model = value.slice(colon + 1);
   if (!provider) {
     // A slip of the provider's name (`opnai:gpt-4.1`) is named; else it may be a model id with a colon.
-    const near = closestWord(value.slice(0, colon).toLowerCase(), registry.ids);
-    if (near) throw new ConfigError(`unknown provider '${value.slice(0, colon)}' — did you mean ${near}:${model}? (providers: ${ids})`);
-    throw new ConfigError(`unknown provider '${value.slice(0, colon)}' (providers: ${ids}; a model id with a colon goes after its provider, e.g. openai:${value})`);
+    const near = closestWord(named.toLowerCase(), registry.ids);
+    if (near) throw new ConfigError(`unknown provider '${named}' — did you mean ${near}:${model}? (providers: ${ids})`);
+    throw new ConfigError(`unknown provider '${named}' (providers: ${ids}; a model id with a colon goes after its provider, e.g. openai:${value})`);
   }
   if (provider.noModelIds) throw new ConfigError(provider.noModelIds);
   if (!model) throw new ConfigError(`'${value}' names no model id after the provider`);
