@@ -15,7 +15,7 @@ import { whoWorks } from './post-command.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
 import { formatBoard } from '../frontend/format.js';
-import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError } from './board-options.js';
+import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError, warnOfBrokenConfig } from './board-options.js';
 
 /**
  * The commands that look at or act on a board without running a team: tasks, show, the pipeline
@@ -30,6 +30,7 @@ export function registerBoardCommands(program: Command): void {
     .option('--json', 'print the tasks as JSON')
     .action(async (options: { json?: boolean }, command: Command) => {
       // Reading a board never creates one.
+      warnOfBrokenConfig(command);
       if (!boardUrl(command)) {
         const dir = existingBoardDir(command);
         if (!fs.existsSync(path.join(dir, '.tasks'))) {

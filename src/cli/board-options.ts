@@ -5,6 +5,7 @@ import { type Board, openBoard } from '../core/board/board.js';
 import { describeUrl, isPostgresUrl, urlProblem } from '../core/board/pg/url.js';
 import { AutoteamError } from '../core/errors.js';
 import { absoluteRemote } from '../core/git/remote-url.js';
+import { loadProjectConfig } from '../core/config/project-config.js';
 
 /** What every command that works on a board shares: --dir, --board, and opening the board. */
 
@@ -70,6 +71,18 @@ function shellQuote(dir: string): string {
 
 export function existingBoardDir(command: Command): string {
   return boardDir(command, false);
+}
+
+/**
+ * For the commands that only read a board (tasks, events): a broken autoteam.config.json in the board
+ * folder does not stop them, but is said once on stderr, since the team would not start under it.
+ */
+export function warnOfBrokenConfig(command: Command): void {
+  try {
+    loadProjectConfig(path.resolve(inherited(command, 'dir') ?? process.cwd()));
+  } catch (error) {
+    if (error instanceof AutoteamError) console.error(`autoteam: warning: ${error.message} (the REPL, run, post and worker refuse to start until it is mended)`);
+  }
 }
 
 export const dirOption = () => new Option('--dir <path>', 'board root (holds .tasks/ and .team/); with --board, the local folder for workspaces; default: the current directory');

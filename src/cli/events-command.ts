@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { parseDuration } from '../core/agent/settings.js';
 import type { EventFilter, TeamEvent } from '../core/events/schema.js';
 import { activityView, describeTeamEvent } from '../frontend/activity.js';
-import { boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError } from './board-options.js';
+import { boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError, warnOfBrokenConfig } from './board-options.js';
 
 /** `--since`: a seq (`42`), a time (`2026-12-01T10:00:00Z`), or how long ago (`10m`, `2h`). */
 export function parseSince(value: string, now = Date.now()): number | Date {
@@ -82,6 +82,7 @@ export function registerEventsCommand(program: Command): void {
         if (!/^#?\d+$/.test(options.pipeline.trim()) || Number(options.pipeline.replace('#', '')) <= 0) throw new UsageError(`--pipeline: '${options.pipeline}' is not a pipeline number`);
         filter.pipeline = Number(options.pipeline.trim().replace('#', ''));
       }
+      warnOfBrokenConfig(command);
       // No board yet: nothing to print, or (following) wait for a lead or a worker to start one.
       if (!boardUrl(command)) {
         const dir = existingBoardDir(command);

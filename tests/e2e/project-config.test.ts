@@ -94,6 +94,25 @@ describe('autoteam.config.json', () => {
     for (const [config, error] of cases) expect(() => loadProjectConfig(folder(config)), JSON.stringify(config)).toThrow(error);
   });
 
+  it('tasks and events still read the board under a broken config, and warn of it once on stderr; status refuses it', async () => {
+    const dir = folder({ limits: { maxRevison: 2 } });
+    const warning = /^autoteam: warning: .*autoteam\.config\.json: limits: Unrecognized key: "maxRevison" — did you mean limits\.maxRevisions\? \(the REPL, run, post and worker refuse to start until it is mended\)$/m;
+    const posted = await runCli(['post', 'Write a word counter', '--dir', dir], { cwd: dir });
+    expect(posted.code, describeRun(posted)).toBe(2);
+    fs.writeFileSync(path.join(dir, CONFIG_FILE), '{}');
+    expect((await runCli(['post', 'Write a word counter', '--dir', dir], { cwd: dir })).code).toBe(0);
+    fs.writeFileSync(path.join(dir, CONFIG_FILE), JSON.stringify({ limits: { maxRevison: 2 } }));
+    for (const args of [['tasks'], ['tasks', '--json'], ['events']]) {
+      const run = await runCli([...args, '--dir', dir], { cwd: dir });
+      expect(run.code, describeRun(run)).toBe(0);
+      expect(run.stderr.match(new RegExp(warning.source, 'gm')), describeRun(run)).toHaveLength(1);
+      expect(run.stdout, describeRun(run)).toMatch(/Write a word counter/);
+    }
+    const status = await runCli(['status', '--dir', dir], { cwd: dir });
+    expect(status.code).toBe(2);
+    expect(status.stderr).toMatch(/maxRevison/);
+  });
+
   it('chooses a model per role; --provider / --model on the command line choose for every role', () => {
     const project = loadProjectConfig(folder({ models: { default: { provider: 'offline' }, reviewer: { provider: 'openai', model: 'qwen2.5-coder' } } }));
     const env = { OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' };
