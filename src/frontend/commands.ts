@@ -5,7 +5,7 @@ import type { LeadApi } from '../core/lead/lead-api.js';
 import { formatSpend } from '../core/lead/spend.js';
 import { resolveModelChoice } from '../core/model/config.js';
 import type { ActivityView, Tone } from './activity.js';
-import { formatBoard, formatMember, wrapWords } from './format.js';
+import { formatBoard, formatMember, shutDownLines, wrapWords } from './format.js';
 import { inboxText } from './inbox-text.js';
 import { closestWord } from '../core/words.js';
 
@@ -209,7 +209,7 @@ export const COMMANDS: readonly Command[] = [
       }
       io.print(`asking ${name} to shut down…`);
       const exit = await io.session.requestShutdown(name);
-      io.print(exit ? `${name} shut down: ${exit.reason}` : `${name} is not running`);
+      io.print(exit ? shutDownLines(name, exit.reason, io.session.snapshot().team.members) : `${name} is not running`);
     },
   },
   {

@@ -1,4 +1,6 @@
 import type { Task, TaskUsage } from '../core/board/schemas.js';
+import { ANY_ROLE } from '../core/board/task-checks.js';
+import { isLive } from '../core/board/team-registry.js';
 import type { ShownMember } from '../core/lead/lead-api.js';
 import { pipelineStatuses, pipelineUsage } from '../core/stages/pipeline-status.js';
 
@@ -85,4 +87,17 @@ export function wrapWords(head: string, text: string, width: number): string[] {
   }
   lines.push(line);
   return lines.map((words, index) => `${index ? indent : head}${words}`);
+}
+
+/**
+ * What `/shutdown name` says once the teammate has left: that, and when no live member of its role
+ * (or of role any, which fills in) is left, that the role's tasks now wait — a teammate the person
+ * shut down is not started again by the lead.
+ */
+export function shutDownLines(name: string, reason: string, members: readonly ShownMember[]): string {
+  const line = `${name} shut down: ${reason}`;
+  const role = members.find((member) => member.name === name)?.role;
+  if (!role || role === ANY_ROLE) return line;
+  const covered = members.some((member) => member.name !== name && (member.role === role || member.role === ANY_ROLE) && isLive(member));
+  return covered ? line : `${line}\nno ${role} is left running: ${role} tasks wait until one is (/spawn <name> ${role})`;
 }

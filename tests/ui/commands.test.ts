@@ -208,6 +208,23 @@ describe('runLine on a real session', () => {
     expect(await runLine('/quit', value)).toBe('quit');
   });
 
+  it("/shutdown of a role's last live teammate says that the role's tasks now wait; of one of two, it does not", async () => {
+    session = await quietSession();
+    const { value, out } = io(session);
+    const s = session;
+    for (const name of ['engineer', 'engineer-2']) s.spawn(name, 'engineer');
+    await waitUntil(() => s.snapshot().team.members.filter((member) => member.role === 'engineer' && member.status === 'idle').length === 2 || null, 'both engineers idle');
+    let before = out.length;
+    await runLine('/shutdown engineer-2', value);
+    expect(out.slice(before)).toEqual(['asking engineer-2 to shut down…', expect.stringMatching(/^engineer-2 shut down: [^\n]+$/)]);
+    before = out.length;
+    await runLine('/shutdown engineer', value);
+    expect(out.slice(before)).toEqual([
+      'asking engineer to shut down…',
+      expect.stringMatching(/^engineer shut down: .+\nno engineer is left running: engineer tasks wait until one is \(\/spawn <name> engineer\)$/),
+    ]);
+  });
+
   it('sends one teammate a message with /msg, and lists the team for a name not on it', async () => {
     session = await quietSession();
     const { value, out } = io(session);
