@@ -8,7 +8,8 @@ import { Wake } from '../../src/core/agent/wake.js';
 import { Mailbox } from '../../src/core/board/mailbox.js';
 import { TaskBoard } from '../../src/core/board/task-board.js';
 import { LeadSession } from '../../src/core/lead/session.js';
-import { criteriaFor } from '../../src/core/model/scripted/analyst.js';
+import { analystTurn, criteriaFor, topicsFor } from '../../src/core/model/scripted/analyst.js';
+import type { HandoffData } from '../../src/core/stages/handoff.js';
 import { buildProgram } from '../../src/core/model/scripted/programs.js';
 import { DEFAULT_ORGANIZER_SPEC, kindOf, organizerSpec } from '../../src/core/model/scripted/repertoire.js';
 import { ScriptedModel } from '../../src/core/model/scripted/scripted-model.js';
@@ -52,6 +53,26 @@ describe('the offline engineer', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('lines: 2  words: 3  characters: 17');
     expect(fs.readFileSync(path.join(workspace, file), 'utf8').length).toBeGreaterThan(0);
+  });
+});
+
+describe('the offline analyst', () => {
+  it('introduces each question in its own words: the first, the ones between, the last', () => {
+    const requirement = 'Write a word counter.';
+    const topics = topicsFor(requirement);
+    expect(topics.length).toBeGreaterThanOrEqual(2);
+    const handoff = { requirement } as HandoffData;
+    const said: string[] = [];
+    const calls: Array<{ name: string; input: Record<string, unknown>; result: { content: string; isError: boolean } }> = [];
+    for (let asked = 0; asked < topics.length; asked++) {
+      const turn = analystTurn(handoff, calls);
+      expect(turn.calls).toEqual([{ name: 'ask_clarifying_question', input: { question: topics[asked]!.question } }]);
+      said.push(turn.text!);
+      calls.push({ ...turn.calls![0]!, result: { content: 'an answer', isError: false } });
+    }
+    expect(said[0]).toBe('I need one detail before writing requirements.');
+    expect(said.at(-1)).toBe('A last detail, then I write the requirements.');
+    expect(new Set(said).size).toBe(said.length);
   });
 });
 

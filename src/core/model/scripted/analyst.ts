@@ -104,7 +104,9 @@ export function analystTurn(handoff: HandoffData, calls: readonly ToolCall[]): D
   const stopAsking = asked.some((call) => call.result?.isError || /already asked|proceed/i.test(call.result?.content ?? ''));
   if (!stopAsking && asked.length < topics.length) {
     const topic = topics[asked.length]!;
-    return { text: 'I need one detail before writing requirements.', calls: [{ name: 'ask_clarifying_question', input: { question: topic.question } }] };
+    // Said before each question, not the same words each time.
+    const text = asked.length === 0 ? 'I need one detail before writing requirements.' : asked.length === topics.length - 1 ? 'A last detail, then I write the requirements.' : 'One more detail.';
+    return { text, calls: [{ name: 'ask_clarifying_question', input: { question: topic.question } }] };
   }
   const last = lastCall(calls);
   if (callsOf(calls, 'save_requirement').length === 0 || (last?.name === 'complete_requirements_analysis' && last.result?.isError)) {
