@@ -38,6 +38,8 @@ export default defineConfig({
     maxWorkers: 2,
     // The longest files first, whichever project holds them (tests/helpers/longest-first.ts).
     sequence: { sequencer: LongestFirst },
+    // Every temp folder a test file made with tests/helpers/temp-dirs.ts is removed after the file.
+    setupFiles: ['tests/helpers/temp-cleanup.ts'],
     env: { PATH: pathWithRealPython(), ...models, ...(worker ? { AUTOTEAM_TEST_WORKER: worker } : {}) },
     // `npm test` runs `main` and `postgres`; `npm run test:e2e` the end-to-end files, each of which
     // starts the CLI for whole runs; `npm run test:all` (what CI runs) all four in one run.

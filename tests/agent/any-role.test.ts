@@ -11,7 +11,10 @@ import { fileBoard } from '../../src/core/board/board.js';
 import { tempBoard } from '../helpers/repl-session.js';
 
 const roots: string[] = [];
-afterEach(() => {
+const boards: Array<ReturnType<typeof fileBoard>> = [];
+afterEach(async () => {
+  // Closed first: an open board's log would write its folder again after the removal.
+  for (const board of boards.splice(0)) await board.close();
   for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
 });
 
@@ -20,6 +23,7 @@ describe('claimAsAny', () => {
     const root = tempBoard('autoteam-any-role-');
     roots.push(root);
     const board = fileBoard(root);
+    boards.push(board);
     await board.registry.join('generalist', 'any', { status: 'idle', pid: process.pid });
     await board.registry.join('reviewer', 'reviewer', { status: 'idle', pid: process.pid });
     // Another generalist does not cover a role: both fill in.
@@ -41,6 +45,7 @@ describe('claimAsAny', () => {
     const root = tempBoard('autoteam-any-resting-');
     roots.push(root);
     const board = fileBoard(root);
+    boards.push(board);
     const lease = board.lease();
     expect(await lease.acquire()).toBeNull();
     const lead = lease.read()!;

@@ -1,7 +1,7 @@
 /** Waiting without sleeping: conditions with deadlines, and logs of events that can be awaited. */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { tempDir } from './temp-dirs.js';
 
 /**
  * The ceiling of a wait for an event or a state: only a hang reaches it. A quiet 2-core machine
@@ -84,7 +84,7 @@ export class EventLog<E> {
 }
 
 export function tempBoard(prefix = 'autoteam-agent-'): string {
-  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  return tempDir(prefix);
 }
 
 export function removeBoard(root: string): void {

@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ActorMessage } from './board-actor.js';
 import type { BoardJob } from './board-jobs.js';
+import { tempDir } from './temp-dirs.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(here, '..', '..');
@@ -101,5 +101,5 @@ export async function startTogether(actors: Actor[]): Promise<void> {
 }
 
 export function tempRoot(prefix = 'autoteam-board-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  return tempDir(prefix);
 }

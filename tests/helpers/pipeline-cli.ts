@@ -10,10 +10,10 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Task } from '../../src/core/board/schemas.js';
+import { tempDir } from './temp-dirs.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(here, '..', '..');
@@ -89,7 +89,7 @@ export function runCli(args: string[], options: CliOptions): Promise<CliResult> 
 }
 
 export function tempBoard(prefix = 'autoteam-run-'): string {
-  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  return tempDir(prefix);
 }
 
 /** Every task file of the board, parsed, by id. Reads the files directly, as a person would. */

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { type Board, fileBoard } from '../../src/core/board/board.js';
 import type { Task } from '../../src/core/board/schemas.js';
@@ -7,6 +6,7 @@ import { afterEach } from 'vitest';
 import { LeadSession, type PendingQuestion } from '../../src/core/lead/session.js';
 import type { LeadSessionOptions } from '../../src/core/lead/session-types.js';
 import { HANG_MS } from './agent-wait.js';
+import { tempDir } from './temp-dirs.js';
 
 /** Polls `check` until it returns a truthy value or the deadline passes (no fixed sleeps). */
 export async function waitUntil<T>(check: () => T | Promise<T>, what: string, timeoutMs = HANG_MS): Promise<NonNullable<T>> {
@@ -20,7 +20,7 @@ export async function waitUntil<T>(check: () => T | Promise<T>, what: string, ti
 }
 
 export function tempBoard(prefix = 'autoteam-repl-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  return tempDir(prefix);
 }
 
 /**
