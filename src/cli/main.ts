@@ -273,6 +273,7 @@ export function buildProgram(): Command {
     const code = await runHeadless({
       dir: boardDir(command),
       requirements: requirementsFrom(words, options.file, command),
+      stdinHeldRequirements: [options.file ?? []].flat().includes('-'),
       counts: roleCounts(options),
       auto: options.auto === true,
       json: options.json === true,

@@ -6,23 +6,31 @@ import { UsageError } from './board-options.js';
 
 /** `--file <path>` of `run` and `post`: requirements one a line; given again, each file in turn. */
 export const requirementsFileOption = () =>
-  new Option('--file <path>', 'requirements one a line (blank lines and lines starting with # are skipped), after any given as arguments; repeat it for more files').argParser(
+  new Option('--file <path>', 'requirements one a line (blank lines and lines starting with # are skipped), after any given as arguments; repeat it for more files; - reads standard input').argParser(
     (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
   );
 
 /**
  * The requirements a command was given: each argument is one (quote it), then the lines of each
- * `--file` in turn. A file that cannot be read, is not text, or holds none is an error naming it, and
- * a line over the size of a requirement names its file and line; so is no requirement at all.
+ * `--file` in turn (`-`: standard input). A file that cannot be read, is not text, or holds none is an
+ * error naming it, and a line over the size of a requirement names its file and line; so is no
+ * requirement at all. One given twice is worked twice, and `note` says so, naming both places.
  */
-export function requirementsFrom(args: readonly string[], files: unknown, command?: Command): string[] {
+export function requirementsFrom(args: readonly string[], files: unknown, command?: Command, note: (line: string) => void = (line) => console.error(line)): string[] {
   // Which one is empty, when several are given: `run "a" ""` (a variable that was not set).
   const empty = args.findIndex((arg) => !arg.trim());
   if (empty >= 0) throw new UsageError(`a requirement cannot be empty${args.length === 1 ? '' : `: requirement ${empty + 1} of the ${args.length} given is blank`}`);
-  const requirements = [...args];
-  for (const file of files === undefined ? [] : Array.isArray(files) ? files : [files]) requirements.push(...linesOf(path.resolve(String(file))));
-  if (requirements.length === 0) throw new UsageError(`missing required argument 'requirement' (or --file <path>, one a line)${command ? tookTheRequirement(command) : ''}`);
-  return requirements;
+  const given: Array<{ text: string; from: string }> = args.map((text, index) => ({ text, from: `requirement ${index + 1}` }));
+  for (const file of files === undefined ? [] : Array.isArray(files) ? files : [files]) given.push(...linesOf(String(file) === '-' ? '-' : path.resolve(String(file))));
+  if (given.length === 0) throw new UsageError(`missing required argument 'requirement' (or --file <path>, one a line)${command ? tookTheRequirement(command) : ''}`);
+  const first = new Map<string, string>();
+  for (const { text, from } of given) {
+    const key = text.trim().replace(/\s+/g, ' ').toLowerCase();
+    const earlier = first.get(key);
+    if (earlier === undefined) first.set(key, from);
+    else note(`note: ${from} repeats ${earlier}: it becomes a pipeline of its own, worked again`);
+  }
+  return given.map(({ text }) => text);
 }
 
 /**
@@ -39,10 +47,12 @@ function tookTheRequirement(command: Command): string {
   return ` — ${option.long} took '${value.length > 60 ? `${value.slice(0, 60)}…` : value}' as its value: was its own left out?`;
 }
 
-function linesOf(where: string): string[] {
+/** The requirements of one file (`-`: standard input), each with where it is: `reqs.txt line 5`. */
+function linesOf(where: string): Array<{ text: string; from: string }> {
+  const name = where === '-' ? 'standard input' : path.basename(where);
   let bytes: Buffer;
   try {
-    bytes = fs.readFileSync(where);
+    bytes = fs.readFileSync(where === '-' ? 0 : where);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new UsageError(`--file ${where}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a folder, not a file' : `cannot be read (${code ?? String(error)})`}`);
@@ -55,7 +65,7 @@ function linesOf(where: string): string[] {
     // Not UTF-8: left empty, refused below.
   }
   if (!text && bytes.length > 0) throw new UsageError(`--file ${where}: not a text file (requirements are lines of UTF-8 text)`);
-  const lines: string[] = [];
+  const lines: Array<{ text: string; from: string }> = [];
   text
     .replace(/^\uFEFF/, '')
     .split(/\r?\n/)
@@ -63,7 +73,7 @@ function linesOf(where: string): string[] {
       const line = raw.trim();
       if (!line || line.startsWith('#')) return;
       try {
-        lines.push(checkRequirement(line));
+        lines.push({ text: checkRequirement(line), from: `${name} line ${index + 1}` });
       } catch (error) {
         throw new UsageError(`--file ${where}, line ${index + 1}: ${(error as Error).message}`);
       }

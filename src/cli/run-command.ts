@@ -47,6 +47,8 @@ export interface RunCommandOptions {
   web?: { port: number };
   /** `--analysts N`, `--engineers N`, `--reviewers N`. */
   counts?: RoleCount[];
+  /** The requirements came from standard input (`--file -`), so no answers can. */
+  stdinHeldRequirements?: boolean;
 }
 
 const DISK_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
@@ -122,7 +124,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     const pending = session.pendingQuestions();
     const asked = pending.find((question) => question.pipeline === pipeline) ?? (pipeline ? askedInLog.get(pipeline) : undefined) ?? pending[0];
     const whose = asked ? `${asked.from}'s question${asked.pipeline ? ` for pipeline #${asked.pipeline}` : ''}` : 'a question';
-    return `standard input ended with ${whose} unanswered (answer on stdin, one line per question, or use --auto)`;
+    const how = options.stdinHeldRequirements ? 'standard input held the requirements (--file -): use --auto, or give them in a file to answer on stdin' : 'answer on stdin, one line per question, or use --auto';
+    return `standard input ended with ${whose} unanswered (${how})`;
   };
   const stopUnanswered = () => {
     if (stopReason !== null) return;

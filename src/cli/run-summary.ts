@@ -110,6 +110,8 @@ export function printSummary(summary: RunSummary, tasks: readonly Task[], label:
   // A pipeline the run stopped before its end is still active on the board: left open, not failed.
   const status = summary.status === 'active' ? 'left open' : summary.status;
   console.log(`pipeline #${summary.pipeline}: ${status.toUpperCase()}${summary.reason ? ` — ${summary.reason}` : ''}`);
+  // Under several pipelines, which requirement this one worked (the task lines cut their subjects).
+  if (label === null) console.log(`  requirement: ${clip(summary.requirement.replace(/\s+/g, ' ').trim(), 110)}`);
   for (const task of tasks) console.log(`  ${formatTaskLine(task)}`);
   if (summary.behaviour.length) console.log('behaviour per role:');
   for (const role of summary.behaviour) {

@@ -194,6 +194,14 @@ describe('autoteam post', () => {
     expect(run.stdout).toContain("note: 2 analysts ask at once, so a plain answer line goes to whichever question comes first; start a line with '#N ' to answer pipeline N's");
   });
 
+  it('run --file - takes the requirements from standard input, and then says that no answer can come from there', async () => {
+    const root = tempBoard();
+    roots.push(root);
+    const run = await runCli(['run', '--file', '-', '--dir', root], { cwd: root, input: `${WORDCOUNT_REQUIREMENT}\n` });
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout).toContain("pipeline #1: LEFT OPEN — standard input ended with analyst's question for pipeline #1 unanswered (standard input held the requirements (--file -): use --auto, or give them in a file to answer on stdin)");
+  });
+
   it('with no lead: posts each requirement of --file with its worktree and branch, and the tasks wait', async () => {
     const repo = makeRepo();
     fs.writeFileSync(path.join(repo, 'reqs.txt'), `# two at once\n${DOWNLOADS_REQUIREMENT}\n\n${WORDCOUNT_REQUIREMENT}\n`);
@@ -215,6 +223,11 @@ describe('autoteam post', () => {
     const missing = await runCli(['post', '--file', 'nope.txt'], { cwd: repo });
     expect(missing.code).toBe(2);
     expect(missing.stderr.trim()).toBe(`autoteam: --file ${path.join(repo, 'nope.txt')}: no such file`);
+    // `-` is standard input; a requirement given twice is posted twice, and said.
+    const piped = await runCli(['post', '--file', '-'], { cwd: repo, input: `# from a pipe\n${WORDCOUNT_REQUIREMENT}\n${WORDCOUNT_REQUIREMENT.toUpperCase()}\n` });
+    expect(piped.code, describeRun(piped)).toBe(0);
+    expect(piped.stdout).toMatch(/^posted pipeline #4: [^\n]*\nposted pipeline #5: /);
+    expect(piped.stderr.split('\n').filter((line) => line.startsWith('note:'))).toEqual(['note: standard input line 3 repeats standard input line 2: it becomes a pipeline of its own, worked again']);
   });
 
   it.runIf(python)('beside a running REPL lead: the post takes no lease and the lead\'s team works it', async () => {

@@ -138,6 +138,17 @@ describe('the requirements of run and post', () => {
     expect(() => requirementsFrom([], big)).toThrow(`--file ${big}, line 3: a requirement is at most 100 KB (this one is 110 KB)`);
   });
 
+  it('says which requirement repeats which, by argument or file line, in any case and spacing, and keeps both', () => {
+    const file = path.join(folder(), 'reqs.txt');
+    fs.writeFileSync(file, 'Write a CSV merger.\n# again\nwrite a  word counter.\nWrite a CSV merger.\n');
+    const notes: string[] = [];
+    expect(requirementsFrom(['Write a word counter.', 'Organize my Downloads.'], file, undefined, (line) => notes.push(line))).toHaveLength(5);
+    expect(notes).toEqual([
+      'note: reqs.txt line 3 repeats requirement 1: it becomes a pipeline of its own, worked again',
+      'note: reqs.txt line 4 repeats reqs.txt line 1: it becomes a pipeline of its own, worked again',
+    ]);
+  });
+
   it('refuses a missing or empty file, naming it, and no requirement at all', () => {
     const dir = folder();
     const missing = path.join(dir, 'nope.txt');
@@ -196,6 +207,8 @@ describe('the requirements of run and post', () => {
       expect.stringContaining('files: wc.py (merged into main)'),
       expect.stringContaining('files: wc.py (merged into main)'),
     ]);
+    // Under several pipelines (no model label), each names its requirement.
+    expect(lines('  requirement:')).toEqual(['  requirement: r', '  requirement: r', '  requirement: r']);
     expect(lines('branch:')).toEqual([
       `branch: autoteam/1-wc from aaaaaaaaaaaa · commit bbbbbbbbbbbb (autoteam diff|merge|discard 1)`,
       `branch: autoteam/1-wc from aaaaaaaaaaaa · commit bbbbbbbbbbbb · merged into main at bbbbbbbbbbbb`,
