@@ -155,6 +155,13 @@ describe.runIf(chromiumPath)('the web board in a browser', () => {
     await card.waitFor({ state: 'detached', timeout: HANG_MS });
     expect(board.requests.list({ kind: 'plan' })[0]).toMatchObject({ id: plan.id, status: 'rejected' });
     expect(board.mailbox.peek('planner')).toEqual([expect.objectContaining({ type: 'plan_approval_response', content: 'Tests first, please.', approve: false })]);
+    // A requirement over the size one may be is refused whole, with the size, never cut short by the page.
+    await page.fill('[data-testid=requirement]', `Write a tool. ${'a'.repeat(120_000)}`);
+    await page.click('[data-testid=post]');
+    const refused = page.locator('[data-testid=post-line].bad');
+    await refused.waitFor({ timeout: HANG_MS });
+    expect(await refused.textContent()).toMatch(/^text: a requirement is at most 100 KB \(this one is 118 KB\): put the details in a file/);
+    expect(board.tasks.list()).toEqual([]);
     const pipeline = await postAndFollow(page);
     await expectEvidence(page);
     if (process.env.AUTOTEAM_SCREENSHOTS) {

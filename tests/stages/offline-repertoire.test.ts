@@ -10,6 +10,7 @@ import { TaskBoard } from '../../src/core/board/task-board.js';
 import { LeadSession } from '../../src/core/lead/session.js';
 import { analystTurn, criteriaFor, topicsFor } from '../../src/core/model/scripted/analyst.js';
 import type { HandoffData } from '../../src/core/stages/handoff.js';
+import { addAcceptanceCriterionTool } from '../../src/core/tools/add-acceptance-criterion.js';
 import { buildProgram } from '../../src/core/model/scripted/programs.js';
 import { DEFAULT_ORGANIZER_SPEC, kindOf, organizerSpec } from '../../src/core/model/scripted/repertoire.js';
 import { ScriptedModel } from '../../src/core/model/scripted/scripted-model.js';
@@ -73,6 +74,14 @@ describe('the offline analyst', () => {
     expect(said[0]).toBe('I need one detail before writing requirements.');
     expect(said.at(-1)).toBe('A last detail, then I write the requirements.');
     expect(new Set(said).size).toBe(said.length);
+  });
+
+  it('records criteria the tool takes for a requirement of the largest size, cut with an ellipsis', () => {
+    const requirement = `Write a tool that does this: ${'a'.repeat(100 * 1024)}`;
+    const criteria = criteriaFor(kindOf(requirement), requirement, {});
+    for (const criterion of criteria) expect(addAcceptanceCriterionTool.inputSchema.safeParse(criterion).success, criterion.criterion.slice(0, 80)).toBe(true);
+    expect(criteria[0]!.criterion).toMatch(/^The program does what was asked: Write a tool that does this: a+…$/);
+    expect(criteriaFor(null, 'Write a tool.', {})[0]!.criterion).toBe('The program does what was asked: Write a tool.');
   });
 });
 

@@ -1,6 +1,5 @@
 import { useState } from 'preact/hooks';
 import { act, age, type Board } from './store.js';
-import { MAX_REQUIREMENT_BYTES } from '../../core/stages/requirement.js';
 
 /** The side panel: post a requirement, answer the teammates' questions, decide plans. */
 export function Actions({ board }: { board: Board }) {
@@ -25,7 +24,7 @@ export function Actions({ board }: { board: Board }) {
     <div class="actions">
       <form onSubmit={(event) => void post(event)} data-testid="post-form">
         <h2>New requirement</h2>
-        <textarea rows={4} maxLength={MAX_REQUIREMENT_BYTES} value={requirement} onInput={(e) => setRequirement(e.currentTarget.value)} placeholder="Describe what you want built" data-testid="requirement" />
+        <textarea rows={4} value={requirement} onInput={(e) => setRequirement(e.currentTarget.value)} placeholder="Describe what you want built" data-testid="requirement" />
         <button type="submit" disabled={busy || !requirement.trim()} data-testid="post">
           Post
         </button>

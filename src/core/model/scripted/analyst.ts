@@ -92,7 +92,10 @@ export function criteriaFor(kind: ProgramKind | null, requirement: string, answe
       { criterion: 'Reads standard input when no file is given', verify: 'pipe the same text in: the same counts' },
     ];
   }
-  return [{ criterion: `The program does what was asked: ${requirement}`, verify: 'run it on representative input and compare with the request' }];
+  // Within add_acceptance_criterion's 500 characters: a long requirement is cut, not sent to be refused again and again.
+  const asked = requirement.replace(/\s+/g, ' ').trim();
+  const room = 500 - 'The program does what was asked: '.length;
+  return [{ criterion: `The program does what was asked: ${asked.length > room ? `${asked.slice(0, room - 1)}…` : asked}`, verify: 'run it on representative input and compare with the request' }];
 }
 
 /** The analyst: ask what is open, save what was learned (from the real answers), record criteria, then complete. */
