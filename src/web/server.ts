@@ -10,6 +10,7 @@ import { readBody, RequestError } from './body.js';
 import { LiveFeed } from './feed.js';
 import { isLoopback, newToken, WebGuard } from './guard.js';
 import { pipelineView } from './views.js';
+import { plainZodMessage } from '../core/board/schemas.js';
 
 export interface WebBoardOptions {
   controls: LeadControls;
@@ -138,6 +139,8 @@ export async function startWebBoard(options: WebBoardOptions): Promise<WebBoard>
     let match = /^\/api\/questions\/([\w.-]+)\/answer$/.exec(path);
     if (match) {
       const { text } = parse(TextBody, body);
+      // Not an id a question is ever given (`q-<task>-<n>`): no such question, rather than one gone.
+      if (!/^q-\d+-\d+$/.test(match[1]!)) throw new RequestError(404, `no question '${match[1]}': a question's id is q-<task>-<n> (GET /api/state lists those waiting)`);
       const question = await controls.answer(text, match[1]).catch((error: unknown) => {
         if (serializeError(error).code === 'NO_QUESTION') throw new RequestError(409, 'this question is not waiting any more: it was answered elsewhere, or its task ended');
         throw error;
@@ -213,7 +216,7 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
-  throw new RequestError(400, `${issue.path.join('.') || 'body'}: ${issue.message}`);
+  throw new RequestError(400, `${issue.path.join('.') || 'body'}: ${plainZodMessage(issue.message)}`);
 }
 
 /** The one page: the client app, the CSRF token in a meta tag (never in a cookie). */

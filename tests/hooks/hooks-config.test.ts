@@ -84,6 +84,7 @@ describe('hooks in autoteam.config.json', () => {
     expect(make({ PreToolUse: [{ matcher: '[', hooks: [command()] }] })).toThrow(ConfigError);
     expect(make({ PreToolUse: [{ matcher: '[', hooks: [command()] }] })).toThrow(/^hooks\.PreToolUse\.0\.matcher: not a valid regular expression/);
     expect(make({ Notification: [] })).toThrow(/^hooks\.Notification: unknown hook event/);
+    expect(make({ PreToolUse: [{ hooks: [{ type: 'command' }] }] })).toThrow(/^hooks\.PreToolUse\.0\.hooks\.0\.command: missing \(a string is expected\)$/);
     expect(make(undefined)().has('PreToolUse')).toBe(false);
   });
 });

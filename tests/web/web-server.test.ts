@@ -131,12 +131,14 @@ describe('the web board server', () => {
       return { status: reply.status, body: (await reply.json()) as { line?: string; error?: string } };
     };
     expect((await act('/api/requirements', { text: 'Count words in a file' })).status).toBe(200);
+    expect(await act('/api/requirements', {})).toMatchObject({ status: 400, body: { error: 'text: missing (a string is expected)' } });
     // Only where the command line may start one: a review with nothing submitted is refused.
     expect(await act('/api/requirements', { text: 'Count words', stage: 'review' })).toMatchObject({ status: 400, body: { error: "stage: a pipeline cannot start at 'review' (it starts at one of requirements, implementation)" } });
     expect(board.tasks.list()).toHaveLength(1);
     expect(await act('/api/pipelines/1/cancel')).toEqual({ status: 200, body: { line: 'pipeline #1 cancelled: #1' } });
     expect(await act('/api/pipelines/1/retry')).toEqual({ status: 200, body: { line: 'pipeline #1 retried: task #2 (requirements)' } });
     expect(await act('/api/questions/q-2-1/answer', { text: 'yes' })).toEqual({ status: 409, body: { error: 'this question is not waiting any more: it was answered elsewhere, or its task ended', code: 'WEB_REQUEST' } });
+    expect(await act('/api/questions/999/answer', { text: 'yes' })).toEqual({ status: 404, body: { error: "no question '999': a question's id is q-<task>-<n> (GET /api/state lists those waiting)", code: 'WEB_REQUEST' } });
     const merge = await act('/api/pipelines/1/merge');
     expect(merge.status).toBe(409);
     expect(merge.body.error).toMatch(/pipeline #1/);

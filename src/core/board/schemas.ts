@@ -144,9 +144,17 @@ export type TeamConfig = z.infer<typeof TeamConfigSchema>;
  * Formats a zod error as `field.path: message; …` so the reader sees which field is wrong; `hint`
  * adds to an issue's own text (a "did you mean").
  */
+/** Zod's words for a field left out (`Invalid input: expected string, received undefined`) as a person says it. */
+export function plainZodMessage(message: string): string {
+  const missing = /^Invalid input: expected (\w+), received undefined$/.exec(message);
+  if (!missing) return message;
+  const expected = missing[1]!;
+  return `missing (${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected} is expected)`;
+}
+
 export function describeZodError(error: z.ZodError, hint: (issue: z.core.$ZodIssue) => string = () => ''): string {
   return error.issues
     .slice(0, 5)
-    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}${hint(issue)}`)
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${plainZodMessage(issue.message)}${hint(issue)}`)
     .join('; ');
 }
