@@ -180,6 +180,12 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     if (failure && DISK_CODES.has(failure.code)) stopWith(`the board's disk refused a write (${failure.code}): ${failure.message}`);
     if (event.type === 'team') stream(event.event);
     else if (event.type === 'teammate' && event.event.type === 'error') stream({ type: 'error', agent: event.event.name, code: event.event.error.code, message: event.event.error.message });
+    else if (event.type === 'error') {
+      // The session's own (a trace collector out of reach, the board's watcher): a record of the
+      // stream, or under --json, whose stdout is the summary alone, a line on stderr.
+      stream({ type: 'error', code: event.code, message: event.message });
+      if (format === 'json') console.error(`autoteam: ${event.code}: ${event.message}`);
+    }
     // Leaving at the end of the run is expected; a thread stopped or dead is news.
     const line = event.type === 'teammate_exit' && event.exit.kind === 'left' ? null : describeSessionEvent(session, event, view);
     if (line) log(`  ${indentContinuation(line.text)}`);

@@ -7,6 +7,8 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Task } from '../../src/core/board/schemas.js';
@@ -217,6 +219,28 @@ describe('autoteam run output formats', () => {
     expect(run.stderr.trim().split('\n')).toEqual(['autoteam: --json and --output-format stream-json contradict each other: give one']);
     expect(fs.existsSync(path.join(root, '.tasks'))).toBe(false);
   });
+
+  it.runIf(python)('a trace collector out of reach is said once: a record of the stream, or under --json a line on stderr', async () => {
+    // A port nothing listens on: taken, then let go.
+    const closed = await new Promise<number>((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closed}` };
+    const told = new RegExp(`^traces could not be sent to http://127\\.0\\.0\\.1:${closed}: .*ECONNREFUSED.* \\(said once; the team works on without traces\\)$`);
+    const streamed = await runCli(['run', '--auto', '--output-format', 'stream-json', '--dir', board(), DOWNLOADS_REQUIREMENT], { cwd: os.tmpdir(), env, killAfterMs: 240_000 });
+    expect(streamed.code, describeRun(streamed)).toBe(0);
+    const errors = records(streamed.stdout).filter((line) => line.type === 'error');
+    expect(errors, describeRun(streamed)).toEqual([{ type: 'error', code: 'TELEMETRY', message: expect.stringMatching(told) }]);
+    const json = await runCli(['run', '--auto', '--json', '--dir', board(), DOWNLOADS_REQUIREMENT], { cwd: os.tmpdir(), env, killAfterMs: 240_000 });
+    expect(json.code, describeRun(json)).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 'approved' });
+    const lines = json.stderr.split('\n').filter((line) => line.startsWith('autoteam: TELEMETRY: '));
+    expect(lines, describeRun(json)).toHaveLength(1);
+    expect(lines[0]!.slice('autoteam: TELEMETRY: '.length)).toMatch(told);
+  }, 300_000);
 
   it('an unknown --output-format is refused with exit 2', async () => {
     const root = board();
