@@ -83,8 +83,17 @@ async function serveStdio({ server, close }: SessionServer): Promise<void> {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
+  const transport = new StdioServerTransport();
+  // A line that is not a JSON-RPC message gets JSON-RPC's answer (its id unknown: null) rather than
+  // silence; the SDK reads on after it.
+  transport.onerror = (error) => {
+    const parse = error instanceof SyntaxError;
+    if (!parse && error.name !== 'ZodError') return;
+    const reply = { jsonrpc: '2.0', id: null, error: parse ? { code: -32700, message: `Parse error: ${error.message}` } : { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' } };
+    void transport.send(reply as unknown as Parameters<typeof transport.send>[0]);
+  };
   try {
-    await server.connect(new StdioServerTransport());
+    await server.connect(transport);
     await ended;
   } finally {
     close();

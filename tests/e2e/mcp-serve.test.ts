@@ -207,3 +207,22 @@ describe.runIf(python)('autoteam mcp serve --team on a git repository', () => {
     expect(server.errors).toEqual([]);
   });
 });
+
+describe('autoteam mcp serve given lines that are not JSON-RPC', () => {
+  it('answers each with JSON-RPC’s error (-32700, -32600; id null) and goes on serving', async () => {
+    const root = tempBoard('autoteam-mcp-raw-');
+    const child = spawn(process.execPath, [cliEntry, 'mcp', 'serve', '--dir', root], { cwd: root, env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout!.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.stdin!.write('{not json\n["x"]\n{"jsonrpc":"2.0","id":7,"method":"ping"}\n');
+    await until(() => stdout.split('\n').filter(Boolean).length >= 3 || null, 'three replies');
+    child.stdin!.end();
+    expect(await exited).toBe(0);
+    expect(stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line))).toEqual([
+      { jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringMatching(/^Parse error: /) } },
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' } },
+      { jsonrpc: '2.0', id: 7, result: {} },
+    ]);
+  });
+});
