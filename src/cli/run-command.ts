@@ -145,6 +145,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     const at = own >= 0 ? own : typed.findIndex((line) => addressedTo(line) === null);
     if (at < 0) return false;
     const [line] = typed.splice(at, 1);
+    const named = addressedTo(line!) ? null : /^#(\d+)\s/.exec(line!)?.[1];
+    if (named) log(`note: #${named} names no pipeline of this run (${pipelines.map((id) => `#${id}`).join(', ')}): the whole line, as typed, answers pipeline #${question.pipeline}'s question`);
     void session.answer(addressedTo(line!)?.text ?? line!, question.questionId).catch(() => undefined);
     return true;
   };

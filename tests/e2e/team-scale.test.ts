@@ -194,6 +194,24 @@ describe('autoteam post', () => {
     expect(run.stdout).toContain("note: 2 analysts ask at once, so a plain answer line goes to whichever question comes first; start a line with '#N ' to answer pipeline N's");
   });
 
+  it('a line "#N answer" naming no pipeline of the run is said, and answers the question in front as typed', async () => {
+    const root = tempBoard();
+    roots.push(root);
+    // Pipeline #1 was posted and cancelled before: the run's is #2, and the person types #1.
+    expect((await runCli(['post', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root })).code).toBe(0);
+    expect((await runCli(['cancel', '1', '--dir', root], { cwd: root })).code).toBe(0);
+    const input = PICTURES.map((line) => `#1 ${line}`).join('\n') + '\n';
+    const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input });
+    expect(run.code, describeRun(run)).toBe(0);
+    const notes = run.stdout.split('\n').filter((line) => line.startsWith('note: #1 '));
+    expect(notes, describeRun(run)).toEqual([
+      "note: #1 names no pipeline of this run (#2): the whole line, as typed, answers pipeline #2's question",
+      "note: #1 names no pipeline of this run (#2): the whole line, as typed, answers pipeline #2's question",
+    ]);
+    const qa = readTasks(root).find((task) => task.pipeline === 2 && task.stage === 'requirements')!.artifacts.qa ?? [];
+    expect(qa.map((entry) => entry.answer)).toEqual(PICTURES.map((line) => `#1 ${line}`));
+  });
+
   it('run --file - takes the requirements from standard input, and then says that no answer can come from there', async () => {
     const root = tempBoard();
     roots.push(root);
