@@ -165,6 +165,8 @@ describe.runIf(python)('two pipelines in parallel on one repository', () => {
       expect(git(repo, 'branch', '--list', 'autoteam/*')).toBe('');
       expect(fs.readdirSync(path.join(repo, '.autoteam', 'worktrees'))).toEqual([]);
       await expect(session.discard(a.pipeline!)).rejects.toThrow(/already merged into main/);
+      // A merge given again is done already: said, not refused.
+      expect(await session.merge(a.pipeline!)).toMatch(new RegExp(`^pipeline #${a.pipeline} was already merged into main at [0-9a-f]{12}: nothing to do$`));
     } finally {
       await session.close(2_000);
     }

@@ -52,6 +52,9 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
 
 /** Merges an approved pipeline's branch into the person's current branch, then removes its worktree and branch. */
 export async function mergePipeline(board: TaskBoard, id: number, by: string): Promise<string> {
+  // Merged before (by the queue, or a merge given twice): done already, which is not a mistake.
+  const merged = board.list().find((task) => task.pipeline === id && task.artifacts.outcome?.action === 'merged')?.artifacts.outcome;
+  if (merged) return `pipeline #${id} was already merged into ${merged.into}${merged.commit ? ` at ${merged.commit.slice(0, 12)}` : ''}: nothing to do`;
   const { tasks, git, holder } = branchOf(board, id);
   const status = pipelineStatus(tasks);
   // A merge into the person's checked-out branch, unchecked, cannot move a base others share: the queue's rebase, re-check and leased push can.
