@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cleanEnv, cliEntry, repoRoot } from '../helpers/pipeline-cli.js';
+import { DEFAULT_TEAMMATE_SETTINGS } from '../../src/core/agent/settings.js';
 
 describe('the built command', () => {
   it('is executable, and runs as itself and as `npx autoteam` in the clone', () => {
@@ -58,6 +59,23 @@ describe('the built command', () => {
       fs.rmSync(clone, { recursive: true, force: true });
       fs.rmSync(cache, { recursive: true, force: true });
     }
+  });
+
+  it("--help gives each limit's default as the runtime has it", () => {
+    const help = spawnSync(cliEntry, ['run', '--help'], { encoding: 'utf8', env: cleanEnv(), maxBuffer: 1 << 20 }).stdout.replace(/\s+/g, ' ');
+    const { runtime } = DEFAULT_TEAMMATE_SETTINGS;
+    const defaults: Array<[string, number]> = [
+      ['--max-turns', DEFAULT_TEAMMATE_SETTINGS.maxTurns],
+      ['--max-questions', runtime.maxQuestions],
+      ['--token-budget', DEFAULT_TEAMMATE_SETTINGS.tokenBudget],
+      ['--max-revisions', runtime.maxRevisions],
+      ['--max-pipeline-steps', runtime.maxPipelineSteps],
+      ['--token-budget-pipeline', runtime.pipelineTokenBudget],
+      ['--max-attempts', DEFAULT_TEAMMATE_SETTINGS.maxAttempts],
+    ];
+    for (const [flag, value] of defaults) expect(help, flag).toMatch(new RegExp(`${flag} <n> [^;]*; default ${value} \\(env`));
+    const worker = spawnSync(cliEntry, ['worker', '--help'], { encoding: 'utf8', env: cleanEnv() }).stdout.replace(/\s+/g, ' ');
+    expect(worker).toMatch(/--role <role> analyst, engineer, reviewer, a role of your own stages, or any/);
   });
 
   it('names a mistyped command, with or without arguments after it, and the command it is a slip for, and exits 2', () => {
