@@ -121,6 +121,11 @@ export async function startWebBoard(options: WebBoardOptions): Promise<WebBoard>
       const task = controls.task(Number(match[1]));
       return task ? send(response, 200, task) : send(response, 404, { error: `no task #${match[1]}` });
     }
+    // An action's address read with GET: there is something here, but only to POST to.
+    if (/^\/api\/(requirements|questions\/[\w.-]+\/answer|pipelines\/\d+\/(cancel|retry|merge|discard)|plans\/[\w.-]+)$/.test(path)) {
+      response.setHeader('allow', 'POST');
+      return send(response, 405, { error: `${path} takes a POST (with this page's CSRF token), not a GET` });
+    }
     return send(response, 404, { error: `nothing at ${path}` });
   }
 

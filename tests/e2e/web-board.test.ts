@@ -181,6 +181,10 @@ describe.runIf(chromiumPath)('the web board in a browser', () => {
       return [...card.querySelectorAll('.card-top > *')].filter((part) => part.getBoundingClientRect().right > box.right + 0.5).map((part) => card.getAttribute('data-testid') + ': ' + part.textContent);
     })`);
     expect(outside).toEqual([]);
+    // As wide as a phone: every column is on the screen, one under another, none past its right edge.
+    await page.setViewportSize({ width: 390, height: 800 });
+    const offScreen = await page.evaluate(`[...document.querySelectorAll('[data-testid^=column-]')].filter((column) => column.getBoundingClientRect().right > window.innerWidth + 0.5).map((column) => column.getAttribute('data-testid'))`);
+    expect(offScreen).toEqual([]);
     await page.setViewportSize({ width: 1400, height: 800 });
     await expectRefusals(page, address);
     // The REPL saw the person's answers as answered, not as questions still waiting.

@@ -143,6 +143,10 @@ describe('the web board server', () => {
     expect(merge.status).toBe(409);
     expect(merge.body.error).toMatch(/pipeline #1/);
     expect((await act('/api/pipelines/99/cancel')).status).toBe(404);
+    // An action's address read with GET is there, to POST to: 405 naming the method, not 404.
+    const read = await fetch(`${origin}/api/pipelines/1/cancel`, { headers: { authorization: `Bearer ${web.token}` } });
+    expect([read.status, read.headers.get('allow'), ((await read.json()) as { error: string }).error]).toEqual([405, 'POST', "/api/pipelines/1/cancel takes a POST (with this page's CSRF token), not a GET"]);
+    expect((await fetch(`${origin}/api/pipelines/1/nothing`, { headers: { authorization: `Bearer ${web.token}` } })).status).toBe(404);
 
     await board.registry.join('engineer', 'engineer', { status: 'working', task: 2 });
     const plan = await board.requests.create({ kind: 'plan', from: 'engineer', to: 'lead', task: 2, plan: 'Write wc.py first.' });

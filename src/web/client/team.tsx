@@ -35,15 +35,15 @@ export function TeamPage({ board }: { board: Board }) {
                 {member.alive ? 'alive' : member.gone ? `dead: ${member.gone}` : 'not running'}
               </td>
               <td>
-                {member.spend.calls} calls · {member.spend.inputTokens + member.spend.outputTokens} tok{offline ? '' : ` · ${money(member.spend.cost)}`}
+                {member.spend.calls} calls · {(member.spend.inputTokens + member.spend.outputTokens).toLocaleString('en-US')} tok{offline || member.spend.cost == null ? '' : ` · ${money(member.spend.cost)}`}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
       <p class="muted">
-        In all: {state.spend.total.calls} model calls, {state.spend.total.inputTokens + state.spend.total.outputTokens} tokens
-        {offline ? ' (the offline model: no cost)' : `, ${money(state.spend.total.cost)}`}. Models: {state.models.label}.
+        In all: {state.spend.total.calls.toLocaleString('en-US')} model calls, {(state.spend.total.inputTokens + state.spend.total.outputTokens).toLocaleString('en-US')} tokens
+        {offline ? ' (the offline model: no cost)' : state.spend.total.cost == null ? ' (no known price for its models)' : `, ${money(state.spend.total.cost)}`}. Models: {state.models.label}.
       </p>
       <h3>Recent events</h3>
       <ol class="timeline">
