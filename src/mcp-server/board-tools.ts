@@ -8,6 +8,7 @@ import type { LeadControls } from '../core/lead/lead-api.js';
 import type { PipelineState } from '../core/stages/pipeline.js';
 import type { StageRegistry } from '../core/stages/stage-registry.js';
 import { formatTaskLine, formatUsage } from '../frontend/format.js';
+import { checkRequirement } from '../core/stages/requirement.js';
 
 export interface BoardToolsOptions {
   controls: LeadControls;
@@ -89,6 +90,12 @@ export function registerBoardTools(server: McpServer, options: BoardToolsOptions
     ({ requirement, start_stage }) =>
       guarded(async () => {
         if (start_stage !== undefined && !starts.includes(start_stage)) return failure(`start_stage: '${start_stage}' is not one of ${starts.join(', ')}`);
+        // The requirement's own faults (blank, too large) first: they hold whether a team runs or not.
+        try {
+          checkRequirement(requirement);
+        } catch (error) {
+          return failure(`requirement: ${(error as Error).message}`);
+        }
         const why = noTeam(options, start_stage ?? stages.first.stage);
         if (why) return failure(why);
         const task = await controls.post(requirement, start_stage, 'an MCP client');

@@ -158,11 +158,13 @@ describe('autoteam mcp list', () => {
   });
 
   it('says which server does not start and why, and exits 1; --role shows only what that role gets', async () => {
-    const dir = board({ everything: everything(), broken: { command: 'no-such-mcp-server', roles: ['engineer'] }, unset: { command: 'x', env: { K: '${MCP_UNSET_VARIABLE}' }, roles: ['analyst'] } });
+    const dir = board({ everything: everything(), broken: { command: 'no-such-mcp-server', roles: ['engineer'] }, unset: { command: 'x', env: { K: '${MCP_UNSET_VARIABLE}' }, roles: ['analyst'] }, quiet: { command: 'true', roles: ['analyst'] } });
     const all = await runCli(['mcp', 'list', '--dir', dir], { cwd: dir, env: { MCP_E2E_VALUE: TOKEN } });
     expect(all.code, describeRun(all)).toBe(1);
     expect(all.stdout).toMatch(/^broken \(stdio: no-such-mcp-server\)\n {2}offered to: engineer \(every stage of the role, and general tasks\)\n {2}starts: no — the server exited with code 127: .*no-such-mcp-server/m);
     expect(all.stdout).toContain('unset (stdio: x)\n  offered to: analyst (every stage of the role, and general tasks)\n  starts: no — mcpServers.unset.env.K: ${MCP_UNSET_VARIABLE} is not set in the environment');
+    // A program that ends at once, saying nothing, is perhaps no MCP server at all.
+    expect(all.stdout).toContain('quiet (stdio: true)\n  offered to: analyst (every stage of the role, and general tasks)\n  starts: no — the server exited with code 0 before it answered: is it an MCP server (one that speaks MCP on its standard input and output)?');
     const reviewer = await runCli(['mcp', 'list', '--role', 'reviewer', '--dir', dir], { cwd: dir });
     expect(reviewer.code, describeRun(reviewer)).toBe(0);
     expect(reviewer.stdout.trim()).toBe('no MCP server is offered to reviewer');

@@ -99,6 +99,8 @@ describe.runIf(python)('autoteam mcp serve beside a team of workers', () => {
     expect(refused.text).toContain('No team is running on this board (no lead, and no live analyst)');
     expect(refused.text).toContain(`autoteam worker --name analyst --role analyst --dir ${root}`);
     expect(fs.existsSync(path.join(root, '.tasks', 'task_1.json'))).toBe(false);
+    // A blank requirement is its own fault, said first, team or not.
+    expect(await server.call('post_requirement', { requirement: '   ' })).toEqual({ isError: true, text: 'requirement: a requirement cannot be empty' });
   });
 
   it('posts with workers running, answers the analyst, hears the task change, and waits for the approval', async () => {

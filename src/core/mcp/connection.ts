@@ -160,7 +160,9 @@ export class McpConnection {
       const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout;
       // An HTTP server that cannot be reached fails as fetch does ('fetch failed'): its cause says why.
       const message = (error as Error).message === 'fetch failed' ? `cannot connect: ${connectionDetail(error as Error)}` : (error as Error).message;
-      const why = timedOut ? `did not answer within ${this.options.startTimeoutMs / 1000} s (mcpServers.${this.options.name}.startTimeout)` : exit && exit !== 'stopped' ? `the server ${exit}` : message;
+      // Ended at once with nothing said (`cat`, a script that is not a server): what it may be.
+      const quiet = exit === 'exited with code 0' ? ' before it answered: is it an MCP server (one that speaks MCP on its standard input and output)?' : '';
+      const why = timedOut ? `did not answer within ${this.options.startTimeoutMs / 1000} s (mcpServers.${this.options.name}.startTimeout)` : exit && exit !== 'stopped' ? `the server ${exit}${quiet}` : message;
       return this.startFailed(why, opened.secrets);
     }
     if (this.closed) {
