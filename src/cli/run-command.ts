@@ -168,6 +168,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   // An MCP server that failed, exited or is gone, per teammate, last state: said again under the
   // summary, where a person looks last (the run may still be approved without it).
   const mcpTrouble = new Map<string, McpTrouble & { pipeline: number | null }>();
+  let shutDown = 0;
   session.subscribe((event) => {
     if (event.type === 'team' && event.event.type === 'mcp_server' && event.event.state !== 'started' && event.event.state !== 'stopped') {
       const { server, state, detail, agent, pipeline } = event.event;
@@ -188,8 +189,11 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       stream({ type: 'error', code: event.code, message: event.message });
       if (format === 'json') console.error(`autoteam: ${event.code}: ${event.message}`);
     }
-    // Leaving at the end of the run is expected; a thread stopped or dead is news.
-    const line = event.type === 'teammate_exit' && event.exit.kind === 'left' ? null : describeSessionEvent(session, event, view);
+    // Leaving at the end of the run is expected; a thread stopped or dead is news. Each teammate's
+    // `shutting down` is counted, and said in one line once the team has stopped.
+    const leaving = event.type === 'message' && event.message.type === 'shutdown_response' && event.message.approve === true;
+    if (leaving) shutDown++;
+    const line = (event.type === 'teammate_exit' && event.exit.kind === 'left') || leaving ? null : describeSessionEvent(session, event, view);
     if (line) log(`  ${indentContinuation(line.text)}`);
     // A person at a terminal is told once how to answer, under the question's line (a script's answers
     // are the lines it pipes in).
@@ -290,6 +294,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     // The pages get the pipeline's end before the server goes (the run's summary says the rest).
     await web?.close('the run ended');
     await session.close(3_000);
+    if (shutDown > 0) log(`  the team shut down (${shutDown} teammate${shutDown === 1 ? '' : 's'})`);
     await board.close();
     offStopSignals();
     offHangup();

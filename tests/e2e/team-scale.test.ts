@@ -106,6 +106,8 @@ describe.runIf(python)('autoteam run with two requirements and --engineers 2', (
     const claims = teammateLines.map((line) => /^ {2}\[p(\d) \S+\] (?:claimed|completed) #(\d+)/.exec(line)).filter((match) => match !== null);
     expect(claims.length).toBeGreaterThanOrEqual(4);
     for (const [, pipeline, task] of claims) expect(pipelineOf.get(Number(task))).toBe(Number(pipeline));
+    // The team's leaving at the end is one line, not one per teammate.
+    expect(lines.filter((line) => /shut(ting)? down/.test(line))).toEqual(['  the team shut down (3 teammates)']);
     expect(lines.filter((line) => line.includes('offline scripted model'))).toEqual([
       expect.stringMatching(/^autoteam run — offline scripted model/),
       expect.stringMatching(/^overall: 2 pipelines · 2 approved, 0 not · .* · offline scripted model/),
