@@ -35,16 +35,17 @@ export function BoardPanel({ view, width }: { view: BoardView; width: number }) 
         </Text>
       ))}
       {pipelines.length ? (
-        <Text>
-          {pipelines.map(([id, status], index) => (
-            <Text key={id} color={status === 'approved' ? 'green' : status === 'failed' ? 'red' : status === 'cancelled' ? 'gray' : 'yellow'}>
-              {index ? '  ' : ''}pipeline #{id} {status}
+        // Each pipeline whole: one that does not fit the line goes to the next, never cut in its middle.
+        <Box flexWrap="wrap" columnGap={2}>
+          {pipelines.map(([id, status]) => (
+            <Text key={id} wrap="truncate-end" color={status === 'approved' ? 'green' : status === 'failed' ? 'red' : status === 'cancelled' ? 'gray' : 'yellow'}>
+              pipeline #{id} {status}
               <Text dimColor>
                 {view.usage.get(id) ? ` (${formatUsage(view.usage.get(id)!)}${view.cost?.has(id) ? ` · ${formatCost(view.cost.get(id)!)}` : ''})` : ''}
               </Text>
             </Text>
           ))}
-        </Text>
+        </Box>
       ) : null}
     </Box>
   );

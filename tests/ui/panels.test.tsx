@@ -63,6 +63,16 @@ describe('board panel', () => {
     expect(frame).toContain('pipeline #1 active');
   });
 
+  it('puts each pipeline whole on a line: one that does not fit goes to the next, not cut in its middle', () => {
+    const tasks = [1, 2, 3, 4].map((id) => task(id, { subject: `Analyse: ${id}`, status: 'completed', stage: 'requirements', owner: 'analyst', pipeline: id, usage: { calls: 15, inputTokens: 45_000, outputTokens: 5_508 } }));
+    const { lastFrame } = render(<BoardPanel view={boardView(tasks, 12)} width={90} />);
+    const lines = lastFrame()!.split('\n').filter((line) => line.includes('pipeline #'));
+    // Four of ~55 characters do not fit one line of the 100 the test renders in.
+    expect(lines.length).toBeGreaterThan(1);
+    const items = lines.flatMap((line) => line.match(/pipeline #\d+ [^(]*\([^)]*\)/g) ?? []);
+    expect(items.map((item) => item.trim())).toEqual([1, 2, 3, 4].map((id) => `pipeline #${id} active (15 model calls · 50,508 tokens)`));
+  });
+
   it('shows the newest tasks and every task in progress of a board of 1,000, with counts', () => {
     const tasks = Array.from({ length: 1000 }, (_, i) =>
       task(i + 1, { status: i === 41 ? 'in_progress' : i < 900 ? 'completed' : 'pending', owner: i === 41 ? 'engineer' : null }),
