@@ -140,10 +140,6 @@ export const TeamConfigSchema = z.preprocess(
 
 export type TeamConfig = z.infer<typeof TeamConfigSchema>;
 
-/**
- * Formats a zod error as `field.path: message; …` so the reader sees which field is wrong; `hint`
- * adds to an issue's own text (a "did you mean").
- */
 /** Zod's words for a field left out (`Invalid input: expected string, received undefined`) as a person says it. */
 export function plainZodMessage(message: string): string {
   const missing = /^Invalid input: expected (\w+), received undefined$/.exec(message);
@@ -152,6 +148,10 @@ export function plainZodMessage(message: string): string {
   return `missing (${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected} is expected)`;
 }
 
+/**
+ * Formats a zod error as `field.path: message; …` so the reader sees which field is wrong; `hint`
+ * adds to an issue's own text (a "did you mean").
+ */
 export function describeZodError(error: z.ZodError, hint: (issue: z.core.$ZodIssue) => string = () => ''): string {
   return error.issues
     .slice(0, 5)
