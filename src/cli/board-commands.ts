@@ -58,6 +58,7 @@ export function registerBoardCommands(program: Command): void {
     .action(async (id: string, _options: unknown, command: Command) => {
       const n = Number(id.replace(/^#/, ''));
       if (!Number.isInteger(n) || n <= 0) throw new UsageError(`task id must be a positive whole number, got '${id}'`);
+      warnOfBrokenConfig(command);
       const board = await openExisting(command);
       try {
         console.log(JSON.stringify(board.tasks.get(n), null, 2));

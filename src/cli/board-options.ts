@@ -74,14 +74,14 @@ export function existingBoardDir(command: Command): string {
 }
 
 /**
- * For the commands that only read a board (tasks, events): a broken autoteam.config.json in the board
+ * For the commands that only read a board (tasks, show, events): a broken autoteam.config.json in the board
  * folder does not stop them, but is said once on stderr, since the team would not start under it.
  */
 export function warnOfBrokenConfig(command: Command): void {
   try {
     loadProjectConfig(path.resolve(inherited(command, 'dir') ?? process.cwd()));
   } catch (error) {
-    if (error instanceof AutoteamError) console.error(`autoteam: warning: ${error.message} (the REPL, run, post and worker refuse to start until it is mended)`);
+    if (error instanceof AutoteamError) console.error(`autoteam: warning: ${error.message} (the commands that run or change the team, such as run, post, status and the REPL, refuse it until it is mended)`);
   }
 }
 

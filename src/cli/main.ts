@@ -70,8 +70,8 @@ function repoChoice(options: Record<string, unknown>): { repo?: string | false }
 
 function settingsOptions(command: Command): Command {
   return command
-    .option('--poll-interval <duration>', 'idle poll fallback, e.g. 5s (env POLL_INTERVAL)')
-    .option('--idle-timeout <duration>', 'idle this long → teammate shuts down; 0 = never (env IDLE_TIMEOUT)')
+    .option('--poll-interval <duration>', 'idle poll fallback; default 5s (env POLL_INTERVAL)')
+    .option('--idle-timeout <duration>', 'idle this long → teammate shuts down; 0 = never; default 60s (env IDLE_TIMEOUT)')
     .option('--command-timeout <duration>', 'each command an agent runs (bash, code, tests, checks) is killed after this long; default 30s (env COMMAND_TIMEOUT)')
     .option('--max-turns <n>', 'model calls per task; default 30 (env MAX_TURNS)')
     .option('--max-questions <n>', 'clarifying questions per task; default 8 (env MAX_QUESTIONS)')
@@ -80,7 +80,7 @@ function settingsOptions(command: Command): Command {
     .option('--max-pipeline-steps <n>', 'model calls over all stages of one pipeline before it fails; default 60 (env MAX_PIPELINE_STEPS)')
     .option('--token-budget-pipeline <n>', 'input+output tokens of one pipeline before it fails; default 500000 (env TOKEN_BUDGET_PIPELINE)')
     .option('--max-attempts <n>', 'unfinished attempts (model errors, turns that go idle or end without finishing) before a task fails; default 5 (env MAX_ATTEMPTS; first backoff env RETRY_BACKOFF, default 5s)')
-    .option('--sandbox <mode>', 'contain the code the agents run: auto (bubblewrap when it works), required, off (env AUTOTEAM_SANDBOX)')
+    .option('--sandbox <mode>', 'contain the code the agents run: auto (bubblewrap when it works), required, off; default auto (env AUTOTEAM_SANDBOX)')
     .option('--allow-network <stages>', "let executed code use the network: 'all', or a comma list of stages (env AUTOTEAM_ALLOW_NETWORK)")
     .option('--remote <url>', 'pipelines branch from and push to this git remote (any git URL), so folders on other machines can work it (config repository.remote)')
     .option('--no-agents-md', "leave the repository's AGENTS.md / CLAUDE.md files out of the teammates' instructions (config agentsMd.enabled)")

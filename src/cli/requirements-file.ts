@@ -21,7 +21,9 @@ export function requirementsFrom(args: readonly string[], files: unknown, comman
   const empty = args.findIndex((arg) => !arg.trim());
   if (empty >= 0) throw new UsageError(`a requirement cannot be empty${args.length === 1 ? '' : `: requirement ${empty + 1} of the ${args.length} given is blank`}`);
   const given: Array<{ text: string; from: string }> = args.map((text, index) => ({ text, from: `requirement ${index + 1}` }));
-  for (const file of files === undefined ? [] : Array.isArray(files) ? files : [files]) given.push(...linesOf(String(file) === '-' ? '-' : path.resolve(String(file))));
+  const list = (files === undefined ? [] : Array.isArray(files) ? files : [files]).map(String);
+  if (list.filter((file) => file === '-').length > 1) throw new UsageError('--file - is given more than once: standard input is read once');
+  for (const file of list) given.push(...linesOf(file === '-' ? '-' : path.resolve(file)));
   if (given.length === 0) throw new UsageError(`missing required argument 'requirement' (or --file <path>, one a line)${command ? tookTheRequirement(command) : ''}`);
   const first = new Map<string, string>();
   for (const { text, from } of given) {
@@ -50,6 +52,8 @@ function tookTheRequirement(command: Command): string {
 /** The requirements of one file (`-`: standard input), each with where it is: `reqs.txt line 5`. */
 function linesOf(where: string): Array<{ text: string; from: string }> {
   const name = where === '-' ? 'standard input' : path.basename(where);
+  // A terminal is not read to its end (Ctrl+D) here: the requirements are piped in or in a file.
+  if (where === '-' && process.stdin.isTTY) throw new UsageError('--file -: standard input is a terminal: pipe the requirements in (cat reqs.txt | autoteam run --file -), or give them as arguments or in a file');
   let bytes: Buffer;
   try {
     bytes = fs.readFileSync(where === '-' ? 0 : where);

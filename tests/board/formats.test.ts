@@ -60,7 +60,7 @@ describe('hand-written files', () => {
     expect(JSON.parse(fs.readFileSync(path.join(root, '.team', 'config.json'), 'utf8'))).not.toHaveProperty('team_name');
     // A team_name that is not a string is named in the error, not silently dropped.
     fs.writeFileSync(path.join(root, '.team', 'config.json'), JSON.stringify({ team_name: 5 }));
-    expect(() => registry.read()).toThrow(/config\.json: .*team_name: Invalid input: expected string, received number; fix it/);
+    expect(() => registry.read()).toThrow(/config\.json: .*team_name: a string is expected, not a number; fix it/);
     fs.rmSync(path.join(root, '.team', 'config.json'));
     fs.mkdirSync(path.join(root, '.team', 'config.json'));
     expect(() => registry.read()).toThrow(/config\.json: is a folder, not a file; fix it/);

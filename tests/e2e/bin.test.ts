@@ -74,6 +74,11 @@ describe('the built command', () => {
       ['--max-attempts', DEFAULT_TEAMMATE_SETTINGS.maxAttempts],
     ];
     for (const [flag, value] of defaults) expect(help, flag).toMatch(new RegExp(`${flag} <n> [^;]*; default ${value} \\(env`));
+    const seconds = (ms: number) => `${ms / 1000}s`;
+    for (const [flag, value] of [['--poll-interval', seconds(DEFAULT_TEAMMATE_SETTINGS.pollMs)], ['--idle-timeout', seconds(DEFAULT_TEAMMATE_SETTINGS.idleTimeoutMs)], ['--command-timeout', seconds(DEFAULT_TEAMMATE_SETTINGS.commandTimeoutMs)]]) {
+      expect(help, flag).toMatch(new RegExp(`${flag} <duration> .*?; default ${value} \\(env`));
+    }
+    expect(help).toMatch(new RegExp(`--sandbox <mode> .*?; default ${DEFAULT_TEAMMATE_SETTINGS.sandbox.mode} \\(env`));
     const worker = spawnSync(cliEntry, ['worker', '--help'], { encoding: 'utf8', env: cleanEnv() }).stdout.replace(/\s+/g, ' ');
     expect(worker).toMatch(/--role <role> analyst, engineer, reviewer, a role of your own stages, or any/);
   });

@@ -94,15 +94,15 @@ describe('autoteam.config.json', () => {
     for (const [config, error] of cases) expect(() => loadProjectConfig(folder(config)), JSON.stringify(config)).toThrow(error);
   });
 
-  it('tasks and events still read the board under a broken config, and warn of it once on stderr; status refuses it', async () => {
+  it('tasks, show and events still read the board under a broken config, and warn of it once on stderr; status refuses it', async () => {
     const dir = folder({ limits: { maxRevison: 2 } });
-    const warning = /^autoteam: warning: .*autoteam\.config\.json: limits: Unrecognized key: "maxRevison" — did you mean limits\.maxRevisions\? \(the REPL, run, post and worker refuse to start until it is mended\)$/m;
+    const warning = /^autoteam: warning: .*autoteam\.config\.json: limits: Unrecognized key: "maxRevison" — did you mean limits\.maxRevisions\? \(the commands that run or change the team, such as run, post, status and the REPL, refuse it until it is mended\)$/m;
     const posted = await runCli(['post', 'Write a word counter', '--dir', dir], { cwd: dir });
     expect(posted.code, describeRun(posted)).toBe(2);
     fs.writeFileSync(path.join(dir, CONFIG_FILE), '{}');
     expect((await runCli(['post', 'Write a word counter', '--dir', dir], { cwd: dir })).code).toBe(0);
     fs.writeFileSync(path.join(dir, CONFIG_FILE), JSON.stringify({ limits: { maxRevison: 2 } }));
-    for (const args of [['tasks'], ['tasks', '--json'], ['events']]) {
+    for (const args of [['tasks'], ['tasks', '--json'], ['show', '1'], ['events']]) {
       const run = await runCli([...args, '--dir', dir], { cwd: dir });
       expect(run.code, describeRun(run)).toBe(0);
       expect(run.stderr.match(new RegExp(warning.source, 'gm')), describeRun(run)).toHaveLength(1);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CliChild } from '../helpers/cli-child.js';
 import { playbookAnswer } from '../../src/core/model/scripted/playbook.js';
-import { DOWNLOADS_REQUIREMENT, describeRun, readTasks, runCli, tempBoard } from '../helpers/pipeline-cli.js';
+import { cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, describeRun, readTasks, runCli, tempBoard } from '../helpers/pipeline-cli.js';
 import { personGit } from '../helpers/person-git.js';
 import { waitUntil } from '../helpers/repl-session.js';
 
@@ -248,6 +248,12 @@ describe('autoteam post', () => {
     expect(piped.code, describeRun(piped)).toBe(0);
     expect(piped.stdout).toMatch(/^posted pipeline #4: [^\n]*\nposted pipeline #5: /);
     expect(piped.stderr.split('\n').filter((line) => line.startsWith('note:'))).toEqual(['note: standard input line 3 repeats standard input line 2: it becomes a pipeline of its own, worked again']);
+    // Standard input is read once, and not from a terminal (`script` gives the command one).
+    const twice = await runCli(['post', '--file', '-', '--file', '-'], { cwd: repo, input: `${WORDCOUNT_REQUIREMENT}\n` });
+    expect([twice.code, twice.stderr.trim()]).toEqual([2, 'autoteam: --file - is given more than once: standard input is read once']);
+    const terminal = spawnSync('script', ['-qec', `${process.execPath} ${cliEntry} post --file -`, '/dev/null'], { cwd: repo, env: cleanEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect([terminal.status, terminal.stdout.trim()]).toEqual([2, 'autoteam: --file -: standard input is a terminal: pipe the requirements in (cat reqs.txt | autoteam run --file -), or give them as arguments or in a file']);
+    expect(readTasks(repo)).toHaveLength(5);
   });
 
   it.runIf(python)('beside a running REPL lead: the post takes no lease and the lead\'s team works it', async () => {

@@ -132,6 +132,7 @@ describe('the web board server', () => {
     };
     expect((await act('/api/requirements', { text: 'Count words in a file' })).status).toBe(200);
     expect(await act('/api/requirements', {})).toMatchObject({ status: 400, body: { error: 'text: missing (a string is expected)' } });
+    expect(await act('/api/requirements', { text: 5 })).toMatchObject({ status: 400, body: { error: 'text: a string is expected, not a number' } });
     // Only where the command line may start one: a review with nothing submitted is refused.
     expect(await act('/api/requirements', { text: 'Count words', stage: 'review' })).toMatchObject({ status: 400, body: { error: "stage: a pipeline cannot start at 'review' (it starts at one of requirements, implementation)" } });
     expect(board.tasks.list()).toHaveLength(1);

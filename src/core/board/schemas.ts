@@ -140,12 +140,13 @@ export const TeamConfigSchema = z.preprocess(
 
 export type TeamConfig = z.infer<typeof TeamConfigSchema>;
 
-/** Zod's words for a field left out (`Invalid input: expected string, received undefined`) as a person says it. */
+/** Zod's words for a field left out or of the wrong type (`Invalid input: expected string, received undefined`) as a person says them. */
 export function plainZodMessage(message: string): string {
-  const missing = /^Invalid input: expected (\w+), received undefined$/.exec(message);
-  if (!missing) return message;
-  const expected = missing[1]!;
-  return `missing (${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected} is expected)`;
+  const wrong = /^Invalid input: expected (\w+), received (\w+)$/.exec(message);
+  if (!wrong) return message;
+  const a = (word: string) => `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`;
+  const [, expected, received] = wrong as unknown as [string, string, string];
+  return received === 'undefined' ? `missing (${a(expected)} is expected)` : `${a(expected)} is expected, not ${received === 'null' ? 'null' : a(received)}`;
 }
 
 /**
