@@ -41,7 +41,7 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
         stages: StageRegistry.from(project.stages),
         ...repo,
         ...(typeof options.startStage === 'string' ? { startStage: options.startStage as Stage } : {}),
-        notice: (text) => console.error(`autoteam: ${text}`),
+        notice: (text) => console.error(`note: ${text}`),
         ...(remote !== undefined ? { remote: { remote, ...(project.repository?.base ? { base: project.repository.base } : {}) } } : {}),
       });
       if (options.json) {

@@ -163,6 +163,6 @@ describe('a remote that cannot be used', () => {
     const none = await runCli(['post', '--dir', board, 'Write a word counter'], { cwd: board });
     expect(none.code, describeRun(none)).toBe(0);
     expect(none.stdout).toMatch(/^posted pipeline #3: task #3 \(requirements\) — Analyse: Write a word counter$/m);
-    expect(none.stderr).toContain(`autoteam: pipeline #2 of this board branches on the remote ${bare}, and this folder names no remote: these pipelines work in a folder (workspace/<n>); give --remote (or repository.remote in autoteam.config.json) to branch them there`);
+    expect(none.stderr).toContain(`note: pipeline #2 of this board branches on the remote ${bare}, and this folder names no remote: these pipelines work in a folder (workspace/<n>); give --remote (or repository.remote in autoteam.config.json) to branch them there`);
   });
 });

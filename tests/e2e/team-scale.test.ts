@@ -247,7 +247,11 @@ describe('autoteam post', () => {
     const piped = await runCli(['post', '--file', '-'], { cwd: repo, input: `# from a pipe\n${WORDCOUNT_REQUIREMENT}\n${WORDCOUNT_REQUIREMENT.toUpperCase()}\n` });
     expect(piped.code, describeRun(piped)).toBe(0);
     expect(piped.stdout).toMatch(/^posted pipeline #4: [^\n]*\nposted pipeline #5: /);
-    expect(piped.stderr.split('\n').filter((line) => line.startsWith('note:'))).toEqual(['note: standard input line 3 repeats standard input line 2: it becomes a pipeline of its own, worked again']);
+    // Its notes (the repository it works on, the repeat) are `note:` lines on stderr, not errors.
+    expect(piped.stderr.trim().split('\n')).toEqual([
+      'note: standard input line 3 repeats standard input line 2: it becomes a pipeline of its own, worked again',
+      expect.stringMatching(/^note: on your repository .* \(main at [0-9a-f]{7}\): each pipeline works in its own worktree and branch autoteam\/<n>-…$/),
+    ]);
     // Standard input is read once, and not from a terminal (`script` gives the command one).
     const twice = await runCli(['post', '--file', '-', '--file', '-'], { cwd: repo, input: `${WORDCOUNT_REQUIREMENT}\n` });
     expect([twice.code, twice.stderr.trim()]).toEqual([2, 'autoteam: --file - is given more than once: standard input is read once']);
