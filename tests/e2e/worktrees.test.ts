@@ -327,6 +327,20 @@ describe('merging leaves the person in charge', () => {
     expect(fs.existsSync(path.join(repo, '.git', 'MERGE_HEAD'))).toBe(false);
   });
 
+  it("a fast-forward over a file of the person's is refused by git, saying that nothing was merged", async () => {
+    const { mergeBranch } = await import('../../src/core/git/worktree.js');
+    const repo = diverged();
+    // main is behind feature: a merge would fast-forward it.
+    git(repo, 'reset', '-q', '--hard', git(repo, 'merge-base', 'main', 'feature'));
+    const changed = git(repo, 'diff', '--name-only', 'main', 'feature').split('\n')[0]!;
+    fs.writeFileSync(path.join(repo, changed), 'mine, not committed\n');
+    const head = git(repo, 'rev-parse', 'HEAD');
+    const error = await mergeBranch(repo, 'feature', 'Merge feature').catch((e: Error) => e);
+    expect(String(error)).toMatch(new RegExp(`git merge --ff-only feature failed: .*would be overwritten by merge.*${changed.replace('.', '\\.')}.* \\(nothing was merged: your branch and files are as they were\\)$`));
+    expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
+    expect(fs.readFileSync(path.join(repo, changed), 'utf8')).toBe('mine, not committed\n');
+  });
+
   it('a branch the person already merged by hand is recognised, not refused', async () => {
     const { mergeBranch } = await import('../../src/core/git/worktree.js');
     const repo = diverged();

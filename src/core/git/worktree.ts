@@ -200,8 +200,9 @@ export async function mergeBranch(repoTop: string, branch: string, message: stri
   // Merged by hand already (say, after a conflict): nothing to do but say so.
   if (await isAncestor(branch, 'HEAD')) return { into, how: 'already merged', commit: (await git(repoTop, ['rev-parse', 'HEAD'])).stdout.trim() };
   if (await isAncestor('HEAD', branch)) {
-    // git refuses (and changes nothing) when the person's uncommitted changes are in the way.
-    await git(repoTop, ['merge', '--ff-only', '-q', branch], { env: personEnv() });
+    // git refuses (and changes nothing) when the person's uncommitted changes are in the way: said so.
+    const forward = await git(repoTop, ['merge', '--ff-only', '-q', branch], { env: personEnv(), allowFailure: true });
+    if (forward.exitCode !== 0) throw new GitError(`git merge --ff-only ${branch}`, `${gitMessage(forward.stderr, forward.stdout)} (nothing was merged: your branch and files are as they were)`, forward.exitCode);
     return { into, how: 'fast-forward', commit: (await git(repoTop, ['rev-parse', 'HEAD'])).stdout.trim() };
   }
   const trial = await git(repoTop, ['merge-tree', '--write-tree', '--name-only', '--no-messages', 'HEAD', branch], { allowFailure: true });
