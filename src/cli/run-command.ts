@@ -144,10 +144,11 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     const own = typed.findIndex((line) => addressedTo(line)?.pipeline === question.pipeline);
     const at = own >= 0 ? own : typed.findIndex((line) => addressedTo(line) === null);
     if (at < 0) return false;
-    const [line] = typed.splice(at, 1);
-    const named = addressedTo(line!) ? null : /^#(\d+)\s/.exec(line!)?.[1];
+    const line = typed.splice(at, 1)[0]!;
+    const addressed = addressedTo(line);
+    const named = addressed ? null : /^#(\d+)\s/.exec(line)?.[1];
     if (named) log(`note: #${named} names no pipeline of this run (${pipelines.map((id) => `#${id}`).join(', ')}): the whole line, as typed, answers pipeline #${question.pipeline}'s question`);
-    void session.answer(addressedTo(line!)?.text ?? line!, question.questionId).catch(() => undefined);
+    void session.answer(addressed?.text ?? line, question.questionId).catch(() => undefined);
     return true;
   };
   input?.on('line', (line) => {

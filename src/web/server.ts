@@ -10,7 +10,7 @@ import { readBody, RequestError } from './body.js';
 import { LiveFeed } from './feed.js';
 import { isLoopback, newToken, WebGuard } from './guard.js';
 import { pipelineView } from './views.js';
-import { plainZodMessage } from '../core/board/schemas.js';
+import { describeZodError } from '../core/board/schemas.js';
 
 export interface WebBoardOptions {
   controls: LeadControls;
@@ -220,8 +220,7 @@ function escapeHtml(text: string): string {
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  throw new RequestError(400, `${issue.path.join('.') || 'body'}: ${plainZodMessage(issue.message)}`);
+  throw new RequestError(400, describeZodError(result.error, undefined, { root: 'body', max: 1 }));
 }
 
 /** The one page: the client app, the CSRF token in a meta tag (never in a cookie). */

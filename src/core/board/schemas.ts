@@ -141,7 +141,7 @@ export const TeamConfigSchema = z.preprocess(
 export type TeamConfig = z.infer<typeof TeamConfigSchema>;
 
 /** Zod's words for a field left out or of the wrong type (`Invalid input: expected string, received undefined`) as a person says them. */
-export function plainZodMessage(message: string): string {
+function plainZodMessage(message: string): string {
   const wrong = /^Invalid input: expected (\w+), received (\w+)$/.exec(message);
   if (!wrong) return message;
   const a = (word: string) => `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`;
@@ -151,11 +151,19 @@ export function plainZodMessage(message: string): string {
 
 /**
  * Formats a zod error as `field.path: message; …` so the reader sees which field is wrong; `hint`
- * adds to an issue's own text (a "did you mean").
+ * adds to an issue's own text (a "did you mean"). `prefix` goes before every path (`hooks.…`), `root`
+ * names an issue of the whole value, and at most `max` issues are said.
  */
-export function describeZodError(error: z.ZodError, hint: (issue: z.core.$ZodIssue) => string = () => ''): string {
+export function describeZodError(
+  error: z.ZodError,
+  hint: (issue: z.core.$ZodIssue) => string = () => '',
+  { prefix = [], root = '(root)', max = 5 }: { prefix?: readonly PropertyKey[]; root?: string; max?: number } = {},
+): string {
   return error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${plainZodMessage(issue.message)}${hint(issue)}`)
+    .slice(0, max)
+    .map((issue) => {
+      const at = [...prefix, ...issue.path].map(String).join('.');
+      return `${at || root}: ${plainZodMessage(issue.message)}${hint(issue)}`;
+    })
     .join('; ');
 }

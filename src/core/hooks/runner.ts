@@ -5,7 +5,7 @@ import { compileMatcher, DEFAULT_HOOK_TIMEOUT_S, type HookCommand, type HooksCon
 import { type HookProcessResult, runHookProcess } from './hook-process.js';
 import { jsonBlock } from './json-output.js';
 import { type HookPayloads, hookInput, matchTarget } from './payload.js';
-import { plainZodMessage } from '../board/schemas.js';
+import { describeZodError } from '../board/schemas.js';
 
 export type HookDecision = 'allow' | 'block' | 'warn';
 
@@ -79,7 +79,7 @@ export class HookRunner {
   ) {
     const parsed = HooksConfigSchema.safeParse(config ?? {});
     if (!parsed.success) {
-      throw new ConfigError(parsed.error.issues.map((issue) => `${['hooks', ...issue.path].join('.')}: ${plainZodMessage(issue.message)}`).join('; '));
+      throw new ConfigError(describeZodError(parsed.error, undefined, { prefix: ['hooks'], max: Infinity }));
     }
     this.cwd = path.resolve(options.cwd);
     for (const [event, groups] of Object.entries(parsed.data) as Array<[HookEventName, NonNullable<(typeof parsed.data)[HookEventName]>]>) {

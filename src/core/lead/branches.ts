@@ -21,8 +21,7 @@ interface Branch {
   holder: Task;
 }
 
-function branchOf(board: TaskBoard, id: number): Branch {
-  const tasks = board.list().filter((task) => task.pipeline === id);
+function branchOf(board: TaskBoard, id: number, tasks = board.list().filter((task) => task.pipeline === id)): Branch {
   if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${id}`, 'NOT_FOUND');
   const holders = tasks.filter((task) => task.artifacts.git);
   const holder = holders.find((task) => task.artifacts.git?.commit) ?? holders.at(-1);
@@ -52,10 +51,11 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
 
 /** Merges an approved pipeline's branch into the person's current branch, then removes its worktree and branch. */
 export async function mergePipeline(board: TaskBoard, id: number, by: string): Promise<string> {
+  const tasks = board.list().filter((task) => task.pipeline === id);
   // Merged before (by the queue, or a merge given twice): done already, which is not a mistake.
-  const merged = board.list().find((task) => task.pipeline === id && task.artifacts.outcome?.action === 'merged')?.artifacts.outcome;
+  const merged = tasks.find((task) => task.artifacts.outcome?.action === 'merged')?.artifacts.outcome;
   if (merged) return `pipeline #${id} was already merged into ${merged.into}${merged.commit ? ` at ${merged.commit.slice(0, 12)}` : ''}: nothing to do`;
-  const { tasks, git, holder } = branchOf(board, id);
+  const { git, holder } = branchOf(board, id, tasks);
   const status = pipelineStatus(tasks);
   // A merge into the person's checked-out branch, unchecked, cannot move a base others share: the queue's rebase, re-check and leased push can.
   if (git.remote) throw new AutoteamError(`pipeline #${id}'s branch ${git.branch} lives on the remote ${git.remote}, and so does its base: the merge queue merges it there (autoteam merge --queue, or /merge all), rebased onto the base's tip, checked again and pushed`, 'USAGE');

@@ -6,7 +6,7 @@ import { BUILTIN_PROVIDERS } from './providers/registry.js';
 import type { ProviderRegistry } from './registry.js';
 import { type AnySpec, isWrapper, type ModelSpec, type ProviderSpec, providerSpec } from './spec.js';
 import type { ModelClient } from './types.js';
-import { plainZodMessage } from '../board/schemas.js';
+import { describeZodError } from '../board/schemas.js';
 
 export { type AnySpec, type ModelSpec, type ProviderSpec, providerSpec } from './spec.js';
 
@@ -18,8 +18,7 @@ export function settingsOf(spec: ProviderSpec, registry: ProviderRegistry = BUIL
   const parsed = provider.settingsSchema.safeParse(rest);
   if (!parsed.success) {
     // Paths and messages only: a setting's value may be a key.
-    const issues = parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.length ? issue.path.join('.') : '(settings)'}: ${plainZodMessage(issue.message)}`);
-    throw new ConfigError(`${spec.kind} settings: ${issues.join('; ')}`);
+    throw new ConfigError(`${spec.kind} settings: ${describeZodError(parsed.error, undefined, { root: '(settings)' })}`);
   }
   return { provider, settings: parsed.data as object };
 }
