@@ -3,7 +3,6 @@ import type { Pipeline } from '../core/stages/pipeline.js';
 import { AutoteamError, serializeError } from '../core/errors.js';
 import type { LeadApi } from '../core/lead/lead-api.js';
 import { formatSpend } from '../core/lead/spend.js';
-import { resolveModelChoice } from '../core/model/config.js';
 import type { ActivityView, Tone } from './activity.js';
 import { formatBoard, formatMember, shutDownLines, wrapWords } from './format.js';
 import { inboxText } from './inbox-text.js';
@@ -268,7 +267,7 @@ export const COMMANDS: readonly Command[] = [
         return;
       }
       if (!choice || rest.length) throw new AutoteamError('usage: /model <role> <model>  (offline, anthropic, openai, <provider>:<model id>, or a model id)', 'USAGE');
-      io.session.setModel(role, resolveModelChoice(choice, process.env));
+      io.session.setModel(role, choice);
       io.print(`${role}: next tasks on ${io.session.modelOf(role)}`);
     },
   },

@@ -80,6 +80,9 @@ describe('/model', () => {
     expect(out.at(-1)).toMatch(/^Models \(next tasks\):\n {2}other roles +offline scripted model/);
     await runLine('/model wizard offline', io);
     expect(out.at(-1)).toMatch(/^error: unknown role 'wizard' \(roles: analyst, engineer, reviewer/);
+    // The role is checked first: a wrong role and a wrong model name the role.
+    await runLine('/model wizard frob:large', io);
+    expect(out.at(-1)).toMatch(/^error: unknown role 'wizard' \(roles: analyst, engineer, reviewer/);
     await runLine('/model engineer frob:large', io);
     expect(out.at(-1)).toBe("error: unknown provider 'frob' (providers: anthropic, openai, offline; a model id with a colon goes after its provider, e.g. openai:frob:large)");
     await runLine('/model engineer opnai:gpt-4.1', io);

@@ -120,7 +120,7 @@ function fakeLead() {
       return { id: 'm1', type: 'message', from: 'lead', to: teammate, content: text, at: NOW } as never;
     },
     setModel(role, model) {
-      record('setModel', role, model.kind);
+      record('setModel', role, typeof model === 'string' ? model : model.kind);
     },
     spawn(name, role) {
       record('spawn', name, role);

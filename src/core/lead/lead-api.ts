@@ -113,8 +113,11 @@ export interface LeadApi extends LeadControls {
   ask(text: string): Promise<string>;
   /** Sends one teammate a message from the lead (refused for a name not on the team). */
   message(teammate: string, text: string): Promise<Message>;
-  /** Teammates of `role` work their next tasks on `model`. */
-  setModel(role: string, model: ModelSpec): void;
+  /**
+   * Teammates of `role` work their next tasks on `model`: a spec, or a choice as a person types it
+   * (`offline`, `openai:gpt-4.1`), resolved once the role is known to be one.
+   */
+  setModel(role: string, model: ModelSpec | string): void;
   /** Starts a teammate in its own thread. */
   spawn(name: string, role: string, prompt?: string): void;
   /** The shutdown protocol for one teammate (bounded wait, then stop); null when it was not running. */

@@ -6,6 +6,7 @@ import type { Message, Stage, Task } from '../board/schemas.js';
 import { askToShutDown, type TeammateExit } from '../agent/manager.js';
 import { AutoteamError, serializeError, UnknownRecipientError } from '../errors.js';
 import { StageRegistry } from '../stages/stage-registry.js';
+import { resolveModelChoice } from '../model/config.js';
 import { type ModelSpec, pricer } from '../model/factory.js';
 import type { ModelClient } from '../model/types.js';
 import { DEFAULT_MAX_REQUEST_TOKENS } from '../agent/request-size.js';
@@ -316,8 +317,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   /** The task in hand finishes on the old model; a recording stays recording, a replay refuses (TeamModels.change). */
-  setModel(role: string, spec: ModelSpec): void {
+  setModel(role: string, model: ModelSpec | string): void {
     this.pipelines.stages.checkRole(role);
+    const spec = typeof model === 'string' ? resolveModelChoice(model, process.env) : model;
     this.team.setModel(role, this.models.change(role, spec));
   }
 
