@@ -35,3 +35,10 @@ export function closestWord(word: string, candidates: readonly string[]): string
   const [best] = candidates.map((candidate) => ({ candidate, edits: distance(word, candidate) })).sort((a, b) => a.edits - b.edits);
   return best && best.edits <= Math.min(2, Math.floor(word.length / 2)) ? best.candidate : null;
 }
+
+/** `unknown role 'enginer' — did you mean engineer? (roles: …)`: how every check of a role names a slip. */
+export function unknownRole(role: string, known: Iterable<string>): string {
+  const roles = [...known];
+  const near = closestWord(role, roles);
+  return `unknown role '${role}'${near ? ` — did you mean ${near}?` : ''} (roles: ${roles.join(', ')})`;
+}

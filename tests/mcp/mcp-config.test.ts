@@ -55,6 +55,7 @@ describe('mcpServers in autoteam.config.json', () => {
     [{ x: { type: 'http', url: 'http://h/mcp', command: 'a' } }, /mcpServers\.x\.command: an http server has a url and headers, not command/],
     [{ x: { type: 'http', url: 'ftp://h/mcp' } }, /mcpServers\.x\.url: 'ftp:\/\/h\/mcp' is not an http\(s\) URL/],
     [{ x: { command: 'a', roles: ['tester'] } }, /mcpServers\.x\.roles\.0: unknown role 'tester' \(roles: any, analyst, engineer, reviewer\)/],
+    [{ x: { command: 'a', roles: ['analist'] } }, /mcpServers\.x\.roles\.0: unknown role 'analist' — did you mean analyst\? \(roles: /],
     [{ x: { command: 'a', roles: ['engineer'], stages: ['review'] } }, /mcpServers\.x\.stages\.0: the review stage is worked by reviewer, which is not in mcpServers\.x\.roles/],
     [{ x: { command: 'a', roles: ['engineer'], stages: ['testing'] } }, /mcpServers\.x\.stages\.0: no stage 'testing' \(stages: requirements, implementation, review, or general\)/],
     [{ 'a__b': { command: 'a' } }, /mcpServers\.a__b: a server name: letters, digits, - and single _/],

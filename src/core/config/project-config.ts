@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { STAGE_NAME, describeZodError } from '../board/schemas.js';
-import { closestWord } from '../words.js';
+import { closestWord, unknownRole } from '../words.js';
 import { ConfigError, describeJsonError } from '../errors.js';
 import { type ModelOverrides, PROVIDERS, resolveModelSpec } from '../model/config.js';
 import type { ModelSpec } from '../model/factory.js';
@@ -235,13 +235,13 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
   }
   warnings.push(...hookMatcherWarnings(data.hooks, [...stageNames]));
   for (const [i, member] of (data.team ?? []).entries()) {
-    if (!roles.has(member.role)) fail(`team.${i}.role: unknown role '${member.role}' (roles: ${[...roles].join(', ')})`);
+    if (!roles.has(member.role)) fail(`team.${i}.role: ${unknownRole(member.role, roles)}`);
   }
   const names = (data.team ?? []).map((m) => m.name);
   const twice = names.find((name, i) => names.indexOf(name) !== i);
   if (twice) fail(`team: the name '${twice}' is given twice`);
   for (const key of Object.keys(data.models ?? {})) {
-    if (key !== 'default' && !roles.has(key)) fail(`models.${key}: not 'default' or a role (unknown role '${key}'; roles: ${[...roles].join(', ')})`);
+    if (key !== 'default' && !roles.has(key)) fail(`models.${key}: not 'default', and ${unknownRole(key, roles)}`);
   }
   const mcpServers = data.mcpServers ? mcpSpecs(data.mcpServers, roles, builtin, stages, env, fail, warnings) : undefined;
   const limitsEnv: Record<string, string> = {};

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { unknownRole } from '../words.js';
 import { checkReferences } from './expand.js';
 
 /**
@@ -84,7 +85,7 @@ export function checkMcpServers(
     if (!MCP_SERVER_NAME.test(name)) fail(`${at}: a server name: letters, digits, - and single _, at most 32 (it is part of mcp__<server>__<tool>)`);
     const roles = entry.roles ?? [];
     roles.forEach((role, i) => {
-      if (!context.roles.has(role)) fail(`${at}.roles.${i}: unknown role '${role}' (roles: ${[...context.roles].join(', ')})`);
+      if (!context.roles.has(role)) fail(`${at}.roles.${i}: ${unknownRole(role, context.roles)}`);
     });
     (entry.stages ?? []).forEach((stage, i) => {
       const worker = stage === 'general' ? null : context.stageRoles.get(stage);

@@ -1,5 +1,5 @@
 import { AutoteamError, ConfigError } from '../errors.js';
-import { closestWord } from '../words.js';
+import { unknownRole } from '../words.js';
 import { BUILTIN_STAGES } from './builtin/index.js';
 import { defineStage, type StageSpec } from './configured-stage.js';
 import type { StageDefinition } from './stage.js';
@@ -97,8 +97,7 @@ export class StageRegistry {
   checkRole(role: string): void {
     const known = this.roles();
     if (known.includes(role)) return;
-    const near = closestWord(role, known);
-    throw new ConfigError(`unknown role '${role}'${near ? ` — did you mean ${near}?` : ''} (roles: ${known.join(', ')})`);
+    throw new ConfigError(unknownRole(role, known));
   }
 }
 
