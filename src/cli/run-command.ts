@@ -309,12 +309,13 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   }
   const after = session.snapshot();
   const wallMs = Date.now() - started;
-  const summaries: RunSummary[] = states.map((state, i) => {
-    const summary = summarize(session, after, state, checkRequirement(options.requirements[i]!), since, (endedAt.get(state.id) ?? Date.now()) - started, spec, options.settings.prices);
+  const summaries: RunSummary[] = [];
+  for (const [i, state] of states.entries()) {
+    const summary = await summarize(session, after, state, checkRequirement(options.requirements[i]!), since, (endedAt.get(state.id) ?? Date.now()) - started, spec, options.settings.prices);
     // A server started for one of this pipeline's tasks, or for none (a message's turn): in its summary.
     const mcp = [...mcpTrouble.values()].filter((trouble) => trouble.pipeline === null || trouble.pipeline === state.id).map(({ pipeline: _, ...trouble }) => trouble);
-    return mcp.length ? { ...summary, mcp } : summary;
-  });
+    summaries.push(mcp.length ? { ...summary, mcp } : summary);
+  }
   // A task file that does not parse is left out of everything above (its usage included): say so.
   for (const problem of after.board.problems) console.error(`autoteam: skipped ${problem}`);
   // `run` follows its own pipeline; work it found on the board and did not see end is not lost.

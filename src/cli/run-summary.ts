@@ -57,10 +57,10 @@ export interface RunSummary {
   wallMs: number;
 }
 
-export function summarize(session: LeadApi, snapshot: LeadSnapshot, state: PipelineState, requirement: string, since: string, wallMs: number, recorded: ModelSpec, prices?: PriceTable): RunSummary {
+export async function summarize(session: LeadApi, snapshot: LeadSnapshot, state: PipelineState, requirement: string, since: string, wallMs: number, recorded: ModelSpec, prices?: PriceTable): Promise<RunSummary> {
   // Only this pipeline's work: the team may also have picked up other open tasks on the board.
   const ids = new Set(state.tasks.map((task) => task.id));
-  const trace = session.workSummary(ids, since);
+  const trace = await session.workSummary(ids, since);
   // Requirements and Q&A are carried from task to task: the most any task of the pipeline holds.
   const most = (count: (task: Task) => number) => Math.max(0, ...state.tasks.map(count));
   const files = new Set<string>();

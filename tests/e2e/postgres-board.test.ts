@@ -118,10 +118,15 @@ describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
         { name: 'analyst', role: 'analyst' },
         { name: 'reviewer', role: 'reviewer' },
       ]);
+      const since = new Date().toISOString();
       const task = await session.post(DOWNLOADS_REQUIREMENT);
       const state = await session.waitForPipeline(task.pipeline!, AbortSignal.timeout(HANG_MS));
       expect(state.status, output).toBe('approved');
       expect(state.tasks.filter((t) => t.stage === 'implementation').map((t) => t.owner)).toEqual(['e2', 'e2']);
+      // The worker's calls are in its own folder's trace, not the lead's: the summary takes them from the board's log.
+      const work = await session.workSummary(new Set(state.tasks.map((t) => t.id)), since);
+      expect(work.roles.find((role) => role.role === 'engineer')).toMatchObject({ agents: ['e2'], tools: expect.objectContaining({ submit_for_review: 2 }) });
+      expect({ calls: work.modelCalls, inputTokens: work.inputTokens, outputTokens: work.outputTokens }).toEqual(state.usage);
       expect(state.tasks.filter((t) => t.stage === 'review').map((t) => t.owner)).toEqual(['reviewer', 'reviewer']);
       const written = path.join(workerDir, 'workspace', '1', 'organize.py');
       const reviewed = path.join(leadDir, 'workspace', '1', 'organize.py');

@@ -60,7 +60,7 @@ function fakeLead() {
     busyReason: () => null,
     fatalModelError: () => null,
     rejectedCounts: async () => ({}),
-    workSummary: () => ({ roles: [], inputTokens: 0, outputTokens: 0, cacheReadTokens: 0 }) as never,
+    workSummary: async () => ({ roles: [], inputTokens: 0, outputTokens: 0, cacheReadTokens: 0 }) as never,
     waitForPipeline: async (id) => lead.stateOf(id),
     lead: 'lead',
     where: '/boards/demo',

@@ -93,8 +93,11 @@ export interface LeadApi extends LeadControls {
   fatalModelError(): { code: string; message: string } | null;
   /** The lead and members whose inbox has had unreadable lines moved aside, with how many. */
   rejectedCounts(): Promise<Record<string, number>>;
-  /** The trace's model calls, tools and tokens per role, since `since` (ISO time), on the tasks `ids`. */
-  workSummary(ids: ReadonlySet<number>, since: string): TraceSummary;
+  /**
+   * The model calls, tools and tokens per role, since `since` (ISO time), on the tasks `ids`: this
+   * process's trace and, for the work of other processes, the board's log (lead/work-summary.ts).
+   */
+  workSummary(ids: ReadonlySet<number>, since: string): Promise<TraceSummary>;
   /** The models, as a person reads them (the header). */
   readonly modelLabel: string;
   /** The models' ids (a JSON summary). */

@@ -13,7 +13,8 @@ import { DEFAULT_MAX_REQUEST_TOKENS } from '../agent/request-size.js';
 import { Pipeline, type PipelineState } from '../stages/pipeline.js';
 import { busyReason, waitForPipeline } from './waiting.js';
 import { Trace } from '../trace/trace.js';
-import { summarizeTrace, type TraceSummary } from '../trace/summary.js';
+import type { TraceSummary } from '../trace/summary.js';
+import { workSummary } from './work-summary.js';
 import { BoardOutage } from '../board/outage.js';
 import { goneReason } from '../board/liveness.js';
 import { isLive } from '../board/team-registry.js';
@@ -257,8 +258,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     if (on) this.desk.answerAll();
   }
 
-  workSummary(ids: ReadonlySet<number>, since: string): TraceSummary {
-    return summarizeTrace(this.trace.read(), (record) => record.at >= since && (record.kind === 'model_call' || record.kind === 'tool_call') && record.task !== null && ids.has(record.task));
+  workSummary(ids: ReadonlySet<number>, since: string): Promise<TraceSummary> {
+    return workSummary(this.trace.read(), this.board.log, this.board.tasks.list().filter((task) => ids.has(task.id)), since);
   }
 
   start(team: readonly TeamMemberSpec[] = DEFAULT_TEAM): Promise<void> {
