@@ -10,6 +10,7 @@ import { type RoleCount, startingTeam } from '../core/lead/team-size.js';
 import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../core/errors.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
+import { replayBoardProblem } from '../core/model/recording.js';
 import type { PipelineState } from '../core/stages/pipeline.js';
 import { checkRequirement } from '../core/stages/requirement.js';
 import { isOpen } from '../core/stages/pipeline-status.js';
@@ -67,6 +68,12 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
   const { model: spec, models } = options.models ?? modelSpecs(process.env, project, options.model ?? {});
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
+  // Refused before anything is posted: a replay that cannot find its calls would leave its pipeline open.
+  const replayProblem = spec.kind === 'replay' ? replayBoardProblem(spec.dir, board.tasks.list()) : null;
+  if (replayProblem) {
+    await board.close();
+    throw new ConfigError(replayProblem);
+  }
   const session: LeadApi = new LeadSession({ rootDir: options.dir, model: spec, models, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
   const started = Date.now();
   const since = new Date(started).toISOString();

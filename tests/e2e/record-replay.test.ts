@@ -94,6 +94,14 @@ describe.runIf(python)('--record then --replay', () => {
     expect(fs.readdirSync(dir)).toEqual(['taken']);
   });
 
+  it('a replay on a board that would number its tasks otherwise (the recorded folder, after the recorded run) is refused before it posts anything', async () => {
+    const before = readTasks(firstDir).length;
+    const replay = await runCli(['run', '--auto', '--replay', recording, '--dir', firstDir, DOWNLOADS_REQUIREMENT], { cwd: firstDir });
+    expect(replay.code, describeRun(replay)).toBe(2);
+    expect(replay.stderr.trim()).toBe(`autoteam: --replay ${recording}: the recording's first task is #1, and this board's next task would be #${before + 1}: a replay finds each call by its task's number, so run it on a board that numbers the tasks as the recorded one did (an empty folder, with --dir)`);
+    expect(readTasks(firstDir)).toHaveLength(before);
+  });
+
   it('a call the recording does not hold stops the run, naming the call', async () => {
     const partial = tempBoard('autoteam-partial-');
     dirs.push(partial);

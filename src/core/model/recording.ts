@@ -88,7 +88,11 @@ export class ReplayModel implements ModelClient {
     const key = this.turns.next(request);
     const file = path.join(this.dir, `${key}.json`);
     if (!fs.existsSync(file)) {
-      throw new ModelError(`the recording in ${this.dir} holds no call ${key}: the run asked something it does not hold (re-record it)`, 'REPLAY_MISSING');
+      const recorded = recordedTaskIds(this.dir);
+      const task = request.agent?.task;
+      // A task the recording never saw: the board numbered this run's tasks otherwise than the recorded one.
+      const numbering = task != null && recorded.length > 0 && !recorded.includes(task) ? `; it holds calls for tasks #${recorded.slice(0, 5).join(', #')}${recorded.length > 5 ? ', …' : ''}, not #${task}: replay on a board that numbers the tasks as the recorded one did (an empty folder for a run recorded on one)` : ': the run asked something it does not hold (re-record it)';
+      throw new ModelError(`the recording in ${this.dir} holds no call ${key}${numbering}`, 'REPLAY_MISSING');
     }
     request.signal?.throwIfAborted();
     const recorded = JSON.parse(fs.readFileSync(file, 'utf8')) as RecordedCall;
@@ -101,6 +105,28 @@ export class ReplayModel implements ModelClient {
     }
     return recorded.response;
   }
+}
+
+/** The ids of the tasks a recording holds calls for, ascending. */
+export function recordedTaskIds(dir: string): number[] {
+  const ids = new Set<number>();
+  for (const name of fs.readdirSync(dir)) {
+    const id = /\.task-(\d+)\./.exec(name)?.[1];
+    if (id) ids.add(Number(id));
+  }
+  return [...ids].sort((a, b) => a - b);
+}
+
+/**
+ * Why a run that posts new tasks cannot replay `dir` on a board holding `tasks`, or null: a replay
+ * finds each call by its task's number, and this board would number the run's first task otherwise
+ * than the recorded board did (a replay in the folder it was recorded in, after the recorded run).
+ */
+export function replayBoardProblem(dir: string, tasks: ReadonlyArray<{ id: number }>): string | null {
+  const [first] = recordedTaskIds(dir);
+  const next = Math.max(0, ...tasks.map((task) => task.id)) + 1;
+  if (first === undefined || first === next) return null;
+  return `--replay ${dir}: the recording's first task is #${first}, and this board's next task would be #${next}: a replay finds each call by its task's number, so run it on a board that numbers the tasks as the recorded one did${first === 1 ? ' (an empty folder, with --dir)' : ''}`;
 }
 
 /**

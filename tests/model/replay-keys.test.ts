@@ -1,0 +1,41 @@
+/**
+ * What a replay says when the recording lacks a call: a task number the recording never saw is the
+ * board numbering its tasks otherwise (a replay where the recorded run already left tasks), not a
+ * recording to make again; and the board check `run` makes before it posts anything.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { recordedTaskIds, replayBoardProblem, ReplayModel } from '../../src/core/model/recording.js';
+import { tempDir } from '../helpers/temp-dirs.js';
+
+function recording(...keys: string[]): string {
+  const dir = tempDir('autoteam-replay-keys-');
+  for (const key of keys) {
+    const call = { key, request: { system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] }, response: { content: [{ type: 'text', text: 'done' }], stopReason: 'end_turn', usage: { inputTokens: 1, outputTokens: 1 }, model: 'm' } };
+    fs.writeFileSync(path.join(dir, `${key}.json`), JSON.stringify(call));
+  }
+  return dir;
+}
+
+const ask = (role: string, task: number) => ({ system: '', messages: [{ role: 'user' as const, content: 'hi' }], tools: [], agent: { name: role, role, stage: null, task, purpose: 'work' as const } });
+
+describe('replay keys', () => {
+  it('a task the recording never saw is said to be numbered otherwise; a missing turn of a known task is a recording to make again', async () => {
+    const dir = recording('analyst.task-1.work.001', 'engineer.task-2.work.001', 'user.task-1.simulated_user.001');
+    expect(recordedTaskIds(dir)).toEqual([1, 2]);
+    await expect(new ReplayModel(dir).create(ask('analyst', 6))).rejects.toThrow(
+      `the recording in ${dir} holds no call analyst.task-6.work.001; it holds calls for tasks #1, #2, not #6: replay on a board that numbers the tasks as the recorded one did (an empty folder for a run recorded on one)`,
+    );
+    const model = new ReplayModel(dir);
+    await model.create(ask('analyst', 1));
+    await expect(model.create(ask('analyst', 1))).rejects.toThrow(`the recording in ${dir} holds no call analyst.task-1.work.002: the run asked something it does not hold (re-record it)`);
+  });
+
+  it("refuses a board whose next task is not the recording's first, and takes one that is", () => {
+    const dir = recording('analyst.task-4.work.001', 'reviewer.task-6.work.001');
+    expect(replayBoardProblem(dir, [])).toBe(`--replay ${dir}: the recording's first task is #4, and this board's next task would be #1: a replay finds each call by its task's number, so run it on a board that numbers the tasks as the recorded one did`);
+    expect(replayBoardProblem(dir, [{ id: 1 }, { id: 3 }])).toBeNull();
+    expect(replayBoardProblem(recording(), [{ id: 9 }])).toBeNull();
+  });
+});
