@@ -21,7 +21,7 @@ interface Branch {
   holder: Task;
 }
 
-function branchOf(board: TaskBoard, id: number, tasks = board.list().filter((task) => task.pipeline === id)): Branch {
+function branchOf(board: TaskBoard, id: number, tasks = board.list().filter((task) => task.pipeline === id), options: { merged?: 'allowed' } = {}): Branch {
   if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${id}`, 'NOT_FOUND');
   const holders = tasks.filter((task) => task.artifacts.git);
   const holder = holders.find((task) => task.artifacts.git?.commit) ?? holders.at(-1);
@@ -32,7 +32,7 @@ function branchOf(board: TaskBoard, id: number, tasks = board.list().filter((tas
     );
   }
   const done = tasks.find((task) => task.artifacts.outcome);
-  if (done) {
+  if (done && !(options.merged === 'allowed' && done.artifacts.outcome!.action === 'merged')) {
     const outcome = done.artifacts.outcome!;
     const what = outcome.action === 'merged' ? `merged into ${outcome.into} (${outcome.commit?.slice(0, 12)})` : 'discarded';
     throw new AutoteamError(`pipeline #${id} was already ${what} by ${outcome.by}`, 'USAGE');
@@ -40,9 +40,21 @@ function branchOf(board: TaskBoard, id: number, tasks = board.list().filter((tas
   return { tasks, git: holder.artifacts.git!, holder };
 }
 
-/** The branch's change against its base, with the list of files first. */
+/**
+ * The branch's change against its base, with the list of files first. Merged, its branch and
+ * worktree are gone: the change as approved, its commit against the base it started from.
+ */
 export async function diffPipeline(board: TaskBoard, id: number): Promise<string> {
-  const { git } = branchOf(board, id);
+  const tasks = board.list().filter((task) => task.pipeline === id);
+  const { git } = branchOf(board, id, tasks, { merged: 'allowed' });
+  const merged = tasks.find((task) => task.artifacts.outcome?.action === 'merged')?.artifacts.outcome;
+  if (merged && git.commit) {
+    const into = `merged into ${merged.into}${merged.commit ? ` at ${merged.commit.slice(0, 12)}` : ''}`;
+    const change = await pipelineDiff(git.repo, git).catch((error: Error) => {
+      throw new AutoteamError(`pipeline #${id} was ${into}, and its approved commit ${git.commit!.slice(0, 12)} cannot be read any more (${error.message})`, 'GIT_ERROR');
+    });
+    return [`pipeline #${id} · ${into} · approved as commit ${git.commit.slice(0, 12)} from ${git.base.slice(0, 12)}`, change.diff.trimEnd() || '(no changes)'].join('\n');
+  }
   const state = git.commit ? `commit ${git.commit.slice(0, 12)}` : 'not committed yet';
   const { files, diff } = await pipelineDiff(git.repo, git);
   const list = files ? ` · ${files.length} file${files.length === 1 ? '' : 's'}: ${files.map((f) => `${f.status} ${f.path}`).join(', ') || 'none'}` : '';
