@@ -190,8 +190,9 @@ export function describeTeamEvent(
       // The lead's words are its reply (`lead: …`), shown by the front end that asked.
       return event.text && event.purpose === 'turn' && event.role !== 'lead' ? { text: saysLine(name(event.agent ?? 'agent'), event.text, view), tone: 'says' } : null;
     case 'tool_call':
-      // A question and a saved requirement are shown as such (question_asked), not as tool lines.
-      if (event.tool === 'ask_clarifying_question' || event.tool === 'save_requirement') return null;
+      // A question and a saved requirement are shown as such (question_asked), not as tool lines; a
+      // call of theirs the runtime refused never becomes one, so it is shown here.
+      if ((event.tool === 'ask_clarifying_question' || event.tool === 'save_requirement') && event.outcome === 'ok') return null;
       return { text: `${who} ${event.tool}${event.outcome === 'ok' ? '' : ' ✗'}: ${event.summary}`, tone: 'activity' };
     case 'question_asked':
       // Which pipeline asks: with several at once (`run` with several requirements), answers go in order.

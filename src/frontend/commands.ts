@@ -1,8 +1,8 @@
 import type { Task } from '../core/board/schemas.js';
 import type { Pipeline } from '../core/stages/pipeline.js';
-import { AutoteamError, serializeError } from '../core/errors.js';
+import { AutoteamError, ModelError, serializeError } from '../core/errors.js';
 import type { LeadApi } from '../core/lead/lead-api.js';
-import { formatSpend } from '../core/lead/spend.js';
+import { formatSpend, type MemberSpend } from '../core/lead/spend.js';
 import type { ActivityView, Tone } from './activity.js';
 import { formatBoard, formatMember, shutDownLines, wrapWords } from './format.js';
 import { inboxText } from './inbox-text.js';
@@ -83,12 +83,10 @@ export const COMMANDS: readonly Command[] = [
     help: 'who is on the team and what each one is doing',
     run: (_args, io) => {
       const { team, spend, models } = io.session.snapshot();
-      const lines = [`team ${team.name} — lead: ${team.lead}${spend.total.calls ? ` · spent ${formatSpend(spend.total, models.offline)}` : ''}`];
-      for (const member of team.members) {
-        // The model only for teammates this session runs: another process's may run on another.
-        const model = member.running && !models.offline ? ` · ${member.model}` : '';
-        lines.push(`  ${formatMember(member)}${member.spend.calls ? ` [${formatSpend(member.spend, models.offline)}]` : ''}${model}`);
-      }
+      const spent = (of?: MemberSpend) => (of?.calls ? ` [${formatSpend(of, models.offline)}]` : '');
+      const lines = [`team ${team.name} — lead: ${team.lead}${spent(spend.members[team.lead])}${spend.total.calls ? ` · spent ${formatSpend(spend.total, models.offline)}` : ''}`];
+      // The model only for teammates this session runs: another process's may run on another.
+      for (const member of team.members) lines.push(`  ${formatMember(member)}${spent(member.spend)}${member.running && !models.offline ? ` · ${member.model}` : ''}`);
       if (team.members.length === 0) lines.push('  no teammates (/spawn <name> <role>)');
       io.print(lines.join('\n'));
     },
@@ -384,7 +382,9 @@ export async function runLine(raw: string, io: CommandIO): Promise<Outcome> {
         await io.session.answer(parsed.text);
         return 'continue';
       case 'lead': {
-        const reply = await io.askLead(parsed.text);
+        // The lead's model failed: a requirement typed to it can still go on the board without it.
+        const withPostHint = (error: unknown) => (error instanceof ModelError ? new ModelError(`${error.message} (a requirement goes on the board without the lead's model: /post <requirement>)`, error.code) : error);
+        const reply = await io.askLead(parsed.text).catch((error: unknown) => Promise.reject(withPostHint(error)));
         // What the lead did on the way (its tool lines, from the log) comes before its answer.
         await io.session.catchUp();
         io.print(`lead: ${reply || '(no reply)'}`, 'reply');

@@ -25,7 +25,13 @@ export type StageBehaviour =
   /** Ends its first turn with text only; after the runtime's nudge, behaves normally. */
   | 'silent-once'
   /** Calls read_inbox forever (never a signal). */
-  | 'spin';
+  | 'spin'
+  /** Calls a tool that does not exist, every turn. */
+  | 'unknown-tool'
+  /** Calls ask_clarifying_question with arguments its schema rejects, every turn. */
+  | 'bad-args'
+  /** Two turns of calls the runtime refuses, then the happy path. */
+  | 'refused-twice';
 
 export interface FakeTeamOptions {
   requirements?: StageBehaviour;
@@ -99,6 +105,14 @@ export function decide(behaviour: StageBehaviour, stage: string, messages: Model
       return nudged(messages) ? normal(stage, done, messages) : [text('I think I am done.')];
     case 'spin':
       return [use('read_inbox', {})];
+    case 'unknown-tool':
+      return [use('frobnicate', { how: 'hard' })];
+    case 'bad-args':
+      return [use('ask_clarifying_question', { nonsense: 1 })];
+    case 'refused-twice': {
+      const refused = messages.filter((m) => m.role === 'user' && Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_result' && b.is_error)).length;
+      return refused < 2 ? [use('frobnicate', {})] : normal(stage, done - 2, messages);
+    }
   }
 }
 

@@ -176,6 +176,27 @@ describe('safety valves', () => {
     expect(failureNotice(run)).toContain(reason);
   });
 
+  it('a model whose every call is refused (an unknown tool, arguments the schema rejects) ends the attempt after 3 turns; each attempt backs off, then the task fails', async () => {
+    for (const [behaviour, last] of [
+      ['unknown-tool', "unknown tool 'frobnicate'"],
+      ['bad-args', 'Invalid arguments for ask_clarifying_question: question: missing (a string is expected)'],
+    ] as const) {
+      const run = await runValve({ requirements: behaviour }, { maxAttempts: 2, retryBaseMs: 100, retryMaxMs: 200 });
+      const reason = `no teammate finished it: the model's tool calls were refused 3 turns in a row (last: ${last}) (attempt 2 of 2, MAX_ATTEMPTS)`;
+      expect(run.state).toMatchObject({ status: 'failed', reason });
+      // Three turns an attempt, with a back-off between the attempts: never the 30 turns of the limit.
+      expect(run.log.filter((call) => call.stage === 'requirements')).toHaveLength(6);
+      expect(run.state.tasks[0]!.history.map((entry) => entry.event)).toEqual(['created', 'claimed', 'retry_later', 'claimed', 'failed']);
+      expect(failureNotice(run)).toContain(reason);
+    }
+  });
+
+  it('a model that reads the refusals and corrects itself goes on: the pipeline is approved', async () => {
+    const run = await runValve({ requirements: 'refused-twice' });
+    expect(run.state.status).toBe('approved');
+    expect(run.state.tasks[0]!.history.map((entry) => entry.event)).not.toContain('retry_later');
+  });
+
   it('the nudge is enough for an agent that then signals: the pipeline goes on to approval', async () => {
     const run = await runValve({ requirements: 'silent-once' });
     expect(run.state.status).toBe('approved');

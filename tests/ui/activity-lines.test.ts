@@ -102,3 +102,15 @@ describe('lines of several pipelines', () => {
     expect(eventLine(tool(1, 'reviewer'))).toMatch(/ p1 \[reviewer\] run_linter/);
   });
 });
+
+describe('a tool call shown by its own event', () => {
+  const call = (outcome: 'ok' | 'invalid_arguments', summary: string) =>
+    TeamEventSchema.parse({ type: 'tool_call', ts: '2026-12-02T10:00:00.000Z', team: 't', pipeline: 1, task: 1, agent: 'analyst', tool: 'ask_clarifying_question', args: '{"nonsense":1}', outcome, durationMs: 0, summary });
+
+  it('a question asked is its question line, not a tool line; one the runtime refused is a tool line with its reason', () => {
+    expect(describeTeamEvent(call('ok', 'asked'), view)).toBeNull();
+    expect(describeTeamEvent(call('invalid_arguments', 'Invalid arguments for ask_clarifying_question: question: missing (a string is expected). Expected: {question: string}'), view)?.text).toBe(
+      '[analyst] ask_clarifying_question ✗: Invalid arguments for ask_clarifying_question: question: missing (a string is expected). Expected: {question: string}',
+    );
+  });
+});

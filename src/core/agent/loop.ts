@@ -23,7 +23,18 @@ export type LoopOutcome =
   | { kind: 'exit'; reason: string }
   | { kind: 'claimed'; task: Task }
   | { kind: 'max_turns'; turns: number }
+  /** Every tool call of REFUSED_TURNS turns in a row was refused before it ran (see runLoop). */
+  | { kind: 'refused'; reason: string }
   | { kind: 'aborted'; reason: string };
+
+/**
+ * Turns in a row whose every tool call the runtime refused before running it — an unknown tool, or
+ * arguments its schema rejects — that end the loop. Each refusal tells the model the tools or the
+ * schema, so a model that reads them corrects itself in a turn or two; one that repeats itself is in
+ * a loop that would spend the rest of its turns in seconds, with no back-off between them.
+ */
+export const REFUSED_TURNS = 3;
+const REFUSALS: ReadonlySet<ToolOutcomeKind> = new Set(['unknown_tool', 'invalid_arguments']);
 
 export interface LoopEvent {
   kind: 'model' | 'tool';
@@ -103,6 +114,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
   const ceiling = options.maxRequestTokens ?? DEFAULT_MAX_REQUEST_TOKENS;
   let usage = ZERO_USAGE;
   let lastInputTokens = 0;
+  let refusedTurns = 0;
   for (let turn = 0; ; turn++) {
     if (ctx.signal.aborted) return { outcome: { kind: 'aborted', reason: abortReason(ctx.signal) }, turns: turn, usage };
     if (turn >= options.maxTurns) return { outcome: { kind: 'max_turns', turns: turn }, turns: turn, usage };
@@ -195,6 +207,8 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
 
     const results: ToolResultBlock[] = [];
     let signal: { tool: string; value: LoopSignal } | null = null;
+    let refusal: string | null = null;
+    let allRefused = true;
     for (const use of uses) {
       if (signal) {
         results.push({
@@ -205,13 +219,19 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
         });
         continue;
       }
-      const { result, signal: toolSignal } = await runTool(use, byName, options, secrets);
+      const { result, signal: toolSignal, kind } = await runTool(use, byName, options, secrets);
       const content = keepToolOutput(redact(result.content, secrets), use, ctx.workspace, ceiling);
       results.push({ ...result, content });
       if (toolSignal) signal = { tool: use.name, value: toolSignal };
+      if (REFUSALS.has(kind)) refusal = kind === 'unknown_tool' ? `unknown tool '${use.name}'` : firstLine(content).replace(/\. Expected: .*$/, '');
+      else allRefused = false;
     }
     messages.push({ role: 'user', content: results });
     if (signal) return { outcome: signal.value, turns: turn + 1, usage };
+    refusedTurns = allRefused ? refusedTurns + 1 : 0;
+    if (refusedTurns >= REFUSED_TURNS) {
+      return { outcome: { kind: 'refused', reason: `the model's tool calls were refused ${REFUSED_TURNS} turns in a row (last: ${refusal})` }, turns: turn + 1, usage };
+    }
   }
 }
 
@@ -220,7 +240,7 @@ async function runTool(
   byName: ReadonlyMap<string, ToolDefinition>,
   options: LoopOptions,
   secrets: readonly string[],
-): Promise<{ result: ToolResultBlock; signal?: LoopSignal }> {
+): Promise<{ result: ToolResultBlock; signal?: LoopSignal; kind: ToolOutcomeKind }> {
   const started = Date.now();
   const answer = (content: string, isError: boolean, signal?: LoopSignal, kind: ToolOutcomeKind = isError ? 'error' : 'ok', display?: string) => {
     options.trace?.write({
@@ -249,7 +269,7 @@ async function runTool(
     });
     const result: ToolResultBlock = { type: 'tool_result', tool_use_id: use.id, content };
     if (isError) result.is_error = true;
-    return { result, signal };
+    return { result, signal, kind };
   };
 
   // A claim taken over or cancelled meanwhile: nothing more runs for it.

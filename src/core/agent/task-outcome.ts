@@ -91,6 +91,9 @@ export class TaskOutcome {
         return { kind: 'fail', reason: outcome.reason };
       case 'max_turns':
         return { kind: 'fail', reason: `max turns (${this.host.settings.maxTurns}) reached` };
+      case 'refused':
+        // An attempt that looped on refused calls: backed off and tried again, as any unfinished one.
+        return stillMine() ? { kind: 'unfinished', reason: outcome.reason } : { kind: 'none' };
       case 'end_turn':
         if (state.blocked) return { kind: 'unfinished', reason: `a hook blocked completing it: ${state.blocked}` };
         if (!stillMine()) return { kind: 'none' };

@@ -137,15 +137,22 @@ export class LeadAgent {
     const system = leadSystemPrompt(host.hands, place.folder);
     let { outcome } = await this.loop(ctx, system, [...leadTools(host.services), ...leadHands(host.hands)]);
     if (outcome.kind === 'claimed') outcome = await this.work(ctx, system, outcome.task);
+    // Stopped by the runtime, not by an answer: said as such, never as the model's last words.
+    const stopped =
+      outcome.kind === 'max_turns'
+        ? `(stopped after ${outcome.turns} model turns without an answer: /tasks shows what it did)`
+        : outcome.kind === 'refused'
+          ? `(stopped: ${outcome.reason}; /tasks shows what it did)`
+          : null;
     // A conversation must end on the assistant's turn before the next user line.
     const last = this.messages[this.messages.length - 1];
-    if (last?.role === 'user') this.messages.push({ role: 'assistant', content: 'Done.' });
+    if (last?.role === 'user') this.messages.push({ role: 'assistant', content: stopped ?? 'Done.' });
     const reply = this.messages
       .slice(start)
       .filter((m) => m.role === 'assistant')
       .flatMap((m) => (typeof m.content === 'string' ? [m.content] : m.content.flatMap((b) => (b.type === 'text' ? [b.text] : []))))
       .at(-1);
-    return { text: outcome.kind === 'end_turn' ? outcome.text : reply ?? '', outcome };
+    return { text: outcome.kind === 'end_turn' ? outcome.text : stopped ?? reply ?? '', outcome };
   }
 
   cancel(): void {

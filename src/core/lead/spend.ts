@@ -14,8 +14,9 @@ export interface MemberSpend {
 const EMPTY: MemberSpend = { calls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cost: 0 };
 
 /**
- * What each teammate spent, from the usage a thread of this session reports after every model call
- * (compaction included), and from the log's model calls of another process's teammates. Cost comes
+ * What each teammate and the lead spent, from the usage a thread of this session reports after every
+ * model call (compaction included), and from the log's model calls of the lead and of another
+ * process's teammates. Cost comes
  * from the price table; an unpriced model (a local one, the offline model) counts tokens only.
  */
 export class Spend {
@@ -45,13 +46,13 @@ export class Spend {
   }
 
   /**
-   * A model call the board's log holds: counted for a teammate of another process (`autoteam
-   * worker`), whose thread reports to nobody here. This session's own threads report each call
-   * (`add`, with compactions), so `ownThread` keeps theirs from counting twice; the lead's are not a
-   * teammate's.
+   * A model call the board's log holds: counted for the lead (whose turns run on this process's main
+   * thread, which reports to no port) and for a teammate of another process (`autoteam worker`). This
+   * session's own threads report each call (`add`, with compactions), so `ownThread` keeps theirs
+   * from counting twice.
    */
   addLogged(event: TeamEvent, ownThread: (name: string) => boolean): void {
-    if (event.type !== 'model_call' || !event.agent || event.role === 'lead' || ownThread(event.agent)) return;
+    if (event.type !== 'model_call' || !event.agent || ownThread(event.agent)) return;
     this.add(event.agent, event.model, event);
   }
 

@@ -1,0 +1,63 @@
+/**
+ * A lead whose model loops or fails: through a loopback Messages API server (the real SDK path).
+ * Turns of refused calls stop it after three; its turn limit stops it too; either way its reply says
+ * it stopped, never "Done.", and what it spent counts in the session's total. A model error on a line
+ * typed to the lead says how to post the requirement without it.
+ */
+import { describe, expect, it } from 'vitest';
+import { REFUSED_TURNS } from '../../src/core/agent/loop.js';
+import { type CommandIO, runLine } from '../../src/frontend/commands.js';
+import { MessagesServer, ok, toolUseMessage, unauthorized } from '../helpers/messages-server.js';
+import { sessionsOnTempBoards, waitUntil } from '../helpers/repl-session.js';
+
+const made = sessionsOnTempBoards('autoteam-lead-stops-');
+const KEY = 'sk-ant-test-lead-stops-0123456789';
+
+async function leadOn(steps: Parameters<typeof MessagesServer.start>[0]) {
+  const server = await MessagesServer.start(steps);
+  const session = made.session({ rootDir: made.board(), model: { kind: 'anthropic', model: 'claude-test', apiKey: KEY, baseURL: server.url }, repo: false });
+  await session.start([]);
+  return { server, session };
+}
+
+describe('a lead whose model loops or fails', () => {
+  it('stops after three turns of refused calls, says so, and counts what they cost', async () => {
+    const { server, session } = await leadOn(Array.from({ length: 10 }, () => ok(toolUseMessage('frobnicate', { how: 'hard' }))));
+    try {
+      const reply = await session.leadAgent().handle('Write a Python script that counts the words in a text file.');
+      expect(reply.text).toBe("(stopped: the model's tool calls were refused 3 turns in a row (last: unknown tool 'frobnicate'); /tasks shows what it did)");
+      expect(server.requests).toHaveLength(REFUSED_TURNS);
+      // The lead's turns are counted from the log, as the header and /team show them.
+      const spent = await waitUntil(() => session.snapshot().spend.members['lead'], "the lead's spend");
+      await waitUntil(() => session.snapshot().spend.members['lead']!.calls === REFUSED_TURNS || null, 'all three calls');
+      expect(spent.inputTokens).toBeGreaterThan(0);
+      expect(session.snapshot().spend.total.calls).toBe(REFUSED_TURNS);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('at its turn limit, says it stopped rather than "Done."', async () => {
+    const { server, session } = await leadOn(Array.from({ length: 10 }, () => ok(toolUseMessage('list_tasks', {}))));
+    try {
+      const reply = await session.leadAgent().handle('Keep looking at the board.');
+      expect(reply.text).toBe('(stopped after 8 model turns without an answer: /tasks shows what it did)');
+      expect(server.requests).toHaveLength(8);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a model error on a line typed to the lead says how to post it without the lead', async () => {
+    const { server, session } = await leadOn([unauthorized()]);
+    try {
+      const out: string[] = [];
+      const io: CommandIO = { session, print: (text) => out.push(text), askLead: (text) => session.ask(text) };
+      await runLine('Write a Python script that counts the words in a text file.', io);
+      expect(out.at(-1)).toMatch(/^error: .*rejected.*\(a requirement goes on the board without the lead's model: \/post <requirement>\)$/);
+      expect(session.snapshot().tasks).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+});
