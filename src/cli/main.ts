@@ -254,7 +254,7 @@ export function buildProgram(): Command {
   settingsOptions(
     program
       .command('run')
-      .description('post requirements (a pipeline each), let the team work them at once headless, print a summary of each (exit 0 all approved, 1 not)')
+      .description('post requirements (a pipeline each), let the team work them at once headless, print a summary of each (exit 0 all approved, 1 not, 2 a usage, configuration or model error, 130 interrupted)')
       .argument('[requirement...]', 'what you want built; each argument is one requirement (quote it), all worked at once by one team')
       .addOption(requirementsFileOption())
       .option('--auto', 'a simulated user answers the analyst (otherwise questions wait for a person)')

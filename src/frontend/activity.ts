@@ -138,6 +138,12 @@ export function describeExit(exit: TeammateExit): ActivityLine {
 
 /** describeEvent with what a session knows: a task's subject, and where an approved pipeline's files are. */
 export function describeSessionEvent(session: Pick<LeadApi, 'task' | 'snapshot'>, event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'width' | 'pipelineTag'>): ActivityLine | null {
+  // A model error no retry fixes stopped it: its tasks wait, and the line says how to bring it back.
+  if (event.type === 'teammate_exit' && event.exit.why === 'model_error') {
+    const role = session.snapshot().team.members.find((member) => member.name === event.exit.name)?.role;
+    const line = describeExit(event.exit);
+    return { ...line, text: `${line.text} — its tasks wait: once the model's key or name is mended, /spawn ${event.exit.name} ${role ?? '<role>'} (or start autoteam again)` };
+  }
   return describeEvent(
     event,
     view,

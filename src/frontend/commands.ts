@@ -284,7 +284,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'quit',
     args: '',
-    help: 'shut the team down and leave (also Ctrl+C, Ctrl+D)',
+    help: 'shut the team down and leave (also q, exit, quit, Ctrl+C, Ctrl+D)',
     run: () => 'quit',
   },
 ];

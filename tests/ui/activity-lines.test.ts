@@ -114,3 +114,15 @@ describe('a tool call shown by its own event', () => {
     );
   });
 });
+
+describe('a teammate a model error stopped', () => {
+  const session = { task: () => undefined, snapshot: () => ({ team: { members: [{ name: 'analyst', role: 'analyst' }] }, pipelines: [] }) } as never;
+  const exit = (why: 'model_error' | 'idle_timeout', reason: string) => ({ type: 'teammate_exit' as const, exit: { name: 'analyst', kind: 'left' as const, why, code: 0, reason, released: [] } });
+
+  it('says its tasks wait and how to start it again once the key is mended; another leaving is one line', () => {
+    expect(describeSessionEvent(session, exit('model_error', 'model error: ANTHROPIC_API_KEY was rejected'), view)?.text).toBe(
+      "[analyst] left: model error: ANTHROPIC_API_KEY was rejected — its tasks wait: once the model's key or name is mended, /spawn analyst analyst (or start autoteam again)",
+    );
+    expect(describeSessionEvent(session, exit('idle_timeout', 'idle for 60 s'), view)?.text).toBe('[analyst] left: idle for 60 s');
+  });
+});
