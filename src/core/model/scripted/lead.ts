@@ -19,14 +19,21 @@ const REPLACE =
 /** "fix the typo in README", "update config.json": an edit the offline model cannot make up. */
 const VAGUE_EDIT = /\b(?:fix|correct|change|edit|update|rewrite|rename|tidy|clean\s+up)\b.*\b(?:[\w-]+\.[a-z0-9]{1,8}|README|Makefile|Dockerfile|LICENSE)\b/i;
 
+/** "run `ls -la`", "run the command ls -la workspace": a command spelled out, for the lead's bash. */
+const RUN_COMMAND = /^(?:please\s+)?(?:run|execute)\s+(?:the\s+command\s+)?`([^`]+)`\s*\.?$|^(?:please\s+)?(?:run|execute)\s+the\s+command\s+(.+?)\s*$/is;
+
+/** "write a file notes.txt containing hello world", "create the file a.md with the text '# A'". */
+const WRITE_FILE = /^(?:please\s+)?(?:write|create|make)\s+(?:a\s+|the\s+)?(?:new\s+)?file\s+(?:called\s+|named\s+)?[`'"]?([\w./-]+)[`'"]?\s+(?:containing|with\s+the\s+(?:text|content|contents))\s+(.+)$/is;
+
 /** "take task #5", "claim task 5", "do task #5 yourself", "work on task 5". */
 const CLAIM = /^(?:please\s+)?(?:take|claim|do|work\s+on|handle)\s+task\s+#?(\d+)\b/i;
 
 const REPLY_CHARS = 2_000;
 
 /**
- * The offline lead: a question about the work lists the tasks; "what files are here", "show me X"
- * and an exact "replace 'a' with 'b' in X" use its own hands and answer from their real results; an
+ * The offline lead: a question about the work lists the tasks; "what files are here", "show me X",
+ * "run `command`", "write a file X containing …" and an exact "replace 'a' with 'b' in X" use its own
+ * hands and answer from their real results; an
  * edit it cannot spell out itself is declined with how to get it done; "take task #N" claims a
  * general task for the lead; anything else is a requirement and becomes a pipeline.
  */
@@ -51,6 +58,20 @@ export function leadTurn(userText: string, calls: readonly ToolCall[], offered: 
     const file = (replace[1] ?? replace[6])!;
     if (hand('edit_file')) return { text: `Editing ${file}.`, calls: [{ name: 'edit_file', input: { path: file, old_text: replace[3], new_text: replace[5] } }] };
     return turnedOff(`edit ${file}: my file tools are turned off`);
+  }
+  const run = RUN_COMMAND.exec(text);
+  if (run) {
+    const command = (run[1] ?? run[2]!).trim();
+    if (hand('bash')) return { text: `Running \`${command}\`.`, calls: [{ name: 'bash', input: { command } }] };
+    return turnedOff(`run \`${command}\`: my shell tool is turned off`);
+  }
+  const write = WRITE_FILE.exec(text);
+  if (write) {
+    const file = write[1]!;
+    // The words as given, without the quotes around them, and a final line break as files have.
+    const content = `${write[2]!.trim().replace(/^(['"`])([\s\S]*)\1$/, '$2')}\n`;
+    if (hand('write_file')) return { text: `Writing ${file}.`, calls: [{ name: 'write_file', input: { path: file, content } }] };
+    return turnedOff(`write ${file}: my file tools are turned off`);
   }
   const claim = CLAIM.exec(text);
   if (claim) return { text: `Taking task #${claim[1]} myself.`, calls: [{ name: 'claim_task', input: { task_id: Number(claim[1]) } }] };
