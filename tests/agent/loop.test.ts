@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { compactConversation } from '../../src/core/agent/compaction.js';
 import { identityMessages } from '../../src/core/agent/identity.js';
@@ -351,5 +351,36 @@ describe('runLoop', () => {
       built.model.assertDone();
       expect(built.model.requests.every((call) => call.agent?.purpose !== 'compaction')).toBe(true);
     });
+  });
+
+  it('says every modelWaitNoteMs that it still waits for a model call that has not answered, and stops saying it once it has', async () => {
+    const notes: string[] = [];
+    let heard: () => void = () => undefined;
+    const twice = new Promise<void>((resolve) => (heard = resolve));
+    const events = {
+      emit(input: { type: string; text?: string }) {
+        if (input.type !== 'note') return;
+        notes.push(input.text!);
+        if (notes.length === 2) heard();
+      },
+    };
+    // The model answers once the loop has said twice that it waits; the interval is the test's to move.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      let asked: () => void = () => undefined;
+      const calling = new Promise<void>((resolve) => (asked = resolve));
+      const built = setup([async () => (asked(), await twice, [text('Done waiting.')])], { events, modelWaitNoteMs: 30_000 });
+      const running = runLoop(built.options);
+      await calling;
+      vi.advanceTimersByTime(60_000);
+      const result = await running;
+      expect(result.outcome).toEqual({ kind: 'end_turn', text: 'Done waiting.' });
+      expect(notes).toEqual([expect.stringMatching(/^still waiting for the model \(\d+ s so far\)$/), expect.stringMatching(/^still waiting for the model/)]);
+      // Answered: said no more.
+      vi.advanceTimersByTime(120_000);
+      expect(notes).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

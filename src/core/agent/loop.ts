@@ -34,6 +34,9 @@ export type LoopOutcome =
  * a loop that would spend the rest of its turns in seconds, with no back-off between them.
  */
 export const REFUSED_TURNS = 3;
+
+/** How long a model call runs before the loop says it still waits, and how often after that. */
+export const MODEL_WAIT_NOTE_MS = 30_000;
 const REFUSALS: ReadonlySet<ToolOutcomeKind> = new Set(['unknown_tool', 'invalid_arguments']);
 
 export interface LoopEvent {
@@ -79,6 +82,8 @@ export interface LoopOptions {
   events?: { emit(input: EventInput): unknown };
   /** The person's hooks around each tool call (see hooks/runner.ts): a block's reason, or null. */
   gate?: ToolGate;
+  /** How often a model call that has not answered is said to be waited for (default MODEL_WAIT_NOTE_MS). */
+  modelWaitNoteMs?: number;
   /**
    * The most estimated input tokens one request may carry (MAX_REQUEST_TOKENS, default 100,000). A
    * tool result over a quarter of it is cut when it arrives (the whole kept in the workspace), and
@@ -139,6 +144,13 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
     fitRequest({ system, tools: specs, messages }, ceiling);
 
     const started = Date.now();
+    // A call that hangs (an endpoint that accepts and never answers) waits out its timeout and the
+    // provider's retries: said every half minute, so a person does not watch silence for minutes.
+    const waiting = setInterval(() => {
+      const seconds = Math.round((Date.now() - started) / 1000);
+      options.events?.emit({ type: 'note', pipeline: ctx.task?.pipeline ?? null, task: ctx.task?.id ?? null, agent: options.agent.name, role: options.agent.role, text: `still waiting for the model (${seconds} s so far)` });
+    }, options.modelWaitNoteMs ?? MODEL_WAIT_NOTE_MS);
+    waiting.unref();
     let response: ModelResponse;
     try {
       response = await model.create(
@@ -155,6 +167,8 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
     } catch (error) {
       if (ctx.signal.aborted) return { outcome: { kind: 'aborted', reason: abortReason(ctx.signal) }, turns: turn, usage };
       throw error;
+    } finally {
+      clearInterval(waiting);
     }
     // The call's own time: what the runtime does with its answer is not the model's latency.
     const latencyMs = Date.now() - started;
