@@ -243,6 +243,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   /** The pipelines the run stopped while they were active, and why, as their summaries say it. */
   const stopped = new Map<number, string>();
   let web: WebBoard | null = null;
+  // Closed after the summaries, which read its log; at once when the run itself throws.
+  let reported = false;
   try {
     await session.start(team);
     for (const line of held ?? []) console.log(line);
@@ -297,52 +299,58 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     // Questions already in the lead's inbox count as asked: a pipeline waiting on its own is told so.
     await session.catchUp();
     for (const state of ended) if (state.status === 'active') stopped.set(state.id, await stoppedEarly(session, state.id, unanswered ? noAnswer(state.id) : stopReason, timedOut));
+    reported = true;
   } finally {
     input?.close();
     // The pages get the pipeline's end before the server goes (the run's summary says the rest).
     await web?.close('the run ended');
     await session.close(3_000);
     if (shutDown > 0) log(`  the team shut down (${shutDown} teammate${shutDown === 1 ? '' : 's'})`);
-    await board.close();
     offStopSignals();
     offHangup();
+    if (!reported) await board.close();
   }
-  const states = ended.map((state) => (stopped.has(state.id) ? endOfStopped(session.stateOf(state.id), stopped.get(state.id)!) : { ...session.stateOf(state.id), ...(state.reason ? { reason: state.reason } : {}), status: state.status }));
+  // The board stays open for the summaries: they read its log (the work of other processes).
+  try {
+    const states = ended.map((state) => (stopped.has(state.id) ? endOfStopped(session.stateOf(state.id), stopped.get(state.id)!) : { ...session.stateOf(state.id), ...(state.reason ? { reason: state.reason } : {}), status: state.status }));
 
-  if (fatalError) {
-    const { code, message } = fatalError as { code: string; message: string };
-    console.error(`autoteam: ${message} (${code})`);
-    return 2;
+    if (fatalError) {
+      const { code, message } = fatalError as { code: string; message: string };
+      console.error(`autoteam: ${message} (${code})`);
+      return 2;
+    }
+    const after = session.snapshot();
+    const wallMs = Date.now() - started;
+    const summaries: RunSummary[] = [];
+    for (const [i, state] of states.entries()) {
+      const summary = await summarize(session, after, state, checkRequirement(options.requirements[i]!), since, (endedAt.get(state.id) ?? Date.now()) - started, spec, options.settings.prices);
+      // A server started for one of this pipeline's tasks, or for none (a message's turn): in its summary.
+      const mcp = [...mcpTrouble.values()].filter((trouble) => trouble.pipeline === null || trouble.pipeline === state.id).map(({ pipeline: _, ...trouble }) => trouble);
+      summaries.push(mcp.length ? { ...summary, mcp } : summary);
+    }
+    // A task file that does not parse is left out of everything above (its usage included): say so.
+    for (const problem of after.board.problems) console.error(`autoteam: skipped ${problem}`);
+    // `run` follows its own pipeline; work it found on the board and did not see end is not lost.
+    const unfinished = after.pipelines.filter(({ id, status }) => !pipelines.includes(id) && status === 'active').map(({ id }) => `#${id}`);
+    if (unfinished.length) log(`note: pipeline ${unfinished.join(', ')} is still active on the board: a lead (autoteam) or a worker there goes on with it`);
+    if (typed.length) log(`note: ${typed.length === 1 ? "a line of standard input was" : `${typed.length} lines of standard input were`} left unused, no question came for ${typed.length === 1 ? 'it' : 'them'} (the first: '${typed[0]!.slice(0, 60)}')`);
+    const approved = states.every((state) => state.status === 'approved');
+    // JSON: one requirement, its summary (the shape of one-requirement runs); several, an array of them.
+    if (format === 'json') console.log(JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2));
+    else if (format === 'stream-json') {
+      for (const summary of summaries) stream({ type: 'result', subtype: summary.status === 'approved' ? 'success' : 'error', is_error: summary.status !== 'approved', ...summary });
+    } else {
+      // The models are said once: on the summary's line, or under several on the overall line.
+      const several = summaries.length > 1;
+      for (const [i, summary] of summaries.entries()) printSummary(summary, states[i]!.tasks, several ? null : session.modelLabel);
+      if (several) printOverall(summaries, wallMs, session.modelLabel);
+      for (const { server, agent, state, detail } of mcpTrouble.values()) console.log(`note: MCP server ${server}${agent ? ` of ${agent}` : ''} ${state}: ${detail}`);
+    }
+    if ((stopReason as string | null)?.startsWith('interrupted')) return 130;
+    return approved ? 0 : 1;
+  } finally {
+    await board.close();
   }
-  const after = session.snapshot();
-  const wallMs = Date.now() - started;
-  const summaries: RunSummary[] = [];
-  for (const [i, state] of states.entries()) {
-    const summary = await summarize(session, after, state, checkRequirement(options.requirements[i]!), since, (endedAt.get(state.id) ?? Date.now()) - started, spec, options.settings.prices);
-    // A server started for one of this pipeline's tasks, or for none (a message's turn): in its summary.
-    const mcp = [...mcpTrouble.values()].filter((trouble) => trouble.pipeline === null || trouble.pipeline === state.id).map(({ pipeline: _, ...trouble }) => trouble);
-    summaries.push(mcp.length ? { ...summary, mcp } : summary);
-  }
-  // A task file that does not parse is left out of everything above (its usage included): say so.
-  for (const problem of after.board.problems) console.error(`autoteam: skipped ${problem}`);
-  // `run` follows its own pipeline; work it found on the board and did not see end is not lost.
-  const unfinished = after.pipelines.filter(({ id, status }) => !pipelines.includes(id) && status === 'active').map(({ id }) => `#${id}`);
-  if (unfinished.length) log(`note: pipeline ${unfinished.join(', ')} is still active on the board: a lead (autoteam) or a worker there goes on with it`);
-  if (typed.length) log(`note: ${typed.length === 1 ? "a line of standard input was" : `${typed.length} lines of standard input were`} left unused, no question came for ${typed.length === 1 ? 'it' : 'them'} (the first: '${typed[0]!.slice(0, 60)}')`);
-  const approved = states.every((state) => state.status === 'approved');
-  // JSON: one requirement, its summary (the shape of one-requirement runs); several, an array of them.
-  if (format === 'json') console.log(JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2));
-  else if (format === 'stream-json') {
-    for (const summary of summaries) stream({ type: 'result', subtype: summary.status === 'approved' ? 'success' : 'error', is_error: summary.status !== 'approved', ...summary });
-  } else {
-    // The models are said once: on the summary's line, or under several on the overall line.
-    const several = summaries.length > 1;
-    for (const [i, summary] of summaries.entries()) printSummary(summary, states[i]!.tasks, several ? null : session.modelLabel);
-    if (several) printOverall(summaries, wallMs, session.modelLabel);
-    for (const { server, agent, state, detail } of mcpTrouble.values()) console.log(`note: MCP server ${server}${agent ? ` of ${agent}` : ''} ${state}: ${detail}`);
-  }
-  if ((stopReason as string | null)?.startsWith('interrupted')) return 130;
-  return approved ? 0 : 1;
 }
 
 /** `--timeout`, 10 minutes by default. A bare number is refused: is `--timeout 600` ten minutes or 0.6 s? */

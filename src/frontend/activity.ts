@@ -142,7 +142,8 @@ export function describeSessionEvent(session: Pick<LeadApi, 'task' | 'snapshot'>
   if (event.type === 'teammate_exit' && event.exit.why === 'model_error') {
     const role = session.snapshot().team.members.find((member) => member.name === event.exit.name)?.role;
     const line = describeExit(event.exit);
-    return { ...line, text: `${line.text} — its tasks wait: once the model's key or name is mended, /spawn ${event.exit.name} ${role ?? '<role>'} (or start autoteam again)` };
+    const spawn = `/spawn ${event.exit.name} ${role ?? '<role>'}`;
+    return { ...line, text: `${line.text} — its tasks wait: ${spawn} starts it again once the model answers (/model ${role ?? '<role>'} <model> first for another model; a new key needs autoteam started again)` };
   }
   return describeEvent(
     event,

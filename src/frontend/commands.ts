@@ -1,6 +1,6 @@
 import type { Task } from '../core/board/schemas.js';
 import type { Pipeline } from '../core/stages/pipeline.js';
-import { AutoteamError, ModelError, serializeError } from '../core/errors.js';
+import { AutoteamError, FATAL_MODEL_CODES, ModelError, serializeError } from '../core/errors.js';
 import type { LeadApi } from '../core/lead/lead-api.js';
 import { formatSpend, type MemberSpend } from '../core/lead/spend.js';
 import type { ActivityView, Tone } from './activity.js';
@@ -382,8 +382,8 @@ export async function runLine(raw: string, io: CommandIO): Promise<Outcome> {
         await io.session.answer(parsed.text);
         return 'continue';
       case 'lead': {
-        // The lead's model failed: a requirement typed to it can still go on the board without it.
-        const withPostHint = (error: unknown) => (error instanceof ModelError ? new ModelError(`${error.message} (a requirement goes on the board without the lead's model: /post <requirement>)`, error.code) : error);
+        // The lead's model failed after its retries: a requirement can still go on the board without it (a fatal error stops the team too).
+        const withPostHint = (error: unknown) => (error instanceof ModelError && !FATAL_MODEL_CODES.has(error.code) ? new ModelError(`${error.message} (a requirement goes on the board without the lead's model: /post <requirement>)`, error.code, { cause: error }) : error);
         const reply = await io.askLead(parsed.text).catch((error: unknown) => Promise.reject(withPostHint(error)));
         // What the lead did on the way (its tool lines, from the log) comes before its answer.
         await io.session.catchUp();

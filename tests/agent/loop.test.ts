@@ -383,4 +383,18 @@ describe('runLoop', () => {
       vi.useRealTimers();
     }
   });
+
+  it('counts refused turns in a row: a turn with a call that ran starts the count again', async () => {
+    const built = setup([
+      [toolUse('frobnicate', {})],
+      [toolUse('echo', { text: 'a' })],
+      [toolUse('frobnicate', {})],
+      [toolUse('echo', { nope: 1 })],
+      [toolUse('finish', { summary: 'done' })],
+    ]);
+    const result = await runLoop(built.options);
+    expect(result.outcome.kind).toBe('transition');
+    const stopped = setup([[toolUse('frobnicate', {})], [toolUse('echo', { text: 'a' })], [toolUse('frobnicate', {})], [toolUse('echo', { nope: 1 })], [toolUse('frobnicate', {}), toolUse('echo', {})]]);
+    expect((await runLoop(stopped.options)).outcome).toEqual({ kind: 'refused', reason: "the model's tool calls were refused 3 turns in a row (last: Invalid arguments for echo: text: missing (a string is expected))" });
+  });
 });

@@ -44,8 +44,9 @@ describe.skipIf(!tmux)(`autoteam REPL in a real terminal (tmux${tmux ? '' : ' is
     await screen.waitFor(/› \/tasks\n\[x\] #1: Analyse: .*\(requirements\) @analyst/, '/tasks output', 10_000, true);
     screen.type('/team');
     // Members are listed in the order they joined, which the threads decide.
-    // Each line ends with what the teammate spent (tokens only on the offline model).
-    await screen.waitFor(/› \/team\nteam \S+ — lead: lead · spent \d+(\.\d)?k tok\n(( {2}(analyst|engineer|reviewer) \(\4\): idle — looking for work \[\d+(\.\d)?k tok\])\n){3}/, '/team output', 10_000, true);
+    // Each line ends with what the teammate spent (tokens only on the offline model); the lead's own
+    // call, which posted the requirement, is its own and in the total.
+    await screen.waitFor(/› \/team\nteam \S+ — lead: lead \[\d+(?:\.\d)?k tok\] · spent \d+(\.\d)?k tok\n(( {2}(analyst|engineer|reviewer) \(\4\): idle — looking for work \[\d+(\.\d)?k tok\])\n){3}/, '/team output', 10_000, true);
     screen.type('/inbox');
     await screen.waitFor(/› \/inbox\nInbox:\n {2}reviewer \[pipeline_update\]: Pipeline #1 approved/, '/inbox output', 10_000, true);
 

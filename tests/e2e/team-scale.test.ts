@@ -45,6 +45,7 @@ interface Summary {
   requirement: string;
   usage: { calls: number };
   wallMs: number;
+  files: string[];
   git?: { branch: string; commit: string | null; merged?: { into: string; commit: string } };
 }
 
@@ -83,6 +84,12 @@ describe.runIf(python)('autoteam run with two requirements and --engineers 2', (
     expect(git(repo, 'rev-list', '--merges', '--count', `${start}..main`)).toBe('0');
     expect(git(repo, 'status', '--porcelain')).toBe('');
     expect(git(repo, 'ls-files').split('\n').filter((file) => file.endsWith('.py')).length).toBeGreaterThanOrEqual(2);
+    // The rebased one's diff is its own change, against the tip it was rebased onto: none of the first's files.
+    const diff = await runCli(['diff', String(second!.pipeline)], { cwd: repo });
+    expect(diff.code, describeRun(diff)).toBe(0);
+    expect(diff.stdout).toMatch(new RegExp(`^pipeline #${second!.pipeline} · merged into main at [0-9a-f]{12} · approved as commit [0-9a-f]{12} from [0-9a-f]{12}\n`));
+    for (const file of second!.files) expect(diff.stdout).toContain(`+++ b/${file}`);
+    for (const file of first!.files) expect(diff.stdout).not.toContain(`b/${file}`);
     // Both implementation tasks were posted before either engineer could finish one: claims are
     // exclusive, so each engineer took a different pipeline's.
     const firstImplementations = readTasks(repo).filter((task) => task.stage === 'implementation' && task.revision === 0);

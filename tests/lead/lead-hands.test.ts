@@ -137,7 +137,7 @@ describe('the offline lead with its own hands', () => {
     const missing = await agent.handle('show me nope.txt');
     expect(missing.text).toMatch(/^That did not work: no such file 'nope\.txt'/);
     // A file it is given the words of, and a command spelled out: its own hands, not a pipeline.
-    const written = await agent.handle('write a file notes.txt containing hello world');
+    const written = await agent.handle("write a file notes.txt containing 'hello world'");
     expect(written.text).not.toMatch(/^That did not work/);
     expect(fs.readFileSync(path.join(root, 'notes.txt'), 'utf8')).toBe('hello world\n');
     const ran = await agent.handle('run `wc -w notes.txt`');

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { REFUSED_TURNS } from '../../src/core/agent/loop.js';
 import { type CommandIO, runLine } from '../../src/frontend/commands.js';
-import { MessagesServer, ok, toolUseMessage, unauthorized } from '../helpers/messages-server.js';
+import { MessagesServer, ok, overloaded, toolUseMessage, unauthorized } from '../helpers/messages-server.js';
 import { sessionsOnTempBoards, waitUntil } from '../helpers/repl-session.js';
 
 const made = sessionsOnTempBoards('autoteam-lead-stops-');
@@ -48,14 +48,31 @@ describe('a lead whose model loops or fails', () => {
     }
   });
 
-  it('a model error on a line typed to the lead says how to post it without the lead', async () => {
-    const { server, session } = await leadOn([unauthorized()]);
+  it('a model error on a line typed to the lead says how to post it without the lead; a rejected key, which stops the team too, does not', async () => {
+    const { server, session } = await leadOn([...Array.from({ length: 5 }, () => overloaded()), unauthorized()]);
     try {
       const out: string[] = [];
       const io: CommandIO = { session, print: (text) => out.push(text), askLead: (text) => session.ask(text) };
       await runLine('Write a Python script that counts the words in a text file.', io);
-      expect(out.at(-1)).toMatch(/^error: .*rejected.*\(a requirement goes on the board without the lead's model: \/post <requirement>\)$/);
+      expect(out.at(-1)).toMatch(/^error: .*529.*\(a requirement goes on the board without the lead's model: \/post <requirement>\)$/);
+      await runLine('Write a Python script that counts the words in a text file.', io);
+      expect(out.at(-1)).toMatch(/^error: .*rejected/);
+      expect(out.at(-1)).not.toContain('/post');
       expect(session.snapshot().tasks).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a teammate a rejected key stopped: the team is stopped until the person starts one again', async () => {
+    const { server, session } = await leadOn(Array.from({ length: 5 }, () => unauthorized()));
+    try {
+      session.spawn('analyst', 'analyst');
+      await session.post('Write a Python script that counts the words in a text file.');
+      await waitUntil(() => session.fatalModelError(), 'the fatal model error');
+      expect(session.busyReason()).toBeNull();
+      session.spawn('analyst-2', 'analyst');
+      expect(session.fatalModelError()).toBeNull();
     } finally {
       await server.close();
     }

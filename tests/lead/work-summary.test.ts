@@ -19,13 +19,15 @@ const tool = (task: number, agent: string, name: string): TeamEvent => ({ ...bas
 const done = (task: number, agent: string): TeamEvent => ({ ...base, type: 'task_completed', task, agent, result: 'ok' });
 const own: TraceRecord[] = [{ kind: 'model_call', agent: 'analyst', role: 'analyst', stage: 'requirements', task: 1, stopReason: 'tool_use', inputTokens: 100, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, ms: 1, model: 'm', at, pid: 1 }];
 const stamps = { createdAt: at, updatedAt: at };
-const tasks = [TaskSchema.parse({ ...stamps, id: 1, subject: 'analyse', status: 'completed', owner: 'analyst', role: 'analyst' }), TaskSchema.parse({ ...stamps, id: 2, subject: 'implement', status: 'completed', owner: 'e2', role: 'engineer' })];
+const tasks = [TaskSchema.parse({ ...stamps, id: 1, pipeline: 1, subject: 'analyse', status: 'completed', owner: 'analyst', role: 'analyst' }), TaskSchema.parse({ ...stamps, id: 2, pipeline: 1, subject: 'implement', status: 'completed', owner: 'e2', role: 'engineer' })];
 
 describe('workSummary', () => {
   it('adds the attempts the trace does not hold from the log, and counts the trace once', async () => {
     const log = new FileEventLog(tempDir('autoteam-work-'));
     // The analyst's call is in the trace and in the log: counted once.
-    await log.append([call(1, 'analyst', 'analyst', 100), done(1, 'analyst'), call(2, 'e2', 'engineer', 40), tool(2, 'e2', 'write_file'), call(2, 'e2', 'engineer', 2), done(2, 'e2')]);
+    // e2's machine has a clock behind this one's: its events still count, found by their pipeline.
+    const behind = (event: TeamEvent): TeamEvent => ({ ...event, ts: '2025-12-31T23:59:00.000Z' });
+    await log.append([call(1, 'analyst', 'analyst', 100), done(1, 'analyst'), behind(call(2, 'e2', 'engineer', 40)), behind(tool(2, 'e2', 'write_file')), behind(call(2, 'e2', 'engineer', 2)), behind(done(2, 'e2'))]);
     const work = await workSummary(own, log, tasks, since);
     expect(work).toMatchObject({ modelCalls: 3, inputTokens: 142, toolCalls: 1 });
     expect(work.roles.map((role) => [role.role, role.agents, role.modelCalls])).toEqual([

@@ -25,7 +25,11 @@ describe('replay keys', () => {
     const dir = recording('analyst.task-1.work.001', 'engineer.task-2.work.001', 'user.task-1.simulated_user.001');
     expect(recordedTaskIds(dir)).toEqual([1, 2]);
     await expect(new ReplayModel(dir).create(ask('analyst', 6))).rejects.toThrow(
-      `the recording in ${dir} holds no call analyst.task-6.work.001; it holds calls for tasks #1, #2, not #6: replay on a board that numbers the tasks as the recorded one did (an empty folder for a run recorded on one)`,
+      `the recording in ${dir} holds no call analyst.task-6.work.001; it holds calls for tasks #1–#2, not #6: the run went further than the recorded one, or its board numbered the tasks from later on (replay on a board like the recorded one, an empty folder for a run recorded on one; or re-record it)`,
+    );
+    const later = recording('analyst.task-4.work.001');
+    await expect(new ReplayModel(later).create(ask('analyst', 1))).rejects.toThrow(
+      `the recording in ${later} holds no call analyst.task-1.work.001; it holds calls for task #4, not #1: replay on a board that numbers the tasks as the recorded one did`,
     );
     const model = new ReplayModel(dir);
     await model.create(ask('analyst', 1));
@@ -37,5 +41,7 @@ describe('replay keys', () => {
     expect(replayBoardProblem(dir, [])).toBe(`--replay ${dir}: the recording's first task is #4, and this board's next task would be #1: a replay finds each call by its task's number, so run it on a board that numbers the tasks as the recorded one did`);
     expect(replayBoardProblem(dir, [{ id: 1 }, { id: 3 }])).toBeNull();
     expect(replayBoardProblem(recording(), [{ id: 9 }])).toBeNull();
+    // No folder there: said as the replay itself says it, not as a failed directory read.
+    expect(replayBoardProblem(`${dir}/nope`, [])).toBe(`--replay ${dir}/nope: no such folder`);
   });
 });

@@ -121,7 +121,7 @@ describe('a teammate a model error stopped', () => {
 
   it('says its tasks wait and how to start it again once the key is mended; another leaving is one line', () => {
     expect(describeSessionEvent(session, exit('model_error', 'model error: ANTHROPIC_API_KEY was rejected'), view)?.text).toBe(
-      "[analyst] left: model error: ANTHROPIC_API_KEY was rejected — its tasks wait: once the model's key or name is mended, /spawn analyst analyst (or start autoteam again)",
+      "[analyst] left: model error: ANTHROPIC_API_KEY was rejected — its tasks wait: /spawn analyst analyst starts it again once the model answers (/model analyst <model> first for another model; a new key needs autoteam started again)",
     );
     expect(describeSessionEvent(session, exit('idle_timeout', 'idle for 60 s'), view)?.text).toBe('[analyst] left: idle for 60 s');
   });

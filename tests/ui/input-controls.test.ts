@@ -46,20 +46,28 @@ describe('the offline lead', () => {
     expect(leadTurn('how is the board doing?', []).calls).toEqual([{ name: 'list_tasks', input: {} }]);
   });
 
-  it('runs a command spelled out and writes a file it is given the words of, with its own hands; "run the tests" stays a requirement', () => {
+  it('runs a command in quotes and writes a file whose words are in quotes, with its own hands; sentences that only look like it stay requirements', () => {
     expect(leadTurn('run `python3 workspace/1/wordcount.py README.md`', []).calls).toEqual([{ name: 'bash', input: { command: 'python3 workspace/1/wordcount.py README.md' } }]);
-    expect(leadTurn('run the command ls -la workspace', []).calls).toEqual([{ name: 'bash', input: { command: 'ls -la workspace' } }]);
-    expect(leadTurn('write a file notes.txt containing hello world', []).calls).toEqual([{ name: 'write_file', input: { path: 'notes.txt', content: 'hello world\n' } }]);
-    expect(leadTurn("create the file todo.md with the text '# To do'", []).calls).toEqual([{ name: 'write_file', input: { path: 'todo.md', content: '# To do\n' } }]);
+    expect(leadTurn("run the command 'ls -la workspace'.", []).calls).toEqual([{ name: 'bash', input: { command: 'ls -la workspace' } }]);
+    expect(leadTurn("write a file notes.txt containing 'hello world'", []).calls).toEqual([{ name: 'write_file', input: { path: 'notes.txt', content: 'hello world\n' } }]);
+    expect(leadTurn('create the file todo.md with the text "# To do"', []).calls).toEqual([{ name: 'write_file', input: { path: 'todo.md', content: '# To do\n' } }]);
     expect(leadTurn('create a task to run `ls`', []).calls).toEqual([{ name: 'create_task', input: { subject: 'run `ls`', description: 'run `ls`' } }]);
-    expect(leadTurn('run the tests of the word counter and fix what fails', []).calls).toEqual([{ name: 'create_task', input: { requirement: 'run the tests of the word counter and fix what fails' } }]);
-    expect(leadTurn('Write a file organizer in Python that sorts by type', []).calls[0]!.name).toBe('create_task');
-    expect(leadTurn('Write a file watcher with inotify support', []).calls[0]!.name).toBe('create_task');
+    for (const requirement of [
+      'run the tests of the word counter and fix what fails',
+      'Run the command line parser tests and fix what fails',
+      'Execute the command pattern refactor across src/',
+      'Write a file organizer in Python that sorts by type',
+      'Write a file watcher with inotify support',
+      'Make a new file called wordcount.py containing a script that counts the words in a text file',
+      'Create the file backup.txt with the contents of notes.txt',
+    ]) {
+      expect(leadTurn(requirement, []).calls, requirement).toEqual([{ name: 'create_task', input: { requirement } }]);
+    }
   });
 
   it('with its hands turned off (lead.tools), says the config took them, not that a model would help', () => {
     const without = new Set(['create_task', 'list_tasks', 'claim_task']);
-    for (const [asked, what] of [['what files are here?', 'list the folder'], ['show me README.md', 'show README.md'], ["in README.md replace 'teh' with 'the'", 'edit README.md'], ['run `ls`', 'run `ls`'], ['write a file a.txt containing hi', 'write a.txt']] as const) {
+    for (const [asked, what] of [['what files are here?', 'list the folder'], ['show me README.md', 'show README.md'], ["in README.md replace 'teh' with 'the'", 'edit README.md'], ['run `ls`', 'run `ls`'], ["write a file a.txt containing 'hi'", 'write a.txt']] as const) {
       const turn = leadTurn(asked, [], without);
       expect(turn.calls).toEqual([]);
       expect(turn.text).toMatch(new RegExp(`^I cannot ${what}: my .* turned off: lead\\.tools in autoteam\\.config\\.json leaves them out \\(a model would not have them either\\)\\.$`));

@@ -50,6 +50,7 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
   const merged = tasks.find((task) => task.artifacts.outcome?.action === 'merged')?.artifacts.outcome;
   if (merged && git.commit) {
     const into = `merged into ${merged.into}${merged.commit ? ` at ${merged.commit.slice(0, 12)}` : ''}`;
+    if (merged.noChange) return `pipeline #${id} · ${into} · its change was already in ${merged.into}: nothing of its own to show`;
     const change = await pipelineDiff(git.repo, git).catch((error: Error) => {
       throw new AutoteamError(`pipeline #${id} was ${into}, and its approved commit ${git.commit!.slice(0, 12)} cannot be read any more (${error.message})`, 'GIT_ERROR');
     });

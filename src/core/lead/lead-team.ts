@@ -177,6 +177,8 @@ export class LeadTeam {
     this.startedAt.set(name, new Date().toISOString());
     this.spawned.set(name, { name, role, ...(prompt ? { prompt } : {}) });
     this.resting.delete(name);
+    // A teammate started again after a fatal model error is the person's answer to it: the team is not stopped any more.
+    this.fatal = null;
   }
 
   /** Respawns teammates that idled out when the board has work their role could claim, or mail for them. */

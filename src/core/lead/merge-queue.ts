@@ -137,7 +137,8 @@ export class MergeQueue {
         }
         say('checked', `${checked.ran.join(', ') || 'nothing recorded to run'} pass on the rebased tree`, head);
         const kept = await site.keep(head);
-        await this.options.board.tasks.update(entry.holder.id, { artifacts: { git: { ...info, ...kept, commit: head } } }, { by: this.options.by, event: 'rechecked', detail: `${counted(checked.ran.length, 'check and test run', 'checks and test runs')} pass at ${short(head)}` });
+        // Rebased, its base is the tip it now stands on: its diff is its own change, not the base's since.
+        await this.options.board.tasks.update(entry.holder.id, { artifacts: { git: { ...info, ...kept, commit: head, base: tip } } }, { by: this.options.by, event: 'rechecked', detail: `${counted(checked.ran.length, 'check and test run', 'checks and test runs')} pass at ${short(head)}` });
       } else if (rebased.kind === 'on tip') {
         say('rebased', `already on ${into}'s tip (${short(tip)}): no rebase, the reviewed tree is what merges`, head);
       }

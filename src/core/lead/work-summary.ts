@@ -10,7 +10,7 @@ const LOG_CATCH_UP = { tries: 20, ms: 100 };
 
 /**
  * The model calls, tools and tokens per role on `tasks` since `since` (ISO time): this process's trace,
- * and from the board's log each task attempt the trace does not hold — another process's work (an
+ * and from the board's log (the pipeline's events, whatever their clock says) each task attempt the trace does not hold — another process's work (an
  * `autoteam worker` on a PostgreSQL board keeps its trace on its own machine). A worker's events
  * reach the log a moment after its task's end reached the board: a task that ended under another
  * process's teammate is waited for, two seconds at most, until the log holds its end too.
@@ -20,9 +20,12 @@ export async function workSummary(trace: readonly TraceRecord[], log: Pick<Event
   const own = trace.filter((record): record is Call => record.at >= since && (record.kind === 'model_call' || record.kind === 'tool_call') && record.task !== null && ids.has(record.task));
   const held = new Set(own.map((record) => attempt(record.task, record.agent)));
   const elsewhere = tasks.filter((task) => (task.status === 'completed' || task.status === 'failed') && task.owner && !held.has(attempt(task.id, task.owner)));
+  // By pipeline, not by time: the events carry their own machine's clock, which may be behind this one's.
+  const pipeline = tasks.find((task) => task.pipeline != null)?.pipeline;
+  const filter = { ...(pipeline != null ? { pipeline } : { since: new Date(since) }), types: ['model_call', 'tool_call', 'task_completed', 'task_failed'] as const };
   let events: TeamEvent[] = [];
   for (let tries = 0; ; tries++) {
-    events = (await log.read({ since: new Date(since), types: ['model_call', 'tool_call', 'task_completed', 'task_failed'] })).filter((event) => event.task != null && ids.has(event.task));
+    events = (await log.read(filter)).filter((event) => event.task != null && ids.has(event.task));
     const ended = new Set(events.filter((event) => event.type === 'task_completed' || event.type === 'task_failed').map((event) => event.task));
     if (tries >= catchUp.tries || elsewhere.every((task) => ended.has(task.id))) break;
     await sleep(catchUp.ms);

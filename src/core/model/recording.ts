@@ -88,11 +88,7 @@ export class ReplayModel implements ModelClient {
     const key = this.turns.next(request);
     const file = path.join(this.dir, `${key}.json`);
     if (!fs.existsSync(file)) {
-      const recorded = recordedTaskIds(this.dir);
-      const task = request.agent?.task;
-      // A task the recording never saw: the board numbered this run's tasks otherwise than the recorded one.
-      const numbering = task != null && recorded.length > 0 && !recorded.includes(task) ? `; it holds calls for tasks #${recorded.slice(0, 5).join(', #')}${recorded.length > 5 ? ', …' : ''}, not #${task}: replay on a board that numbers the tasks as the recorded one did (an empty folder for a run recorded on one)` : ': the run asked something it does not hold (re-record it)';
-      throw new ModelError(`the recording in ${this.dir} holds no call ${key}${numbering}`, 'REPLAY_MISSING');
+      throw new ModelError(`the recording in ${this.dir} holds no call ${key}${whyMissing(recordedTaskIds(this.dir), request.agent?.task)}`, 'REPLAY_MISSING');
     }
     request.signal?.throwIfAborted();
     const recorded = JSON.parse(fs.readFileSync(file, 'utf8')) as RecordedCall;
@@ -105,6 +101,18 @@ export class ReplayModel implements ModelClient {
     }
     return recorded.response;
   }
+}
+
+/**
+ * Why a recording lacks a call, from its task: one before the recording's first task was numbered by
+ * a board that already held tasks; one past its last, a run that went further than the recorded one
+ * (another revision) or a board ahead of the recorded one; else a call the recorded run never made.
+ */
+function whyMissing(recorded: readonly number[], task: number | null | undefined): string {
+  if (task == null || recorded.length === 0 || recorded.includes(task)) return ': the run asked something it does not hold (re-record it)';
+  const held = `it holds calls for ${recorded.length === 1 ? `task #${recorded[0]}` : `tasks #${recorded[0]}–#${recorded.at(-1)}`}, not #${task}`;
+  if (task < recorded[0]!) return `; ${held}: replay on a board that numbers the tasks as the recorded one did`;
+  return `; ${held}: the run went further than the recorded one, or its board numbered the tasks from later on (replay on a board like the recorded one, an empty folder for a run recorded on one; or re-record it)`;
 }
 
 /** The ids of the tasks a recording holds calls for, ascending. */
@@ -123,6 +131,7 @@ export function recordedTaskIds(dir: string): number[] {
  * than the recorded board did (a replay in the folder it was recorded in, after the recorded run).
  */
 export function replayBoardProblem(dir: string, tasks: ReadonlyArray<{ id: number }>): string | null {
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return `--replay ${dir}: no such folder`;
   const [first] = recordedTaskIds(dir);
   const next = Math.max(0, ...tasks.map((task) => task.id)) + 1;
   if (first === undefined || first === next) return null;

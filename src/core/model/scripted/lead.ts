@@ -19,11 +19,11 @@ const REPLACE =
 /** "fix the typo in README", "update config.json": an edit the offline model cannot make up. */
 const VAGUE_EDIT = /\b(?:fix|correct|change|edit|update|rewrite|rename|tidy|clean\s+up)\b.*\b(?:[\w-]+\.[a-z0-9]{1,8}|README|Makefile|Dockerfile|LICENSE)\b/i;
 
-/** "run `ls -la`", "run the command ls -la workspace": a command spelled out, for the lead's bash. */
-const RUN_COMMAND = /^(?:please\s+)?(?:run|execute)\s+(?:the\s+command\s+)?`([^`]+)`\s*\.?$|^(?:please\s+)?(?:run|execute)\s+the\s+command\s+(.+?)\s*$/is;
+/** "run `ls -la`", "run the command 'ls -la workspace'": a command spelled out in quotes, for the lead's bash. */
+const RUN_COMMAND = /^(?:please\s+)?(?:run|execute)\s+(?:the\s+command\s+)?([`'"])(.+?)\1\s*\.?$/s;
 
-/** "write a file notes.txt containing hello world", "create the file a.md with the text '# A'". */
-const WRITE_FILE = /^(?:please\s+)?(?:write|create|make)\s+(?:a\s+|the\s+)?(?:new\s+)?file\s+(?:called\s+|named\s+)?[`'"]?([\w./-]+)[`'"]?\s+(?:containing|with\s+the\s+(?:text|content|contents))\s+(.+)$/is;
+/** "write a file notes.txt containing 'hello world'": a file and its words in quotes, for the lead's write_file. */
+const WRITE_FILE = /^(?:please\s+)?(?:write|create|make)\s+(?:a\s+|the\s+)?(?:new\s+)?file\s+(?:called\s+|named\s+)?[`'"]?([\w./-]+)[`'"]?\s+(?:containing|with\s+the\s+(?:text|content|contents))\s+([`'"])([\s\S]*)\2\s*\.?$/i;
 
 /** "take task #5", "claim task 5", "do task #5 yourself", "work on task 5". */
 const CLAIM = /^(?:please\s+)?(?:take|claim|do|work\s+on|handle)\s+task\s+#?(\d+)\b/i;
@@ -61,15 +61,15 @@ export function leadTurn(userText: string, calls: readonly ToolCall[], offered: 
   }
   const run = RUN_COMMAND.exec(text);
   if (run) {
-    const command = (run[1] ?? run[2]!).trim();
+    const command = run[2]!.trim();
     if (hand('bash')) return { text: `Running \`${command}\`.`, calls: [{ name: 'bash', input: { command } }] };
     return turnedOff(`run \`${command}\`: my shell tool is turned off`);
   }
   const write = WRITE_FILE.exec(text);
   if (write) {
     const file = write[1]!;
-    // The words as given, without the quotes around them, and a final line break as files have.
-    const content = `${write[2]!.trim().replace(/^(['"`])([\s\S]*)\1$/, '$2')}\n`;
+    // The words in the quotes, with a final line break as files have.
+    const content = `${write[3]!}\n`;
     if (hand('write_file')) return { text: `Writing ${file}.`, calls: [{ name: 'write_file', input: { path: file, content } }] };
     return turnedOff(`write ${file}: my file tools are turned off`);
   }
