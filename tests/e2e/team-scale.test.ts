@@ -87,7 +87,7 @@ describe.runIf(python)('autoteam run with two requirements and --engineers 2', (
     // The rebased one's diff is its own change, against the tip it was rebased onto: none of the first's files.
     const diff = await runCli(['diff', String(second!.pipeline)], { cwd: repo });
     expect(diff.code, describeRun(diff)).toBe(0);
-    expect(diff.stdout).toMatch(new RegExp(`^pipeline #${second!.pipeline} · merged into main at [0-9a-f]{12} · approved as commit [0-9a-f]{12} from [0-9a-f]{12}\n`));
+    expect(diff.stdout).toMatch(new RegExp(`^pipeline #${second!.pipeline} · merged into main at [0-9a-f]{12} · its commit [0-9a-f]{12} from [0-9a-f]{12}\n`));
     for (const file of second!.files) expect(diff.stdout).toContain(`+++ b/${file}`);
     for (const file of first!.files) expect(diff.stdout).not.toContain(`b/${file}`);
     // Both implementation tasks were posted before either engineer could finish one: claims are

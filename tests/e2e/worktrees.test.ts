@@ -169,7 +169,7 @@ describe.runIf(python)('two pipelines in parallel on one repository', () => {
       expect(await session.merge(a.pipeline!)).toMatch(new RegExp(`^pipeline #${a.pipeline} was already merged into main at [0-9a-f]{12}: nothing to do$`));
       // Merged, its branch and worktree are gone: the diff is the change as approved.
       const merged = await session.diff(b.pipeline!);
-      expect(merged).toMatch(new RegExp(`^pipeline #${b.pipeline} · merged into main at [0-9a-f]{12} · approved as commit [0-9a-f]{12} from [0-9a-f]{12}\n`));
+      expect(merged).toMatch(new RegExp(`^pipeline #${b.pipeline} · merged into main at [0-9a-f]{12} · its commit [0-9a-f]{12} from [0-9a-f]{12}\n`));
       expect(merged).toMatch(/^\+\+\+ b\/wordcount\.py$/m);
       expect(merged).not.toMatch(/organize\.py/);
     } finally {

@@ -1,13 +1,13 @@
 /**
  * Entry of a test actor, as a worker thread (via ts-worker.mjs) or as a child process
- * (`node --import tsx board-actor.ts '<job json>' [--barrier]`). It reports `ready`, waits for `go`
+ * (`node --import tsx board-actor.ts '<job json>' [--barrier]`). It opens what its job needs, reports `ready`, waits for `go`
  * when asked to (so every racer starts together), runs its job and reports `result` or `error`.
  * Worker: messages over postMessage. Child: one JSON message per stdout line, `go` on stdin.
  */
 import readline from 'node:readline';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { serializeError } from '../../src/core/errors.js';
-import { type BoardJob, runBoardJob } from './board-jobs.js';
+import { type BoardJob, prepareBoardJob } from './board-jobs.js';
 
 export type ActorMessage =
   | { type: 'ready' }
@@ -39,11 +39,11 @@ function waitForGo(): Promise<void> {
   });
 }
 
-post({ type: 'ready' });
-if (barrier) await waitForGo();
 try {
-  const value = await runBoardJob(job, (name, data) => post({ type: 'event', name, data }));
-  post({ type: 'result', value });
+  const run = await prepareBoardJob(job, (name, data) => post({ type: 'event', name, data }));
+  post({ type: 'ready' });
+  if (barrier) await waitForGo();
+  post({ type: 'result', value: await run() });
 } catch (error) {
   post({ type: 'error', error: serializeError(error) });
 }

@@ -85,13 +85,31 @@ export async function runBoardJob(job: BoardJob, notify: Notify): Promise<unknow
   }
 }
 
-async function claimJob(job: Extract<BoardJob, { kind: 'claim' }>): Promise<ClaimReport> {
+/**
+ * Opens what a job needs before the racers are released together (board-actor.ts waits for `go`
+ * after this): a claim job's boards, each with the board read once, so that a process the machine
+ * is slow to schedule has not to open and read 300 task files while the others already claim.
+ */
+export async function prepareBoardJob(job: BoardJob, notify: Notify): Promise<() => Promise<unknown>> {
+  if (job.kind !== 'claim') return () => runBoardJob(job, notify);
+  const boards = await Promise.all(
+    job.owners.map(async (owner) => {
+      // `root` is a board location: a directory, or a postgres:// URL.
+      const board = await openTaskStore(job.root, { poolSize: 2 });
+      await board.list();
+      return [owner, board] as const;
+    }),
+  );
+  return () => claimJob(job, new Map(boards));
+}
+
+async function claimJob(job: Extract<BoardJob, { kind: 'claim' }>, opened = new Map<string, Awaited<ReturnType<typeof openTaskStore>>>()): Promise<ClaimReport> {
   const claimed: Record<string, number[]> = {};
   const errors: string[] = [];
   await Promise.all(
     job.owners.map(async (owner) => {
       // `root` is a board location: a directory, or a postgres:// URL.
-      const board = await openTaskStore(job.root, { poolSize: 2 });
+      const board = opened.get(owner) ?? (await openTaskStore(job.root, { poolSize: 2 }));
       const mine: number[] = (claimed[owner] = []);
       try {
         if (job.mode === 'next') {

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { REFUSED_TURNS } from '../../src/core/agent/loop.js';
 import { type CommandIO, runLine } from '../../src/frontend/commands.js';
-import { MessagesServer, ok, overloaded, toolUseMessage, unauthorized } from '../helpers/messages-server.js';
+import { hang, MessagesServer, ok, overloaded, toolUseMessage, unauthorized } from '../helpers/messages-server.js';
 import { sessionsOnTempBoards, waitUntil } from '../helpers/repl-session.js';
 
 const made = sessionsOnTempBoards('autoteam-lead-stops-');
@@ -73,6 +73,19 @@ describe('a lead whose model loops or fails', () => {
       expect(session.busyReason()).toBeNull();
       session.spawn('analyst-2', 'analyst');
       expect(session.fatalModelError()).toBeNull();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a turn cut short (the session closing under a model that does not answer) says it stopped, not "Done."', async () => {
+    const { server, session } = await leadOn([hang()]);
+    try {
+      const agent = session.leadAgent();
+      const turn = agent.handle('Write a Python script that counts the words in a text file.');
+      await waitUntil(() => server.requests.length === 1 || null, 'the call under way');
+      agent.cancel();
+      expect((await turn).text).toBe('(stopped: cancelled)');
     } finally {
       await server.close();
     }

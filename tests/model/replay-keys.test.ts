@@ -40,7 +40,10 @@ describe('replay keys', () => {
     const dir = recording('analyst.task-4.work.001', 'reviewer.task-6.work.001');
     expect(replayBoardProblem(dir, [])).toBe(`--replay ${dir}: the recording's first task is #4, and this board's next task would be #1: a replay finds each call by its task's number, so run it on a board that numbers the tasks as the recorded one did`);
     expect(replayBoardProblem(dir, [{ id: 1 }, { id: 3 }])).toBeNull();
-    expect(replayBoardProblem(recording(), [{ id: 9 }])).toBeNull();
+    const empty = recording();
+    expect(replayBoardProblem(empty, [{ id: 9 }])).toBe(`--replay ${empty}: the folder holds no recorded calls (a recording is made with --record <folder>)`);
+    const file = `${dir}/analyst.task-4.work.001.json`;
+    expect(replayBoardProblem(file, [])).toBe(`--replay ${file}: is a file, not a folder of recorded calls`);
     // No folder there: said as the replay itself says it, not as a failed directory read.
     expect(replayBoardProblem(`${dir}/nope`, [])).toBe(`--replay ${dir}/nope: no such folder`);
   });

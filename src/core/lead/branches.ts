@@ -54,7 +54,7 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
     const change = await pipelineDiff(git.repo, git).catch((error: Error) => {
       throw new AutoteamError(`pipeline #${id} was ${into}, and its approved commit ${git.commit!.slice(0, 12)} cannot be read any more (${error.message})`, 'GIT_ERROR');
     });
-    return [`pipeline #${id} · ${into} · approved as commit ${git.commit.slice(0, 12)} from ${git.base.slice(0, 12)}`, change.diff.trimEnd() || '(no changes)'].join('\n');
+    return [`pipeline #${id} · ${into} · its commit ${git.commit.slice(0, 12)} from ${git.base.slice(0, 12)}`, change.diff.trimEnd() || '(no changes)'].join('\n');
   }
   const state = git.commit ? `commit ${git.commit.slice(0, 12)}` : 'not committed yet';
   const { files, diff } = await pipelineDiff(git.repo, git);

@@ -143,7 +143,9 @@ export class LeadAgent {
         ? `(stopped after ${outcome.turns} model turns without an answer: /tasks shows what it did)`
         : outcome.kind === 'refused'
           ? `(stopped: ${outcome.reason}; /tasks shows what it did)`
-          : null;
+          : outcome.kind === 'aborted'
+            ? `(stopped: ${outcome.reason})`
+            : null;
     // A conversation must end on the assistant's turn before the next user line.
     const last = this.messages[this.messages.length - 1];
     if (last?.role === 'user') this.messages.push({ role: 'assistant', content: stopped ?? 'Done.' });

@@ -75,9 +75,8 @@ export class ReplayModel implements ModelClient {
   private readonly turns = new Turns();
 
   constructor(private readonly dir: string) {
-    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
-      throw new ModelError(`--replay ${dir}: no such folder`, 'CONFIG_ERROR');
-    }
+    const folder = folderProblem(dir);
+    if (folder) throw new ModelError(`--replay ${dir}: ${folder}`, 'CONFIG_ERROR');
     const first = fs.readdirSync(dir).find((name) => name.endsWith('.json'));
     const model = first ? (JSON.parse(fs.readFileSync(path.join(dir, first), 'utf8')) as RecordedCall).response.model : undefined;
     this.id = model ?? 'replay';
@@ -115,6 +114,12 @@ function whyMissing(recorded: readonly number[], task: number | null | undefined
   return `; ${held}: the run went further than the recorded one, or its board numbered the tasks from later on (replay on a board like the recorded one, an empty folder for a run recorded on one; or re-record it)`;
 }
 
+/** Why `dir` cannot hold a recording to replay: not there, or a file. */
+function folderProblem(dir: string): string | null {
+  if (!fs.existsSync(dir)) return 'no such folder';
+  return fs.statSync(dir).isDirectory() ? null : 'is a file, not a folder of recorded calls';
+}
+
 /** The ids of the tasks a recording holds calls for, ascending. */
 export function recordedTaskIds(dir: string): number[] {
   const ids = new Set<number>();
@@ -131,7 +136,9 @@ export function recordedTaskIds(dir: string): number[] {
  * than the recorded board did (a replay in the folder it was recorded in, after the recorded run).
  */
 export function replayBoardProblem(dir: string, tasks: ReadonlyArray<{ id: number }>): string | null {
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) return `--replay ${dir}: no such folder`;
+  const folder = folderProblem(dir);
+  if (folder) return `--replay ${dir}: ${folder}`;
+  if (!fs.readdirSync(dir).some((name) => name.endsWith('.json'))) return `--replay ${dir}: the folder holds no recorded calls (a recording is made with --record <folder>)`;
   const [first] = recordedTaskIds(dir);
   const next = Math.max(0, ...tasks.map((task) => task.id)) + 1;
   if (first === undefined || first === next) return null;
