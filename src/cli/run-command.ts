@@ -1,7 +1,9 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import readline from 'node:readline';
 import type { TeammateSettings } from '../core/agent/settings.js';
-import { parseWait } from '../core/agent/settings.js';
-import type { Stage } from '../core/board/schemas.js';
+import type { Member, Stage } from '../core/board/schemas.js';
+import { roleCovered } from '../core/board/team-registry.js';
 import { openBoard } from '../core/board/board.js';
 import type { ModelSpec } from '../core/model/factory.js';
 import { type LeadApi, LeadSession } from '../core/lead/session.js';
@@ -17,6 +19,7 @@ import { isOpen } from '../core/stages/pipeline-status.js';
 import { formatDuration } from '../frontend/format.js';
 import { onHangup, onStopSignals } from '../frontend/quit.js';
 import { activityView, describeSessionEvent, indentContinuation } from '../frontend/activity.js';
+import { closingOnError, runTimeout } from './run-start.js';
 import { serveWeb } from './web-command.js';
 import type { WebBoard } from '../web/server.js';
 import { type McpTrouble, printOverall, printSummary, type RunSummary, summarize } from './run-summary.js';
@@ -64,16 +67,18 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   for (const requirement of options.requirements) checkRequirement(requirement);
   const timeoutMs = runTimeout(options.timeout);
   const { project } = options;
-  const team = startingTeam(project, options.counts ?? [], { strict: true, say: () => undefined, ...(options.startStage ? { from: options.startStage } : {}) });
+  // A role the sizes leave empty needs a live worker of it on the board: with no board there yet, refused before one is made.
+  const teamWith = (members: readonly Member[]) => startingTeam(project, options.counts ?? [], { strict: true, say: (line) => console.error(line), covered: (role) => roleCovered(members, role), ...(options.startStage ? { from: options.startStage } : {}) });
+  if (!options.board && !fs.existsSync(path.join(options.dir, '.team', 'config.json'))) teamWith([]);
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
   const { model: spec, models } = options.models ?? modelSpecs(process.env, project, options.model ?? {});
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
+  const team = await closingOnError(board, () => teamWith(board.registry.read().members));
   // Refused before anything is posted: a replay that cannot find its calls would leave its pipeline open.
-  const replayProblem = spec.kind === 'replay' ? replayBoardProblem(spec.dir, board.tasks.list()) : null;
-  if (replayProblem) {
-    await board.close();
-    throw new ConfigError(replayProblem);
-  }
+  await closingOnError(board, () => {
+    const problem = spec.kind === 'replay' ? replayBoardProblem(spec.dir, board.tasks.list()) : null;
+    if (problem) throw new ConfigError(problem);
+  });
   const session: LeadApi = new LeadSession({ rootDir: options.dir, model: spec, models, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
   const started = Date.now();
   const since = new Date(started).toISOString();
@@ -351,17 +356,6 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   } finally {
     await board.close();
   }
-}
-
-/** `--timeout`, 10 minutes by default. A bare number is refused: is `--timeout 600` ten minutes or 0.6 s? */
-function runTimeout(value: string | undefined): number {
-  if (value === undefined) return 10 * 60_000;
-  // One set of examples for each way it can be wrong.
-  const examples = '90s, 10m, 1h';
-  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) throw new ConfigError(`--timeout: '${value}' needs a unit (examples: ${examples})`);
-  const ms = parseWait(value, '--timeout', examples);
-  if (ms <= 0) throw new ConfigError(`--timeout: '${value}' is no time at all (examples: ${examples})`);
-  return ms;
 }
 
 /**

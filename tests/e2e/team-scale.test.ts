@@ -166,6 +166,29 @@ describe.runIf(python)('a worker of role `any` beside a lead whose teammates idl
   });
 });
 
+describe.runIf(python)('run --engineers 0 beside a live worker engineer', () => {
+  it('is refused on a board with no engineer, and works with the worker that is on the board', async () => {
+    const root = tempBoard('autoteam-scale-run-worker-');
+    roots.push(root);
+    const alone = await runCli(['run', '--auto', '--engineers', '0', '--dir', root, WORDCOUNT_REQUIREMENT], { cwd: root });
+    expect(alone.code, describeRun(alone)).toBe(2);
+    expect(alone.stderr.trim()).toBe('autoteam: --engineers: no engineer on this team, and a run waits for its pipelines to end, so it needs one (give 1 or more, or start an autoteam worker --role engineer on the board first)');
+    // Refused before a board was made.
+    expect(fs.existsSync(path.join(root, '.tasks'))).toBe(false);
+
+    const worker = CliChild.start(['worker', '--name', 'e2', '--role', 'engineer', '--dir', root], { cwd: root });
+    try {
+      await worker.waitForLine((line) => line.includes('idle'), 'the worker to wait for work');
+      const run = await runCli(['run', '--auto', '--engineers', '0', '--dir', root, WORDCOUNT_REQUIREMENT], { cwd: root });
+      expect(run.code, describeRun(run)).toBe(0);
+      expect(run.stderr).toContain('note: --engineers: no engineer on this team: the live engineer already on the board works its tasks');
+      expect(new Set(readTasks(root).filter((task) => task.stage === 'implementation').map((task) => task.owner))).toEqual(new Set(['e2']));
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
 describe('autoteam post', () => {
   // Two requirements that ask the same two questions (folders, then name conflicts); the answers
   // each pipeline was given show in its criteria.

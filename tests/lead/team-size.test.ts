@@ -66,7 +66,11 @@ describe('sizing the team', () => {
     const project = { stages: {} };
     expect(names(startingTeam(project, roleCounts({ engineers: '0' }), { strict: false, say: (line) => said.push(line) }))).toEqual(['analyst:analyst', 'reviewer:reviewer']);
     expect(said).toEqual(['--engineers: no engineer on this team, so engineer tasks wait until one joins (autoteam worker --role engineer)']);
-    expect(() => startingTeam(project, roleCounts({ engineers: '0' }), { strict: true, say: () => undefined })).toThrow(/^--engineers: no engineer on this team, and a run waits for its pipelines to end, so it needs one \(give 1 or more\)$/);
+    expect(() => startingTeam(project, roleCounts({ engineers: '0' }), { strict: true, say: () => undefined })).toThrow(/^--engineers: no engineer on this team, and a run waits for its pipelines to end, so it needs one \(give 1 or more, or start an autoteam worker --role engineer on the board first\)$/);
+    // A live member of the role elsewhere on the board covers it: said, not refused.
+    const noted: string[] = [];
+    expect(startingTeam(project, roleCounts({ engineers: '0' }), { strict: true, say: (line) => noted.push(line), covered: (role) => role === 'engineer' }).map((member) => member.role)).toEqual(['analyst', 'reviewer']);
+    expect(noted).toEqual(['note: --engineers: no engineer on this team: the live engineer already on the board works its tasks']);
   });
 
   it('a run that starts past a stage needs no one for it: only the stages its pipelines can reach (sent back included) need a role', () => {

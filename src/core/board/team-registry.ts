@@ -3,6 +3,7 @@ import { BoardFileError, ConfigError, NotFoundError } from '../errors.js';
 import { goneReason, HEARTBEAT_MS, HOST } from './liveness.js';
 import { type ChangeOptions, type DocStore, FileDocStore } from './docs.js';
 import { DEFAULT_LOCK_STALE_MS } from './lock.js';
+import { ANY_ROLE } from './task-checks.js';
 import { describeZodError, type Member, MemberSchema, type MemberState, type MemberStatus, type TeamConfig, TeamConfigSchema } from './schemas.js';
 
 export interface TeamRegistryOptions {
@@ -24,6 +25,11 @@ export interface MemberUpdate {
 /** A member whose record says it is running (working, idle or waiting; or starting, as a lead shows it), whether or not it still is. */
 export function isLive(member: { status: MemberState }): boolean {
   return member.status === 'working' || member.status === 'idle' || member.status === 'waiting' || member.status === 'starting';
+}
+
+/** Whether a live member of the team — a thread of a lead, or an `autoteam worker` — can claim `role`'s tasks. */
+export function roleCovered(members: readonly Member[], role: string, nowMs = Date.now()): boolean {
+  return members.some((member) => (member.role === role || member.role === ANY_ROLE) && isLive(member) && goneReason(member, nowMs) === null);
 }
 
 /** `.team/config.json`: the team's name, its lead and its members, changed only under a lock. */

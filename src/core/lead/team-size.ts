@@ -120,17 +120,27 @@ export function describeUnstaffed({ role, by }: { role: string; by: string }): s
 /**
  * The team a lead starts: the project's (or the default one) sized by the flags. A role a stage needs
  * that a count of 0 left empty is said (`say`) — or, when `strict` (a `run`, which waits for its
- * pipelines to end), refused before anything starts. `from`: the stage a run's pipelines start at, so
+ * pipelines to end), refused before anything starts, unless `covered` says a live member of another
+ * process already on the board has the role. `from`: the stage a run's pipelines start at, so
  * only the stages they can reach need a role (`--start-stage implementation --analysts 0`).
  */
-export function startingTeam(project: Pick<ProjectConfig, 'team' | 'stages'> & { file?: string | null }, counts: readonly RoleCount[], options: { strict: boolean; say: (line: string) => void; from?: string }): TeamMemberSpec[] {
+export function startingTeam(
+  project: Pick<ProjectConfig, 'team' | 'stages'> & { file?: string | null },
+  counts: readonly RoleCount[],
+  options: { strict: boolean; say: (line: string) => void; from?: string; covered?: (role: string) => boolean },
+): TeamMemberSpec[] {
   const stages = StageRegistry.from(project.stages);
   const needed = (options.from ? stages.reachable(options.from) : stages.all()).map((stage) => stage.role);
   const { members, unstaffed } = sizeTeam(project.team ?? DEFAULT_TEAM, counts, needed);
   for (const found of unstaffed) {
     // A count of the config's is named with its file, as every other mistake in it is.
     const gap = project.file && found.by.startsWith('team.') ? { ...found, by: `${project.file}: ${found.by}` } : found;
-    if (options.strict) throw new ConfigError(`${gap.by}: no ${gap.role} on this team, and a run waits for its pipelines to end, so it needs one (give 1 or more)`);
+    // A live member of another process (`autoteam worker --role …`) already on the board covers it.
+    if (options.covered?.(gap.role)) {
+      options.say(`note: ${gap.by}: no ${gap.role} on this team: the live ${gap.role} already on the board works its tasks`);
+      continue;
+    }
+    if (options.strict) throw new ConfigError(`${gap.by}: no ${gap.role} on this team, and a run waits for its pipelines to end, so it needs one (give 1 or more, or start an autoteam worker --role ${gap.role} on the board first)`);
     options.say(describeUnstaffed(gap));
   }
   return members;
