@@ -19,7 +19,7 @@ import { isOpen } from '../core/stages/pipeline-status.js';
 import { formatDuration } from '../frontend/format.js';
 import { onHangup, onStopSignals } from '../frontend/quit.js';
 import { activityView, describeSessionEvent, indentContinuation } from '../frontend/activity.js';
-import { closingOnError, runTimeout } from './run-start.js';
+import { runTimeout } from './run-start.js';
 import { serveWeb } from './web-command.js';
 import type { WebBoard } from '../web/server.js';
 import { type McpTrouble, printOverall, printSummary, type RunSummary, summarize } from './run-summary.js';
@@ -73,250 +73,244 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
   const { model: spec, models } = options.models ?? modelSpecs(process.env, project, options.model ?? {});
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
-  const team = await closingOnError(board, () => teamWith(board.registry.read().members));
-  // Refused before anything is posted: a replay that cannot find its calls would leave its pipeline open.
-  await closingOnError(board, () => {
-    const problem = spec.kind === 'replay' ? replayBoardProblem(spec.dir, board.tasks.list()) : null;
-    if (problem) throw new ConfigError(problem);
-  });
-  const session: LeadApi = new LeadSession({ rootDir: options.dir, model: spec, models, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
-  const started = Date.now();
-  const since = new Date(started).toISOString();
-  const format = options.outputFormat ?? (options.json ? 'json' : 'text');
-  // Model text on one line, two columns in from the terminal's width (the lines are indented).
-  const view = activityView(() => (process.stdout.columns ? process.stdout.columns - 2 : undefined));
-  // Held until the session has started: a run refused its start (another lead holds the board) says
-  // only why, not the heading of a run that never was.
-  let held: string[] | null = [];
-  const log = (line: string) => {
-    if (format !== 'text') return;
-    if (held) held.push(line);
-    else console.log(line);
-  };
-  // One JSON object a line while it runs: init, the board's events, then the result (Claude Code's
-  // stream-json shape). Events the log delivers before the post returns wait behind init.
-  let initialised = false;
-  const early: Array<Record<string, unknown>> = [];
-  const stream = (record: Record<string, unknown>) => {
-    if (format !== 'stream-json') return;
-    if (record.type === 'system' && record.subtype === 'init') {
-      initialised = true;
-      for (const line of [record, ...early.splice(0)]) console.log(JSON.stringify(line));
-      return;
-    }
-    if (!initialised) early.push(record);
-    else console.log(JSON.stringify(record));
-  };
-  // Why the run stopped waiting before the pipeline ended: no one left to answer, or Ctrl+C.
-  const stop = new AbortController();
-  let stopReason: string | null = null;
-  const stopWith = (reason: string) => {
-    if (stopReason !== null) return;
-    stopReason = reason;
-    stop.abort();
-  };
-  const input = !options.auto ? readline.createInterface({ input: process.stdin, terminal: false }) : null;
-  const typed: string[] = [];
-  /** This run's pipelines, in the order of its requirements (posted once the team has started). */
-  const pipelines: number[] = [];
-  let inputEnded = false;
-  let hinted = false;
-  // Said of every pipeline the stop leaves open: the question it asked itself, or else the one that stopped the run.
-  let unanswered = false;
-  // Questions the log shows asked and not yet answered, by pipeline: the log has one a moment before
-  // the lead's inbox does (the asker tells the log, then sends the message).
-  const askedInLog = new Map<number, { from: string; pipeline: number; questionId: string }>();
-  session.subscribe((event) => {
-    if (event.type !== 'team' || !event.event.pipeline) return;
-    const { type, pipeline, agent } = event.event;
-    if (type === 'question_asked' && agent) askedInLog.set(pipeline, { from: agent, pipeline, questionId: event.event.questionId });
-    if (type === 'question_answered' && askedInLog.get(pipeline)?.questionId === event.event.questionId) askedInLog.delete(pipeline);
-  });
-  const noAnswer = (pipeline?: number) => {
-    const pending = session.pendingQuestions();
-    const asked = pending.find((question) => question.pipeline === pipeline) ?? (pipeline ? askedInLog.get(pipeline) : undefined) ?? pending[0];
-    const whose = asked ? `${asked.from}'s question${asked.pipeline ? ` for pipeline #${asked.pipeline}` : ''}` : 'a question';
-    const how = options.stdinHeldRequirements ? 'standard input held the requirements (--file -): use --auto, or give them in a file to answer on stdin' : 'answer on stdin, one line per question, or use --auto';
-    return `standard input ended with ${whose} unanswered (${how})`;
-  };
-  const stopUnanswered = () => {
-    if (stopReason !== null) return;
-    unanswered = true;
-    stopWith(noAnswer());
-  };
-  // A line `#N text` answers pipeline N's question (held until that pipeline asks); any other line,
-  // and one naming no pipeline of this run, answers the question in front of the run, oldest first.
-  // Until every requirement is posted, any `#N` may be one of this run's: held, not sent as typed.
-  let allPosted = false;
-  const addressedTo = (line: string) => {
-    const to = /^#(\d+)\s+(\S.*)$/.exec(line);
-    return to && (!allPosted || pipelines.includes(Number(to[1]))) ? { pipeline: Number(to[1]), text: to[2]! } : null;
-  };
-  const answerNext = (question: PendingQuestion): boolean => {
-    const own = typed.findIndex((line) => addressedTo(line)?.pipeline === question.pipeline);
-    const at = own >= 0 ? own : typed.findIndex((line) => addressedTo(line) === null);
-    if (at < 0) return false;
-    const line = typed.splice(at, 1)[0]!;
-    const addressed = addressedTo(line);
-    const named = addressed ? null : /^#(\d+)\s/.exec(line)?.[1];
-    if (named) log(`note: #${named} names no pipeline of this run (${pipelines.map((id) => `#${id}`).join(', ')}): the whole line, as typed, answers pipeline #${question.pipeline}'s question`);
-    void session.answer(addressed?.text ?? line, question.questionId).catch(() => undefined);
-    return true;
-  };
-  input?.on('line', (line) => {
-    // A blank line answers nothing (as in --file), nor does a pipeline's number with no answer after it.
-    if (!line.trim()) return;
-    if (/^#\d+\s*$/.test(line.trim())) return log(`note: standard input's line '${line.trim()}' has no answer after the pipeline's number: skipped`);
-    typed.push(line);
-    for (const question of session.pendingQuestions()) answerNext(question);
-  });
-  input?.on('close', () => {
-    inputEnded = true;
-    if (session.pendingQuestions().length > 0) stopUnanswered();
-  });
-  // A key the endpoint rejects, an unknown model or an unreachable endpoint will not fix itself:
-  // the run stops at once with that one line instead of waiting out its timeout.
-  const fatal = new AbortController();
-  let fatalError: { code: string; message: string } | null = null;
-  // An MCP server that failed, exited or is gone, per teammate, last state: said again under the
-  // summary, where a person looks last (the run may still be approved without it).
-  const mcpTrouble = new Map<string, McpTrouble & { pipeline: number | null }>();
-  let shutDown = 0;
-  session.subscribe((event) => {
-    if (event.type === 'team' && event.event.type === 'mcp_server' && event.event.state !== 'started' && event.event.state !== 'stopped') {
-      const { server, state, detail, agent, pipeline } = event.event;
-      mcpTrouble.set(`${server}\0${agent ?? ''}`, { server, agent: agent ?? null, state, detail, pipeline: pipeline ?? null });
-    }
-    if (event.type === 'teammate' && event.event.type === 'error' && FATAL_MODEL_CODES.has(event.event.error.code) && !fatalError) {
-      fatalError = event.event.error;
-      fatal.abort();
-    }
-    // A full or read-only disk will not heal while the run waits: stop with that one line.
-    const failure = event.type === 'teammate' && event.event.type === 'error' ? event.event.error : event.type === 'error' ? event : null;
-    if (failure && DISK_CODES.has(failure.code)) stopWith(`the board's disk refused a write (${failure.code}): ${failure.message}`);
-    if (event.type === 'team') stream(event.event);
-    else if (event.type === 'teammate' && event.event.type === 'error') stream({ type: 'error', agent: event.event.name, code: event.event.error.code, message: event.event.error.message });
-    else if (event.type === 'error') {
-      // The session's own (a trace collector out of reach, the board's watcher): a record of the
-      // stream, or under --json, whose stdout is the summary alone, a line on stderr.
-      stream({ type: 'error', code: event.code, message: event.message });
-      if (format === 'json') console.error(`autoteam: ${event.code}: ${event.message}`);
-    }
-    // Leaving at the end of the run is expected; a thread stopped or dead is news. Each teammate's
-    // `shutting down` is counted, and said in one line once the team has stopped.
-    const leaving = event.type === 'message' && event.message.type === 'shutdown_response' && event.message.approve === true;
-    if (leaving) shutDown++;
-    const line = (event.type === 'teammate_exit' && event.exit.kind === 'left') || leaving ? null : describeSessionEvent(session, event, view);
-    if (line) log(`  ${indentContinuation(line.text)}`);
-    // A person at a terminal is told once how to answer, under the question's line (a script's answers
-    // are the lines it pipes in).
-    if (line && event.type === 'team' && event.event.type === 'question_asked' && !options.auto && !hinted && process.stdin.isTTY) {
-      hinted = true;
-      log('  type the answer and press Enter (--auto lets a simulated user answer instead)');
-    }
-    // A teammate that died leaves its role without anyone: the run cannot finish, and says why at once.
-    if (event.type === 'teammate_exit' && event.exit.kind === 'crashed') {
-      stopWith(`${event.exit.name} died (${event.exit.reason})${event.exit.crashLog ? `; details in ${event.exit.crashLog}` : ''}`);
-    }
-    if (event.type === 'question' && !options.auto && !answerNext(event.question) && inputEnded) stopUnanswered();
-  });
-  // Ctrl+C or a kill: stop waiting, hand the work back (session.close), and say so.
-  const onSignal = (signal: NodeJS.Signals) => stopWith(`interrupted (${signal}); unfinished tasks were handed back to the board`);
-  const offStopSignals = onStopSignals(onSignal);
-  // A terminal that is gone (SIGHUP, or a write failing with EIO) stops it as a signal does.
-  const offHangup = onHangup(() => onSignal('SIGHUP'));
-  // Output piped into something that stopped reading (`| head`): stop as on Ctrl+C, not with a stack
-  // trace (after the run, stopping again changes nothing). EIO is the hang-up's, above.
-  const onOutputError = (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EIO') return;
-    if (error.code !== 'EPIPE') throw error;
-    stopWith('interrupted (its output was closed); unfinished tasks were handed back to the board');
-  };
-  process.stdout.on('error', onOutputError);
-  process.stderr.on('error', onOutputError);
-
-  const giveUp = AbortSignal.timeout(timeoutMs);
-  const before = session.snapshot();
-  log(`autoteam run — ${session.modelLabel}${before.board.location === before.board.rootDir ? '' : ` · board ${session.where}`}`);
-  const open = before.tasks.filter(isOpen);
-  if (open.length > 0) {
-    log(`note: the board already has ${open.length} open task${open.length === 1 ? '' : 's'} (${open.slice(0, 5).map((t) => `#${t.id}`).join(', ')}${open.length > 5 ? ', …' : ''}); the team works those too while this run lasts`);
-  }
-  let ended: PipelineState[] = [];
-  /** When each pipeline ended (its wall time is from the run's start to then; the overall line's to the run's end). */
-  const endedAt = new Map<number, number>();
-  /** The pipelines the run stopped while they were active, and why, as their summaries say it. */
-  const stopped = new Map<number, string>();
-  let web: WebBoard | null = null;
-  // Closed after the summaries, which read its log; at once when the run itself throws.
-  let reported = false;
+  // Closed once the run has reported: its summaries read the board's log (the work of other processes).
   try {
-    await session.start(team);
-    for (const line of held ?? []) console.log(line);
-    held = null;
-    if (options.web) web = await serveWeb(session, { port: options.web.port, flag: '--web' }, (line) => console.error(line));
-    const firsts = [];
-    for (const requirement of options.requirements) {
-      const first = await session.post(requirement, options.startStage);
-      firsts.push(first);
-      pipelines.push(first.pipeline!);
-      log(`posted pipeline #${first.pipeline!}: task #${first.id} (${first.stage}) — ${first.subject}`);
-    }
-    allPosted = true;
-    for (const question of options.auto ? [] : session.pendingQuestions()) answerNext(question);
-    // Several analysts ask at once: a script's plain lines cannot say whose question they answer.
-    const askers = team.filter((member) => member.role === 'analyst').length;
-    if (input && !process.stdin.isTTY && askers > 1 && pipelines.length > 1) {
-      log(`note: ${askers} analysts ask at once, so a plain answer line goes to whichever question comes first; start a line with '#N ' to answer pipeline N's`);
-    }
-    // One requirement: the init record as before; several: the first's, and every pipeline and task.
-    const several = pipelines.length > 1 ? { pipelines, tasks: firsts.map((task) => task.id) } : {};
-    stream({ type: 'system', subtype: 'init', pipeline: pipelines[0], task: firsts[0]!.id, ...several, model: session.modelIds, board: session.where });
-    const signal = AbortSignal.any([giveUp, fatal.signal, stop.signal]);
-    // autoMerge: a pipeline is done once the queue has merged it; one the queue sends back (a
-    // conflict, a check failing on the rebased tree) is worked again, within the same timeout.
-    const settle = async (pipeline: number): Promise<PipelineState> => {
-      for (;;) {
-        const state = await session.waitForPipeline(pipeline, signal);
-        endedAt.set(pipeline, Date.now());
-        if (!project.autoMerge || state.status !== 'approved' || signal.aborted) return state;
-        await session.mergeQueue();
-        endedAt.set(pipeline, Date.now());
-        if (session.stateOf(pipeline).status !== 'active') return state;
-      }
+    const team = teamWith(board.registry.read().members);
+    // Refused before anything is posted: a replay that cannot find its calls would leave its pipeline open.
+    const replayProblem = spec.kind === 'replay' ? replayBoardProblem(spec.dir, board.tasks.list()) : null;
+    if (replayProblem) throw new ConfigError(replayProblem);
+    const session: LeadApi = new LeadSession({ rootDir: options.dir, model: spec, models, settings: options.settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}) });
+    const started = Date.now();
+    const since = new Date(started).toISOString();
+    const format = options.outputFormat ?? (options.json ? 'json' : 'text');
+    // Model text on one line, two columns in from the terminal's width (the lines are indented).
+    const view = activityView(() => (process.stdout.columns ? process.stdout.columns - 2 : undefined));
+    // Held until the session has started: a run refused its start (another lead holds the board) says
+    // only why, not the heading of a run that never was.
+    let held: string[] | null = [];
+    const log = (line: string) => {
+      if (format !== 'text') return;
+      if (held) held.push(line);
+      else console.log(line);
     };
-    ended = await Promise.all(pipelines.map(settle));
-    // Pipelines posted beside the run (autoteam post) went to its team: finished before the team
-    // leaves, not dropped part-way. Work that was on the board before the run is not its to finish.
-    const waited = new Set(pipelines);
-    for (;;) {
-      const beside = session.snapshot().pipelines.filter(({ id, status }) => status === 'active' && !waited.has(id) && !before.pipelines.some((old) => old.id === id));
-      if (beside.length === 0 || signal.aborted) break;
-      log(`waiting for pipeline ${beside.map(({ id }) => `#${id}`).join(', ')} too: posted beside this run, its team is working on it`);
-      for (const { id } of beside) waited.add(id);
-      const states = await Promise.all(beside.map(({ id }) => settle(id)));
-      // The pipelines' own lines (their `= Pipeline …` end) come before what the run says of them.
-      await session.catchUp();
-      for (const state of states) log(`pipeline #${state.id} (posted beside this run): ${state.status}${state.reason ? ` — ${state.reason}` : ''}`);
+    // One JSON object a line while it runs: init, the board's events, then the result (Claude Code's
+    // stream-json shape). Events the log delivers before the post returns wait behind init.
+    let initialised = false;
+    const early: Array<Record<string, unknown>> = [];
+    const stream = (record: Record<string, unknown>) => {
+      if (format !== 'stream-json') return;
+      if (record.type === 'system' && record.subtype === 'init') {
+        initialised = true;
+        for (const line of [record, ...early.splice(0)]) console.log(JSON.stringify(line));
+        return;
+      }
+      if (!initialised) early.push(record);
+      else console.log(JSON.stringify(record));
+    };
+    // Why the run stopped waiting before the pipeline ended: no one left to answer, or Ctrl+C.
+    const stop = new AbortController();
+    let stopReason: string | null = null;
+    const stopWith = (reason: string) => {
+      if (stopReason !== null) return;
+      stopReason = reason;
+      stop.abort();
+    };
+    const input = !options.auto ? readline.createInterface({ input: process.stdin, terminal: false }) : null;
+    const typed: string[] = [];
+    /** This run's pipelines, in the order of its requirements (posted once the team has started). */
+    const pipelines: number[] = [];
+    let inputEnded = false;
+    let hinted = false;
+    // Said of every pipeline the stop leaves open: the question it asked itself, or else the one that stopped the run.
+    let unanswered = false;
+    // Questions the log shows asked and not yet answered, by pipeline: the log has one a moment before
+    // the lead's inbox does (the asker tells the log, then sends the message).
+    const askedInLog = new Map<number, { from: string; pipeline: number; questionId: string }>();
+    session.subscribe((event) => {
+      if (event.type !== 'team' || !event.event.pipeline) return;
+      const { type, pipeline, agent } = event.event;
+      if (type === 'question_asked' && agent) askedInLog.set(pipeline, { from: agent, pipeline, questionId: event.event.questionId });
+      if (type === 'question_answered' && askedInLog.get(pipeline)?.questionId === event.event.questionId) askedInLog.delete(pipeline);
+    });
+    const noAnswer = (pipeline?: number) => {
+      const pending = session.pendingQuestions();
+      const asked = pending.find((question) => question.pipeline === pipeline) ?? (pipeline ? askedInLog.get(pipeline) : undefined) ?? pending[0];
+      const whose = asked ? `${asked.from}'s question${asked.pipeline ? ` for pipeline #${asked.pipeline}` : ''}` : 'a question';
+      const how = options.stdinHeldRequirements ? 'standard input held the requirements (--file -): use --auto, or give them in a file to answer on stdin' : 'answer on stdin, one line per question, or use --auto';
+      return `standard input ended with ${whose} unanswered (${how})`;
+    };
+    const stopUnanswered = () => {
+      if (stopReason !== null) return;
+      unanswered = true;
+      stopWith(noAnswer());
+    };
+    // A line `#N text` answers pipeline N's question (held until that pipeline asks); any other line,
+    // and one naming no pipeline of this run, answers the question in front of the run, oldest first.
+    // Until every requirement is posted, any `#N` may be one of this run's: held, not sent as typed.
+    let allPosted = false;
+    const addressedTo = (line: string) => {
+      const to = /^#(\d+)\s+(\S.*)$/.exec(line);
+      return to && (!allPosted || pipelines.includes(Number(to[1]))) ? { pipeline: Number(to[1]), text: to[2]! } : null;
+    };
+    const answerNext = (question: PendingQuestion): boolean => {
+      const own = typed.findIndex((line) => addressedTo(line)?.pipeline === question.pipeline);
+      const at = own >= 0 ? own : typed.findIndex((line) => addressedTo(line) === null);
+      if (at < 0) return false;
+      const line = typed.splice(at, 1)[0]!;
+      const addressed = addressedTo(line);
+      const named = addressed ? null : /^#(\d+)\s/.exec(line)?.[1];
+      if (named) log(`note: #${named} names no pipeline of this run (${pipelines.map((id) => `#${id}`).join(', ')}): the whole line, as typed, answers pipeline #${question.pipeline}'s question`);
+      void session.answer(addressed?.text ?? line, question.questionId).catch(() => undefined);
+      return true;
+    };
+    input?.on('line', (line) => {
+      // A blank line answers nothing (as in --file), nor does a pipeline's number with no answer after it.
+      if (!line.trim()) return;
+      if (/^#\d+\s*$/.test(line.trim())) return log(`note: standard input's line '${line.trim()}' has no answer after the pipeline's number: skipped`);
+      typed.push(line);
+      for (const question of session.pendingQuestions()) answerNext(question);
+    });
+    input?.on('close', () => {
+      inputEnded = true;
+      if (session.pendingQuestions().length > 0) stopUnanswered();
+    });
+    // A key the endpoint rejects, an unknown model or an unreachable endpoint will not fix itself:
+    // the run stops at once with that one line instead of waiting out its timeout.
+    const fatal = new AbortController();
+    let fatalError: { code: string; message: string } | null = null;
+    // An MCP server that failed, exited or is gone, per teammate, last state: said again under the
+    // summary, where a person looks last (the run may still be approved without it).
+    const mcpTrouble = new Map<string, McpTrouble & { pipeline: number | null }>();
+    let shutDown = 0;
+    session.subscribe((event) => {
+      if (event.type === 'team' && event.event.type === 'mcp_server' && event.event.state !== 'started' && event.event.state !== 'stopped') {
+        const { server, state, detail, agent, pipeline } = event.event;
+        mcpTrouble.set(`${server}\0${agent ?? ''}`, { server, agent: agent ?? null, state, detail, pipeline: pipeline ?? null });
+      }
+      if (event.type === 'teammate' && event.event.type === 'error' && FATAL_MODEL_CODES.has(event.event.error.code) && !fatalError) {
+        fatalError = event.event.error;
+        fatal.abort();
+      }
+      // A full or read-only disk will not heal while the run waits: stop with that one line.
+      const failure = event.type === 'teammate' && event.event.type === 'error' ? event.event.error : event.type === 'error' ? event : null;
+      if (failure && DISK_CODES.has(failure.code)) stopWith(`the board's disk refused a write (${failure.code}): ${failure.message}`);
+      if (event.type === 'team') stream(event.event);
+      else if (event.type === 'teammate' && event.event.type === 'error') stream({ type: 'error', agent: event.event.name, code: event.event.error.code, message: event.event.error.message });
+      else if (event.type === 'error') {
+        // The session's own (a trace collector out of reach, the board's watcher): a record of the
+        // stream, or under --json, whose stdout is the summary alone, a line on stderr.
+        stream({ type: 'error', code: event.code, message: event.message });
+        if (format === 'json') console.error(`autoteam: ${event.code}: ${event.message}`);
+      }
+      // Leaving at the end of the run is expected; a thread stopped or dead is news. Each teammate's
+      // `shutting down` is counted, and said in one line once the team has stopped.
+      const leaving = event.type === 'message' && event.message.type === 'shutdown_response' && event.message.approve === true;
+      if (leaving) shutDown++;
+      const line = (event.type === 'teammate_exit' && event.exit.kind === 'left') || leaving ? null : describeSessionEvent(session, event, view);
+      if (line) log(`  ${indentContinuation(line.text)}`);
+      // A person at a terminal is told once how to answer, under the question's line (a script's answers
+      // are the lines it pipes in).
+      if (line && event.type === 'team' && event.event.type === 'question_asked' && !options.auto && !hinted && process.stdin.isTTY) {
+        hinted = true;
+        log('  type the answer and press Enter (--auto lets a simulated user answer instead)');
+      }
+      // A teammate that died leaves its role without anyone: the run cannot finish, and says why at once.
+      if (event.type === 'teammate_exit' && event.exit.kind === 'crashed') {
+        stopWith(`${event.exit.name} died (${event.exit.reason})${event.exit.crashLog ? `; details in ${event.exit.crashLog}` : ''}`);
+      }
+      if (event.type === 'question' && !options.auto && !answerNext(event.question) && inputEnded) stopUnanswered();
+    });
+    // Ctrl+C or a kill: stop waiting, hand the work back (session.close), and say so.
+    const onSignal = (signal: NodeJS.Signals) => stopWith(`interrupted (${signal}); unfinished tasks were handed back to the board`);
+    const offStopSignals = onStopSignals(onSignal);
+    // A terminal that is gone (SIGHUP, or a write failing with EIO) stops it as a signal does.
+    const offHangup = onHangup(() => onSignal('SIGHUP'));
+    // Output piped into something that stopped reading (`| head`): stop as on Ctrl+C, not with a stack
+    // trace (after the run, stopping again changes nothing). EIO is the hang-up's, above.
+    const onOutputError = (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EIO') return;
+      if (error.code !== 'EPIPE') throw error;
+      stopWith('interrupted (its output was closed); unfinished tasks were handed back to the board');
+    };
+    process.stdout.on('error', onOutputError);
+    process.stderr.on('error', onOutputError);
+
+    const giveUp = AbortSignal.timeout(timeoutMs);
+    const before = session.snapshot();
+    log(`autoteam run — ${session.modelLabel}${before.board.location === before.board.rootDir ? '' : ` · board ${session.where}`}`);
+    const open = before.tasks.filter(isOpen);
+    if (open.length > 0) {
+      log(`note: the board already has ${open.length} open task${open.length === 1 ? '' : 's'} (${open.slice(0, 5).map((t) => `#${t.id}`).join(', ')}${open.length > 5 ? ', …' : ''}); the team works those too while this run lasts`);
     }
-    const timedOut = giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null;
-    // Its status is then the board's: cancelled by a timeout, or still active (left open for a lead).
-    // Questions already in the lead's inbox count as asked: a pipeline waiting on its own is told so.
-    await session.catchUp();
-    for (const state of ended) if (state.status === 'active') stopped.set(state.id, await stoppedEarly(session, state.id, unanswered ? noAnswer(state.id) : stopReason, timedOut));
-    reported = true;
-  } finally {
-    input?.close();
-    // The pages get the pipeline's end before the server goes (the run's summary says the rest).
-    await web?.close('the run ended');
-    await session.close(3_000);
-    if (shutDown > 0) log(`  the team shut down (${shutDown} teammate${shutDown === 1 ? '' : 's'})`);
-    offStopSignals();
-    offHangup();
-    if (!reported) await board.close();
-  }
-  // The board stays open for the summaries: they read its log (the work of other processes).
-  try {
+    let ended: PipelineState[] = [];
+    /** When each pipeline ended (its wall time is from the run's start to then; the overall line's to the run's end). */
+    const endedAt = new Map<number, number>();
+    /** The pipelines the run stopped while they were active, and why, as their summaries say it. */
+    const stopped = new Map<number, string>();
+    let web: WebBoard | null = null;
+    try {
+      await session.start(team);
+      for (const line of held ?? []) console.log(line);
+      held = null;
+      if (options.web) web = await serveWeb(session, { port: options.web.port, flag: '--web' }, (line) => console.error(line));
+      const firsts = [];
+      for (const requirement of options.requirements) {
+        const first = await session.post(requirement, options.startStage);
+        firsts.push(first);
+        pipelines.push(first.pipeline!);
+        log(`posted pipeline #${first.pipeline!}: task #${first.id} (${first.stage}) — ${first.subject}`);
+      }
+      allPosted = true;
+      for (const question of options.auto ? [] : session.pendingQuestions()) answerNext(question);
+      // Several analysts ask at once: a script's plain lines cannot say whose question they answer.
+      const askers = team.filter((member) => member.role === 'analyst').length;
+      if (input && !process.stdin.isTTY && askers > 1 && pipelines.length > 1) {
+        log(`note: ${askers} analysts ask at once, so a plain answer line goes to whichever question comes first; start a line with '#N ' to answer pipeline N's`);
+      }
+      // One requirement: the init record as before; several: the first's, and every pipeline and task.
+      const several = pipelines.length > 1 ? { pipelines, tasks: firsts.map((task) => task.id) } : {};
+      stream({ type: 'system', subtype: 'init', pipeline: pipelines[0], task: firsts[0]!.id, ...several, model: session.modelIds, board: session.where });
+      const signal = AbortSignal.any([giveUp, fatal.signal, stop.signal]);
+      // autoMerge: a pipeline is done once the queue has merged it; one the queue sends back (a
+      // conflict, a check failing on the rebased tree) is worked again, within the same timeout.
+      const settle = async (pipeline: number): Promise<PipelineState> => {
+        for (;;) {
+          const state = await session.waitForPipeline(pipeline, signal);
+          endedAt.set(pipeline, Date.now());
+          if (!project.autoMerge || state.status !== 'approved' || signal.aborted) return state;
+          await session.mergeQueue();
+          endedAt.set(pipeline, Date.now());
+          if (session.stateOf(pipeline).status !== 'active') return state;
+        }
+      };
+      ended = await Promise.all(pipelines.map(settle));
+      // Pipelines posted beside the run (autoteam post) went to its team: finished before the team
+      // leaves, not dropped part-way. Work that was on the board before the run is not its to finish.
+      const waited = new Set(pipelines);
+      for (;;) {
+        const beside = session.snapshot().pipelines.filter(({ id, status }) => status === 'active' && !waited.has(id) && !before.pipelines.some((old) => old.id === id));
+        if (beside.length === 0 || signal.aborted) break;
+        log(`waiting for pipeline ${beside.map(({ id }) => `#${id}`).join(', ')} too: posted beside this run, its team is working on it`);
+        for (const { id } of beside) waited.add(id);
+        const states = await Promise.all(beside.map(({ id }) => settle(id)));
+        // The pipelines' own lines (their `= Pipeline …` end) come before what the run says of them.
+        await session.catchUp();
+        for (const state of states) log(`pipeline #${state.id} (posted beside this run): ${state.status}${state.reason ? ` — ${state.reason}` : ''}`);
+      }
+      const timedOut = giveUp.aborted && !fatal.signal.aborted ? timeoutMs : null;
+      // Its status is then the board's: cancelled by a timeout, or still active (left open for a lead).
+      // Questions already in the lead's inbox count as asked: a pipeline waiting on its own is told so.
+      await session.catchUp();
+      for (const state of ended) if (state.status === 'active') stopped.set(state.id, await stoppedEarly(session, state.id, unanswered ? noAnswer(state.id) : stopReason, timedOut));
+    } finally {
+      input?.close();
+      // The pages get the pipeline's end before the server goes (the run's summary says the rest).
+      await web?.close('the run ended');
+      await session.close(3_000);
+      if (shutDown > 0) log(`  the team shut down (${shutDown} teammate${shutDown === 1 ? '' : 's'})`);
+      offStopSignals();
+      offHangup();
+    }
     const states = ended.map((state) => (stopped.has(state.id) ? endOfStopped(session.stateOf(state.id), stopped.get(state.id)!) : { ...session.stateOf(state.id), ...(state.reason ? { reason: state.reason } : {}), status: state.status }));
 
     if (fatalError) {

@@ -1,18 +1,6 @@
 import { parseWait } from '../core/agent/settings.js';
 import { ConfigError } from '../core/errors.js';
 
-/** What `run` works out before its team starts. */
-
-/** `work()`, with the board closed when it throws. */
-export async function closingOnError<T>(board: { close(): Promise<void> }, work: () => T): Promise<T> {
-  try {
-    return work();
-  } catch (error) {
-    await board.close();
-    throw error;
-  }
-}
-
 /** `--timeout`, 10 minutes by default. A bare number is refused: is `--timeout 600` ten minutes or 0.6 s? */
 export function runTimeout(value: string | undefined): number {
   if (value === undefined) return 10 * 60_000;

@@ -21,6 +21,11 @@ interface Branch {
   holder: Task;
 }
 
+/** How a merged pipeline was merged (by the queue or by hand), from the task that records it. */
+function mergedOutcome(tasks: readonly Task[]) {
+  return tasks.find((task) => task.artifacts.outcome?.action === 'merged')?.artifacts.outcome;
+}
+
 function branchOf(board: TaskBoard, id: number, tasks = board.list().filter((task) => task.pipeline === id), options: { merged?: 'allowed' } = {}): Branch {
   if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${id}`, 'NOT_FOUND');
   const holders = tasks.filter((task) => task.artifacts.git);
@@ -47,7 +52,7 @@ function branchOf(board: TaskBoard, id: number, tasks = board.list().filter((tas
 export async function diffPipeline(board: TaskBoard, id: number): Promise<string> {
   const tasks = board.list().filter((task) => task.pipeline === id);
   const { git } = branchOf(board, id, tasks, { merged: 'allowed' });
-  const merged = tasks.find((task) => task.artifacts.outcome?.action === 'merged')?.artifacts.outcome;
+  const merged = mergedOutcome(tasks);
   if (merged && git.commit) {
     const into = `merged into ${merged.into}${merged.commit ? ` at ${merged.commit.slice(0, 12)}` : ''}`;
     if (merged.noChange) return `pipeline #${id} · ${into} · its change was already in ${merged.into}: nothing of its own to show`;
@@ -66,7 +71,7 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
 export async function mergePipeline(board: TaskBoard, id: number, by: string): Promise<string> {
   const tasks = board.list().filter((task) => task.pipeline === id);
   // Merged before (by the queue, or a merge given twice): done already, which is not a mistake.
-  const merged = tasks.find((task) => task.artifacts.outcome?.action === 'merged')?.artifacts.outcome;
+  const merged = mergedOutcome(tasks);
   if (merged) return `pipeline #${id} was already merged into ${merged.into}${merged.commit ? ` at ${merged.commit.slice(0, 12)}` : ''}: nothing to do`;
   const { git, holder } = branchOf(board, id, tasks);
   const status = pipelineStatus(tasks);
