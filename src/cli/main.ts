@@ -162,18 +162,22 @@ function passDown(action: Command): void {
 /**
  * An option whose value is another of the command's options (`run --dir --auto "…"`): commander takes
  * the next word as the value whatever it is, and `--dir` would then name a folder called `--auto`.
+ * Given as one word (`--dir=--auto`), the value is what was meant.
  */
 function checkValuesAreNotOptions(action: Command): void {
   const known = new Set<string>();
+  let root = action;
   for (let command: Command | null = action; command; command = command.parent) {
     for (const option of command.options) for (const flag of [option.long, option.short]) if (flag) known.add(flag);
+    root = command;
   }
+  const joined = new Set((root as Command & { rawArgs?: string[] }).rawArgs ?? []);
   for (let command: Command | null = action; command; command = command.parent) {
     for (const option of command.options) {
       const key = option.attributeName();
       if (!option.required || command.getOptionValueSource(key) !== 'cli') continue;
       const values = [command.getOptionValue(key)].flat();
-      const taken = values.find((value) => typeof value === 'string' && known.has(value.split('=')[0]!));
+      const taken = values.find((value) => typeof value === 'string' && known.has(value.split('=')[0]!) && !joined.has(`${option.long}=${value}`));
       if (taken !== undefined) throw new UsageError(`${option.long} is missing its value: ${String(taken)} is an option of its own`);
     }
   }

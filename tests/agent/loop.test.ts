@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { compactConversation } from '../../src/core/agent/compaction.js';
 import { identityMessages } from '../../src/core/agent/identity.js';
 import { type LoopOptions, runLoop } from '../../src/core/agent/loop.js';
+import type { EventInput } from '../../src/core/events/schema.js';
 import type { ModelMessage, ToolResultBlock } from '../../src/core/model/types.js';
 import { idleTool } from '../../src/core/tools/idle.js';
 import { defineTool, type ToolDefinition } from '../../src/core/tools/tool.js';
@@ -272,6 +273,22 @@ describe('runLoop', () => {
       expect(opening).toContain(`<progress-summary>\n${summary}\n</progress-summary>`);
       return { summarise, after };
     }
+
+    it('tells the summary call on the event stream as a model_call of purpose compaction, between the turns', async () => {
+      const emitted: EventInput[] = [];
+      const built = setup([reply(toolUse('echo', { text: 'x'.repeat(3_000) }, 'toolu_long')), 'SUMMARY: echoed x.', 'Finished.'], { events: { emit: (event) => emitted.push(event) } });
+      await runLoop({
+        ...built.options,
+        tokenBudget: 500,
+        compact: (current) =>
+          compactConversation({ model: built.model, messages: current, identity: identityMessages('eng', 'engineer', TEAM), taskPrompt: TASK, agent: { name: 'eng', role: 'engineer', stage: null, task: 7 }, events: { emit: (event) => emitted.push(event) }, pipeline: 3 }),
+      });
+      const calls = emitted.filter((event) => event.type === 'model_call');
+      expect(calls.map((event) => event.type === 'model_call' && event.purpose)).toEqual(['turn', 'compaction', 'turn']);
+      const summary = calls[1]!;
+      expect(summary).toMatchObject({ agent: 'eng', role: 'engineer', task: 7, pipeline: 3, text: 'SUMMARY: echoed x.', model: built.model.id });
+      expect(summary.type === 'model_call' && summary.inputTokens).toBeGreaterThan(0);
+    });
 
     it('past the token budget asks the model for a summary, then reopens with identity, ack, task and summary', async () => {
       const long = 'x'.repeat(3_000);

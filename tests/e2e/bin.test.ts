@@ -119,6 +119,11 @@ describe('the built command', () => {
       }
       // Nothing was started or made: no board, and no folder named after the option.
       expect(fs.readdirSync(dir)).toEqual([]);
+      // Given as one word, the value is what was meant: a folder that is called --auto.
+      fs.mkdirSync(path.join(dir, '--auto'));
+      const joined = spawnSync(cliEntry, ['tasks', '--dir=--auto'], { cwd: dir, encoding: 'utf8', env: cleanEnv() });
+      expect(joined.status, joined.stderr).toBe(0);
+      expect(joined.stdout.trim()).toBe(`No tasks (no .tasks/ in ${path.join(fs.realpathSync(dir), '--auto')}).`);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { REFUSED_TURNS } from '../../src/core/agent/loop.js';
 import { type CommandIO, runLine } from '../../src/frontend/commands.js';
-import { hang, MessagesServer, ok, overloaded, toolUseMessage, unauthorized } from '../helpers/messages-server.js';
+import { hang, MessagesServer, ok, overloaded, textMessage, toolUseMessage, unauthorized } from '../helpers/messages-server.js';
 import { sessionsOnTempBoards, waitUntil } from '../helpers/repl-session.js';
 
 const made = sessionsOnTempBoards('autoteam-lead-stops-');
@@ -32,6 +32,21 @@ describe('a lead whose model loops or fails', () => {
       await waitUntil(() => session.snapshot().spend.members['lead']!.calls === REFUSED_TURNS || null, 'all three calls');
       expect(spent.inputTokens).toBeGreaterThan(0);
       expect(session.snapshot().spend.total.calls).toBe(REFUSED_TURNS);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('counts the summary a compaction of its conversation asks for, as a call of its own', async () => {
+    const { server, session } = await leadOn([ok(toolUseMessage('list_tasks', {})), ok(textMessage('SUMMARY: looked at the board.')), ok(textMessage('The board is empty.'))]);
+    try {
+      const reply = await session.leadAgent({ tokenBudget: 50 }).handle('What is on the board?');
+      expect(reply.text).toBe('The board is empty.');
+      expect(server.requests).toHaveLength(3);
+      expect(server.requests[1]!.body.tools ?? []).toEqual([]);
+      await waitUntil(() => session.snapshot().spend.members['lead']?.calls === 3 || null, 'three calls in the spend');
+      const calls = (await session.events()).filter((event) => event.type === 'model_call');
+      expect(calls.map((event) => event.type === 'model_call' && event.purpose)).toEqual(['turn', 'compaction', 'turn']);
     } finally {
       await server.close();
     }

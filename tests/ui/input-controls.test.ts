@@ -51,6 +51,7 @@ describe('the offline lead', () => {
     expect(leadTurn("run the command 'ls -la workspace'.", []).calls).toEqual([{ name: 'bash', input: { command: 'ls -la workspace' } }]);
     expect(leadTurn("write a file notes.txt containing 'hello world'", []).calls).toEqual([{ name: 'write_file', input: { path: 'notes.txt', content: 'hello world\n' } }]);
     expect(leadTurn('create the file todo.md with the text "# To do"', []).calls).toEqual([{ name: 'write_file', input: { path: 'todo.md', content: '# To do\n' } }]);
+    expect(leadTurn('write a file empty.txt containing ""', []).calls).toEqual([{ name: 'write_file', input: { path: 'empty.txt', content: '' } }]);
     expect(leadTurn('create a task to run `ls`', []).calls).toEqual([{ name: 'create_task', input: { subject: 'run `ls`', description: 'run `ls`' } }]);
     for (const requirement of [
       'run the tests of the word counter and fix what fails',

@@ -1,5 +1,9 @@
+import type { EventInput } from '../events/schema.js';
+import type { PriceTable } from '../model/pricing.js';
 import type { ContentBlock, ModelClient, ModelMessage, RequestContext, Usage } from '../model/types.js';
 import { cutText } from '../sizes.js';
+import { redact, secretValues } from '../trace/redact.js';
+import { modelCallEvent } from './model-call-event.js';
 
 export interface CompactionInput {
   model: ModelClient;
@@ -12,6 +16,10 @@ export interface CompactionInput {
   signal?: AbortSignal;
   /** Told the summary call's usage. */
   onUsage?: (usage: Usage) => void;
+  /** Told the summary call as a `model_call` of purpose `compaction` (priced by `prices`), with the task's pipeline. */
+  events?: { emit(input: EventInput): unknown };
+  prices?: PriceTable;
+  pipeline?: number | null;
   /** The ceiling of one request (MAX_REQUEST_TOKENS): the log to summarise is cut to fit under it. */
   maxRequestTokens?: number;
 }
@@ -76,6 +84,7 @@ export async function compactConversation(input: CompactionInput): Promise<Model
   // The summary request is held under the same ceiling as every other: a long log loses its middle.
   const room = input.maxRequestTokens ? Math.max(4_000, input.maxRequestTokens * 4 - system.length - 1_000) : Infinity;
   const transcript = cutText(renderTranscript(body), room, 'the middle of the log is left out (MAX_REQUEST_TOKENS)', { tail: Math.floor(room / 2) });
+  const started = Date.now();
   const response = await input.model.create(
     {
       system,
@@ -88,6 +97,7 @@ export async function compactConversation(input: CompactionInput): Promise<Model
     // The log's calls as data, for a model that does not read the transcript (the offline one).
     { calls: callsOf(body) },
   );
+  const latencyMs = Date.now() - started;
   // A summary is a model call like any other: it counts toward the task's (and pipeline's) usage.
   input.onUsage?.(response.usage);
   const summary = response.content
@@ -95,6 +105,13 @@ export async function compactConversation(input: CompactionInput): Promise<Model
     .map((block) => block.text)
     .join('\n')
     .trim();
+  const { name, role, task } = input.agent;
+  input.events?.emit(
+    modelCallEvent(
+      { model: input.model, response, latencyMs, text: redact(summary, secretValues()), purpose: 'compaction', ...(input.prices ? { prices: input.prices } : {}) },
+      { agent: name, role, task: task ?? null, pipeline: input.pipeline ?? null },
+    ),
+  );
   return [
     ...input.identity,
     {

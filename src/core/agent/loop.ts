@@ -3,7 +3,6 @@ import { describeZodError, type Task } from '../board/schemas.js';
 import { serializeError } from '../errors.js';
 import type { AgentContext, AssistantBlock, ModelClient, ModelMessage, ModelResponse, OfflineContext, ToolResultBlock, ToolUseBlock, Usage } from '../model/types.js';
 import { addUsage, ZERO_USAGE } from '../model/types.js';
-import { costOfCall } from '../model/factory.js';
 import type { PriceTable } from '../model/pricing.js';
 import type { EventInput, ToolOutcomeKind } from '../events/schema.js';
 import { type LoopSignal, type ToolContext, type ToolDefinition, type ToolOutcome, toolSpec } from '../tools/tool.js';
@@ -11,6 +10,7 @@ import type { HandoffData } from '../stages/handoff.js';
 import { redact, secretValues } from '../trace/redact.js';
 import type { Trace } from '../trace/trace.js';
 import { estimateTokens } from './compaction.js';
+import { modelCallEvent } from './model-call-event.js';
 import { DEFAULT_MAX_REQUEST_TOKENS, fitRequest } from './request-size.js';
 import { keepToolOutput } from './tool-output.js';
 
@@ -197,24 +197,12 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
       .map((block) => block.text)
       .join('\n')
       .trim();
-    options.events?.emit({
-      type: 'model_call',
-      pipeline: ctx.task?.pipeline ?? null,
-      task: ctx.task?.id ?? null,
-      agent: options.agent.name,
-      role: options.agent.role,
-      provider: model.provider ?? 'unknown',
-      model: model.id,
-      purpose: 'turn',
-      inputTokens: response.usage.inputTokens,
-      outputTokens: response.usage.outputTokens,
-      cacheReadTokens: response.usage.cacheReadTokens,
-      cacheWriteTokens: response.usage.cacheWriteTokens,
-      costUsd: costOfCall(model, response.usage, options.prices),
-      latencyMs,
-      stopReason: response.stopReason,
-      text: redact(text, secrets),
-    });
+    options.events?.emit(
+      modelCallEvent(
+        { model, response, latencyMs, text: redact(text, secrets), purpose: 'turn', ...(options.prices ? { prices: options.prices } : {}) },
+        { agent: options.agent.name, role: options.agent.role, task: ctx.task?.id ?? null, pipeline: ctx.task?.pipeline ?? null },
+      ),
+    );
     if (text) options.onEvent?.({ kind: 'model', summary: text });
     const uses = response.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
     if (uses.length === 0) return { outcome: { kind: 'end_turn', text }, turns: turn + 1, usage };

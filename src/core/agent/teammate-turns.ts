@@ -98,6 +98,9 @@ export class TeammateTurns {
           signal: ctx.signal,
           onUsage: recordUsage,
           maxRequestTokens: settings.maxRequestTokens,
+          events: this.host.sink,
+          ...(settings.prices ? { prices: settings.prices } : {}),
+          pipeline: ctx.task?.pipeline ?? null,
         });
       },
       ...(ctx.task?.stage ? { handoff: handoffData(ctx.task) } : {}),

@@ -213,6 +213,8 @@ export class LeadAgent {
           taskPrompt: 'Continue talking with the person.',
           agent: { name: lead, role: 'lead', stage: null },
           maxRequestTokens: host.maxRequestTokens,
+          events: host.sink,
+          ...(host.settings.prices ? { prices: host.settings.prices } : {}),
         }),
     });
   }

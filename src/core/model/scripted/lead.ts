@@ -68,8 +68,8 @@ export function leadTurn(userText: string, calls: readonly ToolCall[], offered: 
   const write = WRITE_FILE.exec(text);
   if (write) {
     const file = write[1]!;
-    // The words in the quotes, with a final line break as files have.
-    const content = `${write[3]!}\n`;
+    // The words in the quotes, with a final line break as files have; empty quotes, an empty file.
+    const content = write[3] ? `${write[3]}\n` : '';
     if (hand('write_file')) return { text: `Writing ${file}.`, calls: [{ name: 'write_file', input: { path: file, content } }] };
     return turnedOff(`write ${file}: my file tools are turned off`);
   }
