@@ -14,9 +14,11 @@ export async function waitForQuiet(
   for (;;) {
     const reason = session.busyReason();
     if (!reason) {
-      // Quiet on the board: what the log says of it is shown before anyone says so.
+      // Quiet on the board: what the log says of it is shown before anyone says so. What it holds
+      // may start more (an approval read from it sets autoMerge's queue to work): quiet after that too.
       await session.catchUp();
-      return null;
+      if (!session.busyReason()) return null;
+      continue;
     }
     if (!said) onWait?.(reason);
     said = true;

@@ -12,7 +12,7 @@ import type { TeamEvent } from '../../src/core/events/schema.js';
 import { LeadSession } from '../../src/core/lead/session.js';
 import { playbookAnswer } from '../../src/core/model/scripted/playbook.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
-import { DOWNLOADS_REQUIREMENT, tempBoard } from '../helpers/pipeline-cli.js';
+import { describeRun, DOWNLOADS_REQUIREMENT, readTasks, runCli, tempBoard } from '../helpers/pipeline-cli.js';
 import { personGit } from '../helpers/person-git.js';
 
 const python = spawnSync('python3', ['--version']).status === 0;
@@ -81,5 +81,36 @@ describe.runIf(python)('the merge queue with autoMerge', () => {
     } finally {
       await session.close(2_000);
     }
+  });
+});
+
+describe.runIf(python)('autoMerge in line mode', () => {
+  it('at the end of input, waits while the queue sends an approved pipeline back, and ends once its revision is merged', { timeout: 600_000 }, async () => {
+    const repo = tempBoard('autoteam-mq-line-');
+    roots.push(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
+    fs.writeFileSync(path.join(repo, 'autoteam.config.json'), '{ "autoMerge": true }\n');
+    git(repo, 'add', '.');
+    git(repo, 'commit', '-q', '-m', 'Initial commit');
+    const posted = await runCli(['post', DOWNLOADS_REQUIREMENT], { cwd: repo });
+    expect(posted.code, describeRun(posted)).toBe(0);
+    // main moves on under the pipeline's branch: the engineer's organize.py will conflict with this one.
+    fs.writeFileSync(path.join(repo, 'organize.py'), 'print("mine")\n');
+    git(repo, 'add', 'organize.py');
+    git(repo, 'commit', '-q', '-m', 'My own organize.py');
+
+    const line = await runCli(['--auto'], { cwd: repo, input: '', killAfterMs: 500_000 });
+    expect(line.code, describeRun(line)).toBe(0);
+    const out = line.stdout;
+    const sentBack = out.search(/^merge #1: sent back — conflict with main in organize\.py; revision 2 is #\d+$/m);
+    const merged = out.search(/^merge #1: merged — fast-forward to [0-9a-f]{12}$/m);
+    const down = out.indexOf('shutting the team down');
+    expect([sentBack, merged].every((at) => at >= 0), out).toBe(true);
+    // The team worked the revision before it was shut down, and the queue merged it.
+    expect(sentBack).toBeLessThan(merged);
+    expect(merged).toBeLessThan(down);
+    expect(readTasks(repo).find((task) => task.artifacts.outcome)?.artifacts.outcome).toMatchObject({ action: 'merged', into: 'main' });
+    expect(git(repo, 'status', '--porcelain')).toBe('');
   });
 });

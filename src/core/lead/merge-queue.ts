@@ -252,6 +252,11 @@ export class MergeRunner {
     this.run().catch(onError);
   }
 
+  /** Whether a drain is under way or due: what it decides may send a pipeline back to work. */
+  get busy(): boolean {
+    return this.running !== null || this.again;
+  }
+
   async settle(): Promise<void> {
     while (this.running) await this.running.catch(() => undefined);
   }
