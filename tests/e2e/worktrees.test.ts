@@ -319,6 +319,23 @@ describe('merging leaves the person in charge', () => {
     expect(fs.readFileSync(path.join(repo, 'a.txt'), 'utf8')).toBe('RESOLVED BY HAND\n');
   });
 
+  it("waits while the person's own rebase is under way (HEAD detached), naming the rebase: /merge and the queue's move of a branch checked out nowhere", async () => {
+    const { mergeBranch } = await import('../../src/core/git/worktree.js');
+    const { LocalMergeTarget } = await import('../../src/core/git/merge-target.js');
+    const repo = diverged();
+    git(repo, 'checkout', '-q', '-b', 'side', 'HEAD~1');
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'side\n');
+    git(repo, 'add', 'a.txt');
+    git(repo, 'commit', '-q', '-m', 'side');
+    // Stops on a.txt, which main added too: a rebase under way, HEAD detached, main checked out nowhere.
+    expect(spawnSync('git', ['rebase', 'main'], { cwd: repo }).status).not.toBe(0);
+    const main = git(repo, 'rev-parse', 'main');
+    await expect(mergeBranch(repo, 'feature', 'Merge feature')).rejects.toThrow(/^cannot merge feature: a rebase is in progress in .*; finish or abort it first \(nothing was changed\)$/);
+    const moved = await new LocalMergeTarget(repo, 'main').advance(main, git(repo, 'rev-parse', 'feature'));
+    expect(moved).toEqual({ ok: false, waiting: `a rebase is under way in ${repo}; finish or abort it, then merge again` });
+    expect(git(repo, 'rev-parse', 'main')).toBe(main);
+  });
+
   it('names the files in the way when git refuses, and changes nothing', async () => {
     const { mergeBranch } = await import('../../src/core/git/worktree.js');
     const repo = diverged();

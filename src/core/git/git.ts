@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { AutoteamError } from '../errors.js';
 import { childEnv } from '../exec/env.js';
 import { launchProcess } from '../exec/launcher.js';
@@ -93,4 +94,20 @@ export function gitEnv(): Record<string, string> {
 /** An identity for commits the runtime makes, whatever the person's git configuration holds. */
 export function identityEnv(name: string, email: string): Record<string, string> {
   return { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email };
+}
+
+/** A merge, rebase, cherry-pick or revert under way in the working tree `repoTop`, or null. */
+export async function operationInProgress(repoTop: string): Promise<string | null> {
+  for (const [ref, what] of [
+    ['MERGE_HEAD', 'a merge'],
+    ['CHERRY_PICK_HEAD', 'a cherry-pick'],
+    ['REVERT_HEAD', 'a revert'],
+  ] as const) {
+    if ((await git(repoTop, ['rev-parse', '-q', '--verify', ref], { allowFailure: true })).exitCode === 0) return what;
+  }
+  for (const dir of ['rebase-merge', 'rebase-apply']) {
+    const at = (await git(repoTop, ['rev-parse', '--git-path', dir])).stdout.trim();
+    if (fs.existsSync(path.resolve(repoTop, at))) return 'a rebase';
+  }
+  return null;
 }

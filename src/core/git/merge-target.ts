@@ -1,7 +1,5 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { AutoteamError } from '../errors.js';
-import { git, gitMessage, personEnv } from './git.js';
+import { git, gitMessage, operationInProgress, personEnv } from './git.js';
 import { fetchBranch, pushBranch, RemoteError } from './remote.js';
 
 /**
@@ -37,22 +35,6 @@ export async function checkoutsOf(repoTop: string, branch: string): Promise<stri
   return found;
 }
 
-/** A merge, rebase, cherry-pick or revert under way in the working tree `dir`, or null. */
-async function busyWith(dir: string): Promise<string | null> {
-  for (const [ref, what] of [
-    ['MERGE_HEAD', 'a merge'],
-    ['CHERRY_PICK_HEAD', 'a cherry-pick'],
-    ['REVERT_HEAD', 'a revert'],
-  ] as const) {
-    if ((await git(dir, ['rev-parse', '-q', '--verify', ref], { allowFailure: true })).exitCode === 0) return what;
-  }
-  for (const name of ['rebase-merge', 'rebase-apply']) {
-    const at = (await git(dir, ['rev-parse', '--git-path', name])).stdout.trim();
-    if (fs.existsSync(path.resolve(dir, at))) return 'a rebase';
-  }
-  return null;
-}
-
 /**
  * A branch of the repository at `repoTop`. Not checked out anywhere: its ref is moved atomically
  * (`git update-ref` with the old value, so a branch that moved meanwhile is left alone). Checked out
@@ -75,13 +57,16 @@ export class LocalMergeTarget implements MergeTarget {
 
   async advance(from: string, to: string): Promise<AdvanceOutcome> {
     const checkouts = await checkoutsOf(this.repoTop, this.branch);
+    // The person's own operation under way (a rebase onto this branch, say) is finished before the branch moves.
+    const mine = await operationInProgress(this.repoTop);
+    if (mine) return { ok: false, waiting: `${mine} is under way in ${this.repoTop}; finish or abort it, then merge again` };
     if (checkouts.length === 0) {
       const moved = await git(this.repoTop, ['update-ref', '-m', `autoteam merge queue: fast-forward to ${to.slice(0, 12)}`, `refs/heads/${this.branch}`, to, from], { allowFailure: true });
       if (moved.exitCode === 0) return { ok: true };
       return { ok: false, waiting: `${this.branch} moved while the pipeline was checked (${gitMessage(moved.stderr, moved.stdout)}); it is tried again on the next run` };
     }
     const dir = checkouts[0]!;
-    const busy = await busyWith(dir);
+    const busy = await operationInProgress(dir);
     if (busy) return { ok: false, waiting: `${this.branch} is checked out in ${dir} with ${busy} under way; finish or abort it, then merge again` };
     // Staged or not: any change to a tracked file is the person's, and waits.
     const files = (await git(dir, ['diff', '--name-only', 'HEAD'])).stdout.split('\n').filter(Boolean);

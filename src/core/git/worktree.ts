@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AutoteamError } from '../errors.js';
-import { git, GitError, gitMessage, identityEnv, personEnv } from './git.js';
+import { git, GitError, gitMessage, identityEnv, operationInProgress, personEnv } from './git.js';
 import { scratchDir } from '../exec/scratch.js';
 
 /**
@@ -164,22 +164,6 @@ export interface MergeResult {
   commit: string;
 }
 
-/** A merge, rebase, cherry-pick or revert the person has under way in the repository, or null. */
-async function operationInProgress(repoTop: string): Promise<string | null> {
-  for (const [ref, what] of [
-    ['MERGE_HEAD', 'a merge'],
-    ['CHERRY_PICK_HEAD', 'a cherry-pick'],
-    ['REVERT_HEAD', 'a revert'],
-  ] as const) {
-    if ((await git(repoTop, ['rev-parse', '-q', '--verify', ref], { allowFailure: true })).exitCode === 0) return what;
-  }
-  for (const dir of ['rebase-merge', 'rebase-apply']) {
-    const at = (await git(repoTop, ['rev-parse', '--git-path', dir])).stdout.trim();
-    if (fs.existsSync(path.resolve(repoTop, at))) return 'a rebase';
-  }
-  return null;
-}
-
 /**
  * Merges `branch` into the person's current branch: fast-forward when possible, else a merge commit
  * made as the person (their git identity and signing settings). Nothing is started while the person
@@ -188,11 +172,12 @@ async function operationInProgress(repoTop: string): Promise<string | null> {
  * abort after a conflict restores exactly what was there.
  */
 export async function mergeBranch(repoTop: string, branch: string, message: string): Promise<MergeResult> {
+  // First: a rebase under way detaches HEAD, and is what to finish.
+  const busy = await operationInProgress(repoTop);
+  if (busy) throw new AutoteamError(`cannot merge ${branch}: ${busy} is in progress in ${repoTop}; finish or abort it first (nothing was changed)`, 'GIT_ERROR');
   const current = await git(repoTop, ['symbolic-ref', '--short', '-q', 'HEAD'], { allowFailure: true });
   if (current.exitCode !== 0) throw new AutoteamError(`cannot merge ${branch}: HEAD of ${repoTop} is detached; check out a branch first`, 'GIT_ERROR');
   const into = current.stdout.trim();
-  const busy = await operationInProgress(repoTop);
-  if (busy) throw new AutoteamError(`cannot merge ${branch}: ${busy} is in progress in ${repoTop}; finish or abort it first (nothing was changed)`, 'GIT_ERROR');
   if (!(await branchExists(repoTop, branch))) {
     throw new AutoteamError(`there is no branch ${branch} in ${repoTop}`, 'GIT_ERROR');
   }
