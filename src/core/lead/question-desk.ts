@@ -31,10 +31,15 @@ export class QuestionDesk {
     },
   ) {}
 
-  /** Who answers when auto answers are on; questions the last lead left pending are taken up. */
-  open(answerer: Answerer): void {
+  /**
+   * Who answers when auto answers are on; questions the last lead left pending are taken up, but for
+   * those `answered` names (answered while no lead ran, from the web board: the answer waits in the
+   * asker's inbox, and the board records it once the asker reads it).
+   */
+  open(answerer: Answerer, answered: ReadonlySet<string> = new Set()): void {
     this.answerer = answerer;
     for (const question of unansweredOnBoard(this.deps.board.list())) {
+      if (answered.has(question.questionId)) continue;
       this.questions.set(question.questionId, question);
       this.deps.emit({ type: 'question', question, resumed: true });
       if (this.deps.auto()) void this.autoReply(question);

@@ -2,6 +2,7 @@ import type { Board, BoardEvents } from '../board/board.js';
 import type { LeadLease } from '../board/liveness.js';
 import type { TeammateExit } from '../agent/manager.js';
 import { serializeError } from '../errors.js';
+import type { EventLog } from '../events/log.js';
 import { sweepScratch } from '../exec/scratch.js';
 import type { Repository } from '../git/worktree.js';
 import { createModel } from '../model/factory.js';
@@ -13,6 +14,7 @@ import type { LeadInbox } from './lead-inbox.js';
 import type { LeadTeam } from './lead-team.js';
 import type { LogView } from './log-view.js';
 import type { QuestionDesk } from './question-desk.js';
+import { type PendingQuestion, unansweredOnBoard } from './questions.js';
 import { openRepository } from './repository.js';
 import type { LeadEvent, LeadSessionOptions, TeamMemberSpec } from './session-types.js';
 import { createAnswerer } from './simulated-user.js';
@@ -122,7 +124,7 @@ export class SessionLife {
     const model = await createModel(options.model);
     this.host.useModel(model);
     // With --auto, a question the last lead left pending is answered now.
-    desk.open(createAnswerer(model, board.tasks));
+    desk.open(createAnswerer(model, board.tasks), await answeredInLog(board.log, unansweredOnBoard(board.tasks.list())));
     watcher.on('inbox', (name) => {
       if (name === this.host.lead()) this.host.drainInbox();
     });
@@ -178,4 +180,12 @@ export class SessionLife {
     await attempt(() => lease.release(), undefined);
     return { exits, released };
   }
+}
+
+/** Which of `questions` the log says were answered (while no lead ran), read only when there are any. */
+async function answeredInLog(log: Pick<EventLog, 'read'>, questions: readonly PendingQuestion[]): Promise<Set<string>> {
+  if (questions.length === 0) return new Set();
+  const asked = new Set(questions.map((question) => question.questionId));
+  const answers = await log.read({ types: ['question_answered'] });
+  return new Set(answers.flatMap((event) => (event.type === 'question_answered' && asked.has(event.questionId) ? [event.questionId] : [])));
 }

@@ -1,0 +1,54 @@
+/**
+ * A question answered while no lead ran (the web board's `autoteam web` answers as the lead does):
+ * the answer waits in the asker's inbox, and the next lead does not ask the person for it again.
+ */
+import { describe, expect, it } from 'vitest';
+import { fileBoard } from '../../src/core/board/board.js';
+import { BoardLead } from '../../src/core/lead/board-lead.js';
+import { sessionsOnTempBoards, waitUntil } from '../helpers/repl-session.js';
+
+const made = sessionsOnTempBoards('autoteam-answered-without-lead-');
+const REQUIREMENT = 'Write a Python script that counts the words in a text file.';
+
+/** A board whose pipeline #1 has a question the last lead left pending: its analyst asked, and the lead quit. */
+async function pendingQuestion(): Promise<string> {
+  const root = made.board();
+  const first = made.session({ rootDir: root, model: { kind: 'offline', reason: 'test' }, repo: false, settings: { pollMs: 100 } });
+  await first.start([{ name: 'analyst', role: 'analyst' }]);
+  await first.post(REQUIREMENT);
+  await waitUntil(() => first.pendingQuestions()[0] ?? null, "the analyst's question");
+  await first.close(1_000);
+  return root;
+}
+
+describe('a question answered while no lead ran', () => {
+  it('is not put to the person again by the next lead; the answer waits in the asker\'s inbox', async () => {
+    const root = await pendingQuestion();
+    const board = fileBoard(root);
+    const web = new BoardLead(board);
+    try {
+      await web.start();
+      expect(web.pendingQuestions().map((question) => question.questionId)).toEqual(['q-1-1']);
+      await web.answer('A file path given on the command line.', 'q-1-1');
+    } finally {
+      await web.close();
+      await board.close();
+    }
+    const next = made.session({ rootDir: root, model: { kind: 'offline', reason: 'test' }, repo: false });
+    await next.start([]);
+    expect(next.pendingQuestions()).toEqual([]);
+        const inbox = fileBoard(root);
+    try {
+      expect(inbox.mailbox.peek('analyst')).toEqual([expect.objectContaining({ type: 'answer', content: 'A file path given on the command line.', questionId: 'q-1-1' })]);
+    } finally {
+      await inbox.close();
+    }
+  });
+
+  it('one nobody answered is still put to the person', async () => {
+    const root = await pendingQuestion();
+    const next = made.session({ rootDir: root, model: { kind: 'offline', reason: 'test' }, repo: false });
+    await next.start([]);
+    expect(next.pendingQuestions()).toEqual([expect.objectContaining({ questionId: 'q-1-1', from: 'analyst', task: 1 })]);
+  });
+});
