@@ -191,7 +191,7 @@ describe('runLine on a real session', () => {
     await runLine('/reject plan-x', value);
     expect(out.at(-1)).toBe('error: usage: /reject <request-id> <why>');
     await runLine('/approve plan-missing', value);
-    expect(out.at(-1)).toMatch(/^error: no request 'plan-missing'/);
+    expect(out.at(-1)).toBe("error: no request 'plan-missing' is waiting");
     await runLine('/nope', value);
     expect(out.at(-1)).toBe('unknown command /nope (/help lists them)');
     await runLine('/frobnicate', value);
@@ -200,7 +200,7 @@ describe('runLine on a real session', () => {
     expect(out.at(-1)).toBe('unknown command /shutdwon — did you mean /shutdown? (/help lists them)');
     const before = out.length;
     await runLine('/shutdown nobody', value);
-    expect(out.slice(before)).toEqual(['nobody is not running (/team lists the team)']);
+    expect(out.slice(before)).toEqual([expect.stringMatching(/^error: 'nobody' is not a member of team '\S+' \(members: analyst\)$/)]);
     await runLine('/shutdown lead', value);
     expect(out.at(-1)).toBe("lead is this session, the team's lead: /quit shuts the whole team down");
     await runLine('/show 99999999999999999999', value);

@@ -53,7 +53,7 @@ export class RequestStore {
 
   get(id: string): ProtocolRequest {
     const request = this.docs.read(this.key(id), RequestSchema);
-    if (!request) throw new NotFoundError(`no request '${id}' (${this.docs.describe(this.key(id))})`);
+    if (!request) throw new NotFoundError(`no request '${id}' is waiting`);
     return request;
   }
 

@@ -128,7 +128,8 @@ export interface LeadApi extends LeadControls {
   /**
    * Asks a live member this session does not run (an `autoteam worker`, a teammate of another
    * process) to shut down, with the protocol's request in its inbox: what was done, or null when
-   * `name` is no live member elsewhere. Its leaving comes through the log.
+   * `name` is no live member elsewhere (UnknownRecipientError: no member at all). Its leaving comes
+   * through the log.
    */
   requestShutdownElsewhere(name: string): Promise<string | null>;
   /** Lets a simulated user answer the teammates' questions (those pending too), or stops it. */

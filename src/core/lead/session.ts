@@ -81,8 +81,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   constructor(private readonly options: LeadSessionOptions) {
     super();
-    // Front ends, web feeds, MCP sessions and one wait per pipeline (`run` with 16 requirements)
-    // each subscribe: many listeners are the design, not a leak.
+    // Front ends, web feeds, MCP sessions, a wait per pipeline each subscribe: by design, not a leak.
     this.setMaxListeners(0);
     this.rootDir = path.resolve(options.rootDir);
     const board = options.board ?? fileBoard(this.rootDir, { ...(options.settings?.maxInboxBytes ? { maxInboxBytes: options.settings.maxInboxBytes } : {}) });
@@ -217,9 +216,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   busyReason(): string | null {
-    const team = busyReason({ running: this.team.running(), stopped: this.team.fatalError !== null, unanswered: this.pendingQuestions().length > 0 && !this.auto, tasks: this.board.tasks });
     // An approved pipeline is not done while the queue may still send it back (autoMerge, /merge all).
-    return team ?? (this.merges.busy ? 'the merge queue is at work' : null);
+    return busyReason({ running: this.team.running(), stopped: this.team.fatalError !== null, unanswered: this.pendingQuestions().length > 0 && !this.auto, tasks: this.board.tasks }) ?? (this.merges.busy ? 'the merge queue is at work' : null);
   }
 
   get lead(): string {
@@ -300,8 +298,10 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   async requestShutdownElsewhere(name: string): Promise<string | null> {
-    const member = this.board.registry.read().members.find((entry) => entry.name === name);
-    if (!member || this.team.isRunning(name) || !isLive(member) || goneReason(member, Date.now()) !== null) return null;
+    const { team, members } = this.board.registry.read();
+    const member = members.find((entry) => entry.name === name);
+    if (!member) throw new UnknownRecipientError(name, team, members.map((entry) => entry.name));
+    if (this.team.isRunning(name) || !isLive(member) || goneReason(member, Date.now()) !== null) return null;
     await askToShutDown(this.board.mailbox, this.board.requests, this.lead, name);
     return `asked ${name} (pid ${member.pid ?? '?'} on ${member.host ?? 'this host'}) to shut down: it finishes its turn, hands back any task and leaves`;
   }
