@@ -34,6 +34,8 @@ export function boardDir(command: Command, writes = true): string {
   }
   if (!stat) throw new UsageError(`--dir: ${dir} does not exist (to start a board there: mkdir -p ${shellQuote(dir)})`);
   if (!stat.isDirectory()) throw new UsageError(`--dir: ${dir} is a file, not a directory`);
+  // A board's own folder given for the board: the board is the folder above it.
+  if (['.tasks', '.team'].includes(path.basename(dir))) throw new UsageError(`--dir: ${dir} is where a board keeps its ${path.basename(dir) === '.tasks' ? 'tasks' : 'team'}; the board is the folder above it: --dir ${shellQuote(path.dirname(dir))}`);
   // The board's own folders: one that is a file would surface as a bare EEXIST from mkdir.
   for (const name of ['.tasks', '.team']) {
     const inner = fs.statSync(path.join(dir, name), { throwIfNoEntry: false });

@@ -109,6 +109,16 @@ describe('what must not break the board', () => {
     const under = await runCli(['run', '--auto', '--dir', path.join(file, 'sub'), 'x'], { cwd: root });
     expect(under.code).toBe(2);
     expect(under.stderr.trim()).toBe(`autoteam: --dir: cannot use ${path.join(file, 'sub')} as a board (a part of the path is a file)`);
+    // A board's own folder given for the board: named, and no board made inside it.
+    for (const inner of ['.tasks', '.team']) {
+      fs.mkdirSync(path.join(root, inner), { recursive: true });
+      for (const args of [['tasks', '--dir', path.join(root, inner)], ['run', '--auto', '--dir', path.join(root, inner), 'x']]) {
+        const run = await runCli(args, { cwd: root });
+        expect(run.code, describeRun(run)).toBe(2);
+        expect(run.stderr.trim()).toBe(`autoteam: --dir: ${path.join(root, inner)} is where a board keeps its ${inner.slice(1)}; the board is the folder above it: --dir ${root}`);
+      }
+      expect(fs.existsSync(path.join(root, inner, '.tasks'))).toBe(false);
+    }
     const stages = await runCli(['stages', '--dir', root], { cwd: root });
     expect(stages.code).toBe(0);
     // Folders no board can live in, whatever their permission bits say (root passes every access check).
