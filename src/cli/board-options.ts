@@ -34,8 +34,11 @@ export function boardDir(command: Command, writes = true): string {
   }
   if (!stat) throw new UsageError(`--dir: ${dir} does not exist (to start a board there: mkdir -p ${shellQuote(dir)})`);
   if (!stat.isDirectory()) throw new UsageError(`--dir: ${dir} is a file, not a directory`);
-  // A board's own folder given for the board: the board is the folder above it.
-  if (['.tasks', '.team'].includes(path.basename(dir))) throw new UsageError(`--dir: ${dir} is where a board keeps its ${path.basename(dir) === '.tasks' ? 'tasks' : 'team'}; the board is the folder above it: --dir ${shellQuote(path.dirname(dir))}`);
+  // A board's own folder taken for the board (the folder above holds a board, this one none): the board is the folder above it.
+  const own = path.basename(dir) === '.tasks' ? 'tasks' : path.basename(dir) === '.team' ? 'team' : null;
+  if (own && fs.existsSync(path.join(dir, '..', own === 'tasks' ? '.team' : '.tasks')) && !fs.existsSync(path.join(dir, '.tasks'))) {
+    throw new UsageError(`${given ? '--dir: ' : ''}${dir} is where a board keeps its ${own}; the board is the folder above it: ${given ? '--dir' : 'cd'} ${shellQuote(path.dirname(dir))}`);
+  }
   // The board's own folders: one that is a file would surface as a bare EEXIST from mkdir.
   for (const name of ['.tasks', '.team']) {
     const inner = fs.statSync(path.join(dir, name), { throwIfNoEntry: false });

@@ -115,7 +115,7 @@ export async function pipelineView(controls: LeadControls, id: number) {
     })),
     usage: usageByRole(tasks, events),
     tasks: tasks.map(cardOf),
-    timeline: events.filter((event) => event.type !== 'model_call' || event.text).slice(-400).map(timelineEntry),
+    timeline: events.filter((event) => event.type !== 'model_call' || event.text || event.purpose === 'compaction').slice(-400).map(timelineEntry),
     repository: tasks.some((task) => task.artifacts.git !== undefined),
     branch: branchOf(tasks),
   };
@@ -181,6 +181,7 @@ function describe(event: TeamEvent): string {
     case 'task_retried':
       return `retried → #${event.newTask}`;
     case 'model_call':
+      if (event.purpose === 'compaction') return `compacted its conversation (${event.inputTokens} tokens summarised)`;
       return event.text ? `says: ${event.text.slice(0, 300)}` : `model call (${event.model})`;
     case 'tool_call':
       return `${event.tool} ${event.outcome}: ${event.summary}`;

@@ -113,7 +113,7 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' } });
     try {
       await session.start([]);
-      expect(await session.requestShutdownElsewhere('nobody')).toBeNull();
+      await expect(session.requestShutdownElsewhere('nobody')).rejects.toThrow(/^'nobody' is not a member of team '\S+' \(members: far\)$/);
       expect(await session.requestShutdownElsewhere('far')).toBe(`asked far (pid ${worker.proc.pid} on ${os.hostname()}) to shut down: it finishes its turn, hands back any task and leaves`);
       expect(await worker.exited).toEqual([0, null]);
       expect(worker.output()).toMatch(/\[far\] exited: shutdown requested by lead/);

@@ -119,6 +119,14 @@ describe('what must not break the board', () => {
       }
       expect(fs.existsSync(path.join(root, inner, '.tasks'))).toBe(false);
     }
+    // Started in it, with no --dir: the same, saying where to go.
+    const inside = await runCli(['tasks'], { cwd: path.join(root, '.tasks') });
+    expect(inside.code, describeRun(inside)).toBe(2);
+    expect(inside.stderr.trim()).toBe(`autoteam: ${path.join(root, '.tasks')} is where a board keeps its tasks; the board is the folder above it: cd ${root}`);
+    // A folder that only has the name, a board of its own inside, is a board like any other.
+    const named = path.join(board(), '.team');
+    fs.mkdirSync(path.join(named, '.tasks'), { recursive: true });
+    expect((await runCli(['tasks', '--dir', named], { cwd: root })).code).toBe(0);
     const stages = await runCli(['stages', '--dir', root], { cwd: root });
     expect(stages.code).toBe(0);
     // Folders no board can live in, whatever their permission bits say (root passes every access check).

@@ -52,7 +52,9 @@ async function webAddress(child: CliChild): Promise<string> {
 async function postAndFollow(page: Page): Promise<number> {
   await page.fill('[data-testid=requirement]', DOWNLOADS_REQUIREMENT);
   await page.click('[data-testid=post]');
-  const line = await page.waitForSelector('[data-testid=post-line]');
+  // This post's line: a line an earlier post left (a refusal) is on the page until the answer comes.
+  const line = page.locator('[data-testid=post-line]', { hasText: /posted pipeline #\d+/ });
+  await line.waitFor({ timeout: HANG_MS });
   const pipeline = Number(/posted pipeline #(\d+)/.exec((await line.textContent()) ?? '')?.[1]);
   expect(pipeline).toBeGreaterThan(0);
   await page.waitForSelector(`[data-testid=card-${pipeline}][data-stage=requirements]`);
@@ -95,7 +97,8 @@ async function expectEvidence(page: Page): Promise<void> {
   const check = page.locator('[data-testid^=check-CHK]').first();
   await check.locator('summary').click();
   expect(await check.textContent()).toMatch(/CHK1 python: passed exit 0 on [0-9a-f]{12}/);
-  expect(await page.locator('[data-testid=timeline]').textContent()).toMatch(/pipeline approved/);
+  // The timeline follows the log, which may bring the approval a moment after the status shows it.
+  await page.locator('[data-testid=timeline]', { hasText: /pipeline approved/ }).waitFor({ timeout: HANG_MS });
 }
 
 /** The refusals: no token, a wrong one, a foreign Host, and a change without this page's Origin and CSRF token. */

@@ -45,6 +45,24 @@ describe('a question answered while no lead ran', () => {
     }
   });
 
+  it('one asked again under its id after that answer (another attempt at the task) is put to the person again', async () => {
+    const root = await pendingQuestion();
+    const board = fileBoard(root);
+    const web = new BoardLead(board);
+    try {
+      await web.start();
+      await web.answer('A file path given on the command line.', 'q-1-1');
+      await board.sink.flush();
+      await board.log.append([{ type: 'question_asked', ts: new Date().toISOString(), team: board.registry.read().team, pipeline: 1, task: 1, agent: 'analyst', questionId: 'q-1-1', question: 'Which file should it read?' }]);
+    } finally {
+      await web.close();
+      await board.close();
+    }
+    const next = made.session({ rootDir: root, model: { kind: 'offline', reason: 'test' }, repo: false });
+    await next.start([]);
+    expect(next.pendingQuestions()).toEqual([expect.objectContaining({ questionId: 'q-1-1', from: 'analyst', task: 1 })]);
+  });
+
   it('one nobody answered is still put to the person', async () => {
     const root = await pendingQuestion();
     const next = made.session({ rootDir: root, model: { kind: 'offline', reason: 'test' }, repo: false });

@@ -3,6 +3,7 @@ import type { PriceTable } from '../model/pricing.js';
 import type { ContentBlock, ModelClient, ModelMessage, RequestContext, Usage } from '../model/types.js';
 import { cutText } from '../sizes.js';
 import { redact, secretValues } from '../trace/redact.js';
+import type { Trace } from '../trace/trace.js';
 import { modelCallEvent } from './model-call-event.js';
 
 export interface CompactionInput {
@@ -20,6 +21,8 @@ export interface CompactionInput {
   events?: { emit(input: EventInput): unknown };
   prices?: PriceTable;
   pipeline?: number | null;
+  /** Where the call is traced as the loop's are: a run's summary counts its calls from the trace. */
+  trace?: Trace;
   /** The ceiling of one request (MAX_REQUEST_TOKENS): the log to summarise is cut to fit under it. */
   maxRequestTokens?: number;
 }
@@ -105,7 +108,9 @@ export async function compactConversation(input: CompactionInput): Promise<Model
     .map((block) => block.text)
     .join('\n')
     .trim();
-  const { name, role, task } = input.agent;
+  const { name, role, stage, task } = input.agent;
+  const { usage } = response;
+  input.trace?.write({ kind: 'model_call', agent: name, role, stage, task: task ?? null, stopReason: response.stopReason, ...usage, ms: latencyMs, model: input.model.id });
   input.events?.emit(
     modelCallEvent(
       { model: input.model, response, latencyMs, text: redact(summary, secretValues()), purpose: 'compaction', ...(input.prices ? { prices: input.prices } : {}) },

@@ -101,6 +101,7 @@ export class TeammateTurns {
           events: this.host.sink,
           ...(settings.prices ? { prices: settings.prices } : {}),
           pipeline: ctx.task?.pipeline ?? null,
+          trace: this.host.trace,
         });
       },
       ...(ctx.task?.stage ? { handoff: handoffData(ctx.task) } : {}),

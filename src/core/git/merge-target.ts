@@ -66,7 +66,8 @@ export class LocalMergeTarget implements MergeTarget {
       return { ok: false, waiting: `${this.branch} moved while the pipeline was checked (${gitMessage(moved.stderr, moved.stdout)}); it is tried again on the next run` };
     }
     const dir = checkouts[0]!;
-    const busy = await operationInProgress(dir);
+    // The main tree was looked at above; a linked worktree of the person's has its own.
+    const busy = dir === this.repoTop ? null : await operationInProgress(dir);
     if (busy) return { ok: false, waiting: `${this.branch} is checked out in ${dir} with ${busy} under way; finish or abort it, then merge again` };
     // Staged or not: any change to a tracked file is the person's, and waits.
     const files = (await git(dir, ['diff', '--name-only', 'HEAD'])).stdout.split('\n').filter(Boolean);

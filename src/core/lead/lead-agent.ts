@@ -211,10 +211,12 @@ export class LeadAgent {
           messages: current,
           identity: identityMessages(lead, 'lead', host.board.registry.read().team),
           taskPrompt: 'Continue talking with the person.',
-          agent: { name: lead, role: 'lead', stage: null },
+          agent: { name: lead, role: 'lead', stage: null, task: ctx.task?.id ?? null },
           maxRequestTokens: host.maxRequestTokens,
           events: host.sink,
           ...(host.settings.prices ? { prices: host.settings.prices } : {}),
+          pipeline: ctx.task?.pipeline ?? null,
+          trace: host.trace,
         }),
     });
   }

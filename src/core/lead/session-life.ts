@@ -3,6 +3,7 @@ import type { LeadLease } from '../board/liveness.js';
 import type { TeammateExit } from '../agent/manager.js';
 import { serializeError } from '../errors.js';
 import type { EventLog } from '../events/log.js';
+import type { TeamEvent } from '../events/schema.js';
 import { sweepScratch } from '../exec/scratch.js';
 import type { Repository } from '../git/worktree.js';
 import { createModel } from '../model/factory.js';
@@ -182,10 +183,21 @@ export class SessionLife {
   }
 }
 
-/** Which of `questions` the log says were answered (while no lead ran), read only when there are any. */
+/**
+ * Which of `questions` the log says were answered since they were last asked (while no lead ran): a
+ * question asked again under its id (another attempt at the task) waits for a new answer. Read only
+ * when there are any; a log that cannot be read takes none away.
+ */
 async function answeredInLog(log: Pick<EventLog, 'read'>, questions: readonly PendingQuestion[]): Promise<Set<string>> {
   if (questions.length === 0) return new Set();
-  const asked = new Set(questions.map((question) => question.questionId));
-  const answers = await log.read({ types: ['question_answered'] });
-  return new Set(answers.flatMap((event) => (event.type === 'question_answered' && asked.has(event.questionId) ? [event.questionId] : [])));
+  const open = new Set(questions.map((question) => question.questionId));
+  let events: TeamEvent[];
+  try {
+    events = await log.read({ types: ['question_asked', 'question_answered'] });
+  } catch {
+    return new Set();
+  }
+  const last = new Map<string, string>();
+  for (const event of events) if ((event.type === 'question_asked' || event.type === 'question_answered') && open.has(event.questionId)) last.set(event.questionId, event.type);
+  return new Set([...last].filter(([, type]) => type === 'question_answered').map(([id]) => id));
 }
