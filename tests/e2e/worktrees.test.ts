@@ -303,13 +303,18 @@ describe('merging leaves the person in charge', () => {
     return repo;
   }
 
-  it("refuses while the person's own merge is under way, and keeps what they resolved", async () => {
-    const { mergeBranch } = await import('../../src/core/git/worktree.js');
-    const repo = diverged();
+  /** Branch `side` from before main's a.txt, adding an a.txt of its own: a merge or rebase of it with main conflicts. */
+  function sideBranch(repo: string): void {
     git(repo, 'checkout', '-q', '-b', 'side', 'HEAD~1');
     fs.writeFileSync(path.join(repo, 'a.txt'), 'side\n');
     git(repo, 'add', 'a.txt');
     git(repo, 'commit', '-q', '-m', 'side');
+  }
+
+  it("refuses while the person's own merge is under way, and keeps what they resolved", async () => {
+    const { mergeBranch } = await import('../../src/core/git/worktree.js');
+    const repo = diverged();
+    sideBranch(repo);
     git(repo, 'checkout', '-q', 'main');
     spawnSync('git', ['merge', 'side'], { cwd: repo });
     fs.writeFileSync(path.join(repo, 'a.txt'), 'RESOLVED BY HAND\n');
@@ -323,10 +328,7 @@ describe('merging leaves the person in charge', () => {
     const { mergeBranch } = await import('../../src/core/git/worktree.js');
     const { LocalMergeTarget } = await import('../../src/core/git/merge-target.js');
     const repo = diverged();
-    git(repo, 'checkout', '-q', '-b', 'side', 'HEAD~1');
-    fs.writeFileSync(path.join(repo, 'a.txt'), 'side\n');
-    git(repo, 'add', 'a.txt');
-    git(repo, 'commit', '-q', '-m', 'side');
+    sideBranch(repo);
     // Stops on a.txt, which main added too: a rebase under way, HEAD detached, main checked out nowhere.
     expect(spawnSync('git', ['rebase', 'main'], { cwd: repo }).status).not.toBe(0);
     const main = git(repo, 'rev-parse', 'main');
