@@ -50,7 +50,9 @@ describe('a question answered while no lead ran', () => {
       await web.answer(ANSWER, 'q-1-1');
     });
     expect(await nextLeadAsks(root)).toEqual([]);
-    await withoutLead(root, async (_, board) => {
+    // A web board started again (no lead ran since) does not list it either.
+    await withoutLead(root, async (web, board) => {
+      expect(web.pendingQuestions()).toEqual([]);
       expect(board.mailbox.peek('analyst')).toEqual([expect.objectContaining({ type: 'answer', content: ANSWER, questionId: 'q-1-1' })]);
     });
   });
@@ -62,6 +64,7 @@ describe('a question answered while no lead ran', () => {
       await board.sink.flush();
       await board.log.append([{ type: 'question_asked', ts: new Date().toISOString(), team: board.registry.read().team, pipeline: 1, task: 1, agent: 'analyst', questionId: 'q-1-1', question: 'Which file should it read?' }]);
     });
+    await withoutLead(root, async (web) => expect(web.pendingQuestions().map((question) => question.questionId)).toEqual(['q-1-1']));
     expect(await nextLeadAsks(root)).toEqual([expect.objectContaining({ questionId: 'q-1-1', from: 'analyst', task: 1 })]);
   });
 

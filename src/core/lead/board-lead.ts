@@ -78,7 +78,10 @@ export class BoardLead implements LeadControls {
     // One read of the log: what it has spent so far, and where following it starts.
     const past = await this.board.log.read();
     const end = past.at(-1)?.seq ?? 0;
-    for (const event of past) this.count(event);
+    for (const event of past) {
+      this.count(event);
+      this.noteQuestion(event);
+    }
     const repository = await openRepository(this.options.repo, this.board.rootDir, () => undefined, this.options.repository);
     this.pipelines.useRepository(repository);
     this.repositoryTop = repository?.top ?? null;
@@ -225,8 +228,14 @@ export class BoardLead implements LeadControls {
 
   private heard(event: TeamEvent): void {
     if (event.type === 'model_call') this.count(event);
-    if (event.type === 'question_answered') this.answered.add(event.questionId);
+    this.noteQuestion(event);
     this.tell({ type: 'team', event });
+  }
+
+  /** The last word on each question: answered (here, elsewhere, or before this board was followed), or asked again. */
+  private noteQuestion(event: TeamEvent): void {
+    if (event.type === 'question_answered') this.answered.add(event.questionId);
+    if (event.type === 'question_asked') this.answered.delete(event.questionId);
   }
 
   private count(event: TeamEvent): void {
