@@ -36,8 +36,9 @@ export function boardDir(command: Command, writes = true): string {
   if (!stat.isDirectory()) throw new UsageError(`--dir: ${dir} is a file, not a directory`);
   // A board's own folder taken for the board (the folder above holds a board, this one none): the board is the folder above it.
   const own = path.basename(dir) === '.tasks' ? 'tasks' : path.basename(dir) === '.team' ? 'team' : null;
-  if (own && fs.existsSync(path.join(dir, '..', own === 'tasks' ? '.team' : '.tasks')) && !fs.existsSync(path.join(dir, '.tasks'))) {
-    throw new UsageError(`${given ? '--dir: ' : ''}${dir} is where a board keeps its ${own}; the board is the folder above it: ${given ? '--dir' : 'cd'} ${shellQuote(path.dirname(dir))}`);
+  const above = path.dirname(dir);
+  if (own && fs.existsSync(path.join(above, own === 'tasks' ? '.team' : '.tasks')) && !fs.existsSync(path.join(dir, '.tasks'))) {
+    throw new UsageError(`${given ? '--dir: ' : ''}${dir} is where a board keeps its ${own}; the board is the folder above it: ${given ? '--dir' : 'cd'} ${shellQuote(above)}`);
   }
   // The board's own folders: one that is a file would surface as a bare EEXIST from mkdir.
   for (const name of ['.tasks', '.team']) {

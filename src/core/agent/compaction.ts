@@ -4,7 +4,7 @@ import type { ContentBlock, ModelClient, ModelMessage, RequestContext, Usage } f
 import { cutText } from '../sizes.js';
 import { redact, secretValues } from '../trace/redact.js';
 import type { Trace } from '../trace/trace.js';
-import { modelCallEvent } from './model-call-event.js';
+import { tellModelCall } from './model-call-event.js';
 
 export interface CompactionInput {
   model: ModelClient;
@@ -109,13 +109,10 @@ export async function compactConversation(input: CompactionInput): Promise<Model
     .join('\n')
     .trim();
   const { name, role, stage, task } = input.agent;
-  const { usage } = response;
-  input.trace?.write({ kind: 'model_call', agent: name, role, stage, task: task ?? null, stopReason: response.stopReason, ...usage, ms: latencyMs, model: input.model.id });
-  input.events?.emit(
-    modelCallEvent(
-      { model: input.model, response, latencyMs, text: redact(summary, secretValues()), purpose: 'compaction', ...(input.prices ? { prices: input.prices } : {}) },
-      { agent: name, role, task: task ?? null, pipeline: input.pipeline ?? null },
-    ),
+  tellModelCall(
+    { model: input.model, response, latencyMs, text: redact(summary, secretValues()), purpose: 'compaction', ...(input.prices ? { prices: input.prices } : {}) },
+    { agent: name, role, stage, task: task ?? null, pipeline: input.pipeline ?? null },
+    input,
   );
   return [
     ...input.identity,

@@ -10,7 +10,7 @@ import type { HandoffData } from '../stages/handoff.js';
 import { redact, secretValues } from '../trace/redact.js';
 import type { Trace } from '../trace/trace.js';
 import { estimateTokens } from './compaction.js';
-import { modelCallEvent } from './model-call-event.js';
+import { tellModelCall } from './model-call-event.js';
 import { DEFAULT_MAX_REQUEST_TOKENS, fitRequest } from './request-size.js';
 import { keepToolOutput } from './tool-output.js';
 
@@ -175,20 +175,6 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
     usage = addUsage(usage, response.usage);
     options.onModelCall?.(response.usage);
     lastInputTokens = response.usage.inputTokens + response.usage.cacheReadTokens + response.usage.outputTokens;
-    options.trace?.write({
-      kind: 'model_call',
-      agent: options.agent.name,
-      role: options.agent.role,
-      stage: options.agent.stage,
-      task: ctx.task?.id ?? null,
-      stopReason: response.stopReason,
-      inputTokens: response.usage.inputTokens,
-      outputTokens: response.usage.outputTokens,
-      cacheReadTokens: response.usage.cacheReadTokens,
-      cacheWriteTokens: response.usage.cacheWriteTokens,
-      ms: latencyMs,
-      model: model.id,
-    });
     // The conversation keeps a redacted copy of the model's turn: a secret it typed into a command or a
     // file is not sent back with every later request (the tools still run the input as given).
     messages.push({ role: 'assistant', content: redactBlocks(response.content, secrets) });
@@ -197,11 +183,10 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
       .map((block) => block.text)
       .join('\n')
       .trim();
-    options.events?.emit(
-      modelCallEvent(
-        { model, response, latencyMs, text: redact(text, secrets), purpose: 'turn', ...(options.prices ? { prices: options.prices } : {}) },
-        { agent: options.agent.name, role: options.agent.role, task: ctx.task?.id ?? null, pipeline: ctx.task?.pipeline ?? null },
-      ),
+    tellModelCall(
+      { model, response, latencyMs, text: redact(text, secrets), purpose: 'turn', ...(options.prices ? { prices: options.prices } : {}) },
+      { agent: options.agent.name, role: options.agent.role, stage: options.agent.stage, task: ctx.task?.id ?? null, pipeline: ctx.task?.pipeline ?? null },
+      options,
     );
     if (text) options.onEvent?.({ kind: 'model', summary: text });
     const uses = response.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');

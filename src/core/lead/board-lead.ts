@@ -11,7 +11,7 @@ import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
 import { decidePlan } from './lead-inbox.js';
 import { MergeQueue, recheckLimits } from './merge-queue.js';
 import type { LeadControls, LeaderView, LeadSnapshot } from './lead-api.js';
-import { type PendingQuestion, unansweredOnBoard } from './questions.js';
+import { noteAnswer, type PendingQuestion, unansweredOnBoard } from './questions.js';
 import { openRepository } from './repository.js';
 import type { LeadEvent } from './session-types.js';
 import { buildSnapshot } from './snapshot.js';
@@ -80,7 +80,7 @@ export class BoardLead implements LeadControls {
     const end = past.at(-1)?.seq ?? 0;
     for (const event of past) {
       this.count(event);
-      this.noteQuestion(event);
+      noteAnswer(this.answered, event);
     }
     const repository = await openRepository(this.options.repo, this.board.rootDir, () => undefined, this.options.repository);
     this.pipelines.useRepository(repository);
@@ -228,14 +228,8 @@ export class BoardLead implements LeadControls {
 
   private heard(event: TeamEvent): void {
     if (event.type === 'model_call') this.count(event);
-    this.noteQuestion(event);
+    noteAnswer(this.answered, event);
     this.tell({ type: 'team', event });
-  }
-
-  /** The last word on each question: answered (here, elsewhere, or before this board was followed), or asked again. */
-  private noteQuestion(event: TeamEvent): void {
-    if (event.type === 'question_answered') this.answered.add(event.questionId);
-    if (event.type === 'question_asked') this.answered.delete(event.questionId);
   }
 
   private count(event: TeamEvent): void {

@@ -1,4 +1,5 @@
 import type { Message, Task } from '../board/schemas.js';
+import type { TeamEvent } from '../events/schema.js';
 
 /** A teammate's question waiting for the person (or the simulated user). */
 export interface PendingQuestion {
@@ -44,4 +45,14 @@ export function unansweredOnBoard(tasks: readonly Task[]): PendingQuestion[] {
     });
   }
   return questions;
+}
+
+/**
+ * Keeps `answered` to the questions whose last word on the log is an answer: an answer (from anyone,
+ * before or after a lead followed the log) adds its question, the same question asked again (another
+ * attempt at its task) takes it away.
+ */
+export function noteAnswer(answered: Set<string>, event: TeamEvent): void {
+  if (event.type === 'question_answered') answered.add(event.questionId);
+  if (event.type === 'question_asked') answered.delete(event.questionId);
 }

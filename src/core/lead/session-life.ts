@@ -3,7 +3,6 @@ import type { LeadLease } from '../board/liveness.js';
 import type { TeammateExit } from '../agent/manager.js';
 import { serializeError } from '../errors.js';
 import type { EventLog } from '../events/log.js';
-import type { TeamEvent } from '../events/schema.js';
 import { sweepScratch } from '../exec/scratch.js';
 import type { Repository } from '../git/worktree.js';
 import { createModel } from '../model/factory.js';
@@ -15,7 +14,7 @@ import type { LeadInbox } from './lead-inbox.js';
 import type { LeadTeam } from './lead-team.js';
 import type { LogView } from './log-view.js';
 import type { QuestionDesk } from './question-desk.js';
-import { type PendingQuestion, unansweredOnBoard } from './questions.js';
+import { noteAnswer, type PendingQuestion, unansweredOnBoard } from './questions.js';
 import { openRepository } from './repository.js';
 import type { LeadEvent, LeadSessionOptions, TeamMemberSpec } from './session-types.js';
 import { createAnswerer } from './simulated-user.js';
@@ -184,20 +183,16 @@ export class SessionLife {
 }
 
 /**
- * Which of `questions` the log says were answered since they were last asked (while no lead ran): a
- * question asked again under its id (another attempt at the task) waits for a new answer. Read only
- * when there are any; a log that cannot be read takes none away.
+ * The questions the log says were answered since they were last asked (while no lead ran: noteAnswer),
+ * read only when the board shows some unanswered; a log that cannot be read takes none away.
  */
 async function answeredInLog(log: Pick<EventLog, 'read'>, questions: readonly PendingQuestion[]): Promise<Set<string>> {
-  if (questions.length === 0) return new Set();
-  const open = new Set(questions.map((question) => question.questionId));
-  let events: TeamEvent[];
+  const answered = new Set<string>();
+  if (questions.length === 0) return answered;
   try {
-    events = await log.read({ types: ['question_asked', 'question_answered'] });
+    for (const event of await log.read({ types: ['question_asked', 'question_answered'] })) noteAnswer(answered, event);
   } catch {
-    return new Set();
+    answered.clear();
   }
-  const last = new Map<string, string>();
-  for (const event of events) if ((event.type === 'question_asked' || event.type === 'question_answered') && open.has(event.questionId)) last.set(event.questionId, event.type);
-  return new Set([...last].filter(([, type]) => type === 'question_answered').map(([id]) => id));
+  return answered;
 }
