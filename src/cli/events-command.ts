@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { parseDuration } from '../core/agent/settings.js';
 import type { EventFilter, TeamEvent } from '../core/events/schema.js';
+import { noPipeline } from '../core/stages/pipeline.js';
 import { activityView, describeTeamEvent } from '../frontend/activity.js';
 import { boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError, warnOfBrokenConfig } from './board-options.js';
 
@@ -103,7 +104,14 @@ export function registerEventsCommand(program: Command): void {
         if (!options.follow) {
           const events = await board.log.read(filter);
           for (const event of events) print(event);
-          if (events.length === 0 && !options.json) console.error('no events' + (Object.keys(filter).length ? ' match' : ' yet'));
+          if (events.length > 0) return;
+          // A pipeline the board has never had is a mistake in the number, as it is for `diff` and `merge`.
+          const { pipeline } = filter;
+          if (pipeline !== undefined) {
+            await board.tasks.refresh();
+            if (!board.tasks.list().some((task) => task.pipeline === pipeline)) throw noPipeline(board.tasks, pipeline);
+          }
+          if (!options.json) console.error('no events' + (Object.keys(filter).length ? ' match' : ' yet'));
           return;
         }
         const stop = new AbortController();

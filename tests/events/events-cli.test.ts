@@ -111,6 +111,14 @@ describe.each(backends)('autoteam events on the $name', (backend) => {
       expect(printed.length).toBeGreaterThan(0);
       expect(printed).toEqual(logged.filter((event) => event.pipeline === pipeline));
     }
+    // A pipeline the board has never had is refused as `diff` and `merge` refuse it; one with no
+    // event since a time is not.
+    const missing = await events(['--pipeline', '99']);
+    expect(missing.code, describeRun(missing)).toBe(2);
+    expect(missing.stderr.trim()).toBe('autoteam: there is no pipeline #99');
+    const quiet = await events(['--pipeline', '1', '--since', String(logged.at(-1)!.seq)]);
+    expect(quiet.code, describeRun(quiet)).toBe(0);
+    expect(quiet.stderr.trim()).toBe('no events match');
     const bad = await events(['--pipeline', 'first']);
     expect(bad.code, describeRun(bad)).toBe(2);
     expect(bad.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^autoteam: --pipeline: 'first' is not a pipeline number/)]);

@@ -125,7 +125,9 @@ describe('the offline lead with its own hands', () => {
     const agent = session.leadAgent();
     const listing = await agent.handle('What files are here?');
     expect(listing.text).toMatch(/README\.md/);
-    expect(listing.text).toMatch(/^exit 0/);
+    // Led by the command, not by the tool's own status line, which is on screen already.
+    expect(listing.text).toMatch(/^`ls -la`: exit 0\n/);
+    expect(listing.text).not.toMatch(/ms\)|stdout:/);
     const shown = await agent.handle('show me README.md');
     expect(shown.text).toBe('README.md:\n# Demo\n\nTeh best demo.');
     const vague = await agent.handle('Fix the typo in README.md');
@@ -141,8 +143,9 @@ describe('the offline lead with its own hands', () => {
     expect(written.text).not.toMatch(/^That did not work/);
     expect(fs.readFileSync(path.join(root, 'notes.txt'), 'utf8')).toBe('hello world\n');
     const ran = await agent.handle('run `wc -w notes.txt`');
-    expect(ran.text).toMatch(/^exit 0/);
-    expect(ran.text).toMatch(/2 notes\.txt/);
+    expect(ran.text).toBe('`wc -w notes.txt`: exit 0\n2 notes.txt');
+    const mixed = await agent.handle("run `ls nope.txt; echo listed`");
+    expect(mixed.text).toMatch(/^`ls nope\.txt; echo listed`: exit 0\nstdout:\nlisted\nstderr:\n.*nope\.txt/);
     expect(session.snapshot().tasks).toEqual([]);
   });
 

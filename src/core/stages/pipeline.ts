@@ -386,7 +386,7 @@ function checkArtifacts(definition: StageDefinition, signal: StageSignal): void 
 }
 
 /** No task of the pipeline on the board; when some task files cannot be read, they may be its: named. */
-function noPipeline(board: Pick<TaskBoardLike, 'problems'>, pipeline: number): AutoteamError {
+export function noPipeline(board: Pick<TaskBoardLike, 'problems'>, pipeline: number): AutoteamError {
   const skipped = board.problems();
   const unread = skipped.length ? ` that can be read (the board skips ${skipped.map((problem) => problem.message).join('; ')})` : '';
   return new AutoteamError(`there is no pipeline #${pipeline}${unread}`, 'NOT_FOUND');

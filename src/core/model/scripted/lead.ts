@@ -108,8 +108,21 @@ function replyFrom(call: ToolCall): string {
   const shown = result.length > REPLY_CHARS ? `${result.slice(0, REPLY_CHARS)}\n… (${result.length - REPLY_CHARS} more characters)` : result;
   if (call.result?.isError) return `That did not work: ${shown}`;
   if (call.name === 'read_file') return `${String(call.input.path)}:\n${shown}`;
+  if (call.name === 'bash') return ranCommand(String(call.input.command), shown);
   // The post's own line is on screen already (the tool's): the reply says what comes next instead.
   const posted = /^Posted pipeline #(\d+)/.exec(result);
   if (call.name === 'create_task' && posted) return `Pipeline #${posted[1]} is with the team: the analyst may ask you a question or two here; /tasks shows the board.`;
   return shown;
+}
+
+/**
+ * What a command of the lead's printed, led by the command: the tool's own line on screen already
+ * gives its exit status and time (`[lead] bash: exit 0 (110 ms)`), so the reply does not repeat it.
+ */
+function ranCommand(command: string, result: string): string {
+  const [status = '', ...rest] = result.split('\n');
+  const output = rest.join('\n');
+  // Output on stdout alone needs no label; with stderr beside it, both keep theirs.
+  const shown = output.startsWith('stdout:\n') && !output.includes('\nstderr:\n') ? output.slice('stdout:\n'.length) : output;
+  return `\`${command}\`: ${status.replace(/ \(\d+ ms\)$/, '')}${shown ? `\n${shown}` : ''}`;
 }
