@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { redact } from '../trace/redact.js';
+import { within } from '../within.js';
 
 /** What is known of a teammate that died: enough to find the bug without rerunning. */
 export interface CrashReport {
@@ -74,8 +75,7 @@ export function guardProcess(options: ProcessGuardOptions): { crashed(error: unk
   const crashed = async (error: unknown): Promise<never> => {
     if (!crashing) {
       crashing = true;
-      const timeout = new Promise<number[]>((resolve) => setTimeout(() => resolve([]), 2_000).unref());
-      const released = await Promise.race([options.handBack?.().catch(() => []) ?? Promise.resolve([]), timeout]);
+      const released = await within(options.handBack?.().catch(() => []) ?? Promise.resolve([]), 2_000, []);
       const message = error instanceof Error ? error.message : String(error);
       const reason = `the process died: ${message}`;
       const log = writeCrashLog(options.rootDir, {

@@ -16,6 +16,7 @@ import { type FromWorker, FromWorkerSchema, type TeammateWorkerInit, type ToWork
 import type { TeammateSettings } from './settings.js';
 import { containment } from '../exec/sandbox.js';
 import { BoardWakes } from './wake.js';
+import { within } from '../within.js';
 
 export interface ManagerOptions {
   rootDir: string;
@@ -348,12 +349,11 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   }
 
   private async awaitExit(handle: TeammateHandle, graceMs: number, thenStop = true): Promise<TeammateExit> {
-    const timeout = (ms: number) => new Promise<null>((resolve) => setTimeout(() => resolve(null), ms).unref());
-    const first = await Promise.race([handle.exited, timeout(graceMs)]);
+    const first = await within(handle.exited, graceMs, null);
     if (first) return first;
     if (thenStop) {
       this.post(handle.name, { type: 'stop', reason: 'shutdown grace period over' });
-      const second = await Promise.race([handle.exited, timeout(graceMs)]);
+      const second = await within(handle.exited, graceMs, null);
       if (second) return second;
     }
     const waited = thenStop ? graceMs * 2 : graceMs;

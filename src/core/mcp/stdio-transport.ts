@@ -12,6 +12,7 @@ import { runMarkers, sweep } from '../exec/process.js';
 import type { Sandbox } from '../exec/sandbox.js';
 import { setSessionNiceness } from '../exec/session-niceness.js';
 import { redact } from '../trace/redact.js';
+import { within } from '../within.js';
 
 /** Characters of the server's stderr kept, for the error that says why it stopped. */
 const STDERR_TAIL = 2_000;
@@ -111,9 +112,7 @@ export class SandboxedStdioTransport implements Transport {
     const child = this.child;
     if (child) {
       child.stdin.end();
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.exited, new Promise<void>((resolve) => (timer = setTimeout(resolve, GRACE_MS)))]);
-      clearTimeout(timer);
+      await within(this.exited, GRACE_MS, undefined);
       if (this.child) this.killTree(child);
       await this.exited;
     }

@@ -10,6 +10,7 @@ import { defaultResource, resourceFromAttributes } from '@opentelemetry/resource
 import { BatchSpanProcessor, type IdGenerator, RandomIdGenerator, type ReadableSpan, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
 import { AutoteamError } from '../errors.js';
 import { redact } from '../trace/redact.js';
+import { within } from '../within.js';
 import type { TelemetryConfig } from './config.js';
 import type { AttributeValue, Attributes, SpanRecord } from './span-record.js';
 
@@ -79,16 +80,11 @@ export async function createSpanWriter(config: TelemetryConfig, secrets: readonl
       ),
     // A thread's end must not fail on its traces: a failed last export has been reported already.
     async shutdown(withinMs) {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<'late'>((resolve) => {
-        timer = setTimeout(() => resolve('late'), withinMs);
-      });
       const done = provider.shutdown().then(
         () => 'done' as const,
         (error: unknown) => reporting.failed(error),
       );
-      if ((await Promise.race([done, late])) === 'late') reporting.failed(new Error(`no answer within ${formatMs(withinMs)} at the end; the spans still queued were dropped`));
-      clearTimeout(timer);
+      if ((await within(done, withinMs, 'late' as const)) === 'late') reporting.failed(new Error(`no answer within ${formatMs(withinMs)} at the end; the spans still queued were dropped`));
     },
   };
 }
