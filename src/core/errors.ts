@@ -75,8 +75,12 @@ export class ModelError extends AutoteamError {
   }
 }
 
-/** Model errors no retry will fix (the SDK has already retried): bad key, unknown model, unreachable endpoint. */
-export const FATAL_MODEL_CODES: ReadonlySet<string> = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'MODEL_UNREACHABLE', 'CONFIG_ERROR', 'REPLAY_MISSING']);
+/**
+ * Model errors no retry will fix (the SDK has already retried): a bad key, an unknown model, an
+ * unreachable endpoint, and a base URL that points at something else (no such API path, an answer
+ * that is not the API's).
+ */
+export const FATAL_MODEL_CODES: ReadonlySet<string> = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'MODEL_UNREACHABLE', 'MODEL_ENDPOINT', 'MODEL_BAD_RESPONSE', 'CONFIG_ERROR', 'REPLAY_MISSING']);
 
 export interface SerializedError {
   code: string;

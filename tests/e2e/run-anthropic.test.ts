@@ -196,4 +196,31 @@ describe('autoteam run with a key the endpoint rejects', () => {
       fs.rmSync(root, { recursive: true, force: true });
     }
   });
+
+  // A base URL that points at something else is as permanent as a rejected key: no attempt after
+  // the first, and the configuration's exit code, not a pipeline failed after five attempts.
+  it.each([
+    ['MODEL_ENDPOINT', /\/v1\/messages does not exist \(404.*\): check ANTHROPIC_BASE_URL/],
+    ['MODEL_BAD_RESPONSE', /\/v1\/messages answered with a body that is not JSON \(.+\): check ANTHROPIC_BASE_URL/],
+  ] as const)('stops at once on %s, with exit 2 and one request', async (code, said) => {
+    const { errorReply } = await import('../helpers/messages-server.js');
+    const reply = code === 'MODEL_ENDPOINT' ? errorReply(404, 'not_found_error', 'Not Found') : { status: 200, body: '{"id": "msg_1", "ty', headers: { 'content-type': 'application/json' } };
+    const server = await MessagesServer.start(Array.from({ length: 10 }, () => reply));
+    const root = tempBoard();
+    try {
+      const run = await runCli(['run', '--auto', '--timeout', '600m', '--dir', root, DOWNLOADS_REQUIREMENT], {
+        cwd: root,
+        env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
+      });
+      expect(run.code, describeRun(run)).toBe(2);
+      const last = run.stderr.trim().split('\n').at(-1) ?? '';
+      expect(last).toMatch(new RegExp(`^autoteam: .*\\(${code}\\)$`));
+      expect(last).toMatch(said);
+      expect(server.requests).toHaveLength(1);
+      expect(readTasks(root).map((task) => task.status)).toEqual(['pending']);
+    } finally {
+      await server.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, ModelError } from '../../src/core/errors.js';
+import { ConfigError, FATAL_MODEL_CODES, ModelError } from '../../src/core/errors.js';
 import {
   AnthropicModel,
   DEFAULT_MODEL_ID,
@@ -247,8 +247,11 @@ describe('AnthropicModel against a loopback Messages API', () => {
     const s = await serve(errorReply(404, 'not_found_error', 'Not Found'));
     const error = await failure(new AnthropicModel({ apiKey: KEY, baseURL: s.url }).create(request()));
 
-    expect(error.code).toBe('MODEL_ERROR');
+    // No retry finds a path that is not there: a teammate stops on it, as on a refused connection.
+    expect(error.code).toBe('MODEL_ENDPOINT');
+    expect(FATAL_MODEL_CODES.has(error.code)).toBe(true);
     expect(error.message).toContain('ANTHROPIC_BASE_URL');
+    expect(s.requests).toHaveLength(1);
   });
 
   it('maps an abort to MODEL_ABORTED and does not retry', async () => {
@@ -299,6 +302,15 @@ describe('AnthropicModel against a loopback Messages API', () => {
     const error = await failure(new AnthropicModel({ apiKey: KEY, baseURL: s.url }).create(request()));
     expect(error.code).toBe('MODEL_BAD_RESPONSE');
     expect(error.message).toContain('ANTHROPIC_BASE_URL');
+  });
+
+  it('reports a body sent as JSON that is not JSON as MODEL_BAD_RESPONSE, which stops a teammate, once', async () => {
+    const s = await serve({ status: 200, body: '{"id": "msg_1", "type": "mess', headers: { 'content-type': 'application/json' } });
+    const error = await failure(new AnthropicModel({ apiKey: KEY, baseURL: s.url }).create(request()));
+    expect(error.code).toBe('MODEL_BAD_RESPONSE');
+    expect(FATAL_MODEL_CODES.has(error.code)).toBe(true);
+    expect(error.message).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1\/messages answered with a body that is not JSON \(.+\): check ANTHROPIC_BASE_URL$/);
+    expect(s.requests).toHaveLength(1);
   });
 
   it('refuses to construct without exactly one credential', () => {

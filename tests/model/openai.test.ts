@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { identityMessages } from '../../src/core/agent/identity.js';
 import { runLoop } from '../../src/core/agent/loop.js';
+import { FATAL_MODEL_CODES } from '../../src/core/errors.js';
 import { loadModelSpec } from '../../src/core/model/config.js';
 import { createModel, describeModel } from '../../src/core/model/factory.js';
 import { OpenAIModel } from '../../src/core/model/providers/openai/client.js';
@@ -103,6 +104,20 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
       code: 'MODEL_NOT_FOUND',
       message: expect.stringMatching(/Model 'nope' was not found .* set --model or MODEL_ID/),
     });
+  });
+
+  it('a path that is not there is MODEL_ENDPOINT, a body that is not JSON MODEL_BAD_RESPONSE: both stop a teammate, each after one request', async () => {
+    const api = await server([
+      error(404, 'Not Found'),
+      { status: 200, body: '{"id": "chatcmpl-1", "choi', headers: { 'content-type': 'application/json' } },
+    ]);
+    const model = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` });
+    const ask = () => model.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] }).catch((e: Error & { code: string }) => e);
+    await expect(ask()).resolves.toMatchObject({ code: 'MODEL_ENDPOINT', message: expect.stringMatching(/\/chat\/completions does not exist \(404: Not Found\): check OPENAI_BASE_URL/) });
+    expect(api.requests).toHaveLength(1);
+    await expect(ask()).resolves.toMatchObject({ code: 'MODEL_BAD_RESPONSE', message: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions answered with a body that is not JSON \(.+\): check OPENAI_BASE_URL$/) });
+    expect(api.requests).toHaveLength(2);
+    for (const code of ['MODEL_ENDPOINT', 'MODEL_BAD_RESPONSE']) expect(FATAL_MODEL_CODES.has(code)).toBe(true);
   });
 
   it('a server that does not answer in time is MODEL_TIMEOUT naming the setting to raise; a 5xx that outlasts the retries says so, apart from the server\'s words', async () => {

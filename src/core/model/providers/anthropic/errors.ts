@@ -37,6 +37,8 @@ export function toModelError(error: unknown, signal: AbortSignal | undefined, si
     );
   }
   if (error instanceof APIError && typeof error.status === 'number') return statusError(error, error.status, cause, site);
+  // The SDK parses a body sent as JSON that is not: no Messages API answers so.
+  if (error instanceof SyntaxError) return new ModelError(site.clean(`${site.endpoint}/v1/messages answered with a body that is not JSON (${error.message}): check ANTHROPIC_BASE_URL`), 'MODEL_BAD_RESPONSE', cause);
   const detail = error instanceof Error ? error.message : String(error);
   return new ModelError(site.clean(`Call to ${site.id} at ${site.endpoint} failed: ${detail}`), 'MODEL_ERROR', cause);
 }
@@ -68,7 +70,7 @@ function statusError(error: APIError, status: number, cause: ErrorOptions | unde
         cause,
       );
     }
-    return new ModelError(site.clean(`${site.endpoint}/v1/messages does not exist (${said}): check ANTHROPIC_BASE_URL (the API root, without /v1)`), 'MODEL_ERROR', cause);
+    return new ModelError(site.clean(`${site.endpoint}/v1/messages does not exist (${said}): check ANTHROPIC_BASE_URL (the API root, without /v1)`), 'MODEL_ENDPOINT', cause);
   }
   const retried = status === 408 || status === 409 || status === 429 || status >= 500;
   const after = retried && site.maxRetries > 0 ? ` — given up after ${site.maxRetries} retries` : '';

@@ -31,11 +31,13 @@ export function toModelError(error: unknown, signal: AbortSignal | undefined, si
       const aboutModel = /model/i.test(body) || body.includes(site.id);
       return aboutModel
         ? new ModelError(site.clean(`Model '${site.id}' was not found at ${site.endpoint} (${said}): set --model or MODEL_ID to a model this endpoint serves`), 'MODEL_NOT_FOUND')
-        : new ModelError(site.clean(`${site.endpoint}/chat/completions does not exist (${said}): check OPENAI_BASE_URL (the API root, with /v1)`), 'MODEL_ERROR');
+        : new ModelError(site.clean(`${site.endpoint}/chat/completions does not exist (${said}): check OPENAI_BASE_URL (the API root, with /v1)`), 'MODEL_ENDPOINT');
     }
     const retried = error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500;
     return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said}${retried && site.maxRetries ? ` — given up after ${site.maxRetries} retries` : ''} (model '${site.id}')`), 'MODEL_ERROR');
   }
+  // The SDK parses a body sent as JSON that is not: no chat completions API answers so.
+  if (error instanceof SyntaxError) return new ModelError(site.clean(`${site.endpoint}/chat/completions answered with a body that is not JSON (${error.message}): check OPENAI_BASE_URL`), 'MODEL_BAD_RESPONSE');
   return new ModelError(site.clean(`Call to ${site.id} at ${site.endpoint} failed: ${error instanceof Error ? error.message : String(error)}`), 'MODEL_ERROR');
 }
 
