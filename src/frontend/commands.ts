@@ -343,7 +343,8 @@ export function parseLine(raw: string, questionPending: boolean): ParsedLine {
   if (line.startsWith('/')) {
     const [, name = '', args = ''] = /^\/(\S*)\s*([\s\S]*)$/.exec(line) ?? [];
     const command = COMMANDS.find((candidate) => candidate.name === name.toLowerCase());
-    if (command) return { kind: 'command', command, args };
+    // A command that takes nothing is not run with words it would drop (`/tasks mine`).
+    if (command) return command.args === '' && args.trim() ? { kind: 'unknown', name, hint: `/${command.name} takes nothing after it (got '${args.trim()}'; /help lists the commands)` } : { kind: 'command', command, args };
     const closest = closestCommand(name);
     return { kind: 'unknown', name, hint: `unknown command /${name}${closest ? ` — did you mean /${closest}?` : ''} (/help lists them)` };
   }

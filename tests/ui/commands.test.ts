@@ -196,6 +196,12 @@ describe('runLine on a real session', () => {
     expect(out.at(-1)).toBe('unknown command /nope (/help lists them)');
     await runLine('/frobnicate', value);
     expect(out.at(-1)).toBe('unknown command /frobnicate (/help lists them)');
+    // A command that takes nothing is not run with words it would drop.
+    const listed = out.length;
+    await runLine('/tasks mine', value);
+    expect(out.slice(listed)).toEqual(["/tasks takes nothing after it (got 'mine'; /help lists the commands)"]);
+    await runLine('/quit now', value);
+    expect(out.at(-1)).toBe("/quit takes nothing after it (got 'now'; /help lists the commands)");
     await runLine('/shutdwon', value);
     expect(out.at(-1)).toBe('unknown command /shutdwon — did you mean /shutdown? (/help lists them)');
     const before = out.length;
