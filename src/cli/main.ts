@@ -6,6 +6,7 @@ import dotenv from 'dotenv';
 import { loadTeammateSettings, type SettingsOverrides, type TeammateSettings } from '../core/agent/settings.js';
 import { containment, describeContainment, findOnPath, INSTALL_HINT } from '../core/exec/sandbox.js';
 import { AutoteamError, ConfigError } from '../core/errors.js';
+import { BoardConnectionError } from '../core/board/pg/connection-error.js';
 import { closestWord } from '../core/words.js';
 import { agentsMdSettings, loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 import { loadModelSpec } from '../core/model/config.js';
@@ -339,6 +340,7 @@ export async function main(argv: string[]): Promise<number> {
       const variable = error.code === 'CONFIG_ERROR' ? /^([A-Z][A-Z0-9_]*):/.exec(error.message)?.[1] : undefined;
       const file = variable === undefined ? undefined : envFiles.get(variable);
       console.error(`autoteam: ${error.message}${file ? ` (set in ${file})` : ''}`);
+      if (error instanceof BoardConnectionError) return error.misconfigured ? 2 : 1;
       return ['NOT_FOUND', 'BOARD_FILE_INVALID', 'USAGE', 'CONFIG_ERROR', 'BOARD_BUSY', 'INVALID_REQUIREMENT', 'INVALID_STAGE'].includes(error.code) ? 2 : 1;
     }
     console.error(`autoteam: ${(error as Error).message ?? String(error)}`);

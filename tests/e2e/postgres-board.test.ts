@@ -196,7 +196,7 @@ describe.runIf(postgresBin && python)('mistakes and outages', () => {
     await client.end();
     expect(rows[0].n).toBe(0);
     const missing = await runCli(['tasks', '--board', empty.replace(/\/[^/]+$/, '/nosuchdb')], { cwd: dir });
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(2);
     expect(missing.stderr.trim()).toMatch(/^autoteam: cannot use the board at postgres:\/\/.*\/nosuchdb: database "nosuchdb" does not exist/);
   });
 

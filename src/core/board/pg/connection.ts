@@ -1,8 +1,8 @@
 import pg from 'pg';
-import { AutoteamError } from '../../errors.js';
-import { describeUrl } from './url.js';
+import { BoardConnectionError } from './connection-error.js';
 
 export { describeUrl, isPostgresUrl } from './url.js';
+export { BoardConnectionError };
 
 /** Errors that mean the connection, not the statement, failed: worth retrying on a fresh connection. */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
@@ -10,14 +10,6 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMED
 export function isConnectionError(error: unknown): boolean {
   const e = error as { code?: string; message?: string };
   return (e.code !== undefined && CONNECTION_CODES.has(e.code)) || /Connection terminated|connection error|Client has encountered a connection error/i.test(e.message ?? '');
-}
-
-/** A board database that cannot be reached or used: one line, the URL without its password. */
-export class BoardConnectionError extends AutoteamError {
-  constructor(url: string, error: unknown) {
-    const e = error as { code?: string; message?: string };
-    super(`cannot use the board at ${describeUrl(url)}: ${(e.message ?? String(error)).split('\n')[0]}${e.code && !(e.message ?? '').includes(e.code) ? ` (${e.code})` : ''}`, 'BOARD_UNREACHABLE');
-  }
 }
 
 export function createPool(url: string, max = 10): pg.Pool {
