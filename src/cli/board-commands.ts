@@ -43,7 +43,9 @@ export function registerBoardCommands(program: Command): void {
         const tasks = board.tasks.list();
         if (options.json) console.log(JSON.stringify(tasks, null, 2));
         else console.log(formatBoard(tasks));
-        for (const problem of board.tasks.problems()) console.error(`skipped ${problem.message}`);
+        // Its task may be a pipeline's: that pipeline's totals above are short by what it spent.
+        const totals = tasks.some((task) => task.pipeline !== null) ? " and from the pipelines' totals" : '';
+        for (const problem of board.tasks.problems()) console.error(`skipped ${problem.message} (left out of the list${totals})`);
       } finally {
         await board.close();
       }

@@ -152,6 +152,11 @@ describe('what must not break the board', () => {
     expect(run.stdout).toMatch(/pipeline #\d+: APPROVED/);
     expect(run.stderr).toContain(`autoteam: skipped ${broken}: not valid JSON`);
     expect(fs.readFileSync(broken, 'utf8')).toBe('{"subject": "half written",');
+    // `tasks` says the totals it prints leave the broken file out.
+    const listed = await runCli(['tasks', '--dir', root], { cwd: root });
+    expect(listed.code, describeRun(listed)).toBe(0);
+    expect(listed.stdout).toMatch(/^pipeline #\d+ approved · \d+ model calls/m);
+    expect(listed.stderr.trim()).toMatch(new RegExp(`^skipped ${broken.replace(/[.]/g, '\\.')}: not valid JSON .* \\(left out of the list and from the pipelines' totals\\)$`));
     expect(run.stderr + run.stdout).toContain('note: the board already has 1 open task (#1); the team works those too while this run lasts');
     expect(run.stderr + run.stdout).toContain('note: pipeline #4 is still active on the board: a lead (autoteam) or a worker there goes on with it');
   });
