@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { parseDuration } from '../core/agent/settings.js';
 import type { EventFilter, TeamEvent } from '../core/events/schema.js';
-import { noPipeline } from '../core/stages/pipeline.js';
+import { noPipeline } from '../core/stages/pipeline-status.js';
 import { activityView, describeTeamEvent } from '../frontend/activity.js';
 import { boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError, warnOfBrokenConfig } from './board-options.js';
 

@@ -4,7 +4,7 @@ import type { TaskBoardLike as TaskBoard } from '../board/task-rules.js';
 import { AutoteamError } from '../errors.js';
 import fs from 'node:fs';
 import { branchExists, mergeBranch, pipelineDiff, removeWorktree } from '../git/worktree.js';
-import { pipelineStatus } from '../stages/pipeline-status.js';
+import { noPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { deleteBranch, remoteTip } from '../git/remote.js';
 import { localGit } from '../stages/workspace.js';
 
@@ -27,7 +27,7 @@ function mergedOutcome(tasks: readonly Task[]) {
 }
 
 function branchOf(board: TaskBoard, id: number, tasks = board.list().filter((task) => task.pipeline === id), options: { merged?: 'allowed' } = {}): Branch {
-  if (tasks.length === 0) throw new AutoteamError(`there is no pipeline #${id}`, 'NOT_FOUND');
+  if (tasks.length === 0) throw noPipeline(board, id);
   const holders = tasks.filter((task) => task.artifacts.git);
   const holder = holders.find((task) => task.artifacts.git?.commit) ?? holders.at(-1);
   if (!holder) {

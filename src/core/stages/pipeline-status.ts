@@ -1,5 +1,7 @@
 import type { Task, TaskUsage } from '../board/schemas.js';
+import type { TaskBoardLike } from '../board/task-rules.js';
 import { addTaskUsage, NO_USAGE } from '../board/unwritten-usage.js';
+import { AutoteamError } from '../errors.js';
 
 /**
  * A pipeline's state derived from its tasks, with no board access: the status, what it spent, and
@@ -68,4 +70,11 @@ export function budgetGap(id: number, usage: TaskUsage, limits: { maxPipelineSte
     return `token budget used up: pipeline #${id} used ${tokens.toLocaleString('en-US')} tokens (limit ${limits.pipelineTokenBudget.toLocaleString('en-US')}, set by --token-budget-pipeline, TOKEN_BUDGET_PIPELINE or limits.tokenBudgetPipeline)`;
   }
   return null;
+}
+
+/** No task of the pipeline on the board; when some task files cannot be read, they may be its: named. */
+export function noPipeline(board: Pick<TaskBoardLike, 'problems'>, pipeline: number): AutoteamError {
+  const skipped = board.problems();
+  const unread = skipped.length ? ` that can be read (the board skips ${skipped.map((problem) => problem.message).join('; ')})` : '';
+  return new AutoteamError(`there is no pipeline #${pipeline}${unread}`, 'NOT_FOUND');
 }

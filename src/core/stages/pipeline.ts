@@ -11,7 +11,7 @@ import type { PipelineEffects } from './effects.js';
 import { handoffData } from './handoff-data.js';
 import { retriedArtifacts, sentBackBy, transitionOf } from './pipeline-flow.js';
 import { type NoticeOptions, PipelineNotices } from './pipeline-notices.js';
-import { approvalOf, isFailed, isOpen, type PipelineStatus, pipelineStatus, pipelineStatuses, pipelineUsage } from './pipeline-status.js';
+import { approvalOf, isFailed, isOpen, noPipeline, type PipelineStatus, pipelineStatus, pipelineStatuses, pipelineUsage } from './pipeline-status.js';
 import { maxRevisionsGap, requirementAsCriterion, type StageDefinition } from './stage.js';
 import { BUILTIN_REGISTRY, type StageRegistry } from './stage-registry.js';
 import { postSuccessor, type SuccessorDeps } from './successor.js';
@@ -383,11 +383,4 @@ function checkArtifacts(definition: StageDefinition, signal: StageSignal): void 
     const issue = parsed.error.issues[0]!;
     throw new AutoteamError(`${signal.tool} recorded artifacts the ${definition.stage} stage does not take: ${issue.path.join('.') || '(root)'}: ${issue.message}`, 'BAD_ARTIFACTS');
   }
-}
-
-/** No task of the pipeline on the board; when some task files cannot be read, they may be its: named. */
-export function noPipeline(board: Pick<TaskBoardLike, 'problems'>, pipeline: number): AutoteamError {
-  const skipped = board.problems();
-  const unread = skipped.length ? ` that can be read (the board skips ${skipped.map((problem) => problem.message).join('; ')})` : '';
-  return new AutoteamError(`there is no pipeline #${pipeline}${unread}`, 'NOT_FOUND');
 }
