@@ -3,7 +3,7 @@ import { DEFAULT_TEAM, type LeadApi, type TeamMemberSpec } from '../core/lead/se
 import { activityView, describeSessionEvent } from '../frontend/activity.js';
 import { type CommandIO, runLine } from '../frontend/commands.js';
 import { onHangup, quitSession, toldByQuit } from '../frontend/quit.js';
-import { waitForQuiet } from '../frontend/work.js';
+import { leftOpenLine, waitForQuiet } from '../frontend/work.js';
 import { formatDuration } from '../frontend/format.js';
 
 export interface LineReplOptions {
@@ -107,6 +107,11 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     // Ctrl+C during the wait is the person's stop, as at any other time; the wait running out, or a
     // question left for nobody, is work the script did not get done.
     unfinished = Boolean((left && !interrupt.signal.aborted) || (question && !session.autoAnswer));
+    // Quiet with a pipeline still active: its next step is for a role nobody here takes (its teammates
+    // shut down), or the team stopped. The board keeps it; the script is told, and the status says so.
+    const open = unfinished || interrupt.signal.aborted ? null : leftOpenLine(session);
+    if (open) print(open);
+    unfinished ||= open !== null;
   }
   process.off('SIGINT', onSigint);
   process.off('SIGTERM', onSigterm);

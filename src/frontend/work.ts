@@ -39,3 +39,20 @@ export async function waitForQuiet(
     });
   }
 }
+
+/**
+ * The pipelines still active once nothing here can move them, as one line, or null: what each waits
+ * for, and who goes on with it (the board keeps them). Said when line mode's input ended.
+ */
+export function leftOpenLine(session: Pick<LeadApi, 'snapshot'>): string | null {
+  const { pipelines, tasks } = session.snapshot();
+  const open = pipelines.filter((pipeline) => pipeline.status === 'active');
+  if (open.length === 0) return null;
+  const waits = open.map(({ id }) => {
+    const next = tasks.filter((task) => task.pipeline === id && task.status === 'pending');
+    return `#${id}${next.length ? ` (${next.map((task) => `task #${task.id} waits for ${task.role ? `a teammate of role ${task.role}` : 'any teammate'}`).join(', ')})` : ''}`;
+  });
+  const roles = [...new Set(open.flatMap(({ id }) => tasks.filter((task) => task.pipeline === id && task.status === 'pending' && task.role).map((task) => task.role!)))];
+  const who = roles.length === 1 ? `/spawn <name> ${roles[0]} in a lead here, or autoteam worker --role ${roles[0]},` : 'a lead or a worker here';
+  return `left open: pipeline ${waits.join(', ')}; nobody in this session takes it on: ${who} goes on with it`;
+}

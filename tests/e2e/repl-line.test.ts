@@ -159,4 +159,20 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(requirements!.status).toBe('pending');
     expect(requirements!.history.some((entry) => entry.event === 'asked')).toBe(true);
   });
+
+  it('a pipeline whose next stage no teammate here takes is left open at once with exit 1, saying what it waits for', async () => {
+    assertBuilt();
+    const dir = tempBoard('autoteam-repl-line-');
+    // The engineer shut down for good: the implementation task the analyst hands over waits for one.
+    // The wait does not run out its five minutes (the test's ceiling is far below), nor end quiet with 0.
+    const input = '/shutdown engineer\n/post Write a Python script that counts the words in a text file.\n';
+    const result = await execa('node', [CLI, '--auto', '--dir', dir], { cwd: dir, env: offlineEnv(), input, reject: false, timeout: 120_000 });
+    expect(result.exitCode, result.stdout).toBe(1);
+    expect(result.stdout).not.toMatch(/gave up waiting/);
+    const lines = result.stdout.split('\n');
+    const open = lines.findIndex((line) => line === 'left open: pipeline #1 (task #2 waits for a teammate of role engineer); nobody in this session takes it on: /spawn <name> engineer in a lead here, or autoteam worker --role engineer, goes on with it');
+    expect(open, result.stdout).toBeGreaterThan(lines.findIndex((line) => line.startsWith('[analyst] → #2 implementation')));
+    expect(open).toBeLessThan(lines.indexOf('shutting the team down…'));
+    expect(readTasks(dir).map((task) => `#${task.id} ${task.stage} ${task.status}`)).toEqual(['#1 requirements completed', '#2 implementation pending']);
+  });
 });

@@ -221,7 +221,9 @@ describe('line mode over a fake LeadApi', () => {
     const output = new PassThrough();
     let printed = '';
     output.on('data', (chunk: Buffer) => (printed += chunk.toString()));
-    await runLineRepl(lead, { input: Readable.from(['please build a thing\n', '/post a second thing\n']), output, team: [{ name: 'analyst', role: 'analyst' }], graceMs: 1_000 });
+    const status = await runLineRepl(lead, { input: Readable.from(['please build a thing\n', '/post a second thing\n']), output, team: [{ name: 'analyst', role: 'analyst' }], graceMs: 1_000 });
+    // Quiet (busyReason) with pipeline #3 still active: nobody here moves it, which the end says.
+    expect(status).toBe(1);
     expect(calls).toEqual(['subscribe', 'start ["analyst"]', 'ask "please build a thing"', 'post "a second thing"', 'close 1000']);
     expect(printed.split('\n')).toEqual([
       'autoteam — claude-test',
@@ -231,6 +233,7 @@ describe('line mode over a fake LeadApi', () => {
       'the lead looked at the board',
       'lead: Posted it.',
       'posted pipeline #3: task #7 (requirements) — Requirements: build a thing',
+      'left open: pipeline #3 (task #7 waits for any teammate); nobody in this session takes it on: a lead or a worker here goes on with it',
       'shutting the team down…',
       'analyst: shut down (shutdown approved)',
       'bye',

@@ -3,7 +3,7 @@ import { type ManagerEvents, type ManagerOptions, type TeammateExit, TeammateMan
 import type { Board, BoardEvents } from '../board/board-types.js';
 import type { BoardOutage } from '../board/outage.js';
 import type { Member, Message } from '../board/schemas.js';
-import { HOST } from '../board/liveness.js';
+import { goneReason, HOST } from '../board/liveness.js';
 import { isLive } from '../board/team-registry.js';
 import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import { sweepOrphans } from '../exec/process.js';
@@ -120,6 +120,17 @@ export class LeadTeam {
   /** The teammates this session runs now (name and role). */
   running(): Array<{ name: string; role: string }> {
     return this.manager.handles().map(({ name, role }) => ({ name, role }));
+  }
+
+  /** The roles some teammate takes: this session's running and resting ones, and live members of other processes. */
+  servingRoles(): Set<string> {
+    const roles = new Set(this.running().map(({ role }) => role));
+    for (const name of this.resting) {
+      const role = this.spawned.get(name)?.role;
+      if (role) roles.add(role);
+    }
+    for (const member of this.board.registry.read().members) if (isLive(member) && goneReason(member, Date.now()) === null) roles.add(member.role);
+    return roles;
   }
 
   /**

@@ -217,7 +217,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   busyReason(): string | null {
     // An approved pipeline is not done while the queue may still send it back (autoMerge, /merge all).
-    return busyReason({ running: this.team.running(), stopped: this.team.fatalError !== null, unanswered: this.pendingQuestions().length > 0 && !this.auto, tasks: this.board.tasks }) ?? (this.merges.busy ? 'the merge queue is at work' : null);
+    return busyReason({ running: this.team.running(), stopped: this.team.fatalError !== null, unanswered: this.pendingQuestions().length > 0 && !this.auto, tasks: this.board.tasks, serving: this.team.servingRoles() }) ?? (this.merges.busy ? 'the merge queue is at work' : null);
   }
 
   get lead(): string {

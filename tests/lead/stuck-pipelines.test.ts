@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { type Task, TaskSchema } from '../../src/core/board/schemas.js';
+import { busyReason, stuckPipelines } from '../../src/core/lead/waiting.js';
+
+const at = '2026-12-01T10:00:00.000Z';
+const task = (id: number, pipeline: number, stage: string, role: string | null, status: Task['status']): Task =>
+  TaskSchema.parse({ id, subject: `${stage} of #${pipeline}`, status, role, stage, pipeline, createdAt: at, updatedAt: at });
+
+// Pipeline 1 waits for an engineer; 2 has its engineer at work; 3 waits for a reviewer; 4 is between
+// two stages (its analysis done, the next not posted yet); 5 is approved.
+const tasks = [
+  task(1, 1, 'requirements', 'analyst', 'completed'),
+  task(2, 1, 'implementation', 'engineer', 'pending'),
+  task(3, 2, 'implementation', 'engineer', 'in_progress'),
+  task(4, 3, 'review', 'reviewer', 'pending'),
+  task(5, 4, 'requirements', 'analyst', 'completed'),
+];
+const board = { list: () => tasks, scanUnclaimed: () => [] };
+
+describe('a pipeline nobody here can move', () => {
+  it('is one whose open tasks all wait for a role nobody serves; work in progress or between stages is not', () => {
+    expect(stuckPipelines(tasks, new Set(['analyst', 'reviewer'])).map(({ pipeline, waiting }) => [pipeline, waiting.map((t) => t.id)])).toEqual([[1, [2]]]);
+    expect(stuckPipelines(tasks, new Set(['analyst'])).map(({ pipeline }) => pipeline)).toEqual([1, 3]);
+    // A teammate of role `any` takes every role.
+    expect(stuckPipelines(tasks, new Set(['any']))).toEqual([]);
+  });
+
+  it('does not keep the team busy: busyReason names only the pipelines that can still move', () => {
+    const running = [{ role: 'analyst' }, { role: 'reviewer' }];
+    const state = { running, stopped: false, unanswered: false, tasks: board };
+    expect(busyReason({ ...state, serving: new Set(['analyst', 'reviewer']) })).toBe('pipeline #2, #3, #4 still active');
+    expect(busyReason({ ...state, serving: new Set(['analyst']) })).toBe('pipeline #2, #4 still active');
+    expect(busyReason({ ...state, serving: new Set(['analyst', 'engineer', 'reviewer']) })).toBe('pipeline #1, #2, #3, #4 still active');
+  });
+});
