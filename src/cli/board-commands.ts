@@ -15,7 +15,7 @@ import { whoWorks } from './post-command.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
 import { formatBoard } from '../frontend/format.js';
-import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError, warnOfBrokenConfig } from './board-options.js';
+import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, remoteOf, UsageError, warnOfBrokenConfig } from './board-options.js';
 
 /**
  * The commands that look at or act on a board without running a team: tasks, show, the pipeline
@@ -101,9 +101,10 @@ export function registerBoardCommands(program: Command): void {
     .description("merge an approved pipeline's branch into your current branch, then remove its worktree and branch; --queue: merge every approved pipeline into its base, in approval order")
     .argument('[pipeline]', 'pipeline id')
     .option('--queue', 'drain the merge queue once: rebase, check again, fast-forward (a conflict or a failing check sends the pipeline back); one line per pipeline')
+    .option('--remote <url>', "the remote pipelines' branches live on, as posted (config repository.remote): its full URL where the board shows it without credentials")
     .addOption(dirOption())
     .addOption(boardOption())
-    .action(async (id: string | undefined, options: { queue?: boolean }, command: Command) => {
+    .action(async (id: string | undefined, options: { queue?: boolean; remote?: string }, command: Command) => {
       if (Boolean(options.queue) && id !== undefined) throw new UsageError('merge takes a pipeline id, or --queue, not both');
       if (!options.queue && id === undefined) throw new UsageError('merge needs a pipeline id (autoteam merge 3), or --queue to merge every approved pipeline in approval order');
       const n = id === undefined ? null : pipelineId(id);
@@ -114,7 +115,7 @@ export function registerBoardCommands(program: Command): void {
           return;
         }
         const { pipelines, project, settings } = boardPipeline(board, command);
-        const remoteUrl = project.repository?.remote;
+        const remoteUrl = remoteOf(options, project);
         const queue = new MergeQueue({ board, pipelines, by: board.registry.read().lead, limits: recheckLimits(settings), ...(remoteUrl ? { remoteUrl } : {}) });
         const asked = queuedPipelines(board.tasks.list());
         for (const line of await queue.drain()) console.log(line);

@@ -95,7 +95,8 @@ describe.runIf(postgresBin && python)('a repository across machines', () => {
       expect(git(bare, 'show', `${branch}:organize.py`)).toBe(written.trimEnd());
 
       // The merge queue, drained from B (not the poster's folder): main on the remote moves to the approval commit, the branch goes.
-      const merged = await runCli(['merge', '--queue', '--board', url, '--dir', b], { cwd: b });
+      // `--remote` names the remote as the other commands take it (the pipeline's record names it too).
+      const merged = await runCli(['merge', '--queue', '--board', url, '--dir', b, '--remote', bare], { cwd: b });
       expect(merged.code, describeRun(merged)).toBe(0);
       expect(merged.stdout.trim()).toBe(`pipeline #${task.pipeline}: ${branch} merged into main on ${bare} (fast-forward to ${approved.commit!.slice(0, 12)}); its branch on the remote and this folder's worktree of it are removed`);
       expect(git(bare, 'rev-parse', 'main')).toBe(approved.commit);
