@@ -104,9 +104,11 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     if (left) print(`${interrupt.signal.aborted ? 'interrupted' : 'gave up waiting'}: ${left}`);
     const question = session.pendingQuestions()[0];
     if (question && !session.autoAnswer) print(`not waiting: ${question.from} asks "${question.question}" and input has ended (answer in the input, or use --auto)`);
+    const plan = session.snapshot().plans[0];
+    if (plan) print(`not waiting: ${plan.from}'s plan ${plan.id} waits for a decision and input has ended (/approve or /reject in the input)`);
     // Ctrl+C during the wait is the person's stop, as at any other time; the wait running out, or a
-    // question left for nobody, is work the script did not get done.
-    unfinished = Boolean((left && !interrupt.signal.aborted) || (question && !session.autoAnswer));
+    // question or a plan left for nobody, is work the script did not get done.
+    unfinished = Boolean((left && !interrupt.signal.aborted) || (question && !session.autoAnswer) || plan);
     // Quiet with a pipeline still active: its next step is for a role nobody here takes (its teammates
     // shut down), or the team stopped. The board keeps it; the script is told, and the status says so.
     const open = unfinished || interrupt.signal.aborted ? null : leftOpenLine(session);

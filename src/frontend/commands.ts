@@ -40,7 +40,6 @@ export async function retryPipeline(pipeline: Pick<Pipeline, 'retry'>, id: numbe
 }
 
 const cancelledLine = (id: number, cancelled: readonly number[]) => `pipeline #${id} cancelled: ${cancelled.map((t) => `#${t}`).join(', ')}`;
-
 const retriedLine = (id: number, task: Task) => `pipeline #${id} retried: task #${task.id} (${task.stage}${task.revision ? ` r${task.revision}` : ''}) — ${task.subject}`;
 
 export function pipelineId(text: string): number {
@@ -179,8 +178,8 @@ export const COMMANDS: readonly Command[] = [
   },
   {
     name: 'spawn',
-    args: '<name> <role>',
-    help: 'start a teammate (roles: analyst, engineer, reviewer, or any for general tasks)',
+    args: '<name> <role> […]',
+    help: 'start a teammate (roles: analyst, engineer, reviewer, or any for general tasks); words after the role are its own instructions',
     run: async (args, io) => {
       const [name, role, ...rest] = args.trim().split(/\s+/);
       if (!name || !role) throw new AutoteamError('usage: /spawn <name> <role> [instructions]', 'USAGE');
@@ -211,10 +210,11 @@ export const COMMANDS: readonly Command[] = [
   },
   {
     name: 'approve',
-    args: '<request-id>',
-    help: "approve a teammate's plan",
+    args: '[<request-id>]',
+    help: "approve a teammate's plan (the one waiting, when only one is)",
     run: async (args, io) => {
-      const id = need(args, '/approve <request-id>');
+      const waiting = args.trim() ? [] : io.session.snapshot().plans.map((plan) => plan.id);
+      const id = waiting.length === 1 ? waiting[0]! : need(args, `/approve <request-id>${waiting.length ? ` (waiting: ${waiting.join(', ')})` : ''}`);
       await io.session.decidePlan(id, true);
       io.print(`approved ${id}`);
     },

@@ -160,6 +160,26 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(requirements!.history.some((entry) => entry.event === 'asked')).toBe(true);
   });
 
+  it('a general task with plan approval: /approve with no id approves the one plan waiting; with none in the input, exit 1 saying so', async () => {
+    assertBuilt();
+    const post = 'create a task to run `ls -la`, with plan approval\n';
+    const approved = tempBoard('autoteam-repl-line-');
+    const run = await execa('node', [CLI, '--dir', approved], { cwd: approved, env: offlineEnv(), input: `${post}/approve\n`, reject: false, timeout: 120_000 });
+    expect(run.exitCode, run.stdout).toBe(0);
+    // The line after the post waits until the plan is asked for, then decides it.
+    const lines = run.stdout.split('\n');
+    const asked = lines.findIndex((line) => /^plan (plan-\w+) from \w+: 1\. Run `ls -la` in the workspace\.$/.test(line));
+    const id = /^plan (plan-\w+)/.exec(lines[asked] ?? '')?.[1];
+    expect(lines.indexOf(`approved ${id}`), run.stdout).toBeGreaterThan(asked);
+    expect(readTasks(approved).map((task) => `${task.status} ${task.artifacts.requirePlan}`)).toEqual(['completed true']);
+
+    const undecided = tempBoard('autoteam-repl-line-');
+    const left = await execa('node', [CLI, '--dir', undecided], { cwd: undecided, env: offlineEnv(), input: post, reject: false, timeout: 120_000 });
+    expect(left.exitCode, left.stdout).toBe(1);
+    expect(left.stdout).toMatch(/^not waiting: \w+'s plan plan-\w+ waits for a decision and input has ended \(\/approve or \/reject in the input\)$/m);
+    expect(left.stdout).not.toMatch(/gave up waiting/);
+  });
+
   it('a pipeline whose next stage no teammate here takes is left open at once with exit 1, saying what it waits for', async () => {
     assertBuilt();
     const dir = tempBoard('autoteam-repl-line-');

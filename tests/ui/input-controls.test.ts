@@ -39,6 +39,11 @@ describe('the line editor', () => {
 describe('the offline lead', () => {
   it('posts "create a task to …" as one general task, a requirement as a pipeline, and asks for more on a fragment', () => {
     expect(leadTurn('create a task to run `ls`', []).calls).toEqual([{ name: 'create_task', input: { subject: 'run `ls`', description: 'run `ls`' } }]);
+    // Asked for with its words, the teammate submits a plan first.
+    for (const asked of ['create a task to run `ls`, with plan approval', 'create a task to run `ls` (needs a plan)', 'add a task: run `ls` and a plan first']) {
+      expect(leadTurn(asked, []).calls).toEqual([{ name: 'create_task', input: { subject: 'run `ls`', description: 'run `ls`', require_plan: true } }]);
+    }
+    expect(leadTurn('create a task to write the plan for the launch', []).calls).toEqual([{ name: 'create_task', input: { subject: 'write the plan for the launch', description: 'write the plan for the launch' } }]);
     expect(leadTurn('Write a Python script that prints hello', []).calls).toEqual([
       { name: 'create_task', input: { requirement: 'Write a Python script that prints hello' } },
     ]);

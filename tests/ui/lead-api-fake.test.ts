@@ -157,7 +157,7 @@ describe('the command layer over a fake LeadApi', () => {
   it('turns each command into one call of the interface and prints what it returns', async () => {
     const { lead, calls } = fakeLead();
     const { value, out } = io(lead);
-    for (const line of ['/post build a thing', '/cancel 3', '/retry #3', '/diff 3', '/merge 3', '/merge all', '/discard 3', '/msg analyst keep it short', '/approve plan-1', '/reject plan-1 too big', '/auto on', '/model analyst offline', '/spawn tester tester']) {
+    for (const line of ['/post build a thing', '/cancel 3', '/retry #3', '/diff 3', '/merge 3', '/merge all', '/discard 3', '/msg analyst keep it short', '/approve plan-1', '/approve', '/reject plan-1 too big', '/auto on', '/model analyst offline', '/spawn tester tester']) {
       await runLine(line, value);
     }
     expect(calls).toEqual([
@@ -169,6 +169,8 @@ describe('the command layer over a fake LeadApi', () => {
       'mergeQueue',
       'discard 3',
       'message "analyst" "keep it short"',
+      'decidePlan "plan-1" true',
+      // No id: the one plan waiting.
       'decidePlan "plan-1" true',
       'decidePlan "plan-1" false "too big"',
       'setAutoAnswer true',
@@ -184,6 +186,7 @@ describe('the command layer over a fake LeadApi', () => {
       'pipeline #3: merged into main (queue)',
       'pipeline #3: discarded',
       'sent to analyst',
+      'approved plan-1',
       'approved plan-1',
       'rejected plan-1',
       'auto answers: on',
@@ -222,7 +225,7 @@ describe('line mode over a fake LeadApi', () => {
     let printed = '';
     output.on('data', (chunk: Buffer) => (printed += chunk.toString()));
     const status = await runLineRepl(lead, { input: Readable.from(['please build a thing\n', '/post a second thing\n']), output, team: [{ name: 'analyst', role: 'analyst' }], graceMs: 1_000 });
-    // Quiet (busyReason) with pipeline #3 still active: nobody here moves it, which the end says.
+    // Quiet (busyReason) with engineer's plan waiting for a decision nobody will give: the end says so.
     expect(status).toBe(1);
     expect(calls).toEqual(['subscribe', 'start ["analyst"]', 'ask "please build a thing"', 'post "a second thing"', 'close 1000']);
     expect(printed.split('\n')).toEqual([
@@ -233,7 +236,7 @@ describe('line mode over a fake LeadApi', () => {
       'the lead looked at the board',
       'lead: Posted it.',
       'posted pipeline #3: task #7 (requirements) — Requirements: build a thing',
-      'left open: pipeline #3 (task #7 waits for any teammate); nobody in this session takes it on: a lead or a worker here goes on with it',
+      "not waiting: engineer's plan plan-1 waits for a decision and input has ended (/approve or /reject in the input)",
       'shutting the team down…',
       'analyst: shut down (shutdown approved)',
       'bye',

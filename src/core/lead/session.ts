@@ -216,8 +216,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   busyReason(): string | null {
-    // An approved pipeline is not done while the queue may still send it back (autoMerge, /merge all).
-    return busyReason({ running: this.team.running(), stopped: this.team.fatalError !== null, unanswered: this.pendingQuestions().length > 0 && !this.auto, tasks: this.board.tasks, serving: this.team.servingRoles() }) ?? (this.merges.busy ? 'the merge queue is at work' : null);
+    // A plan waits for the person, whatever answers questions; an approval, for the queue (autoMerge, /merge all).
+    const unanswered = (this.pendingQuestions().length > 0 && !this.auto) || this.board.requests.list({ kind: 'plan', status: 'pending' }).length > 0;
+    return busyReason({ running: this.team.running(), stopped: this.team.fatalError !== null, unanswered, tasks: this.board.tasks, serving: this.team.servingRoles() }) ?? (this.merges.busy ? 'the merge queue is at work' : null);
   }
 
   get lead(): string {

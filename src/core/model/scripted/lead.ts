@@ -25,6 +25,9 @@ const RUN_COMMAND = /^(?:please\s+)?(?:run|execute)\s+(?:the\s+command\s+)?([`'"
 /** "write a file notes.txt containing 'hello world'": a file and its words in quotes, for the lead's write_file. */
 const WRITE_FILE = /^(?:please\s+)?(?:write|create|make)\s+(?:a\s+|the\s+)?(?:new\s+)?file\s+(?:called\s+|named\s+)?[`'"]?([\w./-]+)[`'"]?\s+(?:containing|with\s+the\s+(?:text|content|contents))\s+([`'"])([\s\S]*)\2\s*\.?$/i;
 
+/** ", with plan approval", "and a plan first", "(needs a plan)" at the end of a general task's words. */
+const WITH_PLAN = /[\s,;(]+(?:with|and|needs?|requires?|needing|requiring)\s+(?:a\s+)?plan(?:\s+approval)?(?:\s+first)?\)?\s*\.?$/i;
+
 /** "take task #5", "claim task 5", "do task #5 yourself", "work on task 5". */
 const CLAIM = /^(?:please\s+)?(?:take|claim|do|work\s+on|handle)\s+task\s+#?(\d+)\b/i;
 
@@ -78,8 +81,10 @@ export function leadTurn(userText: string, calls: readonly ToolCall[], offered: 
   if (STATUS_QUESTION.test(text)) return { text: 'Here is the board.', calls: [{ name: 'list_tasks', input: {} }] };
   const general = GENERAL_TASK.exec(text);
   if (general) {
-    const subject = general[1]!.trim();
-    return { text: 'Posting it as a general task.', calls: [{ name: 'create_task', input: { subject, description: subject } }] };
+    // "…, with plan approval": the teammate submits its plan first, for the person to /approve.
+    const planned = WITH_PLAN.exec(general[1]!);
+    const subject = (planned ? general[1]!.slice(0, planned.index) : general[1]!).trim();
+    return { text: 'Posting it as a general task.', calls: [{ name: 'create_task', input: { subject, description: subject, ...(planned ? { require_plan: true } : {}) } }] };
   }
   if (VAGUE_EDIT.test(text)) {
     return cannot("make that change: offline I only edit what is spelled out, e.g. in README.md replace 'teh' with 'the'");
