@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { boardOf } from '../helpers/repl-session.js';
+import { runLine } from '../../src/frontend/commands.js';
 import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 
@@ -49,6 +50,24 @@ describe('LeadSession', () => {
     const calls = state.tasks.reduce((sum, t) => sum + t.usage.calls, 0);
     expect(['analyst', 'engineer', 'reviewer'].reduce((sum, name) => sum + (session.snapshot().spend.members[name]?.calls ?? 0), 0)).toBe(calls);
     expect(session.snapshot().spend.total.inputTokens).toBe(state.tasks.reduce((sum, t) => sum + t.usage.inputTokens, 0));
+  });
+
+  it('starts a teammate that idled out again at once for a message, so /msg says it was sent to a running teammate', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
+    roots.push(root);
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { idleTimeoutMs: 300, pollMs: 100 } });
+    sessions.push(session);
+    const exited = new Set<string>();
+    session.on('event', (event) => {
+      if (event.type === 'teammate_exit') exited.add(event.exit.name);
+    });
+    await session.start([{ name: 'analyst', role: 'analyst' }]);
+    await waitFor(session, () => exited.has('analyst'));
+    expect(session.isRunning('analyst')).toBe(false);
+    const out: string[] = [];
+    await runLine('/msg analyst Keep the questions short.', { session, print: (text) => out.push(text), askLead: (text) => session.ask(text) });
+    expect(out).toEqual(['sent to analyst']);
+    expect(session.isRunning('analyst')).toBe(true);
   });
 
   it('does not respawn a teammate the lead shut down', async () => {
