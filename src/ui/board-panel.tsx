@@ -40,6 +40,7 @@ export function BoardPanel({ view, width }: { view: BoardView; width: number }) 
           {pipelines.map(([id, status]) => (
             <Text key={id} wrap="truncate-end" color={status === 'approved' ? 'green' : status === 'failed' ? 'red' : status === 'cancelled' ? 'gray' : 'yellow'}>
               pipeline #{id} {status}
+              {view.outcomes.has(id) ? ` · ${view.outcomes.get(id)}` : ''}
               <Text dimColor>
                 {view.usage.get(id) ? ` (${formatUsage(view.usage.get(id)!)}${view.cost?.has(id) ? ` · ${formatCost(view.cost.get(id)!)}` : ''})` : ''}
               </Text>

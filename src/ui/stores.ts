@@ -68,6 +68,8 @@ export interface BoardView {
   pipelines: ReadonlyMap<number, PipelineStatus>;
   /** Model calls and tokens per pipeline. */
   usage: ReadonlyMap<number, TaskUsage>;
+  /** What became of an approved pipeline's branch: `merged into main`, `discarded`. */
+  outcomes: ReadonlyMap<number, string>;
   /** Dollars per pipeline, where every task's model has a price. */
   cost?: ReadonlyMap<number, number>;
   /** Task files that could not be read (invalid, too large): `autoteam tasks` names them. */
@@ -91,6 +93,7 @@ export function boardView(tasks: readonly Task[], rows: number, readMs = 0): Boa
     byId: new Map(sorted.map((task) => [task.id, task])),
     pipelines: pipelineStatuses(sorted),
     usage: new Map([...pipelineStatuses(sorted).keys()].map((id) => [id, pipelineUsage(sorted.filter((task) => task.pipeline === id))])),
+    outcomes: new Map(sorted.flatMap(({ pipeline, artifacts: { outcome } }) => (pipeline && outcome ? [[pipeline, `${outcome.action}${outcome.into ? ` into ${outcome.into}` : ''}`] as const] : []))),
     readMs,
   };
 }

@@ -73,6 +73,16 @@ describe('board panel', () => {
     expect(items.map((item) => item.trim())).toEqual([1, 2, 3, 4].map((id) => `pipeline #${id} active (15 model calls · 50,508 tokens)`));
   });
 
+  it('says what became of an approved pipeline\'s branch: merged into its base, or discarded', () => {
+    const approved = (id: number, outcome?: NonNullable<Task['artifacts']['outcome']>) =>
+      task(id, { subject: `Review ${id}`, status: 'completed', stage: 'review', owner: 'reviewer', pipeline: id, artifacts: { verdict: 'approved', final: true, ...(outcome ? { outcome } : {}) } });
+    const tasks = [approved(1, { action: 'merged', into: 'main', commit: 'a'.repeat(40), by: 'lead' }), approved(2, { action: 'discarded', by: 'lead' }), approved(3)];
+    const frame = render(<BoardPanel view={boardView(tasks, 12)} width={200} />).lastFrame()!;
+    expect(frame).toMatch(/pipeline #1 approved · merged into main\b/);
+    expect(frame).toMatch(/pipeline #2 approved · discarded\b/);
+    expect(frame).toMatch(/pipeline #3 approved(?! ·)/);
+  });
+
   it('shows the newest tasks and every task in progress of a board of 1,000, with counts', () => {
     const tasks = Array.from({ length: 1000 }, (_, i) =>
       task(i + 1, { status: i === 41 ? 'in_progress' : i < 900 ? 'completed' : 'pending', owner: i === 41 ? 'engineer' : null }),
