@@ -172,14 +172,22 @@ describe.runIf(python)('autoteam run --auto against a loopback Messages API', ()
   });
 });
 
-describe('autoteam run with a key the endpoint rejects', () => {
-  it('stops at once with the one-line auth error and exit 2, never printing the key', async () => {
-    const { unauthorized } = await import('../helpers/messages-server.js');
-    // Every request is refused; the first teammate to call the model reports it.
-    const server = await MessagesServer.start(Array.from({ length: 10 }, () => unauthorized()));
+describe('autoteam run with an endpoint no retry fixes', () => {
+  // A rejected key, and a base URL that points at something else, are permanent: no attempt after
+  // the first, one line that never holds the key, and the configuration's exit code — not a pipeline
+  // failed after five attempts.
+  it.each([
+    ['MODEL_AUTH', /401/],
+    ['MODEL_ENDPOINT', /\/v1\/messages does not exist \(404.*\): check ANTHROPIC_BASE_URL/],
+    ['MODEL_BAD_RESPONSE', /\/v1\/messages answered with a body that is not JSON \(.+\): check ANTHROPIC_BASE_URL/],
+  ] as const)('stops at once on %s, with exit 2 and one request', async (code, said) => {
+    const { errorReply, unauthorized } = await import('../helpers/messages-server.js');
+    const reply = () =>
+      code === 'MODEL_AUTH' ? unauthorized() : code === 'MODEL_ENDPOINT' ? errorReply(404, 'not_found_error', 'Not Found') : { status: 200, body: '{"id": "msg_1", "ty', headers: { 'content-type': 'application/json' } };
+    const server = await MessagesServer.start(Array.from({ length: 10 }, reply));
     const root = tempBoard();
     try {
-      // A timeout of ten hours: only the auth error can end this run before the test's ceiling.
+      // A timeout of ten hours: only the model's error can end this run before the test's ceiling.
       const run = await runCli(['run', '--auto', '--timeout', '600m', '--dir', root, DOWNLOADS_REQUIREMENT], {
         cwd: root,
         env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
@@ -187,36 +195,11 @@ describe('autoteam run with a key the endpoint rejects', () => {
       expect(run.code, describeRun(run)).toBe(2);
       expect(run.stdout).not.toMatch(/timed out/);
       const last = run.stderr.trim().split('\n').at(-1) ?? '';
-      expect(last).toMatch(/^autoteam: .*401.*\(MODEL_AUTH\)$/);
-      expect(`${run.stdout}${run.stderr}`).not.toContain(KEY);
-      // The task went back to the board; nothing was left in progress.
-      expect(readTasks(root).map((task) => task.status)).toEqual(['pending']);
-    } finally {
-      await server.close();
-      fs.rmSync(root, { recursive: true, force: true });
-    }
-  });
-
-  // A base URL that points at something else is as permanent as a rejected key: no attempt after
-  // the first, and the configuration's exit code, not a pipeline failed after five attempts.
-  it.each([
-    ['MODEL_ENDPOINT', /\/v1\/messages does not exist \(404.*\): check ANTHROPIC_BASE_URL/],
-    ['MODEL_BAD_RESPONSE', /\/v1\/messages answered with a body that is not JSON \(.+\): check ANTHROPIC_BASE_URL/],
-  ] as const)('stops at once on %s, with exit 2 and one request', async (code, said) => {
-    const { errorReply } = await import('../helpers/messages-server.js');
-    const reply = code === 'MODEL_ENDPOINT' ? errorReply(404, 'not_found_error', 'Not Found') : { status: 200, body: '{"id": "msg_1", "ty', headers: { 'content-type': 'application/json' } };
-    const server = await MessagesServer.start(Array.from({ length: 10 }, () => reply));
-    const root = tempBoard();
-    try {
-      const run = await runCli(['run', '--auto', '--timeout', '600m', '--dir', root, DOWNLOADS_REQUIREMENT], {
-        cwd: root,
-        env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
-      });
-      expect(run.code, describeRun(run)).toBe(2);
-      const last = run.stderr.trim().split('\n').at(-1) ?? '';
       expect(last).toMatch(new RegExp(`^autoteam: .*\\(${code}\\)$`));
       expect(last).toMatch(said);
+      expect(`${run.stdout}${run.stderr}`).not.toContain(KEY);
       expect(server.requests).toHaveLength(1);
+      // The task went back to the board; nothing was left in progress.
       expect(readTasks(root).map((task) => task.status)).toEqual(['pending']);
     } finally {
       await server.close();

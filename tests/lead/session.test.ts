@@ -28,16 +28,22 @@ function waitFor(session: LeadSession, match: (event: LeadEvent) => boolean, ms 
   });
 }
 
+/** A session whose teammates idle out after 300 ms (they rest, and are started again for work or mail), and the names that left. */
+function idlingSession(): { session: LeadSession; exited: Set<string> } {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
+  roots.push(root);
+  const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { idleTimeoutMs: 300, pollMs: 100 } });
+  sessions.push(session);
+  const exited = new Set<string>();
+  session.on('event', (event) => {
+    if (event.type === 'teammate_exit') exited.add(event.exit.name);
+  });
+  return { session, exited };
+}
+
 describe('LeadSession', () => {
   it('respawns teammates that idled out once work for their role is posted', async () => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
-    roots.push(root);
-    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { idleTimeoutMs: 300, pollMs: 100 } });
-    sessions.push(session);
-    const exited = new Set<string>();
-    session.on('event', (event) => {
-      if (event.type === 'teammate_exit') exited.add(event.exit.name);
-    });
+    const { session, exited } = idlingSession();
     await session.start();
     await waitFor(session, () => exited.size === 3);
     expect(session.running()).toEqual([]);
@@ -53,14 +59,7 @@ describe('LeadSession', () => {
   });
 
   it('starts a teammate that idled out again at once for a message, so /msg says it was sent to a running teammate', async () => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
-    roots.push(root);
-    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { idleTimeoutMs: 300, pollMs: 100 } });
-    sessions.push(session);
-    const exited = new Set<string>();
-    session.on('event', (event) => {
-      if (event.type === 'teammate_exit') exited.add(event.exit.name);
-    });
+    const { session, exited } = idlingSession();
     await session.start([{ name: 'analyst', role: 'analyst' }]);
     await waitFor(session, () => exited.has('analyst'));
     expect(session.isRunning('analyst')).toBe(false);
