@@ -8,6 +8,7 @@ import type { PipelineState } from '../core/stages/pipeline.js';
 import { approvalOf } from '../core/stages/pipeline-status.js';
 import type { TraceSummary } from '../core/trace/summary.js';
 import { formatDuration, formatTaskLine, formatUsage } from '../frontend/format.js';
+import { counted } from '../core/words.js';
 
 /** What `autoteam run` reports of each pipeline it worked: as text, or as JSON (one object each). */
 
@@ -50,6 +51,8 @@ export interface RunSummary {
   checks: { run: number; passed: number };
   /** Model calls and tokens of this pipeline (the budgets count these). */
   usage: TaskUsage;
+  /** Times its tasks were tried again after an attempt an error ended (a model error after the provider's own retries, an unfinished turn). */
+  retries: number;
   behaviour: TraceSummary['roles'];
   tokens: { input: number; output: number; cacheRead: number };
   /** Dollars at the model's list price (null: no known price, e.g. a local model or the offline one). */
@@ -92,6 +95,7 @@ export async function summarize(session: LeadApi, snapshot: LeadSnapshot, state:
     }),
     checks: { run: checks.length, passed: checks.filter((check) => check.ok).length },
     usage: state.usage,
+    retries: state.tasks.reduce((sum, task) => sum + task.attempts, 0),
     behaviour: trace.roles,
     tokens: { input: trace.inputTokens, output: trace.outputTokens, cacheRead: trace.cacheReadTokens },
     cost: costWith(recorded, { inputTokens: trace.inputTokens, outputTokens: trace.outputTokens, cacheReadTokens: trace.cacheReadTokens }, prices),
@@ -154,7 +158,9 @@ export function printSummary(summary: RunSummary, tasks: readonly Task[], label:
   // Every review runs its own checks: the count is over all of them, which is said when there were several.
   const reviews = tasks.filter((task) => (task.artifacts.checks ?? []).length > 0).length;
   const checks = summary.checks.run === 0 ? 'none run' : `${summary.checks.passed}/${summary.checks.run} passed${reviews > 1 ? ` over ${reviews} reviews` : ''}`;
-  console.log(`checks: ${checks} · pipeline #${summary.pipeline}: ${formatUsage(summary.usage)}`);
+  // Requests that failed are no model calls: said beside them, so 0 calls is not read as 0 requests.
+  const failed = summary.retries ? ` · its tasks tried again ${counted(summary.retries, 'time')} after errors` : '';
+  console.log(`checks: ${checks} · pipeline #${summary.pipeline}: ${formatUsage(summary.usage)}${failed}`);
   console.log(
     `tokens: ${summary.tokens.input.toLocaleString('en-US')} in / ${summary.tokens.output.toLocaleString('en-US')} out${summary.tokens.cacheRead ? ` / ${summary.tokens.cacheRead.toLocaleString('en-US')} cached` : ''}${summary.cost !== null ? ` · ${formatCost(summary.cost)}` : ''} · wall time ${formatDuration(summary.wallMs)}${label === null ? '' : ` · ${label}`}`,
   );

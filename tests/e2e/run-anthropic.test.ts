@@ -207,3 +207,29 @@ describe('autoteam run with an endpoint no retry fixes', () => {
     }
   });
 });
+
+describe('autoteam run with an endpoint that keeps failing', () => {
+  it('says beside its 0 model calls how often its task was tried again after an error, each attempt one request', async () => {
+    const { errorReply } = await import('../helpers/messages-server.js');
+    // A 500 the SDK is told not to retry: each of the task's attempts is one request.
+    const server = await MessagesServer.start(Array.from({ length: 10 }, () => ({ ...errorReply(500, 'api_error', 'Internal server error'), headers: { 'x-should-retry': 'false' } })));
+    const root = tempBoard();
+    const again = tempBoard();
+    try {
+      const run = await runCli(['run', '--auto', '--max-attempts', '2', '--dir', root, DOWNLOADS_REQUIREMENT], {
+        cwd: root,
+        env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url, RETRY_BACKOFF: '50ms' },
+      });
+      expect(run.code, describeRun(run)).toBe(1);
+      expect(run.stdout).toMatch(/^pipeline #1: FAILED — .*gave up after 2 failed attempts/m);
+      expect(run.stdout).toMatch(/ · pipeline #1: 0 model calls · 0 tokens · its tasks tried again 1 time after errors$/m);
+      expect(server.requests).toHaveLength(2);
+      const json = await runCli(['run', '--auto', '--json', '--max-attempts', '3', '--dir', again, DOWNLOADS_REQUIREMENT], { cwd: again, env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url, RETRY_BACKOFF: '50ms' } });
+      expect(JSON.parse(json.stdout), describeRun(json)).toMatchObject({ status: 'failed', retries: 2, usage: { calls: 0 } });
+      expect(server.requests).toHaveLength(5);
+    } finally {
+      await server.close();
+      for (const dir of [root, again]) fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

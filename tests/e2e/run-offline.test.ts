@@ -267,7 +267,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     expect(run.code, describeRun(run)).toBe(0);
     const summary = JSON.parse(run.stdout) as Record<string, any>;
     expect(Object.keys(summary).sort()).toEqual(
-      ['behaviour', 'checks', 'cost', 'criteria', 'files', 'model', 'pipeline', 'questions', 'requirement', 'requirements', 'revisions', 'status', 'tasks', 'tokens', 'usage', 'wallMs', 'workspace'].sort(),
+      ['behaviour', 'checks', 'cost', 'criteria', 'files', 'model', 'pipeline', 'questions', 'requirement', 'requirements', 'retries', 'revisions', 'status', 'tasks', 'tokens', 'usage', 'wallMs', 'workspace'].sort(),
     );
     // The offline model has no price: tokens only.
     expect(summary.cost).toBeNull();

@@ -196,7 +196,7 @@ describe('the requirements of run and post', () => {
   it('a merged pipeline points at the base branch, not its removed worktree; a change already there says so', () => {
     const printed: string[] = [];
     vi.spyOn(console, 'log').mockImplementation((line: unknown) => void printed.push(String(line)));
-    const base = { pipeline: 1, status: 'approved', requirement: 'r', model: 'm', tasks: [], requirements: 1, questions: 0, files: ['wc.py'], workspace: '/repo/.autoteam/worktrees/1', revisions: 0, criteria: [], checks: { run: 1, passed: 1 }, usage: { calls: 3, inputTokens: 0, outputTokens: 0 }, behaviour: [], tokens: { input: 0, output: 0, cacheRead: 0 }, cost: null, wallMs: 1_000 };
+    const base = { pipeline: 1, status: 'approved', requirement: 'r', model: 'm', tasks: [], requirements: 1, questions: 0, files: ['wc.py'], workspace: '/repo/.autoteam/worktrees/1', revisions: 0, criteria: [], checks: { run: 1, passed: 1 }, usage: { calls: 3, inputTokens: 0, outputTokens: 0 }, retries: 0, behaviour: [], tokens: { input: 0, output: 0, cacheRead: 0 }, cost: null, wallMs: 1_000 };
     const git = { repo: '/repo', branch: 'autoteam/1-wc', base: 'a'.repeat(40) };
     try {
       printSummary({ ...base, git: { ...git, commit: 'b'.repeat(40) } } as RunSummary, [], null);
