@@ -44,10 +44,13 @@ export async function waitForQuiet(
  * The pipelines still active once nothing here can move them, as one line, or null: what each waits
  * for, and who goes on with it (the board keeps them). Said when line mode's input ended.
  */
-export function leftOpenLine(session: Pick<LeadApi, 'snapshot'>): string | null {
+export function leftOpenLine(session: Pick<LeadApi, 'snapshot' | 'fatalModelError'>): string | null {
   const { pipelines, tasks } = session.snapshot();
   const open = pipelines.filter((pipeline) => pipeline.status === 'active');
   if (open.length === 0) return null;
+  // The team stopped on a model error: its roles are there, the model is not.
+  const fatal = session.fatalModelError();
+  if (fatal) return `left open: pipeline ${open.map(({ id }) => `#${id}`).join(', ')}; the team stopped on a model error no retry fixes (${fatal.code}): once it is mended, a lead here goes on with it`;
   const waits = open.map(({ id }) => {
     const next = tasks.filter((task) => task.pipeline === id && task.status === 'pending');
     return `#${id}${next.length ? ` (${next.map((task) => `task #${task.id} waits for ${task.role ? `a teammate of role ${task.role}` : 'any teammate'}`).join(', ')})` : ''}`;

@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Wake, type WakeReason } from '../../src/core/agent/wake.js';
 import { RequestStore } from '../../src/core/board/requests.js';
+import { PLAN_WITHDRAWN } from '../../src/core/tools/plan-approval.js';
 import { Mailbox } from '../../src/core/board/index.js';
 import { BoardWatcher } from '../../src/core/board/watcher.js';
 import { Pipeline } from '../../src/core/stages/pipeline.js';
@@ -211,6 +212,8 @@ describe('Teammate protocols in this thread, with a fake model', () => {
     expect(requests.get(shutdown.id).status).toBe('approved');
     expect(mailbox.peek('lead').some((m) => m.type === 'shutdown_response' && m.requestId === shutdown.id)).toBe(true);
     expect(board.get(1)).toMatchObject({ status: 'pending', owner: null });
+    // The plan it stopped waiting for is withdrawn: no later session takes it for one still waiting.
+    expect(requests.list({ kind: 'plan' })).toEqual([expect.objectContaining({ status: 'rejected', feedback: PLAN_WITHDRAWN })]);
   });
 
   it('a shutdown_request an earlier session left unread is dropped: the new teammate works, and a new request still stops it', async () => {

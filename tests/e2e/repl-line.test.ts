@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { assertBuilt, CLI, offlineEnv } from '../helpers/repl-cli.js';
 import { readTasks, tempBoard } from '../helpers/repl-session.js';
 import { personGit } from '../helpers/person-git.js';
+import { RequestStore } from '../../src/core/board/requests.js';
 
 const REQUIREMENT = 'Write a Python script that organizes my Downloads folder by file type.';
 
@@ -173,11 +174,18 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(lines.indexOf(`approved ${id}`), run.stdout).toBeGreaterThan(asked);
     expect(readTasks(approved).map((task) => `${task.status} ${task.artifacts.requirePlan}`)).toEqual(['completed true']);
 
+    // Undecided, with other work beside it: that work is still waited for; the plan is said at the end.
     const undecided = tempBoard('autoteam-repl-line-');
-    const left = await execa('node', [CLI, '--dir', undecided], { cwd: undecided, env: offlineEnv(), input: post, reject: false, timeout: 120_000 });
+    const input = `${post}create a task to run \`sleep 2; echo slept\`\n`;
+    const left = await execa('node', [CLI, '--dir', undecided], { cwd: undecided, env: offlineEnv(), input, reject: false, timeout: 120_000 });
     expect(left.exitCode, left.stdout).toBe(1);
     expect(left.stdout).toMatch(/^not waiting: \w+'s plan plan-\w+ waits for a decision and input has ended \(\/approve or \/reject in the input\)$/m);
     expect(left.stdout).not.toMatch(/gave up waiting/);
+    const [planned, other] = readTasks(undecided);
+    expect(other).toMatchObject({ status: 'completed', result: expect.stringContaining('slept') });
+    // Its teammate stopped waiting at the shutdown: the task went back, its plan withdrawn.
+    expect(planned).toMatchObject({ status: 'pending', owner: null });
+    expect(new RequestStore(undecided).list({ kind: 'plan' }).map((request) => request.status)).toEqual(['rejected']);
   });
 
   it('a pipeline whose next stage no teammate here takes is left open at once with exit 1, saying what it waits for', async () => {

@@ -208,6 +208,24 @@ describe('autoteam run with an endpoint no retry fixes', () => {
   });
 });
 
+describe('line mode with an endpoint no retry fixes', () => {
+  it('ends with exit 1, saying the team stopped on the model error, not that a role is missing', async () => {
+    const { errorReply } = await import('../helpers/messages-server.js');
+    const server = await MessagesServer.start(Array.from({ length: 10 }, () => errorReply(404, 'not_found_error', 'Not Found')));
+    const root = tempBoard();
+    try {
+      const run = await runCli(['--auto', '--dir', root], { cwd: root, input: `/post ${DOWNLOADS_REQUIREMENT}\n`, env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url } });
+      expect(run.code, describeRun(run)).toBe(1);
+      expect(run.stdout).toMatch(/^left open: pipeline #1; the team stopped on a model error no retry fixes \(MODEL_ENDPOINT\): once it is mended, a lead here goes on with it$/m);
+      expect(run.stdout).not.toMatch(/\/spawn/);
+      expect(server.requests).toHaveLength(1);
+    } finally {
+      await server.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('autoteam run with an endpoint that keeps failing', () => {
   it('says beside its 0 model calls how often its task was tried again after an error, each attempt one request', async () => {
     const { errorReply } = await import('../helpers/messages-server.js');

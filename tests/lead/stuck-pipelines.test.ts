@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { type Task, TaskSchema } from '../../src/core/board/schemas.js';
+import type { ProtocolRequest } from '../../src/core/board/requests.js';
+import { waitingPlans } from '../../src/core/lead/lead-inbox.js';
 import { busyReason, stuckPipelines } from '../../src/core/lead/waiting.js';
 
 const at = '2026-12-01T10:00:00.000Z';
 const task = (id: number, pipeline: number, stage: string, role: string | null, status: Task['status']): Task =>
-  TaskSchema.parse({ id, subject: `${stage} of #${pipeline}`, status, role, stage, pipeline, createdAt: at, updatedAt: at });
+  TaskSchema.parse({ id, subject: `${stage} of #${pipeline}`, status, role, stage, pipeline, owner: status === 'in_progress' ? role : null, createdAt: at, updatedAt: at });
 
 // Pipeline 1 waits for an engineer; 2 has its engineer at work; 3 waits for a reviewer; 4 is between
 // two stages (its analysis done, the next not posted yet); 5 is approved.
@@ -14,6 +16,7 @@ const tasks = [
   task(3, 2, 'implementation', 'engineer', 'in_progress'),
   task(4, 3, 'review', 'reviewer', 'pending'),
   task(5, 4, 'requirements', 'analyst', 'completed'),
+  { ...task(6, 5, 'review', 'reviewer', 'completed'), artifacts: { verdict: 'approved' as const, final: true } },
 ];
 const board = { list: () => tasks, scanUnclaimed: () => [] };
 
@@ -31,5 +34,26 @@ describe('a pipeline nobody here can move', () => {
     expect(busyReason({ ...state, serving: new Set(['analyst', 'reviewer']) })).toBe('pipeline #2, #3, #4 still active');
     expect(busyReason({ ...state, serving: new Set(['analyst']) })).toBe('pipeline #2, #4 still active');
     expect(busyReason({ ...state, serving: new Set(['analyst', 'engineer', 'reviewer']) })).toBe('pipeline #1, #2, #3, #4 still active');
+  });
+});
+
+describe('a plan that waits for the person', () => {
+  const plan = (id: string, from: string, task: number | null): ProtocolRequest => ({ id, kind: 'plan', from, to: 'lead', status: 'pending', task, plan: '1. do it', createdAt: at, updatedAt: at });
+
+  it('is one whose teammate still holds its task: a plan left by a teammate that is gone waits for nobody', () => {
+    const requests = { list: () => [plan('plan-live', 'engineer', 3), plan('plan-stale', 'engineer-2', 3), plan('plan-done', 'analyst', 1)] };
+    expect(waitingPlans(requests, board).map(({ id }) => id)).toEqual(['plan-live']);
+  });
+
+  it('keeps its task out of the work in flight, and no other work', () => {
+    const running = [{ role: 'analyst' }, { role: 'engineer' }, { role: 'reviewer' }];
+    const state = { running, stopped: false, unanswered: false, tasks: board, serving: new Set(['analyst', 'engineer', 'reviewer']) };
+    // #3's engineer waits on its plan: pipeline 2 is still, the others move.
+    expect(busyReason({ ...state, awaiting: new Set([3]) })).toBe('pipeline #1, #3, #4 still active');
+    expect(stuckPipelines(tasks, state.serving, new Set([3])).map(({ pipeline }) => pipeline)).toEqual([2]);
+    // Only the plan left: nothing moves.
+    const alone = { list: () => [task(3, 2, 'implementation', 'engineer', 'in_progress')], scanUnclaimed: () => [] };
+    expect(busyReason({ ...state, tasks: alone, awaiting: new Set([3]) })).toBeNull();
+    expect(busyReason({ ...state, tasks: alone })).toBe('pipeline #2 still active');
   });
 });

@@ -8,7 +8,7 @@ import type { EventFilter, TeamEvent } from '../events/schema.js';
 import { Pipeline, type PipelineState } from '../stages/pipeline.js';
 import type { StageRegistry } from '../stages/stage-registry.js';
 import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
-import { decidePlan } from './lead-inbox.js';
+import { decidePlan, waitingPlans } from './lead-inbox.js';
 import { MergeQueue, recheckLimits } from './merge-queue.js';
 import type { LeadControls, LeaderView, LeadSnapshot } from './lead-api.js';
 import { noteAnswer, type PendingQuestion, unansweredOnBoard } from './questions.js';
@@ -130,7 +130,7 @@ export class BoardLead implements LeadControls {
       problems: this.board.tasks.problems(),
       team,
       questions: this.pendingQuestions(),
-      plans: this.board.requests.list({ kind: 'plan', status: 'pending' }),
+      plans: waitingPlans(this.board.requests, this.board.tasks),
       spend,
       models,
       roles: [...new Set(team.members.map((member) => member.role))].map((role) => ({ role, model: modelOf(role) })),

@@ -1,6 +1,7 @@
 import { type Mailbox, mergeRejected, type RejectedLines } from '../board/mailbox.js';
 import type { Message } from '../board/schemas.js';
-import type { RequestStore } from '../board/requests.js';
+import type { ProtocolRequest, RequestStore } from '../board/requests.js';
+import type { TaskBoardLike } from '../board/task-rules.js';
 import { AutoteamError, serializeError } from '../errors.js';
 import { HeldMessages } from './held-messages.js';
 import type { LeadEvent } from './session-types.js';
@@ -126,4 +127,13 @@ export async function decidePlan(parts: { requests: RequestStore; mailbox: Mailb
   const { ok, request } = await parts.requests.resolve(requestId, approve, feedback || undefined);
   if (!ok) throw new AutoteamError(`plan request ${requestId} was already ${request.status}`, 'ALREADY_DECIDED');
   await parts.mailbox.send(lead, request.from, feedback || (approve ? 'Approved.' : 'Rejected.'), 'plan_approval_response', { requestId, approve });
+}
+
+/**
+ * The plans waiting for the person: pending requests whose teammate still holds their task. One a
+ * teammate left pending when it went away (a killed process) waits for nobody, and is not shown.
+ */
+export function waitingPlans(requests: Pick<RequestStore, 'list'>, tasks: Pick<TaskBoardLike, 'list'>): ProtocolRequest[] {
+  const held = new Map(tasks.list().flatMap((task) => (task.status === 'in_progress' ? [[task.id, task.owner] as const] : [])));
+  return requests.list({ kind: 'plan', status: 'pending' }).filter((request) => request.task === null || held.get(request.task) === request.from);
 }

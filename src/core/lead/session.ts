@@ -38,7 +38,7 @@ import { LeadAgent, type LeadAgentHost, leadToolNames } from './lead-agent.js';
 import { LeadTeam } from './lead-team.js';
 import { leadAgentHost } from './lead-services.js';
 import { LeadChat } from './lead-chat.js';
-import { LeadInbox } from './lead-inbox.js';
+import { LeadInbox, waitingPlans } from './lead-inbox.js';
 import { buildSnapshot } from './snapshot.js';
 import { SessionLife } from './session-life.js';
 import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
@@ -165,7 +165,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       team,
       starting: this.team.starting(team.members),
       questions: this.pendingQuestions(),
-      plans: this.board.requests.list({ kind: 'plan', status: 'pending' }),
+      plans: waitingPlans(this.board.requests, this.board.tasks),
       spend: this.spend,
       models: this.models,
       roles: this.models.roleModels(this.team.roles()).roles,
@@ -216,9 +216,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   busyReason(): string | null {
-    // A plan waits for the person, whatever answers questions; an approval, for the queue (autoMerge, /merge all).
-    const unanswered = (this.pendingQuestions().length > 0 && !this.auto) || this.board.requests.list({ kind: 'plan', status: 'pending' }).length > 0;
-    return busyReason({ running: this.team.running(), stopped: this.team.fatalError !== null, unanswered, tasks: this.board.tasks, serving: this.team.servingRoles() }) ?? (this.merges.busy ? 'the merge queue is at work' : null);
+    // A task whose plan waits is the person's, not work in flight; an approval waits for the queue (autoMerge, /merge all).
+    const awaiting = new Set(waitingPlans(this.board.requests, this.board.tasks).flatMap(({ task }) => (task === null ? [] : [task])));
+    return busyReason({ running: this.team.running(), stopped: this.team.fatalError !== null, unanswered: this.pendingQuestions().length > 0 && !this.auto, tasks: this.board.tasks, serving: this.team.servingRoles(), awaiting }) ?? (this.merges.busy ? 'the merge queue is at work' : null);
   }
 
   get lead(): string {

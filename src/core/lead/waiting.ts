@@ -10,8 +10,9 @@ import { ANY_ROLE } from '../board/task-checks.js';
  * Why the team is still busy, or null when nothing can still move: a pipeline is active, a task is
  * in progress, or a general task waits for a running teammate to claim it — unless no teammate
  * runs, a fatal model error `stopped` them, or the team waits on a question nobody will answer. A
- * pipeline whose open tasks all wait for roles nobody `serving` takes (the person shut its engineer
- * down) cannot move either: `stuckPipelines` names it.
+ * task whose plan waits for the person's decision (`awaiting`) is not work in flight; nor is a
+ * pipeline whose open tasks all wait, for that decision or for roles nobody `serving` takes (the
+ * person shut its engineer down): `stuckPipelines` names it.
  */
 export function busyReason(state: {
   running: ReadonlyArray<{ role: string }>;
@@ -20,13 +21,16 @@ export function busyReason(state: {
   tasks: Pick<TaskBoardLike, 'list' | 'scanUnclaimed'>;
   /** The roles some teammate takes: running, resting (started again for work), or live in another process. */
   serving: ReadonlySet<string>;
+  /** Tasks in progress whose teammate waits for the person's decision on its plan. */
+  awaiting?: ReadonlySet<number>;
 }): string | null {
   if (state.running.length === 0 || state.stopped || state.unanswered) return null;
   const tasks = state.tasks.list();
-  const stuck = new Set(stuckPipelines(tasks, state.serving).map(({ pipeline }) => pipeline));
+  const awaiting = state.awaiting ?? new Set<number>();
+  const stuck = new Set(stuckPipelines(tasks, state.serving, awaiting).map(({ pipeline }) => pipeline));
   const active = [...pipelineStatuses(tasks)].filter(([id, status]) => status === 'active' && !stuck.has(id)).map(([id]) => id);
   if (active.length) return `pipeline ${active.map((id) => `#${id}`).join(', ')} still active`;
-  const working = tasks.filter((task) => task.status === 'in_progress');
+  const working = tasks.filter((task) => task.status === 'in_progress' && !awaiting.has(task.id));
   if (working.length) return `task ${working.map((task) => `#${task.id}`).join(', ')} in progress`;
   const roles = new Set(state.running.map((handle) => handle.role));
   const claimable = new Set([...roles].flatMap((role) => state.tasks.scanUnclaimed(role)).filter((task) => task.pipeline === null).map((task) => `#${task.id}`));
@@ -34,16 +38,18 @@ export function busyReason(state: {
 }
 
 /**
- * Active pipelines that wait for a role nobody `serving` takes: every open task of theirs is pending
- * (none in progress) and of such a role. A pipeline with no open task is between two stages, not stuck.
+ * Active pipelines nothing here moves: every open task of theirs either waits, pending, for a role
+ * nobody `serving` takes, or is in progress with its teammate waiting for the person (`awaiting`: a
+ * plan's decision). A pipeline with no open task is between two stages, not stuck.
  */
-export function stuckPipelines(tasks: readonly Task[], serving: ReadonlySet<string>): Array<{ pipeline: number; waiting: Task[] }> {
+export function stuckPipelines(tasks: readonly Task[], serving: ReadonlySet<string>, awaiting: ReadonlySet<number> = new Set()): Array<{ pipeline: number; waiting: Task[] }> {
   const served = (task: Task) => task.role === null || serving.has(task.role) || serving.has(ANY_ROLE);
+  const still = (task: Task) => (task.status === 'pending' ? !served(task) : awaiting.has(task.id));
   const stuck: Array<{ pipeline: number; waiting: Task[] }> = [];
   for (const [pipeline, status] of pipelineStatuses(tasks)) {
     if (status !== 'active') continue;
     const open = tasks.filter((task) => task.pipeline === pipeline && (task.status === 'pending' || task.status === 'in_progress'));
-    if (open.length > 0 && open.every((task) => task.status === 'pending' && !served(task))) stuck.push({ pipeline, waiting: open });
+    if (open.length > 0 && open.every(still)) stuck.push({ pipeline, waiting: open });
   }
   return stuck;
 }
