@@ -313,6 +313,17 @@ describe('AnthropicModel against a loopback Messages API', () => {
     expect(s.requests).toHaveLength(1);
   });
 
+  it('takes a 404 or a body that is not JSON for a passing fault (MODEL_ERROR, retried) once the endpoint has answered as the API', async () => {
+    const s = await serve(ok(textMessage('hi')), errorReply(404, 'not_found_error', 'Not Found'), { status: 200, body: '{"id": "msg_1", "type": "mess', headers: { 'content-type': 'application/json' } });
+    const model = new AnthropicModel({ apiKey: KEY, baseURL: s.url });
+    expect((await model.create(request())).content).toEqual([{ type: 'text', text: 'hi' }]);
+    for (const said of [/does not exist \(404/, /answered with a body that is not JSON/]) {
+      const error = await failure(model.create(request()));
+      expect(error.code).toBe('MODEL_ERROR');
+      expect(error.message).toMatch(said);
+    }
+  });
+
   it('refuses to construct without exactly one credential', () => {
     expect(() => new AnthropicModel({})).toThrow(ConfigError);
     expect(() => new AnthropicModel({ apiKey: 'a', authToken: 'b' })).toThrow(ConfigError);

@@ -120,6 +120,15 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
     for (const code of ['MODEL_ENDPOINT', 'MODEL_BAD_RESPONSE']) expect(FATAL_MODEL_CODES.has(code)).toBe(true);
   });
 
+  it('after one good answer, a 404 or a body that is not JSON is a passing fault (MODEL_ERROR), not a wrong base URL', async () => {
+    const api = await server([completion({ content: 'ok' }), error(404, 'Not Found'), { status: 200, body: '{"id": "chatcmpl-1", "choi', headers: { 'content-type': 'application/json' } }]);
+    const model = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` });
+    const ask = () => model.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] }).catch((e: Error & { code: string }) => e);
+    await expect(ask()).resolves.toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
+    await expect(ask()).resolves.toMatchObject({ code: 'MODEL_ERROR', message: expect.stringMatching(/does not exist \(404/) });
+    await expect(ask()).resolves.toMatchObject({ code: 'MODEL_ERROR', message: expect.stringMatching(/answered with a body that is not JSON/) });
+  });
+
   it('a server that does not answer in time is MODEL_TIMEOUT naming the setting to raise; a 5xx that outlasts the retries says so, apart from the server\'s words', async () => {
     const api = await server([hang(), error(500, 'boom'), error(500, 'boom')]);
     const slow = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1`, timeoutMs: 50, maxRetries: 0 });

@@ -1,7 +1,7 @@
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
 import { ConfigError } from '../../../errors.js';
 import type { ModelClient, ModelRequest, ModelResponse } from '../../types.js';
-import { oneLine } from '../common.js';
+import { EndpointHistory, oneLine } from '../common.js';
 import { fromMessage, toParams } from './convert.js';
 import { badResponseError, type CallSite, toModelError } from './errors.js';
 import { DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MODEL_ID, DEFAULT_TIMEOUT_MS } from './settings.js';
@@ -47,6 +47,7 @@ export class AnthropicModel implements ModelClient {
   // Private fields: `util.inspect(model)` must never print the key held by the SDK client.
   readonly #client: Anthropic;
   readonly #site: CallSite;
+  readonly #history = new EndpointHistory();
 
   constructor(options: AnthropicModelOptions) {
     const { apiKey, authToken } = options;
@@ -109,10 +110,11 @@ export class AnthropicModel implements ModelClient {
     try {
       message = await this.#client.messages.create(toParams(this.id, request), { signal: request.signal ?? null });
     } catch (error) {
-      throw toModelError(error, request.signal, this.#site);
+      throw this.#history.judge(toModelError(error, request.signal, this.#site));
     }
     const response = fromMessage(message);
-    if (!response) throw badResponseError(message, this.#site);
+    if (!response) throw this.#history.judge(badResponseError(message, this.#site));
+    this.#history.answered();
     return response;
   }
 }

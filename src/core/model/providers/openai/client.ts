@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { ConfigError } from '../../../errors.js';
 import type { ModelClient, ModelRequest, ModelResponse } from '../../types.js';
-import { oneLine } from '../common.js';
+import { EndpointHistory, oneLine } from '../common.js';
 import { fromCompletion, toParams } from './convert.js';
 import { badResponseError, type CallSite, toModelError } from './errors.js';
 import { DEFAULT_MAX_RETRIES, DEFAULT_OPENAI_BASE_URL, DEFAULT_TIMEOUT_MS, type OpenAISettings } from './settings.js';
@@ -24,6 +24,7 @@ export class OpenAIModel implements ModelClient {
   // Private fields: `util.inspect(model)` must never print the key held by the SDK client.
   readonly #client: OpenAI;
   readonly #site: CallSite;
+  readonly #history = new EndpointHistory();
   /** OpenAI itself wants max_completion_tokens (newer models refuse max_tokens); compatible servers know max_tokens. */
   readonly #completionTokens: boolean;
 
@@ -62,10 +63,11 @@ export class OpenAIModel implements ModelClient {
     try {
       completion = await this.#client.chat.completions.create(toParams(this.id, request, this.#completionTokens), { signal: request.signal ?? null });
     } catch (error) {
-      throw toModelError(error, request.signal, this.#site);
+      throw this.#history.judge(toModelError(error, request.signal, this.#site));
     }
     const response = fromCompletion(completion);
-    if (!response) throw badResponseError(this.#site);
+    if (!response) throw this.#history.judge(badResponseError(this.#site));
+    this.#history.answered();
     return response;
   }
 }
