@@ -203,6 +203,14 @@ describe('the merge queue', () => {
     const approved = queuedPipelines(board.tasks.list())[0]!.git.commit;
     commitFile(repo, 'helper.py', 'VALUE = 5\n', 'a new value');
     await board.sink.flush();
+    // `--remote` is read (a remote that is not there is refused before anything), and goes with --queue only.
+    const missing = await runCli(['merge', '--queue', '--remote', path.join(repo, 'no-such.git')], { cwd: repo });
+    expect(missing.code, describeRun(missing)).toBe(2);
+    expect(missing.stderr).toContain(path.join(repo, 'no-such.git'));
+    const single = await runCli(['merge', String(pipeline), '--remote', repo], { cwd: repo });
+    expect(single.code, describeRun(single)).toBe(2);
+    expect(single.stderr.trim()).toBe('autoteam: --remote goes with --queue: a pipeline on a remote is merged by the queue, which pushes its base there');
+    expect(queuedPipelines(board.tasks.list()).map((queued) => queued.pipeline)).toEqual([pipeline]);
     const cli = await runCli(['merge', '--queue'], { cwd: repo });
     expect(cli.code, describeRun(cli)).toBe(1);
     expect(cli.stdout.trim().split('\n')).toEqual([
