@@ -42,8 +42,8 @@ export function formatBoard(tasks: readonly Task[]): string {
     const own = tasks.filter((task) => task.pipeline === id);
     const why = status === 'failed' || status === 'cancelled' ? own.find((task) => (task.status === 'failed' || task.status === 'cancelled') && !task.artifacts.retriedBy)?.result : null;
     const git = own.find((task) => task.artifacts.git?.commit)?.artifacts.git ?? own.find((task) => task.artifacts.git)?.artifacts.git;
-    const outcome = own.find((task) => task.artifacts.outcome)?.artifacts.outcome;
-    const branch = git ? ` · ${git.branch}${outcome ? ` ${outcome.action}${outcome.into ? ` into ${outcome.into}` : ''}` : git.commit ? ` at ${git.commit.slice(0, 12)}` : ''}` : '';
+    const outcome = outcomeOf(own);
+    const branch = git ? ` · ${git.branch}${outcome ? ` ${outcome}` : git.commit ? ` at ${git.commit.slice(0, 12)}` : ''}` : '';
     lines.push(`pipeline #${id} ${status} · ${formatUsage(pipelineUsage(own))}${branch}${why ? ` — ${why}` : ''}`);
   }
   return lines.join('\n');
@@ -100,4 +100,10 @@ export function shutDownLines(name: string, reason: string, members: readonly Sh
   if (!role || role === ANY_ROLE) return line;
   const covered = members.some((member) => member.name !== name && (member.role === role || member.role === ANY_ROLE) && isLive(member));
   return covered ? line : `${line}\nno ${role} is left running: ${role} tasks wait until one is (/spawn <name> ${role})`;
+}
+
+/** What became of a pipeline's branch, from its tasks: `merged into main`, `discarded`, or null. */
+export function outcomeOf(tasks: readonly Task[]): string | null {
+  const outcome = tasks.find((task) => task.artifacts.outcome)?.artifacts.outcome;
+  return outcome ? `${outcome.action}${outcome.into ? ` into ${outcome.into}` : ''}` : null;
 }

@@ -3,6 +3,7 @@ import { pipelineUsage } from '../core/stages/pipeline-status.js';
 import type { ShownMember } from '../core/lead/lead-api.js';
 import type { LeadApi, LeadEvent, PendingQuestion } from '../core/lead/session.js';
 import { formatSpend } from '../core/lead/spend.js';
+import { outcomeOf } from '../frontend/format.js';
 import { type ActivityView, activityView, describeSessionEvent } from '../frontend/activity.js';
 import { toldByQuit } from '../frontend/quit.js';
 import type { Tone } from '../frontend/commands.js';
@@ -93,7 +94,10 @@ export function boardView(tasks: readonly Task[], rows: number, readMs = 0): Boa
     byId: new Map(sorted.map((task) => [task.id, task])),
     pipelines: pipelineStatuses(sorted),
     usage: new Map([...pipelineStatuses(sorted).keys()].map((id) => [id, pipelineUsage(sorted.filter((task) => task.pipeline === id))])),
-    outcomes: new Map(sorted.flatMap(({ pipeline, artifacts: { outcome } }) => (pipeline && outcome ? [[pipeline, `${outcome.action}${outcome.into ? ` into ${outcome.into}` : ''}`] as const] : []))),
+    outcomes: new Map([...pipelineStatuses(sorted).keys()].flatMap((id) => {
+      const outcome = outcomeOf(sorted.filter((task) => task.pipeline === id));
+      return outcome ? [[id, outcome] as const] : [];
+    })),
     readMs,
   };
 }

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -67,6 +68,26 @@ describe('LeadSession', () => {
     await runLine('/msg analyst Keep the questions short.', { session, print: (text) => out.push(text), askLead: (text) => session.ask(text) });
     expect(out).toEqual(['sent to analyst']);
     expect(session.isRunning('analyst')).toBe(true);
+  });
+
+  it('takes a role as served by a live member of another process, and not by one whose process is gone', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
+    roots.push(root);
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, settings: { idleTimeoutMs: 0, pollMs: 100 } });
+    sessions.push(session);
+    await session.start([{ name: 'analyst', role: 'analyst' }]);
+    await waitFor(session, (e) => e.type === 'teammate' && e.event.type === 'status' && e.event.status === 'idle');
+    const board = boardOf(session);
+    await board.tasks.create({ subject: 'Implement: a thing', role: 'engineer', stage: 'implementation', pipeline: 1 });
+    // No engineer anywhere: nothing here moves pipeline #1.
+    expect(session.busyReason()).toBeNull();
+    // An `autoteam worker` of role engineer in another process, alive: the pipeline can move.
+    await board.registry.join('engineer-elsewhere', 'engineer', { status: 'idle', pid: process.pid });
+    expect(session.busyReason()).toBe('pipeline #1 still active');
+    // One whose process is gone (a pid that has exited), its record still saying idle: it serves nothing.
+    await board.registry.setStatus('engineer-elsewhere', 'shutdown');
+    await board.registry.join('engineer-gone', 'engineer', { status: 'idle', pid: spawnSync('true').pid! });
+    expect(session.busyReason()).toBeNull();
   });
 
   it('does not respawn a teammate the lead shut down', async () => {

@@ -43,7 +43,9 @@ describe('the offline lead', () => {
     for (const asked of ['create a task to run `ls`, with plan approval', 'create a task to run `ls` (needs a plan)', 'add a task: run `ls` and a plan first']) {
       expect(leadTurn(asked, []).calls).toEqual([{ name: 'create_task', input: { subject: 'run `ls`', description: 'run `ls`', require_plan: true } }]);
     }
-    expect(leadTurn('create a task to write the plan for the launch', []).calls).toEqual([{ name: 'create_task', input: { subject: 'write the plan for the launch', description: 'write the plan for the launch' } }]);
+    for (const subject of ['write the plan for the launch', 'update the roadmap and plan']) {
+      expect(leadTurn(`create a task to ${subject}`, []).calls).toEqual([{ name: 'create_task', input: { subject, description: subject } }]);
+    }
     expect(leadTurn('Write a Python script that prints hello', []).calls).toEqual([
       { name: 'create_task', input: { requirement: 'Write a Python script that prints hello' } },
     ]);

@@ -208,8 +208,7 @@ export class LeadTeam {
     }
   }
 
-  /** A teammate reads its mail between turns, or wakes for it when idle. */
-  /** Wakes a teammate for its mail: one resting is started again now, not when the watcher tells of the mail. */
+  /** A teammate reads its mail between turns, or wakes for it when idle; one resting is started again now, not when the watcher tells of the mail. */
   wake(name: string): void {
     if (this.resting.has(name)) this.wakeResting(name);
     else this.manager.wake(name);

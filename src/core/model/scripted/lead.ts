@@ -26,7 +26,7 @@ const RUN_COMMAND = /^(?:please\s+)?(?:run|execute)\s+(?:the\s+command\s+)?([`'"
 const WRITE_FILE = /^(?:please\s+)?(?:write|create|make)\s+(?:a\s+|the\s+)?(?:new\s+)?file\s+(?:called\s+|named\s+)?[`'"]?([\w./-]+)[`'"]?\s+(?:containing|with\s+the\s+(?:text|content|contents))\s+([`'"])([\s\S]*)\2\s*\.?$/i;
 
 /** ", with plan approval", "and a plan first", "(needs a plan)" at the end of a general task's words. */
-const WITH_PLAN = /[\s,;(]+(?:with|and|needs?|requires?|needing|requiring)\s+(?:a\s+)?plan(?:\s+approval)?(?:\s+first)?\)?\s*\.?$/i;
+const WITH_PLAN = /[\s,;(]+(?:with|and|needs?|requires?|needing|requiring)\s+(?:a\s+plan(?:\s+approval)?(?:\s+first)?|plan\s+approval(?:\s+first)?|plan\s+first)\)?\s*\.?$/i;
 
 /** "take task #5", "claim task 5", "do task #5 yourself", "work on task 5". */
 const CLAIM = /^(?:please\s+)?(?:take|claim|do|work\s+on|handle)\s+task\s+#?(\d+)\b/i;
@@ -110,10 +110,10 @@ function cannot(what: string): Decision {
 /** The real result of the tool the lead just used, as its answer to the person. */
 function replyFrom(call: ToolCall): string {
   const result = call.result?.content ?? 'Done.';
-  const shown = result.length > REPLY_CHARS ? `${result.slice(0, REPLY_CHARS)}\n… (${result.length - REPLY_CHARS} more characters)` : result;
+  const shown = cut(result);
   if (call.result?.isError) return `That did not work: ${shown}`;
   if (call.name === 'read_file') return `${String(call.input.path)}:\n${shown}`;
-  if (call.name === 'bash') return ranCommand(String(call.input.command), shown);
+  if (call.name === 'bash') return ranCommand(String(call.input.command), result);
   // The post's own line is on screen already (the tool's): the reply says what comes next instead.
   const posted = /^Posted pipeline #(\d+)/.exec(result);
   if (call.name === 'create_task' && posted) return `Pipeline #${posted[1]} is with the team: the analyst may ask you a question or two here; /tasks shows the board.`;
@@ -127,7 +127,12 @@ function replyFrom(call: ToolCall): string {
 function ranCommand(command: string, result: string): string {
   const [status = '', ...rest] = result.split('\n');
   const output = rest.join('\n');
-  // Output on stdout alone needs no label; with stderr beside it, both keep theirs.
+  // Output on stdout alone needs no label; with stderr beside it, both keep theirs. Cut after that is decided.
   const shown = output.startsWith('stdout:\n') && !output.includes('\nstderr:\n') ? output.slice('stdout:\n'.length) : output;
-  return `\`${command}\`: ${status.replace(/ \(\d+ ms\)$/, '')}${shown ? `\n${shown}` : ''}`;
+  return `\`${command}\`: ${status.replace(/ \(\d+ ms\)$/, '')}${shown ? `\n${cut(shown)}` : ''}`;
+}
+
+/** A reply's text kept to REPLY_CHARS, saying how much more there was. */
+function cut(text: string): string {
+  return text.length > REPLY_CHARS ? `${text.slice(0, REPLY_CHARS)}\n… (${text.length - REPLY_CHARS} more characters)` : text;
 }
