@@ -149,7 +149,9 @@ describe('the web board server', () => {
     expect([read.status, read.headers.get('allow'), ((await read.json()) as { error: string }).error]).toEqual([405, 'POST', "/api/pipelines/1/cancel takes a POST (with this page's CSRF token), not a GET"]);
     expect((await fetch(`${origin}/api/pipelines/1/nothing`, { headers: { authorization: `Bearer ${web.token}` } })).status).toBe(404);
 
+    // A plan waits while its teammate holds its task (a teammate's plan_approval, as it writes it).
     await board.registry.join('engineer', 'engineer', { status: 'working', task: 2 });
+    expect(await board.tasks.claim(2, 'engineer')).toMatchObject({ ok: true });
     const plan = await board.requests.create({ kind: 'plan', from: 'engineer', to: 'lead', task: 2, plan: 'Write wc.py first.' });
     const plans = async () => ((await (await fetch(`${origin}/api/state`, { headers: auth })).json()) as { plans: Array<{ id: string; plan: string }> }).plans;
     // The page's state is read on board changes and every 2 s: the request shows up there.
