@@ -51,11 +51,9 @@ export function leftOpenLine(session: Pick<LeadApi, 'snapshot' | 'fatalModelErro
   // The team stopped on a model error: its roles are there, the model is not.
   const fatal = session.fatalModelError();
   if (fatal) return `left open: pipeline ${open.map(({ id }) => `#${id}`).join(', ')}; the team stopped on a model error no retry fixes (${fatal.code}): once it is mended, a lead here goes on with it`;
-  const waits = open.map(({ id }) => {
-    const next = tasks.filter((task) => task.pipeline === id && task.status === 'pending');
-    return `#${id}${next.length ? ` (${next.map((task) => `task #${task.id} waits for ${task.role ? `a teammate of role ${task.role}` : 'any teammate'}`).join(', ')})` : ''}`;
-  });
-  const roles = [...new Set(open.flatMap(({ id }) => tasks.filter((task) => task.pipeline === id && task.status === 'pending' && task.role).map((task) => task.role!)))];
+  const pending = new Map(open.map(({ id }) => [id, tasks.filter((task) => task.pipeline === id && task.status === 'pending')]));
+  const waits = [...pending].map(([id, next]) => `#${id}${next.length ? ` (${next.map((task) => `task #${task.id} waits for ${task.role ? `a teammate of role ${task.role}` : 'any teammate'}`).join(', ')})` : ''}`);
+  const roles = [...new Set([...pending.values()].flat().flatMap((task) => (task.role ? [task.role] : [])))];
   const who = roles.length === 1 ? `/spawn <name> ${roles[0]} in a lead here, or autoteam worker --role ${roles[0]},` : 'a lead or a worker here';
   return `left open: pipeline ${waits.join(', ')}; nobody in this session takes it on: ${who} goes on with it`;
 }

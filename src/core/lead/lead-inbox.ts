@@ -1,5 +1,5 @@
 import { type Mailbox, mergeRejected, type RejectedLines } from '../board/mailbox.js';
-import type { Message } from '../board/schemas.js';
+import type { Member, Message } from '../board/schemas.js';
 import type { ProtocolRequest, RequestStore } from '../board/requests.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { AutoteamError, serializeError } from '../errors.js';
@@ -136,4 +136,14 @@ export async function decidePlan(parts: { requests: RequestStore; mailbox: Mailb
 export function waitingPlans(requests: Pick<RequestStore, 'list'>, tasks: Pick<TaskBoardLike, 'list'>): ProtocolRequest[] {
   const held = new Map(tasks.list().flatMap((task) => (task.status === 'in_progress' ? [[task.id, task.owner] as const] : [])));
   return requests.list({ kind: 'plan', status: 'pending' }).filter((request) => request.task === null || held.get(request.task) === request.from);
+}
+
+/**
+ * The tasks whose teammate waits for the person's decision on its plan. The requests (every one the
+ * board has had) are read only while a member of the registry's `members` says it waits: a wait for
+ * work in flight asks this on every change.
+ */
+export function awaitingPlans(requests: Pick<RequestStore, 'list'>, tasks: Pick<TaskBoardLike, 'list'>, members: readonly Member[]): Set<number> {
+  if (!members.some((member) => member.status === 'waiting')) return new Set();
+  return new Set(waitingPlans(requests, tasks).flatMap(({ task }) => (task === null ? [] : [task])));
 }

@@ -122,14 +122,14 @@ export class LeadTeam {
     return this.manager.handles().map(({ name, role }) => ({ name, role }));
   }
 
-  /** The roles some teammate takes: this session's running and resting ones, and live members of other processes. */
-  servingRoles(): Set<string> {
+  /** The roles some teammate takes: this session's running and resting ones, and live members (the registry's `members`) of other processes. */
+  servingRoles(members: readonly Member[]): Set<string> {
     const roles = new Set(this.running().map(({ role }) => role));
     for (const name of this.resting) {
       const role = this.spawned.get(name)?.role;
       if (role) roles.add(role);
     }
-    for (const member of this.board.registry.read().members) if (isLive(member) && goneReason(member, Date.now()) === null) roles.add(member.role);
+    for (const member of members) if (isLive(member) && goneReason(member, Date.now()) === null) roles.add(member.role);
     return roles;
   }
 

@@ -4,7 +4,7 @@ import type { TaskBoardLike } from '../board/task-rules.js';
 import { AutoteamError, serializeError } from '../errors.js';
 import { isOpen } from '../stages/pipeline-status.js';
 import type { EventSink } from '../events/emitter.js';
-import { type PendingQuestion, questionOf, unansweredOnBoard } from './questions.js';
+import { type PendingQuestion, questionOf } from './questions.js';
 import type { LeadEvent } from './session-types.js';
 import type { Answerer } from './simulated-user.js';
 
@@ -32,14 +32,12 @@ export class QuestionDesk {
   ) {}
 
   /**
-   * Who answers when auto answers are on; questions the last lead left pending are taken up, but for
-   * those `answered` names (answered while no lead ran, from the web board: the answer waits in the
-   * asker's inbox, and the board records it once the asker reads it).
+   * Who answers when auto answers are on, and the questions the last lead left pending to take up
+   * (those the board shows unanswered, less any answered while no lead ran: answeredInLog).
    */
-  open(answerer: Answerer, answered: ReadonlySet<string> = new Set()): void {
+  open(answerer: Answerer, resumed: readonly PendingQuestion[]): void {
     this.answerer = answerer;
-    for (const question of unansweredOnBoard(this.deps.board.list())) {
-      if (answered.has(question.questionId)) continue;
+    for (const question of resumed) {
       this.questions.set(question.questionId, question);
       this.deps.emit({ type: 'question', question, resumed: true });
       if (this.deps.auto()) void this.autoReply(question);

@@ -124,7 +124,9 @@ export class SessionLife {
     const model = await createModel(options.model);
     this.host.useModel(model);
     // With --auto, a question the last lead left pending is answered now.
-    desk.open(createAnswerer(model, board.tasks), await answeredInLog(board.log, unansweredOnBoard(board.tasks.list())));
+    const unanswered = unansweredOnBoard(board.tasks.list());
+    const answered = await answeredInLog(board.log, unanswered);
+    desk.open(createAnswerer(model, board.tasks), unanswered.filter((question) => !answered.has(question.questionId)));
     watcher.on('inbox', (name) => {
       if (name === this.host.lead()) this.host.drainInbox();
     });

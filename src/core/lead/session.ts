@@ -38,7 +38,7 @@ import { LeadAgent, type LeadAgentHost, leadToolNames } from './lead-agent.js';
 import { LeadTeam } from './lead-team.js';
 import { leadAgentHost } from './lead-services.js';
 import { LeadChat } from './lead-chat.js';
-import { LeadInbox, waitingPlans } from './lead-inbox.js';
+import { awaitingPlans, LeadInbox, waitingPlans } from './lead-inbox.js';
 import { buildSnapshot } from './snapshot.js';
 import { SessionLife } from './session-life.js';
 import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
@@ -217,8 +217,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   busyReason(): string | null {
     // A task whose plan waits is the person's, not work in flight; an approval waits for the queue (autoMerge, /merge all).
-    const awaiting = new Set(waitingPlans(this.board.requests, this.board.tasks).flatMap(({ task }) => (task === null ? [] : [task])));
-    return busyReason({ running: this.team.running(), stopped: this.team.fatalError !== null, unanswered: this.pendingQuestions().length > 0 && !this.auto, tasks: this.board.tasks, serving: this.team.servingRoles(), awaiting }) ?? (this.merges.busy ? 'the merge queue is at work' : null);
+    const { members } = this.board.registry.read();
+    return busyReason({ running: this.team.running(), stopped: this.team.fatalError !== null, unanswered: this.pendingQuestions().length > 0 && !this.auto, tasks: this.board.tasks, serving: this.team.servingRoles(members), awaiting: awaitingPlans(this.board.requests, this.board.tasks, members) }) ?? (this.merges.busy ? 'the merge queue is at work' : null);
   }
 
   get lead(): string {
