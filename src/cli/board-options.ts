@@ -91,6 +91,11 @@ export function warnOfBrokenConfig(command: Command): void {
   }
 }
 
+/** The config's warnings (a hook matcher nothing has, …), each a line marked as one: autoteam goes on. */
+export function sayConfigWarnings(project: { file: string | null; warnings: readonly string[] }): void {
+  for (const warning of project.warnings) console.error(`autoteam: warning: ${project.file ?? 'the config'}: ${warning}`);
+}
+
 export const dirOption = () => new Option('--dir <path>', 'board root (holds .tasks/ and .team/); with --board, the local folder for workspaces; default: the current directory');
 export const boardOption = () => new Option('--board <url>', 'a postgres:// URL: the board in PostgreSQL, shared across machines (env AUTOTEAM_BOARD)');
 

@@ -11,6 +11,7 @@ import { StageRegistry } from '../core/stages/stage-registry.js';
 import { boardServer } from '../mcp-server/board-server.js';
 import { type SessionServer, startMcpHttp } from '../mcp-server/http-server.js';
 import { isLoopback } from '../web/guard.js';
+import { sayConfigWarnings } from './board-options.js';
 
 export interface McpServeOptions {
   dir: string;
@@ -40,7 +41,7 @@ export interface McpServeOptions {
  */
 export async function serveMcp(options: McpServeOptions): Promise<number> {
   const { project, settings } = options;
-  for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
+  sayConfigWarnings(project);
   const stages = StageRegistry.from(project.stages);
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: settings.maxInboxBytes });
   let controls: LeadControls;

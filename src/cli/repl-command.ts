@@ -5,6 +5,7 @@ import { type RoleCount, startingTeam } from '../core/lead/team-size.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { serveWeb } from './web-command.js';
+import { sayConfigWarnings } from './board-options.js';
 
 export interface ReplOptions {
   dir: string;
@@ -30,7 +31,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   const team = options.team ? startingTeam(options.project, options.counts ?? [], { strict: false, say: (line) => console.error(`autoteam: ${line}`) }) : [];
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
   const { project } = options;
-  for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
+  sayConfigWarnings(project);
   const { model, models } = modelSpecs(process.env, project, options.model ?? {});
   const session = new LeadSession({
     rootDir: options.dir,

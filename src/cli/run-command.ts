@@ -23,6 +23,7 @@ import { runTimeout } from './run-start.js';
 import { serveWeb } from './web-command.js';
 import type { WebBoard } from '../web/server.js';
 import { type McpTrouble, printOverall, printSummary, type RunSummary, summarize } from './run-summary.js';
+import { sayConfigWarnings } from './board-options.js';
 
 export type { RunSummary } from './run-summary.js';
 
@@ -70,7 +71,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   // A role the sizes leave empty needs a live worker of it on the board: with no board there yet, refused before one is made.
   const teamWith = (members: readonly Member[]) => startingTeam(project, options.counts ?? [], { strict: true, say: (line) => console.error(line), covered: (role) => roleCovered(members, role), ...(options.startStage ? { from: options.startStage } : {}) });
   if (!options.board && !fs.existsSync(path.join(options.dir, '.team', 'config.json'))) teamWith([]);
-  for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
+  sayConfigWarnings(project);
   const { model: spec, models } = options.models ?? modelSpecs(process.env, project, options.model ?? {});
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
   // Closed once the run has reported: its summaries read the board's log (the work of other processes).

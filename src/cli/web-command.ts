@@ -10,7 +10,7 @@ import { StageRegistry } from '../core/stages/stage-registry.js';
 import { assetsBuilt } from '../web/assets.js';
 import { isLoopback } from '../web/guard.js';
 import { startWebBoard, type WebBoard } from '../web/server.js';
-import { boardDir, boardOption, boardUrl, dirOption, UsageError } from './board-options.js';
+import { boardDir, boardOption, boardUrl, dirOption, sayConfigWarnings, UsageError } from './board-options.js';
 
 export const DEFAULT_WEB_PORT = 7878;
 
@@ -68,7 +68,7 @@ export function registerWebCommand(program: Command): void {
       const dir = boardDir(command);
       const url = boardUrl(command);
       const project = loadProjectConfig(dir);
-      for (const warning of project.warnings) console.error(`autoteam: ${project.file}: ${warning}`);
+      sayConfigWarnings(project);
       const board = await openBoard(url ?? dir, dir, url ? { create: false } : {});
       const lead = new BoardLead(board, { stages: StageRegistry.from(project.stages), ...(project.repository ? { repository: project.repository } : {}) });
       let web: WebBoard | null = null;

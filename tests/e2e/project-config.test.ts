@@ -219,7 +219,7 @@ describe.runIf(python)('a stage of its own: docs after review, worked by a write
 });
 
 describe('what the config allows but probably does not mean', () => {
-  it('warns of a stage nobody on the team works, and of a stage no signal leads to; a byte-order mark is fine', () => {
+  it('warns of a stage nobody on the team works, and of a stage no signal leads to; a byte-order mark is fine', async () => {
     const dir = folder(
       `\uFEFF${JSON.stringify({
         team: [{ name: 'analyst', role: 'analyst' }, { name: 'engineer', role: 'engineer' }],
@@ -229,6 +229,14 @@ describe('what the config allows but probably does not mean', () => {
     expect(loadProjectConfig(dir).warnings).toEqual([
       'stages.orphan: no signal leads to this stage, so no task of it is ever posted',
       "stages.review: no teammate in team has the role 'reviewer'; its tasks wait until one joins (autoteam worker --role reviewer)",
+    ]);
+    // Each is said at start as a warning, not in the words of an error that stops autoteam; it goes on.
+    const lead = await runCli(['--no-team', '--dir', dir], { cwd: dir, input: '/quit\n' });
+    expect(lead.code, describeRun(lead)).toBe(0);
+    const file = path.join(dir, 'autoteam.config.json');
+    expect(lead.stderr.split('\n').filter((line) => line.includes('stages.'))).toEqual([
+      `autoteam: warning: ${file}: stages.orphan: no signal leads to this stage, so no task of it is ever posted`,
+      `autoteam: warning: ${file}: stages.review: no teammate in team has the role 'reviewer'; its tasks wait until one joins (autoteam worker --role reviewer)`,
     ]);
   });
 

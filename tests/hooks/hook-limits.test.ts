@@ -3,6 +3,7 @@
  * warning; an abort does the same; a process that left the group and holds the hook's output cannot
  * keep the team waiting past the timeout; output past the cap is cut, head and tail kept.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -66,6 +67,22 @@ describe('timeouts', () => {
     expect(fs.existsSync(path.join(dir, 'later-ran'))).toBe(false);
     const pids = ['shell', 'child'].map((name) => readPid(path.join(dir, `${name}.pid`)));
     await until(() => pids.every(gone), 'the aborted hook to be gone');
+  });
+
+  it('a hook still running when its process exits is killed with its group, not left running on its own', async () => {
+    const dir = hookFolder(made);
+    // A process that runs a hook (the lead's TaskCreated, say) and exits while it sleeps: a run ended by Ctrl+C.
+    const started = JSON.stringify(path.join(dir, 'child.pid'));
+    const program = `import { runHookProcess } from ${JSON.stringify(new URL('../../src/core/hooks/hook-process.ts', import.meta.url).pathname)};
+import fs from 'node:fs';
+void runHookProcess('echo $$ > shell.pid; sleep 600 & echo $! > child.pid; wait; touch finished', { cwd: ${JSON.stringify(dir)}, env: process.env, input: '', timeoutMs: 600_000, maxOutputBytes: 1024 });
+setInterval(() => { if (fs.existsSync(${started}) && fs.readFileSync(${started}, 'utf8').trim()) process.exit(0); }, 10);`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', program], { cwd: new URL('../..', import.meta.url).pathname, encoding: 'utf8', timeout: 60_000 });
+    expect(child.status, child.stderr).toBe(0);
+    const pids = ['shell', 'child'].map((name) => readPid(path.join(dir, `${name}.pid`)));
+    strays.push(...pids);
+    await until(() => pids.every(gone), 'the hook left by its exited process to be gone');
+    expect(fs.existsSync(path.join(dir, 'finished'))).toBe(false);
   });
 
   it('a hook that does not read its input still runs (the input is large)', async () => {

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Task } from '../../src/core/board/schemas.js';
 import { type TeamEvent, TeamEventSchema } from '../../src/core/events/schema.js';
 import type { HooksConfig } from '../../src/core/hooks/config.js';
+import { until } from '../helpers/agent-wait.js';
 import { type CliResult, DOWNLOADS_REQUIREMENT, describeRun, readTasks, runCli, tempBoard } from '../helpers/pipeline-cli.js';
 
 const roots: string[] = [];
@@ -292,5 +293,34 @@ describe('a TaskCreated hook that blocks', () => {
       expect.objectContaining({ hook_event_name: 'TaskCreated', pipeline: 1, task: 1, task_id: 1, stage: 'requirements', by: 'lead', subject: task!.subject, description: DOWNLOADS_REQUIREMENT }),
     ]);
     expect(stdinOf(root, 'pipeline')).toEqual([expect.objectContaining({ hook_event_name: 'PipelineCompleted', pipeline: 1, status: 'cancelled', reason })]);
+  }, 150_000);
+});
+
+describe.runIf(python)('a hook still running when the run is interrupted', () => {
+  it('is killed with everything it started as the team shuts down, never left to finish on its own', async () => {
+    // It says its process group (the shell's pid) and its parent (the runtime), then outlasts the test.
+    const HANG = 'echo "$$ $PPID" > hooks/running.pid; sleep 300; touch hooks/finished';
+    const root = boardWithHooks({ PreToolUse: [command(HANG, { matcher: 'bash', timeout: 600 })] });
+    const running = runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, killAfterMs: 120_000 });
+    const [group, runtime] = await until(() => {
+      const ids = fs.readFileSync(path.join(root, 'hooks', 'running.pid'), 'utf8').trim().split(' ').map(Number);
+      return ids.length === 2 && ids.every((id) => id > 0) ? ids : null;
+    }, 'the engineer’s PreToolUse hook to start');
+    process.kill(runtime!, 'SIGINT');
+    const run = await running;
+    expect(run.code, describeRun(run)).toBe(130);
+    // The teammate's shutdown stopped the hook: it was not ended by force after the grace.
+    expect(`${run.stdout}${run.stderr}`).not.toMatch(/did not stop within/);
+    const alive = () => {
+      try {
+        process.kill(-group!, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    // A SIGKILL is taken when the process next runs: a moment on a busy machine, never the hook's 300 s.
+    await until(() => !alive(), `the hook's process group ${group} to be gone`, { timeoutMs: 15_000 });
+    expect(fs.existsSync(path.join(root, 'hooks', 'finished'))).toBe(false);
   }, 150_000);
 });

@@ -94,10 +94,10 @@ export interface LoopOptions {
 
 /** What the runtime checks around a tool call: before it runs (a reason blocks it) and after. */
 export interface ToolGate {
-  /** Before a valid call runs; a reason refuses it (a tool error of kind `hook_blocked`). */
-  before(tool: string, input: unknown, id: string): Promise<string | null>;
+  /** Before a valid call runs; a reason refuses it (a tool error of kind `hook_blocked`). `signal` stops the check (a shutdown). */
+  before(tool: string, input: unknown, id: string, signal: AbortSignal): Promise<string | null>;
   /** After it ran; a reason is added to what the model reads. */
-  after(tool: string, input: unknown, id: string, result: { content: string; isError: boolean; kind: ToolOutcomeKind }): Promise<string | null>;
+  after(tool: string, input: unknown, id: string, result: { content: string; isError: boolean; kind: ToolOutcomeKind }, signal: AbortSignal): Promise<string | null>;
 }
 
 export interface LoopResult {
@@ -284,7 +284,7 @@ async function runTool(
       'invalid_arguments',
     );
   }
-  const blocked = await options.gate?.before(use.name, parsed.data, use.id);
+  const blocked = await options.gate?.before(use.name, parsed.data, use.id, options.ctx.signal);
   if (blocked) return answer(`Blocked by a hook: ${redact(blocked, secrets)}`, true, undefined, 'hook_blocked', `blocked by a hook: ${firstLine(blocked)}`);
   let outcome: ToolOutcome;
   try {
@@ -295,7 +295,7 @@ async function runTool(
   }
   const isError = outcome.isError === true;
   const kind = outcome.kind ?? (isError ? 'error' : 'ok');
-  const note = await options.gate?.after(use.name, parsed.data, use.id, { content: outcome.content, isError, kind });
+  const note = await options.gate?.after(use.name, parsed.data, use.id, { content: outcome.content, isError, kind }, options.ctx.signal);
   const content = note ? `${outcome.content}\n\nA hook says: ${redact(note, secrets)}` : outcome.content;
   return answer(content, isError, outcome.signal, kind, outcome.display);
 }

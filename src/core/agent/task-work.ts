@@ -92,7 +92,7 @@ export class TaskWork {
         const { outcome, turns } = await this.turns.run(ctx, messages, prompt, turnsLeft, instructions);
         turnsLeft -= turns;
         // A general task's closing text completes it: the person's TaskCompleted hooks may send it back.
-        const blocked = outcome.kind === 'end_turn' && !stage && this.hooks.active ? await this.hooks.taskCompleted(this.host.scene(ctx), outcome.text || 'done') : null;
+        const blocked = outcome.kind === 'end_turn' && !stage && this.hooks.active ? await this.hooks.taskCompleted(this.host.scene(ctx), outcome.text || 'done', ctx.signal) : null;
         const again = await this.outcome.afterLoop(ctx.task ?? task, fence, outcome, { stage, turnsLeft, nudged, blocked });
         if (!again) break;
         nudged ||= again.nudge;

@@ -41,35 +41,38 @@ export class TeammateHooks {
     const runner = this.runner;
     if (!runner) return undefined;
     return {
-      before: async (tool, input, id) => {
+      before: async (tool, input, id, signal) => {
         const at = scene();
-        const pre = await runner.run('PreToolUse', { ...context(at), tool_name: tool, tool_input: input, tool_use_id: id });
+        const pre = await runner.run('PreToolUse', { ...context(at), tool_name: tool, tool_input: input, tool_use_id: id }, { signal });
         if (pre.decision === 'block') return pre.reason ?? 'blocked';
         // A tool that would finish the task: the person's checks on completion come first.
-        if (at.task && finishes(this.stages, at.task, tool)) return this.completing(at, (input as { result?: string; summary?: string; comment?: string }) ?? {}, tool);
+        if (at.task && finishes(this.stages, at.task, tool)) return this.completing(at, (input as { result?: string; summary?: string; comment?: string }) ?? {}, signal, tool);
         return null;
       },
-      after: async (tool, input, id, result) => {
-        const post = await runner.run('PostToolUse', { ...context(scene()), tool_name: tool, tool_input: input, tool_use_id: id, tool_response: result.content, outcome: result.kind });
+      after: async (tool, input, id, result, signal) => {
+        const post = await runner.run('PostToolUse', { ...context(scene()), tool_name: tool, tool_input: input, tool_use_id: id, tool_response: result.content, outcome: result.kind }, { signal });
         return post.decision === 'block' ? (post.reason ?? 'blocked') : null;
       },
     };
   }
 
-  /** Before a task is completed: a block's reason (the task stays in progress), or null. */
-  async taskCompleted(scene: HookScene, result: string | null, signal?: string): Promise<string | null> {
+  /**
+   * Before a task is completed: a block's reason (the task stays in progress), or null. `stop` (the
+   * teammate's shutdown) kills a hook still running, as it does every check here.
+   */
+  async taskCompleted(scene: HookScene, result: string | null, stop: AbortSignal): Promise<string | null> {
     if (!this.runner || !scene.task) return null;
-    return this.completing(scene, { result: result ?? undefined }, signal);
+    return this.completing(scene, { result: result ?? undefined }, stop);
   }
 
   /** Before the teammate goes idle after work: a block's reason (it takes another turn), or null. */
-  async teammateIdle(scene: HookScene, lastStage: string | null): Promise<string | null> {
+  async teammateIdle(scene: HookScene, lastStage: string | null, stop: AbortSignal): Promise<string | null> {
     if (!this.runner) return null;
-    const verdict = await this.runner.run('TeammateIdle', { ...context(scene), stage: lastStage, reason: 'nothing left to claim' });
+    const verdict = await this.runner.run('TeammateIdle', { ...context(scene), stage: lastStage, reason: 'nothing left to claim' }, { signal: stop });
     return verdict.decision === 'block' ? (verdict.reason ?? 'blocked') : null;
   }
 
-  private async completing(scene: HookScene, said: { result?: string; summary?: string; comment?: string }, signal?: string): Promise<string | null> {
+  private async completing(scene: HookScene, said: { result?: string; summary?: string; comment?: string }, stop: AbortSignal, signal?: string): Promise<string | null> {
     const task = scene.task!;
     const verdict = await this.runner!.run('TaskCompleted', {
       ...context(scene),
@@ -78,7 +81,7 @@ export class TeammateHooks {
       stage: task.stage,
       result: said.result ?? said.summary ?? said.comment ?? null,
       ...(signal && signal !== 'complete_task' ? { signal } : {}),
-    });
+    }, { signal: stop });
     return verdict.decision === 'block' ? (verdict.reason ?? 'blocked') : null;
   }
 }

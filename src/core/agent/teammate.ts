@@ -263,7 +263,7 @@ export class Teammate {
         }
         if (justWorked && this.hooks.active) {
           // A block keeps it at work: the reason comes in as a message, and it takes another turn.
-          const blocked = await this.hooks.teammateIdle(this.scene({ task: null, workspace: this.board.rootDir }), justWorked.stage);
+          const blocked = await this.hooks.teammateIdle(this.scene({ task: null, workspace: this.board.rootDir }), justWorked.stage, signal);
           justWorked = null;
           if (blocked) {
             await this.workOnMessages([{ id: `hook-${Date.now()}`, type: 'message', from: 'hook', to: name, content: blocked, at: this.now().toISOString() }]);

@@ -66,6 +66,31 @@ class CappedOutput {
 }
 
 /**
+ * The process groups of the hooks this thread runs now. A hook is a group of its own (so its
+ * timeout kills all it started), which the runtime's end would not reach: whatever is left of them
+ * when the thread or process exits is killed then, not left running on its own.
+ */
+const running = new Set<number>();
+let reaperArmed = false;
+
+function track(pid: number): void {
+  running.add(pid);
+  if (reaperArmed) return;
+  reaperArmed = true;
+  process.on('exit', () => {
+    for (const group of running) killGroup(group);
+  });
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // The group is gone already.
+  }
+}
+
+/**
  * Runs `command` with `/bin/sh -c` in its own process group, with the given environment, the
  * input on stdin, and a timeout. At the timeout (or on abort) the whole group gets SIGKILL, so
  * `sleep 600 & wait` cannot outlive it, and the pipes are let go, so a process that left the group
@@ -81,6 +106,7 @@ export function runHookProcess(command: string, options: HookProcessOptions): Pr
 
   return new Promise((resolve) => {
     const child = spawn('/bin/sh', ['-c', command], { cwd: options.cwd, env: options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    if (child.pid !== undefined) track(child.pid);
     const stdout = new CappedOutput(options.maxOutputBytes);
     const stderr = new CappedOutput(options.maxOutputBytes);
     let exited = false;
@@ -93,6 +119,7 @@ export function runHookProcess(command: string, options: HookProcessOptions): Pr
     const finish = (error?: string): void => {
       if (settled) return;
       settled = true;
+      if (child.pid !== undefined) running.delete(child.pid);
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       resolve({ exitCode, exitSignal, stdout: stdout.text(), stderr: stderr.text(), timedOut, canceled, ...(error ? { error } : {}), durationMs: elapsed() });
@@ -102,13 +129,7 @@ export function runHookProcess(command: string, options: HookProcessOptions): Pr
         if (why === 'timeout') timedOut = true;
         else canceled = true;
       }
-      if (child.pid !== undefined) {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // The group is gone already.
-        }
-      }
+      if (child.pid !== undefined) killGroup(child.pid);
       child.stdout.destroy();
       child.stderr.destroy();
     };
