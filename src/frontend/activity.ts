@@ -2,6 +2,7 @@ import type { LeadApi } from '../core/lead/lead-api.js';
 import type { LeadEvent } from '../core/lead/session.js';
 import type { TeammateExit } from '../core/agent/manager.js';
 import type { TeamEvent } from '../core/events/schema.js';
+import { cutText } from '../core/sizes.js';
 
 /** How a line of output should look; the ink app colours by it, line mode ignores it. */
 export type Tone = 'info' | 'reply' | 'error' | 'question' | 'answer' | 'pipeline' | 'activity' | 'says' | 'command';
@@ -68,6 +69,9 @@ export function saysLine(name: string, text: string, view: Pick<ActivityView, 'v
 export type SubjectOf = (id: number) => string | undefined;
 /** Where a pipeline's files are (its workspace or worktree), for the line that says it was approved. */
 export type WorkspaceOf = (pipeline: number) => string | undefined;
+
+/** The characters of a hook's reason a line shows: a hook may say 64 KiB on every call. */
+const SHOWN_REASON_CHARS = 600;
 
 /** What a session event looks like in the activity stream; null for events shown elsewhere (status, board). */
 export function describeEvent(
@@ -215,7 +219,8 @@ export function describeTeamEvent(
       return { text: `= ${pipelineEnd(event.pipeline, event.status, event.reason)}${files ? ` — files in ${files}` : ''}`, tone: 'pipeline' };
     }
     case 'hook_decision':
-      return event.decision === 'allow' ? null : { text: `hook ${event.hook} (${event.command}): ${event.decision}${event.reason ? ` — ${event.reason}` : ''}`, tone: event.decision === 'block' ? 'error' : 'info' };
+      // A screenful at most: the log has more (autoteam events --json), and a block's agent reads it all.
+      return event.decision === 'allow' ? null : { text: `hook ${event.hook} (${event.command}): ${event.decision}${event.reason ? ` — ${cutText(event.reason, SHOWN_REASON_CHARS, 'autoteam events --json has more')}` : ''}`, tone: event.decision === 'block' ? 'error' : 'info' };
     case 'merge_step':
       return { text: `merge #${event.pipeline}: ${event.step.replace('_', ' ')} — ${event.detail}`, tone: event.step === 'sent_back' || event.step === 'error' ? 'error' : event.step === 'merged' ? 'pipeline' : 'info' };
     case 'board_outage':

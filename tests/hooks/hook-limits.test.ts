@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_HOOK_OUTPUT_BYTES } from '../../src/core/hooks/runner.js';
+import { DEFAULT_HOOK_OUTPUT_BYTES, LOGGED_REASON_CHARS } from '../../src/core/hooks/runner.js';
 import { gone, hookFolder, hookRunner, one, PAYLOADS, readPid, until } from './hook-fixture.js';
 
 const made: string[] = [];
@@ -106,7 +106,12 @@ describe('output cap', () => {
     expect(reason).toMatch(/\n…\[\d+ more bytes cut\]…\n/);
     expect(reason.length).toBeLessThanOrEqual(DEFAULT_HOOK_OUTPUT_BYTES + 40);
     expect(reason.length).toBeGreaterThan(DEFAULT_HOOK_OUTPUT_BYTES - 10);
-    expect(events[0]!.type === 'hook_decision' && events[0]!.reason).toBe(reason);
+    // The agent reads it all; the log keeps the start and the end, and says it cut the rest.
+    const logged = events[0]!.type === 'hook_decision' ? events[0]!.reason! : '';
+    expect(logged.startsWith('FIRST\nxxx')).toBe(true);
+    expect(logged.endsWith('xxx\n3 tests failed')).toBe(true);
+    expect(logged).toMatch(/\n… cut: [\d.]+ KB more; not kept in the log …\n/);
+    expect(logged.length).toBeLessThan(LOGGED_REASON_CHARS + 100);
   });
 
   it('the cap is the runner’s option, and stdout is cut the same way (a cut JSON answer is no answer)', async () => {

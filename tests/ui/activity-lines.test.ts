@@ -126,3 +126,16 @@ describe('a teammate a model error stopped', () => {
     expect(describeSessionEvent(session, exit('idle_timeout', 'idle for 60 s'), view)?.text).toBe('[analyst] left: idle for 60 s');
   });
 });
+
+describe('the line of a hook that says a lot', () => {
+  const decision = (reason: string) =>
+    TeamEventSchema.parse({ type: 'hook_decision', ts: '2026-12-02T10:00:00.000Z', team: 'default', pipeline: 1, task: 2, agent: 'engineer', hook: 'PostToolUse', command: 'sh lint.sh', decision: 'warn', exitCode: 1, reason, durationMs: 12 });
+
+  it('shows a short reason whole, and of a long one the start, saying where the rest is', () => {
+    expect(describeTeamEvent(decision('style check unavailable'), view)?.text).toBe('hook PostToolUse (sh lint.sh): warn — style check unavailable');
+    const text = describeTeamEvent(decision(`FIRST ${'x'.repeat(40_000)}`), view)!.text;
+    expect(text.startsWith('hook PostToolUse (sh lint.sh): warn — FIRST xxx')).toBe(true);
+    expect(text).toMatch(/\n… cut: 38\.\d KB more; autoteam events --json has more$/);
+    expect(text.length).toBeLessThan(800);
+  });
+});

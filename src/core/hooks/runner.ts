@@ -6,6 +6,7 @@ import { type HookProcessResult, runHookProcess } from './hook-process.js';
 import { jsonBlock } from './json-output.js';
 import { type HookPayloads, hookInput, matchTarget } from './payload.js';
 import { describeZodError } from '../board/schemas.js';
+import { cutText } from '../sizes.js';
 
 export type HookDecision = 'allow' | 'block' | 'warn';
 
@@ -138,7 +139,8 @@ export class HookRunner {
         command,
         decision: verdict.decision,
         exitCode: ran.exitCode,
-        ...(verdict.reason !== undefined ? { reason: verdict.reason } : {}),
+        // The agent reads a block's whole reason; the log keeps its start and its end.
+        ...(verdict.reason !== undefined ? { reason: cutText(verdict.reason, LOGGED_REASON_CHARS, 'not kept in the log', { tail: 1_000 }) } : {}),
         durationMs: ran.durationMs,
         pipeline: payload.pipeline,
         task: payload.task,
@@ -150,6 +152,9 @@ export class HookRunner {
     }
   }
 }
+
+/** The characters of a decision's reason the event log keeps: a hook may say 64 KiB on every call. */
+export const LOGGED_REASON_CHARS = 4_000;
 
 /** One hook's exit, read as Claude Code reads it. */
 function decide(event: HookEventName, ran: HookProcessResult, timeoutS: number): HookResult {
