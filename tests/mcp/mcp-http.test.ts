@@ -111,4 +111,20 @@ describe('an http MCP server', () => {
       expect(JSON.stringify(events)).not.toContain(KEY);
     });
   });
+
+  it('that is a web page, not MCP, fails in one line saying so, not with the page', async () => {
+    const page = '<!DOCTYPE HTML>\n<html lang="en">\n<head><title>Error response</title></head>\n<body>\n<h1>Error response</h1>\n<p>Error code: 501</p>\n</body>\n</html>\n';
+    const web = createServer((_req, res) => res.writeHead(501, { 'content-type': 'text/html' }).end(page));
+    await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+    try {
+      await withToolbox(`http://127.0.0.1:${(web.address() as AddressInfo).port}/`, async (toolbox, task, events) => {
+        expect(await toolbox.toolsFor('general', task)).toEqual([]);
+        const detail = events[0]?.type === 'mcp_server' ? events[0].detail : '';
+        expect(detail).toMatch(/an HTML page, not MCP: is the URL the server's MCP endpoint\?$/);
+        expect(detail).not.toMatch(/\n|<h1>|<html/i);
+      });
+    } finally {
+      await new Promise<void>((resolve) => web.close(() => resolve()));
+    }
+  });
 });
