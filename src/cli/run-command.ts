@@ -250,10 +250,11 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     const stopped = new Map<number, string>();
     let web: WebBoard | null = null;
     try {
+      // A port that is taken ends the run before any teammate starts.
+      if (options.web) web = await serveWeb(session, { port: options.web.port, flag: '--web' }, (line) => console.error(line));
       await session.start(team);
       for (const line of held ?? []) console.log(line);
       held = null;
-      if (options.web) web = await serveWeb(session, { port: options.web.port, flag: '--web' }, (line) => console.error(line));
       const firsts = [];
       for (const requirement of options.requirements) {
         const first = await session.post(requirement, options.startStage);

@@ -212,6 +212,24 @@ describe.runIf(chromiumPath)('the web board in a browser', () => {
     expect(await run.exited).toEqual({ code: 0, signal: null });
   });
 
+  it('run --web on a port that is taken: refused before any teammate starts, nothing left on the board', async () => {
+    const dir = folder('autoteam-web-busy-');
+    const taken = http.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as import('node:net').AddressInfo).port;
+    try {
+      const run = await runCli(['run', '--auto', '--web', String(port), '--dir', dir, DOWNLOADS_REQUIREMENT], { cwd: dir });
+      expect(run.code, describeRun(run)).toBe(2);
+      expect(run.stderr.trim().split('\n').at(-1)).toBe(`autoteam: web board: cannot listen on 127.0.0.1:${port}: the port is in use (--web 0 picks a free one)`);
+      expect(`${run.stdout}${run.stderr}`).not.toMatch(/teammate|posted/);
+      const log = path.join(dir, '.team', 'events.jsonl');
+      expect(fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '').not.toMatch(/"type":"(teammate_spawned|task_posted)"/);
+      expect(fileBoard(dir).tasks.list()).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
+  });
+
   it('on a repository: a merged pipeline offers no merge, an approved one does, and moving to an unknown pipeline shows none', { timeout: 360_000 }, async () => {
     const repo = folder('autoteam-web-repo-');
     git(repo, 'init', '-q', '-b', 'main');
