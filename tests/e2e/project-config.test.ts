@@ -80,6 +80,8 @@ describe('autoteam.config.json', () => {
       [{ stages: { review: { signals: { complete_stage: { next: 'approved' } } } } }, /stages\.review\.signals\.complete_stage: the review stage's signals are request_revision, approve_code/],
       [{ stages: { implementation: { promptFile: 'nope.md' } } }, /stages\.implementation\.promptFile: .*nope\.md does not exist/],
       [{ limits: { maxRevisions: -1 } }, /limits\.maxRevisions: Too small/],
+      [{ limits: { maxTurns: 1.5 } }, /limits\.maxTurns: a whole number is expected$/],
+      [{ limits: { maxTurns: '3' } }, /limits\.maxTurns: a number is expected, not a string$/],
       [{ stages: { implementation: { promptFile: '.' } } }, /stages\.implementation\.promptFile: .* is not a file/],
       [{ stages: { review: { signals: { approve_code: { next: 'approved', carry: ['submited'] } } } } }, /stages\.review\.signals\.approve_code\.carry\.0: no artifact 'submited'/],
       [{ stages: { docs: { role: 'writer', prompt: 'p', tools: ['complete_stage'], signals: { complete_stage: { next: 'docs' } } } } }, /stages\.docs\.signals\.complete_stage\.next: a stage cannot lead to itself/],

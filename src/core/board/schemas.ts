@@ -144,8 +144,10 @@ export type TeamConfig = z.infer<typeof TeamConfigSchema>;
 function plainZodMessage(message: string): string {
   const wrong = /^Invalid input: expected (\w+), received (\w+)$/.exec(message);
   if (!wrong) return message;
-  const a = (word: string) => `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`;
+  // zod's `int` (1.5 is a number, but not a whole one) in a person's words.
+  const a = (word: string) => (word === 'int' ? 'a whole number' : `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`);
   const [, expected, received] = wrong as unknown as [string, string, string];
+  if (expected === 'int' && received === 'number') return 'a whole number is expected';
   return received === 'undefined' ? `missing (${a(expected)} is expected)` : `${a(expected)} is expected, not ${received === 'null' ? 'null' : a(received)}`;
 }
 
