@@ -189,6 +189,12 @@ describe.runIf(chromiumPath)('the web board in a browser', () => {
     const offScreen = await page.evaluate(`[...document.querySelectorAll('[data-testid^=column-]')].filter((column) => column.getBoundingClientRect().right > window.innerWidth + 0.5).map((column) => column.getAttribute('data-testid'))`);
     expect(offScreen).toEqual([]);
     await page.setViewportSize({ width: 1400, height: 800 });
+    // The team page: a row per member with its model, how to get a real one said once, below the table.
+    await page.goto(`${new URL(address).origin}/#/team`);
+    const analyst = page.locator('[data-testid=member-analyst] td');
+    await analyst.first().waitFor({ timeout: HANG_MS });
+    expect((await analyst.allTextContents()).slice(0, 3)).toEqual(['analyst', 'analyst', 'offline scripted model']);
+    expect(await page.locator('p.muted', { hasText: 'In all:' }).textContent()).toMatch(/Models: offline scripted model — set ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model\.$/);
     await expectRefusals(page, address);
     // The REPL saw the person's answers as answered, not as questions still waiting.
     const before = repl.lines.length;

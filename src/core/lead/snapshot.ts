@@ -37,7 +37,7 @@ export function buildSnapshot(parts: SnapshotParts): LeadSnapshot {
   const starting = new Map((parts.starting ?? []).map((member) => [member.name, member]));
   const listed: ShownMember[] = parts.team.members.map((member) => starting.get(member.name) ?? member);
   for (const { name } of parts.team.members) starting.delete(name);
-  const members: MemberView[] = [...listed, ...starting.values()].map((member) => ({ ...member, running: parts.running(member.name), model: models.of(member.role), spend: spend.of(member.name) }));
+  const members: MemberView[] = [...listed, ...starting.values()].map((member) => ({ ...member, running: parts.running(member.name), model: models.of(member.role, false), spend: spend.of(member.name) }));
   return {
     board: { ...parts.board, problems: parts.problems.map((problem) => problem.message) },
     tasks,

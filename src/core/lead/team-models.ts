@@ -70,9 +70,9 @@ export class TeamModels {
     return [modelId(this.model), ...[...this.models].map(([role, spec]) => `${role}: ${modelId(spec)}`)].join(' · ');
   }
 
-  /** The model a teammate of `role` runs on, as shown. */
-  of(role: string): string {
-    return describeModel(this.spec(role));
+  /** The model a teammate of `role` runs on, as shown (`hint`: the offline model says how to get a real one). */
+  of(role: string, hint = true): string {
+    return describeModel(this.spec(role), hint);
   }
 
   /**
