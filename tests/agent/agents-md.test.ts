@@ -15,6 +15,7 @@ import { fileBoard } from '../../src/core/board/board.js';
 import { agentsMdSettings, CONFIG_FILE, loadProjectConfig } from '../../src/core/config/project-config.js';
 import type { TeamEvent } from '../../src/core/events/schema.js';
 import { createWorktree } from '../../src/core/git/worktree.js';
+import { openRepository } from '../../src/core/lead/repository.js';
 import { GENERAL_SYSTEM_PROMPT } from '../../src/core/stages/stage.js';
 import { makeTeam, startLocalTeammate, type LocalTeammate } from '../helpers/agent-team.js';
 import { removeBoard, tempBoard, until } from '../helpers/agent-wait.js';
@@ -186,5 +187,26 @@ describe('turning them off, or sizing them', () => {
 describe('the folders of touched files', () => {
   it('are every folder from the top down to each file, and nothing outside the repository or in .git', () => {
     expect(foldersOf(['src/lib/util.py', 'docs/a.md', 'README.md', '/top/tests/t.py', '/elsewhere/x.py', '../up.py', '.git/config', 'src/./lib/../x.py'], '/top')).toEqual(['', 'src', 'docs', 'tests', 'src/lib']);
+  });
+});
+
+describe('instruction files the person has not committed', () => {
+  it('are said in one line at start: one just written, one changed since; committed ones, other files and turned off say nothing', async () => {
+    const { repo } = await repository({ 'CLAUDE.md': LIB_RULES, 'notes.txt': 'x' });
+    const notices = async (options?: { instructions: boolean }) => {
+      const said: string[] = [];
+      await openRepository(repo, repo, (text) => said.push(text), undefined, options);
+      return said.filter((text) => /instructions/.test(text));
+    };
+    expect(await notices()).toEqual([]);
+    fs.writeFileSync(path.join(repo, 'notes.txt'), 'changed');
+    fs.writeFileSync(path.join(repo, 'other.md'), 'new');
+    expect(await notices()).toEqual([]);
+    fs.writeFileSync(path.join(repo, 'AGENTS.md'), ROOT_RULES);
+    fs.appendFileSync(path.join(repo, 'CLAUDE.md'), '\nMore.');
+    expect(await notices()).toEqual([
+      "CLAUDE.md has uncommitted changes; AGENTS.md is not committed: the teammates read the repository's instructions as committed at the pipeline's base, so they do not follow them until committed",
+    ]);
+    expect(await notices({ instructions: false })).toEqual([]);
   });
 });

@@ -69,3 +69,18 @@ export async function instructionFiles(repo: string, commit: string, dirs: reado
   }
   return files;
 }
+
+/**
+ * The top folder's instruction files the person has not committed, as a line for them, or null:
+ * the team reads those files as committed at each pipeline's base, so one just written (untracked)
+ * or changed since is not what the teammates follow, and nothing else would say so.
+ */
+export async function uncommittedInstructions(top: string): Promise<string | null> {
+  const { stdout } = await git(top, ['status', '--porcelain', '-z', '--untracked-files=normal', '--', ...INSTRUCTION_FILES]);
+  const loose = stdout
+    .split('\0')
+    .filter((record) => record.length > 3)
+    .map((record) => `${record.slice(3)} ${record.startsWith('??') ? 'is not committed' : 'has uncommitted changes'}`);
+  if (loose.length === 0) return null;
+  return `${loose.join('; ')}: the teammates read the repository's instructions as committed at the pipeline's base, so they do not follow ${loose.length === 1 ? 'it' : 'them'} until committed`;
+}

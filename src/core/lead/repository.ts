@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.js';
 import { findRepository, prepareRepository, type Repository } from '../git/worktree.js';
 import { openRemote, type RepositorySettings } from '../git/remote-branch.js';
+import { uncommittedInstructions } from '../git/agents-md.js';
 
 /**
  * Repository mode: the person's repository pipelines get a worktree and branch on, or null. `repo`
@@ -11,7 +12,7 @@ import { openRemote, type RepositorySettings } from '../git/remote-branch.js';
  * error, while a board that merely is not in one works in `workspace/`. `notice` says which it is.
  * With `remote` (`repository.remote`) the branches live on that remote, through this folder's clone.
  */
-export async function openRepository(repo: string | false | undefined, rootDir: string, notice: (text: string) => void, remote?: RepositorySettings): Promise<Repository | null> {
+export async function openRepository(repo: string | false | undefined, rootDir: string, notice: (text: string) => void, remote?: RepositorySettings, { instructions = true } = {}): Promise<Repository | null> {
   if (repo === false) return null;
   if (remote) {
     if (repo !== undefined) throw new ConfigError('--repo and a remote (--remote, repository.remote) contradict each other: give one');
@@ -40,6 +41,9 @@ export async function openRepository(repo: string | false | undefined, rootDir: 
   const { top, branch, head, dirty } = found.repo;
   notice(`on your repository ${top} (${branch ?? 'detached HEAD'} at ${head.slice(0, 7)}): each pipeline works in its own worktree and branch autoteam/<n>-…`);
   if (dirty) notice('your working tree has uncommitted changes: pipelines start from HEAD and do not see them');
+  // The teammates read AGENTS.md as committed: one just written would be followed by nobody, unsaid.
+  const loose = instructions ? await uncommittedInstructions(top) : null;
+  if (loose) notice(loose);
   return found.repo;
 }
 

@@ -115,7 +115,7 @@ export class SessionLife {
     await view.start();
     this.detachTelemetry = await attachTelemetry({ sink: board.sink, log: board.log }, (error) => this.telemetryError(error.message), { probe: true });
     await board.registry.ensure(options.team);
-    const repository = await openRepository(options.repo, this.parts.rootDir, (text) => this.host.emit({ type: 'notice', text }), options.settings?.repository);
+    const repository = await openRepository(options.repo, this.parts.rootDir, (text) => this.host.emit({ type: 'notice', text }), options.settings?.repository, { instructions: options.settings?.agentsMd?.enabled !== false });
     this.host.useRepository(repository);
     pipelines.useRepository(repository);
     await this.parts.team.reapDead();
