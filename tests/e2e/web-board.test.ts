@@ -176,6 +176,19 @@ describe.runIf(chromiumPath)('the web board in a browser', () => {
     await page.fill('[data-testid=filter-pipeline]', String(pipeline));
     await expect.poll(() => page.locator('[data-testid=column-completed] [data-testid^=card-]').count(), { timeout: HANG_MS }).toBeGreaterThanOrEqual(3);
     expect(await page.locator('[data-testid=column-pending] [data-testid^=card-]').count()).toBe(0);
+    // A card's subject opens its task: the file's description, result and history.
+    const first = board.tasks.list().find((task) => task.pipeline === pipeline)!;
+    await page.locator(`[data-testid=card-${first.id}] a.subject`).click();
+    await page.locator('[data-testid=task-history] li').first().waitFor({ timeout: HANG_MS });
+    expect(page.url()).toMatch(new RegExp(`#/task/${first.id}$`));
+    expect(await page.textContent('[data-testid=task-status]')).toBe('completed');
+    expect(await page.textContent('[data-testid=task-subject]')).toBe(first.subject);
+    expect(await page.textContent('[data-testid=task-description]')).toBe(first.description);
+    expect(await page.locator('[data-testid=task-history] li').count()).toBe(fileBoard(dir).tasks.get(first.id)!.history.length);
+    await page.goto(`${new URL(address).origin}/#/task/999`);
+    await page.locator('p.bad', { hasText: 'no task #999' }).waitFor({ timeout: HANG_MS });
+    await page.goto(`${new URL(address).origin}/#/`);
+    await page.fill('[data-testid=filter-pipeline]', String(pipeline));
     // Narrow, a card's top row (id, stage, age) wraps inside the card rather than running out of it.
     await page.setViewportSize({ width: 640, height: 800 });
     // (A string: the tests compile without the DOM's types.)

@@ -85,7 +85,9 @@ function CardView({ card, now, asking }: { card: Card; now: number; asking: stri
           {age(card.updatedAt, now)}
         </span>
       </div>
-      <div class="subject">{card.subject}</div>
+      <a class="subject" href={`#/task/${card.id}`} title="the task: its description, result and history">
+        {card.subject}
+      </a>
       {asking && <div class="asking">{asking} waits for your answer</div>}
       {card.result && <div class="why">{card.result}</div>}
       <div class="card-bottom">

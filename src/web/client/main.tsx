@@ -4,10 +4,11 @@ import { BoardPage } from './board.js';
 import { PipelinePage } from './pipeline.js';
 import { Actions } from './actions.js';
 import { type Board, follow } from './store.js';
+import { TaskPage } from './task.js';
 import { TeamPage } from './team.js';
 import { counted } from '../../core/words.js';
 
-/** Where the page is: `#/` the board, `#/team`, `#/pipeline/<id>`. */
+/** Where the page is: `#/` the board, `#/team`, `#/pipeline/<id>`, `#/task/<id>`. */
 function useRoute(): string {
   const [route, setRoute] = useState(location.hash.slice(1) || '/');
   useEffect(() => {
@@ -27,6 +28,8 @@ function App() {
   if (!board) return <p class="muted">Connecting…</p>;
   const state = board.state;
   const pipeline = /^\/pipeline\/(\d+)$/.exec(route);
+  const task = /^\/task\/(\d+)$/.exec(route);
+  const page = pipeline ? <PipelinePage id={Number(pipeline[1])} board={board} /> : task ? <TaskPage id={Number(task[1])} board={board} /> : route === '/team' ? <TeamPage board={board} /> : <BoardPage board={board} />;
   return (
     <>
       <header>
@@ -58,7 +61,7 @@ function App() {
       )}
       {state && state.board.problems.length > 0 && <div class="banner warn">{counted(state.board.problems.length, 'task file')} could not be read: {state.board.problems.slice(0, 3).join('; ')}</div>}
       <main>
-        <section class="content">{pipeline ? <PipelinePage id={Number(pipeline[1])} board={board} /> : route === '/team' ? <TeamPage board={board} /> : <BoardPage board={board} />}</section>
+        <section class="content">{page}</section>
         <aside id="questions">
           <Actions board={board} />
         </aside>
