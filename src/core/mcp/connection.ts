@@ -222,7 +222,7 @@ async function listTools(client: Client, timeoutMs: number): Promise<McpToolInfo
  * A start's error in one line: an HTTP server that is no MCP endpoint answers with its own page,
  * which the SDK puts whole in its message (a web server's HTML is a dozen lines).
  */
-export function oneLine(message: string): string {
+function oneLine(message: string): string {
   const page = message.search(/<!doctype html|<html/i);
   const said = page >= 0 ? `${message.slice(0, page).trimEnd()} an HTML page, not MCP: is the URL the server's MCP endpoint?` : message;
   const flat = said.replace(/\s*\n\s*/g, ' ').trim();
