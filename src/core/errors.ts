@@ -70,8 +70,12 @@ export class ConfigError extends AutoteamError {
 }
 
 export class ModelError extends AutoteamError {
-  constructor(message: string, code = 'MODEL_ERROR', options?: ErrorOptions) {
+  /** How long the endpoint asked to be left alone (a rate limit's retry-after), when longer than a call waits: the task waits it. */
+  readonly retryAfterMs?: number;
+
+  constructor(message: string, code = 'MODEL_ERROR', options?: ErrorOptions & { retryAfterMs?: number }) {
     super(message, code, options);
+    if (options?.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 }
 

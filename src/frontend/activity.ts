@@ -182,7 +182,8 @@ export function describeTeamEvent(
       if (event.kind === 'unfinished' || event.kind === 'error') {
         const wait = event.notBefore ? Math.max(0, Math.round((Date.parse(event.notBefore) - Date.parse(event.ts)) / 1000)) : null;
         // A release that counts no attempt (a model error no retry can fix: the teammate stops) says no attempt.
-        const retry = event.attempt === undefined ? '' : `; attempt ${event.attempt}${wait === null ? '' : `, claimable again in ${wait} s`}`;
+        const shown = wait === null ? '' : wait >= 120 ? `${Math.round(wait / 60)} min` : `${wait} s`;
+        const retry = event.attempt === undefined ? '' : `; attempt ${event.attempt}${wait === null ? '' : `, claimable again in ${shown}`}`;
         return { text: `${who} released ${task} ${event.kind === 'error' ? 'after an error' : 'unfinished'} (${event.detail})${retry}`, tone: 'activity' };
       }
       return { text: `${who} released ${task} (${event.detail})`, tone: 'activity' };

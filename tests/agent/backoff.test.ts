@@ -84,6 +84,30 @@ describe('failed attempts back off and are capped', () => {
     expect(pipeline.state(1)).toMatchObject({ status: 'failed' });
   });
 
+  it('an endpoint that asks for no request for an hour (a rate limit) gets its hour: the task waits that long, not the backoff', async () => {
+    const { root, board, pipeline } = await setup();
+    await pipeline.post('Write a greeting program.', { startStage: 'implementation' });
+    const calls: number[] = [];
+    const limited: ModelClient = {
+      id: 'limited',
+      label: 'rate-limited model',
+      async create() {
+        calls.push(Date.now());
+        throw new ModelError('429 rate_limit_error, and asks for no request for 60 min (retry-after)', 'MODEL_ERROR', { retryAfterMs: 3_600_000 });
+      },
+    };
+    const stop = new AbortController();
+    const running = teammate(root, limited, stop.signal).run();
+    await until(() => board.get(1).attempts === 1, 'the first attempt to be released');
+    const retried = board.get(1).history.find((entry) => entry.event === 'retry_later')!;
+    const notBefore = Date.parse(/not before (\S+)$/.exec(retried.detail ?? '')![1]!);
+    expect(notBefore - calls[0]!).toBeGreaterThanOrEqual(3_600_000 - 1_000);
+    expect(board.scanUnclaimed('engineer')).toEqual([]);
+    stop.abort();
+    await running;
+    expect(calls).toHaveLength(1);
+  });
+
   it('a backing-off task is claimable by no one until its time has come', async () => {
     const { root, board, pipeline } = await setup();
     const task = await pipeline.post('Write a greeting program.', { startStage: 'implementation' });

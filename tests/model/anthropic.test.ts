@@ -211,6 +211,22 @@ describe('AnthropicModel against a loopback Messages API', () => {
     expect(s.requests).toHaveLength(2);
   });
 
+  it('fails a 429 that asks for more than a minute at once, saying the wait and carrying it for the task, instead of sleeping through it', async () => {
+    const limited = () => ({ ...errorReply(429, 'rate_limit_error', 'Number of requests has exceeded your rate limit'), headers: { 'retry-after': '3600' } });
+    const s = await serve(limited(), limited(), limited());
+    const error = await failure(new AnthropicModel({ apiKey: KEY, baseURL: s.url }).create(request()));
+    expect(error).toMatchObject({ code: 'MODEL_ERROR', retryAfterMs: 3_600_000 });
+    expect(error.message).toMatch(/answered 429 rate_limit_error: Number of requests has exceeded your rate limit \(model '.+'\), and asks for no request for 60 min \(retry-after\): the task waits that long before it is tried again$/);
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('sleeps through a retry-after of a minute or less, as the SDK does', async () => {
+    const s = await serve({ ...errorReply(429, 'rate_limit_error', 'slow down'), headers: { 'retry-after-ms': '20' } }, ok(textMessage('after the wait')));
+    const response = await new AnthropicModel({ apiKey: KEY, baseURL: s.url }).create(request());
+    expect(response.content).toEqual([{ type: 'text', text: 'after the wait' }]);
+    expect(s.requests).toHaveLength(2);
+  });
+
   it('maps 401 to MODEL_AUTH with one line that names the variable and the URL but not the key', async () => {
     const s = await serve(unauthorized(`invalid x-api-key: ${KEY}`));
     const error = await failure(new AnthropicModel({ apiKey: KEY, baseURL: s.url }).create(request()));

@@ -3,6 +3,7 @@
  * speaks chat completions (`POST /v1/chat/completions`): a tool round trip, retries, one-line errors,
  * malformed tool arguments, and the provider choice from the environment and flags.
  */
+import { ModelError } from '../../src/core/errors.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { identityMessages } from '../../src/core/agent/identity.js';
@@ -89,6 +90,15 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
     const model = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` });
     expect((await model.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] })).content).toEqual([{ type: 'text', text: 'ok' }]);
     expect(api.requests).toHaveLength(2);
+  });
+
+  it('fails a 429 that asks for more than a minute at once, saying the wait and carrying it for the task, instead of sleeping through it', async () => {
+    const api = await server([error(429, 'slow down', { 'retry-after': '3600' }), error(429, 'slow down', { 'retry-after': '3600' })]);
+    const model = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` });
+    const limited = await model.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] }).catch((e: ModelError) => e);
+    expect(limited).toMatchObject({ code: 'MODEL_ERROR', retryAfterMs: 3_600_000 });
+    expect((limited as Error).message).toMatch(/answered 429: slow down \(model 'm'\), and asks for no request for 60 min \(retry-after\): the task waits that long before it is tried again$/);
+    expect(api.requests).toHaveLength(1);
   });
 
   it('maps 401 to MODEL_AUTH in one line without the key, and a 404 for the model to MODEL_NOT_FOUND', async () => {

@@ -14,6 +14,11 @@ describe('activity lines of a released task', () => {
     expect(line?.text).toBe('[analyst] released #1 after an error (model error: overloaded); attempt 2, claimable again in 5 s');
   });
 
+  it('a retry an endpoint asked to hold off for an hour: the wait in minutes', () => {
+    const line = describeTeamEvent(released({ detail: 'model error: 429, and asks for no request for 60 min (retry-after)', attempt: 2, notBefore: '2026-12-02T11:00:00.000Z' }), view);
+    expect(line?.text).toBe('[analyst] released #1 after an error (model error: 429, and asks for no request for 60 min (retry-after)); attempt 2, claimable again in 60 min');
+  });
+
   it('a release after an error no retry fixes (the teammate stops): no attempt, no "?"', () => {
     const line = describeTeamEvent(released({ detail: 'model error: Cannot reach the model API at http://127.0.0.1:9 (ECONNREFUSED)' }), view);
     expect(line?.text).toBe('[analyst] released #1 after an error (model error: Cannot reach the model API at http://127.0.0.1:9 (ECONNREFUSED))');

@@ -41,9 +41,10 @@ export class TaskEnds {
    * switched tasks or ended without the stage's finishing tool — backs the task off (see backoffMs),
    * unclaimable by anyone until then, this teammate included; after `maxAttempts` such attempts it
    * fails and the lead is told. Without the backoff a model that answers `idle` would claim the same
-   * task again at once, a model call each time.
+   * task again at once, a model call each time. An endpoint that asked for no request for longer
+   * (`atLeastMs`, a rate limit's retry-after) gets that wait instead.
    */
-  async unfinished(task: Task, fence: Fence, message: string, kind: 'error' | 'unfinished'): Promise<void> {
+  async unfinished(task: Task, fence: Fence, message: string, kind: 'error' | 'unfinished', atLeastMs = 0): Promise<void> {
     const { board, settings } = this.host;
     const attempts = board.get(task.id).attempts + 1;
     const { maxAttempts, retryBaseMs, retryMaxMs } = settings;
@@ -55,10 +56,10 @@ export class TaskEnds {
       await this.fail(task, fence, reason).catch(() => undefined);
       return;
     }
-    const jittered = backoffMs(attempts, retryBaseMs, retryMaxMs);
+    const jittered = Math.max(backoffMs(attempts, retryBaseMs, retryMaxMs), Math.round(atLeastMs));
     const retryAt = new Date(this.host.now().getTime() + jittered);
     await board.retryLater(task.id, fence, message, retryAt, kind).catch(() => undefined);
-    const wait = jittered < 1000 ? `${jittered} ms` : `${Math.round(jittered / 1000)} s`;
+    const wait = jittered < 1000 ? `${jittered} ms` : jittered >= 120_000 ? `${Math.round(jittered / 60_000)} min` : `${Math.round(jittered / 1000)} s`;
     this.host.activity(
       task.id,
       kind === 'error'

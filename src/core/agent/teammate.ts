@@ -9,7 +9,7 @@ import type { TaskBoardLike } from '../board/task-rules.js';
 import { TeamRegistry } from '../board/team-registry.js';
 import type { LeadLease } from '../board/liveness.js';
 import { claimNextAs } from './any-role.js';
-import { FATAL_MODEL_CODES, serializeError } from '../errors.js';
+import { FATAL_MODEL_CODES, ModelError, serializeError } from '../errors.js';
 import type { ModelClient, ModelMessage } from '../model/types.js';
 import { StageRegistry } from '../stages/stage-registry.js';
 import { Pipeline } from '../stages/pipeline.js';
@@ -363,7 +363,7 @@ export class Teammate {
     if (ctx.task && ctx.fence) {
       // A broken key will not fix itself with retries: hand the task back for whoever runs next.
       if (fatal) await this.board.release(ctx.task.id, ctx.fence, `model error: ${serialized.message}`, 'error').catch(() => undefined);
-      else await this.ends.unfinished(ctx.task, ctx.fence, serialized.message, 'error');
+      else await this.ends.unfinished(ctx.task, ctx.fence, serialized.message, 'error', error instanceof ModelError ? error.retryAfterMs : 0);
     }
     if (fatal) this.exitWith(`model error: ${serialized.message}`, 'model_error');
     else if (!ctx.task) await this.options.wake.wait(this.settings.pollMs, this.options.signal);

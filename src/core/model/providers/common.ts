@@ -40,3 +40,44 @@ export class EndpointHistory {
     return this.#answered && (error.code === 'MODEL_ENDPOINT' || error.code === 'MODEL_BAD_RESPONSE') ? new ModelError(error.message, 'MODEL_ERROR', { cause: error }) : error;
   }
 }
+
+/** The longest wait an endpoint's retry-after may put on a call in flight; a longer one is the task's to wait. */
+export const LONGEST_RETRY_AFTER_MS = 60_000;
+
+/** How long a response's `retry-after-ms` or `retry-after` (seconds, or a date) asks to wait, or null. */
+export function retryAfterMs(headers: Pick<Headers, 'get'> | null | undefined, now = Date.now()): number | null {
+  const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms)) return ms;
+  const after = headers?.get('retry-after');
+  if (!after) return null;
+  const seconds = Number.parseFloat(after);
+  if (Number.isFinite(seconds)) return seconds * 1000;
+  const at = Date.parse(after);
+  return Number.isFinite(at) ? at - now : null;
+}
+
+/**
+ * The SDKs sleep through any retry-after before trying again (an hour, if the endpoint asks), with
+ * nothing said meanwhile. One longer than LONGEST_RETRY_AFTER_MS is not theirs to sleep: the call
+ * fails at once (`x-should-retry: false`), and its task waits instead, said on the board
+ * (`ModelError.retryAfterMs`, `afterRateLimit`).
+ */
+export function politeFetch<F extends (input: any, init?: any) => Promise<Response>>(inner: F): F {
+  return (async (input: unknown, init?: unknown) => {
+    const response = await inner(input, init);
+    const wait = response.ok ? null : retryAfterMs(response.headers);
+    if (wait === null || wait <= LONGEST_RETRY_AFTER_MS) return response;
+    const headers = new Headers(response.headers);
+    headers.set('x-should-retry', 'false');
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }) as F;
+}
+
+/** What a model error says of a retry-after too long for a call to wait, and the wait for its task; null for none. */
+export function afterRateLimit(headers: Pick<Headers, 'get'> | null | undefined): { said: string; retryAfterMs: number } | null {
+  const wait = retryAfterMs(headers);
+  if (wait === null || wait <= LONGEST_RETRY_AFTER_MS) return null;
+  const shown = wait >= 120_000 ? `${Math.round(wait / 60_000)} min` : `${Math.round(wait / 1000)} s`;
+  return { said: `, and asks for no request for ${shown} (retry-after): the task waits that long before it is tried again`, retryAfterMs: wait };
+}
+

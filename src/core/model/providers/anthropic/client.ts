@@ -1,7 +1,7 @@
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
 import { ConfigError } from '../../../errors.js';
 import type { ModelClient, ModelRequest, ModelResponse } from '../../types.js';
-import { EndpointHistory, oneLine } from '../common.js';
+import { EndpointHistory, oneLine, politeFetch } from '../common.js';
 import { fromMessage, toParams } from './convert.js';
 import { badResponseError, type CallSite, toModelError } from './errors.js';
 import { DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MODEL_ID, DEFAULT_TIMEOUT_MS } from './settings.js';
@@ -92,7 +92,7 @@ export class AnthropicModel implements ModelClient {
       baseURL,
       timeout: timeoutMs,
       maxRetries,
-      ...(options.fetch ? { fetch: options.fetch } : {}),
+      fetch: politeFetch(options.fetch ?? globalThis.fetch),
       logger: options.logger ?? DROP_LOGS,
       logLevel: options.logger ? 'warn' : 'off',
       ...(options.openTelemetry ? {} : { openTelemetry: false }),

@@ -1,6 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { ModelError } from '../../../errors.js';
-import { connectionDetail, oneLine } from '../common.js';
+import { afterRateLimit, connectionDetail, oneLine } from '../common.js';
 
 /** What an error's advice names: the client's model, endpoint and limits, and how it cleans text. */
 export interface CallSite {
@@ -72,6 +72,8 @@ function statusError(error: APIError, status: number, cause: ErrorOptions | unde
     }
     return new ModelError(site.clean(`${site.endpoint}/v1/messages does not exist (${said}): check ANTHROPIC_BASE_URL (the API root, without /v1)`), 'MODEL_ENDPOINT', cause);
   }
+  const limited = afterRateLimit(error.headers);
+  if (limited) return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said} (model '${site.id}')${limited.said}`), 'MODEL_ERROR', { ...cause, retryAfterMs: limited.retryAfterMs });
   const retried = status === 408 || status === 409 || status === 429 || status >= 500;
   const after = retried && site.maxRetries > 0 ? ` — given up after ${site.maxRetries} retries` : '';
   return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said}${after} (model '${site.id}')`), 'MODEL_ERROR', cause);

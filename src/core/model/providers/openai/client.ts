@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { ConfigError } from '../../../errors.js';
 import type { ModelClient, ModelRequest, ModelResponse } from '../../types.js';
-import { EndpointHistory, oneLine } from '../common.js';
+import { EndpointHistory, oneLine, politeFetch } from '../common.js';
 import { fromCompletion, toParams } from './convert.js';
 import { badResponseError, type CallSite, toModelError } from './errors.js';
 import { DEFAULT_MAX_RETRIES, DEFAULT_OPENAI_BASE_URL, DEFAULT_TIMEOUT_MS, type OpenAISettings } from './settings.js';
@@ -54,7 +54,7 @@ export class OpenAIModel implements ModelClient {
       timeout: timeoutMs,
       maxRetries,
       logLevel: 'off',
-      ...(options.fetch ? { fetch: options.fetch } : {}),
+      fetch: politeFetch(options.fetch ?? globalThis.fetch),
     });
   }
 

@@ -1,6 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { ModelError } from '../../../errors.js';
-import { connectionDetail, isRecord } from '../common.js';
+import { afterRateLimit, connectionDetail, isRecord } from '../common.js';
 
 /** What an error's advice names: the client's model, endpoint and limits, and how it cleans text. */
 export interface CallSite {
@@ -33,6 +33,8 @@ export function toModelError(error: unknown, signal: AbortSignal | undefined, si
         ? new ModelError(site.clean(`Model '${site.id}' was not found at ${site.endpoint} (${said}): set --model or MODEL_ID to a model this endpoint serves`), 'MODEL_NOT_FOUND')
         : new ModelError(site.clean(`${site.endpoint}/chat/completions does not exist (${said}): check OPENAI_BASE_URL (the API root, with /v1)`), 'MODEL_ENDPOINT');
     }
+    const limited = afterRateLimit(error.headers);
+    if (limited) return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said} (model '${site.id}')${limited.said}`), 'MODEL_ERROR', { retryAfterMs: limited.retryAfterMs });
     const retried = error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500;
     return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said}${retried && site.maxRetries ? ` — given up after ${site.maxRetries} retries` : ''} (model '${site.id}')`), 'MODEL_ERROR');
   }
