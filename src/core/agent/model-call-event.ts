@@ -19,7 +19,7 @@ export interface Caller {
  * `events`, OpenTelemetry). Every call is told, so each of them counts them all. `text` is already redacted.
  */
 export function tellModelCall(
-  call: { model: ModelClient; response: Pick<ModelResponse, 'usage' | 'stopReason'>; latencyMs: number; text: string; purpose: 'turn' | 'compaction'; prices?: PriceTable },
+  call: { model: ModelClient; response: Pick<ModelResponse, 'usage' | 'stopReason'>; latencyMs: number; text: string; purpose: 'turn' | 'compaction' | 'simulated_user'; prices?: PriceTable },
   by: Caller,
   to: { trace?: Trace; events?: { emit(input: EventInput): unknown } },
 ): void {

@@ -69,7 +69,7 @@ export const TeamEventSchema = z.discriminatedUnion('type', [
   event('model_call', {
     provider: z.string(),
     model: z.string(),
-    purpose: z.enum(['turn', 'compaction']),
+    purpose: z.enum(['turn', 'compaction', 'simulated_user']),
     inputTokens: z.number(),
     outputTokens: z.number(),
     cacheReadTokens: z.number(),
