@@ -68,7 +68,7 @@ describe('the lead agent with its own hands (loopback Messages API)', () => {
     const server = await MessagesServer.start([
       ok(toolUseMessage('read_file', { path: 'README.md' }, { toolUseId: 'toolu_read' })),
       ok(toolUseMessage('edit_file', { path: 'README.md', old_text: 'Teh', new_text: 'The' }, { toolUseId: 'toolu_edit' })),
-      ok(toolUseMessage('bash', { command: 'ls -A; cat .tasks/* .team/config.json .env 2>&1; env' }, { toolUseId: 'toolu_bash' })),
+      ok(toolUseMessage('bash', { command: 'ls -A; cat .tasks/* .team/config.json .env 2>&1; echo "env: $(wc -c < .env) bytes"; env' }, { toolUseId: 'toolu_bash' })),
       ok(toolUseMessage('read_file', { path: '.team/config.json' }, { toolUseId: 'toolu_board' })),
       ok(toolUseMessage('write_file', { path: 'autoteam.config.json', content: '{"hooks": {}}' }, { toolUseId: 'toolu_config' })),
       ok(textMessage('Fixed the typo in README.md.')),
@@ -88,6 +88,10 @@ describe('the lead agent with its own hands (loopback Messages API)', () => {
     expect(shell).not.toContain(task.subject);
     expect(shell).not.toContain(KEY);
     expect(shell).not.toMatch(/"members"/);
+    // The .env reads as empty, as the README says: not "Permission denied", which invites a way round.
+    expect(shell).toContain('env: 0 bytes');
+    expect(shell).not.toMatch(/Permission denied/);
+    expect(fs.readFileSync(path.join(root, '.env'), 'utf8')).toBe(`ANTHROPIC_API_KEY=${KEY}\n`);
     // Its HOME and TMPDIR do not litter the person's folder.
     expect(fs.readdirSync(root).filter((name) => name === '.home' || name === '.tmp')).toEqual([]);
     // The file tools refuse the board's own files, saying why.

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { emptyFile } from './scratch.js';
 
 /**
  * The bubblewrap arguments for one sandbox: the system read-only, the workspace the only writable
@@ -20,7 +21,7 @@ export interface ProfileOptions {
   pathEnv: string;
   /**
    * Paths inside the workspace kept out of sight all the same (the board's `.tasks`, `.team`, `.env`
-   * when the workspace is the board's folder): an empty read-only tmpfs over a folder, /dev/null over
+   * when the workspace is the board's folder): an empty read-only tmpfs over a folder, an empty file over
    * a file, laid after the workspace's own bind. One that is a link out of the workspace is hidden
    * where it leads.
    */
@@ -60,7 +61,7 @@ function realpath(file: string): string | null {
 interface HiddenSet {
   /** Directories to lay an empty read-only tmpfs over. */
   dirs: string[];
-  /** Files (a linked `.env`) to lay /dev/null over. */
+  /** Files (a linked `.env`) to lay an empty file over. */
   files: string[];
   /** The board's places: no PATH entry inside or around them comes back. */
   board: string[];
@@ -184,7 +185,7 @@ export function bwrapProfile(options: ProfileOptions): string[] {
   const set = hiddenSet(options, workspace);
   const outermost = [...new Set(set.dirs)].filter((dir) => !set.dirs.some((other) => other !== dir && isInside(other, dir)));
   for (const dir of outermost) args.push('--tmpfs', dir);
-  for (const file of set.files) if (!outermost.some((dir) => isInside(dir, file))) args.push('--ro-bind', '/dev/null', file);
+  for (const file of set.files) if (!outermost.some((dir) => isInside(dir, file))) args.push('--ro-bind', emptyFile(), file);
   // What PATH and this runtime need from under a hidden directory comes back read-only (a pyenv or nvm install).
   for (const dir of toolDirs(options, outermost, set, workspace)) args.push('--ro-bind', dir, dir);
   for (const dir of readOnlyDirs(options, set, workspace)) args.push('--ro-bind', dir, dir);
@@ -204,7 +205,7 @@ export function bwrapProfile(options: ProfileOptions): string[] {
       args.push('--tmpfs', inside);
       maskedDirs.push(inside);
     } else {
-      args.push('--ro-bind', '/dev/null', inside);
+      args.push('--ro-bind', emptyFile(), inside);
     }
   }
   // /proc read-only too: code cannot give its session back the runtime's priority

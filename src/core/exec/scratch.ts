@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { pidAlive } from '../board/pid.js';
 
-export type ScratchKind = 'check' | 'smoke' | 'index' | 'mcp';
+export type ScratchKind = 'check' | 'smoke' | 'index' | 'mcp' | 'empty';
 
-const SCRATCH = /^autoteam-(check|smoke|index|mcp)-(?:(\d+)-)?[A-Za-z0-9]{6}$/;
+const SCRATCH = /^autoteam-(check|smoke|index|mcp|empty)-(?:(\d+)-)?[A-Za-z0-9]{6}$/;
 /** A scratch folder of an older autoteam (no pid in its name) is only removed past this age. */
 const UNNAMED_AFTER_MS = 3_600_000;
 
@@ -16,6 +16,21 @@ const UNNAMED_AFTER_MS = 3_600_000;
  */
 export function scratchDir(kind: ScratchKind): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `autoteam-${kind}-${process.pid}-`));
+}
+
+let empty: string | null = null;
+
+/**
+ * An empty, read-only regular file of this process's own, laid over a file the sandbox hides (a
+ * `.env`): it reads as empty. /dev/null cannot stand in: bubblewrap's binds are nodev, so the device
+ * would answer `Permission denied`, which invites code to try to get round it.
+ */
+export function emptyFile(): string {
+  if (empty && fs.existsSync(empty)) return empty;
+  const file = path.join(scratchDir('empty'), 'empty');
+  fs.writeFileSync(file, '', { mode: 0o444 });
+  empty = file;
+  return file;
 }
 
 /** Removes the scratch folders of autoteam processes of this host that are gone; returns how many. */
