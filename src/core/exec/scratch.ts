@@ -27,8 +27,11 @@ let empty: string | null = null;
  */
 export function emptyFile(): string {
   if (empty && fs.existsSync(empty)) return empty;
-  const file = path.join(scratchDir('empty'), 'empty');
+  const dir = scratchDir('empty');
+  const file = path.join(dir, 'empty');
   fs.writeFileSync(file, '', { mode: 0o444 });
+  // Gone with its thread or process; one left by a killed process goes at the next sweep.
+  if (empty === null) process.once('exit', () => fs.rmSync(path.dirname(empty!), { recursive: true, force: true }));
   empty = file;
   return file;
 }
