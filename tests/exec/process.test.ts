@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { capOutput, formatProcessResult, type ProcessResult, runProcess } from '../../src/core/exec/process.js';
+import { capOutput, describeExit, formatProcessResult, type ProcessResult, runProcess } from '../../src/core/exec/process.js';
 import { launcherPid, startDirectly } from '../../src/core/exec/launcher.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 
@@ -92,6 +92,10 @@ describe.each(['launcher', 'direct'] as const)('runProcess (%s)', (mode) => {
     expect(result.timedOut).toBe(false);
     expect(result.stdout).toMatch(/more characters cut/);
     expect(result.stderr).toMatch(/passed the limit/);
+    // Said as what happened, not as a signal from nowhere.
+    expect(result.overflowBytes).toBe(1 << 20);
+    expect(formatProcessResult(result).split('\n')[0]).toMatch(/^stopped: its output passed 1(\.0)? MB \(\d+ ms\)$/);
+    expect(describeExit(result)).toMatch(/^stopped: output passed 1(\.0)? MB$/);
   });
 
   it('reports a missing program clearly', async () => {

@@ -7,6 +7,7 @@ import { pathWithPython, pythonProgram } from './python.js';
 import { pidsCgroups, type RunCgroup, sweepCgroups } from './pids-cgroup.js';
 import type { LimitHit, Sandbox } from './sandbox.js';
 import { launchProcess } from './launcher.js';
+import { formatBytes } from '../sizes.js';
 
 export interface RunProcessOptions {
   cwd: string;
@@ -37,6 +38,8 @@ export interface ProcessResult {
   error?: string;
   /** A resource limit of the sandbox that ended or failed the process. */
   limit?: LimitHit;
+  /** Stopped because an output stream passed this many bytes (what was kept is cut as any long output). */
+  overflowBytes?: number;
 }
 
 /** What the first runProcess of a thread needs (which python3 the tools and the launcher start), ahead of it. */
@@ -167,7 +170,7 @@ async function runIn(
   // Started through a launcher or detached: with no controlling terminal either way.
   const wrapped = sandbox ? sandbox.command(command, args, cgroup, { detached: true }) : { command, args: [...args], niceness: undefined };
   // Bounded memory for a runaway writer: the process is stopped when a stream passes this.
-  const maxBuffer = Math.max(options.maxOutputChars * 4, 1_000_000);
+  const maxBuffer = Math.max(options.maxOutputChars * 4, 1 << 20);
   const child = await launchProcess({
     argv: [wrapped.command, ...wrapped.args],
     cwd: options.cwd,
@@ -226,6 +229,7 @@ async function runIn(
       durationMs,
       ...(canceled ? { canceled } : {}),
       ...(result.signal ? { signal: result.signal } : {}),
+      ...(result.overflow ? { overflowBytes: maxBuffer } : {}),
     };
     const limit = !timedOut && !canceled ? sandbox?.limitHit({ ...outcome, pidsMaxHit: cgroup?.maxHit() ?? false }) : null;
     return limit ? { ...outcome, limit } : outcome;
@@ -243,6 +247,7 @@ export function formatProcessResult(result: ProcessResult, timeoutMs?: number): 
   else if (result.limit) status = `stopped: ${result.limit.text} (exit ${result.exitCode ?? result.signal ?? 'none'})`;
   else if (result.timedOut) status = `timed out after ${timeoutMs ?? result.durationMs} ms; the process was killed`;
   else if (result.canceled) status = 'canceled; the process was killed';
+  else if (result.overflowBytes) status = `stopped: its output passed ${formatBytes(result.overflowBytes)}`;
   else if (result.exitCode === null) status = `killed by ${result.signal ?? 'a signal'}`;
   else status = `exit ${result.exitCode}`;
   const parts = [`${status} (${result.durationMs} ms)`];
@@ -258,5 +263,6 @@ export function describeExit(result: ProcessResult): string {
   if (result.timedOut) return 'timed out';
   if (result.canceled) return 'canceled';
   if (result.limit) return `${result.limit.limit} limit hit`;
+  if (result.overflowBytes) return `stopped: output passed ${formatBytes(result.overflowBytes)}`;
   return result.exitCode === null ? `killed by ${result.signal ?? 'signal'}` : `exit ${result.exitCode}`;
 }
