@@ -10,6 +10,12 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / MB).toFixed(1)} MB`;
 }
 
+/** A wait as a person reads it: `350 ms`, `12 s`, past two minutes `60 min`. */
+export function formatWait(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  return ms >= 120_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
+}
+
 /** A limit in whole megabytes where it is one (`16 MB`), else as formatBytes. */
 export function formatLimit(bytes: number): string {
   return bytes % MB === 0 ? `${bytes / MB} MB` : formatBytes(bytes);

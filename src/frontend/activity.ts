@@ -2,7 +2,7 @@ import type { LeadApi } from '../core/lead/lead-api.js';
 import type { LeadEvent } from '../core/lead/session.js';
 import type { TeammateExit } from '../core/agent/manager.js';
 import type { TeamEvent } from '../core/events/schema.js';
-import { cutText } from '../core/sizes.js';
+import { cutText, formatWait } from '../core/sizes.js';
 
 /** How a line of output should look; the ink app colours by it, line mode ignores it. */
 export type Tone = 'info' | 'reply' | 'error' | 'question' | 'answer' | 'pipeline' | 'activity' | 'says' | 'command';
@@ -180,10 +180,9 @@ export function describeTeamEvent(
       return { text: `${who} ${event.takeover ? 'took over' : 'claimed'} ${task} ${subjectOf(event.task!) ?? ''}`.trimEnd(), tone: 'activity' };
     case 'task_released': {
       if (event.kind === 'unfinished' || event.kind === 'error') {
-        const wait = event.notBefore ? Math.max(0, Math.round((Date.parse(event.notBefore) - Date.parse(event.ts)) / 1000)) : null;
+        const wait = event.notBefore ? Math.max(0, Date.parse(event.notBefore) - Date.parse(event.ts)) : null;
         // A release that counts no attempt (a model error no retry can fix: the teammate stops) says no attempt.
-        const shown = wait === null ? '' : wait >= 120 ? `${Math.round(wait / 60)} min` : `${wait} s`;
-        const retry = event.attempt === undefined ? '' : `; attempt ${event.attempt}${wait === null ? '' : `, claimable again in ${shown}`}`;
+        const retry = event.attempt === undefined ? '' : `; attempt ${event.attempt}${wait === null ? '' : `, claimable again in ${formatWait(wait < 1000 ? wait : Math.round(wait / 1000) * 1000)}`}`;
         return { text: `${who} released ${task} ${event.kind === 'error' ? 'after an error' : 'unfinished'} (${event.detail})${retry}`, tone: 'activity' };
       }
       return { text: `${who} released ${task} (${event.detail})`, tone: 'activity' };

@@ -208,5 +208,11 @@ describe('instruction files the person has not committed', () => {
       "CLAUDE.md has uncommitted changes; AGENTS.md is not committed: the teammates read the repository's instructions as committed at the pipeline's base, so they do not follow them until committed",
     ]);
     expect(await notices({ instructions: false })).toEqual([]);
+    // Staged, not yet committed; and one renamed: each named by its own path.
+    git(repo, 'add', 'AGENTS.md');
+    git(repo, 'mv', 'CLAUDE.md', 'AGENTS.old.md');
+    expect(await notices()).toEqual([
+      "AGENTS.md is not committed; CLAUDE.md has uncommitted changes: the teammates read the repository's instructions as committed at the pipeline's base, so they do not follow them until committed",
+    ]);
   });
 });

@@ -8,6 +8,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_HOOK_OUTPUT_BYTES, LOGGED_REASON_CHARS } from '../../src/core/hooks/runner.js';
+import { TeammateHooks } from '../../src/core/agent/teammate-hooks.js';
+import type { Task } from '../../src/core/board/schemas.js';
+import { EventSink } from '../../src/core/events/emitter.js';
 import { gone, hookFolder, hookRunner, one, PAYLOADS, readPid, until } from './hook-fixture.js';
 
 const made: string[] = [];
@@ -123,5 +126,28 @@ describe('output cap', () => {
     expect(result.reason).toMatch(/^e{600}\n…\[4000 more bytes cut\]…\ne{400}$/);
     const cut = hookRunner(dir, one('PostToolUse', `echo '${json}'`), { maxOutputBytes: 1000 });
     expect(await cut.runner.run('PostToolUse', PAYLOADS.PostToolUse)).toEqual({ decision: 'allow' });
+  });
+});
+
+describe("a teammate's checks cut short by its stop", () => {
+  it('decide nothing: the guarded call and the completion do not go ahead, never allowed for a shutdown', async () => {
+    const dir = hookFolder(made);
+    const config = {
+      PreToolUse: [{ matcher: 'write_file', hooks: [{ type: 'command' as const, command: 'echo $$ > pre.pid; sleep 600' }] }],
+      TaskCompleted: [{ hooks: [{ type: 'command' as const, command: 'echo $$ > done.pid; sleep 600' }] }],
+    };
+    const hooks = new TeammateHooks(config, dir, new EventSink(null, () => 'team'));
+    const gate = hooks.gate(() => ({ team: 'team', agent: 'engineer', role: 'engineer', task: null }))!;
+    const stop = new AbortController();
+    const pre = gate.before('write_file', { path: 'a.txt', content: 'x' }, 'toolu_1', stop.signal);
+    await until(() => fs.existsSync(path.join(dir, 'pre.pid')) && fs.readFileSync(path.join(dir, 'pre.pid'), 'utf8').trim() !== '', 'the PreToolUse hook to start');
+    stop.abort();
+    expect(await pre).toBe('stopped before the hooks decided');
+    // Already stopped: a tool with no hook of its own is not run either, and a completion is not allowed.
+    expect(await gate.before('read_file', { path: 'a.txt' }, 'toolu_2', stop.signal)).toBe('stopped before the hooks decided');
+    const task = { id: 1, pipeline: null, subject: 'Say hi', description: '', stage: null } as unknown as Task;
+    expect(await hooks.taskCompleted({ team: 'team', agent: 'engineer', role: 'engineer', task }, 'done', stop.signal)).toBe('stopped before the hooks decided');
+    // Not stopped, nothing blocks: allowed as before.
+    expect(await gate.before('read_file', { path: 'a.txt' }, 'toolu_3', new AbortController().signal)).toBeNull();
   });
 });

@@ -216,7 +216,7 @@ describe('AnthropicModel against a loopback Messages API', () => {
     const s = await serve(limited(), limited(), limited());
     const error = await failure(new AnthropicModel({ apiKey: KEY, baseURL: s.url }).create(request()));
     expect(error).toMatchObject({ code: 'MODEL_ERROR', retryAfterMs: 3_600_000 });
-    expect(error.message).toMatch(/answered 429 rate_limit_error: Number of requests has exceeded your rate limit \(model '.+'\), and asks for no request for 60 min \(retry-after\): the task waits that long before it is tried again$/);
+    expect(error.message).toMatch(/answered 429 rate_limit_error: Number of requests has exceeded your rate limit \(model '.+'\), and asks for no request for 60 min \(retry-after\)$/);
     expect(s.requests).toHaveLength(1);
   });
 

@@ -97,7 +97,7 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
     const model = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` });
     const limited = await model.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] }).catch((e: ModelError) => e);
     expect(limited).toMatchObject({ code: 'MODEL_ERROR', retryAfterMs: 3_600_000 });
-    expect((limited as Error).message).toMatch(/answered 429: slow down \(model 'm'\), and asks for no request for 60 min \(retry-after\): the task waits that long before it is tried again$/);
+    expect((limited as Error).message).toMatch(/answered 429: slow down \(model 'm'\), and asks for no request for 60 min \(retry-after\)$/);
     expect(api.requests).toHaveLength(1);
   });
 

@@ -3,6 +3,7 @@ import type { Fence } from '../board/task-types.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import type { Pipeline } from '../stages/pipeline.js';
 import { backoffMs } from './backoff.js';
+import { formatWait } from '../sizes.js';
 
 /** What ending a task needs of its teammate. */
 export interface TaskEndsHost {
@@ -59,7 +60,7 @@ export class TaskEnds {
     const jittered = Math.max(backoffMs(attempts, retryBaseMs, retryMaxMs), Math.round(atLeastMs));
     const retryAt = new Date(this.host.now().getTime() + jittered);
     await board.retryLater(task.id, fence, message, retryAt, kind).catch(() => undefined);
-    const wait = jittered < 1000 ? `${jittered} ms` : jittered >= 120_000 ? `${Math.round(jittered / 60_000)} min` : `${Math.round(jittered / 1000)} s`;
+    const wait = formatWait(jittered);
     this.host.activity(
       task.id,
       kind === 'error'

@@ -45,6 +45,7 @@ export class TeammateHooks {
         const at = scene();
         const pre = await runner.run('PreToolUse', { ...context(at), tool_name: tool, tool_input: input, tool_use_id: id }, { signal });
         if (pre.decision === 'block') return pre.reason ?? 'blocked';
+        if (signal.aborted) return UNDECIDED;
         // A tool that would finish the task: the person's checks on completion come first.
         if (at.task && finishes(this.stages, at.task, tool)) return this.completing(at, (input as { result?: string; summary?: string; comment?: string }) ?? {}, signal, tool);
         return null;
@@ -72,7 +73,7 @@ export class TeammateHooks {
     return verdict.decision === 'block' ? (verdict.reason ?? 'blocked') : null;
   }
 
-  private async completing(scene: HookScene, said: { result?: string; summary?: string; comment?: string }, stop: AbortSignal, signal?: string): Promise<string | null> {
+  private async completing(scene: HookScene, said: { result?: string; summary?: string; comment?: string }, stop: AbortSignal, tool?: string): Promise<string | null> {
     const task = scene.task!;
     const verdict = await this.runner!.run('TaskCompleted', {
       ...context(scene),
@@ -80,11 +81,18 @@ export class TeammateHooks {
       ...(task.description ? { description: task.description } : {}),
       stage: task.stage,
       result: said.result ?? said.summary ?? said.comment ?? null,
-      ...(signal && signal !== 'complete_task' ? { signal } : {}),
+      ...(tool && tool !== 'complete_task' ? { signal: tool } : {}),
     }, { signal: stop });
-    return verdict.decision === 'block' ? (verdict.reason ?? 'blocked') : null;
+    if (verdict.decision === 'block') return verdict.reason ?? 'blocked';
+    return stop.aborted ? UNDECIDED : null;
   }
 }
+
+/**
+ * A check the teammate's stop cut short decided nothing: the call or the completion it guarded does
+ * not go ahead (the person's policy is never skipped for a shutdown); the task goes back as unfinished.
+ */
+const UNDECIDED = 'stopped before the hooks decided';
 
 /** Whether calling `tool` ends `task` as done (a stage's signal, or complete_task for a general task). */
 function finishes(stages: StageRegistry, task: Task, tool: string): boolean {

@@ -360,13 +360,14 @@ export class Teammate {
     this.emit({ type: 'error', name: this.options.name, error: serialized });
     this.trace.write({ kind: 'error', agent: this.options.name, code: serialized.code, message: serialized.message });
     const fatal = FATAL_MODEL_CODES.has(serialized.code);
+    const retryAfterMs = error instanceof ModelError ? (error.retryAfterMs ?? 0) : 0;
     if (ctx.task && ctx.fence) {
       // A broken key will not fix itself with retries: hand the task back for whoever runs next.
       if (fatal) await this.board.release(ctx.task.id, ctx.fence, `model error: ${serialized.message}`, 'error').catch(() => undefined);
-      else await this.ends.unfinished(ctx.task, ctx.fence, serialized.message, 'error', error instanceof ModelError ? error.retryAfterMs : 0);
+      else await this.ends.unfinished(ctx.task, ctx.fence, serialized.message, 'error', retryAfterMs);
     }
     if (fatal) this.exitWith(`model error: ${serialized.message}`, 'model_error');
-    else if (!ctx.task) await this.options.wake.wait(this.settings.pollMs, this.options.signal);
+    else if (!ctx.task) await this.options.wake.wait(Math.max(this.settings.pollMs, retryAfterMs), this.options.signal);
   }
 
   /** Ends the run after this task (or now, when idle): why, in words and as a kind. */

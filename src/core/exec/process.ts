@@ -7,7 +7,7 @@ import { pathWithPython, pythonProgram } from './python.js';
 import { pidsCgroups, type RunCgroup, sweepCgroups } from './pids-cgroup.js';
 import type { LimitHit, Sandbox } from './sandbox.js';
 import { launchProcess } from './launcher.js';
-import { formatBytes } from '../sizes.js';
+import { formatLimit } from '../sizes.js';
 
 export interface RunProcessOptions {
   cwd: string;
@@ -231,7 +231,8 @@ async function runIn(
       ...(result.signal ? { signal: result.signal } : {}),
       ...(result.overflow ? { overflowBytes: maxBuffer } : {}),
     };
-    const limit = !timedOut && !canceled ? sandbox?.limitHit({ ...outcome, pidsMaxHit: cgroup?.maxHit() ?? false }) : null;
+    // A stop for its output is said as that: the 1 MB it wrote is no sign of a limit of the sandbox.
+    const limit = !timedOut && !canceled && !result.overflow ? sandbox?.limitHit({ ...outcome, pidsMaxHit: cgroup?.maxHit() ?? false }) : null;
     return limit ? { ...outcome, limit } : outcome;
   } finally {
     clearTimeout(timer);
@@ -247,7 +248,7 @@ export function formatProcessResult(result: ProcessResult, timeoutMs?: number): 
   else if (result.limit) status = `stopped: ${result.limit.text} (exit ${result.exitCode ?? result.signal ?? 'none'})`;
   else if (result.timedOut) status = `timed out after ${timeoutMs ?? result.durationMs} ms; the process was killed`;
   else if (result.canceled) status = 'canceled; the process was killed';
-  else if (result.overflowBytes) status = `stopped: its output passed ${formatBytes(result.overflowBytes)}`;
+  else if (result.overflowBytes) status = `stopped: its output passed ${formatLimit(result.overflowBytes)}`;
   else if (result.exitCode === null) status = `killed by ${result.signal ?? 'a signal'}`;
   else status = `exit ${result.exitCode}`;
   const parts = [`${status} (${result.durationMs} ms)`];
@@ -263,6 +264,6 @@ export function describeExit(result: ProcessResult): string {
   if (result.timedOut) return 'timed out';
   if (result.canceled) return 'canceled';
   if (result.limit) return `${result.limit.limit} limit hit`;
-  if (result.overflowBytes) return `stopped: output passed ${formatBytes(result.overflowBytes)}`;
+  if (result.overflowBytes) return `stopped: output passed ${formatLimit(result.overflowBytes)}`;
   return result.exitCode === null ? `killed by ${result.signal ?? 'signal'}` : `exit ${result.exitCode}`;
 }

@@ -26,7 +26,9 @@ let empty: string | null = null;
  * would answer `Permission denied`, which invites code to try to get round it.
  */
 export function emptyFile(): string {
-  if (empty && fs.existsSync(empty)) return empty;
+  // Only as made: a regular empty file, not a link (bubblewrap follows one) put there since.
+  const was = empty ? fs.lstatSync(empty, { throwIfNoEntry: false }) : undefined;
+  if (was?.isFile() && was.size === 0) return empty!;
   const dir = scratchDir('empty');
   const file = path.join(dir, 'empty');
   fs.writeFileSync(file, '', { mode: 0o444 });

@@ -76,11 +76,12 @@ export async function instructionFiles(repo: string, commit: string, dirs: reado
  * or changed since is not what the teammates follow, and nothing else would say so.
  */
 export async function uncommittedInstructions(top: string): Promise<string | null> {
-  const { stdout } = await git(top, ['status', '--porcelain', '-z', '--untracked-files=normal', '--', ...INSTRUCTION_FILES]);
+  // One record per path (no rename pairs); untracked or only staged as new: not in any commit yet.
+  const { stdout } = await git(top, ['status', '--porcelain', '-z', '--no-renames', '--untracked-files=normal', '--', ...INSTRUCTION_FILES]);
   const loose = stdout
     .split('\0')
     .filter((record) => record.length > 3)
-    .map((record) => `${record.slice(3)} ${record.startsWith('??') ? 'is not committed' : 'has uncommitted changes'}`);
+    .map((record) => `${record.slice(3)} ${record.startsWith('??') || record.startsWith('A') ? 'is not committed' : 'has uncommitted changes'}`);
   if (loose.length === 0) return null;
   return `${loose.join('; ')}: the teammates read the repository's instructions as committed at the pipeline's base, so they do not follow ${loose.length === 1 ? 'it' : 'them'} until committed`;
 }

@@ -68,7 +68,8 @@ class CappedOutput {
 /**
  * The process groups of the hooks this thread runs now. A hook is a group of its own (so its
  * timeout kills all it started), which the runtime's end would not reach: whatever is left of them
- * when the thread or process exits is killed then, not left running on its own.
+ * when the thread or process exits is killed then (a `run` ended by Ctrl+C with the lead's hook
+ * running). A worker ended by force runs no exit listener; its shutdown's abort killed them before.
  */
 const running = new Set<number>();
 let reaperArmed = false;

@@ -42,7 +42,7 @@ export async function openRepository(repo: string | false | undefined, rootDir: 
   notice(`on your repository ${top} (${branch ?? 'detached HEAD'} at ${head.slice(0, 7)}): each pipeline works in its own worktree and branch autoteam/<n>-…`);
   if (dirty) notice('your working tree has uncommitted changes: pipelines start from HEAD and do not see them');
   // The teammates read AGENTS.md as committed: one just written would be followed by nobody, unsaid.
-  const loose = instructions ? await uncommittedInstructions(top) : null;
+  const loose = instructions ? await uncommittedInstructions(top).catch(() => null) : null;
   if (loose) notice(loose);
   return found.repo;
 }

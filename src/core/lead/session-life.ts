@@ -126,7 +126,7 @@ export class SessionLife {
     // With --auto, a question the last lead left pending is answered now.
     const unanswered = unansweredOnBoard(board.tasks.list());
     const answered = await answeredInLog(board.log, unanswered);
-    desk.open(createAnswerer(model, board.tasks, board.sink), unanswered.filter((question) => !answered.has(question.questionId)));
+    desk.open(createAnswerer(model, board.tasks, board.sink, options.settings?.prices), unanswered.filter((question) => !answered.has(question.questionId)));
     watcher.on('inbox', (name) => {
       if (name === this.host.lead()) this.host.drainInbox();
     });

@@ -1,6 +1,7 @@
 import type { TaskBoardLike as TaskBoard } from '../board/task-rules.js';
 import { normalizeQuestion, playbookAnswer } from '../model/scripted/playbook.js';
 import type { ModelClient } from '../model/types.js';
+import type { PriceTable } from '../model/pricing.js';
 import type { QaEntry } from '../board/artifacts.js';
 import type { EventSink } from '../events/emitter.js';
 import { tellModelCall } from '../agent/model-call-event.js';
@@ -17,7 +18,7 @@ const REPEATED = 'You already asked that. Please proceed with what you have and 
  * question is told to proceed. A model's answer is spent like any call: a `model_call` event
  * (`simulated_user`), and the question's task carries its tokens, so its pipeline's totals and budgets count it.
  */
-export function createAnswerer(model: ModelClient, board: TaskBoard, events?: EventSink): Answerer {
+export function createAnswerer(model: ModelClient, board: TaskBoard, events?: EventSink, prices?: PriceTable): Answerer {
   const context = (task: number | null) => {
     if (task === null) return { requirement: '', previous: [] as QaEntry[], pipeline: null };
     try {
@@ -57,7 +58,7 @@ export function createAnswerer(model: ModelClient, board: TaskBoard, events?: Ev
         .map((block) => block.text)
         .join(' ')
         .trim();
-      tellModelCall({ model, response, latencyMs: Date.now() - started, text: '', purpose: 'simulated_user' }, { agent: 'simulated-user', role: 'user', stage: null, task, pipeline }, { ...(events ? { events } : {}) });
+      tellModelCall({ model, response, latencyMs: Date.now() - started, text: '', purpose: 'simulated_user', ...(prices ? { prices } : {}) }, { agent: 'simulated-user', role: 'user', stage: null, task, pipeline }, { ...(events ? { events } : {}) });
       if (task !== null) {
         board.recordUsage(task, response.usage);
         await board.flushUsage(task).catch(() => undefined);

@@ -228,4 +228,3 @@ function oneLine(message: string): string {
   const flat = said.replace(/\s*\n\s*/g, ' ').trim();
   return flat.length > 400 ? `${flat.slice(0, 400)}…` : flat;
 }
-

@@ -34,7 +34,7 @@ export function TaskPage({ id, board }: { id: number; board: Board }) {
             <a href={`#/pipeline/${task.pipeline}`}>pipeline #{task.pipeline}</a>
           </>
         )}
-        {task.attempts > 0 && ` · tried again ${task.attempts} time${task.attempts === 1 ? '' : 's'} after errors`}
+        {task.attempts > 0 && ` · ${task.attempts} attempt${task.attempts === 1 ? '' : 's'} that did not finish`}
       </p>
       {task.description && (
         <>

@@ -1,4 +1,5 @@
 import { ModelError } from '../../errors.js';
+import { formatWait } from '../../sizes.js';
 
 /** What the providers share: error text that is one line, and the cause of a failed connection. */
 
@@ -46,8 +47,9 @@ export const LONGEST_RETRY_AFTER_MS = 60_000;
 
 /** How long a response's `retry-after-ms` or `retry-after` (seconds, or a date) asks to wait, or null. */
 export function retryAfterMs(headers: Pick<Headers, 'get'> | null | undefined, now = Date.now()): number | null {
+  // As the SDKs read them: a retry-after-ms of 0 counts as none.
   const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
-  if (Number.isFinite(ms)) return ms;
+  if (Number.isFinite(ms) && ms > 0) return ms;
   const after = headers?.get('retry-after');
   if (!after) return null;
   const seconds = Number.parseFloat(after);
@@ -77,7 +79,5 @@ export function politeFetch<F extends (input: any, init?: any) => Promise<Respon
 export function afterRateLimit(headers: Pick<Headers, 'get'> | null | undefined): { said: string; retryAfterMs: number } | null {
   const wait = retryAfterMs(headers);
   if (wait === null || wait <= LONGEST_RETRY_AFTER_MS) return null;
-  const shown = wait >= 120_000 ? `${Math.round(wait / 60_000)} min` : `${Math.round(wait / 1000)} s`;
-  return { said: `, and asks for no request for ${shown} (retry-after): the task waits that long before it is tried again`, retryAfterMs: wait };
+  return { said: `, and asks for no request for ${formatWait(wait)} (retry-after)`, retryAfterMs: wait };
 }
-
