@@ -42,3 +42,9 @@ export function unknownRole(role: string, known: Iterable<string>): string {
   const near = closestWord(role, roles);
   return `unknown role '${role}'${near ? ` — did you mean ${near}?` : ''} (roles: ${roles.join(', ')})`;
 }
+
+/** `text` on one line (every run of white space one space), at most `max` characters with `…` when cut. */
+export function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

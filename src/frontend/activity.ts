@@ -182,7 +182,7 @@ export function describeTeamEvent(
       if (event.kind === 'unfinished' || event.kind === 'error') {
         const wait = event.notBefore ? Math.max(0, Date.parse(event.notBefore) - Date.parse(event.ts)) : null;
         // A release that counts no attempt (a model error no retry can fix: the teammate stops) says no attempt.
-        const retry = event.attempt === undefined ? '' : `; attempt ${event.attempt}${wait === null ? '' : `, claimable again in ${formatWait(wait < 1000 ? wait : Math.round(wait / 1000) * 1000)}`}`;
+        const retry = event.attempt === undefined ? '' : `; attempt ${event.attempt}${wait === null ? '' : `, claimable again in ${formatWait(wait)}`}`;
         return { text: `${who} released ${task} ${event.kind === 'error' ? 'after an error' : 'unfinished'} (${event.detail})${retry}`, tone: 'activity' };
       }
       return { text: `${who} released ${task} (${event.detail})`, tone: 'activity' };

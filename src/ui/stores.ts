@@ -87,15 +87,19 @@ export function boardView(tasks: readonly Task[], rows: number, readMs = 0): Boa
   const working = sorted.filter((task) => task.status === 'in_progress').slice(-rows);
   const picked = new Set(working.map((task) => task.id));
   for (let i = sorted.length - 1; i >= 0 && picked.size < rows; i--) picked.add(sorted[i]!.id);
+  // Each pipeline's tasks, gathered once: read again on every change of the board.
+  const pipelines = pipelineStatuses(sorted);
+  const own = new Map<number, Task[]>();
+  for (const task of sorted) if (task.pipeline !== null) (own.get(task.pipeline) ?? own.set(task.pipeline, []).get(task.pipeline)!).push(task);
   return {
     total: tasks.length,
     counts,
     shown: sorted.filter((task) => picked.has(task.id)),
     byId: new Map(sorted.map((task) => [task.id, task])),
-    pipelines: pipelineStatuses(sorted),
-    usage: new Map([...pipelineStatuses(sorted).keys()].map((id) => [id, pipelineUsage(sorted.filter((task) => task.pipeline === id))])),
-    outcomes: new Map([...pipelineStatuses(sorted).keys()].flatMap((id) => {
-      const outcome = outcomeOf(sorted.filter((task) => task.pipeline === id));
+    pipelines,
+    usage: new Map([...pipelines.keys()].map((id) => [id, pipelineUsage(own.get(id) ?? [])])),
+    outcomes: new Map([...pipelines.keys()].flatMap((id) => {
+      const outcome = outcomeOf(own.get(id) ?? []);
       return outcome ? [[id, outcome] as const] : [];
     })),
     readMs,

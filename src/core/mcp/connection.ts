@@ -7,6 +7,7 @@ import { connectionDetail } from '../model/providers/common.js';
 import { redact } from '../trace/redact.js';
 import { type ToolOutcome, toolError } from '../tools/tool.js';
 import { type CallResult, errorOutcome, outcomeOf } from './results.js';
+import { oneLine } from '../words.js';
 
 /** A server that cannot be used: it did not start, or it stopped twice and is gone. */
 export class McpUnavailableError extends AutoteamError {
@@ -159,7 +160,7 @@ export class McpConnection {
       const exit = opened.describeExit?.();
       const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout;
       // An HTTP server that cannot be reached fails as fetch does ('fetch failed'): its cause says why.
-      const message = (error as Error).message === 'fetch failed' ? `cannot connect: ${connectionDetail(error as Error)}` : oneLine((error as Error).message);
+      const message = (error as Error).message === 'fetch failed' ? `cannot connect: ${connectionDetail(error as Error)}` : startProblem((error as Error).message);
       // Ended at once with nothing said (`cat`, a script that is not a server): what it may be.
       const quiet = exit === 'exited with code 0' ? ' before it answered: is it an MCP server (one that speaks MCP on its standard input and output)?' : '';
       const why = timedOut ? `did not answer within ${this.options.startTimeoutMs / 1000} s (mcpServers.${this.options.name}.startTimeout)` : exit && exit !== 'stopped' ? `the server ${exit}${quiet}` : message;
@@ -222,9 +223,7 @@ async function listTools(client: Client, timeoutMs: number): Promise<McpToolInfo
  * A start's error in one line: an HTTP server that is no MCP endpoint answers with its own page,
  * which the SDK puts whole in its message (a web server's HTML is a dozen lines).
  */
-function oneLine(message: string): string {
+function startProblem(message: string): string {
   const page = message.search(/<!doctype html|<html/i);
-  const said = page >= 0 ? `${message.slice(0, page).trimEnd()} an HTML page, not MCP: is the URL the server's MCP endpoint?` : message;
-  const flat = said.replace(/\s*\n\s*/g, ' ').trim();
-  return flat.length > 400 ? `${flat.slice(0, 400)}…` : flat;
+  return oneLine(page >= 0 ? `${message.slice(0, page).trimEnd()} an HTML page, not MCP: is the URL the server's MCP endpoint?` : message, 400);
 }

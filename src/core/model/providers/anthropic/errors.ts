@@ -1,6 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { ModelError } from '../../../errors.js';
-import { afterRateLimit, connectionDetail, oneLine } from '../common.js';
+import { afterRateLimit, connectionDetail } from '../common.js';
+import { oneLine } from '../../../words.js';
 
 /** What an error's advice names: the client's model, endpoint and limits, and how it cleans text. */
 export interface CallSite {

@@ -1,7 +1,8 @@
 import OpenAI from 'openai';
 import { ConfigError } from '../../../errors.js';
 import type { ModelClient, ModelRequest, ModelResponse } from '../../types.js';
-import { EndpointHistory, oneLine, politeFetch } from '../common.js';
+import { EndpointHistory, politeFetch } from '../common.js';
+import { oneLine } from '../../../words.js';
 import { fromCompletion, toParams } from './convert.js';
 import { badResponseError, type CallSite, toModelError } from './errors.js';
 import { DEFAULT_MAX_RETRIES, DEFAULT_OPENAI_BASE_URL, DEFAULT_TIMEOUT_MS, type OpenAISettings } from './settings.js';
