@@ -9,11 +9,14 @@ export function inboxText(session: LeadApi): string {
     const more = rejected.count > rejected.lines.length ? `; and ${rejected.count - rejected.lines.length} more` : '';
     lines.push(`  ${rejected.count} unreadable line${rejected.count === 1 ? '' : 's'} moved to ${rejected.movedTo}: ${which}${more}`);
   }
+  const { plans, questions } = session.snapshot();
+  const waiting = new Set(plans.map((plan) => plan.id));
   for (const message of session.takeUnread()) {
+    // A plan still waiting is listed below once, with how to decide it.
+    if (message.type === 'plan_approval_request' && waiting.has(String(message.requestId))) continue;
     const kind = message.type === 'message' ? '' : ` [${message.type}]`;
     lines.push(`  ${message.from}${kind}: ${message.content}`);
   }
-  const { plans, questions } = session.snapshot();
   for (const plan of plans) {
     lines.push(`  plan ${plan.id} from ${plan.from}: ${plan.plan ?? ''}  → /approve ${plan.id} or /reject ${plan.id} <why>`);
   }

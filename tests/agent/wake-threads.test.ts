@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TaskBoard } from '../../src/core/board/index.js';
+import { withLock } from '../../src/core/board/lock.js';
 import { makeTeam, ManagerRig } from '../helpers/agent-team.js';
 import { removeBoard, tempBoard, until } from '../helpers/agent-wait.js';
 
@@ -46,5 +47,41 @@ describe('board wakes across teammate threads', () => {
     fs.writeFileSync(path.join(root, 'workspace', 'general', 'GO'), '');
     await until(() => ids.every((id) => board.get(id).status === 'completed'), 'all three completed');
     for (const n of [1, 2, 3]) expect(fs.readFileSync(path.join(root, 'workspace', 'general', `OUT-${n}.txt`), 'utf8')).toBe(`${n}\n`);
+  });
+
+  it('a teammate back from work is woken for a new task while its status still waits for the team config\'s lock', async () => {
+    root = tempBoard();
+    const { board, registry } = await makeTeam(root);
+    rig = await ManagerRig.start(root, OFFLINE);
+    await rig.spawnIdle('eng1', 'engineer');
+    const first = await board.create({ subject: 'Held task 1', description: HELD(1), role: 'engineer' });
+    // The host has heard it works (its `working` landed in the team config).
+    await rig.events.waitFor((e) => e.type === 'status' && e.name === 'eng1' && e.status === 'working', 'eng1 at work');
+
+    // Another writer holds the team config's lock (kept fresh while held): no status of eng1's lands.
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding = () => {};
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const lock = withLock(path.join(root, '.team', 'config.json'), async () => {
+      holding();
+      await released;
+    });
+    await held;
+    try {
+      await until(() => fs.existsSync(path.join(root, 'workspace', 'general')), 'the workspace made');
+      fs.writeFileSync(path.join(root, 'workspace', 'general', 'GO'), '');
+      await until(() => board.get(first.id).status === 'completed', 'the first task completed');
+      // Posted once eng1 looked for work and found none: only a wake brings it (the poll is an hour away).
+      const second = await board.create({ subject: 'Task 2', description: 'Run `echo 2 > OUT-2.txt`.', role: 'engineer' });
+      await until(() => board.get(second.id).status !== 'pending', 'the second task claimed');
+      expect(board.get(second.id).owner).toBe('eng1');
+      // Claimed while its `idle` still waited for the lock: the wake did not wait for the registry.
+      expect(registry.get('eng1')).toMatchObject({ status: 'working', task: first.id });
+    } finally {
+      release();
+      await lock;
+    }
+    await until(() => registry.get('eng1')?.status === 'idle', 'eng1 idle in the team config once the lock is free');
   });
 });

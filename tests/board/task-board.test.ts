@@ -26,6 +26,27 @@ describe('TaskBoard', () => {
     return { reader, journal: path.join(board.dir, JOURNAL), fileKey: (id) => journalKey(fs.statSync(board.taskPath(id))) };
   }
 
+  it('skips a candidate of its last scan that another claimed since, even when its index has read that claim meanwhile', async () => {
+    /** Counts the claims it tries: a stale candidate tried costs a lock and a read. */
+    class Counting extends TaskBoard {
+      tried: number[] = [];
+      override claim(id: number, owner: string, options?: { role?: string; tryOnce?: boolean }) {
+        this.tried.push(id);
+        return super.claim(id, owner, options);
+      }
+    }
+    const mine = new Counting(root);
+    for (const subject of ['one', 'two', 'three']) await board.create({ subject, role: 'engineer' });
+    const subject = (claim: Awaited<ReturnType<TaskBoard['claimNext']>>) => (claim?.ok ? claim.task.subject : null);
+    expect(subject(await mine.claimNext('eve', 'engineer'))).toBe('one');
+    // Another claimer takes two; this board's index reads that claim before its next claim.
+    expect((await board.claim(2, 'bob')).ok).toBe(true);
+    expect(mine.list().find((task) => task.id === 2)?.owner).toBe('bob');
+    mine.tried = [];
+    expect(subject(await mine.claimNext('eve', 'engineer'))).toBe('three');
+    expect(mine.tried).toEqual([3]);
+  });
+
   it('creates, gets and lists tasks as readable 2-space JSON', async () => {
     const a = await board.create({ subject: 'Analyse', description: 'the ask', role: 'analyst', stage: 'requirements', by: 'lead' });
     const b = await board.create({ subject: 'Build', pipeline: 1 });

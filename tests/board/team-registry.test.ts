@@ -99,4 +99,37 @@ describe('TeamRegistry', () => {
     expect(dead.map(({ member }) => member.name)).toEqual(['bob']);
     expect(registry.get('ann')!.status).toBe('idle');
   });
+
+  it('reads the config again when another writer or a hand edit changes it, and a reader changing what it read changes nothing', async () => {
+    root = tempRoot();
+    const registry = new TeamRegistry(root);
+    const other = new TeamRegistry(root);
+    await registry.ensure('crew');
+    await registry.join('ann', 'analyst');
+    const first = registry.read();
+    first.members.push({ ...first.members[0]!, name: 'ghost' });
+    first.team = 'changed by a reader';
+    expect(registry.read().team).toBe('crew');
+    expect(registry.members().map((m) => m.name)).toEqual(['ann']);
+
+    // Another writer (another thread or process): a new file renamed in.
+    await other.join('bob', 'engineer');
+    expect(registry.members().map((m) => m.name)).toEqual(['ann', 'bob']);
+
+    // A hand edit in place, the same size: the file's mtime tells it apart.
+    const text = fs.readFileSync(registry.file, 'utf8');
+    const edited = text.replace('"crew"', '"band"');
+    expect(edited.length).toBe(text.length);
+    const fd = fs.openSync(registry.file, 'r+');
+    fs.writeSync(fd, edited, 0);
+    fs.closeSync(fd);
+    fs.utimesSync(registry.file, new Date(), new Date(Date.now() + 5_000));
+    expect(registry.read().team).toBe('band');
+
+    // A broken hand edit is reported, naming the file, not read from memory.
+    fs.writeFileSync(registry.file, '{ "team": ');
+    expect(() => registry.read()).toThrow(registry.file);
+    fs.rmSync(registry.file);
+    expect(registry.read().members).toEqual([]);
+  });
 });

@@ -6,11 +6,11 @@ import type { LeadSession } from '../../src/core/lead/session.js';
 import { activityView, describeEvent } from '../../src/frontend/activity.js';
 import { boardOf, askLead, quietSession, waitUntil } from '../helpers/repl-session.js';
 
-/** Resolves when the session tells a message for the person (one it keeps for /inbox). */
-function messageTold(session: LeadSession): Promise<void> {
+/** Resolves when the session tells a message for the person (one it keeps for /inbox), or a plan (`type`). */
+function messageTold(session: LeadSession, type: 'message' | 'plan' = 'message'): Promise<void> {
   return new Promise((resolve) => {
     const stop = session.subscribe((event) => {
-      if (event.type !== 'message') return;
+      if (event.type !== type) return;
       stop();
       resolve();
     });
@@ -294,8 +294,13 @@ describe('runLine on a real session', () => {
     const { value, out } = io(session);
     await boardOf(session).registry.join('engineer', 'engineer');
     const request = await boardOf(session).requests.create({ kind: 'plan', from: 'engineer', to: 'lead', plan: 'Write organize.py first.' });
+    // The teammate's message that asks for it, as the plan tool sends it: the plan is listed once, with how to decide it.
+    await boardOf(session).mailbox.send('engineer', session.lead, 'Write organize.py first.', 'plan_approval_request', { requestId: request.id });
+    const told = messageTold(session, 'plan');
+    session.drainInbox();
+    await told;
     await runLine('/inbox', value);
-    expect(out.at(-1)).toContain(`plan ${request.id} from engineer: Write organize.py first.`);
+    expect(out.at(-1)).toBe(`Inbox:\n  plan ${request.id} from engineer: Write organize.py first.  → /approve ${request.id} or /reject ${request.id} <why>`);
     await runLine(`/approve ${request.id}`, value);
     expect(out.at(-1)).toBe(`approved ${request.id}`);
     expect(boardOf(session).mailbox.peek('engineer')[0]).toMatchObject({ type: 'plan_approval_response', requestId: request.id, approve: true });

@@ -219,10 +219,12 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       if (event.type === 'exit') ended = { reason: event.reason, why: event.why };
       if (event.type === 'error') lastError = { message: event.error.message, code: event.error.code, detail: event.error.stack ?? `${event.error.code}: ${event.error.message}` };
       if (event.type === 'activity') remember(`activity: ${event.text}`);
-      if (event.type === 'status') {
-        remember(`status: ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
+      // The status as it changes is the wakes' alone; what the registry holds follows as `status`.
+      if (event.type === 'presence') {
         if (this.live.get(name) === handle && this.boardWakes.status(name, event.status)) this.wake(name);
+        return;
       }
+      if (event.type === 'status') remember(`status: ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
       if (event.type === 'error') remember(`error ${event.error.code}: ${event.error.message}`);
       this.emit('event', event);
     });

@@ -7,6 +7,12 @@ import type { ExitReason } from '../events/schema.js';
 /** What a teammate tells whoever hosts it (the main thread, or the foreground `worker` command). */
 export type TeammateEvent =
   | { type: 'status'; name: string; role: string; status: MemberStatus; task: number | null; reason?: string }
+  /**
+   * The status the moment it changes, before the registry's write has landed (`status` follows it):
+   * the host wakes its idle teammates by it, so a write waiting its turn for the team config's lock
+   * never keeps a teammate asleep beside a task it could claim.
+   */
+  | { type: 'presence'; name: string; status: MemberStatus }
   | { type: 'activity'; name: string; role: string; task: number | null; text: string }
   /** What the model wrote in one turn, besides its tool calls (the front ends show a line of it). */
   | { type: 'says'; name: string; role: string; task: number | null; text: string }

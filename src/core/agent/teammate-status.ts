@@ -22,14 +22,16 @@ export class TeammateStatus {
   private writes: Promise<unknown> = Promise.resolve();
 
   /**
-   * Sets the status: the log is told at once; the registry's write is queued behind the ones before
-   * it, then the trace and the host are told. Settles when this write has landed.
+   * Sets the status: the log and the host's wakes (`presence`) are told at once; the registry's write
+   * is queued behind the ones before it, then the trace and the host are told (`status`). Settles when
+   * this write has landed.
    */
   set(status: MemberStatus, task: number | null, reason?: string): Promise<void> {
     const { name, role } = this.who;
     const was = this.last.status;
     if (status === 'idle' && was !== 'idle') this.deps.sink.emit({ type: 'teammate_idle', agent: name, role, ...(reason ? { reason } : {}) });
     if (status === 'working' && was === 'idle') this.deps.sink.emit({ type: 'teammate_woke', agent: name, role, task });
+    this.deps.emit({ type: 'presence', name, status });
     this.last = { status, task, ...(reason ? { reason } : {}) };
     const write = this.writes.then(() => this.write(status, task, reason));
     this.writes = write.catch(() => undefined);

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
 import { redact, secretValues } from '../trace/redact.js';
-import { readJsonFile, readText, writeJsonAtomic } from './atomic-io.js';
+import { parseJsonText, readText, writeJsonAtomic } from './atomic-io.js';
+import { keyOf } from './task-index.js';
 import { BoardFileError, describeJsonError } from '../errors.js';
 import { DEFAULT_LOCK_STALE_MS, withLock } from './lock.js';
 
@@ -36,10 +37,17 @@ export interface ChangeOptions {
   quiet?: boolean;
 }
 
-/** Documents as JSON files under `.team/` (`config` → `.team/config.json`), each written atomically under a lock. */
+/**
+ * Documents as JSON files under `.team/` (`config` → `.team/config.json`), each written atomically
+ * under a lock. A read costs one stat while the file is the version it read last (every write renames
+ * a new inode in; a hand edit changes the size or the mtime): the team config is read for every event
+ * a teammate logs (its team's name), which was an open, a parse and a validation each time.
+ */
 export class FileDocStore implements DocStore {
   readonly dir: string;
   private readonly secrets = secretValues();
+  /** The last version read of each document: its file's identity, the schema it was validated by, and the value. */
+  private readonly versions = new Map<string, { version: string; schema: z.ZodTypeAny; value: unknown }>();
 
   constructor(
     rootDir: string,
@@ -58,8 +66,19 @@ export class FileDocStore implements DocStore {
 
   read<S extends z.ZodTypeAny>(key: string, schema: S): z.output<S> | undefined {
     const file = this.file(key);
-    if (!fs.existsSync(file)) return undefined;
-    return readJsonFile(file, schema);
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (!stat) {
+      this.versions.delete(key);
+      return undefined;
+    }
+    const known = this.versions.get(key);
+    // A copy: the caller may change what it was given.
+    if (known && known.schema === schema && known.version === keyOf(stat)) return structuredClone(known.value) as z.output<S>;
+    // The version read is the one its descriptor's stat names (a write landing between the two is read next time).
+    const { text, version } = readVersion(file);
+    const value = parseJsonText(file, text, schema);
+    this.versions.set(key, { version, schema, value: structuredClone(value) });
+    return value;
   }
 
   keys(prefix: string): string[] {
@@ -93,5 +112,17 @@ export class FileDocStore implements DocStore {
       },
       { staleMs: this.lockStaleMs },
     );
+  }
+}
+
+/** The file's text and the version it is, through one descriptor. */
+function readVersion(file: string): { text: string; version: string } {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const stat = fs.fstatSync(fd);
+    if (stat.isDirectory()) throw new BoardFileError(file, 'is a folder, not a file');
+    return { text: fs.readFileSync(fd, 'utf8'), version: keyOf(stat) };
+  } finally {
+    fs.closeSync(fd);
   }
 }

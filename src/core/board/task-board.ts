@@ -33,7 +33,8 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
   protected readonly leaseMs: number;
   private readonly lockStaleMs: number;
   private readonly index: TaskIndex;
-  private candidates: { role: string | undefined; ids: number[] } | null = null;
+  /** The last scan's claimable tasks of a role, each with the version the scan saw. */
+  private candidates: { role: string | undefined; ids: Array<{ id: number; version: string | undefined }> } | null = null;
   /** Secret-looking environment values never reach a task file, whatever a tool or model put in it. */
   protected readonly redact: (text: string) => string;
 
@@ -196,16 +197,17 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
     for (let round = 0; round < 3; round++) {
       const cached = this.candidates && this.candidates.role === role ? this.candidates.ids : [];
       if (cached.length === 0) {
-        const ids = this.scanUnclaimed(role).map((task) => task.id);
+        const ids = this.scanUnclaimed(role).map((task) => ({ id: task.id, version: this.index.versionOf(task.id) }));
         if (ids.length === 0) return null;
         this.candidates = { role, ids };
       }
       const queue = this.candidates!.ids;
       while (queue.length > 0) {
-        const id = queue.shift()!;
+        const { id, version } = queue.shift()!;
         // A file rewritten since the scan was almost surely claimed by someone else: skip it
         // without reading it. Skipping is always safe; the next scan sees it again if it is free.
-        if (this.index.changedSinceScan(id)) continue;
+        // The version is the scan's: the index may have read the claim's journal line since.
+        if (this.index.changedSince(id, version)) continue;
         const result = await this.claim(id, owner, { role, tryOnce: true });
         if (result.ok) return result;
       }

@@ -121,10 +121,15 @@ export class TaskIndex {
     return entry?.written === true && entry.key === keyOf(stat);
   }
 
-  /** True when task `id`'s file differs from what the last refresh read (or is gone). */
-  changedSinceScan(id: number): boolean {
+  /** True when task `id`'s file is no longer `version` (versionOf at a scan), or is gone. */
+  changedSince(id: number, version: string | undefined): boolean {
     const stat = fs.statSync(path.join(this.dir, `task_${id}.json`), { throwIfNoEntry: false });
-    return !stat || this.entries.get(id)?.key !== keyOf(stat);
+    return !stat || version !== keyOf(stat);
+  }
+
+  /** The version of task `id` the index holds now (its file's identity), for changedSince. */
+  versionOf(id: number): string | undefined {
+    return this.entries.get(id)?.key;
   }
 
   /** The journal as it is now: which file (inode and birth time) and how long. */
