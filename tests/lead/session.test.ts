@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { boardOf } from '../helpers/repl-session.js';
+import { boardOf, waitUntil } from '../helpers/repl-session.js';
 import { runLine } from '../../src/frontend/commands.js';
 import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
@@ -99,12 +99,41 @@ describe('LeadSession', () => {
     await waitFor(session, (e) => e.type === 'teammate' && e.event.type === 'status' && e.event.status === 'idle');
     const exit = await session.requestShutdown('eng', HANG_MS);
     expect(exit?.kind).toBe('left');
-    await boardOf(session).tasks.create({ subject: 'Run `true`', role: 'engineer' });
+    const said = waitFor(session, (e) => e.type === 'notice');
+    const task = await boardOf(session).tasks.create({ subject: 'Run `true`', role: 'engineer' });
     session.emit('event', { type: 'board' });
     // The next board event from the watcher (the new task, or the reconcile tick) is where a resting
-    // teammate would be started again: the stopped one must stay stopped.
+    // teammate would be started again: the stopped one must stay stopped, and the task is said to wait.
     await waitFor(session, (e) => e.type === 'board');
+    expect(await said).toEqual({ type: 'notice', text: `task #${task.id} waits: it is for a teammate of role engineer, and none runs (/spawn <name> engineer, or autoteam worker --role engineer)` });
     expect(session.isRunning('eng')).toBe(false);
     expect(session.snapshot().tasks[0]!.status).toBe('pending');
+  });
+});
+
+describe('a pipeline task for a role nobody takes', () => {
+  it('is said once, when it is posted, and not while a teammate of its role runs here or elsewhere', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
+    roots.push(root);
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { idleTimeoutMs: 0, pollMs: 100 } });
+    sessions.push(session);
+    const notices: string[] = [];
+    session.on('event', (event) => {
+      if (event.type === 'notice') notices.push(event.text);
+    });
+    await session.start([{ name: 'ann', role: 'analyst' }]);
+    const board = boardOf(session);
+    // A role a live member of another process takes: nothing to say.
+    await board.registry.join('rev-elsewhere', 'reviewer', { status: 'idle', pid: process.pid });
+    await board.tasks.create({ subject: 'Review: a thing', role: 'reviewer', stage: 'review', pipeline: 7 });
+    // The analyst's pipeline moves on to implementation, which nobody here or elsewhere takes.
+    const first = await session.post('Write a Python script that counts the words in a text file.');
+    const said = await waitUntil(() => notices.find((text) => text.startsWith(`pipeline #${first.pipeline} waits`)), 'the notice');
+    const implementation = board.tasks.list().find((task) => task.pipeline === first.pipeline && task.stage === 'implementation')!;
+    expect(said).toBe(`pipeline #${first.pipeline} waits: task #${implementation.id} (implementation) is for a teammate of role engineer, and none runs (/spawn <name> engineer, or autoteam worker --role engineer)`);
+    // Later board changes do not say it again.
+    await board.tasks.create({ subject: 'Run `true`', role: 'analyst' });
+    await waitUntil(() => board.tasks.list().find((task) => task.subject === 'Run `true`')?.status === 'completed', 'the analyst done with its task');
+    expect(notices.filter((text) => text.includes('waits:'))).toEqual([said]);
   });
 });

@@ -5,6 +5,7 @@ import type { BoardOutage } from '../board/outage.js';
 import type { Member, Message } from '../board/schemas.js';
 import { goneReason, HOST } from '../board/liveness.js';
 import { isLive } from '../board/team-registry.js';
+import { ANY_ROLE } from '../board/task-checks.js';
 import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import { sweepOrphans } from '../exec/process.js';
 import type { ModelSpec } from '../model/factory.js';
@@ -33,6 +34,8 @@ export class LeadTeam {
   private readonly awaited = new Map<string, { role: string; since: string }>();
   /** The first model error no retry will fix (bad key, unknown model, unreachable endpoint). */
   private fatal: { code: string; message: string } | null = null;
+  /** Pipeline tasks already said to wait for a role nobody takes: each is said once. */
+  private readonly toldWaiting = new Set<number>();
 
   constructor(
     options: ManagerOptions & { board: Board },
@@ -85,7 +88,10 @@ export class LeadTeam {
     watcher.on('inbox', (name) => {
       if (this.resting.has(name)) this.wakeResting(name);
     });
-    watcher.on('board', () => this.wakeResting());
+    watcher.on('board', () => {
+      this.wakeResting();
+      this.sayWaiting();
+    });
     watcher.on('error', (error) => {
       if (this.board.location !== this.board.rootDir && !deps.outage.report('watcher')) return;
       deps.emit({ type: 'error', code: 'WATCHER', message: error.message });
@@ -205,6 +211,30 @@ export class LeadTeam {
         const { code, message } = serializeError(error);
         this.deps.emit({ type: 'error', code, message });
       }
+    }
+  }
+
+  /**
+   * A task for a role no teammate takes — none of this session's runs or rests (the person
+   * shut it down), and no live member of another process has it — is said once, when it is posted:
+   * it waits until one is started. Said by a session that runs a team (with --no-team, the work is for
+   * workers elsewhere, started when the person chooses).
+   */
+  private sayWaiting(): void {
+    if (this.spawned.size === 0) return;
+    let serving: Set<string>;
+    try {
+      serving = this.servingRoles(this.board.registry.members());
+    } catch {
+      return; // a team config that cannot be read is reported where it is used
+    }
+    if (serving.has(ANY_ROLE)) return;
+    for (const task of this.board.tasks.list()) {
+      if (task.status !== 'pending' || !task.role || serving.has(task.role) || this.toldWaiting.has(task.id)) continue;
+      this.toldWaiting.add(task.id);
+      const role = task.role;
+      const what = task.pipeline === null ? `task #${task.id} waits: it` : `pipeline #${task.pipeline} waits: task #${task.id} (${task.stage})`;
+      this.deps.emit({ type: 'notice', text: `${what} is for a teammate of role ${role}, and none runs (/spawn <name> ${role}, or autoteam worker --role ${role})` });
     }
   }
 
