@@ -40,6 +40,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
     settings: options.settings,
     auto: options.auto,
     board,
+    repl: true,
     ...(options.repo !== undefined ? { repo: options.repo } : {}),
     ...(project.leadTools ? { leadTools: project.leadTools } : {}),
     ...(project.autoMerge ? { autoMerge: true } : {}),

@@ -26,6 +26,19 @@ describe('TaskBoard', () => {
     return { reader, journal: path.join(board.dir, JOURNAL), fileKey: (id) => journalKey(fs.statSync(board.taskPath(id))) };
   }
 
+  it("hands back a dead owner's claim that its writer renamed in but was killed before journaling", async () => {
+    // A reader that sweeps the folder only every minute, and has read the task pending.
+    const reader = new TaskBoard(root, { sweepMs: 60_000 });
+    const task = await board.create({ subject: 'run `sleep 20`', role: 'engineer' });
+    expect(reader.get(task.id).status).toBe('pending');
+    expect(reader.list().find((t) => t.id === task.id)?.status).toBe('pending');
+    // The claim's file renamed in, and no journal line: its writer died between the two (a SIGKILL).
+    const at = new Date().toISOString();
+    writeJsonAtomic(board.taskPath(task.id), { ...board.get(task.id), status: 'in_progress', owner: 'e9', claims: 1, lease: { owner: 'e9', token: 1, until: at }, updatedAt: at });
+    expect(await reader.reclaimAllFrom('e9', 'e9 is dead (pid 1 is not running)')).toEqual([task.id]);
+    expect(board.get(task.id)).toMatchObject({ status: 'pending', owner: null });
+  });
+
   it('skips a candidate of its last scan that another claimed since, even when its index has read that claim meanwhile', async () => {
     /** Counts the claims it tries: a stale candidate tried costs a lock and a read. */
     class Counting extends TaskBoard {

@@ -132,4 +132,21 @@ describe('TeamRegistry', () => {
     fs.rmSync(registry.file);
     expect(registry.read().members).toEqual([]);
   });
+
+  it('does not keep a version read while its mtime was fresh: a same-size write in the same tick may look alike', async () => {
+    root = tempRoot();
+    const registry = new TeamRegistry(root);
+    await registry.ensure('crew');
+    // Stamped later than now, as a write in the tick of the read is: its identity does not yet stand for its content.
+    const stamp = new Date(Date.now() + 60_000);
+    fs.utimesSync(registry.file, stamp, stamp);
+    expect(registry.read().team).toBe('crew');
+    // The same file, the same size, the same mtime: only the content differs.
+    const text = fs.readFileSync(registry.file, 'utf8');
+    const fd = fs.openSync(registry.file, 'r+');
+    fs.writeSync(fd, text.replace('"crew"', '"band"'), 0);
+    fs.closeSync(fd);
+    fs.utimesSync(registry.file, stamp, stamp);
+    expect(registry.read().team).toBe('band');
+  });
 });

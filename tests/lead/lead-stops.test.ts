@@ -86,6 +86,23 @@ describe('a lead whose model loops or fails', () => {
       await session.post('Write a Python script that counts the words in a text file.');
       await waitUntil(() => session.fatalModelError(), 'the fatal model error');
       expect(session.busyReason()).toBeNull();
+      // Once the analyst left, a task posted waits for an analyst; but the line to say is the model error's, already said.
+      await waitUntil(() => !session.isRunning('analyst'), 'the analyst gone');
+      const notices: string[] = [];
+      session.on('event', (event) => {
+        if (event.type === 'notice') notices.push(event.text);
+      });
+      const posted = await session.post('Write a Python script that counts the lines in a text file.');
+      // The next board change is read after the post: it holds the new task.
+      await new Promise<void>((resolve) => {
+        const stop = session.subscribe((event) => {
+          if (event.type !== 'board') return;
+          stop();
+          resolve();
+        });
+      });
+      expect(session.snapshot().tasks.find((task) => task.id === posted.id)?.status).toBe('pending');
+      expect(notices.filter((text) => text.includes('waits:'))).toEqual([]);
       session.spawn('analyst-2', 'analyst');
       expect(session.fatalModelError()).toBeNull();
     } finally {

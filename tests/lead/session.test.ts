@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { boardOf, waitUntil } from '../helpers/repl-session.js';
+import { fileBoard } from '../../src/core/board/board.js';
 import { runLine } from '../../src/frontend/commands.js';
 import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
@@ -105,17 +106,19 @@ describe('LeadSession', () => {
     // The next board event from the watcher (the new task, or the reconcile tick) is where a resting
     // teammate would be started again: the stopped one must stay stopped, and the task is said to wait.
     await waitFor(session, (e) => e.type === 'board');
-    expect(await said).toEqual({ type: 'notice', text: `task #${task.id} waits: it is for a teammate of role engineer, and none runs (/spawn <name> engineer, or autoteam worker --role engineer)` });
+    expect(await said).toEqual({ type: 'notice', text: `task #${task.id} waits: it is for a teammate of role engineer, and none runs: autoteam worker --role engineer on this board takes it` });
     expect(session.isRunning('eng')).toBe(false);
     expect(session.snapshot().tasks[0]!.status).toBe('pending');
   });
 });
 
 describe('a pipeline task for a role nobody takes', () => {
-  it('is said once, when it is posted, and not while a teammate of its role runs here or elsewhere', async () => {
+  it('is said once, when it is posted, and not while a teammate of its role runs here or elsewhere, nor for one on the board before the session', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
     roots.push(root);
-    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { idleTimeoutMs: 0, pollMs: 100 } });
+    // A task left on the board by an earlier session, for a role nobody takes: not this session's to say.
+    await fileBoard(root).tasks.create({ subject: 'Design: a logo', role: 'designer' });
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, repl: true, settings: { idleTimeoutMs: 0, pollMs: 100 } });
     sessions.push(session);
     const notices: string[] = [];
     session.on('event', (event) => {
@@ -130,7 +133,7 @@ describe('a pipeline task for a role nobody takes', () => {
     const first = await session.post('Write a Python script that counts the words in a text file.');
     const said = await waitUntil(() => notices.find((text) => text.startsWith(`pipeline #${first.pipeline} waits`)), 'the notice');
     const implementation = board.tasks.list().find((task) => task.pipeline === first.pipeline && task.stage === 'implementation')!;
-    expect(said).toBe(`pipeline #${first.pipeline} waits: task #${implementation.id} (implementation) is for a teammate of role engineer, and none runs (/spawn <name> engineer, or autoteam worker --role engineer)`);
+    expect(said).toBe(`pipeline #${first.pipeline} waits: task #${implementation.id} (implementation) is for a teammate of role engineer, and none runs: /spawn <name> engineer, or autoteam worker --role engineer takes it`);
     // Later board changes do not say it again.
     await board.tasks.create({ subject: 'Run `true`', role: 'analyst' });
     await waitUntil(() => board.tasks.list().find((task) => task.subject === 'Run `true`')?.status === 'completed', 'the analyst done with its task');

@@ -38,10 +38,18 @@ export interface ChangeOptions {
 }
 
 /**
+ * How old a file's mtime must be, when it is read, for its identity to stand for its content: a
+ * filesystem may hand a freed inode straight back and stamp times in ticks of up to 10 ms, so two
+ * writes of the same size within one tick can look alike (git's "racy" rule).
+ */
+const SETTLED_MS = 50;
+
+/**
  * Documents as JSON files under `.team/` (`config` → `.team/config.json`), each written atomically
- * under a lock. A read costs one stat while the file is the version it read last (every write renames
- * a new inode in; a hand edit changes the size or the mtime): the team config is read for every event
- * a teammate logs (its team's name), which was an open, a parse and a validation each time.
+ * under a lock. A top-level document (the team config, the lease) read again costs one stat while its
+ * file is the version read last — its identity, inode, size and mtime, settled (SETTLED_MS) when read;
+ * a hand edit changes the size or the mtime: the team config is read for every event a teammate logs
+ * (its team's name), which was an open, a parse and a validation each time.
  */
 export class FileDocStore implements DocStore {
   readonly dir: string;
@@ -75,9 +83,11 @@ export class FileDocStore implements DocStore {
     // A copy: the caller may change what it was given.
     if (known && known.schema === schema && known.version === keyOf(stat)) return structuredClone(known.value) as z.output<S>;
     // The version read is the one its descriptor's stat names (a write landing between the two is read next time).
-    const { text, version } = readVersion(file);
+    const { text, version, settled } = readVersion(file);
     const value = parseJsonText(file, text, schema);
-    this.versions.set(key, { version, schema, value: structuredClone(value) });
+    // Requests (`requests/<id>`) are many and never removed: they are read from their files.
+    if (settled && !key.includes('/')) this.versions.set(key, { version, schema, value: structuredClone(value) });
+    else this.versions.delete(key);
     return value;
   }
 
@@ -116,12 +126,12 @@ export class FileDocStore implements DocStore {
 }
 
 /** The file's text and the version it is, through one descriptor. */
-function readVersion(file: string): { text: string; version: string } {
+function readVersion(file: string): { text: string; version: string; settled: boolean } {
   const fd = fs.openSync(file, 'r');
   try {
     const stat = fs.fstatSync(fd);
     if (stat.isDirectory()) throw new BoardFileError(file, 'is a folder, not a file');
-    return { text: fs.readFileSync(fd, 'utf8'), version: keyOf(stat) };
+    return { text: fs.readFileSync(fd, 'utf8'), version: keyOf(stat), settled: Date.now() - stat.mtimeMs >= SETTLED_MS };
   } finally {
     fs.closeSync(fd);
   }

@@ -215,6 +215,17 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
     return null;
   }
 
+  /**
+   * A full sweep first: the journal tells readers of every write, except one whose writer was killed
+   * after renaming the task in and before appending its line (a SIGKILL mid-claim). That writer's
+   * tasks are the ones a dead owner's hand-back is for, and the index would see them only at its next
+   * sweep (up to DEFAULT_SWEEP_MS later): the claim looked like none, and the task stayed held.
+   */
+  protected override listAll(): Task[] {
+    this.index.sweepNow();
+    return this.index.list();
+  }
+
   /** Read-check-write of one task under its lock; a Refusal leaves the file untouched. */
   protected async mutate(id: number, change: (task: Task) => Task | Refusal, retries?: number): Promise<MutationResult> {
     const file = this.taskPath(id);

@@ -127,6 +127,15 @@ export class TaskIndex {
     return !stat || version !== keyOf(stat);
   }
 
+  /**
+   * Reads the board now as a full sweep does, whenever the last was: a writer killed between renaming
+   * a task in and appending its journal line left a version only a sweep finds.
+   */
+  sweepNow(): void {
+    this.lastSweep = 0;
+    this.refresh();
+  }
+
   /** The version of task `id` the index holds now (its file's identity), for changedSince. */
   versionOf(id: number): string | undefined {
     return this.entries.get(id)?.key;

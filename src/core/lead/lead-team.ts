@@ -2,7 +2,7 @@ import { originOf } from '../agent/event-order.js';
 import { type ManagerEvents, type ManagerOptions, type TeammateExit, TeammateManager } from '../agent/manager.js';
 import type { Board, BoardEvents } from '../board/board-types.js';
 import type { BoardOutage } from '../board/outage.js';
-import type { Member, Message } from '../board/schemas.js';
+import type { Member, Message, Task } from '../board/schemas.js';
 import { goneReason, HOST } from '../board/liveness.js';
 import { isLive } from '../board/team-registry.js';
 import { ANY_ROLE } from '../board/task-checks.js';
@@ -34,8 +34,8 @@ export class LeadTeam {
   private readonly awaited = new Map<string, { role: string; since: string }>();
   /** The first model error no retry will fix (bad key, unknown model, unreachable endpoint). */
   private fatal: { code: string; message: string } | null = null;
-  /** Pipeline tasks already said to wait for a role nobody takes: each is said once. */
-  private readonly toldWaiting = new Set<number>();
+  /** The tasks seen on the board (null until the first look): only one posted since is said to wait. */
+  private seen: Set<number> | null = null;
 
   constructor(
     options: ManagerOptions & { board: Board },
@@ -50,6 +50,8 @@ export class LeadTeam {
       closed: () => boolean;
       /** The board's stages: a teammate's role must be one of theirs. */
       stages: StageRegistry;
+      /** The person types the REPL's commands here (`/spawn`). */
+      repl: boolean;
     },
   ) {
     this.manager = new TeammateManager(options);
@@ -88,6 +90,8 @@ export class LeadTeam {
     watcher.on('inbox', (name) => {
       if (this.resting.has(name)) this.wakeResting(name);
     });
+    // What the board holds now was there before this session: only a task posted from now on is said to wait.
+    this.sayWaiting();
     watcher.on('board', () => {
       this.wakeResting();
       this.sayWaiting();
@@ -215,13 +219,27 @@ export class LeadTeam {
   }
 
   /**
-   * A task for a role no teammate takes — none of this session's runs or rests (the person
-   * shut it down), and no live member of another process has it — is said once, when it is posted:
-   * it waits until one is started. Said by a session that runs a team (with --no-team, the work is for
-   * workers elsewhere, started when the person chooses).
+   * A task posted for a role no teammate takes — none of this session's runs or rests (the person
+   * shut it down, it crashed), and no live member of another process has it — is said once, as it is
+   * first seen: it waits until one is started. Tasks on the board at the session's first look, and
+   * those posted while their role was taken, are not (a shutdown's own line says its role's tasks
+   * wait). Said by a session that runs a team (with --no-team the work is for workers elsewhere), and
+   * not once the team stopped on a model error no retry fixes (its exit line says what to do).
    */
   private sayWaiting(): void {
-    if (this.spawned.size === 0) return;
+    let tasks: readonly Task[];
+    try {
+      tasks = this.board.tasks.list();
+    } catch {
+      return; // a board that cannot be read is reported where it is used
+    }
+    const first = this.seen === null;
+    const seen = (this.seen ??= new Set());
+    const fresh = tasks.filter((task) => !seen.has(task.id));
+    for (const task of fresh) seen.add(task.id);
+    if (first || this.spawned.size === 0 || this.fatal) return;
+    const waiting = fresh.filter((task) => task.status === 'pending' && task.role);
+    if (waiting.length === 0) return;
     let serving: Set<string>;
     try {
       serving = this.servingRoles(this.board.registry.members());
@@ -229,12 +247,12 @@ export class LeadTeam {
       return; // a team config that cannot be read is reported where it is used
     }
     if (serving.has(ANY_ROLE)) return;
-    for (const task of this.board.tasks.list()) {
-      if (task.status !== 'pending' || !task.role || serving.has(task.role) || this.toldWaiting.has(task.id)) continue;
-      this.toldWaiting.add(task.id);
-      const role = task.role;
+    for (const task of waiting) {
+      const role = task.role!;
+      if (serving.has(role)) continue;
       const what = task.pipeline === null ? `task #${task.id} waits: it` : `pipeline #${task.pipeline} waits: task #${task.id} (${task.stage})`;
-      this.deps.emit({ type: 'notice', text: `${what} is for a teammate of role ${role}, and none runs (/spawn <name> ${role}, or autoteam worker --role ${role})` });
+      const start = this.deps.repl ? `/spawn <name> ${role}, or autoteam worker --role ${role}` : `autoteam worker --role ${role} on this board`;
+      this.deps.emit({ type: 'notice', text: `${what} is for a teammate of role ${role}, and none runs: ${start} takes it` });
     }
   }
 

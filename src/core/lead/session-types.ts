@@ -44,6 +44,8 @@ export interface LeadSessionOptions {
   leadTools?: readonly LeadHand[];
   /** autoteam.config.json `autoMerge`: run the merge queue whenever a pipeline is approved. */
   autoMerge?: boolean;
+  /** The person types the REPL's commands to this session: what it says may name them (`/spawn`). */
+  repl?: boolean;
 }
 
 /** Everything the front ends (REPL, line mode, headless run) render. */

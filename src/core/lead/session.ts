@@ -115,7 +115,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.pipelines = new Pipeline(board.tasks, board.mailbox, { maxRevisions: options.settings?.runtime?.maxRevisions, trace: this.trace, events: board.sink, ...(options.settings?.hooks ? { hooks: options.settings.hooks } : {}), stages: StageRegistry.from(options.settings?.stages) });
     this.team = new LeadTeam(
       { rootDir: this.rootDir, model: options.model, settings: options.settings, watcher: this.watcher, board, ...(options.models ? { models: options.models } : {}) },
-      { outage: this.outage, spend: this.spend, emit, release: () => this.inbox.release(), telemetryError: (message) => this.life.telemetryError(message), closed: () => this.life.closed, stages: this.pipelines.stages },
+      { outage: this.outage, spend: this.spend, emit, release: () => this.inbox.release(), telemetryError: (message) => this.life.telemetryError(message), closed: () => this.life.closed, stages: this.pipelines.stages, repl: options.repl ?? false },
     );
     this.inbox = new LeadInbox({ mailbox: board.mailbox, requests: board.requests, lead: () => this.lead, caughtUp: (message) => this.team.caughtUp(message), asked: (message) => this.desk.asked(message), emit });
     this.auto = options.auto ?? false;
