@@ -34,7 +34,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
   private readonly lockStaleMs: number;
   private readonly index: TaskIndex;
   /** The last scan's claimable tasks of a role, each with the version the scan saw. */
-  private candidates: { role: string | undefined; ids: Array<{ id: number; version: string | undefined }> } | null = null;
+  private candidates: { role: string | undefined; tasks: Array<{ id: number; version: string | undefined }> } | null = null;
   /** Secret-looking environment values never reach a task file, whatever a tool or model put in it. */
   protected readonly redact: (text: string) => string;
 
@@ -195,13 +195,13 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
    */
   async claimNext(owner: string, role?: string): Promise<ClaimResult | null> {
     for (let round = 0; round < 3; round++) {
-      const cached = this.candidates && this.candidates.role === role ? this.candidates.ids : [];
+      const cached = this.candidates && this.candidates.role === role ? this.candidates.tasks : [];
       if (cached.length === 0) {
-        const ids = this.scanUnclaimed(role).map((task) => ({ id: task.id, version: this.index.versionOf(task.id) }));
-        if (ids.length === 0) return null;
-        this.candidates = { role, ids };
+        const tasks = this.scanUnclaimed(role).map((task) => ({ id: task.id, version: this.index.versionOf(task.id) }));
+        if (tasks.length === 0) return null;
+        this.candidates = { role, tasks };
       }
-      const queue = this.candidates!.ids;
+      const queue = this.candidates!.tasks;
       while (queue.length > 0) {
         const { id, version } = queue.shift()!;
         // A file rewritten since the scan was almost surely claimed by someone else: skip it
