@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Task } from '../../core/board/schemas.js';
 import { type Board, read } from './store.js';
+import { counted } from '../../core/words.js';
 
 /** One task as its file has it: what it asks, who holds it, its result and its history. General tasks have no pipeline page: this is theirs. */
 export function TaskPage({ id, board }: { id: number; board: Board }) {
@@ -34,7 +35,7 @@ export function TaskPage({ id, board }: { id: number; board: Board }) {
             <a href={`#/pipeline/${task.pipeline}`}>pipeline #{task.pipeline}</a>
           </>
         )}
-        {task.attempts > 0 && ` · ${task.attempts} attempt${task.attempts === 1 ? '' : 's'} that did not finish`}
+        {task.attempts > 0 && ` · ${counted(task.attempts, 'attempt')} that did not finish`}
       </p>
       {task.description && (
         <>
