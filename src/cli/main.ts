@@ -40,6 +40,10 @@ function repoOptions(command: Command): Command {
 
 function modelChoice(options: Record<string, unknown>): { model: { provider?: string; model?: string; record?: string; replay?: string } } {
   const pick = (key: string) => (typeof options[key] === 'string' ? { [key]: options[key] as string } : {});
+  // A model id is one word: one with spaces is a requirement the flag took as its value (`--model "Write …"`).
+  if (typeof options.model === 'string' && /\s/.test(options.model.trim())) {
+    throw new ConfigError(`--model: '${options.model}' is not a model id (one word, like claude-sonnet-4-5): give the flag its model, or put requirements after the flags`);
+  }
   return { model: { ...pick('provider'), ...pick('model'), ...pick('record'), ...pick('replay') } };
 }
 
