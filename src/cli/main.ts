@@ -42,7 +42,7 @@ function modelChoice(options: Record<string, unknown>): { model: { provider?: st
   const pick = (key: string) => (typeof options[key] === 'string' ? { [key]: options[key] as string } : {});
   // A model id is one word: one with spaces is a requirement the flag took as its value (`--model "Write …"`).
   if (typeof options.model === 'string' && /\s/.test(options.model.trim())) {
-    throw new ConfigError(`--model: '${options.model}' is not a model id (one word, like claude-sonnet-4-5): give the flag its model, or put requirements after the flags`);
+    throw new ConfigError(`--model took '${options.model.length > 60 ? `${options.model.slice(0, 60)}…` : options.model}' as its value: was its own left out? (a model id is one word, like claude-sonnet-4-5)`);
   }
   return { model: { ...pick('provider'), ...pick('model'), ...pick('record'), ...pick('replay') } };
 }

@@ -326,7 +326,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     ['a --timeout longer than a timer holds', ['--timeout', '597h', 'x'], /--timeout: '597h' is longer than autoteam can wait \(at most 596h, about 24 days\)/],
     ['a --timeout of no time', ['--timeout', '0s', 'x'], /--timeout: '0s' is no time at all \(examples: 90s, 10m, 1h\)/],
     ['a --timeout that is no duration', ['--timeout', 'soon', 'x'], /--timeout: 'soon' is not a duration \(examples: 90s, 10m, 1h\)/],
-    ['a --model that took a requirement as its value', ['--model', 'Write a tool', 'x'], /--model: 'Write a tool' is not a model id \(one word, like claude-sonnet-4-5\): give the flag its model, or put requirements after the flags/],
+    ['a --model that took a requirement as its value', ['--model', 'Write a tool', 'x'], /--model took 'Write a tool' as its value: was its own left out\? \(a model id is one word, like claude-sonnet-4-5\)/],
   ])('exits 2 for a usage error: %s, and starts nothing', async (_label, args, message) => {
     const root = board();
     const run = await runCli(['run', '--auto', '--dir', root, ...args], { cwd: root });
