@@ -239,7 +239,7 @@ export function buildProgram(): Command {
     program
       .command('worker')
       .description('run one teammate in the foreground of this process against the board')
-      .requiredOption('--name <name>', 'teammate name (letters, digits, _ and -)')
+      .option('--name <name>', 'teammate name (letters, digits, _ and -; default: its role, or <role>-2, … when that name is live)')
       .requiredOption('--role <role>', 'analyst, engineer, reviewer, a role of your own stages, or any (fills in for the roles nobody else works)')
       .option('--prompt <text>', 'extra instructions for this teammate')
       .addOption(dirOption())
@@ -250,7 +250,7 @@ export function buildProgram(): Command {
     if (options.idleTimeout === undefined && process.env.IDLE_TIMEOUT === undefined) project.settings.idleTimeoutMs = 0;
     const code = await runWorker({
       dir: boardDir(command),
-      name: String(options.name),
+      ...(options.name === undefined ? {} : { name: String(options.name) }),
       role: String(options.role),
       prompt: options.prompt as string | undefined,
       ...project,

@@ -16,7 +16,8 @@ import { onHangup, onStopSignals } from '../frontend/quit.js';
 
 export interface WorkerCommandOptions {
   dir: string;
-  name: string;
+  /** Absent: its role, or `role-2`, … when that name is live (TeamRegistry.freeName). */
+  name?: string;
   role: string;
   prompt?: string;
   settings: TeammateSettings;
@@ -37,26 +38,27 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   const wake = new Wake();
   const stop = new AbortController();
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
+  const name = options.name ?? board.registry.freeName(options.role);
   const watcher = board.events();
   watcher.on('board', () => wake.notify());
-  watcher.on('inbox', (name) => {
-    if (name === options.name) wake.notify();
+  watcher.on('inbox', (to) => {
+    if (to === name) wake.notify();
   });
   // A database that went away fails every poll: each source's first error is shown, then one line when it answers again.
   const outage = new BoardOutage();
   const database = board.location !== options.dir;
   watcher.on('error', (error) => {
-    if (!database || outage.report('watcher')) console.error(`[${options.name}] watcher: ${error.message}`);
+    if (!database || outage.report('watcher')) console.error(`[${name}] watcher: ${error.message}`);
   });
   const recovery = setInterval(() => {
     void outage.probe(() => board.tasks.refresh()).then((notice) => {
-      if (notice) console.log(`[${options.name}] ${notice}`);
+      if (notice) console.log(`[${name}] ${notice}`);
     });
   }, 2_000);
   recovery.unref();
   await watcher.start();
   const onSignal = (signal: NodeJS.Signals) => {
-    console.log(`[${options.name}] ${signal}: handing back any task and stopping`);
+    console.log(`[${name}] ${signal}: handing back any task and stopping`);
     stop.abort(new Error(`${signal} received`));
   };
   const offStopSignals = onStopSignals(onSignal);
@@ -72,7 +74,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   // Said once it is on the team (its first status): a name the team refuses is one line, with no banner before it.
   let introduced = false;
   const introduce = () => {
-    if (!introduced) console.log(`[${options.name}] ${options.role} on ${describeModel(spec)}, board ${board.location}; ${waits}`);
+    if (!introduced) console.log(`[${name}] ${options.role} on ${describeModel(spec)}, board ${board.location}; ${waits}`);
     introduced = true;
   };
   const recent: string[] = [];
@@ -83,13 +85,13 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   // An error nothing caught leaves its stack in .team/crash/ and hands the task back: never a silent death.
   const guard = guardProcess({
     rootDir: options.dir,
-    name: options.name,
+    name,
     role: options.role,
-    handBack: () => board.tasks.reclaimAllFrom(options.name, `owner ${options.name} died`),
+    handBack: () => board.tasks.reclaimAllFrom(name, `owner ${name} died`),
     recent: () => recent,
   });
   const teammate = new Teammate({
-    name: options.name,
+    name,
     role: options.role,
     rootDir: options.dir,
     model,
@@ -108,16 +110,16 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
       else if (event.type === 'error' && !outage.hides('teammate', event.error.code)) console.error(`[${event.name}] error ${event.error.code}: ${event.error.message}`);
     },
   });
-  const detach = await attachTelemetry(board, (error) => console.error(`[${options.name}] telemetry: ${error.message}`), { probe: true });
+  const detach = await attachTelemetry(board, (error) => console.error(`[${name}] telemetry: ${error.message}`), { probe: true });
   // A hook that warns or blocks is said here, as the lead's REPL says it: this is where the person looks.
   const untapHooks = board.sink.tap((event) => {
     const line = event.type === 'hook_decision' ? describeTeamEvent(event, { verbose: false, width: process.stdout.columns || 160 }) : null;
-    if (line) console.error(`[${options.name}] ${line.text}`);
+    if (line) console.error(`[${name}] ${line.text}`);
   });
   try {
     // A refusal (a name already live, a bad config) is the person's to read as one line; anything else is a crash.
     const reason = await teammate.run().catch((error: unknown) => (error instanceof AutoteamError ? Promise.reject(error) : guard.crashed(error)));
-    console.log(`[${options.name}] exited: ${reason}`);
+    console.log(`[${name}] exited: ${reason}`);
     return 0;
   } finally {
     untapHooks();

@@ -54,6 +54,24 @@ describe('TeamRegistry', () => {
     expect(registry.members()).toEqual([]);
   });
 
+  it('names a worker started without a name after its role: the first of engineer, engineer-2, … no live member of another process holds', async () => {
+    root = tempRoot();
+    const registry = new TeamRegistry(root);
+    await registry.ensure('crew');
+    expect(registry.freeName('engineer')).toBe('engineer');
+    // Live members of another process (the parent: alive on this host) hold their names.
+    await registry.join('engineer', 'engineer', { pid: process.ppid });
+    await registry.join('engineer-2', 'engineer', { pid: process.ppid });
+    expect(registry.freeName('engineer')).toBe('engineer-3');
+    expect(registry.freeName('reviewer')).toBe('reviewer');
+    // A member that left gives its name back; this process's own member is its to take again.
+    await registry.setStatus('engineer', 'shutdown');
+    expect(registry.freeName('engineer')).toBe('engineer');
+    await registry.join('analyst', 'analyst', { pid: process.pid });
+    expect(registry.freeName('analyst')).toBe('analyst');
+    expect(registry.freeName('analyst', process.ppid)).toBe('analyst-2');
+  });
+
   it('keeps the team name on ensure, records since on a status change and clears a reason', async () => {
     let nowMs = Date.parse('2026-01-01T00:00:00.000Z');
     root = tempRoot();

@@ -176,13 +176,14 @@ describe.runIf(python)('run --engineers 0 beside a live worker engineer', () => 
     // Refused before a board was made.
     expect(fs.existsSync(path.join(root, '.tasks'))).toBe(false);
 
-    const worker = CliChild.start(['worker', '--name', 'e2', '--role', 'engineer', '--dir', root], { cwd: root });
+    // As the refusal says: a worker of the role, with no name of its own (it is named after its role).
+    const worker = CliChild.start(['worker', '--role', 'engineer', '--dir', root], { cwd: root });
     try {
-      await worker.waitForLine((line) => line.includes('idle'), 'the worker to wait for work');
+      await worker.waitForLine((line) => line.startsWith('[engineer] idle'), 'the worker to wait for work');
       const run = await runCli(['run', '--auto', '--engineers', '0', '--dir', root, WORDCOUNT_REQUIREMENT], { cwd: root });
       expect(run.code, describeRun(run)).toBe(0);
       expect(run.stderr).toContain('note: --engineers: no engineer on this team: the live engineer already on the board works its tasks');
-      expect(new Set(readTasks(root).filter((task) => task.stage === 'implementation').map((task) => task.owner))).toEqual(new Set(['e2']));
+      expect(new Set(readTasks(root).filter((task) => task.stage === 'implementation').map((task) => task.owner))).toEqual(new Set(['engineer']));
     } finally {
       await worker.stop();
     }

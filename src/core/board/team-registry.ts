@@ -125,6 +125,24 @@ export class TeamRegistry {
   }
 
   /**
+   * The first of `role`, `role-2`, `role-3`, … that process `pid` may take (checkNameFree): the name of
+   * an `autoteam worker` started without `--name`. Two started at the same moment may pick one name;
+   * the second is then refused by `join`, as a name given twice is.
+   */
+  freeName(role: string, pid: number | null = process.pid): string {
+    const config = this.read();
+    for (let n = 1; ; n++) {
+      const name = n === 1 ? role : `${role}-${n}`;
+      try {
+        this.checkNameFree(config, name, pid);
+        return name;
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+      }
+    }
+  }
+
+  /**
    * A sign of life from `name` (its process is alive and its loop turns). A member missing from the
    * config (deleted or rewritten by hand) is listed again as `fallback`, so its name stays taken.
    */
