@@ -87,7 +87,7 @@ export function warnOfBrokenConfig(command: Command): void {
   try {
     loadProjectConfig(path.resolve(inherited(command, 'dir') ?? process.cwd()));
   } catch (error) {
-    if (error instanceof AutoteamError) console.error(`autoteam: warning: ${error.message} (the commands that run or change the team, such as run, post, status and the REPL, refuse it until it is mended)`);
+    if (error instanceof AutoteamError) console.error(`autoteam: warning: ${error.message} (the commands that run or change the team, such as run, post, worker and the REPL, refuse it until it is mended)`);
   }
 }
 

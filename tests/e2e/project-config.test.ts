@@ -99,7 +99,7 @@ describe('autoteam.config.json', () => {
 
   it('tasks, show and events still read the board under a broken config, and warn of it once on stderr; status refuses it', async () => {
     const dir = folder({ limits: { maxRevison: 2 } });
-    const warning = /^autoteam: warning: .*autoteam\.config\.json: limits: Unrecognized key: "maxRevison" — did you mean limits\.maxRevisions\? \(the commands that run or change the team, such as run, post, status and the REPL, refuse it until it is mended\)$/m;
+    const warning = /^autoteam: warning: .*autoteam\.config\.json: limits: Unrecognized key: "maxRevison" — did you mean limits\.maxRevisions\? \(the commands that run or change the team, such as run, post, worker and the REPL, refuse it until it is mended\)$/m;
     const posted = await runCli(['post', 'Write a word counter', '--dir', dir], { cwd: dir });
     expect(posted.code, describeRun(posted)).toBe(2);
     fs.writeFileSync(path.join(dir, CONFIG_FILE), '{}');
