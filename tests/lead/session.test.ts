@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -138,5 +138,33 @@ describe('a pipeline task for a role nobody takes', () => {
     await board.tasks.create({ subject: 'Run `true`', role: 'analyst' });
     await waitUntil(() => board.tasks.list().find((task) => task.subject === 'Run `true`')?.status === 'completed', 'the analyst done with its task');
     expect(notices.filter((text) => text.includes('waits:'))).toEqual([said]);
+  });
+
+  it('is said again when the teammate that held it dies and it is handed back, the role now without anyone', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
+    roots.push(root);
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { idleTimeoutMs: 0, pollMs: 100 } });
+    sessions.push(session);
+    const notices: string[] = [];
+    session.on('event', (event) => {
+      if (event.type === 'notice') notices.push(event.text);
+    });
+    await session.start([{ name: 'ann', role: 'analyst' }]);
+    const board = boardOf(session);
+    // An engineer of another process (a real one, killed below), which claims the task as it is posted.
+    const elsewhere = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      await board.registry.join('eng-elsewhere', 'engineer', { status: 'idle', pid: elsewhere.pid! });
+      const task = await board.tasks.create({ subject: 'Run `true`', role: 'engineer' });
+      expect(await board.tasks.claim(task.id, 'eng-elsewhere', { role: 'engineer' })).toMatchObject({ ok: true });
+      elsewhere.kill('SIGKILL');
+      // The lead reaps it and hands the task back: pending again, for a role nobody takes now.
+      const said = await waitUntil(() => notices.find((text) => text.startsWith(`task #${task.id} waits`)), 'the notice');
+      expect(said).toBe(`task #${task.id} waits: it is for a teammate of role engineer, and none runs: autoteam worker --role engineer on this board takes it`);
+      expect(board.tasks.get(task.id)).toMatchObject({ status: 'pending', owner: null });
+      expect(notices.filter((text) => text.includes('waits:'))).toEqual([said]);
+    } finally {
+      elsewhere.kill('SIGKILL');
+    }
   });
 });

@@ -34,8 +34,11 @@ export class LeadTeam {
   private readonly awaited = new Map<string, { role: string; since: string }>();
   /** The first model error no retry will fix (bad key, unknown model, unreachable endpoint). */
   private fatal: { code: string; message: string } | null = null;
-  /** The tasks seen on the board (null until the first look): only one posted since is said to wait. */
-  private seen: Set<number> | null = null;
+  /**
+   * Pending tasks, as `<id>@<claims>`, already said to wait or already pending at the session's first
+   * look (null until then): a task is said once per time it is pending, and not for the board's start.
+   */
+  private noted: Set<string> | null = null;
 
   constructor(
     options: ManagerOptions & { board: Board },
@@ -219,12 +222,13 @@ export class LeadTeam {
   }
 
   /**
-   * A task posted for a role no teammate takes — none of this session's runs or rests (the person
-   * shut it down, it crashed), and no live member of another process has it — is said once, as it is
-   * first seen: it waits until one is started. Tasks on the board at the session's first look, and
-   * those posted while their role was taken, are not (a shutdown's own line says its role's tasks
-   * wait). Said by a session that runs a team (with --no-team the work is for workers elsewhere), and
-   * not once the team stopped on a model error no retry fixes (its exit line says what to do).
+   * A pending task for a role no teammate takes — none of this session's runs or rests (the person
+   * shut it down, it crashed), and no live member of another process has it — is said once: it waits
+   * until one is started. Once per time it is pending: posted, or handed back by a teammate that died
+   * or left with it (a worker killed mid-task, the role's last). Tasks pending at the session's first
+   * look are not said. Said by a session that runs a team (with --no-team the work is for workers
+   * elsewhere), and not once the team stopped on a model error no retry fixes (its exit line says what
+   * to do).
    */
   private sayWaiting(): void {
     let tasks: readonly Task[];
@@ -233,12 +237,16 @@ export class LeadTeam {
     } catch {
       return; // a board that cannot be read is reported where it is used
     }
-    const first = this.seen === null;
-    const seen = (this.seen ??= new Set());
-    const fresh = tasks.filter((task) => !seen.has(task.id));
-    for (const task of fresh) seen.add(task.id);
-    if (first || this.spawned.size === 0 || this.fatal) return;
-    const waiting = fresh.filter((task) => task.status === 'pending' && task.role);
+    const key = (task: Task) => `${task.id}@${task.claims}`;
+    const pending = tasks.filter((task) => task.status === 'pending' && task.role);
+    if (this.noted === null) {
+      this.noted = new Set(pending.map(key));
+      return;
+    }
+    const noted = this.noted;
+    if (this.spawned.size === 0 || this.fatal) return;
+    // Not noted while its role is taken: a teammate that leaves before it claims it makes it wait.
+    const waiting = pending.filter((task) => !noted.has(key(task)));
     if (waiting.length === 0) return;
     let serving: Set<string>;
     try {
@@ -250,6 +258,7 @@ export class LeadTeam {
     for (const task of waiting) {
       const role = task.role!;
       if (serving.has(role)) continue;
+      noted.add(key(task));
       const what = task.pipeline === null ? `task #${task.id} waits: it` : `pipeline #${task.pipeline} waits: task #${task.id} (${task.stage})`;
       const start = this.deps.repl ? `/spawn <name> ${role}, or autoteam worker --role ${role}` : `autoteam worker --role ${role} on this board`;
       this.deps.emit({ type: 'notice', text: `${what} is for a teammate of role ${role}, and none runs: ${start} takes it` });
