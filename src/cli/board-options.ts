@@ -47,12 +47,18 @@ export function boardDir(command: Command, writes = true): string {
   }
   if (writes) {
     // A folder made and removed, not the permission bits: those do not bind root, and /proc or /sys
-    // refuse a folder whatever they say.
-    try {
-      fs.rmdirSync(fs.mkdtempSync(path.join(dir, '.autoteam-probe-')));
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'error';
-      throw new UsageError(`--dir: cannot use ${dir} as a board (${code === 'EACCES' || code === 'EROFS' || code === 'EPERM' ? 'not writable' : `no folder can be made there: ${code}`})`);
+    // refuse a folder whatever they say. The board's own folders too, where they are (made by another
+    // user, say): a lock or a task file there would fail as a bare EACCES.
+    for (const sub of ['', '.tasks', path.join('.tasks', '.locks'), '.team', path.join('.team', '.locks'), path.join('.team', 'inbox')]) {
+      const folder = path.join(dir, sub);
+      if (sub && !fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory()) continue;
+      try {
+        fs.rmdirSync(fs.mkdtempSync(path.join(folder, '.autoteam-probe-')));
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code ?? 'error';
+        const why = code === 'EACCES' || code === 'EROFS' || code === 'EPERM' ? 'not writable' : `no folder can be made there: ${code}`;
+        throw new UsageError(`--dir: cannot use ${dir} as a board (${sub ? `its ${folder} is ${why}` : why})`);
+      }
     }
   }
   return dir;

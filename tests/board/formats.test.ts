@@ -137,6 +137,17 @@ describe('what must not break the board', () => {
         // Root is refused at the folder it tries to make; anyone else already by the permission bits.
         expect(run.stderr.trim()).toMatch(new RegExp(`^autoteam: --dir: cannot use ${dir} as a board \\((not writable|no folder can be made there: ENOENT)\\)$`));
       }
+      // A board whose own folder cannot be written (another user's, say; here one /sys stands for):
+      // named by the commands that write, not a bare EACCES from a lock; the ones that read still read.
+      const foreign = board();
+      fs.rmSync(path.join(foreign, '.tasks'), { recursive: true, force: true });
+      fs.symlinkSync('/sys', path.join(foreign, '.tasks'));
+      for (const args of [['post', '--dir', foreign, 'x'], ['worker', '--role', 'engineer', '--dir', foreign]]) {
+        const run = await runCli(args, { cwd: foreign });
+        expect(run.code, describeRun(run)).toBe(2);
+        expect(run.stderr.trim()).toMatch(new RegExp(`^autoteam: --dir: cannot use ${foreign} as a board \\(its ${path.join(foreign, '.tasks')} is (not writable|no folder can be made there: ENOENT)\\)$`));
+      }
+      expect((await runCli(['tasks', '--dir', foreign], { cwd: foreign })).code).toBe(0);
     }
   });
 
