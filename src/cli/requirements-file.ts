@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Command, Option } from 'commander';
-import { checkRequirement } from '../core/stages/requirement.js';
+import { checkRequirement, isBlank } from '../core/stages/requirement.js';
 import { UsageError } from './board-options.js';
 
 /** `--file <path>` of `run` and `post`: requirements one a line; given again, each file in turn. */
@@ -18,9 +18,15 @@ export const requirementsFileOption = () =>
  */
 export function requirementsFrom(args: readonly string[], files: unknown, command?: Command, note: (line: string) => void = (line) => console.error(line)): string[] {
   // Which one is empty, when several are given: `run "a" ""` (a variable that was not set).
-  const empty = args.findIndex((arg) => !arg.trim());
+  const empty = args.findIndex((arg) => isBlank(arg));
   if (empty >= 0) throw new UsageError(`a requirement cannot be empty${args.length === 1 ? '' : `: requirement ${empty + 1} of the ${args.length} given is blank`}`);
-  const given: Array<{ text: string; from: string }> = args.map((text, index) => ({ text, from: `requirement ${index + 1}` }));
+  const given: Array<{ text: string; from: string }> = args.map((text, index) => {
+    try {
+      return { text: checkRequirement(text), from: `requirement ${index + 1}` };
+    } catch (error) {
+      throw new UsageError(args.length === 1 ? (error as Error).message : `requirement ${index + 1} of the ${args.length} given: ${(error as Error).message}`);
+    }
+  });
   const list = (files === undefined ? [] : Array.isArray(files) ? files : [files]).map(String);
   if (list.filter((file) => file === '-').length > 1) throw new UsageError('--file - is given more than once: standard input is read once');
   for (const file of list) given.push(...linesOf(file === '-' ? '-' : path.resolve(file)));
@@ -68,14 +74,14 @@ function linesOf(where: string): Array<{ text: string; from: string }> {
   } catch {
     // Not UTF-8: left empty, refused below.
   }
-  if (!text && bytes.length > 0) throw new UsageError(`--file ${where}: not a text file (requirements are lines of UTF-8 text)`);
+  if (!text && bytes.length > 0) throw new UsageError(`--file ${where}: not a text file (requirements are lines of UTF-8 text${badLine(bytes)})`);
   const lines: Array<{ text: string; from: string }> = [];
   text
     .replace(/^\uFEFF/, '')
     .split(/\r?\n/)
     .forEach((raw, index) => {
       const line = raw.trim();
-      if (!line || line.startsWith('#')) return;
+      if (isBlank(line) || line.startsWith('#')) return;
       try {
         lines.push({ text: checkRequirement(line), from: `${name} line ${index + 1}` });
       } catch (error) {
@@ -84,4 +90,22 @@ function linesOf(where: string): Array<{ text: string; from: string }> {
     });
   if (lines.length === 0) throw new UsageError(`--file ${where}: no requirement in it (one a line; blank lines and # comments are skipped)`);
   return lines;
+}
+
+/** Where a file that is not UTF-8 text first goes wrong: `; line 3 is not`, or nothing for a file with NUL bytes. */
+function badLine(bytes: Buffer): string {
+  if (bytes.includes(0)) return '';
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let start = 0;
+  for (let line = 1; start <= bytes.length; line++) {
+    const end = bytes.indexOf(10, start);
+    try {
+      decoder.decode(bytes.subarray(start, end < 0 ? bytes.length : end));
+    } catch {
+      return `; line ${line} is not`;
+    }
+    if (end < 0) break;
+    start = end + 1;
+  }
+  return '';
 }

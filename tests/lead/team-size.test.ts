@@ -164,6 +164,20 @@ describe('the requirements of run and post', () => {
     // Which one is empty, when several are given (a variable that was not set).
     expect(() => requirementsFrom(['Organize my Downloads.', ' '], undefined)).toThrow('a requirement cannot be empty: requirement 2 of the 2 given is blank');
     expect(() => requirementsFrom([''], undefined)).toThrow(/^a requirement cannot be empty$/);
+    // Zero-width characters alone are blank too: refused as an argument, skipped as a line of a file.
+    expect(() => requirementsFrom(['\u200B\u2060'], undefined)).toThrow(/^a requirement cannot be empty$/);
+    const invisible = path.join(dir, 'invisible.txt');
+    fs.writeFileSync(invisible, 'Organize my Downloads.\n\u200B\n');
+    expect(requirementsFrom([], invisible)).toEqual(['Organize my Downloads.']);
+  });
+
+  it('refuses text that is not UTF-8, in an argument (bytes read as U+FFFD) or a file, naming which one and which line', () => {
+    expect(() => requirementsFrom(['Organize my Downloads.', 'caf\uFFFD'], undefined)).toThrow(
+      'requirement 2 of the 2 given: a requirement must be UTF-8 text: this one holds bytes that are not (shown as �; is the terminal set to UTF-8?)',
+    );
+    const file = path.join(folder(), 'latin1.txt');
+    fs.writeFileSync(file, Buffer.concat([Buffer.from('Organize my Downloads.\nCount the words in a '), Buffer.from([0x63, 0x61, 0x66, 0xe9]), Buffer.from('.\n')]));
+    expect(() => requirementsFrom([], file)).toThrow(`--file ${file}: not a text file (requirements are lines of UTF-8 text; line 2 is not)`);
   });
 
   it('sums several pipelines in one overall line', () => {

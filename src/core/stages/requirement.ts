@@ -3,10 +3,24 @@ import { AutoteamError } from '../errors.js';
 /** The largest requirement a pipeline takes; every stage's task carries it. */
 export const MAX_REQUIREMENT_BYTES = 100 * 1024;
 
-/** The requirement, trimmed; refused when it is empty or over MAX_REQUIREMENT_BYTES. */
+/** Characters that show nothing: a text of only these and white space is blank. */
+const INVISIBLE = /[\s\u200B-\u200D\u2060\uFEFF]/gu;
+
+/** True when `text` holds nothing to read: white space and zero-width characters at most. */
+export function isBlank(text: string): boolean {
+  return text.replace(INVISIBLE, '') === '';
+}
+
+/**
+ * The requirement, trimmed; refused when it is blank, holds U+FFFD (what bytes that are not UTF-8
+ * read as: a terminal in another encoding) or is over MAX_REQUIREMENT_BYTES.
+ */
 export function checkRequirement(requirement: string): string {
   const text = requirement.trim();
-  if (!text) throw new AutoteamError('a requirement cannot be empty', 'INVALID_REQUIREMENT');
+  if (isBlank(text)) throw new AutoteamError('a requirement cannot be empty', 'INVALID_REQUIREMENT');
+  if (text.includes('\uFFFD')) {
+    throw new AutoteamError('a requirement must be UTF-8 text: this one holds bytes that are not (shown as �; is the terminal set to UTF-8?)', 'INVALID_REQUIREMENT');
+  }
   const bytes = Buffer.byteLength(text);
   if (bytes > MAX_REQUIREMENT_BYTES) {
     throw new AutoteamError(
