@@ -60,8 +60,10 @@ export function App({ session, feed, board, team, questions, quit }: AppProps) {
     if (quitting === 'done') exit();
   }, [quitting, exit]);
 
-  // SIGTERM (kill, a service manager) quits as /quit does: the team shut down, the board released.
-  // (SIGHUP, the terminal gone, is run-ink's: there is no screen left to show the quitting on.)
+  // SIGTERM (kill, a service manager) and a SIGINT sent to the process (kill -INT, `timeout -s INT`; the
+  // keyboard's Ctrl+C is a key here, not a signal) quit as /quit does: the team shut down, the board
+  // released. A second one finds no handler and ends the process at once. (SIGHUP, the terminal gone, is
+  // run-ink's: there is no screen left to show the quitting on.)
   const leaveRef = useRef(leave);
   leaveRef.current = leave;
   useEffect(() => {
@@ -69,9 +71,15 @@ export function App({ session, feed, board, team, questions, quit }: AppProps) {
       feed.push('terminated', 'info');
       leaveRef.current();
     };
+    const onInt = () => {
+      feed.push('interrupted', 'info');
+      leaveRef.current();
+    };
     process.once('SIGTERM', onTerm);
+    process.once('SIGINT', onInt);
     return () => {
       process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onInt);
     };
   }, [feed]);
 

@@ -271,6 +271,21 @@ describe('the REPL app', () => {
     expect(m.quits).toHaveLength(1);
   });
 
+  it('quits on a SIGINT sent to the process (kill -INT) as on /quit: the keyboard\'s Ctrl+C is a key, this one a signal', async () => {
+    const others = process.listeners('SIGINT');
+    const m = await mount();
+    // The app's own handler, called as the signal would: emitting SIGINT would reach the test runner's
+    // and ink's exit hooks too (which raise the signal again).
+    const own = () => process.listeners('SIGINT').filter((listener) => !others.includes(listener) && String(listener).includes('interrupted'));
+    expect(own()).toHaveLength(1);
+    own()[0]!('SIGINT');
+    await waitUntil(() => m.quits.length === 1, 'quit');
+    await m.until('interrupted');
+    await m.until('bye');
+    // Once: a second SIGINT finds no handler of the app's and ends the process.
+    expect(own()).toEqual([]);
+  });
+
   it('quits on Ctrl+D at an empty prompt, and leaves a typed line alone', async () => {
     const m = await mount();
     await m.type('/ta');
