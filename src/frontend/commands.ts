@@ -6,6 +6,7 @@ import { formatSpend, type MemberSpend } from '../core/lead/spend.js';
 import type { ActivityView, Tone } from './activity.js';
 import { formatBoard, formatMember, shutDownLines, wrapWords } from './format.js';
 import { inboxText } from './inbox-text.js';
+import { answerTyped } from './answer.js';
 import { closestWord } from '../core/words.js';
 
 export type { Tone } from './activity.js';
@@ -171,9 +172,9 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'answer',
     args: '<text>',
-    help: 'answer the pending question (a plain line does too)',
+    help: "answer the pending question (a plain line does too; '#N answer' answers pipeline N's)",
     run: async (args, io) => {
-      await io.session.answer(need(args, '/answer <text>'));
+      await answerTyped(io, need(args, '/answer <text>'));
     },
   },
   {
@@ -380,7 +381,7 @@ export async function runLine(raw: string, io: CommandIO): Promise<Outcome> {
       case 'command':
         return (await parsed.command.run(parsed.args, io)) ?? 'continue';
       case 'answer':
-        await io.session.answer(parsed.text);
+        await answerTyped(io, parsed.text);
         return 'continue';
       case 'lead': {
         // The lead's model failed after its retries: a requirement can still go on the board without it (a fatal error stops the team too).

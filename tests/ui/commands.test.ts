@@ -158,6 +158,29 @@ describe('runLine on a real session', () => {
     expect(answer).toMatchObject({ type: 'answer', from: 'lead', content: 'Images and Documents', questionId: question.questionId });
   });
 
+  it("answers pipeline N's question with a line '#N answer', and sends nothing for a pipeline with none waiting", async () => {
+    session = await quietSession();
+    const { value, out } = io(session);
+    const board = boardOf(session);
+    for (const [name, pipeline] of [['analyst', 1], ['analyst-2', 2]] as const) {
+      await board.registry.join(name, 'analyst');
+      await board.mailbox.send(name, session.lead, `Question for #${pipeline}?`, 'question', { questionId: `q-${pipeline}`, task: null, pipeline });
+    }
+    session.drainInbox();
+    await waitUntil(() => session!.pendingQuestions().length === 2 || undefined, 'both questions');
+    await runLine('#5 Images only', value);
+    expect(out.at(-1)).toBe('error: pipeline #5 has no question waiting (#1, #2 have one): the answer was not sent');
+    expect(session.pendingQuestions()).toHaveLength(2);
+    // The second pipeline's, though the first one's is in front.
+    await runLine('#2 A file path', value);
+    expect(session.pendingQuestions().map((question) => question.pipeline)).toEqual([1]);
+    expect(board.mailbox.peek('analyst-2')).toEqual([expect.objectContaining({ type: 'answer', content: 'A file path', questionId: 'q-2' })]);
+    expect(board.mailbox.peek('analyst')).toEqual([]);
+    await runLine('/answer #1 Images and Documents', value);
+    expect(board.mailbox.peek('analyst')).toEqual([expect.objectContaining({ type: 'answer', content: 'Images and Documents', questionId: 'q-1' })]);
+    expect(session.pendingQuestions()).toEqual([]);
+  });
+
   it('sends free text to the lead when nothing is asked, and prints the reply', async () => {
     session = await quietSession();
     const { value, out, asked } = io(session, 'Posted pipeline #1.');

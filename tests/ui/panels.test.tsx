@@ -163,6 +163,9 @@ describe('question box', () => {
     // A general task's question (no pipeline) is named by its task.
     expect(render(<QuestionBox questions={[{ ...question, pipeline: null }]} auto={false} />).lastFrame()).toContain('analyst asks (task #3): Which folders?');
     expect(lastFrame()).toContain('type the answer and press Enter · 1 more waiting');
+    // With another pipeline's question waiting, how to answer that one first.
+    const two = render(<QuestionBox questions={[question, { ...question, questionId: 'q2', pipeline: 2 }]} auto={false} />).lastFrame()!.replace(/[│║\s]+/g, ' ');
+    expect(two).toContain("type the answer and press Enter · 1 more waiting (#2: '#2 <answer>' answers pipeline #2's)");
   });
 
   it('says the simulated user is on it with --auto, and is empty without questions', () => {

@@ -1,0 +1,23 @@
+import { AutoteamError } from '../core/errors.js';
+import type { LeadApi } from '../core/lead/lead-api.js';
+
+/**
+ * A typed answer: `#N text` answers pipeline N's question, as a line of `run`'s standard input does;
+ * anything else the question in front (the oldest). One naming a pipeline with no question waiting
+ * is not sent: it would answer another pipeline's question with words meant for N.
+ */
+export async function answerTyped(io: { session: Pick<LeadApi, 'answer' | 'pendingQuestions'> }, text: string): Promise<void> {
+  const to = /^#(\d+)\s+(\S[\s\S]*)$/.exec(text.trim());
+  if (!to) {
+    await io.session.answer(text);
+    return;
+  }
+  const pending = io.session.pendingQuestions();
+  const question = pending.find((candidate) => candidate.pipeline === Number(to[1]));
+  if (!question && pending.length === 0) throw new AutoteamError('no question is waiting: the answer was not sent', 'NO_QUESTION');
+  if (!question) {
+    const waiting = pending.map((candidate) => (candidate.pipeline != null ? `#${candidate.pipeline}` : `task #${candidate.task}`)).join(', ');
+    throw new AutoteamError(`pipeline #${to[1]} has no question waiting (${waiting} ${pending.length === 1 ? 'has' : 'have'} one): the answer was not sent`, 'NO_QUESTION');
+  }
+  await io.session.answer(to[2]!, question.questionId);
+}
