@@ -84,6 +84,25 @@ describe('failed attempts back off and are capped', () => {
     expect(pipeline.state(1)).toMatchObject({ status: 'failed' });
   });
 
+  it('a task for a stage the config does not have (written by hand) backs off and fails, with no model call and no lease held', async () => {
+    const { root, board } = await setup();
+    const task = await board.create({ subject: 'create a task to run `echo hi`', stage: 'nosuchstage' });
+    const model = new RejectingModel();
+    const stop = new AbortController();
+    const running = teammate(root, model, stop.signal).run();
+    await until(() => board.get(task.id).status === 'failed', 'the task to fail');
+    stop.abort();
+    await running;
+    expect(model.calls).toEqual([]);
+    const failed = board.get(task.id);
+    expect(failed.result).toBe(
+      `gave up after 3 failed attempts (MAX_ATTEMPTS 3); last error: task #${task.id} is for stage 'nosuchstage', which this team's config does not have (stages: requirements, implementation, review): written by hand, or by a host with another autoteam.config.json`,
+    );
+    // Each attempt handed back at once and backed off, never a lease run out and taken over.
+    expect(failed.history.filter((entry) => entry.event === 'retry_later')).toHaveLength(2);
+    expect(failed.history.some((entry) => /taken over/.test(entry.detail ?? ''))).toBe(false);
+  });
+
   it('an endpoint that asks for no request for an hour (a rate limit) gets its hour: the task waits that long, not the backoff', async () => {
     const { root, board, pipeline } = await setup();
     await pipeline.post('Write a greeting program.', { startStage: 'implementation' });

@@ -57,6 +57,16 @@ export class TaskWork {
     const fence: Fence = { owner: this.host.name, token: task.claims };
     this.host.postStatus('working', task.id);
     this.host.activity(task.id, `claimed #${task.id} ${task.subject}`);
+    // A stage this team's config does not have (a task written by hand, or by a host with another
+    // config): an attempt that counts, backed off, then failed; not a claim held until its lease ran out.
+    const stages = this.host.stages.names();
+    if (task.stage && !stages.includes(task.stage)) {
+      const why = `task #${task.id} is for stage '${task.stage}', which this team's config does not have (stages: ${stages.join(', ')}): written by hand, or by a host with another autoteam.config.json`;
+      await this.ends.unfinished(task, fence, why, 'error');
+      await this.host.backToIdle();
+      return;
+    }
+    const stage = task.stage ? this.host.stages.get(task.stage) : null;
     const lease = new AbortController();
     const renew = setInterval(() => {
       void board.renewLease(task.id, fence).then(
@@ -67,7 +77,6 @@ export class TaskWork {
       );
     }, Math.max(50, Math.floor(settings.leaseMs / 3)));
     const signal = AbortSignal.any([this.host.signal, lease.signal]);
-    const stage = task.stage ? this.host.stages.get(task.stage) : null;
     const workspace = taskWorkspace(board.rootDir, task);
     const remote = { rootDir: board.rootDir, ...(settings.repository ? { url: settings.repository.remote } : {}) };
     const prepared = await prepareWorkspace(workspace, task, this.host.blobs, remote);
