@@ -140,6 +140,21 @@ describe('a pipeline task for a role nobody takes', () => {
     expect(notices.filter((text) => text.includes('waits:'))).toEqual([said]);
   });
 
+  it('for a role no stage has (a task written by hand), says so instead of offering a teammate that cannot be started', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
+    roots.push(root);
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, repl: true, settings: { idleTimeoutMs: 0, pollMs: 100 } });
+    sessions.push(session);
+    const notices: string[] = [];
+    session.on('event', (event) => {
+      if (event.type === 'notice') notices.push(event.text);
+    });
+    await session.start([{ name: 'ann', role: 'analyst' }]);
+    const task = await boardOf(session).tasks.create({ subject: 'Test the thing', role: 'tester' });
+    const said = await waitUntil(() => notices.find((text) => text.startsWith(`task #${task.id} waits`)), 'the notice');
+    expect(said).toBe(`task #${task.id} waits: it is for role tester, which no stage of this team has (roles: analyst, engineer, reviewer, any): a teammate of role any takes it, or fix its role in the task file`);
+  });
+
   it('is said again when the teammate that held it dies and it is handed back, the role now without anyone', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
     roots.push(root);

@@ -260,6 +260,12 @@ export class LeadTeam {
       if (serving.has(role)) continue;
       noted.add(key(task));
       const what = task.pipeline === null ? `task #${task.id} waits: it` : `pipeline #${task.pipeline} waits: task #${task.id} (${task.stage})`;
+      const roles = this.deps.stages.roles();
+      // A role no stage has (a task written by hand): no teammate can be started for it.
+      if (!roles.includes(role)) {
+        this.deps.emit({ type: 'notice', text: `${what} is for role ${role}, which no stage of this team has (roles: ${roles.join(', ')}): a teammate of role any takes it, or fix its role in the task file` });
+        continue;
+      }
       const start = this.deps.repl ? `/spawn <name> ${role}, or autoteam worker --role ${role}` : `autoteam worker --role ${role} on this board`;
       this.deps.emit({ type: 'notice', text: `${what} is for a teammate of role ${role}, and none runs: ${start} takes it` });
     }
