@@ -64,7 +64,7 @@ describe.runIf(python)('the merge queue with autoMerge', () => {
       const [firstMerged, secondMerged] = mergedOrder as [number, number];
       const sentBack = steps.filter((step) => step.step === 'sent_back');
       expect(sentBack.map((step) => step.pipeline)).toEqual([secondMerged]);
-      expect(sentBack[0]!.detail).toMatch(/^conflict with main in organize\.py; revision \d+ is #\d+$/);
+      expect(sentBack[0]!.detail).toMatch(/^conflict with main in organize\.py; revision \d+ is #\d+; the approved commit was [0-9a-f]{12}$/);
       expect(steps.filter((step) => step.pipeline === firstMerged).map((step) => step.step)).not.toContain('sent_back');
 
       // The revision was handed the conflict as a blocker, and worked from the markers in its worktree.
@@ -103,13 +103,47 @@ describe.runIf(python)('autoMerge in line mode', () => {
     const line = await runCli(['--auto'], { cwd: repo, input: '', killAfterMs: 500_000 });
     expect(line.code, describeRun(line)).toBe(0);
     const out = line.stdout;
-    const sentBack = out.search(/^merge #1: sent back — conflict with main in organize\.py; revision 2 is #\d+$/m);
+    const sentBack = out.search(/^merge #1: sent back — conflict with main in organize\.py; revision 2 is #\d+; the approved commit was [0-9a-f]{12}$/m);
     const merged = out.search(/^merge #1: merged — fast-forward to [0-9a-f]{12}$/m);
     const down = out.indexOf('shutting the team down');
     expect([sentBack, merged].every((at) => at >= 0), out).toBe(true);
     // The team worked the revision before it was shut down, and the queue merged it.
     expect(sentBack).toBeLessThan(merged);
     expect(merged).toBeLessThan(down);
+    expect(readTasks(repo).find((task) => task.artifacts.outcome)?.artifacts.outcome).toMatchObject({ action: 'merged', into: 'main' });
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+  });
+});
+
+describe.runIf(python)("autoMerge at a lead's start", () => {
+  it('merges what an earlier lead left approved and unmerged as the next lead starts, with no approval to wait for', { timeout: 300_000 }, async () => {
+    const repo = tempBoard('autoteam-mq-start-');
+    roots.push(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
+    git(repo, 'add', 'README.md');
+    git(repo, 'commit', '-q', '-m', 'Initial commit');
+    // A run without autoMerge: approved, its branch kept, nothing merged.
+    const run = await runCli(['run', '--auto', DOWNLOADS_REQUIREMENT], { cwd: repo });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(readTasks(repo).some((task) => task.artifacts.outcome)).toBe(false);
+    fs.writeFileSync(path.join(repo, 'autoteam.config.json'), '{ "autoMerge": true }\n');
+    git(repo, 'add', 'autoteam.config.json');
+    git(repo, 'commit', '-q', '-m', 'Merge approved work by itself');
+
+    const session = new LeadSession({ rootDir: repo, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: 100 }, autoMerge: true });
+    const merged = new Promise<MergeStepEvent>((resolve, reject) => {
+      AbortSignal.timeout(2 * HANG_MS).addEventListener('abort', () => reject(new Error('not merged in time')));
+      session.subscribe((event) => {
+        if (event.type === 'team' && event.event.type === 'merge_step' && event.event.step === 'merged') resolve(event.event);
+      });
+    });
+    try {
+      await session.start([]);
+      expect(await merged).toMatchObject({ pipeline: 1 });
+    } finally {
+      await session.close(1_000);
+    }
     expect(readTasks(repo).find((task) => task.artifacts.outcome)?.artifacts.outcome).toMatchObject({ action: 'merged', into: 'main' });
     expect(git(repo, 'status', '--porcelain')).toBe('');
   });

@@ -78,7 +78,8 @@ export async function mergePipeline(board: TaskBoard, id: number, by: string): P
   // A merge into the person's checked-out branch, unchecked, cannot move a base others share: the queue's rebase, re-check and leased push can.
   if (git.remote) throw new AutoteamError(`pipeline #${id}'s branch ${git.branch} lives on the remote ${git.remote}, and so does its base: the merge queue merges it there (autoteam merge --queue, or /merge all), rebased onto the base's tip, checked again and pushed`, 'USAGE');
   if (status !== 'approved' || !git.commit) {
-    throw new AutoteamError(`pipeline #${id} is ${status}: only approved work is merged (diff ${id} shows it, discard ${id} drops it)`, 'USAGE');
+    const drop = status === 'active' ? `cancel ${id}, then discard ${id} drops it` : `discard ${id} drops it`;
+    throw new AutoteamError(`pipeline #${id} is ${status}: only approved work is merged (diff ${id} shows it, ${drop})`, 'USAGE');
   }
   const result = await mergeBranch(git.repo, git.branch, `Merge ${git.branch} (autoteam pipeline #${id})`);
   // Merged: the branch's commits are on the person's branch, so the worktree and the branch can go.

@@ -198,9 +198,9 @@ export class MergeQueue {
       this.emit(entry, site.into, 'sent_back', `${reason}; the pipeline failed: ${result.reason}`);
       return `pipeline #${pipeline}: not merged — ${result.reason}`;
     }
-    this.emit(entry, site.into, 'sent_back', `${reason}; revision ${holder.revision + 1} is #${result.next?.id ?? '?'}`);
     // The branch now holds the revision's start: the commit that was approved is named, so it can be found.
     const approved = info.commit ? `; the approved commit was ${short(info.commit)}` : '';
+    this.emit(entry, site.into, 'sent_back', `${reason}; revision ${holder.revision + 1} is #${result.next?.id ?? '?'}${approved}`);
     return `pipeline #${pipeline}: not merged — ${reason}; sent back to implementation as revision ${holder.revision + 1}${result.next ? ` (#${result.next.id})` : ''}${approved}`;
   }
 }
@@ -223,7 +223,11 @@ export class MergeRunner {
   private running: Promise<string[]> | null = null;
   private again = false;
 
-  constructor(private readonly queue: () => MergeQueue) {}
+  /** `automatic`: autoteam.config.json `autoMerge` (without it `auto` does nothing); `onError` hears what an automatic run failed on. */
+  constructor(
+    private readonly queue: () => MergeQueue,
+    private readonly automatic: { on: boolean; onError: (error: unknown) => void } = { on: false, onError: () => undefined },
+  ) {}
 
   run(): Promise<string[]> {
     if (this.running) return this.running.catch(() => undefined).then(() => this.run());
@@ -236,8 +240,9 @@ export class MergeRunner {
     return run;
   }
 
-  /** For `autoMerge`: drains now, or once more after the drain under way; `onError` hears what failed. */
-  auto(onError: (error: unknown) => void): void {
+  /** For `autoMerge` (a no-op without it): drains now, or once more after the drain under way. */
+  auto(): void {
+    if (!this.automatic.on) return;
     if (this.running) {
       if (this.again) return;
       this.again = true;
@@ -245,11 +250,11 @@ export class MergeRunner {
         .catch(() => undefined)
         .then(() => {
           this.again = false;
-          this.auto(onError);
+          this.auto();
         });
       return;
     }
-    this.run().catch(onError);
+    this.run().catch(this.automatic.onError);
   }
 
   /** Whether a drain is under way or due: what it decides may send a pipeline back to work. */

@@ -99,9 +99,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
         emit({ type: 'team', event });
         if (opened) emit({ type: 'notice', text: opened });
         // autoMerge: the lead merges each pipeline as it is approved (the queue keeps approval order).
-        if (options.autoMerge && event.type === 'pipeline_status' && event.status === 'approved' && !this.life.closed) {
-          this.merges.auto((error) => emit({ type: 'error', ...serializeError(error) }));
-        }
+        if (event.type === 'pipeline_status' && event.status === 'approved' && !this.life.closed) this.merges.auto();
       },
       (error) => {
         const { code, message } = serializeError(error);
@@ -135,7 +133,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       maxRequestTokens: options.settings?.maxRequestTokens ?? DEFAULT_MAX_REQUEST_TOKENS,
     });
     this.chat = new LeadChat(new LeadAgent(this.agentHost));
-    this.merges = new MergeRunner(() => new MergeQueue({ board, pipelines: this.pipelines, by: this.lead, limits: recheckLimits(options.settings), ...(options.settings?.repository ? { remoteUrl: options.settings.repository.remote } : {}) }));
+    const queue = () => new MergeQueue({ board, pipelines: this.pipelines, by: this.lead, limits: recheckLimits(options.settings), ...(options.settings?.repository ? { remoteUrl: options.settings.repository.remote } : {}) });
+    this.merges = new MergeRunner(queue, { on: options.autoMerge ?? false, onError: (error) => emit({ type: 'error', ...serializeError(error) }) });
     // One live lead per board: the lease is taken in start(), renewed while the session runs, released in close().
     this.life = new SessionLife(
       { board, watcher: this.watcher, view: this.view, team: this.team, desk: this.desk, inbox: this.inbox, chat: this.chat, lease: board.lease(), pipelines: this.pipelines, rootDir: this.rootDir, options },
@@ -264,7 +263,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   start(team: readonly TeamMemberSpec[] = DEFAULT_TEAM): Promise<void> {
-    return this.life.start(team);
+    // What an earlier lead left approved and unmerged goes through the queue now (autoMerge).
+    return this.life.start(team).then(() => this.merges.auto());
   }
 
   /**
