@@ -341,7 +341,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (error instanceof AutoteamError) {
       // A bad value from a .env file: which file, since the environment the person looks at lacks it.
-      const variable = error.code === 'CONFIG_ERROR' ? /^([A-Z][A-Z0-9_]*):/.exec(error.message)?.[1] : undefined;
+      const variable = error.code === 'CONFIG_ERROR' ? /^([A-Z][A-Z0-9_]*)[: ]/.exec(error.message)?.[1] : undefined;
       const file = variable === undefined ? undefined : envFiles.get(variable);
       console.error(`autoteam: ${error.message}${file ? ` (set in ${file})` : ''}`);
       if (error instanceof BoardConnectionError) return error.misconfigured ? 2 : 1;

@@ -348,6 +348,11 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     const fromEnvironment = await runCli(['run', '--auto', '--dir', root, 'x'], { cwd: root, env: { MAX_TURNS: 'yy' } });
     expect(fromEnvironment.code, describeRun(fromEnvironment)).toBe(2);
     expect(fromEnvironment.stderr.trim()).toBe("autoteam: MAX_TURNS: 'yy' is not a whole number (1 or more)");
+    // So does a provider the file names that does not exist, or cannot run without a key.
+    fs.writeFileSync(path.join(root, '.env'), 'AUTOTEAM_PROVIDER=bogus\n');
+    const provider = await runCli(['run', '--auto', '--dir', root, 'x'], { cwd: root });
+    expect(provider.code, describeRun(provider)).toBe(2);
+    expect(provider.stderr.trim()).toBe(`autoteam: AUTOTEAM_PROVIDER must be one of anthropic, openai, offline, got 'bogus' (set in ${path.join(root, '.env')})`);
   });
 
   it('a broken .team/config.json: one line naming it and how to recover, exit 2, and no lead left holding the board', async () => {
