@@ -233,7 +233,12 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       if (error.code !== 'EPIPE') throw error;
       stopWith('interrupted (its output was closed); unfinished tasks were handed back to the board');
     };
-    process.stdout.on('error', onOutputError);
+    // What the run says of the work it stopped then goes to stderr, which may still be read (`2>err | head`).
+    let outputClosed = false;
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+      outputClosed ||= error.code === 'EPIPE';
+      onOutputError(error);
+    });
     process.stderr.on('error', onOutputError);
 
     const giveUp = AbortSignal.timeout(timeoutMs);
@@ -304,6 +309,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       // Questions already in the lead's inbox count as asked: a pipeline waiting on its own is told so.
       await session.catchUp();
       for (const state of ended) if (state.status === 'active') stopped.set(state.id, await stoppedEarly(session, state.id, unanswered ? noAnswer(state.id) : stopReason, timedOut));
+      if (outputClosed) for (const reason of stopped.values()) console.error(`autoteam: ${reason}`);
     } finally {
       input?.close();
       // The pages get the pipeline's end before the server goes (the run's summary says the rest).

@@ -536,6 +536,8 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     child.stdout!.destroy();
     expect(await exited, stderr).toBe(130);
     expect(stderr).not.toMatch(/EPIPE|at /);
+    // What it left open is said where it can still be read.
+    expect(stderr.trim()).toBe('autoteam: interrupted (its output was closed); unfinished tasks were handed back to the board; pipeline #1 is left open on the board (a lead here goes on with it, autoteam cancel 1 drops it)');
     expect(fs.existsSync(path.join(root, '.team', 'lead.json'))).toBe(false);
     expect(readTasks(root).filter((task) => task.status === 'in_progress')).toEqual([]);
   });
