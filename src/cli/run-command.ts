@@ -295,9 +295,11 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       // leaves, not dropped part-way. Work that was on the board before the run is not its to finish.
       const waited = new Set(pipelines);
       for (;;) {
-        const beside = session.snapshot().pipelines.filter(({ id, status }) => status === 'active' && !waited.has(id) && !before.pipelines.some((old) => old.id === id));
+        // Those that ended already (before the run's own) are said too, with their end.
+        const beside = session.snapshot().pipelines.filter(({ id }) => !waited.has(id) && !before.pipelines.some((old) => old.id === id));
         if (beside.length === 0 || signal.aborted) break;
-        log(`waiting for pipeline ${beside.map(({ id }) => `#${id}`).join(', ')} too: posted beside this run, its team is working on it`);
+        const active = beside.filter(({ status }) => status === 'active');
+        if (active.length) log(`waiting for pipeline ${active.map(({ id }) => `#${id}`).join(', ')} too: posted beside this run, its team is working on it`);
         for (const { id } of beside) waited.add(id);
         const states = await Promise.all(beside.map(({ id }) => settle(id)));
         // The pipelines' own lines (their `= Pipeline …` end) come before what the run says of them.

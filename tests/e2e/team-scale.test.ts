@@ -351,4 +351,31 @@ describe('autoteam post', () => {
       await run.stop();
     }
   });
+
+  it('says how a pipeline posted beside it ended when it ended before the run\'s own', { timeout: 300_000 }, async () => {
+    const root = tempBoard('autoteam-scale-run-post-early-');
+    roots.push(root);
+    // Two analysts: the run's waits on the person's answer, the other works what is posted beside.
+    const run = CliChild.start(['run', '--analysts', '2', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, stdin: 'pipe' });
+    const ASKS = /analyst(?:-2)? asks \(pipeline #1\): /;
+    const questions = () => run.lines.filter((line) => ASKS.test(line));
+    try {
+      await run.waitForLine((line) => ASKS.test(line), "the run's analyst to ask");
+      // The offline model fails this one in a few steps, asking nothing.
+      const posted = await runCli(['post', '--dir', root, 'Sort the lines of a file.'], { cwd: root });
+      expect(posted.code, describeRun(posted)).toBe(0);
+      await run.waitForLine((line) => line.trimStart().startsWith('= Pipeline #2 failed'), 'the pipeline posted beside to fail');
+      let answered = 0;
+      await run.waitFor(() => {
+        for (const line of questions().slice(answered)) run.write(playbookAnswer(line.split(ASKS)[1]!, []));
+        answered = questions().length;
+        return run.lines.find((line) => line.startsWith('pipeline #2 (posted beside this run): '));
+      }, 'the run to say how the pipeline posted beside it ended');
+      expect(await run.exited).toEqual({ code: 0, signal: null });
+      expect(run.lines.find((line) => line.startsWith('pipeline #2 (posted beside this run): '))).toMatch(/^pipeline #2 \(posted beside this run\): failed — /);
+      expect(run.lines.some((line) => line.startsWith('waiting for pipeline #2'))).toBe(false);
+    } finally {
+      await run.stop();
+    }
+  });
 });
