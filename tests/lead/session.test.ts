@@ -91,6 +91,21 @@ describe('LeadSession', () => {
     expect(session.busyReason()).toBeNull();
   });
 
+  it('delivers a message to a teammate of its own that is still starting, once it has joined (a script\'s first line)', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
+    roots.push(root);
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { idleTimeoutMs: 0, pollMs: 100 } });
+    sessions.push(session);
+    await session.start([{ name: 'eng', role: 'engineer' }]);
+    // Its thread is made; it has not joined the team yet.
+    expect(boardOf(session).registry.get('eng')).toBeUndefined();
+    const sent = await session.message('eng', 'hello');
+    expect(sent).toMatchObject({ from: 'lead', to: 'eng', content: 'hello' });
+    expect(boardOf(session).registry.get('eng')).toBeDefined();
+    // Anyone else is still refused at once.
+    await expect(session.message('nobody', 'hello')).rejects.toThrow(/'nobody' is not a member of team/);
+  });
+
   it('does not respawn a teammate the lead shut down', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
     roots.push(root);

@@ -181,6 +181,11 @@ export class LeadTeam {
     return this.manager.get(name) !== undefined;
   }
 
+  /** Once `name`, a teammate of this session still starting, has joined the team (at most 10 s); at once for anyone else. */
+  async joined(name: string): Promise<void> {
+    for (let waited = 0; this.isRunning(name) && !this.board.registry.get(name) && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
   /** The roles of the teammates this session started. */
   roles(): string[] {
     return [...this.spawned.values()].map((member) => member.role);

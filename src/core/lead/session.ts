@@ -312,9 +312,9 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
    * idle. A name that is not on the team is refused with the team's members.
    */
   async message(name: string, text: string): Promise<Message> {
-    const config = this.board.registry.read();
-    const members = config.members.map((member) => member.name);
-    if (!members.includes(name)) throw new UnknownRecipientError(name, config.team, members);
+    await this.team.joined(name); // a script's first line may come while the teammate starts
+    const { team, members } = this.board.registry.read();
+    if (!members.some((member) => member.name === name)) throw new UnknownRecipientError(name, team, members.map((member) => member.name));
     const sent = await this.board.mailbox.send(this.lead, name, text, 'message');
     this.team.wake(name);
     return sent;
