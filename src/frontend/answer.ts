@@ -14,7 +14,7 @@ export async function answerTyped(io: { session: Pick<LeadApi, 'answer' | 'pendi
   }
   const pending = io.session.pendingQuestions();
   const question = pending.find((candidate) => candidate.pipeline === Number(to[1]));
-  if (!question && pending.length === 0) throw new AutoteamError('no question is waiting: the answer was not sent', 'NO_QUESTION');
+  if (!question && pending.length === 0) throw new AutoteamError('no question is waiting for an answer', 'NO_QUESTION');
   if (!question) {
     const waiting = pending.map((candidate) => (candidate.pipeline != null ? `#${candidate.pipeline}` : `task #${candidate.task}`)).join(', ');
     throw new AutoteamError(`pipeline #${to[1]} has no question waiting (${waiting} ${pending.length === 1 ? 'has' : 'have'} one): the answer was not sent`, 'NO_QUESTION');

@@ -43,15 +43,12 @@ export async function retryPipeline(pipeline: Pick<Pipeline, 'retry'>, id: numbe
 const cancelledLine = (id: number, cancelled: readonly number[]) => `pipeline #${id} cancelled: ${cancelled.map((t) => `#${t}`).join(', ')}`;
 const retriedLine = (id: number, task: Task) => `pipeline #${id} retried: task #${task.id} (${task.stage}${task.revision ? ` r${task.revision}` : ''}) — ${task.subject}`;
 
-export function pipelineId(text: string): number {
-  const id = /^#?\d+$/.test(text.trim()) ? Number(text.trim().replace(/^#/, '')) : Number.NaN;
-  if (!Number.isSafeInteger(id) || id <= 0) throw new AutoteamError(`a pipeline id is a positive whole number, got '${text.trim()}'`, 'USAGE');
-  return id;
-}
+export const pipelineId = (text: string): number => positiveId(text, 'pipeline');
+const taskId = (text: string): number => positiveId(text, 'task');
 
-function taskId(text: string): number {
+function positiveId(text: string, what: 'pipeline' | 'task'): number {
   const id = /^#?\d+$/.test(text.trim()) ? Number(text.trim().replace(/^#/, '')) : Number.NaN;
-  if (!Number.isSafeInteger(id) || id <= 0) throw new AutoteamError(`a task id is a positive whole number, got '${text.trim()}'`, 'USAGE');
+  if (!Number.isSafeInteger(id) || id <= 0) throw new AutoteamError(`a ${what} id is a positive whole number, got '${text.trim()}'`, 'USAGE');
   return id;
 }
 
@@ -214,8 +211,9 @@ export const COMMANDS: readonly Command[] = [
     args: '[<request-id>]',
     help: "approve a teammate's plan (the one waiting, when only one is)",
     run: async (args, io) => {
-      const waiting = args.trim() ? [] : io.session.snapshot().plans.map((plan) => plan.id);
-      const id = waiting.length === 1 ? waiting[0]! : need(args, `/approve <request-id>${waiting.length ? ` (waiting: ${waiting.join(', ')})` : ''}`);
+      const waiting = args.trim() ? null : io.session.snapshot().plans.map((plan) => plan.id);
+      if (waiting?.length === 0) throw new AutoteamError('no plan is waiting for a decision', 'USAGE');
+      const id = waiting?.length === 1 ? waiting[0]! : need(args, `/approve <request-id>${waiting ? ` (waiting: ${waiting.join(', ')})` : ''}`);
       await io.session.decidePlan(id, true);
       io.print(`approved ${id}`);
     },

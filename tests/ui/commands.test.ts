@@ -209,6 +209,10 @@ describe('runLine on a real session', () => {
     expect(out.at(-1)).toBe('auto answers: off');
     await runLine('/answer yes', value);
     expect(out.at(-1)).toBe('error: no question is waiting for an answer');
+    await runLine('/answer #3 yes', value);
+    expect(out.at(-1)).toBe('error: no question is waiting for an answer');
+    await runLine('/approve', value);
+    expect(out.at(-1)).toBe('error: no plan is waiting for a decision');
     await runLine('/spawn onlyname', value);
     expect(out.at(-1)).toBe('error: usage: /spawn <name> <role> [instructions]');
     await runLine('/reject plan-x', value);
