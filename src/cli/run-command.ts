@@ -148,14 +148,16 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     // A line `#N text` answers pipeline N's question (held until that pipeline asks); any other line,
     // and one naming no pipeline of this run, answers the question in front of the run, oldest first.
     // Until every requirement is posted, any `#N` may be one of this run's: held, not sent as typed.
+    // A pipeline on the board before the run is not this run's: only a `#N` line answers its questions.
     let allPosted = false;
+    const older = new Set<number>();
     const addressedTo = (line: string) => {
       const to = /^#(\d+)\s+(\S.*)$/.exec(line);
-      return to && (!allPosted || pipelines.includes(Number(to[1]))) ? { pipeline: Number(to[1]), text: to[2]! } : null;
+      return to && (!allPosted || pipelines.includes(Number(to[1])) || older.has(Number(to[1]))) ? { pipeline: Number(to[1]), text: to[2]! } : null;
     };
     const answerNext = (question: PendingQuestion): boolean => {
       const own = typed.findIndex((line) => addressedTo(line)?.pipeline === question.pipeline);
-      const at = own >= 0 ? own : typed.findIndex((line) => addressedTo(line) === null);
+      const at = own >= 0 ? own : question.pipeline !== null && older.has(question.pipeline) ? -1 : typed.findIndex((line) => addressedTo(line) === null);
       if (at < 0) return false;
       const line = typed.splice(at, 1)[0]!;
       const addressed = addressedTo(line);
@@ -219,6 +221,10 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       if (event.type === 'teammate_exit' && event.exit.kind === 'crashed') {
         stopWith(`${event.exit.name} died (${event.exit.reason})${event.exit.crashLog ? `; details in ${event.exit.crashLog}` : ''}`);
       }
+      if (event.type === 'question' && event.resumed && event.question.pipeline !== null && !options.auto) {
+        older.add(event.question.pipeline);
+        log(`  a line '#${event.question.pipeline} <answer>' on standard input answers it; other lines answer this run's questions`);
+      }
       if (event.type === 'question' && !options.auto && !answerNext(event.question) && inputEnded) stopUnanswered();
     });
     // Ctrl+C or a kill: stop waiting, hand the work back (session.close), and say so.
@@ -243,6 +249,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
 
     const giveUp = AbortSignal.timeout(timeoutMs);
     const before = session.snapshot();
+    for (const { id, status } of before.pipelines) if (status === 'active') older.add(id);
     log(`autoteam run — ${session.modelLabel}${before.board.location === before.board.rootDir ? '' : ` · board ${session.where}`}`);
     const open = before.tasks.filter(isOpen);
     if (open.length > 0) {

@@ -245,6 +245,20 @@ describe('autoteam post', () => {
     expect(qa.map((entry) => entry.answer)).toEqual(PICTURES.map((line) => `#1 ${line}`));
   });
 
+  it("a question an earlier run left waiting is answered by a '#N' line only: a plain line answers the run's own", async () => {
+    const root = tempBoard();
+    roots.push(root);
+    const first = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: '' });
+    expect(first.code, describeRun(first)).toBe(1);
+    // The plain line first: it waits for this run's own question, and pipeline #1's take their '#1' lines.
+    const input = ['Read the file named on the command line.', ...PICTURES.map((line) => `#1 ${line}`)].join('\n') + '\n';
+    const run = await runCli(['run', '--dir', root, WORDCOUNT_REQUIREMENT], { cwd: root, input });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout).toContain("  a line '#1 <answer>' on standard input answers it; other lines answer this run's questions");
+    expect(run.stdout).toContain('! person answers analyst (pipeline #2): Read the file named on the command line.');
+    expect(criteriaOf(root, 1)[0], describeRun(run)).toMatch(/: Pictures \(\.jpg.*\); Misc \(anything else\)$/);
+  });
+
   it('run --file - takes the requirements from standard input, and then says that no answer can come from there', async () => {
     const root = tempBoard();
     roots.push(root);
