@@ -7,13 +7,13 @@ import { roleCovered } from '../core/board/team-registry.js';
 import { openBoard } from '../core/board/board.js';
 import type { ModelSpec } from '../core/model/factory.js';
 import { type LeadApi, LeadSession } from '../core/lead/session.js';
-import type { PendingQuestion } from '../core/lead/questions.js';
 import { type RoleCount, startingTeam } from '../core/lead/team-size.js';
 import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../core/errors.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { replayBoardProblem } from '../core/model/recording.js';
 import type { PipelineState } from '../core/stages/pipeline.js';
+import { StdinAnswers } from './run-answers.js';
 import { checkRequirement } from '../core/stages/requirement.js';
 import { isOpen } from '../core/stages/pipeline-status.js';
 import { formatDuration } from '../frontend/format.js';
@@ -117,9 +117,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       stop.abort();
     };
     const input = !options.auto ? readline.createInterface({ input: process.stdin, terminal: false }) : null;
-    const typed: string[] = [];
-    /** This run's pipelines, in the order of its requirements (posted once the team has started). */
-    const pipelines: number[] = [];
+    const answers = new StdinAnswers(session, log);
+    const { pipelines, typed } = answers;
     let inputEnded = false;
     let hinted = false;
     // Said of every pipeline the stop leaves open: the question it asked itself, or else the one that stopped the run.
@@ -135,8 +134,11 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     });
     const noAnswer = (pipeline?: number) => {
       const pending = session.pendingQuestions();
-      const asked = pending.find((question) => question.pipeline === pipeline) ?? (pipeline ? askedInLog.get(pipeline) : undefined) ?? pending[0];
-      const whose = asked ? `${asked.from}'s question${asked.pipeline ? ` for pipeline #${asked.pipeline}` : ''}` : 'a question';
+      const own = pending.filter((question) => !answers.isOlder(question.pipeline));
+      const asked = pending.find((question) => question.pipeline === pipeline) ?? (pipeline ? askedInLog.get(pipeline) : undefined) ?? own[0] ?? pending[0];
+      // One of a pipeline at work before the run: the run's own wait behind it (one analyst), and it takes `#N` lines.
+      const earlier = asked && answers.isOlder(asked.pipeline) ? ` (at work before this run; the run's pipelines wait behind it, and only a line '#${asked.pipeline} <answer>' answers it)` : '';
+      const whose = asked ? `${asked.from}'s question${asked.pipeline ? ` for pipeline #${asked.pipeline}${earlier}` : ''}` : 'a question';
       const how = options.stdinHeldRequirements ? 'standard input held the requirements (--file -): use --auto, or give them in a file to answer on stdin' : 'answer on stdin, one line per question, or use --auto';
       return `standard input ended with ${whose} unanswered (${how})`;
     };
@@ -145,33 +147,11 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       unanswered = true;
       stopWith(noAnswer());
     };
-    // A line `#N text` answers pipeline N's question (held until that pipeline asks); any other line,
-    // and one naming no pipeline of this run, answers the question in front of the run, oldest first.
-    // Until every requirement is posted, any `#N` may be one of this run's: held, not sent as typed.
-    // A pipeline on the board before the run is not this run's: only a `#N` line answers its questions.
-    let allPosted = false;
-    const older = new Set<number>();
-    const addressedTo = (line: string) => {
-      const to = /^#(\d+)\s+(\S.*)$/.exec(line);
-      return to && (!allPosted || pipelines.includes(Number(to[1])) || older.has(Number(to[1]))) ? { pipeline: Number(to[1]), text: to[2]! } : null;
-    };
-    const answerNext = (question: PendingQuestion): boolean => {
-      const own = typed.findIndex((line) => addressedTo(line)?.pipeline === question.pipeline);
-      const at = own >= 0 ? own : question.pipeline !== null && older.has(question.pipeline) ? -1 : typed.findIndex((line) => addressedTo(line) === null);
-      if (at < 0) return false;
-      const line = typed.splice(at, 1)[0]!;
-      const addressed = addressedTo(line);
-      const named = addressed ? null : /^#(\d+)\s/.exec(line)?.[1];
-      if (named) log(`note: #${named} names no pipeline of this run (${pipelines.map((id) => `#${id}`).join(', ')}): the whole line, as typed, answers pipeline #${question.pipeline}'s question`);
-      void session.answer(addressed?.text ?? line, question.questionId).catch(() => undefined);
-      return true;
-    };
     input?.on('line', (line) => {
       // A blank line answers nothing (as in --file), nor does a pipeline's number with no answer after it.
       if (!line.trim()) return;
       if (/^#\d+\s*$/.test(line.trim())) return log(`note: standard input's line '${line.trim()}' has no answer after the pipeline's number: skipped`);
-      typed.push(line);
-      for (const question of session.pendingQuestions()) answerNext(question);
+      answers.typedLine(line);
     });
     input?.on('close', () => {
       inputEnded = true;
@@ -221,11 +201,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       if (event.type === 'teammate_exit' && event.exit.kind === 'crashed') {
         stopWith(`${event.exit.name} died (${event.exit.reason})${event.exit.crashLog ? `; details in ${event.exit.crashLog}` : ''}`);
       }
-      if (event.type === 'question' && event.resumed && event.question.pipeline !== null && !options.auto) {
-        older.add(event.question.pipeline);
-        log(`  a line '#${event.question.pipeline} <answer>' on standard input answers it; other lines answer this run's questions`);
-      }
-      if (event.type === 'question' && !options.auto && !answerNext(event.question) && inputEnded) stopUnanswered();
+      if (event.type === 'question' && !options.auto && !answers.asked(event.question, event.resumed) && inputEnded) stopUnanswered();
     });
     // Ctrl+C or a kill: stop waiting, hand the work back (session.close), and say so.
     const onSignal = (signal: NodeJS.Signals) => stopWith(`interrupted (${signal}); unfinished tasks were handed back to the board`);
@@ -249,7 +225,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
 
     const giveUp = AbortSignal.timeout(timeoutMs);
     const before = session.snapshot();
-    for (const { id, status } of before.pipelines) if (status === 'active') older.add(id);
+    answers.atWorkBefore(before.pipelines.filter(({ status }) => status === 'active').map(({ id }) => id));
     log(`autoteam run — ${session.modelLabel}${before.board.location === before.board.rootDir ? '' : ` · board ${session.where}`}`);
     const open = before.tasks.filter(isOpen);
     if (open.length > 0) {
@@ -274,8 +250,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
         pipelines.push(first.pipeline!);
         log(`posted pipeline #${first.pipeline!}: task #${first.id} (${first.stage}) — ${first.subject}`);
       }
-      allPosted = true;
-      for (const question of options.auto ? [] : session.pendingQuestions()) answerNext(question);
+      answers.allPosted = true;
+      for (const question of options.auto ? [] : session.pendingQuestions()) answers.asked(question);
       // Several analysts ask at once: a script's plain lines cannot say whose question they answer.
       const askers = team.filter((member) => member.role === 'analyst').length;
       if (input && !process.stdin.isTTY && askers > 1 && pipelines.length > 1) {

@@ -250,12 +250,23 @@ describe('autoteam post', () => {
     roots.push(root);
     const first = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: '' });
     expect(first.code, describeRun(first)).toBe(1);
-    // The plain line first: it waits for this run's own question, and pipeline #1's take their '#1' lines.
-    const input = ['Read the file named on the command line.', ...PICTURES.map((line) => `#1 ${line}`)].join('\n') + '\n';
+    // Plain lines alone: not given to #1's question, and the run, whose pipeline waits behind it, says so.
+    const plain = await runCli(['run', '--dir', root, WORDCOUNT_REQUIREMENT], { cwd: root, input: 'Read the file named on the command line.\n' });
+    expect(plain.code, describeRun(plain)).toBe(1);
+    expect(plain.stdout).not.toContain('! person answers');
+    // What the team hands back as it shuts down is not said to wait for a teammate.
+    expect(plain.stdout).not.toContain('waits: task');
+    expect(plain.stdout).toContain(
+      "pipeline #2: LEFT OPEN — standard input ended with analyst's question for pipeline #1 (at work before this run; the run's pipelines wait behind it, and only a line '#1 <answer>' answers it) unanswered",
+    );
+    // The plain line first: it waits for this run's own question; #1's and #2's (left open above) take their '#N' lines.
+    const input = ['Read the file named on the command line.', ...PICTURES.map((line) => `#1 ${line}`), '#2 Read the file named on the command line.'].join('\n') + '\n';
     const run = await runCli(['run', '--dir', root, WORDCOUNT_REQUIREMENT], { cwd: root, input });
     expect(run.code, describeRun(run)).toBe(0);
     expect(run.stdout).toContain("  a line '#1 <answer>' on standard input answers it; other lines answer this run's questions");
-    expect(run.stdout).toContain('! person answers analyst (pipeline #2): Read the file named on the command line.');
+    expect(run.stdout).toContain("  a line '#2 <answer>' on standard input answers it; other lines answer this run's questions");
+    expect(run.stdout).not.toContain('waits: task');
+    expect(run.stdout).toContain('! person answers analyst (pipeline #3): Read the file named on the command line.');
     expect(criteriaOf(root, 1)[0], describeRun(run)).toMatch(/: Pictures \(\.jpg.*\); Misc \(anything else\)$/);
   });
 

@@ -39,6 +39,7 @@ export class LeadTeam {
    * look (null until then): a task is said once per time it is pending, and not for the board's start.
    */
   private noted: Set<string> | null = null;
+  private closing = false;
 
   constructor(
     options: ManagerOptions & { board: Board },
@@ -249,7 +250,7 @@ export class LeadTeam {
       return;
     }
     const noted = this.noted;
-    if (this.spawned.size === 0 || this.fatal) return;
+    if (this.spawned.size === 0 || this.fatal || this.closing) return;
     // Not noted while its role is taken: a teammate that leaves before it claims it makes it wait.
     const waiting = pending.filter((task) => !noted.has(key(task)));
     if (waiting.length === 0) return;
@@ -336,6 +337,8 @@ export class LeadTeam {
    */
   async close(graceMs: number): Promise<{ exits: TeammateExit[]; released: number[] }> {
     if (this.repairTimer) clearInterval(this.repairTimer);
+    // What the team hands back as it leaves is not said to wait: the session's end says what it left.
+    this.closing = true;
     const attempt = async <T>(fn: () => Promise<T>, fallback: T): Promise<T> => fn().catch(() => fallback);
     const exits = await attempt(() => this.manager.shutdownAll(graceMs), []);
     await attempt(() => this.manager.close(1_000), undefined);
