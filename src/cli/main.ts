@@ -21,7 +21,7 @@ import { runWorker } from './worker-command.js';
 import { startRepl } from './repl-command.js';
 import { registerWebCommand, webOption, webPort } from './web-command.js';
 import { registerPostCommand } from './post-command.js';
-import { requirementsFileOption, requirementsFrom } from './requirements-file.js';
+import { requirementsFileOption, requirementsFrom, tookAsValue } from './requirements-file.js';
 import { teamSizeOptions } from './team-options.js';
 import { roleCounts } from '../core/lead/team-size.js';
 import { repositoryAt } from '../core/lead/repository.js';
@@ -42,7 +42,7 @@ function modelChoice(options: Record<string, unknown>): { model: { provider?: st
   const pick = (key: string) => (typeof options[key] === 'string' ? { [key]: options[key] as string } : {});
   // A model id is one word: one with spaces is a requirement the flag took as its value (`--model "Write …"`).
   if (typeof options.model === 'string' && /\s/.test(options.model.trim())) {
-    throw new ConfigError(`--model took '${options.model.length > 60 ? `${options.model.slice(0, 60)}…` : options.model}' as its value: was its own left out? (a model id is one word, like claude-sonnet-4-5)`);
+    throw new ConfigError(`${tookAsValue('--model', options.model)} (a model id is one word, like claude-sonnet-4-5)`);
   }
   return { model: { ...pick('provider'), ...pick('model'), ...pick('record'), ...pick('replay') } };
 }

@@ -22,6 +22,8 @@ export function requirementsFrom(args: readonly string[], files: unknown, comman
   if (empty >= 0) throw new UsageError(`a requirement cannot be empty${args.length === 1 ? '' : `: requirement ${empty + 1} of the ${args.length} given is blank`}`);
   const given: Array<{ text: string; from: string }> = args.map((text, index) => {
     try {
+      // An argument's bytes that are not UTF-8 (a terminal in another encoding) reach it as U+FFFD.
+      if (text.includes('\uFFFD')) throw new Error('a requirement must be UTF-8 text: this one holds bytes that are not (shown as �; is the terminal set to UTF-8?)');
       return { text: checkRequirement(text), from: `requirement ${index + 1}` };
     } catch (error) {
       throw new UsageError(args.length === 1 ? (error as Error).message : `requirement ${index + 1} of the ${args.length} given: ${(error as Error).message}`);
@@ -51,8 +53,12 @@ function tookTheRequirement(command: Command): string {
     return command.getOptionValueSource(candidate.attributeName()) === 'cli' && typeof value === 'string' && /\s/.test(value.trim());
   });
   if (!option) return '';
-  const value = String(command.getOptionValue(option.attributeName()));
-  return ` — ${option.long} took '${value.length > 60 ? `${value.slice(0, 60)}…` : value}' as its value: was its own left out?`;
+  return ` — ${tookAsValue(option.long!, String(command.getOptionValue(option.attributeName())))}`;
+}
+
+/** A flag that took the requirement as its value, as autoteam names one: `--model took 'Write a …' as its value: was its own left out?` */
+export function tookAsValue(flag: string, value: string): string {
+  return `${flag} took '${value.length > 60 ? `${value.slice(0, 60)}…` : value}' as its value: was its own left out?`;
 }
 
 /** The requirements of one file (`-`: standard input), each with where it is: `reqs.txt line 5`. */
@@ -81,7 +87,7 @@ function linesOf(where: string): Array<{ text: string; from: string }> {
     .split(/\r?\n/)
     .forEach((raw, index) => {
       const line = raw.trim();
-      if (isBlank(line) || line.startsWith('#')) return;
+      if (isBlank(line) || line.replace(/^[\u200B-\u200D\u2060\uFEFF]+/, '').startsWith('#')) return;
       try {
         lines.push({ text: checkRequirement(line), from: `${name} line ${index + 1}` });
       } catch (error) {

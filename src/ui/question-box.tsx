@@ -12,14 +12,15 @@ export function QuestionBox({ questions, auto }: { questions: readonly PendingQu
       </Text>
       <Text dimColor>
         {auto ? 'the simulated user is answering — or type your own answer' : 'type the answer and press Enter'}
-        {rest.length ? ` · ${rest.length} more waiting${moreHint(rest)}` : ''}
+        {rest.length ? ` · ${rest.length} more waiting${moreHint(first, rest)}` : ''}
       </Text>
     </Box>
   );
 }
 
 /** How to answer one of the others first: `#N answer` names its pipeline (answer.ts, answerTyped). */
-function moreHint(rest: readonly PendingQuestion[]): string {
-  const pipelines = rest.flatMap((question) => (question.pipeline != null ? [question.pipeline] : []));
+function moreHint(first: PendingQuestion, rest: readonly PendingQuestion[]): string {
+  // `#N` answers pipeline N's first question: the front one's pipeline is not a way to reach another.
+  const pipelines = [...new Set(rest.flatMap((question) => (question.pipeline != null && question.pipeline !== first.pipeline ? [question.pipeline] : [])))];
   return pipelines.length ? ` (${pipelines.map((id) => `#${id}`).join(', ')}: '#${pipelines[0]} <answer>' answers pipeline #${pipelines[0]}'s)` : '';
 }

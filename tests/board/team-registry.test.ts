@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Member, TeamRegistry } from '../../src/core/board/index.js';
@@ -64,9 +65,16 @@ describe('TeamRegistry', () => {
     await registry.join('engineer-2', 'engineer', { pid: process.ppid });
     expect(registry.freeName('engineer')).toBe('engineer-3');
     expect(registry.freeName('reviewer')).toBe('reviewer');
-    // A member that left gives its name back; this process's own member is its to take again.
+    // A member that left, its process still alive (a lead's teammate resting), keeps its name.
+    await registry.setStatus('engineer', 'shutdown');
+    expect(registry.freeName('engineer')).toBe('engineer-3');
+    // One whose process is gone gives it back; so does a dead one.
+    await registry.join('engineer', 'engineer', { pid: spawnSync('true').pid! });
     await registry.setStatus('engineer', 'shutdown');
     expect(registry.freeName('engineer')).toBe('engineer');
+    await registry.setStatus('engineer', 'dead');
+    expect(registry.freeName('engineer')).toBe('engineer');
+    // This process's own member is its to take again.
     await registry.join('analyst', 'analyst', { pid: process.pid });
     expect(registry.freeName('analyst')).toBe('analyst');
     expect(registry.freeName('analyst', process.ppid)).toBe('analyst-2');

@@ -14,7 +14,7 @@ import type { Check } from '../../src/core/board/artifacts.js';
 import type { Task } from '../../src/core/board/schemas.js';
 import { CONFIG_FILE, loadProjectConfig } from '../../src/core/config/project-config.js';
 import { findRepository, prepareRepository } from '../../src/core/git/worktree.js';
-import { MergeQueue, queuedPipelines, recheckLimits } from '../../src/core/lead/merge-queue.js';
+import { MergeQueue, MergeRunner, queuedPipelines, recheckLimits } from '../../src/core/lead/merge-queue.js';
 import { Pipeline, type StageSignal } from '../../src/core/stages/pipeline.js';
 import { pipelineStatus } from '../../src/core/stages/pipeline-status.js';
 import { describeRun, runCli } from '../helpers/pipeline-cli.js';
@@ -284,5 +284,40 @@ describe('the merge queue', () => {
     expect(config({ autoMerge: true }).autoMerge).toBe(true);
     expect(config({}).autoMerge).toBeUndefined();
     expect(() => config({ autoMerge: 'yes' })).toThrow(/autoteam\.config\.json: autoMerge: /);
+  });
+});
+
+describe("the lead's merge runner", () => {
+  /** A queue whose drains are counted, each held until `release` is called. */
+  function counted() {
+    const state = { drains: 0, release: () => undefined as void };
+    const queue = () => ({ drain: () => new Promise<string[]>((resolve) => {
+      state.drains++;
+      state.release = () => resolve([]);
+    }) }) as unknown as MergeQueue;
+    return { state, queue };
+  }
+
+  it('runs an automatic drain only with autoMerge, once more for an approval mid-drain, and none once closed', async () => {
+    const off = counted();
+    new MergeRunner(off.queue).auto();
+    expect(off.state.drains).toBe(0);
+
+    const on = counted();
+    const runner = new MergeRunner(on.queue, { on: true, onError: () => undefined });
+    runner.auto();
+    runner.auto();
+    runner.auto();
+    expect(on.state.drains).toBe(1);
+    // The approvals that came mid-drain get one more, after it.
+    on.state.release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(on.state.drains).toBe(2);
+    // Closing waits for the drain under way, and no automatic one starts after (a session's start finishing late).
+    const closed = runner.close();
+    on.state.release();
+    await closed;
+    runner.auto();
+    expect(on.state.drains).toBe(2);
   });
 });

@@ -167,7 +167,7 @@ describe('the requirements of run and post', () => {
     // Zero-width characters alone are blank too: refused as an argument, skipped as a line of a file.
     expect(() => requirementsFrom(['\u200B\u2060'], undefined)).toThrow(/^a requirement cannot be empty$/);
     const invisible = path.join(dir, 'invisible.txt');
-    fs.writeFileSync(invisible, 'Organize my Downloads.\n\u200B\n');
+    fs.writeFileSync(invisible, 'Organize my Downloads.\n\u200B\n\u200B# a comment after an invisible space\n');
     expect(requirementsFrom([], invisible)).toEqual(['Organize my Downloads.']);
   });
 

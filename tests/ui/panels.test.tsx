@@ -166,6 +166,10 @@ describe('question box', () => {
     // With another pipeline's question waiting, how to answer that one first.
     const two = render(<QuestionBox questions={[question, { ...question, questionId: 'q2', pipeline: 2 }]} auto={false} />).lastFrame()!.replace(/[│║\s]+/g, ' ');
     expect(two).toContain("type the answer and press Enter · 1 more waiting (#2: '#2 <answer>' answers pipeline #2's)");
+    // The front question's own pipeline, waiting again, is no way to reach another: not offered.
+    const same = render(<QuestionBox questions={[question, { ...question, questionId: 'q2' }]} auto={false} />).lastFrame()!.replace(/[│║\s]+/g, ' ');
+    expect(same).toContain('type the answer and press Enter · 1 more waiting ');
+    expect(same).not.toContain("'#1 <answer>'");
   });
 
   it('says the simulated user is on it with --auto, and is empty without questions', () => {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { BoardFileError, ConfigError, NotFoundError } from '../errors.js';
 import { goneReason, HEARTBEAT_MS, HOST } from './liveness.js';
+import { pidAlive } from './pid.js';
 import { type ChangeOptions, type DocStore, FileDocStore } from './docs.js';
 import { DEFAULT_LOCK_STALE_MS } from './lock.js';
 import { ANY_ROLE } from './task-checks.js';
@@ -125,17 +126,24 @@ export class TeamRegistry {
   }
 
   /**
-   * The first of `role`, `role-2`, `role-3`, … that process `pid` may take (checkNameFree): the name of
-   * an `autoteam worker` started without `--name`. Two started at the same moment may pick one name;
-   * the second is then refused by `join`, as a name given twice is.
+   * The first of `role`, `role-2`, `role-3`, … that process `pid` may take (checkNameFree) and that no
+   * live process still holds: the name of an `autoteam worker` started without `--name`. A lead's
+   * teammate resting (idled out, `shutdown`, started again when there is work) keeps its name, as does
+   * one of a process this host cannot see. Two started at the same moment may pick one name; the
+   * second is then refused by `join`, as a name given twice is.
    */
   freeName(role: string, pid: number | null = process.pid): string {
     const config = this.read();
+    const held = (name: string) => {
+      const member = config.members.find((m) => m.name === name);
+      if (!member || member.status === 'dead' || member.pid === pid) return false;
+      return member.status !== 'shutdown' || member.host !== HOST || (member.pid !== null && pidAlive(member.pid));
+    };
     for (let n = 1; ; n++) {
       const name = n === 1 ? role : `${role}-${n}`;
       try {
         this.checkNameFree(config, name, pid);
-        return name;
+        if (!held(name)) return name;
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
       }

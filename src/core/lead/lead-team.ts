@@ -325,7 +325,8 @@ export class LeadTeam {
    */
   private async settleResting(): Promise<void> {
     for (const member of this.board.registry.read().members) {
-      if (!this.resting.has(member.name) || !isLive(member) || this.manager.get(member.name)) continue;
+      // Only its own record: a worker of another process may have taken the name meanwhile.
+      if (!this.resting.has(member.name) || !isLive(member) || this.manager.get(member.name) || member.pid !== process.pid || member.host !== HOST) continue;
       await this.board.registry.setStatus(member.name, 'shutdown', { task: null, reason: 'resting: started again when there is work for it' });
     }
   }

@@ -217,11 +217,12 @@ export function recheckLimits(settings: Partial<TeammateSettings> = {}): Recheck
 /**
  * One process's merges, one at a time: `/merge all` and the lead's `autoMerge` share it. An automatic
  * run asked for while one is under way runs once more after it (the approval it was asked for may
- * have come too late for the running one); `settle` waits for whatever runs (before the board closes).
+ * have come too late for the running one); `close` waits for whatever runs and lets no automatic run start after it (before the board closes).
  */
 export class MergeRunner {
   private running: Promise<string[]> | null = null;
   private again = false;
+  private closed = false;
 
   /** `automatic`: autoteam.config.json `autoMerge` (without it `auto` does nothing); `onError` hears what an automatic run failed on. */
   constructor(
@@ -242,7 +243,7 @@ export class MergeRunner {
 
   /** For `autoMerge` (a no-op without it): drains now, or once more after the drain under way. */
   auto(): void {
-    if (!this.automatic.on) return;
+    if (!this.automatic.on || this.closed) return;
     if (this.running) {
       if (this.again) return;
       this.again = true;
@@ -262,7 +263,9 @@ export class MergeRunner {
     return this.running !== null || this.again;
   }
 
-  async settle(): Promise<void> {
+  /** No automatic run starts from now on (the session is closing); waits for whatever runs. */
+  async close(): Promise<void> {
+    this.closed = true;
     while (this.running) await this.running.catch(() => undefined);
   }
 }

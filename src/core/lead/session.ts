@@ -389,7 +389,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
    */
   async close(graceMs = 5_000): Promise<{ exits: TeammateExit[]; released: number[] }> {
     // A merge under way finishes first: a rebase is never left half-done in a worktree.
-    await this.merges.settle();
+    await this.merges.close();
     return this.life.close(graceMs);
   }
 

@@ -11,16 +11,10 @@ export function isBlank(text: string): boolean {
   return text.replace(INVISIBLE, '') === '';
 }
 
-/**
- * The requirement, trimmed; refused when it is blank, holds U+FFFD (what bytes that are not UTF-8
- * read as: a terminal in another encoding) or is over MAX_REQUIREMENT_BYTES.
- */
+/** The requirement, trimmed; refused when it is blank (zero-width characters alone) or over MAX_REQUIREMENT_BYTES. */
 export function checkRequirement(requirement: string): string {
   const text = requirement.trim();
   if (isBlank(text)) throw new AutoteamError('a requirement cannot be empty', 'INVALID_REQUIREMENT');
-  if (text.includes('\uFFFD')) {
-    throw new AutoteamError('a requirement must be UTF-8 text: this one holds bytes that are not (shown as �; is the terminal set to UTF-8?)', 'INVALID_REQUIREMENT');
-  }
   const bytes = Buffer.byteLength(text);
   if (bytes > MAX_REQUIREMENT_BYTES) {
     throw new AutoteamError(
