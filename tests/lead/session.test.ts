@@ -127,20 +127,25 @@ describe('LeadSession', () => {
   });
 });
 
+/** A session on a fresh board (`seed` writes to it first) whose notices are collected, started with one analyst. */
+async function noticingSession(options: { repl?: boolean; seed?: (root: string) => Promise<unknown> } = {}) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
+  roots.push(root);
+  await options.seed?.(root);
+  const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, repl: options.repl ?? false, settings: { idleTimeoutMs: 0, pollMs: 100 } });
+  sessions.push(session);
+  const notices: string[] = [];
+  session.on('event', (event) => {
+    if (event.type === 'notice') notices.push(event.text);
+  });
+  await session.start([{ name: 'ann', role: 'analyst' }]);
+  return { session, notices, board: boardOf(session) };
+}
+
 describe('a pipeline task for a role nobody takes', () => {
   it('is said once, when it is posted, and not while a teammate of its role runs here or elsewhere, nor for one on the board before the session', async () => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
-    roots.push(root);
     // A task left on the board by an earlier session, for a role nobody takes: not this session's to say.
-    await fileBoard(root).tasks.create({ subject: 'Design: a logo', role: 'designer' });
-    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, repl: true, settings: { idleTimeoutMs: 0, pollMs: 100 } });
-    sessions.push(session);
-    const notices: string[] = [];
-    session.on('event', (event) => {
-      if (event.type === 'notice') notices.push(event.text);
-    });
-    await session.start([{ name: 'ann', role: 'analyst' }]);
-    const board = boardOf(session);
+    const { session, notices, board } = await noticingSession({ repl: true, seed: (root) => fileBoard(root).tasks.create({ subject: 'Design: a logo', role: 'designer' }) });
     // A role a live member of another process takes: nothing to say.
     await board.registry.join('rev-elsewhere', 'reviewer', { status: 'idle', pid: process.pid });
     await board.tasks.create({ subject: 'Review: a thing', role: 'reviewer', stage: 'review', pipeline: 7 });
@@ -159,31 +164,14 @@ describe('a pipeline task for a role nobody takes', () => {
   });
 
   it('for a role no stage has (a task written by hand), says so instead of offering a teammate that cannot be started', async () => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
-    roots.push(root);
-    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, repl: true, settings: { idleTimeoutMs: 0, pollMs: 100 } });
-    sessions.push(session);
-    const notices: string[] = [];
-    session.on('event', (event) => {
-      if (event.type === 'notice') notices.push(event.text);
-    });
-    await session.start([{ name: 'ann', role: 'analyst' }]);
-    const task = await boardOf(session).tasks.create({ subject: 'Test the thing', role: 'tester' });
+    const { notices, board } = await noticingSession({ repl: true });
+    const task = await board.tasks.create({ subject: 'Test the thing', role: 'tester' });
     const said = await waitUntil(() => notices.find((text) => text.startsWith(`task #${task.id} waits`)), 'the notice');
     expect(said).toBe(`task #${task.id} waits: it is for role tester, which no stage of this team has (roles: analyst, engineer, reviewer, any): a teammate of role any takes it, or fix its role in the task file`);
   });
 
   it('is said again when the teammate that held it dies and it is handed back, the role now without anyone', async () => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
-    roots.push(root);
-    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, auto: true, settings: { idleTimeoutMs: 0, pollMs: 100 } });
-    sessions.push(session);
-    const notices: string[] = [];
-    session.on('event', (event) => {
-      if (event.type === 'notice') notices.push(event.text);
-    });
-    await session.start([{ name: 'ann', role: 'analyst' }]);
-    const board = boardOf(session);
+    const { notices, board } = await noticingSession();
     // An engineer of another process (a real one, killed below), which claims the task as it is posted.
     const elsewhere = spawn('sleep', ['60'], { stdio: 'ignore' });
     try {
