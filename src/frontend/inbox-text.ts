@@ -20,8 +20,11 @@ export function inboxText(session: LeadApi): string {
   for (const plan of plans) {
     lines.push(`  plan ${plan.id} from ${plan.from}: ${plan.plan ?? ''}  → /approve ${plan.id} or /reject ${plan.id} <why>`);
   }
+  // Named as the question box names it; with several waiting, `#N` reaches pipeline N's (answer.ts).
   for (const question of questions) {
-    lines.push(`  ${question.from} asks: ${question.question}  → type the answer`);
+    const whose = question.pipeline != null ? ` (pipeline #${question.pipeline})` : question.task ? ` (task #${question.task})` : '';
+    const how = questions.length > 1 && question.pipeline != null ? `type '#${question.pipeline} <answer>'` : 'type the answer';
+    lines.push(`  ${question.from} asks${whose}: ${question.question}  → ${how}`);
   }
   return lines.length ? ['Inbox:', ...lines].join('\n') : 'Inbox empty.';
 }

@@ -168,6 +168,9 @@ describe('runLine on a real session', () => {
     }
     session.drainInbox();
     await waitUntil(() => session!.pendingQuestions().length === 2 || undefined, 'both questions');
+    // /inbox names each question's pipeline, and how to answer it.
+    await runLine('/inbox', value);
+    expect(out.at(-1)).toBe("Inbox:\n  analyst asks (pipeline #1): Question for #1?  → type '#1 <answer>'\n  analyst-2 asks (pipeline #2): Question for #2?  → type '#2 <answer>'");
     await runLine('#5 Images only', value);
     expect(out.at(-1)).toBe('error: pipeline #5 has no question waiting (#1, #2 have one): the answer was not sent');
     expect(session.pendingQuestions()).toHaveLength(2);
