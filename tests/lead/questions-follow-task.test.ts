@@ -34,7 +34,7 @@ describe('questions follow their task', () => {
     const first = await session.post('Write a Python script that organizes my Downloads folder by file type.');
     await until(() => session.pendingQuestions().length === 1, 'the analyst asks');
     expect(box.get()).toHaveLength(1);
-    expect(inboxText(session)).toMatch(/analyst asks: Which file types/);
+    expect(inboxText(session)).toMatch(/analyst asks \(pipeline #\d+\): Which file types/);
 
     await session.cancel(first.pipeline!);
     // At once, not after the next watcher event: the person's next line must not answer a dead task.
