@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Command, Option } from 'commander';
-import { checkRequirement, isBlank } from '../core/stages/requirement.js';
+import { checkRequirement, isBlank, trimInvisible } from '../core/stages/requirement.js';
 import { UsageError } from './board-options.js';
 
 /** `--file <path>` of `run` and `post`: requirements one a line; given again, each file in turn. */
@@ -87,7 +87,7 @@ function linesOf(where: string): Array<{ text: string; from: string }> {
     .split(/\r?\n/)
     .forEach((raw, index) => {
       const line = raw.trim();
-      if (isBlank(line) || line.replace(/^[\u200B-\u200D\u2060\uFEFF]+/, '').startsWith('#')) return;
+      if (isBlank(line) || trimInvisible(line).startsWith('#')) return;
       try {
         lines.push({ text: checkRequirement(line), from: `${name} line ${index + 1}` });
       } catch (error) {

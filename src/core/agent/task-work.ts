@@ -59,9 +59,8 @@ export class TaskWork {
     this.host.activity(task.id, `claimed #${task.id} ${task.subject}`);
     // A stage this team's config does not have (a task written by hand, or by a host with another
     // config): an attempt that counts, backed off, then failed; not a claim held until its lease ran out.
-    const stages = this.host.stages.names();
-    if (task.stage && !stages.includes(task.stage)) {
-      const why = `task #${task.id} is for stage '${task.stage}', which this team's config does not have (stages: ${stages.join(', ')}): written by hand, or by a host with another autoteam.config.json`;
+    if (task.stage && !this.host.stages.has(task.stage)) {
+      const why = `task #${task.id} is for stage '${task.stage}', which this team's config does not have (stages: ${this.host.stages.names().join(', ')}): written by hand, or by a host with another autoteam.config.json`;
       await this.ends.unfinished(task, fence, why, 'error');
       await this.host.backToIdle();
       return;

@@ -261,12 +261,12 @@ export class LeadTeam {
       return; // a team config that cannot be read is reported where it is used
     }
     if (serving.has(ANY_ROLE)) return;
+    const roles = this.deps.stages.roles();
     for (const task of waiting) {
       const role = task.role!;
       if (serving.has(role)) continue;
       noted.add(key(task));
       const what = task.pipeline === null ? `task #${task.id} waits: it` : `pipeline #${task.pipeline} waits: task #${task.id} (${task.stage})`;
-      const roles = this.deps.stages.roles();
       // A role no stage has (a task written by hand): no teammate can be started for it.
       if (!roles.includes(role)) {
         this.deps.emit({ type: 'notice', text: `${what} is for role ${role}, which no stage of this team has (roles: ${roles.join(', ')}): a teammate of role any takes it, or fix its role in the task file` });

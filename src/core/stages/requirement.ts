@@ -3,12 +3,17 @@ import { AutoteamError } from '../errors.js';
 /** The largest requirement a pipeline takes; every stage's task carries it. */
 export const MAX_REQUIREMENT_BYTES = 100 * 1024;
 
-/** Characters that show nothing: a text of only these and white space is blank. */
-const INVISIBLE = /[\s\u200B-\u200D\u2060\uFEFF]/gu;
+/** White space and the characters that show nothing (zero-width spaces and joiners, the BOM), at either end. */
+const INVISIBLE_ENDS = /^[\s\u200B-\u200D\u2060\uFEFF]+|[\s\u200B-\u200D\u2060\uFEFF]+$/gu;
+
+/** `text` without white space or zero-width characters at either end. */
+export function trimInvisible(text: string): string {
+  return text.replace(INVISIBLE_ENDS, '');
+}
 
 /** True when `text` holds nothing to read: white space and zero-width characters at most. */
 export function isBlank(text: string): boolean {
-  return text.replace(INVISIBLE, '') === '';
+  return trimInvisible(text) === '';
 }
 
 /** The requirement, trimmed; refused when it is blank (zero-width characters alone) or over MAX_REQUIREMENT_BYTES. */
