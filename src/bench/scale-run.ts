@@ -157,31 +157,33 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
   const status = new Map<string, string>();
   const statusChanged: Array<() => void> = [];
   const hosts: Host[] = [];
+  const waits = new Waits(options.ceilingMs);
   try {
     for (let p = 0; p < config.processes; p++) {
       const members = team.filter((_, i) => i % config.processes === p);
       if (members.length === 0) continue;
       const spec: HostSpec = { location, rootDir, team: members.map((member) => ({ ...member, baseURL: server.baseURL(member.name) })) };
-      hosts.push(startHost(spec, (message) => {
+      const onMessage = (message: FromHost) => {
         if (message.type === 'log') errors.push(message.text);
         if (message.type === 'status') {
           status.set(message.name, message.status);
           for (const wake of statusChanged.splice(0)) wake();
         }
-      }));
+      };
+      hosts.push(startHost(spec, onMessage, (error) => waits.fail(error)));
     }
     const allIdle = async (): Promise<void> => {
       while (!(team.every((member) => status.get(member.name) === 'idle'))) await new Promise<void>((resolve) => statusChanged.push(resolve));
     };
-    await withCeiling(allIdle(), options.ceilingMs, 'the team did not come up idle');
+    await waits.within(allIdle(), 'the team did not come up idle');
     // A person types the first requirement a while after the start, by when each teammate has loaded
     // what its tools need (warmRoleTools): the run starts once the hosts are quiet.
     await settled(hosts, config.teammates);
     options.log(`  ${counted(config.pipelines, 'pipeline')} on ${counted(config.teammates, 'teammate')} in ${counted(config.processes, 'process', 'processes')}, ${board.location === rootDir ? 'file' : 'postgres'} board${config.warmWaves ? `, after ${counted(config.warmWaves, 'wave')} of as many` : ''}`);
     for (let wave = 0; wave < (config.warmWaves ?? 0); wave++) {
       const warming = await Promise.all(Array.from({ length: config.pipelines }, () => lead.post(SCALE_REQUIREMENT)));
-      await withCeiling(Promise.all(warming.map((task) => lead.waitForPipeline(task.pipeline!))), options.ceilingMs, 'the warm-up wave still active');
-      await withCeiling(allIdle(), options.ceilingMs, 'the team did not go idle after the warm-up wave');
+      await waits.within(Promise.all(warming.map((task) => lead.waitForPipeline(task.pipeline!))), 'the warm-up wave still active');
+      await waits.within(allIdle(), 'the team did not go idle after the warm-up wave');
       await settled(hosts, config.teammates);
     }
     const totals = async () => {
@@ -195,7 +197,7 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
     const posted = await Promise.all(Array.from({ length: config.pipelines }, () => lead.post(SCALE_REQUIREMENT)));
     const ids = posted.map((task) => task.pipeline!);
     const stop = new AbortController();
-    const finished = await withCeiling(Promise.all(ids.map((id) => lead.waitForPipeline(id, stop.signal))), options.ceilingMs, 'pipelines still active').catch((error: Error) => {
+    const finished = await waits.within(Promise.all(ids.map((id) => lead.waitForPipeline(id, stop.signal))), 'pipelines still active').catch((error: Error) => {
       stop.abort();
       errors.push(error.message);
       return [];
@@ -205,11 +207,11 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
     const after = await totals();
     for (const state of finished) if (state.status !== 'approved') errors.push(`pipeline #${state.id} ended ${state.status}${state.reason ? `: ${state.reason}` : ''}`);
     // Idle: every teammate back to idle after its last task, then a window of nothing to do.
-    await withCeiling(allIdle(), options.ceilingMs, 'the team did not go idle');
+    await waits.within(allIdle(), 'the team did not go idle');
     // The board says a pipeline ended as soon as its task does; the teammate's event sink writes the
     // log a moment later. Read it once every ended pipeline's end is in it.
     const ended = new Set(finished.map((state) => state.id));
-    const events = await withCeiling(logWith(board, ended), options.ceilingMs, 'the pipelines\' ends did not reach the event log');
+    const events = await waits.within(logWith(board, ended), 'the pipelines\' ends did not reach the event log');
     // Settled: the window opens once the work's tail is done (SETTLE_MS).
     const settleMs = Math.round(Math.max(0, options.settleMs ?? SETTLE_MS));
     const settling = settleMs > 0 ? await Promise.all(hosts.map((host) => host.measured(settleMs))) : [];
@@ -241,14 +243,24 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
   }
 }
 
-function startHost(spec: HostSpec, onMessage: (message: FromHost) => void): Host {
+function startHost(spec: HostSpec, onMessage: (message: FromHost) => void, onDeath: (error: Error) => void): Host {
   // Under vitest the host is TypeScript: node loads it through tsx (its threads use the built worker when there is one).
   const child = fork(HOST, [JSON.stringify(spec)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], execArgv: HOST.endsWith('.ts') ? ['--import', 'tsx'] : [] });
-  const waiting: Array<(message: FromHost & { type: 'measured' }) => void> = [];
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const waiting: Array<{ resolve: (message: FromHost & { type: 'measured' }) => void; reject: (error: Error) => void }> = [];
+  let stopping = false;
+  let death: Error | null = null;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      resolve();
+      if (stopping) return;
+      death = new Error(`the bench host of ${spec.team.map((member) => member.name).join(', ')} exited (${signal ?? `code ${code}`}) before the run ended`);
+      for (const wait of waiting.splice(0)) wait.reject(death);
+      onDeath(death);
+    }),
+  );
   child.on('message', (raw) => {
     const message = FromHost.parse(raw);
-    if (message.type === 'measured') waiting.shift()?.(message);
+    if (message.type === 'measured') waiting.shift()?.resolve(message);
     else onMessage(message);
   });
   const send = (message: ToHost) => child.send(message);
@@ -256,11 +268,13 @@ function startHost(spec: HostSpec, onMessage: (message: FromHost) => void): Host
     child,
     count: spec.team.length,
     measured: (ms) =>
-      new Promise((resolve) => {
-        waiting.push(resolve);
+      new Promise((resolve, reject) => {
+        if (death) return reject(death);
+        waiting.push({ resolve, reject });
         send({ type: 'measure', ms });
       }),
     async stop() {
+      stopping = true;
       if (child.exitCode === null && child.connected) send({ type: 'stop' });
       const killed = setTimeout(() => child.kill('SIGKILL'), 15_000);
       await exited;
@@ -269,14 +283,35 @@ function startHost(spec: HostSpec, onMessage: (message: FromHost) => void): Host
   };
 }
 
-async function withCeiling<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const ceiling = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} after ${Math.round(ms / 1000)} s`)), ms);
-  });
-  try {
-    return await Promise.race([promise, ceiling]);
-  } finally {
-    clearTimeout(timer);
+/**
+ * A run's waits: each ends at the hang's ceiling, and all of them at once when a host dies (a host
+ * that cannot start, or one killed midway, would otherwise leave the bench waiting out the ceiling).
+ */
+class Waits {
+  private failure: Error | null = null;
+  private readonly waiting = new Set<(error: Error) => void>();
+
+  constructor(private readonly ceilingMs: number) {}
+
+  fail(error: Error): void {
+    this.failure ??= error;
+    for (const reject of this.waiting) reject(this.failure);
+  }
+
+  async within<T>(promise: Promise<T>, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    let rejectNow: ((error: Error) => void) | undefined;
+    const ceiling = new Promise<never>((_, reject) => {
+      if (this.failure) return reject(this.failure);
+      rejectNow = reject;
+      this.waiting.add(reject);
+      timer = setTimeout(() => reject(new Error(`${what} after ${Math.round(this.ceilingMs / 1000)} s`)), this.ceilingMs);
+    });
+    try {
+      return await Promise.race([promise, ceiling]);
+    } finally {
+      clearTimeout(timer);
+      if (rejectNow) this.waiting.delete(rejectNow);
+    }
   }
 }

@@ -61,3 +61,23 @@ describe.runIf(python)('scale bench, short: 4 pipelines on 6 teammates, file boa
     if (fs.existsSync('/proc/self/task')) expect(result.runtimeWaitMsPerPipeline).toBeGreaterThanOrEqual(0);
   });
 });
+
+describe('scale bench, a host that dies', () => {
+  it('fails the run at once, naming the host, instead of waiting out the ceiling', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-scale-dies-'));
+    try {
+      // The log's first line comes once the team is up and before any pipeline is posted: the host is killed then.
+      const killHost = () => {
+        const hosts = spawnSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+          .stdout.split('\n')
+          .filter((line) => line.includes('scale-host') && line.includes(root));
+        expect(hosts).toHaveLength(1);
+        process.kill(Number(hosts[0]!.trim().split(/\s+/)[0]), 'SIGKILL');
+      };
+      const run = runScale({ pipelines: 2, teammates: 3, processes: 1 }, root, root, { idleWindowMs: 1_000, settleMs: 0, ceilingMs: HANG_MS, log: killHost });
+      await expect(run).rejects.toThrow(/the bench host of analyst, engineer, reviewer exited \(SIGKILL\) before the run ended/);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  }, 3 * HANG_MS);
+});
