@@ -125,10 +125,10 @@ export function registerBoardCommands(program: Command): void {
         await board.tasks.refresh();
         const merged = (id: number) => board.tasks.list().some((task) => task.id === id && task.artifacts.outcome?.action === 'merged');
         if (asked.some((entry) => !merged(entry.holder.id))) process.exitCode = 1;
-        // Sent back: a revision waits for an engineer, and merges at a later drain once approved again.
+        // Sent back: a revision waits for an engineer, then a reviewer, and merges at a later drain once approved again.
         const byPipeline = tasksByPipeline(board.tasks.list());
         const sentBack = asked.filter((entry) => pipelineStatus(byPipeline.get(entry.pipeline) ?? []) === 'active');
-        if (sentBack.length) console.log(`${whoWorks(leaderOf(board.lease().read()), 'engineer')}; once approved again, autoteam merge --queue merges ${sentBack.length === 1 ? 'it' : 'them'}`);
+        if (sentBack.length) console.log(`${whoWorks(leaderOf(board.lease().read()), ['engineer', 'reviewer'])}; once approved again, autoteam merge --queue merges ${sentBack.length === 1 ? 'it' : 'them'}`);
       } finally {
         await board.close();
       }

@@ -60,8 +60,9 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
 }
 
 /** Who works tasks just put on the board: the lead that holds it and its team, or nobody yet. */
-export function whoWorks(leader: LeaderView, role = '…'): string {
+export function whoWorks(leader: LeaderView, roles: readonly string[] = ['…']): string {
+  const workers = roles.map((role, i) => (i === 0 ? `autoteam worker --role ${role}` : `one with --role ${role}`)).join(', and ');
   return leader.state === 'none'
-    ? `no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (autoteam worker --role ${role})`
+    ? `no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (${workers})`
     : `the lead${leader.state === 'elsewhere' ? ` (pid ${leader.pid} on ${leader.host})` : ''} and its team pick them up (autoteam tasks follows them)`;
 }

@@ -3,82 +3,15 @@
  * pipelines are made by signalling their stages directly (no model): an engineer's files written into
  * the worktree, a review that approves with a recorded check.
  */
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { fileBoard } from '../../src/core/board/board.js';
-import type { Board } from '../../src/core/board/board-types.js';
-import type { Check } from '../../src/core/board/artifacts.js';
-import type { Task } from '../../src/core/board/schemas.js';
+import { describe, expect, it } from 'vitest';
 import { CONFIG_FILE, loadProjectConfig } from '../../src/core/config/project-config.js';
-import { findRepository, prepareRepository } from '../../src/core/git/worktree.js';
-import { MergeQueue, MergeRunner, queuedPipelines, recheckLimits } from '../../src/core/lead/merge-queue.js';
-import { Pipeline, type StageSignal } from '../../src/core/stages/pipeline.js';
+import { type MergeQueue, MergeRunner, queuedPipelines } from '../../src/core/lead/merge-queue.js';
 import { pipelineStatus } from '../../src/core/stages/pipeline-status.js';
 import { describeRun, runCli } from '../helpers/pipeline-cli.js';
-import { personGit } from '../helpers/person-git.js';
-
-const roots: string[] = [];
-const boards: Board[] = [];
-afterEach(async () => {
-  for (const board of boards.splice(0)) await board.close();
-  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
-});
-
-/** git as the person runs it. */
-const git = personGit;
-
-function commitFile(repo: string, file: string, content: string, message: string): string {
-  fs.writeFileSync(path.join(repo, file), content);
-  git(repo, 'add', file);
-  git(repo, 'commit', '-q', '-m', message);
-  return git(repo, 'rev-parse', 'HEAD');
-}
-
-const sha = (text: string) => createHash('sha256').update(text).digest('hex');
-
-/** A repository (main: helper.py with VALUE = 1) holding a file board, and a Pipeline on it. */
-async function setup() {
-  const repo = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-queue-')));
-  roots.push(repo);
-  git(repo, 'init', '-q', '-b', 'main');
-  commitFile(repo, 'helper.py', 'VALUE = 1\n', 'helper');
-  const board = fileBoard(repo);
-  boards.push(board);
-  await board.registry.ensure('crew');
-  const found = await findRepository(repo);
-  if (!found.repo) throw new Error(found.reason);
-  await prepareRepository(found.repo, repo);
-  const pipelines = new Pipeline(board.tasks, board.mailbox, { events: board.sink });
-  pipelines.useRepository(found.repo);
-  const queue = () => new MergeQueue({ board, pipelines, by: 'lead', limits: recheckLimits() });
-  const signal = async (task: Task, tool: string, artifacts: StageSignal['artifacts']) => {
-    const claim = await board.tasks.claim(task.id, task.role!);
-    if (!claim.ok) throw new Error(claim.reason);
-    const result = await pipelines.advance(claim.task, { owner: task.role!, token: claim.task.claims }, { tool, artifacts, result: tool });
-    if (!result.ok) throw new Error(result.reason);
-    return result.next;
-  };
-  /** An implementation task's engineer writes `file` and submits; the reviewer approves with `check` passing. */
-  const work = async (implementation: Task, file: string, content: string, check: string): Promise<Task> => {
-    const worktree = implementation.artifacts.git!.worktree;
-    fs.writeFileSync(path.join(worktree, file), content);
-    const submitted = { file, sha256: sha(content), revision: implementation.revision, files: { [file]: sha(content) } };
-    const review = (await signal(implementation, 'submit_for_review', { submitted }))!;
-    const chk: Check = { id: 'CHK1', language: 'python', code: check, ok: true, exitCode: 0, output: 'ok', sha256: sha(content), ms: 1 };
-    await signal(review, 'approve_code', { verdict: 'approved', checks: [chk], tests: { file, ok: true, mode: 'smoke', sha256: sha(content) } });
-    return board.tasks.get(review.id);
-  };
-  const post = async (file: string, content: string, check: string) => {
-    const first = await pipelines.post(`Add ${file}.`, { startStage: 'implementation' });
-    await work(first, file, content, check);
-    return first.pipeline!;
-  };
-  const steps = async (pipeline: number) => (await board.sink.flush(), await board.log.read({ pipeline, types: ['merge_step'] })).map((event) => (event.type === 'merge_step' ? event.step : ''));
-  return { repo, board, pipelines, queue, post, work, steps };
-}
+import { commitFile, git, roots, setup } from '../helpers/merge-queue-setup.js';
 
 const CALC_CHECK = ['import os, sys', 'sys.path.insert(0, os.getcwd())', 'import calc', 'assert calc.f() == 2, f"f() is {calc.f()}"', ''].join('\n');
 const calc = (expression: string) => `"""Add one to the helper's value."""\nfrom helper import VALUE\n\n\ndef f():\n    """Return the value the check wants."""\n    return ${expression}\n`;
@@ -185,8 +118,8 @@ describe('the merge queue', () => {
     expect(fs.readFileSync(path.join(repo, 'one.py'), 'utf8')).toBe('"""One."""\n');
   });
 
-  it('waits, saying why, when the branch it was posted from is deleted', { timeout: 60_000 }, async () => {
-    const { repo, board, queue, post } = await setup();
+  it('waits, saying why in its line and as an event, when the branch it was posted from is deleted', { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post, steps } = await setup();
     git(repo, 'checkout', '-q', '-b', 'dev');
     const pipeline = await post('one.py', '"""One."""\n', 'import os\nassert os.path.exists("one.py")\n');
     git(repo, 'checkout', '-q', 'main');
@@ -195,6 +128,8 @@ describe('the merge queue', () => {
       `pipeline #${pipeline}: waits — its base branch dev no longer exists in ${repo}; create it again, or merge the pipeline into your current branch with /merge <pipeline> (autoteam merge <pipeline>)`,
     ]);
     expect(queuedPipelines(board.tasks.list()).map((queued) => queued.pipeline)).toEqual([pipeline]);
+    // autoMerge's drain has no line to print: the event is what says it waits.
+    expect(await steps(pipeline)).toEqual(['waiting']);
   });
 
   it('autoteam merge --queue: a pipeline sent back names its approved commit, and who works the revision', { timeout: 60_000 }, async () => {
@@ -215,7 +150,7 @@ describe('the merge queue', () => {
     expect(cli.code, describeRun(cli)).toBe(1);
     expect(cli.stdout.trim().split('\n')).toEqual([
       expect.stringMatching(new RegExp(`^pipeline #${pipeline}: not merged — check CHK1 fails after a rebase onto main; sent back to implementation as revision 1 \\(#\\d+\\); the approved commit was ${approved.slice(0, 12)}$`)),
-      'no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (autoteam worker --role engineer); once approved again, autoteam merge --queue merges it',
+      'no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (autoteam worker --role engineer, and one with --role reviewer); once approved again, autoteam merge --queue merges it',
     ]);
   });
 

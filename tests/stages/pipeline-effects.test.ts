@@ -106,6 +106,19 @@ describe('Pipeline with fake effects', () => {
     expect(pipeline.state(first.pipeline!).tasks.at(-1)!.artifacts.git?.commit).toBe('c'.repeat(40));
   });
 
+  it("commits an approval of a requirement too long for a subject with the subject cut and the whole requirement in the body", async () => {
+    const { pipeline, effects, signal } = await setup();
+    const requirement = 'Write a Python script that sorts the files in my Downloads folder into folders by file type.';
+    const first = await pipeline.post(requirement);
+    const implementation = (await signal(first, 'complete_requirements_analysis', { summary: 's' })).next!;
+    const review = (await signal(implementation, 'submit_for_review', submitted(0, 'a'))).next!;
+    effects.calls.length = 0;
+    await signal(review, 'approve_code', { verdict: 'approved', comment: 'good', criteriaVerdicts: [] });
+    const message = effects.calls[0]![2] as string;
+    expect(message.split('\n')[0]).toBe(`${requirement.slice(0, 71)}…`);
+    expect(message).toContain(`\n\nRequirement:\n${requirement}\n\n`);
+  });
+
   it('approves with nothing to commit when the worktree has no change against its base: the commit is the base', async () => {
     const { pipeline, effects, signal } = await setup();
     effects.commitResult = null;

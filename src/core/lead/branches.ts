@@ -7,6 +7,9 @@ import { branchExists, mergeBranch, pipelineDiff, removeWorktree } from '../git/
 import { noPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { deleteBranch, remoteTip } from '../git/remote.js';
 import { localGit } from '../stages/workspace.js';
+import { isLockBusy } from '../board/lock.js';
+import { git as runGit } from '../git/git.js';
+import { restoreApprovedBranch } from './merge-site.js';
 
 /**
  * What the person does with a pipeline's branch: look at it, merge it into their current branch, or
@@ -67,8 +70,28 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
   return [`pipeline #${id} · ${git.branch} from ${git.base.slice(0, 12)} · ${state}${list}`, diff.trimEnd() || '(no changes)'].join('\n');
 }
 
+/**
+ * Runs `work` as the board's one merger (the lock the merge queue drains under), on the board as it is
+ * then: a merge or discard by hand never meets a drain that holds the same pipeline.
+ */
+async function asMerger<T>(board: TaskBoard, work: () => Promise<T>): Promise<T> {
+  try {
+    return await board.withLock('merge-queue', async () => {
+      await board.refresh();
+      return work();
+    });
+  } catch (error) {
+    if (isLockBusy(error)) throw new AutoteamError('another merger is draining the merge queue of this board: nothing was done; try again once it has ended', 'MERGE_QUEUE');
+    throw error;
+  }
+}
+
 /** Merges an approved pipeline's branch into the person's current branch, then removes its worktree and branch. */
-export async function mergePipeline(board: TaskBoard, id: number, by: string): Promise<string> {
+export function mergePipeline(board: TaskBoard, id: number, by: string): Promise<string> {
+  return asMerger(board, () => mergeOne(board, id, by));
+}
+
+async function mergeOne(board: TaskBoard, id: number, by: string): Promise<string> {
   const tasks = board.list().filter((task) => task.pipeline === id);
   // Merged before (by the queue, or a merge given twice): done already, which is not a mistake.
   const merged = mergedOutcome(tasks);
@@ -80,6 +103,18 @@ export async function mergePipeline(board: TaskBoard, id: number, by: string): P
   if (status !== 'approved' || !git.commit) {
     const drop = status === 'active' ? `cancel ${id}, then discard ${id} drops it` : `discard ${id} drops it`;
     throw new AutoteamError(`pipeline #${id} is ${status}: only approved work is merged (diff ${id} shows it, ${drop})`, 'USAGE');
+  }
+  const problem = await restoreApprovedBranch({ ...git, commit: git.commit });
+  if (problem) throw new AutoteamError(`pipeline #${id} is not merged: ${problem}`, 'USAGE');
+  // The branch holds its base's history too: merged where that base is not, it would bring the rest of it along.
+  const holdsBase = await runGit(git.repo, ['merge-base', '--is-ancestor', git.base, 'HEAD'], { allowFailure: true });
+  if (holdsBase.exitCode !== 0) {
+    const from = git.baseBranch ? `${git.baseBranch} at ${git.base.slice(0, 12)}` : git.base.slice(0, 12);
+    throw new AutoteamError(
+      `pipeline #${id} started from ${from}, which the branch checked out in ${git.repo} does not hold: merging it here would bring in that base's other commits too (nothing was merged). ` +
+        `${git.baseBranch ? `Check out ${git.baseBranch} and merge it there, or merge the queue (autoteam merge --queue), which rebases only the pipeline's own commits onto ${git.baseBranch}` : 'Check out the branch it started from and merge it there'}`,
+      'USAGE',
+    );
   }
   const result = await mergeBranch(git.repo, git.branch, `Merge ${git.branch} (autoteam pipeline #${id})`);
   // Merged: the branch's commits are on the person's branch, so the worktree and the branch can go.
@@ -112,7 +147,11 @@ async function discardRemoteBranch(rootDir: string, info: GitInfo): Promise<{ re
 }
 
 /** Removes a pipeline's worktree and branch (its commits go with the branch). Not while it is active. */
-export async function discardPipeline(board: TaskBoard, id: number, by: string): Promise<string> {
+export function discardPipeline(board: TaskBoard, id: number, by: string): Promise<string> {
+  return asMerger(board, () => discardOne(board, id, by));
+}
+
+async function discardOne(board: TaskBoard, id: number, by: string): Promise<string> {
   const { tasks, git, holder } = branchOf(board, id);
   const status = pipelineStatus(tasks);
   if (status === 'active') throw new AutoteamError(`pipeline #${id} is still active: cancel ${id} first, then discard ${id}`, 'USAGE');

@@ -103,7 +103,10 @@ export class MergeQueue {
       this.emit(entry, info.baseBranch ?? '', 'error', message);
       return `pipeline #${pipeline}: not merged — ${message} (it stays in the queue)`;
     }
-    if (typeof site === 'string') return `pipeline #${pipeline}: waits — ${site}`;
+    if (typeof site === 'string') {
+      this.emit(entry, info.baseBranch ?? '', 'waiting', site);
+      return `pipeline #${pipeline}: waits — ${site}`;
+    }
     const { into, target, worktree } = site;
     const say = (step: MergeStep, detail: string, commit?: string) => this.emit(entry, into, step, detail, commit);
     try {
@@ -114,7 +117,7 @@ export class MergeQueue {
       await site.prepare();
       const tip = await target.tip();
       const email = `${this.options.by}@${this.options.board.registry.read().team}`;
-      const rebased = await rebaseOnto(worktree, tip, email);
+      const rebased = await rebaseOnto(worktree, tip, info.base, email);
       if (rebased.kind === 'conflict') {
         say('rebased', `conflicts with ${into} at ${short(tip)} in ${rebased.files.join(', ')}; the rebase was aborted`);
         const where = info.remote ? `The branch ${info.branch} now holds, as its newest commit,` : 'The worktree now holds';
@@ -122,7 +125,7 @@ export class MergeQueue {
           `merging into ${into} conflicts in ${rebased.files.join(', ')}: ${into} moved on (to ${short(tip)}) and changed the same lines. ` +
           `${where} this change laid over ${into}'s tip, with git's conflict markers (<<<<<<< ======= >>>>>>>) in ${rebased.files.join(', ')}: ` +
           'keep what both sides need, remove every marker, run it again and submit.';
-        return await this.sendBack(entry, site, tip, info.commit, `conflict with ${into} in ${rebased.files.join(', ')}`, text);
+        return await this.sendBack(entry, site, tip, { from: info.base, commit: info.commit }, `conflict with ${into} in ${rebased.files.join(', ')}`, text);
       }
       const head = rebased.head;
       if (head === tip && rebased.kind === 'on tip' && info.commit !== tip) throw new MergeQueueError(`its branch ${info.branch} no longer holds the approved commit ${short(info.commit)}`);
@@ -133,7 +136,7 @@ export class MergeQueue {
         if (!checked.ok) {
           say('checked', `${checked.failed} fails on the rebased tree`, head);
           const text = `on ${into}'s tip (${short(tip)}) ${checked.failed} fails, though it passed on the branch as reviewed: ${checked.output}`;
-          return await this.sendBack(entry, site, tip, head, `${checked.failed} fails after a rebase onto ${into}`, text);
+          return await this.sendBack(entry, site, tip, { from: tip, commit: head }, `${checked.failed} fails after a rebase onto ${into}`, text);
         }
         say('checked', `${checked.ran.join(', ') || 'nothing recorded to run'} pass on the rebased tree`, head);
         const kept = await site.keep(head);
@@ -173,16 +176,17 @@ export class MergeQueue {
   }
 
   /**
-   * Back to implementation: the worktree moved to `tip` with the pipeline's change (`change`, a
-   * commit) laid over it — conflict markers where it conflicts — and a blocker saying why. Locally
+   * Back to implementation: the worktree moved to `tip` with the pipeline's change (`change`: its
+   * commit against where it started) laid over it — conflict markers where it conflicts — and a blocker saying why. Locally
    * the change stays uncommitted in the pipeline's worktree; on a remote it is committed and pushed
    * to the pipeline's branch (the site's hand-over), and the revision's `head` names that commit.
    */
-  private async sendBack(entry: QueuedPipeline, site: MergeSite, tip: string, change: string, reason: string, text: string): Promise<string> {
+  private async sendBack(entry: QueuedPipeline, site: MergeSite, tip: string, change: { from: string; commit: string }, reason: string, text: string): Promise<string> {
     const { git: info, pipeline, holder } = entry;
     const { board, by } = this.options;
-    await reapplyOnto(site.worktree, change, tip);
-    const handed = await site.handOver(tip, `Sent back by the merge queue: ${reason}\n`, `${by}@${board.registry.read().team}`);
+    const email = `${by}@${board.registry.read().team}`;
+    await reapplyOnto(site.worktree, change.from, change.commit, tip, email);
+    const handed = await site.handOver(tip, `Sent back by the merge queue: ${reason}\n`, email);
     const { commit: _reviewed, ...rest } = info;
     const moved: GitInfo = { ...rest, base: tip, ...handed };
     // What it is sent back with, as a submission: an unchanged resubmission (markers left in) is refused.

@@ -59,6 +59,8 @@ async function localSite(info: GitInfo & { commit: string }): Promise<MergeSite 
     worktree: info.worktree,
     repo: info.repo,
     async prepare() {
+      const problem = await restoreApprovedBranch(info);
+      if (problem) throw new MergeQueueError(problem);
       if (!fs.existsSync(info.worktree)) {
         // A worktree removed by hand is still registered until pruned, and git would refuse to add it again.
         await git(info.repo, ['worktree', 'prune']);
@@ -66,7 +68,7 @@ async function localSite(info: GitInfo & { commit: string }): Promise<MergeSite 
       }
       // An approved worktree's tracked files are as committed; changed ones (a send-back cut short) are neither merged nor dropped blindly.
       const loose = (await git(info.worktree, ['diff', '--name-only', 'HEAD'])).stdout.split('\n').filter(Boolean);
-      if (loose.length) throw new MergeQueueError(`its worktree ${info.worktree} has uncommitted changes (${loose.slice(0, 5).join(', ')}); commit or discard them there first`);
+      if (loose.length) throw new MergeQueueError(`its worktree ${info.worktree} has uncommitted changes (${loose.slice(0, 5).join(', ')}), and the queue merges the approved commit as it was reviewed: set them aside there first (git -C ${info.worktree} stash)`);
     },
     keep: async () => ({}),
     // The worktree is the engineer's: the change stays there uncommitted.
@@ -76,6 +78,26 @@ async function localSite(info: GitInfo & { commit: string }): Promise<MergeSite 
       return null;
     },
   };
+}
+
+/**
+ * The pipeline's local branch at its approved commit, or why it is not: a branch deleted by hand is
+ * made again from that commit while git still holds it; one that moved on since the approval (commits
+ * added in its worktree) is not merged, since what merges is what was reviewed. Null when it is ready.
+ */
+export async function restoreApprovedBranch(info: GitInfo & { commit: string }): Promise<string | null> {
+  const short = (sha: string) => sha.slice(0, 12);
+  const tip = await git(info.repo, ['rev-parse', '--verify', '-q', `refs/heads/${info.branch}`], { allowFailure: true });
+  if (tip.exitCode !== 0) {
+    const held = await git(info.repo, ['cat-file', '-e', `${info.commit}^{commit}`], { allowFailure: true });
+    if (held.exitCode !== 0) return `its branch ${info.branch} was deleted and git no longer holds its approved commit ${short(info.commit)}: discard the pipeline (/discard, autoteam discard)`;
+    await git(info.repo, ['branch', info.branch, info.commit]);
+    return null;
+  }
+  const at = tip.stdout.trim();
+  if (at === info.commit) return null;
+  const putBack = fs.existsSync(info.worktree) ? `git -C ${info.worktree} reset --hard ${short(info.commit)}` : `git -C ${info.repo} branch -f ${info.branch} ${short(info.commit)}`;
+  return `its branch ${info.branch} is at ${short(at)}, not at the approved commit ${short(info.commit)}: commits were added after the approval, and only what was reviewed is merged (${putBack} puts the branch back; the commits stay in git's reflog)`;
 }
 
 async function remoteSite(rootDir: string, info: GitInfo & { commit: string }, remoteUrl?: string): Promise<MergeSite> {

@@ -11,7 +11,8 @@ export function approvalCommitMessage(task: Task, artifacts: Artifacts): string 
   const subject = firstLine.length > 72 ? `${firstLine.slice(0, 71)}…` : firstLine;
   const verdicts = new Map((artifacts.criteriaVerdicts ?? []).map((v) => [v.id, v]));
   const body = [
-    ...(requirement !== firstLine ? ['Requirement:', requirement, ''] : []),
+    // A subject cut short, or a requirement of several lines: the whole of it in the body.
+    ...(subject !== requirement.trim() ? ['Requirement:', requirement.trim(), ''] : []),
     'Acceptance criteria:',
     ...(task.artifacts.criteria ?? []).map((c) => `- [${c.id}] ${c.criterion}${verdicts.get(c.id)?.met ? ` — met: ${verdicts.get(c.id)!.evidence}` : ''}`),
     '',

@@ -1,0 +1,134 @@
+/**
+ * What the merge queue and `merge <n>` take from a pipeline's branch: its own change, as approved.
+ * A base rewritten after the pipeline began (a commit dropped, one amended) keeps its rewrite; commits
+ * added after the approval are not merged; a branch deleted by hand comes back from the approved
+ * commit; and a merge by hand waits for a drain of the queue instead of racing it. Real git, a real
+ * file board, the real Pipeline and real sandboxed checks.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { queuedPipelines } from '../../src/core/lead/merge-queue.js';
+import { discardPipeline, mergePipeline } from '../../src/core/lead/branches.js';
+import { pipelineStatus } from '../../src/core/stages/pipeline-status.js';
+import { commitFile, git, setup } from '../helpers/merge-queue-setup.js';
+
+const exists = (file: string) => `import os\nassert os.path.exists(${JSON.stringify(file)})\n`;
+
+describe("the merge queue merges the pipeline's own change", () => {
+  it('a commit the person dropped from the base after the pipeline began does not come back', { timeout: 60_000 }, async () => {
+    const { repo, queue, post } = await setup();
+    const before = git(repo, 'rev-parse', 'main');
+    commitFile(repo, 'secrets.env', 'SECRET=oops\n', 'oops: a secret');
+    const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
+    git(repo, 'reset', '-q', '--hard', before);
+
+    const [line] = await queue().drain();
+    expect(line).toMatch(new RegExp(`^pipeline #${pipeline}: .* merged into main \\(fast-forward to [0-9a-f]{12}\\)`));
+    expect(git(repo, 'ls-tree', '--name-only', 'main').split('\n').sort()).toEqual(['helper.py', 'one.py']);
+    expect(git(repo, 'log', '--format=%s', 'main')).not.toContain('oops');
+    expect(git(repo, 'rev-list', '--count', `${before}..main`)).toBe('1');
+  });
+
+  it('a base commit amended after the pipeline began keeps its amendment, with no conflict the pipeline did not make', { timeout: 60_000 }, async () => {
+    const { repo, queue, post } = await setup();
+    commitFile(repo, 'version.py', 'VERSION = "1.0"\n', 'add version');
+    const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
+    fs.writeFileSync(path.join(repo, 'version.py'), 'VERSION = "1.0.1"\n');
+    git(repo, 'commit', '-q', '-a', '--amend', '-m', 'add version 1.0.1');
+
+    const [line] = await queue().drain();
+    expect(line).toMatch(new RegExp(`^pipeline #${pipeline}: .* merged into main`));
+    expect(git(repo, 'show', 'main:version.py')).toBe('VERSION = "1.0.1"');
+    expect(git(repo, 'show', 'main:one.py')).toBe('"""One."""');
+  });
+
+  it("sent back on a conflict, the worktree holds the pipeline's change over the tip and nothing of the base it dropped", { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
+    const before = git(repo, 'rev-parse', 'main');
+    commitFile(repo, 'dropped.txt', 'dropped later\n', 'to be dropped');
+    const pipeline = await post('helper.py', 'VALUE = 2\n', exists('helper.py'));
+    git(repo, 'reset', '-q', '--hard', before);
+    const tip = commitFile(repo, 'helper.py', 'VALUE = 3\n', 'the person changes the value');
+
+    const [line] = await queue().drain();
+    expect(line).toMatch(new RegExp(`^pipeline #${pipeline}: not merged — conflict with main in helper\\.py; sent back to implementation as revision 1`));
+    const revision = board.tasks.list().filter((task) => task.pipeline === pipeline).at(-1)!;
+    const { worktree } = revision.artifacts.git!;
+    expect(git(worktree, 'rev-parse', 'HEAD')).toBe(tip);
+    expect(fs.existsSync(path.join(worktree, 'dropped.txt'))).toBe(false);
+    expect(git(worktree, 'status', '--porcelain')).toBe('M helper.py');
+    expect(fs.readFileSync(path.join(worktree, 'helper.py'), 'utf8')).toMatch(/^<<<<<<< .*\nVALUE = 3\n=======\nVALUE = 2\n>>>>>>> /);
+    // No cherry-pick or merge left under way in the worktree: the engineer's commit is an ordinary one.
+    const gitDir = path.resolve(worktree, git(worktree, 'rev-parse', '--git-dir'));
+    expect(['CHERRY_PICK_HEAD', 'MERGE_HEAD', 'MERGE_MSG'].filter((name) => fs.existsSync(path.join(gitDir, name)))).toEqual([]);
+  });
+
+  it('commits added to the branch after the approval are not merged; the line names both commits and how to put the branch back', { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
+    const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
+    const { git: info } = queuedPipelines(board.tasks.list())[0]!;
+    const head = git(repo, 'rev-parse', 'main');
+    const added = commitFile(info.worktree, 'one.py', '"""One, changed after the review."""\n', 'my tweak');
+
+    const [line] = await queue().drain();
+    expect(line).toBe(
+      `pipeline #${pipeline}: not merged — its branch ${info.branch} is at ${added.slice(0, 12)}, not at the approved commit ${info.commit.slice(0, 12)}: commits were added after the approval, and only what was reviewed is merged (git -C ${info.worktree} reset --hard ${info.commit.slice(0, 12)} puts the branch back; the commits stay in git's reflog) (it stays in the queue)`,
+    );
+    expect(git(repo, 'rev-parse', 'main')).toBe(head);
+    await expect(mergePipeline(board.tasks, pipeline, 'lead')).rejects.toThrow(`pipeline #${pipeline} is not merged: its branch ${info.branch} is at ${added.slice(0, 12)}`);
+    expect(git(repo, 'rev-parse', 'main')).toBe(head);
+
+    git(info.worktree, 'reset', '-q', '--hard', info.commit);
+    expect((await queue().drain())[0]).toMatch(/merged into main \(fast-forward/);
+    expect(git(repo, 'show', 'main:one.py')).toBe('"""One."""');
+  });
+
+  it('a branch deleted by hand is made again from the approved commit, and merges', { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
+    const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
+    const { git: info } = queuedPipelines(board.tasks.list())[0]!;
+    git(repo, 'worktree', 'remove', '--force', info.worktree);
+    git(repo, 'branch', '-q', '-D', info.branch);
+
+    const [line] = await queue().drain();
+    expect(line).toMatch(new RegExp(`^pipeline #${pipeline}: ${info.branch} merged into main \\(fast-forward to ${info.commit.slice(0, 12)}\\)`));
+    expect(git(repo, 'show', 'main:one.py')).toBe('"""One."""');
+    expect(git(repo, 'branch', '--list', 'autoteam/*')).toBe('');
+  });
+});
+
+describe('merge <n> and discard <n> beside the queue', () => {
+  it('merge <n> refuses a pipeline whose base the checked-out branch does not hold, naming it; merges on that base', { timeout: 60_000 }, async () => {
+    const { repo, board, post } = await setup();
+    git(repo, 'checkout', '-q', '-b', 'feat');
+    const wip = commitFile(repo, 'feat.txt', 'unfinished\n', 'unfinished feature work');
+    const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
+    git(repo, 'checkout', '-q', 'main');
+    const main = git(repo, 'rev-parse', 'main');
+
+    await expect(mergePipeline(board.tasks, pipeline, 'lead')).rejects.toThrow(
+      `pipeline #${pipeline} started from feat at ${wip.slice(0, 12)}, which the branch checked out in ${repo} does not hold: merging it here would bring in that base's other commits too (nothing was merged). Check out feat and merge it there`,
+    );
+    expect(git(repo, 'rev-parse', 'main')).toBe(main);
+    git(repo, 'checkout', '-q', 'feat');
+    expect(await mergePipeline(board.tasks, pipeline, 'lead')).toMatch(new RegExp(`^pipeline #${pipeline}: .* merged into feat \\(fast-forward\\)`));
+    expect(git(repo, 'rev-parse', 'main')).toBe(main);
+  });
+
+  it('a discard given while the queue drains waits for the drain, and then finds the pipeline merged', { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
+    const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
+    // The drain takes the board's merge lock as it is called; the discard comes while it rebases and checks.
+    const drained = queue().drain();
+    const discarded = discardPipeline(board.tasks, pipeline, 'lead').then(
+      (line) => ({ line, error: null }),
+      (error: Error) => ({ line: null, error: error.message }),
+    );
+    expect((await drained)[0]).toMatch(/merged into main/);
+    expect(await discarded).toEqual({ line: null, error: expect.stringMatching(new RegExp(`^pipeline #${pipeline} was already merged into main \\([0-9a-f]{12}\\) by lead$`)) });
+    expect(git(repo, 'show', 'main:one.py')).toBe('"""One."""');
+    expect(pipelineStatus(board.tasks.list().filter((task) => task.pipeline === pipeline))).toBe('approved');
+    expect(board.tasks.list().find((task) => task.artifacts.outcome)?.artifacts.outcome?.action).toBe('merged');
+  });
+});
