@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { Board } from '../core/board/board.js';
 import { describeUrl } from '../core/board/pg/url.js';
 import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
@@ -201,7 +201,7 @@ export function registerBoardCommands(program: Command): void {
   program
     .command('init')
     .description(`write ${CONFIG_FILE} with the defaults (the team, stage prompts and tools, limits) into --dir`)
-    .addOption(dirOption())
+    .addOption(new Option('--dir <path>', `the folder ${CONFIG_FILE} is written to (default: the current directory)`))
     .action((_options: unknown, command: Command) => {
       const dir = boardDir(command);
       const file = path.join(dir, CONFIG_FILE);

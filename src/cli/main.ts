@@ -8,7 +8,7 @@ import { containment, describeContainment, findOnPath, INSTALL_HINT } from '../c
 import { AutoteamError, ConfigError } from '../core/errors.js';
 import { BoardConnectionError } from '../core/board/pg/connection-error.js';
 import { closestWord } from '../core/words.js';
-import { agentsMdSettings, loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
+import { agentsMdSettings, CONFIG_FILE, loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 import { loadModelSpec } from '../core/model/config.js';
 import { priceTable } from '../core/model/pricing.js';
 import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.js';
@@ -25,7 +25,7 @@ import { requirementsFileOption, requirementsFrom, tookAsValue } from './require
 import { teamSizeOptions } from './team-options.js';
 import { roleCounts } from '../core/lead/team-size.js';
 import { repositoryAt } from '../core/lead/repository.js';
-import { probeRemote } from '../core/git/remote.js';
+import { probeRemote, RemoteError } from '../core/git/remote.js';
 import { endHungUp } from '../frontend/quit.js';
 
 
@@ -324,7 +324,9 @@ export async function main(argv: string[]): Promise<number> {
     const project = loadProjectConfig(boardDir(action));
     const remote = remoteOf(options, project);
     if (remote !== undefined) await probeRemote(remote, project.repository?.base).catch((error: Error) => {
-      throw new ConfigError(error.message);
+      // A base branch the remote lacks is the config's `repository.base`: named, as any config mistake is.
+      const base = error instanceof RemoteError && error.kind === 'no-branch' && project.repository?.base ? `${CONFIG_FILE}: repository.base: ` : '';
+      throw new ConfigError(`${base}${error.message}`);
     });
   });
   let envFiles = new Map<string, string>();

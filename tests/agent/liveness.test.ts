@@ -65,7 +65,7 @@ describe('one live lead per board', () => {
     expect(second.code, describeRun(second)).toBe(2);
     expect(second.stderr.trim()).toBe(
       `autoteam: the board in ${root} already has a live lead (pid ${process.pid} on ${os.hostname()}, since ${new LeadLease(root).read()!.startedAt}); ` +
-        `join it with: autoteam worker --dir ${root} --name <name> --role <role>`,
+        `give it a requirement with: autoteam post --dir ${root} "<requirement>"; join its team with: autoteam worker --dir ${root} --role <role>`,
     );
     // Only that line: neither the heading of a run that never started nor the board's past events.
     expect(second.stdout).toBe('');

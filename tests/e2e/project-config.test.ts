@@ -89,6 +89,7 @@ describe('autoteam.config.json', () => {
       [{ autoMerj: true }, /\(root\): Unrecognized key: "autoMerj" — did you mean autoMerge\?$/],
       [{ limits: { maxRevison: 2 } }, /limits: Unrecognized key: "maxRevison" — did you mean limits\.maxRevisions\?$/],
       [{ team: [{ name: 'a', role: 'analyst', cout: 2 }] }, /team\.0: Unrecognized key: "cout" — did you mean team\.0\.count\?$/],
+      [{ limits: { autoMerge: true } }, /limits: Unrecognized key: "autoMerge" — autoMerge goes at the top level of the file, not in limits$/],
       // Each hint right after its own mistake.
       [{ autoMerj: true, limits: { maxRevison: 2 } }, /limits: Unrecognized key: "maxRevison" — did you mean limits\.maxRevisions\?; \(root\): Unrecognized key: "autoMerj" — did you mean autoMerge\?$/],
       [{ limits: { maxTurn: 3, maxRevison: 2 } }, /limits: Unrecognized keys: "maxTurn", "maxRevison" — did you mean limits\.maxTurns for maxTurn\? did you mean limits\.maxRevisions for maxRevison\?$/],

@@ -144,7 +144,7 @@ describe.runIf(python)('two pipelines in parallel on one repository', () => {
       expect(notices.join('\n')).toMatch(/on your repository .* \(main at [0-9a-f]{7}\): each pipeline works in its own worktree/);
       const [a, b] = await Promise.all([session.post(DOWNLOADS_REQUIREMENT), session.post(WORDCOUNT_REQUIREMENT)]);
       // Still at work: not merged, and the way to drop it is the one /discard takes.
-      await expect(session.merge(a.pipeline!)).rejects.toThrow(`pipeline #${a.pipeline} is active: only approved work is merged (diff ${a.pipeline} shows it, cancel ${a.pipeline}, then discard ${a.pipeline} drops it)`);
+      await expect(session.merge(a.pipeline!)).rejects.toThrow(`pipeline #${a.pipeline} is still active: only approved work is merged (diff ${a.pipeline} shows it, cancel ${a.pipeline}, then discard ${a.pipeline} drops it)`);
       const [first, second] = await Promise.all([
         session.waitForPipeline(a.pipeline!, AbortSignal.timeout(2 * HANG_MS)),
         session.waitForPipeline(b.pipeline!, AbortSignal.timeout(2 * HANG_MS)),

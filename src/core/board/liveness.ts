@@ -51,9 +51,10 @@ export class BoardBusyError extends AutoteamError {
     readonly rootDir: string,
     readonly holder: LeadRecord,
   ) {
+    const where = `${/^postgres(ql)?:\/\//i.test(rootDir) ? '--board' : '--dir'} ${rootDir}`;
     super(
       `the board in ${rootDir} already has a live lead (pid ${holder.pid} on ${holder.host}, since ${holder.startedAt}); ` +
-        `join it with: autoteam worker ${/^postgres(ql)?:\/\//i.test(rootDir) ? '--board' : '--dir'} ${rootDir} --name <name> --role <role>`,
+        `give it a requirement with: autoteam post ${where} "<requirement>"; join its team with: autoteam worker ${where} --role <role>`,
       'BOARD_BUSY',
     );
   }

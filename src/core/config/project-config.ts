@@ -375,6 +375,8 @@ function keyHint(issue: z.core.$ZodIssue): string {
   const hints = issue.keys.flatMap((key) => {
     const near = closestWord(key, keysAt(ProjectConfigSchema, issue.path));
     const full = near && [...issue.path, near].join('.');
+    // A key of the file's top level written one level down (`repository.autoMerge`): where it goes.
+    if (!full && issue.path.length > 0 && keysAt(ProjectConfigSchema, []).includes(key)) return [`${key} goes at the top level of the file, not in ${issue.path.join('.')}`];
     // One unknown key is the one the hint is for; of several, each hint names its own.
     return full ? [issue.keys.length === 1 ? `did you mean ${full}?` : `did you mean ${full} for ${key}?`] : [];
   });

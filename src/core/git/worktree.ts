@@ -212,7 +212,7 @@ export async function mergeBranch(repoTop: string, branch: string, message: stri
     // No operation was under way before (checked above): a MERGE_HEAD now is this merge's, safe to abort.
     const started = (await git(repoTop, ['rev-parse', '-q', '--verify', 'MERGE_HEAD'], { allowFailure: true })).exitCode === 0;
     if (started) await git(repoTop, ['merge', '--abort'], { allowFailure: true });
-    throw new GitError(`git merge --no-ff ${branch}`, `${gitMessage(merged.stderr, merged.stdout)}${started ? ' (the merge was aborted)' : ''}`, merged.exitCode);
+    throw new GitError(`git merge --no-ff ${branch}`, `${gitMessage(merged.stderr, merged.stdout)} (${started ? 'the merge was aborted' : 'nothing was merged'}: your branch and files are as they were)`, merged.exitCode);
   }
   return { into, how: 'merge commit', commit: (await git(repoTop, ['rev-parse', 'HEAD'])).stdout.trim() };
 }

@@ -102,7 +102,8 @@ async function mergeOne(board: TaskBoard, id: number, by: string): Promise<strin
   if (git.remote) throw new AutoteamError(`pipeline #${id}'s branch ${git.branch} lives on the remote ${git.remote}, and so does its base: the merge queue merges it there (autoteam merge --queue, or /merge all), rebased onto the base's tip, checked again and pushed`, 'USAGE');
   if (status !== 'approved' || !git.commit) {
     const drop = status === 'active' ? `cancel ${id}, then discard ${id} drops it` : `discard ${id} drops it`;
-    throw new AutoteamError(`pipeline #${id} is ${status}: only approved work is merged (diff ${id} shows it, ${drop})`, 'USAGE');
+    const state = status === 'active' ? 'is still active' : status === 'failed' ? 'failed' : `was ${status}`;
+    throw new AutoteamError(`pipeline #${id} ${state}: only approved work is merged (diff ${id} shows it, ${drop})`, 'USAGE');
   }
   const problem = await restoreApprovedBranch({ ...git, commit: git.commit });
   if (problem) throw new AutoteamError(`pipeline #${id} is not merged: ${problem}`, 'USAGE');
