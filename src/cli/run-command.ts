@@ -5,6 +5,7 @@ import type { TeammateSettings } from '../core/agent/settings.js';
 import type { Member, Stage } from '../core/board/schemas.js';
 import { roleCovered } from '../core/board/team-registry.js';
 import { openBoard } from '../core/board/board.js';
+import { REFUSED_WRITE_CODES } from '../core/board/atomic-io.js';
 import type { ModelSpec } from '../core/model/factory.js';
 import { type LeadApi, LeadSession } from '../core/lead/session.js';
 import { type RoleCount, startingTeam } from '../core/lead/team-size.js';
@@ -56,7 +57,6 @@ export interface RunCommandOptions {
   stdinHeldRequirements?: boolean;
 }
 
-const DISK_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
 
 /**
  * `autoteam run`: start the team, post the requirements (a pipeline each), follow them to the end at
@@ -174,9 +174,9 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
         fatalError = event.event.error;
         fatal.abort();
       }
-      // A full or read-only disk will not heal while the run waits: stop with that one line.
+      // A full or read-only disk, or a board folder whose permissions changed, will not heal while the run waits: stop with that one line.
       const failure = event.type === 'teammate' && event.event.type === 'error' ? event.event.error : event.type === 'error' ? event : null;
-      if (failure && DISK_CODES.has(failure.code)) stopWith(`the board's disk refused a write (${failure.code}): ${failure.message}`);
+      if (failure && REFUSED_WRITE_CODES.has(failure.code)) stopWith(`the board's disk refused a write (${failure.code}): ${failure.message}`);
       if (event.type === 'team') stream(event.event);
       else if (event.type === 'teammate' && event.event.type === 'error') stream({ type: 'error', agent: event.event.name, code: event.event.error.code, message: event.event.error.message });
       else if (event.type === 'error') {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boardWriteRefused } from '../board/atomic-io.js';
 import { describeZodError, type Task } from '../board/schemas.js';
 import { serializeError } from '../errors.js';
 import type { AgentContext, AssistantBlock, ModelClient, ModelMessage, ModelResponse, OfflineContext, ToolResultBlock, ToolUseBlock, Usage } from '../model/types.js';
@@ -290,6 +291,10 @@ async function runTool(
   try {
     outcome = await tool.run(parsed.data, options.ctx);
   } catch (error) {
+    // The board's own storage refusing a write (a disk that filled or went read-only, a folder whose
+    // permissions changed) is no mistake for the model to retry turn after turn, a call each time: the
+    // attempt ends here, and its end backs the task off.
+    if (boardWriteRefused(error, options.ctx.rootDir)) throw error;
     const { code, message } = serializeError(error);
     return answer(`${use.name} failed (${code}): ${message}`, true, undefined, 'execution_failed');
   }

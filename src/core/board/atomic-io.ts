@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { z } from 'zod';
@@ -65,4 +66,19 @@ export function parseJsonText<S extends z.ZodTypeAny>(file: string, text: string
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new BoardFileError(file, describeZodError(parsed.error));
   return parsed.data;
+}
+
+/** Codes of a folder that refuses writes: full, read-only, or its permissions changed. */
+export const REFUSED_WRITE_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM']);
+
+/**
+ * True when `error` is the board's own storage under `rootDir` (.tasks/, .team/, the blobs in
+ * .autoteam/; not the worktrees beside them, which are the agents') refusing a write: no mistake of
+ * the model's, and nothing a retry within the attempt mends.
+ */
+export function boardWriteRefused(error: unknown, rootDir: string): boolean {
+  const { code, path: file } = (error ?? {}) as NodeJS.ErrnoException;
+  if (!code || !REFUSED_WRITE_CODES.has(code) || typeof file !== 'string') return false;
+  const [top, next] = path.relative(path.resolve(rootDir), path.resolve(file)).split(path.sep);
+  return top === '.tasks' || top === '.team' || (top === '.autoteam' && next === 'blobs');
 }
