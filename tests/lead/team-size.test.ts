@@ -73,6 +73,23 @@ describe('sizing the team', () => {
     expect(noted).toEqual(['note: --engineers: no engineer on this team: the live engineer already on the board works its tasks']);
   });
 
+  it('a role the config\'s team never had: run refuses it as it refuses a count of 0, naming the team and how to add one; the REPL leaves it to the config\'s own warning', () => {
+    const dir = folder();
+    fs.writeFileSync(path.join(dir, 'autoteam.config.json'), JSON.stringify({ team: [{ name: 'ana', role: 'analyst' }, { name: 'bob', role: 'engineer' }] }));
+    const project = loadProjectConfig(dir);
+    expect(sizeTeam(project.team!, [], NEEDED).unstaffed).toEqual([{ role: 'reviewer', by: 'team', missing: true }]);
+    expect(() => startingTeam(project, roleCounts({ engineers: '2' }), { strict: true, say: () => undefined })).toThrow(
+      new RegExp(`^${path.join(dir, 'autoteam.config.json').replace(/[.]/g, '\\.')}: team: no reviewer on this team, and a run waits for its pipelines to end, so it needs one \\(add one to team or give --reviewers 1, or start an autoteam worker --role reviewer on the board first\\)$`),
+    );
+    // --reviewers 1 gives the team one; a live reviewer elsewhere on the board covers it.
+    expect(names(startingTeam(project, roleCounts({ reviewers: '1' }), { strict: true, say: () => undefined }))).toEqual(['ana:analyst', 'bob:engineer', 'reviewer:reviewer']);
+    expect(names(startingTeam(project, [], { strict: true, say: () => undefined, covered: (role) => role === 'reviewer' }))).toEqual(['ana:analyst', 'bob:engineer']);
+    const said: string[] = [];
+    startingTeam(project, [], { strict: false, say: (line) => said.push(line) });
+    expect(said).toEqual([]);
+    expect(project.warnings).toEqual([expect.stringMatching(/^stages\.review: no teammate in team has the role 'reviewer'/)]);
+  });
+
   it('a run that starts past a stage needs no one for it: only the stages its pipelines can reach (sent back included) need a role', () => {
     const project = { stages: {} };
     const noAnalyst = roleCounts({ analysts: '0' });
@@ -95,15 +112,15 @@ describe('sizing the team', () => {
   it('reads team[].count from autoteam.config.json, naming the key when it is wrong', () => {
     const dir = folder();
     const write = (team: unknown) => fs.writeFileSync(path.join(dir, 'autoteam.config.json'), JSON.stringify({ team }));
-    write([{ name: 'engineer', role: 'engineer', count: 3 }, { name: 'reviewer', role: 'reviewer', count: 0 }]);
+    write([{ name: 'analyst', role: 'analyst' }, { name: 'engineer', role: 'engineer', count: 3 }, { name: 'reviewer', role: 'reviewer', count: 0 }]);
     const project = loadProjectConfig(dir);
-    expect(project.team).toEqual([{ name: 'engineer', role: 'engineer', count: 3 }, { name: 'reviewer', role: 'reviewer', count: 0 }]);
-    expect(names(sizeTeam(project.team!, []).members)).toEqual(['engineer:engineer', 'engineer-2:engineer', 'engineer-3:engineer']);
+    expect(project.team).toEqual([{ name: 'analyst', role: 'analyst' }, { name: 'engineer', role: 'engineer', count: 3 }, { name: 'reviewer', role: 'reviewer', count: 0 }]);
+    expect(names(sizeTeam(project.team!, []).members)).toEqual(['analyst:analyst', 'engineer:engineer', 'engineer-2:engineer', 'engineer-3:engineer']);
     // A count of 0 that leaves a stage without anyone is named with the file, as every mistake in it is.
     const said: string[] = [];
     startingTeam(project, [], { strict: false, say: (line) => said.push(line) });
-    expect(said).toEqual([`${path.join(dir, 'autoteam.config.json')}: team.1.count: no reviewer on this team, so reviewer tasks wait until one joins (autoteam worker --role reviewer)`]);
-    expect(() => startingTeam(project, [], { strict: true, say: () => undefined })).toThrow(`${path.join(dir, 'autoteam.config.json')}: team.1.count: no reviewer on this team, and a run waits`);
+    expect(said).toEqual([`${path.join(dir, 'autoteam.config.json')}: team.2.count: no reviewer on this team, so reviewer tasks wait until one joins (autoteam worker --role reviewer)`]);
+    expect(() => startingTeam(project, [], { strict: true, say: () => undefined })).toThrow(`${path.join(dir, 'autoteam.config.json')}: team.2.count: no reviewer on this team, and a run waits`);
     for (const [count, message] of [[-1, /team\.0\.count: a whole number of teammates, 0 to 32/], [2.5, /team\.0\.count: a whole number of teammates/], ['two', /team\.0\.count: a whole number of teammates, 0 to 32/], [40, /team\.0\.count: at most 32 teammates/]] as const) {
       write([{ name: 'engineer', role: 'engineer', count }]);
       expect(() => loadProjectConfig(dir), String(count)).toThrow(message);

@@ -49,8 +49,11 @@ interface Slot {
 
 export interface SizedTeam {
   members: TeamMemberSpec[];
-  /** Roles a stage needs that no member has, because a count of 0 removed them (said at start). */
-  unstaffed: Array<{ role: string; by: string }>;
+  /**
+   * Roles a stage needs that no member has: because a count of 0 removed them (`by` names it; said at
+   * start), or because the team never had one (`by` is 'team'; the config's check warns of it).
+   */
+  unstaffed: Array<{ role: string; by: string; missing?: true }>;
 }
 
 /**
@@ -89,7 +92,9 @@ export function sizeTeam(entries: readonly TeamEntry[], counts: readonly RoleCou
   }
   const members = nameSlots(slots);
   const staffed = new Set(members.map((member) => member.role));
-  const unstaffed = staffed.has('any') ? [] : [...new Set(needed)].filter((role) => role !== 'any' && !staffed.has(role) && zeroBy.has(role)).map((role) => ({ role, by: zeroBy.get(role)! }));
+  const unstaffed = staffed.has('any')
+    ? []
+    : [...new Set(needed)].filter((role) => role !== 'any' && !staffed.has(role)).map((role) => (zeroBy.has(role) ? { role, by: zeroBy.get(role)! } : { role, by: 'team', missing: true as const }));
   return { members, unstaffed };
 }
 
@@ -134,14 +139,19 @@ export function startingTeam(
   const { members, unstaffed } = sizeTeam(project.team ?? DEFAULT_TEAM, counts, needed);
   for (const found of unstaffed) {
     // A count of the config's is named with its file, as every other mistake in it is.
-    const gap = project.file && found.by.startsWith('team.') ? { ...found, by: `${project.file}: ${found.by}` } : found;
+    const gap = project.file && (found.by === 'team' || found.by.startsWith('team.')) ? { ...found, by: `${project.file}: ${found.by}` } : found;
     // A live member of another process (`autoteam worker --role …`) already on the board covers it.
     if (options.covered?.(gap.role)) {
       options.say(`note: ${gap.by}: no ${gap.role} on this team: the live ${gap.role} already on the board works its tasks`);
       continue;
     }
-    if (options.strict) throw new ConfigError(`${gap.by}: no ${gap.role} on this team, and a run waits for its pipelines to end, so it needs one (give 1 or more, or start an autoteam worker --role ${gap.role} on the board first)`);
-    options.say(describeUnstaffed(gap));
+    if (options.strict) {
+      const flag = ROLE_FLAGS.find((known) => known.role === gap.role)?.flag;
+      const give = gap.missing ? `add one to team${flag ? ` or give ${flag} 1` : ''}` : 'give 1 or more';
+      throw new ConfigError(`${gap.by}: no ${gap.role} on this team, and a run waits for its pipelines to end, so it needs one (${give}, or start an autoteam worker --role ${gap.role} on the board first)`);
+    }
+    // A role the team never had is said once already, by the config's own check.
+    if (!gap.missing) options.say(describeUnstaffed(gap));
   }
   return members;
 }
