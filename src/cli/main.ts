@@ -76,7 +76,7 @@ function repoChoice(options: Record<string, unknown>): { repo?: string | false }
 function settingsOptions(command: Command): Command {
   return command
     .option('--poll-interval <duration>', 'idle poll fallback; default 5s (env POLL_INTERVAL)')
-    .option('--idle-timeout <duration>', 'idle this long → teammate shuts down; 0 = never; default 60s (env IDLE_TIMEOUT)')
+    .option('--idle-timeout <duration>', "idle this long → teammate shuts down; 0 = never; default 60s for a lead's teammates, never for autoteam worker (env IDLE_TIMEOUT)")
     .option('--command-timeout <duration>', 'each command an agent runs (bash, code, tests, checks) is killed after this long; default 30s (env COMMAND_TIMEOUT)')
     .option('--max-turns <n>', 'model calls per task; default 30 (env MAX_TURNS)')
     .option('--max-questions <n>', 'clarifying questions per task; default 8 (env MAX_QUESTIONS)')
