@@ -16,12 +16,17 @@ import { commitFile, git, setup } from '../helpers/merge-queue-setup.js';
 const exists = (file: string) => `import os\nassert os.path.exists(${JSON.stringify(file)})\n`;
 
 describe("the merge queue merges the pipeline's own change", () => {
-  it('a commit the person dropped from the base after the pipeline began does not come back', { timeout: 60_000 }, async () => {
-    const { repo, queue, post } = await setup();
+  it('a commit the person dropped from the base after the pipeline began does not come back (merge <n> refuses it; the queue leaves it out)', { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
     const before = git(repo, 'rev-parse', 'main');
-    commitFile(repo, 'secrets.env', 'SECRET=oops\n', 'oops: a secret');
+    const dropped = commitFile(repo, 'secrets.env', 'SECRET=oops\n', 'oops: a secret');
     const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
     git(repo, 'reset', '-q', '--hard', before);
+    const { branch } = queuedPipelines(board.tasks.list())[0]!.git;
+    await expect(mergePipeline(board.tasks, pipeline, 'lead')).rejects.toThrow(
+      `cannot merge ${branch} into main: main no longer holds ${dropped.slice(0, 12)}, the commit ${branch} started from (it was rewritten since), so the commits before it would come along (nothing was merged); autoteam merge --queue (/merge all) rebases only its own commits onto main`,
+    );
+    expect(git(repo, 'rev-parse', 'main')).toBe(before);
 
     const [line] = await queue().drain();
     expect(line).toMatch(new RegExp(`^pipeline #${pipeline}: .* merged into main \\(fast-forward to [0-9a-f]{12}\\)`));
@@ -107,8 +112,9 @@ describe('merge <n> and discard <n> beside the queue', () => {
     git(repo, 'checkout', '-q', 'main');
     const main = git(repo, 'rev-parse', 'main');
 
+    const { branch } = queuedPipelines(board.tasks.list())[0]!.git;
     await expect(mergePipeline(board.tasks, pipeline, 'lead')).rejects.toThrow(
-      `pipeline #${pipeline} started from feat at ${wip.slice(0, 12)}, which the branch checked out in ${repo} does not hold: merging it here would bring in that base's other commits too (nothing was merged). Check out feat and merge it there`,
+      `cannot merge ${branch} into main: main does not hold ${wip.slice(0, 12)}, the commit ${branch} started from on feat, so the commits before it would come along (nothing was merged); check out feat and merge it there, or autoteam merge --queue (/merge all) rebases only its own commits onto feat`,
     );
     expect(git(repo, 'rev-parse', 'main')).toBe(main);
     git(repo, 'checkout', '-q', 'feat');

@@ -171,7 +171,7 @@ export interface MergeResult {
  * (`git merge-tree`); on a git too old for that, a merge commit needs a clean working tree, so the
  * abort after a conflict restores exactly what was there.
  */
-export async function mergeBranch(repoTop: string, branch: string, message: string): Promise<MergeResult> {
+export async function mergeBranch(repoTop: string, branch: string, message: string, start?: { commit: string; branch?: string }): Promise<MergeResult> {
   // First: a rebase under way detaches HEAD, and is what to finish.
   const busy = await operationInProgress(repoTop);
   if (busy) throw new AutoteamError(`cannot merge ${branch}: ${busy} is in progress in ${repoTop}; finish or abort it first (nothing was changed)`, 'GIT_ERROR');
@@ -184,6 +184,13 @@ export async function mergeBranch(repoTop: string, branch: string, message: stri
   const isAncestor = async (a: string, b: string) => (await git(repoTop, ['merge-base', '--is-ancestor', a, b], { allowFailure: true })).exitCode === 0;
   // Merged by hand already (say, after a conflict): nothing to do but say so.
   if (await isAncestor(branch, 'HEAD')) return { into, how: 'already merged', commit: (await git(repoTop, ['rev-parse', 'HEAD'])).stdout.trim() };
+  // The branch holds the history it started from (`start`): merged where that is not, all of it would come along.
+  if (start && !(await isAncestor(start.commit, 'HEAD'))) {
+    const at = start.commit.slice(0, 12);
+    const why = start.branch === into ? `${into} no longer holds ${at}, the commit ${branch} started from (it was rewritten since)` : `${into} does not hold ${at}, the commit ${branch} started from${start.branch ? ` on ${start.branch}` : ''}`;
+    const instead = start.branch && start.branch !== into ? `check out ${start.branch} and merge it there, or ` : '';
+    throw new AutoteamError(`cannot merge ${branch} into ${into}: ${why}, so the commits before it would come along (nothing was merged); ${instead}autoteam merge --queue (/merge all) rebases only its own commits onto ${start.branch ?? 'its base'}`, 'USAGE');
+  }
   if (await isAncestor('HEAD', branch)) {
     // git refuses (and changes nothing) when the person's uncommitted changes are in the way: said so.
     const forward = await git(repoTop, ['merge', '--ff-only', '-q', branch], { env: personEnv(), allowFailure: true });

@@ -8,7 +8,6 @@ import { noPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { deleteBranch, remoteTip } from '../git/remote.js';
 import { localGit } from '../stages/workspace.js';
 import { isLockBusy } from '../board/lock.js';
-import { git as runGit } from '../git/git.js';
 import { restoreApprovedBranch } from './merge-site.js';
 
 /**
@@ -107,17 +106,7 @@ async function mergeOne(board: TaskBoard, id: number, by: string): Promise<strin
   }
   const problem = await restoreApprovedBranch({ ...git, commit: git.commit });
   if (problem) throw new AutoteamError(`pipeline #${id} is not merged: ${problem}`, 'USAGE');
-  // The branch holds its base's history too: merged where that base is not, it would bring the rest of it along.
-  const holdsBase = await runGit(git.repo, ['merge-base', '--is-ancestor', git.base, 'HEAD'], { allowFailure: true });
-  if (holdsBase.exitCode !== 0) {
-    const from = git.baseBranch ? `${git.baseBranch} at ${git.base.slice(0, 12)}` : git.base.slice(0, 12);
-    throw new AutoteamError(
-      `pipeline #${id} started from ${from}, which the branch checked out in ${git.repo} does not hold: merging it here would bring in that base's other commits too (nothing was merged). ` +
-        `${git.baseBranch ? `Check out ${git.baseBranch} and merge it there, or merge the queue (autoteam merge --queue), which rebases only the pipeline's own commits onto ${git.baseBranch}` : 'Check out the branch it started from and merge it there'}`,
-      'USAGE',
-    );
-  }
-  const result = await mergeBranch(git.repo, git.branch, `Merge ${git.branch} (autoteam pipeline #${id})`);
+  const result = await mergeBranch(git.repo, git.branch, `Merge ${git.branch} (autoteam pipeline #${id})`, { commit: git.base, ...(git.baseBranch ? { branch: git.baseBranch } : {}) });
   // Merged: the branch's commits are on the person's branch, so the worktree and the branch can go.
   await removeWorktree(git.repo, git.worktree, git.branch);
   // Approved with nothing to commit: the base held the change before the pipeline began.
