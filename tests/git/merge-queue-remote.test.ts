@@ -14,10 +14,11 @@ import type { Task } from '../../src/core/board/schemas.js';
 import { checkoutRemoteTask, openRemote, pushSubmission } from '../../src/core/git/remote-branch.js';
 import { discardPipeline, mergePipeline } from '../../src/core/lead/branches.js';
 import { MergeQueue, recheckLimits } from '../../src/core/lead/merge-queue.js';
-import { Pipeline, type StageSignal } from '../../src/core/stages/pipeline.js';
+import { Pipeline } from '../../src/core/stages/pipeline.js';
 import { localGit } from '../../src/core/stages/workspace.js';
 import { tempBoard } from '../helpers/pipeline-cli.js';
 import { bareRepository, personGit } from '../helpers/person-git.js';
+import { stageSignal } from '../helpers/merge-queue-setup.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -46,13 +47,7 @@ describe('the merge queue on a remote', () => {
       const pipelines = new Pipeline(board.tasks, board.mailbox, { events: board.sink });
       pipelines.useRepository(await openRemote(a, { remote: bare }));
       const queue = () => new MergeQueue({ board, pipelines, by: 'lead', limits: recheckLimits() });
-      const signal = async (task: Task, tool: string, artifacts: StageSignal['artifacts']) => {
-        const claim = await board.tasks.claim(task.id, task.role!);
-        if (!claim.ok) throw new Error(claim.reason);
-        const result = await pipelines.advance(claim.task, { owner: task.role!, token: claim.task.claims }, { tool, artifacts, result: tool });
-        if (!result.ok) throw new Error(result.reason);
-        return result.next;
-      };
+      const signal = stageSignal(board, pipelines);
       /** The engineer in `where` writes helper.py and pushes; the reviewer in A fetches that commit and approves. */
       const work = async (implementation: Task, where: string, content: string): Promise<Task> => {
         const info = implementation.artifacts.git!;

@@ -36,6 +36,17 @@ export function commitFile(repo: string, file: string, content: string, message:
 export const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** A repository (main: helper.py with VALUE = 1) holding a file board, and a Pipeline on it. */
+/** Claims `task` as its role and ends it with `tool` (a stage's signal) carrying `artifacts`: the next task, if any. */
+export function stageSignal(board: Board, pipelines: Pipeline) {
+  return async (task: Task, tool: string, artifacts: StageSignal['artifacts']) => {
+    const claim = await board.tasks.claim(task.id, task.role!);
+    if (!claim.ok) throw new Error(claim.reason);
+    const result = await pipelines.advance(claim.task, { owner: task.role!, token: claim.task.claims }, { tool, artifacts, result: tool });
+    if (!result.ok) throw new Error(result.reason);
+    return result.next;
+  };
+}
+
 export async function setup() {
   const repo = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-queue-')));
   roots.push(repo);
@@ -50,13 +61,7 @@ export async function setup() {
   const pipelines = new Pipeline(board.tasks, board.mailbox, { events: board.sink });
   pipelines.useRepository(found.repo);
   const queue = () => new MergeQueue({ board, pipelines, by: 'lead', limits: recheckLimits() });
-  const signal = async (task: Task, tool: string, artifacts: StageSignal['artifacts']) => {
-    const claim = await board.tasks.claim(task.id, task.role!);
-    if (!claim.ok) throw new Error(claim.reason);
-    const result = await pipelines.advance(claim.task, { owner: task.role!, token: claim.task.claims }, { tool, artifacts, result: tool });
-    if (!result.ok) throw new Error(result.reason);
-    return result.next;
-  };
+  const signal = stageSignal(board, pipelines);
   /** An implementation task's engineer writes `file` and submits; the reviewer approves with `check` passing. */
   const work = async (implementation: Task, file: string, content: string, check: string): Promise<Task> => {
     const worktree = implementation.artifacts.git!.worktree;
