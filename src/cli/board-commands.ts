@@ -108,6 +108,7 @@ export function registerBoardCommands(program: Command): void {
       if (Boolean(options.queue) && id !== undefined) throw new UsageError('merge takes a pipeline id, or --queue, not both');
       if (!options.queue && id === undefined) throw new UsageError('merge needs a pipeline id (autoteam merge 3), or --queue to merge every approved pipeline in approval order');
       if (!options.queue && options.remote !== undefined) throw new UsageError('--remote goes with --queue: a pipeline on a remote is merged by the queue, which pushes its base there');
+      if (id === 'all') throw new UsageError('merge all is autoteam merge --queue: every approved pipeline, in approval order');
       const n = id === undefined ? null : pipelineId(id);
       const board = await openExisting(command);
       try {
@@ -123,8 +124,9 @@ export function registerBoardCommands(program: Command): void {
         // Exit 1 unless every pipeline that was in the queue merged: one that waits, was sent back or
         // failed to merge is a script's business (an empty queue asked nothing: 0).
         await board.tasks.refresh();
-        const merged = (id: number) => board.tasks.list().some((task) => task.id === id && task.artifacts.outcome?.action === 'merged');
-        if (asked.some((entry) => !merged(entry.holder.id))) process.exitCode = 1;
+        const outcome = (id: number) => board.tasks.list().find((task) => task.id === id)?.artifacts.outcome?.action;
+        // One discarded before the drain took the board's merge lock was never the drain's (it has no line).
+        if (asked.some((entry) => outcome(entry.holder.id) !== 'merged' && outcome(entry.holder.id) !== 'discarded')) process.exitCode = 1;
         // Sent back: a revision waits for an engineer, then a reviewer, and merges at a later drain once approved again.
         const byPipeline = tasksByPipeline(board.tasks.list());
         const sentBack = asked.filter((entry) => pipelineStatus(byPipeline.get(entry.pipeline) ?? []) === 'active');

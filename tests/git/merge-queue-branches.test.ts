@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { queuedPipelines } from '../../src/core/lead/merge-queue.js';
+import { rebaseOnto } from '../../src/core/git/rebase.js';
 import { discardPipeline, mergePipeline } from '../../src/core/lead/branches.js';
 import { pipelineStatus } from '../../src/core/stages/pipeline-status.js';
 import { commitFile, git, setup } from '../helpers/merge-queue-setup.js';
@@ -69,7 +70,7 @@ describe("the merge queue merges the pipeline's own change", () => {
     expect(['CHERRY_PICK_HEAD', 'MERGE_HEAD', 'MERGE_MSG'].filter((name) => fs.existsSync(path.join(gitDir, name)))).toEqual([]);
   });
 
-  it('commits added to the branch after the approval are not merged; the line names both commits and how to put the branch back', { timeout: 60_000 }, async () => {
+  it('commits added to the branch after the approval are not merged; the line names both commits, how to keep them and how to put the branch back', { timeout: 60_000 }, async () => {
     const { repo, board, queue, post } = await setup();
     const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
     const { git: info } = queuedPipelines(board.tasks.list())[0]!;
@@ -78,7 +79,7 @@ describe("the merge queue merges the pipeline's own change", () => {
 
     const [line] = await queue().drain();
     expect(line).toBe(
-      `pipeline #${pipeline}: not merged — its branch ${info.branch} is at ${added.slice(0, 12)}, not at the approved commit ${info.commit.slice(0, 12)}: commits were added after the approval, and only what was reviewed is merged (git -C ${info.worktree} reset --hard ${info.commit.slice(0, 12)} puts the branch back; the commits stay in git's reflog) (it stays in the queue)`,
+      `pipeline #${pipeline}: not merged — its branch ${info.branch} is at ${added.slice(0, 12)}, not at the approved commit ${info.commit.slice(0, 12)}: it changed after the approval, and only what was reviewed is merged (git -C ${repo} branch keep-${info.branch.replace(/^autoteam\//, '')} ${added.slice(0, 12)} keeps what it holds now; then git -C ${info.worktree} reset --hard ${info.commit.slice(0, 12)} puts it back) (it stays in the queue)`,
     );
     expect(git(repo, 'rev-parse', 'main')).toBe(head);
     await expect(mergePipeline(board.tasks, pipeline, 'lead')).rejects.toThrow(`pipeline #${pipeline} is not merged: its branch ${info.branch} is at ${added.slice(0, 12)}`);
@@ -87,6 +88,50 @@ describe("the merge queue merges the pipeline's own change", () => {
     git(info.worktree, 'reset', '-q', '--hard', info.commit);
     expect((await queue().drain())[0]).toMatch(/merged into main \(fast-forward/);
     expect(git(repo, 'show', 'main:one.py')).toBe('"""One."""');
+  });
+
+  it("a drain stopped between its rebase and its record left the branch on its own rebased copy: the next drain puts it back and merges", { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
+    const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
+    const { git: info } = queuedPipelines(board.tasks.list())[0]!;
+    const tip = commitFile(repo, 'z.txt', 'z\n', 'the person moves main');
+    // What the stopped drain had done: the branch rebased onto the tip in its worktree, by the runtime, nothing recorded.
+    expect((await rebaseOnto(info.worktree, tip, info.base, 'lead@crew')).kind).toBe('rebased');
+    expect(git(repo, 'rev-parse', info.branch)).not.toBe(info.commit);
+
+    const [line] = await queue().drain();
+    expect(line).toMatch(new RegExp(`^pipeline #${pipeline}: .* merged into main \\(fast-forward to [0-9a-f]{12}\\)`));
+    expect(git(repo, 'ls-tree', '--name-only', 'main').split('\n').sort()).toEqual(['helper.py', 'one.py', 'z.txt']);
+  });
+
+  it("the person's own rewrite of the approved commit is not taken for the queue's, and discard names what the branch held", { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
+    const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
+    const { git: info } = queuedPipelines(board.tasks.list())[0]!;
+    fs.writeFileSync(path.join(info.worktree, 'one.py'), '"""One, amended."""\n');
+    git(info.worktree, 'commit', '-q', '-a', '--amend', '-m', 'amended by the person');
+    const amended = git(repo, 'rev-parse', info.branch);
+
+    const [line] = await queue().drain();
+    expect(line).toContain(`not merged — its branch ${info.branch} is at ${amended.slice(0, 12)}, not at the approved commit ${info.commit.slice(0, 12)}: it changed after the approval`);
+    expect(line).toContain(`git -C ${repo} branch keep-${info.branch.replace(/^autoteam\//, '')} ${amended.slice(0, 12)} keeps what it holds now`);
+    expect(git(repo, 'rev-parse', info.branch)).toBe(amended);
+    expect(await discardPipeline(board.tasks, pipeline, 'lead')).toContain(`its branch was at ${amended}, past the approved commit ${info.commit.slice(0, 12)} (git branch ${info.branch} ${amended.slice(0, 12)} brings it back`);
+  });
+
+  it("sent back on a file the base deleted and the pipeline changed: the file as it was approved counts as the revision's change", { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
+    const before = git(repo, 'rev-parse', 'main');
+    commitFile(repo, 'stub.py', 'print("stub")\n', 'a stub');
+    const pipeline = await post('stub.py', '"""The real one."""\n', exists('stub.py'));
+    git(repo, 'reset', '-q', '--hard', before);
+
+    const [line] = await queue().drain();
+    expect(line).toMatch(new RegExp(`^pipeline #${pipeline}: not merged — conflict with main in stub\\.py; sent back`));
+    const revision = board.tasks.list().filter((task) => task.pipeline === pipeline).at(-1)!;
+    expect(fs.readFileSync(path.join(revision.artifacts.git!.worktree, 'stub.py'), 'utf8')).toBe('"""The real one."""\n');
+    // Not in what it was sent back with: submitting it unchanged is the fix, not "nothing changed".
+    expect(Object.keys(revision.artifacts.submitted?.files ?? {})).not.toContain('stub.py');
   });
 
   it('a branch deleted by hand is made again from the approved commit, and merges', { timeout: 60_000 }, async () => {

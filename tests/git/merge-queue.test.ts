@@ -125,7 +125,7 @@ describe('the merge queue', () => {
     git(repo, 'checkout', '-q', 'main');
     git(repo, 'branch', '-q', '-D', 'dev');
     expect(await queue().drain()).toEqual([
-      `pipeline #${pipeline}: waits — its base branch dev no longer exists in ${repo}; create it again, or merge the pipeline into your current branch with /merge <pipeline> (autoteam merge <pipeline>)`,
+      `pipeline #${pipeline}: waits — its base branch dev no longer exists in ${repo}; create it again (git branch dev ${queuedPipelines(board.tasks.list())[0]!.git.base.slice(0, 12)}, where the pipeline started) and merge again`,
     ]);
     expect(queuedPipelines(board.tasks.list()).map((queued) => queued.pipeline)).toEqual([pipeline]);
     // autoMerge's drain has no line to print: the event is what says it waits.
@@ -146,6 +146,9 @@ describe('the merge queue', () => {
     expect(single.code, describeRun(single)).toBe(2);
     expect(single.stderr.trim()).toBe('autoteam: --remote goes with --queue: a pipeline on a remote is merged by the queue, which pushes its base there');
     expect(queuedPipelines(board.tasks.list()).map((queued) => queued.pipeline)).toEqual([pipeline]);
+    const all = await runCli(['merge', 'all'], { cwd: repo });
+    expect(all.code, describeRun(all)).toBe(2);
+    expect(all.stderr.trim()).toBe('autoteam: merge all is autoteam merge --queue: every approved pipeline, in approval order');
     const cli = await runCli(['merge', '--queue'], { cwd: repo });
     expect(cli.code, describeRun(cli)).toBe(1);
     expect(cli.stdout.trim().split('\n')).toEqual([

@@ -11,8 +11,11 @@ import { git, gitMessage, GitError } from './git.js';
 /** Without the person's hooks (as commitWorktree), signing, or an editor. */
 const QUIET = ['-c', 'core.hooksPath=/dev/null', '-c', 'commit.gpgsign=false', '-c', 'core.editor=true'];
 
+/** The committer of every commit the runtime rewrites: what tells its rebase from the person's. */
+export const RUNTIME_COMMITTER = 'autoteam';
+
 function committer(email: string): Record<string, string> {
-  return { GIT_COMMITTER_NAME: 'autoteam', GIT_COMMITTER_EMAIL: email };
+  return { GIT_COMMITTER_NAME: RUNTIME_COMMITTER, GIT_COMMITTER_EMAIL: email };
 }
 
 /** The branch HEAD of `repoTop` is on, or null when it is detached. */

@@ -9,6 +9,7 @@ import { deleteBranch, remoteTip } from '../git/remote.js';
 import { localGit } from '../stages/workspace.js';
 import { isLockBusy } from '../board/lock.js';
 import { restoreApprovedBranch } from './merge-site.js';
+import { git as runGit } from '../git/git.js';
 
 /**
  * What the person does with a pipeline's branch: look at it, merge it into their current branch, or
@@ -146,12 +147,15 @@ async function discardOne(board: TaskBoard, id: number, by: string): Promise<str
   const status = pipelineStatus(tasks);
   if (status === 'active') throw new AutoteamError(`pipeline #${id} is still active: cancel ${id} first, then discard ${id}`, 'USAGE');
   const had = [fs.existsSync(git.worktree) ? `worktree ${git.worktree}` : null, (await branchExists(git.repo, git.branch)) ? `branch ${git.branch}` : null].filter(Boolean);
+  // What the branch held as it went: past the approved commit when commits were added since (named, not only that commit).
+  const tip = git.remote ? null : (await runGit(git.repo, ['rev-parse', '--verify', '-q', `refs/heads/${git.branch}`], { allowFailure: true })).stdout.trim() || null;
   await removeWorktree(git.repo, git.worktree, git.branch);
   // On a remote the branch lives there too: deleted, leased on the tip it has now.
   const remote = git.remote ? await discardRemoteBranch(board.rootDir, git) : null;
   if (remote?.removed) had.push(remote.removed);
   await board.update(holder.id, { artifacts: { outcome: { action: 'discarded', by } } }, { by, event: 'discarded', detail: `${git.branch} and its worktree removed` });
   const removed = had.length ? `${had.join(' and ')} removed` : 'its worktree and branch were already gone';
-  const keep = git.commit ? `; its commit was ${git.commit} (git branch ${git.branch} ${git.commit.slice(0, 12)} brings it back while git keeps it)` : '';
+  const last = tip && tip !== git.commit && tip !== git.base ? { what: git.commit ? `its branch was at ${tip}, past the approved commit ${git.commit.slice(0, 12)}` : `its branch was at ${tip}`, sha: tip } : git.commit ? { what: `its commit was ${git.commit}`, sha: git.commit } : null;
+  const keep = last ? `; ${last.what} (git branch ${git.branch} ${last.sha.slice(0, 12)} brings it back while git keeps it)` : '';
   return `pipeline #${id}: ${removed}${keep}${remote?.note ? `; ${remote.note}` : ''}`;
 }

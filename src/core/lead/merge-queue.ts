@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { DEFAULT_TEAMMATE_SETTINGS, type TeammateSettings } from '../agent/settings.js';
 import { committedNothing, type GitInfo, type Issue, type Submitted } from '../board/artifacts.js';
 import type { Board } from '../board/board-types.js';
@@ -185,13 +187,17 @@ export class MergeQueue {
     const { git: info, pipeline, holder } = entry;
     const { board, by } = this.options;
     const email = `${by}@${board.registry.read().team}`;
-    await reapplyOnto(site.worktree, change.from, change.commit, tip, email);
+    const conflicted = await reapplyOnto(site.worktree, change.from, change.commit, tip, email);
     const handed = await site.handOver(tip, `Sent back by the merge queue: ${reason}\n`, email);
     const { commit: _reviewed, ...rest } = info;
     const moved: GitInfo = { ...rest, base: tip, ...handed };
     // What it is sent back with, as a submission: an unchanged resubmission (markers left in) is refused.
     const changed = (await worktreeChange(site.worktree, tip, 0)).files.filter((file) => file.status !== 'D').map((file) => file.path);
-    const files = snapshotWorkspace(board.rootDir, site.worktree, changed);
+    // A conflict git leaves without markers (the base deleted a file the pipeline changed) is settled by
+    // submitting the file as it is: left out of the snapshot, so that resubmission is not "unchanged".
+    const marked = (file: string) => fs.existsSync(path.join(site.worktree, file)) && fs.readFileSync(path.join(site.worktree, file), 'utf8').includes('<<<<<<<');
+    const unmarked = new Set(conflicted.filter((file) => !marked(file)));
+    const files = snapshotWorkspace(board.rootDir, site.worktree, changed.filter((file) => !unmarked.has(file)));
     // Through the board, so a reviewer in another folder can diff the revision against it.
     await uploadBlobs(board.rootDir, files, board.blobs);
     const main = holder.artifacts.submitted?.file ?? changed[0] ?? '';

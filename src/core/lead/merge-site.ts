@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { GitInfo } from '../board/artifacts.js';
 import { AutoteamError } from '../errors.js';
-import { git } from '../git/git.js';
+import { git, operationInProgress } from '../git/git.js';
 import { LocalMergeTarget, type MergeTarget, RemoteBranchTarget } from '../git/merge-target.js';
-import { currentBranch } from '../git/rebase.js';
+import { currentBranch, RUNTIME_COMMITTER } from '../git/rebase.js';
 import { deleteBranch, ensureClone, fetchBranch, pushBranch, remoteDefaultBranch } from '../git/remote.js';
 import { checkoutCommit } from '../git/remote-branch.js';
 import { resolveRemoteUrl } from '../git/remote-url.js';
@@ -52,7 +52,7 @@ async function localSite(info: GitInfo & { commit: string }): Promise<MergeSite 
   const into = info.baseBranch ?? (await currentBranch(info.repo));
   if (!into) return `HEAD of ${info.repo} is detached, so there is no branch to merge it into; check out a branch`;
   const base = await git(info.repo, ['rev-parse', '--verify', '-q', `refs/heads/${into}^{commit}`], { allowFailure: true });
-  if (base.exitCode !== 0) return `its base branch ${into} no longer exists in ${info.repo}; create it again, or merge the pipeline into your current branch with /merge <pipeline> (autoteam merge <pipeline>)`;
+  if (base.exitCode !== 0) return `its base branch ${into} no longer exists in ${info.repo}; create it again (git branch ${into} ${info.base.slice(0, 12)}, where the pipeline started) and merge again`;
   return {
     into,
     target: new LocalMergeTarget(info.repo, into),
@@ -82,8 +82,10 @@ async function localSite(info: GitInfo & { commit: string }): Promise<MergeSite 
 
 /**
  * The pipeline's local branch at its approved commit, or why it is not: a branch deleted by hand is
- * made again from that commit while git still holds it; one that moved on since the approval (commits
- * added in its worktree) is not merged, since what merges is what was reviewed. Null when it is ready.
+ * made again from that commit while git still holds it; one a drain left on its own rebased copy of
+ * that commit (stopped between the rebase and its record) is put back on it; one that moved on since
+ * the approval otherwise (commits added or rewritten in its worktree) is not merged, since what merges
+ * is what was reviewed. Null when it is ready.
  */
 export async function restoreApprovedBranch(info: GitInfo & { commit: string }): Promise<string | null> {
   const short = (sha: string) => sha.slice(0, 12);
@@ -96,8 +98,34 @@ export async function restoreApprovedBranch(info: GitInfo & { commit: string }):
   }
   const at = tip.stdout.trim();
   if (at === info.commit) return null;
-  const putBack = fs.existsSync(info.worktree) ? `git -C ${info.worktree} reset --hard ${short(info.commit)}` : `git -C ${info.repo} branch -f ${info.branch} ${short(info.commit)}`;
-  return `its branch ${info.branch} is at ${short(at)}, not at the approved commit ${short(info.commit)}: commits were added after the approval, and only what was reviewed is merged (${putBack} puts the branch back; the commits stay in git's reflog)`;
+  const here = fs.existsSync(info.worktree);
+  if (await rebasedByQueue(info, at)) {
+    if (here) await git(info.worktree, ['reset', '-q', '--hard', info.commit]);
+    else await git(info.repo, ['branch', '-f', info.branch, info.commit]);
+    return null;
+  }
+  const putBack = here ? `git -C ${info.worktree} reset --hard ${short(info.commit)}` : `git -C ${info.repo} branch -f ${info.branch} ${short(info.commit)}`;
+  return `its branch ${info.branch} is at ${short(at)}, not at the approved commit ${short(info.commit)}: it changed after the approval, and only what was reviewed is merged (git -C ${info.repo} branch keep-${info.branch.replace(/^autoteam\//, '')} ${short(at)} keeps what it holds now; then ${putBack} puts it back)`;
+}
+
+/**
+ * Whether the branch at `at` is the queue's own rebase of the approved commit, left by a drain that
+ * stopped before it recorded it: the approved commit is not under it, every commit of its own (those
+ * its base branch does not have) was committed by the runtime, and its worktree (if any) has no change and no operation
+ * under way. A commit of the person's, or a rebase of their own, never is.
+ */
+async function rebasedByQueue(info: GitInfo & { commit: string }, at: string): Promise<boolean> {
+  if ((await git(info.repo, ['merge-base', '--is-ancestor', info.commit, at], { allowFailure: true })).exitCode === 0) return false;
+  // Its own commits: those its base branch does not have (the rebase's copies, on the base's tip then).
+  const into = info.baseBranch ?? (await currentBranch(info.repo));
+  if (!into) return false;
+  const own = await git(info.repo, ['log', '--format=%cn', `refs/heads/${into}..${at}`], { allowFailure: true });
+  const committers = own.stdout.split('\n').filter(Boolean);
+  if (own.exitCode !== 0) return false;
+  if (committers.length === 0 || committers.some((name) => name !== RUNTIME_COMMITTER)) return false;
+  if (!fs.existsSync(info.worktree)) return true;
+  const status = await git(info.worktree, ['status', '--porcelain', '--untracked-files=no'], { allowFailure: true });
+  return status.exitCode === 0 && status.stdout.trim() === '' && !(await operationInProgress(info.worktree));
 }
 
 async function remoteSite(rootDir: string, info: GitInfo & { commit: string }, remoteUrl?: string): Promise<MergeSite> {
