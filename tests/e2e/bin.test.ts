@@ -75,7 +75,7 @@ describe('the built command', () => {
     ];
     for (const [flag, value] of defaults) expect(help, flag).toMatch(new RegExp(`${flag} <n> [^;]*; default ${value} \\(env`));
     const seconds = (ms: number) => `${ms / 1000}s`;
-    for (const [flag, value] of [['--poll-interval', seconds(DEFAULT_TEAMMATE_SETTINGS.pollMs)], ['--idle-timeout', seconds(DEFAULT_TEAMMATE_SETTINGS.idleTimeoutMs)], ['--command-timeout', seconds(DEFAULT_TEAMMATE_SETTINGS.commandTimeoutMs)]]) {
+    for (const [flag, value] of [['--poll-interval', seconds(DEFAULT_TEAMMATE_SETTINGS.pollMs)], ['--idle-timeout', `${seconds(DEFAULT_TEAMMATE_SETTINGS.idleTimeoutMs)} for a lead's teammates, never for autoteam worker`], ['--command-timeout', seconds(DEFAULT_TEAMMATE_SETTINGS.commandTimeoutMs)]]) {
       expect(help, flag).toMatch(new RegExp(`${flag} <duration> .*?; default ${value} \\(env`));
     }
     expect(help).toMatch(new RegExp(`--sandbox <mode> .*?; default ${DEFAULT_TEAMMATE_SETTINGS.sandbox.mode} \\(env`));
