@@ -5,6 +5,7 @@
  * commit; and a merge by hand waits for a drain of the queue instead of racing it. Real git, a real
  * file board, the real Pipeline and real sandboxed checks.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -132,6 +133,19 @@ describe("the merge queue merges the pipeline's own change", () => {
     expect(fs.readFileSync(path.join(revision.artifacts.git!.worktree, 'stub.py'), 'utf8')).toBe('"""The real one."""\n');
     // Not in what it was sent back with: submitting it unchanged is the fix, not "nothing changed".
     expect(Object.keys(revision.artifacts.submitted?.files ?? {})).not.toContain('stub.py');
+  });
+
+  it('a rebase left under way in the worktree by hand is named with its abort, not a stash that would fail on it', { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
+    const pipeline = await post('helper.py', 'VALUE = 2\n', exists('helper.py'));
+    const { git: info } = queuedPipelines(board.tasks.list())[0]!;
+    commitFile(repo, 'helper.py', 'VALUE = 3\n', 'the person changes the value');
+    expect(spawnSync('git', ['rebase', 'main'], { cwd: info.worktree, env: { ...process.env, GIT_EDITOR: 'true' } }).status).not.toBe(0);
+
+    const [line] = await queue().drain();
+    expect(line).toBe(`pipeline #${pipeline}: not merged — a rebase is under way in its worktree ${info.worktree}: finish it, or abort it (git -C ${info.worktree} rebase --abort), then merge again (it stays in the queue)`);
+    git(info.worktree, 'rebase', '--abort');
+    expect((await queue().drain())[0]).toMatch(new RegExp(`^pipeline #${pipeline}: not merged — conflict with main in helper\\.py; sent back`));
   });
 
   it('a branch deleted by hand is made again from the approved commit, and merges', { timeout: 60_000 }, async () => {

@@ -66,6 +66,9 @@ async function localSite(info: GitInfo & { commit: string }): Promise<MergeSite 
         await git(info.repo, ['worktree', 'prune']);
         await git(info.repo, ['worktree', 'add', '-q', info.worktree, info.branch]);
       }
+      // A rebase or merge left under way there by hand is the person's to finish or abort: a stash would fail on it.
+      const busy = await operationInProgress(info.worktree);
+      if (busy) throw new MergeQueueError(`${busy} is under way in its worktree ${info.worktree}: finish it, or abort it (git -C ${info.worktree} ${busy.split(' ')[1]} --abort), then merge again`);
       // An approved worktree's tracked files are as committed; changed ones (a send-back cut short) are neither merged nor dropped blindly.
       const loose = (await git(info.worktree, ['diff', '--name-only', 'HEAD'])).stdout.split('\n').filter(Boolean);
       if (loose.length) throw new MergeQueueError(`its worktree ${info.worktree} has uncommitted changes (${loose.slice(0, 5).join(', ')}), and the queue merges the approved commit as it was reviewed: set them aside there first (git -C ${info.worktree} stash)`);
