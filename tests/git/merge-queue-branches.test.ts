@@ -11,7 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { queuedPipelines } from '../../src/core/lead/merge-queue.js';
 import { rebaseOnto } from '../../src/core/git/rebase.js';
-import { discardPipeline, mergePipeline } from '../../src/core/lead/branches.js';
+import { diffPipeline, discardPipeline, mergePipeline } from '../../src/core/lead/branches.js';
 import { pipelineStatus } from '../../src/core/stages/pipeline-status.js';
 import { commitFile, git, setup } from '../helpers/merge-queue-setup.js';
 
@@ -105,7 +105,7 @@ describe("the merge queue merges the pipeline's own change", () => {
     expect(git(repo, 'ls-tree', '--name-only', 'main').split('\n').sort()).toEqual(['helper.py', 'one.py', 'z.txt']);
   });
 
-  it("the person's own rewrite of the approved commit is not taken for the queue's, and discard names what the branch held", { timeout: 60_000 }, async () => {
+  it("the person's own rewrite of the approved commit is not taken for the queue's; diff says the branch moved, and discard names what the branch held and the changes it dropped", { timeout: 60_000 }, async () => {
     const { repo, board, queue, post } = await setup();
     const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
     const { git: info } = queuedPipelines(board.tasks.list())[0]!;
@@ -117,7 +117,11 @@ describe("the merge queue merges the pipeline's own change", () => {
     expect(line).toContain(`not merged — its branch ${info.branch} is at ${amended.slice(0, 12)}, not at the approved commit ${info.commit.slice(0, 12)}: it changed after the approval`);
     expect(line).toContain(`git -C ${repo} branch keep-${info.branch.replace(/^autoteam\//, '')} ${amended.slice(0, 12)} keeps what it holds now`);
     expect(git(repo, 'rev-parse', info.branch)).toBe(amended);
-    expect(await discardPipeline(board.tasks, pipeline, 'lead')).toContain(`its branch was at ${amended}, past the approved commit ${info.commit.slice(0, 12)} (git branch ${info.branch} ${amended.slice(0, 12)} brings it back`);
+    expect((await diffPipeline(board.tasks, pipeline)).split('\n')[0]).toContain(`commit ${info.commit.slice(0, 12)} — the branch has moved on since, to ${amended.slice(0, 12)}: this is it as it is now`);
+    fs.writeFileSync(path.join(info.worktree, 'notes.txt'), 'mine\n');
+    const discarded = await discardPipeline(board.tasks, pipeline, 'lead');
+    expect(discarded).toContain(`its branch was at ${amended}, past the approved commit ${info.commit.slice(0, 12)} (git branch ${info.branch} ${amended.slice(0, 12)} brings it back`);
+    expect(discarded).toMatch(/; its uncommitted changes \(notes\.txt\) went with the worktree$/);
   });
 
   it("sent back on a file the base deleted and the pipeline changed: the file as it was approved counts as the revision's change", { timeout: 60_000 }, async () => {

@@ -64,7 +64,10 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
     });
     return [`pipeline #${id} · ${into} · its commit ${git.commit.slice(0, 12)} from ${git.base.slice(0, 12)}`, change.diff.trimEnd() || '(no changes)'].join('\n');
   }
-  const state = git.commit ? `commit ${git.commit.slice(0, 12)}` : 'not committed yet';
+  const tip = git.commit && !git.remote ? (await runGit(git.repo, ['rev-parse', '--verify', '-q', `refs/heads/${git.branch}`], { allowFailure: true })).stdout.trim() : '';
+  // Commits added after the approval: the diff is the branch as it is, so the line says it is not the approved commit alone.
+  const moved = tip && tip !== git.commit ? ` — the branch has moved on since, to ${tip.slice(0, 12)}: this is it as it is now` : '';
+  const state = git.commit ? `commit ${git.commit.slice(0, 12)}${moved}` : 'not committed yet';
   const { files, diff } = await pipelineDiff(git.repo, git);
   const list = files ? ` · ${files.length} file${files.length === 1 ? '' : 's'}: ${files.map((f) => `${f.status} ${f.path}`).join(', ') || 'none'}` : '';
   return [`pipeline #${id} · ${git.branch} from ${git.base.slice(0, 12)} · ${state}${list}`, diff.trimEnd() || '(no changes)'].join('\n');
@@ -149,6 +152,9 @@ async function discardOne(board: TaskBoard, id: number, by: string): Promise<str
   const had = [fs.existsSync(git.worktree) ? `worktree ${git.worktree}` : null, (await branchExists(git.repo, git.branch)) ? `branch ${git.branch}` : null].filter(Boolean);
   // What the branch held as it went: past the approved commit when commits were added since (named, not only that commit).
   const tip = git.remote ? null : (await runGit(git.repo, ['rev-parse', '--verify', '-q', `refs/heads/${git.branch}`], { allowFailure: true })).stdout.trim() || null;
+  // Work never committed there (a failed pipeline's last revision, an edit by hand) goes with the worktree: said, not dropped silently.
+  const local = git.remote ? localGit(board.rootDir, git).worktree : git.worktree;
+  const loose = fs.existsSync(local) ? (await runGit(local, ['status', '--porcelain'], { allowFailure: true })).stdout.split('\n').filter(Boolean).map((line) => line.slice(3)) : [];
   await removeWorktree(git.repo, git.worktree, git.branch);
   // On a remote the branch lives there too: deleted, leased on the tip it has now.
   const remote = git.remote ? await discardRemoteBranch(board.rootDir, git) : null;
@@ -157,5 +163,6 @@ async function discardOne(board: TaskBoard, id: number, by: string): Promise<str
   const removed = had.length ? `${had.join(' and ')} removed` : 'its worktree and branch were already gone';
   const last = tip && tip !== git.commit && tip !== git.base ? { what: git.commit ? `its branch was at ${tip}, past the approved commit ${git.commit.slice(0, 12)}` : `its branch was at ${tip}`, sha: tip } : git.commit ? { what: `its commit was ${git.commit}`, sha: git.commit } : null;
   const keep = last ? `; ${last.what} (git branch ${git.branch} ${last.sha.slice(0, 12)} brings it back while git keeps it)` : '';
-  return `pipeline #${id}: ${removed}${keep}${remote?.note ? `; ${remote.note}` : ''}`;
+  const dropped = loose.length ? `; its uncommitted changes (${loose.slice(0, 5).join(', ')}${loose.length > 5 ? `, and ${loose.length - 5} more` : ''}) went with the worktree` : '';
+  return `pipeline #${id}: ${removed}${keep}${dropped}${remote?.note ? `; ${remote.note}` : ''}`;
 }
