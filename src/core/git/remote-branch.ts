@@ -4,7 +4,7 @@ import type { GitInfo } from '../board/artifacts.js';
 import { git, identityEnv } from './git.js';
 import { ensureClone, fetchBranch, hasCommit, noDefaultBranch, pushBranch, RemoteError, remoteDefaultBranch, remoteTip } from './remote.js';
 import { redactGitUrl, remoteClone, remoteWorktree, resolveRemoteUrl } from './remote-url.js';
-import { branchName, commitWorktree, type Repository, RUNTIME_FILES } from './worktree.js';
+import { addWorktree, branchName, commitWorktree, type Repository, RUNTIME_FILES } from './worktree.js';
 
 /**
  * A pipeline's branch on a remote repository (`repository.remote`), as each folder — each machine —
@@ -80,7 +80,7 @@ export async function checkoutCommit(clone: string, worktree: string, commit: st
   fs.rmSync(worktree, { recursive: true, force: true });
   fs.mkdirSync(path.dirname(worktree), { recursive: true });
   await git(clone, ['worktree', 'prune']);
-  await git(clone, ['worktree', 'add', '-q', '-f', '--detach', worktree, commit]);
+  await addWorktree(clone, ['-f', '--detach', worktree, commit]);
 }
 
 /**

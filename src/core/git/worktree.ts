@@ -98,8 +98,37 @@ export async function createWorktree(repoTop: string, worktree: string, branch: 
     throw new AutoteamError(`cannot create the worktree ${worktree}: the folder exists and is not empty (remove it, or run git worktree prune)`, 'GIT_ERROR');
   }
   fs.mkdirSync(path.dirname(worktree), { recursive: true });
-  await git(repoTop, ['worktree', 'add', '-q', '-b', name, worktree, base]);
+  await addWorktree(repoTop, ['-b', name, worktree, base]);
   return { branch: name, base };
+}
+
+/** Each repository's `git worktree add` under way in this process: the next waits for it. */
+const adding = new Map<string, Promise<void>>();
+/** What git says when it read another worktree's files while they were being written. */
+const HALF_WRITTEN = /failed to read .*worktrees\/|commondir|gitdir/i;
+
+/**
+ * `git worktree add -q <args>` in `repoTop`: one at a time per repository in this process, and tried
+ * again, a few times, when another process's add was half done. git reads every registered
+ * worktree's files as it adds one, and fails on an entry still being written (two pipelines posted at
+ * once: `failed to read .git/worktrees/1/commondir`).
+ */
+export async function addWorktree(repoTop: string, args: readonly string[]): Promise<void> {
+  const add = async () => {
+    for (let attempt = 1; ; attempt++) {
+      const result = await git(repoTop, ['worktree', 'add', '-q', ...args], { allowFailure: true });
+      if (result.exitCode === 0) return;
+      if (attempt >= 4 || !HALF_WRITTEN.test(result.stderr)) throw new GitError(`git worktree add -q ${args.join(' ')}`, gitMessage(result.stderr, result.stdout), result.exitCode);
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  };
+  const run = (adding.get(repoTop) ?? Promise.resolve()).catch(() => undefined).then(add);
+  adding.set(repoTop, run);
+  try {
+    await run;
+  } finally {
+    if (adding.get(repoTop) === run) adding.delete(repoTop);
+  }
 }
 
 export interface ChangedFile {

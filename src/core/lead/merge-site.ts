@@ -8,7 +8,7 @@ import { currentBranch, RUNTIME_COMMITTER } from '../git/rebase.js';
 import { deleteBranch, ensureClone, fetchBranch, pushBranch, remoteDefaultBranch } from '../git/remote.js';
 import { checkoutCommit } from '../git/remote-branch.js';
 import { resolveRemoteUrl } from '../git/remote-url.js';
-import { commitWorktree, removeWorktree } from '../git/worktree.js';
+import { addWorktree, commitWorktree, removeWorktree } from '../git/worktree.js';
 import { localGit } from '../stages/workspace.js';
 
 /**
@@ -64,7 +64,7 @@ async function localSite(info: GitInfo & { commit: string }): Promise<MergeSite 
       if (!fs.existsSync(info.worktree)) {
         // A worktree removed by hand is still registered until pruned, and git would refuse to add it again.
         await git(info.repo, ['worktree', 'prune']);
-        await git(info.repo, ['worktree', 'add', '-q', info.worktree, info.branch]);
+        await addWorktree(info.repo, [info.worktree, info.branch]);
       }
       // A rebase or merge left under way there by hand is the person's to finish or abort: a stash would fail on it.
       const busy = await operationInProgress(info.worktree);
