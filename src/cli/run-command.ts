@@ -243,6 +243,9 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       await session.start(team);
       for (const line of held ?? []) console.log(line);
       held = null;
+      // autoMerge: what an earlier lead left approved and unmerged goes through the queue now, as at a
+      // lead's start; the run's own pipelines do not wait for it, the run's end does.
+      const earlier = project.autoMerge ? session.mergeQueue().catch((error: Error) => log(`the merge queue: ${error.message}`)) : null;
       const firsts = [];
       for (const requirement of options.requirements) {
         const first = await session.post(requirement, options.startStage);
@@ -274,6 +277,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
         }
       };
       ended = await Promise.all(pipelines.map(settle));
+      await earlier;
       // Pipelines posted beside the run (autoteam post) went to its team: finished before the team
       // leaves, not dropped part-way. Work that was on the board before the run is not its to finish.
       const waited = new Set(pipelines);

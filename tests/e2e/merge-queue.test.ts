@@ -113,6 +113,29 @@ describe.runIf(python)('autoMerge in line mode', () => {
     expect(readTasks(repo).find((task) => task.artifacts.outcome)?.artifacts.outcome).toMatchObject({ action: 'merged', into: 'main' });
     expect(git(repo, 'status', '--porcelain')).toBe('');
   });
+
+  it('autoteam run with autoMerge merges what an earlier lead left approved as it starts, though its own pipeline fails', { timeout: 300_000 }, async () => {
+    const repo = tempBoard('autoteam-mq-run-start-');
+    roots.push(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
+    git(repo, 'add', 'README.md');
+    git(repo, 'commit', '-q', '-m', 'Initial commit');
+    const first = await runCli(['run', '--auto', DOWNLOADS_REQUIREMENT], { cwd: repo });
+    expect(first.code, describeRun(first)).toBe(0);
+    fs.writeFileSync(path.join(repo, 'autoteam.config.json'), '{ "autoMerge": true }\n');
+    git(repo, 'add', 'autoteam.config.json');
+    git(repo, 'commit', '-q', '-m', 'Merge approved work by itself');
+
+    // No revision allowed: the offline reviewer's first send-back fails this run's own pipeline, so no approval of its own drains the queue.
+    const second = await runCli(['run', '--auto', '--max-revisions', '0', DOWNLOADS_REQUIREMENT], { cwd: repo });
+    expect(second.code, describeRun(second)).toBe(1);
+    expect(second.stdout, describeRun(second)).toMatch(/merge #1: merged/);
+    const tasks = readTasks(repo);
+    expect(tasks.find((task) => task.pipeline === 1 && task.artifacts.outcome)?.artifacts.outcome).toMatchObject({ action: 'merged', into: 'main' });
+    expect(tasks.some((task) => task.pipeline === 2 && task.artifacts.outcome)).toBe(false);
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+  });
 });
 
 describe.runIf(python)("autoMerge at a lead's start", () => {
@@ -145,6 +168,29 @@ describe.runIf(python)("autoMerge at a lead's start", () => {
       await session.close(1_000);
     }
     expect(readTasks(repo).find((task) => task.artifacts.outcome)?.artifacts.outcome).toMatchObject({ action: 'merged', into: 'main' });
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+  });
+
+  it('autoteam run with autoMerge merges what an earlier lead left approved as it starts, though its own pipeline fails', { timeout: 300_000 }, async () => {
+    const repo = tempBoard('autoteam-mq-run-start-');
+    roots.push(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
+    git(repo, 'add', 'README.md');
+    git(repo, 'commit', '-q', '-m', 'Initial commit');
+    const first = await runCli(['run', '--auto', DOWNLOADS_REQUIREMENT], { cwd: repo });
+    expect(first.code, describeRun(first)).toBe(0);
+    fs.writeFileSync(path.join(repo, 'autoteam.config.json'), '{ "autoMerge": true }\n');
+    git(repo, 'add', 'autoteam.config.json');
+    git(repo, 'commit', '-q', '-m', 'Merge approved work by itself');
+
+    // No revision allowed: the offline reviewer's first send-back fails this run's own pipeline, so no approval of its own drains the queue.
+    const second = await runCli(['run', '--auto', '--max-revisions', '0', DOWNLOADS_REQUIREMENT], { cwd: repo });
+    expect(second.code, describeRun(second)).toBe(1);
+    expect(second.stdout, describeRun(second)).toMatch(/merge #1: merged/);
+    const tasks = readTasks(repo);
+    expect(tasks.find((task) => task.pipeline === 1 && task.artifacts.outcome)?.artifacts.outcome).toMatchObject({ action: 'merged', into: 'main' });
+    expect(tasks.some((task) => task.pipeline === 2 && task.artifacts.outcome)).toBe(false);
     expect(git(repo, 'status', '--porcelain')).toBe('');
   });
 });
