@@ -25,6 +25,23 @@ const git = personGit;
 
 type MergeStepEvent = Extract<TeamEvent, { type: 'merge_step' }>;
 
+/** A repository whose pipeline #1 a run without autoMerge left approved, its branch kept, nothing merged; then autoMerge turned on in its config. */
+async function approvedThenAutoMerge(prefix: string): Promise<string> {
+  const repo = tempBoard(prefix);
+  roots.push(repo);
+  git(repo, 'init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
+  git(repo, 'add', 'README.md');
+  git(repo, 'commit', '-q', '-m', 'Initial commit');
+  const run = await runCli(['run', '--auto', DOWNLOADS_REQUIREMENT], { cwd: repo });
+  expect(run.code, describeRun(run)).toBe(0);
+  expect(readTasks(repo).some((task) => task.artifacts.outcome)).toBe(false);
+  fs.writeFileSync(path.join(repo, 'autoteam.config.json'), '{ "autoMerge": true }\n');
+  git(repo, 'add', 'autoteam.config.json');
+  git(repo, 'commit', '-q', '-m', 'Merge approved work by itself');
+  return repo;
+}
+
 describe.runIf(python)('the merge queue with autoMerge', () => {
   it('merges the first of two pipelines editing organize.py, sends the second back with the conflict, and merges it after its revision', { timeout: 600_000 }, async () => {
     const repo = tempBoard('autoteam-mq-');
@@ -113,46 +130,11 @@ describe.runIf(python)('autoMerge in line mode', () => {
     expect(readTasks(repo).find((task) => task.artifacts.outcome)?.artifacts.outcome).toMatchObject({ action: 'merged', into: 'main' });
     expect(git(repo, 'status', '--porcelain')).toBe('');
   });
-
-  it('autoteam run with autoMerge merges what an earlier lead left approved as it starts, though its own pipeline fails', { timeout: 300_000 }, async () => {
-    const repo = tempBoard('autoteam-mq-run-start-');
-    roots.push(repo);
-    git(repo, 'init', '-q', '-b', 'main');
-    fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
-    git(repo, 'add', 'README.md');
-    git(repo, 'commit', '-q', '-m', 'Initial commit');
-    const first = await runCli(['run', '--auto', DOWNLOADS_REQUIREMENT], { cwd: repo });
-    expect(first.code, describeRun(first)).toBe(0);
-    fs.writeFileSync(path.join(repo, 'autoteam.config.json'), '{ "autoMerge": true }\n');
-    git(repo, 'add', 'autoteam.config.json');
-    git(repo, 'commit', '-q', '-m', 'Merge approved work by itself');
-
-    // No revision allowed: the offline reviewer's first send-back fails this run's own pipeline, so no approval of its own drains the queue.
-    const second = await runCli(['run', '--auto', '--max-revisions', '0', DOWNLOADS_REQUIREMENT], { cwd: repo });
-    expect(second.code, describeRun(second)).toBe(1);
-    expect(second.stdout, describeRun(second)).toMatch(/merge #1: merged/);
-    const tasks = readTasks(repo);
-    expect(tasks.find((task) => task.pipeline === 1 && task.artifacts.outcome)?.artifacts.outcome).toMatchObject({ action: 'merged', into: 'main' });
-    expect(tasks.some((task) => task.pipeline === 2 && task.artifacts.outcome)).toBe(false);
-    expect(git(repo, 'status', '--porcelain')).toBe('');
-  });
 });
 
 describe.runIf(python)("autoMerge at a lead's start", () => {
   it('merges what an earlier lead left approved and unmerged as the next lead starts, with no approval to wait for', { timeout: 300_000 }, async () => {
-    const repo = tempBoard('autoteam-mq-start-');
-    roots.push(repo);
-    git(repo, 'init', '-q', '-b', 'main');
-    fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
-    git(repo, 'add', 'README.md');
-    git(repo, 'commit', '-q', '-m', 'Initial commit');
-    // A run without autoMerge: approved, its branch kept, nothing merged.
-    const run = await runCli(['run', '--auto', DOWNLOADS_REQUIREMENT], { cwd: repo });
-    expect(run.code, describeRun(run)).toBe(0);
-    expect(readTasks(repo).some((task) => task.artifacts.outcome)).toBe(false);
-    fs.writeFileSync(path.join(repo, 'autoteam.config.json'), '{ "autoMerge": true }\n');
-    git(repo, 'add', 'autoteam.config.json');
-    git(repo, 'commit', '-q', '-m', 'Merge approved work by itself');
+    const repo = await approvedThenAutoMerge('autoteam-mq-start-');
 
     const session = new LeadSession({ rootDir: repo, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: 100 }, autoMerge: true });
     const merged = new Promise<MergeStepEvent>((resolve, reject) => {
@@ -172,18 +154,7 @@ describe.runIf(python)("autoMerge at a lead's start", () => {
   });
 
   it('autoteam run with autoMerge merges what an earlier lead left approved as it starts, though its own pipeline fails', { timeout: 300_000 }, async () => {
-    const repo = tempBoard('autoteam-mq-run-start-');
-    roots.push(repo);
-    git(repo, 'init', '-q', '-b', 'main');
-    fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
-    git(repo, 'add', 'README.md');
-    git(repo, 'commit', '-q', '-m', 'Initial commit');
-    const first = await runCli(['run', '--auto', DOWNLOADS_REQUIREMENT], { cwd: repo });
-    expect(first.code, describeRun(first)).toBe(0);
-    fs.writeFileSync(path.join(repo, 'autoteam.config.json'), '{ "autoMerge": true }\n');
-    git(repo, 'add', 'autoteam.config.json');
-    git(repo, 'commit', '-q', '-m', 'Merge approved work by itself');
-
+    const repo = await approvedThenAutoMerge('autoteam-mq-run-start-');
     // No revision allowed: the offline reviewer's first send-back fails this run's own pipeline, so no approval of its own drains the queue.
     const second = await runCli(['run', '--auto', '--max-revisions', '0', DOWNLOADS_REQUIREMENT], { cwd: repo });
     expect(second.code, describeRun(second)).toBe(1);
