@@ -263,7 +263,13 @@ export async function removeWorktree(repoTop: string, worktree: string, branch: 
 }
 
 export async function branchExists(repoTop: string, branch: string): Promise<boolean> {
-  return (await git(repoTop, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], { allowFailure: true })).exitCode === 0;
+  return (await branchTip(repoTop, branch)) !== null;
+}
+
+/** The commit local branch `branch` points to, or null when there is no such branch. */
+export async function branchTip(repoTop: string, branch: string): Promise<string | null> {
+  const tip = await git(repoTop, ['rev-parse', '--verify', '-q', `refs/heads/${branch}^{commit}`], { allowFailure: true });
+  return tip.exitCode === 0 ? tip.stdout.trim() : null;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Task } from '../board/schemas.js';
 import type { TaskBoardLike as TaskBoard } from '../board/task-rules.js';
 import { AutoteamError } from '../errors.js';
 import fs from 'node:fs';
-import { branchExists, mergeBranch, pipelineDiff, removeWorktree } from '../git/worktree.js';
+import { branchTip, mergeBranch, pipelineDiff, removeWorktree } from '../git/worktree.js';
 import { noPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { deleteBranch, remoteTip } from '../git/remote.js';
 import { localGit } from '../stages/workspace.js';
@@ -64,7 +64,7 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
     });
     return [`pipeline #${id} · ${into} · its commit ${git.commit.slice(0, 12)} from ${git.base.slice(0, 12)}`, change.diff.trimEnd() || '(no changes)'].join('\n');
   }
-  const tip = git.commit && !git.remote ? (await runGit(git.repo, ['rev-parse', '--verify', '-q', `refs/heads/${git.branch}`], { allowFailure: true })).stdout.trim() : '';
+  const tip = git.commit && !git.remote ? await branchTip(git.repo, git.branch) : null;
   // Commits added after the approval: the diff is the branch as it is, so the line says it is not the approved commit alone.
   const moved = tip && tip !== git.commit ? ` — the branch has moved on since, to ${tip.slice(0, 12)}: this is it as it is now` : '';
   const state = git.commit ? `commit ${git.commit.slice(0, 12)}${moved}` : 'not committed yet';
@@ -149,9 +149,10 @@ async function discardOne(board: TaskBoard, id: number, by: string): Promise<str
   const { tasks, git, holder } = branchOf(board, id);
   const status = pipelineStatus(tasks);
   if (status === 'active') throw new AutoteamError(`pipeline #${id} is still active: cancel ${id} first, then discard ${id}`, 'USAGE');
-  const had = [fs.existsSync(git.worktree) ? `worktree ${git.worktree}` : null, (await branchExists(git.repo, git.branch)) ? `branch ${git.branch}` : null].filter(Boolean);
+  const held = await branchTip(git.repo, git.branch);
+  const had = [fs.existsSync(git.worktree) ? `worktree ${git.worktree}` : null, held ? `branch ${git.branch}` : null].filter(Boolean);
   // What the branch held as it went: past the approved commit when commits were added since (named, not only that commit).
-  const tip = git.remote ? null : (await runGit(git.repo, ['rev-parse', '--verify', '-q', `refs/heads/${git.branch}`], { allowFailure: true })).stdout.trim() || null;
+  const tip = git.remote ? null : held;
   // Work never committed there (a failed pipeline's last revision, an edit by hand) goes with the worktree: said, not dropped silently.
   const local = git.remote ? localGit(board.rootDir, git).worktree : git.worktree;
   const loose = fs.existsSync(local) ? (await runGit(local, ['status', '--porcelain'], { allowFailure: true })).stdout.split('\n').filter(Boolean).map((line) => line.slice(3)) : [];

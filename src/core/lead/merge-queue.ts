@@ -12,7 +12,7 @@ import type { Pipeline } from '../stages/pipeline.js';
 import { approvalOf, tasksByPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
 import { recheck, type RecheckLimits } from './merge-checks.js';
-import { MergeQueueError, type MergeSite, mergeSite } from './merge-site.js';
+import { MergeQueueError, type MergeSite, mergeSite, short } from './merge-site.js';
 import { age, counted } from '../words.js';
 
 /**
@@ -67,8 +67,6 @@ export interface MergeQueueOptions {
   remoteUrl?: string;
   signal?: AbortSignal;
 }
-
-const short = (sha: string) => sha.slice(0, 12);
 
 export class MergeQueue {
   constructor(private readonly options: MergeQueueOptions) {}

@@ -8,7 +8,7 @@ import { currentBranch, RUNTIME_COMMITTER } from '../git/rebase.js';
 import { deleteBranch, ensureClone, fetchBranch, pushBranch, remoteDefaultBranch } from '../git/remote.js';
 import { checkoutCommit } from '../git/remote-branch.js';
 import { resolveRemoteUrl } from '../git/remote-url.js';
-import { addWorktree, commitWorktree, removeWorktree } from '../git/worktree.js';
+import { addWorktree, branchTip, commitWorktree, removeWorktree } from '../git/worktree.js';
 import { localGit } from '../stages/workspace.js';
 
 /**
@@ -36,6 +36,9 @@ export interface MergeSite {
   finish(head: string): Promise<string | null>;
 }
 
+/** A commit as the lines show it. */
+export const short = (sha: string) => sha.slice(0, 12);
+
 /** Why one pipeline cannot be merged now: it stays queued, and the line says why. */
 export class MergeQueueError extends AutoteamError {
   constructor(message: string) {
@@ -51,8 +54,7 @@ export async function mergeSite(rootDir: string, info: GitInfo & { commit: strin
 async function localSite(info: GitInfo & { commit: string }): Promise<MergeSite | string> {
   const into = info.baseBranch ?? (await currentBranch(info.repo));
   if (!into) return `HEAD of ${info.repo} is detached, so there is no branch to merge it into; check out a branch`;
-  const base = await git(info.repo, ['rev-parse', '--verify', '-q', `refs/heads/${into}^{commit}`], { allowFailure: true });
-  if (base.exitCode !== 0) return `its base branch ${into} no longer exists in ${info.repo}; create it again (git branch ${into} ${info.base.slice(0, 12)}, where the pipeline started) and merge again`;
+  if ((await branchTip(info.repo, into)) === null) return `its base branch ${into} no longer exists in ${info.repo}; create it again (git branch ${into} ${info.base.slice(0, 12)}, where the pipeline started) and merge again`;
   return {
     into,
     target: new LocalMergeTarget(info.repo, into),
@@ -91,15 +93,13 @@ async function localSite(info: GitInfo & { commit: string }): Promise<MergeSite 
  * is what was reviewed. Null when it is ready.
  */
 export async function restoreApprovedBranch(info: GitInfo & { commit: string }): Promise<string | null> {
-  const short = (sha: string) => sha.slice(0, 12);
-  const tip = await git(info.repo, ['rev-parse', '--verify', '-q', `refs/heads/${info.branch}`], { allowFailure: true });
-  if (tip.exitCode !== 0) {
+  const at = await branchTip(info.repo, info.branch);
+  if (at === null) {
     const held = await git(info.repo, ['cat-file', '-e', `${info.commit}^{commit}`], { allowFailure: true });
     if (held.exitCode !== 0) return `its branch ${info.branch} was deleted and git no longer holds its approved commit ${short(info.commit)}: discard the pipeline (/discard, autoteam discard)`;
     await git(info.repo, ['branch', info.branch, info.commit]);
     return null;
   }
-  const at = tip.stdout.trim();
   if (at === info.commit) return null;
   const here = fs.existsSync(info.worktree);
   if (await rebasedByQueue(info, at)) {
@@ -137,7 +137,6 @@ async function remoteSite(rootDir: string, info: GitInfo & { commit: string }, r
   if (!fs.existsSync(path.join(clone, 'HEAD'))) await ensureClone(clone, resolveRemoteUrl(shown, remoteUrl));
   const into = info.baseBranch ?? (await remoteDefaultBranch(clone, shown));
   if (!into) throw new MergeQueueError(`the remote ${shown} names no default branch and the pipeline names no base branch`);
-  const short = (sha: string) => sha.slice(0, 12);
   /** What the pipeline's branch is at on the remote: the approved commit, until the queue moves it. */
   let at = info.commit;
   return {
