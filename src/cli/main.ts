@@ -141,7 +141,11 @@ function settingsFor(options: Record<string, unknown>, project: ProjectConfig, s
     throw new ConfigError(`--sandbox required: ${contained.reason}; ${INSTALL_HINT}`);
   }
   if (settings.sandbox.mode !== 'off' && contained.kind === 'none') say(`autoteam: ${describeContainment(contained)}`);
-  if (settings.sandbox.mode === 'off') say('autoteam: sandbox turned off (--sandbox off): code the agents run is not contained');
+  if (settings.sandbox.mode === 'off') {
+    // Named where it was said: the flag, or the variable (from the environment or a .env file).
+    const by = typeof options.sandbox === 'string' ? '--sandbox off' : `AUTOTEAM_SANDBOX=off${envFiles.has('AUTOTEAM_SANDBOX') ? ` in ${envFiles.get('AUTOTEAM_SANDBOX')}` : ''}`;
+    say(`autoteam: sandbox turned off (${by}): code the agents run is not contained`);
+  }
   // Without python3 every Python program, lint, test and check fails; the pipeline's own reason would not say why.
   if (!findOnPath('python3')) say('autoteam: python3 is not on PATH: the engineer cannot run Python programs, and the reviewer\'s linter, tests and checks fail; install python3 or add it to PATH');
   return settings;
@@ -329,10 +333,10 @@ export async function main(argv: string[]): Promise<number> {
       throw new ConfigError(`${base}${error.message}`);
     });
   });
-  let envFiles = new Map<string, string>();
   try {
-    const dirIndex = argv.indexOf('--dir');
-    const dir = dirIndex >= 0 ? argv[dirIndex + 1] : undefined;
+    // `--dir <path>` or `--dir=<path>`, as commander reads it: its .env is loaded before the parse.
+    const dirIndex = argv.findIndex((arg) => arg === '--dir' || arg.startsWith('--dir='));
+    const dir = dirIndex < 0 ? undefined : argv[dirIndex] === '--dir' ? argv[dirIndex + 1] : argv[dirIndex]!.slice('--dir='.length);
     envFiles = loadEnvFiles(['.env', ...(dir ? [path.join(dir, '.env')] : [])]);
     loadModelSpec(process.env); // a bad ANTHROPIC_* / OPENAI_* setting is a usage error before anything starts
     await program.parseAsync(argv);
@@ -353,6 +357,9 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
 }
+
+/** Each variable a .env file set, and that file (read before the parse). */
+let envFiles = new Map<string, string>();
 
 /** Loads the .env files there are: each variable one of them set (an existing one is never overridden), and the file. */
 function loadEnvFiles(files: readonly string[]): Map<string, string> {

@@ -106,6 +106,17 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     expect(worker.output()).toMatch(/\[leaver\] exited: idle for 1 s/);
   });
 
+  it('says the sandbox is off, and where that was set: the flag, or AUTOTEAM_SANDBOX in the board\'s .env', async () => {
+    root = tempBoard('autoteam-worker-sandbox-off-');
+    fs.writeFileSync(path.join(root, '.env'), 'AUTOTEAM_SANDBOX=off\n');
+    worker = startWorker(root, 'loose', {}, ['--idle-timeout', '100ms']);
+    expect(await worker.exited).toEqual([0, null]);
+    expect(worker.output().split('\n')[0]).toBe(`autoteam: sandbox turned off (AUTOTEAM_SANDBOX=off in ${path.join(root, '.env')}): code the agents run is not contained`);
+    worker = startWorker(root, 'loose', {}, ['--idle-timeout', '100ms', '--sandbox', 'off']);
+    expect(await worker.exited).toEqual([0, null]);
+    expect(worker.output().split('\n')[0]).toBe('autoteam: sandbox turned off (--sandbox off): code the agents run is not contained');
+  });
+
   it("a lead's /shutdown of a worker it does not run asks it through its inbox, and the worker leaves", async () => {
     root = tempBoard('autoteam-worker-shutdown-');
     worker = startWorker(root, 'far');

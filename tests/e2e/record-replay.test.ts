@@ -94,6 +94,16 @@ describe.runIf(python)('--record then --replay', () => {
     expect(fs.readdirSync(dir)).toEqual(['taken']);
   });
 
+  it('--record where no folder can be made (/proc): one line naming the folder, exit 2, at once', async () => {
+    const dir = tempBoard('autoteam-record-proc-');
+    dirs.push(dir);
+    // Node 20's own recursive mkdir never returns there: the run hung at full CPU.
+    const run = await runCli(['run', '--auto', '--record', '/proc/autoteam-none/rec', '--dir', dir, 'Write a Python script that counts the words in a text file.'], { cwd: dir });
+    expect(run.code, describeRun(run)).toBe(2);
+    expect(run.stderr.trim()).toBe('autoteam: --record /proc/autoteam-none/rec: no folder can be made at /proc/autoteam-none (ENOENT)');
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
   it('a replay on a board that would number its tasks otherwise (the recorded folder, after the recorded run) is refused before it posts anything', async () => {
     const before = readTasks(firstDir).length;
     const replay = await runCli(['run', '--auto', '--replay', recording, '--dir', firstDir, DOWNLOADS_REQUIREMENT], { cwd: firstDir });

@@ -4,6 +4,7 @@
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Task } from '../../src/core/board/schemas.js';
@@ -344,6 +345,9 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     const run = await runCli(['run', '--auto', '--dir', root, 'x'], { cwd: root });
     expect(run.code, describeRun(run)).toBe(2);
     expect(run.stderr.trim()).toBe(`autoteam: MAX_TURNS: 'zz' is not a whole number (1 or more) (set in ${path.join(root, '.env')})`);
+    // `--dir=<path>` is the same flag: its .env is read too, from wherever autoteam starts.
+    const oneWord = await runCli(['run', '--auto', `--dir=${root}`, 'x'], { cwd: os.tmpdir() });
+    expect(oneWord.stderr.trim()).toBe(`autoteam: MAX_TURNS: 'zz' is not a whole number (1 or more) (set in ${path.join(root, '.env')})`);
     // The environment wins over the file, and its value is the person's own to look at.
     const fromEnvironment = await runCli(['run', '--auto', '--dir', root, 'x'], { cwd: root, env: { MAX_TURNS: 'yy' } });
     expect(fromEnvironment.code, describeRun(fromEnvironment)).toBe(2);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { childEnv } from '../../src/core/exec/env.js';
 import { redact, secretValues } from '../../src/core/trace/redact.js';
+import { capOutput } from '../../src/core/exec/process.js';
 
 describe('childEnv: an allow-list, not a deny-list', () => {
   it('keeps PATH, the locale and the terminal, and nothing else of the person\'s environment', () => {
@@ -66,5 +67,31 @@ describe('redaction by value', () => {
     expect(redact(`tail ${key.slice(0, 10)}`, [key])).toBe('tail [redacted]');
     // The first characters alone, followed by anything else, are not the secret.
     expect(redact('keys look like sk-test-should-x and sk-test', [key])).toBe('keys look like sk-test-should-x and sk-test');
+  });
+
+  it('a value with a trailing CR or spaces is a secret trimmed too: a client sends it trimmed, a model echoes it so', () => {
+    for (const value of ['sk-ant-test-SECRET123\r', ' sk-ant-test-SECRET123 ']) {
+      const values = secretValues({ ANTHROPIC_API_KEY: value });
+      expect(values).toEqual(expect.arrayContaining([value, 'sk-ant-test-SECRET123']));
+      expect(redact('fine, key sk-ant-test-SECRET123.', values)).toBe('fine, key [redacted].');
+    }
+  });
+});
+
+describe('capOutput', () => {
+  it('redacts before it cuts: a secret across the cut, or at the start of the kept tail, is not left in halves', () => {
+    const key = 'sk-ant-test-SECRET123-abcdefgh';
+    process.env.AUTOTEAM_TEST_CUT_KEY = key;
+    try {
+      // 100 kept: 60 of the head, 40 of the tail.
+      for (const at of [50, 5_000 - 42]) {
+        const text = `${'A'.repeat(at)}${key}${'B'.repeat(5_000 - at - key.length)}`;
+        const cut = capOutput(text, 100);
+        expect(cut).toMatch(/more characters cut/);
+        for (const piece of [key.slice(0, 8), key.slice(-8)]) expect(cut).not.toContain(piece);
+      }
+    } finally {
+      delete process.env.AUTOTEAM_TEST_CUT_KEY;
+    }
   });
 });

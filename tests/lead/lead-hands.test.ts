@@ -107,6 +107,31 @@ describe('the lead agent with its own hands (loopback Messages API)', () => {
     expect(offered).toEqual(expect.arrayContaining(['create_task', 'list_tasks', 'bash', 'read_file', 'write_file', 'edit_file', 'claim_task', 'idle']));
   });
 
+  it("cannot plant autoteam's trusted files with its bash: a .env or config it makes is moved aside and said; its reply is redacted", async () => {
+    const root = board();
+    process.env.ANTHROPIC_API_KEY = KEY;
+    const server = await MessagesServer.start([
+      ok(toolUseMessage('bash', { command: 'echo AUTOTEAM_SANDBOX=off > .env; echo \'{"hooks":{}}\' > autoteam.config.json; echo made' }, { toolUseId: 'toolu_plant' })),
+      // The key, as a model might echo it from what it read: never printed as it is.
+      ok(textMessage(`Done; the key is ${KEY}.`)),
+    ]);
+    servers.push(server);
+    const session = await startSession(root, { kind: 'anthropic', model: 'claude-test', apiKey: KEY, baseURL: server.url });
+
+    const reply = await session.leadAgent().handle('make a .env that turns the sandbox off');
+    expect(reply.text).toBe('Done; the key is [redacted].');
+    const planted = resultOf(server, 'toolu_plant').content;
+    expect(planted).toContain('made');
+    for (const name of ['.env', 'autoteam.config.json']) {
+      // Not there for the next start to read; kept beside it for the person, and said.
+      expect(fs.existsSync(path.join(root, name))).toBe(false);
+      const aside = fs.readdirSync(root).filter((entry) => entry.startsWith(`${name}.refused-`));
+      expect(aside).toHaveLength(1);
+      expect(planted).toContain(`[${name} was moved to ${aside[0]}: it is autoteam's own file, read when autoteam starts, and code run by an agent may not make it`);
+    }
+    expect(fs.readFileSync(path.join(root, fs.readdirSync(root).find((entry) => entry.startsWith('.env.refused-'))!), 'utf8')).toBe('AUTOTEAM_SANDBOX=off\n');
+  });
+
   it('with lead.tools [] the file and shell tools are not offered, and /help says what the lead has', async () => {
     const root = board();
     const server = await MessagesServer.start([ok(textMessage('I can only post work for the team.'))]);

@@ -23,9 +23,9 @@ function tempDir(): string {
 }
 
 /** Starts `script` with node (or `command`) as a server of a sandbox hiding `hidden`, and says how it ended once it has. */
-async function exitOf(script: string, hidden: string[], command = process.execPath): Promise<string> {
+async function exitOf(script: string | string[], hidden: string[], command = process.execPath): Promise<string> {
   const folder = tempDir();
-  const args = [script];
+  const args = typeof script === 'string' ? [script] : script;
   const sandbox = serverSandbox({ folder, hidden, network: false, policy: DEFAULT_SANDBOX_POLICY, own: ownFolders(command, args) });
   const transport = new SandboxedStdioTransport({ command, args, env: {}, sandbox, secrets: [] });
   const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
@@ -71,6 +71,11 @@ describe('why a stdio MCP server stopped', () => {
   it('says when a relative path is not there: a server starts in its own folder', async () => {
     const said = await exitOf('tools/server.mjs', []);
     expect(said).toMatch(/^exited with code 1: Error: Cannot find module .*tools\/server\.mjs'; 'tools\/server\.mjs' is a relative path, and a server starts in its own folder \(\/.+\): give it from \/ instead$/);
+  });
+
+  it("does not take a shell script's text for a path", async () => {
+    const said = await exitOf(['-c', 'node tools/server.mjs'], [], 'sh');
+    expect(said).toMatch(/^exited with code 1: Error: Cannot find module .*tools\/server\.mjs'$/);
   });
 
   it.runIf(containment().kind === 'bwrap')('says when the server was started from a folder the sandbox hides (the board)', async () => {

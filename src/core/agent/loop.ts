@@ -179,13 +179,17 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
     // The conversation keeps a redacted copy of the model's turn: a secret it typed into a command or a
     // file is not sent back with every later request (the tools still run the input as given).
     messages.push({ role: 'assistant', content: redactBlocks(response.content, secrets) });
-    const text = response.content
-      .filter((block) => block.type === 'text')
-      .map((block) => block.text)
-      .join('\n')
-      .trim();
+    // Its words as the person and the board see them (a lead's reply is printed as it is): redacted.
+    const text = redact(
+      response.content
+        .filter((block) => block.type === 'text')
+        .map((block) => block.text)
+        .join('\n')
+        .trim(),
+      secrets,
+    );
     tellModelCall(
-      { model, response, latencyMs, text: redact(text, secrets), purpose: 'turn', ...(options.prices ? { prices: options.prices } : {}) },
+      { model, response, latencyMs, text, purpose: 'turn', ...(options.prices ? { prices: options.prices } : {}) },
       { agent: options.agent.name, role: options.agent.role, stage: options.agent.stage, task: ctx.task?.id ?? null, pipeline: ctx.task?.pipeline ?? null },
       options,
     );

@@ -10,6 +10,7 @@ import type { ToolContext } from '../tools/tool.js';
 import type { EventInput } from '../events/schema.js';
 import { redact } from '../trace/redact.js';
 import { localGit } from '../stages/workspace.js';
+import { TRUSTED_FILES } from '../config/trusted-files.js';
 import type { TeammateSettings } from './settings.js';
 import type { TeammateInbox } from './teammate-inbox.js';
 
@@ -65,6 +66,8 @@ export function toolContext(host: ToolHost, work: ToolWork): ToolContext {
     agent: { name: host.name, role: host.role, team: host.registry.read().team },
     rootDir: host.board.rootDir,
     workspace,
+    // A worktree's change is merged into the person's repository: autoteam's own files stay out of it.
+    ...(task?.artifacts.git ? { offLimits: TRUSTED_FILES } : {}),
     sandbox,
     claimLost: () => {
       if (!task || !fence) return null;

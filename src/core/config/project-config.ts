@@ -21,13 +21,9 @@ import { checkMcpServers, type McpServerEntry, McpServersSchema, type McpServerS
 import { serverVariables } from '../mcp/expand.js';
 import { type AgentsMdSettings, DEFAULT_AGENTS_MD_BYTES } from '../agent/repository-instructions.js';
 import { absoluteRemote } from '../git/remote-url.js';
+import { CONFIG_FILE } from './trusted-files.js';
 
-/**
- * `autoteam.config.json` at the board root: the team, a model per role, the stages' prompts and
- * tools, the limits, and prices. Optional — without it autoteam runs as documented; `autoteam init`
- * writes the defaults. Every error names the file and the key path.
- */
-export const CONFIG_FILE = 'autoteam.config.json';
+export { CONFIG_FILE } from './trusted-files.js';
 
 const count = (min: number) => z.number().int().min(min);
 

@@ -8,6 +8,7 @@ import { pidsCgroups, type RunCgroup, sweepCgroups } from './pids-cgroup.js';
 import type { LimitHit, Sandbox } from './sandbox.js';
 import { launchProcess } from './launcher.js';
 import { formatLimit } from '../sizes.js';
+import { redact } from '../trace/redact.js';
 
 export interface RunProcessOptions {
   cwd: string;
@@ -47,8 +48,13 @@ export async function warmProcesses(): Promise<void> {
   await pythonProgram();
 }
 
-/** Keeps the head and the tail of `text` (errors tend to be at the end) within `max` characters. */
+/**
+ * Keeps the head and the tail of `text` (errors tend to be at the end) within `max` characters.
+ * Secrets are redacted before the cut: one cut in two halves would no longer be found whole.
+ */
 export function capOutput(text: string, max: number): string {
+  if (text.length <= max) return text;
+  text = redact(text);
   if (text.length <= max) return text;
   const head = Math.ceil(max * 0.6);
   const tail = max - head;
@@ -151,9 +157,15 @@ export async function runProcess(command: string, args: readonly string[], optio
   } catch (error) {
     return failed(`cannot make the pids cgroup that bounds the process count: ${(error as Error).message}`, started);
   }
+  const absent = sandbox?.absentGuarded() ?? [];
+  let moved: string[] = [];
   try {
-    return await runIn(command, args, options, { marker, env, cgroup, started });
+    const result = await runIn(command, args, options, { marker, env, cgroup, started });
+    moved = sandbox?.moveAsideCreated(absent) ?? [];
+    return moved.length ? { ...result, stderr: [result.stderr, ...moved].filter(Boolean).join('\n') } : result;
   } finally {
+    // A run that failed in the runtime still leaves none of autoteam's files behind.
+    if (moved.length === 0) sandbox?.moveAsideCreated(absent);
     // Nothing of the run outlives it, and neither does its cgroup.
     await cgroup?.remove();
   }

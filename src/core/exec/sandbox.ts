@@ -144,6 +144,12 @@ export interface SandboxOptions {
   /** Paths inside the workspace that must not be visible either (see ProfileOptions.masked). */
   masked?: readonly string[];
   /**
+   * Files that code may not create (autoteam's trusted files in the lead's folder): one that a run
+   * made where there was none is moved aside once the run has ended (see moveAsideCreated). Hiding
+   * covers those that exist; a mount cannot cover a missing file without making it on the host.
+   */
+  guarded?: readonly string[];
+  /**
    * Where the private HOME (`.home`) and TMPDIR (`.tmp`) go, writable inside the sandbox (default: the
    * workspace). The lead's workspace is the person's folder, which they must not litter.
    */
@@ -192,6 +198,33 @@ export class Sandbox {
     fs.mkdirSync(tmp, { recursive: true });
     // No __pycache__ folders left in the workspace (or in a commit) by whatever runs Python.
     return { ...env, HOME: home, TMPDIR: tmp, PYTHONDONTWRITEBYTECODE: '1', ...extra };
+  }
+
+  /** The guarded files absent now: what a run makes of them is moved aside after it (moveAsideCreated). */
+  absentGuarded(): string[] {
+    return (this.options.guarded ?? []).filter((file) => !fs.lstatSync(file, { throwIfNoEntry: false }));
+  }
+
+  /**
+   * Moves what a run made at a guarded path that was `absent` before it to `<name>.refused-<time>`
+   * beside it, where autoteam never reads it and the person still finds it; nothing is deleted. Under
+   * bubblewrap no process of the run is left to make it again. Returns a line for each, to add to
+   * what the run printed.
+   */
+  moveAsideCreated(absent: readonly string[]): string[] {
+    const lines: string[] = [];
+    for (const file of absent) {
+      if (!fs.lstatSync(file, { throwIfNoEntry: false })) continue;
+      const shown = path.relative(this.workspace, file) || path.basename(file);
+      const aside = `${file}.refused-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      try {
+        fs.renameSync(file, aside);
+        lines.push(`[${shown} was moved to ${path.basename(aside)}: it is autoteam's own file, read when autoteam starts, and code run by an agent may not make it; the person can rename it back]`);
+      } catch (error) {
+        lines.push(`[${shown} was made by this run and could not be moved aside (${(error as Error).message}): autoteam's own file, which code run by an agent may not make]`);
+      }
+    }
+    return lines;
   }
 
   /** The same containment around another directory (a scratch copy of the workspace). */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { AutoteamError } from '../errors.js';
 import { git, GitError, gitMessage, identityEnv, operationInProgress, personEnv } from './git.js';
 import { scratchDir } from '../exec/scratch.js';
+import { TRUSTED_FILES } from '../config/trusted-files.js';
 
 /**
  * The person's repository as the workplace: one worktree and branch per pipeline, created from HEAD,
@@ -29,7 +30,12 @@ export interface Repository {
 
 /** Files the runtime makes inside a workspace (a private HOME, TMPDIR, snippets): never part of a change. */
 export const RUNTIME_FILES = ['.home', '.tmp', '.run'];
-const PATHSPEC = ['--', '.', ...RUNTIME_FILES.map((name) => `:(exclude,top)${name}`)];
+/**
+ * What a pipeline's change is made of: everything in its worktree but the runtime's files, and but
+ * autoteam's trusted files in any folder (TRUSTED_FILES: a `.env` or config the agents wrote would
+ * be loaded, once merged, when autoteam next starts in that folder).
+ */
+const PATHSPEC = ['--', '.', ...RUNTIME_FILES.map((name) => `:(exclude,top)${name}`), ...TRUSTED_FILES.map((name) => `:(exclude,glob)**/${name}`)];
 
 /** The board's own files, kept out of `git status` of the person's repository. */
 export const BOARD_ENTRIES = ['.tasks/', '.team/', '.autoteam/', 'workspace/'];
@@ -183,6 +189,10 @@ export async function commitWorktree(worktree: string, base: string, message: st
   if (staged.exitCode === 1) {
     await git(worktree, ['-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-F', '-'], { env: identityEnv('autoteam', email), input: message });
   }
+  // A trusted file the branch holds, changed in the worktree but left out of the change, goes back to
+  // as committed: a worktree left dirty would stop the queue's rebase.
+  const tracked = (await git(worktree, ['ls-files', '-z', '--', ...TRUSTED_FILES.map((name) => `:(glob)**/${name}`)])).stdout.split('\0').filter(Boolean);
+  if (tracked.length) await git(worktree, ['checkout', 'HEAD', '--', ...tracked]);
   const head = (await git(worktree, ['rev-parse', 'HEAD'])).stdout.trim();
   return head === base ? null : head;
 }

@@ -12,12 +12,13 @@ import { idleTool } from '../tools/idle.js';
 import { readFileTool } from '../tools/read-file.js';
 import type { ToolDefinition } from '../tools/tool.js';
 import { writeFileTool } from '../tools/write-file.js';
+import { TRUSTED_FILES } from '../config/trusted-files.js';
 
 /**
  * The board's own entries in its folder: never the lead's to read, write or run code against. The
  * config among them: its hooks run with the person's rights, outside any sandbox.
  */
-const BOARD_ENTRIES = ['.tasks', '.team', '.autoteam', '.env', 'autoteam.config.json'];
+const BOARD_ENTRIES = ['.tasks', '.team', '.autoteam', ...TRUSTED_FILES];
 
 const HANDS: Record<LeadHand, ToolDefinition> = {
   bash: bashTool as ToolDefinition,
@@ -40,7 +41,9 @@ export function leadWorkplace(rootDir: string, repositoryTop: string | null, set
   const folder = path.resolve(repositoryTop ?? rootDir);
   const board = path.resolve(rootDir);
   const masked = [...new Set([...BOARD_ENTRIES.map((name) => path.join(board, name)), path.join(folder, '.env')])];
-  const offLimits = masked.map((entry) => path.relative(folder, entry)).filter((rel) => rel && !rel.startsWith('..') && !path.isAbsolute(rel));
+  // autoteam's trusted files, where it reads them when it starts (the board's folder) and in the lead's folder.
+  const guarded = [...new Set(TRUSTED_FILES.flatMap((name) => [path.join(board, name), path.join(folder, name)]))];
+  const offLimits = [...new Set([...masked, ...guarded])].map((entry) => path.relative(folder, entry)).filter((rel) => rel && !rel.startsWith('..') && !path.isAbsolute(rel));
   const policy = { ...DEFAULT_TEAMMATE_SETTINGS.sandbox, ...settings.sandbox };
   fs.mkdirSync(folder, { recursive: true });
   // Its HOME and TMPDIR: in the board's workspace/ (kept out of git), not in the person's folder.
@@ -52,6 +55,7 @@ export function leadWorkplace(rootDir: string, repositoryTop: string | null, set
       // The start folder as for every teammate, and the board when it is not the lead's folder itself.
       hidden: [...hiddenStartDir(), board],
       masked,
+      guarded,
       scratch,
       network: policy.network.includes('*') || policy.network.includes('lead'),
       limits: policy.limits,

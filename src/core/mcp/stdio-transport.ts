@@ -182,7 +182,8 @@ export function stderrReason(stderr: string): string | undefined {
  */
 function relativeFile(launch: StdioLaunch): string | null {
   const cwd = launch.sandbox.workspace;
-  const given = launch.args.find((arg) => !path.isAbsolute(arg) && !arg.startsWith('-') && /[/\\]|\.(c?js|mjs|ts|py)$/.test(arg) && !fs.existsSync(path.join(cwd, arg)));
+  // A word with blanks is a script's text (`sh -c '…'`), not a path.
+  const given = launch.args.find((arg) => !path.isAbsolute(arg) && !arg.startsWith('-') && !/\s/.test(arg) && /[/\\]|\.(c?js|mjs|ts|py)$/.test(arg) && !fs.existsSync(path.join(cwd, arg)));
   return given ? `'${given}' is a relative path, and a server starts in its own folder (${cwd}): give it from / instead` : null;
 }
 

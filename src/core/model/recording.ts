@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ModelError } from '../errors.js';
+import { makeDir } from '../make-dir.js';
 import { redact, secretValues } from '../trace/redact.js';
 import type { ModelClient, ModelRequest, ModelResponse, OfflineContext, RequestContext } from './types.js';
 
@@ -50,7 +51,7 @@ export class RecordingModel implements ModelClient {
     this.provider = inner.provider;
     this.label = `${inner.label} (recording to ${dir})`;
     try {
-      fs.mkdirSync(dir, { recursive: true });
+      makeDir(dir);
     } catch (error) {
       throw new ModelError(`--record ${dir}: ${whyNotFolder(error)}`, 'CONFIG_ERROR');
     }
@@ -168,16 +169,24 @@ const FILE_IN_THE_WAY = 'a file is in the way (it needs a folder)';
 
 /** Why a recording's folder cannot be made, in words. */
 function whyNotFolder(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
+  const { code, path: where } = error as NodeJS.ErrnoException;
   if (code === 'EEXIST' || code === 'ENOTDIR') return FILE_IN_THE_WAY;
-  return code === 'EACCES' ? 'cannot be written' : (error as Error).message;
+  if (code === 'EACCES') return 'cannot be written';
+  // A folder that refuses new folders in it (/proc, /sys): which one.
+  if ((code === 'ENOENT' || code === 'EPERM' || code === 'EROFS') && where) return `no folder can be made at ${where} (${code})`;
+  return (error as Error).message;
 }
 
-/** Why `dir` cannot hold a recording (a file where it or a folder above it would go), or null: asked before anything starts. */
+/**
+ * Why `dir` cannot hold a recording (a file where it or a folder above it would go, a place no folder
+ * can be made), or null once it is there: asked, and the folder made, before anything starts.
+ */
 export function recordFolderProblem(dir: string): string | null {
   try {
     const at = fs.statSync(dir, { throwIfNoEntry: false });
-    return at && !at.isDirectory() ? FILE_IN_THE_WAY : null;
+    if (at) return at.isDirectory() ? null : FILE_IN_THE_WAY;
+    makeDir(dir);
+    return null;
   } catch (error) {
     return whyNotFolder(error);
   }

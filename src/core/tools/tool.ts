@@ -51,8 +51,9 @@ export interface ToolContext {
   /** Absolute path; file and process tools are confined to it. */
   workspace: string;
   /**
-   * Paths inside the workspace (relative to it) that the file tools refuse and the sandbox hides:
-   * the board's own folders when the workspace is the board's folder (the lead's).
+   * Paths inside the workspace (relative to it) that the file tools refuse: the board's own folders
+   * and autoteam's trusted files when the workspace is the board's folder (the lead's, whose sandbox
+   * hides them too), and the trusted files at the top of a pipeline's worktree.
    */
   offLimits?: readonly string[];
   board: TaskBoardLike;

@@ -12,7 +12,11 @@ export function secretValues(env: NodeJS.ProcessEnv = process.env): string[] {
   const values = new Set<string>();
   for (const [name, value] of Object.entries(env)) {
     if (typeof value !== 'string') continue;
-    if (SECRET_NAME.test(name) && value.length >= 8) values.add(value);
+    if (SECRET_NAME.test(name)) {
+      // A value read from a file saved with CRLF (`KEY=$(cat key.txt)`) keeps its `\r`; a client
+      // sends it trimmed, and a model echoes it trimmed.
+      for (const secret of new Set([value, value.trim()])) if (secret.length >= 8) values.add(secret);
+    }
     const password = URL_CREDENTIALS.exec(value)?.[1];
     if (password && password.length >= 4) {
       values.add(value);
