@@ -35,6 +35,12 @@ export class StdinAnswers {
 
   /** A line of standard input: held, then given to the questions waiting that it answers. */
   typedLine(line: string): void {
+    // `#N` alone says nothing: not an answer of two characters to whichever question comes.
+    const bare = /^#(\d+)$/.exec(line.trim());
+    if (bare) {
+      this.log(`note: '#${bare[1]}' alone is no answer (#${bare[1]} <answer>): the line is skipped`);
+      return;
+    }
     this.typed.push(line);
     for (const question of this.session.pendingQuestions()) this.answer(question);
   }

@@ -7,6 +7,9 @@ import type { LeadApi } from '../core/lead/lead-api.js';
  * is not sent: it would answer another pipeline's question with words meant for N.
  */
 export async function answerTyped(io: { session: Pick<LeadApi, 'answer' | 'pendingQuestions'> }, text: string): Promise<void> {
+  // `#N` alone names a pipeline and says nothing: not an answer of two characters to whichever question is in front.
+  const bare = /^#(\d+)$/.exec(text.trim());
+  if (bare) throw new AutoteamError(`#${bare[1]} needs the answer after it: #${bare[1]} <answer>; nothing was sent`, 'USAGE');
   const to = /^#(\d+)\s+(\S[\s\S]*)$/.exec(text.trim());
   if (!to) {
     await io.session.answer(text);

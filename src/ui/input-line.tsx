@@ -15,6 +15,7 @@ import {
   PASTE_START,
   pasteText,
   right,
+  shownPart,
   typeChunk,
 } from './line-editor.js';
 
@@ -135,10 +136,9 @@ export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, promp
   );
 }
 
-/** The line with its cursor (an inverse cell), or the placeholder when it is empty. */
+/** The line with its cursor (an inverse cell), or the placeholder when it is empty; a long one around its cursor. */
 function Shown({ state, placeholder, active }: { state: LineState; placeholder: string; active: boolean }) {
-  const { text, cursor } = state;
-  if (text === '') {
+  if (state.text === '') {
     if (!active || !placeholder) return <Text>{active ? <Text inverse> </Text> : null}</Text>;
     return (
       <Text>
@@ -147,7 +147,10 @@ function Shown({ state, placeholder, active }: { state: LineState; placeholder: 
       </Text>
     );
   }
-  if (!active) return <Text>{text}</Text>;
+  const { text, cursor, before, after } = shownPart(state);
+  const left = before > 0 ? <Text color="gray">{`[${before} characters before] …`}</Text> : null;
+  const right = after > 0 ? <Text color="gray">{`… [${after} characters after]`}</Text> : null;
+  if (!active) return <Text>{left}{text}{right}</Text>;
   const at = text.codePointAt(cursor);
   const width = at === undefined ? 0 : at > 0xffff ? 2 : 1;
   const under = text.slice(cursor, cursor + width);
@@ -156,9 +159,11 @@ function Shown({ state, placeholder, active }: { state: LineState; placeholder: 
   const rest = under === '\n' ? text.slice(cursor) : text.slice(cursor + width);
   return (
     <Text>
+      {left}
       {text.slice(0, cursor)}
       <Text inverse>{cell}</Text>
       {rest}
+      {right}
     </Text>
   );
 }

@@ -32,6 +32,22 @@ function after(text: string, index: number): number {
   return isLow(text.charCodeAt(index + 1)) ? index + 2 : index + 1;
 }
 
+/**
+ * What of a long line the prompt shows: at most `max` characters around the cursor, and how many
+ * before and after are left out. Laying out a whole paste of tens of KB again at every chunk that
+ * arrives took seconds, and minutes near the 100 KB limit; a terminal shows a few screens anyway.
+ */
+export function shownPart(state: LineState, max = 2_000): { text: string; cursor: number; before: number; after: number } {
+  const { text, cursor } = state;
+  if (text.length <= max) return { text, cursor, before: 0, after: 0 };
+  // Most of it before the cursor (what was just typed or pasted), some after; never half a surrogate pair.
+  let from = Math.max(0, Math.min(cursor - Math.floor(max * 0.8), text.length - max));
+  if (isLow(text.charCodeAt(from))) from++;
+  let to = Math.min(text.length, from + max);
+  if (isLow(text.charCodeAt(to))) to++;
+  return { text: text.slice(from, to), cursor: cursor - from, before: from, after: text.length - to };
+}
+
 export function lineOf(text: string): LineState {
   return { text, cursor: text.length };
 }

@@ -85,6 +85,23 @@ describe.each(backends)('the event log on the $name', (backend) => {
     expect(seen.map((event) => event.seq)).toEqual([2, 3, 4, 5, 6, 7]);
   }, 90_000);
 
+  it('a follower from a time with no event after it prints only what comes next, not the log before', async () => {
+    const location = await backend.location();
+    const root = dir();
+    const board = await open(location, root);
+    await board.log.append([idle('x', 'old 1', { ts: '2026-01-01T00:00:00.000Z' }), idle('x', 'old 2', { ts: '2026-01-01T00:00:01.000Z' })]);
+    const seen: TeamEvent[] = [];
+    const stop = new AbortController();
+    const following = board.log.subscribe({ since: new Date(Date.now() - 1_000) }, (event) => seen.push(event), stop.signal);
+    // Another process appends: the follower's reads after its first must not fall back to the whole log.
+    await appendFrom(location, root, 'other', 2);
+    const deadline = Date.now() + 60_000;
+    while (seen.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    stop.abort();
+    await following;
+    expect(seen.map((event) => (event as { reason?: string }).reason)).toEqual(['other 1', 'other 2']);
+  }, 90_000);
+
   it('never stores a secret of the environment', async () => {
     // Set before the board opens, as a key is set before autoteam starts.
     process.env.AUTOTEAM_TEST_EVENT_TOKEN = 'tok-0123456789abcdef';

@@ -174,6 +174,13 @@ describe('runLine on a real session', () => {
     await runLine('#5 Images only', value);
     expect(out.at(-1)).toBe('error: pipeline #5 has no question waiting (#1, #2 have one): the answer was not sent');
     expect(session.pendingQuestions()).toHaveLength(2);
+    // `#2` alone is no answer, neither to #2's question nor to the one in front.
+    for (const bare of ['#2', '#2   ', '/answer #1']) {
+      await runLine(bare, value);
+      expect(out.at(-1)).toBe(`error: #${bare.includes('1') ? 1 : 2} needs the answer after it: #${bare.includes('1') ? 1 : 2} <answer>; nothing was sent`);
+    }
+    expect(session.pendingQuestions()).toHaveLength(2);
+    expect([...board.mailbox.peek('analyst'), ...board.mailbox.peek('analyst-2')]).toEqual([]);
     // The second pipeline's, though the first one's is in front.
     await runLine('#2 A file path', value);
     expect(session.pendingQuestions().map((question) => question.pipeline)).toEqual([1]);

@@ -1,5 +1,5 @@
 import type { Mailbox } from '../board/mailbox.js';
-import type { Message, Task } from '../board/schemas.js';
+import type { MemberStatus, Message, Task } from '../board/schemas.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import { AutoteamError, serializeError } from '../errors.js';
 import { isOpen } from '../stages/pipeline-status.js';
@@ -10,9 +10,10 @@ import type { Answerer } from './simulated-user.js';
 
 /**
  * The teammates' questions waiting for the person (or the simulated user). A question follows its
- * task: once the task is cancelled, failed or completed nobody waits for the answer (a retry asks
- * afresh), so it is withdrawn — from the list, the question box, /inbox — and an answer always goes
- * to a live question.
+ * task's claim: once the task is cancelled, failed or completed, or its asker no longer holds it (it
+ * died and the task was handed back, or another took it over), nobody waits for the answer
+ * (whoever works the task next asks afresh), so it is withdrawn — from the list, the question box,
+ * /inbox — and an answer always goes to a live question.
  */
 export class QuestionDesk {
   private readonly questions = new Map<string, PendingQuestion>();
@@ -26,6 +27,8 @@ export class QuestionDesk {
       mailbox: Mailbox;
       sink: EventSink;
       lead: () => string;
+      /** A member's status in the team's config (undefined: not listed). */
+      memberStatus: (name: string) => MemberStatus | undefined;
       auto: () => boolean;
       emit: (event: LeadEvent) => void;
     },
@@ -137,7 +140,14 @@ export class QuestionDesk {
       // Not seen yet (a database board's replica lags another host's write) is not closed.
       return null;
     }
-    return isOpen(task) ? null : `task #${task.id} is ${task.status}`;
+    if (!isOpen(task)) return `task #${task.id} is ${task.status}`;
+    // Its asker no longer holds the task: the answer would wait in a dead member's inbox, and whoever
+    // takes the task next asks afresh. Handed back (its asker died or stopped) or taken by another.
+    if (task.status === 'in_progress' && task.owner && task.owner !== question.from) return `task #${task.id} is ${task.owner}'s now`;
+    // Dead, not shut down: a session that quit in the middle of a question left its teammates shut
+    // down, and the same names ask again when it starts again (the answer waits in their inboxes).
+    if (task.status !== 'in_progress' && this.deps.memberStatus(question.from) === 'dead') return `${question.from} is dead and task #${task.id} was handed back`;
+    return null;
   }
 
   private async autoReply(question: PendingQuestion): Promise<void> {

@@ -26,7 +26,7 @@ import { saveRequirementTool } from './save-requirement.js';
 import { sendMessageTool } from './send-message.js';
 import { shutdownResponseTool } from './shutdown-response.js';
 import { submitForReviewTool } from './submit-for-review.js';
-import type { ToolDefinition } from './tool.js';
+import { type ToolDefinition, toolSpec } from './tool.js';
 import { writeFileTool } from './write-file.js';
 
 /** Every teammate tool by name. Lead tools live with the lead. */
@@ -96,11 +96,19 @@ export function generalTools(): ToolDefinition[] {
 
 /**
  * Loads, once, what the tools of `role`'s stages load on their first run (execa, the linter's and
- * the test runner's modules, which python3 to start), so that a teammate's first task does not wait
- * for it. Failures are left to the first real run, which reports them.
+ * the test runner's modules, which python3 to start), and makes their specs (a JSON Schema each,
+ * the first request's slowest step: 3–10 ms a teammate), so that a teammate's first task does not
+ * wait for it. Failures are left to the first real run, which reports them.
  */
 export async function warmRoleTools(role: string, stages: StageRegistry = BUILTIN_REGISTRY): Promise<void> {
   const own = stages.all().filter((stage) => stage.role === role || role === 'any').flatMap((stage) => stageTools(stage.stage, stages));
   const tools = new Set(role === 'any' ? [...own, ...generalTools()] : own);
+  for (const tool of tools) {
+    try {
+      toolSpec(tool);
+    } catch {
+      // its first request reports it
+    }
+  }
   await Promise.all([...tools].map((tool) => tool.warm?.().catch(() => undefined)));
 }

@@ -61,18 +61,32 @@ export class PgEventLog implements EventLog {
   }
 
   async subscribe(filter: EventFilter, onEvent: (event: TeamEvent) => void, signal: AbortSignal): Promise<void> {
-    let last = typeof filter.since === 'number' ? filter.since : 0;
-    let first = true;
+    // After this seq from the second read on. From a time (or from the start), the first read takes
+    // what matches and where the log ended before it: the next reads go on from there, never from seq 0
+    // (a time with no event after it read the whole log again).
+    let last = typeof filter.since === 'number' ? filter.since : null;
     while (!signal.aborted) {
-      const events = await this.read(first ? filter : { ...filter, since: last }).catch(() => null);
-      first = false;
+      let events: TeamEvent[] | null = null;
+      if (last === null) {
+        const tail = await this.tail().catch(() => null);
+        if (tail !== null) events = await this.read(filter).catch(() => null);
+        if (events) last = tail!;
+      } else {
+        events = await this.read({ ...filter, since: last }).catch(() => null);
+      }
       for (const event of events ?? []) {
-        last = Math.max(last, event.seq ?? 0);
+        last = Math.max(last ?? 0, event.seq ?? 0);
         onEvent(event);
       }
       if (events && events.length >= PAGE) continue;
       await pause(this.pollMs, signal, this.appended);
     }
+  }
+
+  /** The seq of the newest event (0 for none). */
+  private async tail(): Promise<number> {
+    const { rows } = await withConnectionRetry(this.url, () => this.pool.query<{ seq: string | null }>('SELECT max(seq) AS seq FROM autoteam_events'));
+    return Number(rows[0]?.seq ?? 0);
   }
 
   /** Events after `since`, oldest first: the next page, or (newest) the last `size` of them. */
