@@ -6,18 +6,21 @@ import type { LeadApi } from '../core/lead/lead-api.js';
  * anything else the question in front (the oldest). One naming a pipeline with no question waiting
  * is not sent: it would answer another pipeline's question with words meant for N.
  */
+/** A line that names a pipeline: `#N`, `#N:`, then the answer (or nothing, which answers nothing). */
+export const ADDRESSED = /^#\d+:?(\s|$)/;
+
 export async function answerTyped(io: { session: Pick<LeadApi, 'answer' | 'pendingQuestions'> }, text: string): Promise<void> {
   // `#N` alone names a pipeline and says nothing: not an answer of two characters to whichever question is in front.
-  const bare = /^#(\d+)$/.exec(text.trim());
+  const bare = /^#(\d+):?$/.exec(text.trim());
   if (bare) throw new AutoteamError(`#${bare[1]} needs the answer after it: #${bare[1]} <answer>; nothing was sent`, 'USAGE');
-  const to = /^#(\d+)\s+(\S[\s\S]*)$/.exec(text.trim());
+  const to = /^#(\d+):?\s+(\S[\s\S]*)$/.exec(text.trim());
   if (!to) {
     await io.session.answer(text);
     return;
   }
   const pending = io.session.pendingQuestions();
   const question = pending.find((candidate) => candidate.pipeline === Number(to[1]));
-  if (!question && pending.length === 0) throw new AutoteamError('no question is waiting for an answer', 'NO_QUESTION');
+  if (!question && pending.length === 0) throw new AutoteamError(`no question is waiting for an answer: nothing was sent (a requirement that starts with #${to[1]} goes on the board with /post)`, 'NO_QUESTION');
   if (!question) {
     const waiting = pending.map((candidate) => (candidate.pipeline != null ? `#${candidate.pipeline}` : `task #${candidate.task}`)).join(', ');
     throw new AutoteamError(`pipeline #${to[1]} has no question waiting (${waiting} ${pending.length === 1 ? 'has' : 'have'} one): the answer was not sent`, 'NO_QUESTION');

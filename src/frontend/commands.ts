@@ -6,7 +6,7 @@ import { formatSpend, type MemberSpend } from '../core/lead/spend.js';
 import type { ActivityView, Tone } from './activity.js';
 import { formatBoard, formatMember, shutDownLines, wrapWords } from './format.js';
 import { inboxText } from './inbox-text.js';
-import { answerTyped } from './answer.js';
+import { ADDRESSED, answerTyped } from './answer.js';
 import { closestWord } from '../core/words.js';
 
 export type { Tone } from './activity.js';
@@ -347,7 +347,8 @@ export function parseLine(raw: string, questionPending: boolean): ParsedLine {
     const closest = closestCommand(name);
     return { kind: 'unknown', name, hint: `unknown command /${name}${closest ? ` — did you mean /${closest}?` : ''} (/help lists them)` };
   }
-  return questionPending ? { kind: 'answer', text: line } : { kind: 'lead', text: line };
+  // `#N …` is an answer to pipeline N's question, whether one waits or not: never a requirement for the lead.
+  return questionPending || ADDRESSED.test(line) ? { kind: 'answer', text: line } : { kind: 'lead', text: line };
 }
 
 /**

@@ -96,6 +96,10 @@ describe('autoteam.config.json', () => {
       [{ lead: { tools: ['bash', 'rm'] } }, /lead\.tools\.1: Invalid option: expected one of "bash"\|"read_file"\|"write_file"\|"edit_file"/],
     ];
     for (const [config, error] of cases) expect(() => loadProjectConfig(folder(config)), JSON.stringify(config)).toThrow(error);
+    // A folder of that name (made by hand, or merged from elsewhere): said as that, not as EISDIR.
+    const dir = folder();
+    fs.mkdirSync(path.join(dir, CONFIG_FILE));
+    expect(() => loadProjectConfig(dir)).toThrow(`${path.join(dir, CONFIG_FILE)}: is a folder, not a file: move it away to start`);
   });
 
   it('tasks, show and events still read the board under a broken config, and warn of it once on stderr; status refuses it', async () => {

@@ -160,7 +160,7 @@ describe('runLine on a real session', () => {
 
   it("answers pipeline N's question with a line '#N answer', and sends nothing for a pipeline with none waiting", async () => {
     session = await quietSession();
-    const { value, out } = io(session);
+    const { value, out, asked } = io(session);
     const board = boardOf(session);
     for (const [name, pipeline] of [['analyst', 1], ['analyst-2', 2]] as const) {
       await board.registry.join(name, 'analyst');
@@ -181,14 +181,18 @@ describe('runLine on a real session', () => {
     }
     expect(session.pendingQuestions()).toHaveLength(2);
     expect([...board.mailbox.peek('analyst'), ...board.mailbox.peek('analyst-2')]).toEqual([]);
-    // The second pipeline's, though the first one's is in front.
-    await runLine('#2 A file path', value);
+    // The second pipeline's, though the first one's is in front (`#2:` as well as `#2`).
+    await runLine('#2: A file path', value);
     expect(session.pendingQuestions().map((question) => question.pipeline)).toEqual([1]);
     expect(board.mailbox.peek('analyst-2')).toEqual([expect.objectContaining({ type: 'answer', content: 'A file path', questionId: 'q-2' })]);
     expect(board.mailbox.peek('analyst')).toEqual([]);
     await runLine('/answer #1 Images and Documents', value);
     expect(board.mailbox.peek('analyst')).toEqual([expect.objectContaining({ type: 'answer', content: 'Images and Documents', questionId: 'q-1' })]);
     expect(session.pendingQuestions()).toEqual([]);
+    // With no question waiting, a line meant as an answer is not a requirement for the lead.
+    await runLine('#1 Images only', value);
+    expect(out.at(-1)).toBe('error: no question is waiting for an answer: nothing was sent (a requirement that starts with #1 goes on the board with /post)');
+    expect(asked).toEqual([]);
   });
 
   it('sends free text to the lead when nothing is asked, and prints the reply', async () => {
@@ -220,7 +224,7 @@ describe('runLine on a real session', () => {
     await runLine('/answer yes', value);
     expect(out.at(-1)).toBe('error: no question is waiting for an answer');
     await runLine('/answer #3 yes', value);
-    expect(out.at(-1)).toBe('error: no question is waiting for an answer');
+    expect(out.at(-1)).toBe('error: no question is waiting for an answer: nothing was sent (a requirement that starts with #3 goes on the board with /post)');
     await runLine('/approve', value);
     expect(out.at(-1)).toBe('error: no plan is waiting for a decision');
     await runLine('/spawn onlyname', value);

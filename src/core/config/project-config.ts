@@ -149,6 +149,7 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     throw new ConfigError(`${file}: ${detail}`);
   };
   let raw: unknown;
+  if (fs.statSync(file).isDirectory()) return fail('is a folder, not a file: move it away to start');
   // A byte-order mark (what some Windows editors write) is not a mistake.
   const text = fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
   try {

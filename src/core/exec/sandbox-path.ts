@@ -76,8 +76,9 @@ export function resolveInWorkspace(workspace: string, relPath: string, offLimits
   }
   // Inside this workspace but not the agent's: the board's own files when the workspace is the board's folder.
   for (const kept of offLimits) {
-    const rel = path.normalize(kept);
-    if ([path.relative(base, target), path.relative(realBase, real)].some((candidate) => candidate === rel || candidate.startsWith(`${rel}${path.sep}`))) {
+    // In any case: a disk that ignores case (macOS's) writes `.ENV` into `.env`.
+    const rel = path.normalize(kept).toLowerCase();
+    if ([path.relative(base, target), path.relative(realBase, real)].map((candidate) => candidate.toLowerCase()).some((candidate) => candidate === rel || candidate.startsWith(`${rel}${path.sep}`))) {
       throw new PathEscapeError(relPath, `'${kept}' ${whatIsKept(kept)}, off limits to the file tools`, 'Work on the other files of the folder.');
     }
   }

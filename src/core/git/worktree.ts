@@ -31,11 +31,16 @@ export interface Repository {
 /** Files the runtime makes inside a workspace (a private HOME, TMPDIR, snippets): never part of a change. */
 export const RUNTIME_FILES = ['.home', '.tmp', '.run'];
 /**
- * What a pipeline's change is made of: everything in its worktree but the runtime's files, and but
- * autoteam's trusted files in any folder (TRUSTED_FILES: a `.env` or config the agents wrote would
- * be loaded, once merged, when autoteam next starts in that folder).
+ * autoteam's trusted files in any folder, in any case (a disk that ignores case, as macOS's do, reads
+ * `.ENV` as `.env`), and what is under a folder of that name: never part of a pipeline's change.
  */
-const PATHSPEC = ['--', '.', ...RUNTIME_FILES.map((name) => `:(exclude,top)${name}`), ...TRUSTED_FILES.map((name) => `:(exclude,glob)**/${name}`)];
+const TRUSTED_PATHSPEC = TRUSTED_FILES.flatMap((name) => [`:(glob,icase)**/${name}`, `:(glob,icase)**/${name}/**`]);
+/**
+ * What a pipeline's change is made of: everything in its worktree but the runtime's files, and but
+ * autoteam's trusted files (TRUSTED_FILES: a `.env` or config the agents wrote would be loaded, once
+ * merged, when autoteam next starts in that folder).
+ */
+const PATHSPEC = ['--', '.', ...RUNTIME_FILES.map((name) => `:(exclude,top)${name}`), ...TRUSTED_PATHSPEC.map((spec) => spec.replace(':(', ':(exclude,'))];
 
 /** The board's own files, kept out of `git status` of the person's repository. */
 export const BOARD_ENTRIES = ['.tasks/', '.team/', '.autoteam/', 'workspace/'];
@@ -191,7 +196,7 @@ export async function commitWorktree(worktree: string, base: string, message: st
   }
   // A trusted file the branch holds, changed in the worktree but left out of the change, goes back to
   // as committed: a worktree left dirty would stop the queue's rebase.
-  const tracked = (await git(worktree, ['ls-files', '-z', '--', ...TRUSTED_FILES.map((name) => `:(glob)**/${name}`)])).stdout.split('\0').filter(Boolean);
+  const tracked = (await git(worktree, ['ls-files', '-z', '--', ...TRUSTED_PATHSPEC])).stdout.split('\0').filter(Boolean);
   if (tracked.length) await git(worktree, ['checkout', 'HEAD', '--', ...tracked]);
   const head = (await git(worktree, ['rev-parse', 'HEAD'])).stdout.trim();
   return head === base ? null : head;

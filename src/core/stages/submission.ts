@@ -30,7 +30,10 @@ export function blobDir(rootDir: string): string {
 
 /**
  * Hashes every file of the workspace (dot files, dot and build folders left out) — or, on a
- * repository, the files the branch changed (`only`) — and keeps the small ones.
+ * repository, the files the branch changed (`only`) — and keeps the small ones. It runs outside the
+ * sandbox, so it never follows a link: a symbolic link is taken as git takes it, its target's path
+ * (a link made by the agents' code to /etc/shadow, or to a folder, is that path, never the file or
+ * folder it names); what is neither a file nor a link is left out.
  */
 export function snapshotWorkspace(rootDir: string, workspace: string, only?: readonly string[]): Manifest {
   const manifest: Manifest = {};
@@ -38,13 +41,40 @@ export function snapshotWorkspace(rootDir: string, workspace: string, only?: rea
   fs.mkdirSync(store, { recursive: true });
   for (const rel of only ? only.slice(0, MAX_FILES) : listWorkspaceFiles(workspace, MAX_FILES)) {
     if (!only && rel.split('/').some((part) => part.startsWith('.'))) continue;
-    const data = fs.readFileSync(path.join(workspace, rel));
+    const data = fileOrLink(workspace, rel);
+    if (data === null) continue;
     const hash = sha256(data);
     manifest[rel] = hash;
     const blob = path.join(store, hash);
     if (data.length <= MAX_BLOB_BYTES && !fs.existsSync(blob)) writeFileAtomic(blob, data);
   }
   return manifest;
+}
+
+/**
+ * A regular file's content, a symbolic link's target path (not followed), or null for anything else,
+ * nothing, or a path whose folder is not inside the workspace (reached through a link).
+ */
+function fileOrLink(workspace: string, rel: string): Buffer | null {
+  const file = path.join(workspace, rel);
+  let folder: string;
+  try {
+    folder = fs.realpathSync(path.dirname(file));
+  } catch {
+    return null;
+  }
+  const base = fs.realpathSync(workspace);
+  if (folder !== base && !folder.startsWith(`${base}${path.sep}`)) return null;
+  const stat = fs.lstatSync(file, { throwIfNoEntry: false });
+  if (stat?.isSymbolicLink()) return Buffer.from(fs.readlinkSync(file));
+  if (!stat?.isFile()) return null;
+  // Opened without following a link: one swapped in since the lstat is refused (ELOOP), not read through.
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  try {
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 export function sameManifest(a: Manifest, b: Manifest): boolean {
