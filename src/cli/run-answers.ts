@@ -1,4 +1,5 @@
 import type { LeadApi, PendingQuestion } from '../core/lead/session.js';
+import { BARE_PIPELINE, TO_PIPELINE } from '../frontend/answer.js';
 
 /**
  * `run`'s answers from standard input. A line `#N text` answers pipeline N's question (held until
@@ -36,7 +37,7 @@ export class StdinAnswers {
   /** A line of standard input: held, then given to the questions waiting that it answers. */
   typedLine(line: string): void {
     // `#N` alone says nothing: not an answer of two characters to whichever question comes.
-    const bare = /^#(\d+):?$/.exec(line.trim());
+    const bare = BARE_PIPELINE.exec(line.trim());
     if (bare) {
       this.log(`note: '#${bare[1]}' alone is no answer (#${bare[1]} <answer>): the line is skipped`);
       return;
@@ -65,14 +66,14 @@ export class StdinAnswers {
     if (at < 0) return false;
     const line = this.typed.splice(at, 1)[0]!;
     const addressed = this.addressedTo(line);
-    const named = addressed ? null : /^#(\d+):?\s/.exec(line)?.[1];
+    const named = addressed ? null : TO_PIPELINE.exec(line)?.[1];
     if (named) this.log(`note: #${named} names no pipeline of this run (${this.pipelines.map((id) => `#${id}`).join(', ')}): the whole line, as typed, answers pipeline #${question.pipeline}'s question`);
     void this.session.answer(addressed?.text ?? line, question.questionId).catch(() => undefined);
     return true;
   }
 
   private addressedTo(line: string): { pipeline: number; text: string } | null {
-    const to = /^#(\d+):?\s+(\S.*)$/.exec(line);
+    const to = TO_PIPELINE.exec(line);
     const pipeline = Number(to?.[1]);
     return to && (!this.allPosted || this.pipelines.includes(pipeline) || this.older.has(pipeline)) ? { pipeline, text: to[2]! } : null;
   }

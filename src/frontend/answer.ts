@@ -8,12 +8,16 @@ import type { LeadApi } from '../core/lead/lead-api.js';
  */
 /** A line that names a pipeline: `#N`, `#N:`, then the answer (or nothing, which answers nothing). */
 export const ADDRESSED = /^#\d+:?(\s|$)/;
+/** `#N` (or `#N:`) with nothing after it. */
+export const BARE_PIPELINE = /^#(\d+):?$/;
+/** `#N <answer>` (or `#N: <answer>`): the pipeline and the answer. */
+export const TO_PIPELINE = /^#(\d+):?\s+(\S[\s\S]*)$/;
 
 export async function answerTyped(io: { session: Pick<LeadApi, 'answer' | 'pendingQuestions'> }, text: string): Promise<void> {
   // `#N` alone names a pipeline and says nothing: not an answer of two characters to whichever question is in front.
-  const bare = /^#(\d+):?$/.exec(text.trim());
+  const bare = BARE_PIPELINE.exec(text.trim());
   if (bare) throw new AutoteamError(`#${bare[1]} needs the answer after it: #${bare[1]} <answer>; nothing was sent`, 'USAGE');
-  const to = /^#(\d+):?\s+(\S[\s\S]*)$/.exec(text.trim());
+  const to = TO_PIPELINE.exec(text.trim());
   if (!to) {
     await io.session.answer(text);
     return;

@@ -158,17 +158,17 @@ export async function runProcess(command: string, args: readonly string[], optio
     return failed(`cannot make the pids cgroup that bounds the process count: ${(error as Error).message}`, started);
   }
   const absent = sandbox?.absentGuarded() ?? [];
-  let moved: string[] = [];
+  let result: ProcessResult | undefined;
   try {
-    const result = await runIn(command, args, options, { marker, env, cgroup, started });
-    moved = sandbox?.moveAsideCreated(absent) ?? [];
-    return moved.length ? { ...result, stderr: [result.stderr, ...moved].filter(Boolean).join('\n') } : result;
+    result = await runIn(command, args, options, { marker, env, cgroup, started });
   } finally {
-    // A run that failed in the runtime still leaves none of autoteam's files behind.
-    if (moved.length === 0) sandbox?.moveAsideCreated(absent);
+    // Even a run that failed in the runtime leaves none of autoteam's trusted files behind.
+    const moved = sandbox?.moveAsideCreated(absent) ?? [];
+    if (result && moved.length) result = { ...result, stderr: [result.stderr, ...moved].filter(Boolean).join('\n') };
     // Nothing of the run outlives it, and neither does its cgroup.
     await cgroup?.remove();
   }
+  return result;
 }
 
 async function runIn(

@@ -142,7 +142,7 @@ export class QuestionDesk {
     }
     if (!isOpen(task)) return `task #${task.id} is ${task.status}`;
     // Its asker no longer holds the task: the answer would wait in a dead member's inbox, and whoever
-    // takes the task next asks afresh. Handed back (its asker died or stopped) or taken by another.
+    // takes the task next asks afresh. Taken by another, or handed back when its asker died.
     if (task.status === 'in_progress' && task.owner && task.owner !== question.from) return `task #${task.id} is ${task.owner}'s now`;
     // Dead, not shut down: a session that quit in the middle of a question left its teammates shut
     // down, and the same names ask again when it starts again (the answer waits in their inboxes).
