@@ -100,6 +100,22 @@ describe('one live lead per board', () => {
     fs.writeFileSync(path.join(root, '.team', 'lead.json'), JSON.stringify({ pid: 1, host: 'elsewhere', session: 'y', startedAt: fresh, heartbeat: fresh }));
     await expect(new LeadLease(root).acquire()).rejects.toMatchObject({ code: 'BOARD_BUSY' });
   });
+
+  it("a lease that is no lease (a hand edit) is not taken over: the board may have a live lead, which writes it again; one line says what to do", async () => {
+    const root = board();
+    fs.mkdirSync(path.join(root, '.team'), { recursive: true });
+    const file = path.join(root, '.team', 'lead.json');
+    for (const broken of ['{"pid": "x"', '{"pid": "x"}']) {
+      fs.writeFileSync(file, broken);
+      await expect(new LeadLease(root).acquire()).rejects.toMatchObject({ code: 'BOARD_FILE_INVALID', message: expect.stringMatching(new RegExp(`^${file}: .*; a live lead writes it again within \\d+ s; if no lead runs on this board, delete it and start again$`)) });
+      expect(fs.readFileSync(file, 'utf8')).toBe(broken);
+    }
+    // The CLI says it in one line, exit 2, and starts nothing.
+    const run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
+    expect(run.code, describeRun(run)).toBe(2);
+    expect(run.stderr.trim()).toBe(`autoteam: ${file}: is not a lead's lease; a live lead writes it again within 15 s; if no lead runs on this board, delete it and start again`);
+    expect(new TaskBoard(root).list()).toEqual([]);
+  });
 });
 
 describe('names and roles', () => {

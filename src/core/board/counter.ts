@@ -12,6 +12,8 @@ export function takeNext(counterFile: string, isTaken: (n: number) => boolean, f
   } catch {
     // No counter yet.
   }
+  // Past the numbers a task can have (a hand edit): read as lost, so the numbers in use decide.
+  if (!Number.isSafeInteger(next + 1)) next = 0;
   if (next <= 0 || isTaken(next)) next = Math.max(next, floor(), 1);
   fs.writeFileSync(counterFile, `${next + 1}\n`);
   return next;

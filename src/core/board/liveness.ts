@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { AutoteamError } from '../errors.js';
+import { AutoteamError, BoardFileError } from '../errors.js';
 import { type DocStore, FileDocStore } from './docs.js';
 import { pidAlive } from './pid.js';
 
@@ -98,8 +98,12 @@ export class LeadLease {
   async acquire(): Promise<{ from: LeadRecord; why: string } | null> {
     const at = this.now().toISOString();
     const mine: LeadRecord = { pid: process.pid, host: HOST, session: `${process.pid}-${Date.now().toString(36)}`, startedAt: at, heartbeat: at };
+    // A lease that is no lease (a hand edit: writes are atomic) may still be a live lead's, which
+    // writes it again at its next heartbeat: not taken over, or two leads would share the board.
+    const unread = `a live lead writes it again within ${Math.ceil((this.heartbeatMs * 3) / 1000)} s; if no lead runs on this board, delete it and start again`;
     const tookOver = await this.docs.change('lead', (raw) => {
       const parsed = LeadRecordSchema.safeParse(raw);
+      if (raw !== undefined && !parsed.success) throw new BoardFileError(this.file, `is not a lead's lease; ${unread}`);
       const current = parsed.success ? parsed.data : null;
       let previous: { from: LeadRecord; why: string } | null = null;
       if (current && !(current.host === HOST && current.pid === process.pid)) {
@@ -108,7 +112,11 @@ export class LeadLease {
         previous = { from: current, why };
       }
       return { write: mine, result: previous };
-    }, { overwriteInvalid: true });
+    }).catch((error: unknown) => {
+      // Not valid JSON: said by the store, with what to do added.
+      if (error instanceof BoardFileError && !error.message.includes(unread)) throw new BoardFileError(error.path, `${error.message.slice(error.path.length + 2)}; ${unread}`);
+      throw error;
+    });
     this.record = mine;
     this.timer = setInterval(() => void this.beat().catch(() => undefined), this.heartbeatMs);
     this.timer.unref();

@@ -49,6 +49,8 @@ function readWhole(file: string, maxBytes: number): { text: string; stat: fs.Sta
   const fd = fs.openSync(file, 'r');
   try {
     const stat = fs.fstatSync(fd);
+    // A folder where a task file should be reads as EISDIR, which names no file.
+    if (stat.isDirectory()) throw new BoardFileError(file, 'is a folder, not a task file');
     if (stat.size > maxBytes) {
       throw new BoardFileError(file, `${(stat.size / 1024 / 1024).toFixed(1)} MB is over the ${Math.round(maxBytes / 1024 / 1024)} MB limit for a task file; it is not read`);
     }

@@ -57,9 +57,26 @@ export class TeamRegistry {
   /** The config as stored; a missing one is an empty team named after the board directory. */
   read(): TeamConfig {
     try {
-      return this.docs.read('config', TeamConfigSchema) ?? this.empty();
+      this.lastGood = this.docs.read('config', TeamConfigSchema) ?? this.empty();
+      return this.lastGood;
     } catch (error) {
       throw withRecoveryHint(error);
+    }
+  }
+
+  private lastGood: TeamConfig | null = null;
+
+  /**
+   * The config for what is shown (a panel, a snapshot, whose question waits): as last read well when
+   * a hand edit broke the file while this process runs — the board's watcher says that, once — and
+   * it throws only when it never read well. Panels refreshed from timers threw at every refresh.
+   */
+  shown(): TeamConfig {
+    try {
+      return this.read();
+    } catch (error) {
+      if (this.lastGood) return this.lastGood;
+      throw error;
     }
   }
 

@@ -48,13 +48,13 @@ export class BoardWatcher extends EventEmitter<BoardWatcherEvents> {
       const watcher = fs.watch(dir, (_event, name) => {
         // A platform that does not name the file: the board is read again (inboxes are polled anyway).
         if (name) this.onChange(path.join(dir, name.toString()));
-        else this.schedule('board', () => this.emit('board'));
+        else this.schedule('board', () => this.tell('board'));
       });
       watcher.on('error', (error) => this.emit('error', error instanceof Error ? error : new Error(String(error))));
       this.watchers.push(watcher);
     }
     if (this.options.reconcileMs) {
-      this.reconcileTimer = setInterval(() => this.emit('board'), this.options.reconcileMs);
+      this.reconcileTimer = setInterval(() => this.tell('board'), this.options.reconcileMs);
       this.reconcileTimer.unref();
     }
   }
@@ -71,15 +71,37 @@ export class BoardWatcher extends EventEmitter<BoardWatcherEvents> {
     // The journal too: readers learn what changed from its line, appended just after the file is
     // renamed in, so a wake on the rename alone can read the board a moment too early.
     if (dir === this.tasksDir && (TASK_FILE.test(base) || base === JOURNAL)) {
-      this.schedule('board', () => this.emit('board'));
+      this.schedule('board', () => this.tell('board'));
       return;
     }
     const inbox = dir === this.inboxDir ? INBOX_FILE.exec(base) : null;
     if (inbox) {
       const name = inbox[1]!;
-      this.schedule(`inbox:${name}`, () => this.emit('inbox', name));
+      this.schedule(`inbox:${name}`, () => this.tell('inbox', name));
     }
   }
+
+  /**
+   * Tells each listener in turn. One that throws — it read a board file broken by hand, a team config
+   * cut short — is an `error`, said once until the board reads clean again, and the others are still
+   * told: thrown from a timer, it ended the process with a stack trace.
+   */
+  private tell(...event: ['board'] | ['inbox', string]): void {
+    let failed = false;
+    for (const listener of this.listeners(event[0])) {
+      try {
+        (listener as (...args: unknown[]) => void)(...event.slice(1));
+      } catch (error) {
+        failed = true;
+        const problem = error instanceof Error ? error : new Error(String(error));
+        if (problem.message !== this.lastProblem && this.listenerCount('error') > 0) this.emit('error', problem);
+        this.lastProblem = problem.message;
+      }
+    }
+    if (!failed && event[0] === 'board') this.lastProblem = null;
+  }
+
+  private lastProblem: string | null = null;
 
   /** Emits on the next turn of the event loop: a burst of events is one emit. */
   private schedule(key: string, emit: () => void): void {

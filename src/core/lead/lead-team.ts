@@ -102,7 +102,8 @@ export class LeadTeam {
     });
     watcher.on('error', (error) => {
       if (this.board.location !== this.board.rootDir && !deps.outage.report('watcher')) return;
-      deps.emit({ type: 'error', code: 'WATCHER', message: error.message });
+      // A board file a listener could not read names itself (BOARD_FILE_INVALID): not the watcher's.
+      deps.emit({ type: 'error', code: (error as { code?: string }).code ?? 'WATCHER', message: error.message });
     });
     this.manager.on('event', (event: ManagerEvents['event'][0]) => {
       if (event.type === 'error' && FATAL_MODEL_CODES.has(event.error.code)) this.fatal ??= event.error;

@@ -87,7 +87,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     const board = options.board ?? fileBoard(this.rootDir, { ...(options.settings?.maxInboxBytes ? { maxInboxBytes: options.settings.maxInboxBytes } : {}) });
     this.board = board;
     const emit = (event: LeadEvent) => this.emit('event', event);
-    this.desk = new QuestionDesk({ board: board.tasks, mailbox: board.mailbox, sink: board.sink, lead: () => this.lead, memberStatus: (name) => board.registry.get(name)?.status, auto: () => this.auto, emit });
+    this.desk = new QuestionDesk({ board: board.tasks, mailbox: board.mailbox, sink: board.sink, lead: () => this.lead, memberStatus: (name) => board.registry.shown().members.find((member) => member.name === name)?.status, auto: () => this.auto, emit });
     this.view = new LogView(
       board.log,
       board.tasks,
@@ -156,7 +156,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   snapshot(): LeadSnapshot {
     const tasks = this.board.tasks.list();
-    const team = this.board.registry.read();
+    const team = this.board.registry.shown();
     return buildSnapshot({
       board: { location: this.board.location, where: this.where, rootDir: this.rootDir, repository: this.repository?.top ?? null },
       tasks,

@@ -82,17 +82,18 @@ export function sameManifest(a: Manifest, b: Manifest): boolean {
   return keys.length === Object.keys(b).length && keys.every((key) => b[key] === a[key]);
 }
 
-function blobText(rootDir: string, hash: string | undefined): string | null {
+/** A version's text; null when it is binary or over the blob limit; 'missing' when the board has no copy. */
+function blobText(rootDir: string, hash: string | undefined): string | null | 'missing' {
   if (!hash) return '';
   const file = path.join(blobDir(rootDir), hash);
-  if (!fs.existsSync(file)) return null;
+  if (!fs.existsSync(file)) return 'missing';
   const data = fs.readFileSync(file);
   return data.includes(0) ? null : data.toString('utf8');
 }
 
 /**
  * The unified diff from `before` to `after`, file by file (added, changed, removed), cut at
- * `maxChars` with a note. Binary or unkept files are named, not diffed.
+ * `maxChars` with a note. Binary files, and versions the board holds no copy of, are named, not diffed.
  */
 export function manifestDiff(rootDir: string, before: Manifest, after: Manifest, maxChars = 20_000): string {
   const paths = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
@@ -101,8 +102,14 @@ export function manifestDiff(rootDir: string, before: Manifest, after: Manifest,
     if (before[file] === after[file]) continue;
     const old = blobText(rootDir, before[file]);
     const now = blobText(rootDir, after[file]);
+    if (old === 'missing' || now === 'missing') {
+      // Not kept (over MAX_BLOB_BYTES) or removed from .autoteam/blobs since: said as that, not as binary.
+      const which = old === 'missing' ? `its earlier version (${before[file]!.slice(0, 12)})` : `its new version (${after[file]!.slice(0, 12)})`;
+      parts.push(`${file} ${before[file] ? (after[file] ? 'changed' : 'removed') : 'added'}; no diff: the board holds no copy of ${which}, over 1 MB or removed since`);
+      continue;
+    }
     if (old === null || now === null) {
-      parts.push(`Binary or large file ${file} ${before[file] ? (after[file] ? 'changed' : 'removed') : 'added'}`);
+      parts.push(`Binary file ${file} ${before[file] ? (after[file] ? 'changed' : 'removed') : 'added'}`);
       continue;
     }
     const from = before[file] ? `a/${file}` : '/dev/null';

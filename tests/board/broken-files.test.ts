@@ -1,0 +1,53 @@
+/** Board files broken by hand: each said with its path, and posting goes on. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TaskBoard } from '../../src/core/board/task-board.js';
+import { blobDir, manifestDiff, snapshotWorkspace } from '../../src/core/stages/submission.js';
+import { removeBoard, tempBoard } from '../helpers/agent-wait.js';
+
+const roots: string[] = [];
+afterEach(() => {
+  for (const root of roots.splice(0)) removeBoard(root);
+});
+
+function board(): { root: string; tasks: TaskBoard } {
+  const root = tempBoard();
+  roots.push(root);
+  return { root, tasks: new TaskBoard(root) };
+}
+
+describe('board files broken by hand', () => {
+  it('a folder where a task file should be is a problem naming its path, not a bare EISDIR', async () => {
+    const { root, tasks } = board();
+    await tasks.create({ subject: 'first' });
+    fs.mkdirSync(path.join(root, '.tasks', 'task_9.json'));
+    expect(tasks.list().map((task) => task.id)).toEqual([1]);
+    expect(tasks.problems()).toEqual([{ path: path.join(root, '.tasks', 'task_9.json'), message: `${path.join(root, '.tasks', 'task_9.json')}: is a folder, not a task file` }]);
+  });
+
+  it('a task counter past the numbers a task can have is read as lost: the next post takes the number after the highest in use', async () => {
+    const { root, tasks } = board();
+    await tasks.create({ subject: 'first' });
+    fs.writeFileSync(path.join(root, '.tasks', '.next-id'), '99999999999999999999');
+    expect((await tasks.create({ subject: 'second' })).id).toBe(2);
+    expect((await tasks.create({ subject: 'third' })).id).toBe(3);
+  });
+
+  it("a re-review's diff says an earlier version's copy is gone, not that the file is binary", () => {
+    const { root } = board();
+    const workspace = path.join(root, 'workspace', '1');
+    fs.mkdirSync(workspace, { recursive: true });
+    fs.writeFileSync(path.join(workspace, 'organize.py'), 'print(1)\n');
+    fs.writeFileSync(path.join(workspace, 'data.bin'), Buffer.from([1, 0, 2]));
+    const before = snapshotWorkspace(root, workspace);
+    fs.writeFileSync(path.join(workspace, 'organize.py'), 'print(2)\n');
+    fs.writeFileSync(path.join(workspace, 'data.bin'), Buffer.from([3, 0, 4]));
+    const after = snapshotWorkspace(root, workspace);
+    fs.rmSync(path.join(blobDir(root), before['organize.py']!));
+    expect(manifestDiff(root, before, after).split('\n')).toEqual([
+      'Binary file data.bin changed',
+      `organize.py changed; no diff: the board holds no copy of its earlier version (${before['organize.py']!.slice(0, 12)}), over 1 MB or removed since`,
+    ]);
+  });
+});
