@@ -1,7 +1,18 @@
+import path from 'node:path';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import type { EventLog } from '../events/log.js';
 import type { TeamEvent } from '../events/schema.js';
 import { pipelineStatuses } from '../stages/pipeline-status.js';
+import { serializeError } from '../errors.js';
+import type { LeadEvent } from './session-types.js';
+
+/**
+ * What the session says when its file board's event log cannot be written (a full disk, a folder
+ * where the file was): once a streak, naming the file. The team works on; only the record is lost.
+ */
+export function unlogged(rootDir: string, error: unknown): LeadEvent {
+  return { type: 'error', code: 'EVENT_LOG', message: `${path.join(rootDir, '.team', 'events.jsonl')} cannot be written (${serializeError(error).message}): the team works on, its events unrecorded` };
+}
 
 const ENDED = new Set(['completed', 'failed', 'cancelled']);
 const TASK_ENDS = new Set(['task_completed', 'task_failed', 'task_cancelled']);
