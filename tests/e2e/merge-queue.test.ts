@@ -13,7 +13,7 @@ import { LeadSession } from '../../src/core/lead/session.js';
 import { playbookAnswer } from '../../src/core/model/scripted/playbook.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 import { describeRun, DOWNLOADS_REQUIREMENT, readTasks, runCli, tempBoard } from '../helpers/pipeline-cli.js';
-import { personGit } from '../helpers/person-git.js';
+import { firstCommit, personGit } from '../helpers/person-git.js';
 
 const python = spawnSync('python3', ['--version']).status === 0;
 const roots: string[] = [];
@@ -29,10 +29,7 @@ type MergeStepEvent = Extract<TeamEvent, { type: 'merge_step' }>;
 async function approvedThenAutoMerge(prefix: string): Promise<string> {
   const repo = tempBoard(prefix);
   roots.push(repo);
-  git(repo, 'init', '-q', '-b', 'main');
-  fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
-  git(repo, 'add', 'README.md');
-  git(repo, 'commit', '-q', '-m', 'Initial commit');
+  firstCommit(repo);
   const run = await runCli(['run', '--auto', DOWNLOADS_REQUIREMENT], { cwd: repo });
   expect(run.code, describeRun(run)).toBe(0);
   expect(readTasks(repo).some((task) => task.artifacts.outcome)).toBe(false);

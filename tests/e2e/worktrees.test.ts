@@ -3,35 +3,27 @@
  * branch per pipeline, a commit on approval, and /diff /merge /discard. The CLI runs are the built
  * `dist/` (run `npx tsc -p tsconfig.build.json` first), the parallel pipelines a LeadSession in-process.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeadSession } from '../../src/core/lead/session.js';
 import { type CliResult, DOWNLOADS_REQUIREMENT, describeRun, readTasks, runCli, tempBoard } from '../helpers/pipeline-cli.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
+import { firstCommit, personGit } from '../helpers/person-git.js';
 
 const WORDCOUNT_REQUIREMENT = 'Write a Python script that counts the words in a text file.';
 const python = spawnSync('python3', ['--version']).status === 0;
 const roots: string[] = [];
 
 /** git as the person runs it; the test's own commits carry an identity, the runtime's bring their own. */
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 'Person', GIT_AUTHOR_EMAIL: 'person@example.com', GIT_COMMITTER_NAME: 'Person', GIT_COMMITTER_EMAIL: 'person@example.com' },
-  }).trim();
-}
+const git = personGit;
 
 /** A repository with one commit holding README.md, on branch main. */
 function makeRepo(prefix = 'autoteam-repo-'): string {
   const root = tempBoard(prefix);
   roots.push(root);
-  git(root, 'init', '-q', '-b', 'main');
-  fs.writeFileSync(path.join(root, 'README.md'), '# A project\n');
-  git(root, 'add', 'README.md');
-  git(root, 'commit', '-q', '-m', 'Initial commit');
+  firstCommit(root);
   return root;
 }
 

@@ -8,24 +8,18 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { commitWorktree, createWorktree, worktreeChange } from '../../src/core/git/worktree.js';
 import { blobDir, snapshotWorkspace } from '../../src/core/stages/submission.js';
-import { makeTeam, startLocalTeammate, type LocalTeammate } from '../helpers/agent-team.js';
-import { removeBoard, tempBoard, until } from '../helpers/agent-wait.js';
+import { localTeammates, makeTeam } from '../helpers/agent-team.js';
+import { tempBoard, until } from '../helpers/agent-wait.js';
 import { FakeModel, reply, toolUse } from '../helpers/fake-model.js';
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'P', GIT_AUTHOR_EMAIL: 'p@x', GIT_COMMITTER_NAME: 'P', GIT_COMMITTER_EMAIL: 'p@x' } }).trim();
 }
 
-const cleanup: string[] = [];
-let running: LocalTeammate | null = null;
-afterEach(async () => {
-  await running?.halt();
-  running = null;
-  for (const dir of cleanup.splice(0)) removeBoard(dir);
-});
+const { folders: cleanup, start } = localTeammates();
 
 describe("autoteam's trusted files in a pipeline's worktree", () => {
   it('the file tools refuse them, and what code makes of them is left out of the commit and the change', async () => {
@@ -50,7 +44,7 @@ describe("autoteam's trusted files in a pipeline's worktree", () => {
       reply(toolUse('bash', { command: `echo AUTOTEAM_SANDBOX=off > .env; echo AUTOTEAM_SANDBOX=off > .ENV; mkdir -p sub d/.env; echo x > d/.env/inner; echo '${hook}' > sub/autoteam.config.json; echo '${hook}' > sub/AUTOTEAM.CONFIG.JSON; echo '${hook}' > autoteam.config.json; echo 'print(1)' > app.py` })),
       reply(toolUse('complete_task', { result: 'app.py written' })),
     ]);
-    running = startLocalTeammate({ root, name: 'eng', role: 'engineer', model });
+    const running = start({ root, name: 'eng', role: 'engineer', model });
     await until(() => board.get(1).status === 'completed', 'the task completed');
     await running.halt();
     model.assertDone();

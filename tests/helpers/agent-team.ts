@@ -12,7 +12,8 @@ import { BoardWatcher } from '../../src/core/board/watcher.js';
 import type { ModelSpec } from '../../src/core/model/factory.js';
 import type { ModelClient } from '../../src/core/model/types.js';
 import type { ToolContext } from '../../src/core/tools/tool.js';
-import { EventLog } from './agent-wait.js';
+import { afterEach } from 'vitest';
+import { EventLog, removeBoard } from './agent-wait.js';
 
 export const TEAM = 'crew';
 
@@ -136,4 +137,19 @@ export function loopContext(root: string, signal: AbortSignal = new AbortControl
     },
     log() {},
   };
+}
+
+/**
+ * A test file's (or describe's) local teammate and temp folders: after each test the teammate still
+ * running is halted and the folders pushed onto `folders` are removed.
+ */
+export function localTeammates(): { folders: string[]; start(options: Parameters<typeof startLocalTeammate>[0]): LocalTeammate } {
+  const folders: string[] = [];
+  let running: LocalTeammate | null = null;
+  afterEach(async () => {
+    await running?.halt();
+    running = null;
+    for (const dir of folders.splice(0)) removeBoard(dir);
+  });
+  return { folders, start: (options) => (running = startLocalTeammate(options)) };
 }

@@ -11,6 +11,14 @@ export function personGit(cwd: string, ...args: string[]): string {
   }).trim();
 }
 
+/** Makes `repo` a repository on branch main with one commit, by the person, holding README.md. */
+export function firstCommit(repo: string): void {
+  personGit(repo, 'init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
+  personGit(repo, 'add', 'README.md');
+  personGit(repo, 'commit', '-q', '-m', 'Initial commit');
+}
+
 /**
  * A bare repository (`<folder>/project.git`) whose `main` holds `files` in one commit, pushed from
  * the person's clone (its `origin`), which stays to move `main` with; `base` is that first commit.

@@ -5,6 +5,7 @@ import { createTwoFilesPatch } from 'diff';
 import { writeFileAtomic } from '../board/atomic-io.js';
 import type { BlobStore } from '../board/blobs.js';
 import type { Task } from '../board/schemas.js';
+import { isInside } from '../exec/bwrap-profile.js';
 import { listWorkspaceFiles, resolveInWorkspace } from '../exec/sandbox-path.js';
 import { RemoteError } from '../git/remote.js';
 import { checkoutRemoteTask } from '../git/remote-branch.js';
@@ -39,9 +40,10 @@ export function snapshotWorkspace(rootDir: string, workspace: string, only?: rea
   const manifest: Manifest = {};
   const store = blobDir(rootDir);
   fs.mkdirSync(store, { recursive: true });
+  const base = fs.realpathSync(workspace);
   for (const rel of only ? only.slice(0, MAX_FILES) : listWorkspaceFiles(workspace, MAX_FILES)) {
     if (!only && rel.split('/').some((part) => part.startsWith('.'))) continue;
-    const data = fileOrLink(workspace, rel);
+    const data = fileOrLink(base, rel);
     if (data === null) continue;
     const hash = sha256(data);
     manifest[rel] = hash;
@@ -53,18 +55,17 @@ export function snapshotWorkspace(rootDir: string, workspace: string, only?: rea
 
 /**
  * A regular file's content, a symbolic link's target path (not followed), or null for anything else,
- * nothing, or a path whose folder is not inside the workspace (reached through a link).
+ * nothing, or a path whose folder is not inside the workspace (`base`, its real path) through a link.
  */
-function fileOrLink(workspace: string, rel: string): Buffer | null {
-  const file = path.join(workspace, rel);
+function fileOrLink(base: string, rel: string): Buffer | null {
+  const file = path.join(base, rel);
   let folder: string;
   try {
     folder = fs.realpathSync(path.dirname(file));
   } catch {
     return null;
   }
-  const base = fs.realpathSync(workspace);
-  if (folder !== base && !folder.startsWith(`${base}${path.sep}`)) return null;
+  if (!isInside(base, folder)) return null;
   const stat = fs.lstatSync(file, { throwIfNoEntry: false });
   if (stat?.isSymbolicLink()) return Buffer.from(fs.readlinkSync(file));
   if (!stat?.isFile()) return null;
