@@ -10,8 +10,11 @@ import type { TeamEvent } from '../core/events/schema.js';
  *   - tool time: the `durationMs` of every `tool_call` of the pipeline (python, the linter and the
  *     sandbox, file tools, and the board writes tools make: save_requirement and the like),
  *   - queueing: for each of its tasks, the time it waited because the teammate that claimed it was
- *     still busy with an earlier task — from the task's `task_posted` to the end (`task_completed`,
- *     `task_failed` or `task_released`) of that teammate's previous task, when that came later.
+ *     still busy with an earlier task — from the task's `task_posted` to the end of that teammate's
+ *     previous task, when that came later. A task ends (`task_completed`, `task_failed` or
+ *     `task_released`) and is then handed over: the teammate posts the next stage's task itself. Until
+ *     that post it is still busy with the earlier task, whose own pipeline counts the hand-over as its
+ *     overhead; counting it again in the waiting pipeline would count it twice.
  * What is left is the runtime's own time: waking a teammate and claiming, building the prompt,
  * recording the outcome, advancing the pipeline (completing a stage and posting the next), the
  * board's and the log's writes, and scheduling on a loaded machine.
@@ -45,9 +48,7 @@ const ENDS = new Set(['task_completed', 'task_failed', 'task_released']);
 /** Each pipeline's wall, model, tool, queueing and overhead time, and its model calls. */
 export function pipelineMetrics(events: readonly TeamEvent[], pipelines: readonly number[]): PipelineMetrics[] {
   const ordered = [...events].sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
-  // Each agent's task ends, in order, to find what it was busy with before a claim.
-  const endsBy = new Map<string, number[]>();
-  for (const event of ordered) if (ENDS.has(event.type) && event.agent) (endsBy.get(event.agent) ?? endsBy.set(event.agent, []).get(event.agent)!).push(at(event));
+  const doneBy = busyUntil(ordered);
   return pipelines.map((pipeline) => {
     const own = ordered.filter((event) => event.pipeline === pipeline);
     const posted = own.filter((event) => event.type === 'task_posted');
@@ -69,11 +70,31 @@ export function pipelineMetrics(events: readonly TeamEvent[], pipelines: readonl
       const claim = own.find((event) => event.type === 'task_claimed' && event.task === post.task);
       if (!claim?.agent) continue;
       const claimedAt = at(claim);
-      const busyUntil = Math.max(...(endsBy.get(claim.agent) ?? []).filter((end) => end <= claimedAt), Number.NEGATIVE_INFINITY);
-      queueMs += Math.max(0, Math.min(busyUntil, claimedAt) - at(post));
+      const freeAt = Math.max(...(doneBy.get(claim.agent) ?? []).filter((done) => done <= claimedAt), Number.NEGATIVE_INFINITY);
+      queueMs += Math.max(0, Math.min(freeAt, claimedAt) - at(post));
     }
     return { pipeline, approved: Boolean(approval), wallMs, modelMs, toolMs, queueMs, overheadMs: wallMs - modelMs - toolMs - queueMs, modelCalls };
   });
+}
+
+/**
+ * When each agent was done with each of its tasks, in order: the task's end, or the post of the task
+ * that follows it when the agent posted one before its next claim (the hand-over).
+ */
+function busyUntil(ordered: readonly TeamEvent[]): Map<string, number[]> {
+  const ends = new Map<string, number[]>();
+  const handingOver = new Set<string>();
+  for (const event of ordered) {
+    const agent = event.type === 'task_posted' ? event.by : event.agent;
+    if (!agent) continue;
+    const own = ends.get(agent) ?? ends.set(agent, []).get(agent)!;
+    if (ENDS.has(event.type)) {
+      own.push(at(event));
+      handingOver.add(agent);
+    } else if (event.type === 'task_posted' && handingOver.delete(agent)) own[own.length - 1] = at(event);
+    else if (event.type === 'task_claimed') handingOver.delete(agent);
+  }
+  return ends;
 }
 
 /** Lost and double claims of the bench's pipelines, from the log alone. */

@@ -24,6 +24,24 @@ describe('scale metrics', () => {
     expect(metrics).toEqual({ pipeline: 1, approved: true, wallMs: 900, modelMs: 200, toolMs: 400, queueMs: 200, overheadMs: 100, modelCalls: 1 });
   });
 
+  it('a claimer handing its earlier task over (posting the next stage of that pipeline) is still busy: the wait is queueing, not overhead', () => {
+    const events = log(
+      { type: 'task_claimed', pipeline: 2, task: 9, agent: 'eng', token: 1, takeover: false, ms: 0 },
+      { type: 'task_posted', pipeline: 1, task: 1, agent: 'lead', subject: 's', stage: 'implementation', revision: 0, by: 'lead', ms: 100 },
+      { type: 'task_completed', pipeline: 2, task: 9, agent: 'eng', result: null, ms: 300 },
+      // Pipeline 2's review, posted by the engineer: 40 ms of pipeline 2's overhead, and pipeline 1 waits.
+      { type: 'task_posted', pipeline: 2, task: 10, agent: 'eng', subject: 's', stage: 'review', revision: 0, by: 'eng', ms: 340 },
+      { type: 'task_claimed', pipeline: 1, task: 1, agent: 'eng', token: 1, takeover: false, ms: 360 },
+      { type: 'model_call', pipeline: 1, task: 1, agent: 'eng', latencyMs: 200, ms: 580 } as never,
+      { type: 'tool_call', pipeline: 1, task: 1, agent: 'eng', durationMs: 400, ms: 990 } as never,
+      { type: 'task_completed', pipeline: 1, task: 1, agent: 'eng', result: null, ms: 995 },
+      { type: 'pipeline_status', pipeline: 1, status: 'approved', ms: 1_000 },
+    );
+    const [metrics] = pipelineMetrics(events, [1]);
+    // Waiting from 100 to 340 ms; the 20 ms from the post to the claim are the claim's, pipeline 1's overhead.
+    expect(metrics).toMatchObject({ wallMs: 900, queueMs: 240, overheadMs: 60 });
+  });
+
   it('counts a second claim under one token, a claim over an open one, and a second completion as double; an unfinished task as lost', () => {
     const events = log(
       { type: 'task_posted', pipeline: 1, task: 1, ms: 0 } as never,

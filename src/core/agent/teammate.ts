@@ -21,7 +21,6 @@ import { secretValues } from '../trace/redact.js';
 import { Trace } from '../trace/trace.js';
 import { identityMessages } from './identity.js';
 import { redactEvent, type TeammateEvent } from './teammate-events.js';
-
 export type { TeammateEvent } from './teammate-events.js';
 import { TeammateInbox } from './teammate-inbox.js';
 import { TaskEnds } from './task-ends.js';
@@ -224,6 +223,7 @@ export class Teammate {
     try {
       this.model = await next;
       this.note(null, `now on ${this.model.label}`);
+      void this.model.warm?.();
     } catch (error) {
       this.emit({ type: 'error', name: this.options.name, error: serializeError(error) });
     }
@@ -235,8 +235,8 @@ export class Teammate {
     await this.registry.join(name, role, { status: 'idle', pid: process.pid });
     this.sink.emit({ type: 'teammate_spawned', agent: name, role, model: this.model.id });
     await this.setStatus('idle', null, 'looking for work');
-    // While it waits for its first task, it loads what its tools' first runs would.
-    void warmRoleTools(role, this.stages);
+    // While it waits for its first task, it loads what its tools' first runs and its first request would.
+    void Promise.all([warmRoleTools(role, this.stages), this.model.warm?.()]).catch(() => undefined);
     const stopBeating = this.status.beat(this.settings.heartbeatMs);
     let idleSince = Date.now();
     /** The stage of the task just finished: the person's TeammateIdle hooks run once after work, not on every poll. */

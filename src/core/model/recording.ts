@@ -57,6 +57,10 @@ export class RecordingModel implements ModelClient {
     }
   }
 
+  async warm(): Promise<void> {
+    await this.inner.warm?.();
+  }
+
   async create(request: ModelRequest, offline?: OfflineContext): Promise<ModelResponse> {
     const key = this.turns.next(request);
     const response = await this.inner.create(request, offline);

@@ -104,6 +104,13 @@ export interface ModelClient {
   readonly provider?: string;
   /** `offline`: the request's meaning as data, for a model that does not read prose; providers ignore it. */
   create(request: ModelRequest, offline?: OfflineContext): Promise<ModelResponse>;
+  /**
+   * Loads what its first request needs, sending nothing: a teammate calls it while it waits for its
+   * first task. An HTTP provider's first request in a thread loads Node's fetch (undici, some 70 ms
+   * of a core in each worker thread) and builds the SDK's headers; done idle, that is not on the
+   * critical path of the teammate's first task. Never throws.
+   */
+  warm?(): Promise<void>;
 }
 
 

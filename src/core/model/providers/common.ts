@@ -1,7 +1,11 @@
 import { ModelError } from '../../errors.js';
 import { formatWait } from '../../sizes.js';
+import type { ModelRequest } from '../types.js';
 
 /** What the providers share: error text that is one line, and the cause of a failed connection. */
+
+/** The smallest request a provider's warm() builds (and never sends). */
+export const WARM_REQUEST: ModelRequest = { system: 'warm', messages: [{ role: 'user', content: 'warm' }], tools: [], maxTokens: 1 };
 
 /** The useful part of a failed fetch (ECONNREFUSED, ENOTFOUND…), which sits a few causes deep. */
 export function connectionDetail(error: Error): string {

@@ -1,7 +1,7 @@
 import Anthropic, { type ClientOptions } from '@anthropic-ai/sdk';
 import { ConfigError } from '../../../errors.js';
 import type { ModelClient, ModelRequest, ModelResponse } from '../../types.js';
-import { EndpointHistory, politeFetch } from '../common.js';
+import { EndpointHistory, politeFetch, WARM_REQUEST } from '../common.js';
 import { oneLine } from '../../../words.js';
 import { fromMessage, toParams } from './convert.js';
 import { badResponseError, type CallSite, toModelError } from './errors.js';
@@ -117,5 +117,14 @@ export class AnthropicModel implements ModelClient {
     if (!response) throw this.#history.judge(badResponseError(message, this.#site));
     this.#history.answered();
     return response;
+  }
+
+  /** Builds a request as create() would (the SDK's headers, Node's fetch loaded), and sends nothing. */
+  async warm(): Promise<void> {
+    try {
+      await this.#client.buildRequest({ method: 'post', path: '/v1/messages', body: toParams(this.id, WARM_REQUEST) });
+    } catch {
+      // its first request says what is wrong
+    }
   }
 }

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { ConfigError } from '../../../errors.js';
 import type { ModelClient, ModelRequest, ModelResponse } from '../../types.js';
-import { EndpointHistory, politeFetch } from '../common.js';
+import { EndpointHistory, politeFetch, WARM_REQUEST } from '../common.js';
 import { oneLine } from '../../../words.js';
 import { fromCompletion, toParams } from './convert.js';
 import { badResponseError, type CallSite, toModelError } from './errors.js';
@@ -70,5 +70,14 @@ export class OpenAIModel implements ModelClient {
     if (!response) throw this.#history.judge(badResponseError(this.#site));
     this.#history.answered();
     return response;
+  }
+
+  /** Builds a request as create() would (the SDK's headers, Node's fetch loaded), and sends nothing. */
+  async warm(): Promise<void> {
+    try {
+      await this.#client.buildRequest({ method: 'post', path: '/chat/completions', body: toParams(this.id, WARM_REQUEST, this.#completionTokens) });
+    } catch {
+      // its first request says what is wrong
+    }
   }
 }
