@@ -87,4 +87,28 @@ describe('board wakes across teammate threads', () => {
     }
     await until(() => registry.get('eng1')?.status === 'idle', 'eng1 idle in the team config once the lock is free');
   });
+
+  it('a teammate that finds its next task waiting goes straight on to it, and is idle only once none waits', async () => {
+    root = tempBoard();
+    const { board, registry } = await makeTeam(root);
+    rig = await ManagerRig.start(root, OFFLINE);
+    await rig.spawnIdle('eng1', 'engineer');
+    const ids = [(await board.create({ subject: 'Held task 1', description: HELD(1), role: 'engineer' })).id, (await board.create({ subject: 'Held task 2', description: HELD(2), role: 'engineer' })).id];
+    await until(() => fs.existsSync(path.join(root, 'workspace', 'general')), 'the workspace made');
+    fs.writeFileSync(path.join(root, 'workspace', 'general', 'GO'), '');
+    await until(() => ids.every((id) => board.get(id).status === 'completed'), 'both completed');
+    await until(() => registry.get('eng1')?.status === 'idle', 'eng1 idle in the team config');
+    const log = path.join(root, '.team', 'events.jsonl');
+    const steps = () =>
+      fs
+        .readFileSync(log, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { type: string; agent?: string; task?: number })
+        .filter((event) => event.agent === 'eng1' && ['task_claimed', 'task_completed', 'teammate_idle', 'teammate_woke'].includes(event.type))
+        .map((event) => (event.type.startsWith('task_') ? `${event.type} #${event.task}` : event.type));
+    await until(() => steps().includes('teammate_idle'), 'its teammate_idle in the log');
+    const [a, b] = steps()[0] === `task_claimed #${ids[0]}` ? ids : [ids[1], ids[0]];
+    expect(steps()).toEqual([`task_claimed #${a}`, 'teammate_woke', `task_completed #${a}`, `task_claimed #${b}`, `task_completed #${b}`, 'teammate_idle']);
+  });
 });

@@ -33,15 +33,15 @@ export interface WorkHost {
   activity(task: number | null, text: string): void;
   /** Sets the status without waiting for the registry's write (TeammateStatus.post). */
   postStatus(status: MemberStatus, task: number | null, reason?: string): void;
-  /** Back to `idle` after work, unless the teammate is leaving. */
-  backToIdle(): Promise<void>;
   /** The repository's instructions for this task (repository mode, unless turned off), or null. */
   instructions(task: Task): RepositoryInstructions | null;
 }
 
 /**
  * WORK on one claimed task: the lease renewed by the runtime, the workspace made ready, the first
- * message, then runs of the tool loop until its outcome settles the task (task-outcome.ts).
+ * message, then runs of the tool loop until its outcome settles the task (task-outcome.ts). The
+ * teammate stays `working` after it: it goes `idle` only when its next look finds no work
+ * (teammate.ts), so one that goes straight on to a task already waiting is never listed idle between.
  */
 export class TaskWork {
   constructor(
@@ -62,7 +62,6 @@ export class TaskWork {
     if (task.stage && !this.host.stages.has(task.stage)) {
       const why = `task #${task.id} is for stage '${task.stage}', which this team's config does not have (stages: ${this.host.stages.names().join(', ')}): written by hand, or by a host with another autoteam.config.json`;
       await this.ends.unfinished(task, fence, why, 'error');
-      await this.host.backToIdle();
       return;
     }
     const stage = task.stage ? this.host.stages.get(task.stage) : null;
@@ -84,7 +83,6 @@ export class TaskWork {
       clearInterval(renew);
       if (prepared.gone) await this.ends.fail(task, fence, prepared.gone);
       else await this.ends.unfinished(task, fence, prepared.unavailable!, 'error');
-      await this.host.backToIdle();
       return;
     }
     const ctx = toolContext(this.host.tools, { task, fence, workspace, signal, onFenceLost: (reason) => lease.abort(new Error(`lease lost: ${reason}`)) });
@@ -113,6 +111,5 @@ export class TaskWork {
       // Calls no write carried (the claim ended on a refused write: a lease lost, a cancel) still count.
       await board.flushUsage(task.id).catch(() => undefined);
     }
-    await this.host.backToIdle();
   }
 }

@@ -13,6 +13,11 @@ export class TeammateStatus {
   /** The last status set, for a heartbeat that must list this member again. */
   private last: { status: MemberStatus; task: number | null; reason?: string } = { status: 'idle', task: null };
 
+  /** The status last set. */
+  get current(): MemberStatus {
+    return this.last.status;
+  }
+
   constructor(
     private readonly who: { name: string; role: string },
     private readonly deps: { registry: TeamRegistry; trace: Trace; sink: EventSink; emit: (event: TeammateEvent) => void },

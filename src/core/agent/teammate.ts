@@ -194,9 +194,6 @@ export class Teammate {
       tools: this.tools,
       modelError: (ctx, error) => this.onModelError(ctx, error),
       postStatus: (status, task, reason) => this.status.post(status, task, reason),
-      backToIdle: async () => {
-        if (this.exitReason === null) this.status.post('idle', null, 'looking for work');
-      },
       instructions: (task: Task) => this.instructionsFor(task),
     }, this.turns, this.hooks, outcome, this.ends);
   }
@@ -261,6 +258,8 @@ export class Teammate {
           idleSince = Date.now();
           continue;
         }
+        // Idle once no task waits: work that finds the next task waiting goes on without an idle between.
+        if (this.status.current !== 'idle') this.status.post('idle', null, 'looking for work');
         if (justWorked && this.hooks.active) {
           // A block keeps it at work: the reason comes in as a message, and it takes another turn.
           const blocked = await this.hooks.teammateIdle(this.scene({ task: null, workspace: this.board.rootDir }), justWorked.stage, signal);
