@@ -22,6 +22,33 @@ export interface ActivityView {
    * view has seen more than one, else null. Absent: no line names its pipeline.
    */
   pipelineTag?(event: TeamEvent): number | null;
+  /** An error's line, or null for one said again too soon (`errorRepeats`). Absent: every one is shown. */
+  errorLine?(line: ActivityLine): ActivityLine | null;
+}
+
+/** How long a front end holds back an error line it has just shown, when the same one comes again. */
+export const ERROR_REPEAT_MS = 60_000;
+
+/**
+ * Error lines with repeats held back: a line shown in the last `quietMs` is counted, not shown again,
+ * and when it is shown again it says how often it came meanwhile. Something retried on every poll (a
+ * folder where the lead's inbox should be, a team config broken by hand) is otherwise one line twice a
+ * second, burying everything else, until it is mended.
+ */
+export function errorRepeats(quietMs = ERROR_REPEAT_MS, now: () => number = Date.now): (line: ActivityLine) => ActivityLine | null {
+  const shown = new Map<string, { at: number; held: number }>();
+  return (line) => {
+    const at = now();
+    const last = shown.get(line.text);
+    if (last && at - last.at < quietMs) {
+      last.held++;
+      return null;
+    }
+    shown.delete(line.text);
+    shown.set(line.text, { at, held: 0 });
+    if (shown.size > 200) shown.delete(shown.keys().next().value!);
+    return last?.held ? { ...line, text: `${line.text} (and ${last.held} more time${last.held === 1 ? '' : 's'} since it was last shown)` } : line;
+  };
 }
 
 /**
@@ -36,6 +63,7 @@ export function activityView(columns: () => number | undefined = () => undefined
       return columns() || 160;
     },
     ...(options.tagPipelines === false ? {} : { pipelineTag: pipelineTags() }),
+    errorLine: errorRepeats(),
   };
 }
 
@@ -141,7 +169,13 @@ export function describeExit(exit: TeammateExit): ActivityLine {
 }
 
 /** describeEvent with what a session knows: a task's subject, and where an approved pipeline's files are. */
-export function describeSessionEvent(session: Pick<LeadApi, 'task' | 'snapshot'>, event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'width' | 'pipelineTag'>): ActivityLine | null {
+export function describeSessionEvent(session: Pick<LeadApi, 'task' | 'snapshot'>, event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'width' | 'pipelineTag' | 'errorLine'>): ActivityLine | null {
+  const line = sessionLine(session, event, view);
+  const error = event.type === 'error' || (event.type === 'teammate' && event.event.type === 'error');
+  return line && error && view.errorLine ? view.errorLine(line) : line;
+}
+
+function sessionLine(session: Pick<LeadApi, 'task' | 'snapshot'>, event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'width' | 'pipelineTag'>): ActivityLine | null {
   // A model error no retry fixes stopped it: its tasks wait, and the line says how to bring it back.
   if (event.type === 'teammate_exit' && event.exit.why === 'model_error') {
     const role = session.snapshot().team.members.find((member) => member.name === event.exit.name)?.role;

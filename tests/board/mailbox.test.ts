@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { BoardWatcher, Mailbox, type Message, TeamRegistry } from '../../src/core/board/index.js';
-import { UnknownRecipientError } from '../../src/core/errors.js';
+import { BoardFileError, UnknownRecipientError } from '../../src/core/errors.js';
 import { Actor, startTogether, tempRoot } from '../helpers/board-spawn.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 
@@ -72,6 +72,31 @@ describe('Mailbox', () => {
     expect((error as Error).message).toContain("'ghost'");
     expect((error as Error).message).toContain("team 'crew'");
     expect(fs.existsSync(path.join(mailbox.dir, 'ghost.jsonl'))).toBe(false);
+  });
+
+  it('a folder where an inbox should be is an error naming it, left where it is; a folder already moved aside too', async () => {
+    root = tempRoot();
+    await team(root, ['alice']);
+    const mailbox = new Mailbox(root);
+    const inbox = mailbox.inboxPath('lead');
+    fs.mkdirSync(inbox, { recursive: true });
+    for (let drain = 0; drain < 2; drain++) {
+      const error = await mailbox.drain('lead').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(BoardFileError);
+      expect((error as Error).message).toBe(`${inbox}: is a folder, not an inbox file: messages to lead can be neither delivered nor read until it is removed`);
+    }
+    expect(fs.statSync(inbox).isDirectory()).toBe(true);
+    expect(fs.readdirSync(mailbox.dir).filter((name) => name.includes('.draining'))).toEqual([]);
+    // Removed, the inbox works again.
+    fs.rmdirSync(inbox);
+    await mailbox.send('alice', 'lead', 'hello');
+    expect((await mailbox.drain('lead')).map((message) => message.content)).toEqual(['hello']);
+    // A folder moved aside by a drainer of an earlier version (named as one it died with, long untouched) is named too.
+    const aside = `${inbox}.${process.pid}.0123abcd.draining`;
+    fs.mkdirSync(aside);
+    fs.utimesSync(aside, new Date(0), new Date(0));
+    const error = await new Mailbox(root).drain('lead').catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/\.draining: is a folder, not an inbox file: messages to lead cannot be read until it is removed$/);
   });
 
   it('broadcasts to everyone but the sender', async () => {

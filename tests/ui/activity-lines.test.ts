@@ -1,6 +1,6 @@
 /** The activity lines a released task gets: a retry says its attempt and when; a release that is no retry says neither. */
 import { describe, expect, it } from 'vitest';
-import { type ActivityView, activityView, describeSessionEvent, describeTeamEvent } from '../../src/frontend/activity.js';
+import { type ActivityView, activityView, describeSessionEvent, describeTeamEvent, errorRepeats } from '../../src/frontend/activity.js';
 import { type TeamEvent, TeamEventSchema } from '../../src/core/events/schema.js';
 import { eventLine } from '../../src/cli/events-command.js';
 
@@ -22,6 +22,38 @@ describe('activity lines of a released task', () => {
   it('a release after an error no retry fixes (the teammate stops): no attempt, no "?"', () => {
     const line = describeTeamEvent(released({ detail: 'model error: Cannot reach the model API at http://127.0.0.1:9 (ECONNREFUSED)' }), view);
     expect(line?.text).toBe('[analyst] released #1 after an error (model error: Cannot reach the model API at http://127.0.0.1:9 (ECONNREFUSED))');
+  });
+});
+
+describe('an error said again and again', () => {
+  it('is shown once a minute, with how often it came meanwhile; other lines and other errors pass', () => {
+    let now = 0;
+    const errorLine = errorRepeats(60_000, () => now);
+    const bad = { text: 'error BOARD_FILE_INVALID: /b/.team/inbox/lead.jsonl: is a folder', tone: 'error' as const };
+    expect(errorLine(bad)).toEqual(bad);
+    const held = [500, 1_000, 30_000].map((at) => ((now = at), errorLine(bad)));
+    expect(held).toEqual([null, null, null]);
+    now = 30_500;
+    expect(errorLine({ text: 'error X: another', tone: 'error' })?.text).toBe('error X: another');
+    now = 60_000;
+    expect(errorLine(bad)?.text).toBe(`${bad.text} (and 3 more times since it was last shown)`);
+    now = 60_001;
+    expect(errorLine(bad)).toBeNull();
+    now = 200_000;
+    expect(errorLine(bad)?.text).toBe(`${bad.text} (and 1 more time since it was last shown)`);
+  });
+
+  it("a session's error and a teammate's go through the view; other lines never do", () => {
+    const session = { task: () => undefined, snapshot: () => ({ team: { members: [] }, pipelines: [] }) } as never;
+    const view = activityView();
+    const error = { type: 'error', code: 'EISDIR', message: 'x' } as const;
+    expect(describeSessionEvent(session, error, view)?.text).toBe('error EISDIR: x');
+    expect(describeSessionEvent(session, error, view)).toBeNull();
+    const teammate = { type: 'teammate', event: { type: 'error', name: 'analyst', error: { code: 'E', message: 'y' } } } as const;
+    expect(describeSessionEvent(session, teammate as never, view)?.text).toBe('[analyst] error E: y');
+    expect(describeSessionEvent(session, teammate as never, view)).toBeNull();
+    const notice = { type: 'notice', text: 'same' } as const;
+    expect([describeSessionEvent(session, notice, view)?.text, describeSessionEvent(session, notice, view)?.text]).toEqual(['same', 'same']);
   });
 });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AutoteamError, InboxFullError, UnknownRecipientError } from '../errors.js';
+import { AutoteamError, BoardFileError, InboxFullError, UnknownRecipientError } from '../errors.js';
 import { formatBytes, formatLimit } from '../sizes.js';
 import { advanceAside, appendWhole, type AsideFile, countLines, fromLessonLine, type InboxLine, parseAside, readLines } from './inbox-file.js';
 import { DEFAULT_LOCK_STALE_MS, withLock } from './lock.js';
@@ -160,7 +160,10 @@ export class Mailbox {
       }
     }
     // Nothing to move aside: no lock taken for an empty inbox (a message landing now is read next time).
-    if (!fs.existsSync(file)) return null;
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (!stat) return null;
+    // Not moved aside: a folder is nobody's messages, and moved it would be read (and fail) at every drain.
+    if (!stat.isFile()) throw new BoardFileError(file, `is a ${stat.isDirectory() ? 'folder' : 'special file'}, not an inbox file: messages to ${name} can be neither delivered nor read until it is removed`);
     const aside = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.draining`;
     const moved = await withLock(
       file,
@@ -206,7 +209,9 @@ export class Mailbox {
     try {
       batch = readLines(aside, this.batchBytes, this.maxInboxBytes);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      const { code } = error as NodeJS.ErrnoException;
+      if (code === 'EISDIR') throw new BoardFileError(aside.path, `is a folder, not an inbox file: messages to ${name} cannot be read until it is removed`);
+      if (code !== 'ENOENT') throw error;
       this.reading.delete(name);
       return [];
     }
