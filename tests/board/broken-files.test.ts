@@ -26,6 +26,18 @@ describe('board files broken by hand', () => {
     expect(tasks.problems()).toEqual([{ path: path.join(root, '.tasks', 'task_9.json'), message: `${path.join(root, '.tasks', 'task_9.json')}: is a folder, not a task file` }]);
   });
 
+  it('a task file that holds another id is said as such when read by its id, and never written under that other id', async () => {
+    const { root, tasks } = board();
+    await tasks.create({ subject: 'first' });
+    const file = path.join(root, '.tasks', 'task_1.json');
+    fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), id: 7 }));
+    const before = fs.readFileSync(file, 'utf8');
+    expect(() => tasks.get(1)).toThrow(`${file}: id: 7 does not match the file name`);
+    await expect(tasks.update(1, { subject: 'renamed' }, { by: 'lead' })).rejects.toThrow(`${file}: id: 7 does not match the file name`);
+    expect(fs.readFileSync(file, 'utf8')).toBe(before);
+    expect(fs.existsSync(path.join(root, '.tasks', 'task_7.json'))).toBe(false);
+  });
+
   it('a task counter past the numbers a task can have is read as lost: the next post takes the number after the highest in use', async () => {
     const { root, tasks } = board();
     await tasks.create({ subject: 'first' });

@@ -54,6 +54,11 @@ describe('hand-written files', () => {
     expect(messages).toEqual([
       expect.objectContaining({ type: 'message', from: 'lead', to: 'alice', content: 'hello alice', at: '2026-01-01T00:00:00.500Z', id: expect.stringMatching(/^line-[0-9a-f]{16}$/) }),
     ]);
+    // A timestamp written as a date is read as one; one that is no date is named in the rejection.
+    fs.writeFileSync(path.join(root, '.team', 'inbox', 'alice.jsonl'), `${JSON.stringify({ type: 'message', from: 'lead', content: 'dated', timestamp: '2026-01-01T10:00:00+02:00' })}\n${JSON.stringify({ from: 'lead', content: 'undated', timestamp: 'soon' })}\n`);
+    const mailbox = new Mailbox(root);
+    expect((await mailbox.drain('alice')).map(({ content, at }) => ({ content, at }))).toEqual([{ content: 'dated', at: '2026-01-01T08:00:00.000Z' }]);
+    expect(mailbox.takeRejected('alice')).toMatchObject({ count: 1 });
     // autoteam writes its own format from then on, keeping the team's name.
     await registry.join('bob', 'reviewer');
     expect(JSON.parse(fs.readFileSync(path.join(root, '.team', 'config.json'), 'utf8'))).toMatchObject({ team: 'lesson-team', members: [{ name: 'alice' }, { name: 'bob' }] });

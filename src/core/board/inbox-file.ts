@@ -137,7 +137,7 @@ export function countLines(file: string): number {
 /**
  * An inbox line in the lesson's format (`{type, from, content, timestamp}`, no id or recipient)
  * reads as a full message: the id from the line's hash, the recipient from the inbox, the time from
- * the Unix timestamp.
+ * the timestamp (Unix seconds or milliseconds, or a date string such as ISO 8601's).
  */
 export function fromLessonLine(raw: unknown, inbox: string, line: string): unknown {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return raw;
@@ -149,6 +149,8 @@ export function fromLessonLine(raw: unknown, inbox: string, line: string): unkno
     const ms = message.timestamp > 1e12 ? message.timestamp : message.timestamp * 1000;
     message.at = new Date(ms).toISOString();
   }
+  // A timestamp that is no date is left for the message's check to name (`at: missing`).
+  if (message.at === undefined && typeof message.timestamp === 'string' && !Number.isNaN(Date.parse(message.timestamp))) message.at = new Date(message.timestamp).toISOString();
   return message;
 }
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { NotFoundError } from '../errors.js';
+import { BoardFileError, NotFoundError } from '../errors.js';
 import { redact, secretValues } from '../trace/redact.js';
 import { writeJsonAtomic } from './atomic-io.js';
 import { MAX_TASK_FILE_BYTES, readTaskFile } from './task-file.js';
@@ -92,7 +92,14 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
   get(id: number): Task {
     const file = this.taskPath(id);
     if (!fs.existsSync(file)) throw new NotFoundError(`task #${id} does not exist (${file})`);
-    return readTaskFile(file, MAX_TASK_FILE_BYTES, (stat) => this.index.holds(id, stat));
+    return this.read(id, file);
+  }
+
+  /** Task `id` from its file, which must hold that id (the list leaves out one that does not, as the index does). */
+  private read(id: number, file: string): Task {
+    const task = readTaskFile(file, MAX_TASK_FILE_BYTES, (stat) => this.index.holds(id, stat));
+    if (task.id !== id) throw new BoardFileError(file, `id: ${task.id} does not match the file name`);
+    return task;
   }
 
   /** Tasks that `owner` with `role` could claim now: pending and unblocked, or with an expired lease. */
@@ -234,7 +241,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
       file,
       () => {
         // A version the index holds was validated already: read, not validated again.
-        const current = readTaskFile(file, MAX_TASK_FILE_BYTES, (stat) => this.index.holds(id, stat));
+        const current = this.read(id, file);
         const next = change(current);
         // Held to the size autoteam can read back: trimmed, or refused.
         const sized = next instanceof Refusal ? next : this.sized(next);
