@@ -1,8 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { isatty } from 'node:tty';
 import { type Command, Option } from 'commander';
+import { formatLimit } from '../core/sizes.js';
 import { checkRequirement, isBlank, trimInvisible } from '../core/stages/requirement.js';
 import { UsageError } from './board-options.js';
+
+/** The most a `--file` is read: past it, it is no list of requirements (a log, `/dev/zero`, a pipe that never ends). */
+export const MAX_REQUIREMENTS_FILE_BYTES = 4 * 1024 * 1024;
+/** The most requirements one command posts: each is a pipeline (and in a repository a worktree and a branch). */
+export const MAX_REQUIREMENTS = 1_000;
 
 /** `--file <path>` of `run` and `post`: requirements one a line; given again, each file in turn. */
 export const requirementsFileOption = () =>
@@ -31,7 +38,10 @@ export function requirementsFrom(args: readonly string[], files: unknown, comman
   });
   const list = (files === undefined ? [] : Array.isArray(files) ? files : [files]).map(String);
   if (list.filter((file) => file === '-').length > 1) throw new UsageError('--file - is given more than once: standard input is read once');
-  for (const file of list) given.push(...linesOf(file === '-' ? '-' : path.resolve(file)));
+  for (const file of list) {
+    for (const line of linesOf(file === '-' ? '-' : path.resolve(file))) given.push(line);
+    if (given.length > MAX_REQUIREMENTS) throw new UsageError(`--file ${file === '-' ? '-' : path.resolve(file)}: ${given.length.toLocaleString('en-US')} requirements given with it; one command posts at most ${MAX_REQUIREMENTS.toLocaleString('en-US')} (each is a pipeline): split the file`);
+  }
   if (given.length === 0) throw new UsageError(`missing required argument 'requirement' (or --file <path>, one a line)${command ? tookTheRequirement(command) : ''}`);
   const first = new Map<string, string>();
   for (const { text, from } of given) {
@@ -65,11 +75,13 @@ export function tookAsValue(flag: string, value: string): string {
 function linesOf(where: string): Array<{ text: string; from: string }> {
   const name = where === '-' ? 'standard input' : path.basename(where);
   // A terminal is not read to its end (Ctrl+D) here: the requirements are piped in or in a file.
-  if (where === '-' && process.stdin.isTTY) throw new UsageError('--file -: standard input is a terminal: pipe the requirements in (cat reqs.txt | autoteam run --file -), or give them as arguments or in a file');
+  // Asked of the descriptor: process.stdin would make a pipe non-blocking, and a slow writer an EAGAIN.
+  if (where === '-' && isatty(0)) throw new UsageError('--file -: standard input is a terminal: pipe the requirements in (cat reqs.txt | autoteam run --file -), or give them as arguments or in a file');
   let bytes: Buffer;
   try {
-    bytes = fs.readFileSync(where === '-' ? 0 : where);
+    bytes = readCapped(where);
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new UsageError(`--file ${where}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a folder, not a file' : `cannot be read (${code ?? String(error)})`}`);
   }
@@ -96,6 +108,37 @@ function linesOf(where: string): Array<{ text: string; from: string }> {
     });
   if (lines.length === 0) throw new UsageError(`--file ${where}: no requirement in it (one a line; blank lines and # comments are skipped)`);
   return lines;
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * A file's bytes (`-`: standard input's, to its end), refused past MAX_REQUIREMENTS_FILE_BYTES. A pipe
+ * another part of the process made non-blocking answers EAGAIN while its writer is slow: read again
+ * a moment later, not failed.
+ */
+function readCapped(where: string): Buffer {
+  const fd = where === '-' ? 0 : fs.openSync(where, 'r');
+  try {
+    const chunks: Buffer[] = [];
+    const buffer = Buffer.allocUnsafe(64 * 1024);
+    for (let total = 0; ; ) {
+      let got: number;
+      try {
+        got = fs.readSync(fd, buffer, 0, buffer.length, null);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+        Atomics.wait(pause, 0, 0, 10);
+        continue;
+      }
+      if (got === 0) return Buffer.concat(chunks);
+      total += got;
+      if (total > MAX_REQUIREMENTS_FILE_BYTES) throw new UsageError(`--file ${where}: over ${formatLimit(MAX_REQUIREMENTS_FILE_BYTES)}, which is no list of requirements (one a line, at most ${MAX_REQUIREMENTS.toLocaleString('en-US')})`);
+      chunks.push(Buffer.from(buffer.subarray(0, got)));
+    }
+  } finally {
+    if (fd !== 0) fs.closeSync(fd);
+  }
 }
 
 /** Where a file that is not UTF-8 text first goes wrong: `; line 3 is not`, or nothing for a file with NUL bytes. */

@@ -316,6 +316,16 @@ describe('autoteam post', () => {
     expect(readTasks(repo)).toHaveLength(5);
   });
 
+  it('reads --file - from a writer slower than the reader, to its end', () => {
+    const root = tempBoard('autoteam-scale-slow-pipe-');
+    roots.push(root);
+    // The writer pauses between its lines: the reader finds the pipe empty several times before its end.
+    const writer = 'for i in 1 2 3 4 5; do echo "Write a Python script that counts the words in text file $i."; sleep 0.2; done';
+    const posted = spawnSync('sh', ['-c', `${writer} | "${process.execPath}" "${cliEntry}" post --json --file - --dir "${root}"`], { cwd: root, env: cleanEnv(), encoding: 'utf8' });
+    expect(posted.status, posted.stderr).toBe(0);
+    expect((JSON.parse(posted.stdout) as Array<{ pipeline: number }>).map((entry) => entry.pipeline)).toEqual([1, 2, 3, 4, 5]);
+  });
+
   it.runIf(python)('beside a running REPL lead: the post takes no lease and the lead\'s team works it', async () => {
     const root = tempBoard('autoteam-scale-post-');
     roots.push(root);
@@ -335,6 +345,25 @@ describe('autoteam post', () => {
       repl.write('/quit');
       expect(await repl.exited).toEqual({ code: 0, signal: null });
     } finally {
+      await repl.stop();
+    }
+  });
+
+  it('beside a lead started with --no-worktree in a repository: post works in workspace/<n> as the lead does, unless given --repo', async () => {
+    const repo = makeRepo();
+    const repl = CliChild.start(['--no-worktree', '--dir', repo], { cwd: repo, stdin: 'pipe' });
+    try {
+      await repl.waitForLine((line) => line.startsWith('board '), 'the REPL to start its team');
+      // Started at implementation: no question in the way, and no worktree needed to see where it works.
+      const posted = await runCli(['post', '--json', '--start-stage', 'implementation', WORDCOUNT_REQUIREMENT], { cwd: repo });
+      expect(posted.code, describeRun(posted)).toBe(0);
+      expect(JSON.parse(posted.stdout)).toEqual([expect.not.objectContaining({ branch: expect.anything() })]);
+      expect(posted.stderr).toContain('note: the lead on this board was started with --no-worktree: these pipelines work in workspace/<n> as its own do (--repo gives them a worktree and branch)');
+      expect(git(repo, 'branch', '--list', 'autoteam/*')).toBe('');
+      const branched = await runCli(['post', '--json', '--start-stage', 'implementation', '--repo', repo, WORDCOUNT_REQUIREMENT], { cwd: repo });
+      expect(JSON.parse(branched.stdout)).toEqual([expect.objectContaining({ pipeline: 2, branch: expect.stringMatching(/^autoteam\/2-/) })]);
+    } finally {
+      repl.write('/quit');
       await repl.stop();
     }
   });

@@ -159,6 +159,18 @@ describe('the requirements of run and post', () => {
     expect(() => requirementsFrom([], big)).toThrow(`--file ${big}, line 3: a requirement is at most 100 KB (this one is 110 KB)`);
   });
 
+  it('refuses what is no list of requirements: past 4 MB (a device that never ends, a log) or past 1,000 of them', () => {
+    expect(() => requirementsFrom([], '/dev/zero')).toThrow('--file /dev/zero: over 4 MB, which is no list of requirements (one a line, at most 1,000)');
+    const dir = folder();
+    const log = path.join(dir, 'access.log');
+    fs.writeFileSync(log, 'GET /index.html 200\n'.repeat(250_000));
+    expect(() => requirementsFrom([], log)).toThrow(`--file ${log}: over 4 MB`);
+    const many = path.join(dir, 'many.txt');
+    fs.writeFileSync(many, Array.from({ length: 1_000 }, (_, i) => `Write tool number ${i}.`).join('\n'));
+    expect(requirementsFrom([], many)).toHaveLength(1_000);
+    expect(() => requirementsFrom(['Write one more.'], many)).toThrow(`--file ${many}: 1,001 requirements given with it; one command posts at most 1,000 (each is a pipeline): split the file`);
+  });
+
   it('says which requirement repeats which, by argument or file line, in any case and spacing, and keeps both', () => {
     const file = path.join(folder(), 'reqs.txt');
     fs.writeFileSync(file, 'Write a CSV merger.\n# again\nwrite a  word counter.\nWrite a CSV merger.\n');

@@ -42,6 +42,8 @@ const LeadRecordSchema = z.object({
   session: z.string(),
   startedAt: z.string(),
   heartbeat: z.string(),
+  /** False: the lead was started with --no-worktree, and `post` beside it posts as it does (workspace/<n>). */
+  worktrees: z.boolean().optional(),
 });
 export type LeadRecord = z.infer<typeof LeadRecordSchema>;
 
@@ -95,9 +97,9 @@ export class LeadLease {
   }
 
   /** Takes the lease; returns the stale holder it took over (with why), or throws BoardBusyError. */
-  async acquire(): Promise<{ from: LeadRecord; why: string } | null> {
+  async acquire(how: Pick<LeadRecord, 'worktrees'> = {}): Promise<{ from: LeadRecord; why: string } | null> {
     const at = this.now().toISOString();
-    const mine: LeadRecord = { pid: process.pid, host: HOST, session: `${process.pid}-${Date.now().toString(36)}`, startedAt: at, heartbeat: at };
+    const mine: LeadRecord = { pid: process.pid, host: HOST, session: `${process.pid}-${Date.now().toString(36)}`, startedAt: at, heartbeat: at, ...how };
     // A lease that is no lease (a hand edit: writes are atomic) may still be a live lead's, which
     // writes it again at its next heartbeat: not taken over, or two leads would share the board.
     const unread = `a live lead writes it again within ${Math.ceil((this.heartbeatMs * 3) / 1000)} s; if no lead runs on this board, delete it and start again`;

@@ -43,6 +43,16 @@ export function leaderOf(record: LeadRecord | null, nowMs = Date.now()): LeaderV
 }
 
 /**
+ * The repository choice of a poster beside the board's lead: as given (`--repo`, `--no-worktree`,
+ * a remote), else as a live lead started with --no-worktree posts — in workspace/<n>, said once.
+ */
+export function repoBesideLead(leader: LeadRecord | null, repo: string | false | undefined, remote: RepositorySettings | undefined, notice: (text: string) => void): string | false | undefined {
+  if (repo !== undefined || remote || leader?.worktrees !== false || leaderOf(leader).state === 'none') return repo;
+  notice('the lead on this board was started with --no-worktree: these pipelines work in workspace/<n> as its own do (--repo gives them a worktree and branch)');
+  return false;
+}
+
+/**
  * A board as a person acts on it from outside the team: what `autoteam web` and `autoteam mcp serve`
  * run on when they are not the lead. It takes no lease and runs no teammate, so it works beside a
  * lead in another process (or workers, or nobody). What it shows is the board's own record — tasks,
@@ -82,7 +92,8 @@ export class BoardLead implements LeadControls {
       this.count(event);
       noteAnswer(this.answered, event);
     }
-    const repository = await openRepository(this.options.repo, this.board.rootDir, () => undefined, this.options.repository);
+    const repo = repoBesideLead(this.board.lease().read(), this.options.repo, this.options.repository, () => undefined);
+    const repository = await openRepository(repo, this.board.rootDir, () => undefined, this.options.repository);
     this.pipelines.useRepository(repository);
     this.repositoryTop = repository?.top ?? null;
     this.watcher.on('board', () => this.changed());

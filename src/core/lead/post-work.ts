@@ -3,7 +3,7 @@ import type { Stage, Task } from '../board/schemas.js';
 import { Pipeline } from '../stages/pipeline.js';
 import type { StageRegistry } from '../stages/stage-registry.js';
 import { type LeaderView } from './lead-api.js';
-import { leaderOf } from './board-lead.js';
+import { leaderOf, repoBesideLead } from './board-lead.js';
 import { openRepository } from './repository.js';
 import type { RepositorySettings } from '../git/remote-branch.js';
 
@@ -27,9 +27,11 @@ export async function postWork(board: Board, requirements: readonly string[], op
   const pipelines = new Pipeline(board.tasks, board.mailbox, { events: board.sink, ...(options.stages ? { stages: options.stages } : {}) });
   // The worktree and branch are made here, as the lead makes them, so any teammate can work the pipeline.
   const notice = options.notice ?? (() => undefined);
-  const repository = await openRepository(options.repo, board.rootDir, notice, options.remote);
+  const leader = board.lease().read();
+  const repo = repoBesideLead(leader, options.repo, options.remote, notice);
+  const repository = await openRepository(repo, board.rootDir, notice, options.remote);
   pipelines.useRepository(repository);
-  if (!repository?.remote && options.repo !== false) {
+  if (!repository?.remote && repo !== false) {
     // From a folder that knows no remote, beside pipelines whose branches live on one: said, not guessed.
     const onRemote = board.tasks.list().findLast((task) => task.artifacts.git?.remote);
     if (onRemote) notice(`pipeline #${onRemote.pipeline} of this board branches on the remote ${onRemote.artifacts.git!.remote}, and this folder names no remote: these pipelines work ${repository ? `on ${repository.top}` : 'in a folder (workspace/<n>)'}; give --remote (or repository.remote in autoteam.config.json) to branch them there`);
@@ -37,5 +39,5 @@ export async function postWork(board: Board, requirements: readonly string[], op
   const by = board.registry.read().lead;
   const tasks: Task[] = [];
   for (const requirement of requirements) tasks.push(await pipelines.post(requirement, { by, ...(options.startStage ? { startStage: options.startStage } : {}) }));
-  return { tasks, leader: leaderOf(board.lease().read()) };
+  return { tasks, leader: leaderOf(leader) };
 }

@@ -90,7 +90,7 @@ export class SessionLife {
   }
 
   private async startOnce(team: readonly TeamMemberSpec[]): Promise<void> {
-    const tookOver = await this.parts.lease.acquire();
+    const tookOver = await this.parts.lease.acquire(this.parts.options.repo === false ? { worktrees: false } : {});
     if (tookOver) {
       const { from, why } = tookOver;
       this.host.emit({ type: 'notice', text: `took over the board from a lead that is gone (pid ${from.pid} on ${from.host}: ${why})` });
