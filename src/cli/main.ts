@@ -311,9 +311,14 @@ export async function main(argv: string[]): Promise<number> {
   // Usage errors read like every other error: "autoteam: unknown option '--bogus'".
   const output = { writeErr: (text: string) => process.stderr.write(text), outputError: (text: string, write: (text: string) => void) => write(text.replace(/^error: /, 'autoteam: ')) };
   program.configureOutput(output);
-  // Every command, nested ones too (`mcp serve`): the same prefix, and exit 2.
-  const configure = (command: Command): void => {
-    for (const sub of command.commands) configure(sub.exitOverride().configureOutput(output));
+  // Every command, nested ones too (`mcp serve`): the same prefix, and exit 2; a flag the command does
+  // not take is said as one given before it is (passDown): `--engineers is not an option of post (…)`.
+  const configure = (command: Command, parents = ''): void => {
+    for (const sub of command.commands) {
+      const name = `${parents}${sub.name()}`;
+      const unknown = (text: string) => text.replace(/^error: unknown option '(-[^']*)'/, `error: $1 is not an option of ${name} (autoteam ${name} --help lists its options)`);
+      configure(sub.exitOverride().configureOutput({ ...output, outputError: (text, write) => output.outputError(unknown(text), write) }), `${name} `);
+    }
   };
   configure(program);
   // A wrong --repo, or a remote that does not answer, is refused before any command opens a board,

@@ -146,6 +146,9 @@ describe('the built command', () => {
       for (const [args, message] of [
         [['--no-team', 'run', 'x'], 'autoteam: --no-team is not an option of run (autoteam run --help lists its options)'],
         [['--engineers', '2', 'tasks'], 'autoteam: --engineers is not an option of tasks (autoteam tasks --help lists its options)'],
+        // After the command, said the same way.
+        [['tasks', '--engineers', '2'], 'autoteam: --engineers is not an option of tasks (autoteam tasks --help lists its options)'],
+        [['mcp', 'serve', '--bogus'], 'autoteam: --bogus is not an option of mcp serve (autoteam mcp serve --help lists its options)'],
       ] as const) {
         const refused = cli(...args);
         expect(refused.status, refused.stderr).toBe(2);
