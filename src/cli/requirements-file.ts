@@ -39,8 +39,9 @@ export function requirementsFrom(args: readonly string[], files: unknown, comman
   const list = (files === undefined ? [] : Array.isArray(files) ? files : [files]).map(String);
   if (list.filter((file) => file === '-').length > 1) throw new UsageError('--file - is given more than once: standard input is read once');
   for (const file of list) {
-    for (const line of linesOf(file === '-' ? '-' : path.resolve(file))) given.push(line);
-    if (given.length > MAX_REQUIREMENTS) throw new UsageError(`--file ${file === '-' ? '-' : path.resolve(file)}: ${given.length.toLocaleString('en-US')} requirements given with it; one command posts at most ${MAX_REQUIREMENTS.toLocaleString('en-US')} (each is a pipeline): split the file`);
+    const where = file === '-' ? '-' : path.resolve(file);
+    for (const line of linesOf(where)) given.push(line);
+    if (given.length > MAX_REQUIREMENTS) throw new UsageError(`--file ${where}: ${given.length.toLocaleString('en-US')} requirements given with it; one command posts at most ${MAX_REQUIREMENTS.toLocaleString('en-US')} (each is a pipeline): split the file`);
   }
   if (given.length === 0) throw new UsageError(`missing required argument 'requirement' (or --file <path>, one a line)${command ? tookTheRequirement(command) : ''}`);
   const first = new Map<string, string>();

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { BoardFileError, NotFoundError } from '../errors.js';
+import { NotFoundError } from '../errors.js';
 import { redact, secretValues } from '../trace/redact.js';
 import { writeJsonAtomic } from './atomic-io.js';
-import { MAX_TASK_FILE_BYTES, readTaskFile } from './task-file.js';
+import { MAX_TASK_FILE_BYTES, ownTask, readTaskFile } from './task-file.js';
 import { takeNext } from './counter.js';
 import { DEFAULT_LOCK_STALE_MS, isLockBusy, withLock } from './lock.js';
 import { type BoardProblem, journalWrite, TASK_FILE, TaskIndex } from './task-index.js';
@@ -97,9 +97,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
 
   /** Task `id` from its file, which must hold that id (the list leaves out one that does not, as the index does). */
   private read(id: number, file: string): Task {
-    const task = readTaskFile(file, MAX_TASK_FILE_BYTES, (stat) => this.index.holds(id, stat));
-    if (task.id !== id) throw new BoardFileError(file, `id: ${task.id} does not match the file name`);
-    return task;
+    return ownTask(file, id, readTaskFile(file, MAX_TASK_FILE_BYTES, (stat) => this.index.holds(id, stat)));
   }
 
   /** Tasks that `owner` with `role` could claim now: pending and unblocked, or with an expired lease. */

@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { BoardFileError } from '../errors.js';
 import { TEMP_FILE } from './atomic-io.js';
-import { readTaskFileWithStat } from './task-file.js';
+import { ownTask, readTaskFileWithStat } from './task-file.js';
 import { type Task, TaskSchema } from './schemas.js';
 
 export interface BoardProblem {
@@ -263,7 +262,7 @@ export class TaskIndex {
   private load(file: string, id: number, seen: fs.Stats): { key: string; task: Task | null } {
     try {
       const { task, stat } = readTaskFileWithStat(file);
-      if (task.id !== id) throw new BoardFileError(file, `id: ${task.id} does not match the file name`);
+      ownTask(file, id, task);
       this.problemList.delete(file);
       return { key: keyOf(stat), task };
     } catch (error) {
