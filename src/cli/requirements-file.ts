@@ -41,7 +41,7 @@ export function requirementsFrom(args: readonly string[], files: unknown, comman
   for (const file of list) {
     const where = file === '-' ? '-' : path.resolve(file);
     for (const line of linesOf(where)) given.push(line);
-    if (given.length > MAX_REQUIREMENTS) throw new UsageError(`--file ${where}: ${given.length.toLocaleString('en-US')} requirements given with it; one command posts at most ${MAX_REQUIREMENTS.toLocaleString('en-US')} (each is a pipeline): split the file`);
+    if (given.length > MAX_REQUIREMENTS) throw new UsageError(`--file ${where}: ${given.length.toLocaleString('en-US')} requirements given with it; one command posts at most ${MAX_REQUIREMENTS.toLocaleString('en-US')} (each is a pipeline): ${where === '-' ? 'split the input' : 'split the file'}`);
   }
   if (given.length === 0) throw new UsageError(`missing required argument 'requirement' (or --file <path>, one a line)${command ? tookTheRequirement(command) : ''}`);
   const first = new Map<string, string>();

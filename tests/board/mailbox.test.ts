@@ -85,6 +85,9 @@ describe('Mailbox', () => {
       expect(error).toBeInstanceOf(BoardFileError);
       expect((error as Error).message).toBe(`${inbox}: is a folder, not an inbox file: messages to lead can be neither delivered nor read until it is removed`);
     }
+    // A send says the same, and writes nothing.
+    await expect(mailbox.send('alice', 'lead', 'hello')).rejects.toThrow(`${inbox}: is a folder, not an inbox file: messages to lead can be neither delivered nor read until it is removed`);
+    expect(fs.readdirSync(inbox)).toEqual([]);
     expect(fs.statSync(inbox).isDirectory()).toBe(true);
     expect(fs.readdirSync(mailbox.dir).filter((name) => name.includes('.draining'))).toEqual([]);
     // Removed, the inbox works again.

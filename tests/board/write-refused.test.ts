@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { boardWriteRefused } from '../../src/core/board/atomic-io.js';
+import { BoardFileError } from '../../src/core/errors.js';
 
 const refused = (code: string, file: string) => Object.assign(new Error(`${code}: ${file}`), { code, path: file });
 
@@ -18,6 +19,12 @@ describe('boardWriteRefused', () => {
     for (const file of ['.tasks/task_1.json.1.1.abcdef12.tmp', '.team/config.json', '.team/inbox/eng.jsonl', '.autoteam/blobs/ab12']) {
       for (const code of ['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT']) expect(boardWriteRefused(refused(code, path.join(root, file)), root), `${code} ${file}`).toBe(true);
     }
+  });
+
+  it("is true for a board file broken by hand (a team config cut short, a folder in an inbox's place), false for one of the agents'", () => {
+    expect(boardWriteRefused(new BoardFileError(path.join(root, '.team', 'config.json'), 'not valid JSON'), root)).toBe(true);
+    expect(boardWriteRefused(new BoardFileError(path.join(root, '.team', 'inbox', 'lead.jsonl'), 'is a folder, not an inbox file'), root)).toBe(true);
+    expect(boardWriteRefused(new BoardFileError(path.join(root, 'workspace', '1', 'data.json'), 'not valid JSON'), root)).toBe(false);
   });
 
   it("is false for the agents' own files, other errors, and errors with no path", () => {

@@ -4,6 +4,7 @@
  * sees the analyst's question from the board, answers it (and the lead stops waiting for it), and
  * counts the team's spend from the log. Without a lead it still shows and acts on the board.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -114,5 +115,25 @@ describe('BoardLead', () => {
     } finally {
       process.off('warning', onWarning);
     }
+  });
+
+  it('posts as the lead on the board does at each post: in workspace/<n> beside a lead started with --no-worktree, with a worktree once it is gone', async () => {
+    const root = tempRoot();
+    const git = (...args: string[]) => execFileSync('git', ['-C', root, '-c', 'user.name=p', '-c', 'user.email=p@example.com', ...args], { encoding: 'utf8' });
+    git('init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(root, 'README.md'), '# A project\n');
+    git('add', 'README.md');
+    git('commit', '-q', '-m', 'Initial commit');
+    const outside = await boardLead(root);
+    const requirement = 'Write a Python script that counts the words in a text file.';
+    expect((await outside.post(requirement, 'implementation')).artifacts.git?.branch).toMatch(/^autoteam\/1-/);
+    // A lead started with --no-worktree takes the board (its lease says so): the next post works as it does.
+    const lease = fileBoard(root).lease();
+    await lease.acquire({ worktrees: false });
+    closers.push(() => lease.release());
+    const beside = await outside.post(requirement, 'implementation');
+    expect(beside.artifacts.git).toBeUndefined();
+    await lease.release();
+    expect((await outside.post(requirement, 'implementation')).artifacts.git?.branch).toMatch(/^autoteam\/3-/);
   });
 });

@@ -73,12 +73,13 @@ export const REFUSED_WRITE_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQU
 
 /**
  * True when `error` is the board's own storage under `rootDir` (.tasks/, .team/, the blobs in
- * .autoteam/; not the worktrees beside them, which are the agents') refusing a write: no mistake of
- * the model's, and nothing a retry within the attempt mends.
+ * .autoteam/; not the worktrees beside them, which are the agents') refusing a write, or holding a
+ * file broken by hand (a team config cut short, a folder where an inbox should be): no mistake of the
+ * model's, and nothing a retry within the attempt mends.
  */
 export function boardWriteRefused(error: unknown, rootDir: string): boolean {
   const { code, path: file } = (error ?? {}) as NodeJS.ErrnoException;
-  if (!code || !REFUSED_WRITE_CODES.has(code) || typeof file !== 'string') return false;
+  if (!code || !(REFUSED_WRITE_CODES.has(code) || error instanceof BoardFileError) || typeof file !== 'string') return false;
   const [top, next] = path.relative(path.resolve(rootDir), path.resolve(file)).split(path.sep);
   return top === '.tasks' || top === '.team' || (top === '.autoteam' && next === 'blobs');
 }

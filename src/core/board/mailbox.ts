@@ -116,10 +116,27 @@ export class Mailbox {
     type: MessageType = 'message',
     extra: Record<string, unknown> = {},
   ): Promise<Message> {
+    this.deliverable(to);
+    return this.append(from, to, content, type, extra);
+  }
+
+  /**
+   * Throws what a send to `to` would before it writes anything: no such member (or a team config that
+   * cannot be read), an inbox that cannot take a line. A caller that must not record a message as
+   * sent unless it can be (an answer to a question) asks first.
+   */
+  deliverable(to: string): void {
     const config = this.registry.read();
     const names = [config.lead, ...config.members.map((member) => member.name)];
     if (!names.includes(to)) throw new UnknownRecipientError(to, config.team, names);
-    return this.append(from, to, content, type, extra);
+    this.checkInbox(to);
+  }
+
+  /** An inbox file that cannot take a line: a folder (or a device) in its place. */
+  protected checkInbox(to: string): void {
+    const file = this.inboxPath(to);
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (stat && !stat.isFile()) throw new BoardFileError(file, `is a ${stat.isDirectory() ? 'folder' : 'special file'}, not an inbox file: messages to ${to} can be neither delivered nor read until it is removed`);
   }
 
   /** Sends to every member and the lead, except the sender. */
@@ -160,10 +177,9 @@ export class Mailbox {
       }
     }
     // Nothing to move aside: no lock taken for an empty inbox (a message landing now is read next time).
-    const stat = fs.statSync(file, { throwIfNoEntry: false });
-    if (!stat) return null;
+    if (!fs.existsSync(file)) return null;
     // Not moved aside: a folder is nobody's messages, and moved it would be read (and fail) at every drain.
-    if (!stat.isFile()) throw new BoardFileError(file, `is a ${stat.isDirectory() ? 'folder' : 'special file'}, not an inbox file: messages to ${name} can be neither delivered nor read until it is removed`);
+    this.checkInbox(name);
     const aside = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.draining`;
     const moved = await withLock(
       file,
@@ -319,6 +335,7 @@ export class Mailbox {
    */
   protected async deliver(to: string, message: Message): Promise<void> {
     const file = this.inboxPath(to);
+    this.checkInbox(to);
     const line = `${JSON.stringify(message)}\n`;
     const bytes = Buffer.byteLength(line);
     await withLock(

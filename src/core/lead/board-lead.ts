@@ -3,6 +3,7 @@ import type { Board, BoardEvents } from '../board/board.js';
 import { goneReason, HOST, type LeadRecord } from '../board/liveness.js';
 import type { Stage, Task } from '../board/schemas.js';
 import type { RepositorySettings } from '../git/remote-branch.js';
+import type { Repository } from '../git/worktree.js';
 import { AutoteamError, serializeError } from '../errors.js';
 import type { EventFilter, TeamEvent } from '../events/schema.js';
 import { Pipeline, type PipelineState } from '../stages/pipeline.js';
@@ -92,9 +93,7 @@ export class BoardLead implements LeadControls {
       this.count(event);
       noteAnswer(this.answered, event);
     }
-    const repo = repoBesideLead(this.board.lease().read(), this.options.repo, this.options.repository, () => undefined);
-    const repository = await openRepository(repo, this.board.rootDir, () => undefined, this.options.repository);
-    this.pipelines.useRepository(repository);
+    const repository = await this.repository();
     this.repositoryTop = repository?.top ?? null;
     this.watcher.on('board', () => this.changed());
     this.watcher.on('error', (error: Error) => this.tell({ type: 'error', ...serializeError(error) }));
@@ -180,7 +179,29 @@ export class BoardLead implements LeadControls {
 
   async post(requirement: string, startStage?: Stage): Promise<Task> {
     if (startStage) this.pipelines.stages.checkStart(startStage);
-    return this.pipelines.post(requirement, { by: this.lead, ...(startStage ? { startStage } : {}) });
+    // One post at a time: each takes the repository choice of the moment (repoBesideLead) for its own.
+    const posted = this.posting.then(async () => {
+      this.pipelines.useRepository(await this.repository());
+      return this.pipelines.post(requirement, { by: this.lead, ...(startStage ? { startStage } : {}) });
+    });
+    this.posting = posted.catch(() => undefined);
+    return posted;
+  }
+
+  private posting: Promise<unknown> = Promise.resolve();
+  /** The repository opened for each choice (a worktree per pipeline, or none), opened once each. */
+  private readonly repositories = new Map<string | false | undefined, Promise<Repository | null>>();
+
+  /** The repository for a post now: as the lead on the board posts (a lead may start or leave while this runs). */
+  private repository(): Promise<Repository | null> {
+    const repo = repoBesideLead(this.board.lease().read(), this.options.repo, this.options.repository, () => undefined);
+    let opened = this.repositories.get(repo);
+    if (!opened) {
+      opened = openRepository(repo, this.board.rootDir, () => undefined, this.options.repository);
+      this.repositories.set(repo, opened);
+      opened.catch(() => this.repositories.delete(repo));
+    }
+    return opened;
   }
 
   /** Sends the answer to the teammate that asked, as the lead's: it takes an answer from anyone. */
@@ -189,9 +210,10 @@ export class BoardLead implements LeadControls {
     const question = questionId ? pending.find((candidate) => candidate.questionId === questionId) : pending[0];
     if (!question) throw new AutoteamError(questionId ? `no pending question '${questionId}'` : 'no question is waiting for an answer', 'NO_QUESTION');
     if (!text.trim()) throw new AutoteamError('an answer needs some text', 'USAGE');
-    this.answered.add(question.questionId);
     const lead = this.lead;
+    // Marked answered once sent: an answer the board refuses (a team config broken by hand) leaves it open.
     await this.board.mailbox.send(lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task, answeredBy: 'person' });
+    this.answered.add(question.questionId);
     this.board.sink.emit({ type: 'question_answered', pipeline: question.pipeline, task: question.task, agent: lead, questionId: question.questionId, answer: text, by: 'person', asker: question.from });
     this.tell({ type: 'answered', question, answer: text, by: 'person' });
     return question;

@@ -6,7 +6,7 @@ import type { Member, Message, Task } from '../board/schemas.js';
 import { goneReason, HOST } from '../board/liveness.js';
 import { isLive } from '../board/team-registry.js';
 import { ANY_ROLE } from '../board/task-checks.js';
-import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
+import { BoardFileError, ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import { sweepOrphans } from '../exec/process.js';
 import type { ModelSpec } from '../model/factory.js';
 import type { StageRegistry } from '../stages/stage-registry.js';
@@ -315,7 +315,8 @@ export class LeadTeam {
     } catch (error) {
       const { code, message } = serializeError(error);
       if (this.deps.outage.hides('liveness', code)) return;
-      this.deps.emit({ type: 'error', code, message: `liveness: ${message}` });
+      // A board file broken by hand is named by its own error, said once with the watcher's same line.
+      this.deps.emit({ type: 'error', code, message: error instanceof BoardFileError ? message : `liveness: ${message}` });
     }
   }
 

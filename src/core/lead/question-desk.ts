@@ -78,6 +78,9 @@ export class QuestionDesk {
     this.withdrawStale();
     const question = questionId ? this.questions.get(questionId) : this.questions.values().next().value;
     if (!question) throw new AutoteamError(questionId ? `no pending question '${questionId}'` : 'no question is waiting for an answer', 'NO_QUESTION');
+    // An answer that cannot reach its asker (a team config broken by hand, a folder in its inbox's
+    // place) is refused before anything is recorded: the question stays, to be answered once mended.
+    this.deps.mailbox.deliverable(question.from);
     this.questions.delete(question.questionId);
     const lead = this.deps.lead();
     // In the log before the asker can read the answer: what it does next comes after it there too.

@@ -46,7 +46,10 @@ export const askClarifyingQuestionTool = defineTool({
     const started = Date.now();
     if (!reply) {
       const lead = ctx.registry.read().lead;
-      // The event first: the message is sent once it is in the board's log, so the answer comes after it there.
+      // Not asked at all where it cannot be sent (a folder in the lead's inbox's place): no question
+      // is shown that nobody can answer. The event first: the message is sent once it is in the
+      // board's log, so the answer comes after it there.
+      ctx.mailbox.deliverable(lead);
       ctx.emit?.({ type: 'question_asked', questionId, question });
       await ctx.mailbox.send(ctx.agent.name, lead, question, 'question', { questionId, task: ctx.task.id, pipeline: ctx.task.pipeline });
       await ctx.record('asked', question);

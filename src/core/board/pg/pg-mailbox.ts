@@ -25,6 +25,9 @@ export class PgMailbox extends Mailbox {
     super(rootDir, options);
   }
 
+  /** Inboxes are rows here: a file in the folder's inbox place is nobody's. */
+  protected override checkInbox(): void {}
+
   protected override async deliver(to: string, message: Message): Promise<void> {
     // Checked and inserted in one statement; two senders at once may each pass it by one message.
     const { rows } = await withConnectionRetry(this.url, () =>
