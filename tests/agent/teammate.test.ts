@@ -429,6 +429,8 @@ describe('Teammates in worker threads (TeammateManager)', () => {
       role: 'engineer',
     });
     await until(() => board.get(task.id).status === 'completed', 'task completed');
+    // Idle once it has looked for more work and found none (a shutdown asked sooner finds it still `working`).
+    await until(() => registry.get('eng')?.status === 'idle', 'eng idle');
     expect(await rig.manager.requestShutdown('eng', HANG_MS)).toMatchObject({ kind: 'left' });
 
     expect(board.get(task.id).result).toContain('key=[] token=[]');
