@@ -1,11 +1,6 @@
 import { AutoteamError } from '../core/errors.js';
 import type { LeadApi } from '../core/lead/lead-api.js';
 
-/**
- * A typed answer: `#N text` answers pipeline N's question, as a line of `run`'s standard input does;
- * anything else the question in front (the oldest). One naming a pipeline with no question waiting
- * is not sent: it would answer another pipeline's question with words meant for N.
- */
 /** A line that names a pipeline: `#N`, `#N:`, then the answer (or nothing, which answers nothing). */
 export const ADDRESSED = /^#\d+:?(\s|$)/;
 /** `#N` (or `#N:`) with nothing after it. */
@@ -13,6 +8,11 @@ export const BARE_PIPELINE = /^#(\d+):?$/;
 /** `#N <answer>` (or `#N: <answer>`): the pipeline and the answer. */
 export const TO_PIPELINE = /^#(\d+):?\s+(\S[\s\S]*)$/;
 
+/**
+ * A typed answer: `#N text` answers pipeline N's question, as a line of `run`'s standard input does;
+ * anything else the question in front (the oldest). One naming a pipeline with no question waiting
+ * is not sent: it would answer another pipeline's question with words meant for N.
+ */
 export async function answerTyped(io: { session: Pick<LeadApi, 'answer' | 'pendingQuestions'> }, text: string): Promise<void> {
   // `#N` alone names a pipeline and says nothing: not an answer of two characters to whichever question is in front.
   const bare = BARE_PIPELINE.exec(text.trim());

@@ -116,27 +116,29 @@ export class Mailbox {
     type: MessageType = 'message',
     extra: Record<string, unknown> = {},
   ): Promise<Message> {
-    this.deliverable(to);
+    this.recipient(to);
     return this.append(from, to, content, type, extra);
   }
 
-  /**
-   * Throws what a send to `to` would before it writes anything: no such member (or a team config that
-   * cannot be read), an inbox that cannot take a line. A caller that must not record a message as
-   * sent unless it can be (an answer to a question) asks first.
-   */
+  /** Throws what a send to `to` would, before anything is written or recorded (an answer asks first). */
   deliverable(to: string): void {
-    const config = this.registry.read();
-    const names = [config.lead, ...config.members.map((member) => member.name)];
-    if (!names.includes(to)) throw new UnknownRecipientError(to, config.team, names);
+    this.recipient(to);
     this.checkInbox(to);
   }
 
-  /** An inbox file that cannot take a line: a folder (or a device) in its place. */
-  protected checkInbox(to: string): void {
+  /** `to` is the lead or a member of the team (a team config that cannot be read says so). */
+  private recipient(to: string): void {
+    const config = this.registry.read();
+    const names = [config.lead, ...config.members.map((member) => member.name)];
+    if (!names.includes(to)) throw new UnknownRecipientError(to, config.team, names);
+  }
+
+  /** Whether `to`'s inbox file is there; one that cannot take a line (a folder in its place) throws. */
+  protected checkInbox(to: string): boolean {
     const file = this.inboxPath(to);
     const stat = fs.statSync(file, { throwIfNoEntry: false });
     if (stat && !stat.isFile()) throw new BoardFileError(file, `is a ${stat.isDirectory() ? 'folder' : 'special file'}, not an inbox file: messages to ${to} can be neither delivered nor read until it is removed`);
+    return stat !== undefined;
   }
 
   /** Sends to every member and the lead, except the sender. */
@@ -177,9 +179,8 @@ export class Mailbox {
       }
     }
     // Nothing to move aside: no lock taken for an empty inbox (a message landing now is read next time).
-    if (!fs.existsSync(file)) return null;
-    // Not moved aside: a folder is nobody's messages, and moved it would be read (and fail) at every drain.
-    this.checkInbox(name);
+    // Nor a folder in its place: nobody's messages, and moved aside it would be read (and fail) at every drain.
+    if (!this.checkInbox(name)) return null;
     const aside = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.draining`;
     const moved = await withLock(
       file,

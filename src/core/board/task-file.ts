@@ -6,13 +6,13 @@ import { describeZodError, type Task, TaskSchema } from './schemas.js';
 /** A task file larger than this is reported as a problem and never read (nor sent to a model). */
 export const MAX_TASK_FILE_BYTES = 5 * 1024 * 1024;
 
-/** Reads one task file; see readTaskFileWithStat. */
 /** `task` as read from `file`, the file of task `id`: one that holds another id is a BoardFileError (never written under that id). */
 export function ownTask(file: string, id: number, task: Task): Task {
   if (task.id !== id) throw new BoardFileError(file, `id: ${task.id} does not match the file name`);
   return task;
 }
 
+/** Reads one task file; see readTaskFileWithStat. */
 export function readTaskFile(file: string, maxBytes = MAX_TASK_FILE_BYTES, validated?: (stat: fs.Stats) => boolean): Task {
   return readTaskFileWithStat(file, maxBytes, validated).task;
 }

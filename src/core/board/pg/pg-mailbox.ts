@@ -26,7 +26,9 @@ export class PgMailbox extends Mailbox {
   }
 
   /** Inboxes are rows here: a file in the folder's inbox place is nobody's. */
-  protected override checkInbox(): void {}
+  protected override checkInbox(): boolean {
+    return false;
+  }
 
   protected override async deliver(to: string, message: Message): Promise<void> {
     // Checked and inserted in one statement; two senders at once may each pass it by one message.
