@@ -36,7 +36,8 @@ async function main(): Promise<void> {
     if (event.type === 'status') send({ type: 'status', name: event.name, status: event.status });
     if (event.type === 'error') send({ type: 'log', text: `${event.name}: ${event.error.code}: ${event.error.message}` });
   });
-  for (const member of spec.team) manager.spawn(member.name, member.role, undefined, loopbackModel(member.baseURL));
+  // As a lead starts its team: each role's teammates share threads as the machine's cores allow.
+  manager.spawnTeam(spec.team.map((member) => ({ name: member.name, role: member.role, model: loopbackModel(member.baseURL) })));
   process.on('message', (raw) => {
     const message = ToHost.parse(raw);
     if (message.type === 'measure') {

@@ -80,12 +80,29 @@ export class IdleCollector {
     private readonly release: () => void = stopLauncher,
   ) {}
 
-  /** Told every status the teammate takes. */
-  status(status: string): void {
+  /** The last status of each teammate of the thread. */
+  private readonly seats = new Map<string, string>();
+
+  /**
+   * Told every status each teammate of the thread takes. The thread is idle, and collected, once it
+   * has worked and every teammate it still runs is idle.
+   */
+  status(status: string, seat = ''): void {
+    this.seats.set(seat, status);
+    this.settle();
+  }
+
+  /** A teammate of the thread that has left: the others decide alone. */
+  leave(seat: string): void {
+    if (this.seats.delete(seat)) this.settle();
+  }
+
+  private settle(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (status === 'working' || status === 'waiting') this.worked = true;
-    if (status !== 'idle' || !this.worked) return;
+    const statuses = [...this.seats.values()];
+    if (statuses.some((status) => status === 'working' || status === 'waiting')) this.worked = true;
+    if (!statuses.length || statuses.some((status) => status !== 'idle') || !this.worked) return;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.worked = false;

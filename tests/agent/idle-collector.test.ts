@@ -54,6 +54,50 @@ describe('IdleCollector', () => {
     expect(release).toHaveBeenCalledTimes(1);
   });
 
+  it('in a thread of several teammates, collects once every teammate it still runs is idle', () => {
+    vi.useFakeTimers();
+    const collect = vi.fn();
+    const collector = new IdleCollector(collect, 1_000, () => undefined);
+    collector.status('working', 'eng-1');
+    collector.status('working', 'eng-2');
+    collector.status('idle', 'eng-1');
+    vi.advanceTimersByTime(5_000);
+    // eng-2 still works: the thread is not idle.
+    expect(collect).not.toHaveBeenCalled();
+    collector.status('idle', 'eng-2');
+    vi.advanceTimersByTime(999);
+    expect(collect).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(collect).toHaveBeenCalledTimes(1);
+    // One back at work while the other leaves: nothing until that one is idle too.
+    collector.status('working', 'eng-1');
+    collector.leave('eng-2');
+    vi.advanceTimersByTime(5_000);
+    expect(collect).toHaveBeenCalledTimes(1);
+    collector.status('idle', 'eng-1');
+    vi.advanceTimersByTime(1_000);
+    expect(collect).toHaveBeenCalledTimes(2);
+  });
+
+  it('in a thread of several teammates, collects when the last one still at work leaves', () => {
+    vi.useFakeTimers();
+    const collect = vi.fn();
+    const collector = new IdleCollector(collect, 1_000, () => undefined);
+    collector.status('working', 'eng-1');
+    collector.status('idle', 'eng-2');
+    collector.status('shutdown', 'eng-1');
+    vi.advanceTimersByTime(5_000);
+    expect(collect).not.toHaveBeenCalled();
+    collector.leave('eng-1');
+    vi.advanceTimersByTime(1_000);
+    expect(collect).toHaveBeenCalledTimes(1);
+    // The last one leaving leaves nothing to collect for.
+    collector.leave('eng-2');
+    collector.status('idle', 'eng-3');
+    vi.advanceTimersByTime(5_000);
+    expect(collect).toHaveBeenCalledTimes(1);
+  });
+
   it("gives this thread's heap back with V8's own collector, and leaves no gc global behind", () => {
     const gc = isolateCollector();
     expect(gc).toBeTypeOf('function');

@@ -146,6 +146,26 @@ describe('names and roles', () => {
   });
 });
 
+describe('a team started with a name taken', () => {
+  it('leaves that member out with one notice and starts the rest of its role', async () => {
+    const root = board();
+    const other = worker(root, 'engineer-2');
+    await until(() => /idle/.test(other.output()), 'the engineer-2 worker is idle');
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: 100 } });
+    sessions.push(session);
+    const notices: string[] = [];
+    session.subscribe((event) => {
+      if (event.type === 'notice') notices.push(event.text);
+    });
+    await session.start(['engineer', 'engineer-2', 'engineer-3'].map((name) => ({ name, role: 'engineer' })));
+    const registry = new TeamRegistry(root);
+    await until(() => registry.get('engineer')?.status === 'idle' && registry.get('engineer-3')?.status === 'idle', 'engineer and engineer-3 idle');
+    expect(notices.filter((text) => text.startsWith('engineer-2 '))).toEqual([expect.stringMatching(/^engineer-2 not started: 'engineer-2' is already a live member of team '.*' \(pid \d+/)]);
+    expect(registry.get('engineer-2')).toMatchObject({ pid: other.proc.pid });
+    expect(registry.get('engineer-3')).toMatchObject({ pid: process.pid });
+  });
+});
+
 describe('members whose process is gone', () => {
   it('a SIGKILLed worker is marked dead and its task handed back at once, not after the lease', async () => {
     const root = board();

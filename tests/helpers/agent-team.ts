@@ -91,11 +91,12 @@ export class ManagerRig {
     manager.on('event', this.events.push);
   }
 
-  static async start(root: string, model: ModelSpec, settings: Partial<TeammateSettings> = {}): Promise<ManagerRig> {
+  /** `cores`: what the manager shares out among threads (TeammateManager.spawnTeam). */
+  static async start(root: string, model: ModelSpec, settings: Partial<TeammateSettings> = {}, cores?: number): Promise<ManagerRig> {
     const watcher = new BoardWatcher(root);
     watcher.on('error', () => undefined);
     await watcher.start();
-    const manager = new TeammateManager({ rootDir: root, model, watcher, settings: { pollMs: POLL_NEVER_MS, idleTimeoutMs: 0, ...settings } });
+    const manager = new TeammateManager({ rootDir: root, model, watcher, settings: { pollMs: POLL_NEVER_MS, idleTimeoutMs: 0, ...settings }, ...(cores ? { cores } : {}) });
     return new ManagerRig(watcher, manager);
   }
 

@@ -1,7 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { pathToFileURL } from 'node:url';
-import v8 from 'node:v8';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { type Board, type BoardEvents, fileBoard } from '../board/board.js';
 import type { Mailbox } from '../board/mailbox.js';
 import type { RequestStore } from '../board/requests.js';
@@ -12,7 +10,8 @@ import { describeCrashError, writeCrashLog } from './crash-log.js';
 import type { ExitReason } from '../events/schema.js';
 import type { EventSink } from '../events/emitter.js';
 import type { Origin } from './event-order.js';
-import { type FromWorker, FromWorkerSchema, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
+import { type FromWorker, FromWorkerSchema, type TeammateSeat, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
+import { startTeammateThread, threadsFor } from './teammate-thread.js';
 import type { TeammateSettings } from './settings.js';
 import { containment } from '../exec/sandbox.js';
 import { BoardWakes } from './wake.js';
@@ -30,6 +29,8 @@ export interface ManagerOptions {
   lead?: string;
   /** A model per role (autoteam.config.json `models`); roles not named use `model`. */
   models?: Readonly<Record<string, ModelSpec>>;
+  /** The cores `spawnTeam` shares out among threads (default: the machine's, os.availableParallelism()). */
+  cores?: number;
 }
 
 export interface TeammateExit {
@@ -51,31 +52,19 @@ export interface TeammateExit {
 
 /** The last events of a thread kept for its crash log. */
 const RECENT_EVENTS = 20;
-/**
- * The young generation of a teammate thread's heap, in MB. V8 sizes it per isolate (up to 32 MB of
- * semi-spaces on 64-bit) and keeps it once grown; a teammate allocates little between model calls,
- * so a small one costs a few more scavenges and saves most of that memory per idle teammate.
- */
-const TEAMMATE_YOUNG_GENERATION_MB = 4;
-
-/**
- * Teammate threads start without V8's memory reducer. It collects two or three more times some 8 s
- * after a thread's last full collection, which for an idle teammate is CPU spent on nothing: the
- * thread's own collection once it falls idle (worker/idle-collector.ts) has given the memory back.
- * V8 reads the flag when an isolate's heap is set up, so it holds for the threads started after
- * this, not for the thread that sets it.
- */
-let reducerOff = false;
-function withoutMemoryReducer(): void {
-  if (reducerOff) return;
-  reducerOff = true;
-  v8.setFlagsFromString('--no-memory-reducer');
-}
 
 /** The shutdown protocol's request: recorded, and sent to `name`'s inbox, which wakes it wherever it runs. */
 export async function askToShutDown(mailbox: Mailbox, requests: RequestStore, lead: string, name: string): Promise<void> {
   const request = await requests.create({ kind: 'shutdown', from: lead, to: name });
   await mailbox.send(lead, name, 'Please finish up and shut down.', 'shutdown_request', { requestId: request.id });
+}
+
+/** A teammate to start: `model` pins its own model (default: its role's). */
+export interface TeammateStart {
+  name: string;
+  role: string;
+  prompt?: string;
+  model?: ModelSpec;
 }
 
 export interface TeammateHandle {
@@ -88,27 +77,6 @@ export interface TeammateHandle {
 export interface ManagerEvents {
   event: [FromWorker];
   exit: [TeammateExit];
-}
-
-/** A model from a TypeScript file (a test's fake): only a thread with tsx's loader can import it. */
-function loadsTypeScript(model: ModelSpec): boolean {
-  if (model.kind === 'module') return /\.[cm]?tsx?$/.test(model.path);
-  return model.kind === 'record' && loadsTypeScript(model.inner);
-}
-
-/**
- * Where the worker entry is: the bundled build in production (dist/worker/bundle, made by
- * scripts/build-worker.mjs), TypeScript (through tsx) under tests — unless the tests name that build
- * in AUTOTEAM_TEST_WORKER (vitest.config.ts does, when dist/ is newer than src/) and the thread's
- * model is no TypeScript module only tsx can load: the thread then starts in a third of the time,
- * without tsx's loader.
- */
-function workerEntry(model: ModelSpec): { url: URL; viaTsx: boolean } {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return { url: new URL('../../worker/bundle/teammate-worker.js', here), viaTsx: false };
-  const built = process.env.AUTOTEAM_TEST_WORKER;
-  if (built && !loadsTypeScript(model)) return { url: pathToFileURL(built), viaTsx: false };
-  return { url: new URL('../../worker/teammate-worker.ts', here), viaTsx: true };
 }
 
 /**
@@ -124,8 +92,11 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   private readonly mailbox: Mailbox;
   private readonly requests: RequestStore;
   private readonly unsubscribe: () => void;
-  /** Threads this manager terminated itself, and why: that is a forced stop, not a crash. */
-  private readonly forced = new WeakMap<Worker, string>();
+  /**
+   * Threads this manager terminated itself, and why: that is a forced stop, not a crash. `name` is the
+   * teammate it meant to stop; the others of its thread are told `others`.
+   */
+  private readonly forced = new WeakMap<Worker, { name: string; reason: string; others: string }>();
   /** Threads that reported anything at all (a thread that never did was still starting). */
   private readonly heard = new WeakSet<Worker>();
   /** Messages received from each thread: a message it sent the lead waits for its earlier events (event-order.ts). */
@@ -155,7 +126,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     const feed = this.address ? board.replica : undefined;
     this.follows = feed !== undefined;
     const unfollow = feed?.onRead((read) => {
-      for (const handle of this.live.values()) handle.worker.postMessage({ type: 'replica', read } satisfies ToWorker);
+      for (const worker of this.threads()) worker.postMessage({ type: 'replica', read } satisfies ToWorker);
     });
     this.unsubscribe = () => {
       options.watcher?.off('board', onBoard);
@@ -165,45 +136,65 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   }
 
   /**
-   * Starts teammate `name` in its own thread. `model` pins this one teammate's model (the scale
+   * Starts teammate `name` in a thread of its own. `model` pins this one teammate's model (the scale
    * benchmark gives each its own loopback address); otherwise it starts on its role's.
    */
   spawn(name: string, role: string, prompt?: string, model?: ModelSpec): TeammateHandle {
-    if (this.live.has(name)) throw new ConfigError(`a teammate named '${name}' is already running`);
-    if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new ConfigError(`invalid teammate name '${name}': letters, digits, _ and - only`);
+    return this.spawnTeam([{ name, role, ...(prompt ? { prompt } : {}), ...(model ? { model } : {}) }])[0]!;
+  }
+
+  /**
+   * Starts a team: each role's teammates share `threadsFor` threads (one each while the machine has
+   * a core for every thread), dealt round. The handles come in the order of `members`.
+   */
+  spawnTeam(members: readonly TeammateStart[]): TeammateHandle[] {
+    const names = new Set<string>();
+    for (const { name } of members) {
+      if (this.live.has(name) || names.has(name)) throw new ConfigError(`a teammate named '${name}' is already running`);
+      if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new ConfigError(`invalid teammate name '${name}': letters, digits, _ and - only`);
+      names.add(name);
+    }
+    const roles = new Map<string, TeammateStart[]>();
+    for (const member of members) roles.set(member.role, [...(roles.get(member.role) ?? []), member]);
+    const started = new Map<string, TeammateHandle>();
+    for (const [role, ofRole] of roles) {
+      const threads = threadsFor(ofRole.length, roles.size, this.options.cores);
+      for (let thread = 0; thread < threads; thread++) {
+        for (const handle of this.startThread(role, ofRole.filter((_, i) => i % threads === thread))) started.set(handle.name, handle);
+      }
+    }
+    return members.map((member) => started.get(member.name)!);
+  }
+
+  private startThread(role: string, members: readonly TeammateStart[]): TeammateHandle[] {
+    const startedAt = Date.now();
+    const seats: TeammateSeat[] = members.map(({ name, prompt, model }) => ({ name, model: model ?? this.modelOf(role), startedAt, ...(prompt ? { prompt } : {}) }));
     const init: TeammateWorkerInit = {
-      name,
+      seats,
       role,
       rootDir: this.options.rootDir,
       ...(this.address ? { board: this.address } : {}),
       ...(this.follows ? { follow: true } : {}),
       settings: this.options.settings ?? {},
-      model: model ?? this.modelOf(role),
       containment: containment(),
-      startedAt: Date.now(),
-      ...(prompt ? { prompt } : {}),
     };
-    const entry = workerEntry(init.model);
-    const resourceLimits = { maxYoungGenerationSizeMb: TEAMMATE_YOUNG_GENERATION_MB };
-    withoutMemoryReducer();
-    const worker = entry.viaTsx
-      ? new Worker(
-          `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry.url.href)}); });`,
-          { eval: true, workerData: init, stdout: true, stderr: true, resourceLimits },
-        )
-      : new Worker(entry.url, { workerData: init, stdout: true, stderr: true, resourceLimits });
-    let ended: { reason: string; why: ExitReason } | null = null;
+    const worker = startTeammateThread(init);
+    const names = seats.map((seat) => seat.name);
+    // What each teammate said of its own end; a thread's last error and recent events are its teammates' alike.
+    const ended = new Map<string, { reason: string; why: ExitReason }>();
     let lastError: { message: string; code: string; detail: string } | null = null;
     const recent: string[] = [];
-    const remember = (line: string) => {
-      recent.push(`${new Date().toISOString()} ${line}`);
+    const remember = (who: string, line: string) => {
+      recent.push(`${new Date().toISOString()} ${names.length > 1 ? `${who} ` : ''}${line}`);
       if (recent.length > RECENT_EVENTS) recent.shift();
     };
     for (const stream of ['stdout', 'stderr'] as const) {
-      // Worker output never reaches the terminal directly: it would be printed over the UI.
+      // Worker output never reaches the terminal directly: it would be printed over the UI. Nothing
+      // says which of a thread's teammates wrote it, so it is told as the thread's.
+      const name = names.join(',');
       worker[stream].setEncoding('utf8');
       worker[stream].on('data', (text: string) => {
-        remember(`${stream}: ${text.trimEnd()}`);
+        remember(name, `${stream}: ${text.trimEnd()}`);
         this.emit('event', { type: 'log', name, stream, text });
       });
     }
@@ -212,61 +203,76 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       this.received.set(worker, (this.received.get(worker) ?? 0) + 1);
       const parsed = FromWorkerSchema.safeParse(raw);
       if (!parsed.success) {
-        this.emit('event', { type: 'error', name, error: { code: 'BAD_WORKER_MESSAGE', message: `unexpected message from ${name}` } });
+        this.emit('event', { type: 'error', name: names.join(','), error: { code: 'BAD_WORKER_MESSAGE', message: `unexpected message from ${names.join(', ')}` } });
         return;
       }
       const event = parsed.data;
-      if (event.type === 'exit') ended = { reason: event.reason, why: event.why };
+      if (event.type === 'gone') return void settle(event.name, null);
+      if (event.type === 'exit') ended.set(event.name, { reason: event.reason, why: event.why });
       if (event.type === 'error') lastError = { message: event.error.message, code: event.error.code, detail: event.error.stack ?? `${event.error.code}: ${event.error.message}` };
-      if (event.type === 'activity') remember(`activity: ${event.text}`);
+      if (event.type === 'activity') remember(event.name, `activity: ${event.text}`);
       // The status as it changes is the wakes' alone; what the registry holds follows as `status`.
       if (event.type === 'presence') {
-        if (this.live.get(name) === handle && this.boardWakes.status(name, event.status)) this.wake(name);
+        if (this.live.get(event.name)?.worker === worker && this.boardWakes.status(event.name, event.status)) this.wake(event.name);
         return;
       }
-      if (event.type === 'status') remember(`status: ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
-      if (event.type === 'error') remember(`error ${event.error.code}: ${event.error.message}`);
+      if (event.type === 'status') remember(event.name, `status: ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
+      if (event.type === 'error') remember(event.name, `error ${event.error.code}: ${event.error.message}`);
       this.emit('event', event);
     });
     worker.on('error', (error) => {
       lastError = { message: error.message, code: (error as NodeJS.ErrnoException).code ?? error.name, detail: describeCrashError(error) };
     });
-    const exited = new Promise<TeammateExit>((resolve) => {
-      worker.once('exit', (code) => {
-        const forced = this.forced.get(worker);
-        const kind: TeammateExit['kind'] = ended !== null ? 'left' : forced ? 'terminated' : 'crashed';
-        const reason = ended?.reason ?? forced ?? `thread died (exit code ${code})${lastError ? `: ${lastError.message}` : ''}`;
-        // Why, as a kind: the teammate's own word, the host's, or what killed the thread.
-        const why: ExitReason = ended?.why ?? (forced ? 'terminated' : lastError?.code === 'BOARD_UNREACHABLE' ? 'board_unreachable' : 'crashed');
-        const settle = async (): Promise<TeammateExit> => {
-          const exit: TeammateExit = { name, kind, why, code, reason, released: [] };
-          if (kind === 'left') return exit;
-          exit.released = await this.handBack(name, kind, reason);
-          if (kind === 'crashed') {
-            const where = `a worker thread of process ${process.pid}, exit code ${code}`;
-            const log = writeCrashLog(this.options.rootDir, { name, role, reason, where, released: exit.released, recent, ...(lastError ? { error: lastError.detail } : {}) });
-            if (log) exit.crashLog = log;
-            this.sink.emit({ type: 'teammate_dead', agent: name, role, reason });
-          }
-          this.sink.emit({ type: 'teammate_exited', agent: name, role, kind, why, reason, ...(exit.crashLog ? { crashLog: exit.crashLog } : {}) });
-          return exit;
-        };
-        void settle().then((exit) => {
-          // Only now may a new teammate take the name: the burial must not touch its fresh claims.
-          if (this.live.get(name) === handle) {
-            this.live.delete(name);
-            this.boardWakes.forget(name);
-            // A task it was woken for, or handed back, goes to another of its role now.
-            this.wakeAll();
-          }
-          this.emit('exit', exit);
-          resolve(exit);
-        });
+    const handles = new Map<string, TeammateHandle>();
+    const resolvers = new Map<string, (exit: TeammateExit) => void>();
+    /** A teammate's end: its run returned (`code` null; the thread may run on for others), or its thread ended. */
+    const settle = (name: string, code: number | null) => {
+      const resolve = resolvers.get(name);
+      if (!resolve) return;
+      resolvers.delete(name);
+      const own = ended.get(name);
+      const forced = this.forced.get(worker);
+      const kind: TeammateExit['kind'] = own || code === null ? 'left' : forced ? 'terminated' : 'crashed';
+      const forcedReason = forced && (forced.name === name ? forced.reason : forced.others);
+      const reason = own?.reason ?? (code === null ? 'its run ended' : (forcedReason ?? `thread died (exit code ${code})${lastError ? `: ${lastError.message}` : ''}`));
+      // Why, as a kind: the teammate's own word, the host's, or what killed the thread.
+      const why: ExitReason = own?.why ?? (kind === 'left' ? 'stopped' : forced ? 'terminated' : lastError?.code === 'BOARD_UNREACHABLE' ? 'board_unreachable' : 'crashed');
+      const handle = handles.get(name)!;
+      const bury = async (): Promise<TeammateExit> => {
+        const exit: TeammateExit = { name, kind, why, code: code ?? 0, reason, released: [] };
+        if (kind === 'left') return exit;
+        exit.released = await this.handBack(name, kind, reason);
+        if (kind === 'crashed') {
+          const where = `a worker thread of process ${process.pid}, exit code ${code}`;
+          const log = writeCrashLog(this.options.rootDir, { name, role, reason, where, released: exit.released, recent, ...(lastError ? { error: lastError.detail } : {}) });
+          if (log) exit.crashLog = log;
+          this.sink.emit({ type: 'teammate_dead', agent: name, role, reason });
+        }
+        this.sink.emit({ type: 'teammate_exited', agent: name, role, kind, why, reason, ...(exit.crashLog ? { crashLog: exit.crashLog } : {}) });
+        return exit;
+      };
+      void bury().then((exit) => {
+        // Only now may a new teammate take the name: the burial must not touch its fresh claims.
+        if (this.live.get(name) === handle) {
+          this.live.delete(name);
+          this.boardWakes.forget(name);
+          // A task it was woken for, or handed back, goes to another of its role now.
+          this.wakeAll();
+        }
+        this.emit('exit', exit);
+        resolve(exit);
       });
+    };
+    worker.once('exit', (code) => {
+      for (const name of names) settle(name, code);
     });
-    const handle: TeammateHandle = { name, role, worker, exited };
-    this.live.set(name, handle);
-    return handle;
+    for (const name of names) {
+      const exited = new Promise<TeammateExit>((resolve) => resolvers.set(name, resolve));
+      const handle: TeammateHandle = { name, role, worker, exited };
+      handles.set(name, handle);
+      this.live.set(name, handle);
+    }
+    return [...handles.values()];
   }
 
   /** The model a thread of `role` starts on. */
@@ -277,7 +283,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   /** Threads of `role` work their next tasks on `spec`, and threads started later start on it. */
   setModel(role: string, spec: ModelSpec): void {
     this.models.set(role, spec);
-    for (const handle of this.live.values()) if (handle.role === role) handle.worker.postMessage({ type: 'model', spec } satisfies ToWorker);
+    for (const worker of this.threads((handle) => handle.role === role)) worker.postMessage({ type: 'model', spec } satisfies ToWorker);
   }
 
   /**
@@ -360,13 +366,20 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     }
     const waited = thenStop ? graceMs * 2 : graceMs;
     const still = this.heard.has(handle.worker) ? '' : ' (it was still starting)';
-    this.forced.set(handle.worker, `terminated: it did not stop within ${waited < 1000 ? `${waited} ms` : `${Math.round(waited / 1000)} s`} of being asked${still}`);
+    const inTime = `within ${waited < 1000 ? `${waited} ms` : `${Math.round(waited / 1000)} s`} of being asked${still}`;
+    this.forced.set(handle.worker, { name: handle.name, reason: `terminated: it did not stop ${inTime}`, others: `terminated: its thread was ended to stop ${handle.name}, which did not stop ${inTime}` });
     await handle.worker.terminate();
     return handle.exited;
   }
 
-  private post(name: string, message: ToWorker): void {
-    this.live.get(name)?.worker.postMessage(message);
+  /** To teammate `name`, in its thread. */
+  private post(name: string, message: Extract<ToWorker, { name?: string }>): void {
+    this.live.get(name)?.worker.postMessage({ ...message, name } satisfies ToWorker);
+  }
+
+  /** Each thread once, however many of its teammates `which` picks. */
+  private threads(which: (handle: TeammateHandle) => boolean = () => true): Worker[] {
+    return [...new Set(this.handles().filter(which).map((handle) => handle.worker))];
   }
 
   /**

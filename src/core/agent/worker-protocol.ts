@@ -5,26 +5,42 @@ import type { ModelSpec } from '../model/factory.js';
 import type { Containment } from '../exec/sandbox.js';
 import type { ReplicaRead } from '../board/board-types.js';
 
-/** workerData for a teammate thread. */
-export interface TeammateWorkerInit {
+/** One teammate of a thread. */
+export interface TeammateSeat {
   name: string;
+  model: ModelSpec;
+  prompt?: string;
+  /** When the host started this teammate (ms): a shutdown request older than that was for an earlier one. */
+  startedAt?: number;
+}
+
+/**
+ * workerData for a teammate thread: the teammates it runs, all of one role (a member's copies share a
+ * thread where the machine has fewer cores than teammates: manager.ts, `threadsFor`).
+ */
+export interface TeammateWorkerInit {
+  seats: TeammateSeat[];
   role: string;
   rootDir: string;
   /** A postgres:// board to open (absent: the file board in rootDir). */
   board?: string;
   /** Open it following the process's board: its reads come as `replica` messages (ReplicaFeed). */
   follow?: boolean;
-  prompt?: string;
   settings: Partial<TeammateSettings>;
-  model: ModelSpec;
   /** What the process found of bubblewrap: probed once per process, not once per thread. */
   containment?: Containment;
-  /** When the host started this teammate (ms): a shutdown request older than that was for an earlier one. */
-  startedAt?: number;
 }
 
-/** Main thread → worker. `model`: work the next tasks on this model (/model); `replica`: a read of the process's board to take. */
-export type ToWorker = { type: 'wake' } | { type: 'stop'; reason: string } | { type: 'model'; spec: ModelSpec } | { type: 'replica'; read: ReplicaRead };
+/**
+ * Main thread → worker. `wake` and `stop` are for the teammate `name` (every teammate of the thread
+ * without one); `model`: its teammates work their next tasks on this model (/model); `replica`: a
+ * read of the process's board to take.
+ */
+export type ToWorker =
+  | { type: 'wake'; name?: string }
+  | { type: 'stop'; reason: string; name?: string }
+  | { type: 'model'; spec: ModelSpec }
+  | { type: 'replica'; read: ReplicaRead };
 
 const statusEvent = z.object({
   type: z.literal('status'),
@@ -43,6 +59,8 @@ export const FromWorkerSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('says'), name: z.string(), role: z.string(), task: z.number().nullable(), text: z.string() }),
   z.object({ type: z.literal('error'), name: z.string(), error: z.object({ code: z.string(), message: z.string(), stack: z.string().optional() }) }),
   z.object({ type: z.literal('exit'), name: z.string(), reason: z.string(), why: z.enum(EXIT_REASONS) }),
+  /** The teammate's run has returned: it holds nothing more, though its thread may run on for others. */
+  z.object({ type: z.literal('gone'), name: z.string() }),
   z.object({
     type: z.literal('usage'),
     name: z.string(),

@@ -199,15 +199,46 @@ export class LeadTeam {
   }
 
   spawn(name: string, role: string, prompt?: string): void {
+    this.check({ name, role });
+    this.manager.spawn(name, role, prompt);
+    this.started({ name, role, ...(prompt ? { prompt } : {}) });
+  }
+
+  /**
+   * Starts the session's team, its roles' teammates sharing threads as the machine's cores allow
+   * (TeammateManager.spawnTeam). A member that cannot start is left out, and said as the error's message.
+   */
+  spawnTeam(members: readonly TeamMemberSpec[]): Array<{ name: string; message: string }> {
+    const refused: Array<{ name: string; message: string }> = [];
+    const names = new Set<string>();
+    const fit = members.filter((member) => {
+      try {
+        if (names.has(member.name)) throw new ConfigError(`a teammate named '${member.name}' is already running`);
+        this.check(member);
+        names.add(member.name);
+        return true;
+      } catch (error) {
+        refused.push({ name: member.name, message: serializeError(error).message });
+        return false;
+      }
+    });
+    this.manager.spawnTeam(fit);
+    for (const member of fit) this.started(member);
+    return refused;
+  }
+
+  private check({ name, role }: { name: string; role: string }): void {
     this.awaited.delete(name);
     this.deps.stages.checkRole(role);
     if (name.length > 64 || !/^[A-Za-z0-9_-]+$/.test(name)) throw new ConfigError(`invalid teammate name '${name.slice(0, 80)}': at most 64 letters, digits, _ and -`);
     // The thread would be refused when it joins; say so here, before anything starts.
     this.board.registry.checkNameFree(this.board.registry.read(), name);
-    this.manager.spawn(name, role, prompt);
-    this.startedAt.set(name, new Date().toISOString());
-    this.spawned.set(name, { name, role, ...(prompt ? { prompt } : {}) });
-    this.resting.delete(name);
+  }
+
+  private started(member: TeamMemberSpec): void {
+    this.startedAt.set(member.name, new Date().toISOString());
+    this.spawned.set(member.name, member);
+    this.resting.delete(member.name);
     // A teammate started again after a fatal model error is the person's answer to it: the team is not stopped any more.
     this.fatal = null;
   }

@@ -1,7 +1,6 @@
 import type { Board, BoardEvents } from '../board/board.js';
 import type { LeadLease } from '../board/liveness.js';
 import type { TeammateExit } from '../agent/manager.js';
-import { serializeError } from '../errors.js';
 import type { EventLog } from '../events/log.js';
 import { sweepScratch } from '../exec/scratch.js';
 import type { Repository } from '../git/worktree.js';
@@ -43,7 +42,6 @@ export interface LifeHost {
   /** The lead's model, once made. */
   useModel(model: ModelClient): void;
   drainInbox(): void;
-  spawn(name: string, role: string, prompt?: string): void;
 }
 
 /**
@@ -139,13 +137,7 @@ export class SessionLife {
     this.parts.team.listen(watcher);
     await watcher.start();
     this.parts.team.keepUp(pipelines);
-    for (const member of team) {
-      try {
-        this.host.spawn(member.name, member.role, member.prompt);
-      } catch (error) {
-        this.host.emit({ type: 'notice', text: `${member.name} not started: ${serializeError(error).message}` });
-      }
-    }
+    for (const { name, message } of this.parts.team.spawnTeam(team)) this.host.emit({ type: 'notice', text: `${name} not started: ${message}` });
     this.host.drainInbox();
   }
 

@@ -144,7 +144,6 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
         useRepository: (repository) => (this.repository = repository),
         useModel: (model) => (this.model = model),
         drainInbox: () => this.drainInbox(),
-        spawn: (name, role, prompt) => this.spawn(name, role, prompt),
       },
     );
   }
