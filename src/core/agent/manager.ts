@@ -12,6 +12,8 @@ import type { EventSink } from '../events/emitter.js';
 import type { Origin } from './event-order.js';
 import { type FromWorker, FromWorkerSchema, type TeammateSeat, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
 import { startTeammateThread, threadsFor } from './teammate-thread.js';
+import { StageRegistry } from '../stages/stage-registry.js';
+import { ANY_ROLE } from '../board/task-checks.js';
 import type { TeammateSettings } from './settings.js';
 import { containment } from '../exec/sandbox.js';
 import { BoardWakes } from './wake.js';
@@ -145,7 +147,10 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
 
   /**
    * Starts a team: each role's teammates share `threadsFor` threads (one each while the machine has
-   * a core for every thread), dealt round. The handles come in the order of `members`.
+   * a core for every thread), dealt round. The cores are shared among the roles of the pipeline's
+   * stages, or those starting if they are more: under load every stage is worked at once, by this
+   * process or by another on the machine (a team split over processes, `autoteam worker`s). The
+   * handles come in the order of `members`.
    */
   spawnTeam(members: readonly TeammateStart[]): TeammateHandle[] {
     const names = new Set<string>();
@@ -157,8 +162,9 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     const roles = new Map<string, TeammateStart[]>();
     for (const member of members) roles.set(member.role, [...(roles.get(member.role) ?? []), member]);
     const started = new Map<string, TeammateHandle>();
+    const sharing = Math.max(roles.size, StageRegistry.from(this.options.settings?.stages).roles().filter((role) => role !== ANY_ROLE).length);
     for (const [role, ofRole] of roles) {
-      const threads = threadsFor(ofRole.length, roles.size, this.options.cores);
+      const threads = threadsFor(ofRole.length, sharing, this.options.cores);
       for (let thread = 0; thread < threads; thread++) {
         for (const handle of this.startThread(role, ofRole.filter((_, i) => i % threads === thread))) started.set(handle.name, handle);
       }
