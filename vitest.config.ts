@@ -21,6 +21,7 @@ const POSTGRES_FILES = [
   'tests/board/task-size.test.ts',
   'tests/events/event-log.test.ts',
   'tests/events/events-cli.test.ts',
+  'tests/bench/scale-short-pg.test.ts',
 ];
 
 /** Whole runs of the CLI (a pipeline, a REPL, a board outage): their own projects, so `npm test` stays short. */

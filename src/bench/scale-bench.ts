@@ -14,6 +14,7 @@ import { atMost, type BenchRow, type BenchSection, info, percentile, withTempRoo
  *  16 pipelines, 12 teammates, postgres, 3 processes — the PostgreSQL board
  *  16 pipelines,  3 teammates, file,     1 process  — a small team under the same load (queueing)
  *  16 pipelines, 12 teammates, file,     1 process, after a wave of 16 — the target load on a warm team
+ *  16 pipelines, 12 teammates, file,     1 process, a thread each — the target load without shared threads
  */
 export interface ScaleRow extends ScaleConfig {
   backend: BenchBackend;
@@ -27,6 +28,8 @@ const FULL: ScaleRow[] = [
   { pipelines: 16, teammates: 12, processes: 3, backend: postgresBackend },
   { pipelines: 16, teammates: 3, processes: 1, backend: fileBackend },
   { pipelines: 16, teammates: 12, processes: 1, backend: fileBackend, warmWaves: 1 },
+  // As many cores shared out as teammates: each in a thread of its own, as on a machine of that many cores.
+  { pipelines: 16, teammates: 12, processes: 1, backend: fileBackend, cores: 36 },
 ];
 
 /** --quick: the baseline and the CI short version's row. */
@@ -35,7 +38,7 @@ const QUICK: ScaleRow[] = [FULL[0]!, FULL[1]!];
 export const TARGETS = { overheadMs: 100, idleCpuPct: 0.5, rssMb: 40 } as const;
 
 export function rowLabel(row: ScaleRow): string {
-  return `${row.pipelines}p×${row.teammates}t ${row.backend.name} ${row.processes}proc${row.warmWaves ? ' warm' : ''}`;
+  return `${row.pipelines}p×${row.teammates}t ${row.backend.name} ${row.processes}proc${row.warmWaves ? ' warm' : ''}${row.cores ? ` ${row.cores}cores` : ''}`;
 }
 
 /** The rows of one configuration; `baselineCalls` is the 1-pipeline row's model calls per pipeline. */

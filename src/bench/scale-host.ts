@@ -31,6 +31,7 @@ async function main(): Promise<void> {
     watcher,
     model: loopbackModel(spec.team[0]!.baseURL),
     settings: { idleTimeoutMs: 0 },
+    ...(spec.cores ? { cores: spec.cores } : {}),
   });
   manager.on('event', (event) => {
     if (event.type === 'status') send({ type: 'status', name: event.name, status: event.status });

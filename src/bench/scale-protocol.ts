@@ -8,6 +8,8 @@ export const HostSpec = z.object({
   /** The local folder (workspaces, crash logs). */
   rootDir: z.string(),
   team: z.array(z.object({ name: z.string(), role: z.string(), baseURL: z.string() })).min(1),
+  /** The cores its manager shares out among threads (default: the machine's). */
+  cores: z.number().int().positive().optional(),
 });
 export type HostSpec = z.infer<typeof HostSpec>;
 

@@ -22,6 +22,11 @@ export interface ScaleConfig {
    * and the row measures it warm rather than its first minute.
    */
   warmWaves?: number;
+  /**
+   * The cores each host's manager shares out among its teammates' threads (default: the machine's).
+   * As many as the team gives each teammate a thread of its own; 1 makes each role's share one thread.
+   */
+  cores?: number;
 }
 
 export interface ScaleResult {
@@ -162,7 +167,7 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
     for (let p = 0; p < config.processes; p++) {
       const members = team.filter((_, i) => i % config.processes === p);
       if (members.length === 0) continue;
-      const spec: HostSpec = { location, rootDir, team: members.map((member) => ({ ...member, baseURL: server.baseURL(member.name) })) };
+      const spec: HostSpec = { location, rootDir, team: members.map((member) => ({ ...member, baseURL: server.baseURL(member.name) })), ...(config.cores ? { cores: config.cores } : {}) };
       const onMessage = (message: FromHost) => {
         if (message.type === 'log') errors.push(message.text);
         if (message.type === 'status') {
@@ -179,7 +184,7 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
     // A person types the first requirement a while after the start, by when each teammate has loaded
     // what its tools need (warmRoleTools): the run starts once the hosts are quiet.
     await settled(hosts, config.teammates);
-    options.log(`  ${counted(config.pipelines, 'pipeline')} on ${counted(config.teammates, 'teammate')} in ${counted(config.processes, 'process', 'processes')}, ${board.location === rootDir ? 'file' : 'postgres'} board${config.warmWaves ? `, after ${counted(config.warmWaves, 'wave')} of as many` : ''}`);
+    options.log(`  ${counted(config.pipelines, 'pipeline')} on ${counted(config.teammates, 'teammate')} in ${counted(config.processes, 'process', 'processes')}, ${board.location === rootDir ? 'file' : 'postgres'} board${config.warmWaves ? `, after ${counted(config.warmWaves, 'wave')} of as many` : ''}${config.cores ? `, ${counted(config.cores, 'core')} shared out among threads` : ''}`);
     for (let wave = 0; wave < (config.warmWaves ?? 0); wave++) {
       const warming = await Promise.all(Array.from({ length: config.pipelines }, () => lead.post(SCALE_REQUIREMENT)));
       await waits.within(Promise.all(warming.map((task) => lead.waitForPipeline(task.pipeline!))), 'the warm-up wave still active');

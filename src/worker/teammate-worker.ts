@@ -20,6 +20,13 @@ import { probedElsewhere } from '../core/exec/sandbox.js';
 import type { FromWorker, TeammateSeat, TeammateWorkerInit, ToWorker } from '../core/agent/worker-protocol.js';
 
 const init = workerData as TeammateWorkerInit;
+/**
+ * Database connections the thread's board keeps for each teammate it runs. A teammate may hold one
+ * (the pipeline's lock) while it asks for another (the successor's post), so a pool no larger than
+ * its teammates can be held whole by teammates each waiting for a second, until the pool's wait
+ * gives up (tests/bench/scale-short-pg.test.ts).
+ */
+const POOL_PER_TEAMMATE = 3;
 /** How long a thread whose work is done may still be held by a socket left open before it ends itself. */
 const THREAD_END_MS = 200;
 if (init.containment) probedElsewhere(init.containment);
@@ -68,7 +75,7 @@ async function openWithPatience(address: string, rootDir: string): Promise<Board
   const stopped = () => [...seats.values()].every((seat) => seat.stop.signal.aborted);
   for (let wait = 500; ; wait = Math.min(wait * 2, 8_000)) {
     try {
-      return await openBoard(address, rootDir, { poolSize: 3, stamp: events.stamp, ...(init.follow ? { follow: true } : {}), ...(init.settings.maxInboxBytes ? { maxInboxBytes: init.settings.maxInboxBytes } : {}) });
+      return await openBoard(address, rootDir, { poolSize: POOL_PER_TEAMMATE * seats.size, stamp: events.stamp, ...(init.follow ? { follow: true } : {}), ...(init.settings.maxInboxBytes ? { maxInboxBytes: init.settings.maxInboxBytes } : {}) });
     } catch (error) {
       if ((error as { code?: string }).code !== 'BOARD_UNREACHABLE' || Date.now() + wait > until || stopped()) throw error;
       await new Promise((resolve) => setTimeout(resolve, wait));

@@ -65,6 +65,24 @@ describe('teammates of one role sharing a thread (real worker threads, one core 
     expect(settled).toBe('running');
   });
 
+  it("a process starting one role's teammates alone leaves the pipeline's other roles their share of the cores", async () => {
+    root = tempBoard();
+    await makeTeam(root);
+    // Three cores, three stage roles: one thread for the engineers, though no analyst or reviewer starts here.
+    rig = await ManagerRig.start(root, fake({ script: 'hang' }), {}, 3);
+    const engineers = rig.manager.spawnTeam(['eng-1', 'eng-2', 'eng-3'].map((name) => ({ name, role: 'engineer' })));
+    expect(new Set(engineers.map((handle) => handle.worker)).size).toBe(1);
+    // Six cores: two threads, the engineers dealt round.
+    const more = await ManagerRig.start(root, fake({ script: 'hang' }), {}, 6);
+    try {
+      const [a, b, c] = more.manager.spawnTeam(['eng-4', 'eng-5', 'eng-6'].map((name) => ({ name, role: 'engineer' })));
+      expect(a!.worker).toBe(c!.worker);
+      expect(a!.worker).not.toBe(b!.worker);
+    } finally {
+      await more.close();
+    }
+  });
+
   it('a thread that dies buries each of its teammates as crashed and hands back every task it held', async () => {
     root = tempBoard();
     const { board, registry } = await makeTeam(root);
