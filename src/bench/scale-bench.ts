@@ -52,7 +52,8 @@ export function scaleRows(row: ScaleRow, result: ScaleResult, baselineCalls: num
   const rows: BenchRow[] = [
     { metric: `${label}: pipelines approved`, value: done.length, unit: `of ${row.pipelines}`, target: `all ${row.pipelines}`, ok: done.length === row.pipelines },
     info(`${label}: pipelines per minute`, round((done.length / result.elapsedMs) * 60_000, 2), '/min'),
-    row.pipelines >= 16 ? atMost(`${label}: overhead per pipeline (mean)`, overhead, 'ms', TARGETS.overheadMs) : info(`${label}: overhead per pipeline (mean)`, overhead, 'ms'),
+    // The row with its cores set is a comparison (a thread per teammate), not the product's own setting.
+    row.pipelines >= 16 && !row.cores ? atMost(`${label}: overhead per pipeline (mean)`, overhead, 'ms', TARGETS.overheadMs) : info(`${label}: overhead per pipeline (mean)`, overhead, 'ms'),
     // The same runtime in CPU rather than wall time: flat as load grows when the wall overhead at 16 is waiting for a core.
     info(`${label}: runtime CPU per pipeline (the hosts' own CPU, first post to last end, per pipeline)`, round(result.runtimeCpuMsPerPipeline), 'ms'),
     // Ready but not running: when this passes the CPU, the wall overhead is mostly waiting for a core.
