@@ -55,8 +55,10 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   await session.start(started);
   const { team } = session.snapshot();
   print(`board ${session.where} · team ${team.name} · lead ${team.lead}${session.autoAnswer ? ' · auto answers on' : ''}`);
-  // Who was started (a pipe has no team panel); each thread reports in a moment later.
-  print(started.length ? `started ${started.map((member) => `${member.name} (${member.role})`).join(', ')}` : 'no teammates — /spawn <name> <role>');
+  // Who was started (a pipe has no team panel; one refused was said above); each thread reports in a moment later.
+  const running = new Set(team.members.filter((member) => member.running).map((member) => member.name));
+  const begun = started.filter((member) => running.has(member.name));
+  print(begun.length ? `started ${begun.map((member) => `${member.name} (${member.role})`).join(', ')}` : 'no teammates — /spawn <name> <role>');
 
   const lines = readline.createInterface({ input: options.input ?? process.stdin, terminal: false });
   // Ctrl+C ends the input, and the wait for work in flight too; SIGTERM (kill, a service manager) and

@@ -48,6 +48,8 @@ interface Seat {
   latest: ModelSpec;
 }
 const seats = new Map<string, Seat>(init.seats.map((spec) => [spec.name, { spec, wake: new Wake(), stop: new AbortController(), teammate: null, latest: spec.model }]));
+/** Teammates of the thread whose run has not returned. */
+let running = seats.size;
 /** The seats a message is for: the one it names, or all of them. */
 const addressed = (name: string | undefined) => (name === undefined ? [...seats.values()] : [seats.get(name)].filter((seat) => seat !== undefined));
 
@@ -59,7 +61,17 @@ port.on('message', (message: ToWorker) => {
   else if (message.type === 'replica') {
     if (board) board.replica?.take(message.read);
     else early.push(message.read);
-  } else if (message.type === 'stop') for (const seat of addressed(message.name)) seat.stop.abort(new Error(message.reason));
+  } else if (message.type === 'stop') {
+    for (const seat of addressed(message.name)) {
+      seat.stop.abort(new Error(message.reason));
+      // Stopped while the thread's board is still opening (a database away): it leaves at once, and
+      // the others wait on for the board, rather than all of them waiting until the host ends the thread.
+      if (!board && seats.size > 1) {
+        post({ type: 'exit', name: seat.spec.name, reason: 'stopped before it started', why: 'stopped' });
+        leave(seat.spec.name);
+      }
+    }
+  }
   else if (message.type === 'model') {
     for (const seat of seats.values()) {
       seat.latest = message.spec;
@@ -90,40 +102,59 @@ async function openThreadBoard(): Promise<Board> {
   return fileBoard(init.rootDir, { leaseMs: settings.leaseMs, maxInboxBytes: settings.maxInboxBytes, stamp: events.stamp });
 }
 
-/** Teammates of the thread whose run has not returned. */
-let running = seats.size;
+
+/** The error of a run that threw, with its stack (the host writes it to the crash log). */
+const crashError = (name: string, error: unknown): FromWorker => ({ type: 'error', name, error: { ...serializeError(error), stack: redact(describeCrashError(error)) } });
+
+/** A name for what the thread says outside any one teammate's run: a teammate it still runs. */
+const threadName = () => [...seats.keys()][0] ?? init.seats[0]!.name;
 
 /**
- * Makes the seat's teammate and runs it. The host hears `gone` once it holds nothing more while others
- * run on; the last one ends with the thread, after everything the thread still has to say.
+ * Makes the seat's teammate and runs it. A teammate that ends while others run on says `gone` (with
+ * `crashed` when its run threw: the host buries it, the others work on); the last one ends with the
+ * thread, after everything the thread still has to say.
  */
 async function runSeat(seat: Seat, opened: Board): Promise<void> {
-  const first = seat.latest;
-  const model = await createModel(first);
   const { name, prompt, startedAt } = seat.spec;
-  const teammate = new Teammate({
-    name,
-    role: init.role,
-    rootDir: init.rootDir,
-    prompt,
-    model,
-    wake: seat.wake,
-    signal: seat.stop.signal,
-    settings: init.settings,
-    emit: (event: TeammateEvent) => {
-      post(event);
-      if (event.type === 'status') collector.status(event.status, name);
-    },
-    stamp: events.stamp,
-    ...(startedAt ? { startedAt: new Date(startedAt) } : {}),
-    board: opened,
-  });
-  seat.teammate = teammate;
-  // Changed while the first model was being made.
-  if (seat.latest !== first) teammate.useModel(createModel(seat.latest));
-  await teammate.run();
+  try {
+    const first = seat.latest;
+    const model = await createModel(first);
+    const teammate = new Teammate({
+      name,
+      role: init.role,
+      rootDir: init.rootDir,
+      prompt,
+      model,
+      wake: seat.wake,
+      signal: seat.stop.signal,
+      settings: init.settings,
+      emit: (event: TeammateEvent) => {
+        post(event);
+        if (event.type === 'status') collector.status(event.status, name);
+      },
+      stamp: events.stamp,
+      ...(startedAt ? { startedAt: new Date(startedAt) } : {}),
+      board: opened,
+    });
+    seat.teammate = teammate;
+    // Changed while the first model was being made.
+    if (seat.latest !== first) teammate.useModel(createModel(seat.latest));
+    await teammate.run();
+    leave(name);
+  } catch (error) {
+    if (!leave(name, true)) throw error;
+    post(crashError(name, error));
+    post({ type: 'gone', name, crashed: true });
+  }
+}
+
+/** Lets go of a seat whose run has ended; says `gone` unless it was the last. False for the last. */
+function leave(name: string, crashed = false): boolean {
+  seats.delete(name);
   collector.leave(name);
-  if (--running > 0) post({ type: 'gone', name });
+  if (--running === 0) return false;
+  if (!crashed) post({ type: 'gone', name });
+  return true;
 }
 
 let crashed: { name: string; error: unknown } | null = null;
@@ -132,32 +163,22 @@ try {
   // Versions decide, so what came during the open is taken after its own first read, in any order.
   for (const read of early.splice(0)) board.replica?.take(read);
   // Its own spans, when an OTLP endpoint is set (every thread exports what it did).
-  const detach = await attachTelemetry(board, (error) => post({ type: 'error', name: init.seats[0]!.name, error: { code: 'TELEMETRY', message: error.message } }));
+  const detach = await attachTelemetry(board, (error) => post({ type: 'error', name: threadName(), error: { code: 'TELEMETRY', message: error.message } }));
   const opened = board;
   try {
-    // A teammate whose run throws takes its thread down: the others are stopped (their tasks handed
-    // back as they leave), and the host buries the one that threw as crashed.
-    await Promise.all(
-      [...seats.values()].map((seat) =>
-        runSeat(seat, opened).catch((error: unknown) => {
-          crashed ??= { name: seat.spec.name, error };
-          for (const other of seats.values()) other.stop.abort(new Error(`${seat.spec.name} crashed in this thread`));
-        }),
-      ),
-    );
+    await Promise.all([...seats.values()].map((seat) => runSeat(seat, opened).catch((error: unknown) => void (crashed ??= { name: seat.spec.name, error }))));
   } finally {
     await detach();
   }
 } catch (error) {
-  crashed ??= { name: init.seats[0]!.name, error };
+  crashed ??= { name: threadName(), error };
 } finally {
   collector.close();
   await board?.close();
 }
 if (crashed) {
-  // The stack travels too: the host writes it to the crash log.
   const { name, error } = crashed;
-  post({ type: 'error', name, error: { ...serializeError(error), stack: redact(describeCrashError(error)) } });
+  post(crashError(name, error));
   process.exitCode = 1;
 }
 port.close();

@@ -112,6 +112,31 @@ describe('teammates of one role sharing a thread (real worker threads, one core 
     expect(log).toMatch(/ eng-[12] status: working #\d+/);
   });
 
+  it('one whose run throws is buried as crashed while the other works on in the thread', async () => {
+    root = tempBoard();
+    const { board, registry } = await makeTeam(root);
+    // A live member of another process (this test's parent) holds the name: joining under it throws.
+    await registry.heartbeat('taken', { name: 'taken', role: 'engineer', status: 'idle', task: null, pid: process.ppid });
+    rig = await ManagerRig.start(root, fake({ script: 'hang' }), {}, 1);
+    const [eng, taken] = rig.manager.spawnTeam([
+      { name: 'eng', role: 'engineer' },
+      { name: 'taken', role: 'engineer' },
+    ]);
+    expect(eng!.worker).toBe(taken!.worker);
+
+    const exit = await taken!.exited;
+
+    expect(exit).toMatchObject({ name: 'taken', kind: 'crashed', why: 'crashed', code: 0 });
+    expect(exit.reason).toMatch(/^its run threw: 'taken' is already a live member of team/);
+    const log = fs.readFileSync(path.join(root, exit.crashLog!), 'utf8');
+    expect(log).toMatch(/^taken \(engineer\) died at .* — a worker thread of process \d+, which runs on for its other teammates\n/);
+    // The thread runs on: its other teammate claims what is posted next.
+    await rig.events.waitFor((e) => e.type === 'status' && e.name === 'eng' && e.status === 'idle', 'eng idle');
+    const task = await board.create({ subject: 'After the crash', role: 'engineer' });
+    await rig.events.waitFor((e) => e.type === 'status' && e.name === 'eng' && e.status === 'working' && e.task === task.id, 'eng claims');
+    expect(rig.manager.get('eng')?.worker).toBe(eng!.worker);
+  });
+
   it('one that does not stop ends its thread: the other is terminated with it, told why, and its task handed back', async () => {
     root = tempBoard();
     const { board } = await makeTeam(root);
@@ -131,7 +156,7 @@ describe('teammates of one role sharing a thread (real worker threads, one core 
 
     expect(exit).toMatchObject({ name: 'stuck', kind: 'terminated', why: 'terminated' });
     expect(exit!.reason).toMatch(/^terminated: it did not stop within 300 ms of being asked/);
-    expect(other).toMatchObject({ name: 'eng', kind: 'terminated', why: 'terminated', released: [task.id] });
+    expect(other).toMatchObject({ name: 'eng', kind: 'terminated', why: 'terminated', released: [task.id], withThread: 'stuck' });
     expect(other.reason).toBe('terminated: its thread was ended to stop stuck, which did not stop within 300 ms of being asked');
     expect(board.get(task.id)).toMatchObject({ status: 'pending', owner: null });
   });

@@ -71,6 +71,8 @@ describe('autoteam.config.json', () => {
       [{ models: { reveiwer: { model: 'x' } } }, /models\.reveiwer: not 'default', and unknown role 'reveiwer' — did you mean reviewer\? \(roles: /],
       [{ team: [{ name: 'a', role: 'enginer' }] }, /team\.0\.role: unknown role 'enginer' — did you mean engineer\? \(roles: /],
       [{ team: [{ name: 'a', role: 'engineer' }, { name: 'a', role: 'reviewer' }] }, /team: the name 'a' is given twice/],
+      // The lead's name: the teammate would be refused at start, and `run` wait for a role nobody works.
+      [{ team: [{ name: 'analyst', role: 'analyst' }, { name: 'lead', role: 'engineer' }] }, /team\.1\.name: 'lead' is the team lead's name; choose another$/],
       [{ stages: { review: { tools: ['run_linter', 'approve_code'] } } }, /stages\.review\.tools: must include the stage's signal tool request_revision/],
       [{ stages: { review: { tools: ['run_linter', 'rm_rf', 'approve_code', 'request_revision'] } } }, /stages\.review\.tools\.1: no tool named 'rm_rf'/],
       [{ stages: { analysis: {} } }, /stages\.analysis\.role: a new stage needs the role that works it$/],

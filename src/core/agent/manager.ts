@@ -11,7 +11,9 @@ import type { ExitReason } from '../events/schema.js';
 import type { EventSink } from '../events/emitter.js';
 import type { Origin } from './event-order.js';
 import { type FromWorker, FromWorkerSchema, type TeammateSeat, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
-import { startTeammateThread, threadsFor } from './teammate-thread.js';
+import { seatEnd, startTeammateThread, type TeammateExit, type ThreadError, threadsFor } from './teammate-thread.js';
+
+export type { TeammateExit } from './teammate-thread.js';
 import { StageRegistry } from '../stages/stage-registry.js';
 import { ANY_ROLE } from '../board/task-checks.js';
 import type { TeammateSettings } from './settings.js';
@@ -35,25 +37,11 @@ export interface ManagerOptions {
   cores?: number;
 }
 
-export interface TeammateExit {
-  name: string;
-  /**
-   * `left`: the teammate ended its own run (protocol, idle timeout, stop). `terminated`: the host ended
-   * a thread that did not stop when asked (one still starting, under load). `crashed`: the thread died.
-   */
-  kind: 'left' | 'terminated' | 'crashed';
-  /** Why it ended, as a kind (the words are in `reason`). */
-  why: ExitReason;
-  code: number;
-  reason: string;
-  /** Tasks handed back to the board because the thread did not end its own run. */
-  released: number[];
-  /** For a crash: its log, `.team/crash/<name>-<time>.log`, relative to the board folder. */
-  crashLog?: string;
-}
 
 /** The last events of a thread kept for its crash log. */
 const RECENT_EVENTS = 20;
+/** How long a teammate that did not stop in its grace is looked for once more before its shared thread is ended. */
+const LAST_LOOK_MS = 50;
 
 /** The shutdown protocol's request: recorded, and sent to `name`'s inbox, which wakes it wherever it runs. */
 export async function askToShutDown(mailbox: Mailbox, requests: RequestStore, lead: string, name: string): Promise<void> {
@@ -95,10 +83,10 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
   private readonly requests: RequestStore;
   private readonly unsubscribe: () => void;
   /**
-   * Threads this manager terminated itself, and why: that is a forced stop, not a crash. `name` is the
-   * teammate it meant to stop; the others of its thread are told `others`.
+   * Threads this manager terminated itself, and why: that is a forced stop, not a crash. By the
+   * teammates it meant to stop; the others of the thread are told whom it was ended for.
    */
-  private readonly forced = new WeakMap<Worker, { name: string; reason: string; others: string }>();
+  private readonly forced = new WeakMap<Worker, Map<string, string>>();
   /** Threads that reported anything at all (a thread that never did was still starting). */
   private readonly heard = new WeakSet<Worker>();
   /** Messages received from each thread: a message it sent the lead waits for its earlier events (event-order.ts). */
@@ -186,9 +174,11 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     };
     const worker = startTeammateThread(init);
     const names = seats.map((seat) => seat.name);
-    // What each teammate said of its own end; a thread's last error and recent events are its teammates' alike.
+    // What each teammate said of its own end, and its last error; the thread's last error and recent
+    // events are its teammates' alike.
     const ended = new Map<string, { reason: string; why: ExitReason }>();
-    let lastError: { message: string; code: string; detail: string } | null = null;
+    const errors = new Map<string, ThreadError>();
+    let lastError: ThreadError | null = null;
     const recent: string[] = [];
     const remember = (who: string, line: string) => {
       recent.push(`${new Date().toISOString()} ${names.length > 1 ? `${who} ` : ''}${line}`);
@@ -196,10 +186,10 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     };
     for (const stream of ['stdout', 'stderr'] as const) {
       // Worker output never reaches the terminal directly: it would be printed over the UI. Nothing
-      // says which of a thread's teammates wrote it, so it is told as the thread's.
-      const name = names.join(',');
+      // says which of a thread's teammates wrote it, so it is told as the thread's (those still in it).
       worker[stream].setEncoding('utf8');
       worker[stream].on('data', (text: string) => {
+        const name = names.filter((one) => resolvers.has(one)).join(',') || names.join(',');
         remember(name, `${stream}: ${text.trimEnd()}`);
         this.emit('event', { type: 'log', name, stream, text });
       });
@@ -213,9 +203,12 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
         return;
       }
       const event = parsed.data;
-      if (event.type === 'gone') return void settle(event.name, null);
+      if (event.type === 'gone') return void settle(event.name, null, event.crashed);
       if (event.type === 'exit') ended.set(event.name, { reason: event.reason, why: event.why });
-      if (event.type === 'error') lastError = { message: event.error.message, code: event.error.code, detail: event.error.stack ?? `${event.error.code}: ${event.error.message}` };
+      if (event.type === 'error') {
+        lastError = { message: event.error.message, code: event.error.code, detail: event.error.stack ?? `${event.error.code}: ${event.error.message}` };
+        errors.set(event.name, lastError);
+      }
       if (event.type === 'activity') remember(event.name, `activity: ${event.text}`);
       // The status as it changes is the wakes' alone; what the registry holds follows as `status`.
       if (event.type === 'presence') {
@@ -231,26 +224,24 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     });
     const handles = new Map<string, TeammateHandle>();
     const resolvers = new Map<string, (exit: TeammateExit) => void>();
-    /** A teammate's end: its run returned (`code` null; the thread may run on for others), or its thread ended. */
-    const settle = (name: string, code: number | null) => {
+    /**
+     * A teammate's end: its run ended while the thread runs on for others (`code` null; `crashed` when
+     * its run threw), or its thread ended.
+     */
+    const settle = (name: string, code: number | null, crashed = false) => {
       const resolve = resolvers.get(name);
       if (!resolve) return;
       resolvers.delete(name);
-      const own = ended.get(name);
-      const forced = this.forced.get(worker);
-      const kind: TeammateExit['kind'] = own || code === null ? 'left' : forced ? 'terminated' : 'crashed';
-      const forcedReason = forced && (forced.name === name ? forced.reason : forced.others);
-      const reason = own?.reason ?? (code === null ? 'its run ended' : (forcedReason ?? `thread died (exit code ${code})${lastError ? `: ${lastError.message}` : ''}`));
-      // Why, as a kind: the teammate's own word, the host's, or what killed the thread.
-      const why: ExitReason = own?.why ?? (kind === 'left' ? 'stopped' : forced ? 'terminated' : lastError?.code === 'BOARD_UNREACHABLE' ? 'board_unreachable' : 'crashed');
+      const error = errors.get(name) ?? lastError;
+      const { kind, reason, why, withThread } = seatEnd(name, { code, crashed, own: ended.get(name), error, forced: code === null ? undefined : this.forced.get(worker) });
       const handle = handles.get(name)!;
       const bury = async (): Promise<TeammateExit> => {
-        const exit: TeammateExit = { name, kind, why, code: code ?? 0, reason, released: [] };
+        const exit: TeammateExit = { name, kind, why, code: code ?? 0, reason, released: [], ...(withThread ? { withThread } : {}) };
         if (kind === 'left') return exit;
         exit.released = await this.handBack(name, kind, reason);
         if (kind === 'crashed') {
-          const where = `a worker thread of process ${process.pid}, exit code ${code}`;
-          const log = writeCrashLog(this.options.rootDir, { name, role, reason, where, released: exit.released, recent, ...(lastError ? { error: lastError.detail } : {}) });
+          const where = `a worker thread of process ${process.pid}, ${code === null ? 'which runs on for its other teammates' : `exit code ${code}`}`;
+          const log = writeCrashLog(this.options.rootDir, { name, role, reason, where, released: exit.released, recent, ...(error ? { error: error.detail } : {}) });
           if (log) exit.crashLog = log;
           this.sink.emit({ type: 'teammate_dead', agent: name, role, reason });
         }
@@ -370,10 +361,17 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       const second = await within(handle.exited, graceMs, null);
       if (second) return second;
     }
+    // Ending a shared thread ends the others in it: a `gone` already on its way gets one last look.
+    if (this.handles().some((other) => other.worker === handle.worker && other !== handle)) {
+      const late = await within(handle.exited, LAST_LOOK_MS, null);
+      if (late) return late;
+    }
     const waited = thenStop ? graceMs * 2 : graceMs;
     const still = this.heard.has(handle.worker) ? '' : ' (it was still starting)';
     const inTime = `within ${waited < 1000 ? `${waited} ms` : `${Math.round(waited / 1000)} s`} of being asked${still}`;
-    this.forced.set(handle.worker, { name: handle.name, reason: `terminated: it did not stop ${inTime}`, others: `terminated: its thread was ended to stop ${handle.name}, which did not stop ${inTime}` });
+    const forced = this.forced.get(handle.worker) ?? new Map<string, string>();
+    forced.set(handle.name, `terminated: it did not stop ${inTime}`);
+    this.forced.set(handle.worker, forced);
     await handle.worker.terminate();
     return handle.exited;
   }

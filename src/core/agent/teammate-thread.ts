@@ -2,6 +2,7 @@ import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
+import type { ExitReason } from '../events/schema.js';
 import type { ModelSpec } from '../model/factory.js';
 import type { TeammateWorkerInit } from './worker-protocol.js';
 
@@ -71,4 +72,64 @@ export function startTeammateThread(init: TeammateWorkerInit): Worker {
         { eval: true, workerData: init, stdout: true, stderr: true, resourceLimits },
       )
     : new Worker(entry.url, { workerData: init, stdout: true, stderr: true, resourceLimits });
+}
+
+export interface TeammateExit {
+  name: string;
+  /**
+   * `left`: the teammate ended its own run (protocol, idle timeout, stop). `terminated`: the host ended
+   * a thread that did not stop when asked (one still starting, under load), or one it shared with
+   * such a teammate (`withThread`). `crashed`: the thread died, or its run threw.
+   */
+  kind: 'left' | 'terminated' | 'crashed';
+  /** Why it ended, as a kind (the words are in `reason`). */
+  why: ExitReason;
+  code: number;
+  reason: string;
+  /** Tasks handed back to the board because the thread did not end its own run. */
+  released: number[];
+  /** For a crash: its log, `.team/crash/<name>-<time>.log`, relative to the board folder. */
+  crashLog?: string;
+  /** Ended with its thread, which the host ended to stop this other teammate of it (a shared thread). */
+  withThread?: string;
+}
+
+/** An error a thread reported, as the host keeps it for a crash log. */
+export interface ThreadError {
+  message: string;
+  code: string;
+  detail: string;
+}
+
+/** How a teammate of a thread ended, as the host heard it. */
+export interface SeatEnding {
+  /** The thread's exit code; null while the thread runs on for others (the teammate said `gone`). */
+  code: number | null;
+  /** Its run threw (said with `gone` while the thread runs on). */
+  crashed: boolean;
+  /** What the teammate said of its own end (`exit`), if it did. */
+  own?: { reason: string; why: ExitReason } | undefined;
+  /** Its last error, or the thread's. */
+  error: ThreadError | null;
+  /** The teammates the host ended the thread to stop, with why (null: it did not). */
+  forced?: ReadonlyMap<string, string> | undefined;
+}
+
+/**
+ * A teammate's exit from how it ended: its own word first; else a run that ended or threw while the
+ * thread ran on; else the host's forced end (for it, or for another of its thread: `withThread`); else
+ * the thread's death.
+ */
+export function seatEnd(name: string, end: SeatEnding): { kind: 'left' | 'terminated' | 'crashed'; reason: string; why: ExitReason; withThread?: string } {
+  const { code, own, error, forced } = end;
+  if (own) return { kind: 'left', ...own };
+  if (code === null && !end.crashed) return { kind: 'left', reason: 'its run ended', why: 'stopped' };
+  if (forced?.size) {
+    const mine = forced.get(name);
+    if (mine) return { kind: 'terminated', reason: mine, why: 'terminated' };
+    const [withThread, theirs] = [...forced][0]!;
+    return { kind: 'terminated', reason: `terminated: its thread was ended to stop ${withThread}, ${theirs.replace(/^terminated: it /, 'which ')}`, why: 'terminated', withThread };
+  }
+  const reason = code === null ? `its run threw: ${error?.message ?? 'an error'}` : `thread died (exit code ${code})${error ? `: ${error.message}` : ''}`;
+  return { kind: 'crashed', reason, why: error?.code === 'BOARD_UNREACHABLE' ? 'board_unreachable' : 'crashed' };
 }

@@ -59,8 +59,11 @@ export const FromWorkerSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('says'), name: z.string(), role: z.string(), task: z.number().nullable(), text: z.string() }),
   z.object({ type: z.literal('error'), name: z.string(), error: z.object({ code: z.string(), message: z.string(), stack: z.string().optional() }) }),
   z.object({ type: z.literal('exit'), name: z.string(), reason: z.string(), why: z.enum(EXIT_REASONS) }),
-  /** The teammate's run has returned: it holds nothing more, though its thread may run on for others. */
-  z.object({ type: z.literal('gone'), name: z.string() }),
+  /**
+   * The teammate's run has ended while its thread runs on for others: it holds nothing more. `crashed`:
+   * its run threw (the error came just before).
+   */
+  z.object({ type: z.literal('gone'), name: z.string(), crashed: z.boolean().optional() }),
   z.object({
     type: z.literal('usage'),
     name: z.string(),

@@ -237,6 +237,9 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
   const names = (data.team ?? []).map((m) => m.name);
   const twice = names.find((name, i) => names.indexOf(name) !== i);
   if (twice) fail(`team: the name '${twice}' is given twice`);
+  // The lead's name on the board (team-registry.ts): a teammate under it would be refused at start.
+  const lead = names.indexOf('lead');
+  if (lead >= 0) fail(`team.${lead}.name: 'lead' is the team lead's name; choose another`);
   for (const key of Object.keys(data.models ?? {})) {
     if (key !== 'default' && !roles.has(key)) fail(`models.${key}: not 'default', and ${unknownRole(key, roles)}`);
   }

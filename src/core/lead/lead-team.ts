@@ -119,7 +119,8 @@ export class LeadTeam {
       deps.release();
     });
     this.manager.on('exit', (exit) => {
-      if (exit.why === 'idle_timeout') this.resting.add(exit.name);
+      // Idled out, or ended with its thread to stop another of it: started again when there is work.
+      if (exit.why === 'idle_timeout' || exit.withThread) this.resting.add(exit.name);
       // A thread that could not reach the board (a database away too long) is started again when there is work.
       else if (exit.why === 'board_unreachable' && !deps.closed()) this.resting.add(exit.name);
       // Nothing more comes from that thread: what it sent is shown before it is gone.
@@ -208,8 +209,8 @@ export class LeadTeam {
    * Starts the session's team, its roles' teammates sharing threads as the machine's cores allow
    * (TeammateManager.spawnTeam). A member that cannot start is left out, and said as the error's message.
    */
-  spawnTeam(members: readonly TeamMemberSpec[]): Array<{ name: string; message: string }> {
-    const refused: Array<{ name: string; message: string }> = [];
+  spawnTeam(members: readonly TeamMemberSpec[]): Array<{ name: string; code: string; message: string }> {
+    const refused: Array<{ name: string; code: string; message: string }> = [];
     const names = new Set<string>();
     const fit = members.filter((member) => {
       try {
@@ -218,12 +219,18 @@ export class LeadTeam {
         names.add(member.name);
         return true;
       } catch (error) {
-        refused.push({ name: member.name, message: serializeError(error).message });
+        refused.push({ name: member.name, ...serializeError(error) });
         return false;
       }
     });
-    this.manager.spawnTeam(fit);
-    for (const member of fit) this.started(member);
+    try {
+      this.manager.spawnTeam(fit);
+    } catch (error) {
+      // A thread that could not be made: those started before it run on, the rest are said.
+      const { code, message } = serializeError(error);
+      for (const member of fit) if (!this.manager.get(member.name)) refused.push({ name: member.name, code, message });
+    }
+    for (const member of fit) if (this.manager.get(member.name)) this.started(member);
     return refused;
   }
 
@@ -243,20 +250,20 @@ export class LeadTeam {
     this.fatal = null;
   }
 
-  /** Respawns teammates that idled out when the board has work their role could claim, or mail for them. */
+  /**
+   * Respawns teammates that idled out (or were ended with a thread for another's sake) when the board
+   * has work their role could claim, or mail for them: together, so that a role's share threads again.
+   */
   wakeResting(messaged?: string): void {
+    const due: TeamMemberSpec[] = [];
     for (const name of [...this.resting]) {
       const spec = this.spawned.get(name);
       if (!spec || this.manager.get(name)) continue;
       if (name !== messaged && this.board.tasks.scanUnclaimed(spec.role).length === 0) continue;
       this.resting.delete(name);
-      try {
-        this.spawn(spec.name, spec.role, spec.prompt);
-      } catch (error) {
-        const { code, message } = serializeError(error);
-        this.deps.emit({ type: 'error', code, message });
-      }
+      due.push(spec);
     }
+    for (const { code, message } of due.length ? this.spawnTeam(due) : []) this.deps.emit({ type: 'error', code, message });
   }
 
   /**
