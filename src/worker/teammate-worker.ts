@@ -71,8 +71,7 @@ port.on('message', (message: ToWorker) => {
         leave(seat.spec.name);
       }
     }
-  }
-  else if (message.type === 'model') {
+  } else if (message.type === 'model') {
     for (const seat of seats.values()) {
       seat.latest = message.spec;
       seat.teammate?.useModel(createModel(message.spec));
