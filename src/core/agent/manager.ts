@@ -12,8 +12,6 @@ import type { EventSink } from '../events/emitter.js';
 import type { Origin } from './event-order.js';
 import { type FromWorker, FromWorkerSchema, type TeammateSeat, type TeammateWorkerInit, type ToWorker } from './worker-protocol.js';
 import { seatEnd, startTeammateThread, type TeammateExit, type ThreadError, threadsFor } from './teammate-thread.js';
-
-export type { TeammateExit } from './teammate-thread.js';
 import { StageRegistry } from '../stages/stage-registry.js';
 import { ANY_ROLE } from '../board/task-checks.js';
 import type { TeammateSettings } from './settings.js';
@@ -37,6 +35,7 @@ export interface ManagerOptions {
   cores?: number;
 }
 
+export type { TeammateExit } from './teammate-thread.js';
 
 /** The last events of a thread kept for its crash log. */
 const RECENT_EVENTS = 20;
