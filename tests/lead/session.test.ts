@@ -71,6 +71,17 @@ describe('LeadSession', () => {
     expect(session.isRunning('analyst')).toBe(true);
   });
 
+  it('counts teammates that idled out as there: a pipeline posted while all rest is still active', async () => {
+    const { session, exited } = idlingSession();
+    await session.start([{ name: 'analyst', role: 'analyst' }]);
+    await waitFor(session, () => exited.has('analyst'));
+    expect(session.isRunning('analyst')).toBe(false);
+    const board = boardOf(session);
+    await board.tasks.create({ subject: 'Analyse: a thing', role: 'analyst', stage: 'requirements', pipeline: 1 });
+    // At once, before any watcher event has brought the analyst back: line mode's input ending now must not leave it open.
+    expect(session.busyReason()).toBe('pipeline #1 still active');
+  });
+
   it('takes a role as served by a live member of another process, and not by one whose process is gone', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
     roots.push(root);

@@ -138,13 +138,18 @@ export class LeadTeam {
     return this.manager.handles().map(({ name, role }) => ({ name, role }));
   }
 
+  /** This session's teammates running, and resting ones (started again as soon as work of their role comes). */
+  onCall(): Array<{ name: string; role: string }> {
+    const resting = [...this.resting].flatMap((name) => {
+      const spec = this.spawned.get(name);
+      return spec && !this.manager.get(name) ? [{ name, role: spec.role }] : [];
+    });
+    return [...this.running(), ...resting];
+  }
+
   /** The roles some teammate takes: this session's running and resting ones, and live members (the registry's `members`) of other processes. */
   servingRoles(members: readonly Member[]): Set<string> {
-    const roles = new Set(this.running().map(({ role }) => role));
-    for (const name of this.resting) {
-      const role = this.spawned.get(name)?.role;
-      if (role) roles.add(role);
-    }
+    const roles = new Set(this.onCall().map(({ role }) => role));
     for (const member of members) if (isLive(member) && goneReason(member, Date.now()) === null) roles.add(member.role);
     return roles;
   }
