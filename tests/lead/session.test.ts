@@ -71,6 +71,20 @@ describe('LeadSession', () => {
     expect(session.isRunning('analyst')).toBe(true);
   });
 
+  it('keeps a teammate that idled out down once /shutdown names it: work of its role waits, said once', async () => {
+    const { session, exited } = idlingSession();
+    await session.start([{ name: 'analyst', role: 'analyst' }]);
+    await waitFor(session, () => exited.has('analyst'));
+    const out: string[] = [];
+    await runLine('/shutdown analyst', { session, print: (text) => out.push(text), askLead: (text) => session.ask(text) });
+    expect(out).toEqual(['analyst had idled out: it is not started again for work (/spawn starts it)']);
+    const waits = waitFor(session, (e) => e.type === 'notice' && /waits: task #\d+ \(requirements\) is for a teammate of role analyst, and none runs/.test(e.text));
+    await boardOf(session).tasks.create({ subject: 'Analyse: a thing', role: 'analyst', stage: 'requirements', pipeline: 1 });
+    await waits;
+    expect(session.isRunning('analyst')).toBe(false);
+    expect(session.busyReason()).toBeNull();
+  });
+
   it('counts teammates that idled out as there: a pipeline posted while all rest is still active', async () => {
     const { session, exited } = idlingSession();
     await session.start([{ name: 'analyst', role: 'analyst' }]);

@@ -331,6 +331,11 @@ export class LeadTeam {
     this.manager.setModel(role, spec);
   }
 
+  /** A teammate of this session that idled out is not started again; false when it was not resting. */
+  keepDown(name: string): boolean {
+    return this.resting.delete(name) && !this.manager.get(name);
+  }
+
   /** The shutdown protocol for one teammate (bounded wait, then stop). */
   async requestShutdown(name: string, graceMs = 5_000): Promise<TeammateExit | null> {
     this.resting.delete(name);
