@@ -232,7 +232,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       if (!resolve) return;
       resolvers.delete(name);
       const error = errors.get(name) ?? lastError;
-      const { kind, reason, why, withThread } = seatEnd(name, { code, crashed, own: ended.get(name), error, forced: code === null ? undefined : this.forced.get(worker) });
+      const { kind, reason, why, withThread } = seatEnd(name, { code, crashed, own: ended.get(name), error, forced: this.forced.get(worker) });
       const handle = handles.get(name)!;
       const bury = async (): Promise<TeammateExit> => {
         const exit: TeammateExit = { name, kind, why, code: code ?? 0, reason, released: [], ...(withThread ? { withThread } : {}) };

@@ -124,7 +124,8 @@ export function seatEnd(name: string, end: SeatEnding): { kind: 'left' | 'termin
   const { code, own, error, forced } = end;
   if (own) return { kind: 'left', ...own };
   if (code === null && !end.crashed) return { kind: 'left', reason: 'its run ended', why: 'stopped' };
-  if (forced?.size) {
+  // A forced end is the thread's: a teammate that said `gone` before it was not ended by it.
+  if (code !== null && forced?.size) {
     const mine = forced.get(name);
     if (mine) return { kind: 'terminated', reason: mine, why: 'terminated' };
     const [withThread, theirs] = [...forced][0]!;

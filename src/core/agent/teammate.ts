@@ -21,6 +21,7 @@ import { secretValues } from '../trace/redact.js';
 import { Trace } from '../trace/trace.js';
 import { identityMessages } from './identity.js';
 import { redactEvent, type TeammateEvent } from './teammate-events.js';
+
 export type { TeammateEvent } from './teammate-events.js';
 import { TeammateInbox } from './teammate-inbox.js';
 import { TaskEnds } from './task-ends.js';
@@ -220,7 +221,7 @@ export class Teammate {
     try {
       this.model = await next;
       this.note(null, `now on ${this.model.label}`);
-      void this.model.warm?.();
+      void this.model.warm?.().catch(() => undefined);
     } catch (error) {
       this.emit({ type: 'error', name: this.options.name, error: serializeError(error) });
     }

@@ -129,7 +129,7 @@ export interface LeadApi extends LeadControls {
    * Asks a live member this session does not run (an `autoteam worker`, a teammate of another
    * process) to shut down, with the protocol's request in its inbox: what was done, or null when
    * `name` is no live member elsewhere (UnknownRecipientError: no member at all). Its leaving comes
-   * through the log.
+   * through the log. A teammate of this session resting after an idle timeout is kept down instead.
    */
   requestShutdownElsewhere(name: string): Promise<string | null>;
   /** Lets a simulated user answer the teammates' questions (those pending too), or stops it. */

@@ -9,10 +9,11 @@ import { ANY_ROLE } from '../board/task-checks.js';
 /**
  * Why the team is still busy, or null when nothing can still move: a pipeline is active, a task is
  * in progress, or a general task waits for a running teammate to claim it — unless no teammate
- * runs or rests (`running` holds the resting too: a post brings them back), a fatal model error `stopped` them, or the team waits on a question nobody will answer. A
- * task whose plan waits for the person's decision (`awaiting`) is not work in flight; nor is a
- * pipeline whose open tasks all wait, for that decision or for roles nobody `serving` takes (the
- * person shut its engineer down): `stuckPipelines` names it.
+ * runs or rests (`running` holds the resting too: a post brings them back), a fatal model error
+ * `stopped` them, or the team waits on a question nobody will answer. A task whose plan waits for
+ * the person's decision (`awaiting`) is not work in flight; nor is a pipeline whose open tasks all
+ * wait, for that decision or for roles nobody `serving` takes (the person shut its engineer down):
+ * `stuckPipelines` names it.
  */
 export function busyReason(state: {
   running: ReadonlyArray<{ role: string }>;
