@@ -97,6 +97,26 @@ describe.each(backends)('$name', (backend) => {
     expect((await board.get(task.id)).history.map((h) => h.event)).toEqual(['created', 'claimed', 'released', 'claimed', 'completed']);
   });
 
+  it('a write from a store that has not seen the last change lands on the task as it is, or is refused by it', async () => {
+    const location = await backend.location();
+    const here = await open(location);
+    const there = await open(location);
+    const task = await here.create({ subject: 'shared' });
+    await there.refresh();
+    expect(await there.get(task.id)).toMatchObject({ status: 'pending', owner: null });
+    // `there` does not refresh again: what it holds of the task is from before each of these.
+    expect(await here.claim(task.id, 'alice')).toMatchObject({ ok: true });
+    await here.update(task.id, { artifacts: { summary: 'by alice' } }, { fence: { owner: 'alice', token: 1 }, event: 'noted' });
+    const noted = await there.update(task.id, { artifacts: { requirement: 'kept' } }, { by: 'lead', event: 'remarked' });
+    expect(noted).toMatchObject({ ok: true, task: { status: 'in_progress', owner: 'alice', artifacts: { summary: 'by alice', requirement: 'kept' } } });
+    expect(noted.ok && noted.task.history.map((h) => h.event)).toEqual(['created', 'claimed', 'noted', 'remarked']);
+    await here.refresh();
+    expect(await here.release(task.id, { owner: 'alice', token: 1 }, 'later')).toMatchObject({ ok: true });
+    // Its copy still says alice holds token 1; the task says nobody does.
+    expect(await there.complete(task.id, { owner: 'alice', token: 1 }, 'done')).toMatchObject({ ok: false, fenced: true });
+    expect(await here.refresh().then(() => here.get(task.id))).toMatchObject({ status: 'pending', owner: null, result: null });
+  });
+
   it('an expired lease is taken over with a new token; the old holder is fenced out', async () => {
     const location = await backend.location();
     const board = await open(location, 300);

@@ -11,7 +11,7 @@ import type { ClaimResult, CreateTaskInput, MutationResult } from '../task-types
 import { createPool, describeUrl, transaction, withConnectionRetry } from './connection.js';
 import { migrateWith } from './schema.js';
 import { Sightings } from './sightings.js';
-import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, SELECTED, SET_ALL, type TaskRow, toRow, toTask } from './task-sql.js';
+import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, SELECTED, SET_ALL, type TaskRow, toRow, toTask, UPDATE_IF_UNCHANGED } from './task-sql.js';
 
 /** What one read of the replica brought: the rows read, and the ids found gone. */
 export interface TasksRead {
@@ -42,6 +42,11 @@ const FULL_COMPARE_MS = 30_000;
  * writes, and refreshed (only the rows whose `version` moved) on every notification and `refresh()`.
  * A read may lag another host's write by the notification's latency; every decision that matters is
  * taken in the database (claims, fences), or after `refresh()` under a lock (a pipeline's successor).
+ *
+ * A write is one statement when it can be: a change made to the replica's copy of a task is written
+ * only while the row still holds that version, and anything else (the row moved, or the rules refuse
+ * on the copy) is decided again on the row, locked. A post without blockers is one INSERT. Both read
+ * the time by the database's clock as last measured (`dbClock`), as the locked path reads it exactly.
  */
 export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   protected readonly leaseMs: number;
@@ -60,6 +65,8 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   private readonly readers = new Set<(read: TasksRead) => void>();
   /** Tasks this process posted since it last had the tasks table analyzed (see create). */
   private postedSinceAnalyze = 0;
+  /** The database's clock minus this process's, measured at each catching-up read (see dbClock). */
+  private clockOffsetMs = 0;
 
   constructor(
     readonly url: string,
@@ -102,6 +109,16 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     return this.dbNow ?? new Date();
   }
 
+  /** The database's clock as this process reckons it: its own, moved by the offset last measured. */
+  private dbClock(): Date {
+    return new Date(Date.now() + this.clockOffsetMs);
+  }
+
+  /** Takes the offset from a read sent at `sentMs` that found the database's clock at `dbNow`. */
+  private measureClock(dbNow: Date, sentMs: number): void {
+    this.clockOffsetMs = dbNow.getTime() - (sentMs + Date.now()) / 2;
+  }
+
   private query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
     return withConnectionRetry(this.url, () => this.pool.query<R>(text, values));
   }
@@ -118,8 +135,10 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
       return this.read(rows, []);
     }
     if (this.horizon === null || Date.now() - this.comparedAt >= FULL_COMPARE_MS) return this.compareAll();
-    const { rows } = await this.query<TaskRow & { horizon: string }>(CHANGED_SINCE, [this.horizon]);
+    const sentMs = Date.now();
+    const { rows } = await this.query<TaskRow & { horizon: string; db_now: Date }>(CHANGED_SINCE, [this.horizon]);
     this.horizon = rows[0]!.horizon;
+    this.measureClock(rows[0]!.db_now, sentMs);
     return this.read(rows.filter((row) => row.id !== null), []);
   }
 
@@ -150,7 +169,9 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
 
   private async compareAll(): Promise<number> {
     const started = this.seen.mark();
-    const { rows } = await this.query<{ horizon: string; id: number | null; version: string | null }>(ALL_VERSIONS);
+    const sentMs = Date.now();
+    const { rows } = await this.query<{ horizon: string; db_now: Date; id: number | null; version: string | null }>(ALL_VERSIONS);
+    this.measureClock(rows[0]!.db_now, sentMs);
     const present = new Set(rows.flatMap((row) => (row.id === null ? [] : [row.id])));
     const gone: number[] = [];
     for (const id of this.replica.keys()) {
@@ -213,37 +234,41 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   async create(input: CreateTaskInput): Promise<Task> {
     const blockedBy = [...new Set(input.blockedBy ?? [])];
     const artifacts = ArtifactsSchema.parse(input.artifacts ?? {});
-    const task = await this.transaction(async (client) => {
-      if (blockedBy.length) {
-        const { rows } = await client.query<{ id: number }>('SELECT id FROM autoteam_tasks WHERE id = ANY ($1) FOR UPDATE', [blockedBy]);
-        const missing = blockedBy.find((id) => !rows.some((row) => row.id === id));
-        if (missing !== undefined) throw new NotFoundError(`blockedBy: task #${missing} does not exist`);
-      }
-      const { rows: clock } = await client.query<{ now: Date }>('SELECT now()');
-      const at = clock[0]!.now.toISOString();
-      const draft: Task = TaskSchema.parse({
-        id: 1,
-        subject: input.subject,
-        description: input.description ?? '',
-        status: 'pending',
-        role: input.role ?? null,
-        stage: input.stage ?? null,
-        blockedBy,
-        pipeline: input.pipeline ?? null,
-        revision: input.revision ?? 0,
-        handoff: input.handoff ?? '',
-        artifacts,
-        history: [{ at, by: input.by ?? 'lead', event: 'created', detail: input.subject }],
-        notBefore: input.notBefore ?? null,
-        createdAt: at,
-        updatedAt: at,
-      });
-      const rows = await insertTask(client, this.clean(this.sizedNew(draft, input)));
-      const blockers = blockedBy.length
-        ? (await client.query<TaskRow>(`UPDATE autoteam_tasks SET blocks = array_append(blocks, $1) WHERE id = ANY ($2) AND NOT ($1 = ANY (blocks)) RETURNING ${SELECTED}`, [rows[0]!.id, blockedBy])).rows
-        : [];
-      return { row: rows[0]!, blockers };
-    });
+    const stored = (at: string): Task =>
+      this.clean(
+        this.sizedNew(
+          TaskSchema.parse({
+            id: 1,
+            subject: input.subject,
+            description: input.description ?? '',
+            status: 'pending',
+            role: input.role ?? null,
+            stage: input.stage ?? null,
+            blockedBy,
+            pipeline: input.pipeline ?? null,
+            revision: input.revision ?? 0,
+            handoff: input.handoff ?? '',
+            artifacts,
+            history: [{ at, by: input.by ?? 'lead', event: 'created', detail: input.subject }],
+            notBefore: input.notBefore ?? null,
+            createdAt: at,
+            updatedAt: at,
+          }),
+          input,
+        ),
+      );
+    // Without blockers a post is one statement; with them, the blockers are locked and told in one transaction.
+    const task = !blockedBy.length
+      ? { row: (await withConnectionRetry(this.url, () => insertTask(this.pool, stored(this.dbClock().toISOString()))))[0]!, blockers: [] }
+      : await this.transaction(async (client) => {
+          const { rows } = await client.query<{ id: number }>('SELECT id FROM autoteam_tasks WHERE id = ANY ($1) FOR UPDATE', [blockedBy]);
+          const missing = blockedBy.find((id) => !rows.some((row) => row.id === id));
+          if (missing !== undefined) throw new NotFoundError(`blockedBy: task #${missing} does not exist`);
+          const { rows: clock } = await client.query<{ now: Date }>('SELECT now()');
+          const inserted = await insertTask(client, stored(clock[0]!.now.toISOString()));
+          const update = `UPDATE autoteam_tasks SET blocks = array_append(blocks, $1) WHERE id = ANY ($2) AND NOT ($1 = ANY (blocks)) RETURNING ${SELECTED}`;
+          return { row: inserted[0]!, blockers: (await client.query<TaskRow>(update, [inserted[0]!.id, blockedBy])).rows };
+        });
     for (const row of task.blockers) this.apply(row);
     // The claim statement reads the pending index in id order only when the planner knows how many
     // tasks there are; with the table's first statistics it sorts every pending row on each claim
@@ -286,30 +311,48 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     return { ok: true, task };
   }
 
-  /** Row-locked read-check-write in one transaction, with the database's clock for the rules. */
+  /**
+   * One statement when the replica's copy decides it (the row still holds that version), else a
+   * row-locked read-check-write in one transaction, with the database's clock for the rules.
+   */
   protected async mutate(id: number, change: (task: Task) => Task | Refusal): Promise<MutationResult> {
+    const known = this.replica.get(id);
+    if (known) {
+      const next = this.changed(id, known.task, this.dbClock(), change);
+      if (!(next instanceof Refusal)) {
+        const { rows } = await this.query<TaskRow>(UPDATE_IF_UNCHANGED, [id, ...toRow(next), known.version]);
+        if (rows[0]) {
+          this.apply(rows[0]);
+          return { ok: true, task: this.get(id) };
+        }
+      }
+    }
     const outcome = await this.transaction(async (client) => {
       const { rows } = await client.query<TaskRow & { db_now: Date }>(`SELECT ${SELECTED}, now() AS db_now FROM autoteam_tasks WHERE id = $1 FOR UPDATE`, [id]);
       const row = rows[0];
       if (!row) return { result: { ok: false as const, reason: `task #${id} does not exist` } };
-      this.dbNow = row.db_now;
-      let sized: Task | Refusal;
-      try {
-        const next = change(toTask(row));
-        // Held to the size autoteam can read back (an export writes it as a file): trimmed, or refused.
-        sized = next instanceof Refusal ? next : this.sized(next);
-      } finally {
-        this.dbNow = null;
+      const next = this.changed(id, toTask(row), row.db_now, change);
+      if (next instanceof Refusal) {
+        return { result: next.fenced ? { ok: false as const, reason: next.reason, fenced: true } : { ok: false as const, reason: next.reason }, row };
       }
-      if (sized instanceof Refusal) {
-        return { result: sized.fenced ? { ok: false as const, reason: sized.reason, fenced: true } : { ok: false as const, reason: sized.reason }, row };
-      }
-      const written = this.clean(TaskSchema.parse({ ...sized, id, updatedAt: row.db_now.toISOString() }));
-      const saved = await client.query<TaskRow>(`UPDATE autoteam_tasks SET ${SET_ALL} WHERE id = $1 RETURNING ${SELECTED}`, [id, ...toRow(written)]);
-      return { result: { ok: true as const, task: written }, row: saved.rows[0]! };
+      const saved = await client.query<TaskRow>(`UPDATE autoteam_tasks SET ${SET_ALL} WHERE id = $1 RETURNING ${SELECTED}`, [id, ...toRow(next)]);
+      return { result: { ok: true as const }, row: saved.rows[0]! };
     });
     if (outcome.row) this.apply(outcome.row);
     return outcome.result.ok ? { ok: true, task: this.get(id) } : outcome.result;
+  }
+
+  /** `change` made to `task` at `at` by the rules, held to the size autoteam can read back, as it is stored. */
+  private changed(id: number, task: Task, at: Date, change: (task: Task) => Task | Refusal): Task | Refusal {
+    this.dbNow = at;
+    try {
+      const next = change(task);
+      // Held to the size autoteam can read back (an export writes it as a file): trimmed, or refused.
+      const sized = next instanceof Refusal ? next : this.sized(next);
+      return sized instanceof Refusal ? sized : this.clean(TaskSchema.parse({ ...sized, id, updatedAt: at.toISOString() }));
+    } finally {
+      this.dbNow = null;
+    }
   }
 
   /** Runs `work` holding a board-wide advisory lock named `name` (a session lock on one connection). */

@@ -19,13 +19,14 @@ export const SELECTED_T = SELECTED.split(', ').map((c) => `t.${c}`).join(', ');
  * still running then (32 bits, as a row's `xmin`). A change the read did not see was made by a
  * transaction at or past that horizon, so the next read fetches only rows whose `xmin` is: whatever
  * order the writers commit in, none is missed. The one-row `h` makes the horizon come back with no
- * row changed. Without a horizon (the first read) it is every row.
+ * row changed. Without a horizon (the first read) it is every row. It brings the database's clock
+ * too (`db_now`), which the board reckons by between two reads (PgTaskBoard.dbClock).
  */
-const HORIZON = `(SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint % 4294967296)::text AS horizon) h`;
-export const CHANGED_SINCE = `SELECT h.horizon, ${SELECTED_T} FROM ${HORIZON}
+const HORIZON = `(SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint % 4294967296)::text AS horizon, now() AS db_now) h`;
+export const CHANGED_SINCE = `SELECT h.horizon, h.db_now, ${SELECTED_T} FROM ${HORIZON}
   LEFT JOIN autoteam_tasks t ON age(t.xmin) <= age($1::text::xid)`;
 /** Every row's id and version (finds rows deleted by hand), with the horizon. */
-export const ALL_VERSIONS = `SELECT h.horizon, t.id, t.version FROM ${HORIZON} LEFT JOIN autoteam_tasks t ON true`;
+export const ALL_VERSIONS = `SELECT h.horizon, h.db_now, t.id, t.version FROM ${HORIZON} LEFT JOIN autoteam_tasks t ON true`;
 
 export interface TaskRow {
   version?: string;
@@ -117,7 +118,7 @@ export const INSERTED = COLUMNS.split(', ').slice(1).join(', ');
  * Inserts a task: a new one gets the next id, an imported one (`keepId`) keeps its own. Returns the
  * row as stored.
  */
-export async function insertTask(client: pg.PoolClient, task: Task, keepId = false): Promise<TaskRow[]> {
+export async function insertTask(client: pg.PoolClient | pg.Pool, task: Task, keepId = false): Promise<TaskRow[]> {
   const values = keepId ? [task.id, ...toRow(task)] : toRow(task);
   const placeholders = values.map((_, i) => `$${i + 1}`).join(', ');
   const columns = keepId ? `id, ${INSERTED}` : INSERTED;
@@ -130,6 +131,9 @@ export const SET_ALL = COLUMNS.split(', ')
   .slice(1)
   .map((column, i) => `${column} = $${i + 2}`)
   .join(', ');
+
+/** Writes every column of task `$1` only while its row holds the version read (the last parameter). */
+export const UPDATE_IF_UNCHANGED = `UPDATE autoteam_tasks SET ${SET_ALL} WHERE id = $1 AND version = $${COLUMNS.split(', ').length + 1} RETURNING ${SELECTED}`;
 
 /** A candidate's role, backoff and blockers, in SQL: the same rule as the file board's. */
 export const READY = `
