@@ -43,16 +43,22 @@ describe('TeamRegistry', () => {
     expect(registry.names()[0]).toBe('lead');
   });
 
-  it('rejects an invalid name, the lead\'s name and an unknown member', async () => {
+  it('rejects an invalid name, the lead\'s name, a name that differs from another only in case, and an unknown member', async () => {
     root = tempRoot();
     const registry = new TeamRegistry(root);
     await registry.ensure('crew', 'boss');
     await expect(registry.join('bad name!', 'engineer')).rejects.toThrow(ConfigError);
     await expect(registry.join('bad name!', 'engineer')).rejects.toThrow(/invalid teammate name 'bad name!'/);
     await expect(registry.join('boss', 'engineer')).rejects.toThrow(/lead/);
+    // Names that differ only in case would share an inbox file on a case-insensitive disk.
+    await expect(registry.join('Boss', 'engineer')).rejects.toThrow(/'Boss' differs from 'boss' of team 'crew' only in case/);
+    await registry.join('engineer-2', 'engineer');
+    await registry.setStatus('engineer-2', 'shutdown');
+    await expect(registry.join('Engineer-2', 'engineer')).rejects.toThrow(/'Engineer-2' differs from 'engineer-2'/);
+    await registry.join('engineer-2', 'engineer');
+    expect(registry.members().map((m) => m.name)).toEqual(['engineer-2']);
     await expect(registry.setStatus('ghost', 'idle')).rejects.toThrow(NotFoundError);
     await expect(registry.setStatus('ghost', 'idle')).rejects.toThrow(/team 'crew'/);
-    expect(registry.members()).toEqual([]);
   });
 
   it('names a worker started without a name after its role: the first of engineer, engineer-2, … no live member of another process holds', async () => {

@@ -235,11 +235,16 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     if (!roles.has(member.role)) fail(`team.${i}.role: ${unknownRole(member.role, roles)}`);
   }
   const names = (data.team ?? []).map((m) => m.name);
-  const twice = names.find((name, i) => names.indexOf(name) !== i);
-  if (twice) fail(`team: the name '${twice}' is given twice`);
+  const lower = names.map((name) => name.toLowerCase());
+  const twice = names.findIndex((name, i) => lower.indexOf(name.toLowerCase()) !== i);
+  if (twice >= 0) {
+    const first = names[lower.indexOf(lower[twice]!)]!;
+    // On a case-insensitive disk (macOS's) two names that differ only in case would share an inbox file.
+    fail(first === names[twice] ? `team: the name '${first}' is given twice` : `team: the names '${first}' and '${names[twice]}' differ only in case, and their inboxes would be one file on a case-insensitive disk`);
+  }
   // The lead's name on the board (team-registry.ts): a teammate under it would be refused at start.
-  const lead = names.indexOf('lead');
-  if (lead >= 0) fail(`team.${lead}.name: 'lead' is the team lead's name; choose another`);
+  const lead = lower.indexOf('lead');
+  if (lead >= 0) fail(names[lead] === 'lead' ? `team.${lead}.name: 'lead' is the team lead's name; choose another` : `team.${lead}.name: '${names[lead]}' differs from the team lead's name 'lead' only in case; choose another`);
   for (const key of Object.keys(data.models ?? {})) {
     if (key !== 'default' && !roles.has(key)) fail(`models.${key}: not 'default', and ${unknownRole(key, roles)}`);
   }
