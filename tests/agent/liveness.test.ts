@@ -134,11 +134,13 @@ describe('names and roles', () => {
     expect(long.stderr).toMatch(/invalid teammate name 'x{80}…': name: at most 64 characters/);
   });
 
-  it('the session refuses /spawn of an unknown role, of the lead\'s name, of a live name', async () => {
+  it('the session refuses /spawn of an unknown role, of the lead\'s name, of a live name, of one that differs from a teammate\'s only in case', async () => {
     const root = board();
     const session = await lead(root);
     expect(() => session.spawn('bob', 'wizard')).toThrow("unknown role 'wizard' (roles: analyst, engineer, reviewer, any)");
     expect(() => session.spawn('lead', 'engineer')).toThrow("'lead' is the team lead's name");
+    // Refused whether or not the analyst's thread has joined the team yet.
+    expect(() => session.spawn('Analyst', 'analyst')).toThrow(/'Analyst' differs from 'analyst' of team '.*' only in case/);
     await until(() => new TeamRegistry(root).get('analyst')?.status === 'idle', 'the analyst thread is idle');
     const other = worker(root, 'e2');
     await until(() => /idle/.test(other.output()), 'the e2 worker is idle');

@@ -244,7 +244,7 @@ export class LeadTeam {
     this.deps.stages.checkRole(role);
     if (name.length > 64 || !/^[A-Za-z0-9_-]+$/.test(name)) throw new ConfigError(`invalid teammate name '${name.slice(0, 80)}': at most 64 letters, digits, _ and -`);
     // The thread would be refused when it joins; say so here, before anything starts.
-    this.board.registry.checkNameFree(this.board.registry.read(), name);
+    this.board.registry.checkNameFree(this.board.registry.read(), name, process.pid, this.spawned.keys());
   }
 
   private started(member: TeamMemberSpec): void {
