@@ -166,6 +166,21 @@ describe('a team started with a name taken', () => {
     expect(registry.get('engineer-2')).toMatchObject({ pid: other.proc.pid });
     expect(registry.get('engineer-3')).toMatchObject({ pid: process.pid });
   });
+
+  it('leaves out a member whose name differs from another one of the same start only in case', async () => {
+    const root = board();
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: 100 } });
+    sessions.push(session);
+    const notices: string[] = [];
+    session.subscribe((event) => {
+      if (event.type === 'notice') notices.push(event.text);
+    });
+    await session.start([{ name: 'eng', role: 'engineer' }, { name: 'Eng', role: 'engineer' }]);
+    const registry = new TeamRegistry(root);
+    await until(() => registry.get('eng')?.status === 'idle', 'eng idle');
+    expect(notices.filter((text) => text.startsWith('Eng '))).toEqual([expect.stringMatching(/^Eng not started: 'Eng' differs from 'eng' of team '.*' only in case/)]);
+    expect(registry.members().map((member) => member.name)).toEqual(['eng']);
+  });
 });
 
 describe('members whose process is gone', () => {

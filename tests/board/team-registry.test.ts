@@ -53,10 +53,12 @@ describe('TeamRegistry', () => {
     // Names that differ only in case would share an inbox file on a case-insensitive disk.
     await expect(registry.join('Boss', 'engineer')).rejects.toThrow(/'Boss' differs from 'boss' of team 'crew' only in case/);
     await registry.join('engineer-2', 'engineer');
-    await registry.setStatus('engineer-2', 'shutdown');
     await expect(registry.join('Engineer-2', 'engineer')).rejects.toThrow(/'Engineer-2' differs from 'engineer-2'/);
-    await registry.join('engineer-2', 'engineer');
-    expect(registry.members().map((m) => m.name)).toEqual(['engineer-2']);
+    expect(() => registry.checkNameFree(registry.read(), 'Alice', process.pid, ['alice'])).toThrow(/'Alice' differs from 'alice'/);
+    // One shut down holds only its own name (a board may hold both cases from before the rule).
+    await registry.setStatus('engineer-2', 'shutdown');
+    await registry.join('Engineer-2', 'engineer');
+    expect(registry.members().map((m) => m.name)).toEqual(['engineer-2', 'Engineer-2']);
     await expect(registry.setStatus('ghost', 'idle')).rejects.toThrow(NotFoundError);
     await expect(registry.setStatus('ghost', 'idle')).rejects.toThrow(/team 'crew'/);
   });

@@ -43,6 +43,9 @@ describe('sizing the team', () => {
   it('skips a name another member already has', () => {
     const team = sizeTeam([{ name: 'engineer', role: 'engineer', count: 3 }, { name: 'engineer-2', role: 'any' }], []);
     expect(names(team.members)).toEqual(['engineer:engineer', 'engineer-3:engineer', 'engineer-4:engineer', 'engineer-2:any']);
+    // In any case: names that differ only in case would share an inbox file on a case-insensitive disk.
+    expect(names(sizeTeam([{ name: 'Eng', role: 'engineer', count: 2 }, { name: 'eng-2', role: 'any' }], []).members)).toEqual(['Eng:engineer', 'Eng-3:engineer', 'eng-2:any']);
+    expect(names(sizeTeam([{ name: 'Engineer', role: 'reviewer' }], roleCounts({ engineers: '1' })).members)).toEqual(['Engineer:reviewer', 'engineer-2:engineer']);
   });
 
   it('lets a flag cut a role down, or add a role the configured team lacks', () => {

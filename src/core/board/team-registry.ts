@@ -131,14 +131,14 @@ export class TeamRegistry {
 
   /**
    * Refuses a name another process may not take: the lead's, or one a live member of another process
-   * holds (two teammates must not share an inbox), or one that differs from the lead's or a member's
-   * only in case (on a case-insensitive disk, as macOS's is, their inbox files would be one file),
-   * or from one of `also` (those the caller started that may not have joined yet). `pid` is the
-   * process that would take it.
+   * holds (two teammates must not share an inbox), or one that differs from the lead's or a running
+   * member's only in case (on a case-insensitive disk, as macOS's is, their inbox files would be one
+   * file), or from one of `also` (those the caller started that may not have joined yet). A member
+   * shut down or dead does not hold its name's other cases. `pid` is the process that would take it.
    */
   checkNameFree(config: TeamConfig, name: string, pid: number | null = process.pid, also: Iterable<string> = []): void {
     if (name === config.lead) throw new ConfigError(`'${name}' is the team lead's name`);
-    const twin = [config.lead, ...config.members.map((m) => m.name), ...also].find((other) => other !== name && other.toLowerCase() === name.toLowerCase());
+    const twin = [config.lead, ...config.members.filter(isLive).map((m) => m.name), ...also].find((other) => other !== name && other.toLowerCase() === name.toLowerCase());
     if (twin) throw new ConfigError(`'${name}' differs from '${twin}' of team '${config.team}' only in case, and their inboxes would be one file on a case-insensitive disk; choose another name`);
     const existing = config.members.find((m) => m.name === name);
     const live = existing && existing.status !== 'shutdown' && existing.status !== 'dead' && existing.pid !== pid;

@@ -216,12 +216,12 @@ export class LeadTeam {
    */
   spawnTeam(members: readonly TeamMemberSpec[]): Array<{ name: string; code: string; message: string }> {
     const refused: Array<{ name: string; code: string; message: string }> = [];
-    const names = new Set<string>();
+    const names: string[] = [];
     const fit = members.filter((member) => {
       try {
-        if (names.has(member.name)) throw new ConfigError(`a teammate named '${member.name}' is already running`);
-        this.check(member);
-        names.add(member.name);
+        if (names.includes(member.name)) throw new ConfigError(`a teammate named '${member.name}' is already running`);
+        this.check(member, names);
+        names.push(member.name);
         return true;
       } catch (error) {
         refused.push({ name: member.name, ...serializeError(error) });
@@ -239,12 +239,12 @@ export class LeadTeam {
     return refused;
   }
 
-  private check({ name, role }: { name: string; role: string }): void {
+  /** Refuses here, before anything starts, what the thread would be refused as it joins; `batch`: the names started with it. */
+  private check({ name, role }: { name: string; role: string }, batch: readonly string[] = []): void {
     this.awaited.delete(name);
     this.deps.stages.checkRole(role);
     if (name.length > 64 || !/^[A-Za-z0-9_-]+$/.test(name)) throw new ConfigError(`invalid teammate name '${name.slice(0, 80)}': at most 64 letters, digits, _ and -`);
-    // The thread would be refused when it joins; say so here, before anything starts.
-    this.board.registry.checkNameFree(this.board.registry.read(), name, process.pid, this.spawned.keys());
+    this.board.registry.checkNameFree(this.board.registry.read(), name, process.pid, [...this.spawned.keys(), ...batch]);
   }
 
   private started(member: TeamMemberSpec): void {

@@ -98,20 +98,24 @@ export function sizeTeam(entries: readonly TeamEntry[], counts: readonly RoleCou
   return { members, unstaffed };
 }
 
-/** The first copy of each configured member keeps its name; every other copy gets the lowest free `-k` (k ≥ 2). */
+/**
+ * The first copy of each configured member keeps its name; every other copy gets the lowest free `-k`
+ * (k ≥ 2). Free in any case: names that differ only in case would share an inbox file on a
+ * case-insensitive disk.
+ */
 function nameSlots(slots: readonly Slot[]): TeamMemberSpec[] {
-  const taken = new Set(slots.filter((slot) => slot.own).map((slot) => slot.base));
+  const taken = new Set(slots.filter((slot) => slot.own).map((slot) => slot.base.toLowerCase()));
   return slots.map((slot) => {
     let name = slot.base;
     if (!slot.own) {
       // A role the team lacked: its first member is named after it, when that name is free.
-      if (taken.has(name)) {
+      if (taken.has(name.toLowerCase())) {
         let k = 2;
-        while (taken.has(`${slot.base}-${k}`)) k++;
+        while (taken.has(`${slot.base}-${k}`.toLowerCase())) k++;
         name = `${slot.base}-${k}`;
       }
       if (name.length > 64) throw new ConfigError(`team: '${slot.base}' is too long to number its copies ('${name}' is over 64 characters)`);
-      taken.add(name);
+      taken.add(name.toLowerCase());
     }
     return { name, role: slot.role, ...(slot.prompt ? { prompt: slot.prompt } : {}) };
   });
