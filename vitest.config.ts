@@ -23,6 +23,7 @@ const POSTGRES_FILES = [
   'tests/events/events-cli.test.ts',
   'tests/bench/scale-short-pg.test.ts',
   'tests/board/pg-shared-thread.test.ts',
+  'tests/board/pg-write.test.ts',
 ];
 
 /** Whole runs of the CLI (a pipeline, a REPL, a board outage): their own projects, so `npm test` stays short. */

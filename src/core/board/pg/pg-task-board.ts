@@ -8,10 +8,11 @@ import { type Task, TaskSchema } from '../schemas.js';
 import type { BoardProblem } from '../task-index.js';
 import { DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from '../task-rules.js';
 import type { ClaimResult, CreateTaskInput, MutationResult } from '../task-types.js';
-import { createPool, describeUrl, transaction, withConnectionRetry } from './connection.js';
+import { createPool, describeUrl, isConnectionError, transaction, withConnectionRetry } from './connection.js';
+import { DbClock } from './db-clock.js';
 import { migrateWith } from './schema.js';
 import { Sightings } from './sightings.js';
-import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, SELECTED, SET_ALL, type TaskRow, toRow, toTask, UPDATE_IF_UNCHANGED } from './task-sql.js';
+import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, sameTask, SELECTED, SET_ALL, type TaskRow, toRow, toTask, UPDATE_IF_UNCHANGED } from './task-sql.js';
 
 /** What one read of the replica brought: the rows read, and the ids found gone. */
 export interface TasksRead {
@@ -44,9 +45,10 @@ const FULL_COMPARE_MS = 30_000;
  * taken in the database (claims, fences), or after `refresh()` under a lock (a pipeline's successor).
  *
  * A write is one statement when it can be: a change made to the replica's copy of a task is written
- * only while the row still holds that version, and anything else (the row moved, or the rules refuse
- * on the copy) is decided again on the row, locked. A post without blockers is one INSERT. Both read
- * the time by the database's clock as last measured (`dbClock`), as the locked path reads it exactly.
+ * only while the row still holds that version and the time it is stamped with (the database's clock
+ * as this process reckons it, DbClock) is within a second of the database's; anything else (the row
+ * moved, the rules refuse on the copy, the reckoning is off) is decided again on the row, locked,
+ * by the database's own clock. A task's stamps never go back: each write's is at least the last's.
  */
 export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   protected readonly leaseMs: number;
@@ -65,8 +67,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   private readonly readers = new Set<(read: TasksRead) => void>();
   /** Tasks this process posted since it last had the tasks table analyzed (see create). */
   private postedSinceAnalyze = 0;
-  /** The database's clock minus this process's, measured at each catching-up read (see dbClock). */
-  private clockOffsetMs = 0;
+  private readonly clock = new DbClock();
 
   constructor(
     readonly url: string,
@@ -109,16 +110,6 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     return this.dbNow ?? new Date();
   }
 
-  /** The database's clock as this process reckons it: its own, moved by the offset last measured. */
-  private dbClock(): Date {
-    return new Date(Date.now() + this.clockOffsetMs);
-  }
-
-  /** Takes the offset from a read sent at `sentMs` that found the database's clock at `dbNow`. */
-  private measureClock(dbNow: Date, sentMs: number): void {
-    this.clockOffsetMs = dbNow.getTime() - (sentMs + Date.now()) / 2;
-  }
-
   private query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
     return withConnectionRetry(this.url, () => this.pool.query<R>(text, values));
   }
@@ -138,7 +129,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     const sentMs = Date.now();
     const { rows } = await this.query<TaskRow & { horizon: string; db_now: Date }>(CHANGED_SINCE, [this.horizon]);
     this.horizon = rows[0]!.horizon;
-    this.measureClock(rows[0]!.db_now, sentMs);
+    this.clock.read(rows[0]!.db_now, sentMs);
     return this.read(rows.filter((row) => row.id !== null), []);
   }
 
@@ -171,7 +162,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     const started = this.seen.mark();
     const sentMs = Date.now();
     const { rows } = await this.query<{ horizon: string; db_now: Date; id: number | null; version: string | null }>(ALL_VERSIONS);
-    this.measureClock(rows[0]!.db_now, sentMs);
+    this.clock.read(rows[0]!.db_now, sentMs);
     const present = new Set(rows.flatMap((row) => (row.id === null ? [] : [row.id])));
     const gone: number[] = [];
     for (const id of this.replica.keys()) {
@@ -234,41 +225,37 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   async create(input: CreateTaskInput): Promise<Task> {
     const blockedBy = [...new Set(input.blockedBy ?? [])];
     const artifacts = ArtifactsSchema.parse(input.artifacts ?? {});
-    const stored = (at: string): Task =>
-      this.clean(
-        this.sizedNew(
-          TaskSchema.parse({
-            id: 1,
-            subject: input.subject,
-            description: input.description ?? '',
-            status: 'pending',
-            role: input.role ?? null,
-            stage: input.stage ?? null,
-            blockedBy,
-            pipeline: input.pipeline ?? null,
-            revision: input.revision ?? 0,
-            handoff: input.handoff ?? '',
-            artifacts,
-            history: [{ at, by: input.by ?? 'lead', event: 'created', detail: input.subject }],
-            notBefore: input.notBefore ?? null,
-            createdAt: at,
-            updatedAt: at,
-          }),
-          input,
-        ),
-      );
-    // Without blockers a post is one statement; with them, the blockers are locked and told in one transaction.
-    const task = !blockedBy.length
-      ? { row: (await withConnectionRetry(this.url, () => insertTask(this.pool, stored(this.dbClock().toISOString()))))[0]!, blockers: [] }
-      : await this.transaction(async (client) => {
-          const { rows } = await client.query<{ id: number }>('SELECT id FROM autoteam_tasks WHERE id = ANY ($1) FOR UPDATE', [blockedBy]);
-          const missing = blockedBy.find((id) => !rows.some((row) => row.id === id));
-          if (missing !== undefined) throw new NotFoundError(`blockedBy: task #${missing} does not exist`);
-          const { rows: clock } = await client.query<{ now: Date }>('SELECT now()');
-          const inserted = await insertTask(client, stored(clock[0]!.now.toISOString()));
-          const update = `UPDATE autoteam_tasks SET blocks = array_append(blocks, $1) WHERE id = ANY ($2) AND NOT ($1 = ANY (blocks)) RETURNING ${SELECTED}`;
-          return { row: inserted[0]!, blockers: (await client.query<TaskRow>(update, [inserted[0]!.id, blockedBy])).rows };
-        });
+    const task = await this.transaction(async (client) => {
+      if (blockedBy.length) {
+        const { rows } = await client.query<{ id: number }>('SELECT id FROM autoteam_tasks WHERE id = ANY ($1) FOR UPDATE', [blockedBy]);
+        const missing = blockedBy.find((id) => !rows.some((row) => row.id === id));
+        if (missing !== undefined) throw new NotFoundError(`blockedBy: task #${missing} does not exist`);
+      }
+      const { rows: clock } = await client.query<{ now: Date }>('SELECT now()');
+      const at = clock[0]!.now.toISOString();
+      const draft: Task = TaskSchema.parse({
+        id: 1,
+        subject: input.subject,
+        description: input.description ?? '',
+        status: 'pending',
+        role: input.role ?? null,
+        stage: input.stage ?? null,
+        blockedBy,
+        pipeline: input.pipeline ?? null,
+        revision: input.revision ?? 0,
+        handoff: input.handoff ?? '',
+        artifacts,
+        history: [{ at, by: input.by ?? 'lead', event: 'created', detail: input.subject }],
+        notBefore: input.notBefore ?? null,
+        createdAt: at,
+        updatedAt: at,
+      });
+      const rows = await insertTask(client, this.clean(this.sizedNew(draft, input)));
+      const blockers = blockedBy.length
+        ? (await client.query<TaskRow>(`UPDATE autoteam_tasks SET blocks = array_append(blocks, $1) WHERE id = ANY ($2) AND NOT ($1 = ANY (blocks)) RETURNING ${SELECTED}`, [rows[0]!.id, blockedBy])).rows
+        : [];
+      return { row: rows[0]!, blockers };
+    });
     for (const row of task.blockers) this.apply(row);
     // The claim statement reads the pending index in id order only when the planner knows how many
     // tasks there are; with the table's first statistics it sorts every pending row on each claim
@@ -317,15 +304,10 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
    */
   protected async mutate(id: number, change: (task: Task) => Task | Refusal): Promise<MutationResult> {
     const known = this.replica.get(id);
-    if (known) {
-      const next = this.changed(id, known.task, this.dbClock(), change);
-      if (!(next instanceof Refusal)) {
-        const { rows } = await this.query<TaskRow>(UPDATE_IF_UNCHANGED, [id, ...toRow(next), known.version]);
-        if (rows[0]) {
-          this.apply(rows[0]);
-          return { ok: true, task: this.get(id) };
-        }
-      }
+    const next = known && this.changed(id, known.task, this.clock.now(), change);
+    if (known && next && !(next instanceof Refusal)) {
+      const landed = await this.writeIfUnchanged(id, next, known.version);
+      if (landed) return { ok: true, task: landed };
     }
     const outcome = await this.transaction(async (client) => {
       const { rows } = await client.query<TaskRow & { db_now: Date }>(`SELECT ${SELECTED}, now() AS db_now FROM autoteam_tasks WHERE id = $1 FOR UPDATE`, [id]);
@@ -342,8 +324,31 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     return outcome.result.ok ? { ok: true, task: this.get(id) } : outcome.result;
   }
 
-  /** `change` made to `task` at `at` by the rules, held to the size autoteam can read back, as it is stored. */
-  private changed(id: number, task: Task, at: Date, change: (task: Task) => Task | Refusal): Task | Refusal {
+  /**
+   * `next` written in one statement (UPDATE_IF_UNCHANGED) over the row at `version`: the task as
+   * written, or null when it did not land. A reply lost with the connection is no answer: the write
+   * landed if the task is now what it wrote, and is never made twice.
+   */
+  private async writeIfUnchanged(id: number, next: Task, version: number): Promise<Task | null> {
+    const sentMs = Date.now();
+    try {
+      const { rows } = await this.pool.query<TaskRow & { db_now: Date }>(UPDATE_IF_UNCHANGED, [id, ...toRow(next), version]);
+      if (!rows[0]) return null;
+      this.clock.read(rows[0].db_now, sentMs);
+      return this.apply(rows[0]);
+    } catch (error) {
+      if (!isConnectionError(error)) throw error;
+      const { rows } = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = $1`, [id]);
+      return rows[0] && sameTask(toTask(rows[0]), next) ? this.apply(rows[0]) : null;
+    }
+  }
+
+  /**
+   * `change` made to `task` by the rules at `clock` (or the task's last stamp, if that is later: a
+   * task's stamps never go back), held to the size autoteam can read back, as it is stored.
+   */
+  private changed(id: number, task: Task, clock: Date, change: (task: Task) => Task | Refusal): Task | Refusal {
+    const at = new Date(Math.max(clock.getTime(), Date.parse(task.updatedAt)));
     this.dbNow = at;
     try {
       const next = change(task);

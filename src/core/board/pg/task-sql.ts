@@ -20,9 +20,9 @@ export const SELECTED_T = SELECTED.split(', ').map((c) => `t.${c}`).join(', ');
  * transaction at or past that horizon, so the next read fetches only rows whose `xmin` is: whatever
  * order the writers commit in, none is missed. The one-row `h` makes the horizon come back with no
  * row changed. Without a horizon (the first read) it is every row. It brings the database's clock
- * too (`db_now`), which the board reckons by between two reads (PgTaskBoard.dbClock).
+ * too (`db_now`, as the statement runs, past any wait for a lock), for the board's DbClock.
  */
-const HORIZON = `(SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint % 4294967296)::text AS horizon, now() AS db_now) h`;
+const HORIZON = `(SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint % 4294967296)::text AS horizon, clock_timestamp() AS db_now) h`;
 export const CHANGED_SINCE = `SELECT h.horizon, h.db_now, ${SELECTED_T} FROM ${HORIZON}
   LEFT JOIN autoteam_tasks t ON age(t.xmin) <= age($1::text::xid)`;
 /** Every row's id and version (finds rows deleted by hand), with the horizon. */
@@ -118,7 +118,7 @@ export const INSERTED = COLUMNS.split(', ').slice(1).join(', ');
  * Inserts a task: a new one gets the next id, an imported one (`keepId`) keeps its own. Returns the
  * row as stored.
  */
-export async function insertTask(client: pg.PoolClient | pg.Pool, task: Task, keepId = false): Promise<TaskRow[]> {
+export async function insertTask(client: pg.PoolClient, task: Task, keepId = false): Promise<TaskRow[]> {
   const values = keepId ? [task.id, ...toRow(task)] : toRow(task);
   const placeholders = values.map((_, i) => `$${i + 1}`).join(', ');
   const columns = keepId ? `id, ${INSERTED}` : INSERTED;
@@ -132,8 +132,25 @@ export const SET_ALL = COLUMNS.split(', ')
   .map((column, i) => `${column} = $${i + 2}`)
   .join(', ');
 
-/** Writes every column of task `$1` only while its row holds the version read (the last parameter). */
-export const UPDATE_IF_UNCHANGED = `UPDATE autoteam_tasks SET ${SET_ALL} WHERE id = $1 AND version = $${COLUMNS.split(', ').length + 1} RETURNING ${SELECTED}`;
+/** How far the time a write was stamped with (DbClock's) may be from the database's clock as it runs. */
+export const CLOCK_TOLERANCE_MS = 1_000;
+
+/**
+ * Writes every column of task `$1` only while its row holds the version read (the last parameter),
+ * and while the time it is stamped with (`updated_at`, the last column) is within CLOCK_TOLERANCE_MS
+ * of the database's clock; returns the row and that clock.
+ */
+export const UPDATE_IF_UNCHANGED = `UPDATE autoteam_tasks SET ${SET_ALL}
+  WHERE id = $1 AND version = $${COLUMNS.split(', ').length + 1}
+    AND abs(extract(epoch FROM clock_timestamp() - $${COLUMNS.split(', ').length}::timestamptz)) * 1000 < ${CLOCK_TOLERANCE_MS}
+  RETURNING ${SELECTED}, clock_timestamp() AS db_now`;
+
+/** The same task, whatever order its objects' keys come in (jsonb keeps its own). */
+export function sameTask(a: Task, b: Task): boolean {
+  const canonical = (value: unknown): unknown =>
+    Array.isArray(value) ? value.map(canonical) : value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).sort(([x], [y]) => (x < y ? -1 : 1)).map(([k, v]) => [k, canonical(v)])) : value;
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
 
 /** A candidate's role, backoff and blockers, in SQL: the same rule as the file board's. */
 export const READY = `
