@@ -74,7 +74,7 @@ describe('autoteam.config.json', () => {
       // The lead's name: the teammate would be refused at start, and `run` wait for a role nobody works.
       [{ team: [{ name: 'analyst', role: 'analyst' }, { name: 'lead', role: 'engineer' }] }, /team\.1\.name: 'lead' is the team lead's name; choose another$/],
       // Names that differ only in case would share an inbox file on a case-insensitive disk.
-      [{ team: [{ name: 'Eng', role: 'engineer' }, { name: 'eng', role: 'reviewer' }] }, /team: the names 'Eng' and 'eng' differ only in case, and their inboxes would be one file on a case-insensitive disk$/],
+      [{ team: [{ name: 'Eng', role: 'engineer' }, { name: 'eng', role: 'reviewer' }] }, /team: the names 'Eng' and 'eng' differ only in case; names must differ in more than case \(a case-insensitive disk, as macOS's, keeps one inbox file for both\)$/],
       [{ team: [{ name: 'Lead', role: 'engineer' }] }, /team\.0\.name: 'Lead' differs from the team lead's name 'lead' only in case; choose another$/],
       [{ stages: { review: { tools: ['run_linter', 'approve_code'] } } }, /stages\.review\.tools: must include the stage's signal tool request_revision/],
       [{ stages: { review: { tools: ['run_linter', 'rm_rf', 'approve_code', 'request_revision'] } } }, /stages\.review\.tools\.1: no tool named 'rm_rf'/],

@@ -139,7 +139,7 @@ export class TeamRegistry {
   checkNameFree(config: TeamConfig, name: string, pid: number | null = process.pid, also: Iterable<string> = []): void {
     if (name === config.lead) throw new ConfigError(`'${name}' is the team lead's name`);
     const twin = [config.lead, ...config.members.filter(isLive).map((m) => m.name), ...also].find((other) => other !== name && other.toLowerCase() === name.toLowerCase());
-    if (twin) throw new ConfigError(`'${name}' differs from '${twin}' of team '${config.team}' only in case, and their inboxes would be one file on a case-insensitive disk; choose another name`);
+    if (twin) throw new ConfigError(`'${name}' differs from '${twin}' of team '${config.team}' only in case; names must differ in more than case (a case-insensitive disk, as macOS's, keeps one inbox file for both); choose another name`);
     const existing = config.members.find((m) => m.name === name);
     const live = existing && existing.status !== 'shutdown' && existing.status !== 'dead' && existing.pid !== pid;
     if (live && goneReason(existing, this.now().getTime()) === null) {

@@ -240,7 +240,7 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
   if (twice >= 0) {
     const first = names[lower.indexOf(lower[twice]!)]!;
     // On a case-insensitive disk (macOS's) two names that differ only in case would share an inbox file.
-    fail(first === names[twice] ? `team: the name '${first}' is given twice` : `team: the names '${first}' and '${names[twice]}' differ only in case, and their inboxes would be one file on a case-insensitive disk`);
+    fail(first === names[twice] ? `team: the name '${first}' is given twice` : `team: the names '${first}' and '${names[twice]}' differ only in case; names must differ in more than case (a case-insensitive disk, as macOS's, keeps one inbox file for both)`);
   }
   // The lead's name on the board (team-registry.ts): a teammate under it would be refused at start.
   const lead = lower.indexOf('lead');

@@ -17,8 +17,9 @@ export function describeUrl(url: string): string {
     const { scheme, userinfo, hostport, rest } = parts;
     const user = userinfo === null ? '' : `${userinfo.includes(':') ? `${userinfo.slice(0, userinfo.indexOf(':'))}:***` : userinfo}@`;
     // Without an `@`, "user:password" reads as host:port: a port that is not a number is masked too.
+    // After one it is what was typed for the port, shown so that the mistake can be seen.
     const host = /^(\[[^\]]*\]|[^:]*)(:(.*))?$/.exec(hostport)!;
-    const port = host[2] === undefined ? '' : /^\d*$/.test(host[3]!) ? host[2] : ':***';
+    const port = host[2] === undefined ? '' : userinfo !== null || /^\d*$/.test(host[3]!) ? host[2] : ':***';
     return `${scheme}://${user}${host[1]}${port}${rest.replace(SECRET_PARAM, '$1=***')}`;
   }
 }
