@@ -93,6 +93,22 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
     await until(() => wakes > 0, 'the watcher to wake for the task');
   });
 
+  it("ticks a watcher opened with reconcileMs, as the file board's does: a lead's panel follows a member of another process joining, which wakes nobody", async () => {
+    const url = await freshDatabase();
+    const joining = await open(url, {});
+    closers.push(() => joining.close());
+    const leading = await open(url, {});
+    closers.push(() => leading.close());
+    await joining.registry.ensure('crew');
+    const events = leading.events({ reconcileMs: 50 });
+    closers.push(() => events.close());
+    await events.start();
+    const shown: string[][] = [];
+    events.on('board', () => shown.push(leading.registry.read().members.map((member) => member.name)));
+    await joining.registry.join('worker-1', 'engineer');
+    await until(() => shown.some((names) => names.includes('worker-1')), 'a tick that shows the member who joined');
+  });
+
   it("sends no notification for a heartbeat (a member's or the lead's), and one for any other change of a document", async () => {
     const url = await freshDatabase();
     let clock = Date.parse('2026-01-01T00:00:00Z');

@@ -20,13 +20,24 @@ import { migrateWith } from './schema.js';
 const POLL_MS = 5_000;
 
 class Events extends EventEmitter implements BoardEvents {
-  constructor(private readonly detach: (events: Events) => void) {
+  private tick: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly detach: (events: Events) => void,
+    private readonly reconcileMs?: number,
+  ) {
     super();
   }
 
-  async start(): Promise<void> {}
+  /** With `reconcileMs`, a `board` that often besides, as the file board's watcher ticks (a lead's panels, its inbox poll). */
+  async start(): Promise<void> {
+    if (!this.reconcileMs || this.tick) return;
+    this.tick = setInterval(() => this.emit('board'), this.reconcileMs);
+    this.tick.unref();
+  }
 
   async close(): Promise<void> {
+    if (this.tick) clearInterval(this.tick);
     this.detach(this);
     this.removeAllListeners();
   }
@@ -160,8 +171,8 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
     log,
     sink,
     lease: (lease = {}) => new LeadLease(rootDir, { ...lease, docs, now: options.now, where: location }),
-    events: () => {
-      const events = new Events((e) => listeners.delete(e));
+    events: (eventOptions = {}) => {
+      const events = new Events((e) => listeners.delete(e), eventOptions.reconcileMs);
       listeners.add(events);
       return events;
     },
