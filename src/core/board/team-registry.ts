@@ -138,7 +138,8 @@ export class TeamRegistry {
    */
   checkNameFree(config: TeamConfig, name: string, pid: number | null = process.pid, also: Iterable<string> = []): void {
     if (name === config.lead) throw new ConfigError(`'${name}' is the team lead's name`);
-    const twin = [config.lead, ...config.members.filter(isLive).map((m) => m.name), ...also].find((other) => other !== name && other.toLowerCase() === name.toLowerCase());
+    const running = config.members.filter((m) => isLive(m) && goneReason(m, this.now().getTime()) === null);
+    const twin = [config.lead, ...running.map((m) => m.name), ...also].find((other) => other !== name && other.toLowerCase() === name.toLowerCase());
     if (twin) throw new ConfigError(`'${name}' differs from '${twin}' of team '${config.team}' only in case; names must differ in more than case (a case-insensitive disk, as macOS's, keeps one inbox file for both); choose another name`);
     const existing = config.members.find((m) => m.name === name);
     const live = existing && existing.status !== 'shutdown' && existing.status !== 'dead' && existing.pid !== pid;
