@@ -11,6 +11,7 @@ import { type OpenedTaskStore, openTaskStore } from '../../src/core/board/open.j
 import { createPool } from '../../src/core/board/pg/connection.js';
 import { PgDocStore } from '../../src/core/board/pg/pg-docs.js';
 import { PgTaskBoard } from '../../src/core/board/pg/pg-task-board.js';
+import { rowFromNotice, sameTask, toTask } from '../../src/core/board/pg/task-sql.js';
 import { TeamRegistry } from '../../src/core/board/team-registry.js';
 import { until } from '../helpers/agent-wait.js';
 import { tempRoot } from '../helpers/board-spawn.js';
@@ -91,6 +92,28 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
     // A task wakes it.
     await beating.tasks.create({ subject: 'a task' });
     await until(() => wakes > 0, 'the watcher to wake for the task');
+  });
+
+  it("carries a task's row in its change's notification when it fits, as the board holds it, and a larger one's id (bytes, not characters)", async () => {
+    const url = await freshDatabase();
+    const board = await open(url, {});
+    closers.push(() => board.close());
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    closers.push(() => client.end());
+    const notices: string[] = [];
+    client.on('notification', (notice) => {
+      if (/^(row|task):/.test(notice.payload ?? '')) notices.push(notice.payload!);
+    });
+    await client.query('LISTEN autoteam');
+    const task = await board.tasks.create({ subject: 'small', artifacts: { summary: 'grün' } });
+    // 3,950 characters, 7,900 bytes: with the rest of the row, over what a notification holds in bytes, not in characters.
+    await board.tasks.update(task.id, { artifacts: { requirement: 'ü'.repeat(3_950) } }, { by: 'lead', event: 'grew' });
+    await until(() => notices.length >= 2, 'both notifications');
+    expect(notices[0]!.startsWith('row:')).toBe(true);
+    expect(sameTask(toTask(rowFromNotice(notices[0]!.slice('row:'.length))), task)).toBe(true);
+    expect(notices[1]).toBe(`task:${task.id}`);
+    expect((await board.tasks.get(task.id)).artifacts.requirement).toHaveLength(3_950);
   });
 
   it("ticks a watcher opened with reconcileMs, as the file board's does: a lead's panel follows a member of another process joining, which wakes nobody", async () => {

@@ -10,6 +10,7 @@ import { PgDocStore } from './pg-docs.js';
 import { PgMailbox } from './pg-mailbox.js';
 import { PgEventLog } from './pg-events.js';
 import { PgTaskBoard, type TasksRead } from './pg-task-board.js';
+import { rowFromNotice } from './task-sql.js';
 import { migrateWith } from './schema.js';
 
 /**
@@ -45,7 +46,8 @@ class Events extends EventEmitter implements BoardEvents {
 
 /**
  * The PostgreSQL board: one pool, one LISTEN connection, and replicas of the tasks and documents kept
- * current by notifications (ids only) and a version poll. Events go out after the replica applied the
+ * current by notifications (a task's row when it fits, else its id or a document's key: read then) and
+ * a version poll. Events go out after the replica applied the
  * change, so a listener that reads the board sees it. Opened with `follow` (a teammate thread's), it
  * has neither: its replicas take what its process's board read (`replica`), handed over before the
  * wake that the change brings.
@@ -74,6 +76,17 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
   };
   const pendingTasks = new Set<number>();
   const pendingDocs = new Set<string>();
+  // Rows a notification brought are in the replica at once: their `board` is told on the next turn,
+  // one for a burst, and never waits behind a read in flight.
+  let telling = false;
+  const tellHeard = () => {
+    if (telling) return;
+    telling = true;
+    setImmediate(() => {
+      telling = false;
+      emit('board');
+    });
+  };
   let flushing = false;
   const flush = () => {
     if (flushing) return;
@@ -127,6 +140,15 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
     const value = rest.join(':');
     if (kind === 'event') {
       appended.emit('event');
+      return;
+    }
+    if (kind === 'row') {
+      // The task's row itself (schema version 4): taken as a read's, with no read of the row.
+      try {
+        if (tasks.heard([rowFromNotice(value)]) > 0) tellHeard();
+      } catch (error) {
+        emit('error', error);
+      }
       return;
     }
     if (kind === 'task') pendingTasks.add(Number(value));

@@ -89,6 +89,16 @@ export const MIGRATIONS: readonly string[] = [
      END IF;
      RETURN NULL;
    END $$;`,
+  // A task's change carries its row when it fits under NOTIFY's 8,000 bytes: a listening board takes
+  // it as it is, with no read (rowFromNotice). A larger row (a review's) is its id, read as before.
+  `CREATE OR REPLACE FUNCTION autoteam_notify_task() RETURNS trigger LANGUAGE plpgsql AS $$
+   DECLARE body text := row_to_json(NEW)::text;
+   BEGIN
+     IF octet_length(body) <= 7900 THEN PERFORM pg_notify('autoteam', 'row:' || body);
+     ELSE PERFORM pg_notify('autoteam', 'task:' || NEW.id);
+     END IF;
+     RETURN NULL;
+   END $$;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -83,6 +83,16 @@ export function toTask(row: TaskRow): Task {
   };
 }
 
+/** A task's row as its change's notification carries it (`row:` and the row as JSON, schema version 4). */
+export function rowFromNotice(json: string): TaskRow {
+  const row = JSON.parse(json) as TaskRow & Record<'lease_until' | 'not_before' | 'created_at' | 'updated_at', string | Date | null>;
+  for (const column of ['lease_until', 'not_before', 'created_at', 'updated_at'] as const) {
+    const value = row[column];
+    if (typeof value === 'string') row[column] = new Date(value);
+  }
+  return { ...row, version: String(row.version) } as TaskRow;
+}
+
 /** The values of every column but id, in COLUMNS order, for an INSERT or UPDATE. */
 export function toRow(task: Task): unknown[] {
   return [
