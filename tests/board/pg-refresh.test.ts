@@ -92,6 +92,16 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
     // A task wakes it.
     await beating.tasks.create({ subject: 'a task' });
     await until(() => wakes > 0, 'the watcher to wake for the task');
+    // So does a change its replica holds already (its own write, when the notification comes back
+    // after the write's own answer): the teammates of its process are woken for it too.
+    const own = await watching.tasks.create({ subject: 'its own task' });
+    await until(() => wakes > 1, 'the watcher to wake for its own task');
+    const before2 = wakes;
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    closers.push(() => client.end());
+    await client.query("SELECT pg_notify('autoteam', 'row:' || row_to_json(t)::text) FROM autoteam_tasks t WHERE id = $1", [own.id]);
+    await until(() => wakes > before2, 'the watcher to wake for a row it held');
   });
 
   it("carries a task's row in its change's notification when it fits, as the board holds it, and a larger one's id (bytes, not characters)", async () => {

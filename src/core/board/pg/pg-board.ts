@@ -77,7 +77,8 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
   const pendingTasks = new Set<number>();
   const pendingDocs = new Set<string>();
   // Rows a notification brought are in the replica at once: their `board` is told on the next turn,
-  // one for a burst, and never waits behind a read in flight.
+  // one for a burst, and never waits behind a read in flight. Told for a row the replica held already
+  // too: this process's own write, which its teammates here must be woken for as well.
   let telling = false;
   const tellHeard = () => {
     if (telling) return;
@@ -145,7 +146,8 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
     if (kind === 'row') {
       // The task's row itself (schema version 4): taken as a read's, with no read of the row.
       try {
-        if (tasks.heard([rowFromNotice(value)]) > 0) tellHeard();
+        tasks.heard([rowFromNotice(value)]);
+        tellHeard();
       } catch (error) {
         emit('error', error);
       }
