@@ -10,8 +10,8 @@ import { PgDocStore } from './pg-docs.js';
 import { PgMailbox } from './pg-mailbox.js';
 import { PgEventLog } from './pg-events.js';
 import { PgTaskBoard, type TasksRead } from './pg-task-board.js';
-import { rowFromNotice } from './task-sql.js';
 import { migrateWith } from './schema.js';
+import { rowFromNotice } from './task-sql.js';
 
 /**
  * How often the replicas check versions without a notification: the fallback for a lost one, and how
@@ -46,11 +46,10 @@ class Events extends EventEmitter implements BoardEvents {
 
 /**
  * The PostgreSQL board: one pool, one LISTEN connection, and replicas of the tasks and documents kept
- * current by notifications (a task's row when it fits, else its id or a document's key: read then) and
- * a version poll. Events go out after the replica applied the
- * change, so a listener that reads the board sees it. Opened with `follow` (a teammate thread's), it
- * has neither: its replicas take what its process's board read (`replica`), handed over before the
- * wake that the change brings.
+ * current by notifications (a task's row when it fits, else its id or a document's key: read then)
+ * and a version poll. Events go out after the replica applied the change, so a listener that reads
+ * the board sees it. Opened with `follow` (a teammate thread's), it has neither: its replicas take
+ * what its process's board read (`replica`), handed over before the wake that the change brings.
  */
 export async function openPgBoard(url: string, rootDir: string, options: OpenBoardOptions = {}): Promise<Board> {
   const pool = createPool(url, options.poolSize ?? 10);
