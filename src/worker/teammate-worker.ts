@@ -10,7 +10,6 @@ import { Wake } from '../core/agent/wake.js';
 import { type Board, fileBoard, openBoard } from '../core/board/board.js';
 import type { ReplicaRead } from '../core/board/board-types.js';
 import { describeCrashError } from '../core/agent/crash-log.js';
-import { DEFAULT_TEAMMATE_SETTINGS } from '../core/agent/settings.js';
 import { serializeError } from '../core/errors.js';
 import { redact } from '../core/trace/redact.js';
 import { attachTelemetry } from '../core/telemetry/attach.js';
@@ -47,9 +46,8 @@ interface Seat {
   /** The model the lead chose last (/model); a teammate not made yet starts on it. */
   latest: ModelSpec;
 }
-const seats = new Map<string, Seat>(init.seats.map((spec) => [spec.name, { spec, wake: new Wake(), stop: new AbortController(), teammate: null, latest: spec.model }]));
 /** Teammates of the thread whose run has not returned. */
-let running = seats.size;
+const seats = new Map<string, Seat>(init.seats.map((spec) => [spec.name, { spec, wake: new Wake(), stop: new AbortController(), teammate: null, latest: spec.model }]));
 /** The seats a message is for: the one it names, or all of them. */
 const addressed = (name: string | undefined) => (name === undefined ? [...seats.values()] : [seats.get(name)].filter((seat) => seat !== undefined));
 
@@ -97,10 +95,9 @@ async function openWithPatience(address: string, rootDir: string): Promise<Board
 /** The thread's one board: the database named, or the file board in rootDir. Its teammates share it (one index, one log sink). */
 async function openThreadBoard(): Promise<Board> {
   if (init.board) return openWithPatience(init.board, init.rootDir);
-  const settings = { ...DEFAULT_TEAMMATE_SETTINGS, ...init.settings };
-  return fileBoard(init.rootDir, { leaseMs: settings.leaseMs, maxInboxBytes: settings.maxInboxBytes, stamp: events.stamp });
+  const { leaseMs, maxInboxBytes } = init.settings;
+  return fileBoard(init.rootDir, { stamp: events.stamp, ...(leaseMs ? { leaseMs } : {}), ...(maxInboxBytes ? { maxInboxBytes } : {}) });
 }
-
 
 /** The error of a run that threw, with its stack (the host writes it to the crash log). */
 const crashError = (name: string, error: unknown): FromWorker => ({ type: 'error', name, error: { ...serializeError(error), stack: redact(describeCrashError(error)) } });
@@ -151,7 +148,7 @@ async function runSeat(seat: Seat, opened: Board): Promise<void> {
 function leave(name: string, crashed = false): boolean {
   seats.delete(name);
   collector.leave(name);
-  if (--running === 0) return false;
+  if (seats.size === 0) return false;
   if (!crashed) post({ type: 'gone', name });
   return true;
 }

@@ -4,6 +4,7 @@
  * it (its row's version is the older one) is still seen.
  */
 import fs from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Board, type OpenBoardOptions, openBoard } from '../../src/core/board/board.js';
@@ -11,7 +12,7 @@ import { type OpenedTaskStore, openTaskStore } from '../../src/core/board/open.j
 import { createPool } from '../../src/core/board/pg/connection.js';
 import { PgDocStore } from '../../src/core/board/pg/pg-docs.js';
 import { PgTaskBoard } from '../../src/core/board/pg/pg-task-board.js';
-import { rowFromNotice, sameTask, toTask } from '../../src/core/board/pg/task-sql.js';
+import { rowFromNotice, toTask } from '../../src/core/board/pg/task-sql.js';
 import { TeamRegistry } from '../../src/core/board/team-registry.js';
 import { until } from '../helpers/agent-wait.js';
 import { tempRoot } from '../helpers/board-spawn.js';
@@ -121,7 +122,7 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
     await board.tasks.update(task.id, { artifacts: { requirement: 'ü'.repeat(3_950) } }, { by: 'lead', event: 'grew' });
     await until(() => notices.length >= 2, 'both notifications');
     expect(notices[0]!.startsWith('row:')).toBe(true);
-    expect(sameTask(toTask(rowFromNotice(notices[0]!.slice('row:'.length))), task)).toBe(true);
+    expect(isDeepStrictEqual(toTask(rowFromNotice(notices[0]!.slice('row:'.length))), task)).toBe(true);
     expect(notices[1]).toBe(`task:${task.id}`);
     expect((await board.tasks.get(task.id)).artifacts.requirement).toHaveLength(3_950);
   });

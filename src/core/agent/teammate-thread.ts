@@ -30,8 +30,9 @@ function withoutMemoryReducer(): void {
 
 /**
  * How many threads `count` teammates of one role get when `groups` roles share a machine of `cores`
- * cores: one each while the cores go round, else the role's share of the cores (at least one). Every thread is an isolate of its own — its own heap, its own compiled code, its
- * own collections — and on two cores twelve of them spent more time waiting for a core than working:
+ * cores: one each while the cores go round, else the role's share of the cores (at least one). Every
+ * thread is an isolate of its own — its own heap, its own compiled code, its own collections — and on
+ * two cores twelve of them spent more time waiting for a core than working:
  * the scale bench's 16 pipelines on 12 teammates took 224–275 ms of runtime overhead each in twelve
  * threads and 85–94 ms in three; split over three processes of four, 150–160 ms in two threads each
  * and 90–103 ms in one.

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type pg from 'pg';
 import { NotFoundError } from '../../errors.js';
 import { redact, secretValues } from '../../trace/redact.js';
@@ -12,7 +13,7 @@ import { createPool, describeUrl, isConnectionError, transaction, withConnection
 import { DbClock } from './db-clock.js';
 import { migrateWith } from './schema.js';
 import { Sightings } from './sightings.js';
-import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, sameTask, SELECTED, SET_ALL, type TaskRow, toRow, toTask, UPDATE_IF_UNCHANGED } from './task-sql.js';
+import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, SELECTED, SET_ALL, type TaskRow, toRow, toTask, UPDATE_IF_UNCHANGED } from './task-sql.js';
 
 /** What one read of the replica brought: the rows read, and the ids found gone. */
 export interface TasksRead {
@@ -68,6 +69,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   /** Tasks this process posted since it last had the tasks table analyzed (see create). */
   private postedSinceAnalyze = 0;
   private readonly clock = new DbClock();
+  private ownsPool = false;
 
   constructor(
     readonly url: string,
@@ -95,8 +97,6 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
       throw error;
     }
   }
-
-  private ownsPool = false;
 
   get location(): string {
     return describeUrl(this.url);
@@ -330,9 +330,9 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   }
 
   /**
-   * `next` written in one statement (UPDATE_IF_UNCHANGED) over the row at `version`: the task as
-   * written, or null when it did not land. A reply lost with the connection is no answer: the write
-   * landed if the task is now what it wrote, and is never made twice.
+   * `next` written in one statement (UPDATE_IF_UNCHANGED) over the row at `version`: the task as written,
+   * or null when it did not land. A reply lost with the connection is no answer: the write landed if the
+   * task is now what it wrote (jsonb's key order aside), and is never made twice.
    */
   private async writeIfUnchanged(id: number, next: Task, version: number): Promise<Task | null> {
     const sentMs = Date.now();
@@ -344,7 +344,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     } catch (error) {
       if (!isConnectionError(error)) throw error;
       const { rows } = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = $1`, [id]);
-      return rows[0] && sameTask(toTask(rows[0]), next) ? this.apply(rows[0]) : null;
+      return rows[0] && isDeepStrictEqual(toTask(rows[0]), next) ? this.apply(rows[0]) : null;
     }
   }
 

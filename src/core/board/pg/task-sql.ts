@@ -155,13 +155,6 @@ export const UPDATE_IF_UNCHANGED = `UPDATE autoteam_tasks SET ${SET_ALL}
     AND abs(extract(epoch FROM clock_timestamp() - $${COLUMNS.split(', ').length}::timestamptz)) * 1000 < ${CLOCK_TOLERANCE_MS}
   RETURNING ${SELECTED}, clock_timestamp() AS db_now`;
 
-/** The same task, whatever order its objects' keys come in (jsonb keeps its own). */
-export function sameTask(a: Task, b: Task): boolean {
-  const canonical = (value: unknown): unknown =>
-    Array.isArray(value) ? value.map(canonical) : value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).sort(([x], [y]) => (x < y ? -1 : 1)).map(([k, v]) => [k, canonical(v)])) : value;
-  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
-}
-
 /** A candidate's role, backoff and blockers, in SQL: the same rule as the file board's. */
 export const READY = `
   ($1::text IS NULL OR $1 = 'any' OR t.role IS NULL OR t.role = $1)
