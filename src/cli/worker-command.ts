@@ -1,5 +1,6 @@
 import { formatDuration } from '../frontend/format.js';
 import { Teammate } from '../core/agent/teammate.js';
+import { MailHint } from '../core/agent/teammate-inbox.js';
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { Wake } from '../core/agent/wake.js';
 import { StageRegistry } from '../core/stages/stage-registry.js';
@@ -41,8 +42,11 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   const name = options.name ?? board.registry.freeName(options.role);
   const watcher = board.events();
   watcher.on('board', () => wake.notify());
+  const mail = new MailHint();
   watcher.on('inbox', (to) => {
-    if (to === name) wake.notify();
+    if (to !== name) return;
+    mail.arrived();
+    wake.notify();
   });
   // A database that went away fails every poll: each source's first error is shown, then one line when it answers again.
   const outage = new BoardOutage();
@@ -96,6 +100,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     rootDir: options.dir,
     model,
     wake,
+    mail,
     signal: stop.signal,
     settings: options.settings,
     board,

@@ -6,6 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { EventCounter } from '../core/agent/event-order.js';
 import { Teammate } from '../core/agent/teammate.js';
 import type { TeammateEvent } from '../core/agent/teammate-events.js';
+import { MailHint } from '../core/agent/teammate-inbox.js';
 import { Wake } from '../core/agent/wake.js';
 import { type Board, fileBoard, openBoard } from '../core/board/board.js';
 import type { ReplicaRead } from '../core/board/board-types.js';
@@ -41,13 +42,15 @@ const post = (message: FromWorker | TeammateEvent) => {
 interface Seat {
   spec: TeammateSeat;
   wake: Wake;
+  /** Told of its messages by the host's wakes: its inbox is read only then (MailHint). */
+  mail: MailHint;
   stop: AbortController;
   teammate: Teammate | null;
   /** The model the lead chose last (/model); a teammate not made yet starts on it. */
   latest: ModelSpec;
 }
 /** Teammates of the thread whose run has not returned. */
-const seats = new Map<string, Seat>(init.seats.map((spec) => [spec.name, { spec, wake: new Wake(), stop: new AbortController(), teammate: null, latest: spec.model }]));
+const seats = new Map<string, Seat>(init.seats.map((spec) => [spec.name, { spec, wake: new Wake(), mail: new MailHint(), stop: new AbortController(), teammate: null, latest: spec.model }]));
 /** The seats a message is for: the one it names, or all of them. */
 const addressed = (name: string | undefined) => (name === undefined ? [...seats.values()] : [seats.get(name)].filter((seat) => seat !== undefined));
 
@@ -55,7 +58,12 @@ const addressed = (name: string | undefined) => (name === undefined ? [...seats.
 const early: ReplicaRead[] = [];
 
 port.on('message', (message: ToWorker) => {
-  if (message.type === 'wake') for (const seat of addressed(message.name)) seat.wake.notify();
+  if (message.type === 'wake') {
+    for (const seat of addressed(message.name)) {
+      if (message.mail) seat.mail.arrived();
+      seat.wake.notify();
+    }
+  }
   else if (message.type === 'replica') {
     if (board) board.replica?.take(message.read);
     else early.push(message.read);
@@ -122,6 +130,7 @@ async function runSeat(seat: Seat, opened: Board): Promise<void> {
       prompt,
       model,
       wake: seat.wake,
+      mail: seat.mail,
       signal: seat.stop.signal,
       settings: init.settings,
       emit: (event: TeammateEvent) => {

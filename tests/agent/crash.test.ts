@@ -71,7 +71,9 @@ describe('a teammate thread that dies mid-task', () => {
       const task = await board.create({ subject: 'Fragile job', role: 'engineer' });
       rig = await ManagerRig.start(root, crash.model);
       const handle = rig.manager.spawn('eng', 'engineer');
-      await rig.events.waitFor((e) => e.type === 'status' && e.status === 'working' && e.task === task.id, 'claim');
+      // The claim's line comes before the first model call, which may end the thread before its
+      // `working` status has landed in the registry.
+      await rig.events.waitFor((e) => e.type === 'activity' && e.text.startsWith(`claimed #${task.id} `), 'claim');
       if (crash.terminate) await handle.worker.terminate();
 
       const exit = await handle.exited;
@@ -83,7 +85,7 @@ describe('a teammate thread that dies mid-task', () => {
       const log = fs.readFileSync(path.join(root, exit.crashLog!), 'utf8');
       expect(log).toMatch(/^eng \(engineer\) died at .* — a worker thread of process \d+, exit code \d+\n/);
       expect(log).toContain(`handed back: #${task.id}`);
-      expect(log).toMatch(/status: working #\d+/);
+      expect(log).toContain(`activity: claimed #${task.id} Fragile job`);
       if (crash.stack) expect(log).toMatch(new RegExp(`error:\\nError: ${crash.stack}\\n\\s+at `));
       const member = registry.get('eng');
       expect(member).toMatchObject({ status: 'dead', task: null });

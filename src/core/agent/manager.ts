@@ -211,7 +211,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       if (event.type === 'activity') remember(event.name, `activity: ${event.text}`);
       // The status as it changes is the wakes' alone; what the registry holds follows as `status`.
       if (event.type === 'presence') {
-        if (this.live.get(event.name)?.worker === worker && this.boardWakes.status(event.name, event.status)) this.wake(event.name);
+        if (this.live.get(event.name)?.worker === worker && this.boardWakes.status(event.name, event.status)) this.wake(event.name, 'board');
         return;
       }
       if (event.type === 'status') remember(event.name, `status: ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
@@ -301,8 +301,9 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
     return this.live.get(name);
   }
 
-  wake(name: string): void {
-    this.post(name, { type: 'wake' });
+  /** Wakes teammate `name`: for a message sent it (its inbox is read then), or for a change of the board. */
+  wake(name: string, why: 'mail' | 'board' = 'mail'): void {
+    this.post(name, { type: 'wake', ...(why === 'mail' ? { mail: true } : {}) });
   }
 
   /**
@@ -311,7 +312,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
    * woken when it goes back to idle.
    */
   wakeAll(): void {
-    for (const name of this.boardWakes.changed(this.live.values(), () => this.board.scanUnclaimed())) this.wake(name);
+    for (const name of this.boardWakes.changed(this.live.values(), () => this.board.scanUnclaimed())) this.wake(name, 'board');
   }
 
   /**

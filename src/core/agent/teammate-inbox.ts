@@ -5,6 +5,37 @@ import { formatMessages } from '../tools/read-inbox.js';
 import type { Wake } from './wake.js';
 
 /**
+ * Whether a teammate's inbox may hold something new, for a teammate whose host tells it of every
+ * message (a thread: its process hears each inbox change, and its wake says so). Between two model
+ * turns, and on each idle wake, the inbox is read only when a message was told of since the last read,
+ * or when none was read for a poll's interval (news lost with a dropped connection): on a PostgreSQL
+ * board an empty inbox's read was a round trip before every model call. Without a hint every such
+ * read is made, as a teammate told of nothing must.
+ */
+export class MailHint {
+  private told = true;
+  private readAt = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** A message came for this teammate (or may have). */
+  arrived(): void {
+    this.told = true;
+  }
+
+  /**
+   * Whether to read the inbox now. Saying yes clears the news before the read starts: a message that
+   * lands during the read is told of again, and read next time.
+   */
+  due(everyMs: number): boolean {
+    if (!this.told && this.now() - this.readAt < everyMs) return false;
+    this.told = false;
+    this.readAt = this.now();
+    return true;
+  }
+}
+
+/**
  * A teammate's side of its inbox and of the shutdown protocol: messages drained but not yet handled
  * wait here (a tool waiting for one answer must not lose the others), and a shutdown request seen
  * but not yet decided is kept so it outlives the loop that saw it.
@@ -22,6 +53,8 @@ export class TeammateInbox {
     private readonly pollMs: number,
     /** When the teammate started (ms): a shutdown request sent before then was for an earlier one. */
     private readonly startedAt = 0,
+    /** Told of each message by the host; without one the inbox is read every time. */
+    private readonly hint?: MailHint,
   ) {}
 
   /** Its inbox's new messages, without shutdown requests left over from before it started. */
@@ -29,9 +62,17 @@ export class TeammateInbox {
     return (await this.mailbox.drain(this.name)).filter((m) => m.type !== 'shutdown_request' || Date.parse(m.at) >= this.startedAt);
   }
 
-  /** Everything waiting: held-back messages first, then the inbox. */
+  /** Everything waiting: held-back messages first, then the inbox (read when the hint says it may hold something). */
   async take(): Promise<Message[]> {
-    const drained = await this.drain();
+    let drained: Message[] = [];
+    if (!this.hint || this.hint.due(this.pollMs)) {
+      try {
+        drained = await this.drain();
+      } catch (error) {
+        this.hint?.arrived();
+        throw error;
+      }
+    }
     return [...this.pending.splice(0), ...drained];
   }
 

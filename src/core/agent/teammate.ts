@@ -23,7 +23,7 @@ import { identityMessages } from './identity.js';
 import { redactEvent, type TeammateEvent } from './teammate-events.js';
 
 export type { TeammateEvent } from './teammate-events.js';
-import { TeammateInbox } from './teammate-inbox.js';
+import { type MailHint, TeammateInbox } from './teammate-inbox.js';
 import { TaskEnds } from './task-ends.js';
 import { TaskOutcome } from './task-outcome.js';
 import { TaskWork } from './task-work.js';
@@ -45,6 +45,8 @@ export interface TeammateOptions {
   rootDir: string;
   model: ModelClient;
   wake: Wake;
+  /** Told of each message for it by its host: its inbox is read only then, or after a poll's interval (MailHint). */
+  mail?: MailHint;
   /** Aborting it stops the teammate: the model call is cancelled and the task handed back. */
   signal: AbortSignal;
   prompt?: string;
@@ -142,7 +144,7 @@ export class Teammate {
       activity: (task, text) => this.activity(task, text),
     });
     this.mcp = this.mcpToolbox();
-    this.inbox = new TeammateInbox(options.name, this.mailbox, this.requests, options.wake, this.settings.pollMs, (options.startedAt ?? this.now()).getTime());
+    this.inbox = new TeammateInbox(options.name, this.mailbox, this.requests, options.wake, this.settings.pollMs, (options.startedAt ?? this.now()).getTime(), options.mail);
     this.tools = {
       name: options.name,
       role: options.role,

@@ -33,11 +33,11 @@ export interface TeammateWorkerInit {
 
 /**
  * Main thread → worker. `wake` and `stop` are for the teammate `name` (every teammate of the thread
- * without one); `model`: its teammates work their next tasks on this model (/model); `replica`: a
- * read of the process's board to take.
+ * without one); a wake with `mail` says a message came for it (MailHint); `model`: its teammates work
+ * their next tasks on this model (/model); `replica`: a read of the process's board to take.
  */
 export type ToWorker =
-  | { type: 'wake'; name?: string }
+  | { type: 'wake'; name?: string; mail?: boolean }
   | { type: 'stop'; reason: string; name?: string }
   | { type: 'model'; spec: ModelSpec }
   | { type: 'replica'; read: ReplicaRead };
