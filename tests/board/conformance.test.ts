@@ -63,6 +63,19 @@ async function until(check: () => Promise<boolean>, what: string, ms = HANG_MS):
   }
 }
 
+/** Until a session waits for an advisory lock on the database at `url`. */
+async function untilWaiting(url: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const waiting = async () => (await client.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows.length > 0;
+    await until(waiting, 'a session waiting for the lock');
+  } finally {
+    await client.end();
+  }
+}
+
 describe.each(backends)('$name', (backend) => {
   it('creates tasks with increasing ids, reads them back, and records blocks on the blocker', async () => {
     const board = await open(await backend.location());
@@ -115,6 +128,51 @@ describe.each(backends)('$name', (backend) => {
     // Its copy still says alice holds token 1; the task says nobody does.
     expect(await there.complete(task.id, { owner: 'alice', token: 1 }, 'done')).toMatchObject({ ok: false, fenced: true });
     expect(await here.refresh().then(() => here.get(task.id))).toMatchObject({ status: 'pending', owner: null, result: null });
+  });
+
+  it("the task that follows another is posted once, by whichever store asks first; the others get it back", async () => {
+    const location = await backend.location();
+    const here = await open(location);
+    const there = await open(location);
+    const done = await here.create({ subject: 'stage one', pipeline: 7, stage: 'requirements' });
+    const next = (by: string) => ({ subject: 'stage two', pipeline: 7, stage: 'implementation' as const, role: 'engineer', by, artifacts: { from: done.id } });
+    const [a, b] = await Promise.all([here.createAfter(next('here'), { pipeline: 7, task: done.id }), there.createAfter(next('there'), { pipeline: 7, task: done.id })]);
+    expect([a.created, b.created].sort()).toEqual([false, true]);
+    expect(a.task.id).toBe(b.task.id);
+    // As stored, and read back alike by a store that did not post it.
+    const posted = a.created ? a.task : b.task;
+    expect(posted).toMatchObject({ subject: 'stage two', status: 'pending', pipeline: 7, stage: 'implementation', artifacts: { from: done.id } });
+    expect(posted.history).toEqual([{ at: posted.createdAt, by: a.created ? 'here' : 'there', event: 'created', detail: 'stage two' }]);
+    const reader = await open(location);
+    await reader.refresh();
+    expect(await reader.get(posted.id)).toEqual(posted);
+    expect((await reader.list()).filter((task) => task.artifacts.from === done.id)).toHaveLength(1);
+    // Another pipeline's, or another task's, follower is a post of its own.
+    expect((await here.createAfter({ ...next('here'), pipeline: 8 }, { pipeline: 8, task: done.id })).created).toBe(true);
+  });
+
+  it('a follower posted under the pipeline\'s lock while createAfter waits for it is found, not posted again', async () => {
+    const location = await backend.location();
+    const holder = await open(location);
+    const asker = await open(location);
+    const done = await holder.create({ subject: 'stage one', pipeline: 3 });
+    const next = { subject: 'stage two', pipeline: 3, artifacts: { from: done.id } };
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding = () => {};
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const posting = holder.withLock('pipeline-3', async () => {
+      holding();
+      await released;
+      return holder.create({ ...next, by: 'holder' });
+    });
+    await held;
+    const asking = asker.createAfter({ ...next, by: 'asker' }, { pipeline: 3, task: done.id });
+    // Released once the asker waits for the lock (PostgreSQL shows its wait); on files either order holds.
+    if (isPostgresUrl(location)) await untilWaiting(location);
+    release();
+    const [made, asked] = await Promise.all([posting, asking]);
+    expect(asked).toEqual({ task: expect.objectContaining({ id: made.id, history: [expect.objectContaining({ by: 'holder' })] }), created: false });
   });
 
   it('an expired lease is taken over with a new token; the old holder is fenced out', async () => {

@@ -12,7 +12,7 @@ import { ArtifactsSchema } from './artifacts.js';
 import { whyNotClaimable } from './task-checks.js';
 import { type Task, TaskSchema } from './schemas.js';
 import type { ClaimResult, CreateTaskInput, MutationResult, TaskBoardOptions } from './task-types.js';
-import { DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from './task-rules.js';
+import { createAfterUnderLock, DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from './task-rules.js';
 
 export type { BoardProblem } from './task-index.js';
 export type * from './task-types.js';
@@ -118,29 +118,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
     const by = input.by ?? 'lead';
     // Validated (and its size checked) before an id is taken, so bad input never leaves a gap in the ids.
     const artifacts = ArtifactsSchema.parse(input.artifacts ?? {});
-    const posted = this.now().toISOString();
-    const draft: Task = TaskSchema.parse({
-      id: 1,
-      subject: input.subject,
-      description: input.description ?? '',
-      status: 'pending',
-      owner: null,
-      role: input.role ?? null,
-      stage: input.stage ?? null,
-      blockedBy,
-      blocks: [],
-      pipeline: input.pipeline ?? null,
-      revision: input.revision ?? 0,
-      claims: 0,
-      lease: null,
-      handoff: input.handoff ?? '',
-      artifacts,
-      result: null,
-      history: [{ at: posted, by, event: 'created', detail: input.subject }],
-      notBefore: input.notBefore ?? null,
-      createdAt: posted,
-      updatedAt: posted,
-    });
+    const draft = this.draft(input, artifacts, blockedBy, this.now().toISOString());
     const sized = this.sizedNew(draft, input);
     // The id is taken under the lock, and is this post's once the counter moved past it: its post
     // waits for the log (announce) outside it, so other posts are not queued behind that wait.
@@ -165,6 +143,10 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
       }));
     }
     return task;
+  }
+
+  createAfter(input: CreateTaskInput, after: { pipeline: number; task: number }): Promise<{ task: Task; created: boolean }> {
+    return createAfterUnderLock(this, input, after);
   }
 
   /** Claims task `id` for `owner`: lock, read, check, write, unlock. Never claims twice. */

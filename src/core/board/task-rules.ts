@@ -3,7 +3,7 @@ import { formatBytes, formatLimit } from '../sizes.js';
 import type { Artifacts } from './artifacts.js';
 import type { EventSink } from '../events/emitter.js';
 import type { EventInput, ReleaseKind } from '../events/schema.js';
-import type { HistoryEntry, Task, TaskStatus, TaskUsage } from './schemas.js';
+import { type HistoryEntry, type Task, TaskSchema, type TaskStatus, type TaskUsage } from './schemas.js';
 import type { BoardProblem } from './task-index.js';
 import { addTaskUsage, UnwrittenUsage } from './unwritten-usage.js';
 import { fenceRefusal, Refusal } from './task-checks.js';
@@ -27,6 +27,12 @@ export interface TaskStore {
   get(id: number): Awaitable<Task>;
   scanUnclaimed(role?: string): Awaitable<Task[]>;
   create(input: CreateTaskInput): Promise<Task>;
+  /**
+   * Posts `input`, the task that follows task `after.task` of pipeline `after.pipeline`, unless any
+   * process posted one already: that one is returned then, with `created` false. Check and post are
+   * one step under the pipeline's lock (`withLock('pipeline-<n>')`).
+   */
+  createAfter(input: CreateTaskInput, after: { pipeline: number; task: number }): Promise<{ task: Task; created: boolean }>;
   claim(id: number, owner: string, options?: { role?: string; tryOnce?: boolean }): Promise<ClaimResult>;
   claimNext(owner: string, role?: string): Promise<ClaimResult | null>;
   complete(id: number, fence: Fence | string, result?: string, artifacts?: Artifacts, next?: number): Promise<MutationResult>;
@@ -66,13 +72,27 @@ export interface TaskBoardLike extends TaskStore {
   problems(): BoardProblem[];
 }
 
+/** `createAfter` as every backend can make it: under the pipeline's lock, on a fresh read of the board. */
+export function createAfterUnderLock(
+  store: Pick<TaskStore, 'withLock' | 'refresh' | 'list' | 'create'>,
+  input: CreateTaskInput,
+  after: { pipeline: number; task: number },
+): Promise<{ task: Task; created: boolean }> {
+  return store.withLock(`pipeline-${after.pipeline}`, async () => {
+    // Fresh under the lock: a task another process just posted must be seen.
+    await store.refresh();
+    const existing = (await store.list()).find((task) => task.pipeline === after.pipeline && task.artifacts.from === after.task);
+    return existing ? { task: existing, created: false } : { task: await store.create(input), created: true };
+  });
+}
+
 /**
  * The rules every backend shares — fencing, claimability, what each write does to a task — over one
  * primitive a backend provides: `mutate`, a read-check-write of one task that is atomic against every
  * other writer (a file lock, or a row lock in a transaction).
  */
 export abstract class TaskRules
-  implements Omit<TaskStore, 'location' | 'list' | 'get' | 'scanUnclaimed' | 'create' | 'claim' | 'claimNext' | 'refresh' | 'withLock' | 'nextPipelineId'>
+  implements Omit<TaskStore, 'location' | 'list' | 'get' | 'scanUnclaimed' | 'create' | 'createAfter' | 'claim' | 'claimNext' | 'refresh' | 'withLock' | 'nextPipelineId'>
 {
   protected abstract now(): Date;
   protected abstract readonly leaseMs: number;
@@ -132,6 +152,32 @@ export abstract class TaskRules
   protected sized(next: Task): Task | Refusal {
     const fitted = fitTask(next, MAX_TASK_WRITE_BYTES, (task) => taskBytes(task, this.redact), (detail) => this.entry('runtime', 'trimmed', detail));
     return 'refused' in fitted ? new Refusal(fitted.refused) : fitted.task;
+  }
+
+  /** The task `input` posts, before its id (1 here) and its size are decided, stamped `at`. */
+  protected draft(input: CreateTaskInput, artifacts: Artifacts, blockedBy: number[], at: string): Task {
+    return TaskSchema.parse({
+      id: 1,
+      subject: input.subject,
+      description: input.description ?? '',
+      status: 'pending',
+      owner: null,
+      role: input.role ?? null,
+      stage: input.stage ?? null,
+      blockedBy,
+      blocks: [],
+      pipeline: input.pipeline ?? null,
+      revision: input.revision ?? 0,
+      claims: 0,
+      lease: null,
+      handoff: input.handoff ?? '',
+      artifacts,
+      result: null,
+      history: [{ at, by: input.by ?? 'lead', event: 'created', detail: input.subject }],
+      notBefore: input.notBefore ?? null,
+      createdAt: at,
+      updatedAt: at,
+    });
   }
 
   /**

@@ -34,13 +34,9 @@ export async function postSuccessor(deps: SuccessorDeps, done: Task, by = done.o
   const requirement = done.artifacts.requirement ?? done.description;
   const handoff = definition.handoff(handoffData({ stage, revision, description: requirement, artifacts }), prepared.content, artifacts);
   const subject = definition.subject(requirement, revision, artifacts);
-  // Check-then-create under the pipeline's lock: a successor is posted once, whoever gets there first.
-  return board.withLock(`pipeline-${done.pipeline}`, async () => {
-    // Fresh under the lock: a successor another process just posted must be seen.
-    await board.refresh();
-    const existing = board.list().find((task) => task.pipeline === done.pipeline && task.artifacts.from === done.id);
-    if (existing) return existing;
-    const next = await board.create({
+  // Posted once, whoever gets there first: the check and the post are one step under the pipeline's lock.
+  const { task: next, created } = await board.createAfter(
+    {
       subject,
       // The requirement itself is in the artifacts and the handoff: the description is a pointer.
       description: requirement.length > 300 ? `${requirement.slice(0, 299)}…` : requirement,
@@ -54,8 +50,10 @@ export async function postSuccessor(deps: SuccessorDeps, done: Task, by = done.o
       // Built from a finished task: trimmed to fit like any runtime write, never refused.
       trimToFit: true,
       ...notices.held(),
-    });
-    notices.transition(done, next.id, stage, by);
-    return notices.created(next);
-  });
+    },
+    { pipeline: done.pipeline!, task: done.id },
+  );
+  if (!created) return next;
+  notices.transition(done, next.id, stage, by);
+  return notices.created(next);
 }

@@ -7,13 +7,13 @@ import { ArtifactsSchema } from '../artifacts.js';
 import { whyNotClaimable } from '../task-checks.js';
 import { type Task, TaskSchema } from '../schemas.js';
 import type { BoardProblem } from '../task-index.js';
-import { DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from '../task-rules.js';
+import { createAfterUnderLock, DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from '../task-rules.js';
 import type { ClaimResult, CreateTaskInput, MutationResult } from '../task-types.js';
 import { createPool, describeUrl, isConnectionError, transaction, withConnectionRetry } from './connection.js';
 import { DbClock } from './db-clock.js';
 import { migrateWith } from './schema.js';
 import { Sightings } from './sightings.js';
-import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, SELECTED, SET_ALL, type TaskRow, toRow, toTask, UPDATE_IF_UNCHANGED } from './task-sql.js';
+import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, POST_AFTER, rowFromJson, rowObject, SELECTED, SET_ALL, type TaskRow, toRow, toTask, UPDATE_IF_UNCHANGED } from './task-sql.js';
 
 /** What one read of the replica brought: the rows read, and the ids found gone. */
 export interface TasksRead {
@@ -237,24 +237,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
         if (missing !== undefined) throw new NotFoundError(`blockedBy: task #${missing} does not exist`);
       }
       const { rows: clock } = await client.query<{ now: Date }>('SELECT now()');
-      const at = clock[0]!.now.toISOString();
-      const draft: Task = TaskSchema.parse({
-        id: 1,
-        subject: input.subject,
-        description: input.description ?? '',
-        status: 'pending',
-        role: input.role ?? null,
-        stage: input.stage ?? null,
-        blockedBy,
-        pipeline: input.pipeline ?? null,
-        revision: input.revision ?? 0,
-        handoff: input.handoff ?? '',
-        artifacts,
-        history: [{ at, by: input.by ?? 'lead', event: 'created', detail: input.subject }],
-        notBefore: input.notBefore ?? null,
-        createdAt: at,
-        updatedAt: at,
-      });
+      const draft = this.draft(input, artifacts, blockedBy, clock[0]!.now.toISOString());
       const rows = await insertTask(client, this.clean(this.sizedNew(draft, input)));
       const blockers = blockedBy.length
         ? (await client.query<TaskRow>(`UPDATE autoteam_tasks SET blocks = array_append(blocks, $1) WHERE id = ANY ($2) AND NOT ($1 = ANY (blocks)) RETURNING ${SELECTED}`, [rows[0]!.id, blockedBy])).rows
@@ -262,16 +245,40 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
       return { row: rows[0]!, blockers };
     });
     for (const row of task.blockers) this.apply(row);
-    // The claim statement reads the pending index in id order only when the planner knows how many
-    // tasks there are; with the table's first statistics it sorts every pending row on each claim
-    // (~6× slower at 600). Autovacuum analyzes within a minute; a burst of posts does it at once.
-    if (++this.postedSinceAnalyze >= ANALYZE_EVERY) {
-      this.postedSinceAnalyze = 0;
-      await this.query('ANALYZE autoteam_tasks').catch(() => undefined);
-    }
+    await this.counted();
     const posted = this.apply(task.row);
     this.posted(posted, input.by ?? 'lead');
     return posted;
+  }
+
+  /**
+   * One round trip (migration 5's autoteam_post_after), stamped by the database's clock. A reply lost
+   * with the connection is asked again: the task it posted is then found, and told as not posted here.
+   */
+  async createAfter(input: CreateTaskInput, after: { pipeline: number; task: number }): Promise<{ task: Task; created: boolean }> {
+    // Blockers are checked and told in create's transaction (a stage's next task has none).
+    if (input.blockedBy?.length) return createAfterUnderLock(this, input, after);
+    const draft = this.clean(this.sizedNew(this.draft(input, ArtifactsSchema.parse(input.artifacts ?? {}), [], this.clock.now().toISOString()), input));
+    const { rows } = await this.query<{ posted: { created: boolean; row: Record<string, unknown> } }>(POST_AFTER, [after.pipeline, after.task, JSON.stringify(rowObject(draft))]);
+    const { created, row } = rows[0]!.posted;
+    const task = this.apply(rowFromJson(row));
+    if (created) {
+      await this.counted();
+      this.posted(task, input.by ?? 'lead');
+    }
+    return { task, created };
+  }
+
+  /**
+   * A post counted towards the next ANALYZE. The claim statement reads the pending index in id order
+   * only when the planner knows how many tasks there are; with the table's first statistics it sorts
+   * every pending row on each claim (~6× slower at 600). Autovacuum analyzes within a minute; a burst
+   * of posts does it at once.
+   */
+  private async counted(): Promise<void> {
+    if (++this.postedSinceAnalyze < ANALYZE_EVERY) return;
+    this.postedSinceAnalyze = 0;
+    await this.query('ANALYZE autoteam_tasks').catch(() => undefined);
   }
 
   async claimNext(owner: string, role?: string): Promise<ClaimResult | null> {

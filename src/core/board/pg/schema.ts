@@ -99,6 +99,29 @@ export const MIGRATIONS: readonly string[] = [
      END IF;
      RETURN NULL;
    END $$;`,
+  // The task that follows task \`after_task\` of its pipeline, posted unless one is there (PgTaskBoard's
+  // createAfter): the check and the insert under the pipeline's lock, as withLock('pipeline-<n>')
+  // takes it, in one round trip. Each statement of a volatile function reads a fresh snapshot, so the
+  // check sees a task another poster committed while this one waited for the lock. Stamped by the
+  // database's clock; \`draft\` is the row as JSON (task-sql.ts's rowObject).
+  `CREATE INDEX autoteam_tasks_pipeline ON autoteam_tasks (pipeline) WHERE pipeline IS NOT NULL;
+   CREATE FUNCTION autoteam_post_after(after_pipeline integer, after_task integer, draft jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+   DECLARE
+     posted autoteam_tasks;
+     at text := to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
+   BEGIN
+     PERFORM pg_advisory_xact_lock(hashtext('autoteam_lock:pipeline-' || after_pipeline));
+     SELECT * INTO posted FROM autoteam_tasks WHERE pipeline = after_pipeline AND artifacts->>'from' = after_task::text ORDER BY id LIMIT 1;
+     IF FOUND THEN RETURN jsonb_build_object('created', false, 'row', to_jsonb(posted)); END IF;
+     INSERT INTO autoteam_tasks (subject, description, status, owner, role, stage, blocked_by, blocks, pipeline, revision, claims,
+       lease_owner, lease_token, lease_until, attempts, not_before, handoff, artifacts, usage, result, history, created_at, updated_at)
+     SELECT d.subject, d.description, d.status, d.owner, d.role, d.stage, d.blocked_by, d.blocks, d.pipeline, d.revision, d.claims,
+       d.lease_owner, d.lease_token, d.lease_until, d.attempts, d.not_before, d.handoff, d.artifacts, d.usage, d.result,
+       jsonb_set(d.history, '{0,at}', to_jsonb(at)), at::timestamptz, at::timestamptz
+     FROM jsonb_populate_record(NULL::autoteam_tasks, draft) d
+     RETURNING * INTO posted;
+     RETURN jsonb_build_object('created', true, 'row', to_jsonb(posted));
+   END $$;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

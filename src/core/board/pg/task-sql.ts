@@ -85,16 +85,41 @@ export function toTask(row: TaskRow): Task {
 
 /** A task's row as its change's notification carries it (`row:` and the row as JSON, schema version 4). */
 export function rowFromNotice(json: string): TaskRow {
-  const row = JSON.parse(json) as TaskRow & Record<'lease_until' | 'not_before' | 'created_at' | 'updated_at', string | Date | null>;
+  return rowFromJson(JSON.parse(json) as Record<string, unknown>);
+}
+
+/** A task's row as JSON made it (`row_to_json`, `to_jsonb`): its times as Dates, its version as pg returns a bigint. */
+export function rowFromJson(json: Record<string, unknown>): TaskRow {
+  const row = { ...json };
   for (const column of ['lease_until', 'not_before', 'created_at', 'updated_at'] as const) {
     const value = row[column];
     if (typeof value === 'string') row[column] = new Date(value);
   }
-  return { ...row, version: String(row.version) } as TaskRow;
+  return { ...row, version: String(row.version) } as unknown as TaskRow;
 }
 
-/** The values of every column but id, in COLUMNS order, for an INSERT or UPDATE. */
+/**
+ * Posts a task unless the pipeline holds the one that follows task $2 already (migration 5's
+ * autoteam_post_after), in one round trip: `{created, row}`, the row posted or found.
+ */
+export const POST_AFTER = 'SELECT autoteam_post_after($1, $2, $3::jsonb) AS posted';
+
+/** The task's row as JSON, every column but id (for jsonb_populate_record). */
+export function rowObject(task: Task): Record<string, unknown> {
+  const values = rowValues(task);
+  return Object.fromEntries(INSERTED.split(', ').map((column, i) => [column, values[i]]));
+}
+
+/** The values of every column but id, in COLUMNS order, for an INSERT or UPDATE (jsonb as its text). */
 export function toRow(task: Task): unknown[] {
+  return rowValues(task).map((value, i) => (JSONB_AT.has(i) ? JSON.stringify(value) : value));
+}
+
+/** Where in rowValues the jsonb columns are. */
+const JSONB_AT = new Set(['artifacts', 'usage', 'history'].map((column) => COLUMNS.split(', ').indexOf(column) - 1));
+
+/** The values of every column but id, in COLUMNS order. */
+function rowValues(task: Task): unknown[] {
   return [
     task.subject,
     task.description,
@@ -113,10 +138,10 @@ export function toRow(task: Task): unknown[] {
     task.attempts,
     task.notBefore,
     task.handoff,
-    JSON.stringify(task.artifacts),
-    JSON.stringify(task.usage),
+    task.artifacts,
+    task.usage,
     task.result,
-    JSON.stringify(task.history),
+    task.history,
     task.createdAt,
     task.updatedAt,
   ];
