@@ -93,6 +93,17 @@ describe('an inbox read on news of a message', () => {
     expect((await inbox.betweenTurns(null)).inject).toContain('during the read');
   });
 
+  it("a wait for an answer reads on its own wake: the answer's news is spent, and the next turn does not read again", async () => {
+    const { board, hint, inbox, send } = await hinted();
+    await inbox.betweenTurns(null);
+    await board.mailbox.send('lead', 'analyst', 'yes', 'answer');
+    hint.arrived();
+    const answer = await inbox.waitFor((message) => message.type === 'answer', 1_000, new AbortController().signal);
+    expect(answer?.content).toBe('yes');
+    await send('after the answer, untold');
+    expect(await inbox.betweenTurns(null)).toEqual({});
+  });
+
   it('without a hint, every turn reads the inbox', async () => {
     const root = tempBoard('autoteam-mail-hint-');
     roots.push(root);

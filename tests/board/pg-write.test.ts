@@ -1,15 +1,20 @@
 /**
- * The PostgreSQL board's one-statement write (PgTaskBoard.mutate): stamped by the database's clock
- * as the process reckons it, held to the database's own, never going back in a task, and made once
- * when the reply to it is lost.
+ * The PostgreSQL board's one-statement writes. A task's (PgTaskBoard.mutate): stamped by the
+ * database's clock as the process reckons it, held to the database's own, never going back in a task,
+ * and made once when the reply to it is lost. A document's (PgDocStore.change): made on the replica's
+ * copy, and decided again on the document when that copy moved, so no change is lost; its
+ * notification carries the document.
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DbClock } from '../../src/core/board/pg/db-clock.js';
 import { createPool } from '../../src/core/board/pg/connection.js';
+import { PgDocStore } from '../../src/core/board/pg/pg-docs.js';
 import { PgTaskBoard } from '../../src/core/board/pg/pg-task-board.js';
+import { TeamRegistry } from '../../src/core/board/team-registry.js';
 import { migrateWith } from '../../src/core/board/pg/schema.js';
 import { UPDATE_IF_UNCHANGED } from '../../src/core/board/pg/task-sql.js';
+import { until } from '../helpers/agent-wait.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
 
 usePostgres();
@@ -99,3 +104,84 @@ describe.runIf(postgresBin)('a task written in one statement on the PostgreSQL b
     expect(await board.complete(task.id, { owner: 'alice', token: 1 }, 'done')).toMatchObject({ ok: true, task: { status: 'completed' } });
   });
 });
+
+/** A registry on its own pool and document replica, as a process of the team holds it. */
+async function registryOn(url: string): Promise<{ registry: TeamRegistry; docs: PgDocStore }> {
+  const pool = createPool(url, 2);
+  closers.push(() => pool.end());
+  await migrateWith(url, pool);
+  const docs = new PgDocStore(url, pool);
+  await docs.refresh();
+  return { registry: new TeamRegistry('/nonexistent', { docs }), docs };
+}
+
+describe.runIf(postgresBin)('a document written in one statement on the PostgreSQL board', () => {
+  it("from a copy that another process's change has moved, is decided on the document as it is: no change lost", async () => {
+    const url = await freshDatabase();
+    const here = await registryOn(url);
+    await here.registry.ensure('crew');
+    await here.registry.join('eng', 'engineer');
+    await here.registry.join('rev', 'reviewer');
+    const there = await registryOn(url);
+    // Each from a copy of the same version: the second statement finds the document moved.
+    await here.registry.setStatus('eng', 'working', { task: 1 });
+    await there.registry.setStatus('rev', 'working', { task: 2 });
+    await here.docs.refresh();
+    expect(here.registry.read().members.map((m) => [m.name, m.status, m.task])).toEqual([
+      ['eng', 'working', 1],
+      ['rev', 'working', 2],
+    ]);
+    // A member its copy does not hold yet (joined elsewhere after its last read): found on the document.
+    await here.registry.join('ana', 'analyst');
+    await there.registry.setStatus('ana', 'working', { task: 3 });
+    await here.docs.refresh();
+    expect(here.registry.get('ana')).toMatchObject({ status: 'working', task: 3 });
+  });
+
+  it('is heard with the document itself when it fits, by its key when it is larger or deleted; a heartbeat is not heard', async () => {
+    const url = await freshDatabase();
+    const { registry, docs } = await registryOn(url);
+    await registry.ensure('crew');
+    await registry.join('eng', 'engineer');
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    closers.push(() => client.end());
+    const heard: string[] = [];
+    client.on('notification', (message) => heard.push(message.payload ?? ''));
+    await client.query('LISTEN autoteam');
+    await registry.heartbeat('eng');
+    await registry.setStatus('eng', 'working', { task: 4 });
+    await docs.change('big', () => ({ write: { text: 'x'.repeat(8_000) }, result: null }));
+    await docs.change('big', () => ({ write: null, result: null }));
+    await until(() => heard.length >= 3, 'three notifications');
+    const [status, big, deleted] = heard;
+    const { rows } = await client.query<{ doc: unknown; version: string }>("SELECT doc, version FROM autoteam_docs WHERE key = 'config'");
+    expect(JSON.parse(status!.slice('docrow:'.length))).toEqual({ key: 'config', version: Number(rows[0]!.version), doc: rows[0]!.doc });
+    expect([big, deleted]).toEqual(['doc:big', 'doc:big']);
+    expect(heard).toHaveLength(3);
+  });
+
+  it("taken from a notification by another process's replica, with no read of it", async () => {
+    const url = await freshDatabase();
+    const { registry } = await registryOn(url);
+    await registry.ensure('crew');
+    await registry.join('eng', 'engineer');
+    const listening = await registryOn(url);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    closers.push(() => client.end());
+    client.on('notification', (message) => {
+      const payload = message.payload ?? '';
+      if (payload.startsWith('docrow:')) listening.docs.heard(JSON.parse(payload.slice('docrow:'.length)));
+    });
+    await client.query('LISTEN autoteam');
+    await registry.setStatus('eng', 'waiting', { task: 5, reason: 'an answer' });
+    await until(() => listening.registry.read().members[0]?.status === 'waiting', 'the status heard');
+    expect(listening.registry.get('eng')).toEqual(registry.get('eng'));
+    // An older version heard late never puts the document back.
+    const stale = { key: 'config', version: 1, doc: { team: 'old', members: [] } };
+    listening.docs.heard(stale);
+    expect(listening.registry.read().team).toBe('crew');
+  });
+});
+

@@ -29,9 +29,14 @@ export class MailHint {
    */
   due(everyMs: number): boolean {
     if (!this.told && this.now() - this.readAt < everyMs) return false;
+    this.reading();
+    return true;
+  }
+
+  /** A read starts whatever the news (a wait for an answer reads on every wake): what was told is in it. */
+  reading(): void {
     this.told = false;
     this.readAt = this.now();
-    return true;
   }
 }
 
@@ -57,22 +62,19 @@ export class TeammateInbox {
     private readonly hint?: MailHint,
   ) {}
 
-  /** Its inbox's new messages, without shutdown requests left over from before it started. */
+  /** Its inbox's new messages, without shutdown requests left over from before it started. A read that fails leaves news for the next. */
   private async drain(): Promise<Message[]> {
-    return (await this.mailbox.drain(this.name)).filter((m) => m.type !== 'shutdown_request' || Date.parse(m.at) >= this.startedAt);
+    try {
+      return (await this.mailbox.drain(this.name)).filter((m) => m.type !== 'shutdown_request' || Date.parse(m.at) >= this.startedAt);
+    } catch (error) {
+      this.hint?.arrived();
+      throw error;
+    }
   }
 
   /** Everything waiting: held-back messages first, then the inbox (read when the hint says it may hold something). */
   async take(): Promise<Message[]> {
-    let drained: Message[] = [];
-    if (!this.hint || this.hint.due(this.pollMs)) {
-      try {
-        drained = await this.drain();
-      } catch (error) {
-        this.hint?.arrived();
-        throw error;
-      }
-    }
+    const drained = !this.hint || this.hint.due(this.pollMs) ? await this.drain() : [];
     return [...this.pending.splice(0), ...drained];
   }
 
@@ -86,6 +88,7 @@ export class TeammateInbox {
     for (;;) {
       const queued = this.pending.findIndex(match);
       if (queued >= 0) return this.pending.splice(queued, 1)[0]!;
+      this.hint?.reading();
       for (const message of await this.drain()) this.pending.push(message);
       const found = this.pending.findIndex(match);
       if (found >= 0) return this.pending.splice(found, 1)[0]!;

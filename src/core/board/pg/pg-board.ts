@@ -152,6 +152,15 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
       }
       return;
     }
+    if (kind === 'docrow') {
+      // The document itself (schema version 5): taken as a read's; a document alone wakes nobody.
+      try {
+        docs.heard(JSON.parse(value) as { key: string; version: number; doc: unknown });
+      } catch (error) {
+        emit('error', error);
+      }
+      return;
+    }
     if (kind === 'task') pendingTasks.add(Number(value));
     else if (kind === 'doc') pendingDocs.add(value);
     else if (kind === 'inbox') {

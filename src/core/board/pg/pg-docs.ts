@@ -15,6 +15,14 @@ const CHANGED_DOCS = `SELECT d.key, d.version, CASE WHEN k.version IS DISTINCT F
 type DocsRead = NonNullable<ReplicaRead['docs']>;
 
 /**
+ * A document written over the version read ($3) only, in one statement; a quiet change (a
+ * heartbeat) turns the notify trigger off for its statement alone ($4, as `change` does for its
+ * transaction). Returns the new version, or no row when the document moved.
+ */
+const UPDATE_IF_UNCHANGED = `WITH quiet AS (SELECT set_config('autoteam.quiet', $4, true))
+  UPDATE autoteam_docs SET doc = $2 FROM quiet WHERE key = $1 AND version = $3 RETURNING version`;
+
+/**
  * The board's small documents in `autoteam_docs`. Reads answer at once from a replica of the table
  * (a few documents), which every write of this process updates and every notification refreshes;
  * a change runs under a transaction-scoped advisory lock on the key, so it is atomic even for a
@@ -81,6 +89,17 @@ export class PgDocStore implements DocStore {
     return () => this.readers.delete(listener);
   }
 
+  /**
+   * Takes a document a notification carried (`docrow:`, schema version 5), as a read's, with no read
+   * of it: the replicas that follow this one are told. Versions decide.
+   */
+  heard(row: { key: string; version: number; doc: unknown }): void {
+    if ((this.replica.get(row.key)?.version ?? 0) >= row.version) return;
+    this.replica.set(row.key, { doc: row.doc, version: row.version });
+    this.seen.saw(row.key);
+    for (const reader of this.readers) reader({ rows: [row], gone: [] });
+  }
+
   /** A follower's: takes a read another replica made. Versions decide, for a deletion too. */
   follow(read: DocsRead): number {
     let changed = 0;
@@ -109,8 +128,15 @@ export class PgDocStore implements DocStore {
     return [...this.replica.keys()].filter((key) => key.startsWith(prefix)).sort();
   }
 
+  /**
+   * One statement when the replica's copy decides it (the document still holds that version: a
+   * member's status, a heartbeat), else the document read and written under its advisory lock in one
+   * transaction. `fn` may run on the copy first and then again on the document as it is.
+   */
   async change<T>(key: string, fn: (current: unknown) => { write?: unknown; result: T }, options: ChangeOptions = {}): Promise<T> {
     const text = (value: unknown) => redact(JSON.stringify(value), this.secrets);
+    const fast = await this.changeIfUnchanged(key, fn, text, options);
+    if (fast) return fast.result;
     const { write, result, version } = await transaction(this.url, this.pool, async (client) => {
       // A quiet change turns the notify trigger off for this transaction only (schema.ts).
       await client.query("SELECT pg_advisory_xact_lock(hashtext('autoteam_doc:' || $1)), set_config('autoteam.quiet', $2, true)", [key, options.quiet ? 'on' : 'off']);
@@ -134,5 +160,36 @@ export class PgDocStore implements DocStore {
       if (version) for (const reader of this.readers) reader({ rows: [], gone: [{ key, upTo: version }] });
     } else if (write !== undefined) this.replica.set(key, { doc: JSON.parse(text(write)), version });
     return result;
+  }
+
+  /**
+   * `fn` on the replica's copy, written in one statement only while the document holds the copy's
+   * version (UPDATE_IF_UNCHANGED); null when that did not decide it: no copy, a copy that moved, no
+   * write or a deletion, or `fn` refusing the copy (each asked again on the document as it is).
+   */
+  private async changeIfUnchanged<T>(
+    key: string,
+    fn: (current: unknown) => { write?: unknown; result: T },
+    text: (value: unknown) => string,
+    options: ChangeOptions,
+  ): Promise<{ result: T } | null> {
+    const held = this.replica.get(key);
+    if (!held) return null;
+    let changed: { write?: unknown; result: T };
+    try {
+      changed = fn(structuredClone(held.doc));
+    } catch {
+      return null;
+    }
+    // Nothing to write, or a deletion: decided on the document as it is.
+    if (changed.write === undefined || changed.write === null) return null;
+    const body = text(changed.write);
+    const { rows } = await withConnectionRetry(this.url, () =>
+      this.pool.query<{ version: string }>(UPDATE_IF_UNCHANGED, [key, body, held.version, options.quiet ? 'on' : 'off']),
+    );
+    if (!rows[0]) return null;
+    this.seen.saw(key);
+    this.replica.set(key, { doc: JSON.parse(body), version: Number(rows[0].version) });
+    return { result: changed.result };
   }
 }

@@ -121,6 +121,22 @@ export const MIGRATIONS: readonly string[] = [
      FROM jsonb_populate_record(NULL::autoteam_tasks, draft) d
      RETURNING * INTO posted;
      RETURN jsonb_build_object('created', true, 'row', to_jsonb(posted));
+   END $$;
+   -- A document's change carries the document, as a task's does its row (\`docrow:\` and {key, version,
+   -- doc}, under 7,900 bytes), so a listening board need not read it; a larger one, or one deleted, its key.
+   CREATE OR REPLACE FUNCTION autoteam_notify_doc() RETURNS trigger LANGUAGE plpgsql AS $$
+   DECLARE body text;
+   BEGIN
+     IF current_setting('autoteam.quiet', true) IS NOT DISTINCT FROM 'on' THEN RETURN NULL; END IF;
+     IF TG_OP <> 'DELETE' THEN
+       body := json_build_object('key', NEW.key, 'version', NEW.version, 'doc', NEW.doc)::text;
+       IF octet_length(body) <= 7900 THEN
+         PERFORM pg_notify('autoteam', 'docrow:' || body);
+         RETURN NULL;
+       END IF;
+     END IF;
+     PERFORM pg_notify('autoteam', 'doc:' || COALESCE(NEW.key, OLD.key));
+     RETURN NULL;
    END $$;`,
 ];
 
