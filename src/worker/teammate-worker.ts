@@ -22,9 +22,9 @@ import type { FromWorker, TeammateSeat, TeammateWorkerInit, ToWorker } from '../
 const init = workerData as TeammateWorkerInit;
 /**
  * Database connections the thread's board keeps for each teammate it runs. A teammate may hold one
- * (the pipeline's lock) while it asks for another (the successor's post), so a pool no larger than
- * its teammates can be held whole by teammates each waiting for a second, until the pool's wait
- * gives up (tests/bench/scale-short-pg.test.ts).
+ * (a lock: the merge queue's, a pipeline's where a post goes the locked way) while it asks for
+ * another, so a pool no larger than its teammates can be held whole by teammates each waiting for a
+ * second, until the pool's wait gives up (tests/bench/scale-short-pg.test.ts).
  */
 const POOL_PER_TEAMMATE = 3;
 /** How long a thread whose work is done may still be held by a socket left open before it ends itself. */

@@ -13,7 +13,7 @@ import { PgDocStore } from '../../src/core/board/pg/pg-docs.js';
 import { PgTaskBoard } from '../../src/core/board/pg/pg-task-board.js';
 import { TeamRegistry } from '../../src/core/board/team-registry.js';
 import { migrateWith } from '../../src/core/board/pg/schema.js';
-import { UPDATE_IF_UNCHANGED } from '../../src/core/board/pg/task-sql.js';
+import { POST_AFTER, rowObject, UPDATE_IF_UNCHANGED } from '../../src/core/board/pg/task-sql.js';
 import { until } from '../helpers/agent-wait.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
 
@@ -106,13 +106,13 @@ describe.runIf(postgresBin)('a task written in one statement on the PostgreSQL b
 });
 
 /** A registry on its own pool and document replica, as a process of the team holds it. */
-async function registryOn(url: string): Promise<{ registry: TeamRegistry; docs: PgDocStore }> {
+async function registryOn(url: string, now?: () => Date): Promise<{ registry: TeamRegistry; docs: PgDocStore }> {
   const pool = createPool(url, 2);
   closers.push(() => pool.end());
   await migrateWith(url, pool);
   const docs = new PgDocStore(url, pool);
   await docs.refresh();
-  return { registry: new TeamRegistry('/nonexistent', { docs }), docs };
+  return { registry: new TeamRegistry('/nonexistent', { docs, ...(now ? { now } : {}) }), docs };
 }
 
 describe.runIf(postgresBin)('a document written in one statement on the PostgreSQL board', () => {
@@ -136,6 +136,46 @@ describe.runIf(postgresBin)('a document written in one statement on the PostgreS
     await there.registry.setStatus('ana', 'working', { task: 3 });
     await here.docs.refresh();
     expect(here.registry.get('ana')).toMatchObject({ status: 'working', task: 3 });
+  });
+
+  it("waits for a change under the document's lock, which reads without a row lock: the change made there is not written over", async () => {
+    const url = await freshDatabase();
+    const { registry } = await registryOn(url);
+    await registry.ensure('crew');
+    await registry.join('eng', 'engineer');
+    // Another process's change under the lock, as PgDocStore.change's transaction makes it: read, then write what it read and changed.
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    closers.push(() => other.end());
+    await other.query('BEGIN');
+    await other.query("SELECT pg_advisory_xact_lock(hashtext('autoteam_doc:config'))");
+    const read = (await other.query<{ doc: { team: string } }>("SELECT doc FROM autoteam_docs WHERE key = 'config'")).rows[0]!.doc;
+    const setting = registry.setStatus('eng', 'working', { task: 9 });
+    const watcher = new pg.Client({ connectionString: url });
+    await watcher.connect();
+    closers.push(() => watcher.end());
+    // Until the status write waits for the lock (asked every 10 ms; the test's timeout bounds it).
+    while ((await watcher.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await other.query("INSERT INTO autoteam_docs (key, doc) VALUES ('config', $1) ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc", [JSON.stringify({ ...read, team: 'renamed' })]);
+    await other.query('COMMIT');
+    await setting;
+    const { rows } = await watcher.query<{ doc: { team: string; members: Array<{ name: string; status: string; task: number }> } }>("SELECT doc FROM autoteam_docs WHERE key = 'config'");
+    expect(rows[0]!.doc.team).toBe('renamed');
+    expect(rows[0]!.doc.members.find((m) => m.name === 'eng')).toMatchObject({ status: 'working', task: 9 });
+  });
+
+  it('tried on a copy that moved and decided again on the document, reports each member it marks dead once', async () => {
+    const url = await freshDatabase();
+    let clock = Date.parse('2026-06-01T00:00:00Z');
+    const lead = await registryOn(url, () => new Date(clock));
+    await lead.registry.ensure('crew');
+    await lead.registry.join('eng', 'engineer', { pid: null });
+    const other = await registryOn(url, () => new Date(clock));
+    await other.registry.join('ana', 'analyst', { pid: null });
+    // The lead's copy is from before the analyst joined: its one statement finds the config moved.
+    clock += 60_000;
+    const reaped = await lead.registry.reapDead();
+    expect(reaped.map(({ member }) => member.name).sort()).toEqual(['ana', 'eng']);
   });
 
   it('is heard with the document itself when it fits, by its key when it is larger or deleted; a heartbeat is not heard', async () => {
@@ -182,6 +222,42 @@ describe.runIf(postgresBin)('a document written in one statement on the PostgreS
     const stale = { key: 'config', version: 1, doc: { team: 'old', members: [] } };
     listening.docs.heard(stale);
     expect(listening.registry.read().team).toBe('crew');
+  });
+});
+
+describe.runIf(postgresBin)("a stage's next task posted in one call on the PostgreSQL board", () => {
+  it("is told as posted to the call that posted it when the reply was lost and it asks again, and as another's to any other call", async () => {
+    const url = await freshDatabase();
+    const board = await boardOn(url, createPool(url, 2));
+    const done = await board.create({ subject: 'stage one', pipeline: 2 });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    closers.push(() => client.end());
+    const draft = rowObject({ ...done, subject: 'stage two', artifacts: { from: done.id } });
+    const post = async (call: string) => (await client.query<{ posted: { created: boolean; row: { id: number } } }>(POST_AFTER, [2, done.id, JSON.stringify(draft), call])).rows[0]!.posted;
+    const first = await post('call-1');
+    expect(first.created).toBe(true);
+    // The same call again (its reply lost): its own post, not a second one.
+    expect(await post('call-1')).toMatchObject({ created: true, row: { id: first.row.id } });
+    expect(await post('call-2')).toMatchObject({ created: false, row: { id: first.row.id } });
+  });
+
+  it('under REPEATABLE READ, where its check could not see a post made while it waited, goes the locked way: posted once', async () => {
+    const url = await freshDatabase();
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    closers.push(() => admin.end());
+    await admin.query(`ALTER DATABASE ${new URL(url).pathname.slice(1)} SET default_transaction_isolation = 'repeatable read'`);
+    const here = await boardOn(url, createPool(url, 3));
+    const there = await boardOn(url, createPool(url, 3));
+    const done = await here.create({ subject: 'stage one', pipeline: 4 });
+    await there.refresh();
+    const next = { subject: 'stage two', pipeline: 4, artifacts: { from: done.id } };
+    const results = await Promise.all([here, there, here, there].map((board) => board.createAfter(next, { pipeline: 4, task: done.id })));
+    expect(results.filter((result) => result.created)).toHaveLength(1);
+    expect(new Set(results.map((result) => result.task.id)).size).toBe(1);
+    const { rows } = await admin.query("SELECT count(*)::int AS n FROM autoteam_tasks WHERE artifacts->>'from' = $1", [String(done.id)]);
+    expect(rows[0]!.n).toBe(1);
   });
 });
 

@@ -16,7 +16,8 @@ export class MailHint {
   private told = true;
   private readAt = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** `now`: a monotonic clock in ms (a wall clock stepped back would stop the interval's reads). */
+  constructor(private readonly now: () => number = () => performance.now()) {}
 
   /** A message came for this teammate (or may have). */
   arrived(): void {
@@ -28,7 +29,8 @@ export class MailHint {
    * lands during the read is told of again, and read next time.
    */
   due(everyMs: number): boolean {
-    if (!this.told && this.now() - this.readAt < everyMs) return false;
+    // A tenth early: the poll's timer that wakes an idle teammate may fire a little before the interval is up.
+    if (!this.told && this.now() - this.readAt < everyMs * 0.9) return false;
     this.reading();
     return true;
   }
@@ -62,14 +64,20 @@ export class TeammateInbox {
     private readonly hint?: MailHint,
   ) {}
 
-  /** Its inbox's new messages, without shutdown requests left over from before it started. A read that fails leaves news for the next. */
+  /**
+   * Its inbox's new messages, without shutdown requests left over from before it started. A read that
+   * fails, or that brought messages (a drain takes a batch: more may wait), leaves news for the next.
+   */
   private async drain(): Promise<Message[]> {
+    let drained: Message[];
     try {
-      return (await this.mailbox.drain(this.name)).filter((m) => m.type !== 'shutdown_request' || Date.parse(m.at) >= this.startedAt);
+      drained = await this.mailbox.drain(this.name);
     } catch (error) {
       this.hint?.arrived();
       throw error;
     }
+    if (drained.length > 0) this.hint?.arrived();
+    return drained.filter((m) => m.type !== 'shutdown_request' || Date.parse(m.at) >= this.startedAt);
   }
 
   /** Everything waiting: held-back messages first, then the inbox (read when the hint says it may hold something). */

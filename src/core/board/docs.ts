@@ -22,7 +22,9 @@ export interface DocStore {
   keys(prefix: string): string[];
   /**
    * Reads the document (raw, or undefined), applies `fn`, and writes what it returns in `write`
-   * (`null` deletes it, undefined leaves it) — atomically against every other writer. Returns `result`.
+   * (`null` deletes it, undefined leaves it) — atomically against every other writer. Returns `result`
+   * of the call whose write landed. `fn` may be called more than once (PostgreSQL tries it on its
+   * replica's copy first): it must decide from `current` alone, and keep nothing from a call before.
    */
   change<T>(key: string, fn: (current: unknown) => { write?: unknown; result: T }, options?: ChangeOptions): Promise<T>;
 }

@@ -202,16 +202,20 @@ export class TeamRegistry {
     const live = (m: Member) => isLive(m) && !spared(m);
     const gone = (m: Member) => goneReason(m, nowMs, HEARTBEAT_MS, unreachableUntil);
     if (!this.read().members.some((m) => live(m) && gone(m) !== null)) return found;
-    await this.change((current) => ({
-      ...current,
-      members: current.members.map((m) => {
-        const why = live(m) ? gone(m) : null;
-        if (why === null) return m;
-        const dead: Member = { ...m, status: 'dead', since: this.now().toISOString(), reason: why };
-        found.push({ member: dead, why });
-        return dead;
-      }),
-    }));
+    await this.change((current) => {
+      // Decided on the config as written: a change may be tried on a copy first (DocStore.change).
+      found.length = 0;
+      return {
+        ...current,
+        members: current.members.map((m) => {
+          const why = live(m) ? gone(m) : null;
+          if (why === null) return m;
+          const dead: Member = { ...m, status: 'dead', since: this.now().toISOString(), reason: why };
+          found.push({ member: dead, why });
+          return dead;
+        }),
+      };
+    });
     return found;
   }
 

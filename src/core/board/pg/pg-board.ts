@@ -9,9 +9,9 @@ import { PgListener } from './listener.js';
 import { PgDocStore } from './pg-docs.js';
 import { PgMailbox } from './pg-mailbox.js';
 import { PgEventLog } from './pg-events.js';
-import { PgTaskBoard, type TasksRead } from './pg-task-board.js';
+import { PgTaskBoard } from './pg-task-board.js';
 import { migrateWith } from './schema.js';
-import { rowFromNotice } from './task-sql.js';
+import { rowFromNotice, type TasksRead } from './task-sql.js';
 
 /**
  * How often the replicas check versions without a notification: the fallback for a lost one, and how
@@ -153,7 +153,7 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
       return;
     }
     if (kind === 'docrow') {
-      // The document itself (schema version 5): taken as a read's; a document alone wakes nobody.
+      // The document itself (schema version 6): taken as a read's; a document alone wakes nobody.
       try {
         docs.heard(JSON.parse(value) as { key: string; version: number; doc: unknown });
       } catch (error) {

@@ -15,12 +15,14 @@ const CHANGED_DOCS = `SELECT d.key, d.version, CASE WHEN k.version IS DISTINCT F
 type DocsRead = NonNullable<ReplicaRead['docs']>;
 
 /**
- * A document written over the version read ($3) only, in one statement; a quiet change (a
- * heartbeat) turns the notify trigger off for its statement alone ($4, as `change` does for its
- * transaction). Returns the new version, or no row when the document moved.
+ * A document written over the version read ($3) only, in one statement, under the key's advisory
+ * lock as `change`'s transaction takes it: that transaction reads without a row lock and writes
+ * over whatever is there, so a write landing between its read and its write would be lost. A quiet
+ * change (a heartbeat) turns the notify trigger off for its statement alone ($4). Returns the new
+ * version, or no row when the document moved.
  */
-const UPDATE_IF_UNCHANGED = `WITH quiet AS (SELECT set_config('autoteam.quiet', $4, true))
-  UPDATE autoteam_docs SET doc = $2 FROM quiet WHERE key = $1 AND version = $3 RETURNING version`;
+const UPDATE_IF_UNCHANGED = `WITH guard AS (SELECT pg_advisory_xact_lock(hashtext('autoteam_doc:' || $1)), set_config('autoteam.quiet', $4, true))
+  UPDATE autoteam_docs SET doc = $2 FROM guard WHERE key = $1 AND version = $3 RETURNING version`;
 
 /**
  * The board's small documents in `autoteam_docs`. Reads answer at once from a replica of the table
@@ -90,13 +92,15 @@ export class PgDocStore implements DocStore {
   }
 
   /**
-   * Takes a document a notification carried (`docrow:`, schema version 5), as a read's, with no read
-   * of it: the replicas that follow this one are told. Versions decide.
+   * Takes a document a notification carried (`docrow:`, schema version 6), as a read's, with no read
+   * of it; versions decide. The replicas that follow this one are told it even when this one held it:
+   * this process's own write, which its threads have not seen.
    */
   heard(row: { key: string; version: number; doc: unknown }): void {
-    if ((this.replica.get(row.key)?.version ?? 0) >= row.version) return;
-    this.replica.set(row.key, { doc: row.doc, version: row.version });
-    this.seen.saw(row.key);
+    if ((this.replica.get(row.key)?.version ?? 0) < row.version) {
+      this.replica.set(row.key, { doc: row.doc, version: row.version });
+      this.seen.saw(row.key);
+    }
     for (const reader of this.readers) reader({ rows: [row], gone: [] });
   }
 

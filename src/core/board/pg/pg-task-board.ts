@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type pg from 'pg';
@@ -13,14 +14,9 @@ import { createPool, describeUrl, isConnectionError, transaction, withConnection
 import { DbClock } from './db-clock.js';
 import { migrateWith } from './schema.js';
 import { Sightings } from './sightings.js';
-import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, POST_AFTER, rowFromJson, rowObject, SELECTED, SET_ALL, type TaskRow, toRow, toTask, UPDATE_IF_UNCHANGED } from './task-sql.js';
+import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, postAfter, SELECTED, SET_ALL, type TaskRow, type TasksRead, toRow, toTask, UPDATE_IF_UNCHANGED } from './task-sql.js';
 
 /** What one read of the replica brought: the rows read, and the ids found gone. */
-export interface TasksRead {
-  rows: readonly TaskRow[];
-  gone: readonly number[];
-}
-
 export interface PgTaskBoardOptions {
   leaseMs?: number;
   /** Connections in this process's pool (claimers in one process share it). */
@@ -36,14 +32,12 @@ const FULL_COMPARE_MS = 30_000;
 
 /**
  * The task store on PostgreSQL. Claims are one statement (`FOR UPDATE SKIP LOCKED`, the pg-boss and
- * graphile-worker pattern), leases are measured by the database's clock, and every other write is a
- * row-locked read-check-write running the same rules as the file board (`TaskRules`), so a fenced
- * write changes nothing.
- *
- * Reads answer at once from a replica of the table: loaded at open, updated by this process's own
- * writes, and refreshed (only the rows whose `version` moved) on every notification and `refresh()`.
- * A read may lag another host's write by the notification's latency; every decision that matters is
- * taken in the database (claims, fences), or after `refresh()` under a lock (a pipeline's successor).
+ * graphile-worker pattern), leases are measured by the database's clock, and every other write runs
+ * the same rules as the file board (`TaskRules`), so a fenced write changes nothing. Reads answer at
+ * once from a replica of the table: loaded at open, updated by this process's own writes, and
+ * refreshed (only the rows whose `version` moved) on every notification and `refresh()`. A read may
+ * lag another host's write by the notification's latency; every decision that matters is taken in the
+ * database (claims, fences, a stage's next task posted once under its pipeline's lock).
  *
  * A write is one statement when it can be: a change made to the replica's copy of a task is written
  * only while the row still holds that version and the time it is stamped with (the database's clock
@@ -252,28 +246,24 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   }
 
   /**
-   * One round trip (migration 5's autoteam_post_after), stamped by the database's clock. A reply lost
-   * with the connection is asked again: the task it posted is then found, and told as not posted here.
+   * One round trip (autoteam_post_after), stamped by the database's clock. A reply lost with the
+   * connection is asked again under the same call id: the task it posted is then found as its own.
    */
   async createAfter(input: CreateTaskInput, after: { pipeline: number; task: number }): Promise<{ task: Task; created: boolean }> {
     // Blockers are checked and told in create's transaction (a stage's next task has none).
     if (input.blockedBy?.length) return createAfterUnderLock(this, input, after);
     const draft = this.clean(this.sizedNew(this.draft(input, ArtifactsSchema.parse(input.artifacts ?? {}), [], this.clock.now().toISOString()), input));
-    const { rows } = await this.query<{ posted: { created: boolean; row: Record<string, unknown> } }>(POST_AFTER, [after.pipeline, after.task, JSON.stringify(rowObject(draft))]);
-    const { created, row } = rows[0]!.posted;
-    const task = this.apply(rowFromJson(row));
-    if (created) {
-      await this.counted();
-      this.posted(task, input.by ?? 'lead');
-    }
-    return { task, created };
+    const posted = await postAfter((text, values) => this.query(text, values), after, draft, randomUUID());
+    // A database whose transactions are not READ COMMITTED: the check would not see a post made while it waited.
+    if (!posted) return createAfterUnderLock(this, input, after);
+    const task = this.apply(posted.row);
+    if (posted.created) await this.counted().then(() => this.posted(task, input.by ?? 'lead'));
+    return { task, created: posted.created };
   }
 
   /**
-   * A post counted towards the next ANALYZE. The claim statement reads the pending index in id order
-   * only when the planner knows how many tasks there are; with the table's first statistics it sorts
-   * every pending row on each claim (~6× slower at 600). Autovacuum analyzes within a minute; a burst
-   * of posts does it at once.
+   * A post counted towards the next ANALYZE: with the table's first statistics the claim sorts every
+   * pending row (~6× slower at 600) instead of reading the pending index in id order.
    */
   private async counted(): Promise<void> {
     if (++this.postedSinceAnalyze < ANALYZE_EVERY) return;

@@ -121,6 +121,33 @@ export const MIGRATIONS: readonly string[] = [
      FROM jsonb_populate_record(NULL::autoteam_tasks, draft) d
      RETURNING * INTO posted;
      RETURN jsonb_build_object('created', true, 'row', to_jsonb(posted));
+   END $$;`,
+  // A stage's next task posted once, as in version 5, with the call that posted it (\`post_call\`): a
+  // retry after a reply lost with the connection finds its own post and tells it as posted (its
+  // event, its TaskCreated hooks), not as another's. The check's fresh snapshot needs READ COMMITTED:
+  // under another isolation level the function refuses (AT001) and the post goes the locked way.
+  // And a document's change carries the document in its notification, as a task's does its row.
+  `ALTER TABLE autoteam_tasks ADD COLUMN post_call text;
+   DROP FUNCTION autoteam_post_after(integer, integer, jsonb);
+   CREATE FUNCTION autoteam_post_after(after_pipeline integer, after_task integer, draft jsonb, call text) RETURNS jsonb LANGUAGE plpgsql AS $$
+   DECLARE
+     posted autoteam_tasks;
+     at text := to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
+   BEGIN
+     IF current_setting('transaction_isolation') <> 'read committed' THEN
+       RAISE EXCEPTION 'autoteam_post_after needs READ COMMITTED, not %', current_setting('transaction_isolation') USING ERRCODE = 'AT001';
+     END IF;
+     PERFORM pg_advisory_xact_lock(hashtext('autoteam_lock:pipeline-' || after_pipeline));
+     SELECT * INTO posted FROM autoteam_tasks WHERE pipeline = after_pipeline AND artifacts->>'from' = after_task::text ORDER BY id LIMIT 1;
+     IF FOUND THEN RETURN jsonb_build_object('created', posted.post_call IS NOT DISTINCT FROM call, 'row', to_jsonb(posted)); END IF;
+     INSERT INTO autoteam_tasks (subject, description, status, owner, role, stage, blocked_by, blocks, pipeline, revision, claims,
+       lease_owner, lease_token, lease_until, attempts, not_before, handoff, artifacts, usage, result, history, created_at, updated_at, post_call)
+     SELECT d.subject, d.description, d.status, d.owner, d.role, d.stage, d.blocked_by, d.blocks, d.pipeline, d.revision, d.claims,
+       d.lease_owner, d.lease_token, d.lease_until, d.attempts, d.not_before, d.handoff, d.artifacts, d.usage, d.result,
+       jsonb_set(d.history, '{0,at}', to_jsonb(at)), at::timestamptz, at::timestamptz, call
+     FROM jsonb_populate_record(NULL::autoteam_tasks, draft) d
+     RETURNING * INTO posted;
+     RETURN jsonb_build_object('created', true, 'row', to_jsonb(posted));
    END $$;
    -- A document's change carries the document, as a task's does its row (\`docrow:\` and {key, version,
    -- doc}, under 7,900 bytes), so a listening board need not read it; a larger one, or one deleted, its key.

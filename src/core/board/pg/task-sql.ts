@@ -83,6 +83,12 @@ export function toTask(row: TaskRow): Task {
   };
 }
 
+/** A read of the tasks table, as a replica hands it to the replicas that follow it. */
+export interface TasksRead {
+  rows: readonly TaskRow[];
+  gone: readonly number[];
+}
+
 /** A task's row as its change's notification carries it (`row:` and the row as JSON, schema version 4). */
 export function rowFromNotice(json: string): TaskRow {
   return rowFromJson(JSON.parse(json) as Record<string, unknown>);
@@ -99,10 +105,31 @@ export function rowFromJson(json: Record<string, unknown>): TaskRow {
 }
 
 /**
- * Posts a task unless the pipeline holds the one that follows task $2 already (migration 5's
- * autoteam_post_after), in one round trip: `{created, row}`, the row posted or found.
+ * Posts a task unless the pipeline holds the one that follows task $2 already (autoteam_post_after,
+ * schema version 6), in one round trip: `{created, row}`, the row posted or found; $4 names the call,
+ * so that its retry finds its own post as created.
  */
-export const POST_AFTER = 'SELECT autoteam_post_after($1, $2, $3::jsonb) AS posted';
+export const POST_AFTER = 'SELECT autoteam_post_after($1, $2, $3::jsonb, $4) AS posted';
+
+/**
+ * `draft` posted by POST_AFTER as call `call`: whether this call posted it, and the row posted or
+ * found; null when the database refuses it (AT001: its transactions are not READ COMMITTED).
+ */
+export async function postAfter(
+  query: (text: string, values: unknown[]) => Promise<{ rows: unknown[] }>,
+  after: { pipeline: number; task: number },
+  draft: Task,
+  call: string,
+): Promise<{ created: boolean; row: TaskRow } | null> {
+  try {
+    const { rows } = await query(POST_AFTER, [after.pipeline, after.task, JSON.stringify(rowObject(draft)), call]);
+    const { posted } = rows[0] as { posted: { created: boolean; row: Record<string, unknown> } };
+    return { created: posted.created, row: rowFromJson(posted.row) };
+  } catch (error) {
+    if ((error as { code?: string }).code === 'AT001') return null;
+    throw error;
+  }
+}
 
 /** The task's row as JSON, every column but id (for jsonb_populate_record). */
 export function rowObject(task: Task): Record<string, unknown> {
