@@ -12,7 +12,7 @@ import { createPool } from '../../src/core/board/pg/connection.js';
 import { PgDocStore } from '../../src/core/board/pg/pg-docs.js';
 import { PgTaskBoard } from '../../src/core/board/pg/pg-task-board.js';
 import { TeamRegistry } from '../../src/core/board/team-registry.js';
-import { migrateWith } from '../../src/core/board/pg/schema.js';
+import { MIGRATIONS, migrateWith, SCHEMA_VERSION } from '../../src/core/board/pg/schema.js';
 import { POST_AFTER, rowObject, UPDATE_IF_UNCHANGED } from '../../src/core/board/pg/task-sql.js';
 import { until } from '../helpers/agent-wait.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
@@ -258,6 +258,31 @@ describe.runIf(postgresBin)("a stage's next task posted in one call on the Postg
     expect(new Set(results.map((result) => result.task.id)).size).toBe(1);
     const { rows } = await admin.query("SELECT count(*)::int AS n FROM autoteam_tasks WHERE artifacts->>'from' = $1", [String(done.id)]);
     expect(rows[0]!.n).toBe(1);
+  });
+});
+
+describe.runIf(postgresBin)('a board made by an older autoteam', () => {
+  it('at schema version 4, with a pipeline under way, is migrated on open and posts its next task once', async () => {
+    const url = await freshDatabase();
+    const old = new pg.Client({ connectionString: url });
+    await old.connect();
+    closers.push(() => old.end());
+    await old.query('BEGIN');
+    await old.query('CREATE TABLE autoteam_schema (version integer NOT NULL)');
+    for (const migration of MIGRATIONS.slice(0, 4)) await old.query(migration);
+    await old.query('INSERT INTO autoteam_schema (version) VALUES (4)');
+    await old.query(
+      `INSERT INTO autoteam_tasks (subject, status, pipeline, stage, history) VALUES ('stage one', 'completed', 9, 'requirements', '[{"at":"2026-01-01T00:00:00.000Z","by":"lead","event":"created","detail":"stage one"}]')`,
+    );
+    await old.query('COMMIT');
+    const board = await boardOn(url, createPool(url, 2));
+    expect((await old.query<{ version: number }>('SELECT version FROM autoteam_schema')).rows[0]!.version).toBe(SCHEMA_VERSION);
+    const [done] = board.list();
+    const next = { subject: 'stage two', pipeline: 9, artifacts: { from: done!.id } };
+    const first = await board.createAfter(next, { pipeline: 9, task: done!.id });
+    const again = await board.createAfter(next, { pipeline: 9, task: done!.id });
+    expect([first.created, again.created]).toEqual([true, false]);
+    expect(again.task.id).toBe(first.task.id);
   });
 });
 
