@@ -60,13 +60,11 @@ export interface TeammateOptions {
   /** Fields for every message the default file board's mailbox sends (see EventCounter). */
   stamp?: () => Record<string, unknown>;
   /**
-   * When this teammate was started (default: when it is made). A shutdown request sent before then
-   * was for an earlier teammate of the name — a session that ended without its teammates reading it
-   * — and is dropped, not obeyed.
+   * When this teammate was started (default: when it is made). A shutdown request sent before then was
+   * for an earlier teammate of the name (a session that ended before they read it): dropped, not obeyed.
    */
   startedAt?: Date;
 }
-
 
 /**
  * One autonomous teammate: IDLE (inbox first, then claim a task of its role, else sleep until woken
