@@ -92,7 +92,8 @@ async function openWithPatience(address: string, rootDir: string): Promise<Board
   const stopped = () => [...seats.values()].every((seat) => seat.stop.signal.aborted);
   for (let wait = 500; ; wait = Math.min(wait * 2, 8_000)) {
     try {
-      return await openBoard(address, rootDir, { poolSize: POOL_PER_TEAMMATE * seats.size, stamp: events.stamp, ...(init.follow ? { follow: true } : {}), ...(init.settings.maxInboxBytes ? { maxInboxBytes: init.settings.maxInboxBytes } : {}) });
+      const { leaseMs, maxInboxBytes } = init.settings;
+      return await openBoard(address, rootDir, { poolSize: POOL_PER_TEAMMATE * seats.size, stamp: events.stamp, ...(init.follow ? { follow: true } : {}), ...(leaseMs ? { leaseMs } : {}), ...(maxInboxBytes ? { maxInboxBytes } : {}) });
     } catch (error) {
       if ((error as { code?: string }).code !== 'BOARD_UNREACHABLE' || Date.now() + wait > until || stopped()) throw error;
       await new Promise((resolve) => setTimeout(resolve, wait));

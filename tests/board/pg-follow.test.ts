@@ -1,10 +1,13 @@
 /**
  * A teammate thread's PostgreSQL board follows its process's: it opens no LISTEN connection and runs
- * no poll, and its replicas take what the process's board read (ReplicaFeed), versions deciding.
+ * no poll, and its replicas take what the process's board read (ReplicaFeed), versions deciding. It
+ * is opened with the teammates' settings, as a file board is.
  */
 import fs from 'node:fs';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { TeammateManager } from '../../src/core/agent/manager.js';
 import { openBoard } from '../../src/core/board/board.js';
 import type { Board, ReplicaRead } from '../../src/core/board/board-types.js';
 import { until } from '../helpers/agent-wait.js';
@@ -80,3 +83,30 @@ describe.runIf(postgresBin)('a board that follows its process’s board', () => 
     expect(await listening(url)).toBe(2);
   });
 });
+
+describe.runIf(postgresBin)("a teammate thread's board on PostgreSQL", () => {
+  it("claims with the teammates' lease length (settings.leaseMs), not the default 30 s", async () => {
+    const url = await freshDatabase();
+    const board = await open(url);
+    await board.registry.ensure('crew');
+    const watcher = board.events();
+    await watcher.start();
+    closers.push(() => watcher.close());
+    const manager = new TeammateManager({ rootDir: board.rootDir, board, watcher, model: { kind: 'offline', reason: 'test' }, settings: { leaseMs: 3_000, pollMs: 3_600_000, idleTimeoutMs: 0 } });
+    closers.push(() => manager.close(2_000));
+    manager.spawn('eng', 'engineer');
+    // Held in its command until the test writes GO: the lease is renewed, by its length, meanwhile.
+    const task = await board.tasks.create({ subject: 'Held', description: 'Run `until [ -f GO ]; do sleep 0.05; done; echo done > OUT.txt`.', role: 'engineer' });
+    const claimed = await until(() => {
+      const current = board.tasks.list().find((t) => t.id === task.id);
+      return current?.status === 'in_progress' && current.lease ? current : undefined;
+    }, 'the claim');
+    const left = Date.parse(claimed.lease!.until) - Date.parse(claimed.history.find((entry) => entry.event === 'claimed')!.at);
+    expect(left).toBeGreaterThan(2_000);
+    expect(left).toBeLessThanOrEqual(3_100);
+    await until(() => fs.existsSync(path.join(board.rootDir, 'workspace', 'general')) || undefined, 'the workspace made');
+    fs.writeFileSync(path.join(board.rootDir, 'workspace', 'general', 'GO'), '');
+    await until(() => board.tasks.list().find((t) => t.id === task.id)?.status === 'completed' || undefined, 'the task done');
+  });
+});
+
