@@ -3,9 +3,10 @@ import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { type Board, openBoard } from '../core/board/board.js';
 import { describeUrl, isPostgresUrl, urlProblem } from '../core/board/pg/url.js';
+import { ANY_ROLE } from '../core/board/task-checks.js';
 import { AutoteamError } from '../core/errors.js';
 import { absoluteRemote } from '../core/git/remote-url.js';
-import { loadProjectConfig } from '../core/config/project-config.js';
+import { loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 
 /** What every command that works on a board shares: --dir, --board, and opening the board. */
 
@@ -97,9 +98,14 @@ export function warnOfBrokenConfig(command: Command): void {
   }
 }
 
-/** The config's warnings (a hook matcher nothing has, …), each a line marked as one: autoteam goes on. */
-export function sayConfigWarnings(project: { file: string | null; warnings: readonly string[] }): void {
-  for (const warning of project.warnings) console.error(`autoteam: warning: ${project.file ?? 'the config'}: ${warning}`);
+/**
+ * The config's warnings (a hook matcher nothing has, …), each a line marked as one: autoteam goes on.
+ * `team`: the team this command starts, sized by its flags; a role it has is not said to have no one.
+ */
+export function sayConfigWarnings(project: Pick<ProjectConfig, 'file' | 'warnings' | 'unstaffed'>, team?: ReadonlyArray<{ role: string }>): void {
+  const staffed = (role: string) => team?.some((member) => member.role === role || member.role === ANY_ROLE) ?? false;
+  const covered = new Set((project.unstaffed ?? []).filter((gap) => staffed(gap.role)).map((gap) => gap.warning));
+  for (const warning of project.warnings) if (!covered.has(warning)) console.error(`autoteam: warning: ${project.file ?? 'the config'}: ${warning}`);
 }
 
 export const dirOption = () => new Option('--dir <path>', 'board root (holds .tasks/ and .team/); with --board, the local folder for workspaces; default: the current directory');

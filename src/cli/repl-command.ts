@@ -31,7 +31,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   const team = options.team ? startingTeam(options.project, options.counts ?? [], { strict: false, say: (line) => console.error(`autoteam: ${line}`) }) : [];
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
   const { project } = options;
-  sayConfigWarnings(project);
+  sayConfigWarnings(project, options.team ? team : undefined);
   const { model, models } = modelSpecs(process.env, project, options.model ?? {});
   const session = new LeadSession({
     rootDir: options.dir,

@@ -71,12 +71,12 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   // A role the sizes leave empty needs a live worker of it on the board: with no board there yet, refused before one is made.
   const teamWith = (members: readonly Member[]) => startingTeam(project, options.counts ?? [], { strict: true, say: (line) => console.error(line), covered: (role) => roleCovered(members, role), ...(options.startStage ? { from: options.startStage } : {}) });
   if (!options.board && !fs.existsSync(path.join(options.dir, '.team', 'config.json'))) teamWith([]);
-  sayConfigWarnings(project);
   const { model: spec, models } = options.models ?? modelSpecs(process.env, project, options.model ?? {});
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
   // Closed once the run has reported: its summaries read the board's log (the work of other processes).
   try {
     const team = teamWith(board.registry.read().members);
+    sayConfigWarnings(project, team);
     // Refused before anything is posted: a replay that cannot find its calls would leave its pipeline open.
     const replayProblem = spec.kind === 'replay' ? replayBoardProblem(spec.dir, board.tasks.list()) : null;
     if (replayProblem) throw new ConfigError(replayProblem);

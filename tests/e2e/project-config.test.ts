@@ -252,6 +252,17 @@ describe('what the config allows but probably does not mean', () => {
     ]);
   });
 
+  it('a role the team lacks is not said to have no one when a flag gives it one (--engineers 1)', async () => {
+    const dir = folder(JSON.stringify({ team: [{ name: 'analyst', role: 'analyst' }, { name: 'reviewer', role: 'reviewer' }] }));
+    const unstaffed = (stderr: string) => stderr.split('\n').filter((line) => line.includes("no teammate in team has the role 'engineer'"));
+    const bare = await runCli(['--no-team', '--dir', dir], { cwd: dir, input: '/quit\n' });
+    expect(bare.code, describeRun(bare)).toBe(0);
+    expect(unstaffed(bare.stderr)).toHaveLength(1);
+    const staffed = await runCli(['--engineers', '1', '--dir', dir], { cwd: dir, input: '/quit\n' });
+    expect(staffed.code, describeRun(staffed)).toBe(0);
+    expect(unstaffed(staffed.stderr)).toEqual([]);
+  });
+
   it('a role a count of 0 empties is said once, by the count, not again by the stage check', () => {
     const dir = folder(JSON.stringify({ team: [{ name: 'analyst', role: 'analyst' }, { name: 'engineer', role: 'engineer', count: 0 }, { name: 'reviewer', role: 'reviewer' }] }));
     expect(loadProjectConfig(dir).warnings).toEqual([]);

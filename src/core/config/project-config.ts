@@ -15,8 +15,8 @@ import type { StageDefinition } from '../stages/stage.js';
 /** The artifact keys a signal may carry to the next stage. */
 const ARTIFACT_KEYS = new Set(Object.keys(ArtifactsSchema.shape));
 import { TEAMMATE_TOOLS } from '../tools/registry.js';
-import { type HooksConfig, HooksConfigSchema, isPlainMatcher } from '../hooks/config.js';
-import { LEAD_TOOL_NAMES } from '../tools/lead/names.js';
+import { type HooksConfig, HooksConfigSchema } from '../hooks/config.js';
+import { hookMatcherWarnings } from './hook-warnings.js';
 import { checkMcpServers, type McpServerEntry, McpServersSchema, type McpServerSpec } from '../mcp/config.js';
 import { serverVariables } from '../mcp/expand.js';
 import { type AgentsMdSettings, DEFAULT_AGENTS_MD_BYTES } from '../agent/repository-instructions.js';
@@ -132,6 +132,8 @@ export interface ProjectConfig {
   repository?: { remote: string; base?: string };
   /** What is allowed but probably not meant (a stage nobody on the team works), to say at start. */
   warnings: string[];
+  /** Which of `warnings` say a role has no one on `team`: not said when the team started has one (`--engineers 1`). */
+  unstaffed?: Array<{ role: string; warning: string }>;
 }
 
 const LIMIT_ENV = { maxRevisions: 'MAX_REVISIONS', maxTurns: 'MAX_TURNS', maxQuestions: 'MAX_QUESTIONS', maxPipelineSteps: 'MAX_PIPELINE_STEPS', tokenBudgetPipeline: 'TOKEN_BUDGET_PIPELINE', maxRequestTokens: 'MAX_REQUEST_TOKENS', maxInboxMb: 'MAX_INBOX_MB' } as const;
@@ -221,14 +223,16 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
   for (const name of Object.keys(stages)) {
     if (!builtin.has(name) && !targets.has(name)) warnings.push(`stages.${name}: no signal leads to this stage, so no task of it is ever posted`);
   }
+  const unstaffed: Array<{ role: string; warning: string }> = [];
   if (data.team) {
     // A member with count 0 is left to the team's sizing, which names that count when the team starts.
     const staffed = new Set(data.team.map((m) => m.role));
     for (const name of targets) {
       if (name === 'approved') continue;
       const role = stages[name]?.role ?? builtin.get(name)?.role;
-      if (role && !staffed.has(role) && !staffed.has('any')) warnings.push(`stages.${name}: no teammate in team has the role '${role}'; its tasks wait until one joins (autoteam worker --role ${role})`);
+      if (role && !staffed.has(role) && !staffed.has('any')) unstaffed.push({ role, warning: `stages.${name}: no teammate in team has the role '${role}'; its tasks wait until one joins (autoteam worker --role ${role})` });
     }
+    warnings.push(...unstaffed.map((gap) => gap.warning));
   }
   warnings.push(...hookMatcherWarnings(data.hooks, [...stageNames]));
   for (const [i, member] of (data.team ?? []).entries()) {
@@ -268,34 +272,8 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     // A path is from the config file's folder, as promptFile is.
     ...(data.repository ? { repository: { remote: absoluteRemote(data.repository.remote, path.dirname(file)), ...(data.repository.base ? { base: data.repository.base } : {}) } } : {}),
     warnings,
+    ...(unstaffed.length ? { unstaffed } : {}),
   };
-}
-
-/**
- * A hook whose matcher names only things that do not exist never runs: each such name is said at
- * start, with the nearest real one (`'bsh' is no tool's name … did you mean bash?`). A regular
- * expression, and an MCP tool (`mcp__…`, known only once its server starts), are taken as they are.
- */
-function hookMatcherWarnings(hooks: HooksConfig | undefined, stages: readonly string[]): string[] {
-  const tools = [...new Set([...TEAMMATE_TOOLS.keys(), ...LEAD_TOOL_NAMES])];
-  const targets: Record<string, { what: string; names: readonly string[] }> = {
-    PreToolUse: { what: 'tool', names: tools },
-    PostToolUse: { what: 'tool', names: tools },
-    PipelineCompleted: { what: 'pipeline status', names: ['approved', 'failed', 'cancelled'] },
-  };
-  const warnings: string[] = [];
-  for (const [event, groups] of Object.entries(hooks ?? {})) {
-    const { what, names } = targets[event] ?? { what: 'stage', names: [...stages, 'general'] };
-    (groups ?? []).forEach((group, i) => {
-      if (!group.matcher || !isPlainMatcher(group.matcher)) return;
-      for (const name of group.matcher.split('|')) {
-        if (names.includes(name) || name.startsWith('mcp__')) continue;
-        const near = closestWord(name, names);
-        warnings.push(`hooks.${event}.${i}.matcher: '${name}' is no ${what}'s name, so it never matches${near ? ` (did you mean ${near}?)` : ` (one of: ${names.join(', ')})`}`);
-      }
-    });
-  }
-  return warnings;
 }
 
 /** Whether and how much of the repository's AGENTS.md files reach the teammates: `--no-agents-md` (`flag` false) over the config over the defaults. */
