@@ -242,7 +242,26 @@ describe.runIf(postgresBin)("a stage's next task posted in one call on the Postg
     expect(await post('call-2')).toMatchObject({ created: false, row: { id: first.row.id } });
   });
 
-  it('under REPEATABLE READ, where its check could not see a post made while it waited, goes the locked way: posted once', async () => {
+  it('on a database whose default isolation is SERIALIZABLE, runs at READ COMMITTED all the same: a team joins from two processes at once', async () => {
+    const url = await freshDatabase();
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    closers.push(() => admin.end());
+    await admin.query(`ALTER DATABASE ${new URL(url).pathname.slice(1)} SET default_transaction_isolation = 'serializable'`);
+    const first = await registryOn(url);
+    await first.registry.ensure('crew');
+    const second = await registryOn(url);
+    // Joins at once from two processes: under SERIALIZABLE one failed with a serialization error.
+    await Promise.all(['a', 'b', 'c', 'd'].map((name, i) => (i % 2 ? first : second).registry.join(name, 'engineer', { pid: null })));
+    await first.docs.refresh();
+    expect(first.registry.names().sort()).toEqual(['a', 'b', 'c', 'd', 'lead']);
+    // A call made at another level (a pooler that drops session settings) is refused, and the post goes the locked way.
+    await admin.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    await expect(admin.query(POST_AFTER, [1, 1, JSON.stringify({}), 'call'])).rejects.toMatchObject({ code: 'AT001' });
+    await admin.query('ROLLBACK');
+  });
+
+  it('on a database whose default isolation is REPEATABLE READ (where the check could not see a post made while it waited), posts once', async () => {
     const url = await freshDatabase();
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();

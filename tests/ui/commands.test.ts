@@ -275,10 +275,13 @@ describe('runLine on a real session', () => {
   it('sends one teammate a message with /msg, and lists the team for a name not on it', async () => {
     session = await quietSession();
     const { value, out } = io(session);
-    await boardOf(session).registry.join('analyst', 'analyst');
-    await boardOf(session).registry.join('engineer', 'engineer');
+    // The analyst shut down; the engineer runs in another process (a live pid, a fresh heartbeat).
+    await boardOf(session).registry.join('analyst', 'analyst', { status: 'shutdown', pid: null });
+    await boardOf(session).registry.join('engineer', 'engineer', { pid: process.ppid });
     await runLine('/msg analyst   Keep the questions short, please.', value);
-    expect(out.at(-1)).toBe('sent to analyst (not running in this session: it reads it when it starts)');
+    expect(out.at(-1)).toBe('sent to analyst (not running: it reads it when it starts)');
+    await runLine('/msg engineer Use the standard library.', value);
+    expect(out.at(-1)).toMatch(new RegExp(`^sent to engineer \\(running in process ${process.ppid} on \\S+\\)$`));
     expect(boardOf(session).mailbox.peek('analyst')).toEqual([expect.objectContaining({ type: 'message', from: 'lead', to: 'analyst', content: 'Keep the questions short, please.' })]);
     await runLine('/msg nobody hello', value);
     expect(out.at(-1)).toMatch(/^error: 'nobody' is not a member of team '\S+' \(members: analyst, engineer\)$/);

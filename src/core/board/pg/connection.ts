@@ -13,7 +13,17 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 export function createPool(url: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+    // The board's statements are written for READ COMMITTED (claims that skip locked rows, a post's
+    // check that must see what committed while it waited for a lock), whatever the database's default:
+    // under SERIALIZABLE a team's joins failed with serialization errors. Set before the pool hands
+    // the connection out (pg-pool awaits what this returns).
+    onConnect: (client) => client.query('SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED'),
+  });
   // An idle client whose server went away must not crash the process: the next query reconnects.
   pool.on('error', () => undefined);
   // Nor a checked-out one (a transaction, or a held advisory lock, between two statements): the pool
