@@ -16,7 +16,6 @@ import { migrateWith } from './schema.js';
 import { Sightings } from './sightings.js';
 import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, postAfter, SELECTED, SET_ALL, type TaskRow, type TasksRead, toRow, toTask, UPDATE_IF_UNCHANGED } from './task-sql.js';
 
-/** What one read of the replica brought: the rows read, and the ids found gone. */
 export interface PgTaskBoardOptions {
   leaseMs?: number;
   /** Connections in this process's pool (claimers in one process share it). */

@@ -83,7 +83,7 @@ export function toTask(row: TaskRow): Task {
   };
 }
 
-/** A read of the tasks table, as a replica hands it to the replicas that follow it. */
+/** What one read of the replica brought, as it hands it to the replicas that follow it: the rows read, and the ids found gone. */
 export interface TasksRead {
   rows: readonly TaskRow[];
   gone: readonly number[];
