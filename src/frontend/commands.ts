@@ -1,12 +1,10 @@
-import { goneReason } from '../core/board/liveness.js';
 import type { Task } from '../core/board/schemas.js';
-import { isLive } from '../core/board/team-registry.js';
 import type { Pipeline } from '../core/stages/pipeline.js';
 import { AutoteamError, FATAL_MODEL_CODES, ModelError, serializeError } from '../core/errors.js';
 import type { LeadApi } from '../core/lead/lead-api.js';
 import { formatSpend, type MemberSpend } from '../core/lead/spend.js';
 import type { ActivityView, Tone } from './activity.js';
-import { formatBoard, formatMember, shutDownLines, wrapWords } from './format.js';
+import { formatBoard, formatMember, readsItWhere, shutDownLines, wrapWords } from './format.js';
 import { inboxText } from './inbox-text.js';
 import { ADDRESSED, answerTyped } from './answer.js';
 import { closestWord } from '../core/words.js';
@@ -250,10 +248,7 @@ export const COMMANDS: readonly Command[] = [
       const [, name = '', text = ''] = /^(\S+)\s+(\S[\s\S]*)$/.exec(args.trim()) ?? [];
       if (!name || !text) throw new AutoteamError('usage: /msg <teammate> <text>', 'USAGE');
       await io.session.message(name, text.trim());
-      const member = io.session.snapshot().team.members.find((entry) => entry.name === name);
-      // A live member of another process (autoteam worker) reads it between its turns, as one of this session's does.
-      const elsewhere = member && isLive(member) && goneReason(member, Date.now()) === null ? ` (running in process ${member.pid ?? '?'} on ${member.host ?? 'this host'})` : ' (not running: it reads it when it starts)';
-      io.print(`sent to ${name}${io.session.isRunning(name) ? '' : elsewhere}`);
+      io.print(`sent to ${name}${io.session.isRunning(name) ? '' : readsItWhere(io.session.snapshot().team.members.find((entry) => entry.name === name))}`);
     },
   },
   {

@@ -1,3 +1,4 @@
+import { goneReason } from '../core/board/liveness.js';
 import type { Task, TaskUsage } from '../core/board/schemas.js';
 import { ANY_ROLE } from '../core/board/task-checks.js';
 import { isLive } from '../core/board/team-registry.js';
@@ -106,4 +107,13 @@ export function shutDownLines(name: string, reason: string, members: readonly Sh
 export function outcomeOf(tasks: readonly Task[]): string | null {
   const outcome = tasks.find((task) => task.artifacts.outcome)?.artifacts.outcome;
   return outcome ? `${outcome.action}${outcome.into ? ` into ${outcome.into}` : ''}` : null;
+}
+
+/**
+ * Where a teammate this session does not run reads a message sent it: a live member of another
+ * process (an `autoteam worker`) between its turns, as one of this session's does; any other when it starts.
+ */
+export function readsItWhere(member: ShownMember | undefined): string {
+  if (member && isLive(member) && goneReason(member, Date.now()) === null) return ` (running in process ${member.pid ?? '?'} on ${member.host ?? 'this host'})`;
+  return ' (not running: it reads it when it starts)';
 }

@@ -225,6 +225,16 @@ describe.runIf(postgresBin)('a document written in one statement on the PostgreS
   });
 });
 
+/** A fresh database whose default isolation is `level`, and a client on it (closed after the test). */
+async function databaseAt(level: string): Promise<{ url: string; admin: pg.Client }> {
+  const url = await freshDatabase();
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  closers.push(() => admin.end());
+  await admin.query(`ALTER DATABASE ${new URL(url).pathname.slice(1)} SET default_transaction_isolation = '${level}'`);
+  return { url, admin };
+}
+
 describe.runIf(postgresBin)("a stage's next task posted in one call on the PostgreSQL board", () => {
   it("is told as posted to the call that posted it when the reply was lost and it asks again, and as another's to any other call", async () => {
     const url = await freshDatabase();
@@ -243,11 +253,7 @@ describe.runIf(postgresBin)("a stage's next task posted in one call on the Postg
   });
 
   it('on a database whose default isolation is SERIALIZABLE, runs at READ COMMITTED all the same: a team joins from two processes at once', async () => {
-    const url = await freshDatabase();
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    closers.push(() => admin.end());
-    await admin.query(`ALTER DATABASE ${new URL(url).pathname.slice(1)} SET default_transaction_isolation = 'serializable'`);
+    const { url, admin } = await databaseAt('serializable');
     const first = await registryOn(url);
     await first.registry.ensure('crew');
     const second = await registryOn(url);
@@ -262,11 +268,7 @@ describe.runIf(postgresBin)("a stage's next task posted in one call on the Postg
   });
 
   it('on a database whose default isolation is REPEATABLE READ (where the check could not see a post made while it waited), posts once', async () => {
-    const url = await freshDatabase();
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    closers.push(() => admin.end());
-    await admin.query(`ALTER DATABASE ${new URL(url).pathname.slice(1)} SET default_transaction_isolation = 'repeatable read'`);
+    const { url, admin } = await databaseAt('repeatable read');
     const here = await boardOn(url, createPool(url, 3));
     const there = await boardOn(url, createPool(url, 3));
     const done = await here.create({ subject: 'stage one', pipeline: 4 });
