@@ -1,7 +1,6 @@
-import { goneReason } from '../core/board/liveness.js';
 import type { Task, TaskUsage } from '../core/board/schemas.js';
 import { ANY_ROLE } from '../core/board/task-checks.js';
-import { isLive } from '../core/board/team-registry.js';
+import { isLive, runsNow } from '../core/board/team-registry.js';
 import type { ShownMember } from '../core/lead/lead-api.js';
 import { pipelineStatuses, pipelineUsage } from '../core/stages/pipeline-status.js';
 
@@ -114,6 +113,6 @@ export function outcomeOf(tasks: readonly Task[]): string | null {
  * process (an `autoteam worker`) between its turns, as one of this session's does; any other when it starts.
  */
 export function readsItWhere(member: ShownMember | undefined): string {
-  if (member && isLive(member) && goneReason(member, Date.now()) === null) return ` (running in process ${member.pid ?? '?'} on ${member.host ?? 'this host'})`;
+  if (member && runsNow(member)) return ` (running in process ${member.pid ?? '?'} on ${member.host ?? 'this host'})`;
   return ' (not running: it reads it when it starts)';
 }

@@ -1,9 +1,8 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { goneReason } from '../core/board/liveness.js';
 import { TASK_STATUSES, type Task } from '../core/board/schemas.js';
-import { isLive } from '../core/board/team-registry.js';
+import { roleCovered } from '../core/board/team-registry.js';
 import type { LeadControls } from '../core/lead/lead-api.js';
 import type { PipelineState } from '../core/stages/pipeline.js';
 import type { StageRegistry } from '../core/stages/stage-registry.js';
@@ -62,8 +61,7 @@ function noTeam(options: BoardToolsOptions, stage: string): string | null {
   if (controls.leader().state !== 'none') return null;
   const role = stages.get(stage).role;
   const now = options.now?.() ?? Date.now();
-  const live = controls.snapshot().team.members.filter((member) => isLive(member) && goneReason(member, now) === null);
-  if (live.some((member) => member.role === role || member.role === 'any')) return null;
+  if (roleCovered(controls.snapshot().team.members, role, now)) return null;
   const where = options.board ? `--board ${options.board} --dir ${options.dir}` : `--dir ${options.dir}`;
   return [
     `No team is running on this board (no lead, and no live ${role}), so nobody would work the requirement. Start one first:`,

@@ -8,7 +8,7 @@ import { Teammate } from '../core/agent/teammate.js';
 import type { TeammateEvent } from '../core/agent/teammate-events.js';
 import { MailHint } from '../core/agent/teammate-inbox.js';
 import { Wake } from '../core/agent/wake.js';
-import { type Board, fileBoard, openBoard } from '../core/board/board.js';
+import { type Board, fileBoard, openBoard, type OpenBoardOptions } from '../core/board/board.js';
 import type { ReplicaRead } from '../core/board/board-types.js';
 import { describeCrashError } from '../core/agent/crash-log.js';
 import { serializeError } from '../core/errors.js';
@@ -87,13 +87,12 @@ port.on('message', (message: ToWorker) => {
 
 let board: Board | undefined;
 /** A board that is down when the thread starts is waited for (a minute, backing off), not given up on at once. */
-async function openWithPatience(address: string, rootDir: string): Promise<Board> {
+async function openWithPatience(address: string, rootDir: string, options: OpenBoardOptions): Promise<Board> {
   const until = Date.now() + 60_000;
   const stopped = () => [...seats.values()].every((seat) => seat.stop.signal.aborted);
   for (let wait = 500; ; wait = Math.min(wait * 2, 8_000)) {
     try {
-      const { leaseMs, maxInboxBytes } = init.settings;
-      return await openBoard(address, rootDir, { poolSize: POOL_PER_TEAMMATE * seats.size, stamp: events.stamp, ...(init.follow ? { follow: true } : {}), ...(leaseMs ? { leaseMs } : {}), ...(maxInboxBytes ? { maxInboxBytes } : {}) });
+      return await openBoard(address, rootDir, { ...options, poolSize: POOL_PER_TEAMMATE * seats.size, ...(init.follow ? { follow: true } : {}) });
     } catch (error) {
       if ((error as { code?: string }).code !== 'BOARD_UNREACHABLE' || Date.now() + wait > until || stopped()) throw error;
       await new Promise((resolve) => setTimeout(resolve, wait));
@@ -103,9 +102,9 @@ async function openWithPatience(address: string, rootDir: string): Promise<Board
 
 /** The thread's one board: the database named, or the file board in rootDir. Its teammates share it (one index, one log sink). */
 async function openThreadBoard(): Promise<Board> {
-  if (init.board) return openWithPatience(init.board, init.rootDir);
   const { leaseMs, maxInboxBytes } = init.settings;
-  return fileBoard(init.rootDir, { stamp: events.stamp, ...(leaseMs ? { leaseMs } : {}), ...(maxInboxBytes ? { maxInboxBytes } : {}) });
+  const options = { stamp: events.stamp, ...(leaseMs ? { leaseMs } : {}), ...(maxInboxBytes ? { maxInboxBytes } : {}) };
+  return init.board ? openWithPatience(init.board, init.rootDir, options) : fileBoard(init.rootDir, options);
 }
 
 /** The error of a run that threw, with its stack (the host writes it to the crash log). */

@@ -24,11 +24,13 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-/** The board at `url`, with a local folder of its own (removed after the test), not the URL taken for a folder. */
+/** The board at `url`, with a local folder of its own, not the URL taken for a folder; both closed and removed after the test. */
 async function open(url: string, options: OpenBoardOptions = {}): Promise<Board> {
   const root = tempRoot('autoteam-pg-refresh-');
   closers.push(async () => fs.rmSync(root, { recursive: true, force: true }));
-  return openBoard(url, root, options);
+  const board = await openBoard(url, root, options);
+  closers.push(() => board.close());
+  return board;
 }
 
 async function store(url: string): Promise<OpenedTaskStore> {
@@ -73,10 +75,8 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
 
   it("wakes a watcher for a task change, not for another member's heartbeat (the registry is refreshed all the same)", async () => {
     const url = await freshDatabase();
-    const beating = await open(url, {});
-    closers.push(() => beating.close());
-    const watching = await open(url, {});
-    closers.push(() => watching.close());
+    const beating = await open(url);
+    const watching = await open(url);
     await beating.registry.ensure('crew');
     await beating.registry.join('engineer', 'engineer');
     const events = watching.events();
@@ -107,8 +107,7 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
 
   it("carries a task's row in its change's notification when it fits, as the board holds it, and a larger one's id (bytes, not characters)", async () => {
     const url = await freshDatabase();
-    const board = await open(url, {});
-    closers.push(() => board.close());
+    const board = await open(url);
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     closers.push(() => client.end());
@@ -129,10 +128,8 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
 
   it("ticks a watcher opened with reconcileMs, as the file board's does: a lead's panel follows a member of another process joining, which wakes nobody", async () => {
     const url = await freshDatabase();
-    const joining = await open(url, {});
-    closers.push(() => joining.close());
-    const leading = await open(url, {});
-    closers.push(() => leading.close());
+    const joining = await open(url);
+    const leading = await open(url);
     await joining.registry.ensure('crew');
     const events = leading.events({ reconcileMs: 50 });
     closers.push(() => events.close());
@@ -147,7 +144,6 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
     const url = await freshDatabase();
     let clock = Date.parse('2026-01-01T00:00:00Z');
     const board = await open(url, { now: () => new Date(clock) });
-    closers.push(() => board.close());
     await board.registry.ensure('crew');
     await board.registry.join('engineer', 'engineer');
     const client = new pg.Client({ connectionString: url });
@@ -181,8 +177,7 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
 
   it("keeps its own write when a refresh that read before it answers after it (a join's member, a posted task)", async () => {
     const url = await freshDatabase();
-    const made = await open(url, {});
-    closers.push(() => made.close());
+    const made = await open(url);
     await made.registry.ensure('crew');
     const pool = createPool(url);
     closers.push(() => pool.end());
@@ -218,8 +213,7 @@ describe.runIf(postgresBin)('refresh() on the PostgreSQL board', () => {
 describe.runIf(postgresBin)('the documents\' poll', () => {
   it('sends back only the documents whose version moved, and drops one deleted elsewhere', async () => {
     const url = await freshDatabase();
-    const made = await open(url, {});
-    closers.push(() => made.close());
+    const made = await open(url);
     await made.registry.ensure('crew');
     const request = await made.requests.create({ kind: 'plan', from: 'eng', to: 'lead', task: null, plan: 'a plan' });
     const pool = createPool(url);

@@ -2,7 +2,7 @@ import { ANY_ROLE } from '../board/task-checks.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import type { ClaimResult } from '../board/task-types.js';
 import { goneReason, HOST, type LeadLease, type LeadRecord } from '../board/liveness.js';
-import { isLive, type TeamRegistry } from '../board/team-registry.js';
+import { runsNow, type TeamRegistry } from '../board/team-registry.js';
 
 /**
  * How long a task of a role whose only members are the live lead's resting teammates (they shut down
@@ -26,7 +26,7 @@ export async function claimAsAny(board: TaskBoardLike, registry: TeamRegistry, n
   const resting = new Set<string>();
   for (const member of registry.read().members) {
     if (member.name === name || member.role === ANY_ROLE) continue;
-    if (isLive(member) && goneReason(member, nowMs) === null) live.add(member.role);
+    if (runsNow(member, nowMs)) live.add(member.role);
     else if (lead && member.status === 'shutdown' && member.pid === lead.pid && (member.host ?? HOST) === lead.host) resting.add(member.role);
   }
   for (const task of board.scanUnclaimed(ANY_ROLE)) {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { BoardFileError, ConfigError, NotFoundError } from '../errors.js';
-import { goneReason, HEARTBEAT_MS, HOST } from './liveness.js';
+import { goneReason, HEARTBEAT_MS, type Heartbeat, HOST } from './liveness.js';
 import { pidAlive } from './pid.js';
 import { type ChangeOptions, type DocStore, FileDocStore } from './docs.js';
 import { DEFAULT_LOCK_STALE_MS } from './lock.js';
@@ -28,9 +28,14 @@ export function isLive(member: { status: MemberState }): boolean {
   return member.status === 'working' || member.status === 'idle' || member.status === 'waiting' || member.status === 'starting';
 }
 
+/** A member whose record says it is running and whose process is not found gone (goneReason): it runs now. */
+export function runsNow(member: { status: MemberState } & Heartbeat, nowMs = Date.now()): boolean {
+  return isLive(member) && goneReason(member, nowMs) === null;
+}
+
 /** Whether a live member of the team — a thread of a lead, or an `autoteam worker` — can claim `role`'s tasks. */
-export function roleCovered(members: readonly Member[], role: string, nowMs = Date.now()): boolean {
-  return members.some((member) => (member.role === role || member.role === ANY_ROLE) && isLive(member) && goneReason(member, nowMs) === null);
+export function roleCovered(members: ReadonlyArray<{ role: string; status: MemberState } & Heartbeat>, role: string, nowMs = Date.now()): boolean {
+  return members.some((member) => (member.role === role || member.role === ANY_ROLE) && runsNow(member, nowMs));
 }
 
 /** `.team/config.json`: the team's name, its lead and its members, changed only under a lock. */
@@ -138,7 +143,7 @@ export class TeamRegistry {
    */
   checkNameFree(config: TeamConfig, name: string, pid: number | null = process.pid, also: Iterable<string> = []): void {
     if (name === config.lead) throw new ConfigError(`'${name}' is the team lead's name`);
-    const running = config.members.filter((m) => isLive(m) && goneReason(m, this.now().getTime()) === null);
+    const running = config.members.filter((m) => runsNow(m, this.now().getTime()));
     const twin = [config.lead, ...running.map((m) => m.name), ...also].find((other) => other !== name && other.toLowerCase() === name.toLowerCase());
     if (twin) throw new ConfigError(`'${name}' differs from '${twin}' of team '${config.team}' only in case; names must differ in more than case (a case-insensitive disk, as macOS's, keeps one inbox file for both); choose another name`);
     const existing = config.members.find((m) => m.name === name);

@@ -3,8 +3,8 @@ import { type ManagerEvents, type ManagerOptions, type TeammateExit, TeammateMan
 import type { Board, BoardEvents } from '../board/board-types.js';
 import type { BoardOutage } from '../board/outage.js';
 import type { Member, Message, Task } from '../board/schemas.js';
-import { goneReason, HOST } from '../board/liveness.js';
-import { isLive } from '../board/team-registry.js';
+import { HOST } from '../board/liveness.js';
+import { isLive, runsNow } from '../board/team-registry.js';
 import { ANY_ROLE } from '../board/task-checks.js';
 import { BoardFileError, ConfigError, FATAL_MODEL_CODES, serializeError } from '../errors.js';
 import { sweepOrphans } from '../exec/process.js';
@@ -150,7 +150,7 @@ export class LeadTeam {
   /** The roles some teammate takes: this session's running and resting ones, and live members (the registry's `members`) of other processes. */
   servingRoles(members: readonly Member[]): Set<string> {
     const roles = new Set(this.onCall().map(({ role }) => role));
-    for (const member of members) if (isLive(member) && goneReason(member, Date.now()) === null) roles.add(member.role);
+    for (const member of members) if (runsNow(member)) roles.add(member.role);
     return roles;
   }
 

@@ -16,8 +16,7 @@ import { Trace } from '../trace/trace.js';
 import type { TraceSummary } from '../trace/summary.js';
 import { workSummary } from './work-summary.js';
 import { BoardOutage } from '../board/outage.js';
-import { goneReason } from '../board/liveness.js';
-import { isLive } from '../board/team-registry.js';
+import { runsNow } from '../board/team-registry.js';
 import type { Repository } from '../git/worktree.js';
 import type { PendingQuestion } from './questions.js';
 import { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
@@ -302,7 +301,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     const { team, members } = this.board.registry.read();
     const member = members.find((entry) => entry.name === name);
     if (!member) throw new UnknownRecipientError(name, team, members.map((entry) => entry.name));
-    if (this.team.isRunning(name) || !isLive(member) || goneReason(member, Date.now()) !== null) return null;
+    if (this.team.isRunning(name) || !runsNow(member)) return null;
     await askToShutDown(this.board.mailbox, this.board.requests, this.lead, name);
     return `asked ${name} (pid ${member.pid ?? '?'} on ${member.host ?? 'this host'}) to shut down: it finishes its turn, hands back any task and leaves`;
   }

@@ -134,33 +134,33 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
       if (changed) emit('board');
     },
   };
+  /** What a notification brought, taken; a payload that cannot be is an `error`, not a crash. */
+  const taking = (take: () => void) => {
+    try {
+      take();
+    } catch (error) {
+      emit('error', error);
+    }
+  };
   const listener = options.follow ? null : new PgListener(url);
   listener?.on('notification', (payload) => {
-    const [kind, ...rest] = payload.split(':');
-    const value = rest.join(':');
+    // `<kind>:<value>`, the value a row's JSON too: cut at the first colon, not split at each.
+    const colon = payload.indexOf(':');
+    const kind = colon < 0 ? payload : payload.slice(0, colon);
+    const value = colon < 0 ? '' : payload.slice(colon + 1);
     if (kind === 'event') {
       appended.emit('event');
       return;
     }
+    // A task's row itself (schema version 4), or a document itself (version 6): taken as a read's,
+    // with no read. A document alone wakes nobody.
     if (kind === 'row') {
-      // The task's row itself (schema version 4): taken as a read's, with no read of the row.
-      try {
+      return taking(() => {
         tasks.heard([rowFromNotice(value)]);
         tellHeard();
-      } catch (error) {
-        emit('error', error);
-      }
-      return;
+      });
     }
-    if (kind === 'docrow') {
-      // The document itself (schema version 6): taken as a read's; a document alone wakes nobody.
-      try {
-        docs.heard(JSON.parse(value) as { key: string; version: number; doc: unknown });
-      } catch (error) {
-        emit('error', error);
-      }
-      return;
-    }
+    if (kind === 'docrow') return taking(() => docs.heard(JSON.parse(value) as { key: string; version: number; doc: unknown }));
     if (kind === 'task') pendingTasks.add(Number(value));
     else if (kind === 'doc') pendingDocs.add(value);
     else if (kind === 'inbox') {
