@@ -105,6 +105,27 @@ describe('BoardWakes', () => {
     expect(wakes.changed(engineers, open())).toEqual([]);
   });
 
+  it('one that looked and claimed nothing is woken again when a task came meanwhile whose wake went to another', () => {
+    const wakes = new BoardWakes();
+    const engineers = team('engineer1', 'engineer2');
+    wakes.status('engineer1', 'idle');
+    wakes.status('engineer2', 'idle');
+    // engineer2 is woken for a task, engineer1 for a second; a third teammate claims the first.
+    expect(wakes.changed(engineers, open('engineer'))).toEqual(['engineer2']);
+    expect(wakes.changed(engineers, open('engineer'))).toEqual(['engineer1']);
+    // A third task, while both are still taken for claiming: its wake goes to one of them.
+    expect(wakes.changed(engineers, open('engineer'))).toEqual(['engineer2']);
+    // engineer1 found nothing (its task was taken): the third task is on the board, so it looks again.
+    expect(wakes.looked('engineer1', 'engineer', open('engineer'))).toBe(true);
+    // Nothing changed since it looked: not again, whatever the board seems to hold.
+    expect(wakes.looked('engineer1', 'engineer', open('engineer'))).toBe(false);
+    // A change with no task of its role: not woken.
+    wakes.changed([], open('reviewer'));
+    expect(wakes.looked('engineer1', 'engineer', open('reviewer'))).toBe(false);
+    // Heard from when it looked: it goes before the one woken and still silent.
+    expect(wakes.changed(engineers, open('engineer'))).toEqual(['engineer1']);
+  });
+
   it('a board it cannot read wakes every idle teammate to read for itself', () => {
     const wakes = new BoardWakes();
     wakes.status('engineer1', 'working');

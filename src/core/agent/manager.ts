@@ -210,8 +210,10 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
       }
       if (event.type === 'activity') remember(event.name, `activity: ${event.text}`);
       // The status as it changes is the wakes' alone; what the registry holds follows as `status`.
-      if (event.type === 'presence') {
-        if (this.live.get(event.name)?.worker === worker && this.boardWakes.status(event.name, event.status)) this.wake(event.name, 'board');
+      if (event.type === 'presence' || event.type === 'looked') {
+        if (this.live.get(event.name)?.worker !== worker) return;
+        const again = event.type === 'looked' ? this.boardWakes.looked(event.name, role, () => this.board.scanUnclaimed()) : this.boardWakes.status(event.name, event.status);
+        if (again) this.wake(event.name, 'board');
         return;
       }
       if (event.type === 'status') remember(event.name, `status: ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);

@@ -13,6 +13,11 @@ export type TeammateEvent =
    * never keeps a teammate asleep beside a task it could claim.
    */
   | { type: 'presence'; name: string; status: MemberStatus }
+  /**
+   * A scan of the board, made while idle, claimed nothing: the host wakes it again when the board
+   * changed while it looked and still has work for it (BoardWakes.looked).
+   */
+  | { type: 'looked'; name: string }
   | { type: 'activity'; name: string; role: string; task: number | null; text: string }
   /** What the model wrote in one turn, besides its tool calls (the front ends show a line of it). */
   | { type: 'says'; name: string; role: string; task: number | null; text: string }

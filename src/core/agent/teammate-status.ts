@@ -51,6 +51,15 @@ export class TeammateStatus {
     this.set(status, task, reason).catch((error: unknown) => this.deps.emit({ type: 'error', name: this.who.name, error: serializeError(error) }));
   }
 
+  /**
+   * A scan of the board claimed nothing: idle from now. One already idle tells its host it looked
+   * (`looked`), so that a task posted while it scanned, whose wake went to another, is not left.
+   */
+  foundNothing(): void {
+    if (this.last.status !== 'idle') this.post('idle', null, 'looking for work');
+    else this.deps.emit({ type: 'looked', name: this.who.name });
+  }
+
   private async write(status: MemberStatus, task: number | null, reason?: string): Promise<void> {
     const { name, role } = this.who;
     const update = { task, ...(reason ? { reason } : {}) };

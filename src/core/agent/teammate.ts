@@ -260,7 +260,7 @@ export class Teammate {
           continue;
         }
         // Idle once no task waits: work that finds the next task waiting goes on without an idle between.
-        if (this.status.current !== 'idle') this.status.post('idle', null, 'looking for work');
+        this.status.foundNothing();
         if (justWorked && this.hooks.active) {
           // A block keeps it at work: the reason comes in as a message, and it takes another turn.
           const blocked = await this.hooks.teammateIdle(this.scene({ task: null, workspace: this.board.rootDir }), justWorked.stage, signal);

@@ -74,6 +74,9 @@ export function wakesFor(open: ReadonlyArray<{ role: string | null }>, idle: Rea
  * wake it would not read; but a change that came while it was busy may have landed after that scan
  * began, so it is woken when its `idle` arrives. One waiting on an answer or a plan decision is woken
  * by every change: the change may be its task's cancel, and its wait ends on it (TeammateInbox.waitFor).
+ * One that scanned and claimed nothing says so (`looked`): a task posted while it scanned may have
+ * sent its wake to another, still taken for idle, that was claiming the task before; so one that
+ * looked is woken again when the board changed since it was last woken and still has work for it.
  * The wake is level-triggered (Wake), so an extra one costs a scan, never a lost change.
  */
 export class BoardWakes {
@@ -82,6 +85,9 @@ export class BoardWakes {
   /** When each teammate was last woken for a change, and last reported a status, on one count. */
   private readonly woken = new Map<string, number>();
   private readonly heard = new Map<string, number>();
+  /** When each teammate last said it scanned and claimed nothing, and when the board last changed. */
+  private readonly looks = new Map<string, number>();
+  private lastChange = 0;
   private count = 0;
 
   /**
@@ -89,6 +95,7 @@ export class BoardWakes {
    * a teammate is idle; when it cannot be read, every idle one is woken to read for itself.
    */
   changed(team: Iterable<{ name: string; role: string }>, open: () => ReadonlyArray<{ role: string | null }>): string[] {
+    this.lastChange = ++this.count;
     const idle: Array<{ name: string; role: string }> = [];
     const waiting: string[] = [];
     for (const member of team) {
@@ -135,10 +142,28 @@ export class BoardWakes {
     return work?.missed ?? false;
   }
 
+  /**
+   * `name`, of `role` and idle, scanned the board and claimed nothing: true when it must be woken
+   * again, because the board changed since it was last woken or looked and `open` (the claimable
+   * tasks) has work for it. Without a change since, a task it cannot claim never wakes it twice.
+   */
+  looked(name: string, role: string, open: () => ReadonlyArray<{ role: string | null }>): boolean {
+    const since = Math.max(this.woken.get(name) ?? 0, this.looks.get(name) ?? 0);
+    this.heard.set(name, ++this.count);
+    this.looks.set(name, this.count);
+    if (this.atWork.has(name) || this.lastChange < since) return false;
+    try {
+      return wakesFor(open(), [{ name, role }]).length > 0;
+    } catch {
+      return false;
+    }
+  }
+
   /** `name` is gone: a teammate started later under the name starts idle. */
   forget(name: string): void {
     this.atWork.delete(name);
     this.woken.delete(name);
     this.heard.delete(name);
+    this.looks.delete(name);
   }
 }

@@ -55,6 +55,7 @@ const statusEvent = z.object({
 export const FromWorkerSchema = z.discriminatedUnion('type', [
   statusEvent,
   z.object({ type: z.literal('presence'), name: z.string(), status: statusEvent.shape.status }),
+  z.object({ type: z.literal('looked'), name: z.string() }),
   z.object({ type: z.literal('activity'), name: z.string(), role: z.string(), task: z.number().nullable(), text: z.string() }),
   z.object({ type: z.literal('says'), name: z.string(), role: z.string(), task: z.number().nullable(), text: z.string() }),
   z.object({ type: z.literal('error'), name: z.string(), error: z.object({ code: z.string(), message: z.string(), stack: z.string().optional() }) }),
