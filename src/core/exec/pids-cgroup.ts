@@ -116,14 +116,18 @@ function tryHierarchy({ version, base }: PidsCandidate, namespace: string): stri
 export class RunCgroup {
   private constructor(readonly dir: string) {}
 
-  /** Makes the cgroup with its `pids.max`; throws when the hierarchy refuses (the caller says so). */
-  static open(cgroups: PidsCgroups, max: number): RunCgroup {
+  /**
+   * Makes the cgroup with its `pids.max`; rejects when the hierarchy refuses (the caller says so).
+   * Off the event loop: under load the kernel takes a millisecond or more to make or remove a cgroup,
+   * and the teammates that share the thread would wait for it.
+   */
+  static async open(cgroups: PidsCgroups, max: number): Promise<RunCgroup> {
     const dir = path.join(cgroups.base, `autoteam-${process.pid}-${cgroups.namespace}-${randomBytes(4).toString('hex')}`);
-    fs.mkdirSync(dir);
+    await fs.promises.mkdir(dir);
     try {
-      fs.writeFileSync(path.join(dir, 'pids.max'), String(max));
+      await fs.promises.writeFile(path.join(dir, 'pids.max'), String(max));
     } catch (error) {
-      fs.rmdirSync(dir);
+      await fs.promises.rmdir(dir).catch(() => undefined);
       throw error;
     }
     return new RunCgroup(dir);
@@ -186,7 +190,7 @@ async function removeCgroup(dir: string): Promise<boolean> {
   for (let attempt = 0; attempt < 50; attempt++) {
     killCgroup(dir);
     try {
-      fs.rmdirSync(dir);
+      await fs.promises.rmdir(dir);
       return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;

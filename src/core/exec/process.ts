@@ -153,7 +153,7 @@ export async function runProcess(command: string, args: readonly string[], optio
   if (env.PATH !== undefined) env.PATH = pathWithPython(env.PATH, python);
   let cgroup: RunCgroup | null = null;
   try {
-    cgroup = sandbox?.openCgroup() ?? null;
+    cgroup = (await sandbox?.openCgroup()) ?? null;
   } catch (error) {
     return failed(`cannot make the pids cgroup that bounds the process count: ${(error as Error).message}`, started);
   }

@@ -234,10 +234,10 @@ export class Sandbox {
 
   /**
    * A pids cgroup for one run, bounded at the process limit; null where the host offers none (then
-   * only RLIMIT_NPROC bounds it, and describeContainment says so for root). Throws when the hierarchy
+   * only RLIMIT_NPROC bounds it, and describeContainment says so for root). Rejects when the hierarchy
    * that worked at the probe refuses now: running unbounded without a word would be worse.
    */
-  openCgroup(): RunCgroup | null {
+  async openCgroup(): Promise<RunCgroup | null> {
     return this.pids.kind === 'cgroup' ? RunCgroup.open(this.pids.cgroups, this.options.limits.processes) : null;
   }
 

@@ -52,10 +52,10 @@ export class SandboxedStdioTransport implements Transport {
 
   constructor(private readonly launch: StdioLaunch) {}
 
-  start(): Promise<void> {
+  async start(): Promise<void> {
     const { sandbox } = this.launch;
     const env = { ...sandbox.env(this.launch.env), ...runMarkers(this.marker) };
-    this.cgroup = sandbox.openCgroup();
+    this.cgroup = await sandbox.openCgroup();
     // Started detached below: a session of its own, with no controlling terminal.
     const wrapped = sandbox.command(this.launch.command, this.launch.args, this.cgroup, { detached: true });
     return new Promise((resolve, reject) => {

@@ -43,7 +43,8 @@ export const runCheckTool = defineTool({
     } catch (error) {
       return toolError(`could not run the check: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
-      fs.rmSync(scratch, { recursive: true, force: true });
+      // Off the event loop: the teammates that share the thread do not wait for the removal.
+      await fs.promises.rm(scratch, { recursive: true, force: true });
     }
     const ok = result.exitCode === 0 && !result.timedOut && !result.error && !result.canceled;
     const output = [result.stdout, result.stderr].filter(Boolean).join('\n') || result.error || '(no output)';
