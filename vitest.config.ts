@@ -24,6 +24,7 @@ const POSTGRES_FILES = [
   'tests/bench/scale-short-pg.test.ts',
   'tests/board/pg-shared-thread.test.ts',
   'tests/board/pg-write.test.ts',
+  'tests/board/complete-then-post.test.ts',
 ];
 
 /** Whole runs of the CLI (a pipeline, a REPL, a board outage): their own projects, so `npm test` stays short. */

@@ -7,7 +7,7 @@ import { type HistoryEntry, type Task, TaskSchema, type TaskStatus, type TaskUsa
 import { addTaskUsage, UnwrittenUsage } from './unwritten-usage.js';
 import { fenceRefusal, Refusal } from './task-checks.js';
 import { fitTask, MAX_POSTED_TASK_BYTES, MAX_TASK_WRITE_BYTES, taskBytes } from './task-size.js';
-import type { CreateTaskInput, Fence, MutationResult, TaskPatch, UpdateOptions } from './task-types.js';
+import type { CompletionResult, CreateTaskInput, Fence, FollowUpOf, MutationResult, Posted, TaskPatch, UpdateOptions } from './task-types.js';
 import type { TaskStore } from './task-store.js';
 
 export { Refusal } from './task-checks.js';
@@ -30,7 +30,12 @@ export abstract class TaskRules
   protected abstract readonly leaseMs: number;
   /** How the backend replaces secret values before it stores a task: sizes are measured on what is stored. */
   protected abstract readonly redact: (text: string) => string;
-  protected abstract mutate(id: number, change: (task: Task) => Task | Refusal, retries?: number): Promise<MutationResult>;
+  /**
+   * `follow`: the task that follows this change, which a backend may post in the change's own write
+   * (PostgreSQL's one statement); what it posted so comes back as `posted`.
+   */
+  protected abstract mutate(id: number, change: (task: Task) => Task | Refusal, retries?: number, follow?: FollowUpOf): Promise<MutationResult & { posted?: Posted }>;
+  abstract createAfter(input: CreateTaskInput, after: { pipeline: number; task: number }): Promise<{ task: Task; created: boolean }>;
   abstract list(): Awaitable<Task[]>;
   abstract get(id: number): Awaitable<Task>;
 
@@ -149,13 +154,28 @@ export abstract class TaskRules
   async complete(id: number, fence: Fence | string, result?: string, artifacts?: Artifacts, next?: number): Promise<MutationResult> {
     const f = toFence(fence);
     const outcome = await this.finish(id, f, 'completed', result ?? null, artifacts, 'completed');
-    if (outcome.ok) {
-      const { task } = outcome;
-      const signal = task.artifacts.signal;
-      this.told({ type: 'task_completed', pipeline: task.pipeline, task: id, agent: f.owner, result: task.result, token: task.claims, ...(signal ? { signal } : {}), ...(next ? { next } : {}) });
-      await this.unblockDependents(outcome.task, f.owner);
-    }
+    if (outcome.ok) await this.completedBy(outcome.task, f.owner, next);
     return outcome;
+  }
+
+  async completeThenPost(id: number, fence: Fence, result: string, artifacts: Artifacts, next: { follow: FollowUpOf; completed?: (done: Task) => void }): Promise<CompletionResult> {
+    const outcome = await this.finish(id, fence, 'completed', result, artifacts, 'completed', next.follow);
+    if (!outcome.ok) return { ...outcome, posted: null };
+    const { posted, ...done } = outcome;
+    await this.completedBy(done.task, fence.owner);
+    next.completed?.(done.task);
+    if (posted?.created) this.posted(posted.task, posted.by);
+    if (posted) return { ...done, posted: { task: posted.task, created: posted.created } };
+    // Posted on its own: the backend writes it apart, or the one statement missed.
+    const follow = await next.follow(done.task);
+    return { ...done, posted: follow ? await this.createAfter(follow.input, follow.after) : null };
+  }
+
+  /** Task `done` was completed by `by`: told, and the tasks it blocked unblocked. */
+  private async completedBy(done: Task, by: string, next?: number): Promise<void> {
+    const signal = done.artifacts.signal;
+    this.told({ type: 'task_completed', pipeline: done.pipeline, task: done.id, agent: by, result: done.result, token: done.claims, ...(signal ? { signal } : {}), ...(next ? { next } : {}) });
+    await this.unblockDependents(done, by);
   }
 
   async fail(id: number, fence: Fence | string, reason: string, artifacts?: Artifacts): Promise<MutationResult> {
@@ -279,20 +299,25 @@ export abstract class TaskRules
    * are taken when the change is made, so a write racing this one cannot carry them twice, and given
    * back when this write does not land.
    */
-  protected async mutateCarrying(id: number, change: (task: Task) => Task | Refusal): Promise<MutationResult> {
+  protected async mutateCarrying(id: number, change: (task: Task) => Task | Refusal, follow?: FollowUpOf): Promise<MutationResult & { posted?: Posted }> {
     let carried: TaskUsage | null = null;
     const giveBack = () => {
       if (carried) this.unwritten.giveBack(id, carried);
       carried = null;
     };
     try {
-      const result = await this.mutate(id, (task) => {
-        giveBack(); // a change made again (a retried transaction) carries afresh
-        const next = change(task);
-        if (next instanceof Refusal) return next;
-        carried = this.unwritten.take(id);
-        return carried ? { ...next, usage: addTaskUsage(next.usage, carried) } : next;
-      });
+      const result = await this.mutate(
+        id,
+        (task) => {
+          giveBack(); // a change made again (a retried transaction) carries afresh
+          const next = change(task);
+          if (next instanceof Refusal) return next;
+          carried = this.unwritten.take(id);
+          return carried ? { ...next, usage: addTaskUsage(next.usage, carried) } : next;
+        },
+        undefined,
+        follow,
+      );
       if (!result.ok) giveBack();
       return result;
     } catch (error) {
@@ -328,7 +353,8 @@ export abstract class TaskRules
     result: string | null,
     artifacts: Artifacts | undefined,
     event: string,
-  ): Promise<MutationResult> {
+    follow?: FollowUpOf,
+  ): Promise<MutationResult & { posted?: Posted }> {
     return this.mutateCarrying(id, (task) => {
       const refusal = fenceRefusal(task, fence);
       if (refusal) return refusal;
@@ -340,7 +366,7 @@ export abstract class TaskRules
         artifacts: artifacts ? { ...task.artifacts, ...artifacts } : task.artifacts,
         history: [...task.history, this.entry(fence.owner, event, result ?? undefined)],
       };
-    });
+    }, follow);
   }
 
   private async unblockDependents(done: Task, by: string): Promise<void> {

@@ -3,7 +3,7 @@ import type { EventSink } from '../events/emitter.js';
 import type { ReleaseKind } from '../events/schema.js';
 import type { Task, TaskUsage } from './schemas.js';
 import type { BoardProblem } from './task-index.js';
-import type { ClaimResult, CreateTaskInput, Fence, MutationResult, TaskPatch, UpdateOptions } from './task-types.js';
+import type { ClaimResult, CompletionResult, CreateTaskInput, Fence, FollowUpOf, MutationResult, TaskPatch, UpdateOptions } from './task-types.js';
 
 type Awaitable<T> = T | Promise<T>;
 
@@ -27,6 +27,13 @@ export interface TaskStore {
   claim(id: number, owner: string, options?: { role?: string; tryOnce?: boolean }): Promise<ClaimResult>;
   claimNext(owner: string, role?: string): Promise<ClaimResult | null>;
   complete(id: number, fence: Fence | string, result?: string, artifacts?: Artifacts, next?: number): Promise<MutationResult>;
+  /**
+   * `complete`, then the task `follow` makes of the completed one posted as `createAfter` posts it.
+   * `completed` is told of the completed task before the post is (its events come first). Where the
+   * completion is written in one statement, PostgreSQL posts in that statement too: `follow` is then
+   * asked before the write, of the task as it will be, and again after it if the statement misses.
+   */
+  completeThenPost(id: number, fence: Fence, result: string, artifacts: Artifacts, next: { follow: FollowUpOf; completed?: (done: Task) => void }): Promise<CompletionResult>;
   fail(id: number, fence: Fence | string, reason: string, artifacts?: Artifacts): Promise<MutationResult>;
   release(id: number, fence: Fence | string, reason?: string, kind?: ReleaseKind): Promise<MutationResult>;
   reclaimFrom(id: number, owner: string, reason: string, by?: string, token?: number, kind?: ReleaseKind): Promise<MutationResult>;

@@ -34,6 +34,25 @@ export interface CreateTaskInput {
   notBefore?: string;
 }
 
+/** The task that follows a completed one, posted as `TaskStore.createAfter` posts it. */
+export interface FollowUp {
+  input: CreateTaskInput;
+  after: { pipeline: number; task: number };
+}
+
+/** What follows task `done` as it is completed (null: nothing); it only reads, and may be asked twice. */
+export type FollowUpOf = (done: Task) => Promise<FollowUp | null>;
+
+/** What a backend posted in a change's own write (TaskRules' `mutate` with `follow`), and who posted it. */
+export interface Posted {
+  task: Task;
+  created: boolean;
+  by: string;
+}
+
+/** A completion and what it posted (null: nothing followed, or the completion did not land). */
+export type CompletionResult = MutationResult & { posted: { task: Task; created: boolean } | null };
+
 /** `fenced`: refused because the caller's claim is no longer current (taken over, finished, released). */
 export type ClaimResult = { ok: true; task: Task } | { ok: false; reason: string; fenced?: boolean };
 export type MutationResult = ClaimResult;

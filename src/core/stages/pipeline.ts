@@ -14,7 +14,7 @@ import { type NoticeOptions, PipelineNotices } from './pipeline-notices.js';
 import { approvalOf, isFailed, isOpen, noPipeline, type PipelineStatus, pipelineStatus, pipelineStatuses, pipelineUsage } from './pipeline-status.js';
 import { maxRevisionsGap, requirementAsCriterion, type StageDefinition } from './stage.js';
 import { BUILTIN_REGISTRY, type StageRegistry } from './stage-registry.js';
-import { postSuccessor, type SuccessorDeps } from './successor.js';
+import { followUpOf, postSuccessor, type SuccessorDeps, toldPosted } from './successor.js';
 import { workspaceEffects } from './workspace-effects.js';
 import { taskWorkspace } from './workspace.js';
 
@@ -170,21 +170,28 @@ export class Pipeline {
       artifacts.git = { ...git, commit: approved, ...(git.remote ? { head: approved } : {}) };
       committed = commit ? ` — commit ${commit.slice(0, 12)} on ${git.branch}` : ` — nothing to commit: the base ${git.base.slice(0, 12)} already holds the reviewed files`;
     }
+    const result = `${signal.result}${committed}`;
+    if (!stop && transition.next !== 'approved') {
+      // The next stage's task posted with the completion: one statement on PostgreSQL.
+      const done = await this.board.completeThenPost(task.id, fence, result, artifacts, {
+        follow: (completed) => followUpOf(this.successors, completed),
+        completed: (completed) => this.notices.verdict(completed, fence.owner),
+      });
+      if (!done.ok) return settled({ ok: false, status: 'active', next: null, reason: done.reason });
+      const next = done.posted ? await toldPosted(this.successors, done.task, done.posted) : null;
+      return settled({ ok: true, status: 'active', next });
+    }
     let done: MutationResult;
     if (stop) done = await this.board.fail(task.id, fence, stop, artifacts);
-    else done = await this.board.complete(task.id, fence, `${signal.result}${committed}`, artifacts);
+    else done = await this.board.complete(task.id, fence, result, artifacts);
     if (!done.ok) return settled({ ok: false, status: 'active', next: null, reason: done.reason });
     this.notices.verdict(done.task, fence.owner);
-    if (stop || transition.next === 'approved') {
-      const status = stop ? 'failed' : 'approved';
-      this.notices.transition(current, null, status, fence.owner);
-      const result = settled({ ok: true, status, next: null, ...(stop ? { reason: stop } : {}) });
-      const told = stop ? `Pipeline #${task.pipeline} failed: ${stop}` : `Pipeline #${task.pipeline} approved: ${signal.result}${committed}`;
-      await this.notices.lead(fence.owner, current, status, told);
-      return result;
-    }
-    const next = await postSuccessor(this.successors, done.task);
-    return settled({ ok: true, status: 'active', next });
+    const status = stop ? 'failed' : 'approved';
+    this.notices.transition(current, null, status, fence.owner);
+    const ended = settled({ ok: true, status, next: null, ...(stop ? { reason: stop } : {}) });
+    const told = stop ? `Pipeline #${task.pipeline} failed: ${stop}` : `Pipeline #${task.pipeline} approved: ${signal.result}${committed}`;
+    await this.notices.lead(fence.owner, current, status, told);
+    return ended;
   }
 
   /**

@@ -9,12 +9,12 @@ import { whyNotClaimable } from '../task-checks.js';
 import { type Task, TaskSchema } from '../schemas.js';
 import type { BoardProblem } from '../task-index.js';
 import { createAfterUnderLock, DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from '../task-rules.js';
-import type { ClaimResult, CreateTaskInput, MutationResult } from '../task-types.js';
+import type { ClaimResult, CreateTaskInput, FollowUp, FollowUpOf, MutationResult, Posted } from '../task-types.js';
 import { createPool, describeUrl, isConnectionError, transaction, withConnectionRetry } from './connection.js';
 import { DbClock } from './db-clock.js';
 import { migrateWith } from './schema.js';
-import { Sightings } from './sightings.js';
-import { ALL_VERSIONS, CHANGED_SINCE, CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, postAfter, SELECTED, SET_ALL, type TaskRow, type TasksRead, toRow, toTask, UPDATE_IF_UNCHANGED } from './task-sql.js';
+import { TaskReplica } from './task-replica.js';
+import { CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, postAfter, rowFromJson, rowObject, SELECTED, SET_ALL, type TaskRow, type TasksRead, toRow, toTask, UPDATE_IF_UNCHANGED, UPDATE_THEN_POST } from './task-sql.js';
 
 export interface PgTaskBoardOptions {
   leaseMs?: number;
@@ -26,8 +26,6 @@ export interface PgTaskBoardOptions {
 
 /** Tasks a process posts between two ANALYZEs of the tasks table. */
 const ANALYZE_EVERY = 200;
-/** How often refresh() compares every row's version rather than reading what changed. */
-const FULL_COMPARE_MS = 30_000;
 
 /**
  * The task store on PostgreSQL. Claims are one statement (`FOR UPDATE SKIP LOCKED`, the pg-boss and
@@ -43,6 +41,7 @@ const FULL_COMPARE_MS = 30_000;
  * as this process reckons it, DbClock) is within a second of the database's; anything else (the row
  * moved, the rules refuse on the copy, the reckoning is off) is decided again on the row, locked,
  * by the database's own clock. A task's stamps never go back: each write's is at least the last's.
+ * A stage's completion carries the next stage's task in its one statement (UPDATE_THEN_POST).
  */
 export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   protected readonly leaseMs: number;
@@ -50,18 +49,10 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   protected readonly redact: (text: string) => string;
   /** The database's clock during a mutation; the rules read it through now(). */
   private dbNow: Date | null = null;
-  private readonly replica = new Map<number, { task: Task; version: number }>();
-  private sorted: Task[] | null = null;
-  /** The horizon of the last read (see CHANGED_SINCE), and when every version was last compared. */
-  private horizon: string | null = null;
-  private comparedAt = 0;
-  /** When the replica last took each task (a full comparison does not drop one it took meanwhile). */
-  private readonly seen = new Sightings<number>();
-  /** Told every read (rows and what was found gone), for the replicas that follow this one. */
-  private readonly readers = new Set<(read: TasksRead) => void>();
   /** Tasks this process posted since it last had the tasks table analyzed (see create). */
   private postedSinceAnalyze = 0;
   private readonly clock = new DbClock();
+  private readonly replica = new TaskReplica((text, values) => this.query(text, values), this.clock);
   private ownsPool = false;
 
   constructor(
@@ -107,100 +98,28 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     return withConnectionRetry(this.url, () => this.pool.query<R>(text, values));
   }
 
-  /**
-   * Catches up with the database: the rows changed since the last read (see CHANGED_SINCE), or `ids`.
-   * Every FULL_COMPARE_MS it compares every row's version instead, which also drops rows deleted by
-   * hand. Returns how many rows changed in the replica.
-   */
-  async refresh(ids?: readonly number[]): Promise<number> {
-    if (ids) {
-      if (ids.length === 0) return 0;
-      const { rows } = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = ANY ($1)`, [[...ids]]);
-      return this.read(rows, []);
-    }
-    if (this.horizon === null || Date.now() - this.comparedAt >= FULL_COMPARE_MS) return this.compareAll();
-    const sentMs = Date.now();
-    const { rows } = await this.query<TaskRow & { horizon: string; db_now: Date }>(CHANGED_SINCE, [this.horizon]);
-    this.horizon = rows[0]!.horizon;
-    this.clock.read(rows[0]!.db_now, sentMs);
-    return this.read(rows.filter((row) => row.id !== null), []);
+  /** Catches up with the database (TaskReplica.refresh); returns how many rows changed here. */
+  refresh(ids?: readonly number[]): Promise<number> {
+    return this.replica.refresh(ids);
   }
 
   /** Takes rows a notification carried, as a read's (the followers are told); returns how many changed here. */
   heard(rows: readonly TaskRow[]): number {
-    return this.read(rows, []);
+    return this.replica.heard(rows);
   }
 
   /** Every read from now on, as its rows and the ids it found gone; returns the unsubscribe. */
   onRead(listener: (read: TasksRead) => void): () => void {
-    this.readers.add(listener);
-    return () => this.readers.delete(listener);
+    return this.replica.onRead(listener);
   }
 
   /** A follower's: takes a read another replica made (versions decide; a task found gone is dropped). */
   follow(read: TasksRead): number {
-    let changed = 0;
-    for (const id of read.gone) {
-      if (this.replica.delete(id)) changed++;
-    }
-    if (changed) this.sorted = null;
-    for (const row of read.rows) if (this.take(row)) changed++;
-    return changed;
-  }
-
-  /** Takes what a read brought and tells the followers; returns how many rows changed here. */
-  private read(rows: readonly TaskRow[], gone: readonly number[]): number {
-    let changed = gone.length;
-    for (const row of rows) if (this.take(row)) changed++;
-    if (this.readers.size && (rows.length || gone.length)) for (const reader of this.readers) reader({ rows, gone });
-    return changed;
-  }
-
-  private async compareAll(): Promise<number> {
-    const started = this.seen.mark();
-    const sentMs = Date.now();
-    const { rows } = await this.query<{ horizon: string; db_now: Date; id: number | null; version: string | null }>(ALL_VERSIONS);
-    this.clock.read(rows[0]!.db_now, sentMs);
-    const present = new Set(rows.flatMap((row) => (row.id === null ? [] : [row.id])));
-    const gone: number[] = [];
-    for (const id of this.replica.keys()) {
-      // A task the replica took after the read began (one this process just posted) is not gone.
-      if (present.has(id) || this.seen.since(id, started)) continue;
-      this.replica.delete(id);
-      this.sorted = null;
-      gone.push(id);
-    }
-    const stale = rows.filter((row) => row.id !== null && this.replica.get(row.id)?.version !== Number(row.version)).map((row) => row.id!);
-    const fetched = stale.length ? (await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = ANY ($1)`, [stale])).rows : [];
-    this.horizon = rows[0]!.horizon;
-    this.comparedAt = Date.now();
-    return this.read(fetched, gone);
-  }
-
-  /** Puts `row` in the replica unless it holds that version or a newer one; true when it changed. */
-  private take(row: TaskRow): boolean {
-    const version = Number(row.version ?? 0);
-    const current = this.replica.get(row.id);
-    // A slower reply must not put an older version back over a newer one.
-    if (current && current.version >= version) return false;
-    this.replica.set(row.id, { task: toTask(row), version });
-    this.seen.saw(row.id);
-    this.sorted = null;
-    return true;
-  }
-
-  /** The task in `row`, which this process's own statement returned: taken into the replica when it is newer. */
-  private apply(row: TaskRow): Task {
-    // Seen even when the replica held that version: the row exists after any read begun before.
-    this.seen.saw(row.id);
-    this.take(row);
-    const current = this.replica.get(row.id)!;
-    return current.version === Number(row.version ?? 0) ? current.task : toTask(row);
+    return this.replica.follow(read);
   }
 
   list(): Task[] {
-    this.sorted ??= [...this.replica.values()].map((entry) => entry.task).sort((a, b) => a.id - b.id);
-    return this.sorted;
+    return this.replica.list();
   }
 
   problems(): BoardProblem[] {
@@ -208,7 +127,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   }
 
   get(id: number): Task {
-    const entry = this.replica.get(id);
+    const entry = this.replica.known(id);
     if (!entry) throw new NotFoundError(`task #${id} does not exist (${this.location})`);
     return entry.task;
   }
@@ -237,9 +156,9 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
         : [];
       return { row: rows[0]!, blockers };
     });
-    for (const row of task.blockers) this.apply(row);
+    for (const row of task.blockers) this.replica.apply(row);
     await this.counted();
-    const posted = this.apply(task.row);
+    const posted = this.replica.apply(task.row);
     this.posted(posted, input.by ?? 'lead');
     return posted;
   }
@@ -251,13 +170,18 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   async createAfter(input: CreateTaskInput, after: { pipeline: number; task: number }): Promise<{ task: Task; created: boolean }> {
     // Blockers are checked and told in create's transaction (a stage's next task has none).
     if (input.blockedBy?.length) return createAfterUnderLock(this, input, after);
-    const draft = this.clean(this.sizedNew(this.draft(input, ArtifactsSchema.parse(input.artifacts ?? {}), [], this.clock.now().toISOString()), input));
+    const draft = this.postDraft(input);
     const posted = await postAfter((text, values) => this.query(text, values), after, draft, randomUUID());
     // A database whose transactions are not READ COMMITTED: the check would not see a post made while it waited.
     if (!posted) return createAfterUnderLock(this, input, after);
-    const task = this.apply(posted.row);
+    const task = this.replica.apply(posted.row);
     if (posted.created) await this.counted().then(() => this.posted(task, input.by ?? 'lead'));
     return { task, created: posted.created };
+  }
+
+  /** What createAfter sends autoteam_post_after for `input`: stamped by the database's clock as this process reckons it. */
+  private postDraft(input: CreateTaskInput): Task {
+    return this.clean(this.sizedNew(this.draft(input, ArtifactsSchema.parse(input.artifacts ?? {}), [], this.clock.now().toISOString()), input));
   }
 
   /**
@@ -286,15 +210,15 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     const task = await this.query<TaskRow & { db_now: Date }>(`SELECT ${SELECTED}, now() AS db_now FROM autoteam_tasks WHERE id = $1`, [id]);
     const row = task.rows[0];
     if (!row) return { ok: false, reason: `task #${id} does not exist` };
-    const current = this.apply(row);
+    const current = this.replica.apply(row);
     const blockers = current.blockedBy.length ? await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = ANY ($1)`, [current.blockedBy]) : { rows: [] };
-    const byId = new Map(blockers.rows.map((blocker) => [blocker.id, this.apply(blocker)]));
+    const byId = new Map(blockers.rows.map((blocker) => [blocker.id, this.replica.apply(blocker)]));
     return { ok: false, reason: whyNotClaimable(current, options.role, row.db_now.getTime(), (blocker) => byId.get(blocker)) ?? `task #${id} was just claimed by another claimer` };
   }
 
   /** A row a claim statement took: applied to the replica and told. */
   private took(row: TaskRow & { taken_over: boolean }, role: string | undefined): ClaimResult {
-    const task = this.apply(row);
+    const task = this.replica.apply(row);
     this.claimedBy(task, row.taken_over === true, role);
     return { ok: true, task };
   }
@@ -303,12 +227,14 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
    * One statement when the replica's copy decides it (the row still holds that version), else a
    * row-locked read-check-write in one transaction, with the database's clock for the rules.
    */
-  protected async mutate(id: number, change: (task: Task) => Task | Refusal): Promise<MutationResult> {
-    const known = this.replica.get(id);
+  protected async mutate(id: number, change: (task: Task) => Task | Refusal, _retries?: number, follow?: FollowUpOf): Promise<MutationResult & { posted?: Posted }> {
+    const known = this.replica.known(id);
     const next = known && this.changed(id, known.task, this.clock.now(), change);
     if (known && next && !(next instanceof Refusal)) {
-      const landed = await this.writeIfUnchanged(id, next, known.version);
-      if (landed) return { ok: true, task: landed };
+      // What follows the change, asked of the task as it will be: posted in the same statement.
+      const up = follow ? await follow(next) : null;
+      const landed = up && !up.input.blockedBy?.length ? await this.writeThenPost(id, next, known.version, up) : { task: await this.writeIfUnchanged(id, next, known.version) };
+      if (landed?.task) return { ok: true, task: landed.task, ...(landed.posted ? { posted: landed.posted } : {}) };
     }
     const outcome = await this.transaction(async (client) => {
       const { rows } = await client.query<TaskRow & { db_now: Date }>(`SELECT ${SELECTED}, now() AS db_now FROM autoteam_tasks WHERE id = $1 FOR UPDATE`, [id]);
@@ -321,7 +247,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
       const saved = await client.query<TaskRow>(`UPDATE autoteam_tasks SET ${SET_ALL} WHERE id = $1 RETURNING ${SELECTED}`, [id, ...toRow(next)]);
       return { result: { ok: true as const }, row: saved.rows[0]! };
     });
-    if (outcome.row) this.apply(outcome.row);
+    if (outcome.row) this.replica.apply(outcome.row);
     return outcome.result.ok ? { ok: true, task: this.get(id) } : outcome.result;
   }
 
@@ -336,12 +262,46 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
       const { rows } = await this.pool.query<TaskRow & { db_now: Date }>(UPDATE_IF_UNCHANGED, [id, ...toRow(next), version]);
       if (!rows[0]) return null;
       this.clock.read(rows[0].db_now, sentMs);
-      return this.apply(rows[0]);
+      return this.replica.apply(rows[0]);
     } catch (error) {
       if (!isConnectionError(error)) throw error;
       const { rows } = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = $1`, [id]);
-      return rows[0] && isDeepStrictEqual(toTask(rows[0]), next) ? this.apply(rows[0]) : null;
+      return rows[0] && isDeepStrictEqual(toTask(rows[0]), next) ? this.replica.apply(rows[0]) : null;
     }
+  }
+
+  /**
+   * writeIfUnchanged, with `up` posted in the same statement (UPDATE_THEN_POST): the task as written
+   * and what was posted, or null when the write did not land (nothing was posted then either). A
+   * reply lost with the connection is no answer: the write landed if the task is now what it wrote,
+   * and the post with it, which the same call then finds as its own. A database that refuses the
+   * post (AT001) gets the write alone: the post follows it the locked way (completeThenPost).
+   */
+  private async writeThenPost(id: number, next: Task, version: number, up: FollowUp): Promise<{ task: Task | null; posted?: Posted }> {
+    const draft = this.postDraft(up.input);
+    const call = randomUUID();
+    const by = up.input.by ?? 'lead';
+    const posting = [up.after.pipeline, up.after.task, JSON.stringify(rowObject(draft)), call];
+    const sentMs = Date.now();
+    let rows: Array<TaskRow & { db_now: Date; posted: { created: boolean; row: Record<string, unknown> } }>;
+    try {
+      ({ rows } = await this.pool.query(UPDATE_THEN_POST, [id, ...toRow(next), version, ...posting]));
+    } catch (error) {
+      if ((error as { code?: string }).code === 'AT001') return { task: await this.writeIfUnchanged(id, next, version) };
+      if (!isConnectionError(error)) throw error;
+      const { rows: now } = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = $1`, [id]);
+      if (!now[0] || !isDeepStrictEqual(toTask(now[0]), next)) return { task: null };
+      const task = this.replica.apply(now[0]);
+      const again = await postAfter((text, values) => this.query(text, values), up.after, draft, call);
+      return { task, ...(again ? { posted: { task: this.replica.apply(again.row), created: again.created, by } } : {}) };
+    }
+    const row = rows[0];
+    if (!row) return { task: null };
+    this.clock.read(row.db_now, sentMs);
+    const task = this.replica.apply(row);
+    const posted = { task: this.replica.apply(rowFromJson(row.posted.row)), created: row.posted.created, by };
+    if (posted.created) await this.counted();
+    return { task, posted };
   }
 
   /**

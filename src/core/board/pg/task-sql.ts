@@ -207,6 +207,17 @@ export const UPDATE_IF_UNCHANGED = `UPDATE autoteam_tasks SET ${SET_ALL}
     AND abs(extract(epoch FROM clock_timestamp() - $${COLUMNS.split(', ').length}::timestamptz)) * 1000 < ${CLOCK_TOLERANCE_MS}
   RETURNING ${SELECTED}, clock_timestamp() AS db_now`;
 
+/** The last parameter of UPDATE_IF_UNCHANGED (the version it writes over). */
+const UPDATE_PARAMETERS = COLUMNS.split(', ').length + 1;
+
+/**
+ * UPDATE_IF_UNCHANGED and, when it lands, the task that follows posted by autoteam_post_after in the
+ * same statement (one transaction): the row written, its `db_now`, and `posted`, the function's
+ * `{created, row}`. Its parameters after UPDATE_IF_UNCHANGED's are POST_AFTER's.
+ */
+export const UPDATE_THEN_POST = `WITH done AS (${UPDATE_IF_UNCHANGED})
+  SELECT done.*, autoteam_post_after($${UPDATE_PARAMETERS + 1}, $${UPDATE_PARAMETERS + 2}, $${UPDATE_PARAMETERS + 3}::jsonb, $${UPDATE_PARAMETERS + 4}) AS posted FROM done`;
+
 /** A candidate's role, backoff and blockers, in SQL: the same rule as the file board's. */
 export const READY = `
   ($1::text IS NULL OR $1 = 'any' OR t.role IS NULL OR t.role = $1)
