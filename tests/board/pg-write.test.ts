@@ -138,6 +138,29 @@ describe.runIf(postgresBin)('a document written in one statement on the PostgreS
     expect(here.registry.get('ana')).toMatchObject({ status: 'working', task: 3 });
   });
 
+  it('from a copy that moved, is read again and written in one statement, not in a transaction holding its lock', async () => {
+    const url = await freshDatabase();
+    const here = await registryOn(url);
+    await here.registry.ensure('crew');
+    await here.registry.join('eng', 'engineer');
+    await here.registry.join('rev', 'reviewer');
+    const there = await registryOn(url);
+    await there.registry.setStatus('rev', 'working', { task: 2 });
+    // What `here`'s pool is asked from now on (a transaction goes through a client of its own instead).
+    const asked: string[] = [];
+    const pool = (here.docs as unknown as { pool: pg.Pool }).pool;
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    pool.query = ((...args: unknown[]) => (asked.push(String(args[0])), query(...args))) as typeof pool.query;
+    await here.registry.setStatus('eng', 'working', { task: 1 });
+    expect(asked.filter((text) => text.includes('UPDATE autoteam_docs'))).toHaveLength(2);
+    expect(asked.some((text) => text.startsWith('SELECT key, doc, version FROM autoteam_docs'))).toBe(true);
+    await there.docs.refresh();
+    expect(there.registry.read().members.map((m) => [m.name, m.status, m.task])).toEqual([
+      ['eng', 'working', 1],
+      ['rev', 'working', 2],
+    ]);
+  });
+
   it("waits for a change under the document's lock, which reads without a row lock: the change made there is not written over", async () => {
     const url = await freshDatabase();
     const { registry } = await registryOn(url);

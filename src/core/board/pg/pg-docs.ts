@@ -139,8 +139,11 @@ export class PgDocStore implements DocStore {
    */
   async change<T>(key: string, fn: (current: unknown) => { write?: unknown; result: T }, options: ChangeOptions = {}): Promise<T> {
     const text = (value: unknown) => redact(JSON.stringify(value), this.secrets);
-    const fast = await this.changeIfUnchanged(key, fn, text, options);
-    if (fast) return fast.result;
+    let fast = await this.changeIfUnchanged(key, fn, text, options);
+    // The copy moved (a dozen members' statuses share one document): read it again and try once more
+    // in one statement, rather than hold the document's lock over a locked transaction's five.
+    if (fast === 'moved') fast = await this.refresh([key]).then(() => this.changeIfUnchanged(key, fn, text, options));
+    if (fast && fast !== 'moved') return fast.result;
     const { write, result, version } = await transaction(this.url, this.pool, async (client) => {
       // A quiet change turns the notify trigger off for this transaction only (schema.ts).
       await client.query("SELECT pg_advisory_xact_lock(hashtext('autoteam_doc:' || $1)), set_config('autoteam.quiet', $2, true)", [key, options.quiet ? 'on' : 'off']);
@@ -168,15 +171,16 @@ export class PgDocStore implements DocStore {
 
   /**
    * `fn` on the replica's copy, written in one statement only while the document holds the copy's
-   * version (UPDATE_IF_UNCHANGED); null when that did not decide it: no copy, a copy that moved, no
-   * write or a deletion, or `fn` refusing the copy (each asked again on the document as it is).
+   * version (UPDATE_IF_UNCHANGED); `moved` when the copy's version was not the document's; null when
+   * that did not decide it otherwise: no copy, no write or a deletion, or `fn` refusing the copy (each
+   * asked again on the document as it is).
    */
   private async changeIfUnchanged<T>(
     key: string,
     fn: (current: unknown) => { write?: unknown; result: T },
     text: (value: unknown) => string,
     options: ChangeOptions,
-  ): Promise<{ result: T } | null> {
+  ): Promise<{ result: T } | 'moved' | null> {
     const held = this.replica.get(key);
     if (!held) return null;
     let changed: { write?: unknown; result: T };
@@ -191,7 +195,7 @@ export class PgDocStore implements DocStore {
     const { rows } = await withConnectionRetry(this.url, () =>
       this.pool.query<{ version: string }>(UPDATE_IF_UNCHANGED, [key, body, held.version, options.quiet ? 'on' : 'off']),
     );
-    if (!rows[0]) return null;
+    if (!rows[0]) return 'moved';
     this.seen.saw(key);
     this.replica.set(key, { doc: JSON.parse(body), version: Number(rows[0].version) });
     return { result: changed.result };
