@@ -10,7 +10,7 @@ import path from 'node:path';
 import { TeammateManager } from '../../src/core/agent/manager.js';
 import { openBoard } from '../../src/core/board/board.js';
 import type { Board, ReplicaRead } from '../../src/core/board/board-types.js';
-import { until } from '../helpers/agent-wait.js';
+import { HANG_MS, until } from '../helpers/agent-wait.js';
 import { tempRoot } from '../helpers/board-spawn.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
 
@@ -108,5 +108,22 @@ describe.runIf(postgresBin)("a teammate thread's board on PostgreSQL", () => {
     fs.writeFileSync(path.join(board.rootDir, 'workspace', 'general', 'GO'), '');
     await until(() => board.tasks.list().find((t) => t.id === task.id)?.status === 'completed' || undefined, 'the task done');
   });
-});
 
+  it('opens its pool\'s connections ahead (warmConnections), while its teammates are idle, and keeps them', async () => {
+    const url = await freshDatabase();
+    const root = tempRoot('autoteam-pg-follow-');
+    closers.push(async () => fs.rmSync(root, { recursive: true, force: true }));
+    const board = await openBoard(url, root, { follow: true, poolSize: 5, warmConnections: 5 });
+    closers.push(() => board.close());
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    closers.push(() => admin.end());
+    const others = async () => (await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')).rows[0]!.n;
+    // With no statement asked of it: the board's open used one, the warming the other four.
+    for (const end = Date.now() + HANG_MS; (await others()) < 5; await new Promise((resolve) => setTimeout(resolve, 15))) {
+      if (Date.now() > end) throw new Error(`timed out: five connections open (${await others()})`);
+    }
+    await board.tasks.create({ subject: 'one statement' });
+    expect(await others()).toBe(5);
+  });
+});

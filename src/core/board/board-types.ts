@@ -80,6 +80,11 @@ export interface OpenBoardOptions {
   now?: () => Date;
   leaseMs?: number;
   poolSize?: number;
+  /**
+   * PostgreSQL: connections the pool opens ahead, in the background, and keeps idle: the statements of
+   * a burst of work (a team's first tasks) then do not each wait for a connection to be made.
+   */
+  warmConnections?: number;
   /** An inbox holding this many bytes refuses more messages (MAX_INBOX_MB; default 16 MB). */
   maxInboxBytes?: number;
   /** Fields added to every message this board's mailbox sends (see MailboxOptions.stamp). */

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type pg from 'pg';
 import type { Board, BoardEvents, OpenBoardOptions, ReplicaFeed } from '../board-types.js';
 import { boardSink } from '../board-sink.js';
 import { LeadLease } from '../liveness.js';
@@ -59,6 +60,7 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
     await pool.end().catch(() => undefined);
     throw error;
   }
+  if (options.warmConnections) warmPool(pool, options.warmConnections);
   const tasks = new PgTaskBoard(url, pool, { leaseMs: options.leaseMs, rootDir });
   const docs = new PgDocStore(url, pool);
   await Promise.all([tasks.refresh(), docs.refresh()]);
@@ -216,4 +218,11 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
       await pool.end().catch(() => undefined);
     },
   };
+}
+
+/** Opens `count` of the pool's connections at once and gives them back idle (a failure is the next statement's to meet). */
+function warmPool(pool: pg.Pool, count: number): void {
+  void Promise.allSettled(Array.from({ length: count }, () => pool.connect())).then((made) => {
+    for (const client of made) if (client.status === 'fulfilled') client.value.release();
+  });
 }
