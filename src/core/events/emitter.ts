@@ -1,13 +1,20 @@
 import type { EventLog } from './log.js';
 import type { EventInput, TeamEvent } from './schema.js';
 
+/**
+ * How long an event waits for others to go in its append: a teammate's events come in bursts (a
+ * model call and its tool calls, a completion and the task it posts), and each append is a statement
+ * (PostgreSQL's, with a lock and a notification every follower reads) or a locked write.
+ */
+const BATCH_MS = 5;
+
 /** Something that sees every event a process emits, as it is emitted (telemetry, a front end). */
 export type EventTap = (event: TeamEvent) => void;
 
 /**
  * How a thread or process puts events on the board's log: `emit` never blocks and never throws;
- * events are stamped (`ts`, `team`), shown to the taps at once, and appended in order, batched per
- * tick (one lock or one statement per batch). A log that cannot be written is reported once per
+ * events are stamped (`ts`, `team`), shown to the taps at once, and appended in order, batched over
+ * BATCH_MS (one lock or one statement per batch). A log that cannot be written is reported once per
  * failure streak through `onError`, and the events of that batch are dropped rather than retried
  * forever: the log records the team, it must never stall it.
  */
@@ -23,6 +30,8 @@ export class EventSink {
     private readonly team: () => string,
     private readonly onError: (error: unknown) => void = () => undefined,
     private readonly now: () => Date = () => new Date(),
+    /** How long an event waits for others to go in its append (BATCH_MS). */
+    private readonly batchMs = BATCH_MS,
   ) {}
 
   emit(input: EventInput): TeamEvent {
@@ -44,10 +53,10 @@ export class EventSink {
     this.queue.push(event);
     if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => {
+      setTimeout(() => {
         this.scheduled = false;
         this.flushing = this.flushing.then(() => this.write());
-      });
+      }, this.batchMs);
     }
     return event;
   }
