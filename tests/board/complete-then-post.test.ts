@@ -30,6 +30,16 @@ function completeAsAlice(tasks: Awaited<ReturnType<typeof open>>['tasks'], id: n
   });
 }
 
+/** Two stores on the board at `location`, and a stage task of `pipeline` claimed by alice through the first. */
+async function claimedByAlice(location: string, pipeline: number) {
+  const here = await open(location);
+  const there = await open(location, { rootDir: here.rootDir });
+  const done = await here.tasks.create({ subject: 'stage one', pipeline, stage: 'requirements' });
+  await here.tasks.claim(done.id, 'alice');
+  await there.tasks.refresh();
+  return { here, there, done };
+}
+
 describe.each(backends)('completeThenPost on the $name', (backend) => {
   it('completes the task and posts the one that follows it once, told after the completion', async () => {
     const board = await open(await backend.location());
@@ -69,12 +79,7 @@ describe.each(backends)('completeThenPost on the $name', (backend) => {
   });
 
   it("a store whose copy of the task is behind completes it as it is, and posts after it", async () => {
-    const location = await backend.location();
-    const here = await open(location);
-    const there = await open(location, { rootDir: here.rootDir });
-    const done = await here.tasks.create({ subject: 'stage one', pipeline: 6, stage: 'requirements' });
-    await here.tasks.claim(done.id, 'alice');
-    await there.tasks.refresh();
+    const { here, there, done } = await claimedByAlice(await backend.location(), 6);
     // Written by the other store: `here` does not read it before it completes.
     await there.tasks.update(done.id, { artifacts: { requirement: 'kept' } }, { by: 'lead', event: 'remarked' });
     const asked: Task[] = [];
@@ -90,12 +95,7 @@ describe.each(backends)('completeThenPost on the $name', (backend) => {
   });
 
   it('racing another store that posts the same follower, one follower is posted and both get it', async () => {
-    const location = await backend.location();
-    const here = await open(location);
-    const there = await open(location, { rootDir: here.rootDir });
-    const done = await here.tasks.create({ subject: 'stage one', pipeline: 7, stage: 'requirements' });
-    await here.tasks.claim(done.id, 'alice');
-    await there.tasks.refresh();
+    const { here, there, done } = await claimedByAlice(await backend.location(), 7);
     const other = followerOf(there.tasks.get(done.id), 'repair');
     const [completed, repaired] = await Promise.all([completeAsAlice(here.tasks, done.id, []), there.tasks.createAfter(other.input, other.after)]);
     expect(completed.ok).toBe(true);

@@ -115,14 +115,19 @@ async function registryOn(url: string, now?: () => Date): Promise<{ registry: Te
   return { registry: new TeamRegistry('/nonexistent', { docs, ...(now ? { now } : {}) }), docs };
 }
 
+/** Two processes' registries on one fresh database; `eng` and `rev` joined by the first. */
+async function crewOfTwo(): Promise<{ here: Awaited<ReturnType<typeof registryOn>>; there: Awaited<ReturnType<typeof registryOn>> }> {
+  const url = await freshDatabase();
+  const here = await registryOn(url);
+  await here.registry.ensure('crew');
+  await here.registry.join('eng', 'engineer');
+  await here.registry.join('rev', 'reviewer');
+  return { here, there: await registryOn(url) };
+}
+
 describe.runIf(postgresBin)('a document written in one statement on the PostgreSQL board', () => {
   it("from a copy that another process's change has moved, is decided on the document as it is: no change lost", async () => {
-    const url = await freshDatabase();
-    const here = await registryOn(url);
-    await here.registry.ensure('crew');
-    await here.registry.join('eng', 'engineer');
-    await here.registry.join('rev', 'reviewer');
-    const there = await registryOn(url);
+    const { here, there } = await crewOfTwo();
     // Each from a copy of the same version: the second statement finds the document moved.
     await here.registry.setStatus('eng', 'working', { task: 1 });
     await there.registry.setStatus('rev', 'working', { task: 2 });
@@ -139,12 +144,7 @@ describe.runIf(postgresBin)('a document written in one statement on the PostgreS
   });
 
   it('from a copy that moved, is read again and written in one statement, not in a transaction holding its lock', async () => {
-    const url = await freshDatabase();
-    const here = await registryOn(url);
-    await here.registry.ensure('crew');
-    await here.registry.join('eng', 'engineer');
-    await here.registry.join('rev', 'reviewer');
-    const there = await registryOn(url);
+    const { here, there } = await crewOfTwo();
     await there.registry.setStatus('rev', 'working', { task: 2 });
     // What `here`'s pool is asked from now on (a transaction goes through a client of its own instead).
     const asked: string[] = [];
