@@ -92,8 +92,8 @@ async function openWithPatience(address: string, rootDir: string, options: OpenB
   const stopped = () => [...seats.values()].every((seat) => seat.stop.signal.aborted);
   for (let wait = 500; ; wait = Math.min(wait * 2, 8_000)) {
     try {
-      const poolSize = POOL_PER_TEAMMATE * seats.size;
-      return await openBoard(address, rootDir, { ...options, poolSize, warmConnections: poolSize, ...(init.follow ? { follow: true } : {}) });
+      // Two a teammate made ahead (its statement, and a status or a log append beside it); more as needed.
+      return await openBoard(address, rootDir, { ...options, poolSize: POOL_PER_TEAMMATE * seats.size, warmConnections: 2 * seats.size, ...(init.follow ? { follow: true } : {}) });
     } catch (error) {
       if ((error as { code?: string }).code !== 'BOARD_UNREACHABLE' || Date.now() + wait > until || stopped()) throw error;
       await new Promise((resolve) => setTimeout(resolve, wait));

@@ -122,8 +122,18 @@ describe('BoardWakes', () => {
     // A change with no task of its role: not woken.
     wakes.changed([], open('reviewer'));
     expect(wakes.looked('engineer1', 'engineer', open('reviewer'))).toBe(false);
-    // Heard from when it looked: it goes before the one woken and still silent.
+    // Answered when it looked: it goes before the one woken and still silent.
     expect(wakes.changed(engineers, open('engineer'))).toEqual(['engineer1']);
+  });
+
+  it('a teammate that looked (an idle poll) does not go before the one that worked last', () => {
+    const wakes = new BoardWakes();
+    const engineers = team('engineer1', 'engineer2');
+    wakes.status('engineer1', 'idle');
+    wakes.status('engineer2', 'working');
+    wakes.status('engineer2', 'idle');
+    wakes.looked('engineer1', 'engineer', open());
+    expect(wakes.changed(engineers, open('engineer'))).toEqual(['engineer2']);
   });
 
   it('a board it cannot read wakes every idle teammate to read for itself', () => {

@@ -104,4 +104,27 @@ describe.each(backends)('completeThenPost on the $name', (backend) => {
     await here.tasks.refresh();
     expect(here.tasks.list().filter((task) => task.artifacts.from === done.id)).toHaveLength(1);
   });
+
+  it('a follow-up that cannot be made leaves the task completed, as on the file board, and its error is the caller\'s', async () => {
+    const board = await open(await backend.location());
+    const done = await board.tasks.create({ subject: 'stage one', pipeline: 8, stage: 'requirements' });
+    await board.tasks.claim(done.id, 'alice');
+    const failing = { follow: async () => Promise.reject(new Error('the submission is gone')) };
+    await expect(board.tasks.completeThenPost(done.id, { owner: 'alice', token: 1 }, 'analysed', {}, failing)).rejects.toThrow('the submission is gone');
+    expect(board.tasks.get(done.id)).toMatchObject({ status: 'completed', result: 'analysed' });
+    expect(board.tasks.list()).toHaveLength(1);
+  });
+
+  it('a follow-up slow to make (a stage reading a big repository) is still asked once and posted with the completion', async () => {
+    const board = await open(await backend.location());
+    const done = await board.tasks.create({ subject: 'stage one', pipeline: 9, stage: 'requirements' });
+    await board.tasks.claim(done.id, 'alice');
+    let asked = 0;
+    // Slower than the second a write's stamp may be off the database's clock.
+    const slow = { follow: async (completed: Task) => (asked++, await new Promise((resolve) => setTimeout(resolve, 1_200)), followerOf(completed, 'alice')) };
+    const result = await board.tasks.completeThenPost(done.id, { owner: 'alice', token: 1 }, 'analysed', {}, slow);
+    expect(result).toMatchObject({ ok: true, task: { status: 'completed' }, posted: { created: true } });
+    expect(asked).toBe(1);
+  });
 });
+

@@ -85,7 +85,7 @@ export class BoardWakes {
   /** When each teammate was last woken for a change, and last reported a status, on one count. */
   private readonly woken = new Map<string, number>();
   private readonly heard = new Map<string, number>();
-  /** When each teammate last said it scanned and claimed nothing, and when the board last changed. */
+  /** When each teammate last said it scanned and claimed nothing (not a status: an idle one polls), and when the board last changed. */
   private readonly looks = new Map<string, number>();
   private lastChange = 0;
   private count = 0;
@@ -114,7 +114,8 @@ export class BoardWakes {
       return [...idle.map((member) => member.name), ...waiting];
     }
     const heard = (name: string) => this.heard.get(name) ?? 0;
-    const unanswered = (name: string) => Number((this.woken.get(name) ?? 0) > heard(name));
+    // Answered by a status, or by a scan that found nothing (`looked`, which is no sign it worked last).
+    const unanswered = (name: string) => Number((this.woken.get(name) ?? 0) > Math.max(heard(name), this.looks.get(name) ?? 0));
     idle.sort((a, b) => unanswered(a.name) - unanswered(b.name) || heard(b.name) - heard(a.name));
     const names = wakesFor(tasks, idle);
     for (const name of names) this.woken.set(name, ++this.count);
@@ -149,8 +150,7 @@ export class BoardWakes {
    */
   looked(name: string, role: string, open: () => ReadonlyArray<{ role: string | null }>): boolean {
     const since = Math.max(this.woken.get(name) ?? 0, this.looks.get(name) ?? 0);
-    this.heard.set(name, ++this.count);
-    this.looks.set(name, this.count);
+    this.looks.set(name, ++this.count);
     if (this.atWork.has(name) || this.lastChange < since) return false;
     try {
       return wakesFor(open(), [{ name, role }]).length > 0;

@@ -220,9 +220,15 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
   };
 }
 
-/** Opens `count` of the pool's connections at once and gives them back idle (a failure is the next statement's to meet). */
+/**
+ * Opens `count` of the pool's connections at once, each given back idle as soon as it is made, so a
+ * statement asked meanwhile waits for one handshake, not for all (a failure is the next statement's to meet).
+ */
 function warmPool(pool: pg.Pool, count: number): void {
-  void Promise.allSettled(Array.from({ length: count }, () => pool.connect())).then((made) => {
-    for (const client of made) if (client.status === 'fulfilled') client.value.release();
-  });
+  for (let i = 0; i < count; i++) {
+    pool.connect().then(
+      (client) => client.release(),
+      () => undefined,
+    );
+  }
 }

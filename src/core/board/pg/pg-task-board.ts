@@ -14,7 +14,7 @@ import { createPool, describeUrl, isConnectionError, transaction, withConnection
 import { DbClock } from './db-clock.js';
 import { migrateWith } from './schema.js';
 import { TaskReplica } from './task-replica.js';
-import { CLAIM_EXPIRED, CLAIM_ONE, CLAIM_PENDING, insertTask, postAfter, rowFromJson, rowObject, SELECTED, SET_ALL, type TaskRow, type TasksRead, toRow, toTask, UPDATE_IF_UNCHANGED, UPDATE_THEN_POST } from './task-sql.js';
+import { CLAIM_EXPIRED, CLOCK_TOLERANCE_MS, CLAIM_ONE, CLAIM_PENDING, insertTask, postAfter, rowFromJson, rowObject, SELECTED, SET_ALL, type TaskRow, type TasksRead, toRow, toTask, UPDATE_IF_UNCHANGED, UPDATE_THEN_POST } from './task-sql.js';
 
 export interface PgTaskBoardOptions {
   leaseMs?: number;
@@ -230,11 +230,10 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   protected async mutate(id: number, change: (task: Task) => Task | Refusal, _retries?: number, follow?: FollowUpOf): Promise<MutationResult & { posted?: Posted }> {
     const known = this.replica.known(id);
     const next = known && this.changed(id, known.task, this.clock.now(), change);
-    if (known && next && !(next instanceof Refusal)) {
-      // What follows the change, asked of the task as it will be: posted in the same statement.
-      const up = follow ? await follow(next) : null;
-      const landed = up && !up.input.blockedBy?.length ? await this.writeThenPost(id, next, known.version, up) : { task: await this.writeIfUnchanged(id, next, known.version) };
-      if (landed?.task) return { ok: true, task: landed.task, ...(landed.posted ? { posted: landed.posted } : {}) };
+    const write = known && next && !(next instanceof Refusal) ? (follow ? await this.followUpAhead(id, { next, version: known.version }, change, follow) : { next, version: known.version, up: null }) : null;
+    if (write) {
+      const landed = write.up ? await this.writeThenPost(id, write.next, write.version, write.up) : { task: await this.writeIfUnchanged(id, write.next, write.version) };
+      if (landed.task) return { ok: true, task: landed.task, ...(landed.posted ? { posted: landed.posted } : {}) };
     }
     const outcome = await this.transaction(async (client) => {
       const { rows } = await client.query<TaskRow & { db_now: Date }>(`SELECT ${SELECTED}, now() AS db_now FROM autoteam_tasks WHERE id = $1 FOR UPDATE`, [id]);
@@ -268,6 +267,30 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
       const { rows } = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = $1`, [id]);
       return rows[0] && isDeepStrictEqual(toTask(rows[0]), next) ? this.replica.apply(rows[0]) : null;
     }
+  }
+
+  /**
+   * What follows `copy.next` (the change made to the replica's copy at `copy.version`), asked before
+   * the write so that it goes in the same statement; `up` null when nothing follows, or when asking
+   * failed (it is asked again after the write, as on the file board). Asking may take a while (a
+   * stage's `prepare` reads the repository) while the copy's stamp ages or a lease renewal moves it:
+   * the change is then made again on the copy as it is now, and goes with the follow-up only when
+   * what the follow-up read of it is the same. Null when the rules now refuse it on the copy.
+   */
+  private async followUpAhead(
+    id: number,
+    copy: { next: Task; version: number },
+    change: (task: Task) => Task | Refusal,
+    follow: FollowUpOf,
+  ): Promise<{ next: Task; version: number; up: FollowUp | null } | null> {
+    let up = await follow(copy.next).catch(() => null);
+    if (up?.input.blockedBy?.length) up = null;
+    const now = this.replica.known(id);
+    if (now?.version === copy.version && this.clock.now().getTime() - Date.parse(copy.next.updatedAt) < CLOCK_TOLERANCE_MS / 2) return { ...copy, up };
+    const again = now && this.changed(id, now.task, this.clock.now(), change);
+    if (!now || !again || again instanceof Refusal) return null;
+    const read = ({ status, result, artifacts, revision, pipeline, stage, owner, subject, description }: Task) => JSON.stringify([status, result, artifacts, revision, pipeline, stage, owner, subject, description]);
+    return { next: again, version: now.version, up: up && read(again) === read(copy.next) ? up : null };
   }
 
   /**
