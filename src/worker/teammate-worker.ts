@@ -27,6 +27,12 @@ const init = workerData as TeammateWorkerInit;
  * second, until the pool's wait gives up (tests/bench/scale-short-pg.test.ts).
  */
 const POOL_PER_TEAMMATE = 3;
+/**
+ * Connections a thread makes ahead, while its teammates are idle: two a teammate (its statement, and a
+ * status or a log append beside it), at most this many, so that a large team does not take a
+ * server's connections (100 by default) before its work needs them; more are made as needed.
+ */
+const WARM_CONNECTIONS = 8;
 /** How long a thread whose work is done may still be held by a socket left open before it ends itself. */
 const THREAD_END_MS = 200;
 if (init.containment) probedElsewhere(init.containment);
@@ -92,8 +98,7 @@ async function openWithPatience(address: string, rootDir: string, options: OpenB
   const stopped = () => [...seats.values()].every((seat) => seat.stop.signal.aborted);
   for (let wait = 500; ; wait = Math.min(wait * 2, 8_000)) {
     try {
-      // Two a teammate made ahead (its statement, and a status or a log append beside it); more as needed.
-      return await openBoard(address, rootDir, { ...options, poolSize: POOL_PER_TEAMMATE * seats.size, warmConnections: 2 * seats.size, ...(init.follow ? { follow: true } : {}) });
+      return await openBoard(address, rootDir, { ...options, poolSize: POOL_PER_TEAMMATE * seats.size, warmConnections: Math.min(2 * seats.size, WARM_CONNECTIONS), ...(init.follow ? { follow: true } : {}) });
     } catch (error) {
       if ((error as { code?: string }).code !== 'BOARD_UNREACHABLE' || Date.now() + wait > until || stopped()) throw error;
       await new Promise((resolve) => setTimeout(resolve, wait));

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { TeammateManager } from '../../src/core/agent/manager.js';
 import { openBoard } from '../../src/core/board/board.js';
+import { createPool, withConnectionRetry } from '../../src/core/board/pg/connection.js';
 import type { Board, ReplicaRead } from '../../src/core/board/board-types.js';
 import { HANG_MS, until } from '../helpers/agent-wait.js';
 import { tempRoot } from '../helpers/board-spawn.js';
@@ -126,4 +127,28 @@ describe.runIf(postgresBin)("a teammate thread's board on PostgreSQL", () => {
     await board.tasks.create({ subject: 'one statement' });
     expect(await others()).toBe(5);
   });
+
+  it('waits for a connection the server has none left for (53300), as for one it cannot reach, rather than fail', async () => {
+    const url = await freshDatabase();
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    closers.push(() => admin.end());
+    // A role allowed one connection (a superuser is held to no limit), owning the database.
+    const role = `limited_${process.pid}_${Date.now()}`;
+    await admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 1`);
+    const limited = new URL(url);
+    limited.username = role;
+    const held = new pg.Client({ connectionString: limited.toString() });
+    await held.connect();
+    const pool = createPool(limited.toString(), 1);
+    closers.push(() => pool.end());
+    let attempts = 0;
+    // The first attempt meets the limit; the held connection is let go only before the second.
+    const answer = await withConnectionRetry(limited.toString(), async () => {
+      if (++attempts === 2) await held.end();
+      return (await pool.query<{ one: number }>('SELECT 1 AS one')).rows[0]!.one;
+    });
+    expect([answer, attempts]).toEqual([1, 2]);
+  });
 });
+

@@ -71,9 +71,14 @@ export abstract class TaskRules
     await this.sink?.flush();
   }
 
-  /** A task posted, told after the fact: PostgreSQL's way (a flush inside the create's transaction would wait on its own pool). */
+  /**
+   * A task posted, told after the fact: PostgreSQL's way (a flush inside the create's transaction would
+   * wait on its own pool). Written at once, not after the sink's batching: a claim of it, told by
+   * another process, must find it in the log first.
+   */
   protected posted(task: Task, by: string): void {
     this.told({ type: 'task_posted', pipeline: task.pipeline, task: task.id, agent: by, subject: task.subject, stage: task.stage, revision: task.revision, by, ...(task.role ? { role: task.role } : {}) });
+    void this.sink?.flush();
   }
 
   /** A claim this board made; `takeover` when the task was in progress under an expired lease. */

@@ -4,8 +4,11 @@ import { BoardConnectionError } from './connection-error.js';
 export { describeUrl, isPostgresUrl } from './url.js';
 export { BoardConnectionError };
 
-/** Errors that mean the connection, not the statement, failed: worth retrying on a fresh connection. */
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+/**
+ * Errors that mean the connection, not the statement, failed: worth retrying on a fresh connection.
+ * 53300: the server has as many connections as it allows (another process's pool gives some back).
+ */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004', '53300']);
 
 export function isConnectionError(error: unknown): boolean {
   const e = error as { code?: string; message?: string };
