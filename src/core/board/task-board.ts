@@ -13,6 +13,7 @@ import { whyNotClaimable } from './task-checks.js';
 import { type Task, TaskSchema } from './schemas.js';
 import type { ClaimResult, CreateTaskInput, MutationResult, TaskBoardOptions } from './task-types.js';
 import { createAfterUnderLock, DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from './task-rules.js';
+import { draftTask } from './task-store.js';
 
 export type { BoardProblem } from './task-index.js';
 export type * from './task-types.js';
@@ -118,7 +119,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
     const by = input.by ?? 'lead';
     // Validated (and its size checked) before an id is taken, so bad input never leaves a gap in the ids.
     const artifacts = ArtifactsSchema.parse(input.artifacts ?? {});
-    const draft = this.draft(input, artifacts, blockedBy, this.now().toISOString());
+    const draft = draftTask(input, artifacts, blockedBy, this.now().toISOString());
     const sized = this.sizedNew(draft, input);
     // The id is taken under the lock, and is this post's once the counter moved past it: its post
     // waits for the log (announce) outside it, so other posts are not queued behind that wait.

@@ -3,7 +3,7 @@ import { formatBytes, formatLimit } from '../sizes.js';
 import type { Artifacts } from './artifacts.js';
 import type { EventSink } from '../events/emitter.js';
 import type { EventInput, ReleaseKind } from '../events/schema.js';
-import { type HistoryEntry, type Task, TaskSchema, type TaskStatus, type TaskUsage } from './schemas.js';
+import type { HistoryEntry, Task, TaskStatus, TaskUsage } from './schemas.js';
 import { addTaskUsage, UnwrittenUsage } from './unwritten-usage.js';
 import { fenceRefusal, Refusal } from './task-checks.js';
 import { fitTask, MAX_POSTED_TASK_BYTES, MAX_TASK_WRITE_BYTES, taskBytes } from './task-size.js';
@@ -94,32 +94,6 @@ export abstract class TaskRules
   protected sized(next: Task): Task | Refusal {
     const fitted = fitTask(next, MAX_TASK_WRITE_BYTES, (task) => taskBytes(task, this.redact), (detail) => this.entry('runtime', 'trimmed', detail));
     return 'refused' in fitted ? new Refusal(fitted.refused) : fitted.task;
-  }
-
-  /** The task `input` posts, before its id (1 here) and its size are decided, stamped `at`. */
-  protected draft(input: CreateTaskInput, artifacts: Artifacts, blockedBy: number[], at: string): Task {
-    return TaskSchema.parse({
-      id: 1,
-      subject: input.subject,
-      description: input.description ?? '',
-      status: 'pending',
-      owner: null,
-      role: input.role ?? null,
-      stage: input.stage ?? null,
-      blockedBy,
-      blocks: [],
-      pipeline: input.pipeline ?? null,
-      revision: input.revision ?? 0,
-      claims: 0,
-      lease: null,
-      handoff: input.handoff ?? '',
-      artifacts,
-      result: null,
-      history: [{ at, by: input.by ?? 'lead', event: 'created', detail: input.subject }],
-      notBefore: input.notBefore ?? null,
-      createdAt: at,
-      updatedAt: at,
-    });
   }
 
   /**

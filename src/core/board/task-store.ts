@@ -1,7 +1,7 @@
 import type { Artifacts } from './artifacts.js';
 import type { EventSink } from '../events/emitter.js';
 import type { ReleaseKind } from '../events/schema.js';
-import type { Task, TaskUsage } from './schemas.js';
+import { type Task, TaskSchema, type TaskUsage } from './schemas.js';
 import type { BoardProblem } from './task-index.js';
 import type { ClaimResult, CompletionResult, CreateTaskInput, Fence, FollowUpOf, MutationResult, TaskPatch, UpdateOptions } from './task-types.js';
 
@@ -81,5 +81,31 @@ export function createAfterUnderLock(
     await store.refresh();
     const existing = (await store.list()).find((task) => task.pipeline === after.pipeline && task.artifacts.from === after.task);
     return existing ? { task: existing, created: false } : { task: await store.create(input), created: true };
+  });
+}
+
+/** The task `input` posts, before its id (1 here) and its size are decided, stamped `at` (every backend's create). */
+export function draftTask(input: CreateTaskInput, artifacts: Artifacts, blockedBy: number[], at: string): Task {
+  return TaskSchema.parse({
+    id: 1,
+    subject: input.subject,
+    description: input.description ?? '',
+    status: 'pending',
+    owner: null,
+    role: input.role ?? null,
+    stage: input.stage ?? null,
+    blockedBy,
+    blocks: [],
+    pipeline: input.pipeline ?? null,
+    revision: input.revision ?? 0,
+    claims: 0,
+    lease: null,
+    handoff: input.handoff ?? '',
+    artifacts,
+    result: null,
+    history: [{ at, by: input.by ?? 'lead', event: 'created', detail: input.subject }],
+    notBefore: input.notBefore ?? null,
+    createdAt: at,
+    updatedAt: at,
   });
 }

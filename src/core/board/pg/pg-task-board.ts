@@ -9,6 +9,7 @@ import { whyNotClaimable } from '../task-checks.js';
 import { type Task, TaskSchema } from '../schemas.js';
 import type { BoardProblem } from '../task-index.js';
 import { createAfterUnderLock, DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from '../task-rules.js';
+import { draftTask } from '../task-store.js';
 import type { ClaimResult, CreateTaskInput, FollowUp, FollowUpOf, MutationResult, Posted } from '../task-types.js';
 import { createPool, describeUrl, isConnectionError, transaction, withConnectionRetry } from './connection.js';
 import { DbClock } from './db-clock.js';
@@ -52,7 +53,10 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   /** Tasks this process posted since it last had the tasks table analyzed (see create). */
   private postedSinceAnalyze = 0;
   private readonly clock = new DbClock();
-  private readonly replica = new TaskReplica((text, values) => this.query(text, values), this.clock);
+  /** A statement, retried on a fresh connection when the connection failed. */
+  private readonly query = <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> =>
+    withConnectionRetry(this.url, () => this.pool.query<R>(text, values));
+  private readonly replica = new TaskReplica(this.query, this.clock);
   private ownsPool = false;
 
   constructor(
@@ -92,10 +96,6 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
 
   protected now(): Date {
     return this.dbNow ?? new Date();
-  }
-
-  private query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
-    return withConnectionRetry(this.url, () => this.pool.query<R>(text, values));
   }
 
   /** Catches up with the database (TaskReplica.refresh); returns how many rows changed here. */
@@ -149,7 +149,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
         if (missing !== undefined) throw new NotFoundError(`blockedBy: task #${missing} does not exist`);
       }
       const { rows: clock } = await client.query<{ now: Date }>('SELECT now()');
-      const draft = this.draft(input, artifacts, blockedBy, clock[0]!.now.toISOString());
+      const draft = draftTask(input, artifacts, blockedBy, clock[0]!.now.toISOString());
       const rows = await insertTask(client, this.clean(this.sizedNew(draft, input)));
       const blockers = blockedBy.length
         ? (await client.query<TaskRow>(`UPDATE autoteam_tasks SET blocks = array_append(blocks, $1) WHERE id = ANY ($2) AND NOT ($1 = ANY (blocks)) RETURNING ${SELECTED}`, [rows[0]!.id, blockedBy])).rows
@@ -171,7 +171,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     // Blockers are checked and told in create's transaction (a stage's next task has none).
     if (input.blockedBy?.length) return createAfterUnderLock(this, input, after);
     const draft = this.postDraft(input);
-    const posted = await postAfter((text, values) => this.query(text, values), after, draft, randomUUID());
+    const posted = await postAfter(this.query, after, draft, randomUUID());
     // A database whose transactions are not READ COMMITTED: the check would not see a post made while it waited.
     if (!posted) return createAfterUnderLock(this, input, after);
     const task = this.replica.apply(posted.row);
@@ -181,7 +181,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
 
   /** What createAfter sends autoteam_post_after for `input`: stamped by the database's clock as this process reckons it. */
   private postDraft(input: CreateTaskInput): Task {
-    return this.clean(this.sizedNew(this.draft(input, ArtifactsSchema.parse(input.artifacts ?? {}), [], this.clock.now().toISOString()), input));
+    return this.clean(this.sizedNew(draftTask(input, ArtifactsSchema.parse(input.artifacts ?? {}), [], this.clock.now().toISOString()), input));
   }
 
   /**
@@ -264,9 +264,14 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
       return this.replica.apply(rows[0]);
     } catch (error) {
       if (!isConnectionError(error)) throw error;
-      const { rows } = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = $1`, [id]);
-      return rows[0] && isDeepStrictEqual(toTask(rows[0]), next) ? this.replica.apply(rows[0]) : null;
+      return this.landedAs(id, next);
     }
+  }
+
+  /** Task `id` as the database holds it, if it is `next` (jsonb's key order aside): a write whose reply was lost landed. */
+  private async landedAs(id: number, next: Task): Promise<Task | null> {
+    const { rows } = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = $1`, [id]);
+    return rows[0] && isDeepStrictEqual(toTask(rows[0]), next) ? this.replica.apply(rows[0]) : null;
   }
 
   /**
@@ -312,10 +317,9 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     } catch (error) {
       if ((error as { code?: string }).code === 'AT001') return { task: await this.writeIfUnchanged(id, next, version) };
       if (!isConnectionError(error)) throw error;
-      const { rows: now } = await this.query<TaskRow>(`SELECT ${SELECTED} FROM autoteam_tasks WHERE id = $1`, [id]);
-      if (!now[0] || !isDeepStrictEqual(toTask(now[0]), next)) return { task: null };
-      const task = this.replica.apply(now[0]);
-      const again = await postAfter((text, values) => this.query(text, values), up.after, draft, call);
+      const task = await this.landedAs(id, next);
+      if (!task) return { task: null };
+      const again = await postAfter(this.query, up.after, draft, call);
       return { task, ...(again ? { posted: { task: this.replica.apply(again.row), created: again.created, by } } : {}) };
     }
     const row = rows[0];
