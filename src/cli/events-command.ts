@@ -3,6 +3,9 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { parseDuration } from '../core/agent/settings.js';
 import type { EventFilter, TeamEvent } from '../core/events/schema.js';
+import type { Board } from '../core/board/board-types.js';
+import { describeUrl } from '../core/board/pg/url.js';
+import { AutoteamError } from '../core/errors.js';
 import { noPipeline } from '../core/stages/pipeline-status.js';
 import { activityView, describeTeamEvent } from '../frontend/activity.js';
 import { boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError, warnOfBrokenConfig } from './board-options.js';
@@ -85,7 +88,8 @@ export function registerEventsCommand(program: Command): void {
       }
       warnOfBrokenConfig(command);
       // No board yet: nothing to print, or (following) wait for a lead or a worker to start one.
-      if (!boardUrl(command)) {
+      const url = boardUrl(command);
+      if (!url) {
         const dir = existingBoardDir(command);
         if (!fs.existsSync(path.join(dir, '.tasks'))) {
           if (!options.follow) {
@@ -93,10 +97,11 @@ export function registerEventsCommand(program: Command): void {
             return;
           }
           console.error(`waiting for a board in ${dir}…`);
-          if (!(await boardAppears(dir))) return;
+          if (!(await appears(async () => fs.existsSync(path.join(dir, '.tasks')), FOLDER_LOOK_MS))) return;
         }
       }
-      const board = await openExisting(command);
+      const board = await openFollowing(command, url, options.follow === true);
+      if (!board) return;
       // Each line names its pipeline in a column of its own (`p2`), so the activity lines need not.
       const view = activityView(() => process.stdout.columns, { tagPipelines: false });
       const print = (event: TeamEvent) => console.log(options.json ? JSON.stringify(event) : eventLine(event, view));
@@ -132,14 +137,44 @@ export function registerEventsCommand(program: Command): void {
     });
 }
 
-/** Waits until `dir` holds a board (true), or Ctrl+C (false). */
-async function boardAppears(dir: string): Promise<boolean> {
+/** A database without autoteam's tables (schema.ts), as a lead or a worker would make them. */
+const noBoardYet = (error: unknown) => error instanceof AutoteamError && error.code === 'NOT_FOUND';
+
+/**
+ * The board, or null with a line on stderr when a database has no board yet; following it, the board
+ * once a lead or a worker makes it (null on Ctrl+C meanwhile). Any other failure to open it is the error it is.
+ */
+async function openFollowing(command: Command, url: string | undefined, follow: boolean): Promise<Board | null> {
+  const attempt = () =>
+    openExisting(command).catch((error: unknown) => {
+      if (url && noBoardYet(error)) return null;
+      throw error;
+    });
+  let board = (await attempt()) as Board | null;
+  if (board || !url) return board;
+  if (!follow) {
+    console.error(`no events yet (no board in ${describeUrl(url)}: a lead or a worker starts one)`);
+    return null;
+  }
+  console.error(`waiting for a board in ${describeUrl(url)}…`);
+  if (await appears(async () => (board = await attempt()) !== null, DATABASE_LOOK_MS)) return board;
+  // Ctrl+C while the board was being opened.
+  await (board as Board | null)?.close();
+  return null;
+}
+
+/** How often a follow with no board yet looks again: a folder (a stat), a database (a connection and a query). */
+const FOLDER_LOOK_MS = 200;
+const DATABASE_LOOK_MS = 1_000;
+
+/** Waits until `exists` says so (true), or Ctrl+C (false). */
+async function appears(exists: () => Promise<boolean>, everyMs: number): Promise<boolean> {
   let stopped = false;
   const onSignal = () => (stopped = true);
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    while (!stopped && !fs.existsSync(path.join(dir, '.tasks'))) await new Promise((resolve) => setTimeout(resolve, 200));
+    while (!stopped && !(await exists())) await new Promise((resolve) => setTimeout(resolve, everyMs));
     return !stopped;
   } finally {
     process.off('SIGINT', onSignal);

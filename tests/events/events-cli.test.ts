@@ -4,11 +4,13 @@
  * prints that log in order (text with a seq column, or `--json` lines that validate as TeamEvents),
  * filtered by `--pipeline` and `--since` (a seq or how long ago); a bad `--since` is one line and
  * exit 2. `--follow` in a child process prints what another process appends after it started, in
- * order, and stops on SIGTERM with exit 0. Build first: `npm run build`.
+ * order, and stops on SIGTERM with exit 0. Before there is a board (a folder without one, a database
+ * without autoteam's tables) it says so and exits 0; `--follow` waits for one. Build first: `npm run build`.
  */
 import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Board, openBoard } from '../../src/core/board/board.js';
+import { describeUrl } from '../../src/core/board/pg/url.js';
 import { type TeamEvent, TeamEventSchema } from '../../src/core/events/schema.js';
 import { CliChild } from '../helpers/cli-child.js';
 import { describeRun, runCli, tempBoard } from '../helpers/pipeline-cli.js';
@@ -201,6 +203,28 @@ describe('autoteam events before there is a board', () => {
       expect(logErrors).toEqual([]);
       expect((await board.log.read()).map((event) => event.type)).toEqual(['task_posted', 'task_claimed']);
       await follower.waitFor(() => follower.lines.find((line) => line && (JSON.parse(line) as TeamEvent).type === 'task_claimed'), `the follower to print the claim of #${posted}`);
+    } finally {
+      const exit = await follower.stop('SIGTERM');
+      expect(exit, follower.describe()).toEqual({ code: 0, signal: null });
+    }
+  });
+
+  it.skipIf(!postgresBin)('on a database with no board yet, as in a folder: no events yet (exit 0), and --follow waits for the board', async () => {
+    const dir = tempBoard('autoteam-events-nodb-');
+    const url = await freshDatabase();
+    const shown = describeUrl(url);
+    const none = await runCli(['events', '--board', url, '--dir', dir], { cwd: dir });
+    expect(none.code, describeRun(none)).toBe(0);
+    expect(none.stderr.trim()).toBe(`no events yet (no board in ${shown}: a lead or a worker starts one)`);
+
+    const follower = CliChild.start(['events', '--follow', '--json', '--board', url, '--dir', dir], { cwd: dir });
+    try {
+      await follower.waitFor(() => (follower.stderr.includes(`waiting for a board in ${shown}`) ? true : undefined), 'the follower to wait');
+      const board = await openBoard(url, dir);
+      boards.push(board);
+      const posted = await work(board, null, false);
+      await follower.waitFor(() => follower.lines.find((line) => line && (JSON.parse(line) as TeamEvent).type === 'task_claimed'), `the follower to print the claim of #${posted}`);
+      expect(follower.lines.filter(Boolean).map((line) => (JSON.parse(line) as TeamEvent).type)).toEqual(['task_posted', 'task_claimed']);
     } finally {
       const exit = await follower.stop('SIGTERM');
       expect(exit, follower.describe()).toEqual({ code: 0, signal: null });
