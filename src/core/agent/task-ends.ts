@@ -9,18 +9,54 @@ import { formatWait } from '../sizes.js';
 export interface TaskEndsHost {
   board: TaskBoardLike;
   pipeline: Pipeline;
-  settings: { maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
+  settings: { maxAttempts: number; retryBaseMs: number; retryMaxMs: number; leaseMs: number };
   now(): Date;
   /** A line for a host that prints activity (the board's log has the events). */
   activity(task: number, text: string): void;
 }
 
+/** A board that cannot be reached now (a database outage): what it refused may go through later. */
+const unreachable = (error: unknown) => (error as { code?: string }).code === 'BOARD_UNREACHABLE';
+
 /**
  * How a teammate's work on a task ends when it does not hand the task on: failed (its pipeline
  * with it, the lead told), or an unfinished attempt that backs the task off.
+ *
+ * An end the board could not take (unreachable: the database is down, which is often why the work
+ * stopped) is owed: `settle`, before the teammate's next claim, tries it again. Without that the
+ * task stayed in progress under this teammate's claim after the database came back, for anyone to
+ * take over only when the lease ran out. An owed end whose lease has run out meanwhile is dropped:
+ * the board takes the task back then anyway, and the claim's fence refuses a late write.
  */
 export class TaskEnds {
+  private owed: Array<{ task: number; write: () => Promise<unknown>; untilMs: number }> = [];
+
   constructor(private readonly host: TaskEndsHost) {}
+
+  /** Tries again the ends the board could not take; the ones it still cannot stay owed. */
+  async settle(): Promise<void> {
+    const owed = this.owed;
+    this.owed = [];
+    for (const end of owed) {
+      if (this.host.now().getTime() >= end.untilMs) continue;
+      await this.write(end.task, end.write, end.untilMs);
+    }
+  }
+
+  /** Ends owed now: the tasks whose end waits for the board. */
+  get waiting(): number[] {
+    return this.owed.map((end) => end.task);
+  }
+
+  /** `write`, owed when the board cannot be reached; any other failure is the caller's. */
+  private async write(task: number, write: () => Promise<unknown>, untilMs = this.host.now().getTime() + this.host.settings.leaseMs): Promise<void> {
+    try {
+      await write();
+    } catch (error) {
+      if (!unreachable(error)) throw error;
+      this.owed.push({ task, write, untilMs });
+    }
+  }
 
   /** Fails the task; its line is said before the lead hears that the task's pipeline failed. */
   async fail(task: Task, fence: Fence, reason: string): Promise<void> {
@@ -31,7 +67,7 @@ export class TaskEnds {
     };
     try {
       // A general task's failure reaches the lead too (Pipeline.fail tells it either way).
-      await this.host.pipeline.fail(task, fence, reason, say);
+      await this.write(task.id, () => this.host.pipeline.fail(task, fence, reason, said ? () => undefined : say));
     } finally {
       if (!said) say();
     }
@@ -59,7 +95,7 @@ export class TaskEnds {
     }
     const jittered = Math.max(backoffMs(attempts, retryBaseMs, retryMaxMs), Math.round(atLeastMs));
     const retryAt = new Date(this.host.now().getTime() + jittered);
-    await board.retryLater(task.id, fence, message, retryAt, kind).catch(() => undefined);
+    await this.write(task.id, () => board.retryLater(task.id, fence, message, retryAt, kind)).catch(() => undefined);
     const wait = formatWait(jittered);
     this.host.activity(
       task.id,

@@ -21,7 +21,6 @@ import { secretValues } from '../trace/redact.js';
 import { Trace } from '../trace/trace.js';
 import { identityMessages } from './identity.js';
 import { redactEvent, type TeammateEvent } from './teammate-events.js';
-
 export type { TeammateEvent } from './teammate-events.js';
 import { type MailHint, TeammateInbox } from './teammate-inbox.js';
 import { TaskEnds } from './task-ends.js';
@@ -252,6 +251,7 @@ export class Teammate {
           idleSince = Date.now();
           continue;
         }
+        await this.ends.settle(); // an end the board could not take (an outage) first: its task is claimable again
         const claim = await claimNextAs(name, role, this.board, this.registry, this.lease);
         if (claim?.ok) {
           await this.workOnTask(claim.task);

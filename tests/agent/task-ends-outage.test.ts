@@ -1,0 +1,111 @@
+/**
+ * A task's end that the board could not take because its database was down (a real PostgreSQL
+ * server, stopped and started again) is owed, not dropped: `TaskEnds.settle` after the outage hands
+ * the task back (or fails it) at once, instead of leaving it in progress under a dead claim until
+ * its lease runs out.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TaskEnds } from '../../src/core/agent/task-ends.js';
+import { type PostgresServer, startPostgres } from '../../src/bench/postgres-server.js';
+import { type Board, openBoard } from '../../src/core/board/board.js';
+import { Pipeline } from '../../src/core/stages/pipeline.js';
+import { postgresBin } from '../helpers/postgres.js';
+
+const LEASE_MS = 60_000;
+
+describe.skipIf(!postgresBin)('TaskEnds across a database outage', () => {
+  let server: PostgresServer;
+  let board: Board;
+  let dir = '';
+
+  beforeAll(async () => {
+    server = await startPostgres(postgresBin!);
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-ends-'));
+    board = await openBoard(server.url, dir, { leaseMs: LEASE_MS });
+  }, 120_000);
+  afterAll(async () => {
+    await board?.close();
+    server?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A claimed general task, and the TaskEnds of the teammate that holds it. */
+  async function claimed(subject: string) {
+    const task = await board.tasks.create({ subject, role: 'engineer', by: 'lead' });
+    const claim = await board.tasks.claim(task.id, 'eng', { role: 'engineer' });
+    if (!claim.ok) throw new Error(claim.reason);
+    const lines: string[] = [];
+    const ends = new TaskEnds({
+      board: board.tasks,
+      pipeline: new Pipeline(board.tasks, board.mailbox, { events: board.sink }),
+      settings: { maxAttempts: 3, retryBaseMs: 10, retryMaxMs: 10, leaseMs: LEASE_MS },
+      now: () => new Date(),
+      activity: (_task, text) => lines.push(text),
+    });
+    return { task: claim.task, fence: { owner: 'eng', token: claim.task.claims }, ends, lines };
+  }
+
+  /** The task as the database holds it now. */
+  async function stored(id: number) {
+    await board.tasks.refresh();
+    return board.tasks.get(id);
+  }
+
+  it('an unfinished attempt the board could not take hands its task back once the board answers', async () => {
+    const { task, fence, ends, lines } = await claimed('Hand me back');
+    server.pause();
+    try {
+      await ends.unfinished(task, fence, 'the model call failed', 'error');
+      expect(ends.waiting).toEqual([task.id]);
+      // Still down: it stays owed.
+      await ends.settle();
+      expect(ends.waiting).toEqual([task.id]);
+    } finally {
+      server.resume();
+    }
+    expect((await stored(task.id)).status).toBe('in_progress');
+    await ends.settle();
+    expect(ends.waiting).toEqual([]);
+    const back = await stored(task.id);
+    expect(back).toMatchObject({ status: 'pending', owner: null, attempts: 1 });
+    // Backed off as any unfinished attempt is, from when it stopped: claimable again, not after the lease.
+    const claim = await board.tasks.claim(task.id, 'eng2', { role: 'engineer' });
+    expect(claim.ok, claim.ok ? '' : claim.reason).toBe(true);
+    expect(lines).toEqual([expect.stringMatching(new RegExp(`^attempt 1 of #${task.id} failed; retry in .*: the model call failed$`))]);
+  }, 120_000);
+
+  it('a failure the board could not take fails the task once the board answers, said once', async () => {
+    const { task, fence, ends, lines } = await claimed('Fail me');
+    server.pause();
+    try {
+      await ends.fail(task, fence, 'cannot be done');
+    } finally {
+      server.resume();
+    }
+    expect(ends.waiting).toEqual([task.id]);
+    await ends.settle();
+    expect(ends.waiting).toEqual([]);
+    expect(await stored(task.id)).toMatchObject({ status: 'failed', owner: 'eng' });
+    expect(lines).toEqual([`failed #${task.id}: cannot be done`]);
+  }, 120_000);
+
+  it('an owed end whose claim was taken over meanwhile is refused by its fence, and not owed again', async () => {
+    const { task, fence, ends } = await claimed('Taken over');
+    server.pause();
+    try {
+      await ends.unfinished(task, fence, 'stopped', 'unfinished');
+    } finally {
+      server.resume();
+    }
+    // Another claimer took it (its lease could have run out): the late hand-back must not undo that.
+    await board.tasks.release(task.id, fence, 'released by hand');
+    const other = await board.tasks.claim(task.id, 'eng3', { role: 'engineer' });
+    expect(other.ok).toBe(true);
+    await ends.settle();
+    expect(ends.waiting).toEqual([]);
+    expect(await stored(task.id)).toMatchObject({ status: 'in_progress', owner: 'eng3' });
+  }, 120_000);
+});
