@@ -12,6 +12,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RequestStore } from '../../src/core/board/requests.js';
 import { LeadSession } from '../../src/core/lead/session.js';
 import { makeTeam } from '../helpers/agent-team.js';
+import { hang, startMessagesServer } from '../helpers/messages-server.js';
 import { removeBoard, tempBoard, until } from '../helpers/agent-wait.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -115,6 +116,42 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     worker = startWorker(root, 'loose', {}, ['--idle-timeout', '100ms', '--sandbox', 'off']);
     expect(await worker.exited).toEqual([0, null]);
     expect(worker.output().split('\n')[0]).toBe('autoteam: sandbox turned off (--sandbox off): code the agents run is not contained');
+  });
+
+  it('a worker killed with its task in hand and started again at once under its name hands that task back as it joins, not when the lease runs out', async () => {
+    root = tempBoard('autoteam-worker-rejoin-');
+    // Every model request hangs: the task stays in hand until the process dies.
+    const server = await startMessagesServer([hang(), hang()]);
+    const model = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: server.url, IDLE_TIMEOUT: '0' };
+    try {
+      const { board } = await makeTeam(root);
+      worker = startWorker(root, 'phoenix', model);
+      await waitForOutput(worker, /\[phoenix\] idle/, "the worker's first idle");
+      const id = await postFromAnotherProcess(root, { subject: 'Hold me', description: 'Say hello.', role: 'engineer', by: 'poster' });
+      await until(() => server.requests.length === 1, 'the first run to ask the model');
+      const first = worker;
+      first.proc.kill('SIGKILL');
+      expect(await first.exited).toEqual([null, 'SIGKILL']);
+      const killedPid = first.proc.pid;
+
+      // Started again before any lead could see the first one dead (no lead runs here at all).
+      worker = startWorker(root, 'phoenix', model);
+      await until(() => server.requests.length === 2, 'the second run to ask the model about the task');
+      const task = await until(() => {
+        const current = board.get(id);
+        return current.claims === 2 ? current : null;
+      }, `task #${id} claimed again`);
+      expect(task).toMatchObject({ status: 'in_progress', owner: 'phoenix' });
+      const ends = task.history.filter((entry) => entry.event !== 'created' && entry.event !== 'claimed');
+      expect(ends).toEqual([expect.objectContaining({ event: 'released', detail: `owner phoenix (pid ${killedPid} on ${os.hostname()}) is gone: phoenix joined again` })]);
+      expect(server.requests[1]!.rawBody).toContain('Hold me');
+    } finally {
+      if (worker && worker.proc.exitCode === null) {
+        worker.proc.kill('SIGKILL');
+        await worker.exited;
+      }
+      await server.close();
+    }
   });
 
   it("a lead's /shutdown of a worker it does not run asks it through its inbox, and the worker leaves", async () => {

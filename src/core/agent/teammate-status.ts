@@ -1,4 +1,5 @@
 import type { MemberStatus } from '../board/schemas.js';
+import type { TaskBoardLike } from '../board/task-rules.js';
 import type { TeamRegistry } from '../board/team-registry.js';
 import { NotFoundError, serializeError } from '../errors.js';
 import type { EventSink } from '../events/emitter.js';
@@ -22,6 +23,21 @@ export class TeammateStatus {
     private readonly who: { name: string; role: string },
     private readonly deps: { registry: TeamRegistry; trace: Trace; sink: EventSink; emit: (event: TeammateEvent) => void },
   ) {}
+
+  /**
+   * Joins the team, idle. A record of its name that another process held, and that was neither shut
+   * down nor marked dead, is a run of this name that is gone (join refuses a live one): a worker
+   * killed and started again at once, before the lead's sweep saw it dead. Its tasks in progress
+   * would wait for their leases to run out under a claim nobody works: they go back now, as the
+   * sweep would have handed them back.
+   */
+  async join(board: Pick<TaskBoardLike, 'reclaimAllFrom'>): Promise<void> {
+    const { name, role } = this.who;
+    const before = this.deps.registry.read().members.find((member) => member.name === name);
+    await this.deps.registry.join(name, role, { status: 'idle', pid: process.pid });
+    if (!before || before.pid === process.pid || before.status === 'shutdown' || before.status === 'dead') return;
+    await board.reclaimAllFrom(name, `owner ${name} (pid ${before.pid}${before.host ? ` on ${before.host}` : ''}) is gone: ${name} joined again`, 'owner_dead');
+  }
 
   /** The registry's status writes, one after another: a later status never lands before an earlier one. */
   private writes: Promise<unknown> = Promise.resolve();

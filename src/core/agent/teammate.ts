@@ -229,7 +229,7 @@ export class Teammate {
   /** Runs until shutdown (protocol, idle timeout, abort or a fatal model error); returns why it stopped. */
   async run(): Promise<string> {
     const { name, role, signal } = this.options;
-    await this.registry.join(name, role, { status: 'idle', pid: process.pid });
+    await this.status.join(this.board);
     this.sink.emit({ type: 'teammate_spawned', agent: name, role, model: this.model.id });
     await this.setStatus('idle', null, 'looking for work');
     // While it waits for its first task, it loads what its tools' first runs and its first request would.
