@@ -52,7 +52,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   const outage = new BoardOutage();
   const database = board.location !== options.dir;
   watcher.on('error', (error) => {
-    if (!database || outage.report('watcher')) console.error(`[${name}] watcher: ${error.message}`);
+    if (!database || outage.report('watcher', error.message)) console.error(`[${name}] watcher: ${error.message}`);
   });
   const recovery = setInterval(() => {
     void outage.probe(() => board.tasks.refresh()).then((notice) => {
@@ -112,7 +112,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
       if (event.type === 'activity') console.log(`[${event.name}] ${event.text}`);
       else if (event.type === 'says') console.log(saysLine(event.name, event.text, { verbose: false, width: process.stdout.columns || 160 }));
       else if (event.type === 'status') console.log(`[${event.name}] ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
-      else if (event.type === 'error' && !outage.hides('teammate', event.error.code)) console.error(`[${event.name}] error ${event.error.code}: ${event.error.message}`);
+      else if (event.type === 'error' && !outage.hides('teammate', event.error.code, event.error.message)) console.error(`[${event.name}] error ${event.error.code}: ${event.error.message}`);
     },
   });
   const detach = await attachTelemetry(board, (error) => console.error(`[${name}] telemetry: ${error.message}`), { probe: true });

@@ -38,4 +38,12 @@ describe('BoardOutage', () => {
     expect(checks).toBe(1);
     expect(outage.since).toBeNull();
   });
+
+  it("tells the outage's start with the first error's own words, not the words of its line again", () => {
+    const changes: string[] = [];
+    const outage = new BoardOutage(() => 0, (state, source, message) => changes.push(`${state} ${source}: ${message}`));
+    expect(outage.hides('engineer', 'BOARD_UNREACHABLE', 'cannot use the board at postgres://h/db: connect ECONNREFUSED 127.0.0.1:5432')).toBe(false);
+    expect(outage.hides('reviewer', 'BOARD_UNREACHABLE', 'cannot use the board at postgres://h/db: Connection terminated')).toBe(false);
+    expect(changes).toEqual(['down engineer: cannot use the board at postgres://h/db: connect ECONNREFUSED 127.0.0.1:5432']);
+  });
 });

@@ -229,8 +229,11 @@ describe.runIf(postgresBin && python)('mistakes and outages', () => {
       expect(output, output).not.toMatch(/is dead/);
       // Each source's first "cannot use the board" is shown; the repeats are counted in one notice.
       const unreachable = output.split('\n').filter((line) => /cannot use the board|ECONNREFUSED/.test(line));
-      const sources = new Set(unreachable.map((line) => /^\s*\[(\w+)\]/.exec(line)?.[1] ?? line.replace(/:.*/, '')));
-      expect(unreachable.length, output).toBe(sources.size);
+      // Each names its source: a teammate (`[engineer] error …`) or one of the lead's own (`error BOARD_UNREACHABLE: watcher: …`),
+      // and each is the board's one line (the URL, the driver's words after it), never the driver's error alone.
+      const sources = unreachable.map((line) => /^\s*\[(\w+)\] error BOARD_UNREACHABLE: cannot use the board at /.exec(line)?.[1] ?? /^\s*error BOARD_UNREACHABLE: ([a-z ]+): cannot use the board at /.exec(line)?.[1]);
+      expect(sources, output).not.toContain(undefined);
+      expect(unreachable.length, output).toBe(new Set(sources).size);
       // Said once: the lead's notice is its board_outage event, not a line of its own beside it.
       expect(output.match(/the board answers again \(unreachable for about \d+ s/g), output).toHaveLength(1);
     } finally {

@@ -36,9 +36,9 @@ export class BoardOutage {
     return true;
   }
 
-  /** True when an error of `code` from `source` is a repeat of this outage's, not to be shown. */
-  hides(source: string, code: string): boolean {
-    return code === 'BOARD_UNREACHABLE' && !this.report(source);
+  /** True when an error of `code` from `source` is a repeat of this outage's, not to be shown; `message` is the error's, for the outage's first. */
+  hides(source: string, code: string, message?: string): boolean {
+    return code === 'BOARD_UNREACHABLE' && !this.report(source, message);
   }
 
   /**

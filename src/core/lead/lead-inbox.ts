@@ -1,3 +1,4 @@
+import type { BoardOutage } from '../board/outage.js';
 import { type Mailbox, mergeRejected, type RejectedLines } from '../board/mailbox.js';
 import type { Member, Message } from '../board/schemas.js';
 import type { ProtocolRequest, RequestStore } from '../board/requests.js';
@@ -30,6 +31,8 @@ export class LeadInbox {
       /** A teammate's question, for the question desk. */
       asked: (message: Message) => void;
       emit: (event: LeadEvent) => void;
+      /** A board that cannot be reached: its first error is said, the rest counted (BoardOutage). */
+      outage?: Pick<BoardOutage, 'hides'>;
     },
   ) {
     this.held = new HeldMessages(deps.caughtUp, (message) => this.dispatch(message));
@@ -59,7 +62,8 @@ export class LeadInbox {
         }
       } catch (error) {
         const { code, message } = serializeError(error);
-        this.deps.emit({ type: 'error', code, message });
+        if (this.deps.outage?.hides('lead inbox', code, message)) return;
+        this.deps.emit({ type: 'error', code, message: `lead inbox: ${message}` });
       }
     });
   }

@@ -74,7 +74,7 @@ export class LeadTeam {
     this.repairTimer = setInterval(() => {
       void pipelines.repair().catch((error: unknown) => {
         const { code, message } = serializeError(error);
-        if (deps.outage.hides('repair', code)) return;
+        if (deps.outage.hides('repair', code, message)) return;
         deps.emit({ type: 'error', code, message: `pipeline repair: ${message}` });
       });
       void this.reapDead();
@@ -101,13 +101,13 @@ export class LeadTeam {
       this.sayWaiting();
     });
     watcher.on('error', (error) => {
-      if (this.board.location !== this.board.rootDir && !deps.outage.report('watcher')) return;
+      if (this.board.location !== this.board.rootDir && !deps.outage.report('watcher', error.message)) return;
       // A board file a listener could not read names itself (BOARD_FILE_INVALID): not the watcher's.
-      deps.emit({ type: 'error', code: (error as { code?: string }).code ?? 'WATCHER', message: error.message });
+      deps.emit({ type: 'error', code: (error as { code?: string }).code ?? 'WATCHER', message: error instanceof BoardFileError ? error.message : `watcher: ${error.message}` });
     });
     this.manager.on('event', (event: ManagerEvents['event'][0]) => {
       if (event.type === 'error' && FATAL_MODEL_CODES.has(event.error.code)) this.fatal ??= event.error;
-      if (event.type === 'error' && deps.outage.hides(event.name, event.error.code)) return;
+      if (event.type === 'error' && deps.outage.hides(event.name, event.error.code, event.error.message)) return;
       // Every thread exports its own spans: a collector that cannot be reached is said once, by the lead.
       if (event.type === 'error' && event.error.code === 'TELEMETRY') {
         deps.telemetryError(event.error.message);
@@ -362,7 +362,7 @@ export class LeadTeam {
       }
     } catch (error) {
       const { code, message } = serializeError(error);
-      if (this.deps.outage.hides('liveness', code)) return;
+      if (this.deps.outage.hides('liveness', code, message)) return;
       // A board file broken by hand is named by its own error, said once with the watcher's same line.
       this.deps.emit({ type: 'error', code, message: error instanceof BoardFileError ? message : `liveness: ${message}` });
     }

@@ -114,7 +114,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       { rootDir: this.rootDir, model: options.model, settings: options.settings, watcher: this.watcher, board, ...(options.models ? { models: options.models } : {}) },
       { outage: this.outage, spend: this.spend, emit, release: () => this.inbox.release(), telemetryError: (message) => this.life.telemetryError(message), closed: () => this.life.closed, stages: this.pipelines.stages, repl: options.repl ?? false },
     );
-    this.inbox = new LeadInbox({ mailbox: board.mailbox, requests: board.requests, lead: () => this.lead, caughtUp: (message) => this.team.caughtUp(message), asked: (message) => this.desk.asked(message), emit });
+    this.inbox = new LeadInbox({ mailbox: board.mailbox, requests: board.requests, lead: () => this.lead, caughtUp: (message) => this.team.caughtUp(message), asked: (message) => this.desk.asked(message), emit, outage: this.outage });
     this.auto = options.auto ?? false;
     this.agentHost = leadAgentHost({
       board,

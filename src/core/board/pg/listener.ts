@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
+import { BoardConnectionError } from './connection-error.js';
 
 /**
  * One dedicated connection that LISTENs on the board's channel and reports each notification's
@@ -58,7 +59,8 @@ export class PgListener extends EventEmitter<{ notification: [string]; reconnect
         },
         (error: Error) => {
           if (this.closed) return;
-          this.emit('error', error);
+          // One line naming the board, as every statement's failure does (BoardConnectionError), not the driver's words alone.
+          this.emit('error', new BoardConnectionError(this.url, error));
           this.retryMs = Math.min(this.retryMs * 2, 5_000);
           this.reconnectLater();
         },
