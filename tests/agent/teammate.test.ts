@@ -8,6 +8,7 @@ import { PLAN_WITHDRAWN } from '../../src/core/tools/plan-approval.js';
 import { Mailbox } from '../../src/core/board/index.js';
 import { BoardWatcher } from '../../src/core/board/watcher.js';
 import { Pipeline } from '../../src/core/stages/pipeline.js';
+import type { TeamEvent } from '../../src/core/events/schema.js';
 import type { TraceRecord } from '../../src/core/trace/trace.js';
 import { FAKE_MODEL_PATH, FakeModel, type FakeModelOptions, type RecordedCall, reply, toolUse } from '../helpers/fake-model.js';
 import { identityText, makeTeam, ManagerRig, POLL_NEVER_MS, startLocalTeammate, type LocalTeammate } from '../helpers/agent-team.js';
@@ -120,6 +121,34 @@ describe('Teammate in this thread, with a fake model', () => {
     const shown = running.events.events.flatMap((event) => (event.type === 'activity' ? [event.text] : []));
     // The failed call is shown with its reason; the good one stays on the board, unsaid.
     expect(shown.filter((text) => text.startsWith('save_requirement'))).toEqual([expect.stringMatching(/^save_requirement ✗: .*key/)]);
+  });
+
+  it('a task cancelled while its teammate works on it: the calls after it are not run, no more model calls, and its line says why it stopped', async () => {
+    root = tempBoard();
+    const { board, mailbox } = await makeTeam(root);
+    const pipelines = new Pipeline(board, mailbox);
+    const first = await pipelines.post('Count the words in a file.');
+    const model = new FakeModel([
+      async () => {
+        // The lead cancels the pipeline while the analyst's model is thinking.
+        await pipelines.cancel(first.pipeline!, 'lead', 'not needed any more');
+        return reply(toolUse('save_requirement', { key: 'goal', value: 'Count words.' }), toolUse('add_acceptance_criterion', { criterion: 'Prints the count', verify: 'run it' }));
+      },
+    ]);
+    running = startLocalTeammate({ root, name: 'ana', role: 'analyst', model });
+    await running.events.waitFor((event) => event.type === 'activity' && event.text.startsWith(`stopped #${first.id}`), 'the analyst to say it stopped');
+    const shown = running.events.events.flatMap((event) => (event.type === 'activity' ? [event.text] : []));
+    // The two calls of the response were not run, each recorded as such; the one line says why.
+    expect(shown.slice(1)).toEqual([`stopped #${first.id}: cancelled by lead: not needed any more`]);
+    const logged = () => fs.readFileSync(path.join(root, '.team', 'events.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as TeamEvent);
+    const calls = await until(() => {
+      const made = logged().flatMap((event) => (event.type === 'tool_call' ? [`${event.tool} ${event.outcome}`] : []));
+      return made.length >= 2 ? made : null;
+    }, 'the calls in the log');
+    expect(calls).toEqual(['save_requirement claim_lost', 'add_acceptance_criterion claim_lost']);
+    await running.events.waitFor((event) => event.type === 'status' && event.status === 'idle', 'the analyst idle again', { from: running.events.events.length - 1 });
+    expect(board.get(first.id)).toMatchObject({ status: 'cancelled', artifacts: { requirements: {} } });
+    model.assertDone();
   });
 
   it('sleeps for the poll interval and wakes on a notification, not on the poll', async () => {

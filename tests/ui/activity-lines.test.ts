@@ -141,7 +141,7 @@ describe('lines of several pipelines', () => {
 });
 
 describe('a tool call shown by its own event', () => {
-  const call = (outcome: 'ok' | 'invalid_arguments', summary: string) =>
+  const call = (outcome: 'ok' | 'invalid_arguments' | 'claim_lost', summary: string) =>
     TeamEventSchema.parse({ type: 'tool_call', ts: '2026-12-02T10:00:00.000Z', team: 't', pipeline: 1, task: 1, agent: 'analyst', tool: 'ask_clarifying_question', args: '{"nonsense":1}', outcome, durationMs: 0, summary });
 
   it('a question asked is its question line, not a tool line; one the runtime refused is a tool line with its reason', () => {
@@ -149,6 +149,10 @@ describe('a tool call shown by its own event', () => {
     expect(describeTeamEvent(call('invalid_arguments', 'Invalid arguments for ask_clarifying_question: question: missing (a string is expected). Expected: {question: string}'), view)?.text).toBe(
       '[analyst] ask_clarifying_question ✗: Invalid arguments for ask_clarifying_question: question: missing (a string is expected). Expected: {question: string}',
     );
+  });
+
+  it('a call not run because the task was cancelled or taken over is no line: the cancel or the takeover is said once', () => {
+    expect(describeTeamEvent(call('claim_lost', 'Not run: task #1 is no longer yours (cancelled, owner analyst, claim 1); nothing was written'), view)).toBeNull();
   });
 });
 

@@ -44,6 +44,8 @@ export interface LoopEvent {
   kind: 'model' | 'tool';
   name?: string;
   ok?: boolean;
+  /** A tool call's outcome (`claim_lost`: not run, the task is no longer the teammate's). */
+  outcome?: ToolOutcomeKind;
   summary: string;
 }
 
@@ -246,7 +248,7 @@ async function runTool(
       ms: Date.now() - started,
     });
     const summary = display ?? firstLine(content);
-    options.onEvent?.({ kind: 'tool', name: use.name, ok: !isError, summary });
+    options.onEvent?.({ kind: 'tool', name: use.name, ok: !isError, outcome: kind, summary });
     options.events?.emit({
       type: 'tool_call',
       pipeline: options.ctx.task?.pipeline ?? null,

@@ -48,7 +48,7 @@ type Ending =
   | { kind: 'unfinished'; reason: string }
   | { kind: 'complete'; text: string }
   | { kind: 'release'; reason: string; release: ReleaseKind }
-  | { kind: 'none' };
+  | { kind: 'none'; left?: string };
 
 /** The tools that end a task: its stage's signals, or complete_task / fail_task for a general task. */
 function finishingTools(stage: StageDefinition | null): string {
@@ -84,6 +84,11 @@ export class TaskOutcome {
       const current = this.host.board.get(task.id);
       return current.status === 'in_progress' && current.owner === fence.owner && current.claims === fence.token;
     };
+    // The claim ended under the work (a cancel, a takeover): nothing to write, but the person is told why it stopped.
+    const gone = (): Ending => {
+      const left = leftBecause(this.host.board.get(task.id), fence);
+      return left ? { kind: 'none', left } : { kind: 'none' };
+    };
     switch (outcome.kind) {
       case 'transition':
         return { kind: 'advance', signal: outcome };
@@ -93,20 +98,20 @@ export class TaskOutcome {
         return { kind: 'fail', reason: `max turns (${this.host.settings.maxTurns}) reached` };
       case 'refused':
         // An attempt that looped on refused calls: backed off and tried again, as any unfinished one.
-        return stillMine() ? { kind: 'unfinished', reason: outcome.reason } : { kind: 'none' };
+        return stillMine() ? { kind: 'unfinished', reason: outcome.reason } : gone();
       case 'end_turn':
         if (state.blocked) return { kind: 'unfinished', reason: `a hook blocked completing it: ${state.blocked}` };
-        if (!stillMine()) return { kind: 'none' };
+        if (!stillMine()) return gone();
         // Told once which tool finishes the stage (the nudge); ending without it again is an unfinished attempt.
         if (state.stage) return { kind: 'unfinished', reason: `ended its turn without calling ${finishingTools(state.stage)}` };
         return { kind: 'complete', text: outcome.text || 'done' };
       case 'claimed':
-        return stillMine() ? { kind: 'unfinished', reason: `switched to #${outcome.task.id}` } : { kind: 'none' };
+        return stillMine() ? { kind: 'unfinished', reason: `switched to #${outcome.task.id}` } : gone();
       case 'idle':
-        return stillMine() ? { kind: 'unfinished', reason: `went idle: ${outcome.reason}` } : { kind: 'none' };
+        return stillMine() ? { kind: 'unfinished', reason: `went idle: ${outcome.reason}` } : gone();
       case 'exit':
       case 'aborted': {
-        if (!stillMine()) return { kind: 'none' };
+        if (!stillMine()) return gone();
         const release = outcome.kind === 'exit' ? 'shutdown' : this.host.signal.aborted ? 'stopped' : 'lease_lost';
         return { kind: 'release', reason: outcome.reason, release };
       }
@@ -140,7 +145,25 @@ export class TaskOutcome {
         this.host.activity(task.id, `released #${task.id} (${ending.reason})`);
         return;
       case 'none':
+        if (ending.left) this.host.activity(task.id, ending.left);
         return;
     }
   }
+}
+
+/**
+ * Why a teammate stopped work on a task whose claim `fence` no longer holds, as its line says it;
+ * undefined when the claim ended by its own hand (a tool completed or failed the task).
+ */
+function leftBecause(current: Task, fence: Fence): string | undefined {
+  const last = current.history.at(-1);
+  if (current.owner === fence.owner && current.claims === fence.token && current.status !== 'cancelled' && current.status !== 'pending') return undefined;
+  if (current.status === 'cancelled') {
+    // A pipeline's cancel records `cancelled by <who>: <why>`; a task's own, its reason alone.
+    const why = last?.event !== 'cancelled' ? 'cancelled' : last.detail?.startsWith('cancelled') ? last.detail : `cancelled by ${last.by}${last.detail ? `: ${last.detail}` : ''}`;
+    return `stopped #${current.id}: ${why}`;
+  }
+  if (current.owner && current.owner !== fence.owner) return `stopped #${current.id}: ${current.owner} holds it now`;
+  if (current.claims !== fence.token && current.status === 'in_progress') return `stopped #${current.id}: claimed again (claim ${current.claims})`;
+  return `stopped #${current.id}: it is ${current.status} now`;
 }

@@ -111,8 +111,9 @@ export class TeammateTurns {
       onEvent: (event) => {
         if (event.kind === 'model') this.host.emit({ type: 'says', name, role, task: ctx.task?.id ?? null, text: event.summary });
         // The answer to a question is shown once, by the lead; saved requirements are on the board. A
-        // call of either that failed is shown, or a run would not say why the work stalled.
-        if (event.kind === 'tool' && (!event.ok || !['save_requirement', 'ask_clarifying_question'].includes(event.name ?? ''))) {
+        // call of either that failed is shown, or a run would not say why the work stalled. Calls not
+        // run because the task was cancelled or taken over are not: the teammate says once why it stopped.
+        if (event.kind === 'tool' && event.outcome !== 'claim_lost' && (!event.ok || !['save_requirement', 'ask_clarifying_question'].includes(event.name ?? ''))) {
           this.host.activity(ctx.task?.id ?? null, `${event.name}${event.ok ? '' : ' ✗'}: ${event.summary}`);
         }
       },
