@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -160,6 +161,24 @@ describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
     const bad = await runCli(['tasks', '--board', 'http://example.com'], { cwd: dir });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--board takes a postgres:\/\/ URL/);
+  });
+
+  it('a port that takes the connection and never answers is said after one connection timeout, not after four', { timeout: 120_000 }, async () => {
+    const dir = folder('autoteam-pgsilent-');
+    const accepted: net.Socket[] = [];
+    const silent = net.createServer((socket) => void accepted.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = silent.address() as net.AddressInfo;
+      const result = await runCli(['tasks', '--board', `postgres://me@127.0.0.1:${port}/nothing`], { cwd: dir });
+      expect(result.code, describeRun(result)).toBe(1);
+      expect(result.stderr.trim()).toBe(`autoteam: cannot use the board at postgres://me@127.0.0.1:${port}/nothing: Connection terminated due to connection timeout`);
+      // One connection, given up after the pool's 10 s: the retries are for a server restarting, which refuses or says so.
+      expect(accepted).toHaveLength(1);
+    } finally {
+      for (const socket of accepted) socket.destroy();
+      silent.close();
+    }
   });
 });
 

@@ -11,6 +11,8 @@ export { BoardConnectionError };
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004', '53300']);
 
 export function isConnectionError(error: unknown): boolean {
+  // Already the verdict on a connection (retried, or not worth it): not asked again.
+  if (error instanceof BoardConnectionError) return false;
   const e = error as { code?: string; message?: string };
   return (e.code !== undefined && CONNECTION_CODES.has(e.code)) || /Connection terminated|connection error|Client has encountered a connection error/i.test(e.message ?? '');
 }
@@ -33,6 +35,11 @@ export function createPool(url: string, max = 10): pg.Pool {
   // listens only to idle clients. Its next query fails and is retried; released, it is discarded.
   pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
+}
+
+/** A connection the server accepted but never answered on within the pool's connectionTimeoutMillis. */
+export function isConnectTimeout(error: unknown): boolean {
+  return /due to connection timeout|timeout exceeded when trying to connect/i.test((error as { message?: string }).message ?? '');
 }
 
 /**

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { AutoteamError } from '../../errors.js';
-import { BoardConnectionError, describeUrl, withConnectionRetry } from './connection.js';
+import { BoardConnectionError, describeUrl, isConnectTimeout, withConnectionRetry } from './connection.js';
 
 /**
  * The board's tables in PostgreSQL, created and migrated on first use. `autoteam_schema` holds one
@@ -198,7 +198,11 @@ export async function migrate(client: pg.PoolClient | pg.Client): Promise<number
 export async function migrateWith(url: string, pool: pg.Pool, options: { create?: boolean } = {}): Promise<void> {
   try {
     await withConnectionRetry(url, async () => {
-      const client = await pool.connect();
+      // A port that takes the connection and never answers (not a PostgreSQL server, or one gone
+      // silent) is said after one wait, not after four: the retries are for a server restarting.
+      const client = await pool.connect().catch((error: unknown) => {
+        throw isConnectTimeout(error) ? new BoardConnectionError(url, error) : error;
+      });
       try {
         if (options.create === false) {
           const { rows } = await client.query<{ found: string | null }>("SELECT to_regclass('autoteam_schema') AS found");
