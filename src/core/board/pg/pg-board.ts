@@ -176,7 +176,12 @@ export async function openPgBoard(url: string, rootDir: string, options: OpenBoa
     await docs.refresh();
     if (changed > 0) emit('board');
   };
-  listener?.on('reconnected', () => void catchUp().catch((error: Error) => emit('error', error)));
+  // Mail sent while the listener was away was told to nobody: after the catch-up every inbox is worth
+  // a read (a teammate's host reads only on news, else after its poll).
+  const tellEveryInbox = () => {
+    for (const name of new Set(registry.names())) emit('inbox', name);
+  };
+  listener?.on('reconnected', () => void catchUp().then(tellEveryInbox).catch((error: Error) => emit('error', error)));
   listener?.on('error', (error) => emit('error', error));
   await listener?.start();
   const poll = listener ? setInterval(() => void catchUp().catch(() => undefined), POLL_MS) : null;
