@@ -13,6 +13,7 @@ import { type PostgresServer, startPostgres } from '../../src/bench/postgres-ser
 import { type Board, openBoard } from '../../src/core/board/board.js';
 import { Pipeline } from '../../src/core/stages/pipeline.js';
 import { postgresBin } from '../helpers/postgres.js';
+import { until } from '../helpers/agent-wait.js';
 
 const LEASE_MS = 60_000;
 
@@ -32,16 +33,16 @@ describe.skipIf(!postgresBin)('TaskEnds across a database outage', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  /** A claimed general task, and the TaskEnds of the teammate that holds it. */
-  async function claimed(subject: string) {
+  /** A claimed general task (claimed through `by`, whose lease length it gets), and the TaskEnds of the teammate that holds it. */
+  async function claimed(subject: string, by: Board = board) {
     const task = await board.tasks.create({ subject, role: 'engineer', by: 'lead' });
-    const claim = await board.tasks.claim(task.id, 'eng', { role: 'engineer' });
+    const claim = await by.tasks.claim(task.id, 'eng', { role: 'engineer' });
     if (!claim.ok) throw new Error(claim.reason);
     const lines: string[] = [];
     const ends = new TaskEnds({
       board: board.tasks,
       pipeline: new Pipeline(board.tasks, board.mailbox, { events: board.sink }),
-      settings: { maxAttempts: 3, retryBaseMs: 10, retryMaxMs: 10, leaseMs: LEASE_MS },
+      settings: { maxAttempts: 3, retryBaseMs: 10, retryMaxMs: 10 },
       now: () => new Date(),
       activity: (_task, text) => lines.push(text),
     });
@@ -107,5 +108,43 @@ describe.skipIf(!postgresBin)('TaskEnds across a database outage', () => {
     await ends.settle();
     expect(ends.waiting).toEqual([]);
     expect(await stored(task.id)).toMatchObject({ status: 'in_progress', owner: 'eng3' });
+  }, 120_000);
+
+  it('an owed end whose lease ran out with nobody taking the task over still lands: nothing is dropped for the time alone', async () => {
+    const short = await openBoard(server.url, dir, { leaseMs: 300 });
+    try {
+      const { task, fence, ends } = await claimed('Out of lease', short);
+      server.pause();
+      try {
+        await ends.unfinished(task, fence, 'stopped', 'unfinished');
+      } finally {
+        server.resume();
+      }
+      // The scenario is the lease running out (300 ms), not a wait for something the code does.
+      const leaseEnds = Date.parse(task.lease!.until);
+      await until(() => Date.now() > leaseEnds + 100, 'the lease to run out');
+      expect((await stored(task.id)).status).toBe('in_progress');
+      await ends.settle();
+      expect(ends.waiting).toEqual([]);
+      expect(await stored(task.id)).toMatchObject({ status: 'pending', owner: null, attempts: 1 });
+    } finally {
+      await short.close();
+    }
+  }, 120_000);
+
+  it('a stopped teammate ends its round of owed ends, and keeps the rest for one more try', async () => {
+    const { task, fence, ends } = await claimed('Owed at the stop');
+    server.pause();
+    try {
+      await ends.unfinished(task, fence, 'stopped', 'unfinished');
+      const stop = new AbortController();
+      stop.abort();
+      await ends.settle(stop.signal);
+      expect(ends.waiting).toEqual([task.id]);
+    } finally {
+      server.resume();
+    }
+    await ends.settle();
+    expect(await stored(task.id)).toMatchObject({ status: 'pending', owner: null });
   }, 120_000);
 });

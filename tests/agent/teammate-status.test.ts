@@ -1,8 +1,11 @@
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TeammateStatus } from '../../src/core/agent/teammate-status.js';
 import type { TeammateEvent } from '../../src/core/agent/teammate-events.js';
 import { withLock } from '../../src/core/board/lock.js';
+import { TaskBoard } from '../../src/core/board/task-board.js';
 import { TeamRegistry } from '../../src/core/board/team-registry.js';
 import type { EventSink } from '../../src/core/events/emitter.js';
 import type { Trace } from '../../src/core/trace/trace.js';
@@ -102,5 +105,33 @@ describe('TeammateStatus', () => {
     // The beat's turn came after working:2 was set: it lists that, never the idle the queue had passed.
     expect(landed).toEqual(['working:1', 'idle:null', 'beat working:2', 'working:2']);
     expect(registry.read().members.find((member) => member.name === 'eng')).toMatchObject({ status: 'working', task: 2 });
+  });
+
+  /** Task #1 claimed by eng, and eng's record rewritten as `record` says (another process's, or this one's). */
+  async function heldUnder(record: { pid: number; host: string; heartbeatAgoMs: number }) {
+    const { registry, status } = await statusOf();
+    const board = new TaskBoard(root);
+    const task = await board.create({ subject: 'Held', role: 'engineer' });
+    expect((await board.claim(task.id, 'eng', { role: 'engineer' })).ok).toBe(true);
+    const file = path.join(root, '.team', 'config.json');
+    const config = JSON.parse(fs.readFileSync(file, 'utf8')) as { members: Array<Record<string, unknown>> };
+    const eng = config.members.find((member) => member.name === 'eng')!;
+    Object.assign(eng, { status: 'working', task: task.id, pid: record.pid, host: record.host, heartbeat: new Date(Date.now() - record.heartbeatAgoMs).toISOString() });
+    fs.writeFileSync(file, JSON.stringify(config, null, 2));
+    return { registry, status, board, task };
+  }
+
+  it('joining hands back the tasks of a run of its name that is gone, on this host or another with the same pid', async () => {
+    const { status, board, task } = await heldUnder({ pid: process.pid, host: 'container-b', heartbeatAgoMs: 60_000 });
+    await status.join(board);
+    expect(board.get(task.id)).toMatchObject({ status: 'pending', owner: null });
+    expect(board.get(task.id).history.at(-1)).toMatchObject({ event: 'released', detail: `owner eng (pid ${process.pid} on container-b) is gone: eng joined again` });
+  });
+
+  it("joining keeps the tasks of its own process's record (a thread of the lead started again)", async () => {
+    const { status, board, task, registry } = await heldUnder({ pid: process.pid, host: os.hostname(), heartbeatAgoMs: 0 });
+    await status.join(board);
+    expect(board.get(task.id)).toMatchObject({ status: 'in_progress', owner: 'eng' });
+    expect(registry.read().members.find((member) => member.name === 'eng')).toMatchObject({ status: 'idle', pid: process.pid });
   });
 });

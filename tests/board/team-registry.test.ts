@@ -61,6 +61,10 @@ describe('TeamRegistry', () => {
     expect(registry.members().map((m) => m.name)).toEqual(['engineer-2', 'Engineer-2']);
     await expect(registry.setStatus('ghost', 'idle')).rejects.toThrow(NotFoundError);
     await expect(registry.setStatus('ghost', 'idle')).rejects.toThrow(/team 'crew'/);
+    // A live member of another host whose pid happens to be this process's (containers run theirs as pid 1) is not this process.
+    const config = registry.read();
+    const twin = { name: 'far', role: 'engineer', status: 'idle' as const, task: null, since: new Date().toISOString(), pid: process.pid, host: 'container-b', heartbeat: new Date().toISOString() };
+    expect(() => registry.checkNameFree({ ...config, members: [...config.members, twin] }, 'far', process.pid)).toThrow(`'far' is already a live member of team 'crew' (pid ${process.pid} on container-b); choose another name`);
   });
 
   it('names a worker started without a name after its role: the first of engineer, engineer-2, … no live member of another process holds', async () => {

@@ -9,7 +9,7 @@ import { formatWait } from '../sizes.js';
 export interface TaskEndsHost {
   board: TaskBoardLike;
   pipeline: Pipeline;
-  settings: { maxAttempts: number; retryBaseMs: number; retryMaxMs: number; leaseMs: number };
+  settings: { maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
   now(): Date;
   /** A line for a host that prints activity (the board's log has the events). */
   activity(task: number, text: string): void;
@@ -23,23 +23,30 @@ const unreachable = (error: unknown) => (error as { code?: string }).code === 'B
  * with it, the lead told), or an unfinished attempt that backs the task off.
  *
  * An end the board could not take (unreachable: the database is down, which is often why the work
- * stopped) is owed: `settle`, before the teammate's next claim, tries it again. Without that the
- * task stayed in progress under this teammate's claim after the database came back, for anyone to
- * take over only when the lease ran out. An owed end whose lease has run out meanwhile is dropped:
- * the board takes the task back then anyway, and the claim's fence refuses a late write.
+ * stopped) is owed: `settle`, before the teammate's next claim and once more as it stops, tries it
+ * again. Without that the task stayed in progress under this teammate's claim after the database came
+ * back, for anyone to take over only when the lease ran out. An owed end is tried until the board
+ * takes or refuses it: its claim's fence refuses it once another claim took the task (a lease that
+ * merely ran out, with nobody taking over, still takes it, as it should).
  */
 export class TaskEnds {
-  private owed: Array<{ task: number; write: () => Promise<unknown>; untilMs: number }> = [];
+  private owed: Array<{ task: number; write: () => Promise<unknown> }> = [];
 
   constructor(private readonly host: TaskEndsHost) {}
 
-  /** Tries again the ends the board could not take; the ones it still cannot stay owed. */
-  async settle(): Promise<void> {
+  /**
+   * Tries again the ends the board could not take; the ones it still cannot stay owed. `signal`
+   * (the teammate's stop) ends the round before the next one: each try may wait for the board.
+   */
+  async settle(signal?: AbortSignal): Promise<void> {
     const owed = this.owed;
     this.owed = [];
-    for (const end of owed) {
-      if (this.host.now().getTime() >= end.untilMs) continue;
-      await this.write(end.task, end.write, end.untilMs);
+    for (const [index, end] of owed.entries()) {
+      if (signal?.aborted) {
+        this.owed.push(...owed.slice(index));
+        return;
+      }
+      await this.write(end.task, end.write);
     }
   }
 
@@ -49,12 +56,12 @@ export class TaskEnds {
   }
 
   /** `write`, owed when the board cannot be reached; any other failure is the caller's. */
-  private async write(task: number, write: () => Promise<unknown>, untilMs = this.host.now().getTime() + this.host.settings.leaseMs): Promise<void> {
+  private async write(task: number, write: () => Promise<unknown>): Promise<void> {
     try {
       await write();
     } catch (error) {
       if (!unreachable(error)) throw error;
-      this.owed.push({ task, write, untilMs });
+      this.owed.push({ task, write });
     }
   }
 

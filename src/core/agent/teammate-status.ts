@@ -1,6 +1,6 @@
 import type { MemberStatus } from '../board/schemas.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
-import type { TeamRegistry } from '../board/team-registry.js';
+import { sameProcess, type TeamRegistry } from '../board/team-registry.js';
 import { NotFoundError, serializeError } from '../errors.js';
 import type { EventSink } from '../events/emitter.js';
 import type { Trace } from '../trace/trace.js';
@@ -35,7 +35,7 @@ export class TeammateStatus {
     const { name, role } = this.who;
     const before = this.deps.registry.read().members.find((member) => member.name === name);
     await this.deps.registry.join(name, role, { status: 'idle', pid: process.pid });
-    if (!before || before.pid === process.pid || before.status === 'shutdown' || before.status === 'dead') return;
+    if (!before || sameProcess(before) || before.status === 'shutdown' || before.status === 'dead') return;
     await board.reclaimAllFrom(name, `owner ${name} (pid ${before.pid}${before.host ? ` on ${before.host}` : ''}) is gone: ${name} joined again`, 'owner_dead');
   }
 

@@ -251,7 +251,7 @@ export class Teammate {
           idleSince = Date.now();
           continue;
         }
-        await this.ends.settle(); // an end the board could not take (an outage) first: its task is claimable again
+        await this.ends.settle(signal); // an end the board could not take (an outage) first: its task is claimable again
         const claim = await claimNextAs(name, role, this.board, this.registry, this.lease);
         if (claim?.ok) {
           await this.workOnTask(claim.task);
@@ -288,7 +288,7 @@ export class Teammate {
     stopBeating();
     // Its MCP servers stop with it (a server that will not stop is killed with its whole tree).
     await this.mcpMade?.then((toolbox) => toolbox.close()).catch(() => undefined);
-    await this.inbox.putBack();
+    await Promise.all([this.inbox.putBack(), this.ends.settle().catch(() => undefined)]); // mail put back, and one more try of owed ends
     const reason = this.exitReason ?? (signal.aborted ? 'stopped' : 'shutdown');
     const why = this.exitWhy ?? 'stopped';
     await this.setStatus('shutdown', null, reason).catch(() => undefined);

@@ -147,7 +147,7 @@ export class TeamRegistry {
     const twin = [config.lead, ...running.map((m) => m.name), ...also].find((other) => other !== name && other.toLowerCase() === name.toLowerCase());
     if (twin) throw new ConfigError(`'${name}' differs from '${twin}' of team '${config.team}' only in case; names must differ in more than case (a case-insensitive disk, as macOS's, keeps one inbox file for both); choose another name`);
     const existing = config.members.find((m) => m.name === name);
-    const live = existing && existing.status !== 'shutdown' && existing.status !== 'dead' && existing.pid !== pid;
+    const live = existing && existing.status !== 'shutdown' && existing.status !== 'dead' && !sameProcess(existing, pid);
     if (live && goneReason(existing, this.now().getTime()) === null) {
       throw new ConfigError(`'${name}' is already a live member of team '${config.team}' (pid ${existing.pid} on ${existing.host ?? HOST}); choose another name`);
     }
@@ -268,3 +268,8 @@ function withRecoveryHint(error: unknown): unknown {
 }
 
 const RECOVERY = 'fix it, or delete it and a new one is written (members are listed again as they join)';
+
+/** Whether `member` is process `pid` of this host: a pid alone names nothing on another host (containers run theirs as pid 1). */
+export function sameProcess(member: Pick<Member, 'pid' | 'host'>, pid: number | null = process.pid): boolean {
+  return member.pid === pid && (member.host ?? HOST) === HOST;
+}
