@@ -172,7 +172,7 @@ describe.runIf(postgresBin && python)('the PostgreSQL board', () => {
       const { port } = silent.address() as net.AddressInfo;
       const result = await runCli(['tasks', '--board', `postgres://me@127.0.0.1:${port}/nothing`], { cwd: dir });
       expect(result.code, describeRun(result)).toBe(1);
-      expect(result.stderr.trim()).toBe(`autoteam: cannot use the board at postgres://me@127.0.0.1:${port}/nothing: Connection terminated due to connection timeout`);
+      expect(result.stderr.trim()).toBe(`autoteam: cannot use the board at postgres://me@127.0.0.1:${port}/nothing: Connection terminated due to connection timeout (nothing answered within 10 s: is a PostgreSQL server listening there?)`);
       // One connection, given up after the pool's 10 s: the retries are for a server restarting, which refuses or says so.
       expect(accepted).toHaveLength(1);
     } finally {

@@ -8,6 +8,12 @@ import { describeUrl } from './url.js';
  */
 const MISCONFIGURED = (code: string | undefined) => code === '3D000' || code?.startsWith('28') === true;
 
+/** How long a connection may take to be made and answered before it counts as failed (the pool's connectionTimeoutMillis). */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+/** The driver's words for a connection nothing answered on in time: a port that is no PostgreSQL server, or a silent host. */
+export const CONNECT_TIMEOUT = /due to connection timeout|timeout exceeded when trying to connect/i;
+
 /** A board database that cannot be reached or used: one line, the URL without its password. */
 export class BoardConnectionError extends AutoteamError {
   /** The URL names what is not there (a database, a user) or a password refused: a configuration error, exit 2. */
@@ -15,7 +21,8 @@ export class BoardConnectionError extends AutoteamError {
 
   constructor(url: string, error: unknown) {
     const e = error as { code?: string; message?: string };
-    super(`cannot use the board at ${describeUrl(url)}: ${(e.message ?? String(error)).split('\n')[0]}${e.code && !(e.message ?? '').includes(e.code) ? ` (${e.code})` : ''}`, 'BOARD_UNREACHABLE');
+    const silent = CONNECT_TIMEOUT.test(e.message ?? '') ? ` (nothing answered within ${CONNECT_TIMEOUT_MS / 1000} s: is a PostgreSQL server listening there?)` : '';
+    super(`cannot use the board at ${describeUrl(url)}: ${(e.message ?? String(error)).split('\n')[0]}${e.code && !(e.message ?? '').includes(e.code) ? ` (${e.code})` : ''}${silent}`, 'BOARD_UNREACHABLE');
     this.misconfigured = MISCONFIGURED(e.code);
   }
 }

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { BoardConnectionError } from './connection-error.js';
+import { BoardConnectionError, CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS } from './connection-error.js';
 
 export { describeUrl, isPostgresUrl } from './url.js';
 export { BoardConnectionError };
@@ -21,7 +21,7 @@ export function createPool(url: string, max = 10): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
     // The board's statements are written for READ COMMITTED (claims that skip locked rows, a post's
     // check that must see what committed while it waited for a lock), whatever the database's default:
@@ -39,7 +39,7 @@ export function createPool(url: string, max = 10): pg.Pool {
 
 /** A connection the server accepted but never answered on within the pool's connectionTimeoutMillis. */
 export function isConnectTimeout(error: unknown): boolean {
-  return /due to connection timeout|timeout exceeded when trying to connect/i.test((error as { message?: string }).message ?? '');
+  return CONNECT_TIMEOUT.test((error as { message?: string }).message ?? '');
 }
 
 /**
