@@ -55,18 +55,25 @@ describe.skipIf(!postgresBin)('TaskEnds across a database outage', () => {
     return board.tasks.get(id);
   }
 
-  it('an unfinished attempt the board could not take hands its task back once the board answers', async () => {
-    const { task, fence, ends, lines } = await claimed('Hand me back');
+  /** `work` while the database is down; up again after it, whatever it did. */
+  async function whileDown(work: () => Promise<void>): Promise<void> {
     server.pause();
     try {
+      await work();
+    } finally {
+      server.resume();
+    }
+  }
+
+  it('an unfinished attempt the board could not take hands its task back once the board answers', async () => {
+    const { task, fence, ends, lines } = await claimed('Hand me back');
+    await whileDown(async () => {
       await ends.unfinished(task, fence, 'the model call failed', 'error');
       expect(ends.waiting).toEqual([task.id]);
       // Still down: it stays owed.
       await ends.settle();
       expect(ends.waiting).toEqual([task.id]);
-    } finally {
-      server.resume();
-    }
+    });
     expect((await stored(task.id)).status).toBe('in_progress');
     await ends.settle();
     expect(ends.waiting).toEqual([]);
@@ -80,12 +87,7 @@ describe.skipIf(!postgresBin)('TaskEnds across a database outage', () => {
 
   it('a failure the board could not take fails the task once the board answers, said once', async () => {
     const { task, fence, ends, lines } = await claimed('Fail me');
-    server.pause();
-    try {
-      await ends.fail(task, fence, 'cannot be done');
-    } finally {
-      server.resume();
-    }
+    await whileDown(() => ends.fail(task, fence, 'cannot be done'));
     expect(ends.waiting).toEqual([task.id]);
     await ends.settle();
     expect(ends.waiting).toEqual([]);
@@ -95,12 +97,7 @@ describe.skipIf(!postgresBin)('TaskEnds across a database outage', () => {
 
   it('an owed end whose claim was taken over meanwhile is refused by its fence, and not owed again', async () => {
     const { task, fence, ends } = await claimed('Taken over');
-    server.pause();
-    try {
-      await ends.unfinished(task, fence, 'stopped', 'unfinished');
-    } finally {
-      server.resume();
-    }
+    await whileDown(() => ends.unfinished(task, fence, 'stopped', 'unfinished'));
     // Another claimer took it (its lease could have run out): the late hand-back must not undo that.
     await board.tasks.release(task.id, fence, 'released by hand');
     const other = await board.tasks.claim(task.id, 'eng3', { role: 'engineer' });
@@ -114,12 +111,7 @@ describe.skipIf(!postgresBin)('TaskEnds across a database outage', () => {
     const short = await openBoard(server.url, dir, { leaseMs: 300 });
     try {
       const { task, fence, ends } = await claimed('Out of lease', short);
-      server.pause();
-      try {
-        await ends.unfinished(task, fence, 'stopped', 'unfinished');
-      } finally {
-        server.resume();
-      }
+      await whileDown(() => ends.unfinished(task, fence, 'stopped', 'unfinished'));
       // The scenario is the lease running out (300 ms), not a wait for something the code does.
       const leaseEnds = Date.parse(task.lease!.until);
       await until(() => Date.now() > leaseEnds + 100, 'the lease to run out');
@@ -134,16 +126,13 @@ describe.skipIf(!postgresBin)('TaskEnds across a database outage', () => {
 
   it('a stopped teammate ends its round of owed ends, and keeps the rest for one more try', async () => {
     const { task, fence, ends } = await claimed('Owed at the stop');
-    server.pause();
-    try {
+    await whileDown(async () => {
       await ends.unfinished(task, fence, 'stopped', 'unfinished');
       const stop = new AbortController();
       stop.abort();
       await ends.settle(stop.signal);
       expect(ends.waiting).toEqual([task.id]);
-    } finally {
-      server.resume();
-    }
+    });
     await ends.settle();
     expect(await stored(task.id)).toMatchObject({ status: 'pending', owner: null });
   }, 120_000);
