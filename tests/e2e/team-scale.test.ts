@@ -184,6 +184,18 @@ describe.runIf(python)('run --engineers 0 beside a live worker engineer', () => 
       expect(run.code, describeRun(run)).toBe(0);
       expect(run.stderr).toContain('note: --engineers: no engineer on this team: the live engineer already on the board works its tasks');
       expect(new Set(readTasks(root).filter((task) => task.stage === 'implementation').map((task) => task.owner))).toEqual(new Set(['engineer']));
+
+      // The REPL says the same beside it, not that engineer tasks wait for one to join.
+      const repl = CliChild.start(['--engineers', '0', '--dir', root], { cwd: root, stdin: 'pipe' });
+      try {
+        await repl.waitForLine((line) => line.startsWith('Type /help'), 'the REPL to start');
+        expect(repl.stderr).toContain('autoteam: note: --engineers: no engineer on this team: the live engineer already on the board works its tasks');
+        expect(repl.stderr).not.toContain('engineer tasks wait until one joins');
+        repl.write('/quit');
+        expect(await repl.exited).toEqual({ code: 0, signal: null });
+      } finally {
+        await repl.stop();
+      }
     } finally {
       await worker.stop();
     }
