@@ -1,5 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { TeammateSettings } from '../core/agent/settings.js';
+import { coveredOn } from '../core/board/team-registry.js';
 import { openBoard } from '../core/board/board.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import { BoardLead } from '../core/lead/board-lead.js';
@@ -50,7 +51,7 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
     if (options.team) {
       const { model, models } = modelSpecs(process.env, project, options.model ?? {});
       const session = new LeadSession({ rootDir: options.dir, model, models, settings, auto: options.auto, board, ...(options.repo !== undefined ? { repo: options.repo } : {}), ...(project.leadTools ? { leadTools: project.leadTools } : {}), ...(project.autoMerge ? { autoMerge: true } : {}) });
-      await session.start(startingTeam(project, options.counts ?? [], { strict: false, say: (line) => console.error(`autoteam: ${line}`) }));
+      await session.start(startingTeam(project, options.counts ?? [], { strict: false, say: (line) => console.error(`autoteam: ${line}`), covered: coveredOn(board.registry) }));
       controls = session;
       stop = async () => {
         await session.close(3_000);

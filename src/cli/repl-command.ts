@@ -1,6 +1,6 @@
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { openBoard } from '../core/board/board.js';
-import { roleCovered } from '../core/board/team-registry.js';
+import { coveredOn } from '../core/board/team-registry.js';
 import { LeadSession } from '../core/lead/session.js';
 import { type RoleCount, startingTeam } from '../core/lead/team-size.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
@@ -33,14 +33,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   const team = options.team ? sized(() => undefined) : [];
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
   // A role the sizes leave empty is said once the board is open: a live worker of it there works its tasks.
-  const live = (role: string) => {
-    try {
-      return roleCovered(board.registry.members(), role);
-    } catch {
-      return false; // a team config that cannot be read is said where the session starts
-    }
-  };
-  if (options.team) sized((line) => console.error(`autoteam: ${line}`), live);
+  if (options.team) sized((line) => console.error(`autoteam: ${line}`), coveredOn(board.registry));
   const { project } = options;
   sayConfigWarnings(project, options.team ? team : undefined);
   const { model, models } = modelSpecs(process.env, project, options.model ?? {});

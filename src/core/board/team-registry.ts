@@ -38,6 +38,17 @@ export function roleCovered(members: ReadonlyArray<{ role: string; status: Membe
   return members.some((member) => (member.role === role || member.role === ANY_ROLE) && runsNow(member, nowMs));
 }
 
+/** `roleCovered` on the team as `registry` reads it when asked; false when it cannot be read (said where a session starts). */
+export function coveredOn(registry: { members(): Member[] }): (role: string) => boolean {
+  return (role) => {
+    try {
+      return roleCovered(registry.members(), role);
+    } catch {
+      return false;
+    }
+  };
+}
+
 /** `.team/config.json`: the team's name, its lead and its members, changed only under a lock. */
 export class TeamRegistry {
   readonly docs: DocStore;
