@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { parseDuration } from '../core/agent/settings.js';
 import type { EventFilter, TeamEvent } from '../core/events/schema.js';
 import type { Board } from '../core/board/board-types.js';
+import { BoardOutage } from '../core/board/outage.js';
 import { describeUrl } from '../core/board/pg/url.js';
 import { AutoteamError } from '../core/errors.js';
 import { noPipeline } from '../core/stages/pipeline-status.js';
@@ -125,17 +126,44 @@ export function registerEventsCommand(program: Command): void {
         process.once('SIGTERM', onSignal);
         // A reader that went away (`| head`) ends the follow as Ctrl+C does.
         process.stdout.on('error', onSignal);
+        const unwatch = url ? await sayOutages(board) : () => undefined;
         try {
           await board.log.subscribe(filter, print, stop.signal);
         } finally {
           process.off('SIGINT', onSignal);
           process.off('SIGTERM', onSignal);
+          await unwatch();
         }
       } finally {
         await board.close();
       }
     });
 }
+
+/**
+ * A database that goes away while it is followed is said once, on stderr, and again when it answers
+ * (the follow reads on from where it was, nothing missed). Returns the stop.
+ */
+async function sayOutages(board: Board): Promise<() => Promise<void>> {
+  const outage = new BoardOutage();
+  const watcher = board.events();
+  watcher.on('error', (error: Error) => {
+    if (outage.report('watcher', error.message)) console.error(`${error.message}; following on when it answers`);
+  });
+  await watcher.start();
+  const recovery = setInterval(() => {
+    void outage.probe(() => board.tasks.refresh()).then((notice) => {
+      if (notice) console.error(notice);
+    });
+  }, OUTAGE_PROBE_MS);
+  return async () => {
+    clearInterval(recovery);
+    await watcher.close();
+  };
+}
+
+/** How often a follow whose database went away asks whether it answers again. */
+const OUTAGE_PROBE_MS = 2_000;
 
 /** A database without autoteam's tables (schema.ts), as a lead or a worker would make them. */
 const noBoardYet = (error: unknown) => error instanceof AutoteamError && error.code === 'NOT_FOUND';

@@ -13,6 +13,7 @@ import { openBoard } from '../../src/core/board/board.js';
 import { LeadSession } from '../../src/core/lead/session.js';
 import { type CliResult, cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, describeRun, runCli, sha256, tempBoard } from '../helpers/pipeline-cli.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
+import { CliChild } from '../helpers/cli-child.js';
 import { HANG_MS, until } from '../helpers/agent-wait.js';
 import { HEARTBEAT_MS, STALE_AFTER } from '../../src/core/board/liveness.js';
 
@@ -217,6 +218,40 @@ describe.runIf(postgresBin && python)('mistakes and outages', () => {
     const missing = await runCli(['tasks', '--board', empty.replace(/\/[^/]+$/, '/nosuchdb')], { cwd: dir });
     expect(missing.code).toBe(2);
     expect(missing.stderr.trim()).toMatch(/^autoteam: cannot use the board at postgres:\/\/.*\/nosuchdb: database "nosuchdb" does not exist/);
+  });
+
+  it('events --follow says when its database goes away and when it answers again, and misses no event', { timeout: 120_000 }, async () => {
+    const { startPostgres } = await import('../../src/bench/postgres-server.js');
+    const server = await startPostgres();
+    const dir = folder('autoteam-pgfollow-out-');
+    const follower = CliChild.start(['events', '--follow', '--json', '--board', server.url, '--dir', dir], { cwd: dir });
+    try {
+      const post = async (subject: string) => {
+        const board = await openBoard(server.url, dir);
+        try {
+          await board.tasks.create({ subject, role: 'engineer', by: 'lead' });
+          await board.sink.flush();
+        } finally {
+          await board.close();
+        }
+      };
+      const posted = (subject: string) => follower.waitForLine((line) => line.includes(`"subject":"${subject}"`), `the follower to print the post of '${subject}'`);
+      await post('before the outage');
+      await posted('before the outage');
+      server.pause();
+      await follower.waitFor(() => (/cannot use the board at postgres:\/\/.*; following on when it answers/.test(follower.stderr) ? true : undefined), 'the follower to say the database went away');
+      server.resume();
+      await follower.waitFor(() => (/the board answers again \(unreachable for about \d+ s/.test(follower.stderr) ? true : undefined), 'the follower to say it answers again');
+      await post('after the outage');
+      await posted('after the outage');
+      // Said once each: the repeats are counted, not printed.
+      expect(follower.stderr.match(/following on when it answers/g), follower.stderr).toHaveLength(1);
+      expect(follower.lines.filter((line) => line.includes('"task_posted"'))).toHaveLength(2);
+    } finally {
+      const exit = await follower.stop('SIGTERM');
+      server.stop();
+      expect(exit, follower.describe()).toEqual({ code: 0, signal: null });
+    }
   });
 
   // A pipeline plus the outage (18 s): more than a pipeline's 180 s on a slow machine.
