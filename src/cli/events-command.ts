@@ -151,19 +151,12 @@ async function sayOutages(board: Board): Promise<() => Promise<void>> {
     if (outage.report('watcher', error.message)) console.error(`${error.message}; following on when it answers`);
   });
   await watcher.start();
-  const recovery = setInterval(() => {
-    void outage.probe(() => board.tasks.refresh()).then((notice) => {
-      if (notice) console.error(notice);
-    });
-  }, OUTAGE_PROBE_MS);
+  const stopProbing = outage.probeEvery(() => board.tasks.refresh(), (notice) => console.error(notice));
   return async () => {
-    clearInterval(recovery);
+    stopProbing();
     await watcher.close();
   };
 }
-
-/** How often a follow whose database went away asks whether it answers again. */
-const OUTAGE_PROBE_MS = 2_000;
 
 /** A database without autoteam's tables (schema.ts), as a lead or a worker would make them. */
 const noBoardYet = (error: unknown) => error instanceof AutoteamError && error.code === 'NOT_FOUND';

@@ -54,12 +54,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   watcher.on('error', (error) => {
     if (!database || outage.report('watcher', error.message)) console.error(`[${name}] watcher: ${error.message}`);
   });
-  const recovery = setInterval(() => {
-    void outage.probe(() => board.tasks.refresh()).then((notice) => {
-      if (notice) console.log(`[${name}] ${notice}`);
-    });
-  }, 2_000);
-  recovery.unref();
+  const stopProbing = outage.probeEvery(() => board.tasks.refresh(), (notice) => console.log(`[${name}] ${notice}`));
   await watcher.start();
   const onSignal = (signal: NodeJS.Signals) => {
     console.log(`[${name}] ${signal}: handing back any task and stopping`);
@@ -130,7 +125,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     untapHooks();
     guard.dispose();
     await detach();
-    clearInterval(recovery);
+    stopProbing();
     await watcher.close();
     await board.close();
     offStopSignals();

@@ -56,6 +56,20 @@ export class BoardOutage {
     return this.recovered();
   }
 
+  /**
+   * `probe` with `check` every `everyMs` (2 s), `say` told the notice that ends an outage: for a front
+   * end with no timer of its own to probe on (`autoteam worker`, `autoteam events --follow`). Returns the stop.
+   */
+  probeEvery(check: () => Promise<unknown>, say: (notice: string) => void, everyMs = 2_000): () => void {
+    const timer = setInterval(() => {
+      void this.probe(check).then((notice) => {
+        if (notice) say(notice);
+      });
+    }, everyMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   /** The board answered: the notice that ends the outage, or null when there was none. */
   recovered(): string | null {
     if (this.since === null) return null;

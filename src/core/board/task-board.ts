@@ -11,7 +11,7 @@ import { type BoardProblem, journalWrite, TASK_FILE, TaskIndex } from './task-in
 import { ArtifactsSchema } from './artifacts.js';
 import { whyNotClaimable } from './task-checks.js';
 import { type Task, TaskSchema } from './schemas.js';
-import type { ClaimResult, CreateTaskInput, MutationResult, TaskBoardOptions } from './task-types.js';
+import type { ClaimResult, CreateTaskInput, MutationResult, PostAfter, PostResult, TaskBoardOptions } from './task-types.js';
 import { createAfterUnderLock, DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from './task-rules.js';
 import { draftTask } from './task-store.js';
 
@@ -146,7 +146,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
     return task;
   }
 
-  createAfter(input: CreateTaskInput, after: { pipeline: number; task: number }): Promise<{ task: Task; created: boolean }> {
+  createAfter(input: CreateTaskInput, after: PostAfter): Promise<PostResult> {
     return createAfterUnderLock(this, input, after);
   }
 

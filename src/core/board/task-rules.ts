@@ -7,7 +7,7 @@ import type { HistoryEntry, Task, TaskStatus, TaskUsage } from './schemas.js';
 import { addTaskUsage, UnwrittenUsage } from './unwritten-usage.js';
 import { fenceRefusal, Refusal } from './task-checks.js';
 import { fitTask, MAX_POSTED_TASK_BYTES, MAX_TASK_WRITE_BYTES, taskBytes } from './task-size.js';
-import type { CompletionResult, CreateTaskInput, Fence, FollowUpOf, MutationResult, Posted, TaskPatch, UpdateOptions } from './task-types.js';
+import type { CompletionResult, CreateTaskInput, Fence, FollowUpOf, MutationResult, PostAfter, Posted, PostResult, TaskPatch, UpdateOptions } from './task-types.js';
 import type { TaskStore } from './task-store.js';
 
 export { Refusal } from './task-checks.js';
@@ -35,7 +35,7 @@ export abstract class TaskRules
    * (PostgreSQL's one statement); what it posted so comes back as `posted`.
    */
   protected abstract mutate(id: number, change: (task: Task) => Task | Refusal, retries?: number, follow?: FollowUpOf): Promise<MutationResult & { posted?: Posted }>;
-  abstract createAfter(input: CreateTaskInput, after: { pipeline: number; task: number }): Promise<{ task: Task; created: boolean }>;
+  abstract createAfter(input: CreateTaskInput, after: PostAfter): Promise<PostResult>;
   abstract list(): Awaitable<Task[]>;
   abstract get(id: number): Awaitable<Task>;
 

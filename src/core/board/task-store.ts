@@ -3,7 +3,7 @@ import type { EventSink } from '../events/emitter.js';
 import type { ReleaseKind } from '../events/schema.js';
 import { type Task, TaskSchema, type TaskUsage } from './schemas.js';
 import type { BoardProblem } from './task-index.js';
-import type { ClaimResult, CompletionResult, CreateTaskInput, Fence, FollowUpOf, MutationResult, TaskPatch, UpdateOptions } from './task-types.js';
+import type { ClaimResult, CompletionResult, CreateTaskInput, Fence, FollowUpOf, MutationResult, PostAfter, PostResult, TaskPatch, UpdateOptions } from './task-types.js';
 
 type Awaitable<T> = T | Promise<T>;
 
@@ -23,7 +23,7 @@ export interface TaskStore {
    * process posted one already: that one is returned then, with `created` false. Check and post are
    * one step under the pipeline's lock (`withLock('pipeline-<n>')`).
    */
-  createAfter(input: CreateTaskInput, after: { pipeline: number; task: number }): Promise<{ task: Task; created: boolean }>;
+  createAfter(input: CreateTaskInput, after: PostAfter): Promise<PostResult>;
   claim(id: number, owner: string, options?: { role?: string; tryOnce?: boolean }): Promise<ClaimResult>;
   claimNext(owner: string, role?: string): Promise<ClaimResult | null>;
   complete(id: number, fence: Fence | string, result?: string, artifacts?: Artifacts, next?: number): Promise<MutationResult>;
@@ -74,8 +74,8 @@ export interface TaskBoardLike extends TaskStore {
 export function createAfterUnderLock(
   store: Pick<TaskStore, 'withLock' | 'refresh' | 'list' | 'create'>,
   input: CreateTaskInput,
-  after: { pipeline: number; task: number },
-): Promise<{ task: Task; created: boolean }> {
+  after: PostAfter,
+): Promise<PostResult> {
   return store.withLock(`pipeline-${after.pipeline}`, async () => {
     // Fresh under the lock: a task another process just posted must be seen.
     await store.refresh();

@@ -34,24 +34,34 @@ export interface CreateTaskInput {
   notBefore?: string;
 }
 
+/** Where `TaskStore.createAfter` posts: after task `task` of pipeline `pipeline`, once. */
+export interface PostAfter {
+  pipeline: number;
+  task: number;
+}
+
+/** What `createAfter` posted, or found posted already (`created` false). */
+export interface PostResult {
+  task: Task;
+  created: boolean;
+}
+
 /** The task that follows a completed one, posted as `TaskStore.createAfter` posts it. */
 export interface FollowUp {
   input: CreateTaskInput;
-  after: { pipeline: number; task: number };
+  after: PostAfter;
 }
 
 /** What follows task `done` as it is completed (null: nothing); it only reads, and may be asked twice. */
 export type FollowUpOf = (done: Task) => Promise<FollowUp | null>;
 
 /** What a backend posted in a change's own write (TaskRules' `mutate` with `follow`), and who posted it. */
-export interface Posted {
-  task: Task;
-  created: boolean;
+export interface Posted extends PostResult {
   by: string;
 }
 
 /** A completion and what it posted (null: nothing followed, or the completion did not land). */
-export type CompletionResult = MutationResult & { posted: { task: Task; created: boolean } | null };
+export type CompletionResult = MutationResult & { posted: PostResult | null };
 
 /** `fenced`: refused because the caller's claim is no longer current (taken over, finished, released). */
 export type ClaimResult = { ok: true; task: Task } | { ok: false; reason: string; fenced?: boolean };

@@ -1,6 +1,6 @@
 import type { Task } from '../board/schemas.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
-import type { FollowUp } from '../board/task-types.js';
+import type { FollowUp, PostResult } from '../board/task-types.js';
 import type { PipelineEffects } from './effects.js';
 import { handoffData } from './handoff-data.js';
 import { successorOf } from './pipeline-flow.js';
@@ -66,7 +66,7 @@ export async function followUpOf(deps: SuccessorDeps, done: Task, by = done.owne
 }
 
 /** A successor of `done` posted: told as the pipeline's transition and to TaskCreated hooks when this call posted it. */
-export async function toldPosted(deps: SuccessorDeps, done: Task, posted: { task: Task; created: boolean }, by = done.owner ?? 'runtime'): Promise<Task> {
+export async function toldPosted(deps: SuccessorDeps, done: Task, posted: PostResult, by = done.owner ?? 'runtime'): Promise<Task> {
   if (!posted.created) return posted.task;
   deps.notices.transition(done, posted.task.id, posted.task.stage!, by);
   return deps.notices.created(posted.task);

@@ -10,7 +10,7 @@ import { type Task, TaskSchema } from '../schemas.js';
 import type { BoardProblem } from '../task-index.js';
 import { createAfterUnderLock, DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from '../task-rules.js';
 import { draftTask } from '../task-store.js';
-import type { ClaimResult, CreateTaskInput, FollowUp, FollowUpOf, MutationResult, Posted } from '../task-types.js';
+import type { ClaimResult, CreateTaskInput, FollowUp, FollowUpOf, MutationResult, PostAfter, Posted, PostResult } from '../task-types.js';
 import { createPool, describeUrl, isConnectionError, transaction, withConnectionRetry } from './connection.js';
 import { DbClock } from './db-clock.js';
 import { migrateWith } from './schema.js';
@@ -167,7 +167,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
    * One round trip (autoteam_post_after), stamped by the database's clock. A reply lost with the
    * connection is asked again under the same call id: the task it posted is then found as its own.
    */
-  async createAfter(input: CreateTaskInput, after: { pipeline: number; task: number }): Promise<{ task: Task; created: boolean }> {
+  async createAfter(input: CreateTaskInput, after: PostAfter): Promise<PostResult> {
     // Blockers are checked and told in create's transaction (a stage's next task has none).
     if (input.blockedBy?.length) return createAfterUnderLock(this, input, after);
     const draft = this.postDraft(input);

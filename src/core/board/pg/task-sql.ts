@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Task } from '../schemas.js';
+import type { PostAfter } from '../task-types.js';
 
 /**
  * The tasks table in SQL: its columns, a row ↔ Task mapping, and the claim statements. The claim
@@ -117,7 +118,7 @@ export const POST_AFTER = 'SELECT autoteam_post_after($1, $2, $3::jsonb, $4) AS 
  */
 export async function postAfter(
   query: (text: string, values: unknown[]) => Promise<{ rows: unknown[] }>,
-  after: { pipeline: number; task: number },
+  after: PostAfter,
   draft: Task,
   call: string,
 ): Promise<{ created: boolean; row: TaskRow } | null> {
