@@ -26,6 +26,7 @@ const POSTGRES_FILES = [
   'tests/board/pg-write.test.ts',
   'tests/board/complete-then-post.test.ts',
   'tests/board/pg-reconnect-mail.test.ts',
+  'tests/board/pg-event-order.test.ts',
 ];
 
 /** Whole runs of the CLI (a pipeline, a REPL, a board outage): their own projects, so `npm test` stays short. */

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { formatDuration } from '../frontend/format.js';
 import { Teammate } from '../core/agent/teammate.js';
 import { MailHint } from '../core/agent/teammate-inbox.js';
@@ -5,12 +7,13 @@ import type { TeammateSettings } from '../core/agent/settings.js';
 import { Wake } from '../core/agent/wake.js';
 import { StageRegistry } from '../core/stages/stage-registry.js';
 import { openBoard } from '../core/board/board.js';
+import { checkMemberName, DEFAULT_LEAD } from '../core/board/team-registry.js';
 import { BoardOutage } from '../core/board/outage.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { createModel, describeModel } from '../core/model/factory.js';
 import { guardProcess } from '../core/agent/crash-log.js';
-import { AutoteamError } from '../core/errors.js';
+import { AutoteamError, ConfigError } from '../core/errors.js';
 import { attachTelemetry } from '../core/telemetry/attach.js';
 import { describeTeamEvent, saysLine } from '../frontend/activity.js';
 import { onHangup, onStopSignals } from '../frontend/quit.js';
@@ -33,6 +36,12 @@ export interface WorkerCommandOptions {
 /** `autoteam worker`: one teammate in the foreground of this process, with its own watcher. */
 export async function runWorker(options: WorkerCommandOptions): Promise<number> {
   StageRegistry.from(options.settings.stages).checkRole(options.role);
+  // A name the team would refuse leaves nothing behind: checked before the board is opened (or made).
+  if (options.name !== undefined) {
+    checkMemberName(options.name);
+    const config = path.join(options.dir, '.team', 'config.json');
+    if (!options.board && options.name === DEFAULT_LEAD && !fs.existsSync(config)) throw new ConfigError(`'${options.name}' is the team lead's name`);
+  }
   const { model: base, models } = modelSpecs(process.env, options.project, options.model ?? {});
   const spec = models[options.role] ?? base;
   const model = await createModel(spec);

@@ -3,7 +3,7 @@ import { useRef, useState } from 'react';
 import { complete } from '../frontend/commands.js';
 import {
   backspace,
-  deleteWord,
+  CTRL_EDITS,
   EMPTY_LINE,
   end,
   home,
@@ -88,10 +88,8 @@ export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, promp
       if (key.return) return submit(line.current.text);
       if (key.ctrl) {
         if (input === 'd' && line.current.text === '') return onQuit();
-        if (input === 'u') return set(EMPTY_LINE);
-        if (input === 'w') return set(deleteWord(line.current));
-        if (input === 'a') return set(home(line.current));
-        if (input === 'e') return set(end(line.current));
+        const edit = CTRL_EDITS[input];
+        if (edit) return set(edit(line.current));
         if (key.leftArrow) return set(left(line.current));
         if (key.rightArrow) return set(right(line.current));
         // Any other Ctrl key means nothing here, and is not text either.

@@ -83,15 +83,30 @@ export function deleteWord(state: LineState): LineState {
   return { text: head + state.text.slice(state.cursor), cursor: head.length };
 }
 
+/** Ctrl+K: everything from the cursor to the end. */
+export function killToEnd(state: LineState): LineState {
+  return { ...state, text: state.text.slice(0, state.cursor) };
+}
+
 /** A paste's text as the line keeps it: line breaks as `\n`, Tabs kept, other control characters dropped. */
 export function pasteText(raw: string): string {
   return raw.replace(/\r\n?/g, '\n').replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '');
 }
 
+/** The line-editing Ctrl keys, by the character a terminal sends for each (typeChunk, and InputLine's keys). */
+export const CTRL_EDITS: Readonly<Record<string, (state: LineState) => LineState>> = {
+  u: () => lineOf(''),
+  w: deleteWord,
+  k: killToEnd,
+  a: home,
+  e: end,
+};
+
 /**
  * Typed keys that arrived in one chunk (a fast typist over ssh, a terminal that does not mark
- * pastes): Backspace/DEL delete, a line break is an Enter, other control characters are dropped.
- * `entered` says whether the chunk held an Enter; the text keeps its line breaks as `\n`.
+ * pastes): Backspace/DEL delete, a line break is an Enter, the line-editing Ctrl keys edit
+ * (CTRL_EDITS), other control characters are dropped. `entered` says whether the chunk held an
+ * Enter; the text keeps its line breaks as `\n`.
  */
 export function typeChunk(state: LineState, chunk: string): { state: LineState; entered: boolean } {
   let next = state;
@@ -105,6 +120,7 @@ export function typeChunk(state: LineState, chunk: string): { state: LineState; 
       if (ch === '\r' && chunk[i + 1] === '\n') i++;
       next = insert(next, '\n');
     } else if (ch >= ' ') next = insert(next, ch);
+    else next = CTRL_EDITS[String.fromCharCode(ch.charCodeAt(0) + 96)]?.(next) ?? next;
   }
   return { state: next, entered };
 }

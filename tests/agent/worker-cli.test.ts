@@ -107,6 +107,19 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     expect(worker.output()).toMatch(/\[leaver\] exited: idle for 1 s/);
   });
 
+  it('refuses a name the team would refuse before it makes a board: an empty folder stays empty', async () => {
+    root = tempBoard('autoteam-worker-bad-name-');
+    for (const [name, said] of [
+      ['bad name', "autoteam: invalid teammate name 'bad name': name: letters, digits, _ and - only"],
+      ['lead', "autoteam: 'lead' is the team lead's name"],
+    ]) {
+      const refused = startWorker(root, name!, {});
+      expect(await refused.exited).toEqual([2, null]);
+      expect(refused.output().trim()).toBe(said);
+      expect(fs.readdirSync(root)).toEqual([]);
+    }
+  });
+
   it('says the sandbox is off, and where that was set: the flag, or AUTOTEAM_SANDBOX in the board\'s .env', async () => {
     root = tempBoard('autoteam-worker-sandbox-off-');
     fs.writeFileSync(path.join(root, '.env'), 'AUTOTEAM_SANDBOX=off\n');

@@ -286,6 +286,17 @@ describe('the REPL app', () => {
     expect(own()).toEqual([]);
   });
 
+  it('edits the line with Ctrl+A, Ctrl+K, Ctrl+E, Ctrl+W and Ctrl+U, each sent alone as a terminal sends a key', async () => {
+    const m = await mount();
+    await m.type('/tasks now');
+    for (const key of ['\x01', 'X', '\x0b']) await m.type(key);
+    await m.until(/› X *$/m, 'Ctrl+K killed the rest of the line after X');
+    for (const key of ['\x01', '/team ', '\x05', ' two', '\x17']) await m.type(key);
+    await m.until(/› \/team X *$/m, "Ctrl+W deleted the last word, X's start kept");
+    await m.type('\x15');
+    await m.until('a requirement for the lead', 'Ctrl+U cleared the line');
+  });
+
   it('quits on Ctrl+D at an empty prompt, and leaves a typed line alone', async () => {
     const m = await mount();
     await m.type('/ta');

@@ -15,6 +15,14 @@ describe('keys that arrive in one chunk with text', () => {
     expect(typed('abc', '\x7fd').state.text).toBe('abd');
   });
 
+  it('applies the line-editing Ctrl keys where they fall in the chunk: U clears, W deletes a word, K kills to the end, A and E move', () => {
+    expect(typed('', 'abc\x15def').state).toEqual({ text: 'def', cursor: 3 });
+    expect(typed('', '/tasks /s\x17\x17/team').state.text).toBe('/team');
+    expect(typed('', 'Qxyz\x01\x0b').state).toEqual({ text: '', cursor: 0 });
+    expect(typed('', 'Qxyz\x01\x05!').state.text).toBe('Qxyz!');
+    expect(typed('', 'ab\x01X').state).toEqual({ text: 'Xab', cursor: 1 });
+  });
+
   it('takes a line break in the chunk as an Enter, keeping the lines', () => {
     expect(typed('', 'line one\rline two')).toEqual({ state: { text: 'line one\nline two', cursor: 17 }, entered: true });
     expect(typed('', 'a\r\nb\n').state.text).toBe('a\nb\n');

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { z } from 'zod';
 import { BoardFileError, ConfigError, NotFoundError } from '../errors.js';
 import { goneReason, HEARTBEAT_MS, type Heartbeat, HOST } from './liveness.js';
 import { pidAlive } from './pid.js';
@@ -22,6 +23,9 @@ export interface MemberUpdate {
   pid?: number | null;
   reason?: string;
 }
+
+/** The lead's name on a team whose config does not name another. */
+export const DEFAULT_LEAD = 'lead';
 
 /** A member whose record says it is running (working, idle or waiting; or starting, as a lead shows it), whether or not it still is. */
 export function isLive(member: { status: MemberState }): boolean {
@@ -97,11 +101,11 @@ export class TeamRegistry {
   }
 
   private empty(): TeamConfig {
-    return { team: this.defaultTeam ?? (path.basename(path.resolve(this.rootDir)) || 'team'), lead: 'lead', members: [] };
+    return { team: this.defaultTeam ?? (path.basename(path.resolve(this.rootDir)) || 'team'), lead: DEFAULT_LEAD, members: [] };
   }
 
   /** Creates the config if missing (keeping an existing team's name). */
-  async ensure(team?: string, lead = 'lead'): Promise<TeamConfig> {
+  async ensure(team?: string, lead = DEFAULT_LEAD): Promise<TeamConfig> {
     return this.change((config, existed) => (existed ? config : { ...config, team: team ?? config.team, lead }));
   }
 
@@ -135,9 +139,7 @@ export class TeamRegistry {
       host: HOST,
       heartbeat: at,
     });
-    if (!member.success) {
-      throw new ConfigError(`invalid teammate name '${name.length > 80 ? `${name.slice(0, 80)}…` : name}': ${describeZodError(member.error)}`);
-    }
+    if (!member.success) throw invalidName(name, member.error);
     const config = await this.change((current) => {
       this.checkNameFree(current, name, member.data.pid);
       return { ...current, members: [...current.members.filter((m) => m.name !== name), member.data] };
@@ -279,6 +281,16 @@ function withRecoveryHint(error: unknown): unknown {
 }
 
 const RECOVERY = 'fix it, or delete it and a new one is written (members are listed again as they join)';
+
+/** Refuses a name no member may have (letters, digits, _ and -, 64 at most), before anything is opened or written. */
+export function checkMemberName(name: string): void {
+  const checked = MemberSchema.pick({ name: true }).safeParse({ name });
+  if (!checked.success) throw invalidName(name, checked.error);
+}
+
+function invalidName(name: string, error: z.ZodError): ConfigError {
+  return new ConfigError(`invalid teammate name '${name.length > 80 ? `${name.slice(0, 80)}…` : name}': ${describeZodError(error)}`);
+}
 
 /** Whether `member` is process `pid` of this host: a pid alone names nothing on another host (containers run theirs as pid 1). */
 export function sameProcess(member: Pick<Member, 'pid' | 'host'>, pid: number | null = process.pid): boolean {

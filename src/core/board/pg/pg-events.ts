@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { type EventLog, pause } from '../../events/log.js';
 import { type EventFilter, matches, type TeamEvent, TeamEventSchema } from '../../events/schema.js';
@@ -16,6 +17,28 @@ SELECT (e->>'ts')::timestamptz, e->>'type', (e->>'pipeline')::integer, (e->>'tas
 FROM guard, jsonb_array_elements($1::jsonb) WITH ORDINALITY AS t(e, i)
 ORDER BY i
 RETURNING seq`;
+
+/**
+ * APPEND, unless one of the tasks `$2` claims was posted in the last `$3` seconds and its post is not
+ * in the log yet: then nothing, for the batch to be tried again (PgEventLog.append). The statement's
+ * snapshot predates the lock, so a post committed while it waited counts as missing, and the next
+ * try finds it.
+ */
+const APPEND_AFTER_POSTS = APPEND.replace(
+  'INSERT INTO',
+  `, unlogged AS (
+  SELECT t.id FROM guard, autoteam_tasks t
+  WHERE t.id = ANY ($2::integer[]) AND t.created_at > now() - make_interval(secs => $3)
+    AND NOT EXISTS (SELECT 1 FROM autoteam_events p WHERE p.task = t.id AND p.type = 'task_posted'))
+INSERT INTO`,
+).replace('ORDER BY i', 'WHERE NOT EXISTS (SELECT 1 FROM unlogged)\nORDER BY i');
+
+/**
+ * How long a batch that claims a task waits for the task's post to be in the log (PgEventLog.append).
+ * A post's event is written by its poster right after the commit that woke the claimer, so the wait
+ * is a few milliseconds; a poster killed in between never writes it, and the claim goes in after this.
+ */
+export const POST_WAIT_MS = 2_000;
 
 const READ = `
 SELECT seq, body FROM autoteam_events
@@ -37,14 +60,40 @@ export class PgEventLog implements EventLog {
     private readonly pool: pg.Pool,
     private readonly appended: { on(listener: () => void): () => void },
     private readonly pollMs = 500,
+    private readonly postWaitMs = POST_WAIT_MS,
   ) {}
 
+  /** Batches held back because a task they claim was not yet logged as posted (tests). */
+  held = 0;
+
+  /**
+   * Appends the batch. A claim is logged after its task's post: the file board writes a post's event
+   * before the task can be claimed (TaskRules.announce), but here the poster writes it after the
+   * commit that wakes every claimer, whose own batch could land first. So a batch claiming a task
+   * posted within `postWaitMs` whose post is not in the log yet waits and is tried again, until the
+   * post is there or `postWaitMs` has passed. The batch holds its process's later events behind it,
+   * which keeps their order.
+   */
   async append(events: readonly TeamEvent[]): Promise<TeamEvent[]> {
     if (events.length === 0) return [];
     const bodies = events.map(({ seq: _seq, ...event }) => JSON.parse(redact(JSON.stringify(event), this.secrets)) as TeamEvent);
-    const { rows } = await withConnectionRetry(this.url, () => this.pool.query<{ seq: string }>(APPEND, [JSON.stringify(bodies)]));
-    const seqs = rows.map((row) => Number(row.seq)).sort((a, b) => a - b);
-    return bodies.map((event, i) => ({ seq: seqs[i]!, ...event }) as TeamEvent);
+    const json = JSON.stringify(bodies);
+    // A task posted in this batch is posted before its claim here.
+    const postedHere = new Set(bodies.flatMap((event) => (event.type === 'task_posted' && event.task != null ? [event.task] : [])));
+    const claimed = [...new Set(bodies.flatMap((event) => (event.type === 'task_claimed' && event.task != null && !postedHere.has(event.task) ? [event.task] : [])))];
+    const until = Date.now() + this.postWaitMs;
+    for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+      const after = claimed.length > 0 && Date.now() < until;
+      const { rows } = await withConnectionRetry(this.url, () =>
+        this.pool.query<{ seq: string }>(after ? APPEND_AFTER_POSTS : APPEND, after ? [json, claimed, this.postWaitMs / 1000] : [json]),
+      );
+      if (rows.length > 0 || !after) {
+        const seqs = rows.map((row) => Number(row.seq)).sort((a, b) => a - b);
+        return bodies.map((event, i) => ({ seq: seqs[i]!, ...event }) as TeamEvent);
+      }
+      this.held++;
+      await sleep(Math.min(wait, Math.max(0, until - Date.now())));
+    }
   }
 
   async read(filter: EventFilter = {}, limit = Number.POSITIVE_INFINITY): Promise<TeamEvent[]> {

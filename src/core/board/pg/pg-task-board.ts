@@ -157,9 +157,10 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
       return { row: rows[0]!, blockers };
     });
     for (const row of task.blockers) this.replica.apply(row);
-    await this.counted();
+    // Told before the count: an ANALYZE it may run must not hold back the post's event (pg-events.ts).
     const posted = this.replica.apply(task.row);
     this.posted(posted, input.by ?? 'lead');
+    await this.counted();
     return posted;
   }
 
@@ -175,7 +176,10 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     // A database whose transactions are not READ COMMITTED: the check would not see a post made while it waited.
     if (!posted) return createAfterUnderLock(this, input, after);
     const task = this.replica.apply(posted.row);
-    if (posted.created) await this.counted().then(() => this.posted(task, input.by ?? 'lead'));
+    if (posted.created) {
+      this.posted(task, input.by ?? 'lead');
+      await this.counted();
+    }
     return { task, created: posted.created };
   }
 
@@ -327,7 +331,8 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
     this.clock.read(row.db_now, sentMs);
     const task = this.replica.apply(row);
     const posted = { task: this.replica.apply(rowFromJson(row.posted.row)), created: row.posted.created, by };
-    if (posted.created) await this.counted();
+    // Not waited for: its post is told after this returns, and an ANALYZE must not hold that back.
+    if (posted.created) void this.counted();
     return { task, posted };
   }
 

@@ -165,6 +165,9 @@ export const MIGRATIONS: readonly string[] = [
      PERFORM pg_notify('autoteam', 'doc:' || COALESCE(NEW.key, OLD.key));
      RETURN NULL;
    END $$;`,
+  // A claim's event waits for its task's post to be in the log (pg-events.ts, APPEND_AFTER_POSTS):
+  // found by this index, not by reading the log.
+  `CREATE INDEX autoteam_events_posts ON autoteam_events (task) WHERE type = 'task_posted';`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
