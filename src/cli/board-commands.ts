@@ -147,7 +147,7 @@ export function registerBoardCommands(program: Command): void {
       const dir = boardDir(command);
       const { exportBoard } = await import('../core/board/pg/transfer.js');
       const counts = await exportBoard(url, dir);
-      console.log(`exported ${counts.tasks} tasks, ${counts.requests} requests, ${counts.messages} messages and ${counts.files} submitted files from ${describeUrl(url)} to ${dir}`);
+      console.log(`exported ${counts.tasks} tasks, ${counts.requests} requests, ${counts.messages} messages, ${counts.events} events and ${counts.files} submitted files from ${describeUrl(url)} to ${dir}`);
     });
 
   program
@@ -161,7 +161,7 @@ export function registerBoardCommands(program: Command): void {
       const dir = existingBoardDir(command);
       const { importBoard } = await import('../core/board/pg/transfer.js');
       const counts = await importBoard(dir, url);
-      console.log(`imported ${counts.tasks} tasks, ${counts.requests} requests, ${counts.messages} messages and ${counts.files} submitted files from ${dir} into ${describeUrl(url)}`);
+      console.log(`imported ${counts.tasks} tasks, ${counts.requests} requests, ${counts.messages} messages, ${counts.events} events and ${counts.files} submitted files from ${dir} into ${describeUrl(url)}`);
     });
 
   program

@@ -70,7 +70,14 @@ describe.runIf(postgresBin && python)('a run on the PostgreSQL board', () => {
     const out = folder('autoteam-pgout-');
     const exported = await runCli(['export', '--board', url, '--dir', out], { cwd: out });
     expect(exported.code, describeRun(exported)).toBe(0);
-    expect(exported.stdout).toMatch(/^exported 5 tasks, \d+ requests, \d+ messages and 2 submitted files from postgres:\/\//);
+    expect(exported.stdout).toMatch(/^exported 5 tasks, \d+ requests, \d+ messages, \d+ events and 2 submitted files from postgres:\/\//);
+    // The log goes along, in its order, numbered from 1 in the folder.
+    const eventsDb = await runCli(['events', '--json', '--board', url], { cwd: out });
+    const eventsFiles = await runCli(['events', '--json', '--dir', out], { cwd: out });
+    const strip = (text: string) => text.trim().split('\n').map((line) => ({ ...JSON.parse(line), seq: 0 }));
+    expect(strip(eventsFiles.stdout).length).toBeGreaterThan(20);
+    expect(strip(eventsFiles.stdout)).toEqual(strip(eventsDb.stdout));
+    expect(exported.stdout).toContain(` ${strip(eventsDb.stdout).length} events `);
     const listedFiles = await runCli(['tasks', '--dir', out], { cwd: out });
     const listedDb = await runCli(['tasks', '--board', url], { cwd: out });
     expect(listedFiles.stdout).toBe(listedDb.stdout);
@@ -82,9 +89,11 @@ describe.runIf(postgresBin && python)('a run on the PostgreSQL board', () => {
     const target = await freshDatabase();
     const imported = await runCli(['import', '--dir', out, '--board', target], { cwd: out });
     expect(imported.code, describeRun(imported)).toBe(0);
-    expect(imported.stdout).toMatch(/^imported 5 tasks, \d+ requests, \d+ messages and 2 submitted files/);
+    expect(imported.stdout).toMatch(/^imported 5 tasks, \d+ requests, \d+ messages, \d+ events and 2 submitted files/);
     const listedImport = await runCli(['tasks', '--board', target], { cwd: out });
     expect(listedImport.stdout).toBe(listedDb.stdout);
+    const eventsImported = await runCli(['events', '--json', '--board', target], { cwd: out });
+    expect(strip(eventsImported.stdout)).toEqual(strip(eventsDb.stdout));
     // A new task continues after the imported ids, and a new pipeline after the imported ones.
     const next = await openBoard(target, out);
     try {

@@ -48,6 +48,11 @@ ORDER BY seq DESC LIMIT $4`;
 /** The most a follower reads in one query; a longer backlog is read in pages. */
 const PAGE = 1_000;
 
+/** Appends `events` (without their seq) on `client`, in a transaction of the caller's (an import's). */
+export async function appendEvents(client: pg.PoolClient, events: readonly TeamEvent[]): Promise<void> {
+  await client.query(APPEND, [JSON.stringify(events)]);
+}
+
 /**
  * The event log in `autoteam_events`. A statement-level trigger NOTIFYs `event` after each append;
  * followers wake on it (through the board's one LISTEN connection) and poll as the fallback.

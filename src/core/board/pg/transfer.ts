@@ -10,13 +10,17 @@ import { TeamRegistry } from '../team-registry.js';
 import { createPool, describeUrl, transaction, withConnectionRetry } from './connection.js';
 import { migrateWith } from './schema.js';
 import { insertTask } from './task-sql.js';
+import { appendEvents } from './pg-events.js';
+import { FileEventLog } from '../../events/file-log.js';
+import type { TeamEvent } from '../../events/schema.js';
 import { counted } from '../../words.js';
 
 /**
  * A PostgreSQL board as files and back: `export` writes the same `.tasks/task_<id>.json`,
  * `.team/config.json`, `.team/requests/<id>.json` and `.team/inbox/<name>.jsonl` the file board keeps
- * (messages are copied, not taken), so a database board can always be read as files; `import` loads
- * a file board into an empty database, ids kept.
+ * (messages are copied, not taken) and the event log as `.team/events.jsonl`, so a database board can
+ * always be read as files; `import` loads a file board into an empty database, ids kept, its event
+ * log after whatever the database's log holds.
  */
 
 export interface TransferCounts {
@@ -25,7 +29,14 @@ export interface TransferCounts {
   messages: number;
   /** Submitted files (by sha256) carried along. */
   files: number;
+  /** The event log's events, in their order (numbered again by the log they go into). */
+  events: number;
 }
+
+/** How many events go in one write of the log being filled. */
+const EVENT_CHUNK = 1_000;
+
+const withoutSeq = (events: readonly TeamEvent[]): TeamEvent[] => events.map(({ seq: _seq, ...event }) => event as TeamEvent);
 
 function hasTasks(dir: string): boolean {
   const tasks = path.join(dir, '.tasks');
@@ -68,7 +79,10 @@ export async function exportBoard(url: string, dir: string): Promise<TransferCou
     } finally {
       await pool.end();
     }
-    return { tasks: tasks.length, requests: requests.length, messages, files };
+    const events = await board.log.read();
+    const log = new FileEventLog(dir);
+    for (let start = 0; start < events.length; start += EVENT_CHUNK) await log.append(withoutSeq(events.slice(start, start + EVENT_CHUNK)));
+    return { tasks: tasks.length, requests: requests.length, messages, files, events: events.length };
   } finally {
     await board.close();
   }
@@ -86,6 +100,7 @@ export async function importBoard(dir: string, url: string): Promise<TransferCou
   const config = registry.exists() ? TeamConfigSchema.parse(registry.read()) : null;
   const requests = new RequestStore(dir).list();
   const mailbox = new Mailbox(dir);
+  const events = await new FileEventLog(dir).read();
   const pool = createPool(url, 1);
   try {
     await migrateWith(url, pool);
@@ -112,7 +127,8 @@ export async function importBoard(dir: string, url: string): Promise<TransferCou
         await client.query('INSERT INTO autoteam_blobs (sha256, data) VALUES ($1, $2) ON CONFLICT DO NOTHING', [name, fs.readFileSync(path.join(blobDir, name))]);
         files++;
       }
-      return { tasks: tasks.length, requests: requests.length, messages, files };
+      for (let start = 0; start < events.length; start += EVENT_CHUNK) await appendEvents(client, withoutSeq(events.slice(start, start + EVENT_CHUNK)));
+      return { tasks: tasks.length, requests: requests.length, messages, files, events: events.length };
     });
   } finally {
     await pool.end();
