@@ -43,7 +43,8 @@ export async function listMcpServers(options: McpListOptions): Promise<number> {
   const all = Object.entries(project.mcpServers ?? {});
   const servers = options.role === undefined ? all : all.filter(([, spec]) => spec.roles.includes(options.role!));
   if (servers.length === 0) {
-    print(all.length === 0 ? `no MCP servers in ${project.file ?? path.join(options.dir, 'autoteam.config.json')} (mcpServers)` : `no MCP server is offered to ${options.role}`);
+    const none = project.file ? `no MCP servers in ${project.file} (mcpServers)` : `no MCP servers: there is no ${path.join(options.dir, 'autoteam.config.json')} (give them in its mcpServers)`;
+    print(all.length === 0 ? none : `no MCP server is offered to ${options.role}`);
     return 0;
   }
   let failed = 0;

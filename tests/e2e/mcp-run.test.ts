@@ -173,6 +173,17 @@ describe('autoteam mcp list', () => {
     expect(engineer.stdout).not.toContain('unset');
   });
 
+  it('says where servers would go: the config file, or that there is none', async () => {
+    const empty = tempBoard('autoteam-mcp-none-');
+    roots.push(empty);
+    const none = await runCli(['mcp', 'list', '--dir', empty], { cwd: empty });
+    expect(none.code, describeRun(none)).toBe(0);
+    expect(none.stdout.trim()).toBe(`no MCP servers: there is no ${path.join(empty, 'autoteam.config.json')} (give them in its mcpServers)`);
+    const dir = board({});
+    const listed = await runCli(['mcp', 'list', '--dir', dir], { cwd: dir });
+    expect(listed.stdout.trim()).toBe(`no MCP servers in ${path.join(dir, 'autoteam.config.json')} (mcpServers)`);
+  });
+
   it('refuses a role no stage has, with exit 2', async () => {
     const dir = board({ everything: everything() });
     const result = await runCli(['mcp', 'list', '--role', 'astronaut', '--dir', dir], { cwd: dir });

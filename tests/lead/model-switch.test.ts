@@ -85,6 +85,9 @@ describe('/model', () => {
     expect(out.at(-1)).toMatch(/^error: unknown role 'wizard' \(roles: analyst, engineer, reviewer/);
     await runLine('/model engineer frob:large', io);
     expect(out.at(-1)).toBe("error: unknown provider 'frob' (providers: anthropic, openai, offline; a model id with a colon goes after its provider, e.g. openai:frob:large)");
+    // A provider's name with nothing after the colon: no model id to suggest a provider for.
+    await runLine('/model engineer bogus:', io);
+    expect(out.at(-1)).toBe("error: unknown provider 'bogus' (providers: anthropic, openai, offline)");
     await runLine('/model engineer opnai:gpt-4.1', io);
     expect(out.at(-1)).toBe("error: unknown provider 'opnai' — did you mean openai:gpt-4.1? (providers: anthropic, openai, offline)");
     await runLine('/model engineer', io);
