@@ -238,6 +238,9 @@ export function describeTeamEvent(
       // A question and a saved requirement are shown as such (question_asked), not as tool lines; a
       // call of theirs the runtime refused never becomes one, so it is shown here.
       if ((event.tool === 'ask_clarifying_question' || event.tool === 'save_requirement') && event.outcome === 'ok') return null;
+      // A general task's completion is its `completed #N: <result>` line, which the tool's own write
+      // logs before the call's event: the tool line after it would say it again, out of order.
+      if (event.tool === 'complete_task' && event.outcome === 'ok') return null;
       // Not run because the task was cancelled or taken over: its task_cancelled or takeover line says so once.
       if (event.outcome === 'claim_lost') return null;
       return { text: `${who} ${event.tool}${event.outcome === 'ok' ? '' : ' ✗'}: ${event.summary}`, tone: 'activity' };

@@ -151,6 +151,12 @@ describe('a tool call shown by its own event', () => {
     );
   });
 
+  it("a general task's complete_task is its completed line, not a tool line after it; one refused is a tool line", () => {
+    const complete = (outcome: 'ok' | 'invalid_arguments', summary: string) => TeamEventSchema.parse({ ...call(outcome, summary), pipeline: null, tool: 'complete_task' });
+    expect(describeTeamEvent(complete('ok', 'Task #1 completed.'), view)).toBeNull();
+    expect(describeTeamEvent(complete('invalid_arguments', 'Invalid arguments for complete_task: result: missing'), view)?.text).toBe('[analyst] complete_task ✗: Invalid arguments for complete_task: result: missing');
+  });
+
   it('a call not run because the task was cancelled or taken over is no line: the cancel or the takeover is said once', () => {
     expect(describeTeamEvent(call('claim_lost', 'Not run: task #1 is no longer yours (cancelled, owner analyst, claim 1); nothing was written'), view)).toBeNull();
   });

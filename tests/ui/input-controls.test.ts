@@ -95,8 +95,11 @@ describe('the offline lead', () => {
     const reply = leadTurn('Write a word counter', [posted]).text!;
     expect(reply).toContain('Pipeline #3');
     expect(reply).not.toContain('Posted pipeline');
-    // Any other result is still its answer, as before.
+    // A general task's line is on screen too: the reply says what comes next, not the line again.
     const general = { name: 'create_task', input: { subject: 'run `ls`' }, result: { content: 'Created task #4: run `ls`', isError: false } };
-    expect(leadTurn('create a task to run `ls`', [general]).text).toBe('Created task #4: run `ls`');
+    expect(leadTurn('create a task to run `ls`', [general]).text).toBe('Task #4 is on the board: a teammate takes it, and its result shows here when it is done.');
+    // Any other result is still its answer, as before.
+    const refused = { name: 'create_task', input: { subject: 'x' }, result: { content: 'no task: the subject is empty', isError: false } };
+    expect(leadTurn('create a task to x', [refused]).text).toBe('no task: the subject is empty');
   });
 });
