@@ -355,14 +355,19 @@ export function parseLine(raw: string, questionPending: boolean): ParsedLine {
  * A block of lines that arrived as one input (typed ahead, or pasted where the terminal marks no
  * paste) split where a line starts with a command (`/post …`, `/tasks`): each command runs on its
  * own, in order, instead of the first taking the rest as its text. Lines that start no command stay
- * with the line before them, so a requirement or an answer of several lines is still one.
+ * with the line before them, so a requirement or an answer of several lines is still one — save
+ * after a command that takes nothing (`/tasks`), where they start the next part.
  */
 export function splitCommands(raw: string): string[] {
   const parts: string[] = [];
+  // After a command that takes nothing (`/tasks`), the next line is a part of its own, not its text.
+  let closed = false;
   for (const line of raw.split('\n')) {
     const name = /^\s*\/(\S+)(\s|$)/.exec(line)?.[1]?.toLowerCase();
-    if (parts.length === 0 || (name !== undefined && COMMAND_NAMES.includes(name))) parts.push(line);
+    const command = name === undefined ? undefined : COMMANDS.find((candidate) => candidate.name === name);
+    if (parts.length === 0 || command !== undefined || (closed && line.trim())) parts.push(line);
     else parts[parts.length - 1] += `\n${line}`;
+    if (command !== undefined || (closed && line.trim())) closed = command?.args === '';
   }
   return parts.map((part) => part.trim()).filter(Boolean);
 }

@@ -55,6 +55,9 @@ describe('completion and parsing', () => {
   it('splits a block at the lines that start a command, and only there', () => {
     expect(splitCommands('/inbox\n/team\n/tasks')).toEqual(['/inbox', '/team', '/tasks']);
     expect(splitCommands('/post Sort my files\nby type\n/post Count words')).toEqual(['/post Sort my files\nby type', '/post Count words']);
+    // A command that takes nothing does not take the lines after it: they are the next part.
+    expect(splitCommands('first line\n/tasks\nsecond line\nand more')).toEqual(['first line', '/tasks', 'second line\nand more']);
+    expect(splitCommands('/team\n\n/post x\ny')).toEqual(['/team', '/post x\ny']);
     // A path or an unknown word at a line's start is text, not a command.
     expect(splitCommands('Copy it to\n/usr/local/bin\n/nosuch thing')).toEqual(['Copy it to\n/usr/local/bin\n/nosuch thing']);
     expect(splitCommands('Write a script\n/tasks')).toEqual(['Write a script', '/tasks']);
