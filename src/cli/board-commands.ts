@@ -13,7 +13,7 @@ import { leaderOf } from '../core/lead/board-lead.js';
 import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.js';
 import { whoWorks } from './post-command.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
-import { cancelPipeline, pipelineId, retryPipeline } from '../frontend/commands.js';
+import { cancelPipeline, pipelineId, retriedLine } from '../frontend/commands.js';
 import { formatBoard } from '../frontend/format.js';
 import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, remoteOf, UsageError, warnOfBrokenConfig } from './board-options.js';
 
@@ -72,9 +72,11 @@ export function registerBoardCommands(program: Command): void {
   // One pipeline, by id: what the person does to it from any terminal (the REPL has the same as /commands).
   const pipelineCommands: Array<[string, string, (board: Board, id: number, command: Command) => Promise<string>]> = [
     ['cancel', "cancel a pipeline's open tasks; their owners stop", (board, id, command) => cancelPipeline(boardPipeline(board, command).pipelines, id, board.registry.read().lead)],
-    ['retry', 'restart a failed or cancelled pipeline from the stage that failed', async (board, id, command) =>
-        `${await retryPipeline(boardPipeline(board, command).pipelines, id, board.registry.read().lead)}\n` +
-        'a running lead (autoteam) or an autoteam worker of its role on this board picks it up'],
+    ['retry', 'restart a failed or cancelled pipeline from the stage that failed', async (board, id, command) => {
+      const task = await boardPipeline(board, command).pipelines.retry(id, board.registry.read().lead);
+      // Who works it, as `post` says it: the lead holding the board, or nobody yet.
+      return `${retriedLine(id, task)}\n${whoWorks(leaderOf(board.lease().read()), task.role ? [task.role] : undefined)}`;
+    }],
     ['diff', "print a pipeline's branch: its files and diff against where it started", (board, id) => diffPipeline(board.tasks, id)],
     ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead)],
   ];

@@ -35,13 +35,9 @@ export async function cancelPipeline(pipeline: Pick<Pipeline, 'cancel'>, id: num
   return cancelledLine(id, await pipeline.cancel(id, by));
 }
 
-/** Retries a failed or cancelled pipeline; the line that says with which task. */
-export async function retryPipeline(pipeline: Pick<Pipeline, 'retry'>, id: number, by: string): Promise<string> {
-  return retriedLine(id, await pipeline.retry(id, by));
-}
-
 const cancelledLine = (id: number, cancelled: readonly number[]) => `pipeline #${id} cancelled: ${cancelled.map((t) => `#${t}`).join(', ')}`;
-const retriedLine = (id: number, task: Task) => `pipeline #${id} retried: task #${task.id} (${task.stage}${task.revision ? ` r${task.revision}` : ''}) — ${task.subject}`;
+/** The line that says a pipeline was retried, and with which task. */
+export const retriedLine = (id: number, task: Task) => `pipeline #${id} retried: task #${task.id} (${task.stage}${task.revision ? ` r${task.revision}` : ''}) — ${task.subject}`;
 
 export const pipelineId = (text: string): number => positiveId(text, 'pipeline');
 const taskId = (text: string): number => positiveId(text, 'task');
