@@ -46,7 +46,8 @@ export function requirementsFrom(args: readonly string[], files: unknown, comman
   if (given.length === 0) throw new UsageError(`missing required argument 'requirement' (or --file <path>, one a line)${command ? tookTheRequirement(command) : ''}`);
   const first = new Map<string, string>();
   for (const { text, from } of given) {
-    const key = text.trim().replace(/\s+/g, ' ').toLowerCase();
+    // The same words in any case and spacing, with or without a closing full stop (or ! or ?).
+    const key = text.trim().replace(/\s+/g, ' ').replace(/\s*[.!?]+$/, '').toLowerCase();
     const earlier = first.get(key);
     if (earlier === undefined) first.set(key, from);
     else note(`note: ${from} repeats ${earlier}: it becomes a pipeline of its own, worked again`);

@@ -174,9 +174,9 @@ describe('the requirements of run and post', () => {
     expect(() => requirementsFrom(['Write one more.'], many)).toThrow(`--file ${many}: 1,001 requirements given with it; one command posts at most 1,000 (each is a pipeline): split the file`);
   });
 
-  it('says which requirement repeats which, by argument or file line, in any case and spacing, and keeps both', () => {
+  it('says which requirement repeats which, by argument or file line, in any case and spacing, with or without a full stop, and keeps both', () => {
     const file = path.join(folder(), 'reqs.txt');
-    fs.writeFileSync(file, 'Write a CSV merger.\n# again\nwrite a  word counter.\nWrite a CSV merger.\n');
+    fs.writeFileSync(file, 'Write a CSV merger.\n# again\nwrite a  word counter\nWrite a CSV merger.\n');
     const notes: string[] = [];
     expect(requirementsFrom(['Write a word counter.', 'Organize my Downloads.'], file, undefined, (line) => notes.push(line))).toHaveLength(5);
     expect(notes).toEqual([
