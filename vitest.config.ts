@@ -27,6 +27,7 @@ const POSTGRES_FILES = [
   'tests/board/complete-then-post.test.ts',
   'tests/board/pg-reconnect-mail.test.ts',
   'tests/board/pg-event-order.test.ts',
+  'tests/board/pg-transfer-events.test.ts',
 ];
 
 /** Whole runs of the CLI (a pipeline, a REPL, a board outage): their own projects, so `npm test` stays short. */

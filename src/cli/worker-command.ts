@@ -40,7 +40,9 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   if (options.name !== undefined) {
     checkMemberName(options.name);
     const config = path.join(options.dir, '.team', 'config.json');
-    if (!options.board && options.name === DEFAULT_LEAD && !fs.existsSync(config)) throw new ConfigError(`'${options.name}' is the team lead's name`);
+    if (!options.board && options.name.toLowerCase() === DEFAULT_LEAD && !fs.existsSync(config)) {
+      throw new ConfigError(options.name === DEFAULT_LEAD ? `'${options.name}' is the team lead's name` : `'${options.name}' differs from the team lead's name '${DEFAULT_LEAD}' only in case; names must differ in more than case; choose another name`);
+    }
   }
   const { model: base, models } = modelSpecs(process.env, options.project, options.model ?? {});
   const spec = models[options.role] ?? base;

@@ -104,9 +104,11 @@ export const CTRL_EDITS: Readonly<Record<string, (state: LineState) => LineState
 
 /**
  * Typed keys that arrived in one chunk (a fast typist over ssh, a terminal that does not mark
- * pastes): Backspace/DEL delete, a line break is an Enter, the line-editing Ctrl keys edit
- * (CTRL_EDITS), other control characters are dropped. `entered` says whether the chunk held an
- * Enter; the text keeps its line breaks as `\n`.
+ * pastes): Backspace/DEL delete, a line break is an Enter, Ctrl+U and Ctrl+W edit as typed alone,
+ * other control characters are dropped. The other editing keys are dropped here too: such a chunk
+ * may be an unmarked paste, whose text can hold a \x0b (a word processor's line break) or a \x01
+ * that must not cut or move the line. `entered` says whether the chunk held an Enter; the text keeps
+ * its line breaks as `\n`.
  */
 export function typeChunk(state: LineState, chunk: string): { state: LineState; entered: boolean } {
   let next = state;
@@ -120,7 +122,7 @@ export function typeChunk(state: LineState, chunk: string): { state: LineState; 
       if (ch === '\r' && chunk[i + 1] === '\n') i++;
       next = insert(next, '\n');
     } else if (ch >= ' ') next = insert(next, ch);
-    else next = CTRL_EDITS[String.fromCharCode(ch.charCodeAt(0) + 96)]?.(next) ?? next;
+    else if (ch === '\x15' || ch === '\x17') next = CTRL_EDITS[ch === '\x15' ? 'u' : 'w']!(next);
   }
   return { state: next, entered };
 }

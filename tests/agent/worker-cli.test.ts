@@ -112,6 +112,7 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     for (const [name, said] of [
       ['bad name', "autoteam: invalid teammate name 'bad name': name: letters, digits, _ and - only"],
       ['lead', "autoteam: 'lead' is the team lead's name"],
+      ['Lead', "autoteam: 'Lead' differs from the team lead's name 'lead' only in case; names must differ in more than case; choose another name"],
     ]) {
       const refused = startWorker(root, name!, {});
       expect(await refused.exited).toEqual([2, null]);

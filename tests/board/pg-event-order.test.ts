@@ -67,6 +67,23 @@ describe.runIf(postgresBin)("the PostgreSQL event log: a claim after its task's 
     expect(types(await claimer.log.read())).toEqual([`task_claimed #${id}`, `task_posted #${fresh.id}`, `task_claimed #${fresh.id}`]);
   });
 
+  it("two threads' batches that each hold a post the other's claim waits for both go in, every claim after its post", async () => {
+    // One sink's batch may hold a post and then a claim (several teammates share a thread's sink).
+    const { poster, claimer, id: x } = await postedUnlogged();
+    const y = (await poster.tasks.create({ subject: 'review it', role: 'reviewer', by: 'engineer' })).id;
+    const engineers = claimer.log as PgEventLog;
+    const reviewers = poster.log as PgEventLog;
+    await Promise.all([engineers.append([posted(y), claimed(x)]), reviewers.append([posted(x), claimed(y)])]);
+    const order = types(await claimer.log.read());
+    expect(order).toHaveLength(4);
+    for (const task of [x, y]) expect(order.indexOf(`task_posted #${task}`)).toBeLessThan(order.indexOf(`task_claimed #${task}`));
+    // A claim after a post of its own batch that another's claim waits for is not held: it goes in as it is.
+    const z = (await poster.tasks.create({ subject: 'z', role: 'engineer', by: 'lead' })).id;
+    const held = engineers.held;
+    await engineers.append([claimed(z), posted(z + 1000)]);
+    expect(engineers.held).toBe(held);
+  });
+
   it('appends the claim after its wait when the post never comes (its poster died before writing it)', async () => {
     const { claimer, id } = await postedUnlogged();
     const log = new PgEventLog((claimer.tasks as PgTaskBoard).url, pool(claimer), { on: () => () => undefined }, 500, 150);

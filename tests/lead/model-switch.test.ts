@@ -88,6 +88,8 @@ describe('/model', () => {
     // A provider's name with nothing after the colon: no model id to suggest a provider for.
     await runLine('/model engineer bogus:', io);
     expect(out.at(-1)).toBe("error: unknown provider 'bogus' (providers: anthropic, openai, offline)");
+    await runLine('/model engineer opnai:', io);
+    expect(out.at(-1)).toBe("error: unknown provider 'opnai' — did you mean openai? (providers: anthropic, openai, offline)");
     await runLine('/model engineer opnai:gpt-4.1', io);
     expect(out.at(-1)).toBe("error: unknown provider 'opnai' — did you mean openai:gpt-4.1? (providers: anthropic, openai, offline)");
     await runLine('/model engineer', io);

@@ -15,12 +15,12 @@ describe('keys that arrive in one chunk with text', () => {
     expect(typed('abc', '\x7fd').state.text).toBe('abd');
   });
 
-  it('applies the line-editing Ctrl keys where they fall in the chunk: U clears, W deletes a word, K kills to the end, A and E move', () => {
+  it('applies Ctrl+U and Ctrl+W where they fall in the chunk, and drops the keys an unmarked paste may hold', () => {
     expect(typed('', 'abc\x15def').state).toEqual({ text: 'def', cursor: 3 });
     expect(typed('', '/tasks /s\x17\x17/team').state.text).toBe('/team');
-    expect(typed('', 'Qxyz\x01\x0b').state).toEqual({ text: '', cursor: 0 });
-    expect(typed('', 'Qxyz\x01\x05!').state.text).toBe('Qxyz!');
-    expect(typed('', 'ab\x01X').state).toEqual({ text: 'Xab', cursor: 1 });
+    // A word processor's line break (\x0b) or a \x01 in pasted text neither cuts nor moves the line.
+    expect(typed('', 'first\x0bsecond').state).toEqual({ text: 'firstsecond', cursor: 11 });
+    expect(typed('ab', '\x01X').state).toEqual({ text: 'abX', cursor: 3 });
   });
 
   it('takes a line break in the chunk as an Enter, keeping the lines', () => {

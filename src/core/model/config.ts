@@ -96,7 +96,7 @@ export function parseModelChoice(text: string, registry: ProviderRegistry = BUIL
   if (!provider) {
     // A slip of the provider's name (`opnai:gpt-4.1`) is named; else it may be a model id with a colon.
     const near = closestWord(named.toLowerCase(), registry.ids);
-    if (near) throw new ConfigError(`unknown provider '${named}' — did you mean ${near}:${model}? (providers: ${ids})`);
+    if (near) throw new ConfigError(`unknown provider '${named}' — did you mean ${near}${model ? `:${model}` : ''}? (providers: ${ids})`);
     // `bogus:` is a provider's name and no model: suggesting `openai:bogus:` would read as nonsense.
     if (!model) throw new ConfigError(`unknown provider '${named}' (providers: ${ids})`);
     throw new ConfigError(`unknown provider '${named}' (providers: ${ids}; a model id with a colon goes after its provider, e.g. openai:${value})`);

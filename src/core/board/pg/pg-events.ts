@@ -54,6 +54,20 @@ export async function appendEvents(client: pg.PoolClient, events: readonly TeamE
 }
 
 /**
+ * Where a batch may have to wait (PgEventLog.append): its first claim of a task not posted earlier in
+ * the batch; its length when there is none.
+ */
+function heldFrom(bodies: readonly TeamEvent[]): number {
+  const posted = new Set<number>();
+  for (const [index, event] of bodies.entries()) {
+    if (event.task == null) continue;
+    if (event.type === 'task_posted') posted.add(event.task);
+    else if (event.type === 'task_claimed' && !posted.has(event.task)) return index;
+  }
+  return bodies.length;
+}
+
+/**
  * The event log in `autoteam_events`. A statement-level trigger NOTIFYs `event` after each append;
  * followers wake on it (through the board's one LISTEN connection) and poll as the fallback.
  */
@@ -74,28 +88,34 @@ export class PgEventLog implements EventLog {
   /**
    * Appends the batch. A claim is logged after its task's post: the file board writes a post's event
    * before the task can be claimed (TaskRules.announce), but here the poster writes it after the
-   * commit that wakes every claimer, whose own batch could land first. So a batch claiming a task
-   * posted within `postWaitMs` whose post is not in the log yet waits and is tried again, until the
-   * post is there or `postWaitMs` has passed. The batch holds its process's later events behind it,
-   * which keeps their order.
+   * commit that wakes every claimer, whose own batch could land first. So the batch goes in up to its
+   * first claim of a task posted elsewhere (heldFrom); from there it waits, tried again while a task
+   * it claims was posted within `postWaitMs` and its post is not in the log yet, for at most
+   * `postWaitMs`. Its later events wait with it, which keeps this process's order. A part that
+   * carries a post of its own is never held: two processes each holding a post the other's claim
+   * waits for would stall each other for the whole wait.
    */
   async append(events: readonly TeamEvent[]): Promise<TeamEvent[]> {
     if (events.length === 0) return [];
     const bodies = events.map(({ seq: _seq, ...event }) => JSON.parse(redact(JSON.stringify(event), this.secrets)) as TeamEvent);
+    const from = heldFrom(bodies);
+    const rest = bodies.slice(from);
+    const claimed = rest.some((event) => event.type === 'task_posted') ? [] : [...new Set(rest.flatMap((event) => (event.type === 'task_claimed' && event.task != null ? [event.task] : [])))];
+    const seqs = claimed.length && from > 0 ? await this.insert(bodies.slice(0, from)) : [];
+    seqs.push(...(await this.insert(claimed.length ? rest : bodies, claimed)));
+    return bodies.map((event, i) => ({ seq: seqs[i]!, ...event }) as TeamEvent);
+  }
+
+  /** `bodies` appended, their seqs in order; after the posts of `claimed` as append says, when any. */
+  private async insert(bodies: readonly TeamEvent[], claimed: readonly number[] = []): Promise<number[]> {
     const json = JSON.stringify(bodies);
-    // A task posted in this batch is posted before its claim here.
-    const postedHere = new Set(bodies.flatMap((event) => (event.type === 'task_posted' && event.task != null ? [event.task] : [])));
-    const claimed = [...new Set(bodies.flatMap((event) => (event.type === 'task_claimed' && event.task != null && !postedHere.has(event.task) ? [event.task] : [])))];
     const until = Date.now() + this.postWaitMs;
     for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
       const after = claimed.length > 0 && Date.now() < until;
       const { rows } = await withConnectionRetry(this.url, () =>
         this.pool.query<{ seq: string }>(after ? APPEND_AFTER_POSTS : APPEND, after ? [json, claimed, this.postWaitMs / 1000] : [json]),
       );
-      if (rows.length > 0 || !after) {
-        const seqs = rows.map((row) => Number(row.seq)).sort((a, b) => a - b);
-        return bodies.map((event, i) => ({ seq: seqs[i]!, ...event }) as TeamEvent);
-      }
+      if (rows.length > 0 || !after) return rows.map((row) => Number(row.seq)).sort((a, b) => a - b);
       this.held++;
       await sleep(Math.min(wait, Math.max(0, until - Date.now())));
     }

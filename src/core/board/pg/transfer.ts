@@ -80,7 +80,8 @@ export async function exportBoard(url: string, dir: string): Promise<TransferCou
       await pool.end();
     }
     const events = await board.log.read();
-    const log = new FileEventLog(dir);
+    // One file however long: a rotation on the way would drop the oldest events (the live log rotates it later).
+    const log = new FileEventLog(dir, { maxBytes: Number.POSITIVE_INFINITY });
     for (let start = 0; start < events.length; start += EVENT_CHUNK) await log.append(withoutSeq(events.slice(start, start + EVENT_CHUNK)));
     return { tasks: tasks.length, requests: requests.length, messages, files, events: events.length };
   } finally {
