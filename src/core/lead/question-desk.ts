@@ -40,12 +40,20 @@ export class QuestionDesk {
    */
   open(answerer: Answerer, resumed: readonly PendingQuestion[]): void {
     this.answerer = answerer;
+    // Taken from their messages before there was anyone to answer them: answered now.
+    if (this.deps.auto()) for (const question of this.questions.values()) void this.autoReply(question);
     for (const question of resumed) {
+      // Taken from its message while this session started: one question, not a second one left by
+      // the last lead (it was shown twice, and the simulated user answered it twice).
+      if (this.questions.has(question.questionId) || this.answeredHere.has(question.questionId)) continue;
       this.questions.set(question.questionId, question);
       this.deps.emit({ type: 'question', question, resumed: true });
       if (this.deps.auto()) void this.autoReply(question);
     }
   }
+
+  /** Questions this desk answered: one whose message comes after, or that the board shows again, is not asked anew. */
+  private readonly answeredHere = new Set<string>();
 
   /** Questions waiting, oldest first; none of a task that is no longer open. */
   pending(): PendingQuestion[] {
@@ -56,8 +64,9 @@ export class QuestionDesk {
   /** A `question` message from a teammate. */
   asked(message: Message): void {
     const question = questionOf(message);
-    // Asked again after a restart: already pending (or answered), not a new question.
-    if (this.questions.has(question.questionId)) return;
+    // Asked again after a restart, or its message read after the board showed it pending: already
+    // pending (or answered here), not a new question.
+    if (this.questions.has(question.questionId) || this.answeredHere.has(question.questionId)) return;
     // Asked just before its task was cancelled (the cancel came before the message): nobody will read
     // the answer, and the log, which says it was asked, says it is withdrawn. Once, however often the
     // message comes.
@@ -93,6 +102,7 @@ export class QuestionDesk {
       this.deps.sink.emit({ type: 'question_withdrawn', pipeline: question.pipeline, task: question.task, agent: question.from, questionId: question.questionId, reason: `the answer could not be delivered: ${serializeError(error).message}` });
       throw error;
     }
+    this.answeredHere.add(question.questionId);
     this.deps.emit({ type: 'answered', question, answer: text, by });
     return question;
   }

@@ -1,0 +1,59 @@
+/**
+ * The lead's desk of questions: a question taken from its message while the session started is not
+ * taken again from the board's pending ones (it was shown twice, "still waiting from the last
+ * session", and the simulated user answered it twice).
+ */
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fileBoard } from '../../src/core/board/board.js';
+import type { Message } from '../../src/core/board/schemas.js';
+import { QuestionDesk } from '../../src/core/lead/question-desk.js';
+import type { PendingQuestion } from '../../src/core/lead/questions.js';
+import type { LeadEvent } from '../../src/core/lead/session-types.js';
+import { tempBoard, until } from '../helpers/agent-wait.js';
+
+const roots: string[] = [];
+afterEach(() => {
+  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
+});
+
+describe('QuestionDesk', () => {
+  /** A desk on a fresh board whose task #1 `a2` holds, answering on its own; what it said and answered. */
+  async function deskWithQuestion() {
+    const root = tempBoard('autoteam-desk-');
+    roots.push(root);
+    const board = fileBoard(root);
+    await board.registry.ensure('t', 'lead');
+    await board.registry.join('a2', 'analyst');
+    const task = await board.tasks.create({ subject: 'Requirements: count words', role: 'analyst', by: 'lead' });
+    expect((await board.tasks.claim(task.id, 'a2')).ok).toBe(true);
+    const events: LeadEvent[] = [];
+    const desk = new QuestionDesk({ board: board.tasks, mailbox: board.mailbox, sink: board.sink, lead: () => 'lead', memberStatus: () => 'working', auto: () => true, emit: (event) => events.push(event) });
+    const message = { id: 'm1', from: 'a2', to: 'lead', type: 'question', content: 'Which file types?', at: new Date().toISOString(), questionId: 'q-1-1', task: task.id, pipeline: 1 } as unknown as Message;
+    const pending: PendingQuestion = { questionId: 'q-1-1', from: 'a2', question: 'Which file types?', task: task.id, pipeline: 1, at: message.at };
+    const answerer = { answer: async () => 'text files' };
+    const shown = () => events.flatMap((event) => (event.type === 'question' ? [`${event.question.questionId}${event.resumed ? ' resumed' : ''}`] : []));
+    const answers = async () => (await board.log.read({ types: ['question_answered'] })).map((event) => (event as { questionId: string }).questionId);
+    return { desk, message, pending, answerer, shown, answers, events };
+  }
+
+  it('a question whose message came before the session opened is not taken again as left by the last lead, and is answered once', async () => {
+    const { desk, message, pending, answerer, shown, answers, events } = await deskWithQuestion();
+    desk.asked(message);
+    desk.open(answerer, [pending, { ...pending, questionId: 'q-0-9', question: 'Left by the last lead?' }]);
+    await until(() => events.filter((event) => event.type === 'answered').length === 2 || events.find((event) => event.type === 'error'), 'both answered');
+    expect(events.filter((event) => event.type === 'error')).toEqual([]);
+    expect(shown()).toEqual(['q-1-1', 'q-0-9 resumed']);
+    expect((await answers()).sort()).toEqual(['q-0-9', 'q-1-1']);
+  });
+
+  it('a question the board showed pending, answered, and whose message comes after is not asked again', async () => {
+    const { desk, message, pending, answerer, shown, answers, events } = await deskWithQuestion();
+    desk.open(answerer, [pending]);
+    await until(() => events.some((event) => event.type === 'answered'), 'answered');
+    desk.asked(message);
+    expect(shown()).toEqual(['q-1-1 resumed']);
+    expect(desk.pending()).toEqual([]);
+    expect(await answers()).toEqual(['q-1-1']);
+  });
+});
