@@ -118,7 +118,9 @@ export function typeChunk(state: LineState, chunk: string): { state: LineState; 
     if (ch === '\x7f' || ch === '\b') next = backspace(next);
     else if (ch === '\r' || ch === '\n') {
       entered = true;
-      // \r\n is one break.
+      // An Enter that ends the chunk submits the line as it stands, wherever the cursor is (`tasks`,
+      // Home, `/`, Enter is `/tasks`); one inside the chunk breaks the text there. \r\n is one break.
+      if (/^[\r\n]*$/.test(chunk.slice(i))) break;
       if (ch === '\r' && chunk[i + 1] === '\n') i++;
       next = insert(next, '\n');
     } else if (ch >= ' ') next = insert(next, ch);

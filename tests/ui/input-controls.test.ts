@@ -25,7 +25,12 @@ describe('keys that arrive in one chunk with text', () => {
 
   it('takes a line break in the chunk as an Enter, keeping the lines', () => {
     expect(typed('', 'line one\rline two')).toEqual({ state: { text: 'line one\nline two', cursor: 17 }, entered: true });
-    expect(typed('', 'a\r\nb\n').state.text).toBe('a\nb\n');
+    expect(typed('', 'a\r\nb\n')).toEqual({ state: { text: 'a\nb', cursor: 3 }, entered: true });
+  });
+
+  it('submits the line as it stands on an Enter that ends the chunk, wherever the cursor is', () => {
+    expect(typeChunk({ text: 'tasks', cursor: 0 }, '/\r')).toEqual({ state: { text: '/tasks', cursor: 1 }, entered: true });
+    expect(typeChunk({ text: 'ab', cursor: 1 }, '\r\n')).toEqual({ state: { text: 'ab', cursor: 1 }, entered: true });
   });
 });
 
