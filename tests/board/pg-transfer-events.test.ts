@@ -39,4 +39,18 @@ describe.runIf(postgresBin)('export and import of the event log', () => {
     const imported = await open(target);
     expect(reasons(await imported.log.read())).toEqual(Array.from({ length: count }, (_, i) => i));
   });
+
+  it('refuses to import into a board a process already used (an event log, no tasks), changing nothing', async () => {
+    const source = dir();
+    const files = await open(source);
+    await files.tasks.create({ subject: 'from the folder', by: 'lead' });
+    await files.sink.flush();
+    const url = await freshDatabase();
+    const used = await open(url);
+    await used.log.append([{ type: 'teammate_idle', ts: new Date().toISOString(), team: 'w', agent: 'w2', reason: 'a worker ran here' } as TeamEvent]);
+    await expect(importBoard(source, url)).rejects.toThrow(/^the board at postgres:\/\/.* has no tasks but already has an event log \(1 event\): a process used it; import into an empty one$/);
+    expect((await used.log.read()).length).toBe(1);
+    await used.tasks.refresh();
+    expect(used.tasks.list()).toEqual([]);
+  });
 });

@@ -108,6 +108,10 @@ export async function importBoard(dir: string, url: string): Promise<TransferCou
     return await transaction(url, pool, async (client) => {
       const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM autoteam_tasks');
       if (Number(rows[0]!.n) > 0) throw new AutoteamError(`the board at ${describeUrl(url)} already has tasks: import into an empty one`, 'USAGE');
+      // A board some process already used (a worker started on it): its log and team would be mixed
+      // with the imported ones, the log's times running backwards.
+      const { rows: logged } = await client.query<{ n: string }>('SELECT count(*) AS n FROM autoteam_events');
+      if (Number(logged[0]!.n) > 0) throw new AutoteamError(`the board at ${describeUrl(url)} has no tasks but already has an event log (${counted(Number(logged[0]!.n), 'event')}): a process used it; import into an empty one`, 'USAGE');
       for (const task of tasks) await insertTask(client, TaskSchema.parse(task), true);
       const maxId = Math.max(0, ...tasks.map((task) => task.id));
       await client.query(`ALTER TABLE autoteam_tasks ALTER COLUMN id RESTART WITH ${maxId + 1}`);
