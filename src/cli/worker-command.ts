@@ -33,14 +33,27 @@ export interface WorkerCommandOptions {
   project: ProjectConfig;
 }
 
+/**
+ * Whether there is a board to join (a folder's team config, or a database's schema): on none, the
+ * lead will be DEFAULT_LEAD; on one, joining checks the name against its config's lead.
+ */
+async function boardExists(url: string | undefined, dir: string): Promise<boolean> {
+  if (!url) return fs.existsSync(path.join(dir, '.team', 'config.json'));
+  const board = await openBoard(url, dir, { create: false }).catch((error: unknown) => {
+    if ((error as { code?: string }).code === 'NOT_FOUND') return null;
+    throw error;
+  });
+  await board?.close();
+  return board !== null;
+}
+
 /** `autoteam worker`: one teammate in the foreground of this process, with its own watcher. */
 export async function runWorker(options: WorkerCommandOptions): Promise<number> {
   StageRegistry.from(options.settings.stages).checkRole(options.role);
   // A name the team would refuse leaves nothing behind: checked before the board is opened (or made).
   if (options.name !== undefined) {
     checkMemberName(options.name);
-    const config = path.join(options.dir, '.team', 'config.json');
-    if (!options.board && options.name.toLowerCase() === DEFAULT_LEAD && !fs.existsSync(config)) {
+    if (options.name.toLowerCase() === DEFAULT_LEAD && !(await boardExists(options.board, options.dir))) {
       throw new ConfigError(options.name === DEFAULT_LEAD ? `'${options.name}' is the team lead's name` : `'${options.name}' differs from the team lead's name '${DEFAULT_LEAD}' only in case; names must differ in more than case; choose another name`);
     }
   }

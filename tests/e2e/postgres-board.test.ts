@@ -218,6 +218,12 @@ describe.runIf(postgresBin && python)('mistakes and outages', () => {
     const empty = await freshDatabase();
     const read = await runCli(['tasks', '--board', empty], { cwd: dir });
     expect(read.code).toBe(2);
+    // A worker named as the lead will be is refused before it makes a board there, or anything here.
+    const named = folder('autoteam-pgname-');
+    const lead = await runCli(['worker', '--role', 'engineer', '--name', 'Lead', '--board', empty], { cwd: named });
+    expect(lead.code).toBe(2);
+    expect(lead.stderr.trim()).toBe("autoteam: 'Lead' differs from the team lead's name 'lead' only in case; names must differ in more than case; choose another name");
+    expect(fs.readdirSync(named)).toEqual([]);
     expect(read.stderr).toMatch(/there is no autoteam board in postgres:\/\/.*\/board_\d+_\d+ \(a lead or a worker creates one/);
     const client = new pg.Client({ connectionString: empty });
     await client.connect();
