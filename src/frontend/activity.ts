@@ -145,6 +145,9 @@ function describeOne(event: LeadEvent, view: Pick<ActivityView, 'verbose' | 'wid
     case 'plan':
       return { text: `plan ${event.requestId} from ${event.from}: ${event.plan}  → /approve ${event.requestId} or /reject ${event.requestId} <why>`, tone: 'question' };
     case 'message':
+      // A general task's failure told to the lead is its `failed #N: …` line from the log already
+      // (which comes after the claim; this message could come before it). The lead's inbox keeps it.
+      if (event.message.failed === true) return null;
       return { text: `✉ ${event.message.from}: ${event.message.content}`, tone: 'info' };
     case 'error':
       return { text: `error ${event.code}: ${event.message}`, tone: 'error' };

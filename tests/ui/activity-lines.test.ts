@@ -43,6 +43,13 @@ describe('an error said again and again', () => {
     expect(errorLine(bad)?.text).toBe(`${bad.text} (and 1 more time since it was last shown)`);
   });
 
+  it("a message to the lead is a line, save a general task's failure, which its failed line from the log says", () => {
+    const session = { task: () => undefined, snapshot: () => ({ team: { members: [] }, pipelines: [] }) } as never;
+    const message = (extra: Record<string, unknown>) => ({ type: 'message', message: { id: 'm', type: 'message', from: 'engineer', to: 'lead', content: 'Task #4 failed: no', at: '2026-12-06T10:00:00.000Z', task: 4, ...extra } }) as never;
+    expect(describeSessionEvent(session, message({}), activityView())?.text).toBe('✉ engineer: Task #4 failed: no');
+    expect(describeSessionEvent(session, message({ failed: true }), activityView())).toBeNull();
+  });
+
   it("a session's error and a teammate's go through the view; other lines never do", () => {
     const session = { task: () => undefined, snapshot: () => ({ team: { members: [] }, pipelines: [] }) } as never;
     const view = activityView();

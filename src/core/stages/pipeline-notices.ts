@@ -129,6 +129,7 @@ export class PipelineNotices {
   /** A general task failed: the lead is told (nobody else would learn that it will not be done). */
   async taskFailed(from: string, task: Task, reason: string): Promise<void> {
     const lead = this.mailbox.registry.read().lead;
-    await this.mailbox.send(from, lead, `Task #${task.id} failed: ${reason}`, 'message', { task: task.id }).catch(() => undefined);
+    // `failed`: the front ends show the failure from the log (`failed #N: …`), not this message again.
+    await this.mailbox.send(from, lead, `Task #${task.id} failed: ${reason}`, 'message', { task: task.id, failed: true }).catch(() => undefined);
   }
 }
