@@ -19,8 +19,8 @@ import { counted } from '../../words.js';
  * A PostgreSQL board as files and back: `export` writes the same `.tasks/task_<id>.json`,
  * `.team/config.json`, `.team/requests/<id>.json` and `.team/inbox/<name>.jsonl` the file board keeps
  * (messages are copied, not taken) and the event log as `.team/events.jsonl`, so a database board can
- * always be read as files; `import` loads a file board into an empty database, ids kept, its event
- * log after whatever the database's log holds.
+ * always be read as files; `import` loads a file board, its event log too, into an empty database
+ * (no tasks, no events), ids kept.
  */
 
 export interface TransferCounts {
