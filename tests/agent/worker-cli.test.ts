@@ -111,6 +111,7 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     root = tempBoard('autoteam-worker-bad-name-');
     for (const [name, said] of [
       ['bad name', "autoteam: invalid teammate name 'bad name': name: letters, digits, _ and - only"],
+      ['', "autoteam: invalid teammate name '': name: empty: a name is needed"],
       ['lead', "autoteam: 'lead' is the team lead's name"],
       ['Lead', "autoteam: 'Lead' differs from the team lead's name 'lead' only in case; names must differ in more than case; choose another name"],
     ]) {

@@ -91,7 +91,7 @@ export type Message = z.infer<typeof MessageSchema>;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
 export const MemberSchema = z.object({
-  name: z.string().max(64, 'at most 64 characters').regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and - only'),
+  name: z.string().min(1, 'empty: a name is needed').max(64, 'at most 64 characters').regex(/^[A-Za-z0-9_-]*$/, 'letters, digits, _ and - only'),
   role: z.string().min(1),
   status: z.enum(MEMBER_STATUSES),
   task: z.number().int().positive().nullable().default(null),
