@@ -15,10 +15,8 @@ import { handoffData } from '../core/stages/handoff-data.js';
  *
  * The scripted model reads who is asking and the task's handoff as data, never from the prompt. Each
  * teammate gets its own base URL, `<url>/agent/<name>`, so the path names the agent; its task is the
- * one its conversation's last task statement names (`Task #N`, as a real model reads it), when the
- * board shows it in progress under the agent's name (its handoff fixed at the task's first request,
- * as the loop fixes it when the task starts). A real model's server does no work on this machine, so
- * this one reads the board only when its copy does not show that yet.
+ * one the board shows in progress under its name (its handoff fixed at the task's first request, as
+ * the loop fixes it when the task starts).
  */
 
 const TextBlock = z.object({ type: z.literal('text'), text: z.string() });
@@ -57,26 +55,6 @@ function toBlock(block: z.infer<typeof Block>): ContentBlock {
   return { type: 'tool_result', tool_use_id: block.tool_use_id, content, ...(block.is_error ? { is_error: true } : {}) };
 }
 
-/** A user message's text, its blocks' joined. */
-const textOf = (message: ModelMessage): string[] =>
-  typeof message.content === 'string' ? [message.content] : message.content.flatMap((block) => (block.type === 'text' ? [block.text] : []));
-
-/**
- * The task a conversation is on: the number of its last task statement (`Task #N …`, the first line
- * of the message that starts a task and of a compacted conversation), or null before any.
- */
-export function taskIdOf(request: Pick<ModelRequest, 'messages'>): number | null {
-  for (let index = request.messages.length - 1; index >= 0; index--) {
-    const message = request.messages[index]!;
-    if (message.role !== 'user') continue;
-    for (const text of textOf(message).reverse()) {
-      const statement = /^Task #(\d+)\b/.exec(text);
-      if (statement) return Number(statement[1]);
-    }
-  }
-  return null;
-}
-
 /** The runtime's ModelResponse as a Messages API response body. */
 export function toMessageBody(response: ModelResponse, id: string): Record<string, unknown> {
   return {
@@ -99,12 +77,8 @@ export function toMessageBody(response: ModelResponse, id: string): Record<strin
 export interface LoopbackModelOptions {
   /** Each teammate's role, by name (the path names the agent; the role comes from the team). */
   roles: ReadonlyMap<string, string>;
-  /**
-   * Task `id` when the board shows it in progress under `agent`'s name (null: it does not). Asked
-   * first with `fresh` false, for what the board's copy holds; asked again with `fresh` true, read
-   * from the board, only when that copy said null.
-   */
-  taskOf(agent: string, id: number, fresh: boolean): Promise<Task | null> | Task | null;
+  /** The task the board shows in progress under `agent`'s name, read fresh (null: none). */
+  taskOf(agent: string): Promise<Task | null>;
 }
 
 const AGENT_PATH = /^\/agent\/([A-Za-z0-9_-]+)\/v1\/messages$/;
@@ -163,7 +137,7 @@ export class LoopbackModelServer {
       const parsed = MessagesBody.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
       if (!parsed.success) return this.#refuse(res, 400, `request of ${agent} is not a Messages API body: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`);
       const request = toModelRequest(parsed.data);
-      const context = await this.#contextOf(agent, taskIdOf(request));
+      const context = await this.#contextOf(agent);
       request.agent = { name: agent, role, stage: context?.task.stage ?? null, task: context?.task.id ?? null };
       const response = await this.#model.create(request, context?.offline ?? {});
       this.counts.answered++;
@@ -174,14 +148,12 @@ export class LoopbackModelServer {
   }
 
   /**
-   * The agent's task: the one its conversation is on, when the board shows it working it (a
-   * teammate may keep its conversation from one task to the next, and a turn on messages alone has
-   * no task); its handoff as it was at the task's first request, as the loop fixes it when the task
-   * starts.
+   * The agent's task, read from the board on every request (a teammate may keep its conversation
+   * from one task to the next); its handoff as it was at the task's first request, as the loop fixes
+   * it when the task starts.
    */
-  async #contextOf(agent: string, id: number | null): Promise<{ task: Task; offline: OfflineContext } | null> {
-    if (id === null) return null;
-    const task = (await this.#options.taskOf(agent, id, false)) ?? (await this.#options.taskOf(agent, id, true));
+  async #contextOf(agent: string): Promise<{ task: Task; offline: OfflineContext } | null> {
+    const task = await this.#options.taskOf(agent);
     if (!task) return null;
     const known = this.#contexts.get(agent);
     if (known?.task.id === task.id && known.task.claims === task.claims) return known;

@@ -147,10 +147,9 @@ export async function runScale(config: ScaleConfig, location: string, rootDir: s
   const errors: string[] = [];
   const server = await LoopbackModelServer.start({
     roles: new Map(team.map((member) => [member.name, member.role])),
-    async taskOf(agent, id, fresh) {
-      if (fresh) await board.tasks.refresh();
-      const task = board.tasks.list().find((held) => held.id === id);
-      return task?.owner === agent && task.status === 'in_progress' ? task : null;
+    async taskOf(agent) {
+      await board.tasks.refresh();
+      return board.tasks.list().find((task) => task.owner === agent && task.status === 'in_progress') ?? null;
     },
   });
   const lead = new BoardLead(board, { reconcileMs: 1_000 });
