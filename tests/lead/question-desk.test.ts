@@ -47,6 +47,20 @@ describe('QuestionDesk', () => {
     expect((await answers()).sort()).toEqual(['q-0-9', 'q-1-1']);
   });
 
+  it('a question asked as the session started is not shown as left by the last lead, and its message read while the answer is on its way is not a new question', async () => {
+    const { desk, message, pending, shown, answers } = await deskWithQuestion();
+    // Nobody answers on their own here: the person does, below.
+    desk.open({ answer: () => new Promise<string>(() => {}) }, [pending], () => false);
+    expect(shown()).toEqual(['q-1-1']);
+    // The message is read while the answer is being logged and sent (answer() runs up to its first wait).
+    const answering = desk.answer('text files', 'q-1-1');
+    desk.asked(message);
+    await answering;
+    expect(shown()).toEqual(['q-1-1']);
+    expect(desk.pending()).toEqual([]);
+    expect(await answers()).toEqual(['q-1-1']);
+  });
+
   it('a question the board showed pending, answered, and whose message comes after is not asked again', async () => {
     const { desk, message, pending, answerer, shown, answers, events } = await deskWithQuestion();
     desk.open(answerer, [pending]);

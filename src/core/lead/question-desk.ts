@@ -35,19 +35,21 @@ export class QuestionDesk {
   ) {}
 
   /**
-   * Who answers when auto answers are on, and the questions the last lead left pending to take up
-   * (those the board shows unanswered, less any answered while no lead ran: answeredInLog).
+   * Who answers when auto answers are on, and the questions the board shows pending to take up (those
+   * it shows unanswered, less any answered while no lead ran: questionsInLog). `leftByLastLead` says
+   * which the last lead left; the others were asked as this session started, and its log shows them.
    */
-  open(answerer: Answerer, resumed: readonly PendingQuestion[]): void {
+  open(answerer: Answerer, pending: readonly PendingQuestion[], leftByLastLead: (question: PendingQuestion) => boolean = () => true): void {
     this.answerer = answerer;
     // Taken from their messages before there was anyone to answer them: answered now.
     if (this.deps.auto()) for (const question of this.questions.values()) void this.autoReply(question);
-    for (const question of resumed) {
+    for (const question of pending) {
       // Taken from its message while this session started: one question, not a second one left by
       // the last lead (it was shown twice, and the simulated user answered it twice).
       if (this.questions.has(question.questionId) || this.answeredHere.has(question.questionId)) continue;
       this.questions.set(question.questionId, question);
-      this.deps.emit({ type: 'question', question, resumed: true });
+      // Asked as this session started, before its message was read: the log shows it being asked.
+      this.deps.emit({ type: 'question', question, ...(leftByLastLead(question) ? { resumed: true } : {}) });
       if (this.deps.auto()) void this.autoReply(question);
     }
   }
@@ -91,6 +93,8 @@ export class QuestionDesk {
     // place) is refused before anything is recorded: the question stays, to be answered once mended.
     this.deps.mailbox.deliverable(question.from);
     this.questions.delete(question.questionId);
+    // Answered from now: its message, read while the answer is on its way, is not a new question.
+    this.answeredHere.add(question.questionId);
     const lead = this.deps.lead();
     // In the log before the asker can read the answer: what it does next comes after it there too.
     this.deps.sink.emit({ type: 'question_answered', pipeline: question.pipeline, task: question.task, agent: lead, questionId: question.questionId, answer: text, by, asker: question.from });
@@ -98,11 +102,11 @@ export class QuestionDesk {
     try {
       await this.deps.mailbox.send(lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task, answeredBy: by });
     } catch (error) {
-      // The log said it was answered: it says too that the answer never reached the asker.
+      // The log said it was answered: it says too that the answer never reached the asker, who may ask again.
+      this.answeredHere.delete(question.questionId);
       this.deps.sink.emit({ type: 'question_withdrawn', pipeline: question.pipeline, task: question.task, agent: question.from, questionId: question.questionId, reason: `the answer could not be delivered: ${serializeError(error).message}` });
       throw error;
     }
-    this.answeredHere.add(question.questionId);
     this.deps.emit({ type: 'answered', question, answer: text, by });
     return question;
   }

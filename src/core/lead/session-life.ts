@@ -121,10 +121,15 @@ export class SessionLife {
     sweepScratch();
     const model = await createModel(options.model);
     this.host.useModel(model);
-    // With --auto, a question the last lead left pending is answered now.
+    // With --auto, a question the last lead left pending is answered now. One asked since the view
+    // started (a worker's analyst, as this session started) is this session's, which the log shows.
     const unanswered = unansweredOnBoard(board.tasks.list());
-    const answered = await answeredInLog(board.log, unanswered);
-    desk.open(createAnswerer(model, board.tasks, board.sink, options.settings?.prices), unanswered.filter((question) => !answered.has(question.questionId)));
+    const { answered, askedNow } = await questionsInLog(board.log, unanswered, view.startSeq);
+    desk.open(
+      createAnswerer(model, board.tasks, board.sink, options.settings?.prices),
+      unanswered.filter((question) => !answered.has(question.questionId)),
+      (question) => !askedNow.has(question.questionId),
+    );
     watcher.on('inbox', (name) => {
       if (name === this.host.lead()) this.host.drainInbox();
     });
@@ -177,16 +182,22 @@ export class SessionLife {
 }
 
 /**
- * The questions the log says were answered since they were last asked (while no lead ran: noteAnswer),
- * read only when the board shows some unanswered; a log that cannot be read takes none away.
+ * What the log says of the questions the board shows unanswered, read only when there are some: those
+ * answered since they were last asked (while no lead ran: noteAnswer), and those asked after `since`
+ * (the seq this session's log view follows from: it shows their `question_asked`, so they are not left
+ * by the last session). A log that cannot be read takes none away and counts none as new.
  */
-async function answeredInLog(log: Pick<EventLog, 'read'>, questions: readonly PendingQuestion[]): Promise<Set<string>> {
-  const answered = new Set<string>();
-  if (questions.length === 0) return answered;
+async function questionsInLog(log: Pick<EventLog, 'read'>, questions: readonly PendingQuestion[], since: number): Promise<{ answered: Set<string>; askedNow: Set<string> }> {
+  const found = { answered: new Set<string>(), askedNow: new Set<string>() };
+  if (questions.length === 0) return found;
   try {
-    for (const event of await log.read({ types: ['question_asked', 'question_answered'] })) noteAnswer(answered, event);
+    for (const event of await log.read({ types: ['question_asked', 'question_answered'] })) {
+      noteAnswer(found.answered, event);
+      if (event.type === 'question_asked' && (event.seq ?? 0) > since) found.askedNow.add(event.questionId);
+    }
   } catch {
-    answered.clear();
+    found.answered.clear();
+    found.askedNow.clear();
   }
-  return answered;
+  return found;
 }
