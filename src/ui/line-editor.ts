@@ -95,12 +95,15 @@ export function pasteText(raw: string): string {
 
 /** The line-editing Ctrl keys, by the character a terminal sends for each (typeChunk, and InputLine's keys). */
 export const CTRL_EDITS: Readonly<Record<string, (state: LineState) => LineState>> = {
-  u: () => lineOf(''),
+  u: () => EMPTY_LINE,
   w: deleteWord,
   k: killToEnd,
   a: home,
   e: end,
 };
+
+/** The Ctrl keys typeChunk applies: Ctrl+U and Ctrl+W, by the character each sends. */
+const CHUNK_EDITS: Readonly<Record<string, (state: LineState) => LineState>> = { '\x15': CTRL_EDITS.u!, '\x17': CTRL_EDITS.w! };
 
 /**
  * Typed keys that arrived in one chunk (a fast typist over ssh, a terminal that does not mark
@@ -124,7 +127,7 @@ export function typeChunk(state: LineState, chunk: string): { state: LineState; 
       if (ch === '\r' && chunk[i + 1] === '\n') i++;
       next = insert(next, '\n');
     } else if (ch >= ' ') next = insert(next, ch);
-    else if (ch === '\x15' || ch === '\x17') next = CTRL_EDITS[ch === '\x15' ? 'u' : 'w']!(next);
+    else next = CHUNK_EDITS[ch]?.(next) ?? next;
   }
   return { state: next, entered };
 }

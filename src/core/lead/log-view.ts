@@ -41,16 +41,12 @@ export class LogView {
   ) {}
 
   /** The seq this view follows the log from (0 before start()). */
-  get startSeq(): number {
-    return this.startedAt;
-  }
-
-  private startedAt = 0;
+  startSeq = 0;
 
   /** Follows the log from its present end. */
   async start(): Promise<void> {
     this.shownSeq = (await this.log.read({}, 1).catch(() => [])).at(-1)?.seq ?? 0;
-    this.startedAt = this.shownSeq;
+    this.startSeq = this.shownSeq;
     void this.log.subscribe({ since: this.shownSeq }, (event) => this.deliver(event), this.following.signal).catch(this.onError);
   }
 

@@ -12,7 +12,12 @@ const MISCONFIGURED = (code: string | undefined) => code === '3D000' || code?.st
 export const CONNECT_TIMEOUT_MS = 10_000;
 
 /** The driver's words for a connection nothing answered on in time: a port that is no PostgreSQL server, or a silent host. */
-export const CONNECT_TIMEOUT = /due to connection timeout|timeout exceeded when trying to connect/i;
+const CONNECT_TIMEOUT = /due to connection timeout|timeout exceeded when trying to connect/i;
+
+/** A connection the server accepted but never answered on within the pool's connectionTimeoutMillis. */
+export function isConnectTimeout(error: unknown): boolean {
+  return CONNECT_TIMEOUT.test((error as { message?: string }).message ?? '');
+}
 
 /** A board database that cannot be reached or used: one line, the URL without its password. */
 export class BoardConnectionError extends AutoteamError {
@@ -21,7 +26,7 @@ export class BoardConnectionError extends AutoteamError {
 
   constructor(url: string, error: unknown) {
     const e = error as { code?: string; message?: string };
-    const silent = CONNECT_TIMEOUT.test(e.message ?? '') ? ` (nothing answered within ${CONNECT_TIMEOUT_MS / 1000} s: is a PostgreSQL server listening there?)` : '';
+    const silent = isConnectTimeout(error) ? ` (nothing answered within ${CONNECT_TIMEOUT_MS / 1000} s: is a PostgreSQL server listening there?)` : '';
     super(`cannot use the board at ${describeUrl(url)}: ${(e.message ?? String(error)).split('\n')[0]}${e.code && !(e.message ?? '').includes(e.code) ? ` (${e.code})` : ''}${silent}`, 'BOARD_UNREACHABLE');
     this.misconfigured = MISCONFIGURED(e.code);
   }

@@ -1,8 +1,8 @@
 import pg from 'pg';
-import { BoardConnectionError, CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS } from './connection-error.js';
+import { BoardConnectionError, CONNECT_TIMEOUT_MS, isConnectTimeout } from './connection-error.js';
 
 export { describeUrl, isPostgresUrl } from './url.js';
-export { BoardConnectionError };
+export { BoardConnectionError, isConnectTimeout };
 
 /**
  * Errors that mean the connection, not the statement, failed: worth retrying on a fresh connection.
@@ -35,11 +35,6 @@ export function createPool(url: string, max = 10): pg.Pool {
   // listens only to idle clients. Its next query fails and is retried; released, it is discarded.
   pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
-}
-
-/** A connection the server accepted but never answered on within the pool's connectionTimeoutMillis. */
-export function isConnectTimeout(error: unknown): boolean {
-  return CONNECT_TIMEOUT.test((error as { message?: string }).message ?? '');
 }
 
 /**

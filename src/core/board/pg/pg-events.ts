@@ -48,9 +48,9 @@ ORDER BY seq DESC LIMIT $4`;
 /** The most a follower reads in one query; a longer backlog is read in pages. */
 const PAGE = 1_000;
 
-/** Appends `events` (without their seq) on `client`, in a transaction of the caller's (an import's). */
+/** Appends `events` on `client`, in a transaction of the caller's (an import's), numbered by this log (their own seq dropped). */
 export async function appendEvents(client: pg.PoolClient, events: readonly TeamEvent[]): Promise<void> {
-  await client.query(APPEND, [JSON.stringify(events)]);
+  await client.query(APPEND, [JSON.stringify(events.map(({ seq: _seq, ...event }) => event))]);
 }
 
 /**

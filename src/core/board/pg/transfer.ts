@@ -12,7 +12,6 @@ import { migrateWith } from './schema.js';
 import { insertTask } from './task-sql.js';
 import { appendEvents } from './pg-events.js';
 import { FileEventLog } from '../../events/file-log.js';
-import type { TeamEvent } from '../../events/schema.js';
 import { counted } from '../../words.js';
 
 /**
@@ -35,8 +34,6 @@ export interface TransferCounts {
 
 /** How many events go in one write of the log being filled. */
 const EVENT_CHUNK = 1_000;
-
-const withoutSeq = (events: readonly TeamEvent[]): TeamEvent[] => events.map(({ seq: _seq, ...event }) => event as TeamEvent);
 
 function hasTasks(dir: string): boolean {
   const tasks = path.join(dir, '.tasks');
@@ -82,7 +79,7 @@ export async function exportBoard(url: string, dir: string): Promise<TransferCou
     const events = await board.log.read();
     // One file however long: a rotation on the way would drop the oldest events (the live log rotates it later).
     const log = new FileEventLog(dir, { maxBytes: Number.POSITIVE_INFINITY });
-    for (let start = 0; start < events.length; start += EVENT_CHUNK) await log.append(withoutSeq(events.slice(start, start + EVENT_CHUNK)));
+    for (let start = 0; start < events.length; start += EVENT_CHUNK) await log.append(events.slice(start, start + EVENT_CHUNK));
     return { tasks: tasks.length, requests: requests.length, messages, files, events: events.length };
   } finally {
     await board.close();
@@ -132,7 +129,7 @@ export async function importBoard(dir: string, url: string): Promise<TransferCou
         await client.query('INSERT INTO autoteam_blobs (sha256, data) VALUES ($1, $2) ON CONFLICT DO NOTHING', [name, fs.readFileSync(path.join(blobDir, name))]);
         files++;
       }
-      for (let start = 0; start < events.length; start += EVENT_CHUNK) await appendEvents(client, withoutSeq(events.slice(start, start + EVENT_CHUNK)));
+      for (let start = 0; start < events.length; start += EVENT_CHUNK) await appendEvents(client, events.slice(start, start + EVENT_CHUNK));
       return { tasks: tasks.length, requests: requests.length, messages, files, events: events.length };
     });
   } finally {
