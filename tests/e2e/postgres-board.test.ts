@@ -92,6 +92,10 @@ describe.runIf(postgresBin && python)('a run on the PostgreSQL board', () => {
     expect(imported.stdout).toMatch(/^imported 5 tasks, \d+ requests, \d+ messages, \d+ events and 2 submitted files/);
     const listedImport = await runCli(['tasks', '--board', target], { cwd: out });
     expect(listedImport.stdout).toBe(listedDb.stdout);
+    // Reading a database's board leaves the folder it is read from as it was (no empty .team/inbox).
+    const bystander = folder('autoteam-pgread-');
+    for (const args of [['tasks', '--board', url], ['events', '--board', url]]) expect((await runCli(args, { cwd: bystander })).code).toBe(0);
+    expect(fs.readdirSync(bystander)).toEqual([]);
     const eventsImported = await runCli(['events', '--json', '--board', target], { cwd: out });
     expect(strip(eventsImported.stdout)).toEqual(strip(eventsDb.stdout));
     // A new task continues after the imported ids, and a new pipeline after the imported ones.

@@ -31,6 +31,8 @@ export interface MailboxOptions {
    * is never logged before its question).
    */
   before?: () => Promise<void>;
+  /** False where the inboxes are not files under `rootDir` (a PostgreSQL board's rows): no folder is made for them. */
+  files?: boolean;
 }
 
 /** Lines of an inbox that could not be read: where they went, how many, and the first few with why. */
@@ -100,7 +102,7 @@ export class Mailbox {
     this.batchBytes = options.batchBytes ?? DRAIN_BATCH_BYTES;
     this.stamp = options.stamp;
     this.before = options.before;
-    fs.mkdirSync(this.dir, { recursive: true });
+    if (options.files !== false) fs.mkdirSync(this.dir, { recursive: true });
   }
 
   inboxPath(name: string): string {

@@ -22,7 +22,7 @@ export class PgMailbox extends Mailbox {
     private readonly pool: pg.Pool,
     options: MailboxOptions,
   ) {
-    super(rootDir, options);
+    super(rootDir, { ...options, files: false });
   }
 
   /** Inboxes are rows here: a file in the folder's inbox place is nobody's. */
