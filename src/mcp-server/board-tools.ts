@@ -147,9 +147,14 @@ export function registerBoardTools(server: McpServer, options: BoardToolsOptions
           said = message;
           void extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++step, message } }).catch(() => undefined);
         });
+        // A timer of its own, not AbortSignal.timeout: on Node 20 a timeout signal that only
+        // AbortSignal.any holds can be collected before it fires, and the call never answered.
+        const waited = new AbortController();
+        const timer = setTimeout(() => waited.abort(), wait_seconds * 1000);
         try {
-          return text(describePipeline(await controls.waitForPipeline(pipeline, AbortSignal.any([AbortSignal.timeout(wait_seconds * 1000), extra.signal]))));
+          return text(describePipeline(await controls.waitForPipeline(pipeline, AbortSignal.any([waited.signal, extra.signal]))));
         } finally {
+          clearTimeout(timer);
           stop();
         }
       }),
