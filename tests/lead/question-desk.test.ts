@@ -1,7 +1,7 @@
 /**
  * The lead's desk of questions: a question taken from its message while the session started is not
  * taken again from the board's pending ones (it was shown twice, "still waiting from the last
- * session", and the simulated user answered it twice).
+ * session", and the simulated user answered it twice); one asked again after its answer is a new question.
  */
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -69,5 +69,22 @@ describe('QuestionDesk', () => {
     expect(shown()).toEqual(['q-1-1 resumed']);
     expect(desk.pending()).toEqual([]);
     expect(await answers()).toEqual(['q-1-1']);
+  });
+
+  it('the same question asked again after it was answered (the answer lost with the work before a takeover) is shown and answered anew', async () => {
+    const { desk, message, shown, answers } = await deskWithQuestion();
+    desk.open({ answer: () => new Promise<string>(() => {}) }, []);
+    desk.asked(message);
+    await desk.answer('text files', 'q-1-1');
+    // The asker took its task over again and asks the same question, under the same id, later.
+    const again = { ...message, id: 'm2', at: new Date(Date.now() + 1_000).toISOString() } as Message;
+    desk.asked(again);
+    expect(shown()).toEqual(['q-1-1', 'q-1-1']);
+    expect(desk.pending().map((question) => question.questionId)).toEqual(['q-1-1']);
+    await desk.answer('text files, again', 'q-1-1');
+    expect(await answers()).toEqual(['q-1-1', 'q-1-1']);
+    // Its first message read once more is the old ask: not a third question.
+    desk.asked(message);
+    expect(desk.pending()).toEqual([]);
   });
 });

@@ -46,7 +46,7 @@ export class QuestionDesk {
     for (const question of pending) {
       // Taken from its message while this session started: one question, not a second one left by
       // the last lead (it was shown twice, and the simulated user answered it twice).
-      if (this.questions.has(question.questionId) || this.answeredHere.has(question.questionId)) continue;
+      if (this.questions.has(question.questionId) || this.answeredBefore(question)) continue;
       this.questions.set(question.questionId, question);
       // Asked as this session started, before its message was read: the log shows it being asked.
       this.deps.emit({ type: 'question', question, ...(leftByLastLead(question) ? { resumed: true } : {}) });
@@ -54,8 +54,18 @@ export class QuestionDesk {
     }
   }
 
-  /** Questions this desk answered: one whose message comes after, or that the board shows again, is not asked anew. */
-  private readonly answeredHere = new Set<string>();
+  /**
+   * Questions this desk answered, with when: one whose message comes after, or that the board shows
+   * again, is not asked anew. The same question asked after that (its asker took the task over
+   * again, the answer lost with the work before) is: it was never shown, and the pipeline stalled.
+   */
+  private readonly answeredHere = new Map<string, number>();
+
+  /** `question` was asked before this desk answered it (the same ask, read twice). */
+  private answeredBefore(question: PendingQuestion): boolean {
+    const answeredAt = this.answeredHere.get(question.questionId);
+    return answeredAt !== undefined && !(Date.parse(question.at) > answeredAt);
+  }
 
   /** Questions waiting, oldest first; none of a task that is no longer open. */
   pending(): PendingQuestion[] {
@@ -68,7 +78,7 @@ export class QuestionDesk {
     const question = questionOf(message);
     // Asked again after a restart, or its message read after the board showed it pending: already
     // pending (or answered here), not a new question.
-    if (this.questions.has(question.questionId) || this.answeredHere.has(question.questionId)) return;
+    if (this.questions.has(question.questionId) || this.answeredBefore(question)) return;
     // Asked just before its task was cancelled (the cancel came before the message): nobody will read
     // the answer, and the log, which says it was asked, says it is withdrawn. Once, however often the
     // message comes.
@@ -94,7 +104,7 @@ export class QuestionDesk {
     this.deps.mailbox.deliverable(question.from);
     this.questions.delete(question.questionId);
     // Answered from now: its message, read while the answer is on its way, is not a new question.
-    this.answeredHere.add(question.questionId);
+    this.answeredHere.set(question.questionId, Date.now());
     const lead = this.deps.lead();
     // In the log before the asker can read the answer: what it does next comes after it there too.
     this.deps.sink.emit({ type: 'question_answered', pipeline: question.pipeline, task: question.task, agent: lead, questionId: question.questionId, answer: text, by, asker: question.from });
