@@ -152,7 +152,7 @@ describe('LeadSession', () => {
 });
 
 /** A session on a fresh board (`seed` writes to it first) whose notices are collected, started with one analyst. */
-async function noticingSession(options: { repl?: boolean; seed?: (root: string) => Promise<unknown> } = {}) {
+async function noticingSession(options: { repl?: boolean; seed?: (root: string) => Promise<unknown>; team?: Array<{ name: string; role: string }> } = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-session-'));
   roots.push(root);
   await options.seed?.(root);
@@ -162,7 +162,7 @@ async function noticingSession(options: { repl?: boolean; seed?: (root: string) 
   session.on('event', (event) => {
     if (event.type === 'notice') notices.push(event.text);
   });
-  await session.start([{ name: 'ann', role: 'analyst' }]);
+  await session.start(options.team ?? [{ name: 'ann', role: 'analyst' }]);
   return { session, notices, board: boardOf(session) };
 }
 
@@ -185,6 +185,17 @@ describe('a pipeline task for a role nobody takes', () => {
     await board.tasks.create({ subject: 'Run `true`', role: 'analyst' });
     await waitUntil(() => board.tasks.list().find((task) => task.subject === 'Run `true`')?.status === 'completed', 'the analyst done with its task');
     expect(notices.filter((text) => text.startsWith(`pipeline #${first.pipeline} waits`))).toEqual([said]);
+  });
+
+  it('is said by a session without a team of its own (--no-team), for a role no worker elsewhere takes', async () => {
+    const { session, notices, board } = await noticingSession({ repl: true, team: [] });
+    // An engineer of another process (this one's pid: alive) takes the engineer's stage; nobody the analyst's.
+    await board.registry.join('eng-elsewhere', 'engineer', { status: 'idle', pid: process.pid });
+    await board.tasks.create({ subject: 'Run `true`', role: 'engineer' });
+    const first = await session.post('Write a Python script that counts the words in a text file.');
+    const said = await waitUntil(() => notices.find((text) => text.startsWith(`pipeline #${first.pipeline} waits`)), 'the notice');
+    expect(said).toBe(`pipeline #${first.pipeline} waits: task #${first.id} (requirements) is for a teammate of role analyst, and none runs: /spawn <name> analyst, or autoteam worker --role analyst takes it`);
+    expect(notices.filter((text) => text.includes('waits:'))).toEqual([said]);
   });
 
   it('for a role no stage has (a task written by hand), says so instead of offering a teammate that cannot be started', async () => {

@@ -276,9 +276,9 @@ export class LeadTeam {
    * shut it down, it crashed), and no live member of another process has it — is said once: it waits
    * until one is started. Once per time it is pending: posted, or handed back by a teammate that died
    * or left with it (a worker killed mid-task, the role's last). Tasks pending at the session's first
-   * look are not said. Said by a session that runs a team (with --no-team the work is for workers
-   * elsewhere), and not once the team stopped on a model error no retry fixes (its exit line says what
-   * to do).
+   * look are not said. Said with --no-team too, where the work is for workers elsewhere: none of
+   * them serving the role, nothing works it. Not once the team stopped on a model error no retry
+   * fixes (its exit line says what to do).
    */
   private sayWaiting(): void {
     let tasks: readonly Task[];
@@ -294,7 +294,7 @@ export class LeadTeam {
       return;
     }
     const noted = this.noted;
-    if (this.spawned.size === 0 || this.fatal || this.closing) return;
+    if (this.fatal || this.closing) return;
     // Not noted while its role is taken: a teammate that leaves before it claims it makes it wait.
     const waiting = pending.filter((task) => !noted.has(key(task)));
     if (waiting.length === 0) return;
