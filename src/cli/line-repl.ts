@@ -61,6 +61,9 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   print(begun.length ? `started ${begun.map((member) => `${member.name} (${member.role})`).join(', ')}` : 'no teammates — /spawn <name> <role>');
 
   const lines = readline.createInterface({ input: options.input ?? process.stdin, terminal: false });
+  // Its lines followed from now: an interface closed before its iterator was made (output gone
+  // before the first line was read) ended no loop, and the process waited for good, signals too.
+  const incoming = lines[Symbol.asyncIterator]();
   // Ctrl+C ends the input, and the wait for work in flight too; SIGTERM (kill, a service manager) and
   // SIGHUP (the terminal closed) the same.
   const interrupt = new AbortController();
@@ -83,7 +86,7 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   // Only now: whoever waits for this line to send a signal finds it handled.
   print('Type /help for commands, or a requirement for the lead.');
   let quit = false;
-  for await (const line of lines) {
+  for await (const line of incoming) {
     if ((await runLine(line, io)) === 'quit') {
       quit = true;
       break;

@@ -69,4 +69,21 @@ describe('the line-mode REPL', () => {
     expect(seen.err).toBe('');
     expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(false);
   });
+
+  it('whose output is gone before it reads its first line (`| true`) ends at once, the board released', async () => {
+    assertBuilt();
+    const dir = tempBoard();
+    dirs.push(dir);
+    // The reader is gone from the start: the first lines printed fail with EPIPE while the team starts,
+    // and the input ends at once. It used to close its input before reading it and wait for good.
+    const child = spawn(process.execPath, [CLI, '--dir', dir, '--no-team'], { env: offlineEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    child.stdin.end();
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (err += text));
+    const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+    expect(await exited, err).toBe(0);
+    expect(err).toBe('');
+    expect(fs.existsSync(path.join(dir, '.team', 'lead.json'))).toBe(false);
+  });
 });
