@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openBoard } from '../../src/core/board/board.js';
+import { checkoutRemoteTask } from '../../src/core/git/remote-branch.js';
 import { remoteWorktree } from '../../src/core/git/remote-url.js';
 import { LeadSession } from '../../src/core/lead/session.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
@@ -165,5 +166,32 @@ describe('a remote that cannot be used', () => {
     expect(none.code, describeRun(none)).toBe(0);
     expect(none.stdout).toMatch(/^posted pipeline #3: task #3 \(requirements\) — Analyse: Write a word counter$/m);
     expect(none.stderr).toContain(`note: pipeline #2 of this board branches on the remote ${bare}, and this folder names no remote: these pipelines work in a folder (workspace/<n>); give --remote (or repository.remote in autoteam.config.json) to branch them there`);
+  });
+
+  it('discard in a folder with no clone of the remote leaves the other folders\' worktrees alone, and says where the branch stays', async () => {
+    const { bare } = bareRepository();
+    const url = await freshDatabase();
+    const a = folder('autoteam-machine-a-');
+    const c = folder('autoteam-machine-c-');
+    const posted = await runCli(['post', '--board', url, '--remote', bare, 'Write a word counter'], { cwd: a });
+    expect(posted.code, describeRun(posted)).toBe(0);
+    // A works the branch in a worktree of its own clone, as its teammates would.
+    const board = await openBoard(url, a);
+    const info = board.tasks.get(1).artifacts.git!;
+    try {
+      await checkoutRemoteTask(a, info, undefined);
+    } finally {
+      await board.close();
+    }
+    const worktree = remoteWorktree(a, bare, info.branch);
+    expect(fs.existsSync(worktree)).toBe(true);
+    expect((await runCli(['cancel', '1', '--board', url], { cwd: c })).code).toBe(0);
+    const discarded = await runCli(['discard', '1', '--board', url], { cwd: c });
+    expect(discarded.code, describeRun(discarded)).toBe(0);
+    // The board holds A's paths; C has none of them, and touches none.
+    expect(discarded.stdout).not.toContain(a);
+    expect(discarded.stdout).toContain(`its branch stays on ${bare}, which this folder has no clone of`);
+    expect(fs.existsSync(worktree)).toBe(true);
+    expect(git(bare, 'branch', '--list', info.branch)).toContain(info.branch);
   });
 });

@@ -149,21 +149,24 @@ async function discardOne(board: TaskBoard, id: number, by: string): Promise<str
   const { tasks, git, holder } = branchOf(board, id);
   const status = pipelineStatus(tasks);
   if (status === 'active') throw new AutoteamError(`pipeline #${id} is still active: cancel ${id} first, then discard ${id}`, 'USAGE');
-  const held = await branchTip(git.repo, git.branch);
-  const had = [fs.existsSync(git.worktree) ? `worktree ${git.worktree}` : null, held ? `branch ${git.branch}` : null].filter(Boolean);
+  // This folder's own: on a remote, the folder that posted it recorded its clone's paths, which are
+  // another folder's (or another machine's) and never touched from here.
+  const site = localGit(board.rootDir, git);
+  const cloned = !git.remote || fs.existsSync(site.repo);
+  const held = cloned ? await branchTip(site.repo, git.branch) : null;
+  const had = [fs.existsSync(site.worktree) ? `worktree ${site.worktree}` : null, held ? `branch ${git.branch}` : null].filter(Boolean);
   // What the branch held as it went: past the approved commit when commits were added since (named, not only that commit).
   const tip = git.remote ? null : held;
   // Work never committed there (a failed pipeline's last revision, an edit by hand) goes with the worktree: said, not dropped silently.
-  const local = git.remote ? localGit(board.rootDir, git).worktree : git.worktree;
-  const loose = fs.existsSync(local) ? (await runGit(local, ['status', '--porcelain'], { allowFailure: true })).stdout.split('\n').filter(Boolean).map((line) => line.slice(3)) : [];
-  await removeWorktree(git.repo, git.worktree, git.branch);
+  const loose = fs.existsSync(site.worktree) ? (await runGit(site.worktree, ['status', '--porcelain'], { allowFailure: true })).stdout.split('\n').filter(Boolean).map((line) => line.slice(3)) : [];
+  if (cloned) await removeWorktree(site.repo, site.worktree, git.branch);
   // On a remote the branch lives there too: deleted, leased on the tip it has now.
   const remote = git.remote ? await discardRemoteBranch(board.rootDir, git) : null;
   if (remote?.removed) had.push(remote.removed);
   await board.update(holder.id, { artifacts: { outcome: { action: 'discarded', by } } }, { by, event: 'discarded', detail: `${git.branch} and its worktree removed` });
   const removed = had.length ? `${had.join(' and ')} removed` : 'its worktree and branch were already gone';
   const last = tip && tip !== git.commit && tip !== git.base ? { what: git.commit ? `its branch was at ${tip}, past the approved commit ${git.commit.slice(0, 12)}` : `its branch was at ${tip}`, sha: tip } : git.commit ? { what: `its commit was ${git.commit}`, sha: git.commit } : null;
-  const keep = last ? `; ${last.what} (git branch ${git.branch} ${last.sha.slice(0, 12)} brings it back while git keeps it)` : '';
+  const keep = last && cloned ? `; ${last.what} (git branch ${git.branch} ${last.sha.slice(0, 12)}${git.remote ? ` in ${site.repo}` : ''} brings it back while git keeps it)` : last ? `; ${last.what}` : '';
   const dropped = loose.length ? `; its uncommitted changes (${loose.slice(0, 5).join(', ')}${loose.length > 5 ? `, and ${loose.length - 5} more` : ''}) went with the worktree` : '';
   return `pipeline #${id}: ${removed}${keep}${dropped}${remote?.note ? `; ${remote.note}` : ''}`;
 }
