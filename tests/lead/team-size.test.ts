@@ -128,6 +128,11 @@ describe('sizing the team', () => {
       write([{ name: 'engineer', role: 'engineer', count }]);
       expect(() => loadProjectConfig(dir), String(count)).toThrow(message);
     }
+    // The bound is a role's, as the flags': two members of one role count together, and the member past it is named, once.
+    write([{ name: 'dev', role: 'engineer', count: 20 }, { name: 'analyst', role: 'analyst', count: 32 }, { name: 'eng', role: 'engineer', count: 20 }]);
+    expect(() => loadProjectConfig(dir)).toThrow(/: team\.2\.count: at most 32 teammates of one role: the members of role engineer up to this one start 40$/);
+    write([{ name: 'dev', role: 'engineer', count: 40 }]);
+    expect(() => loadProjectConfig(dir)).toThrow(/: team\.0\.count: at most 32 teammates of one role$/);
   });
 });
 

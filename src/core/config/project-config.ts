@@ -71,11 +71,21 @@ export const ProjectConfigSchema = z
             role: z.string().min(1),
             prompt: z.string().min(1).optional(),
             /** How many teammates like this one (engineer, engineer-2, …); 0 leaves it out. */
-            count: z.number({ error: A_COUNT }).int(A_COUNT).min(0, A_COUNT).max(MAX_PER_ROLE, `at most ${MAX_PER_ROLE} teammates of one member`).optional(),
+            count: z.number({ error: A_COUNT }).int(A_COUNT).min(0, A_COUNT).max(MAX_PER_ROLE, `at most ${MAX_PER_ROLE} teammates of one role`).optional(),
           })
           .strict(),
       )
       .min(1)
+      // The flags' bound, over all the members of a role: two members of 20 engineers are 40.
+      .superRefine((team, ctx) => {
+        const started = new Map<string, number>();
+        team.forEach((member, i) => {
+          const count = (started.get(member.role) ?? 0) + (member.count ?? 1);
+          started.set(member.role, count);
+          // One member past the bound is that member's count's own error.
+          if (count > MAX_PER_ROLE && count - (member.count ?? 1) <= MAX_PER_ROLE && (member.count ?? 1) <= MAX_PER_ROLE) ctx.addIssue({ code: 'custom', path: [i, 'count'], message: `at most ${MAX_PER_ROLE} teammates of one role: the members of role ${member.role} up to this one start ${count}` });
+        });
+      })
       .optional(),
     /** `default`, and any role: `{provider?, model?}`. */
     models: z.record(z.string(), ModelChoiceSchema).optional(),
