@@ -34,10 +34,11 @@ const MAX_INPUT_CHARS = 100 * 1024;
 
 /**
  * The prompt: editing (←/→, Home/End, Ctrl+A/E, Backspace, Ctrl+U, Ctrl+W), Enter, Tab completion of
- * commands, history (↑/↓), Ctrl+C and Ctrl+D, and bracketed paste: what arrives between the
- * terminal's paste markers is inserted at the cursor, line breaks kept, and only an Enter after it
- * submits. One key handler owns the line, kept in a ref: a handler closes over the last rendered
- * value, and an Enter that follows a paste before the next frame must submit the pasted text.
+ * commands, history (↑/↓), Ctrl+C (clears a typed line, else quits) and Ctrl+D, and bracketed paste:
+ * what arrives between the terminal's paste markers is inserted at the cursor, line breaks kept, and
+ * only an Enter after it submits. One key handler owns the line, kept in a ref: a handler closes over
+ * the last rendered value, and an Enter that follows a paste before the next frame must submit the
+ * pasted text.
  */
 export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, prompt = '›' }: InputLineProps) {
   const line = useRef<LineState>(EMPTY_LINE);
@@ -84,7 +85,12 @@ export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, promp
         else set(next);
         return;
       }
-      if (key.ctrl && input === 'c') return onQuit();
+      if (key.ctrl && input === 'c') {
+        // As a shell does: a line being typed is cleared first, and Ctrl+C on an empty one quits.
+        if (line.current.text === '') return onQuit();
+        onHint?.('line cleared: Ctrl+C again quits');
+        return set(EMPTY_LINE);
+      }
       if (key.return) return submit(line.current.text);
       if (key.ctrl) {
         if (input === 'd' && line.current.text === '') return onQuit();

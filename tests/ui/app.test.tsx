@@ -252,8 +252,14 @@ describe('the REPL app', () => {
     await m.until('bye');
   });
 
-  it('quits on Ctrl+C', async () => {
+  it('quits on Ctrl+C at an empty prompt; with a line typed, Ctrl+C clears it first, as a shell does', async () => {
     const m = await mount();
+    await m.type('some half typed text');
+    await m.until(/› some half typed text *$/m, 'the typed line');
+    await m.type(CTRL_C);
+    await m.until('line cleared: Ctrl+C again quits', 'the hint');
+    await m.until('a requirement for the lead', 'the empty prompt');
+    expect(m.quits).toEqual([]);
     await m.type(CTRL_C);
     await waitUntil(() => m.quits.length === 1, 'quit');
   });
