@@ -100,12 +100,13 @@ export function warnOfBrokenConfig(command: Command): void {
 
 /**
  * The config's warnings (a hook matcher nothing has, …), each a line marked as one: autoteam goes on.
- * `team`: the team this command starts, sized by its flags; a role it has is not said to have no one.
+ * `team`: the team this command starts, sized by its flags; a role it has is not said to have no one,
+ * nor one a live member of another process on the board has (`covered`: its tasks do not wait).
  */
-export function sayConfigWarnings(project: Pick<ProjectConfig, 'file' | 'warnings' | 'unstaffed'>, team?: ReadonlyArray<{ role: string }>): void {
-  const staffed = (role: string) => team?.some((member) => member.role === role || member.role === ANY_ROLE) ?? false;
-  const covered = new Set((project.unstaffed ?? []).filter((gap) => staffed(gap.role)).map((gap) => gap.warning));
-  for (const warning of project.warnings) if (!covered.has(warning)) console.error(`autoteam: warning: ${project.file ?? 'the config'}: ${warning}`);
+export function sayConfigWarnings(project: Pick<ProjectConfig, 'file' | 'warnings' | 'unstaffed'>, team?: ReadonlyArray<{ role: string }>, covered?: (role: string) => boolean): void {
+  const staffed = (role: string) => (team?.some((member) => member.role === role || member.role === ANY_ROLE) ?? false) || (covered?.(role) ?? false);
+  const answered = new Set((project.unstaffed ?? []).filter((gap) => staffed(gap.role)).map((gap) => gap.warning));
+  for (const warning of project.warnings) if (!answered.has(warning)) console.error(`autoteam: warning: ${project.file ?? 'the config'}: ${warning}`);
 }
 
 export const dirOption = () => new Option('--dir <path>', 'board root (holds .tasks/ and .team/); with --board, the local folder for workspaces; default: the current directory');

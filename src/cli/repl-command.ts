@@ -35,7 +35,7 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   // A role the sizes leave empty is said once the board is open: a live worker of it there works its tasks.
   if (options.team) sized((line) => console.error(`autoteam: ${line}`), coveredOn(board.registry));
   const { project } = options;
-  sayConfigWarnings(project, options.team ? team : undefined);
+  sayConfigWarnings(project, options.team ? team : undefined, coveredOn(board.registry));
   const { model, models } = modelSpecs(process.env, project, options.model ?? {});
   const session = new LeadSession({
     rootDir: options.dir,

@@ -75,8 +75,9 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
   // Closed once the run has reported: its summaries read the board's log (the work of other processes).
   try {
-    const team = teamWith(board.registry.read().members);
-    sayConfigWarnings(project, team);
+    const members = board.registry.read().members;
+    const team = teamWith(members);
+    sayConfigWarnings(project, team, (role) => roleCovered(members, role));
     // Refused before anything is posted: a replay that cannot find its calls would leave its pipeline open.
     const replayProblem = spec.kind === 'replay' ? replayBoardProblem(spec.dir, board.tasks.list()) : null;
     if (replayProblem) throw new ConfigError(replayProblem);

@@ -196,6 +196,18 @@ describe.runIf(python)('run --engineers 0 beside a live worker engineer', () => 
       } finally {
         await repl.stop();
       }
+      // A configured team without the role: the same note, and no warning from the config's own check that its tasks wait.
+      fs.writeFileSync(path.join(root, 'autoteam.config.json'), JSON.stringify({ team: [{ name: 'analyst', role: 'analyst' }, { name: 'reviewer', role: 'reviewer' }] }));
+      const configured = CliChild.start(['--dir', root], { cwd: root, stdin: 'pipe' });
+      try {
+        await configured.waitForLine((line) => line.startsWith('Type /help'), 'the REPL to start');
+        expect(configured.stderr).toContain('no engineer on this team: the live engineer already on the board works its tasks');
+        expect(configured.stderr).not.toContain("no teammate in team has the role 'engineer'");
+        configured.write('/quit');
+        expect(await configured.exited).toEqual({ code: 0, signal: null });
+      } finally {
+        await configured.stop();
+      }
     } finally {
       await worker.stop();
     }
