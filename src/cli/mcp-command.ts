@@ -137,6 +137,7 @@ export function registerMcpCommand(program: Command, helpers: TeamCommandHelpers
     const url = boardUrl(command);
     const counts = roleCounts(options);
     if (counts.length && options.team !== true) throw new UsageError(`${counts[0]!.flag} sizes the team that --team starts: give --team too`);
+    if (options.auto === true && options.team !== true) throw new UsageError('--auto answers the questions of the team that --team starts: give --team too (without it, the team is elsewhere and its lead answers)');
     process.exitCode = await serveMcp({
       counts,
       ...(http ? { http } : {}),

@@ -206,7 +206,7 @@ describe('autoteam mcp serve --http: the address and the flags', () => {
     }
   });
 
-  it('refuses --host without --http, and a port that is not one', async () => {
+  it('refuses --host without --http, a port that is not one, and --auto without --team', async () => {
     const alone = await runCli(['mcp', 'serve', '--host', '127.0.0.1', '--dir', root], { cwd: root });
     expect(alone.code, describeRun(alone)).toBe(2);
     expect(alone.stderr.trim()).toBe('autoteam: --host goes with --http <port> (over stdio there is no address)');
@@ -217,6 +217,10 @@ describe('autoteam mcp serve --http: the address and the flags', () => {
     const bogus = await runCli(['mcp', 'serve', '--bogus', '--dir', root], { cwd: root });
     expect(bogus.code, describeRun(bogus)).toBe(2);
     expect(bogus.stderr.trim()).toBe('autoteam: --bogus is not an option of mcp serve (autoteam mcp serve --help lists its options)');
+    // --auto answers for the team --team starts: alone it would mean nothing, and is said so.
+    const auto = await runCli(['mcp', 'serve', '--auto', '--dir', root], { cwd: root });
+    expect(auto.code, describeRun(auto)).toBe(2);
+    expect(auto.stderr.trim()).toBe('autoteam: --auto answers the questions of the team that --team starts: give --team too (without it, the team is elsewhere and its lead answers)');
   });
 
   it('a port in use is one line naming it, once prefixed', async () => {
