@@ -83,8 +83,19 @@ describe('QuestionDesk', () => {
     expect(desk.pending().map((question) => question.questionId)).toEqual(['q-1-1']);
     await desk.answer('text files, again', 'q-1-1');
     expect(await answers()).toEqual(['q-1-1', 'q-1-1']);
-    // Its first message read once more is the old ask: not a third question.
-    desk.asked(message);
+    // Told apart by the message, not by clocks: an asker whose clock is behind the lead's asks again.
+    desk.asked({ ...message, id: 'm3', at: new Date(Date.now() - 3_000).toISOString() } as Message);
+    expect(shown()).toEqual(['q-1-1', 'q-1-1', 'q-1-1']);
+  });
+
+  it('a question the board showed pending and the desk answered is the same ask when its message comes stamped by a clock ahead of the board', async () => {
+    const { desk, message, pending, answerer, shown, answers, events } = await deskWithQuestion();
+    desk.open(answerer, [pending]);
+    await until(() => events.some((event) => event.type === 'answered'), 'answered');
+    // The asker's machine runs 3 s ahead of the board's clock.
+    desk.asked({ ...message, at: new Date(Date.parse(pending.at) + 3_000).toISOString() } as Message);
+    expect(shown()).toEqual(['q-1-1 resumed']);
     expect(desk.pending()).toEqual([]);
+    expect(await answers()).toEqual(['q-1-1']);
   });
 });

@@ -8,6 +8,9 @@ import { type PendingQuestion, questionOf } from './questions.js';
 import type { LeadEvent } from './session-types.js';
 import type { Answerer } from './simulated-user.js';
 
+/** How far apart the asker's clock and the board's may be and one ask still be told from its list entry. */
+const SAME_ASK_MS = 5_000;
+
 /**
  * The teammates' questions waiting for the person (or the simulated user). A question follows its
  * task's claim: once the task is cancelled, failed or completed, or its asker no longer holds it (it
@@ -46,7 +49,7 @@ export class QuestionDesk {
     for (const question of pending) {
       // Taken from its message while this session started: one question, not a second one left by
       // the last lead (it was shown twice, and the simulated user answered it twice).
-      if (this.questions.has(question.questionId) || this.answeredBefore(question)) continue;
+      if (this.questions.has(question.questionId) || this.answeredBefore(question, null)) continue;
       this.questions.set(question.questionId, question);
       // Asked as this session started, before its message was read: the log shows it being asked.
       this.deps.emit({ type: 'question', question, ...(leftByLastLead(question) ? { resumed: true } : {}) });
@@ -55,16 +58,26 @@ export class QuestionDesk {
   }
 
   /**
-   * Questions this desk answered, with when: one whose message comes after, or that the board shows
-   * again, is not asked anew. The same question asked after that (its asker took the task over
-   * again, the answer lost with the work before) is: it was never shown, and the pipeline stalled.
+   * Questions this desk answered: the ask (its message, when it came as one) and when it was asked.
+   * Its message read after the answer, or the board showing it again, is the same ask, not a new
+   * question. The same question asked again later (its asker took the task over, the answer lost
+   * with the work before it) comes as another message: a new question — it had been taken for the
+   * old one, never shown, and the pipeline stalled.
    */
-  private readonly answeredHere = new Map<string, number>();
+  private readonly answeredHere = new Map<string, { message: string | null; at: number }>();
+  /** The message each question waiting here came in (none: taken from the board's list). */
+  private readonly messageOf = new Map<string, string>();
 
-  /** `question` was asked before this desk answered it (the same ask, read twice). */
-  private answeredBefore(question: PendingQuestion): boolean {
-    const answeredAt = this.answeredHere.get(question.questionId);
-    return answeredAt !== undefined && !(Date.parse(question.at) > answeredAt);
+  /**
+   * `question` (from message `message`, or the board's list) is an ask this desk answered. Where one
+   * side has no message, by time: the asker stamps its message, the board its list, and a clock
+   * apart by up to SAME_ASK_MS does not make the same ask a new one.
+   */
+  private answeredBefore(question: PendingQuestion, message: string | null): boolean {
+    const answered = this.answeredHere.get(question.questionId);
+    if (!answered) return false;
+    if (message !== null && answered.message !== null) return message === answered.message;
+    return !(Date.parse(question.at) > answered.at + SAME_ASK_MS);
   }
 
   /** Questions waiting, oldest first; none of a task that is no longer open. */
@@ -78,7 +91,7 @@ export class QuestionDesk {
     const question = questionOf(message);
     // Asked again after a restart, or its message read after the board showed it pending: already
     // pending (or answered here), not a new question.
-    if (this.questions.has(question.questionId) || this.answeredBefore(question)) return;
+    if (this.questions.has(question.questionId) || this.answeredBefore(question, message.id)) return;
     // Asked just before its task was cancelled (the cancel came before the message): nobody will read
     // the answer, and the log, which says it was asked, says it is withdrawn. Once, however often the
     // message comes.
@@ -89,6 +102,7 @@ export class QuestionDesk {
       return;
     }
     this.questions.set(question.questionId, question);
+    this.messageOf.set(question.questionId, message.id);
     this.deps.emit({ type: 'question', question });
     if (this.deps.auto()) void this.autoReply(question);
   }
@@ -104,7 +118,8 @@ export class QuestionDesk {
     this.deps.mailbox.deliverable(question.from);
     this.questions.delete(question.questionId);
     // Answered from now: its message, read while the answer is on its way, is not a new question.
-    this.answeredHere.set(question.questionId, Date.now());
+    this.answeredHere.set(question.questionId, { message: this.messageOf.get(question.questionId) ?? null, at: Date.parse(question.at) });
+    this.messageOf.delete(question.questionId);
     const lead = this.deps.lead();
     // In the log before the asker can read the answer: what it does next comes after it there too.
     this.deps.sink.emit({ type: 'question_answered', pipeline: question.pipeline, task: question.task, agent: lead, questionId: question.questionId, answer: text, by, asker: question.from });
@@ -129,6 +144,7 @@ export class QuestionDesk {
     const question = this.questions.get(questionId);
     if (!question) return;
     this.questions.delete(questionId);
+    this.messageOf.delete(questionId);
     if (by === 'timeout') this.deps.emit({ type: 'question_withdrawn', question, reason: `${question.from} stopped waiting for an answer` });
     else this.deps.emit({ type: 'answered', question, answer, by: by === 'simulated user' ? 'simulated user' : 'person' });
   }
@@ -153,6 +169,7 @@ export class QuestionDesk {
 
   private withdraw(question: PendingQuestion, reason: string): void {
     this.questions.delete(question.questionId);
+    this.messageOf.delete(question.questionId);
     this.deps.sink.emit({ type: 'question_withdrawn', pipeline: question.pipeline, task: question.task, agent: question.from, questionId: question.questionId, reason });
     this.deps.emit({ type: 'question_withdrawn', question, reason });
   }
