@@ -14,10 +14,11 @@ import { sessionsOnTempBoards, waitUntil } from '../helpers/repl-session.js';
 
 const made = sessionsOnTempBoards('autoteam-foreign-post-');
 
+/** The session's notices of posts (a session without a team also says each pipeline waits for one). */
 function notices(lead: LeadSession): string[] {
   const said: string[] = [];
   lead.subscribe((event: LeadEvent) => {
-    if (event.type === 'notice') said.push(event.text);
+    if (event.type === 'notice' && / posted from /.test(event.text)) said.push(event.text);
   });
   return said;
 }
