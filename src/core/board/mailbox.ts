@@ -48,8 +48,7 @@ export interface RejectedLines {
 
 /** Two reports of the same inbox's unreadable lines as one (the first few kept with their reason). */
 export function mergeRejected(a: RejectedLines | null, b: RejectedLines): RejectedLines {
-  if (!a) return b;
-  return { ...a, count: a.count + b.count, lines: [...a.lines, ...b.lines].slice(0, REJECTED_SHOWN) };
+  return a ? { ...a, count: a.count + b.count, lines: [...a.lines, ...b.lines].slice(0, REJECTED_SHOWN) } : b;
 }
 
 export const DEFAULT_MAX_INBOX_BYTES = 16 * 1024 * 1024;
@@ -304,9 +303,7 @@ export class Mailbox {
   protected reject(name: string, at: string, problem: string, source: string): void {
     this.onProblem?.({ path: source, message: problem });
     const found = this.rejected.get(name) ?? { inbox: name, movedTo: this.rejectedLocation(name), count: 0, lines: [] };
-    found.count++;
-    if (found.lines.length < REJECTED_SHOWN) found.lines.push({ at, problem });
-    this.rejected.set(name, found);
+    this.rejected.set(name, { ...found, count: found.count + 1, lines: found.lines.length < REJECTED_SHOWN ? [...found.lines, { at, problem }] : found.lines });
   }
 
   /** Where rejected lines are shown to be (a path relative to the board's folder on the file board). */
