@@ -33,9 +33,10 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   const team = options.team ? sized(() => undefined) : [];
   const board = await openBoard(options.board ?? options.dir, options.dir, { maxInboxBytes: options.settings.maxInboxBytes });
   // A role the sizes leave empty is said once the board is open: a live worker of it there works its tasks.
-  if (options.team) sized((line) => console.error(`autoteam: ${line}`), coveredOn(board.registry));
+  const covered = coveredOn(board.registry);
+  if (options.team) sized((line) => console.error(`autoteam: ${line}`), covered);
   const { project } = options;
-  sayConfigWarnings(project, options.team ? team : undefined, coveredOn(board.registry));
+  sayConfigWarnings(project, options.team ? team : undefined, covered);
   const { model, models } = modelSpecs(process.env, project, options.model ?? {});
   const session = new LeadSession({
     rootDir: options.dir,

@@ -361,9 +361,10 @@ export function splitCommands(raw: string): string[] {
   for (const line of raw.split('\n')) {
     const name = /^\s*\/(\S+)(\s|$)/.exec(line)?.[1]?.toLowerCase();
     const command = name === undefined ? undefined : COMMANDS.find((candidate) => candidate.name === name);
-    if (parts.length === 0 || command !== undefined || (closed && line.trim())) parts.push(line);
+    const starts = parts.length === 0 || command !== undefined || (closed && line.trim() !== '');
+    if (starts) parts.push(line);
     else parts[parts.length - 1] += `\n${line}`;
-    if (command !== undefined || (closed && line.trim())) closed = command?.args === '';
+    if (starts) closed = command?.args === '';
   }
   return parts.map((part) => part.trim()).filter(Boolean);
 }

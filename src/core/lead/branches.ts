@@ -128,15 +128,13 @@ async function mergeOne(board: TaskBoard, id: number, by: string): Promise<strin
   return `pipeline #${id}: ${git.branch} ${how}; its worktree and branch are removed`;
 }
 
-/** Deletes a discarded pipeline's branch on its remote, through this folder's clone: what was removed, or why not. */
-async function discardRemoteBranch(rootDir: string, info: GitInfo): Promise<{ removed: string | null; note: string | null }> {
+/** Deletes a discarded pipeline's branch on its remote, through this folder's clone `repo` (its worktree gone already): what was removed, or why not. */
+async function discardRemoteBranch(repo: string, info: GitInfo): Promise<{ removed: string | null; note: string | null }> {
   const remote = info.remote!;
-  const here = localGit(rootDir, info);
-  if (!fs.existsSync(here.repo)) return { removed: null, note: `its branch stays on ${remote}, which this folder has no clone of (git push <remote> :${info.branch} deletes it)` };
-  if (fs.existsSync(here.worktree)) await removeWorktree(here.repo, here.worktree, info.branch, { keepBranch: true });
-  const tip = await remoteTip(here.repo, remote, info.branch);
+  if (!fs.existsSync(repo)) return { removed: null, note: `its branch stays on ${remote}, which this folder has no clone of (git push <remote> :${info.branch} deletes it)` };
+  const tip = await remoteTip(repo, remote, info.branch);
   if (tip === null) return { removed: null, note: null };
-  await deleteBranch(here.repo, remote, info.branch, tip);
+  await deleteBranch(repo, remote, info.branch, tip);
   return { removed: `branch ${info.branch} on ${remote}`, note: null };
 }
 
@@ -161,7 +159,7 @@ async function discardOne(board: TaskBoard, id: number, by: string): Promise<str
   const loose = fs.existsSync(site.worktree) ? (await runGit(site.worktree, ['status', '--porcelain'], { allowFailure: true })).stdout.split('\n').filter(Boolean).map((line) => line.slice(3)) : [];
   if (cloned) await removeWorktree(site.repo, site.worktree, git.branch);
   // On a remote the branch lives there too: deleted, leased on the tip it has now.
-  const remote = git.remote ? await discardRemoteBranch(board.rootDir, git) : null;
+  const remote = git.remote ? await discardRemoteBranch(site.repo, git) : null;
   if (remote?.removed) had.push(remote.removed);
   await board.update(holder.id, { artifacts: { outcome: { action: 'discarded', by } } }, { by, event: 'discarded', detail: `${git.branch} and its worktree removed` });
   const removed = had.length ? `${had.join(' and ')} removed` : cloned ? 'its worktree and branch were already gone' : 'this folder held no worktree of it';

@@ -66,7 +66,7 @@ export class QuestionDesk {
    */
   private readonly answeredHere = new Map<string, { message: string | null; at: number }>();
   /** The message each question waiting here came in (none: taken from the board's list). */
-  private readonly messageOf = new Map<string, string>();
+  private readonly messageOf = new WeakMap<PendingQuestion, string>();
 
   /**
    * `question` (from message `message`, or the board's list) is an ask this desk answered. Where one
@@ -102,7 +102,7 @@ export class QuestionDesk {
       return;
     }
     this.questions.set(question.questionId, question);
-    this.messageOf.set(question.questionId, message.id);
+    this.messageOf.set(question, message.id);
     this.deps.emit({ type: 'question', question });
     if (this.deps.auto()) void this.autoReply(question);
   }
@@ -118,8 +118,7 @@ export class QuestionDesk {
     this.deps.mailbox.deliverable(question.from);
     this.questions.delete(question.questionId);
     // Answered from now: its message, read while the answer is on its way, is not a new question.
-    this.answeredHere.set(question.questionId, { message: this.messageOf.get(question.questionId) ?? null, at: Date.parse(question.at) });
-    this.messageOf.delete(question.questionId);
+    this.answeredHere.set(question.questionId, { message: this.messageOf.get(question) ?? null, at: Date.parse(question.at) });
     const lead = this.deps.lead();
     // In the log before the asker can read the answer: what it does next comes after it there too.
     this.deps.sink.emit({ type: 'question_answered', pipeline: question.pipeline, task: question.task, agent: lead, questionId: question.questionId, answer: text, by, asker: question.from });
@@ -144,7 +143,6 @@ export class QuestionDesk {
     const question = this.questions.get(questionId);
     if (!question) return;
     this.questions.delete(questionId);
-    this.messageOf.delete(questionId);
     if (by === 'timeout') this.deps.emit({ type: 'question_withdrawn', question, reason: `${question.from} stopped waiting for an answer` });
     else this.deps.emit({ type: 'answered', question, answer, by: by === 'simulated user' ? 'simulated user' : 'person' });
   }
@@ -169,7 +167,6 @@ export class QuestionDesk {
 
   private withdraw(question: PendingQuestion, reason: string): void {
     this.questions.delete(question.questionId);
-    this.messageOf.delete(question.questionId);
     this.deps.sink.emit({ type: 'question_withdrawn', pipeline: question.pipeline, task: question.task, agent: question.from, questionId: question.questionId, reason });
     this.deps.emit({ type: 'question_withdrawn', question, reason });
   }
