@@ -26,6 +26,27 @@ describe('board files broken by hand', () => {
     expect(tasks.problems()).toEqual([{ path: path.join(root, '.tasks', 'task_9.json'), message: `${path.join(root, '.tasks', 'task_9.json')}: is a folder, not a task file` }]);
   });
 
+  it('a file named like a task that is not one (task_abc.json) is a problem naming it, said once, gone with the file', async () => {
+    const root = tempBoard();
+    roots.push(root);
+    const told: string[] = [];
+    // Every read sweeps the folder, as a hand edit is found by a sweep.
+    const tasks = new TaskBoard(root, { sweepMs: 0, onProblem: (problem) => told.push(problem.message) });
+    await tasks.create({ subject: 'first' });
+    const file = path.join(root, '.tasks', 'task_abc.json');
+    fs.writeFileSync(file, fs.readFileSync(path.join(root, '.tasks', 'task_1.json')));
+    expect(tasks.list().map((task) => task.id)).toEqual([1]);
+    const problem = { path: file, message: `${file}: a task's file is named task_<id>.json, its id a number` };
+    expect(tasks.problems()).toEqual([problem]);
+    tasks.list();
+    expect(told).toEqual([problem.message]);
+    fs.rmSync(file);
+    expect(tasks.problems()).toEqual([]);
+    // Only names a task's file could have: other files of the folder are not a problem.
+    fs.writeFileSync(path.join(root, '.tasks', 'notes.txt'), 'mine');
+    expect(tasks.problems()).toEqual([]);
+  });
+
   it('a task file that holds another id is said as such when read by its id, and never written under that other id', async () => {
     const { root, tasks } = board();
     await tasks.create({ subject: 'first' });

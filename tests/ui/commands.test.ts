@@ -232,6 +232,9 @@ describe('runLine on a real session', () => {
     expect(out.at(-1)).toBe('error: no plan is waiting for a decision');
     await runLine('/spawn onlyname', value);
     expect(out.at(-1)).toBe('error: usage: /spawn <name> <role> [instructions]');
+    // A quoted name of two words is a bad name, said as one, not a role `name'` that does not exist.
+    await runLine("/spawn 'bad name' engineer", value);
+    expect(out.at(-1)).toBe("error: invalid teammate name ''bad': at most 64 letters, digits, _ and -");
     await runLine('/reject plan-x', value);
     expect(out.at(-1)).toBe('error: usage: /reject <request-id> <why>');
     await runLine('/approve plan-missing', value);

@@ -12,6 +12,8 @@ export interface BoardProblem {
 }
 
 export const TASK_FILE = /^task_(\d+)\.json$/;
+/** A file named as a task might be that is not one (`task_abc.json`): reported, so that a hand-made task is not ignored unsaid. */
+const MISNAMED_TASK_FILE = /^task_.*\.json$/;
 
 /** A file's identity for the index: every atomic write renames a new inode in. */
 export function keyOf(stat: fs.Stats): string {
@@ -79,6 +81,8 @@ export class TaskIndex {
   private readonly entries = new Map<number, { key: string; task: Task | null; written?: true }>();
   private sorted: Task[] | null = null;
   private readonly problemList = new Map<string, BoardProblem>();
+  /** Files in the folder named like tasks that are not (MISNAMED_TASK_FILE), as the last sweep found them. */
+  private misnamed = new Set<string>();
   /** Which journal file was read (inode and birth time: a deleted journal's inode may be reused at once), and how far. */
   private journal: { id: string; offset: number } | null = null;
   private lastSweep = 0;
@@ -198,6 +202,17 @@ export class TaskIndex {
     if (changed) this.sorted = null;
   }
 
+  private reportMisnamed(now: Set<string>): void {
+    for (const file of this.misnamed) if (!now.has(file)) this.problemList.delete(file);
+    for (const file of now) {
+      if (this.misnamed.has(file)) continue;
+      const problem = { path: file, message: `${file}: a task's file is named task_<id>.json, its id a number` };
+      this.problemList.set(file, problem);
+      this.onProblem?.(problem);
+    }
+    this.misnamed = now;
+  }
+
   /**
    * Brings task `id` up to date: from `version` (`<shape>/<key> <json>` from the journal) when its
    * file is still that version and the line has this writer's shape, else from the file. True when
@@ -232,11 +247,13 @@ export class TaskIndex {
       names = [];
     }
     const seen = new Set<number>();
+    const misnamed = new Set<string>();
     let changed = false;
     for (const name of names) {
       const match = TASK_FILE.exec(name);
       if (!match) {
         if (TEMP_FILE.test(name)) removeIfOrphaned(path.join(this.dir, name));
+        else if (MISNAMED_TASK_FILE.test(name)) misnamed.add(path.join(this.dir, name));
         continue;
       }
       const id = Number(match[1]);
@@ -256,6 +273,7 @@ export class TaskIndex {
       }
     }
     if (changed) this.sorted = null;
+    this.reportMisnamed(misnamed);
   }
 
   /** The entry for `file`, keyed by the stat of the content read (`seen`: the stat that showed it changed). */
