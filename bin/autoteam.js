@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const main = new URL('../dist/cli/main.js', import.meta.url);
+const main = new URL('../dist/cli/bundle/main.js', import.meta.url);
 if (!fs.existsSync(main)) {
   console.error(`autoteam: not built yet: run npm ci in ${path.dirname(path.dirname(fileURLToPath(import.meta.url)))} (it installs and builds)`);
   process.exit(2);

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const SOURCES = ['src', 'scripts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.web.json'];
 /** What each step of `npm run build` writes last or alone: the oldest of them dates the build. */
-const OUTPUTS = ['dist/cli/main.js', 'dist/web/assets/app.js', 'dist/worker/bundle/teammate-worker.js'];
+const OUTPUTS = ['dist/cli/main.js', 'dist/web/assets/app.js', 'dist/worker/bundle/teammate-worker.js', 'dist/cli/bundle/main.js'];
 
 function newest(file) {
   const stat = fs.statSync(file, { throwIfNoEntry: false });

@@ -4,7 +4,7 @@ import { openTaskStore } from '../core/board/open.js';
 import { type BenchBackend, fileBackend, postgresBackend } from './board-bench.js';
 import { atMost, type BenchSection, info, percentile, withTempRoot } from './section.js';
 
-const CLI = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../cli/bundle/main.js', import.meta.url));
 const HOST = fileURLToPath(new URL('./teammate-host.js', import.meta.url));
 
 /** An idle `autoteam worker` in another process: how long from a post to its claim. */

@@ -27,9 +27,10 @@ import { roleCounts } from '../core/lead/team-size.js';
 import { repositoryAt } from '../core/lead/repository.js';
 import { probeRemote, RemoteError } from '../core/git/remote.js';
 import { endHungUp } from '../frontend/quit.js';
+import { OWN_PACKAGE } from '../core/own-package.js';
 
 
-const VERSION = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const VERSION = OWN_PACKAGE.version;
 
 /** Where pipelines work: the repository the board is in (default), another one, or none. */
 function repoOptions(command: Command): Command {

@@ -1,5 +1,5 @@
-import fs from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { OWN_PACKAGE } from '../core/own-package.js';
 import { type BoardToolsOptions, registerBoardTools } from './board-tools.js';
 import { TaskResources } from './task-resources.js';
 
@@ -16,8 +16,7 @@ const INSTRUCTIONS = [
  * `close()` stops following the board.
  */
 export function boardServer(options: BoardToolsOptions): { server: McpServer; close(): void } {
-  const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  const server = new McpServer({ name: 'autoteam', version }, { instructions: INSTRUCTIONS });
+  const server = new McpServer({ name: 'autoteam', version: OWN_PACKAGE.version }, { instructions: INSTRUCTIONS });
   registerBoardTools(server, options);
   const resources = new TaskResources(server, options.controls);
   resources.register();

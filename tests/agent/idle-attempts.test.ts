@@ -16,7 +16,7 @@ import { removeBoard, tempBoard, until } from '../helpers/agent-wait.js';
 import { MessagesServer, ok, type ScriptStep, toolUseMessage } from '../helpers/messages-server.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const CLI = path.join(here, '..', '..', 'dist', 'cli', 'main.js');
+const CLI = path.join(here, '..', '..', 'dist', 'cli', 'bundle', 'main.js');
 const ATTEMPTS = 3;
 
 const alwaysIdle: ScriptStep = () => ok(toolUseMessage('idle', { reason: 'nothing I can do here' }));

@@ -17,7 +17,7 @@ import { removeBoard, tempBoard, until } from '../helpers/agent-wait.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
-const CLI = path.join(repoRoot, 'dist', 'cli', 'main.js');
+const CLI = path.join(repoRoot, 'dist', 'cli', 'bundle', 'main.js');
 const DIST_INDEX = pathToFileURL(path.join(repoRoot, 'dist', 'index.js')).href;
 /** The worker's IDLE poll: an hour, past the test's ceiling, so every claim here came from a watcher event. */
 const POLL = '60m';

@@ -1,6 +1,6 @@
 /**
  * The built command runs as a program, as the README's `npx autoteam …` runs it in a clone: the build
- * leaves dist/cli/main.js executable (tsc writes it 0644), and its #! line starts Node; and npx's
+ * leaves its bundle, dist/cli/bundle/main.js, executable, and its #! line starts Node; and npx's
  * install of the clone does not build it again (scripts/prepare.mjs).
  */
 import { spawnSync } from 'node:child_process';
@@ -22,7 +22,7 @@ describe('the built command', () => {
     // npx links the clone into its cache and runs its `prepare` there, as on a person's first
     // `npx autoteam`: with a cache of its own, every run of this test is that first one. The build is
     // up to date, so it is not redone: a rebuild would replace dist/ under the suite's other runs.
-    // Dated by the command, the build's first output (tsc): tests/agent/worker-bundle.test.ts
+    // Dated by the command, the build's last output: tests/agent/worker-bundle.test.ts
     // rebuilds the teammates' bundle on its own, perhaps meanwhile.
     const builtAt = fs.statSync(cliEntry).mtimeMs;
     const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-npx-cache-'));

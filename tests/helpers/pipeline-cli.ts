@@ -1,5 +1,5 @@
 /**
- * Runs the real built CLI (`node dist/cli/main.js …`) as a child process and reads what it left on
+ * Runs the real built CLI (`node dist/cli/bundle/main.js …`, what `autoteam` runs) as a child process and reads what it left on
  * disk. The tests never build: run `npx tsc -p tsconfig.build.json` first (this helper fails with
  * that instruction when dist/ is missing or older than src/).
  *
@@ -17,7 +17,7 @@ import { tempDir } from './temp-dirs.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(here, '..', '..');
-export const cliEntry = path.join(repoRoot, 'dist', 'cli', 'main.js');
+export const cliEntry = path.join(repoRoot, 'dist', 'cli', 'bundle', 'main.js');
 
 export const DOWNLOADS_REQUIREMENT = 'Write a Python script that organizes my Downloads folder by file type.';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const CLI = path.join(REPO, 'dist', 'cli', 'main.js');
+export const CLI = path.join(REPO, 'dist', 'cli', 'bundle', 'main.js');
 
 /** The e2e tests run the built CLI; `npm test` builds it first, and these tests never rebuild it. */
 export function assertBuilt(): void {

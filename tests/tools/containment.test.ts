@@ -30,7 +30,7 @@ import { call, makeToolContext, type TestContext } from './context.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..', '..');
-const CLI = path.join(repoRoot, 'dist', 'cli', 'main.js');
+const CLI = path.join(repoRoot, 'dist', 'cli', 'bundle', 'main.js');
 const bwrap = containment();
 
 const cleanups: Array<() => void | Promise<void>> = [];

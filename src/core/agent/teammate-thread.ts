@@ -1,9 +1,11 @@
 import os from 'node:os';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { ExitReason } from '../events/schema.js';
 import type { ModelSpec } from '../model/factory.js';
+import { OWN_PACKAGE } from '../own-package.js';
 import type { TeammateWorkerInit } from './worker-protocol.js';
 
 /**
@@ -56,7 +58,7 @@ function loadsTypeScript(model: ModelSpec): boolean {
  */
 function workerEntry(models: readonly ModelSpec[]): { url: URL; viaTsx: boolean } {
   const here = import.meta.url;
-  if (!here.endsWith('.ts')) return { url: new URL('../../worker/bundle/teammate-worker.js', here), viaTsx: false };
+  if (!here.endsWith('.ts')) return { url: pathToFileURL(path.join(OWN_PACKAGE.root, 'dist', 'worker', 'bundle', 'teammate-worker.js')), viaTsx: false };
   const built = process.env.AUTOTEAM_TEST_WORKER;
   if (built && !models.some(loadsTypeScript)) return { url: pathToFileURL(built), viaTsx: false };
   return { url: new URL('../../worker/teammate-worker.ts', here), viaTsx: true };

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.js';
+import { OWN_PACKAGE } from '../own-package.js';
 import { findRepository, prepareRepository, type Repository } from '../git/worktree.js';
 import { openRemote, type RepositorySettings } from '../git/remote-branch.js';
 import { uncommittedInstructions } from '../git/agents-md.js';
@@ -55,9 +55,6 @@ export async function repositoryAt(repo: string): Promise<Repository> {
   return found.repo;
 }
 
-/** The checkout this code runs from (src/ or dist/, three folders down from it). */
-const OWN_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-
 function isOwnSource(top: string): boolean {
   const real = (dir: string) => {
     try {
@@ -66,5 +63,5 @@ function isOwnSource(top: string): boolean {
       return dir;
     }
   };
-  return real(top) === real(OWN_ROOT) && fs.existsSync(path.join(OWN_ROOT, 'src', 'core', 'lead', 'repository.ts'));
+  return real(top) === real(OWN_PACKAGE.root) && fs.existsSync(path.join(OWN_PACKAGE.root, 'src', 'core', 'lead', 'repository.ts'));
 }

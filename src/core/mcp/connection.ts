@@ -1,8 +1,8 @@
-import fs from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AutoteamError } from '../errors.js';
+import { OWN_PACKAGE } from '../own-package.js';
 import { connectionDetail } from '../model/providers/common.js';
 import { redact } from '../trace/redact.js';
 import { type ToolOutcome, toolError } from '../tools/tool.js';
@@ -56,10 +56,6 @@ const MAX_STARTS = 2;
 /** Pages of `tools/list` read at most (a server that keeps handing out cursors is not followed forever). */
 const MAX_PAGES = 50;
 
-/** autoteam's version, as the client names itself to a server (read at each start: starts are rare). */
-function version(): string {
-  return (JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-}
 
 /**
  * One MCP server of one teammate, through the official SDK's `Client`: started when first needed,
@@ -147,7 +143,7 @@ export class McpConnection {
     } catch (error) {
       return this.startFailed((error as Error).message, []);
     }
-    const client = new Client({ name: 'autoteam', version: version() }, { capabilities: {} });
+    const client = new Client({ name: 'autoteam', version: OWN_PACKAGE.version }, { capabilities: {} });
     client.onclose = () => this.stopped(client, opened);
     let tools: McpToolInfo[];
     try {
