@@ -196,7 +196,13 @@ function checkValuesAreNotOptions(action: Command): void {
 export function buildProgram(): Command {
   const program = new Command('autoteam')
     .description('An autonomous team (analyst, engineer, reviewer) working a shared task board, led from a REPL.')
-    .version(`${VERSION}\n${describeContainment()}`)
+    // The version, and the sandbox this machine gives: a probe that runs bwrap, so only when asked,
+    // not at the start of every command.
+    .option('-V, --version', 'output the version number')
+    .on('option:version', () => {
+      process.stdout.write(`${VERSION}\n${describeContainment()}\n`);
+      throw new CommanderError(0, 'commander.version', VERSION);
+    })
     // Options before a subcommand belong to the program; after it, to the subcommand (each has --dir).
     .enablePositionalOptions()
     .addOption(dirOption())
