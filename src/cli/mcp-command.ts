@@ -6,11 +6,8 @@ import { loadProjectConfig } from '../core/config/project-config.js';
 import { hiddenStartDir, type SandboxPolicy } from '../core/exec/sandbox.js';
 import { scratchDir } from '../core/exec/scratch.js';
 import { describeServer, type McpServerSpec } from '../core/mcp/config.js';
-import { McpConnection, McpUnavailableError } from '../core/mcp/connection.js';
-import { mcpToolName, openServer, serverSandbox } from '../core/mcp/toolbox.js';
 import { StageRegistry } from '../core/stages/stage-registry.js';
 import { boardDir, boardOption, boardUrl, dirOption, inherited, UsageError } from './board-options.js';
-import { serveMcp } from './mcp-serve.js';
 import { webPort } from './web-command.js';
 import { teamSizeOptions } from './team-options.js';
 import { roleCounts } from '../core/lead/team-size.js';
@@ -66,6 +63,8 @@ async function describeOne(
   const offeredStages = spec.stages ?? [...stages.all().filter((stage) => spec.roles.includes(stage.role) || spec.roles.includes('any')).map((stage) => stage.stage), 'general'];
   const network = policy.network.includes('*') || offeredStages.some((stage) => policy.network.includes(stage));
   const folder = scratchDir('mcp');
+  // The MCP SDK is loaded by the commands that speak MCP only: every other command starts without it.
+  const [{ McpConnection, McpUnavailableError }, { mcpToolName, openServer, serverSandbox }] = await Promise.all([import('../core/mcp/connection.js'), import('../core/mcp/toolbox.js')]);
   const connection = new McpConnection({
     name,
     timeoutMs: spec.timeoutMs,
@@ -138,6 +137,7 @@ export function registerMcpCommand(program: Command, helpers: TeamCommandHelpers
     const counts = roleCounts(options);
     if (counts.length && options.team !== true) throw new UsageError(`${counts[0]!.flag} sizes the team that --team starts: give --team too`);
     if (options.auto === true && options.team !== true) throw new UsageError('--auto answers the questions of the team that --team starts: give --team too (without it, the team is elsewhere and its lead answers)');
+    const { serveMcp } = await import('./mcp-serve.js');
     process.exitCode = await serveMcp({
       counts,
       ...(http ? { http } : {}),
