@@ -11,19 +11,15 @@ import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { builtWorker } from '../helpers/test-env.js';
+import { bundleMeta, holding, loadedAtStart } from '../helpers/bundle-meta.js';
 
 const repo = path.resolve(import.meta.dirname, '..', '..');
 const entry = builtWorker(repo);
 /** The packages left out of the bundle, loaded from node_modules when needed. */
 const LEFT_OUT = /^(typescript|pg|pg-native|@opentelemetry\/[a-z-]+)$/;
 
-interface Metafile {
-  outputs: Record<string, { imports: Array<{ path: string; kind: string; external?: boolean }>; inputs: Record<string, unknown>; entryPoint?: string }>;
-}
-
 describe.runIf(entry)('the teammate worker bundle', () => {
-  const meta = JSON.parse(fs.readFileSync(path.join(repo, 'dist', 'worker', 'bundle-meta.json'), 'utf8')) as Metafile;
-  const outputs = Object.entries(meta.outputs).filter(([file]) => file.endsWith('.js'));
+  const { meta, outputs } = bundleMeta(repo, 'worker');
 
   it('is what the tests run, made from the compiled worker, beside its chunks', () => {
     expect(path.relative(repo, entry!)).toBe(path.join('dist', 'worker', 'bundle', 'teammate-worker.js'));
@@ -38,18 +34,11 @@ describe.runIf(entry)('the teammate worker bundle', () => {
   });
 
   it('loads the provider SDK and execa only in chunks of their own, not with what every thread loads', () => {
-    // The files a thread loads at its start: the entry and its static imports, transitively.
-    const atStart = new Set<string>();
-    const visit = (file: string) => {
-      if (atStart.has(file)) return;
-      atStart.add(file);
-      for (const item of meta.outputs[file]!.imports) if (!item.external && item.kind === 'import-statement') visit(item.path);
-    };
-    visit(path.relative(repo, entry!));
-    const from = (files: Iterable<string>, pkg: string) => [...files].filter((file) => Object.keys(meta.outputs[file]!.inputs).some((input) => input.includes(`node_modules/${pkg}/`)));
+    // The files a thread loads at its start.
+    const atStart = loadedAtStart(meta, path.relative(repo, entry!));
     for (const pkg of ['@anthropic-ai/sdk', 'execa']) {
-      expect(from(outputs.map(([file]) => file), pkg).length, pkg).toBeGreaterThan(0);
-      expect(from(atStart, pkg), pkg).toEqual([]);
+      expect(holding(meta, outputs.map(([file]) => file), pkg).length, pkg).toBeGreaterThan(0);
+      expect(holding(meta, atStart, pkg), pkg).toEqual([]);
     }
   });
 
@@ -75,7 +64,7 @@ describe.runIf(entry)('the teammate worker bundle', () => {
     expect([...missing]).toEqual([]);
     // A new build was swapped in, and it names the same files (a chunk is named by its content).
     expect(fs.statSync(entry!).mtimeMs).toBeGreaterThan(builtAt);
-    const rebuilt = JSON.parse(fs.readFileSync(path.join(repo, 'dist', 'worker', 'bundle-meta.json'), 'utf8')) as Metafile;
+    const rebuilt = bundleMeta(repo, 'worker').meta;
     expect(Object.keys(rebuilt.outputs).sort()).toEqual(Object.keys(meta.outputs).sort());
     expect(fs.existsSync(path.join(repo, 'dist', 'worker', 'bundle.next'))).toBe(false);
   });

@@ -12,6 +12,7 @@ import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HANG_MS } from '../helpers/agent-wait.js';
+import { bundleMeta, holding, loadedAtStart } from '../helpers/bundle-meta.js';
 import { cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, repoRoot, tempBoard } from '../helpers/pipeline-cli.js';
 
 const python = spawnSync('python3', ['--version']).status === 0;
@@ -19,13 +20,8 @@ const python = spawnSync('python3', ['--version']).status === 0;
 /** The packages left out of the bundle, loaded from node_modules when needed. */
 const LEFT_OUT = /^(typescript|pg|pg-native|@opentelemetry\/[a-z-]+|ink|ink-[a-z-]+|react|react\/[a-z-]+|yoga-layout|tsx|esbuild)$/;
 
-interface Metafile {
-  outputs: Record<string, { imports: Array<{ path: string; kind: string; external?: boolean }>; inputs: Record<string, unknown>; entryPoint?: string }>;
-}
-
 describe('the command bundle', () => {
-  const meta = JSON.parse(fs.readFileSync(path.join(repoRoot, 'dist', 'cli', 'bundle-meta.json'), 'utf8')) as Metafile;
-  const outputs = Object.entries(meta.outputs).filter(([file]) => file.endsWith('.js'));
+  const { meta, outputs } = bundleMeta(repoRoot, 'cli');
   const entry = path.relative(repoRoot, cliEntry);
 
   it('is what `autoteam` and the tests run, made from the compiled command, beside its chunks', () => {
@@ -41,17 +37,10 @@ describe('the command bundle', () => {
   });
 
   it('loads the MCP SDK and the providers\' SDKs only in chunks of their own, not with what every command loads', () => {
-    const atStart = new Set<string>();
-    const visit = (file: string) => {
-      if (atStart.has(file)) return;
-      atStart.add(file);
-      for (const item of meta.outputs[file]!.imports) if (!item.external && item.kind === 'import-statement') visit(item.path);
-    };
-    visit(entry);
-    const from = (files: Iterable<string>, pkg: string) => [...files].filter((file) => Object.keys(meta.outputs[file]!.inputs).some((input) => input.includes(`node_modules/${pkg}/`)));
+    const atStart = loadedAtStart(meta, entry);
     for (const pkg of ['@modelcontextprotocol/sdk', '@anthropic-ai/sdk', 'openai']) {
-      expect(from(outputs.map(([file]) => file), pkg).length, pkg).toBeGreaterThan(0);
-      expect(from(atStart, pkg), pkg).toEqual([]);
+      expect(holding(meta, outputs.map(([file]) => file), pkg).length, pkg).toBeGreaterThan(0);
+      expect(holding(meta, atStart, pkg), pkg).toEqual([]);
     }
   });
 
