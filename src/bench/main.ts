@@ -11,11 +11,12 @@ import { teammateSections } from './teammate-bench.js';
 import { eventLog } from './event-bench.js';
 import { webBoard } from './web-bench.js';
 import { scaleBench } from './scale-bench.js';
+import { commandStart } from './command-bench.js';
 import { type BenchOptions, type BenchRow, type BenchSection, removeTempRoots } from './section.js';
 
 export type { BenchOptions, BenchRow, BenchSection } from './section.js';
 
-export const sections: BenchSection[] = [...boardSections, eventLog, ...teammateSections, sandboxOverhead, webBoard, scaleBench];
+export const sections: BenchSection[] = [...boardSections, eventLog, ...teammateSections, sandboxOverhead, webBoard, commandStart, scaleBench];
 
 export interface SectionResult {
   section: string;
