@@ -28,6 +28,7 @@ import { repositoryAt } from '../core/lead/repository.js';
 import { probeRemote, RemoteError } from '../core/git/remote.js';
 import { endHungUp } from '../frontend/quit.js';
 import { OWN_PACKAGE } from '../core/own-package.js';
+import { guardOutput } from '../frontend/printable.js';
 
 
 const VERSION = OWN_PACKAGE.version;
@@ -313,6 +314,8 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // Text from files, commands, hooks and models reaches the terminal as text, never as its controls.
+  guardOutput();
   const program = buildProgram();
   program.exitOverride();
   // Usage errors read like every other error: "autoteam: unknown option '--bogus'".

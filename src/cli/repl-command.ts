@@ -7,6 +7,7 @@ import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js
 import type { ModelOverrides } from '../core/model/config.js';
 import { serveWeb } from './web-command.js';
 import { sayConfigWarnings } from './board-options.js';
+import { unguardOutput } from '../frontend/printable.js';
 
 export interface ReplOptions {
   dir: string;
@@ -61,6 +62,8 @@ export async function startRepl(options: ReplOptions): Promise<void> {
       // last one on exit. A person at a terminal is interactive whatever CI says.
       process.env.CI = 'false';
       const { runInk } = await import('../ui/run-ink.js');
+      // ink draws with control sequences of its own: it shows outside text through `printable` itself.
+      unguardOutput();
       await runInk(session, { team });
     } else {
       const { runLineRepl } = await import('./line-repl.js');

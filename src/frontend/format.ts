@@ -3,6 +3,7 @@ import { ANY_ROLE } from '../core/board/task-checks.js';
 import { isLive, runsNow } from '../core/board/team-registry.js';
 import type { ShownMember } from '../core/lead/lead-api.js';
 import { pipelineStatuses, pipelineUsage } from '../core/stages/pipeline-status.js';
+import { printable } from './printable.js';
 
 const MARKERS: Record<Task['status'], string> = {
   pending: '[ ]',
@@ -25,7 +26,7 @@ export function formatTaskLine(task: Task, width = 100): string {
   const tail = `${stage}${owner}${blocked}`;
   const room = Math.max(20, width - head.length - tail.length);
   const subject = task.subject.length > room ? `${task.subject.slice(0, room - 1)}…` : task.subject;
-  return `${head}${subject}${tail}`;
+  return printable(`${head}${subject}${tail}`);
 }
 
 /** `15 model calls · 49,463 tokens`: what a pipeline (or a task) has spent. */
@@ -105,7 +106,7 @@ export function shutDownLines(name: string, reason: string, members: readonly Sh
 /** What became of a pipeline's branch, from its tasks: `merged into main`, `discarded`, or null. */
 export function outcomeOf(tasks: readonly Task[]): string | null {
   const outcome = tasks.find((task) => task.artifacts.outcome)?.artifacts.outcome;
-  return outcome ? `${outcome.action}${outcome.into ? ` into ${outcome.into}` : ''}` : null;
+  return outcome ? printable(`${outcome.action}${outcome.into ? ` into ${outcome.into}` : ''}`) : null;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Box, Text } from 'ink';
+import { printable } from '../frontend/printable.js';
 
 export interface HeaderProps {
   model: string;
@@ -22,7 +23,7 @@ export function Header({ model, dir, team, lead, auto, spent }: HeaderProps) {
       </Text>
       {/* What was spent goes on the shorter line: the model's (the offline one names the keys to set) fills 100 columns. */}
       <Text dimColor>
-        board {dir} · team {team} · lead {lead}
+        board {printable(dir)} · team {printable(team)} · lead {lead}
         {auto ? ' · auto answers on' : ''}
         {spent ? ` · spent ${spent}` : ''}
       </Text>

@@ -1,5 +1,6 @@
 import { Box, Text } from 'ink';
 import type { PendingQuestion } from '../core/lead/session.js';
+import { printable } from '../frontend/printable.js';
 
 export function QuestionBox({ questions, auto }: { questions: readonly PendingQuestion[]; auto: boolean }) {
   const [first, ...rest] = questions;
@@ -8,7 +9,7 @@ export function QuestionBox({ questions, auto }: { questions: readonly PendingQu
     <Box flexDirection="column" borderStyle="double" borderColor="magenta" paddingX={1}>
       <Text bold color="magenta">
         {/* Named as the activity line names it: by pipeline, or by task for a general one. */}
-        {first.from} asks{first.pipeline != null ? ` (pipeline #${first.pipeline})` : first.task ? ` (task #${first.task})` : ''}: {first.question}
+        {first.from} asks{first.pipeline != null ? ` (pipeline #${first.pipeline})` : first.task ? ` (task #${first.task})` : ''}: {printable(first.question)}
       </Text>
       <Text dimColor>
         {auto ? 'the simulated user is answering — or type your own answer' : 'type the answer and press Enter'}

@@ -6,6 +6,7 @@ import { formatSpend } from '../core/lead/spend.js';
 import { outcomeOf } from '../frontend/format.js';
 import { type ActivityView, activityView, describeSessionEvent } from '../frontend/activity.js';
 import { toldByQuit } from '../frontend/quit.js';
+import { printable } from '../frontend/printable.js';
 import type { Tone } from '../frontend/commands.js';
 import { type PipelineStatus, pipelineStatuses } from '../frontend/work.js';
 
@@ -44,7 +45,7 @@ export class ActivityFeed extends Store<readonly FeedItem[]> {
   }
 
   push(text: string, tone: Tone = 'info'): void {
-    this.set([...this.snapshot, { id: this.next++, text, tone }]);
+    this.set([...this.snapshot, { id: this.next++, text: printable(text), tone }]);
   }
 
   /** Set while the session quits: its report tells who left, so their exits are not shown twice. */

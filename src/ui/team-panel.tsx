@@ -2,6 +2,7 @@ import { Box, Text } from 'ink';
 import Spinner from 'ink-spinner';
 import type { Task } from '../core/board/schemas.js';
 import type { ShownMember } from '../core/lead/lead-api.js';
+import { printable } from '../frontend/printable.js';
 
 const STATUS_COLORS: Record<ShownMember['status'], string> = {
   starting: 'cyan',
@@ -17,7 +18,7 @@ function doing(member: ShownMember, tasks: ReadonlyMap<number, Task>): string {
   const task = member.task ? tasks.get(member.task) : undefined;
   const reason = member.reason ? ` — ${member.reason}` : '';
   const what = member.task ? `${reason ? ' ·' : ''} #${member.task}${task ? ` ${task.subject}` : ''}` : '';
-  return `${reason}${what}`;
+  return printable(`${reason}${what}`);
 }
 
 /** `2 unreadable inbox lines`: moved aside by a drain of this member's inbox (the file or rows beside it hold them). */
