@@ -95,6 +95,21 @@ describe.runIf(postgresBin && python)('a repository across machines', () => {
       expect(fs.readFileSync(path.join(remoteWorktree(a, bare, branch), 'organize.py'), 'utf8')).toBe(written);
       expect(git(bare, 'show', `${branch}:organize.py`)).toBe(written.trimEnd());
 
+      // `diff` from a folder that took no part, with the poster's clone out of reach (as on another
+      // machine): the branch as the remote has it, through a clone of that folder's own.
+      const c = folder('autoteam-machine-c-');
+      const home = path.join(a, '.autoteam', 'remote');
+      fs.renameSync(home, `${home}.away`);
+      try {
+        const diff = await runCli(['diff', String(task.pipeline), '--board', url, '--dir', c], { cwd: c });
+        expect(diff.code, describeRun(diff)).toBe(0);
+        const [head, ...patch] = diff.stdout.trimEnd().split('\n');
+        expect(head).toBe(`pipeline #${task.pipeline} · ${branch} on ${bare} from ${base.slice(0, 12)} · commit ${approved.commit!.slice(0, 12)} · 1 file: A organize.py`);
+        expect(patch.join('\n')).toContain(`+${written.split('\n')[0]}`);
+      } finally {
+        fs.renameSync(`${home}.away`, home);
+      }
+
       // The merge queue, drained from B (not the poster's folder): main on the remote moves to the approval commit, the branch goes.
       // `--remote` names the remote as the other commands take it (the pipeline's record names it too).
       const merged = await runCli(['merge', '--queue', '--board', url, '--dir', b, '--remote', bare], { cwd: b });
@@ -106,6 +121,11 @@ describe.runIf(postgresBin && python)('a repository across machines', () => {
       expect(fs.existsSync(remoteWorktree(b, bare, branch))).toBe(false);
       await board.tasks.refresh();
       expect(board.tasks.get(reviews.at(-1)!.id).artifacts.outcome).toEqual({ action: 'merged', into: 'main', commit: approved.commit, by: expect.any(String) });
+      // Merged, its branch gone from the remote: `diff` in C reads the commit from main.
+      const after = await runCli(['diff', String(task.pipeline), '--board', url, '--dir', c], { cwd: c });
+      expect(after.code, describeRun(after)).toBe(0);
+      expect(after.stdout.split('\n')[0]).toBe(`pipeline #${task.pipeline} · merged into main at ${approved.commit!.slice(0, 12)} · its commit ${approved.commit!.slice(0, 12)} from ${base.slice(0, 12)}`);
+      expect(after.stdout).toContain(`+${written.split('\n')[0]}`);
     } finally {
       await session.close(3_000);
       await board.close();

@@ -3,9 +3,11 @@ import type { Task } from '../board/schemas.js';
 import type { TaskBoardLike as TaskBoard } from '../board/task-rules.js';
 import { AutoteamError } from '../errors.js';
 import fs from 'node:fs';
-import { branchTip, mergeBranch, pipelineDiff, removeWorktree } from '../git/worktree.js';
+import { branchTip, type ChangedFile, mergeBranch, pipelineDiff, removeWorktree } from '../git/worktree.js';
 import { noPipeline, pipelineStatus } from '../stages/pipeline-status.js';
-import { deleteBranch, remoteTip } from '../git/remote.js';
+import { deleteBranch, ensureClone, fetchBranch, hasCommit, RemoteError, remoteTip } from '../git/remote.js';
+import { remoteClone, resolveRemoteUrl } from '../git/remote-url.js';
+import { loadProjectConfig } from '../config/project-config.js';
 import { localGit } from '../stages/workspace.js';
 import { isLockBusy } from '../board/lock.js';
 import { restoreApprovedBranch } from './merge-site.js';
@@ -59,18 +61,66 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
   if (merged && git.commit) {
     const into = `merged into ${merged.into}${merged.commit ? ` at ${merged.commit.slice(0, 12)}` : ''}`;
     if (merged.noChange) return `pipeline #${id} · ${into} · its change was already in ${merged.into}: nothing of its own to show`;
-    const change = await pipelineDiff(git.repo, git).catch((error: Error) => {
+    const change = await (git.remote ? remoteChange(board.rootDir, git, git.commit) : pipelineDiff(git.repo, git)).catch((error: Error) => {
       throw new AutoteamError(`pipeline #${id} was ${into}, and its approved commit ${git.commit!.slice(0, 12)} cannot be read any more (${error.message})`, 'GIT_ERROR');
     });
     return [`pipeline #${id} · ${into} · its commit ${git.commit.slice(0, 12)} from ${git.base.slice(0, 12)}`, change.diff.trimEnd() || '(no changes)'].join('\n');
   }
-  const tip = git.commit && !git.remote ? await branchTip(git.repo, git.branch) : null;
+  if (git.remote) return remoteDiff(board.rootDir, id, git);
+  const tip = git.commit ? await branchTip(git.repo, git.branch) : null;
   // Commits added after the approval: the diff is the branch as it is, so the line says it is not the approved commit alone.
   const moved = tip && tip !== git.commit ? ` — the branch has moved on since, to ${tip.slice(0, 12)}: this is it as it is now` : '';
   const state = git.commit ? `commit ${git.commit.slice(0, 12)}${moved}` : 'not committed yet';
   const { files, diff } = await pipelineDiff(git.repo, git);
   const list = files ? ` · ${files.length} file${files.length === 1 ? '' : 's'}: ${files.map((f) => `${f.status} ${f.path}`).join(', ') || 'none'}` : '';
   return [`pipeline #${id} · ${git.branch} from ${git.base.slice(0, 12)} · ${state}${list}`, diff.trimEnd() || '(no changes)'].join('\n');
+}
+
+/**
+ * A pipeline on a remote, as its branch is there: the approved commit, or before the approval the
+ * branch's tip (the engineer's last submission), against the base.
+ */
+async function remoteDiff(rootDir: string, id: number, git: GitInfo): Promise<string> {
+  const { files, diff, tip } = await remoteChange(rootDir, git, git.commit);
+  const moved = git.commit && tip && tip !== git.commit ? ` — the branch has moved on since, to ${tip.slice(0, 12)} on ${git.remote}: this is the approved commit` : '';
+  const state = git.commit ? `commit ${git.commit.slice(0, 12)}${moved}` : tip && tip !== git.base ? `not approved yet: the branch's tip on ${git.remote}, ${tip.slice(0, 12)}` : 'nothing pushed yet';
+  const list = ` · ${files.length} file${files.length === 1 ? '' : 's'}: ${files.map((f) => `${f.status} ${f.path}`).join(', ') || 'none'}`;
+  return [`pipeline #${id} · ${git.branch} on ${git.remote} from ${git.base.slice(0, 12)} · ${state}${list}`, diff.trimEnd() || '(no changes)'].join('\n');
+}
+
+/**
+ * A remote pipeline's change, read through this folder's clone of the remote (made if missing): the
+ * folder that posted it recorded its own clone's paths — another machine's, perhaps — whose worktree
+ * never saw the work, which was pushed from the workers' clones. `target`: the commit to show; else
+ * the branch's tip. Merged, the branch may be gone and its commit on the base branch.
+ */
+async function remoteChange(rootDir: string, git: GitInfo, target: string | undefined): Promise<{ files: ChangedFile[]; diff: string; tip: string | null }> {
+  const shown = git.remote!;
+  const clone = remoteClone(rootDir, shown);
+  await ensureClone(clone, resolveRemoteUrl(shown, configuredRemote(rootDir)));
+  const tip = await fetchBranch(clone, shown, git.branch).catch((error: unknown) => {
+    if (error instanceof RemoteError && error.kind === 'no-branch') return null;
+    throw error;
+  });
+  if (target && !(await hasCommit(clone, target)) && git.baseBranch) await fetchBranch(clone, shown, git.baseBranch);
+  const want = target ?? tip;
+  if (!want) throw new AutoteamError(`${git.branch} is not on ${shown}: nothing of it to show`, 'USAGE');
+  if (!(await hasCommit(clone, want))) throw new AutoteamError(`the remote ${shown} no longer holds commit ${want.slice(0, 12)} of ${git.branch}`, 'GIT_ERROR');
+  const names = await runGit(clone, ['diff', '--no-color', '--no-renames', '--name-status', git.base, want]);
+  const files = names.stdout.split('\n').filter(Boolean).map((line) => {
+    const [status, ...rest] = line.split('\t');
+    return { status: status!.charAt(0), path: rest.join('\t') };
+  });
+  return { files, diff: (await runGit(clone, ['diff', '--no-color', '--no-renames', git.base, want])).stdout, tip };
+}
+
+/** The full URL of this folder's `repository.remote` (credentials and all), if its config names one that reads. */
+function configuredRemote(rootDir: string): string | undefined {
+  try {
+    return loadProjectConfig(rootDir).repository?.remote;
+  } catch {
+    return undefined; // a config that does not read: the URL the board recorded is tried as it is
+  }
 }
 
 /**
