@@ -35,6 +35,13 @@ describe('a pipeline nobody here can move', () => {
     expect(busyReason({ ...state, serving: new Set(['analyst']) })).toBe('pipeline #2, #4 still active');
     expect(busyReason({ ...state, serving: new Set(['analyst', 'engineer', 'reviewer']) })).toBe('pipeline #1, #2, #3, #4 still active');
   });
+
+  it('counts the work of live teammates elsewhere when this session runs none (a lead with --no-team and `autoteam worker`s)', () => {
+    const state = { running: [], stopped: false, unanswered: false, tasks: board };
+    expect(busyReason({ ...state, serving: new Set(['any']) })).toBe('pipeline #1, #2, #3, #4 still active');
+    expect(busyReason({ ...state, serving: new Set(['engineer']) })).toBe('pipeline #1, #2, #4 still active');
+    expect(busyReason({ ...state, serving: new Set() })).toBeNull();
+  });
 });
 
 describe('a plan that waits for the person', () => {

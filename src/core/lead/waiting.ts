@@ -25,7 +25,8 @@ export function busyReason(state: {
   /** Tasks in progress whose teammate waits for the person's decision on its plan. */
   awaiting?: ReadonlySet<number>;
 }): string | null {
-  if (state.running.length === 0 || state.stopped || state.unanswered) return null;
+  // No teammate here, but live ones elsewhere (`autoteam worker`): their work is in flight too.
+  if ((state.running.length === 0 && state.serving.size === 0) || state.stopped || state.unanswered) return null;
   const tasks = state.tasks.list();
   const awaiting = state.awaiting ?? new Set<number>();
   const stuck = new Set(stuckPipelines(tasks, state.serving, awaiting).map(({ pipeline }) => pipeline));
