@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ModelError } from '../../src/core/errors.js';
 import { recordedTaskIds, replayBoardProblem, ReplayModel } from '../../src/core/model/recording.js';
 import { tempDir } from '../helpers/temp-dirs.js';
 
@@ -34,6 +35,31 @@ describe('replay keys', () => {
     const model = new ReplayModel(dir);
     await model.create(ask('analyst', 1));
     await expect(model.create(ask('analyst', 1))).rejects.toThrow(`the recording in ${dir} holds no call analyst.task-1.work.002: the run asked something it does not hold (re-record it)`);
+  });
+
+  it('a recorded call cut short, or of another shape, is a fatal error naming its file, not a call served or a model error retried past', async () => {
+    const dir = recording('analyst.task-1.work.001', 'analyst.task-1.work.002');
+    const cut = path.join(dir, 'analyst.task-1.work.001.json');
+    fs.writeFileSync(cut, fs.readFileSync(cut, 'utf8').slice(0, 40));
+    fs.writeFileSync(path.join(dir, 'analyst.task-1.work.002.json'), '{}');
+    const model = new ReplayModel(dir);
+    const first = await model.create(ask('analyst', 1)).catch((error: unknown) => error as ModelError);
+    expect(first).toBeInstanceOf(ModelError);
+    expect((first as ModelError).code).toBe('REPLAY_MISSING');
+    expect((first as ModelError).message).toMatch(new RegExp(`^${cut.replaceAll('.', '\\.')}: not a recorded call \\(.*JSON.*\\): re-record it$`));
+    await expect(model.create(ask('analyst', 1))).rejects.toThrow(`${path.join(dir, 'analyst.task-1.work.002.json')}: not a recorded call (request: `);
+  });
+
+  it("a call about a task whose statement differs past its heading (a long requirement's heading is cut short) is about another task", async () => {
+    const dir = tempDir('autoteam-replay-statement-');
+    const subject = 'Analyse: Write a Python script that organizes my Downloads folder by…';
+    const context = (description: string) => ({ task: { id: 1, subject, description, stage: 'requirements', requirePlan: false } });
+    const call = { key: 'analyst.task-1.work.001', request: { system: '', messages: [{ role: 'user', content: 'hi' }], tools: [], context: context('Write a Python script that organizes my Downloads folder by file type.') }, response: { content: [{ type: 'text', text: 'done' }], stopReason: 'end_turn', usage: { inputTokens: 1, outputTokens: 1 } } };
+    fs.writeFileSync(path.join(dir, 'analyst.task-1.work.001.json'), JSON.stringify(call));
+    await expect(new ReplayModel(dir).create(ask('analyst', 1), context('Write a Python script that organizes my Downloads folder by file type, in Rust.'))).rejects.toThrow(
+      "the run's call analyst.task-1.work.001 is about another task than the recording's (recorded: 'Write a Python script that organizes my Downloads folder by file type.'; now: 'Write a Python script that organizes my Downloads folder by file type, in Rust.'): replay the run that was recorded",
+    );
+    await expect(new ReplayModel(dir).create(ask('analyst', 1), context('Write a Python script that organizes my Downloads folder by file type.'))).resolves.toMatchObject({ stopReason: 'end_turn' });
   });
 
   it("refuses a board whose next task is not the recording's first, and takes one that is", () => {

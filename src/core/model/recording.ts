@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { z } from 'zod';
 import { ModelError } from '../errors.js';
+import { describeZodError } from '../board/schemas.js';
 import { makeDir } from '../make-dir.js';
 import { redact, secretValues } from '../trace/redact.js';
 import type { ModelClient, ModelRequest, ModelResponse, OfflineContext, RequestContext } from './types.js';
@@ -83,7 +85,13 @@ export class ReplayModel implements ModelClient {
     const folder = folderProblem(dir);
     if (folder) throw new ModelError(`--replay ${dir}: ${folder}`, 'CONFIG_ERROR');
     const first = fs.readdirSync(dir).find((name) => name.endsWith('.json'));
-    const model = first ? (JSON.parse(fs.readFileSync(path.join(dir, first), 'utf8')) as RecordedCall).response.model : undefined;
+    // The model the recording named, for the label; a file that does not read is said when its call is served.
+    let model: string | undefined;
+    try {
+      model = first ? (JSON.parse(fs.readFileSync(path.join(dir, first), 'utf8')) as RecordedCall).response?.model : undefined;
+    } catch {
+      model = undefined;
+    }
     this.id = model ?? 'replay';
     this.label = `replay of ${dir}`;
   }
@@ -95,13 +103,14 @@ export class ReplayModel implements ModelClient {
       throw new ModelError(`the recording in ${this.dir} holds no call ${key}${whyMissing(recordedTaskIds(this.dir), request.agent?.task)}`, 'REPLAY_MISSING');
     }
     request.signal?.throwIfAborted();
-    const recorded = JSON.parse(fs.readFileSync(file, 'utf8')) as RecordedCall;
+    const recorded = readRecordedCall(file);
     // Compared the same way on both sides: by context when the recording has it, else by text.
     const fromContext = recorded.request.context !== undefined;
     const was = taskOf(recorded.request, fromContext);
     const now = taskOf({ messages: request.messages, ...(offline ? { context: offline } : {}) }, fromContext);
     if (was !== now) {
-      throw new ModelError(`the run's call ${key} is about another task than the recording's (recorded: '${clip(was)}'; now: '${clip(now)}'): replay the run that was recorded`, 'REPLAY_MISSING');
+      const [recordedPart, nowPart] = differingPart(was, now);
+      throw new ModelError(`the run's call ${key} is about another task than the recording's (recorded: '${clip(recordedPart)}'; now: '${clip(nowPart)}'): replay the run that was recorded`, 'REPLAY_MISSING');
     }
     return recorded.response;
   }
@@ -150,13 +159,49 @@ export function replayBoardProblem(dir: string, tasks: ReadonlyArray<{ id: numbe
   return `--replay ${dir}: the recording's first task is #${first}, and this board's next task would be #${next}: a replay finds each call by its task's number, so run it on a board that numbers the tasks as the recorded one did${first === 1 ? ' (an empty folder, with --dir)' : ''}`;
 }
 
+/** What a recorded call must hold to be served: its request's messages and a response's blocks and usage. */
+const RecordedCallSchema = z.object({
+  request: z.object({ messages: z.array(z.unknown()), context: z.record(z.string(), z.unknown()).optional() }).passthrough(),
+  response: z.object({
+    content: z.array(z.object({ type: z.string() }).passthrough()),
+    stopReason: z.string(),
+    usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).passthrough(),
+  }).passthrough(),
+});
+
 /**
- * What a call is about: the task it works (from the request's context), or — in a recording made
+ * A recorded call, or a fatal error naming its file: one cut short or edited into another shape would
+ * otherwise be a model error like any other, retried past — the run going on, unlike the recorded one.
+ */
+function readRecordedCall(file: string): RecordedCall {
+  let json: unknown;
+  try {
+    json = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ModelError(`${file}: not a recorded call (${(error as Error).message}): re-record it`, 'REPLAY_MISSING');
+  }
+  const parsed = RecordedCallSchema.safeParse(json);
+  if (!parsed.success) throw new ModelError(`${file}: not a recorded call (${describeZodError(parsed.error)}): re-record it`, 'REPLAY_MISSING');
+  return json as RecordedCall;
+}
+
+/** The first line of `was` and `now` that differs (a task's heading, or its statement), to name. */
+function differingPart(was: string, now: string): [string, string] {
+  const a = was.split('\n');
+  const b = now.split('\n');
+  const at = a.findIndex((line, i) => line !== b[i]);
+  const i = at < 0 ? a.length : at;
+  return [a.slice(i).join(' ') || '(nothing)', b.slice(i).join(' ') || '(nothing)'];
+}
+
+/**
+ * What a call is about: the task it works (from the request's context: its heading and its whole
+ * statement, not only the heading, which cuts a long requirement short), or — in a recording made
  * before requests carried their context — the first user message up to its handoff.
  */
 function taskOf(request: Pick<RecordedCall['request'], 'messages' | 'context'>, fromContext: boolean): string {
   const task = request.context?.task;
-  if (fromContext) return task ? `#${task.id} ${task.subject}` : '';
+  if (fromContext) return task ? `#${task.id} ${task.subject}\n${task.description}` : '';
   const texts = request.messages.flatMap((message) => (message.role === 'user' ? (typeof message.content === 'string' ? [message.content] : message.content.flatMap((b) => (b.type === 'text' ? [b.text] : []))) : []));
   // Skip the identity block: the task statement is the first message after it.
   const first = texts.find((text) => !text.startsWith('<identity>')) ?? texts[0] ?? '';
