@@ -314,7 +314,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     if (fatalError) {
       const { code, message } = fatalError as { code: string; message: string };
       console.error(`autoteam: ${message} (${code})`);
-      return 2;
+      // A script reading JSON still gets each pipeline's result: left open, stopped by the model error.
+      if (format === 'text') return 2;
     }
     const after = session.snapshot();
     const wallMs = Date.now() - started;
@@ -343,6 +344,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       if (several) printOverall(summaries, wallMs, session.modelLabel);
       for (const { server, agent, state, detail } of mcpTrouble.values()) console.log(`note: MCP server ${server}${agent ? ` of ${agent}` : ''} ${state}: ${detail}`);
     }
+    if (fatalError) return 2;
     if ((stopReason as string | null)?.startsWith('interrupted')) return 130;
     return approved ? 0 : 1;
   } finally {

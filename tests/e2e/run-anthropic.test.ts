@@ -208,6 +208,30 @@ describe('autoteam run with an endpoint no retry fixes', () => {
   });
 });
 
+describe('--json and stream-json with an endpoint no retry fixes', () => {
+  it('still give each pipeline its result: left open, stopped by the model error, with exit 2', async () => {
+    const { unauthorized } = await import('../helpers/messages-server.js');
+    const server = await MessagesServer.start(Array.from({ length: 10 }, () => unauthorized()));
+    const roots = [tempBoard(), tempBoard()];
+    try {
+      const env = { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url };
+      const json = await runCli(['run', '--auto', '--json', '--dir', roots[0]!, DOWNLOADS_REQUIREMENT], { cwd: roots[0]!, env });
+      expect(json.code, describeRun(json)).toBe(2);
+      expect(JSON.parse(json.stdout)).toMatchObject({ pipeline: 1, status: 'active', reason: 'stopped by a model error', requirement: DOWNLOADS_REQUIREMENT });
+      expect(json.stderr.trim().split('\n').at(-1)).toMatch(/^autoteam: .*\(MODEL_AUTH\)$/);
+      const stream = await runCli(['run', '--auto', '--output-format', 'stream-json', '--dir', roots[1]!, DOWNLOADS_REQUIREMENT], { cwd: roots[1]!, env });
+      expect(stream.code, describeRun(stream)).toBe(2);
+      const records = stream.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; is_error?: boolean; status?: string; reason?: string });
+      expect(records.filter((record) => record.type === 'result')).toEqual([expect.objectContaining({ is_error: true, status: 'active', reason: 'stopped by a model error' })]);
+      expect(records.at(-1)!.type).toBe('result');
+      expect(`${json.stdout}${json.stderr}${stream.stdout}${stream.stderr}`).not.toContain(KEY);
+    } finally {
+      await server.close();
+      for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('line mode with an endpoint no retry fixes', () => {
   it('ends with exit 1, saying the team stopped on the model error, not that a role is missing', async () => {
     const { errorReply } = await import('../helpers/messages-server.js');
