@@ -34,7 +34,7 @@ describe('QuestionDesk', () => {
     const answerer = { answer: async () => 'text files' };
     const shown = () => events.flatMap((event) => (event.type === 'question' ? [`${event.question.questionId}${event.resumed ? ' resumed' : ''}`] : []));
     const answers = async () => (await board.log.read({ types: ['question_answered'] })).map((event) => (event as { questionId: string }).questionId);
-    return { desk, message, pending, answerer, shown, answers, events };
+    return { desk, message, pending, answerer, shown, answers, events, board, task };
   }
 
   it('a question whose message came before the session opened is not taken again as left by the last lead, and is answered once', async () => {
@@ -71,8 +71,8 @@ describe('QuestionDesk', () => {
     expect(await answers()).toEqual(['q-1-1']);
   });
 
-  it('the same question asked again after it was answered (the answer lost with the work before a takeover) is shown and answered anew', async () => {
-    const { desk, message, shown, answers } = await deskWithQuestion();
+  it('the same question asked again after it was answered (the answer lost with the work before a takeover) is shown, and answered at once as before', async () => {
+    const { desk, message, shown, answers, events } = await deskWithQuestion();
     desk.open({ answer: () => new Promise<string>(() => {}) }, []);
     desk.asked(message);
     await desk.answer('text files', 'q-1-1');
@@ -80,12 +80,34 @@ describe('QuestionDesk', () => {
     const again = { ...message, id: 'm2', at: new Date(Date.now() + 1_000).toISOString() } as Message;
     desk.asked(again);
     expect(shown()).toEqual(['q-1-1', 'q-1-1']);
-    expect(desk.pending().map((question) => question.questionId)).toEqual(['q-1-1']);
-    await desk.answer('text files, again', 'q-1-1');
+    const said = () => events.flatMap((event) => (event.type === 'answered' ? [`${event.question.from}: ${event.answer} (${event.by})`] : []));
+    await until(() => said().length === 2 || events.find((event) => event.type === 'error'), 'answered again');
+    expect(said()).toEqual(['a2: text files (person)', 'a2: text files (person)']);
+    expect(desk.pending()).toEqual([]);
     expect(await answers()).toEqual(['q-1-1', 'q-1-1']);
     // Told apart by the message, not by clocks: an asker whose clock is behind the lead's asks again.
     desk.asked({ ...message, id: 'm3', at: new Date(Date.now() - 3_000).toISOString() } as Message);
     expect(shown()).toEqual(['q-1-1', 'q-1-1', 'q-1-1']);
+    await until(() => said().length === 3, 'answered a third time');
+  });
+
+  it('the same question of the same task from another asker (the first died before it read the answer) gets the answer given; another question waits for the person', async () => {
+    const { desk, message, shown, events, board, task } = await deskWithQuestion();
+    desk.open({ answer: () => new Promise<string>(() => {}) }, []);
+    desk.asked(message);
+    await desk.answer('text files', 'q-1-1');
+    // a2 died before it read the answer; its task went back, and a3 took it.
+    expect((await board.tasks.reclaimFrom(task.id, 'a2', 'a2 is dead')).ok).toBe(true);
+    await board.registry.join('a3', 'analyst');
+    expect((await board.tasks.claim(task.id, 'a3')).ok).toBe(true);
+    const from = (name: string, id: string, questionId: string, content: string) => ({ ...message, id, from: name, questionId, content }) as unknown as Message;
+    desk.asked(from('a3', 'm4', 'q-1-7', 'Which file types?'));
+    const said = () => events.flatMap((event) => (event.type === 'answered' ? [`${event.question.from}: ${event.answer}`] : []));
+    await until(() => said().length === 2 || events.find((event) => event.type === 'error'), 'answered for a3');
+    expect(said()).toEqual(['a2: text files', 'a3: text files']);
+    desk.asked(from('a3', 'm5', 'q-1-8', 'What about folders?'));
+    expect(shown()).toEqual(['q-1-1', 'q-1-7', 'q-1-8']);
+    expect(desk.pending().map((question) => question.questionId)).toEqual(['q-1-8']);
   });
 
   it('a question the board showed pending and the desk answered is the same ask when its message comes stamped by a clock ahead of the board', async () => {

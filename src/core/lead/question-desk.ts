@@ -8,6 +8,11 @@ import { type PendingQuestion, questionOf } from './questions.js';
 import type { LeadEvent } from './session-types.js';
 import type { Answerer } from './simulated-user.js';
 
+/** A question of a task, as asked: the same words about the same task are the same question, whoever asks. */
+function answerKey(question: Pick<PendingQuestion, 'task' | 'question'>): string {
+  return `${question.task}\u0000${question.question}`;
+}
+
 /** How far apart the asker's clock and the board's may be and one ask still be told from its list entry. */
 const SAME_ASK_MS = 5_000;
 
@@ -67,6 +72,13 @@ export class QuestionDesk {
   private readonly answeredHere = new Map<string, { message: string | null; at: number }>();
   /** The message each question waiting here came in (none: taken from the board's list). */
   private readonly messageOf = new WeakMap<PendingQuestion, string>();
+  /**
+   * What this desk answered to each question of a task (by task and question), and who answered. The
+   * same question of the same task asked again — by whoever works the task now, the answer lost with
+   * an asker that died before it read it, or with the work before a takeover — gets the same answer
+   * at once: the person answered it, and an input line meant for the next question is not taken for it.
+   */
+  private readonly answersGiven = new Map<string, { text: string; by: 'person' | 'simulated user' }>();
 
   /**
    * `question` (from message `message`, or the board's list) is an ask this desk answered. Where one
@@ -104,7 +116,9 @@ export class QuestionDesk {
     this.questions.set(question.questionId, question);
     this.messageOf.set(question, message.id);
     this.deps.emit({ type: 'question', question });
-    if (this.deps.auto()) void this.autoReply(question);
+    const given = this.answersGiven.get(answerKey(question));
+    if (given) void this.answer(given.text, question.questionId, given.by).catch((error: unknown) => this.deps.emit({ type: 'error', ...serializeError(error) }));
+    else if (this.deps.auto()) void this.autoReply(question);
   }
 
   /** Answers a pending question (the oldest when no id is given). */
@@ -131,6 +145,7 @@ export class QuestionDesk {
       this.deps.sink.emit({ type: 'question_withdrawn', pipeline: question.pipeline, task: question.task, agent: question.from, questionId: question.questionId, reason: `the answer could not be delivered: ${serializeError(error).message}` });
       throw error;
     }
+    if (question.task !== null) this.answersGiven.set(answerKey(question), { text, by });
     this.deps.emit({ type: 'answered', question, answer: text, by });
     return question;
   }
