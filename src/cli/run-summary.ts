@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Task, TaskUsage } from '../core/board/schemas.js';
 import { committedNothing } from '../core/board/artifacts.js';
@@ -126,8 +127,9 @@ export function printSummary(summary: RunSummary, tasks: readonly Task[], label:
     console.log(`  ${role.role} (${role.agents.join(', ')}): ${role.modelCalls} model call${role.modelCalls === 1 ? '' : 's'}; ${tools || 'no tools'}`);
   }
   const merged = summary.git?.merged;
-  // Merged, the files are on the base branch: the worktree that held them is gone.
-  const filesAt = merged ? `merged into ${merged.into}` : summary.workspace;
+  // Merged, the files are on the base branch: the worktree that held them is gone. On a shared board
+  // another folder (another machine) may have worked it: its folder is named only where it is.
+  const filesAt = merged ? `merged into ${merged.into}` : fs.existsSync(summary.workspace) ? summary.workspace : `worked in another folder: ${summary.workspace} is not on this machine`;
   console.log(
     `requirements: ${summary.requirements} · questions answered: ${summary.questions} · files: ${summary.files.length ? `${summary.files.join(', ')} (${filesAt})` : 'none'} · revisions: ${summary.revisions}`,
   );

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { LeadApi } from '../core/lead/lead-api.js';
 import type { LeadEvent } from '../core/lead/session.js';
 import type { TeammateExit } from '../core/agent/manager.js';
@@ -190,7 +191,11 @@ function sessionLine(session: Pick<LeadApi, 'task' | 'snapshot'>, event: LeadEve
     event,
     view,
     (id) => session.task(id)?.subject,
-    (pipeline) => session.snapshot().pipelines.find((shown) => shown.id === pipeline)?.workspace,
+    (pipeline) => {
+      // Named only where it is: on a shared board another machine's folder may have worked it.
+      const folder = session.snapshot().pipelines.find((shown) => shown.id === pipeline)?.workspace;
+      return folder && fs.existsSync(folder) ? folder : undefined;
+    },
   );
 }
 

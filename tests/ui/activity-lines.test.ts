@@ -1,4 +1,7 @@
 /** The activity lines a released task gets: a retry says its attempt and when; a release that is no retry says neither. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ActivityView, activityView, describeSessionEvent, describeTeamEvent, errorRepeats } from '../../src/frontend/activity.js';
 import { type TeamEvent, TeamEventSchema } from '../../src/core/events/schema.js';
@@ -72,6 +75,18 @@ describe('the line that ends a pipeline', () => {
   it('approved: says where the approved files are', () => {
     const line = describeTeamEvent(status({ status: 'approved', reason: 'Pipeline #1 approved: lgtm' }), view, () => undefined, workspaces);
     expect(line?.text).toBe('= Pipeline #1 approved: lgtm — files in /home/me/board/workspace/1');
+  });
+
+  it("a session's line names the approved files' folder only where it is on this machine (on a shared board, another folder may have worked it)", () => {
+    const here = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-files-here-'));
+    try {
+      const sessionWith = (workspace: string) => ({ task: () => undefined, snapshot: () => ({ team: { members: [] }, pipelines: [{ id: 1, workspace }] }) }) as never;
+      const approved = { type: 'team', event: status({ status: 'approved', reason: 'Pipeline #1 approved: lgtm' }) } as never;
+      expect(describeSessionEvent(sessionWith(here), approved, view)?.text).toBe(`= Pipeline #1 approved: lgtm — files in ${here}`);
+      expect(describeSessionEvent(sessionWith(path.join(here, 'elsewhere')), approved, view)?.text).toBe('= Pipeline #1 approved: lgtm');
+    } finally {
+      fs.rmSync(here, { recursive: true, force: true });
+    }
   });
 
   it('failed, or approved where the workspace is not known: the reason alone', () => {
