@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type Command, Option } from 'commander';
 import type { Board } from '../core/board/board.js';
+import { counted } from '../core/words.js';
 import { describeUrl } from '../core/board/pg/url.js';
 import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
 import { StageRegistry } from '../core/stages/stage-registry.js';
@@ -149,7 +150,7 @@ export function registerBoardCommands(program: Command): void {
       const dir = boardDir(command);
       const { exportBoard } = await import('../core/board/pg/transfer.js');
       const counts = await exportBoard(url, dir);
-      console.log(`exported ${counts.tasks} tasks, ${counts.requests} requests, ${counts.messages} messages, ${counts.events} events and ${counts.files} submitted files from ${describeUrl(url)} to ${dir}`);
+      console.log(`exported ${transferred(counts)} from ${describeUrl(url)} to ${dir}`);
     });
 
   program
@@ -163,7 +164,7 @@ export function registerBoardCommands(program: Command): void {
       const dir = existingBoardDir(command);
       const { importBoard } = await import('../core/board/pg/transfer.js');
       const counts = await importBoard(dir, url);
-      console.log(`imported ${counts.tasks} tasks, ${counts.requests} requests, ${counts.messages} messages, ${counts.events} events and ${counts.files} submitted files from ${dir} into ${describeUrl(url)}`);
+      console.log(`imported ${transferred(counts)} from ${dir} into ${describeUrl(url)}`);
     });
 
   program
@@ -225,4 +226,9 @@ function boardPipeline(board: Board, command: Command): { pipelines: Pipeline; p
   const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, {}, stages);
   const hooks = project.hooks && Object.keys(project.hooks).length ? { hooks: project.hooks } : {};
   return { pipelines: new Pipeline(board.tasks, board.mailbox, { events: board.sink, stages, maxRevisions: settings.runtime.maxRevisions, ...hooks }), project, settings };
+}
+
+/** `5 tasks, 1 request, 0 messages, 40 events and 2 submitted files`: what an export or import moved. */
+function transferred(counts: { tasks: number; requests: number; messages: number; events: number; files: number }): string {
+  return `${counted(counts.tasks, 'task')}, ${counted(counts.requests, 'request')}, ${counted(counts.messages, 'message')}, ${counted(counts.events, 'event')} and ${counted(counts.files, 'submitted file')}`;
 }
