@@ -165,7 +165,16 @@ describe.each(profiles)('sandbox: %s', (label, contained) => {
     const { result } = run('python3 -c "x = bytearray(700 * 1024 * 1024); print(len(x))"', { limits: { memoryMb: 256 } });
     const done = await result;
     expect(done.exitCode).not.toBe(0);
-    expect(done.limit).toEqual({ limit: 'memory', text: 'the memory limit (256 MB of address space per process) was hit' });
+    expect(done.limit).toEqual({ limit: 'memory', text: 'the memory limit (256 MB of data per process) was hit' });
+  });
+
+  it.runIf(contained)('runs a Node program that uses WebAssembly (as Node\'s own fetch does) under the default memory limit', async () => {
+    // V8 reserves gigabytes of address space for a WebAssembly memory and touches little of it: under
+    // an address-space limit of 2 GB this died with "Out of memory: Cannot allocate Wasm memory".
+    const { result } = run(`${JSON.stringify(process.execPath)} -e 'new WebAssembly.Memory({ initial: 1 }); globalThis.Headers; console.log("alive")'`);
+    const done = await result;
+    expect(done.stderr).toBe('');
+    expect(done).toMatchObject({ exitCode: 0, stdout: 'alive' });
   });
 
   it.runIf(contained)('stops a write at the file size limit and names the limit', async () => {

@@ -17,7 +17,11 @@ import { pidsCgroups, type PidsProbe, RunCgroup } from './pids-cgroup.js';
 export type SandboxMode = 'auto' | 'required' | 'off';
 
 export interface ResourceLimits {
-  /** Address space per process (RLIMIT_AS). */
+  /**
+   * Memory per process: its data — heap and private writable mappings (RLIMIT_DATA). Not its
+   * address space (RLIMIT_AS): V8 reserves gigabytes it never touches for WebAssembly (Node's own
+   * HTTP client uses it), so any Node program — most MCP servers — died under a 2 GB address space.
+   */
   memoryMb: number;
   /** Largest file a process may write (RLIMIT_FSIZE). */
   fileSizeMb: number;
@@ -295,7 +299,7 @@ export class Sandbox {
       return { limit: 'tmp size', text: `the size limit of /tmp and /dev/shm (${tmpMb} MB each) was hit; write large files to the workspace` };
     }
     if (/MemoryError|Cannot allocate memory|out of memory|bad_alloc|ENOMEM|Allocation failed/i.test(out) && result.exitCode !== 0) {
-      return { limit: 'memory', text: `the memory limit (${memoryMb} MB of address space per process) was hit` };
+      return { limit: 'memory', text: `the memory limit (${memoryMb} MB of data per process) was hit` };
     }
     return null;
   }
@@ -306,11 +310,11 @@ export class Sandbox {
     if (tool) {
       return {
         command: tool,
-        args: [`--as=${memoryMb * 1024 * 1024}`, `--fsize=${fileSizeMb * 1024 * 1024}`, `--nproc=${processes}`, `--cpu=${cpuSeconds}`, '--', command, ...args],
+        args: [`--data=${memoryMb * 1024 * 1024}`, `--fsize=${fileSizeMb * 1024 * 1024}`, `--nproc=${processes}`, `--cpu=${cpuSeconds}`, '--', command, ...args],
       };
     }
     // No prlimit (macOS, BSD): the shell's ulimit, in its own units (KiB; 512-byte blocks for -f in sh).
-    const script = `ulimit -v ${memoryMb * 1024} 2>/dev/null; ulimit -f ${fileSizeMb * 2048} 2>/dev/null; ulimit -u ${processes} 2>/dev/null; ulimit -t ${cpuSeconds} 2>/dev/null; exec "$@"`;
+    const script = `ulimit -d ${memoryMb * 1024} 2>/dev/null; ulimit -f ${fileSizeMb * 2048} 2>/dev/null; ulimit -u ${processes} 2>/dev/null; ulimit -t ${cpuSeconds} 2>/dev/null; exec "$@"`;
     return { command: '/bin/sh', args: ['-c', script, 'sh', command, ...args] };
   }
 }
