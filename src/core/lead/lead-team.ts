@@ -241,8 +241,7 @@ export class LeadTeam {
 
   /** Refuses here, before anything starts, what the thread would be refused as it joins; `batch`: the names started with it. */
   private check({ name, role }: { name: string; role: string }, batch: readonly string[] = []): void {
-    this.awaited.delete(name);
-    // The name first: a quoted name of two words (`/spawn 'a b' engineer`) is a bad name, not a bad role.
+    this.awaited.delete(name); // the name before the role: `/spawn 'a b' engineer` has a bad name, not a bad role
     if (name.length > 64 || !/^[A-Za-z0-9_-]+$/.test(name)) throw new ConfigError(`invalid teammate name '${name.slice(0, 80)}': at most 64 letters, digits, _ and -`);
     this.deps.stages.checkRole(role);
     this.board.registry.checkNameFree(this.board.registry.read(), name, process.pid, [...this.spawned.keys(), ...batch]);
