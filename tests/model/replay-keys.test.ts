@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ModelError } from '../../src/core/errors.js';
-import { recordedTaskIds, replayBoardProblem, ReplayModel } from '../../src/core/model/recording.js';
+import { recordedTaskIds, recordFolderProblem, replayBoardProblem, ReplayModel } from '../../src/core/model/recording.js';
 import { tempDir } from '../helpers/temp-dirs.js';
 
 function recording(...keys: string[]): string {
@@ -60,6 +60,16 @@ describe('replay keys', () => {
       "the run's call analyst.task-1.work.001 is about another task than the recording's (recorded: 'Write a Python script that organizes my Downloads folder by file type.'; now: 'Write a Python script that organizes my Downloads folder by file type, in Rust.'): replay the run that was recorded",
     );
     await expect(new ReplayModel(dir).create(ask('analyst', 1), context('Write a Python script that organizes my Downloads folder by file type.'))).resolves.toMatchObject({ stopReason: 'end_turn' });
+  });
+
+  it('a recording is not made over another: a folder holding recorded calls is refused, an empty one or one of other files taken', () => {
+    const dir = recording('analyst.task-1.work.001', 'user.task-none.simulated_user.001');
+    expect(recordFolderProblem(dir)).toBe('holds a recording already (2 calls): record into an empty folder, or remove that one first');
+    const other = tempDir('autoteam-record-other-');
+    fs.writeFileSync(path.join(other, 'notes.json'), '{}');
+    expect(recordFolderProblem(other)).toBeNull();
+    expect(recordFolderProblem(path.join(other, 'new', 'rec'))).toBeNull();
+    expect(fs.statSync(path.join(other, 'new', 'rec')).isDirectory()).toBe(true);
   });
 
   it("refuses a board whose next task is not the recording's first, and takes one that is", () => {

@@ -215,6 +215,8 @@ function clip(text: string): string {
 }
 
 const FILE_IN_THE_WAY = 'a file is in the way (it needs a folder)';
+/** A recorded call's file name: `<role>.task-<id|none>.<purpose>.<turn>.json`. */
+const RECORDED_CALL = /^[A-Za-z0-9_-]+\.task-(\d+|none)\.[A-Za-z_]+\.\d+\.json$/;
 
 /** Why a recording's folder cannot be made, in words. */
 function whyNotFolder(error: unknown): string {
@@ -233,7 +235,11 @@ function whyNotFolder(error: unknown): string {
 export function recordFolderProblem(dir: string): string | null {
   try {
     const at = fs.statSync(dir, { throwIfNoEntry: false });
-    if (at) return at.isDirectory() ? null : FILE_IN_THE_WAY;
+    if (at && !at.isDirectory()) return FILE_IN_THE_WAY;
+    // A second recording over a first would mix the two: the calls the new run makes no more of stay.
+    const held = at ? fs.readdirSync(dir).filter((name) => RECORDED_CALL.test(name)).length : 0;
+    if (held) return `holds a recording already (${held} call${held === 1 ? '' : 's'}): record into an empty folder, or remove that one first`;
+    if (at) return null;
     makeDir(dir);
     return null;
   } catch (error) {
