@@ -244,26 +244,31 @@ describe('the requirements of run and post', () => {
     expect(endOfStopped(state('cancelled', 'cancelled by lead: autoteam run timed out after 3.0 s'), 'timed out after 3.0 s; pipeline #2 cancelled')).toMatchObject({ status: 'cancelled', reason: 'timed out after 3.0 s; pipeline #2 cancelled' });
   });
 
-  it('a merged pipeline points at the base branch, not its removed worktree; a change already there says so', () => {
+  it('a merged pipeline points at the base branch, not its removed worktree; a change already there says so; a folder not on this machine is not pointed at', () => {
     const printed: string[] = [];
     vi.spyOn(console, 'log').mockImplementation((line: unknown) => void printed.push(String(line)));
-    const base = { pipeline: 1, status: 'approved', requirement: 'r', model: 'm', tasks: [], requirements: 1, questions: 0, files: ['wc.py'], workspace: '/repo/.autoteam/worktrees/1', revisions: 0, criteria: [], checks: { run: 1, passed: 1 }, usage: { calls: 3, inputTokens: 0, outputTokens: 0 }, retries: 0, behaviour: [], tokens: { input: 0, output: 0, cacheRead: 0 }, cost: null, wallMs: 1_000 };
+    const worktree = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-summary-worktree-'));
+    const base = { pipeline: 1, status: 'approved', requirement: 'r', model: 'm', tasks: [], requirements: 1, questions: 0, files: ['wc.py'], workspace: worktree, revisions: 0, criteria: [], checks: { run: 1, passed: 1 }, usage: { calls: 3, inputTokens: 0, outputTokens: 0 }, retries: 0, behaviour: [], tokens: { input: 0, output: 0, cacheRead: 0 }, cost: null, wallMs: 1_000 };
     const git = { repo: '/repo', branch: 'autoteam/1-wc', base: 'a'.repeat(40) };
     try {
       printSummary({ ...base, git: { ...git, commit: 'b'.repeat(40) } } as RunSummary, [], null);
       printSummary({ ...base, git: { ...git, commit: 'b'.repeat(40), merged: { into: 'main', commit: 'b'.repeat(40) } } } as RunSummary, [], null);
       printSummary({ ...base, git: { ...git, commit: 'c'.repeat(40), merged: { into: 'main', commit: 'c'.repeat(40), noChange: true } } } as RunSummary, [], null);
+      // Worked by another machine's teammates on a shared board: its folder is theirs.
+      printSummary({ ...base, workspace: path.join(worktree, 'elsewhere', '1') } as RunSummary, [], null);
     } finally {
       vi.restoreAllMocks();
+      fs.rmSync(worktree, { recursive: true, force: true });
     }
     const lines = (prefix: string) => printed.filter((line) => line.startsWith(prefix));
     expect(lines('requirements:')).toEqual([
-      expect.stringContaining('files: wc.py (/repo/.autoteam/worktrees/1)'),
+      expect.stringContaining(`files: wc.py (${worktree})`),
       expect.stringContaining('files: wc.py (merged into main)'),
       expect.stringContaining('files: wc.py (merged into main)'),
+      expect.stringContaining(`files: wc.py (worked in another folder: ${path.join(worktree, 'elsewhere', '1')} is not on this machine)`),
     ]);
     // Under several pipelines (no model label), each names its requirement.
-    expect(lines('  requirement:')).toEqual(['  requirement: r', '  requirement: r', '  requirement: r']);
+    expect(lines('  requirement:')).toEqual(['  requirement: r', '  requirement: r', '  requirement: r', '  requirement: r']);
     expect(lines('branch:')).toEqual([
       `branch: autoteam/1-wc from aaaaaaaaaaaa · commit bbbbbbbbbbbb (autoteam diff|merge|discard 1)`,
       `branch: autoteam/1-wc from aaaaaaaaaaaa · commit bbbbbbbbbbbb · merged into main at bbbbbbbbbbbb`,
