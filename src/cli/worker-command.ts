@@ -136,7 +136,12 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   });
   const detach = await attachTelemetry(board, (error) => console.error(`[${name}] telemetry: ${error.message}`), { probe: true });
   // A hook that warns or blocks is said here, as the lead's REPL says it: this is where the person looks.
+  // So is this worker's question, which only a lead of the board (its REPL, web board or MCP server) answers.
   const untapHooks = board.sink.tap((event) => {
+    if (event.type === 'question_asked' && event.agent === name) {
+      console.log(`[${name}] asks${event.pipeline != null ? ` (pipeline #${event.pipeline})` : ''}: ${event.question} — a lead of this board answers it: autoteam in a folder of the board, its web board, or answer_question of autoteam mcp serve`);
+      return;
+    }
     const line = event.type === 'hook_decision' ? describeTeamEvent(event, { verbose: false, width: process.stdout.columns || 160 }) : null;
     if (line) console.error(`[${name}] ${line.text}`);
   });

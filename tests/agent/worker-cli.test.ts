@@ -107,6 +107,16 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     expect(worker.output()).toMatch(/\[leaver\] exited: idle for 1 s/);
   });
 
+  it('says its question, and who answers it, where no lead shows it', async () => {
+    root = tempBoard('autoteam-worker-asks-');
+    await run(process.execPath, [CLI, 'post', '--dir', root, 'Write a Python script that organizes my Downloads folder by file type.'], { cwd: root, env: keylessEnv({}) });
+    worker = startWorker(root, 'asker', { IDLE_TIMEOUT: '0' }, ['--role', 'analyst']);
+    await waitForOutput(worker, /\[asker\] asks/, "the analyst's question");
+    expect(worker.output()).toMatch(/^\[asker\] asks \(pipeline #1\): .+\? — a lead of this board answers it: autoteam in a folder of the board, its web board, or answer_question of autoteam mcp serve$/m);
+    worker.proc.kill('SIGTERM');
+    expect(await worker.exited).toEqual([0, null]);
+  });
+
   it('refuses a name the team would refuse before it makes a board: an empty folder stays empty', async () => {
     root = tempBoard('autoteam-worker-bad-name-');
     for (const [name, said] of [
