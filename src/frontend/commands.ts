@@ -294,8 +294,7 @@ export const COMMAND_NAMES = COMMANDS.map((command) => command.name);
 export function helpText(leadTools: readonly string[] = [], width = 80): string {
   const row = (left: string, text: string) => wrapWords(`  ${left.padEnd(28)}`, text, width);
   const rows = COMMANDS.flatMap((command) => row(`/${command.name}${command.args ? ` ${command.args}` : ''}`, command.help));
-  const lead = row('anything else', 'talk to the lead (a requirement becomes a pipeline)');
-  if (leadTools.length) lead.push(...row('', `the lead's tools: ${leadTools.join(', ')}`));
+  const lead = [...row('anything else', 'talk to the lead (a requirement becomes a pipeline)'), ...(leadTools.length ? row('', `the lead's tools: ${leadTools.join(', ')}`) : [])];
   return ['Commands:', ...rows, ...lead].join('\n');
 }
 

@@ -154,6 +154,17 @@ export interface Change {
   diff: string;
 }
 
+/** `git diff --name-status --no-renames`'s lines as the files they name, each with git's letter. */
+export function changedFiles(nameStatus: string): ChangedFile[] {
+  return nameStatus
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [status, ...rest] = line.split('\t');
+      return { status: status!.charAt(0), path: rest.join('\t') };
+    });
+}
+
 /**
  * What the worktree changed against `base`, committed or not, new files included: staged into a copy
  * of the worktree's index (the real one is not touched), then diffed. The diff is cut at `maxChars`.
@@ -167,13 +178,7 @@ export async function worktreeChange(worktree: string, base: string, maxChars = 
     const env = { GIT_INDEX_FILE: index };
     await git(worktree, ['add', '-A', ...PATHSPEC], { env });
     const names = await git(worktree, ['diff', '--cached', '--name-status', '--no-renames', base], { env });
-    const files = names.stdout
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => {
-        const [status, ...rest] = line.split('\t');
-        return { status: status!.charAt(0), path: rest.join('\t') };
-      });
+    const files = changedFiles(names.stdout);
     // maxChars 0: the files only (a submission's snapshot), no patch to build and throw away.
     const patch = maxChars > 0 ? (await git(worktree, ['diff', '--cached', '--no-renames', '--no-color', base], { env })).stdout : '';
     const diff = patch.length <= maxChars ? patch : `${patch.slice(0, maxChars)}\n…[diff cut at ${maxChars} of ${patch.length} characters; run /diff for all of it]`;

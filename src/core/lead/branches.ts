@@ -3,7 +3,7 @@ import type { Task } from '../board/schemas.js';
 import type { TaskBoardLike as TaskBoard } from '../board/task-rules.js';
 import { AutoteamError } from '../errors.js';
 import fs from 'node:fs';
-import { branchTip, type ChangedFile, mergeBranch, pipelineDiff, removeWorktree } from '../git/worktree.js';
+import { branchTip, type ChangedFile, changedFiles, mergeBranch, pipelineDiff, removeWorktree } from '../git/worktree.js';
 import { noPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { deleteBranch, ensureClone, fetchBranch, hasCommit, RemoteError, remoteTip } from '../git/remote.js';
 import { remoteClone, resolveRemoteUrl } from '../git/remote-url.js';
@@ -106,11 +106,7 @@ async function remoteChange(rootDir: string, git: GitInfo, target: string | unde
   const want = target ?? tip;
   if (!want) throw new AutoteamError(`${git.branch} is not on ${shown}: nothing of it to show`, 'USAGE');
   if (!(await hasCommit(clone, want))) throw new AutoteamError(`the remote ${shown} no longer holds commit ${want.slice(0, 12)} of ${git.branch}`, 'GIT_ERROR');
-  const names = await runGit(clone, ['diff', '--no-color', '--no-renames', '--name-status', git.base, want]);
-  const files = names.stdout.split('\n').filter(Boolean).map((line) => {
-    const [status, ...rest] = line.split('\t');
-    return { status: status!.charAt(0), path: rest.join('\t') };
-  });
+  const files = changedFiles((await runGit(clone, ['diff', '--no-color', '--no-renames', '--name-status', git.base, want])).stdout);
   return { files, diff: (await runGit(clone, ['diff', '--no-color', '--no-renames', git.base, want])).stdout, tip };
 }
 
