@@ -134,6 +134,10 @@ describe('autoteam.config.json', () => {
     expect(models).toEqual({ reviewer: { kind: 'openai', model: 'qwen2.5-coder', baseURL: 'http://127.0.0.1:11434/v1' } });
     const cli = modelSpecs(env, project, { provider: 'openai', model: 'llama3.1' });
     expect(cli).toEqual({ model: { kind: 'openai', model: 'llama3.1', baseURL: 'http://127.0.0.1:11434/v1' }, models: {} });
+    // A replay answers with its recorded calls: a model named beside it is refused, not ignored; the config's models are not a choice of the command line.
+    expect(() => modelSpecs(env, project, { replay: '/tmp/calls', model: 'llama3.1' })).toThrow('--replay and --model contradict each other: a replay answers with the recorded calls, not a model; give one');
+    expect(() => modelSpecs(env, project, { replay: '/tmp/calls', provider: 'openai' })).toThrow(/^--replay and --provider contradict/);
+    expect(modelSpecs(env, project, { replay: '/tmp/calls' })).toEqual({ model: { kind: 'replay', dir: '/tmp/calls' }, models: {} });
     const broken = loadProjectConfig(folder({ models: { engineer: { provider: 'anthropic' } } }));
     expect(() => modelSpecs({}, broken)).toThrow(/autoteam\.config\.json: models\.engineer: provider anthropic needs ANTHROPIC_API_KEY/);
   });

@@ -343,6 +343,8 @@ export function defaultProjectConfig(): ProjectConfigFile {
  */
 export function modelSpecs(env: NodeJS.ProcessEnv, project: ProjectConfig, cli: ModelOverrides = {}): { model: ModelSpec; models: Record<string, ModelSpec> } {
   const fromCli = cli.provider !== undefined || cli.model !== undefined;
+  // A replay serves the recorded answers whatever model is named: a choice beside it would be ignored without a word.
+  if (fromCli && cli.replay !== undefined) throw new ConfigError(`--replay and ${cli.provider !== undefined ? '--provider' : '--model'} contradict each other: a replay answers with the recorded calls, not a model; give one`);
   const wrap = { ...(cli.record !== undefined ? { record: cli.record } : {}), ...(cli.replay !== undefined ? { replay: cli.replay } : {}) };
   const resolve = (choice: ModelOverrides, key: string | null): ModelSpec => {
     try {
