@@ -15,7 +15,8 @@ import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.
 import { whoWorks } from './post-command.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retriedLine } from '../frontend/commands.js';
-import { formatBoard } from '../frontend/format.js';
+import { formatBoard, WHO_ANSWERS } from '../frontend/format.js';
+import { unansweredOnBoard } from '../core/lead/questions.js';
 import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, remoteOf, UsageError, warnOfBrokenConfig } from './board-options.js';
 
 /**
@@ -43,7 +44,11 @@ export function registerBoardCommands(program: Command): void {
       try {
         const tasks = board.tasks.list();
         if (options.json) console.log(JSON.stringify(tasks, null, 2));
-        else console.log(formatBoard(tasks));
+        else {
+          console.log(formatBoard(tasks));
+          // A question waiting for the person holds its pipeline: said here too, where a worker asked it and no lead runs.
+          for (const question of unansweredOnBoard(tasks)) console.log(`? #${question.task} ${question.from} asks: ${question.question} — ${WHO_ANSWERS}`);
+        }
         // Its task may be a pipeline's: that pipeline's totals above are short by what it spent.
         const totals = tasks.some((task) => task.pipeline !== null) ? " and from the pipelines' totals" : '';
         for (const problem of board.tasks.problems()) console.error(`skipped ${problem.message} (left out of the list${totals})`);

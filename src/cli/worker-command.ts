@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { formatDuration } from '../frontend/format.js';
+import { formatDuration, WHO_ANSWERS } from '../frontend/format.js';
 import { Teammate } from '../core/agent/teammate.js';
 import { MailHint } from '../core/agent/teammate-inbox.js';
 import type { TeammateSettings } from '../core/agent/settings.js';
@@ -139,7 +139,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   // So is this worker's question, which only a lead of the board (its REPL, web board or MCP server) answers.
   const untapHooks = board.sink.tap((event) => {
     if (event.type === 'question_asked' && event.agent === name) {
-      console.log(`[${name}] asks${event.pipeline != null ? ` (pipeline #${event.pipeline})` : ''}: ${event.question} — a lead of this board answers it: autoteam in a folder of the board, its web board, or answer_question of autoteam mcp serve`);
+      console.log(`[${name}] asks${event.pipeline != null ? ` (pipeline #${event.pipeline})` : ''}: ${event.question} — ${WHO_ANSWERS}`);
       return;
     }
     const line = event.type === 'hook_decision' ? describeTeamEvent(event, { verbose: false, width: process.stdout.columns || 160 }) : null;

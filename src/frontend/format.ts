@@ -29,6 +29,9 @@ export function formatTaskLine(task: Task, width = 100): string {
   return printable(`${head}${subject}${tail}`);
 }
 
+/** Who answers a teammate's clarifying question where no lead's screen shows it (a worker's output, `tasks`). */
+export const WHO_ANSWERS = 'a lead of this board answers it: autoteam in a folder of the board, its web board, or answer_question of autoteam mcp serve';
+
 /** `15 model calls · 49,463 tokens`: what a pipeline (or a task) has spent. */
 export function formatUsage(usage: TaskUsage): string {
   const tokens = usage.inputTokens + usage.outputTokens;

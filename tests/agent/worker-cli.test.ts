@@ -113,6 +113,12 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     worker = startWorker(root, 'asker', { IDLE_TIMEOUT: '0' }, ['--role', 'analyst']);
     await waitForOutput(worker, /\[asker\] asks/, "the analyst's question");
     expect(worker.output()).toMatch(/^\[asker\] asks \(pipeline #1\): .+\? — a lead of this board answers it: autoteam in a folder of the board, its web board, or answer_question of autoteam mcp serve$/m);
+    // `tasks` from another terminal says it too: the question holds the pipeline.
+    const question = /^\[asker\] asks \(pipeline #1\): (.+\?) — /m.exec(worker.output())![1]!;
+    // The question is shown as it goes out, and on the task just after.
+    await until(() => (JSON.parse(fs.readFileSync(path.join(root, '.tasks', 'task_1.json'), 'utf8')) as { history: Array<{ event: string }> }).history.some((entry) => entry.event === 'asked'), "the question on task #1's history");
+    const tasks = await run(process.execPath, [CLI, 'tasks', '--dir', root], { cwd: root, env: keylessEnv({}) });
+    expect(tasks.stdout.trim().split('\n').at(-1)).toBe(`? #1 asker asks: ${question} — a lead of this board answers it: autoteam in a folder of the board, its web board, or answer_question of autoteam mcp serve`);
     worker.proc.kill('SIGTERM');
     expect(await worker.exited).toEqual([0, null]);
   });
