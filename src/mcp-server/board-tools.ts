@@ -8,6 +8,7 @@ import type { PipelineState } from '../core/stages/pipeline.js';
 import type { StageRegistry } from '../core/stages/stage-registry.js';
 import { formatTaskLine, formatUsage } from '../frontend/format.js';
 import { checkRequirement } from '../core/stages/requirement.js';
+import { remoteNotice } from '../core/lead/post-work.js';
 
 export interface BoardToolsOptions {
   controls: LeadControls;
@@ -97,7 +98,9 @@ export function registerBoardTools(server: McpServer, options: BoardToolsOptions
         const why = noTeam(options, start_stage ?? stages.first.stage);
         if (why) return failure(why);
         const task = await controls.post(requirement, start_stage, 'an MCP client');
-        return text(`Posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}\nFollow it with pipeline_status {"pipeline": ${task.pipeline}} or the resource autoteam://task/${task.id}.`);
+        // Posted where the other machines' teammates cannot reach it: said, as `autoteam post` says it.
+        const beside = remoteNotice(controls.snapshot().tasks, [task]);
+        return text(`Posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}\nFollow it with pipeline_status {"pipeline": ${task.pipeline}} or the resource autoteam://task/${task.id}.${beside ? `\nNote: ${beside}.` : ''}`);
       }),
   );
 

@@ -13,6 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { type CallToolResult, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileBoard } from '../../src/core/board/board.js';
 import { TeamRegistry, isLive } from '../../src/core/board/team-registry.js';
 import { playbookAnswer } from '../../src/core/model/scripted/playbook.js';
 import { BOARD_TOOLS } from '../../src/mcp-server/board-tools.js';
@@ -168,6 +169,14 @@ describe.runIf(python)('autoteam mcp serve beside a team of workers', () => {
     const merge = await server.call('merge_pipeline', { pipeline: 1 });
     expect(merge).toEqual({ text: expect.stringContaining('pipeline #1 has no branch'), isError: true });
     expect((await server.call('pipeline_status', { pipeline: 99 })).text).toBe('No pipeline #99 on this board.');
+    // Another folder's pipeline branches on a remote (held back: nobody here claims it): a post from
+    // this folder, which names no remote, says where it works instead.
+    const git = { repo: '/elsewhere/shop', branch: 'autoteam/50-shop', base: 'a'.repeat(40), worktree: '/elsewhere/wt/50', remote: '/srv/git/shop.git' };
+    await fileBoard(root).tasks.create({ subject: 'Analyse: a shop', stage: 'requirements', role: 'analyst', pipeline: 50, artifacts: { git }, notBefore: new Date(Date.now() + 3_600_000).toISOString() });
+    const beside = await server.call('post_requirement', { requirement: DOWNLOADS_REQUIREMENT });
+    const mine = Number(/pipeline #(\d+)/.exec(beside.text)![1]);
+    await server.call('cancel_pipeline', { pipeline: mine });
+    expect(beside.text.split('\n').at(-1)).toBe(`Note: pipeline #50 of this board branches on the remote /srv/git/shop.git, and this folder names no remote: pipeline #${mine} works in a folder (workspace/<n>); give --remote (or repository.remote in autoteam.config.json) to branch them there.`);
   });
 });
 

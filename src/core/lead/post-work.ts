@@ -31,13 +31,28 @@ export async function postWork(board: Board, requirements: readonly string[], op
   const repo = repoBesideLead(leader, options.repo, options.remote, notice);
   const repository = await openRepository(repo, board.rootDir, notice, options.remote);
   pipelines.useRepository(repository);
-  if (!repository?.remote && repo !== false) {
-    // From a folder that knows no remote, beside pipelines whose branches live on one: said, not guessed.
-    const onRemote = board.tasks.list().findLast((task) => task.artifacts.git?.remote);
-    if (onRemote) notice(`pipeline #${onRemote.pipeline} of this board branches on the remote ${onRemote.artifacts.git!.remote}, and this folder names no remote: these pipelines work ${repository ? `on ${repository.top}` : 'in a folder (workspace/<n>)'}; give --remote (or repository.remote in autoteam.config.json) to branch them there`);
-  }
   const by = board.registry.read().lead;
   const tasks: Task[] = [];
   for (const requirement of requirements) tasks.push(await pipelines.post(requirement, { by, ...(options.startStage ? { startStage: options.startStage } : {}) }));
+  const beside = repo === false ? null : remoteNotice(board.tasks.list(), tasks);
+  if (beside) notice(beside);
   return { tasks, leader: leaderOf(leader) };
+}
+
+/**
+ * Pipelines just posted from a place that names no remote, on a board where an earlier pipeline's
+ * branch lives on one (`repository.remote` of another folder): said, not guessed, since the new ones
+ * work in this folder's repository or in a folder, where the other machines' teammates cannot reach
+ * them. Null when they branch on a remote too, or none before them does. (`--no-worktree` asks for
+ * folders: its callers do not ask.)
+ */
+export function remoteNotice(tasks: readonly Task[], posted: readonly Task[]): string | null {
+  if (posted.length === 0 || posted.some((task) => task.artifacts.git?.remote)) return null;
+  const mine = new Set(posted.map((task) => task.pipeline));
+  const onRemote = tasks.findLast((task) => task.artifacts.git?.remote && !mine.has(task.pipeline));
+  if (!onRemote) return null;
+  const ids = posted.map((task) => `#${task.pipeline}`).join(', ');
+  const git = posted[0]!.artifacts.git;
+  const where = git ? `on a branch of this folder's repository (${git.branch}${posted.length > 1 ? ', …' : ''})` : 'in a folder (workspace/<n>)';
+  return `pipeline #${onRemote.pipeline} of this board branches on the remote ${onRemote.artifacts.git!.remote}, and this folder names no remote: pipeline${posted.length > 1 ? 's' : ''} ${ids} work${posted.length > 1 ? '' : 's'} ${where}; give --remote (or repository.remote in autoteam.config.json) to branch them there`;
 }

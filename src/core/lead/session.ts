@@ -41,6 +41,7 @@ import { awaitingPlans, LeadInbox, waitingPlans } from './lead-inbox.js';
 import { buildSnapshot } from './snapshot.js';
 import { SessionLife } from './session-life.js';
 import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
+import { remoteNotice } from './post-work.js';
 import { MergeQueue, MergeRunner, recheckLimits } from './merge-queue.js';
 
 /**
@@ -100,10 +101,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
         // autoMerge: the lead merges each pipeline as it is approved (the queue keeps approval order).
         if (event.type === 'pipeline_status' && event.status === 'approved' && !this.life.closed) this.merges.auto();
       },
-      (error) => {
-        const { code, message } = serializeError(error);
-        emit({ type: 'error', code, message: `event log: ${message}` });
-      },
+      (error) => emit({ type: 'error', ...serializeError(error), message: `event log: ${serializeError(error).message}` }),
     );
     this.spend = new Spend(pricer(options.model, options.settings?.prices));
     this.models = new TeamModels(options.model, options.models, options.settings?.prices);
@@ -328,7 +326,10 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
 
   async post(requirement: string, startStage?: Stage, from?: string): Promise<Task> {
     if (startStage) this.pipelines.stages.checkStart(startStage);
-    return this.pipelines.post(requirement, { by: this.lead, numbered: this.foreign.numbered(from ?? null), ...(startStage ? { startStage } : {}) });
+    const task = await this.pipelines.post(requirement, { by: this.lead, numbered: this.foreign.numbered(from ?? null), ...(startStage ? { startStage } : {}) });
+    const beside = this.options.repo === false ? null : remoteNotice(this.board.tasks.list(), [task]);
+    if (beside) this.emit('event', { type: 'notice', text: beside });
+    return task;
   }
 
   answer(text: string, questionId?: string, by: 'person' | 'simulated user' = 'person'): Promise<PendingQuestion> {
