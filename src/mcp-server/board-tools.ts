@@ -7,7 +7,7 @@ import type { LeadControls } from '../core/lead/lead-api.js';
 import type { PipelineState } from '../core/stages/pipeline.js';
 import type { StageRegistry } from '../core/stages/stage-registry.js';
 import { formatTaskLine, formatUsage } from '../frontend/format.js';
-import { checkRequirement } from '../core/stages/requirement.js';
+import { checkRequirement, MAX_REQUIREMENT_BYTES } from '../core/stages/requirement.js';
 import { remoteNotice } from '../core/lead/post-work.js';
 
 export interface BoardToolsOptions {
@@ -82,7 +82,8 @@ export function registerBoardTools(server: McpServer, options: BoardToolsOptions
     {
       description: `Posts a requirement to the team: it becomes a pipeline (${stages.names().join(' → ')}) that the team works while you wait. Needs a running team on the board. Returns the pipeline number; follow it with pipeline_status or the resource autoteam://task/<id>, and answer the team's questions with list_questions / answer_question.`,
       inputSchema: {
-        requirement: z.string().min(1).max(100_000).describe('what you want built, in plain words'),
+        // Its size and blankness are checkRequirement's, as for `autoteam post` and the web board: one limit, said in its words.
+        requirement: z.string().describe(`what you want built, in plain words (at most ${MAX_REQUIREMENT_BYTES / 1024} KB)`),
         start_stage: z.string().optional().describe(`skip earlier stages: one of ${starts.join(', ')}`),
       },
     },

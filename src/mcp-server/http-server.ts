@@ -63,7 +63,8 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttp> {
   const server = http.createServer((request, response) => {
     void handle(request, response).catch((error: unknown) => {
       if (response.headersSent) return void response.end();
-      refuse(response, error instanceof RequestError ? error.status : 500, (error as Error).message ?? String(error));
+      if (error instanceof RequestError) refuse(response, error.status, error.message, error.rpcCode);
+      else refuse(response, 500, (error as Error).message ?? String(error));
     });
   });
 

@@ -12,6 +12,8 @@ export class RequestError extends AutoteamError {
   constructor(
     readonly status: number,
     message: string,
+    /** JSON-RPC's code for it, where the MCP endpoint answers: -32700 for a body that does not parse. */
+    readonly rpcCode = -32000,
   ) {
     super(message, 'WEB_REQUEST');
   }
@@ -48,7 +50,7 @@ export function readBody(request: IncomingMessage): Promise<unknown> {
       try {
         resolve(JSON.parse(text));
       } catch {
-        reject(new RequestError(400, 'the body is not JSON'));
+        reject(new RequestError(400, 'the body is not JSON', -32700));
       }
     });
     request.on('error', reject);

@@ -102,6 +102,12 @@ describe.runIf(python)('autoteam mcp serve beside a team of workers', () => {
     expect(fs.existsSync(path.join(root, '.tasks', 'task_1.json'))).toBe(false);
     // A blank requirement is its own fault, said first, team or not.
     expect(await server.call('post_requirement', { requirement: '   ' })).toEqual({ isError: true, text: 'requirement: a requirement cannot be empty' });
+    // One limit with the command line and the web board: 100 KB, said in the same words (not a schema's count of characters).
+    expect(await server.call('post_requirement', { requirement: '' })).toEqual({ isError: true, text: 'requirement: a requirement cannot be empty' });
+    const large = await server.call('post_requirement', { requirement: `Write a word counter ${'a'.repeat(101_000)}` });
+    expect(large.text).toContain('No team is running on this board');
+    const over = await server.call('post_requirement', { requirement: `Write a word counter ${'a'.repeat(103_000)}` });
+    expect(over).toEqual({ isError: true, text: 'requirement: a requirement is at most 100 KB (this one is 101 KB): put the details in a file and refer to it' });
   });
 
   it('posts with workers running, answers the analyst, hears the task change, and waits for the approval', async () => {
