@@ -81,6 +81,24 @@ describe('BoardLead', () => {
     expect(events.map((event) => event.type)).toEqual(expect.arrayContaining(['task_posted', 'question_asked', 'question_answered', 'review_verdict', 'pipeline_status']));
   });
 
+  it('posted before the lead started, its question answered from outside: the lead takes the answer, and never says the question withdrawn', async () => {
+    const root = tempRoot();
+    const outside = await boardLead(root);
+    const first = await outside.post('Write a Python script that counts the words in a text file.');
+    const session = new LeadSession({ rootDir: root, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: 50, leaseMs: 1_500, idleTimeoutMs: 0 } });
+    closers.push(() => session.close(1_000));
+    const told: LeadEvent[] = [];
+    session.subscribe((event) => told.push(event));
+    await session.start();
+    await until(() => outside.pendingQuestions().length === 1 && session.pendingQuestions().length === 1, 'the analyst asks; both see it');
+    const [question] = outside.pendingQuestions();
+    await outside.answer('Count words.', question!.questionId);
+    const state = await session.waitForPipeline(first.pipeline!, AbortSignal.timeout(HANG_MS));
+    expect(state.status).toBe('approved');
+    const about = told.filter((event) => 'question' in event && event.question.questionId === question!.questionId).map((event) => event.type);
+    expect(about).toEqual(['question', 'answered']);
+  });
+
   it('works a board with no lead: shows it, posts, cancels and retries, and refuses what it cannot do', async () => {
     const root = tempRoot();
     const outside = await boardLead(root);

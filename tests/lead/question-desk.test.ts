@@ -120,4 +120,24 @@ describe('QuestionDesk', () => {
     expect(desk.pending()).toEqual([]);
     expect(await answers()).toEqual(['q-1-1']);
   });
+
+  it('a question answered from another front end, whose asker recorded the answer and finished its task before the log said so here, is answered, never withdrawn', async () => {
+    const { desk, message, events, board, task } = await deskWithQuestion();
+    desk.open({ answer: () => new Promise<string>(() => {}) }, [], () => false);
+    desk.asked(message);
+    expect(desk.pending().map((question) => question.questionId)).toEqual(['q-1-1']);
+    // The asker read the answer another front end sent, recorded it, and finished.
+    await board.tasks.update(task.id, { artifacts: (current) => ({ ...current, qa: [{ question: 'Which file types?', answer: 'text files', by: 'person' }] }) }, { event: 'answered', detail: 'person: text files', by: 'a2' });
+    await board.tasks.complete(task.id, 'a2', 'done');
+    expect(desk.pending()).toEqual([]);
+    expect(events.filter((event) => event.type === 'question_withdrawn')).toEqual([]);
+    expect(await board.log.read({ types: ['question_withdrawn'] })).toEqual([]);
+    // A question of the task left unanswered when it closes is still withdrawn.
+    const second = await board.tasks.create({ subject: 'Requirements: sort files', role: 'analyst', by: 'lead' });
+    expect((await board.tasks.claim(second.id, 'a2')).ok).toBe(true);
+    desk.asked({ ...message, id: 'm2', questionId: `q-${second.id}-1`, task: second.id, pipeline: 2 } as unknown as Message);
+    await board.tasks.complete(second.id, 'a2', 'done');
+    expect(desk.pending()).toEqual([]);
+    expect(events.filter((event) => event.type === 'question_withdrawn').map((event) => (event as { reason: string }).reason)).toEqual([`task #${second.id} is completed`]);
+  });
 });

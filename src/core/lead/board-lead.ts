@@ -211,10 +211,19 @@ export class BoardLead implements LeadControls {
     if (!question) throw new AutoteamError(questionId ? `no pending question '${questionId}'` : 'no question is waiting for an answer', 'NO_QUESTION');
     if (!text.trim()) throw new AutoteamError('an answer needs some text', 'USAGE');
     const lead = this.lead;
-    // Marked answered once sent: an answer the board refuses (a team config broken by hand) leaves it open.
-    await this.board.mailbox.send(lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task, answeredBy: 'person' });
-    this.answered.add(question.questionId);
+    // An answer that cannot reach its asker (a team config broken by hand) is refused before anything is recorded: the question stays open.
+    this.board.mailbox.deliverable(question.from);
+    // In the log before the asker can read the answer, as the lead's own desk does it: a lead beside
+    // this one learns the question is answered before it sees the task the answer lets finish.
     this.board.sink.emit({ type: 'question_answered', pipeline: question.pipeline, task: question.task, agent: lead, questionId: question.questionId, answer: text, by: 'person', asker: question.from });
+    await this.board.sink.flush();
+    try {
+      await this.board.mailbox.send(lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task, answeredBy: 'person' });
+    } catch (error) {
+      this.board.sink.emit({ type: 'question_withdrawn', pipeline: question.pipeline, task: question.task, agent: question.from, questionId: question.questionId, reason: `the answer could not be delivered: ${serializeError(error).message}` });
+      throw error;
+    }
+    this.answered.add(question.questionId);
     this.tell({ type: 'answered', question, answer: text, by: 'person' });
     return question;
   }

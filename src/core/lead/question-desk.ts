@@ -170,8 +170,25 @@ export class QuestionDesk {
   /** Withdraws every question whose task is closed (checked on board events and before every read). */
   withdrawStale(): void {
     for (const question of [...this.questions.values()]) {
+      // Answered from another front end, and its asker recorded the answer before this desk read the
+      // log's word of it: answered, not withdrawn (the log's question_answered line says it).
+      if (this.recordedAnswer(question)) {
+        this.questions.delete(question.questionId);
+        continue;
+      }
       const reason = this.whyStale(question);
       if (reason) this.withdraw(question, reason);
+    }
+  }
+
+  /** The asker's task records the answer to `question` (its id `q-<task>-<n>`: the task's n-th answer). */
+  private recordedAnswer(question: PendingQuestion): boolean {
+    const n = new RegExp(`^q-${question.task}-(\\d+)$`).exec(question.questionId)?.[1];
+    if (question.task === null || n === undefined) return false;
+    try {
+      return (this.deps.board.get(question.task).artifacts.qa ?? []).length >= Number(n);
+    } catch {
+      return false;
     }
   }
 
