@@ -166,6 +166,14 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
     });
   });
 
+  it('a port fetch refuses (one browsers block) is said as such, not as a bare "bad port"', async () => {
+    const model = new OpenAIModel({ model: 'm', baseURL: 'http://127.0.0.1:6000/v1', maxRetries: 0 });
+    await expect(model.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] })).rejects.toMatchObject({
+      code: 'MODEL_UNREACHABLE',
+      message: 'Cannot reach the model API at http://127.0.0.1:6000/v1 (bad port: fetch refuses this port, one browsers block; use another): check OPENAI_BASE_URL and the network',
+    });
+  });
+
   it('malformed tool arguments from the model become a tool error for the model, not a crash', async () => {
     const root = tempBoard();
     try {

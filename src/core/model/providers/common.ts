@@ -17,6 +17,8 @@ export function connectionDetail(error: Error): string {
     if (current.message && current.message !== 'fetch failed') fallback ??= current.message;
     current = current.cause;
   }
+  // fetch's own refusal of the ports browsers block (1, 6000, 6667, …), before any connection: said as such.
+  if (fallback === 'bad port') return 'bad port: fetch refuses this port, one browsers block; use another';
   return fallback ?? 'connection failed';
 }
 
