@@ -13,6 +13,7 @@ import { MergeQueue, queuedPipelines, recheckLimits } from '../core/lead/merge-q
 import { leaderOf } from '../core/lead/board-lead.js';
 import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.js';
 import { whoWorks } from './post-command.js';
+import { coveredOn } from '../core/board/team-registry.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retriedLine } from '../frontend/commands.js';
 import { formatBoard, WHO_ANSWERS } from '../frontend/format.js';
@@ -81,7 +82,7 @@ export function registerBoardCommands(program: Command): void {
     ['retry', 'restart a failed or cancelled pipeline from the stage that failed', async (board, id, command) => {
       const task = await boardPipeline(board, command).pipelines.retry(id, board.registry.read().lead);
       // Who works it, as `post` says it: the lead holding the board, or nobody yet.
-      return `${retriedLine(id, task)}\n${whoWorks(leaderOf(board.lease().read()), task.role ? [task.role] : undefined)}`;
+      return `${retriedLine(id, task)}\n${whoWorks(leaderOf(board.lease().read()), task.role ? [task.role] : undefined, coveredOn(board.registry))}`;
     }],
     ['diff', "print a pipeline's branch: its files and diff against where it started", (board, id) => diffPipeline(board.tasks, id)],
     ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead)],
@@ -138,7 +139,7 @@ export function registerBoardCommands(program: Command): void {
         // Sent back: a revision waits for an engineer, then a reviewer, and merges at a later drain once approved again.
         const byPipeline = tasksByPipeline(board.tasks.list());
         const sentBack = asked.filter((entry) => pipelineStatus(byPipeline.get(entry.pipeline) ?? []) === 'active');
-        if (sentBack.length) console.log(`${whoWorks(leaderOf(board.lease().read()), ['engineer', 'reviewer'])}; once approved again, autoteam merge --queue merges ${sentBack.length === 1 ? 'it' : 'them'}`);
+        if (sentBack.length) console.log(`${whoWorks(leaderOf(board.lease().read()), ['engineer', 'reviewer'], coveredOn(board.registry))}; once approved again, autoteam merge --queue merges ${sentBack.length === 1 ? 'it' : 'them'}`);
       } finally {
         await board.close();
       }

@@ -3,6 +3,8 @@ import { openBoard } from '../core/board/board.js';
 import type { Stage } from '../core/board/schemas.js';
 import { loadProjectConfig } from '../core/config/project-config.js';
 import { postWork } from '../core/lead/post-work.js';
+import { coveredOn } from '../core/board/team-registry.js';
+import { ANY_ROLE } from '../core/board/task-checks.js';
 import type { LeaderView } from '../core/lead/lead-api.js';
 import { checkRequirement } from '../core/stages/requirement.js';
 import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.js';
@@ -52,16 +54,25 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
       for (const task of tasks) {
         console.log(`posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}${task.artifacts.git ? ` · branch ${task.artifacts.git.branch}` : ''}`);
       }
-      console.log(whoWorks(leader));
+      // With no lead, the live workers: those of every role a pipeline needs take it; else who would.
+      const roles = StageRegistry.from(project.stages).roles().filter((role) => role !== ANY_ROLE);
+      const covered = coveredOn(board.registry);
+      console.log(whoWorks(leader, roles.some(covered) ? roles : undefined, covered));
     } finally {
       await board.close();
     }
   });
 }
 
-/** Who works tasks just put on the board: the lead that holds it and its team, or nobody yet. */
-export function whoWorks(leader: LeaderView, roles: readonly string[] = ['…']): string {
-  const workers = roles.map((role, i) => (i === 0 ? `autoteam worker --role ${role}` : `one with --role ${role}`)).join(', and ');
+/**
+ * Who works tasks just put on the board: the lead that holds it and its team; with no lead, the live
+ * workers (`covered`: a live member of the role, or of role any) — or nobody yet, and who would.
+ * `roles`: the roles the work needs ('…': any of them).
+ */
+export function whoWorks(leader: LeaderView, roles: readonly string[] = ['…'], covered: (role: string) => boolean = () => false): string {
+  const missing = roles.filter((role) => !covered(role));
+  const workers = missing.map((role, i) => (i === 0 ? `autoteam worker --role ${role}` : `one with --role ${role}`)).join(', and ');
+  if (leader.state === 'none' && missing.length === 0) return 'no lead runs on this board: its live workers pick them up (autoteam tasks follows them; a clarifying question waits for a lead to answer it: autoteam)';
   return leader.state === 'none'
     ? `no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (${workers})`
     : `the lead${leader.state === 'elsewhere' ? ` (pid ${leader.pid} on ${leader.host})` : ''} and its team pick them up (autoteam tasks follows them)`;

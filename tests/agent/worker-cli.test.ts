@@ -123,6 +123,23 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     expect(await worker.exited).toEqual([0, null]);
   });
 
+  it('a post or a retry with no lead says the live workers pick it up, or which roles none of them has', async () => {
+    root = tempBoard('autoteam-worker-covers-');
+    worker = startWorker(root, 'builder', { IDLE_TIMEOUT: '0' }, ['--role', 'engineer']);
+    await waitForOutput(worker, /\[builder\] idle/, "the worker's first idle");
+    // An engineer alone: a pipeline also needs an analyst and a reviewer.
+    const partly = await run(process.execPath, [CLI, 'post', '--dir', root, 'Write a Python script that counts the words in a text file.'], { cwd: root, env: keylessEnv({}) });
+    expect(partly.stdout.trim().split('\n').at(-1)).toBe('no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (autoteam worker --role analyst, and one with --role reviewer)');
+    await run(process.execPath, [CLI, 'cancel', '--dir', root, '1'], { cwd: root, env: keylessEnv({}) });
+    worker.proc.kill('SIGTERM');
+    expect(await worker.exited).toEqual([0, null]);
+    // A worker of role any covers every role.
+    worker = startWorker(root, 'generalist', { IDLE_TIMEOUT: '0' }, ['--role', 'any']);
+    await waitForOutput(worker, /\[generalist\] idle/, "the worker's first idle");
+    const retried = await run(process.execPath, [CLI, 'retry', '--dir', root, '1'], { cwd: root, env: keylessEnv({}) });
+    expect(retried.stdout.trim().split('\n').at(-1)).toBe('no lead runs on this board: its live workers pick them up (autoteam tasks follows them; a clarifying question waits for a lead to answer it: autoteam)');
+  });
+
   it('refuses a name the team would refuse before it makes a board: an empty folder stays empty', async () => {
     root = tempBoard('autoteam-worker-bad-name-');
     for (const [name, said] of [
