@@ -10,6 +10,8 @@ import { AutoteamError } from '../core/errors.js';
 import { noPipeline } from '../core/stages/pipeline-status.js';
 import { activityView, describeTeamEvent } from '../frontend/activity.js';
 import { boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError, warnOfBrokenConfig } from './board-options.js';
+import { FileEventLog } from '../core/events/file-log.js';
+import { counted } from '../core/words.js';
 
 /** `--since`: a seq (`42`), a time (`2026-12-01T10:00:00Z`), or how long ago (`10m`, `2h`). */
 export function parseSince(value: string, now = Date.now()): number | Date {
@@ -110,6 +112,9 @@ export function registerEventsCommand(program: Command): void {
         if (!options.follow) {
           const events = await board.log.read(filter);
           for (const event of events) print(event);
+          // Lines skipped as not events are said, not passed over in silence (a file board's log, which a person can edit).
+          const skipped = board.log instanceof FileEventLog ? board.log.unreadable() : [];
+          if (skipped.length) console.error(`autoteam: skipped ${counted(skipped.length, 'line')} of the log that ${skipped.length === 1 ? 'is not an event' : 'are not events'}: ${skipped.slice(0, 3).join(', ')}${skipped.length > 3 ? ', …' : ''}`);
           if (events.length > 0) return;
           // A pipeline the board has never had is a mistake in the number, as it is for `diff` and `merge`.
           const { pipeline } = filter;

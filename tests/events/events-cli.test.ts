@@ -231,6 +231,21 @@ describe('autoteam events before there is a board', () => {
     }
   });
 
+  it('says which lines of a file board\'s log it skipped as not events (edited by hand), and prints the rest', async () => {
+    const dir = tempBoard('autoteam-events-unreadable-');
+    dirs.push(dir);
+    const own = await openBoard(dir, dir);
+    boards.push(own);
+    await work(own, 1, true);
+    const file = `${dir}/.team/events.jsonl`;
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    fs.writeFileSync(file, [lines[0], 'not json', lines[1], '{"seq": 99, "type": "no_such_event"}', ...lines.slice(2)].join('\n'));
+    const run = await runCli(['events', '--dir', dir], { cwd: dir });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout.trimEnd().split('\n')).toHaveLength(lines.filter(Boolean).length);
+    expect(run.stderr.trim()).toBe(`autoteam: skipped 2 lines of the log that are not events: ${file}:2, ${file}:4`);
+  });
+
   it('--since that is negative is refused, not read as a year', async () => {
     const dir = tempBoard('autoteam-events-since-');
     const run = await runCli(['events', '--since', '-5', '--dir', dir], { cwd: dir });

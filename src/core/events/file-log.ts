@@ -107,6 +107,23 @@ export class FileEventLog implements EventLog {
   }
 
   /**
+   * Lines of the log that are not events (edited by hand, cut short by a full disk), oldest first,
+   * each as `<file>:<line>`: `read` skips them, and a person reading the log is told. A last line still
+   * being written (no newline yet) is not one.
+   */
+  unreadable(): string[] {
+    const found: string[] = [];
+    for (const file of this.generations()) {
+      const lines = readText(file).split('\n');
+      lines.pop(); // after the last newline: empty, or a line still being written
+      lines.forEach((line, i) => {
+        if (line && parseLines(line).length === 0) found.push(`${file}:${i + 1}`);
+      });
+    }
+    return found;
+  }
+
+  /**
    * The highest seq written: this process's memory while the file is as it left it, else the tail;
    * `torn`: the current file ends inside a line.
    */
