@@ -58,3 +58,19 @@ describe.runIf(canFreeze)('a board folder that stops taking writes mid-task', ()
     expect(server.errors).toEqual([]);
   });
 });
+
+const python = spawnSync('python3', ['--version']).status === 0;
+
+describe.runIf(python)('an event log that cannot be written (a folder in its place)', () => {
+  it('is said by `run` in one line naming the file (the board the command opened, not the lead\'s own), and the pipeline is still approved', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-unlogged-run-'));
+    roots.push(root);
+    const log = path.join(root, '.team', 'events.jsonl');
+    fs.mkdirSync(log, { recursive: true });
+    const run = await runCli(['run', '--auto', '--json', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stderr.match(/EVENT_LOG/g), describeRun(run)).toHaveLength(1);
+    expect(run.stderr).toContain(`${log} cannot be written (EISDIR`);
+    expect(JSON.parse(run.stdout)).toMatchObject({ pipeline: 1, status: 'approved' });
+  });
+});

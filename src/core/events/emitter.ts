@@ -24,6 +24,7 @@ export class EventSink {
   private scheduled = false;
   private failing = false;
   private readonly taps = new Set<EventTap>();
+  private readonly failures = new Set<(error: unknown) => void>();
 
   constructor(
     private readonly log: EventLog | null,
@@ -67,6 +68,12 @@ export class EventSink {
     return () => this.taps.delete(tap);
   }
 
+  /** Adds a listener told, as `onError` is, once per streak of failures to write the log; returns its removal. */
+  onFailure(listener: (error: unknown) => void): () => void {
+    this.failures.add(listener);
+    return () => this.failures.delete(listener);
+  }
+
   /** Waits until everything emitted so far is in the log. */
   async flush(): Promise<void> {
     if (this.scheduled || this.queue.length) {
@@ -83,7 +90,7 @@ export class EventSink {
       await this.log.append(batch);
       this.failing = false;
     } catch (error) {
-      if (!this.failing) this.onError(error);
+      if (!this.failing) for (const told of [this.onError, ...this.failures]) told(error);
       this.failing = true;
     }
   }

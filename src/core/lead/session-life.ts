@@ -1,6 +1,7 @@
 import type { Board, BoardEvents } from '../board/board.js';
 import type { LeadLease } from '../board/liveness.js';
 import type { TeammateExit } from '../agent/manager.js';
+import { FileEventLog } from '../events/file-log.js';
 import type { EventLog } from '../events/log.js';
 import { sweepScratch } from '../exec/scratch.js';
 import type { Repository } from '../git/worktree.js';
@@ -11,7 +12,7 @@ import { attachTelemetry } from '../telemetry/attach.js';
 import type { LeadChat } from './lead-chat.js';
 import type { LeadInbox } from './lead-inbox.js';
 import type { LeadTeam } from './lead-team.js';
-import type { LogView } from './log-view.js';
+import { type LogView, unlogged } from './log-view.js';
 import type { QuestionDesk } from './question-desk.js';
 import { noteAnswer, type PendingQuestion, unansweredOnBoard } from './questions.js';
 import { openRepository } from './repository.js';
@@ -64,6 +65,8 @@ export class SessionLife {
   private telemetryTold = false;
   /** Stops this process's span export (OTEL_EXPORTER_OTLP_ENDPOINT), flushing it. */
   private detachTelemetry: () => Promise<void> = async () => undefined;
+  /** Stops telling of a file log that cannot be written. */
+  private stopUnlogged: () => void = () => undefined;
 
   constructor(
     private readonly parts: LifeParts,
@@ -112,6 +115,8 @@ export class SessionLife {
     const { board, view, watcher, options, desk, pipelines } = this.parts;
     await view.start();
     this.detachTelemetry = await attachTelemetry({ sink: board.sink, log: board.log }, (error) => this.telemetryError(error.message), { probe: true });
+    // A file log that cannot be written is said, once a streak, whoever opened the board (the REPL, `run`).
+    if (board.log instanceof FileEventLog) this.stopUnlogged = board.sink.onFailure((error) => this.host.emit(unlogged(this.parts.rootDir, error)));
     await board.registry.ensure(options.team);
     const repository = await openRepository(options.repo, this.parts.rootDir, (text) => this.host.emit({ type: 'notice', text }), options.settings?.repository, { instructions: options.settings?.agentsMd?.enabled !== false });
     this.host.useRepository(repository);
@@ -172,6 +177,7 @@ export class SessionLife {
     await inbox.close(!this.closed);
     this.closed = true;
     await attempt(() => board.sink.flush(), undefined);
+    this.stopUnlogged();
     // What the team wrote last (its threads' farewells) is shown before the session goes quiet.
     await attempt(() => view.catchUp(), undefined);
     view.stop();

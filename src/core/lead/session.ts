@@ -25,7 +25,7 @@ export type { PendingQuestion } from './questions.js';
 export type { LeadApi, LeadControls, LeaderView, LeadSnapshot, MemberView, PipelineView } from './lead-api.js';
 export { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
 import { Spend } from './spend.js';
-import { LogView, unlogged } from './log-view.js';
+import { LogView } from './log-view.js';
 import { ForeignPosts } from './foreign-posts.js';
 import { QuestionDesk } from './question-desk.js';
 import { LEAD_HANDS } from '../config/project-config.js';
@@ -85,7 +85,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     this.setMaxListeners(0);
     this.rootDir = path.resolve(options.rootDir);
     const emit = (event: LeadEvent) => this.emit('event', event);
-    const board = options.board ?? fileBoard(this.rootDir, { ...(options.settings?.maxInboxBytes ? { maxInboxBytes: options.settings.maxInboxBytes } : {}), onEventError: (error) => emit(unlogged(this.rootDir, error)) });
+    const board = options.board ?? fileBoard(this.rootDir, options.settings?.maxInboxBytes ? { maxInboxBytes: options.settings.maxInboxBytes } : {});
     this.board = board;
     this.desk = new QuestionDesk({ board: board.tasks, mailbox: board.mailbox, sink: board.sink, lead: () => this.lead, memberStatus: (name) => board.registry.shown().members.find((member) => member.name === name)?.status, auto: () => this.auto, emit });
     this.view = new LogView(
