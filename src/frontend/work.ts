@@ -45,13 +45,16 @@ export async function waitForQuiet(
  * for, and who goes on with it (the board keeps them). Said when line mode's input ended.
  */
 export function leftOpenLine(session: Pick<LeadApi, 'snapshot' | 'fatalModelError'>): string | null {
-  const { pipelines, tasks } = session.snapshot();
+  const { pipelines, tasks, board } = session.snapshot();
   const open = pipelines.filter((pipeline) => pipeline.status === 'active');
   if (open.length === 0) return null;
   // The team stopped on a model error: its roles are there, the model is not.
   const fatal = session.fatalModelError();
   if (fatal) return `left open: pipeline ${open.map(({ id }) => `#${id}`).join(', ')}; the team stopped on a model error no retry fixes (${fatal.code}): once it is mended, a lead here goes on with it`;
   const pending = new Map(open.map(({ id }) => [id, tasks.filter((task) => task.pipeline === id && task.status === 'pending')]));
+  // Nothing pending, and a task file that does not read: it may be the next stage (no repair posts over it).
+  const unread = board.problems[0];
+  if (unread && [...pending.values()].every((next) => next.length === 0)) return `left open: pipeline ${open.map(({ id }) => `#${id}`).join(', ')}; its next stage may be in a task file that does not read (${unread}): mend or remove it, and a lead here goes on with it`;
   const waits = [...pending].map(([id, next]) => `#${id}${next.length ? ` (${next.map((task) => `task #${task.id} waits for ${task.role ? `a teammate of role ${task.role}` : 'any teammate'}`).join(', ')})` : ''}`);
   const roles = [...new Set([...pending.values()].flat().flatMap((task) => (task.role ? [task.role] : [])))];
   const who = roles.length === 1 ? `/spawn <name> ${roles[0]} in a lead here, or autoteam worker --role ${roles[0]},` : 'a lead or a worker here';

@@ -4,6 +4,10 @@ import { assertBuilt, CLI, offlineEnv } from '../helpers/repl-cli.js';
 import { readTasks, tempBoard } from '../helpers/repl-session.js';
 import { personGit } from '../helpers/person-git.js';
 import { RequestStore } from '../../src/core/board/requests.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileBoard } from '../../src/core/board/board.js';
+import { Pipeline } from '../../src/core/stages/pipeline.js';
 
 const REQUIREMENT = 'Write a Python script that organizes my Downloads folder by file type.';
 
@@ -202,5 +206,27 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(open, result.stdout).toBeGreaterThan(lines.findIndex((line) => line.startsWith('[analyst] → #2 implementation')));
     expect(open).toBeLessThan(lines.indexOf('shutting the team down…'));
     expect(readTasks(dir).map((task) => `#${task.id} ${task.stage} ${task.status}`)).toEqual(['#1 requirements completed', '#2 implementation pending']);
+  });
+
+  it('a pipeline whose next stage is in a task file that does not read is left open, named, and never worked again', async () => {
+    assertBuilt();
+    const dir = tempBoard('autoteam-repl-line-');
+    const board = fileBoard(dir);
+    const pipeline = new Pipeline(board.tasks, board.mailbox, { events: board.sink });
+    const first = await pipeline.post('Write a Python script that counts the words in a text file.');
+    const claim = await board.tasks.claim(first.id, 'analyst');
+    if (!claim.ok) throw new Error(claim.reason);
+    await board.tasks.update(first.id, { artifacts: { requirements: { goal: 'count words' } } });
+    await pipeline.advance(claim.task, { owner: 'analyst', token: claim.task.claims }, { tool: 'complete_requirements_analysis', artifacts: { summary: 's' }, result: 's' });
+    await board.close();
+    // The implementation task's file, cut short by hand.
+    const broken = path.join(dir, '.tasks', 'task_2.json');
+    fs.writeFileSync(broken, '{"id": 2, "subject": "Impl');
+    const result = await execa('node', [CLI, '--auto', '--dir', dir], { cwd: dir, env: offlineEnv(), input: '', reject: false, timeout: 120_000 });
+    expect(result.exitCode, result.stdout).toBe(1);
+    expect(result.stdout).toContain(`left open: pipeline #1; its next stage may be in a task file that does not read (${broken}: not valid JSON`);
+    expect(result.stdout).toMatch(/: mend or remove it, and a lead here goes on with it$/m);
+    expect(fs.readdirSync(path.join(dir, '.tasks')).filter((name) => name.startsWith('task_')).sort()).toEqual(['task_1.json', 'task_2.json']);
+    expect(fs.readFileSync(broken, 'utf8')).toBe('{"id": 2, "subject": "Impl');
   });
 });

@@ -36,6 +36,17 @@ describe('a pipeline nobody here can move', () => {
     expect(busyReason({ ...state, serving: new Set(['analyst', 'engineer', 'reviewer']) })).toBe('pipeline #1, #2, #3, #4 still active');
   });
 
+  it('between two stages with a later task file that does not read (it may be the next stage, which no repair posts over) is stuck', () => {
+    const serving = new Set(['analyst', 'engineer', 'reviewer']);
+    const unread = (id: number) => ({ path: `/board/.tasks/task_${id}.json`, message: `/board/.tasks/task_${id}.json: not valid JSON` });
+    // Pipeline 4's last task is #5: a broken #7 may be its successor; a broken #3 cannot, nor a misnamed file.
+    expect(stuckPipelines(tasks, serving, new Set(), [7]).map(({ pipeline, waiting }) => [pipeline, waiting])).toEqual([[4, []]]);
+    expect(stuckPipelines(tasks, serving, new Set(), [3])).toEqual([]);
+    const state = { running: [{ role: 'analyst' }], stopped: false, unanswered: false, tasks: board, serving };
+    expect(busyReason({ ...state, problems: [unread(7)] })).toBe('pipeline #1, #2, #3 still active');
+    expect(busyReason({ ...state, problems: [unread(3), { path: '/board/.tasks/task_abc.json', message: 'misnamed' }] })).toBe('pipeline #1, #2, #3, #4 still active');
+  });
+
   it('counts the work of live teammates elsewhere when this session runs none (a lead with --no-team and `autoteam worker`s)', () => {
     const state = { running: [], stopped: false, unanswered: false, tasks: board };
     expect(busyReason({ ...state, serving: new Set(['any']) })).toBe('pipeline #1, #2, #3, #4 still active');

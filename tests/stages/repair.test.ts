@@ -43,6 +43,26 @@ describe('Pipeline.repair', () => {
     expect(await pipeline.repair()).toBe(0);
   });
 
+  it('posts nothing over a later task file that does not read (broken by hand): it may be the successor, and the pipeline long approved', async () => {
+    const { root, board, pipeline } = await setup();
+    const first = await pipeline.post('Write a Python script that prints hello.');
+    const claim = await board.claim(first.id, 'analyst');
+    if (!claim.ok) throw new Error(claim.reason);
+    await board.update(first.id, { artifacts: { requirements: { goal: 'print hello' } } });
+    await pipeline.advance(claim.task, { owner: 'analyst', token: claim.task.claims }, { tool: 'complete_requirements_analysis', artifacts: { summary: 's' }, result: 's' });
+    const [, next] = pipeline.state(first.pipeline!).tasks;
+    expect(next).toMatchObject({ stage: 'implementation', artifacts: { from: first.id } });
+    // The successor's file cut short by hand: the board skips it and names it.
+    fs.writeFileSync(path.join(root, '.tasks', `task_${next!.id}.json`), '{"id": 2, "subject": "Impl');
+    // A lead started on the board now: it reads every file.
+    const later = new TaskBoard(root);
+    const repairs = new Pipeline(later, new Mailbox(root));
+    expect(later.list().map((task) => task.id)).toEqual([first.id]);
+    expect(later.problems().map((problem) => path.basename(problem.path))).toEqual([`task_${next!.id}.json`]);
+    expect(await repairs.repair()).toBe(0);
+    expect(fs.readdirSync(path.join(root, '.tasks')).filter((name) => /^task_\d+\.json$/.test(name))).toHaveLength(2);
+  });
+
   it('never posts a successor twice when advance and repair race', async () => {
     const { board, pipeline } = await setup();
     const first = await pipeline.post('Write a Python script that prints hello.');

@@ -12,6 +12,11 @@ export interface BoardProblem {
 }
 
 export const TASK_FILE = /^task_(\d+)\.json$/;
+
+/** The ids of the task files among `problems` that do not read (a misnamed file has none). */
+export function unreadTaskIds(problems: readonly BoardProblem[]): number[] {
+  return problems.map((problem) => Number(TASK_FILE.exec(path.basename(problem.path))?.[1] ?? 0)).filter((id) => id > 0);
+}
 /** A file named as a task might be that is not one (`task_abc.json`): reported, so that a hand-made task is not ignored unsaid. */
 const MISNAMED_TASK_FILE = /^task_.*\.json$/;
 

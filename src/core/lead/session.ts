@@ -213,7 +213,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   busyReason(): string | null {
     // A task whose plan waits is the person's, not work in flight; an approval waits for the queue (autoMerge, /merge all).
     const { members } = this.board.registry.read();
-    return busyReason({ running: this.team.onCall(), stopped: this.team.fatalError !== null, unanswered: this.pendingQuestions().length > 0 && !this.auto, tasks: this.board.tasks, serving: this.team.servingRoles(members), awaiting: awaitingPlans(this.board.requests, this.board.tasks, members) }) ?? (this.merges.busy ? 'the merge queue is at work' : null);
+    return busyReason({ running: this.team.onCall(), stopped: this.team.fatalError !== null, unanswered: this.pendingQuestions().length > 0 && !this.auto, tasks: this.board.tasks, serving: this.team.servingRoles(members), awaiting: awaitingPlans(this.board.requests, this.board.tasks, members), problems: this.board.tasks.problems() }) ?? (this.merges.busy ? 'the merge queue is at work' : null);
   }
 
   get lead(): string {

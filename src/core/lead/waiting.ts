@@ -5,6 +5,7 @@ import type { TaskBoardLike } from '../board/task-rules.js';
 import { pipelineStatuses } from '../stages/pipeline-status.js';
 import type { Task } from '../board/schemas.js';
 import { ANY_ROLE } from '../board/task-checks.js';
+import { type BoardProblem, unreadTaskIds } from '../board/task-index.js';
 
 /**
  * Why the team is still busy, or null when nothing can still move: a pipeline is active, a task is
@@ -24,12 +25,14 @@ export function busyReason(state: {
   serving: ReadonlySet<string>;
   /** Tasks in progress whose teammate waits for the person's decision on its plan. */
   awaiting?: ReadonlySet<number>;
+  /** Task files that do not read (the board's problems): one may hold a pipeline's next stage. */
+  problems?: readonly BoardProblem[];
 }): string | null {
   // No teammate here, but live ones elsewhere (`autoteam worker`): their work is in flight too.
   if ((state.running.length === 0 && state.serving.size === 0) || state.stopped || state.unanswered) return null;
   const tasks = state.tasks.list();
   const awaiting = state.awaiting ?? new Set<number>();
-  const stuck = new Set(stuckPipelines(tasks, state.serving, awaiting).map(({ pipeline }) => pipeline));
+  const stuck = new Set(stuckPipelines(tasks, state.serving, awaiting, unreadTaskIds(state.problems ?? [])).map(({ pipeline }) => pipeline));
   const active = [...pipelineStatuses(tasks)].filter(([id, status]) => status === 'active' && !stuck.has(id)).map(([id]) => id);
   if (active.length) return `pipeline ${active.map((id) => `#${id}`).join(', ')} still active`;
   const working = tasks.filter((task) => task.status === 'in_progress' && !awaiting.has(task.id));
@@ -42,9 +45,11 @@ export function busyReason(state: {
 /**
  * Active pipelines nothing here moves: every open task of theirs either waits, pending, for a role
  * nobody `serving` takes, or is in progress with its teammate waiting for the person (`awaiting`: a
- * plan's decision). A pipeline with no open task is between two stages, not stuck.
+ * plan's decision). A pipeline with no open task is between two stages, not stuck — unless a task
+ * file posted after its last task does not read (`unread`): that file may be its next stage, which
+ * nobody takes and which no repair posts again.
  */
-export function stuckPipelines(tasks: readonly Task[], serving: ReadonlySet<string>, awaiting: ReadonlySet<number> = new Set()): Array<{ pipeline: number; waiting: Task[] }> {
+export function stuckPipelines(tasks: readonly Task[], serving: ReadonlySet<string>, awaiting: ReadonlySet<number> = new Set(), unread: readonly number[] = []): Array<{ pipeline: number; waiting: Task[] }> {
   const served = (task: Task) => task.role === null || serving.has(task.role) || serving.has(ANY_ROLE);
   const still = (task: Task) => (task.status === 'pending' ? !served(task) : awaiting.has(task.id));
   const stuck: Array<{ pipeline: number; waiting: Task[] }> = [];
@@ -52,6 +57,8 @@ export function stuckPipelines(tasks: readonly Task[], serving: ReadonlySet<stri
     if (status !== 'active') continue;
     const open = tasks.filter((task) => task.pipeline === pipeline && (task.status === 'pending' || task.status === 'in_progress'));
     if (open.length > 0 && open.every(still)) stuck.push({ pipeline, waiting: open });
+    const last = Math.max(...tasks.filter((task) => task.pipeline === pipeline).map((task) => task.id));
+    if (open.length === 0 && unread.some((id) => id > last)) stuck.push({ pipeline, waiting: [] });
   }
   return stuck;
 }

@@ -3,6 +3,7 @@ import type { Mailbox } from '../board/mailbox.js';
 import type { Stage, Task, TaskUsage } from '../board/schemas.js';
 import type { Fence, MutationResult } from '../board/task-types.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
+import { unreadTaskIds } from '../board/task-index.js';
 import { AutoteamError } from '../errors.js';
 import { checkRequirement } from './requirement.js';
 import type { Repository } from '../git/worktree.js';
@@ -210,6 +211,9 @@ export class Pipeline {
   /** Completed stage tasks of active pipelines among `tasks` whose successor is due and not on the board. */
   private handOversDue(tasks: readonly Task[]): Task[] {
     const statuses = pipelineStatuses(tasks);
+    // A task file that does not read (broken by hand) may be the successor: none is posted over it, or
+    // a pipeline approved long ago would be worked again, its model calls spent anew.
+    const unread = unreadTaskIds(this.board.problems());
     return tasks.filter(
       (done) =>
         done.status === 'completed' &&
@@ -217,7 +221,8 @@ export class Pipeline {
         done.pipeline &&
         statuses.get(done.pipeline) === 'active' &&
         transitionOf(this.stages, done)?.next !== 'approved' &&
-        !tasks.some((t) => t.pipeline === done.pipeline && t.artifacts.from === done.id),
+        !tasks.some((t) => t.pipeline === done.pipeline && t.artifacts.from === done.id) &&
+        !unread.some((id) => id > done.id),
     );
   }
 
