@@ -15,7 +15,7 @@ import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.
 import { whoWorks } from './post-command.js';
 import { coveredOn } from '../core/board/team-registry.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
-import { cancelPipeline, pipelineId, retriedLine } from '../frontend/commands.js';
+import { cancelPipeline, pipelineId, retriedLine, taskId } from '../frontend/commands.js';
 import { formatBoard, WHO_ANSWERS } from '../frontend/format.js';
 import { unansweredOnBoard } from '../core/lead/questions.js';
 import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, remoteOf, UsageError, warnOfBrokenConfig } from './board-options.js';
@@ -65,8 +65,8 @@ export function registerBoardCommands(program: Command): void {
     .addOption(dirOption())
     .addOption(boardOption())
     .action(async (id: string, _options: unknown, command: Command) => {
-      const n = Number(id.replace(/^#/, ''));
-      if (!Number.isInteger(n) || n <= 0) throw new UsageError(`task id must be a positive whole number, got '${id}'`);
+      // Read as /show reads it: digits (`#3` too), not whatever Number() takes (`0x3`, `3e0`).
+      const n = taskId(id);
       warnOfBrokenConfig(command);
       const board = await openExisting(command);
       try {

@@ -40,7 +40,7 @@ const cancelledLine = (id: number, cancelled: readonly number[]) => `pipeline #$
 export const retriedLine = (id: number, task: Task) => `pipeline #${id} retried: task #${task.id} (${task.stage}${task.revision ? ` r${task.revision}` : ''}) — ${task.subject}`;
 
 export const pipelineId = (text: string): number => positiveId(text, 'pipeline');
-const taskId = (text: string): number => positiveId(text, 'task');
+export const taskId = (text: string): number => positiveId(text, 'task');
 
 function positiveId(text: string, what: 'pipeline' | 'task'): number {
   const id = /^#?\d+$/.test(text.trim()) ? Number(text.trim().replace(/^#/, '')) : Number.NaN;

@@ -257,6 +257,11 @@ describe.runIf(python)('autoteam run --auto, offline: the canonical five-task st
     const missing = await runCli(['show', '99', '--dir', root], { cwd: root });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/task #99 does not exist/);
+    // Digits only, as /show takes them: not whatever a number literal can be.
+    for (const id of ['0x3', '3e0', '1.5']) {
+      const odd = await runCli(['show', id, '--dir', root], { cwd: root });
+      expect({ code: odd.code, stderr: odd.stderr.trim() }).toEqual({ code: 2, stderr: `autoteam: a task id is a positive whole number, got '${id}'` });
+    }
   });
 });
 
