@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type Command, Option } from 'commander';
 import type { Board } from '../core/board/board.js';
+import type { Task } from '../core/board/schemas.js';
 import { counted } from '../core/words.js';
 import { describeUrl } from '../core/board/pg/url.js';
 import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig, type ProjectConfig } from '../core/config/project-config.js';
@@ -12,12 +13,12 @@ import { diffPipeline, discardPipeline, mergePipeline } from '../core/lead/branc
 import { MergeQueue, queuedPipelines, recheckLimits } from '../core/lead/merge-queue.js';
 import { leaderOf } from '../core/lead/board-lead.js';
 import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.js';
-import { whoWorks } from './post-command.js';
+import { rolesFrom, whoWorks } from './post-command.js';
 import { coveredOn } from '../core/board/team-registry.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retriedLine, taskId } from '../frontend/commands.js';
 import { formatBoard, WHO_ANSWERS } from '../frontend/format.js';
-import { unansweredOnBoard } from '../core/lead/questions.js';
+import { noteAnswer, type PendingQuestion, unansweredOnBoard } from '../core/lead/questions.js';
 import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, remoteOf, UsageError, warnOfBrokenConfig } from './board-options.js';
 
 /**
@@ -48,7 +49,7 @@ export function registerBoardCommands(program: Command): void {
         else {
           console.log(formatBoard(tasks));
           // A question waiting for the person holds its pipeline: said here too, where a worker asked it and no lead runs.
-          for (const question of unansweredOnBoard(tasks)) console.log(`? #${question.task} ${question.from} asks: ${question.question} — ${WHO_ANSWERS}`);
+          for (const question of await waitingQuestions(board, tasks)) console.log(`? #${question.task} ${question.from} asks: ${question.question} — ${WHO_ANSWERS}`);
         }
         // Its task may be a pipeline's: that pipeline's totals above are short by what it spent.
         const totals = tasks.some((task) => task.pipeline !== null) ? " and from the pipelines' totals" : '';
@@ -80,9 +81,11 @@ export function registerBoardCommands(program: Command): void {
   const pipelineCommands: Array<[string, string, (board: Board, id: number, command: Command) => Promise<string>]> = [
     ['cancel', "cancel a pipeline's open tasks; their owners stop", (board, id, command) => cancelPipeline(boardPipeline(board, command).pipelines, id, board.registry.read().lead)],
     ['retry', 'restart a failed or cancelled pipeline from the stage that failed', async (board, id, command) => {
-      const task = await boardPipeline(board, command).pipelines.retry(id, board.registry.read().lead);
-      // Who works it, as `post` says it: the lead holding the board, or nobody yet.
-      return `${retriedLine(id, task)}\n${whoWorks(leaderOf(board.lease().read()), task.role ? [task.role] : undefined, coveredOn(board.registry))}`;
+      const { pipelines } = boardPipeline(board, command);
+      const task = await pipelines.retry(id, board.registry.read().lead);
+      // Who works it, as `post` says it: the lead holding the board, its live workers (of every role from the retried stage on), or nobody yet.
+      const [roles, covered] = [rolesFrom(pipelines.stages, task.stage), coveredOn(board.registry)];
+      return `${retriedLine(id, task)}\n${whoWorks(leaderOf(board.lease().read()), roles.some(covered) ? roles : task.role ? [task.role] : undefined, covered)}`;
     }],
     ['diff', "print a pipeline's branch: its files and diff against where it started", (board, id) => diffPipeline(board.tasks, id)],
     ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead)],
@@ -232,6 +235,18 @@ function boardPipeline(board: Board, command: Command): { pipelines: Pipeline; p
   const settings = loadTeammateSettings({ ...project.limitsEnv, ...process.env }, {}, stages);
   const hooks = project.hooks && Object.keys(project.hooks).length ? { hooks: project.hooks } : {};
   return { pipelines: new Pipeline(board.tasks, board.mailbox, { events: board.sink, stages, maxRevisions: settings.runtime.maxRevisions, ...hooks }), project, settings };
+}
+
+/**
+ * The questions someone waits for: asked on a task its asker still holds, and not answered on the log
+ * (the board records an answer only once its asker reads it). The log is read only when there are some.
+ */
+async function waitingQuestions(board: Board, tasks: readonly Task[]): Promise<PendingQuestion[]> {
+  const held = unansweredOnBoard(tasks).filter((question) => tasks.some((task) => task.id === question.task && task.status === 'in_progress' && task.owner === question.from));
+  if (held.length === 0) return [];
+  const answered = new Set<string>();
+  for (const event of await board.log.read({ types: ['question_asked', 'question_answered', 'question_withdrawn'] })) noteAnswer(answered, event);
+  return held.filter((question) => !answered.has(question.questionId));
 }
 
 /** `5 tasks, 1 request, 0 messages, 40 events and 2 submitted files`: what an export or import moved. */

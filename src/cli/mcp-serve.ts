@@ -66,7 +66,7 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
     await board.close();
     throw error;
   }
-  const serverOptions = { controls, stages, dir: options.dir, ...(options.board ? { board: options.board } : {}) };
+  const serverOptions = { controls, stages, dir: options.dir, ...(options.board ? { board: options.board } : {}), ...(options.repo === false ? { folders: true } : {}) };
   try {
     if (options.http) await serveHttp(options.http, () => boardServer(serverOptions));
     else await serveStdio(boardServer(serverOptions));

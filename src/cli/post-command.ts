@@ -4,7 +4,7 @@ import type { Stage } from '../core/board/schemas.js';
 import { loadProjectConfig } from '../core/config/project-config.js';
 import { postWork } from '../core/lead/post-work.js';
 import { coveredOn } from '../core/board/team-registry.js';
-import { ANY_ROLE } from '../core/board/task-checks.js';
+import { WHO_ANSWERS } from '../frontend/format.js';
 import type { LeaderView } from '../core/lead/lead-api.js';
 import { checkRequirement } from '../core/stages/requirement.js';
 import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.js';
@@ -38,9 +38,10 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
     const unused = unusedRemoteNote(options, project.repository?.remote);
     if (unused) console.error(unused);
     const board = await openBoard(boardUrl(command) ?? dir, dir);
+    const stages = StageRegistry.from(project.stages);
     try {
       const { tasks, leader } = await postWork(board, requirements, {
-        stages: StageRegistry.from(project.stages),
+        stages,
         ...repo,
         ...(typeof options.startStage === 'string' ? { startStage: options.startStage as Stage } : {}),
         notice: (text) => console.error(`note: ${text}`),
@@ -54,8 +55,8 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
       for (const task of tasks) {
         console.log(`posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}${task.artifacts.git ? ` · branch ${task.artifacts.git.branch}` : ''}`);
       }
-      // With no lead, the live workers: those of every role a pipeline needs take it; else who would.
-      const roles = StageRegistry.from(project.stages).roles().filter((role) => role !== ANY_ROLE);
+      // With no lead, the live workers: those of every role the pipelines need from where they start take them; else who would.
+      const roles = rolesFrom(stages, tasks[0]?.stage ?? null);
       const covered = coveredOn(board.registry);
       console.log(whoWorks(leader, roles.some(covered) ? roles : undefined, covered));
     } finally {
@@ -72,8 +73,13 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
 export function whoWorks(leader: LeaderView, roles: readonly string[] = ['…'], covered: (role: string) => boolean = () => false): string {
   const missing = roles.filter((role) => !covered(role));
   const workers = missing.map((role, i) => (i === 0 ? `autoteam worker --role ${role}` : `one with --role ${role}`)).join(', and ');
-  if (leader.state === 'none' && missing.length === 0) return 'no lead runs on this board: its live workers pick them up (autoteam tasks follows them; a clarifying question waits for a lead to answer it: autoteam)';
+  if (leader.state === 'none' && missing.length === 0) return `no lead runs on this board: its live workers pick them up (autoteam tasks follows them); a clarifying question waits until ${WHO_ANSWERS}`;
   return leader.state === 'none'
     ? `no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (${workers})`
     : `the lead${leader.state === 'elsewhere' ? ` (pid ${leader.pid} on ${leader.host})` : ''} and its team pick them up (autoteam tasks follows them)`;
+}
+
+/** The roles of the stages a pipeline goes through from `stage` on (sending back included); none for a task of no stage. */
+export function rolesFrom(stages: StageRegistry, stage: string | null): string[] {
+  return stage && stages.has(stage) ? [...new Set(stages.reachable(stage).map((definition) => definition.role))] : [];
 }

@@ -52,9 +52,14 @@ export function leftOpenLine(session: Pick<LeadApi, 'snapshot' | 'fatalModelErro
   const fatal = session.fatalModelError();
   if (fatal) return `left open: pipeline ${open.map(({ id }) => `#${id}`).join(', ')}; the team stopped on a model error no retry fixes (${fatal.code}): once it is mended, a lead here goes on with it`;
   const pending = new Map(open.map(({ id }) => [id, tasks.filter((task) => task.pipeline === id && task.status === 'pending')]));
-  // Nothing pending, and a task file that does not read: it may be the next stage (no repair posts over it).
-  const unread = board.problems[0];
-  if (unread && [...pending.values()].every((next) => next.length === 0)) return `left open: pipeline ${open.map(({ id }) => `#${id}`).join(', ')}; its next stage may be in a task file that does not read (${unread}): mend or remove it, and a lead here goes on with it`;
+  // Nothing pending, and a task file after its last task that does not read: it may hold the next stage, which no repair posts over.
+  const lastOf = (id: number) => Math.max(...tasks.filter((task) => task.pipeline === id).map((task) => task.id));
+  const unreadAfter = (id: number) => (pending.get(id)!.length ? undefined : board.problems.find((problem) => Number(/task_(\d+)\.json/.exec(problem)?.[1] ?? 0) > lastOf(id)));
+  const unread = open.map(({ id }) => ({ id, problem: unreadAfter(id) }));
+  if (unread.every(({ problem }) => problem)) {
+    const several = unread.length > 1;
+    return `left open: ${unread.map(({ id, problem }) => `pipeline #${id}, whose next stage may be in a task file that does not read (${problem})`).join('; ')}: mend or remove ${several ? 'those files' : 'the file'}, and a lead here goes on with ${several ? 'them' : 'it'}`;
+  }
   const waits = [...pending].map(([id, next]) => `#${id}${next.length ? ` (${next.map((task) => `task #${task.id} waits for ${task.role ? `a teammate of role ${task.role}` : 'any teammate'}`).join(', ')})` : ''}`);
   const roles = [...new Set([...pending.values()].flat().flatMap((task) => (task.role ? [task.role] : [])))];
   const who = roles.length === 1 ? `/spawn <name> ${roles[0]} in a lead here, or autoteam worker --role ${roles[0]},` : 'a lead or a worker here';

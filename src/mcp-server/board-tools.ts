@@ -17,6 +17,8 @@ export interface BoardToolsOptions {
   dir: string;
   /** `--board <url>` when the board is in PostgreSQL (the commands need it too). */
   board?: string;
+  /** `--no-worktree`: pipelines work in folders, asked for (a post beside pipelines on a remote is not said to). */
+  folders?: boolean;
   now?: () => number;
 }
 
@@ -100,7 +102,7 @@ export function registerBoardTools(server: McpServer, options: BoardToolsOptions
         if (why) return failure(why);
         const task = await controls.post(requirement, start_stage, 'an MCP client');
         // Posted where the other machines' teammates cannot reach it: said, as `autoteam post` says it.
-        const beside = remoteNotice(controls.snapshot().tasks, [task]);
+        const beside = options.folders ? null : remoteNotice(controls.snapshot().tasks, [task]);
         return text(`Posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}\nFollow it with pipeline_status {"pipeline": ${task.pipeline}} or the resource autoteam://task/${task.id}.${beside ? `\nNote: ${beside}.` : ''}`);
       }),
   );

@@ -121,6 +121,9 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     expect(tasks.stdout.trim().split('\n').at(-1)).toBe(`? #1 asker asks: ${question} — a lead of this board answers it: autoteam in a folder of the board, its web board, or answer_question of autoteam mcp serve`);
     worker.proc.kill('SIGTERM');
     expect(await worker.exited).toEqual([0, null]);
+    // Its asker gone and the task handed back, nobody waits for the answer: whoever claims it next asks afresh.
+    const after = await run(process.execPath, [CLI, 'tasks', '--dir', root], { cwd: root, env: keylessEnv({}) });
+    expect(after.stdout).not.toMatch(/^\? /m);
   });
 
   it('a post or a retry with no lead says the live workers pick it up, or which roles none of them has', async () => {
@@ -137,7 +140,7 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     worker = startWorker(root, 'generalist', { IDLE_TIMEOUT: '0' }, ['--role', 'any']);
     await waitForOutput(worker, /\[generalist\] idle/, "the worker's first idle");
     const retried = await run(process.execPath, [CLI, 'retry', '--dir', root, '1'], { cwd: root, env: keylessEnv({}) });
-    expect(retried.stdout.trim().split('\n').at(-1)).toBe('no lead runs on this board: its live workers pick them up (autoteam tasks follows them; a clarifying question waits for a lead to answer it: autoteam)');
+    expect(retried.stdout.trim().split('\n').at(-1)).toBe('no lead runs on this board: its live workers pick them up (autoteam tasks follows them); a clarifying question waits until a lead of this board answers it: autoteam in a folder of the board, its web board, or answer_question of autoteam mcp serve');
   });
 
   it('refuses a name the team would refuse before it makes a board: an empty folder stays empty', async () => {

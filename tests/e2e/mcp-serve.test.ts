@@ -182,7 +182,7 @@ describe.runIf(python)('autoteam mcp serve beside a team of workers', () => {
     const beside = await server.call('post_requirement', { requirement: DOWNLOADS_REQUIREMENT });
     const mine = Number(/pipeline #(\d+)/.exec(beside.text)![1]);
     await server.call('cancel_pipeline', { pipeline: mine });
-    expect(beside.text.split('\n').at(-1)).toBe(`Note: pipeline #50 of this board branches on the remote /srv/git/shop.git, and this folder names no remote: pipeline #${mine} works in a folder (workspace/<n>); give --remote (or repository.remote in autoteam.config.json) to branch them there.`);
+    expect(beside.text.split('\n').at(-1)).toBe(`Note: pipeline #50 of this board branches on the remote /srv/git/shop.git, and this folder names no remote: pipeline #${mine} works in a folder (workspace/<n>); give --remote (or repository.remote in autoteam.config.json) to branch it there.`);
   });
 });
 

@@ -185,7 +185,7 @@ describe('a remote that cannot be used', () => {
     const none = await runCli(['post', '--dir', board, 'Write a word counter'], { cwd: board });
     expect(none.code, describeRun(none)).toBe(0);
     expect(none.stdout).toMatch(/^posted pipeline #3: task #3 \(requirements\) — Analyse: Write a word counter$/m);
-    expect(none.stderr).toContain(`note: pipeline #2 of this board branches on the remote ${bare}, and this folder names no remote: pipeline #3 works in a folder (workspace/<n>); give --remote (or repository.remote in autoteam.config.json) to branch them there`);
+    expect(none.stderr).toContain(`note: pipeline #2 of this board branches on the remote ${bare}, and this folder names no remote: pipeline #3 works in a folder (workspace/<n>); give --remote (or repository.remote in autoteam.config.json) to branch it there`);
   });
 
   it('discard in a folder with no clone of the remote leaves the other folders\' worktrees alone, and says where the branch stays', async () => {

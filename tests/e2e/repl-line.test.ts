@@ -208,7 +208,7 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(readTasks(dir).map((task) => `#${task.id} ${task.stage} ${task.status}`)).toEqual(['#1 requirements completed', '#2 implementation pending']);
   });
 
-  it('a pipeline whose next stage is in a task file that does not read is left open, named, and never worked again', async () => {
+  it('a pipeline whose next stage may be in a task file that does not read is left open at once, the file named and left as it is', async () => {
     assertBuilt();
     const dir = tempBoard('autoteam-repl-line-');
     const board = fileBoard(dir);
@@ -224,8 +224,8 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     fs.writeFileSync(broken, '{"id": 2, "subject": "Impl');
     const result = await execa('node', [CLI, '--auto', '--dir', dir], { cwd: dir, env: offlineEnv(), input: '', reject: false, timeout: 120_000 });
     expect(result.exitCode, result.stdout).toBe(1);
-    expect(result.stdout).toContain(`left open: pipeline #1; its next stage may be in a task file that does not read (${broken}: not valid JSON`);
-    expect(result.stdout).toMatch(/: mend or remove it, and a lead here goes on with it$/m);
+    expect(result.stdout).toContain(`left open: pipeline #1, whose next stage may be in a task file that does not read (${broken}: not valid JSON`);
+    expect(result.stdout).toMatch(/: mend or remove the file, and a lead here goes on with it$/m);
     expect(fs.readdirSync(path.join(dir, '.tasks')).filter((name) => name.startsWith('task_')).sort()).toEqual(['task_1.json', 'task_2.json']);
     expect(fs.readFileSync(broken, 'utf8')).toBe('{"id": 2, "subject": "Impl');
   });

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fileBoard } from '../../src/core/board/board.js';
 import type { Message } from '../../src/core/board/schemas.js';
 import { QuestionDesk } from '../../src/core/lead/question-desk.js';
-import type { PendingQuestion } from '../../src/core/lead/questions.js';
+import { noteAnswer, type PendingQuestion } from '../../src/core/lead/questions.js';
 import type { LeadEvent } from '../../src/core/lead/session-types.js';
 import { tempBoard, until } from '../helpers/agent-wait.js';
 
@@ -131,7 +131,11 @@ describe('QuestionDesk', () => {
     await board.tasks.complete(task.id, 'a2', 'done');
     expect(desk.pending()).toEqual([]);
     expect(events.filter((event) => event.type === 'question_withdrawn')).toEqual([]);
+    expect(events.filter((event) => event.type === 'answered')).toEqual([expect.objectContaining({ answer: 'text files', by: 'person', question: expect.objectContaining({ questionId: 'q-1-1' }) })]);
     expect(await board.log.read({ types: ['question_withdrawn'] })).toEqual([]);
+    // Its message read again now: not shown anew.
+    desk.asked({ ...message, id: 'm1-again' } as Message);
+    expect(desk.pending()).toEqual([]);
     // A question of the task left unanswered when it closes is still withdrawn.
     const second = await board.tasks.create({ subject: 'Requirements: sort files', role: 'analyst', by: 'lead' });
     expect((await board.tasks.claim(second.id, 'a2')).ok).toBe(true);
@@ -139,5 +143,21 @@ describe('QuestionDesk', () => {
     await board.tasks.complete(second.id, 'a2', 'done');
     expect(desk.pending()).toEqual([]);
     expect(events.filter((event) => event.type === 'question_withdrawn').map((event) => (event as { reason: string }).reason)).toEqual([`task #${second.id} is completed`]);
+  });
+
+  it('a question answered elsewhere whose answer then could not be delivered is waiting again; the log keeps it open too', async () => {
+    const { desk, message, events } = await deskWithQuestion();
+    desk.open({ answer: () => new Promise<string>(() => {}) }, [], () => false);
+    desk.asked(message);
+    const about = { pipeline: 1, task: 1, questionId: 'q-1-1', ts: new Date().toISOString(), team: 't' };
+    desk.heard({ ...about, type: 'question_answered', agent: 'lead', answer: 'text files', by: 'person', asker: 'a2' });
+    expect(desk.pending()).toEqual([]);
+    desk.heard({ ...about, type: 'question_withdrawn', agent: 'a2', reason: 'the answer could not be delivered: EISDIR' });
+    expect(desk.pending().map((question) => question.questionId)).toEqual(['q-1-1']);
+    expect(events.map((event) => event.type)).toEqual(['question', 'answered', 'question']);
+    const answered = new Set<string>();
+    noteAnswer(answered, { ...about, type: 'question_answered', agent: 'lead', answer: 'text files', by: 'person', asker: 'a2' });
+    noteAnswer(answered, { ...about, type: 'question_withdrawn', agent: 'a2', reason: 'the answer could not be delivered: EISDIR' });
+    expect([...answered]).toEqual([]);
   });
 });

@@ -30,7 +30,7 @@ describe('a post beside pipelines on a remote', () => {
     await fileBoard(root).tasks.create({ subject: 'Analyse: a shop', stage: 'requirements', role: 'analyst', pipeline: 2, artifacts: { git: onRemote } });
     const task = await lead.post('Write a Python script that counts words.');
     expect(task.pipeline).toBe(3);
-    expect(said).toEqual([`pipeline #2 of this board branches on the remote ${BARE}, and this folder names no remote: pipeline #3 works in a folder (workspace/<n>); give --remote (or repository.remote in autoteam.config.json) to branch them there`]);
+    expect(said).toEqual([`pipeline #2 of this board branches on the remote ${BARE}, and this folder names no remote: pipeline #3 works in a folder (workspace/<n>); give --remote (or repository.remote in autoteam.config.json) to branch it there`]);
   });
 
   it('names the branch of a pipeline in this folder\'s repository, every pipeline of a post, and nothing when they branch on a remote too', () => {

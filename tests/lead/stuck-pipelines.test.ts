@@ -39,9 +39,13 @@ describe('a pipeline nobody here can move', () => {
   it('between two stages with a later task file that does not read (it may be the next stage, which no repair posts over) is stuck', () => {
     const serving = new Set(['analyst', 'engineer', 'reviewer']);
     const unread = (id: number) => ({ path: `/board/.tasks/task_${id}.json`, message: `/board/.tasks/task_${id}.json: not valid JSON` });
-    // Pipeline 4's last task is #5: a broken #7 may be its successor; a broken #3 cannot, nor a misnamed file.
-    expect(stuckPipelines(tasks, serving, new Set(), [7]).map(({ pipeline, waiting }) => [pipeline, waiting])).toEqual([[4, []]]);
-    expect(stuckPipelines(tasks, serving, new Set(), [3])).toEqual([]);
+    // Pipeline 4's last task is #5: a broken #7 may be its successor — unless what is left of it names
+    // another pipeline; a broken #3 cannot, nor a misnamed file.
+    expect(stuckPipelines(tasks, serving, new Set(), [{ id: 7, pipeline: undefined }]).map(({ pipeline, waiting }) => [pipeline, waiting])).toEqual([[4, []]]);
+    expect(stuckPipelines(tasks, serving, new Set(), [{ id: 7, pipeline: 4 }]).map(({ pipeline }) => pipeline)).toEqual([4]);
+    expect(stuckPipelines(tasks, serving, new Set(), [{ id: 7, pipeline: 2 }])).toEqual([]);
+    expect(stuckPipelines(tasks, serving, new Set(), [{ id: 7, pipeline: null }])).toEqual([]);
+    expect(stuckPipelines(tasks, serving, new Set(), [{ id: 3, pipeline: undefined }])).toEqual([]);
     const state = { running: [{ role: 'analyst' }], stopped: false, unanswered: false, tasks: board, serving };
     expect(busyReason({ ...state, problems: [unread(7)] })).toBe('pipeline #1, #2, #3 still active');
     expect(busyReason({ ...state, problems: [unread(3), { path: '/board/.tasks/task_abc.json', message: 'misnamed' }] })).toBe('pipeline #1, #2, #3, #4 still active');

@@ -61,6 +61,10 @@ describe('Pipeline.repair', () => {
     expect(later.problems().map((problem) => path.basename(problem.path))).toEqual([`task_${next!.id}.json`]);
     expect(await repairs.repair()).toBe(0);
     expect(fs.readdirSync(path.join(root, '.tasks')).filter((name) => /^task_\d+\.json$/.test(name))).toHaveLength(2);
+    // What is left of it names another pipeline: it is not this one's successor, and the hand-over is due.
+    fs.writeFileSync(path.join(root, '.tasks', `task_${next!.id}.json`), `{"id": ${next!.id}, "pipeline": ${first.pipeline! + 8}, "subject": "Impl`);
+    const other = new TaskBoard(root);
+    expect(await new Pipeline(other, new Mailbox(root)).repair()).toBe(1);
   });
 
   it('never posts a successor twice when advance and repair race', async () => {

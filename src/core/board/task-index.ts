@@ -13,9 +13,28 @@ export interface BoardProblem {
 
 export const TASK_FILE = /^task_(\d+)\.json$/;
 
-/** The ids of the task files among `problems` that do not read (a misnamed file has none). */
-export function unreadTaskIds(problems: readonly BoardProblem[]): number[] {
-  return problems.map((problem) => Number(TASK_FILE.exec(path.basename(problem.path))?.[1] ?? 0)).filter((id) => id > 0);
+/**
+ * The task files among `problems` that do not read (a misnamed file is none): each one's id, and its
+ * pipeline as far as its text still says (`"pipeline": 3`; null for none; undefined when cut before it).
+ */
+export function unreadTasks(problems: readonly BoardProblem[]): Array<{ id: number; pipeline: number | null | undefined }> {
+  return problems.flatMap((problem) => {
+    const id = Number(TASK_FILE.exec(path.basename(problem.path))?.[1] ?? 0);
+    if (id <= 0) return [];
+    let text = '';
+    try {
+      text = fs.readFileSync(problem.path, 'utf8');
+    } catch {
+      // Gone or unreadable: its pipeline is unknown.
+    }
+    const said = /"pipeline"\s*:\s*(\d+|null)\b/.exec(text)?.[1];
+    return [{ id, pipeline: said === undefined ? undefined : said === 'null' ? null : Number(said) }];
+  });
+}
+
+/** Whether an unreadable task file (`unreadTasks`) may be the next task of pipeline `pipeline`, whose last task is `last`. */
+export function mayFollow(unread: { id: number; pipeline: number | null | undefined }, pipeline: number, last: number): boolean {
+  return unread.id > last && (unread.pipeline === undefined || unread.pipeline === pipeline);
 }
 /** A file named as a task might be that is not one (`task_abc.json`): reported, so that a hand-made task is not ignored unsaid. */
 const MISNAMED_TASK_FILE = /^task_.*\.json$/;

@@ -23,6 +23,7 @@ export class EventSink {
   private flushing: Promise<void> = Promise.resolve();
   private scheduled = false;
   private failing = false;
+  private lastError: unknown = null;
   private readonly taps = new Set<EventTap>();
   private readonly failures = new Set<(error: unknown) => void>();
 
@@ -68,9 +69,13 @@ export class EventSink {
     return () => this.taps.delete(tap);
   }
 
-  /** Adds a listener told, as `onError` is, once per streak of failures to write the log; returns its removal. */
+  /**
+   * Adds a listener told, as `onError` is, once per streak of failures to write the log — at once when
+   * it comes in the middle of one (the command's board failed before a session listened); returns its removal.
+   */
   onFailure(listener: (error: unknown) => void): () => void {
     this.failures.add(listener);
+    if (this.failing) tell(listener, this.lastError);
     return () => this.failures.delete(listener);
   }
 
@@ -90,8 +95,19 @@ export class EventSink {
       await this.log.append(batch);
       this.failing = false;
     } catch (error) {
-      if (!this.failing) for (const told of [this.onError, ...this.failures]) told(error);
+      this.lastError = error;
+      if (this.failing) return;
+      // Failing from now, whatever a listener does: one that throws must not leave the chain of writes rejected.
       this.failing = true;
+      for (const listener of [this.onError, ...this.failures]) tell(listener, error);
     }
+  }
+}
+
+function tell(listener: (error: unknown) => void, error: unknown): void {
+  try {
+    listener(error);
+  } catch {
+    // A listener's failure is its own, as a tap's is.
   }
 }

@@ -115,7 +115,8 @@ export class FileEventLog implements EventLog {
     const found: string[] = [];
     for (const file of this.generations()) {
       const lines = readText(file).split('\n');
-      lines.pop(); // after the last newline: empty, or a line still being written
+      // After the last newline: nothing, or in the current file a line still being written (a rotated file's is cut short).
+      if (file === this.file || lines.at(-1) === '') lines.pop();
       lines.forEach((line, i) => {
         if (line && parseLines(line).length === 0) found.push(`${file}:${i + 1}`);
       });

@@ -14,6 +14,12 @@ export function unlogged(rootDir: string, error: unknown): LeadEvent {
   return { type: 'error', code: 'EVENT_LOG', message: `${path.join(rootDir, '.team', 'events.jsonl')} cannot be written (${serializeError(error).message}): the team works on, its events unrecorded` };
 }
 
+/** What the session says when its board's event log cannot be read. */
+export function unread(error: unknown): LeadEvent {
+  const { code, message } = serializeError(error);
+  return { type: 'error', code, message: `event log: ${message}` };
+}
+
 const ENDED = new Set(['completed', 'failed', 'cancelled']);
 const TASK_ENDS = new Set(['task_completed', 'task_failed', 'task_cancelled']);
 

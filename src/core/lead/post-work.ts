@@ -54,5 +54,5 @@ export function remoteNotice(tasks: readonly Task[], posted: readonly Task[]): s
   const ids = posted.map((task) => `#${task.pipeline}`).join(', ');
   const git = posted[0]!.artifacts.git;
   const where = git ? `on a branch of this folder's repository (${git.branch}${posted.length > 1 ? ', …' : ''})` : 'in a folder (workspace/<n>)';
-  return `pipeline #${onRemote.pipeline} of this board branches on the remote ${onRemote.artifacts.git!.remote}, and this folder names no remote: pipeline${posted.length > 1 ? 's' : ''} ${ids} work${posted.length > 1 ? '' : 's'} ${where}; give --remote (or repository.remote in autoteam.config.json) to branch them there`;
+  return `pipeline #${onRemote.pipeline} of this board branches on the remote ${onRemote.artifacts.git!.remote}, and this folder names no remote: pipeline${posted.length > 1 ? 's' : ''} ${ids} work${posted.length > 1 ? '' : 's'} ${where}; give --remote (or repository.remote in autoteam.config.json) to branch ${posted.length > 1 ? 'them' : 'it'} there`;
 }

@@ -4,6 +4,7 @@ import type { TaskBoardLike } from '../board/task-rules.js';
 import { AutoteamError, serializeError } from '../errors.js';
 import { isOpen } from '../stages/pipeline-status.js';
 import type { EventSink } from '../events/emitter.js';
+import type { TeamEvent } from '../events/schema.js';
 import { type PendingQuestion, questionOf } from './questions.js';
 import type { LeadEvent } from './session-types.js';
 import type { Answerer } from './simulated-user.js';
@@ -107,6 +108,8 @@ export class QuestionDesk {
     // Asked just before its task was cancelled (the cancel came before the message): nobody will read
     // the answer, and the log, which says it was asked, says it is withdrawn. Once, however often the
     // message comes.
+    // Its answer already recorded by its asker (answered elsewhere, the message read late): not shown.
+    if (this.recordedAnswer(question)) return;
     const stale = this.whyStale(question);
     if (stale) {
       if (!this.withdrawnOnArrival.has(question.questionId)) this.withdraw(question, stale);
@@ -158,6 +161,26 @@ export class QuestionDesk {
     const question = this.questions.get(questionId);
     if (!question) return;
     this.questions.delete(questionId);
+    this.droppedElsewhere.set(questionId, question);
+    this.settled(question, answer, by);
+  }
+
+  /** Questions an answer from elsewhere took away: one whose answer then could not be delivered comes back. */
+  private readonly droppedElsewhere = new Map<string, PendingQuestion>();
+
+  /** What the log says of questions: answered elsewhere, or (after such an answer) its delivery failed. */
+  heard(event: TeamEvent): void {
+    if (event.type === 'question_answered') this.answeredElsewhere(event.questionId, event.answer, event.by);
+    if (event.type !== 'question_withdrawn') return;
+    const question = this.droppedElsewhere.get(event.questionId);
+    this.droppedElsewhere.delete(event.questionId);
+    if (!question || this.questions.has(question.questionId) || this.whyStale(question) || this.recordedAnswer(question)) return;
+    this.questions.set(question.questionId, question);
+    this.deps.emit({ type: 'question', question });
+  }
+
+  /** Tells what became of a question settled elsewhere: answered, or its asker stopped waiting. */
+  private settled(question: PendingQuestion, answer: string, by: string): void {
     if (by === 'timeout') this.deps.emit({ type: 'question_withdrawn', question, reason: `${question.from} stopped waiting for an answer` });
     else this.deps.emit({ type: 'answered', question, answer, by: by === 'simulated user' ? 'simulated user' : 'person' });
   }
@@ -172,8 +195,10 @@ export class QuestionDesk {
     for (const question of [...this.questions.values()]) {
       // Answered from another front end, and its asker recorded the answer before this desk read the
       // log's word of it: answered, not withdrawn (the log's question_answered line says it).
-      if (this.recordedAnswer(question)) {
+      const recorded = this.recordedAnswer(question);
+      if (recorded) {
         this.questions.delete(question.questionId);
+        this.settled(question, recorded.answer, recorded.by);
         continue;
       }
       const reason = this.whyStale(question);
@@ -181,14 +206,14 @@ export class QuestionDesk {
     }
   }
 
-  /** The asker's task records the answer to `question` (its id `q-<task>-<n>`: the task's n-th answer). */
-  private recordedAnswer(question: PendingQuestion): boolean {
+  /** The answer the asker's task records to `question` (its id `q-<task>-<n>`: the task's n-th answer), or null. */
+  private recordedAnswer(question: PendingQuestion): { answer: string; by: string } | null {
     const n = new RegExp(`^q-${question.task}-(\\d+)$`).exec(question.questionId)?.[1];
-    if (question.task === null || n === undefined) return false;
+    if (question.task === null || n === undefined) return null;
     try {
-      return (this.deps.board.get(question.task).artifacts.qa ?? []).length >= Number(n);
+      return this.deps.board.get(question.task).artifacts.qa?.[Number(n) - 1] ?? null;
     } catch {
-      return false;
+      return null;
     }
   }
 

@@ -50,9 +50,10 @@ export function unansweredOnBoard(tasks: readonly Task[]): PendingQuestion[] {
 /**
  * Keeps `answered` to the questions whose last word on the log is an answer: an answer (from anyone,
  * before or after a lead followed the log) adds its question, the same question asked again (another
- * attempt at its task) takes it away.
+ * attempt at its task), or withdrawn, takes it away.
  */
 export function noteAnswer(answered: Set<string>, event: TeamEvent): void {
   if (event.type === 'question_answered') answered.add(event.questionId);
-  if (event.type === 'question_asked') answered.delete(event.questionId);
+  // Asked again, or its answer never delivered (logged before it was sent): open again, unless its task closed.
+  if (event.type === 'question_asked' || event.type === 'question_withdrawn') answered.delete(event.questionId);
 }

@@ -25,7 +25,7 @@ export type { PendingQuestion } from './questions.js';
 export type { LeadApi, LeadControls, LeaderView, LeadSnapshot, MemberView, PipelineView } from './lead-api.js';
 export { DEFAULT_TEAM, type LeadEvent, type LeadSessionOptions, type TeamMemberSpec } from './session-types.js';
 import { Spend } from './spend.js';
-import { LogView } from './log-view.js';
+import { LogView, unread } from './log-view.js';
 import { ForeignPosts } from './foreign-posts.js';
 import { QuestionDesk } from './question-desk.js';
 import { LEAD_HANDS } from '../config/project-config.js';
@@ -93,7 +93,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       board.tasks,
       (event) => {
         // Answered from another front end (the web board, another terminal), or timed out: not waiting any more.
-        if (event.type === 'question_answered') this.desk.answeredElsewhere(event.questionId, event.answer, event.by);
+        this.desk.heard(event);
         this.spend.addLogged(event, (name) => this.team.spawnedHere(name));
         const opened = this.foreign.opened(event, () => board.tasks.list());
         emit({ type: 'team', event });
@@ -101,7 +101,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
         // autoMerge: the lead merges each pipeline as it is approved (the queue keeps approval order).
         if (event.type === 'pipeline_status' && event.status === 'approved' && !this.life.closed) this.merges.auto();
       },
-      (error) => emit({ type: 'error', ...serializeError(error), message: `event log: ${serializeError(error).message}` }),
+      (error) => emit(unread(error)),
     );
     this.spend = new Spend(pricer(options.model, options.settings?.prices));
     this.models = new TeamModels(options.model, options.models, options.settings?.prices);

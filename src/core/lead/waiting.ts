@@ -5,7 +5,7 @@ import type { TaskBoardLike } from '../board/task-rules.js';
 import { pipelineStatuses } from '../stages/pipeline-status.js';
 import type { Task } from '../board/schemas.js';
 import { ANY_ROLE } from '../board/task-checks.js';
-import { type BoardProblem, unreadTaskIds } from '../board/task-index.js';
+import { type BoardProblem, mayFollow, unreadTasks } from '../board/task-index.js';
 
 /**
  * Why the team is still busy, or null when nothing can still move: a pipeline is active, a task is
@@ -32,7 +32,7 @@ export function busyReason(state: {
   if ((state.running.length === 0 && state.serving.size === 0) || state.stopped || state.unanswered) return null;
   const tasks = state.tasks.list();
   const awaiting = state.awaiting ?? new Set<number>();
-  const stuck = new Set(stuckPipelines(tasks, state.serving, awaiting, unreadTaskIds(state.problems ?? [])).map(({ pipeline }) => pipeline));
+  const stuck = new Set(stuckPipelines(tasks, state.serving, awaiting, unreadTasks(state.problems ?? [])).map(({ pipeline }) => pipeline));
   const active = [...pipelineStatuses(tasks)].filter(([id, status]) => status === 'active' && !stuck.has(id)).map(([id]) => id);
   if (active.length) return `pipeline ${active.map((id) => `#${id}`).join(', ')} still active`;
   const working = tasks.filter((task) => task.status === 'in_progress' && !awaiting.has(task.id));
@@ -49,7 +49,7 @@ export function busyReason(state: {
  * file posted after its last task does not read (`unread`): that file may be its next stage, which
  * nobody takes and which no repair posts again.
  */
-export function stuckPipelines(tasks: readonly Task[], serving: ReadonlySet<string>, awaiting: ReadonlySet<number> = new Set(), unread: readonly number[] = []): Array<{ pipeline: number; waiting: Task[] }> {
+export function stuckPipelines(tasks: readonly Task[], serving: ReadonlySet<string>, awaiting: ReadonlySet<number> = new Set(), unread: ReturnType<typeof unreadTasks> = []): Array<{ pipeline: number; waiting: Task[] }> {
   const served = (task: Task) => task.role === null || serving.has(task.role) || serving.has(ANY_ROLE);
   const still = (task: Task) => (task.status === 'pending' ? !served(task) : awaiting.has(task.id));
   const stuck: Array<{ pipeline: number; waiting: Task[] }> = [];
@@ -57,8 +57,9 @@ export function stuckPipelines(tasks: readonly Task[], serving: ReadonlySet<stri
     if (status !== 'active') continue;
     const open = tasks.filter((task) => task.pipeline === pipeline && (task.status === 'pending' || task.status === 'in_progress'));
     if (open.length > 0 && open.every(still)) stuck.push({ pipeline, waiting: open });
+    if (open.length > 0 || unread.length === 0) continue;
     const last = Math.max(...tasks.filter((task) => task.pipeline === pipeline).map((task) => task.id));
-    if (open.length === 0 && unread.some((id) => id > last)) stuck.push({ pipeline, waiting: [] });
+    if (unread.some((file) => mayFollow(file, pipeline, last))) stuck.push({ pipeline, waiting: [] });
   }
   return stuck;
 }

@@ -3,7 +3,7 @@ import type { Mailbox } from '../board/mailbox.js';
 import type { Stage, Task, TaskUsage } from '../board/schemas.js';
 import type { Fence, MutationResult } from '../board/task-types.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
-import { unreadTaskIds } from '../board/task-index.js';
+import { mayFollow, unreadTasks } from '../board/task-index.js';
 import { AutoteamError } from '../errors.js';
 import { checkRequirement } from './requirement.js';
 import type { Repository } from '../git/worktree.js';
@@ -213,7 +213,7 @@ export class Pipeline {
     const statuses = pipelineStatuses(tasks);
     // A task file that does not read (broken by hand) may be the successor: none is posted over it, or
     // a pipeline approved long ago would be worked again, its model calls spent anew.
-    const unread = unreadTaskIds(this.board.problems());
+    const unread = unreadTasks(this.board.problems());
     return tasks.filter(
       (done) =>
         done.status === 'completed' &&
@@ -222,7 +222,7 @@ export class Pipeline {
         statuses.get(done.pipeline) === 'active' &&
         transitionOf(this.stages, done)?.next !== 'approved' &&
         !tasks.some((t) => t.pipeline === done.pipeline && t.artifacts.from === done.id) &&
-        !unread.some((id) => id > done.id),
+        !unread.some((file) => mayFollow(file, done.pipeline!, done.id)),
     );
   }
 
