@@ -160,4 +160,15 @@ describe('QuestionDesk', () => {
     noteAnswer(answered, { ...about, type: 'question_withdrawn', agent: 'a2', reason: 'the answer could not be delivered: EISDIR' });
     expect([...answered]).toEqual([]);
   });
+
+  it('an answer logged and then not delivered (the send failed) leaves its question waiting, to be answered again', async () => {
+    const { message, board, events } = await deskWithQuestion();
+    const refusing = { deliverable: () => undefined, send: async () => Promise.reject(new Error('ENOSPC: the inbox cannot be written')) } as unknown as typeof board.mailbox;
+    const desk = new QuestionDesk({ board: board.tasks, mailbox: refusing, sink: board.sink, lead: () => 'lead', memberStatus: () => 'working', auto: () => false, emit: (event) => events.push(event) });
+    desk.asked(message);
+    await expect(desk.answer('text files', 'q-1-1')).rejects.toThrow('ENOSPC');
+    expect(desk.pending().map((question) => question.questionId)).toEqual(['q-1-1']);
+    await board.sink.flush();
+    expect((await board.log.read({ types: ['question_answered', 'question_withdrawn'] })).map((event) => event.type)).toEqual(['question_answered', 'question_withdrawn']);
+  });
 });

@@ -105,11 +105,11 @@ export class QuestionDesk {
     // Asked again after a restart, or its message read after the board showed it pending: already
     // pending (or answered here), not a new question.
     if (this.questions.has(question.questionId) || this.answeredBefore(question, message.id)) return;
+    // Its answer already recorded by its asker (answered elsewhere, the message read late): not shown.
+    if (this.recordedAnswer(question)) return;
     // Asked just before its task was cancelled (the cancel came before the message): nobody will read
     // the answer, and the log, which says it was asked, says it is withdrawn. Once, however often the
     // message comes.
-    // Its answer already recorded by its asker (answered elsewhere, the message read late): not shown.
-    if (this.recordedAnswer(question)) return;
     const stale = this.whyStale(question);
     if (stale) {
       if (!this.withdrawnOnArrival.has(question.questionId)) this.withdraw(question, stale);
@@ -143,8 +143,10 @@ export class QuestionDesk {
     try {
       await this.deps.mailbox.send(lead, question.from, text, 'answer', { questionId: question.questionId, task: question.task, answeredBy: by });
     } catch (error) {
-      // The log said it was answered: it says too that the answer never reached the asker, who may ask again.
+      // The log said it was answered: it says too that the answer never reached the asker, and the
+      // question waits again, to be answered once the board is mended.
       this.answeredHere.delete(question.questionId);
+      this.questions.set(question.questionId, question);
       this.deps.sink.emit({ type: 'question_withdrawn', pipeline: question.pipeline, task: question.task, agent: question.from, questionId: question.questionId, reason: `the answer could not be delivered: ${serializeError(error).message}` });
       throw error;
     }
