@@ -14,7 +14,7 @@ import { MergeQueue, queuedPipelines, recheckLimits } from '../core/lead/merge-q
 import { leaderOf } from '../core/lead/board-lead.js';
 import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.js';
 import { rolesFrom, whoWorks } from './post-command.js';
-import { coveredOn } from '../core/board/team-registry.js';
+import { coveredOn, runsNow } from '../core/board/team-registry.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retriedLine, taskId } from '../frontend/commands.js';
 import { formatBoard, WHO_ANSWERS } from '../frontend/format.js';
@@ -84,8 +84,8 @@ export function registerBoardCommands(program: Command): void {
       const { pipelines } = boardPipeline(board, command);
       const task = await pipelines.retry(id, board.registry.read().lead);
       // Who works it, as `post` says it: the lead holding the board, its live workers (of every role from the retried stage on), or nobody yet.
-      const [roles, covered] = [rolesFrom(pipelines.stages, task.stage), coveredOn(board.registry)];
-      return `${retriedLine(id, task)}\n${whoWorks(leaderOf(board.lease().read()), roles.some(covered) ? roles : task.role ? [task.role] : undefined, covered)}`;
+      const roles = rolesFrom(pipelines.stages, task.stage);
+      return `${retriedLine(id, task)}\n${whoWorks(leaderOf(board.lease().read()), roles.length ? roles : task.role ? [task.role] : undefined, coveredOn(board.registry))}`;
     }],
     ['diff', "print a pipeline's branch: its files and diff against where it started", (board, id) => diffPipeline(board.tasks, id)],
     ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead)],
@@ -242,7 +242,9 @@ function boardPipeline(board: Board, command: Command): { pipelines: Pipeline; p
  * (the board records an answer only once its asker reads it). The log is read only when there are some.
  */
 async function waitingQuestions(board: Board, tasks: readonly Task[]): Promise<PendingQuestion[]> {
-  const held = unansweredOnBoard(tasks).filter((question) => tasks.some((task) => task.id === question.task && task.status === 'in_progress' && task.owner === question.from));
+  // Its asker's process gone without a word (kill -9, no lead to reap it): nobody waits either.
+  const live = new Set(board.registry.members().filter((member) => runsNow(member)).map((member) => member.name));
+  const held = unansweredOnBoard(tasks).filter((question) => live.has(question.from) && tasks.some((task) => task.id === question.task && task.status === 'in_progress' && task.owner === question.from));
   if (held.length === 0) return [];
   const answered = new Set<string>();
   for (const event of await board.log.read({ types: ['question_asked', 'question_answered', 'question_withdrawn'] })) noteAnswer(answered, event);

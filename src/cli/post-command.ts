@@ -57,8 +57,7 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
       }
       // With no lead, the live workers: those of every role the pipelines need from where they start take them; else who would.
       const roles = rolesFrom(stages, tasks[0]?.stage ?? null);
-      const covered = coveredOn(board.registry);
-      console.log(whoWorks(leader, roles.some(covered) ? roles : undefined, covered));
+      console.log(whoWorks(leader, roles.length ? roles : undefined, coveredOn(board.registry)));
     } finally {
       await board.close();
     }

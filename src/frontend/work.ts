@@ -63,5 +63,6 @@ export function leftOpenLine(session: Pick<LeadApi, 'snapshot' | 'fatalModelErro
   const waits = [...pending].map(([id, next]) => `#${id}${next.length ? ` (${next.map((task) => `task #${task.id} waits for ${task.role ? `a teammate of role ${task.role}` : 'any teammate'}`).join(', ')})` : ''}`);
   const roles = [...new Set([...pending.values()].flat().flatMap((task) => (task.role ? [task.role] : [])))];
   const who = roles.length === 1 ? `/spawn <name> ${roles[0]} in a lead here, or autoteam worker --role ${roles[0]},` : 'a lead or a worker here';
-  return `left open: pipeline ${waits.join(', ')}; nobody in this session takes it on: ${who} goes on with it`;
+  const them = open.length > 1 ? 'them' : 'it';
+  return `left open: pipeline ${waits.join(', ')}; nobody in this session takes ${them} on: ${who} goes on with ${them}`;
 }

@@ -119,10 +119,12 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     await until(() => (JSON.parse(fs.readFileSync(path.join(root, '.tasks', 'task_1.json'), 'utf8')) as { history: Array<{ event: string }> }).history.some((entry) => entry.event === 'asked'), "the question on task #1's history");
     const tasks = await run(process.execPath, [CLI, 'tasks', '--dir', root], { cwd: root, env: keylessEnv({}) });
     expect(tasks.stdout.trim().split('\n').at(-1)).toBe(`? #1 asker asks: ${question} — a lead of this board answers it: autoteam in a folder of the board, its web board, or answer_question of autoteam mcp serve`);
-    worker.proc.kill('SIGTERM');
-    expect(await worker.exited).toEqual([0, null]);
-    // Its asker gone and the task handed back, nobody waits for the answer: whoever claims it next asks afresh.
+    // Its asker killed (no lead here reaps it; its task still says it holds it): nobody waits for the
+    // answer, and whoever claims the task next asks afresh.
+    worker.proc.kill('SIGKILL');
+    expect(await worker.exited).toEqual([null, 'SIGKILL']);
     const after = await run(process.execPath, [CLI, 'tasks', '--dir', root], { cwd: root, env: keylessEnv({}) });
+    expect(after.stdout).toMatch(/^\[>\] #1: .* @asker$/m);
     expect(after.stdout).not.toMatch(/^\? /m);
   });
 
@@ -130,6 +132,11 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     root = tempBoard('autoteam-worker-covers-');
     worker = startWorker(root, 'builder', { IDLE_TIMEOUT: '0' }, ['--role', 'engineer']);
     await waitForOutput(worker, /\[builder\] idle/, "the worker's first idle");
+    // Nobody at all: every role a pipeline needs.
+    const nobody = tempBoard('autoteam-worker-covers-none-');
+    const alone = await run(process.execPath, [CLI, 'post', '--dir', nobody, 'Write a Python script that counts the words in a text file.'], { cwd: nobody, env: keylessEnv({}) });
+    removeBoard(nobody);
+    expect(alone.stdout.trim().split('\n').at(-1)).toBe('no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (autoteam worker --role analyst, and one with --role engineer, and one with --role reviewer)');
     // An engineer alone: a pipeline also needs an analyst and a reviewer.
     const partly = await run(process.execPath, [CLI, 'post', '--dir', root, 'Write a Python script that counts the words in a text file.'], { cwd: root, env: keylessEnv({}) });
     expect(partly.stdout.trim().split('\n').at(-1)).toBe('no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (autoteam worker --role analyst, and one with --role reviewer)');
