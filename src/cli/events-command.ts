@@ -6,7 +6,7 @@ import type { EventFilter, TeamEvent } from '../core/events/schema.js';
 import type { Board } from '../core/board/board-types.js';
 import { BoardOutage } from '../core/board/outage.js';
 import { describeUrl } from '../core/board/pg/url.js';
-import { AutoteamError } from '../core/errors.js';
+import { AutoteamError, BoardFileError } from '../core/errors.js';
 import { noPipeline } from '../core/stages/pipeline-status.js';
 import { activityView, describeTeamEvent } from '../frontend/activity.js';
 import { boardOption, boardUrl, dirOption, existingBoardDir, openExisting, UsageError, warnOfBrokenConfig } from './board-options.js';
@@ -109,6 +109,8 @@ export function registerEventsCommand(program: Command): void {
       const view = activityView(() => process.stdout.columns, { tagPipelines: false });
       const print = (event: TeamEvent) => console.log(options.json ? JSON.stringify(event) : eventLine(event, view));
       try {
+        // A folder in the log's place reads as no events: said, not taken for a board with none yet.
+        if (board.log instanceof FileEventLog && fs.statSync(board.log.file, { throwIfNoEntry: false })?.isDirectory()) throw new BoardFileError(board.log.file, 'is a folder, not the event log');
         if (!options.follow) {
           const events = await board.log.read(filter);
           for (const event of events) print(event);

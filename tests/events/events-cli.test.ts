@@ -244,6 +244,11 @@ describe('autoteam events before there is a board', () => {
     expect(run.code, describeRun(run)).toBe(0);
     expect(run.stdout.trimEnd().split('\n')).toHaveLength(lines.filter(Boolean).length);
     expect(run.stderr.trim()).toBe(`autoteam: skipped 2 lines of the log that are not events: ${file}:2, ${file}:4`);
+    // A folder in the log's place: said, not "no events yet".
+    fs.rmSync(file);
+    fs.mkdirSync(file);
+    const folder = await runCli(['events', '--dir', dir], { cwd: dir });
+    expect({ code: folder.code, stderr: folder.stderr.trim() }).toEqual({ code: 2, stderr: `autoteam: ${file}: is a folder, not the event log` });
   });
 
   it('--since that is negative is refused, not read as a year', async () => {
