@@ -44,7 +44,7 @@ export const taskId = (text: string): number => positiveId(text, 'task');
 
 function positiveId(text: string, what: 'pipeline' | 'task'): number {
   const id = /^#?\d+$/.test(text.trim()) ? Number(text.trim().replace(/^#/, '')) : Number.NaN;
-  if (!Number.isSafeInteger(id) || id <= 0) throw new AutoteamError(`a ${what} id is a positive whole number, got '${text.trim()}'`, 'USAGE');
+  if (!Number.isSafeInteger(id) || id <= 0) throw new AutoteamError(`a ${what} id is a positive whole number${id > Number.MAX_SAFE_INTEGER ? ` of at most ${Number.MAX_SAFE_INTEGER}` : ''}, got '${text.trim()}'`, 'USAGE');
   return id;
 }
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LeadLease } from '../../src/core/board/liveness.js';
+import { goneReason, LeadLease } from '../../src/core/board/liveness.js';
 import { TaskBoard } from '../../src/core/board/task-board.js';
 import { TeamRegistry } from '../../src/core/board/team-registry.js';
 import { LeadSession } from '../../src/core/lead/session.js';
@@ -231,5 +231,15 @@ describe('members whose process is gone', () => {
       throw new Error(`${error.message}\n${w.output()}`);
     });
     expect(new TeamRegistry(root).get('e3')).toMatchObject({ role: 'engineer' });
+  });
+});
+
+describe('goneReason', () => {
+  it('counts a recent silence in seconds, and names when a long-gone holder last beat', () => {
+    const now = Date.parse('2026-12-01T12:00:00.000Z');
+    const beat = (ago: number) => ({ pid: 4242, host: 'elsewhere', heartbeat: new Date(now - ago).toISOString() });
+    expect(goneReason(beat(1_000), now)).toBeNull();
+    expect(goneReason(beat(40_000), now)).toBe('no heartbeat for 40 s');
+    expect(goneReason(beat(3 * 86_400_000), now)).toBe('no heartbeat since 2026-11-28T12:00:00.000Z');
   });
 });

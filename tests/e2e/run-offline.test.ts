@@ -262,6 +262,8 @@ describe.runIf(python)('autoteam run --auto, offline: the canonical five-task st
       const odd = await runCli(['show', id, '--dir', root], { cwd: root });
       expect({ code: odd.code, stderr: odd.stderr.trim() }).toEqual({ code: 2, stderr: `autoteam: a task id is a positive whole number, got '${id}'` });
     }
+    const huge = await runCli(['show', '99999999999999999999', '--dir', root], { cwd: root });
+    expect(huge.stderr.trim()).toBe("autoteam: a task id is a positive whole number of at most 9007199254740991, got '99999999999999999999'");
   });
 });
 

@@ -257,7 +257,7 @@ describe('runLine on a real session', () => {
     await runLine('/shutdown lead', value);
     expect(out.at(-1)).toBe("lead is this session, the team's lead: /quit shuts the whole team down");
     await runLine('/show 99999999999999999999', value);
-    expect(out.at(-1)).toBe("error: a task id is a positive whole number, got '99999999999999999999'");
+    expect(out.at(-1)).toBe("error: a task id is a positive whole number of at most 9007199254740991, got '99999999999999999999'");
     expect(await runLine('/quit', value)).toBe('quit');
   });
 

@@ -31,7 +31,8 @@ export function goneReason(beat: Heartbeat, nowMs: number, heartbeatMs = HEARTBE
   if (host === HOST && beat.pid !== null && !pidAlive(beat.pid)) return `pid ${beat.pid} is not running`;
   if (beat.heartbeat) {
     const age = nowMs - Math.max(Date.parse(beat.heartbeat), floorMs);
-    if (age > STALE_AFTER * heartbeatMs) return `no heartbeat for ${Math.round(age / 1000)} s`;
+    // Long gone (a lease left days ago): when it last beat, not a count of seconds nobody reads.
+    if (age > STALE_AFTER * heartbeatMs) return age < 3_600_000 ? `no heartbeat for ${Math.round(age / 1000)} s` : `no heartbeat since ${beat.heartbeat}`;
   }
   return null;
 }
