@@ -66,6 +66,7 @@ export interface TeammateHandle {
 export interface ManagerEvents {
   event: [FromWorker];
   exit: [TeammateExit];
+  arrived: [name: string]; // a presence or look (the wakes' own): counted for `caughtUp` all the same
 }
 
 /**
@@ -214,7 +215,7 @@ export class TeammateManager extends EventEmitter<ManagerEvents> {
         if (this.live.get(event.name)?.worker !== worker) return;
         const again = event.type === 'looked' ? this.boardWakes.looked(event.name, role, () => this.board.scanUnclaimed()) : this.boardWakes.status(event.name, event.status);
         if (again) this.wake(event.name, 'board');
-        return;
+        return void this.emit('arrived', event.name);
       }
       if (event.type === 'status') remember(event.name, `status: ${event.status}${event.task ? ` #${event.task}` : ''}${event.reason ? ` (${event.reason})` : ''}`);
       if (event.type === 'error') remember(event.name, `error ${event.error.code}: ${event.error.message}`);

@@ -96,10 +96,7 @@ export class LeadTeam {
     });
     // What the board holds now was there before this session: only a task posted from now on is said to wait.
     this.sayWaiting();
-    watcher.on('board', () => {
-      this.wakeResting();
-      this.sayWaiting();
-    });
+    watcher.on('board', () => { this.wakeResting(); this.sayWaiting(); });
     watcher.on('error', (error) => {
       if (this.board.location !== this.board.rootDir && !deps.outage.report('watcher', error.message)) return;
       // A board file a listener could not read names itself (BOARD_FILE_INVALID): not the watcher's.
@@ -118,6 +115,8 @@ export class LeadTeam {
       deps.emit({ type: 'teammate', event });
       deps.release();
     });
+    // A presence or look of a thread (the wakes' own) counts towards a held message of its too.
+    this.manager.on('arrived', () => deps.release());
     this.manager.on('exit', (exit) => {
       // Idled out, or ended with its thread to stop another of it: started again when there is work.
       if (exit.why === 'idle_timeout' || exit.withThread) this.resting.add(exit.name);
