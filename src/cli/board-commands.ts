@@ -18,7 +18,7 @@ import { coveredOn, runsNow } from '../core/board/team-registry.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retriedLine, taskId } from '../frontend/commands.js';
 import { formatBoard, WHO_ANSWERS } from '../frontend/format.js';
-import { noteAnswer, type PendingQuestion, unansweredOnBoard } from '../core/lead/questions.js';
+import { type PendingQuestion, questionsInLog, unansweredOnBoard } from '../core/lead/questions.js';
 import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, remoteOf, UsageError, warnOfBrokenConfig } from './board-options.js';
 
 /**
@@ -245,9 +245,7 @@ async function waitingQuestions(board: Board, tasks: readonly Task[]): Promise<P
   // Its asker's process gone without a word (kill -9, no lead to reap it): nobody waits either.
   const live = new Set(board.registry.members().filter((member) => runsNow(member)).map((member) => member.name));
   const held = unansweredOnBoard(tasks).filter((question) => live.has(question.from) && tasks.some((task) => task.id === question.task && task.status === 'in_progress' && task.owner === question.from));
-  if (held.length === 0) return [];
-  const answered = new Set<string>();
-  for (const event of await board.log.read({ types: ['question_asked', 'question_answered', 'question_withdrawn'] })) noteAnswer(answered, event);
+  const { answered } = await questionsInLog(board.log, held, 0);
   return held.filter((question) => !answered.has(question.questionId));
 }
 

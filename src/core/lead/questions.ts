@@ -1,3 +1,4 @@
+import type { EventLog } from '../events/log.js';
 import type { Message, Task } from '../board/schemas.js';
 import type { TeamEvent } from '../events/schema.js';
 
@@ -56,4 +57,25 @@ export function noteAnswer(answered: Set<string>, event: TeamEvent): void {
   if (event.type === 'question_answered') answered.add(event.questionId);
   // Asked again, or its answer never delivered (logged before it was sent): open again, unless its task closed.
   if (event.type === 'question_asked' || event.type === 'question_withdrawn') answered.delete(event.questionId);
+}
+
+/**
+ * What the log says of the questions the board shows unanswered, read only when there are some: those
+ * answered since they were last asked (while no lead ran: noteAnswer), and those asked after `since`
+ * (the seq this session's log view follows from: it shows their `question_asked`, so they are not left
+ * by the last session). A log that cannot be read takes none away and counts none as new.
+ */
+export async function questionsInLog(log: Pick<EventLog, 'read'>, questions: readonly PendingQuestion[], since: number): Promise<{ answered: Set<string>; askedNow: Set<string> }> {
+  const found = { answered: new Set<string>(), askedNow: new Set<string>() };
+  if (questions.length === 0) return found;
+  try {
+    for (const event of await log.read({ types: ['question_asked', 'question_answered', 'question_withdrawn'] })) {
+      noteAnswer(found.answered, event);
+      if (event.type === 'question_asked' && (event.seq ?? 0) > since) found.askedNow.add(event.questionId);
+    }
+  } catch {
+    found.answered.clear();
+    found.askedNow.clear();
+  }
+  return found;
 }

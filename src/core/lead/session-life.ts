@@ -14,7 +14,7 @@ import type { LeadInbox } from './lead-inbox.js';
 import type { LeadTeam } from './lead-team.js';
 import { type LogView, unlogged } from './log-view.js';
 import type { QuestionDesk } from './question-desk.js';
-import { noteAnswer, type PendingQuestion, unansweredOnBoard } from './questions.js';
+import { type PendingQuestion, questionsInLog, unansweredOnBoard } from './questions.js';
 import { openRepository } from './repository.js';
 import type { LeadEvent, LeadSessionOptions, TeamMemberSpec } from './session-types.js';
 import { createAnswerer } from './simulated-user.js';
@@ -185,25 +185,4 @@ export class SessionLife {
     await attempt(() => lease.release(), undefined);
     return { exits, released };
   }
-}
-
-/**
- * What the log says of the questions the board shows unanswered, read only when there are some: those
- * answered since they were last asked (while no lead ran: noteAnswer), and those asked after `since`
- * (the seq this session's log view follows from: it shows their `question_asked`, so they are not left
- * by the last session). A log that cannot be read takes none away and counts none as new.
- */
-async function questionsInLog(log: Pick<EventLog, 'read'>, questions: readonly PendingQuestion[], since: number): Promise<{ answered: Set<string>; askedNow: Set<string> }> {
-  const found = { answered: new Set<string>(), askedNow: new Set<string>() };
-  if (questions.length === 0) return found;
-  try {
-    for (const event of await log.read({ types: ['question_asked', 'question_answered'] })) {
-      noteAnswer(found.answered, event);
-      if (event.type === 'question_asked' && (event.seq ?? 0) > since) found.askedNow.add(event.questionId);
-    }
-  } catch {
-    found.answered.clear();
-    found.askedNow.clear();
-  }
-  return found;
 }
