@@ -10,7 +10,7 @@ import { type RoleCount, startingTeam } from '../core/lead/team-size.js';
 import type { ModelOverrides } from '../core/model/config.js';
 import { StageRegistry } from '../core/stages/stage-registry.js';
 import { boardServer } from '../mcp-server/board-server.js';
-import { type SessionServer, startMcpHttp } from '../mcp-server/http-server.js';
+import { INVALID_REQUEST, type SessionServer, startMcpHttp } from '../mcp-server/http-server.js';
 import { isLoopback } from '../web/guard.js';
 import { sayConfigWarnings } from './board-options.js';
 
@@ -91,7 +91,7 @@ async function serveStdio({ server, close }: SessionServer): Promise<void> {
   transport.onerror = (error) => {
     const parse = error instanceof SyntaxError;
     if (!parse && error.name !== 'ZodError') return;
-    const reply = { jsonrpc: '2.0', id: null, error: parse ? { code: -32700, message: `Parse error: ${error.message}` } : { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' } };
+    const reply = { jsonrpc: '2.0', id: null, error: parse ? { code: -32700, message: `Parse error: ${error.message}` } : { code: -32600, message: INVALID_REQUEST } };
     void transport.send(reply as unknown as Parameters<typeof transport.send>[0]);
   };
   try {

@@ -3,7 +3,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AutoteamError } from '../core/errors.js';
 import { readBody, RequestError } from '../web/body.js';
 import { newToken, WebGuard } from '../web/guard.js';
@@ -86,6 +86,9 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttp> {
     const session = typeof id === 'string' ? sessions.get(id) : undefined;
     // 404 tells the client to start a new session (the spec's rule for an ended one).
     if (!session) return refuse(response, 404, 'no such session (it ended): start a new one', -32001);
+    // As over stdio: JSON that is no JSON-RPC message (`{}`, an empty batch) is an Invalid Request,
+    // not the transport's parse error (nor, for `[]`, an accepted nothing).
+    if (request.method === 'POST' && !isJsonRpcBody(body)) return refuse(response, 400, INVALID_REQUEST, -32600);
     await session.transport.handleRequest(request, response, body);
   }
 
@@ -129,6 +132,15 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttp> {
 }
 
 /** A refusal as a JSON-RPC error, which MCP clients show as it is. */
+/** Stdio's words for a line that is JSON but no JSON-RPC message (mcp-serve.ts). */
+export const INVALID_REQUEST = 'Invalid Request: not a JSON-RPC 2.0 message';
+
+/** A POST body the transport can take: one JSON-RPC message, or a batch of at least one. */
+function isJsonRpcBody(body: unknown): boolean {
+  const one = (item: unknown) => JSONRPCMessageSchema.safeParse(item).success;
+  return Array.isArray(body) ? body.length > 0 && body.every(one) : one(body);
+}
+
 function refuse(response: ServerResponse, status: number, message: string, code = -32000): void {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
   if (status === 401) headers['www-authenticate'] = 'Bearer realm="autoteam"';

@@ -177,6 +177,13 @@ describe.runIf(python)('autoteam mcp serve --http with its team', () => {
     expect(second.transport.sessionId).not.toBe(first.transport.sessionId);
     expect((await second.client.listTools()).tools).toHaveLength(BOARD_TOOLS.length);
     const id = second.transport.sessionId!;
+    // Inside a session, JSON that is no JSON-RPC message is an Invalid Request, as over stdio; the session goes on.
+    const inSession = { authorization: `Bearer ${server.token}`, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' };
+    for (const body of ['{}', '[]', '[{"jsonrpc":"2.0","id":4,"method":"ping"},{"x":1}]']) {
+      const invalid = await raw(server.port, { host: `127.0.0.1:${server.port}`, body, headers: inSession });
+      expect({ status: invalid.status, body: JSON.parse(invalid.body) }, body).toEqual({ status: 400, body: { jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' }, id: null } });
+    }
+    expect((await second.client.listTools()).tools).toHaveLength(BOARD_TOOLS.length);
     await second.transport.terminateSession();
     await second.client.close();
     const after = await raw(server.port, { host: `127.0.0.1:${server.port}`, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }), headers: { authorization: `Bearer ${server.token}`, 'mcp-session-id': id } });
