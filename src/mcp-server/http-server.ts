@@ -79,6 +79,9 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttp> {
     if (!['POST', 'GET', 'DELETE'].includes(request.method ?? '')) return refuse(response, 405, `${request.method} is not served at ${MCP_PATH}`);
     const id = request.headers['mcp-session-id'];
     const body = request.method === 'POST' ? await readBody(request) : undefined;
+    // As over stdio: JSON that is no JSON-RPC message (`{}`, an empty batch) is an Invalid Request,
+    // not the transport's parse error (nor, for `[]`, an accepted nothing).
+    if (request.method === 'POST' && !isJsonRpcBody(body)) return refuse(response, 400, INVALID_REQUEST, -32600);
     if (id === undefined) {
       if (request.method === 'POST' && isInitializeRequest(body)) return open(request, response, body);
       return refuse(response, 400, 'no Mcp-Session-Id: a session starts with an initialize request');
@@ -86,9 +89,6 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttp> {
     const session = typeof id === 'string' ? sessions.get(id) : undefined;
     // 404 tells the client to start a new session (the spec's rule for an ended one).
     if (!session) return refuse(response, 404, 'no such session (it ended): start a new one', -32001);
-    // As over stdio: JSON that is no JSON-RPC message (`{}`, an empty batch) is an Invalid Request,
-    // not the transport's parse error (nor, for `[]`, an accepted nothing).
-    if (request.method === 'POST' && !isJsonRpcBody(body)) return refuse(response, 400, INVALID_REQUEST, -32600);
     await session.transport.handleRequest(request, response, body);
   }
 

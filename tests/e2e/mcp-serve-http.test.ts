@@ -140,6 +140,8 @@ describe.runIf(python)('autoteam mcp serve --http with its team', () => {
     // A body that does not parse gets JSON-RPC's parse error, as over stdio.
     const garbage = await raw(server.port, { host, body: 'garbage', headers: bearer });
     expect({ status: garbage.status, body: JSON.parse(garbage.body) }).toEqual({ status: 400, body: { jsonrpc: '2.0', error: { code: -32700, message: 'the body is not JSON' }, id: null } });
+    // JSON that is no JSON-RPC message: the same answer with a session (below) or without.
+    expect(JSON.parse((await raw(server.port, { host, body: '{}', headers: bearer })).body).error.code).toBe(-32600);
     expect((await raw(server.port, { host, path: '/', method: 'GET', headers: bearer })).status).toBe(404);
     expect((await raw(server.port, { host, method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }), headers: bearer })).status).toBe(400);
     expect((await raw(server.port, { host, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }), headers: { ...bearer, 'mcp-session-id': 'no-such-session' } })).status).toBe(404);
