@@ -186,6 +186,35 @@ describe('the merge queue', () => {
     expect(queuedPipelines(board.tasks.list())).toEqual([]);
   });
 
+  it('waits while a file of the person that git ignores (or does not track) stands where the merge would write, touching none of it; `merge N` refuses the same', { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post, steps } = await setup();
+    const pipeline = await post('calc.py', calc('VALUE + 1'), CALC_CHECK);
+    const head = git(repo, 'rev-parse', 'main');
+    // Ignored only here (not by a committed .gitignore): git would write over it without a word.
+    fs.appendFileSync(path.join(repo, '.git', 'info', 'exclude'), 'calc.py\n');
+    fs.writeFileSync(path.join(repo, 'calc.py'), 'precious, and mine\n');
+
+    const [line] = await queue().drain();
+    expect(line).toBe(`pipeline #${pipeline}: waits — main is checked out in ${repo}, where the merge would write over calc.py: a file of yours that git does not track there (untracked or ignored); move it aside, then merge again`);
+    expect(git(repo, 'rev-parse', 'main')).toBe(head);
+    expect(fs.readFileSync(path.join(repo, 'calc.py'), 'utf8')).toBe('precious, and mine\n');
+    expect(await steps(pipeline)).toEqual(['queued', 'rebased', 'waiting']);
+    // A folder of its own where the change needs a file is in the way too.
+    fs.rmSync(path.join(repo, 'calc.py'));
+    fs.mkdirSync(path.join(repo, 'calc.py'));
+    expect((await queue().drain())[0]).toMatch(/waits — .* would write over calc\.py: a file of yours/);
+
+    // The single merge of the branch by hand says the same, and merges nothing.
+    const { mergeBranch } = await import('../../src/core/git/worktree.js');
+    const branch = queuedPipelines(board.tasks.list())[0]!.git.branch;
+    await expect(mergeBranch(repo, branch, 'Merge it')).rejects.toThrow(`cannot merge ${branch} into main: it would write over calc.py in ${repo}, a file of yours that git does not track there (untracked or ignored); nothing was merged: move it aside, then merge again`);
+    expect(git(repo, 'rev-parse', 'main')).toBe(head);
+
+    fs.rmdirSync(path.join(repo, 'calc.py'));
+    expect((await queue().drain())[0]).toMatch(/merged into main \(fast-forward/);
+    expect(fs.readFileSync(path.join(repo, 'calc.py'), 'utf8')).toBe(calc('VALUE + 1'));
+  });
+
   it('two `autoteam merge --queue` at once merge each pipeline once; a base checked out nowhere moves by its ref alone', { timeout: 120_000 }, async () => {
     const { repo, board, post } = await setup();
     const ok = 'print("ok")\n';

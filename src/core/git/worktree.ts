@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AutoteamError } from '../errors.js';
 import { git, GitError, gitMessage, identityEnv, operationInProgress, personEnv } from './git.js';
+import { namedFiles, untrackedInTheWay } from './in-the-way.js';
 import { scratchDir } from '../exec/scratch.js';
 import { TRUSTED_FILES } from '../config/trusted-files.js';
 
@@ -240,6 +241,10 @@ export async function mergeBranch(repoTop: string, branch: string, message: stri
     const instead = start.branch && start.branch !== into ? `check out ${start.branch} and merge it there, or ` : '';
     throw new AutoteamError(`cannot merge ${branch} into ${into}: ${why}, so the commits before it would come along (nothing was merged); ${instead}autoteam merge --queue (/merge all) rebases only its own commits onto ${start.branch ?? 'its base'}`, 'USAGE');
   }
+  // git writes over an ignored file of the person's (an untracked one it refuses): neither is touched.
+  const base = (await git(repoTop, ['merge-base', 'HEAD', branch], { allowFailure: true })).stdout.trim();
+  const yours = base ? await untrackedInTheWay(repoTop, base, branch) : [];
+  if (yours.length) throw new AutoteamError(`cannot merge ${branch} into ${into}: it would write over ${namedFiles(yours)} in ${repoTop}, ${yours.length === 1 ? 'a file' : 'files'} of yours that git does not track there (untracked or ignored); nothing was merged: move ${yours.length === 1 ? 'it' : 'them'} aside, then merge again`, 'GIT_ERROR');
   if (await isAncestor('HEAD', branch)) {
     // git refuses (and changes nothing) when the person's uncommitted changes are in the way: said so.
     const forward = await git(repoTop, ['merge', '--ff-only', '-q', branch], { env: personEnv(), allowFailure: true });

@@ -1,0 +1,36 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { git } from './git.js';
+
+/**
+ * The person's files a merge into the checkout at `dir` would write over: paths that `to` adds since
+ * `base` where the checkout holds something git does not track — an untracked file, a folder, a link,
+ * or a file where the path needs a folder. git refuses a merge over an untracked file, but writes
+ * over an ignored one without a word (a `.gitignore` not committed yet, `.git/info/exclude`, a global
+ * excludes file). The checkout is clean when this is asked (`git diff HEAD` is empty), so what is
+ * tracked there is git's to replace and is not listed.
+ */
+export async function untrackedInTheWay(dir: string, base: string, to: string): Promise<string[]> {
+  const added = (await git(dir, ['diff', '--name-only', '--no-renames', '--diff-filter=A', '-z', base, to])).stdout.split('\0').filter(Boolean);
+  const found = new Set<string>();
+  for (const file of added) {
+    const parts = file.split('/');
+    for (let i = 1; i <= parts.length; i++) {
+      const at = parts.slice(0, i).join('/');
+      const stat = fs.lstatSync(path.join(dir, at), { throwIfNoEntry: false });
+      if (!stat) break;
+      if (i === parts.length || !stat.isDirectory()) {
+        found.add(at);
+        break;
+      }
+    }
+  }
+  if (found.size === 0) return [];
+  const tracked = new Set((await git(dir, ['--literal-pathspecs', 'ls-files', '-z', '--', ...found])).stdout.split('\0').filter(Boolean));
+  return [...found].filter((file) => !tracked.has(file));
+}
+
+/** `a.py, b.py` (at most five named), for a line that says what is in the way. */
+export function namedFiles(files: readonly string[]): string {
+  return `${files.slice(0, 5).join(', ')}${files.length > 5 ? `, and ${files.length - 5} more` : ''}`;
+}
