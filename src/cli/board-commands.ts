@@ -10,7 +10,7 @@ import { StageRegistry } from '../core/stages/stage-registry.js';
 import { Pipeline } from '../core/stages/pipeline.js';
 import { stageTools } from '../core/tools/registry.js';
 import { diffPipeline, discardPipeline, mergePipeline } from '../core/lead/branches.js';
-import { MergeQueue, queuedPipelines, recheckLimits } from '../core/lead/merge-queue.js';
+import { MergeQueue, recheckLimits } from '../core/lead/merge-queue.js';
 import { leaderOf } from '../core/lead/board-lead.js';
 import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.js';
 import { rolesFrom, whoWorks } from './post-command.js';
@@ -130,18 +130,19 @@ export function registerBoardCommands(program: Command): void {
         }
         const { pipelines, project, settings } = boardPipeline(board, command);
         const remoteUrl = remoteOf(options, project);
-        const queue = new MergeQueue({ board, pipelines, by: board.registry.read().lead, limits: recheckLimits(settings), ...(remoteUrl ? { remoteUrl } : {}) });
-        const asked = queuedPipelines(board.tasks.list());
-        for (const line of await queue.drain()) console.log(line);
-        // Exit 1 unless every pipeline that was in the queue merged: one that waits, was sent back or
-        // failed to merge is a script's business (an empty queue asked nothing: 0).
+        // Each pipeline's line as it is done: a drain stopped part-way has said what it did.
+        const queue = new MergeQueue({ board, pipelines, by: board.registry.read().lead, limits: recheckLimits(settings), onLine: (line) => console.log(line), ...(remoteUrl ? { remoteUrl } : {}) });
+        await queue.drain();
+        // Exit 1 unless every pipeline this drain took merged: one that waits, was sent back or failed
+        // to merge is a script's business, and so is a queue another merger held. An empty queue
+        // asked nothing (0), also when a merger beside this one emptied it first.
         await board.tasks.refresh();
         const outcome = (id: number) => board.tasks.list().find((task) => task.id === id)?.artifacts.outcome?.action;
-        // One discarded before the drain took the board's merge lock was never the drain's (it has no line).
-        if (asked.some((entry) => outcome(entry.holder.id) !== 'merged' && outcome(entry.holder.id) !== 'discarded')) process.exitCode = 1;
+        const taken = queue.handled;
+        if (queue.busy || taken.some((entry) => outcome(entry.holder.id) !== 'merged')) process.exitCode = 1;
         // Sent back: a revision waits for an engineer, then a reviewer, and merges at a later drain once approved again.
         const byPipeline = tasksByPipeline(board.tasks.list());
-        const sentBack = asked.filter((entry) => pipelineStatus(byPipeline.get(entry.pipeline) ?? []) === 'active');
+        const sentBack = taken.filter((entry) => pipelineStatus(byPipeline.get(entry.pipeline) ?? []) === 'active');
         if (sentBack.length) console.log(`${whoWorks(leaderOf(board.lease().read()), ['engineer', 'reviewer'], coveredOn(board.registry))}; once approved again, autoteam merge --queue merges ${sentBack.length === 1 ? 'it' : 'them'}`);
       } finally {
         await board.close();

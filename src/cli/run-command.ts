@@ -265,6 +265,12 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       const several = pipelines.length > 1 ? { pipelines, tasks: firsts.map((task) => task.id) } : {};
       stream({ type: 'system', subtype: 'init', pipeline: pipelines[0], task: firsts[0]!.id, ...several, model: session.modelIds, board: session.where });
       const signal = AbortSignal.any([giveUp, fatal.signal, stop.signal]);
+      // A drain is not waited for once the run stops: the session's close stops it after the pipeline it is merging.
+      const halted = new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+      const unlessStopped = (drain: Promise<unknown>) => {
+        drain.catch(() => undefined); // failing after the run stopped waiting, it is not the run's to say
+        return Promise.race([drain, halted]);
+      };
       // autoMerge: a pipeline is done once the queue has merged it; one the queue sends back (a
       // conflict, a check failing on the rebased tree) is worked again, within the same timeout.
       const settle = async (pipeline: number): Promise<PipelineState> => {
@@ -272,13 +278,13 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
           const state = await session.waitForPipeline(pipeline, signal);
           endedAt.set(pipeline, Date.now());
           if (!project.autoMerge || state.status !== 'approved' || signal.aborted) return state;
-          await session.mergeQueue();
+          await unlessStopped(session.mergeQueue());
           endedAt.set(pipeline, Date.now());
-          if (session.stateOf(pipeline).status !== 'active') return state;
+          if (session.stateOf(pipeline).status !== 'active' || signal.aborted) return state;
         }
       };
       ended = await Promise.all(pipelines.map(settle));
-      await earlier;
+      await unlessStopped(earlier ?? Promise.resolve());
       // Pipelines posted beside the run (autoteam post) went to its team: finished before the team
       // leaves, not dropped part-way. Work that was on the board before the run is not its to finish.
       const waited = new Set(pipelines);

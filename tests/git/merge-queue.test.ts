@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_FILE, loadProjectConfig } from '../../src/core/config/project-config.js';
-import { type MergeQueue, MergeRunner, queuedPipelines } from '../../src/core/lead/merge-queue.js';
+import { MergeQueue, MergeRunner, queuedPipelines, recheckLimits } from '../../src/core/lead/merge-queue.js';
 import { pipelineStatus } from '../../src/core/stages/pipeline-status.js';
 import { describeRun, runCli } from '../helpers/pipeline-cli.js';
 import { commitFile, git, roots, setup } from '../helpers/merge-queue-setup.js';
@@ -241,6 +241,47 @@ describe('the merge queue', () => {
     expect(fs.existsSync(path.join(repo, 'a.py'))).toBe(false);
   });
 
+  it('stops before its next pipeline when told to, each line heard as its pipeline is done; what is left stays queued', { timeout: 60_000 }, async () => {
+    const { board, pipelines, post } = await setup();
+    const ok = 'print("ok")\n';
+    const first = await post('a.py', '"""A."""\n', ok);
+    const second = await post('b.py', '"""B."""\n', ok);
+    const stop = new AbortController();
+    const heard: Array<{ line: string; queued: number[] }> = [];
+    const onLine = (line: string) => {
+      heard.push({ line, queued: queuedPipelines(board.tasks.list()).map((entry) => entry.pipeline) });
+      stop.abort();
+    };
+    const queue = new MergeQueue({ board, pipelines, by: 'lead', limits: recheckLimits(), signal: stop.signal, onLine });
+    const lines = await queue.drain();
+    expect(lines).toEqual([expect.stringMatching(new RegExp(`^pipeline #${first}: .* merged into main`)), `stopped: pipeline #${second} stays in the queue, unmerged (the next drain merges it)`]);
+    // Each line as it came: the first while the second still waited its turn.
+    expect(heard).toEqual([{ line: lines[0], queued: [second] }, { line: lines[1], queued: [second] }]);
+    expect(queue.handled.map((entry) => entry.pipeline)).toEqual([first]);
+    expect(queuedPipelines(board.tasks.list()).map((entry) => entry.pipeline)).toEqual([second]);
+  });
+
+  it('a re-check cut short by a stop leaves the pipeline approved and queued, never sent back for it', { timeout: 60_000 }, async () => {
+    const { repo, board, pipelines, post, steps } = await setup();
+    // A recorded check that would run for minutes on the rebased tree.
+    const pipeline = await post('calc.py', calc('VALUE + 1'), 'import time\ntime.sleep(300)\n');
+    commitFile(repo, 'notes.md', 'the base moved on\n', 'moved on');
+    const stop = new AbortController();
+    const following = new AbortController();
+    void board.log.subscribe({}, (event) => {
+      if (event.type === 'merge_step' && event.step === 'rebased') stop.abort();
+    }, following.signal);
+    try {
+      const lines = await new MergeQueue({ board, pipelines, by: 'lead', limits: recheckLimits(), signal: stop.signal }).drain();
+      expect(lines).toEqual([`pipeline #${pipeline}: not merged — stopped while its checks ran again (it stays in the queue)`]);
+    } finally {
+      following.abort();
+    }
+    expect(await steps(pipeline)).toEqual(['queued', 'rebased', 'waiting']);
+    expect(pipelineStatus(board.tasks.list().filter((task) => task.pipeline === pipeline))).toBe('approved');
+    expect(queuedPipelines(board.tasks.list()).map((entry) => entry.pipeline)).toEqual([pipeline]);
+  });
+
   it('reads autoMerge from autoteam.config.json, and names the field when it is not a boolean', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-automerge-'));
     roots.push(dir);
@@ -264,6 +305,23 @@ describe("the lead's merge runner", () => {
     }) }) as unknown as MergeQueue;
     return { state, queue };
   }
+
+  it('close stops the drain under way before its next pipeline, and starts none after it', async () => {
+    let seen: AbortSignal | null = null;
+    let release = () => undefined as void;
+    const runner = new MergeRunner((signal) => {
+      seen = signal;
+      return { drain: () => new Promise<string[]>((resolve) => (release = () => resolve(['merged one']))) } as unknown as MergeQueue;
+    });
+    const running = runner.run();
+    expect(seen!.aborted).toBe(false);
+    const closed = runner.close();
+    expect(seen!.aborted).toBe(true);
+    release();
+    await closed;
+    expect(await running).toEqual(['merged one']);
+    expect(await runner.run()).toEqual(['the session is closing: nothing was merged (autoteam merge --queue merges what is approved)']);
+  });
 
   it('runs an automatic drain only with autoMerge, once more for an approval mid-drain, and none once closed', async () => {
     const off = counted();

@@ -210,6 +210,30 @@ describe('a remote branch as a merge target', () => {
   });
 });
 
+describe('a remote that turns a push down itself', () => {
+  it("names the remote's refusal and its own words (a protected branch's hook), rather than calling the branch moved", async () => {
+    const { bare } = bareRepository();
+    const a = folder('autoteam-merge-');
+    const repository = await openRemote(a, { remote: bare });
+    const target = new RemoteBranchTarget(repository.top, bare, 'main');
+    const old = await target.tip();
+    const hook = path.join(bare, 'hooks', 'pre-receive');
+    fs.writeFileSync(hook, '#!/bin/sh\necho "not allowed to push code to protected branches" >&2\nexit 1\n', { mode: 0o755 });
+    const next = git(repository.top, 'commit-tree', git(repository.top, 'rev-parse', `${old}^{tree}`), '-p', old, '-m', 'merged');
+    expect(await target.advance(old, next)).toEqual({
+      ok: false,
+      waiting: `the remote ${bare} refused the push to main: pre-receive hook declined (it says: not allowed to push code to protected branches); nothing was pushed; it is tried again on the next run`,
+    });
+    expect(git(bare, 'rev-parse', 'main')).toBe(old);
+    const { pushBranch } = await import('../../src/core/git/remote.js');
+    const error = await refusal(pushBranch(repository.top, bare, next, 'main', old));
+    expect(error.kind).toBe('refused');
+    // Allowed again: the same advance goes through.
+    fs.rmSync(hook);
+    expect(await target.advance(old, next)).toEqual({ ok: true });
+  });
+});
+
 describe('the runtime on a remote branch', () => {
   it('submit_for_review commits and pushes the work and names the pushed commit; a branch moved meanwhile fails the task', async () => {
     const { bare, person } = bareRepository();

@@ -52,4 +52,24 @@ describe('LogView.catchUp', () => {
     expect(shown.map((event) => event.type)).toContain('task_completed');
     view.stop();
   });
+
+  it('does not wait for an end that came before the view began, when a later event is about it (the merge queue on an old approval)', async () => {
+    const root = tempBoard('autoteam-log-view-');
+    roots.push(root);
+    const board = fileBoard(root);
+    const old = await board.tasks.create({ subject: 'approved long ago', pipeline: 1 });
+    await endQuietly(root, old.id);
+    await board.tasks.refresh();
+    const shown: TeamEvent[] = [];
+    const view = new LogView(board.log, board.tasks, (event) => shown.push(event), (error) => { throw error; });
+    await view.start();
+    board.sink.emit({ type: 'merge_step', pipeline: 1, task: old.id, agent: 'lead', step: 'queued', branch: 'autoteam/1-x', into: 'main', detail: 'approved 1 min ago; 1 of 1 in the queue' });
+    await board.sink.flush();
+    const caughtUp = view.catchUp().then(() => 'caught up');
+    // Before: its end, never to come again, was waited for until the 5 s were up (a Ctrl+C of `run` held that long).
+    const waited = new Promise((resolve) => setTimeout(() => resolve('waited for an old end'), 4_000));
+    expect(await Promise.race([caughtUp, waited])).toBe('caught up');
+    expect(shown.map((event) => event.type)).toEqual(['merge_step']);
+    view.stop();
+  });
 });

@@ -116,6 +116,8 @@ export class RemoteBranchTarget implements MergeTarget {
       return { ok: true };
     } catch (error) {
       if (error instanceof RemoteError && error.kind === 'moved') return { ok: false, waiting: `${this.describe()} moved while the pipeline was checked; it is tried again on the next run` };
+      // A hook or a protected branch: the remote's own word, and the pipeline stays queued for when it allows the push.
+      if (error instanceof RemoteError && error.kind === 'refused') return { ok: false, waiting: `${error.message}; it is tried again on the next run` };
       throw error;
     }
   }

@@ -11,8 +11,11 @@ import { redactGitUrl } from './remote-url.js';
  * a command line; what git says is shown with any credentials in it redacted.
  */
 
-/** Why a remote refused: it cannot be reached, lacks the branch or commit, or the branch moved under us. */
-export type RemoteErrorKind = 'unreachable' | 'no-branch' | 'moved' | 'missing-commit';
+/**
+ * Why a remote refused: it cannot be reached, lacks the branch or commit, the branch moved under us,
+ * or the remote turned the push down itself (a hook, a protected branch, a checked-out branch).
+ */
+export type RemoteErrorKind = 'unreachable' | 'no-branch' | 'moved' | 'missing-commit' | 'refused';
 
 /** A remote's failure: one line naming the remote (redacted) and the branch. */
 export class RemoteError extends AutoteamError {
@@ -125,7 +128,10 @@ export async function pushBranch(cwd: string, shown: string, commit: string, bra
   const lease = `--force-with-lease=refs/heads/${branch}:${expected ?? ''}`;
   const result = await git(cwd, ['push', '-q', '--porcelain', '--no-verify', lease, 'origin', `${commit}:refs/heads/${branch}`], { allowFailure: true });
   if (result.exitCode !== 0) {
-    // --porcelain puts each ref's fate on stdout: `!` rejected (stale info: the lease did not hold).
+    // --porcelain puts each ref's fate on stdout: `!` and `[remote rejected] (why)` when the remote
+    // turned it down itself, `[rejected] (stale info)` when the lease did not hold.
+    const turnedDown = refusal(result);
+    if (turnedDown) throw new RemoteError('refused', `the remote ${shown} refused the push to ${branch}: ${turnedDown}; nothing was pushed`);
     if (/^!\s/m.test(result.stdout)) {
       const was = expected ? `at ${expected.slice(0, 12)}` : 'absent';
       throw new RemoteError('moved', `the remote ${shown} refused the push to ${branch}: someone else moved it (it was ${was} when this work began); nothing was overwritten`);
@@ -133,6 +139,14 @@ export async function pushBranch(cwd: string, shown: string, commit: string, bra
     throw unreachable(shown, branch, result);
   }
   await git(cwd, ['update-ref', `refs/remotes/origin/${branch}`, commit]);
+}
+
+/** What a remote that turned a push down said (`[remote rejected] (why)`, and its own `remote:` lines), or null. */
+function refusal(result: GitResult): string | null {
+  const why = /^!\t[^\t]*\t\[remote rejected\] \((.*)\)$/m.exec(result.stdout)?.[1];
+  if (why === undefined) return null;
+  const says = result.stderr.split('\n').flatMap((line) => (line.startsWith('remote: ') ? [line.slice('remote: '.length).trim()] : [])).filter(Boolean).join(' ');
+  return redactUrls(says ? `${why} (it says: ${says.length > 300 ? `${says.slice(0, 300)}…` : says})` : why);
 }
 
 /**
@@ -143,6 +157,8 @@ export async function deleteBranch(cwd: string, shown: string, branch: string, e
   const result = await git(cwd, ['push', '-q', '--porcelain', '--no-verify', `--force-with-lease=refs/heads/${branch}:${expected}`, 'origin', `:refs/heads/${branch}`], { allowFailure: true });
   if (result.exitCode !== 0) {
     if ((await remoteTip(cwd, shown, branch)) === null) return;
+    const turnedDown = refusal(result);
+    if (turnedDown) throw new RemoteError('refused', `the remote ${shown} refused to delete ${branch}: ${turnedDown}; it was kept`);
     if (/^!\s/m.test(result.stdout)) throw new RemoteError('moved', `the remote ${shown} refused to delete ${branch}: someone else moved it past ${expected.slice(0, 12)}; it was kept`);
     throw unreachable(shown, branch, result);
   }

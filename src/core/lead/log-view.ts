@@ -51,6 +51,10 @@ export class LogView {
 
   /** Follows the log from its present end. */
   async start(): Promise<void> {
+    // What had ended before the view began was never its to show: an event about it now (the merge
+    // queue's, on an old approval) does not make catchUp wait for an end already in the past.
+    for (const task of this.board.list()) if (ENDED.has(task.status)) this.endedTasks.add(task.id);
+    for (const [id, status] of pipelineStatuses(this.board.list())) if (status !== 'active') this.ended.add(id);
     this.shownSeq = (await this.log.read({}, 1).catch(() => [])).at(-1)?.seq ?? 0;
     this.startSeq = this.shownSeq;
     void this.log.subscribe({ since: this.shownSeq }, (event) => this.deliver(event), this.following.signal).catch(this.onError);
@@ -97,7 +101,8 @@ export class LogView {
     if (this.shownSeq === null || (event.seq ?? 0) <= this.shownSeq || this.following.signal.aborted) return;
     this.shownSeq = event.seq ?? this.shownSeq;
     if (event.pipeline) this.followed.add(event.pipeline);
-    if (event.type === 'pipeline_status' && event.status !== 'active' && event.pipeline) this.ended.add(event.pipeline);
+    // Open again (a pipeline the merge queue sent back): its next end is waited for.
+    if (event.type === 'pipeline_status' && event.pipeline) this.ended[event.status === 'active' ? 'delete' : 'add'](event.pipeline);
     if (event.task) this.followedTasks.add(event.task);
     if (event.task && TASK_ENDS.has(event.type)) this.endedTasks.add(event.task);
     this.show(event);

@@ -65,28 +65,48 @@ export interface MergeQueueOptions {
   limits: RecheckLimits;
   /** This process's `repository.remote` (the full URL), for a remote whose recorded URL hides credentials. */
   remoteUrl?: string;
+  /** Stops the drain: before the next pipeline, and a re-check under way (the pipeline stays queued, never sent back for it). */
   signal?: AbortSignal;
+  /** Hears each line as its pipeline is done, before the drain ends (`autoteam merge --queue` prints them as they come). */
+  onLine?: (line: string) => void;
 }
 
 export class MergeQueue {
+  /** The pipelines this drain took from the queue (merged or not), in order; none when another merger held the queue. */
+  readonly handled: QueuedPipeline[] = [];
+  /** Another merger held the board's queue: this drain did nothing. */
+  busy = false;
+
   constructor(private readonly options: MergeQueueOptions) {}
 
   /** Merges every queued pipeline once, in approval order; one line per pipeline. */
   async drain(): Promise<string[]> {
-    const { board } = this.options;
+    const { board, signal } = this.options;
+    const lines: string[] = [];
+    const say = (line: string) => {
+      lines.push(line);
+      this.options.onLine?.(line);
+    };
     try {
-      return await board.tasks.withLock('merge-queue', async () => {
+      await board.tasks.withLock('merge-queue', async () => {
         await board.tasks.refresh();
         const queue = queuedPipelines(board.tasks.list());
-        if (queue.length === 0) return [emptyQueue(board.tasks.list())];
-        const lines: string[] = [];
-        for (const [i, entry] of queue.entries()) lines.push(await this.mergeOne(entry, i + 1, queue.length));
-        return lines;
+        if (queue.length === 0) return say(emptyQueue(board.tasks.list()));
+        for (const [i, entry] of queue.entries()) {
+          if (signal?.aborted) {
+            const left = queue.slice(i).map((rest) => `#${rest.pipeline}`);
+            return say(`stopped: pipeline${left.length === 1 ? '' : 's'} ${left.join(', ')} stay${left.length === 1 ? 's' : ''} in the queue, unmerged (the next drain merges ${left.length === 1 ? 'it' : 'them'})`);
+          }
+          this.handled.push(entry);
+          say(await this.mergeOne(entry, i + 1, queue.length));
+        }
       });
     } catch (error) {
-      if (isLockBusy(error)) return ['another merger is draining the merge queue of this board; nothing was done here'];
-      throw error;
+      if (!isLockBusy(error)) throw error;
+      this.busy = true;
+      say('another merger is draining the merge queue of this board; nothing was done here');
     }
+    return lines;
   }
 
   private emit(entry: QueuedPipeline, into: string, step: MergeStep, detail: string, commit?: string): void {
@@ -133,6 +153,11 @@ export class MergeQueue {
       // The tree the reviewer (or an earlier run of the queue) checked needs no second run.
       if (head !== info.commit) {
         const checked = await recheck(worktree, entry.holder.artifacts, [this.options.board.rootDir, site.repo], this.options.limits, this.options.signal);
+        // Stopped under way: a check cut short proves nothing, and the next drain starts it over.
+        if (this.options.signal?.aborted) {
+          say('waiting', 'stopped while its checks ran again on the rebased tree; it stays in the queue', head);
+          return `pipeline #${pipeline}: not merged — stopped while its checks ran again (it stays in the queue)`;
+        }
         if (!checked.ok) {
           say('checked', `${checked.failed} fails on the rebased tree`, head);
           const text = `on ${into}'s tip (${short(tip)}) ${checked.failed} fails, though it passed on the branch as reviewed: ${checked.output}`;
@@ -231,16 +256,19 @@ export class MergeRunner {
   private running: Promise<string[]> | null = null;
   private again = false;
   private closed = false;
+  /** Aborted by `close`: the drain under way stops before its next pipeline (and a re-check under way). */
+  private readonly stopping = new AbortController();
 
   /** `automatic`: autoteam.config.json `autoMerge` (without it `auto` does nothing); `onError` hears what an automatic run failed on. */
   constructor(
-    private readonly queue: () => MergeQueue,
+    private readonly queue: (signal: AbortSignal) => MergeQueue,
     private readonly automatic: { on: boolean; onError: (error: unknown) => void } = { on: false, onError: () => undefined },
   ) {}
 
   run(): Promise<string[]> {
     if (this.running) return this.running.catch(() => undefined).then(() => this.run());
-    const run = this.queue()
+    if (this.closed) return Promise.resolve(['the session is closing: nothing was merged (autoteam merge --queue merges what is approved)']);
+    const run = this.queue(this.stopping.signal)
       .drain()
       .finally(() => {
         this.running = null;
@@ -271,9 +299,13 @@ export class MergeRunner {
     return this.running !== null || this.again;
   }
 
-  /** No automatic run starts from now on (the session is closing); waits for whatever runs. */
+  /**
+   * No run starts from now on (the session is closing), and the one under way stops before its next
+   * pipeline: what it is merging is finished or left queued, never half-done. Waits for it.
+   */
   async close(): Promise<void> {
     this.closed = true;
+    this.stopping.abort();
     while (this.running) await this.running.catch(() => undefined);
   }
 }
