@@ -1,7 +1,7 @@
 import type { Task } from '../core/board/schemas.js';
 import type { Pipeline } from '../core/stages/pipeline.js';
 import { AutoteamError, FATAL_MODEL_CODES, ModelError, serializeError } from '../core/errors.js';
-import type { LeadApi } from '../core/lead/lead-api.js';
+import type { LeadApi, PendingQuestion } from '../core/lead/lead-api.js';
 import { formatSpend, type MemberSpend } from '../core/lead/spend.js';
 import type { ActivityView, Tone } from './activity.js';
 import { formatBoard, formatMember, readsItWhere, shutDownLines, wrapWords } from './format.js';
@@ -368,9 +368,9 @@ export function splitCommands(raw: string): string[] {
   return parts.map((part) => part.trim()).filter(Boolean);
 }
 
-/** Runs one typed line: a command, an answer to the pending question, or a message to the lead. */
-export async function runLine(raw: string, io: CommandIO): Promise<Outcome> {
-  const parsed = parseLine(raw, io.session.pendingQuestions().length > 0);
+/** Runs one typed line: a command, an answer, or a message to the lead; `begunFor`: the question in front when its typing began (null: none), where the REPL knows. */
+export async function runLine(raw: string, io: CommandIO, begunFor?: PendingQuestion | null): Promise<Outcome> {
+  const parsed = parseLine(raw, begunFor === undefined ? io.session.pendingQuestions().length > 0 : begunFor !== null);
   try {
     switch (parsed.kind) {
       case 'empty':
@@ -381,7 +381,7 @@ export async function runLine(raw: string, io: CommandIO): Promise<Outcome> {
       case 'command':
         return (await parsed.command.run(parsed.args, io)) ?? 'continue';
       case 'answer':
-        await answerTyped(io, parsed.text);
+        await answerTyped(io, parsed.text, begunFor ?? undefined);
         return 'continue';
       case 'lead': {
         // The lead's model failed after its retries: a requirement can still go on the board without it (a fatal error stops the team too).

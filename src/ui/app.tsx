@@ -1,7 +1,7 @@
 import { Box, Text, useApp, useStdout } from 'ink';
 import Spinner from 'ink-spinner';
 import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
-import type { LeadApi } from '../core/lead/lead-api.js';
+import type { LeadApi, PendingQuestion } from '../core/lead/lead-api.js';
 import { indentContinuation } from '../frontend/activity.js';
 import { type CommandIO, runLine, splitCommands } from '../frontend/commands.js';
 import { ActivityLog } from './activity-log.js';
@@ -97,12 +97,17 @@ export function App({ session, feed, board, team, questions, quit }: AppProps) {
     },
   };
 
+  // The question in front when the person began the line: what a plain line answers, even if
+  // another question is in front by the time it is sent (undefined: not known, the one then in front).
+  const begunFor = useRef<PendingQuestion | null | undefined>(undefined);
   const submit = (text: string) => {
+    const begun = begunFor.current;
+    begunFor.current = undefined;
     // Commands typed ahead in one input run one after the other, each shown as typed.
     void (async () => {
       for (const line of splitCommands(text)) {
         feed.push(`› ${indentContinuation(line)}`, 'command');
-        if ((await runLine(line, io)) === 'quit') return leave();
+        if ((await runLine(line, io, begun)) === 'quit') return leave();
       }
     })();
   };
@@ -129,7 +134,7 @@ export function App({ session, feed, board, team, questions, quit }: AppProps) {
           </Text>
         ) : null}
         {quitting ? null : (
-          <InputLine onSubmit={submit} onQuit={leave} onHint={(text) => feed.push(text, 'info')} placeholder={placeholder} active={!quitting} />
+          <InputLine onSubmit={submit} onQuit={leave} onHint={(text) => feed.push(text, 'info')} onStart={() => (begunFor.current = waiting[0] ?? null)} placeholder={placeholder} active={!quitting} />
         )}
       </Box>
     </>

@@ -24,6 +24,8 @@ export interface InputLineProps {
   onQuit(): void;
   /** Shown when several commands match a Tab, or a paste is refused. */
   onHint?(text: string): void;
+  /** The line went from empty to holding text: the person began a line (typed, pasted or recalled). */
+  onStart?(): void;
   placeholder: string;
   /** False while quitting: the line stops taking keys. */
   active: boolean;
@@ -40,7 +42,7 @@ const MAX_INPUT_CHARS = 100 * 1024;
  * the last rendered value, and an Enter that follows a paste before the next frame must submit the
  * pasted text.
  */
-export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, prompt = '›' }: InputLineProps) {
+export function InputLine({ onSubmit, onQuit, onHint, onStart, placeholder, active, prompt = '›' }: InputLineProps) {
   const line = useRef<LineState>(EMPTY_LINE);
   const [shown, setShown] = useState<LineState>(EMPTY_LINE);
   const history = useRef<string[]>([]);
@@ -49,6 +51,7 @@ export function InputLine({ onSubmit, onQuit, onHint, placeholder, active, promp
   const paste = useRef<{ refused: boolean } | null>(null);
 
   const set = (next: LineState) => {
+    if (!line.current.text && next.text) onStart?.();
     line.current = next;
     setShown(next);
   };

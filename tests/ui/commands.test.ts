@@ -198,6 +198,34 @@ describe('runLine on a real session', () => {
     expect(asked).toEqual([]);
   });
 
+  it('a plain line answers the question in front when its typing began; one that went away meanwhile is sent to no other, and one begun with none is for the lead', async () => {
+    session = await quietSession();
+    const { value, out, asked } = io(session, 'Noted.');
+    const board = boardOf(session);
+    for (const [name, pipeline] of [['analyst', 1], ['analyst-2', 2], ['analyst-3', 3]] as const) {
+      await board.registry.join(name, 'analyst');
+      await board.mailbox.send(name, session.lead, `Question for #${pipeline}?`, 'question', { questionId: `q-${pipeline}`, task: null, pipeline });
+    }
+    session.drainInbox();
+    await waitUntil(() => session!.pendingQuestions().length === 3 || undefined, 'three questions');
+    const [first, second] = session.pendingQuestions();
+    // Typing began with #1's question in front; it is answered elsewhere (the web board) before Enter.
+    await session.answer('From the web board', first!.questionId);
+    await runLine('Read the file named by the first argument', value, first);
+    expect(out.at(-1)).toBe("error: analyst's question (pipeline #1) went away while you typed (answered elsewhere, or its task ended): nothing was sent (↑ brings the line back)");
+    expect(session.pendingQuestions().map((question) => question.pipeline)).toEqual([2, 3]);
+    expect(board.mailbox.peek('analyst-2')).toEqual([]);
+    // Begun with #3's in front (as shown then): it goes to #3, though #2's is in front now.
+    const third = session.pendingQuestions()[1]!;
+    await runLine('Images only', value, third);
+    expect(board.mailbox.peek('analyst-3')).toEqual([expect.objectContaining({ type: 'answer', content: 'Images only', questionId: 'q-3' })]);
+    expect(board.mailbox.peek('analyst-2')).toEqual([]);
+    // Begun with no question in front: a message for the lead, not an answer to the one that came meanwhile.
+    await runLine('Write a tool', value, null);
+    expect(asked).toEqual(['Write a tool']);
+    expect(session.pendingQuestions().map((question) => question.questionId)).toEqual([second!.questionId]);
+  });
+
   it('sends free text to the lead when nothing is asked, and prints the reply', async () => {
     session = await quietSession();
     const { value, out, asked } = io(session, 'Posted pipeline #1.');

@@ -8,6 +8,7 @@ import type { PipelineStatus } from '../stages/pipeline-status.js';
 import type { EventFilter, TeamEvent } from '../events/schema.js';
 import type { TraceSummary } from '../trace/summary.js';
 import type { PendingQuestion } from './questions.js';
+export type { PendingQuestion } from './questions.js';
 import type { LeadEvent, TeamMemberSpec } from './session-types.js';
 import type { MemberSpend } from './spend.js';
 
