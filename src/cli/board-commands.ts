@@ -13,8 +13,8 @@ import { diffPipeline, discardPipeline, mergePipeline } from '../core/lead/branc
 import { MergeQueue, recheckLimits } from '../core/lead/merge-queue.js';
 import { leaderOf } from '../core/lead/board-lead.js';
 import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.js';
-import { rolesFrom, whoWorks } from './post-command.js';
-import { coveredOn, runsNow } from '../core/board/team-registry.js';
+import { coveredBeside, rolesFrom, whoWorks } from './post-command.js';
+import { runsNow } from '../core/board/team-registry.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retriedLine, taskId } from '../frontend/commands.js';
 import { formatBoard, WHO_ANSWERS } from '../frontend/format.js';
@@ -85,7 +85,8 @@ export function registerBoardCommands(program: Command): void {
       const task = await pipelines.retry(id, board.registry.read().lead);
       // Who works it, as `post` says it: the lead holding the board, its live workers (of every role from the retried stage on), or nobody yet.
       const roles = rolesFrom(pipelines.stages, task.stage);
-      return `${retriedLine(id, task)}\n${whoWorks(leaderOf(board.lease().read()), roles.length ? roles : task.role ? [task.role] : undefined, coveredOn(board.registry))}`;
+      const leader = leaderOf(board.lease().read());
+      return `${retriedLine(id, task)}\n${whoWorks(leader, roles.length ? roles : task.role ? [task.role] : undefined, coveredBeside(board.registry, leader))}`;
     }],
     ['diff', "print a pipeline's branch: its files and diff against where it started", (board, id) => diffPipeline(board.tasks, id)],
     ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead)],
@@ -143,7 +144,8 @@ export function registerBoardCommands(program: Command): void {
         // Sent back: a revision waits for an engineer, then a reviewer, and merges at a later drain once approved again.
         const byPipeline = tasksByPipeline(board.tasks.list());
         const sentBack = taken.filter((entry) => pipelineStatus(byPipeline.get(entry.pipeline) ?? []) === 'active');
-        if (sentBack.length) console.log(`${whoWorks(leaderOf(board.lease().read()), ['engineer', 'reviewer'], coveredOn(board.registry))}; once approved again, autoteam merge --queue merges ${sentBack.length === 1 ? 'it' : 'them'}`);
+        const leader = leaderOf(board.lease().read());
+        if (sentBack.length) console.log(`${whoWorks(leader, ['engineer', 'reviewer'], coveredBeside(board.registry, leader))}; once approved again, autoteam merge --queue merges ${sentBack.length === 1 ? 'it' : 'them'}`);
       } finally {
         await board.close();
       }

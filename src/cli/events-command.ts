@@ -134,6 +134,11 @@ export function registerEventsCommand(program: Command): void {
         // A reader that went away (`| head`) ends the follow as Ctrl+C does.
         process.stdout.on('error', onSignal);
         const unwatch = url ? await sayOutages(board) : () => undefined;
+        // Followed before it is posted (a pipeline about to come): said once, not a silent wait for a typo.
+        if (filter.pipeline !== undefined) {
+          await board.tasks.refresh();
+          if (!board.tasks.list().some((task) => task.pipeline === filter.pipeline)) console.error(`pipeline #${filter.pipeline} is not on the board yet: its events are printed once it is posted`);
+        }
         try {
           await board.log.subscribe(filter, print, stop.signal);
         } finally {

@@ -4,6 +4,9 @@ import type { Stage } from '../core/board/schemas.js';
 import { loadProjectConfig } from '../core/config/project-config.js';
 import { postWork } from '../core/lead/post-work.js';
 import { coveredOn } from '../core/board/team-registry.js';
+import { HOST } from '../core/board/liveness.js';
+import type { Member } from '../core/board/schemas.js';
+import { ANY_ROLE } from '../core/board/task-checks.js';
 import { WHO_ANSWERS } from '../frontend/format.js';
 import type { LeaderView } from '../core/lead/lead-api.js';
 import { checkRequirement } from '../core/stages/requirement.js';
@@ -57,7 +60,7 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
       }
       // With no lead, the live workers: those of every role the pipelines need from where they start take them; else who would.
       const roles = rolesFrom(stages, tasks[0]?.stage ?? null);
-      console.log(whoWorks(leader, roles.length ? roles : undefined, coveredOn(board.registry)));
+      console.log(whoWorks(leader, roles.length ? roles : undefined, coveredBeside(board.registry, leader)));
     } finally {
       await board.close();
     }
@@ -66,16 +69,33 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
 
 /**
  * Who works tasks just put on the board: the lead that holds it and its team; with no lead, the live
- * workers (`covered`: a live member of the role, or of role any) — or nobody yet, and who would.
+ * workers (`covered`: a live member of the role, or of role any; beside a lead, one of its own team
+ * too, resting ones included: `coveredBeside`) — or nobody yet, and who would. A lead whose team
+ * lacks a role the work needs (started with --no-team, or sized without it) is said to, with who would.
  * `roles`: the roles the work needs ('…': any of them).
  */
 export function whoWorks(leader: LeaderView, roles: readonly string[] = ['…'], covered: (role: string) => boolean = () => false): string {
-  const missing = roles.filter((role) => !covered(role));
+  const missing = roles.filter((role) => role !== '…' && !covered(role));
   const workers = missing.map((role, i) => (i === 0 ? `autoteam worker --role ${role}` : `one with --role ${role}`)).join(', and ');
-  if (leader.state === 'none' && missing.length === 0) return `no lead runs on this board: its live workers pick them up (autoteam tasks follows them); a clarifying question waits until ${WHO_ANSWERS}`;
-  return leader.state === 'none'
-    ? `no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (${workers})`
-    : `the lead${leader.state === 'elsewhere' ? ` (pid ${leader.pid} on ${leader.host})` : ''} and its team pick them up (autoteam tasks follows them)`;
+  if (leader.state === 'none' && missing.length === 0 && !roles.includes('…')) return `no lead runs on this board: its live workers pick them up (autoteam tasks follows them); a clarifying question waits until ${WHO_ANSWERS}`;
+  if (leader.state === 'none') return `no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (${workers || 'autoteam worker --role <role>'})`;
+  const lead = `the lead${leader.state === 'elsewhere' ? ` (pid ${leader.pid} on ${leader.host})` : ''}`;
+  if (missing.length === 0) return `${lead} and its team pick them up (autoteam tasks follows them)`;
+  return `${lead} holds the board, but no teammate works ${missing.length === 1 ? `the ${missing[0]}'s stage` : `the stages of ${missing.join(', ')}`} there or elsewhere (a lead started with --no-team starts none): those tasks wait for workers (${workers})`;
+}
+
+/** `covered` beside a live lead: a live member of the role (or of any), or a member of the lead's own team, resting or not. */
+export function coveredBeside(registry: { members(): Member[] }, leader: LeaderView): (role: string) => boolean {
+  const live = coveredOn(registry);
+  return (role) => {
+    if (live(role)) return true;
+    if (leader.state === 'none') return false;
+    try {
+      return registry.members().some((member) => (member.role === role || member.role === ANY_ROLE) && member.pid === leader.pid && (member.host ?? HOST) === leader.host);
+    } catch {
+      return false;
+    }
+  };
 }
 
 /** The roles of the stages a pipeline goes through from `stage` on (sending back included); none for a task of no stage. */

@@ -38,9 +38,11 @@ export function requirementsFrom(args: readonly string[], files: unknown, comman
   });
   const list = (files === undefined ? [] : Array.isArray(files) ? files : [files]).map(String);
   if (list.filter((file) => file === '-').length > 1) throw new UsageError('--file - is given more than once: standard input is read once');
+  const twice = list.find((file, i) => file !== '-' && list.findIndex((other) => other !== '-' && path.resolve(other) === path.resolve(file)) < i);
+  if (twice !== undefined) throw new UsageError(`--file ${twice} is given more than once: each of its requirements would be posted twice`);
   for (const file of list) {
     const where = file === '-' ? '-' : path.resolve(file);
-    for (const line of linesOf(where)) given.push(line);
+    for (const line of linesOf(where, file, command?.name() ?? 'run')) given.push(line);
     if (given.length > MAX_REQUIREMENTS) throw new UsageError(`--file ${where}: ${given.length.toLocaleString('en-US')} requirements given with it; one command posts at most ${MAX_REQUIREMENTS.toLocaleString('en-US')} (each is a pipeline): ${where === '-' ? 'split the input' : 'split the file'}`);
   }
   if (given.length === 0) throw new UsageError(`missing required argument 'requirement' (or --file <path>, one a line)${command ? tookTheRequirement(command) : ''}`);
@@ -73,12 +75,12 @@ export function tookAsValue(flag: string, value: string): string {
   return `${flag} took '${value.length > 60 ? `${value.slice(0, 60)}…` : value}' as its value: was its own left out?`;
 }
 
-/** The requirements of one file (`-`: standard input), each with where it is: `reqs.txt line 5`. */
-function linesOf(where: string): Array<{ text: string; from: string }> {
-  const name = where === '-' ? 'standard input' : path.basename(where);
+/** The requirements of one file (`-`: standard input), each with where it is, as given: `reqs.txt line 5`, `a/reqs.txt line 2`. */
+function linesOf(where: string, given: string, commandName: string): Array<{ text: string; from: string }> {
+  const name = where === '-' ? 'standard input' : given;
   // A terminal is not read to its end (Ctrl+D) here: the requirements are piped in or in a file.
   // Asked of the descriptor: process.stdin would make a pipe non-blocking, and a slow writer an EAGAIN.
-  if (where === '-' && isatty(0)) throw new UsageError('--file -: standard input is a terminal: pipe the requirements in (cat reqs.txt | autoteam run --file -), or give them as arguments or in a file');
+  if (where === '-' && isatty(0)) throw new UsageError(`--file -: standard input is a terminal: pipe the requirements in (cat reqs.txt | autoteam ${commandName} --file -), or give them as arguments or in a file`);
   let bytes: Buffer;
   try {
     bytes = readCapped(where);

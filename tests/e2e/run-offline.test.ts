@@ -333,6 +333,7 @@ describe.runIf(python).concurrent('autoteam run: options and failures', () => {
     ['a --timeout without a unit', ['--timeout', '600', 'x'], /--timeout: '600' needs a unit \(examples: 90s, 10m, 1h\)/],
     ['a --timeout longer than a timer holds', ['--timeout', '597h', 'x'], /--timeout: '597h' is longer than autoteam can wait \(at most 596h, about 24 days\)/],
     ['a --timeout of no time', ['--timeout', '0s', 'x'], /--timeout: '0s' is no time at all \(examples: 90s, 10m, 1h\)/],
+    ['a --timeout of a bare 0, which takes no unit', ['--timeout', '0', 'x'], /--timeout: '0' is no time at all \(examples: 90s, 10m, 1h\)/],
     ['a --timeout that is no duration', ['--timeout', 'soon', 'x'], /--timeout: 'soon' is not a duration \(examples: 90s, 10m, 1h\)/],
     ['a --model that took a requirement as its value', ['--model', 'Write a tool', 'x'], /--model took 'Write a tool' as its value: was its own left out\? \(a model id is one word, like claude-sonnet-4-5\)/],
   ])('exits 2 for a usage error: %s, and starts nothing', async (_label, args, message) => {

@@ -332,7 +332,7 @@ describe('autoteam post', () => {
     const twice = await runCli(['post', '--file', '-', '--file', '-'], { cwd: repo, input: `${WORDCOUNT_REQUIREMENT}\n` });
     expect([twice.code, twice.stderr.trim()]).toEqual([2, 'autoteam: --file - is given more than once: standard input is read once']);
     const terminal = spawnSync('script', ['-qec', `${process.execPath} ${cliEntry} post --file -`, '/dev/null'], { cwd: repo, env: cleanEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    expect([terminal.status, terminal.stdout.trim()]).toEqual([2, 'autoteam: --file -: standard input is a terminal: pipe the requirements in (cat reqs.txt | autoteam run --file -), or give them as arguments or in a file']);
+    expect([terminal.status, terminal.stdout.trim()]).toEqual([2, 'autoteam: --file -: standard input is a terminal: pipe the requirements in (cat reqs.txt | autoteam post --file -), or give them as arguments or in a file']);
     expect(readTasks(repo)).toHaveLength(5);
   });
 

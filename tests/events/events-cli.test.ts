@@ -181,6 +181,18 @@ describe.each(backends)('autoteam events on the $name', (backend) => {
     }
     expect(follower.stderr).toBe('');
   }, 180_000);
+
+  it('--follow --pipeline of a pipeline not posted yet says so once, and waits for it', async () => {
+    const follower = CliChild.start(['events', '--follow', '--json', '--pipeline', '999', ...flags], { cwd: root });
+    try {
+      await follower.waitFor(() => follower.stderr.includes('\n') || undefined, 'the note');
+      expect(follower.stderr).toBe('pipeline #999 is not on the board yet: its events are printed once it is posted\n');
+    } finally {
+      const exit = await follower.stop('SIGTERM');
+      expect(exit, follower.describe()).toEqual({ code: 0, signal: null });
+    }
+    expect(follower.lines.filter(Boolean)).toEqual([]);
+  }, 60_000);
 });
 
 describe('autoteam events before there is a board', () => {

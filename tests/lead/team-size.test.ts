@@ -185,9 +185,17 @@ describe('the requirements of run and post', () => {
     const notes: string[] = [];
     expect(requirementsFrom(['Write a word counter.', 'Organize my Downloads.'], file, undefined, (line) => notes.push(line))).toHaveLength(5);
     expect(notes).toEqual([
-      'note: reqs.txt line 3 repeats requirement 1: it becomes a pipeline of its own, worked again',
-      'note: reqs.txt line 4 repeats reqs.txt line 1: it becomes a pipeline of its own, worked again',
+      `note: ${file} line 3 repeats requirement 1: it becomes a pipeline of its own, worked again`,
+      `note: ${file} line 4 repeats ${file} line 1: it becomes a pipeline of its own, worked again`,
     ]);
+    // Files are named as given: two reqs.txt of two folders are told apart.
+    const other = path.join(folder(), 'reqs.txt');
+    fs.writeFileSync(other, 'Write a word counter\n');
+    notes.length = 0;
+    requirementsFrom([], [file, other], undefined, (line) => notes.push(line));
+    expect(notes.at(-1)).toBe(`note: ${other} line 1 repeats ${file} line 3: it becomes a pipeline of its own, worked again`);
+    // One file given twice would post each of its requirements twice: refused.
+    expect(() => requirementsFrom([], [file, path.relative(process.cwd(), file)])).toThrow(`--file ${path.relative(process.cwd(), file)} is given more than once: each of its requirements would be posted twice`);
   });
 
   it('refuses a missing or empty file, naming it, and no requirement at all', () => {
