@@ -20,7 +20,7 @@ import { isOpen } from '../core/stages/pipeline-status.js';
 import { formatDuration } from '../frontend/format.js';
 import { onHangup, onStopSignals } from '../frontend/quit.js';
 import { activityView, describeSessionEvent, indentContinuation } from '../frontend/activity.js';
-import { runTimeout } from './run-start.js';
+import { runTimeout, watchStuck } from './run-start.js';
 import { serveWeb } from './web-command.js';
 import type { WebBoard } from '../web/server.js';
 import { type McpTrouble, printOverall, printSummary, type RunSummary, summarize } from './run-summary.js';
@@ -238,6 +238,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     /** The pipelines the run stopped while they were active, and why, as their summaries say it. */
     const stopped = new Map<number, string>();
     let web: WebBoard | null = null;
+    let stuck: (() => void) | undefined;
     try {
       // A port that is taken ends the run before any teammate starts.
       if (options.web) web = await serveWeb(session, { port: options.web.port, flag: '--web' }, (line) => console.error(line));
@@ -265,6 +266,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       const several = pipelines.length > 1 ? { pipelines, tasks: firsts.map((task) => task.id) } : {};
       stream({ type: 'system', subtype: 'init', pipeline: pipelines[0], task: firsts[0]!.id, ...several, model: session.modelIds, board: session.where });
       const signal = AbortSignal.any([giveUp, fatal.signal, stop.signal]);
+      // Nobody left to move a pipeline (the last worker of a role went away): left open once it stays so a while, not waited out until the timeout cancels it.
+      stuck = watchStuck(session, () => pipelines.filter((id) => session.stateOf(id).status === 'active'), (reason) => stopWith(reason));
       // A drain is not waited for once the run stops: the session's close stops it after the pipeline it is merging.
       const halted = new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
       const unlessStopped = (drain: Promise<unknown>) => {
@@ -307,6 +310,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       for (const state of ended) if (state.status === 'active') stopped.set(state.id, await stoppedEarly(session, state.id, unanswered ? noAnswer(state.id) : stopReason, timedOut));
       if (outputClosed) for (const reason of stopped.values()) console.error(`autoteam: ${reason}`);
     } finally {
+      stuck?.();
       input?.close();
       // The pages get the pipeline's end before the server goes (the run's summary says the rest).
       await web?.close('the run ended');

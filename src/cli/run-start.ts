@@ -1,4 +1,5 @@
 import { parseWait } from '../core/agent/settings.js';
+import type { LeadApi } from '../core/lead/lead-api.js';
 import { ConfigError } from '../core/errors.js';
 
 /** `--timeout`, 10 minutes by default. A bare number is refused: is `--timeout 600` ten minutes or 0.6 s? */
@@ -11,4 +12,35 @@ export function runTimeout(value: string | undefined): number {
   const ms = parseWait(value, '--timeout', examples);
   if (ms <= 0) throw new ConfigError(`--timeout: '${value}' is no time at all (examples: ${examples})`);
   return ms;
+}
+
+/** How long `run` lets its pipelines sit with nobody to move them (a worker being restarted is back within it) before it stops and leaves them open. */
+export const STUCK_GRACE_MS = 15_000;
+
+/**
+ * Calls `stop` with why once the run's active pipelines (`active()`) have stayed where nothing moves
+ * them for `graceMs`: no teammate of the run, resting or live elsewhere, takes their next task
+ * (`busyReason` null), no question waits for the person, and the model has not failed (said on its
+ * own). Without it a run whose last worker of a role left waited out its timeout, then cancelled the
+ * work. Looked at each second; returns the watch's end.
+ */
+export function watchStuck(session: Pick<LeadApi, 'busyReason' | 'pendingQuestions' | 'fatalModelError' | 'snapshot'>, active: () => number[], stop: (reason: string) => void, graceMs = STUCK_GRACE_MS): () => void {
+  let since: number | null = null;
+  const timer = setInterval(() => {
+    const open = active();
+    if (open.length === 0 || session.pendingQuestions().length > 0 || session.fatalModelError() || session.busyReason() !== null) {
+      since = null;
+      return;
+    }
+    since ??= Date.now();
+    if (Date.now() - since < graceMs) return;
+    clearInterval(timer);
+    const waiting = session.snapshot().tasks.filter((task) => task.pipeline !== null && open.includes(task.pipeline) && task.status === 'pending');
+    const roles = [...new Set(waiting.flatMap((task) => (task.role ? [task.role] : [])))];
+    const what = waiting.map((task) => `task #${task.id} waits for ${task.role ? `a teammate of role ${task.role}` : 'any teammate'}`).join(', ');
+    const who = roles.length ? roles.map((role, i) => (i === 0 ? `autoteam worker --role ${role}` : `one with --role ${role}`)).join(', and ') : 'a lead or a worker';
+    stop(`nobody is left to work pipeline ${open.map((id) => `#${id}`).join(', ')}${what ? ` (${what})` : ''} for ${Math.round(graceMs / 1000)} s: ${who} on this board goes on with it`);
+  }, Math.min(1_000, graceMs));
+  timer.unref();
+  return () => clearInterval(timer);
 }
