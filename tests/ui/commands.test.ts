@@ -234,6 +234,23 @@ describe('runLine on a real session', () => {
     expect(out).toEqual(['lead: Posted pipeline #1.']);
   });
 
+  it("shows the team that is there, and who left since this process began, not an earlier session's members", async () => {
+    session = await quietSession();
+    const { value, out } = io(session);
+    const board = boardOf(session);
+    await board.registry.join('analyst', 'analyst');
+    await board.registry.join('engineer-4', 'engineer');
+    await board.registry.setStatus('engineer-4', 'shutdown', { reason: 'idle for 60 s' });
+    // engineer-7 left before this process began (an earlier run's copy), its record still in the team config.
+    const config = path.join(session.rootDir, '.team', 'config.json');
+    const doc = JSON.parse(fs.readFileSync(config, 'utf8')) as { members: Array<Record<string, unknown>> };
+    doc.members.push({ name: 'engineer-7', role: 'engineer', status: 'shutdown', task: null, since: '2026-01-01T00:00:00.000Z', pid: 1, host: 'gone', reason: 'shutdown requested by lead' });
+    fs.writeFileSync(config, JSON.stringify(doc));
+    await runLine('/team', value);
+    expect(out.at(-1)).toMatch(/^team \S+ — lead: lead\n {2}analyst \(analyst\): idle\n {2}engineer-4 \(engineer\): shutdown — idle for 60 s$/);
+    expect(session.snapshot().team.members.map((member) => member.name)).toEqual(['analyst', 'engineer-4']);
+  });
+
   it('drains the inbox once, shows the team, toggles auto answers, quits', async () => {
     session = await quietSession();
     const { value, out } = io(session);

@@ -35,8 +35,11 @@ export function buildSnapshot(parts: SnapshotParts): LeadSnapshot {
   });
   // A teammate starting is shown where the registry has it (a record of an earlier run), or after the rest.
   const starting = new Map((parts.starting ?? []).map((member) => [member.name, member]));
-  const listed: ShownMember[] = parts.team.members.map((member) => starting.get(member.name) ?? member);
-  for (const { name } of parts.team.members) starting.delete(name);
+  // Members that left before this process began (an earlier session's teammates, a worker stopped
+  // yesterday) are the team's past: the panels and /team show who is there, and who left since.
+  const current = parts.team.members.filter((member) => (member.status !== 'shutdown' && member.status !== 'dead') || Date.parse(member.since) >= performance.timeOrigin);
+  const listed: ShownMember[] = current.map((member) => starting.get(member.name) ?? member);
+  for (const { name } of current) starting.delete(name);
   const members: MemberView[] = [...listed, ...starting.values()].map((member) => ({ ...member, running: parts.running(member.name), model: models.of(member.role, false), spend: spend.of(member.name) }));
   return {
     board: { ...parts.board, problems: parts.problems.map((problem) => problem.message) },
