@@ -194,9 +194,12 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       if (line) log(`  ${indentContinuation(line.text)}`);
       // A person at a terminal is told once how to answer, under the question's line (a script's answers
       // are the lines it pipes in).
-      if (line && event.type === 'team' && event.event.type === 'question_asked' && !options.auto && !hinted && process.stdin.isTTY) {
+      if (line && event.type === 'team' && event.event.type === 'question_asked' && !options.auto && process.stdin.isTTY) {
+        // With another waiting, a plain line would answer the older one: how to answer this one.
+        const older = [...askedInLog.values()].find((asked) => asked.pipeline !== event.event.pipeline);
+        if (older && event.event.pipeline) log(`  a plain line answers pipeline #${older.pipeline}'s question first; '#${event.event.pipeline} <answer>' answers this one`);
+        else if (!hinted) log('  type the answer and press Enter (--auto lets a simulated user answer instead)');
         hinted = true;
-        log('  type the answer and press Enter (--auto lets a simulated user answer instead)');
       }
       // A teammate that died leaves its role without anyone: the run cannot finish, and says why at once.
       if (event.type === 'teammate_exit' && event.exit.kind === 'crashed') {
