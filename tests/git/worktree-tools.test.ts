@@ -156,6 +156,27 @@ describe('review tools on a branch', () => {
   });
 });
 
+describe('submit_for_review on a worktree', () => {
+  it("says which files a rule of this machine ignores, so the approval will not commit them; the repository's own .gitignore is not said", async () => {
+    const { submitForReviewTool } = await import('../../src/core/tools/submit-for-review.js');
+    const base = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: worktree, encoding: 'utf8' }).trim();
+    fs.appendFileSync(path.join(repo, '.git', 'info', 'exclude'), 'test_count.py\n');
+    fs.writeFileSync(path.join(worktree, '.gitignore'), 'build.log\n');
+    fs.writeFileSync(path.join(worktree, 'count.py'), 'print(1)\n');
+    fs.writeFileSync(path.join(worktree, 'test_count.py'), 'import count\n');
+    fs.writeFileSync(path.join(worktree, 'build.log'), 'noise\n');
+    t.ctx.task = { id: 1, revision: 0, artifacts: { git: { repo, branch: 'autoteam/1-test', base, worktree } } } as unknown as Task;
+    try {
+      const outcome = await call(submitForReviewTool, { file: 'count.py' }, t.ctx);
+      expect(outcome.content).toBe(`Submitted count.py for review; left out of the change: test_count.py (ignored by ${path.join(repo, '.git', 'info', 'exclude')}, a rule of this machine, not of the repository), so the approval does not commit it.`);
+      expect(Object.keys(t.artifacts().submitted?.files ?? {})).not.toContain('test_count.py');
+    } finally {
+      t.ctx.task = null;
+      for (const file of ['.gitignore', 'count.py', 'test_count.py', 'build.log']) fs.rmSync(path.join(worktree, file), { force: true });
+    }
+  });
+});
+
 describe("the project's npm tests", () => {
   it('run only when the worktree has its dependencies (a fresh worktree has no node_modules)', async () => {
     const { projectTestCommand } = await import('../../src/core/exec/test-runner.js');
