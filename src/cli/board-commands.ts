@@ -47,7 +47,7 @@ export function registerBoardCommands(program: Command): void {
         const tasks = board.tasks.list();
         if (options.json) console.log(JSON.stringify(tasks, null, 2));
         else {
-          console.log(formatBoard(tasks));
+          console.log(formatBoard(tasks, process.stdout.isTTY ? process.stdout.columns : undefined));
           // A question waiting for the person holds its pipeline: said here too, where a worker asked it and no lead runs.
           for (const question of await waitingQuestions(board, tasks)) console.log(`? #${question.task} ${question.from} asks: ${question.question} — ${WHO_ANSWERS}`);
         }

@@ -67,7 +67,7 @@ export const COMMANDS: readonly Command[] = [
     help: 'the board: [ ] pending, [>] in progress, [x] completed, [!] failed, [-] cancelled',
     run: (_args, io) => {
       const { tasks, board } = io.session.snapshot();
-      io.print([formatBoard(tasks), ...board.problems.map((problem) => `skipped ${problem}`)].join('\n'));
+      io.print([formatBoard(tasks, io.view?.width), ...board.problems.map((problem) => `skipped ${problem}`)].join('\n'));
     },
   },
   {

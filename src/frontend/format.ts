@@ -18,15 +18,22 @@ export function marker(task: Task): string {
 }
 
 /** One board line as the lesson printed it: marker, id, subject, then stage/revision, owner, blockers. */
-export function formatTaskLine(task: Task, width = 100): string {
+export function formatTaskLine(task: Task, width = 100, options: { pipeline?: boolean } = {}): string {
   const stage = task.stage ? ` (${task.stage}${task.revision ? ` r${task.revision}` : ''})` : task.role ? ` (${task.role})` : '';
   const owner = task.owner ? ` @${task.owner}` : '';
   const blocked = task.blockedBy.length ? ` blocked by ${task.blockedBy.map((id) => `#${id}`).join(', ')}` : '';
-  const head = `${marker(task)} #${task.id}: `;
+  // `p2` as the activity lines name a pipeline: with several on the board, two `Implement: Write a…` are told apart.
+  const head = `${marker(task)} ${options.pipeline && task.pipeline != null ? `p${task.pipeline} ` : ''}#${task.id}: `;
   const tail = `${stage}${owner}${blocked}`;
   const room = Math.max(20, width - head.length - tail.length);
   const subject = task.subject.length > room ? `${task.subject.slice(0, room - 1)}…` : task.subject;
   return printable(`${head}${subject}${tail}`);
+}
+
+/** Whether `tasks` belong to more than one pipeline: their lines then name theirs. */
+export function severalPipelines(tasks: readonly Task[]): boolean {
+  const first = tasks.find((task) => task.pipeline != null)?.pipeline;
+  return tasks.some((task) => task.pipeline != null && task.pipeline !== first);
 }
 
 /** Who answers a teammate's clarifying question where no lead's screen shows it (a worker's output, `tasks`). */
@@ -38,10 +45,11 @@ export function formatUsage(usage: TaskUsage): string {
   return `${usage.calls} model call${usage.calls === 1 ? '' : 's'} · ${tokens.toLocaleString('en-US')} tokens`;
 }
 
-/** The board's task lines, then one line per pipeline with its status and what it spent. */
-export function formatBoard(tasks: readonly Task[]): string {
+/** The board's task lines (`width` columns each; each naming its pipeline when there are several), then one line per pipeline with its status and what it spent. */
+export function formatBoard(tasks: readonly Task[], width = 100): string {
   if (tasks.length === 0) return 'No tasks.';
-  const lines = tasks.map((task) => formatTaskLine(task));
+  const pipeline = severalPipelines(tasks);
+  const lines = tasks.map((task) => formatTaskLine(task, width, { pipeline }));
   for (const [id, status] of pipelineStatuses(tasks)) {
     const own = tasks.filter((task) => task.pipeline === id);
     const why = status === 'failed' || status === 'cancelled' ? own.find((task) => (task.status === 'failed' || task.status === 'cancelled') && !task.artifacts.retriedBy)?.result : null;

@@ -15,6 +15,8 @@ const COLORS: Record<Task['status'], string | undefined> = {
 export function BoardPanel({ view, width }: { view: BoardView; width: number }) {
   const { counts } = view;
   const pipelines = [...view.pipelines].slice(-4);
+  // With several pipelines on the board, each line names its own (`p2`).
+  const several = view.pipelines.size > 1;
   return (
     <Box flexDirection="column" borderStyle="round" borderColor="gray" paddingX={1}>
       <Text>
@@ -31,7 +33,7 @@ export function BoardPanel({ view, width }: { view: BoardView; width: number }) 
       {view.shown.length === 0 ? <Text dimColor>No tasks yet — type a requirement.</Text> : null}
       {view.shown.map((task) => (
         <Text key={task.id} color={COLORS[task.status]} wrap="truncate-end">
-          {formatTaskLine(task, width)}
+          {formatTaskLine(task, width, { pipeline: several })}
         </Text>
       ))}
       {pipelines.length ? (
