@@ -75,12 +75,14 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
  * `roles`: the roles the work needs ('…': any of them).
  */
 export function whoWorks(leader: LeaderView, roles: readonly string[] = ['…'], covered: (role: string) => boolean = () => false): string {
-  const missing = roles.filter((role) => role !== '…' && !covered(role));
+  // '…' (any role) is covered by a live member of role any, as `covered` reads it.
+  const missing = roles.filter((role) => !covered(role));
   const workers = missing.map((role, i) => (i === 0 ? `autoteam worker --role ${role}` : `one with --role ${role}`)).join(', and ');
-  if (leader.state === 'none' && missing.length === 0 && !roles.includes('…')) return `no lead runs on this board: its live workers pick them up (autoteam tasks follows them); a clarifying question waits until ${WHO_ANSWERS}`;
-  if (leader.state === 'none') return `no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (${workers || 'autoteam worker --role <role>'})`;
+  if (leader.state === 'none' && missing.length === 0) return `no lead runs on this board: its live workers pick them up (autoteam tasks follows them); a clarifying question waits until ${WHO_ANSWERS}`;
+  if (leader.state === 'none') return `no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (${workers})`;
   const lead = `the lead${leader.state === 'elsewhere' ? ` (pid ${leader.pid} on ${leader.host})` : ''}`;
-  if (missing.length === 0) return `${lead} and its team pick them up (autoteam tasks follows them)`;
+  // Beside a lead, a task of no stage is its team's to take, whatever roles it has.
+  if (missing.length === 0 || roles.includes('…')) return `${lead} and its team pick them up (autoteam tasks follows them)`;
   return `${lead} holds the board, but no teammate works ${missing.length === 1 ? `the ${missing[0]}'s stage` : `the stages of ${missing.join(', ')}`} there or elsewhere (a lead started with --no-team starts none): those tasks wait for workers (${workers})`;
 }
 

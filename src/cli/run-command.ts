@@ -196,7 +196,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       // are the lines it pipes in).
       if (line && event.type === 'team' && event.event.type === 'question_asked' && !options.auto && process.stdin.isTTY) {
         // With another waiting, a plain line would answer the older one: how to answer this one.
-        const older = [...askedInLog.values()].find((asked) => asked.pipeline !== event.event.pipeline);
+        const waiting = new Set(session.pendingQuestions().map((question) => question.questionId));
+        const older = [...askedInLog.values()].find((asked) => asked.pipeline !== event.event.pipeline && !answers.isOlder(asked.pipeline) && waiting.has(asked.questionId));
         if (older && event.event.pipeline) log(`  a plain line answers pipeline #${older.pipeline}'s question first; '#${event.event.pipeline} <answer>' answers this one`);
         else if (!hinted) log('  type the answer and press Enter (--auto lets a simulated user answer instead)');
         hinted = true;

@@ -38,8 +38,11 @@ export function watchStuck(session: Pick<LeadApi, 'busyReason' | 'pendingQuestio
     const waiting = session.snapshot().tasks.filter((task) => task.pipeline !== null && open.includes(task.pipeline) && task.status === 'pending');
     const roles = [...new Set(waiting.flatMap((task) => (task.role ? [task.role] : [])))];
     const what = waiting.map((task) => `task #${task.id} waits for ${task.role ? `a teammate of role ${task.role}` : 'any teammate'}`).join(', ');
-    const who = roles.length ? roles.map((role, i) => (i === 0 ? `autoteam worker --role ${role}` : `one with --role ${role}`)).join(', and ') : 'a lead or a worker';
-    stop(`nobody is left to work pipeline ${open.map((id) => `#${id}`).join(', ')}${what ? ` (${what})` : ''} for ${Math.round(graceMs / 1000)} s: ${who} on this board goes on with it`);
+    const who = roles.length ? roles.map((role, i) => (i === 0 ? `autoteam worker --role ${role}` : `one with --role ${role}`)).join(', and ') : 'a teammate of any role (autoteam worker --role any)';
+    const ids = open.map((id) => `#${id}`).join(', ');
+    // Nothing pending and nothing moving: its next stage may be in a task file that does not read.
+    if (!what) return stop(`pipeline ${ids} has not moved for ${Math.round(graceMs / 1000)} s and has no task waiting: its next stage may be in a task file that does not read (autoteam tasks names it)`);
+    stop(`nobody is left to work pipeline ${ids} (${what}) for ${Math.round(graceMs / 1000)} s: ${who} on this board goes on with it`);
   }, Math.min(1_000, graceMs));
   timer.unref();
   return () => clearInterval(timer);

@@ -131,7 +131,6 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttp> {
   };
 }
 
-/** A refusal as a JSON-RPC error, which MCP clients show as it is. */
 /** Stdio's words for a line that is JSON but no JSON-RPC message (mcp-serve.ts). */
 export const INVALID_REQUEST = 'Invalid Request: not a JSON-RPC 2.0 message';
 
@@ -141,6 +140,7 @@ function isJsonRpcBody(body: unknown): boolean {
   return Array.isArray(body) ? body.length > 0 && body.every(one) : one(body);
 }
 
+/** A refusal as a JSON-RPC error, which MCP clients show as it is. */
 function refuse(response: ServerResponse, status: number, message: string, code = -32000): void {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
   if (status === 401) headers['www-authenticate'] = 'Bearer realm="autoteam"';

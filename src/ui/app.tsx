@@ -134,7 +134,7 @@ export function App({ session, feed, board, team, questions, quit }: AppProps) {
           </Text>
         ) : null}
         {quitting ? null : (
-          <InputLine onSubmit={submit} onQuit={leave} onHint={(text) => feed.push(text, 'info')} onStart={() => (begunFor.current = waiting[0] ?? null)} placeholder={placeholder} active={!quitting} />
+          <InputLine onSubmit={submit} onQuit={leave} onHint={(text) => feed.push(text, 'info')} onBegin={(begun) => (begunFor.current = begun ? (waiting[0] ?? null) : undefined)} placeholder={placeholder} active={!quitting} />
         )}
       </Box>
     </>

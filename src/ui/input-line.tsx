@@ -24,8 +24,8 @@ export interface InputLineProps {
   onQuit(): void;
   /** Shown when several commands match a Tab, or a paste is refused. */
   onHint?(text: string): void;
-  /** The line went from empty to holding text: the person began a line (typed, pasted or recalled). */
-  onStart?(): void;
+  /** The line went from empty to holding text (true: the person began a line, typed, pasted or recalled), or was cleared without being sent (false). */
+  onBegin?(begun: boolean): void;
   placeholder: string;
   /** False while quitting: the line stops taking keys. */
   active: boolean;
@@ -42,7 +42,7 @@ const MAX_INPUT_CHARS = 100 * 1024;
  * the last rendered value, and an Enter that follows a paste before the next frame must submit the
  * pasted text.
  */
-export function InputLine({ onSubmit, onQuit, onHint, onStart, placeholder, active, prompt = '›' }: InputLineProps) {
+export function InputLine({ onSubmit, onQuit, onHint, onBegin, placeholder, active, prompt = '›' }: InputLineProps) {
   const line = useRef<LineState>(EMPTY_LINE);
   const [shown, setShown] = useState<LineState>(EMPTY_LINE);
   const history = useRef<string[]>([]);
@@ -50,15 +50,20 @@ export function InputLine({ onSubmit, onQuit, onHint, onStart, placeholder, acti
   /** Inside a bracketed paste; `refused` once it went past MAX_INPUT_CHARS (the rest of it is dropped). */
   const paste = useRef<{ refused: boolean } | null>(null);
 
-  const set = (next: LineState) => {
-    if (!line.current.text && next.text) onStart?.();
+  const show = (next: LineState) => {
     line.current = next;
     setShown(next);
   };
+  const set = (next: LineState) => {
+    if (!line.current.text !== !next.text) onBegin?.(next.text !== '');
+    show(next);
+  };
   const submit = (text: string) => {
+    // A chunk that brought its own Enter ("text\r") began the line too.
+    if (!line.current.text && text) onBegin?.(true);
     if (text.trim()) history.current.push(text);
     cursor.current = history.current.length;
-    set(EMPTY_LINE);
+    show(EMPTY_LINE);
     onSubmit(text);
   };
   /** A line past the requirement limit is refused in one hint instead of freezing the screen. */

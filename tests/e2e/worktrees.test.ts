@@ -359,6 +359,25 @@ describe('merging leaves the person in charge', () => {
     expect(fs.readFileSync(path.join(repo, changed), 'utf8')).toBe('mine, not committed\n');
   });
 
+  it("a fast-forward over an uncommitted change to a file the branch changes is refused by git, saying that nothing was merged", async () => {
+    const { mergeBranch } = await import('../../src/core/git/worktree.js');
+    const repo = diverged();
+    // main is behind a feature that changes a tracked file: the merge would fast-forward it.
+    git(repo, 'reset', '-q', '--hard', git(repo, 'merge-base', 'main', 'feature'));
+    const tracked = git(repo, 'ls-files').split('\n')[0]!;
+    git(repo, 'checkout', '-q', 'feature');
+    fs.appendFileSync(path.join(repo, tracked), 'changed on feature\n');
+    git(repo, 'commit', '-q', '-am', 'feature changes a tracked file');
+    git(repo, 'checkout', '-q', 'main');
+    fs.appendFileSync(path.join(repo, tracked), 'mine, not committed\n');
+    const mine = fs.readFileSync(path.join(repo, tracked), 'utf8');
+    const head = git(repo, 'rev-parse', 'HEAD');
+    const error = await mergeBranch(repo, 'feature', 'Merge feature').catch((e: Error) => e);
+    expect(String(error)).toMatch(new RegExp(`git merge --ff-only feature failed: .*would be overwritten by merge.*${tracked.replace('.', '\\.')}.* \\(nothing was merged: your branch and files are as they were\\)$`));
+    expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
+    expect(fs.readFileSync(path.join(repo, tracked), 'utf8')).toBe(mine);
+  });
+
   it('a branch the person already merged by hand is recognised, not refused', async () => {
     const { mergeBranch } = await import('../../src/core/git/worktree.js');
     const repo = diverged();

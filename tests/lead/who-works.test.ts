@@ -27,6 +27,10 @@ describe('who works what was posted', () => {
     expect(whoWorks(lead, ROLES, coveredBeside(worker, lead))).toBe(
       `the lead (pid 4242 on ${os.hostname()}) holds the board, but no teammate works the engineer's stage there or elsewhere (a lead started with --no-team starts none): those tasks wait for workers (autoteam worker --role engineer)`,
     );
+    // A task of no stage ('…'): with no lead, a live worker of role any takes it; beside a lead, its team.
+    const anyWorker = { members: () => [member('dev', 'any', 'idle', process.pid)] };
+    expect(whoWorks({ state: 'none', pid: null, host: null, since: null }, undefined, coveredBeside(anyWorker, { state: 'none', pid: null, host: null, since: null }))).toMatch(/^no lead runs on this board: its live workers pick them up/);
+    expect(whoWorks(lead, undefined, coveredBeside(none, lead))).toMatch(/and its team pick them up/);
     // A generalist (role any) of the lead's own team works any stage.
     const generalist = { members: () => [member('dev', 'any', 'shutdown', 4242)] };
     expect(whoWorks(lead, ROLES, coveredBeside(generalist, lead))).toMatch(/and its team pick them up/);

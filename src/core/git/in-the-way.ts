@@ -26,8 +26,9 @@ export async function untrackedInTheWay(dir: string, base: string, to: string): 
     }
   }
   if (found.size === 0) return [];
-  const tracked = new Set((await git(dir, ['--literal-pathspecs', 'ls-files', '-z', '--', ...found])).stdout.split('\0').filter(Boolean));
-  return [...found].filter((file) => !tracked.has(file));
+  // A path the checkout tracks, or a folder it tracks files in (a change may turn a folder into a file): git's to replace.
+  const tracked = (await git(dir, ['--literal-pathspecs', 'ls-files', '-z', '--', ...found])).stdout.split('\0').filter(Boolean);
+  return [...found].filter((file) => !tracked.some((path) => path === file || path.startsWith(`${file}/`)));
 }
 
 /** `a.py, b.py` (at most five named), for a line that says what is in the way. */

@@ -37,7 +37,9 @@ export function buildSnapshot(parts: SnapshotParts): LeadSnapshot {
   const starting = new Map((parts.starting ?? []).map((member) => [member.name, member]));
   // Members that left before this process began (an earlier session's teammates, a worker stopped
   // yesterday) are the team's past: the panels and /team show who is there, and who left since.
-  const current = parts.team.members.filter((member) => (member.status !== 'shutdown' && member.status !== 'dead') || Date.parse(member.since) >= performance.timeOrigin);
+  // One found dead now may have died long before: its last heartbeat says when it was last there.
+  const left = (member: ShownMember) => Date.parse(member.status === 'dead' ? (member.heartbeat ?? member.since) : member.since);
+  const current = parts.team.members.filter((member) => (member.status !== 'shutdown' && member.status !== 'dead') || left(member) >= performance.timeOrigin);
   const listed: ShownMember[] = current.map((member) => starting.get(member.name) ?? member);
   for (const { name } of current) starting.delete(name);
   const members: MemberView[] = [...listed, ...starting.values()].map((member) => ({ ...member, running: parts.running(member.name), model: models.of(member.role, false), spend: spend.of(member.name) }));

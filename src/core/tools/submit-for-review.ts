@@ -57,8 +57,8 @@ export const submitForReviewTool = defineTool({
         pushed = ` as ${head.slice(0, 12)} on ${git.branch}`;
       } catch (error) {
         const message = (error as Error).message;
-        // Someone else moved the branch: no retry of this task can push, so it ends (the lead hears why).
-        if (error instanceof RemoteError && error.kind === 'moved') return { content: message, isError: true, kind: 'error', signal: { kind: 'fail', reason: message } };
+        // Someone else moved the branch, or the remote turns such pushes down (a hook): no retry of this task can push, so it ends (the lead hears why).
+        if (error instanceof RemoteError && (error.kind === 'moved' || error.kind === 'refused')) return { content: message, isError: true, kind: 'error', signal: { kind: 'fail', reason: message } };
         return toolError(`${message} — nothing was submitted; call submit_for_review again, or fail_task(reason) if the remote stays away`);
       }
     }
