@@ -83,7 +83,7 @@ export function whoWorks(leader: LeaderView, roles: readonly string[] = ['…'],
   const lead = `the lead${leader.state === 'elsewhere' ? ` (pid ${leader.pid} on ${leader.host})` : ''}`;
   // Beside a lead, a task of no stage is its team's to take, whatever roles it has.
   if (missing.length === 0 || roles.includes('…')) return `${lead} and its team pick them up (autoteam tasks follows them)`;
-  return `${lead} holds the board, but no teammate works ${missing.length === 1 ? `the ${missing[0]}'s stage` : `the stages of ${missing.join(', ')}`} there or elsewhere (a lead started with --no-team starts none): those tasks wait for workers (${workers})`;
+  return `${lead} holds the board, but no teammate of role ${missing.join(', ')} runs there or elsewhere (a lead started with --no-team starts none): ${missing.length === 1 ? 'its stage waits' : 'their stages wait'} for workers (${workers})`;
 }
 
 /** `covered` beside a live lead: a live member of the role (or of any), or a member of the lead's own team, resting or not. */

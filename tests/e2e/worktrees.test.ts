@@ -338,7 +338,7 @@ describe('merging leaves the person in charge', () => {
     fs.writeFileSync(path.join(repo, 'b.txt'), 'mine, untracked\n');
     const head = git(repo, 'rev-parse', 'HEAD');
     const error = await mergeBranch(repo, 'feature', 'Merge feature').catch((e: Error) => e);
-    expect(String(error)).toBe(`AutoteamError: cannot merge feature into main: it would write over b.txt in ${repo}, a file of yours that git does not track there (untracked or ignored); nothing was merged: move it aside, then merge again`);
+    expect(String(error)).toBe(`AutoteamError: cannot merge feature into main: it would write over b.txt in ${repo}, yours and not tracked by git there (an untracked or ignored file, or a folder); nothing was merged: move it aside, then merge again`);
     expect(String(error)).not.toMatch(/error: error:|\n/);
     expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
     expect(fs.readFileSync(path.join(repo, 'b.txt'), 'utf8')).toBe('mine, untracked\n');
@@ -354,7 +354,7 @@ describe('merging leaves the person in charge', () => {
     fs.writeFileSync(path.join(repo, changed), 'mine, not committed\n');
     const head = git(repo, 'rev-parse', 'HEAD');
     const error = await mergeBranch(repo, 'feature', 'Merge feature').catch((e: Error) => e);
-    expect(String(error)).toBe(`AutoteamError: cannot merge feature into main: it would write over ${changed} in ${repo}, a file of yours that git does not track there (untracked or ignored); nothing was merged: move it aside, then merge again`);
+    expect(String(error)).toBe(`AutoteamError: cannot merge feature into main: it would write over ${changed} in ${repo}, yours and not tracked by git there (an untracked or ignored file, or a folder); nothing was merged: move it aside, then merge again`);
     expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
     expect(fs.readFileSync(path.join(repo, changed), 'utf8')).toBe('mine, not committed\n');
   });

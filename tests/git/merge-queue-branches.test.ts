@@ -105,6 +105,21 @@ describe("the merge queue merges the pipeline's own change", () => {
     expect(git(repo, 'ls-tree', '--name-only', 'main').split('\n').sort()).toEqual(['helper.py', 'one.py', 'z.txt']);
   });
 
+  it("a drain stopped after rebasing a change the base already held (no commit of its own, the branch on the base's tip): the next drain merges it as already in", { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
+    const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
+    const { git: info } = queuedPipelines(board.tasks.list())[0]!;
+    // The same change reached main another way (another pipeline merged it first).
+    const tip = commitFile(repo, 'one.py', '"""One."""\n', 'the same change, merged first');
+    // What the stopped drain had done: the rebase found nothing of its own, the branch now on main's tip.
+    expect((await rebaseOnto(info.worktree, tip, info.base, 'lead@crew')).kind).not.toBe('conflict');
+    expect(git(repo, 'rev-parse', info.branch)).toBe(tip);
+
+    const [line] = await queue().drain();
+    expect(line).toBe(`pipeline #${pipeline}: ${info.branch} merged into main (its change was already in main); its worktree and branch are removed`);
+    expect(git(repo, 'rev-parse', 'main')).toBe(tip);
+  });
+
   it("the person's own rewrite of the approved commit is not taken for the queue's; diff says the branch moved, and discard names what the branch held and the changes it dropped", { timeout: 60_000 }, async () => {
     const { repo, board, queue, post } = await setup();
     const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));

@@ -195,19 +195,19 @@ describe('the merge queue', () => {
     fs.writeFileSync(path.join(repo, 'calc.py'), 'precious, and mine\n');
 
     const [line] = await queue().drain();
-    expect(line).toBe(`pipeline #${pipeline}: waits — main is checked out in ${repo}, where the merge would write over calc.py: a file of yours that git does not track there (untracked or ignored); move it aside, then merge again`);
+    expect(line).toBe(`pipeline #${pipeline}: waits — main is checked out in ${repo}, where the merge would write over calc.py: yours and not tracked by git there (an untracked or ignored file, or a folder); move it aside, then merge again`);
     expect(git(repo, 'rev-parse', 'main')).toBe(head);
     expect(fs.readFileSync(path.join(repo, 'calc.py'), 'utf8')).toBe('precious, and mine\n');
     expect(await steps(pipeline)).toEqual(['queued', 'rebased', 'waiting']);
     // A folder of its own where the change needs a file is in the way too.
     fs.rmSync(path.join(repo, 'calc.py'));
     fs.mkdirSync(path.join(repo, 'calc.py'));
-    expect((await queue().drain())[0]).toMatch(/waits — .* would write over calc\.py: a file of yours/);
+    expect((await queue().drain())[0]).toMatch(/waits — .* would write over calc\.py: yours and not tracked by git there \(an untracked or ignored file, or a folder\)/);
 
     // The single merge of the branch by hand says the same, and merges nothing.
     const { mergeBranch } = await import('../../src/core/git/worktree.js');
     const branch = queuedPipelines(board.tasks.list())[0]!.git.branch;
-    await expect(mergeBranch(repo, branch, 'Merge it')).rejects.toThrow(`cannot merge ${branch} into main: it would write over calc.py in ${repo}, a file of yours that git does not track there (untracked or ignored); nothing was merged: move it aside, then merge again`);
+    await expect(mergeBranch(repo, branch, 'Merge it')).rejects.toThrow(`cannot merge ${branch} into main: it would write over calc.py in ${repo}, yours and not tracked by git there (an untracked or ignored file, or a folder); nothing was merged: move it aside, then merge again`);
     expect(git(repo, 'rev-parse', 'main')).toBe(head);
 
     fs.rmdirSync(path.join(repo, 'calc.py'));
@@ -259,6 +259,10 @@ describe('the merge queue', () => {
     expect(heard).toEqual([{ line: lines[0], queued: [second] }, { line: lines[1], queued: [second] }]);
     expect(queue.handled.map((entry) => entry.pipeline)).toEqual([first]);
     expect(queuedPipelines(board.tasks.list()).map((entry) => entry.pipeline)).toEqual([second]);
+    // Said as a step as well, where the REPL and run show the queue.
+    await board.sink.flush();
+    const steps = (await board.log.read({ pipeline: second, types: ['merge_step'] })).map((event) => (event.type === 'merge_step' ? [event.step, event.detail] : []));
+    expect(steps).toEqual([['waiting', 'the queue stopped before its turn (the session is closing); it stays in the queue']]);
   });
 
   it('a re-check cut short by a stop leaves the pipeline approved and queued, never sent back for it', { timeout: 60_000 }, async () => {

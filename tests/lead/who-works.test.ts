@@ -21,11 +21,11 @@ describe('who works what was posted', () => {
   it('beside a lead that runs no team (--no-team): says which stages nobody works, and who would; a live worker elsewhere counts', () => {
     const none = { members: () => [member('engineer', 'engineer', 'shutdown', 1111)] };
     expect(whoWorks(lead, ROLES, coveredBeside(none, lead))).toBe(
-      `the lead (pid 4242 on ${os.hostname()}) holds the board, but no teammate works the stages of analyst, engineer, reviewer there or elsewhere (a lead started with --no-team starts none): those tasks wait for workers (autoteam worker --role analyst, and one with --role engineer, and one with --role reviewer)`,
+      `the lead (pid 4242 on ${os.hostname()}) holds the board, but no teammate of role analyst, engineer, reviewer runs there or elsewhere (a lead started with --no-team starts none): their stages wait for workers (autoteam worker --role analyst, and one with --role engineer, and one with --role reviewer)`,
     );
     const worker = { members: () => [member('analyst', 'analyst', 'idle', process.pid), member('reviewer', 'reviewer', 'idle', process.pid)] };
     expect(whoWorks(lead, ROLES, coveredBeside(worker, lead))).toBe(
-      `the lead (pid 4242 on ${os.hostname()}) holds the board, but no teammate works the engineer's stage there or elsewhere (a lead started with --no-team starts none): those tasks wait for workers (autoteam worker --role engineer)`,
+      `the lead (pid 4242 on ${os.hostname()}) holds the board, but no teammate of role engineer runs there or elsewhere (a lead started with --no-team starts none): its stage waits for workers (autoteam worker --role engineer)`,
     );
     // A task of no stage ('…'): with no lead, a live worker of role any takes it; beside a lead, its team.
     const anyWorker = { members: () => [member('dev', 'any', 'idle', process.pid)] };

@@ -79,7 +79,7 @@ export class LocalMergeTarget implements MergeTarget {
     if (head !== from) return { ok: false, waiting: `${this.branch} moved while the pipeline was checked; it is tried again on the next run` };
     // git refuses an untracked file of the person's in the way, but writes over an ignored one: both wait.
     const yours = await untrackedInTheWay(dir, from, to);
-    if (yours.length) return { ok: false, waiting: `${this.branch} is checked out in ${dir}, where the merge would write over ${namedFiles(yours)}: ${yours.length === 1 ? 'a file' : 'files'} of yours that git does not track there (untracked or ignored); move ${yours.length === 1 ? 'it' : 'them'} aside, then merge again` };
+    if (yours.length) return { ok: false, waiting: `${this.branch} is checked out in ${dir}, where the merge would write over ${namedFiles(yours)}: yours and not tracked by git there (an untracked or ignored file, or a folder); move ${yours.length === 1 ? 'it' : 'them'} aside, then merge again` };
     const merged = await git(dir, ['merge', '--ff-only', '-q', to], { allowFailure: true, env: personEnv() });
     if (merged.exitCode !== 0) return { ok: false, waiting: `${this.branch} in ${dir} cannot be fast-forwarded: ${gitMessage(merged.stderr, merged.stdout)}` };
     return { ok: true };

@@ -244,7 +244,7 @@ export async function mergeBranch(repoTop: string, branch: string, message: stri
   // git writes over an ignored file of the person's (an untracked one it refuses): neither is touched.
   const base = (await git(repoTop, ['merge-base', 'HEAD', branch], { allowFailure: true })).stdout.trim();
   const yours = base ? await untrackedInTheWay(repoTop, base, branch) : [];
-  if (yours.length) throw new AutoteamError(`cannot merge ${branch} into ${into}: it would write over ${namedFiles(yours)} in ${repoTop}, ${yours.length === 1 ? 'a file' : 'files'} of yours that git does not track there (untracked or ignored); nothing was merged: move ${yours.length === 1 ? 'it' : 'them'} aside, then merge again`, 'GIT_ERROR');
+  if (yours.length) throw new AutoteamError(`cannot merge ${branch} into ${into}: it would write over ${namedFiles(yours)} in ${repoTop}, yours and not tracked by git there (an untracked or ignored file, or a folder); nothing was merged: move ${yours.length === 1 ? 'it' : 'them'} aside, then merge again`, 'GIT_ERROR');
   if (await isAncestor('HEAD', branch)) {
     // git refuses (and changes nothing) when the person's uncommitted changes are in the way: said so.
     const forward = await git(repoTop, ['merge', '--ff-only', '-q', branch], { env: personEnv(), allowFailure: true });

@@ -114,8 +114,9 @@ export async function restoreApprovedBranch(info: GitInfo & { commit: string }):
 /**
  * Whether the branch at `at` is the queue's own rebase of the approved commit, left by a drain that
  * stopped before it recorded it: the approved commit is not under it, every commit of its own (those
- * its base branch does not have) was committed by the runtime, and its worktree (if any) has no change and no operation
- * under way. A commit of the person's, or a rebase of their own, never is.
+ * its base branch does not have) was committed by the runtime — or it has none, the rebase of a change
+ * the base already held (it stands on the base's history then) — and its worktree (if any) has no
+ * change and no operation under way. A commit of the person's never is.
  */
 async function rebasedByQueue(info: GitInfo & { commit: string }, at: string): Promise<boolean> {
   if ((await git(info.repo, ['merge-base', '--is-ancestor', info.commit, at], { allowFailure: true })).exitCode === 0) return false;
@@ -125,7 +126,7 @@ async function rebasedByQueue(info: GitInfo & { commit: string }, at: string): P
   const own = await git(info.repo, ['log', '--format=%cn', `refs/heads/${into}..${at}`], { allowFailure: true });
   const committers = own.stdout.split('\n').filter(Boolean);
   if (own.exitCode !== 0) return false;
-  if (committers.length === 0 || committers.some((name) => name !== RUNTIME_COMMITTER)) return false;
+  if (committers.some((name) => name !== RUNTIME_COMMITTER)) return false;
   if (!fs.existsSync(info.worktree)) return true;
   const status = await git(info.worktree, ['status', '--porcelain', '--untracked-files=no'], { allowFailure: true });
   return status.exitCode === 0 && status.stdout.trim() === '' && !(await operationInProgress(info.worktree));
