@@ -3,7 +3,7 @@ import { openBoard } from '../core/board/board.js';
 import type { Stage } from '../core/board/schemas.js';
 import { loadProjectConfig } from '../core/config/project-config.js';
 import { postWork } from '../core/lead/post-work.js';
-import { coveredOn } from '../core/board/team-registry.js';
+import { roleCovered } from '../core/board/team-registry.js';
 import { HOST } from '../core/board/liveness.js';
 import type { Member } from '../core/board/schemas.js';
 import { ANY_ROLE } from '../core/board/task-checks.js';
@@ -77,7 +77,7 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
 export function whoWorks(leader: LeaderView, roles: readonly string[] = ['…'], covered: (role: string) => boolean = () => false): string {
   // '…' (any role) is covered by a live member of role any, as `covered` reads it.
   const missing = roles.filter((role) => !covered(role));
-  const workers = missing.map((role, i) => (i === 0 ? `autoteam worker --role ${role}` : `one with --role ${role}`)).join(', and ');
+  const workers = workerCommands(missing);
   if (leader.state === 'none' && missing.length === 0) return `no lead runs on this board: its live workers pick them up (autoteam tasks follows them); a clarifying question waits until ${WHO_ANSWERS}`;
   if (leader.state === 'none') return `no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (${workers})`;
   const lead = `the lead${leader.state === 'elsewhere' ? ` (pid ${leader.pid} on ${leader.host})` : ''}`;
@@ -86,18 +86,21 @@ export function whoWorks(leader: LeaderView, roles: readonly string[] = ['…'],
   return `${lead} holds the board, but no teammate of role ${missing.join(', ')} runs there or elsewhere (a lead started with --no-team starts none): ${missing.length === 1 ? 'its stage waits' : 'their stages wait'} for workers (${workers})`;
 }
 
+/** `autoteam worker --role engineer, and one with --role reviewer`: the workers that would take `roles`' tasks. */
+export function workerCommands(roles: readonly string[]): string {
+  return roles.map((role, i) => (i === 0 ? `autoteam worker --role ${role}` : `one with --role ${role}`)).join(', and ');
+}
+
 /** `covered` beside a live lead: a live member of the role (or of any), or a member of the lead's own team, resting or not. */
 export function coveredBeside(registry: { members(): Member[] }, leader: LeaderView): (role: string) => boolean {
-  const live = coveredOn(registry);
-  return (role) => {
-    if (live(role)) return true;
-    if (leader.state === 'none') return false;
-    try {
-      return registry.members().some((member) => (member.role === role || member.role === ANY_ROLE) && member.pid === leader.pid && (member.host ?? HOST) === leader.host);
-    } catch {
-      return false;
-    }
-  };
+  let members: Member[];
+  try {
+    members = registry.members();
+  } catch {
+    return () => false; // a team config that cannot be read is said where a session starts
+  }
+  const leads = (member: Member) => leader.state !== 'none' && member.pid === leader.pid && (member.host ?? HOST) === leader.host;
+  return (role) => roleCovered(members, role) || members.some((member) => (member.role === role || member.role === ANY_ROLE) && leads(member));
 }
 
 /** The roles of the stages a pipeline goes through from `stage` on (sending back included); none for a task of no stage. */

@@ -1,6 +1,8 @@
 import { parseWait } from '../core/agent/settings.js';
 import type { LeadApi } from '../core/lead/lead-api.js';
 import { ConfigError } from '../core/errors.js';
+import { waitsFor } from '../frontend/work.js';
+import { workerCommands } from './post-command.js';
 
 /** `--timeout`, 10 minutes by default. A bare number is refused: is `--timeout 600` ten minutes or 0.6 s? */
 export function runTimeout(value: string | undefined): number {
@@ -37,8 +39,8 @@ export function watchStuck(session: Pick<LeadApi, 'busyReason' | 'pendingQuestio
     clearInterval(timer);
     const waiting = session.snapshot().tasks.filter((task) => task.pipeline !== null && open.includes(task.pipeline) && task.status === 'pending');
     const roles = [...new Set(waiting.flatMap((task) => (task.role ? [task.role] : [])))];
-    const what = waiting.map((task) => `task #${task.id} waits for ${task.role ? `a teammate of role ${task.role}` : 'any teammate'}`).join(', ');
-    const who = roles.length ? roles.map((role, i) => (i === 0 ? `autoteam worker --role ${role}` : `one with --role ${role}`)).join(', and ') : 'a teammate of any role (autoteam worker --role any)';
+    const what = waiting.map(waitsFor).join(', ');
+    const who = roles.length ? workerCommands(roles) : 'a teammate of any role (autoteam worker --role any)';
     const ids = open.map((id) => `#${id}`).join(', ');
     // Nothing pending and nothing moving: its next stage may be in a task file that does not read.
     if (!what) return stop(`pipeline ${ids} has not moved for ${Math.round(graceMs / 1000)} s and has no task waiting: its next stage may be in a task file that does not read (autoteam tasks names it)`);

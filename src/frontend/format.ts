@@ -30,12 +30,6 @@ export function formatTaskLine(task: Task, width = 100, options: { pipeline?: bo
   return printable(`${head}${subject}${tail}`);
 }
 
-/** Whether `tasks` belong to more than one pipeline: their lines then name theirs. */
-export function severalPipelines(tasks: readonly Task[]): boolean {
-  const first = tasks.find((task) => task.pipeline != null)?.pipeline;
-  return tasks.some((task) => task.pipeline != null && task.pipeline !== first);
-}
-
 /** Who answers a teammate's clarifying question where no lead's screen shows it (a worker's output, `tasks`). */
 export const WHO_ANSWERS = 'a lead of this board answers it: autoteam in a folder of the board, its web board, or answer_question of autoteam mcp serve';
 
@@ -48,9 +42,9 @@ export function formatUsage(usage: TaskUsage): string {
 /** The board's task lines (`width` columns each; each naming its pipeline when there are several), then one line per pipeline with its status and what it spent. */
 export function formatBoard(tasks: readonly Task[], width = 100): string {
   if (tasks.length === 0) return 'No tasks.';
-  const pipeline = severalPipelines(tasks);
-  const lines = tasks.map((task) => formatTaskLine(task, width, { pipeline }));
-  for (const [id, status] of pipelineStatuses(tasks)) {
+  const statuses = pipelineStatuses(tasks);
+  const lines = tasks.map((task) => formatTaskLine(task, width, { pipeline: statuses.size > 1 }));
+  for (const [id, status] of statuses) {
     const own = tasks.filter((task) => task.pipeline === id);
     const why = status === 'failed' || status === 'cancelled' ? own.find((task) => (task.status === 'failed' || task.status === 'cancelled') && !task.artifacts.retriedBy)?.result : null;
     const git = own.find((task) => task.artifacts.git?.commit)?.artifacts.git ?? own.find((task) => task.artifacts.git)?.artifacts.git;

@@ -1,3 +1,4 @@
+import type { Task } from '../core/board/schemas.js';
 import type { LeadApi } from '../core/lead/lead-api.js';
 
 export { type PipelineStatus, pipelineStatuses } from '../core/stages/pipeline-status.js';
@@ -44,6 +45,11 @@ export async function waitForQuiet(
  * The pipelines still active once nothing here can move them, as one line, or null: what each waits
  * for, and who goes on with it (the board keeps them). Said when line mode's input ended.
  */
+/** `task #4 waits for a teammate of role engineer`: a pending task nobody takes, as a left-open line says it. */
+export function waitsFor(task: Pick<Task, 'id' | 'role'>): string {
+  return `task #${task.id} waits for ${task.role ? `a teammate of role ${task.role}` : 'any teammate'}`;
+}
+
 export function leftOpenLine(session: Pick<LeadApi, 'snapshot' | 'fatalModelError'>): string | null {
   const { pipelines, tasks, board } = session.snapshot();
   const open = pipelines.filter((pipeline) => pipeline.status === 'active');
@@ -60,7 +66,7 @@ export function leftOpenLine(session: Pick<LeadApi, 'snapshot' | 'fatalModelErro
     const several = unread.length > 1;
     return `left open: ${unread.map(({ id, problem }) => `pipeline #${id}, whose next stage may be in a task file that does not read (${problem})`).join('; ')}: mend or remove ${several ? 'those files' : 'the file'}, and a lead here goes on with ${several ? 'them' : 'it'}`;
   }
-  const waits = [...pending].map(([id, next]) => `#${id}${next.length ? ` (${next.map((task) => `task #${task.id} waits for ${task.role ? `a teammate of role ${task.role}` : 'any teammate'}`).join(', ')})` : ''}`);
+  const waits = [...pending].map(([id, next]) => `#${id}${next.length ? ` (${next.map(waitsFor).join(', ')})` : ''}`);
   const roles = [...new Set([...pending.values()].flat().flatMap((task) => (task.role ? [task.role] : [])))];
   const who = roles.length === 1 ? `/spawn <name> ${roles[0]} in a lead here, or autoteam worker --role ${roles[0]},` : 'a lead or a worker here';
   const them = open.length > 1 ? 'them' : 'it';

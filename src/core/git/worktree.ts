@@ -305,3 +305,25 @@ export async function pipelineDiff(repoTop: string, info: { base: string; branch
   if (fs.existsSync(info.worktree)) return worktreeChange(info.worktree, info.base, Number.MAX_SAFE_INTEGER);
   return { files: null, diff: (await git(repoTop, ['diff', '--no-color', info.base, info.commit ?? info.branch])).stdout };
 }
+
+/**
+ * Files of the worktree that git leaves out of the change because a rule of this machine ignores them
+ * — `.git/info/exclude` or a global excludes file, not a `.gitignore` the repository holds — each with
+ * the rule's file: the approval commits what git adds, so such a file, tested in review, is not merged.
+ */
+export async function ignoredByThisMachine(worktree: string): Promise<Array<{ file: string; rule: string }>> {
+  const listed = (await git(worktree, ['ls-files', '--others', '--ignored', '--exclude-standard', '--directory', '-z'])).stdout.split('\0').filter(Boolean);
+  // The runtime's own folders (the sandbox's home, temp and run) are never the work.
+  const candidates = listed.filter((file) => !RUNTIME_FILES.includes(file.split('/')[0]!));
+  if (candidates.length === 0) return [];
+  // -z: each match is its rule's file, line, pattern and the path, NUL after each.
+  const fields = (await git(worktree, ['check-ignore', '-v', '-z', '--stdin'], { input: candidates.join('\0'), allowFailure: true })).stdout.split('\0');
+  const found: Array<{ file: string; rule: string }> = [];
+  for (let i = 0; i + 3 < fields.length; i += 4) {
+    const [rule, , , file] = fields.slice(i, i + 4) as [string, string, string, string];
+    // The repository's own rules are named relative to the worktree; this machine's by their full path.
+    if (!rule || (!path.isAbsolute(rule) && path.basename(rule) === '.gitignore')) continue;
+    found.push({ file, rule });
+  }
+  return found;
+}

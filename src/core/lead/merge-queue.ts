@@ -94,9 +94,10 @@ export class MergeQueue {
         if (queue.length === 0) return say(emptyQueue(board.tasks.list()));
         for (const [i, entry] of queue.entries()) {
           if (signal?.aborted) {
+            const rest = queue.slice(i);
             // Each said as a step too: the REPL and `run` show steps, not the drain's lines.
-            for (const rest of queue.slice(i)) this.emit(rest, rest.git.baseBranch ?? '', 'waiting', 'the queue stopped before its turn (the session is closing); it stays in the queue');
-            const left = queue.slice(i).map((rest) => `#${rest.pipeline}`);
+            for (const later of rest) this.emit(later, later.git.baseBranch ?? '', 'waiting', 'the queue stopped before its turn (the session is closing); it stays in the queue');
+            const left = rest.map((later) => `#${later.pipeline}`);
             return say(`stopped: pipeline${left.length === 1 ? '' : 's'} ${left.join(', ')} stay${left.length === 1 ? 's' : ''} in the queue, unmerged (the next drain merges ${left.length === 1 ? 'it' : 'them'})`);
           }
           this.handled.push(entry);

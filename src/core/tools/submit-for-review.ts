@@ -5,8 +5,8 @@ import type { Artifacts, Submitted } from '../board/artifacts.js';
 import { RemoteError } from '../git/remote.js';
 import { pushSubmission } from '../git/remote-branch.js';
 import { assertPlainFile, describeFileError, fileErrorKind, listWorkspaceFiles, resolveInWorkspace, workspaceRelative } from '../exec/sandbox-path.js';
-import { worktreeChange } from '../git/worktree.js';
-import { ignoredByThisMachine } from '../git/in-the-way.js';
+import { ignoredByThisMachine, worktreeChange } from '../git/worktree.js';
+import { namedFiles } from '../git/in-the-way.js';
 import { sameManifest, snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
 import { defineTool, toolError } from './tool.js';
 
@@ -64,7 +64,7 @@ export const submitForReviewTool = defineTool({
     }
     // A file a rule of this machine ignores is tested in review but never committed: said, not lost in silence.
     const ignored = git ? await ignoredByThisMachine(ctx.workspace) : [];
-    const left = ignored.length ? `; left out of the change: ${ignored.slice(0, 5).map(({ file, rule }) => `${file} (ignored by ${rule}, a rule of this machine, not of the repository)`).join(', ')}${ignored.length > 5 ? `, and ${ignored.length - 5} more` : ''}, so the approval does not commit ${ignored.length === 1 ? 'it' : 'them'}` : '';
+    const left = ignored.length ? `; left out of the change: ${namedFiles(ignored.map(({ file, rule }) => `${file} (ignored by ${rule}, a rule of this machine, not of the repository)`))}, so the approval does not commit ${ignored.length === 1 ? 'it' : 'them'}` : '';
     return {
       content: `Submitted ${rel} for review${pushed}${left}.`,
       signal: { kind: 'transition', tool: 'submit_for_review', input: { file: rel }, artifacts, result: `submitted ${rel}${pushed}${left}` },
