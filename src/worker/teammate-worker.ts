@@ -16,6 +16,7 @@ import { redact } from '../core/trace/redact.js';
 import { attachTelemetry } from '../core/telemetry/attach.js';
 import { createModel, type ModelSpec } from '../core/model/factory.js';
 import { IdleCollector } from './idle-collector.js';
+import { rehearsalOnIdle } from '../core/agent/rehearsal.js';
 import { probedElsewhere } from '../core/exec/sandbox.js';
 import type { FromWorker, TeammateSeat, TeammateWorkerInit, ToWorker } from '../core/agent/worker-protocol.js';
 
@@ -39,6 +40,8 @@ if (init.containment) probedElsewhere(init.containment);
 const port = parentPort!;
 const events = new EventCounter();
 const collector = new IdleCollector();
+/** The thread's one rehearsal of the board's code, once its first teammate sits idle (rehearsal.ts). */
+const rehearsal = rehearsalOnIdle(init.seats[0]!.name, init.role);
 const post = (message: FromWorker | TeammateEvent) => {
   port.postMessage(message);
   events.count();
@@ -141,7 +144,9 @@ async function runSeat(seat: Seat, opened: Board): Promise<void> {
       settings: init.settings,
       emit: (event: TeammateEvent) => {
         post(event);
-        if (event.type === 'status') collector.status(event.status, name);
+        if (event.type !== 'status') return;
+        collector.status(event.status, name);
+        rehearsal(event.status, event.task);
       },
       stamp: events.stamp,
       ...(startedAt ? { startedAt: new Date(startedAt) } : {}),
