@@ -16,7 +16,7 @@ import { redact } from '../core/trace/redact.js';
 import { attachTelemetry } from '../core/telemetry/attach.js';
 import { createModel, type ModelSpec } from '../core/model/factory.js';
 import { IdleCollector } from './idle-collector.js';
-import { rehearsalOnIdle } from '../core/agent/rehearsal.js';
+import { rehearsal, rehearsalOnIdle } from '../core/agent/rehearsal.js';
 import { probedElsewhere } from '../core/exec/sandbox.js';
 import type { FromWorker, TeammateSeat, TeammateWorkerInit, ToWorker } from '../core/agent/worker-protocol.js';
 
@@ -41,7 +41,7 @@ const port = parentPort!;
 const events = new EventCounter();
 const collector = new IdleCollector();
 /** The thread's one rehearsal of the board's code, once its first teammate sits idle (rehearsal.ts). */
-const rehearsal = rehearsalOnIdle(init.seats[0]!.name, init.role);
+const rehearse = rehearsalOnIdle(init.seats[0]!.name, init.role);
 const post = (message: FromWorker | TeammateEvent) => {
   port.postMessage(message);
   events.count();
@@ -146,7 +146,7 @@ async function runSeat(seat: Seat, opened: Board): Promise<void> {
         post(event);
         if (event.type !== 'status') return;
         collector.status(event.status, name);
-        rehearsal(event.status, event.task);
+        rehearse(event.status, event.task);
       },
       stamp: events.stamp,
       ...(startedAt ? { startedAt: new Date(startedAt) } : {}),
@@ -190,7 +190,8 @@ try {
   crashed ??= { name: threadName(), error };
 } finally {
   collector.close();
-  await board?.close();
+  // A rehearsal under way ends first: a thread ended in the middle of one would leave its scratch board in the temp folder.
+  await Promise.all([board?.close(), rehearsal()]);
 }
 if (crashed) {
   const { name, error } = crashed;

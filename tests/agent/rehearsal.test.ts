@@ -81,6 +81,29 @@ describe('rehearsalOnIdle', () => {
     expect(rehearsal()).toBe(begun);
   });
 
+  it('is put off by reading messages or a shutdown, and comes when a teammate is idle again', async () => {
+    ownTemp();
+    const { rehearsalOnIdle, rehearsal } = await freshThread();
+    vi.useFakeTimers();
+    const told = rehearsalOnIdle('analyst', 'analyst', 100);
+    told('idle', null);
+    vi.advanceTimersByTime(60);
+    told('working', null);
+    vi.advanceTimersByTime(1_000);
+    expect(rehearsal()).toBeNull();
+    told('idle', null);
+    vi.advanceTimersByTime(60);
+    // A thread stopping: no rehearsal begins while it shuts down.
+    told('shutdown', null);
+    vi.advanceTimersByTime(1_000);
+    expect(rehearsal()).toBeNull();
+    told('idle', null);
+    vi.advanceTimersByTime(100);
+    const begun = rehearsal();
+    vi.useRealTimers();
+    expect(await begun).toBe(true);
+  });
+
   it('does not rehearse a thread that claimed a task first, then or later', async () => {
     ownTemp();
     const { rehearsalOnIdle, rehearseBoardCode, rehearsal } = await freshThread();

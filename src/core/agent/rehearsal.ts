@@ -40,17 +40,18 @@ export function rehearsal(): Promise<boolean> | null {
 }
 
 /**
- * Told the statuses of a thread's teammates: the first idle one schedules the thread's rehearsal
- * (REHEARSAL_DELAY_MS later), and a task claimed before then cancels it.
+ * Told the statuses of a thread's teammates: an idle one schedules the thread's rehearsal
+ * (REHEARSAL_DELAY_MS later), any other status puts it off, and a task claimed cancels it for good.
  */
 export function rehearsalOnIdle(name: string, role: string, delayMs = REHEARSAL_DELAY_MS): (status: string, task: number | null) => void {
   let timer: NodeJS.Timeout | null = null;
   return (status, task) => {
-    if (status === 'working' && task !== null) {
-      warm = true;
+    if (status === 'working' && task !== null) warm = true;
+    // Any other status (work, a wait, a shutdown) puts it off until a teammate is idle again.
+    if (status !== 'idle') {
       if (timer) clearTimeout(timer);
       timer = null;
-    } else if (status === 'idle' && !warm && !rehearsed && !timer) {
+    } else if (!warm && !rehearsed && !timer) {
       timer = setTimeout(() => {
         timer = null;
         void rehearseBoardCode(name, role);
