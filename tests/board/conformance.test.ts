@@ -175,6 +175,40 @@ describe.each(backends)('$name', (backend) => {
     expect(asked).toEqual({ task: expect.objectContaining({ id: made.id, history: [expect.objectContaining({ by: 'holder' })] }), created: false });
   });
 
+  it('a board-wide lock held elsewhere: the waiter is told once as its wait begins, and runs after the release; a free lock tells nothing', async () => {
+    const location = await backend.location();
+    const holder = await open(location);
+    const waiter = await open(location);
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding = () => {};
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const order: string[] = [];
+    const holderRun = holder.withLock('merge-queue', async () => {
+      holding();
+      await released;
+      order.push('holder done');
+    });
+    await held;
+    let told = () => {};
+    const busy = new Promise<void>((resolve) => (told = resolve));
+    const waiting = waiter.withLock('merge-queue', async () => void order.push('waiter ran'), {
+      onBusy: () => {
+        order.push('waiter told');
+        told();
+      },
+    });
+    // Told before the holder lets go: the wait is said, not found out afterwards.
+    await busy;
+    expect(order).toEqual(['waiter told']);
+    release();
+    await Promise.all([holderRun, waiting]);
+    expect(order).toEqual(['waiter told', 'holder done', 'waiter ran']);
+    const free: string[] = [];
+    await waiter.withLock('merge-queue', async () => void free.push('ran'), { onBusy: () => free.push('told') });
+    expect(free).toEqual(['ran']);
+  });
+
   it('an expired lease is taken over with a new token; the old holder is fenced out', async () => {
     const location = await backend.location();
     const board = await open(location, 300);

@@ -265,6 +265,38 @@ describe('the merge queue', () => {
     expect(steps).toEqual([['waiting', 'the queue stopped before its turn (the session is closing); it stays in the queue']]);
   });
 
+  it('says it waits while another merger holds the queue, before the wait, and merges once that one has ended', { timeout: 60_000 }, async () => {
+    const { board, pipelines, post } = await setup();
+    const only = await post('a.py', '"""A."""\n', 'print("ok")\n');
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding = () => {};
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    // Another merger: the board's queue lock, held until the drain below has said that it waits.
+    const other = board.tasks.withLock('merge-queue', async () => {
+      holding();
+      await released;
+    });
+    await held;
+    const heard: string[] = [];
+    const queue = new MergeQueue({
+      board,
+      pipelines,
+      by: 'lead',
+      limits: recheckLimits(),
+      onLine: (line) => {
+        heard.push(line);
+        if (line.startsWith('waiting: ')) release();
+      },
+    });
+    const lines = await queue.drain();
+    await other;
+    expect(lines).toEqual(['waiting: another merger is draining the merge queue of this board', expect.stringMatching(new RegExp(`^pipeline #${only}: .* merged into main`))]);
+    expect(heard).toEqual(lines);
+    expect(queue.busy).toBe(false);
+    expect(queue.handled.map((entry) => entry.pipeline)).toEqual([only]);
+  });
+
   it('a re-check cut short by a stop leaves the pipeline approved and queued, never sent back for it', { timeout: 60_000 }, async () => {
     const { repo, board, pipelines, post, steps } = await setup();
     // A recorded check that would run for minutes on the rebased tree.

@@ -11,6 +11,8 @@ export interface LockOptions {
   staleMs?: number;
   /** Attempts after the first; 0 makes this a try-lock. */
   retries?: number;
+  /** Told once, when the first attempt finds the lock held and the wait begins. */
+  onBusy?: () => void;
 }
 
 export const DEFAULT_LOCK_STALE_MS = 10_000;
@@ -38,6 +40,7 @@ export async function withLock<T>(file: string, fn: () => T | Promise<T>, option
   const retries = options.retries ?? Math.ceil((stale * 1.5) / 120) + 12;
   const lockPath = lockPathOf(file);
   let held = tryLock(lockPath, stale);
+  if (!held && retries > 0) options.onBusy?.();
   for (let attempt = 0, wait = 2; !held; attempt++, wait = Math.min(wait * 1.5, 120)) {
     if (attempt >= retries) throw busy(lockPath);
     await new Promise((resolve) => setTimeout(resolve, wait * (1 + Math.random())));

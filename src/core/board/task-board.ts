@@ -63,8 +63,8 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
   /** Reads are fresh from the files already. */
   async refresh(): Promise<void> {}
 
-  async withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
-    return withLock(path.join(this.dir, name), work, { staleMs: this.lockStaleMs });
+  async withLock<T>(name: string, work: () => Promise<T>, options: { onBusy?: () => void } = {}): Promise<T> {
+    return withLock(path.join(this.dir, name), work, { staleMs: this.lockStaleMs, ...options });
   }
 
   /** The next pipeline id: a counter file under a lock, never one a task on the board already has. */

@@ -52,8 +52,11 @@ export interface TaskStore {
   emitTo(sink: EventSink | null): void;
   /** Catches up with writes of other processes (the file board reads fresh anyway). */
   refresh(): Promise<unknown>;
-  /** Runs `work` holding the board-wide lock `name` (a lock file, or an advisory lock). */
-  withLock<T>(name: string, work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` holding the board-wide lock `name` (a lock file, or an advisory lock); `onBusy` is
+   * told once when another holds it and the wait begins.
+   */
+  withLock<T>(name: string, work: () => Promise<T>, options?: { onBusy?: () => void }): Promise<T>;
   /** A pipeline id no process has used on this board. */
   nextPipelineId(): Promise<number>;
 }

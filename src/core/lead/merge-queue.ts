@@ -87,6 +87,8 @@ export class MergeQueue {
       lines.push(line);
       this.options.onLine?.(line);
     };
+    // Another merger draining the board's queue holds its lock: said before the wait, not after it.
+    const onBusy = () => say('waiting: another merger is draining the merge queue of this board');
     try {
       await board.tasks.withLock('merge-queue', async () => {
         await board.tasks.refresh();
@@ -103,7 +105,7 @@ export class MergeQueue {
           this.handled.push(entry);
           say(await this.mergeOne(entry, i + 1, queue.length));
         }
-      });
+      }, { onBusy });
     } catch (error) {
       if (!isLockBusy(error)) throw error;
       this.busy = true;

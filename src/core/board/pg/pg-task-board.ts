@@ -354,10 +354,15 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   }
 
   /** Runs `work` holding a board-wide advisory lock named `name` (a session lock on one connection). */
-  async withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
+  async withLock<T>(name: string, work: () => Promise<T>, options: { onBusy?: () => void } = {}): Promise<T> {
     const client = await withConnectionRetry(this.url, () => this.pool.connect());
     try {
-      await client.query("SELECT pg_advisory_lock(hashtext('autoteam_lock:' || $1))", [name]);
+      // A try first: a holder elsewhere is told (onBusy) before the wait, which has no end of its own.
+      const { rows } = await client.query<{ got: boolean }>("SELECT pg_try_advisory_lock(hashtext('autoteam_lock:' || $1)) AS got", [name]);
+      if (!rows[0]?.got) {
+        options.onBusy?.();
+        await client.query("SELECT pg_advisory_lock(hashtext('autoteam_lock:' || $1))", [name]);
+      }
       try {
         return await work();
       } finally {
