@@ -131,9 +131,26 @@ export function registerBoardCommands(program: Command): void {
         }
         const { pipelines, project, settings } = boardPipeline(board, command);
         const remoteUrl = remoteOf(options, project);
+        // Ctrl+C stops the drain at a safe point: the re-check under way is cut short and its pipeline
+        // stays queued, said in its line with the rest; a second Ctrl+C quits at once.
+        const stop = new AbortController();
+        const interrupted = () => {
+          if (stop.signal.aborted) process.exit(130);
+          stop.abort();
+          console.error('stopping the merge queue: the pipeline under way stays queued (Ctrl+C again to quit at once)');
+        };
+        process.on('SIGINT', interrupted);
         // Each pipeline's line as it is done: a drain stopped part-way has said what it did.
-        const queue = new MergeQueue({ board, pipelines, by: board.registry.read().lead, limits: recheckLimits(settings), onLine: (line) => console.log(line), ...(remoteUrl ? { remoteUrl } : {}) });
-        await queue.drain();
+        const queue = new MergeQueue({ board, pipelines, by: board.registry.read().lead, limits: recheckLimits(settings), signal: stop.signal, onLine: (line) => console.log(line), ...(remoteUrl ? { remoteUrl } : {}) });
+        try {
+          await queue.drain();
+        } finally {
+          process.off('SIGINT', interrupted);
+        }
+        if (stop.signal.aborted) {
+          process.exitCode = 130;
+          return;
+        }
         // Exit 1 unless every pipeline this drain took merged: one that waits, was sent back or failed
         // to merge is a script's business, and so is a queue another merger held. An empty queue
         // asked nothing (0), also when a merger beside this one emptied it first.

@@ -3,6 +3,7 @@
  * pipelines are made by signalling their stages directly (no model): an engineer's files written into
  * the worktree, a review that approves with a recorded check.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { CONFIG_FILE, loadProjectConfig } from '../../src/core/config/project-config.js';
 import { MergeQueue, MergeRunner, queuedPipelines, recheckLimits } from '../../src/core/lead/merge-queue.js';
 import { pipelineStatus } from '../../src/core/stages/pipeline-status.js';
-import { describeRun, runCli } from '../helpers/pipeline-cli.js';
+import { cleanEnv, cliEntry, describeRun, runCli } from '../helpers/pipeline-cli.js';
 import { commitFile, git, roots, setup } from '../helpers/merge-queue-setup.js';
 
 const CALC_CHECK = ['import os, sys', 'sys.path.insert(0, os.getcwd())', 'import calc', 'assert calc.f() == 2, f"f() is {calc.f()}"', ''].join('\n');
@@ -295,6 +296,41 @@ describe('the merge queue', () => {
     expect(heard).toEqual(lines);
     expect(queue.busy).toBe(false);
     expect(queue.handled.map((entry) => entry.pipeline)).toEqual([only]);
+  });
+
+  it('autoteam merge --queue stopped by Ctrl+C mid re-check: says so, names the pipeline it left queued, exits 130; a merge made before it stands', { timeout: 60_000 }, async () => {
+    const { repo, board, post } = await setup();
+    const first = await post('a.py', '"""A."""\n', 'print("ok")\n');
+    // Its check takes a while: the base moves under it (the first merges), so the queue runs it again.
+    const second = await post('b.py', '"""B."""\n', 'import time\ntime.sleep(30)\n');
+    const base = git(repo, 'rev-parse', 'main');
+    await board.sink.flush();
+    const child = spawn(process.execPath, [cliEntry, 'merge', '--queue'], { cwd: repo, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    // Interrupted once the second pipeline's re-check is under way: rebased, not yet checked.
+    const following = new AbortController();
+    await new Promise<void>((resolve, reject) => {
+      board.log
+        .subscribe({ pipeline: second, types: ['merge_step'] }, (event) => {
+          if (event.type === 'merge_step' && event.step === 'rebased') resolve();
+        }, following.signal)
+        .catch(reject);
+    });
+    following.abort();
+    child.kill('SIGINT');
+    expect(await exited, `${stdout}\n${stderr}`).toBe(130);
+    expect(stderr).toContain('stopping the merge queue: the pipeline under way stays queued');
+    expect(stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^pipeline #${first}: .* merged into main`)),
+      `pipeline #${second}: not merged — stopped while its checks ran again (it stays in the queue)`,
+    ]);
+    await board.tasks.refresh();
+    expect(queuedPipelines(board.tasks.list()).map((entry) => entry.pipeline)).toEqual([second]);
+    expect(git(repo, 'rev-list', '--count', `${base}..main`)).toBe('1');
   });
 
   it('a re-check cut short by a stop leaves the pipeline approved and queued, never sent back for it', { timeout: 60_000 }, async () => {
