@@ -16,7 +16,7 @@ import { redact } from '../core/trace/redact.js';
 import { attachTelemetry } from '../core/telemetry/attach.js';
 import { createModel, type ModelSpec } from '../core/model/factory.js';
 import { IdleCollector } from './idle-collector.js';
-import { rehearsal, rehearsalOnIdle } from '../core/agent/rehearsal.js';
+import { RehearsalTimer, rehearsal } from '../core/agent/rehearsal.js';
 import { probedElsewhere } from '../core/exec/sandbox.js';
 import type { FromWorker, TeammateSeat, TeammateWorkerInit, ToWorker } from '../core/agent/worker-protocol.js';
 
@@ -40,8 +40,8 @@ if (init.containment) probedElsewhere(init.containment);
 const port = parentPort!;
 const events = new EventCounter();
 const collector = new IdleCollector();
-/** The thread's one rehearsal of the board's code, once its first teammate sits idle (rehearsal.ts). */
-const rehearse = rehearsalOnIdle(init.seats[0]!.name, init.role);
+/** When the thread rehearses the board's code (rehearsal.ts): a file board's thread, once its teammates sit idle. */
+const rehearsing = init.board ? null : new RehearsalTimer(init.seats[0]!.name, init.role);
 const post = (message: FromWorker | TeammateEvent) => {
   port.postMessage(message);
   events.count();
@@ -68,6 +68,7 @@ const early: ReplicaRead[] = [];
 
 port.on('message', (message: ToWorker) => {
   if (message.type === 'wake') {
+    rehearsing?.woke();
     for (const seat of addressed(message.name)) {
       if (message.mail) seat.mail.arrived();
       seat.wake.notify();
@@ -146,7 +147,7 @@ async function runSeat(seat: Seat, opened: Board): Promise<void> {
         post(event);
         if (event.type !== 'status') return;
         collector.status(event.status, name);
-        rehearse(event.status, event.task);
+        rehearsing?.status(event.status, event.task);
       },
       stamp: events.stamp,
       ...(startedAt ? { startedAt: new Date(startedAt) } : {}),
@@ -191,6 +192,7 @@ try {
 } finally {
   collector.close();
   // A rehearsal under way ends first: a thread ended in the middle of one would leave its scratch board in the temp folder.
+  rehearsing?.cancel();
   await Promise.all([board?.close(), rehearsal()]);
 }
 if (crashed) {

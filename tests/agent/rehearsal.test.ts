@@ -44,12 +44,24 @@ describe('rehearseBoardCode', () => {
     expect(rehearsal()).toBeNull();
     const first = rehearseBoardCode('engineer', 'engineer');
     // Under way: its scratch board is in the temp folder.
-    expect(fs.readdirSync(temp).filter((name) => name.startsWith('autoteam-rehearsal-'))).toHaveLength(1);
+    expect(fs.readdirSync(temp).filter((name) => name.startsWith(`autoteam-rehearsal-${process.pid}-`))).toHaveLength(1);
     expect(await first).toBe(true);
     expect(fs.readdirSync(temp)).toEqual([]);
     // Once a thread, whoever asks.
     expect(rehearseBoardCode('engineer-2', 'engineer')).toBe(first);
     expect(rehearsal()).toBe(first);
+  });
+
+  it('a scratch board a killed process left is swept as other scratch folders are', async () => {
+    const temp = ownTemp();
+    const { sweepScratch } = await import('../../src/core/exec/scratch.js');
+    // No process has this pid (above the kernel's pid_max): its owner is gone.
+    const left = path.join(temp, 'autoteam-rehearsal-4194305-a1B2c3');
+    fs.mkdirSync(path.join(left, '.tasks', '.locks'), { recursive: true });
+    const mine = path.join(temp, `autoteam-rehearsal-${process.pid}-d4E5f6`);
+    fs.mkdirSync(mine);
+    expect(sweepScratch(temp)).toBe(1);
+    expect(fs.readdirSync(temp)).toEqual([path.basename(mine)]);
   });
 
   it('costs nothing but the warm-up when there is no temp folder to write', async () => {
@@ -61,12 +73,13 @@ describe('rehearseBoardCode', () => {
   });
 });
 
-describe('rehearsalOnIdle', () => {
+describe('RehearsalTimer', () => {
   it("rehearses once the thread's first teammate has sat idle for the delay, and once only", async () => {
     ownTemp();
-    const { rehearsalOnIdle, rehearsal } = await freshThread();
+    const { RehearsalTimer, rehearsal } = await freshThread();
     vi.useFakeTimers();
-    const told = rehearsalOnIdle('reviewer', 'reviewer', 100);
+    const timer = new RehearsalTimer('reviewer', 'reviewer', 100);
+    const told = (status: string, task: number | null) => timer.status(status, task);
     told('idle', null);
     vi.advanceTimersByTime(99);
     expect(rehearsal()).toBeNull();
@@ -83,9 +96,10 @@ describe('rehearsalOnIdle', () => {
 
   it('is put off by reading messages or a shutdown, and comes when a teammate is idle again', async () => {
     ownTemp();
-    const { rehearsalOnIdle, rehearsal } = await freshThread();
+    const { RehearsalTimer, rehearsal } = await freshThread();
     vi.useFakeTimers();
-    const told = rehearsalOnIdle('analyst', 'analyst', 100);
+    const timer = new RehearsalTimer('analyst', 'analyst', 100);
+    const told = (status: string, task: number | null) => timer.status(status, task);
     told('idle', null);
     vi.advanceTimersByTime(60);
     told('working', null);
@@ -104,11 +118,45 @@ describe('rehearsalOnIdle', () => {
     expect(await begun).toBe(true);
   });
 
+  it('is put off by a wake (its claim may be under way before any status says so) until the thread has been quiet for the delay', async () => {
+    ownTemp();
+    const { RehearsalTimer, rehearsal } = await freshThread();
+    vi.useFakeTimers();
+    const timer = new RehearsalTimer('engineer', 'engineer', 100);
+    timer.status('idle', null);
+    vi.advanceTimersByTime(90);
+    timer.woke();
+    vi.advanceTimersByTime(10);
+    expect(rehearsal()).toBeNull();
+    // Woken, it claimed nothing (another took the task): it says `looked`, not idle, and the
+    // rehearsal still comes, the delay after the wake.
+    vi.advanceTimersByTime(89);
+    expect(rehearsal()).toBeNull();
+    vi.advanceTimersByTime(1);
+    const begun = rehearsal();
+    expect(begun).not.toBeNull();
+    vi.useRealTimers();
+    expect(await begun).toBe(true);
+  });
+
+  it('begins none once cancelled as the thread ends', async () => {
+    ownTemp();
+    const { RehearsalTimer, rehearsal } = await freshThread();
+    vi.useFakeTimers();
+    const timer = new RehearsalTimer('engineer', 'engineer', 100);
+    timer.status('idle', null);
+    vi.advanceTimersByTime(50);
+    timer.cancel();
+    vi.advanceTimersByTime(1_000);
+    expect(rehearsal()).toBeNull();
+  });
+
   it('does not rehearse a thread that claimed a task first, then or later', async () => {
     ownTemp();
-    const { rehearsalOnIdle, rehearseBoardCode, rehearsal } = await freshThread();
+    const { RehearsalTimer, rehearseBoardCode, rehearsal } = await freshThread();
     vi.useFakeTimers();
-    const told = rehearsalOnIdle('analyst', 'analyst', 100);
+    const timer = new RehearsalTimer('analyst', 'analyst', 100);
+    const told = (status: string, task: number | null) => timer.status(status, task);
     told('idle', null);
     vi.advanceTimersByTime(50);
     // Reading messages is no claim; a task is.
@@ -134,7 +182,7 @@ describe('an idle teammate in a real worker thread', () => {
     removeBoard(root);
   });
 
-  it('rehearses in its temp folder, removes it, and leaves the real board as it was', async () => {
+  it('rehearses in its temp folder, removes it, and leaves the real board as it was', { timeout: 30_000 }, async () => {
     const temp = ownTemp();
     const seen: string[] = [];
     let gone: () => void = () => undefined;

@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { pidAlive } from '../board/pid.js';
 
-export type ScratchKind = 'check' | 'smoke' | 'index' | 'mcp' | 'empty';
+export type ScratchKind = 'check' | 'smoke' | 'index' | 'mcp' | 'empty' | 'rehearsal';
 
-const SCRATCH = /^autoteam-(check|smoke|index|mcp|empty)-(?:(\d+)-)?[A-Za-z0-9]{6}$/;
+const SCRATCH = /^autoteam-(check|smoke|index|mcp|empty|rehearsal)-(?:(\d+)-)?[A-Za-z0-9]{6}$/;
 /** A scratch folder of an older autoteam (no pid in its name) is only removed past this age. */
 const UNNAMED_AFTER_MS = 3_600_000;
 
