@@ -137,7 +137,7 @@ export function registerBoardCommands(program: Command): void {
         const interrupted = () => {
           if (stop.signal.aborted) process.exit(130);
           stop.abort();
-          console.error('stopping the merge queue: the pipeline under way stays queued (Ctrl+C again to quit at once)');
+          console.error('stopping the merge queue at a safe point: what it has not merged stays queued (Ctrl+C again to quit at once)');
         };
         process.on('SIGINT', interrupted);
         // Each pipeline's line as it is done: a drain stopped part-way has said what it did.

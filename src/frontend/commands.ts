@@ -147,11 +147,10 @@ export const COMMANDS: readonly Command[] = [
     help: 'merge an approved branch into your current branch (a conflict changes nothing); all: drain the merge queue',
     run: async (args, io) => {
       if (args.trim() === 'all') {
-        const lines = await io.session.mergeQueue();
-        // Each step's line (from the log) comes before what the queue made of it.
-        await io.session.catchUp();
-        for (const line of lines) io.print(line);
-        return;
+        // Each line as it is said (a wait for another merger at once), after the steps (from the log) that led to it.
+        let said = Promise.resolve();
+        await io.session.mergeQueue((line) => void (said = said.then(() => io.session.catchUp()).then(() => io.print(line))));
+        return said;
       }
       io.print(await io.session.merge(pipelineId(need(args, '/merge <pipeline>|all'))));
     },

@@ -209,6 +209,33 @@ describe.each(backends)('$name', (backend) => {
     expect(free).toEqual(['ran']);
   });
 
+  it('a board-wide lock\'s wait ends when its signal aborts: the lock not taken, the work not run, the holder undisturbed', async () => {
+    const location = await backend.location();
+    const holder = await open(location);
+    const waiter = await open(location);
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding = () => {};
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const holderRun = holder.withLock('merge-queue', async () => {
+      holding();
+      await released;
+      return 'held';
+    });
+    await held;
+    const stop = new AbortController();
+    let ran = false;
+    const waiting = waiter.withLock('merge-queue', async () => void (ran = true), { signal: stop.signal, onBusy: () => stop.abort() });
+    await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
+    expect(ran).toBe(false);
+    release();
+    expect(await holderRun).toBe('held');
+    // Free again, and the stopped waiter holds nothing: a lock taken at once.
+    let after = false;
+    await waiter.withLock('merge-queue', async () => void (after = true), { onBusy: () => undefined, signal: new AbortController().signal });
+    expect(after).toBe(true);
+  });
+
   it('an expired lease is taken over with a new token; the old holder is fenced out', async () => {
     const location = await backend.location();
     const board = await open(location, 300);

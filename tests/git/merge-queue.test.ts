@@ -263,7 +263,7 @@ describe('the merge queue', () => {
     // Said as a step as well, where the REPL and run show the queue.
     await board.sink.flush();
     const steps = (await board.log.read({ pipeline: second, types: ['merge_step'] })).map((event) => (event.type === 'merge_step' ? [event.step, event.detail] : []));
-    expect(steps).toEqual([['waiting', 'the queue stopped before its turn (the session is closing); it stays in the queue']]);
+    expect(steps).toEqual([['waiting', 'the queue was stopped before its turn; it stays in the queue']]);
   });
 
   it('says it waits while another merger holds the queue, before the wait, and merges once that one has ended', { timeout: 60_000 }, async () => {
@@ -323,7 +323,7 @@ describe('the merge queue', () => {
     following.abort();
     child.kill('SIGINT');
     expect(await exited, `${stdout}\n${stderr}`).toBe(130);
-    expect(stderr).toContain('stopping the merge queue: the pipeline under way stays queued');
+    expect(stderr).toContain('stopping the merge queue at a safe point: what it has not merged stays queued');
     expect(stdout.trim().split('\n')).toEqual([
       expect.stringMatching(new RegExp(`^pipeline #${first}: .* merged into main`)),
       `pipeline #${second}: not merged — stopped while its checks ran again (it stays in the queue)`,
@@ -331,6 +331,43 @@ describe('the merge queue', () => {
     await board.tasks.refresh();
     expect(queuedPipelines(board.tasks.list()).map((entry) => entry.pipeline)).toEqual([second]);
     expect(git(repo, 'rev-list', '--count', `${base}..main`)).toBe('1');
+  });
+
+  it('autoteam merge --queue stopped by Ctrl+C while it waits for another merger: ends at once, exit 130, nothing taken from the queue', { timeout: 60_000 }, async () => {
+    const { repo, board, post } = await setup();
+    const only = await post('a.py', '"""A."""\n', 'print("ok")\n');
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding = () => {};
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const other = board.tasks.withLock('merge-queue', async () => {
+      holding();
+      await released;
+    });
+    await held;
+    try {
+      const child = spawn(process.execPath, [cliEntry, 'merge', '--queue'], { cwd: repo, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      let waiting = () => {};
+      const saidWaiting = new Promise<void>((resolve) => (waiting = resolve));
+      child.stdout.setEncoding('utf8').on('data', (text: string) => {
+        stdout += text;
+        if (stdout.includes('waiting: another merger')) waiting();
+      });
+      child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+      const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      await saidWaiting;
+      child.kill('SIGINT');
+      // Ends while the other merger still holds the queue: the wait itself was stopped.
+      expect(await exited, `${stdout}\n${stderr}`).toBe(130);
+      expect(stdout.trim().split('\n')).toEqual(['waiting: another merger is draining the merge queue of this board', 'stopped while waiting for the other merger: nothing was done here']);
+      await board.tasks.refresh();
+      expect(queuedPipelines(board.tasks.list()).map((entry) => entry.pipeline)).toEqual([only]);
+    } finally {
+      release();
+      await other;
+    }
   });
 
   it('a re-check cut short by a stop leaves the pipeline approved and queued, never sent back for it', { timeout: 60_000 }, async () => {

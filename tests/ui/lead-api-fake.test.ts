@@ -107,9 +107,11 @@ function fakeLead() {
       record('merge', pipeline);
       return `pipeline #${pipeline}: merged`;
     },
-    async mergeQueue() {
+    async mergeQueue(onLine) {
       record('mergeQueue');
-      return ['pipeline #3: merged into main (queue)'];
+      const lines = ['pipeline #3: merged into main (queue)'];
+      for (const line of lines) onLine?.(line);
+      return lines;
     },
     async discard(pipeline) {
       record('discard', pipeline);
@@ -193,6 +195,30 @@ describe('the command layer over a fake LeadApi', () => {
       'analyst: next tasks on claude-test',
       'spawned tester (tester)',
     ]);
+  });
+
+  it('/merge all prints each line as the queue says it: a wait for another merger before the wait ends', async () => {
+    const { lead } = fakeLead();
+    const { value, out } = io(lead);
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let waitingSaid = () => {};
+    const said = new Promise<void>((resolve) => (waitingSaid = resolve));
+    lead.mergeQueue = async (onLine) => {
+      onLine?.('waiting: another merger is draining the merge queue of this board');
+      waitingSaid();
+      await released;
+      onLine?.('pipeline #3: merged into main (queue)');
+      return ['waiting: another merger is draining the merge queue of this board', 'pipeline #3: merged into main (queue)'];
+    };
+    const running = runLine('/merge all', value);
+    await said;
+    // Printed once the log has caught up (a turn of the microtask queue), while the drain still waits.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(out).toEqual(['waiting: another merger is draining the merge queue of this board']);
+    release();
+    await running;
+    expect(out).toEqual(['waiting: another merger is draining the merge queue of this board', 'pipeline #3: merged into main (queue)']);
   });
 
   it('shows the board, the team, the inbox and a task from the snapshot and the queries', async () => {

@@ -13,6 +13,8 @@ export interface LockOptions {
   retries?: number;
   /** Told once, when the first attempt finds the lock held and the wait begins. */
   onBusy?: () => void;
+  /** Ends the wait (the lock not taken, `fn` not run) with an AbortError. */
+  signal?: AbortSignal;
 }
 
 export const DEFAULT_LOCK_STALE_MS = 10_000;
@@ -43,7 +45,7 @@ export async function withLock<T>(file: string, fn: () => T | Promise<T>, option
   if (!held && retries > 0) options.onBusy?.();
   for (let attempt = 0, wait = 2; !held; attempt++, wait = Math.min(wait * 1.5, 120)) {
     if (attempt >= retries) throw busy(lockPath);
-    await new Promise((resolve) => setTimeout(resolve, wait * (1 + Math.random())));
+    await pause(wait * (1 + Math.random()), options.signal);
     held = tryLock(lockPath, stale);
   }
   try {
@@ -60,6 +62,22 @@ export async function withLock<T>(file: string, fn: () => T | Promise<T>, option
  */
 export function lockPathOf(file: string): string {
   return path.join(path.dirname(file), '.locks', `${path.basename(file)}.lock`);
+}
+
+/** Waits `ms`, or throws the signal's AbortError as soon as it aborts. */
+export function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  signal?.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const stop = () => {
+      clearTimeout(timer);
+      reject(signal!.reason instanceof Error ? signal!.reason : new DOMException('The wait was stopped', 'AbortError'));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', stop);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', stop, { once: true });
+  });
 }
 
 export function isLockBusy(error: unknown): boolean {

@@ -63,7 +63,7 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
   /** Reads are fresh from the files already. */
   async refresh(): Promise<void> {}
 
-  async withLock<T>(name: string, work: () => Promise<T>, options: { onBusy?: () => void } = {}): Promise<T> {
+  async withLock<T>(name: string, work: () => Promise<T>, options: { onBusy?: () => void; signal?: AbortSignal } = {}): Promise<T> {
     return withLock(path.join(this.dir, name), work, { staleMs: this.lockStaleMs, ...options });
   }
 

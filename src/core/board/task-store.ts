@@ -54,9 +54,9 @@ export interface TaskStore {
   refresh(): Promise<unknown>;
   /**
    * Runs `work` holding the board-wide lock `name` (a lock file, or an advisory lock); `onBusy` is
-   * told once when another holds it and the wait begins.
+   * told once when another holds it and the wait begins, and `signal` ends the wait (`work` not run).
    */
-  withLock<T>(name: string, work: () => Promise<T>, options?: { onBusy?: () => void }): Promise<T>;
+  withLock<T>(name: string, work: () => Promise<T>, options?: { onBusy?: () => void; signal?: AbortSignal }): Promise<T>;
   /** A pipeline id no process has used on this board. */
   nextPipelineId(): Promise<number>;
 }

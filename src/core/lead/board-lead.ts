@@ -248,8 +248,8 @@ export class BoardLead implements LeadControls {
     return discardPipeline(this.board.tasks, pipeline, this.lead);
   }
 
-  mergeQueue(): Promise<string[]> {
-    return new MergeQueue({ board: this.board, pipelines: this.pipelines, by: this.lead, limits: recheckLimits(), ...(this.options.repository ? { remoteUrl: this.options.repository.remote } : {}) }).drain();
+  mergeQueue(onLine?: (line: string) => void): Promise<string[]> {
+    return new MergeQueue({ board: this.board, pipelines: this.pipelines, by: this.lead, limits: recheckLimits(), ...(onLine ? { onLine } : {}), ...(this.options.repository ? { remoteUrl: this.options.repository.remote } : {}) }).drain();
   }
 
   decidePlan(requestId: string, approve: boolean, feedback = ''): Promise<void> {

@@ -49,8 +49,8 @@ export interface LeadControls {
   diff(pipeline: number): Promise<string>;
   /** Merges an approved pipeline's branch into the person's current branch; the line that says how. */
   merge(pipeline: number): Promise<string>;
-  /** Drains the merge queue once: approved pipelines into their base, in approval order; a line per pipeline. */
-  mergeQueue(): Promise<string[]>;
+  /** Drains the merge queue once: approved pipelines into their base, in approval order; a line per pipeline, each told `onLine` as it is said. */
+  mergeQueue(onLine?: (line: string) => void): Promise<string[]>;
   /** Removes a pipeline's worktree and branch; the line that says what went. */
   discard(pipeline: number): Promise<string>;
   /** Decides a plan-approval request and tells the teammate. */

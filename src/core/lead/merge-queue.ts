@@ -98,15 +98,20 @@ export class MergeQueue {
           if (signal?.aborted) {
             const rest = queue.slice(i);
             // Each said as a step too: the REPL and `run` show steps, not the drain's lines.
-            for (const later of rest) this.emit(later, later.git.baseBranch ?? '', 'waiting', 'the queue stopped before its turn (the session is closing); it stays in the queue');
+            for (const later of rest) this.emit(later, later.git.baseBranch ?? '', 'waiting', 'the queue was stopped before its turn; it stays in the queue');
             const left = rest.map((later) => `#${later.pipeline}`);
             return say(`stopped: pipeline${left.length === 1 ? '' : 's'} ${left.join(', ')} stay${left.length === 1 ? 's' : ''} in the queue, unmerged (the next drain merges ${left.length === 1 ? 'it' : 'them'})`);
           }
           this.handled.push(entry);
           say(await this.mergeOne(entry, i + 1, queue.length));
         }
-      }, { onBusy });
+      }, { onBusy, ...(signal ? { signal } : {}) });
     } catch (error) {
+      // Stopped while it waited for the other merger: nothing was taken from the queue.
+      if (signal?.aborted && !isLockBusy(error)) {
+        say('stopped while waiting for the other merger: nothing was done here');
+        return lines;
+      }
       if (!isLockBusy(error)) throw error;
       this.busy = true;
       say('another merger is draining the merge queue of this board; nothing was done here');
@@ -157,11 +162,12 @@ export class MergeQueue {
       if (rebased.kind === 'rebased') say('rebased', `onto ${into} at ${short(tip)}`, head);
       // The tree the reviewer (or an earlier run of the queue) checked needs no second run.
       if (head !== info.commit) {
+        const before = this.options.signal?.aborted === true ? 'before' : 'while';
         const checked = await recheck(worktree, entry.holder.artifacts, [this.options.board.rootDir, site.repo], this.options.limits, this.options.signal);
-        // Stopped under way: a check cut short proves nothing, and the next drain starts it over.
+        // Stopped under way (or before they began): a check cut short proves nothing, and the next drain starts it over.
         if (this.options.signal?.aborted) {
-          say('waiting', 'stopped while its checks ran again on the rebased tree; it stays in the queue', head);
-          return `pipeline #${pipeline}: not merged — stopped while its checks ran again (it stays in the queue)`;
+          say('waiting', `stopped ${before} its checks ran again on the rebased tree; it stays in the queue`, head);
+          return `pipeline #${pipeline}: not merged — stopped ${before} its checks ran again (it stays in the queue)`;
         }
         if (!checked.ok) {
           say('checked', `${checked.failed} fails on the rebased tree`, head);
@@ -266,14 +272,15 @@ export class MergeRunner {
 
   /** `automatic`: autoteam.config.json `autoMerge` (without it `auto` does nothing); `onError` hears what an automatic run failed on. */
   constructor(
-    private readonly queue: (signal: AbortSignal) => MergeQueue,
+    private readonly queue: (signal: AbortSignal, onLine?: (line: string) => void) => MergeQueue,
     private readonly automatic: { on: boolean; onError: (error: unknown) => void } = { on: false, onError: () => undefined },
   ) {}
 
-  run(): Promise<string[]> {
-    if (this.running) return this.running.catch(() => undefined).then(() => this.run());
+  /** Drains now, or after the drain under way; `onLine` hears each line as it is said. */
+  run(onLine?: (line: string) => void): Promise<string[]> {
+    if (this.running) return this.running.catch(() => undefined).then(() => this.run(onLine));
     if (this.closed) return Promise.resolve(['the session is closing: nothing was merged (autoteam merge --queue merges what is approved)']);
-    const run = this.queue(this.stopping.signal)
+    const run = this.queue(this.stopping.signal, onLine)
       .drain()
       .finally(() => {
         this.running = null;

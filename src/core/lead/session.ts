@@ -130,7 +130,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       maxRequestTokens: options.settings?.maxRequestTokens ?? DEFAULT_MAX_REQUEST_TOKENS,
     });
     this.chat = new LeadChat(new LeadAgent(this.agentHost));
-    const queue = (signal: AbortSignal) => new MergeQueue({ board, pipelines: this.pipelines, by: this.lead, limits: recheckLimits(options.settings), signal, ...(options.settings?.repository ? { remoteUrl: options.settings.repository.remote } : {}) });
+    const queue = (signal: AbortSignal, onLine?: (line: string) => void) => new MergeQueue({ board, pipelines: this.pipelines, by: this.lead, limits: recheckLimits(options.settings), signal, ...(onLine ? { onLine } : {}), ...(options.settings?.repository ? { remoteUrl: options.settings.repository.remote } : {}) });
     this.merges = new MergeRunner(queue, { on: options.autoMerge ?? false, onError: (error) => emit({ type: 'error', ...serializeError(error) }) });
     // One live lead per board: the lease is taken in start(), renewed while the session runs, released in close().
     this.life = new SessionLife(
@@ -359,8 +359,8 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     return discardPipeline(this.board.tasks, pipeline, this.lead);
   }
 
-  mergeQueue(): Promise<string[]> {
-    return this.merges.run();
+  mergeQueue(onLine?: (line: string) => void): Promise<string[]> {
+    return this.merges.run(onLine);
   }
 
   decidePlan(requestId: string, approve: boolean, feedback = ''): Promise<void> {

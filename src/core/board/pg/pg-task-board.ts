@@ -5,6 +5,7 @@ import type pg from 'pg';
 import { NotFoundError } from '../../errors.js';
 import { redact, secretValues } from '../../trace/redact.js';
 import { ArtifactsSchema } from '../artifacts.js';
+import { pause } from '../lock.js';
 import { whyNotClaimable } from '../task-checks.js';
 import { type Task, TaskSchema } from '../schemas.js';
 import type { BoardProblem } from '../task-index.js';
@@ -27,6 +28,8 @@ export interface PgTaskBoardOptions {
 
 /** Tasks a process posts between two ANALYZEs of the tasks table. */
 const ANALYZE_EVERY = 200;
+/** How often a board-wide lock's wait that may be stopped asks again. */
+const LOCK_POLL_MS = 200;
 
 /**
  * The task store on PostgreSQL. Claims are one statement (`FOR UPDATE SKIP LOCKED`, the pg-boss and
@@ -354,14 +357,16 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   }
 
   /** Runs `work` holding a board-wide advisory lock named `name` (a session lock on one connection). */
-  async withLock<T>(name: string, work: () => Promise<T>, options: { onBusy?: () => void } = {}): Promise<T> {
+  async withLock<T>(name: string, work: () => Promise<T>, options: { onBusy?: () => void; signal?: AbortSignal } = {}): Promise<T> {
     const client = await withConnectionRetry(this.url, () => this.pool.connect());
     try {
-      // A try first: a holder elsewhere is told (onBusy) before the wait, which has no end of its own.
-      const { rows } = await client.query<{ got: boolean }>("SELECT pg_try_advisory_lock(hashtext('autoteam_lock:' || $1)) AS got", [name]);
-      if (!rows[0]?.got) {
+      // A try first: a holder elsewhere is told (onBusy) before the wait, which has no end of its own;
+      // a wait that may be stopped tries again every LOCK_POLL_MS instead.
+      const attempt = async () => (await client.query<{ got: boolean }>("SELECT pg_try_advisory_lock(hashtext('autoteam_lock:' || $1)) AS got", [name])).rows[0]?.got === true;
+      if (!(await attempt())) {
         options.onBusy?.();
-        await client.query("SELECT pg_advisory_lock(hashtext('autoteam_lock:' || $1))", [name]);
+        if (!options.signal) await client.query("SELECT pg_advisory_lock(hashtext('autoteam_lock:' || $1))", [name]);
+        else while (!(await attempt())) await pause(LOCK_POLL_MS, options.signal);
       }
       try {
         return await work();
