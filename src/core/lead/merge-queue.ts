@@ -89,8 +89,10 @@ export class MergeQueue {
     };
     // Another merger draining the board's queue holds its lock: said before the wait, not after it.
     const onBusy = () => say('waiting: another merger is draining the merge queue of this board');
+    let holding = false;
     try {
       await board.tasks.withLock('merge-queue', async () => {
+        holding = true;
         await board.tasks.refresh();
         const queue = queuedPipelines(board.tasks.list());
         if (queue.length === 0) return say(emptyQueue(board.tasks.list()));
@@ -108,7 +110,7 @@ export class MergeQueue {
       }, { onBusy, ...(signal ? { signal } : {}) });
     } catch (error) {
       // Stopped while it waited for the other merger: nothing was taken from the queue.
-      if (signal?.aborted && !isLockBusy(error)) {
+      if (!holding && signal?.aborted && !isLockBusy(error)) {
         say('stopped while waiting for the other merger: nothing was done here');
         return lines;
       }
