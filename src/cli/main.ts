@@ -340,6 +340,8 @@ export async function main(argv: string[]): Promise<number> {
     if (options.worktree === false) return;
     if (typeof options.repo === 'string') await repositoryAt(options.repo);
     if (!action.options.some((option) => option.long === '--remote')) return;
+    // `merge <n> --remote` is refused for the combination, not for a remote it never uses.
+    if (action.name() === 'merge' && !options.queue) return;
     const project = loadProjectConfig(boardDir(action));
     const remote = remoteOf(options, project);
     if (remote !== undefined) await probeRemote(remote, project.repository?.base).catch((error: Error) => {

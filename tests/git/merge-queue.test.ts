@@ -143,7 +143,8 @@ describe('the merge queue', () => {
     const missing = await runCli(['merge', '--queue', '--remote', path.join(repo, 'no-such.git')], { cwd: repo });
     expect(missing.code, describeRun(missing)).toBe(2);
     expect(missing.stderr).toContain(path.join(repo, 'no-such.git'));
-    const single = await runCli(['merge', String(pipeline), '--remote', repo], { cwd: repo });
+    // Refused for the combination, before (and whether or not) the remote can be reached.
+    const single = await runCli(['merge', String(pipeline), '--remote', path.join(repo, 'no-such.git')], { cwd: repo });
     expect(single.code, describeRun(single)).toBe(2);
     expect(single.stderr.trim()).toBe('autoteam: --remote goes with --queue: a pipeline on a remote is merged by the queue, which pushes its base there');
     expect(queuedPipelines(board.tasks.list()).map((queued) => queued.pipeline)).toEqual([pipeline]);
