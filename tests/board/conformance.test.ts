@@ -11,6 +11,7 @@ import { type OpenedTaskStore, openTaskStore } from '../../src/core/board/open.j
 import { isPostgresUrl } from '../../src/core/board/pg/connection.js';
 import type { ClaimReport } from '../helpers/board-jobs.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
+import { holdLock } from '../helpers/held-lock.js';
 import { Actor, startTogether, tempRoot } from '../helpers/board-spawn.js';
 import { freshDatabase, postgresBin, usePostgres } from '../helpers/postgres.js';
 
@@ -179,17 +180,8 @@ describe.each(backends)('$name', (backend) => {
     const location = await backend.location();
     const holder = await open(location);
     const waiter = await open(location);
-    let release = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let holding = () => {};
-    const held = new Promise<void>((resolve) => (holding = resolve));
     const order: string[] = [];
-    const holderRun = holder.withLock('merge-queue', async () => {
-      holding();
-      await released;
-      order.push('holder done');
-    });
-    await held;
+    const { release, done: holderRun } = await holdLock(holder, 'merge-queue');
     let told = () => {};
     const busy = new Promise<void>((resolve) => (told = resolve));
     const waiting = waiter.withLock('merge-queue', async () => void order.push('waiter ran'), {
@@ -201,9 +193,10 @@ describe.each(backends)('$name', (backend) => {
     // Told before the holder lets go: the wait is said, not found out afterwards.
     await busy;
     expect(order).toEqual(['waiter told']);
+    order.push('released');
     release();
     await Promise.all([holderRun, waiting]);
-    expect(order).toEqual(['waiter told', 'holder done', 'waiter ran']);
+    expect(order).toEqual(['waiter told', 'released', 'waiter ran']);
     const free: string[] = [];
     await waiter.withLock('merge-queue', async () => void free.push('ran'), { onBusy: () => free.push('told') });
     expect(free).toEqual(['ran']);
@@ -213,23 +206,14 @@ describe.each(backends)('$name', (backend) => {
     const location = await backend.location();
     const holder = await open(location);
     const waiter = await open(location);
-    let release = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let holding = () => {};
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    const holderRun = holder.withLock('merge-queue', async () => {
-      holding();
-      await released;
-      return 'held';
-    });
-    await held;
+    const { release, done: holderRun } = await holdLock(holder, 'merge-queue');
     const stop = new AbortController();
     let ran = false;
     const waiting = waiter.withLock('merge-queue', async () => void (ran = true), { signal: stop.signal, onBusy: () => stop.abort() });
     await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
     expect(ran).toBe(false);
     release();
-    expect(await holderRun).toBe('held');
+    await holderRun;
     // Free again, and the stopped waiter holds nothing: a lock taken at once.
     let after = false;
     await waiter.withLock('merge-queue', async () => void (after = true), { onBusy: () => undefined, signal: new AbortController().signal });

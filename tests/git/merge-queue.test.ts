@@ -12,6 +12,7 @@ import { CONFIG_FILE, loadProjectConfig } from '../../src/core/config/project-co
 import { MergeQueue, MergeRunner, queuedPipelines, recheckLimits } from '../../src/core/lead/merge-queue.js';
 import { pipelineStatus } from '../../src/core/stages/pipeline-status.js';
 import { cleanEnv, cliEntry, describeRun, runCli } from '../helpers/pipeline-cli.js';
+import { holdLock } from '../helpers/held-lock.js';
 import { commitFile, git, roots, setup } from '../helpers/merge-queue-setup.js';
 
 const CALC_CHECK = ['import os, sys', 'sys.path.insert(0, os.getcwd())', 'import calc', 'assert calc.f() == 2, f"f() is {calc.f()}"', ''].join('\n');
@@ -270,16 +271,8 @@ describe('the merge queue', () => {
   it('says it waits while another merger holds the queue, before the wait, and merges once that one has ended', { timeout: 60_000 }, async () => {
     const { board, pipelines, post } = await setup();
     const only = await post('a.py', '"""A."""\n', 'print("ok")\n');
-    let release = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let holding = () => {};
-    const held = new Promise<void>((resolve) => (holding = resolve));
     // Another merger: the board's queue lock, held until the drain below has said that it waits.
-    const other = board.tasks.withLock('merge-queue', async () => {
-      holding();
-      await released;
-    });
-    await held;
+    const { release, done: other } = await holdLock(board.tasks, 'merge-queue');
     const heard: string[] = [];
     const queue = new MergeQueue({
       board,
@@ -337,15 +330,7 @@ describe('the merge queue', () => {
   it('autoteam merge --queue stopped by Ctrl+C while it waits for another merger: ends at once, exit 130, nothing taken from the queue', { timeout: 60_000 }, async () => {
     const { repo, board, post } = await setup();
     const only = await post('a.py', '"""A."""\n', 'print("ok")\n');
-    let release = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let holding = () => {};
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    const other = board.tasks.withLock('merge-queue', async () => {
-      holding();
-      await released;
-    });
-    await held;
+    const { release, done: other } = await holdLock(board.tasks, 'merge-queue');
     try {
       const child = spawn(process.execPath, [cliEntry, 'merge', '--queue'], { cwd: repo, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
