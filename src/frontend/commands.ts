@@ -146,7 +146,7 @@ export const COMMANDS: readonly Command[] = [
     args: '<pipeline>|all',
     help: 'merge an approved branch into your current branch (a conflict changes nothing); all: drain the merge queue',
     run: async (args, io) => {
-      if (args.trim() === 'all' || args.trim() === '--queue') {
+      if (['all', '--queue'].includes(args.trim())) {
         // Each line as it is said (a wait for another merger at once), after the steps (from the log) that led to it.
         let said = Promise.resolve();
         await io.session.mergeQueue((line) => void (said = said.then(() => io.session.catchUp()).then(() => io.print(line))));

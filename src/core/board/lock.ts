@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { threadId } from 'node:worker_threads';
 import { TEMP_FILE } from './atomic-io.js';
 import { pidAlive } from './pid.js';
@@ -45,7 +46,8 @@ export async function withLock<T>(file: string, fn: () => T | Promise<T>, option
   if (!held && retries > 0) options.onBusy?.();
   for (let attempt = 0, wait = 2; !held; attempt++, wait = Math.min(wait * 1.5, 120)) {
     if (attempt >= retries) throw busy(lockPath);
-    await pause(wait * (1 + Math.random()), options.signal);
+    // An AbortError as soon as the signal aborts (node:timers/promises).
+    await sleep(wait * (1 + Math.random()), undefined, { signal: options.signal });
     held = tryLock(lockPath, stale);
   }
   try {
@@ -62,22 +64,6 @@ export async function withLock<T>(file: string, fn: () => T | Promise<T>, option
  */
 export function lockPathOf(file: string): string {
   return path.join(path.dirname(file), '.locks', `${path.basename(file)}.lock`);
-}
-
-/** Waits `ms`, or throws the signal's AbortError as soon as it aborts. */
-export function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  signal?.throwIfAborted();
-  return new Promise((resolve, reject) => {
-    const stop = () => {
-      clearTimeout(timer);
-      reject(signal!.reason instanceof Error ? signal!.reason : new DOMException('The wait was stopped', 'AbortError'));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', stop);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', stop, { once: true });
-  });
 }
 
 export function isLockBusy(error: unknown): boolean {

@@ -3,9 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { pidAlive } from '../board/pid.js';
 
-export type ScratchKind = 'check' | 'smoke' | 'index' | 'mcp' | 'empty' | 'rehearsal';
+const KINDS = ['check', 'smoke', 'index', 'mcp', 'empty', 'rehearsal'] as const;
+export type ScratchKind = (typeof KINDS)[number];
 
-const SCRATCH = /^autoteam-(check|smoke|index|mcp|empty|rehearsal)-(?:(\d+)-)?[A-Za-z0-9]{6}$/;
+const SCRATCH = new RegExp(`^autoteam-(${KINDS.join('|')})-(?:(\\d+)-)?[A-Za-z0-9]{6}$`);
 /** A scratch folder of an older autoteam (no pid in its name) is only removed past this age. */
 const UNNAMED_AFTER_MS = 3_600_000;
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import type pg from 'pg';
 import { NotFoundError } from '../../errors.js';
 import { redact, secretValues } from '../../trace/redact.js';
 import { ArtifactsSchema } from '../artifacts.js';
-import { pause } from '../lock.js';
 import { whyNotClaimable } from '../task-checks.js';
 import { type Task, TaskSchema } from '../schemas.js';
 import type { BoardProblem } from '../task-index.js';
@@ -366,7 +366,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
       if (!(await attempt())) {
         options.onBusy?.();
         if (!options.signal) await client.query("SELECT pg_advisory_lock(hashtext('autoteam_lock:' || $1))", [name]);
-        else while (!(await attempt())) await pause(LOCK_POLL_MS, options.signal);
+        else while (!(await attempt())) await sleep(LOCK_POLL_MS, undefined, { signal: options.signal });
       }
       try {
         return await work();
