@@ -89,7 +89,7 @@ export function registerBoardCommands(program: Command): void {
       return `${retriedLine(id, task)}\n${whoWorks(leader, roles.length ? roles : task.role ? [task.role] : undefined, coveredBeside(board.registry, leader))}`;
     }],
     ['diff', "print a pipeline's branch: its files and diff against where it started", (board, id) => diffPipeline(board.tasks, id)],
-    ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead)],
+    ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead, (line) => console.log(line))],
   ];
   for (const [name, what, act] of pipelineCommands) {
     program
@@ -126,7 +126,7 @@ export function registerBoardCommands(program: Command): void {
       const board = await openExisting(command);
       try {
         if (n !== null) {
-          console.log(await mergePipeline(board.tasks, n, board.registry.read().lead));
+          console.log(await mergePipeline(board.tasks, n, board.registry.read().lead, (line) => console.log(line)));
           return;
         }
         const { pipelines, project, settings } = boardPipeline(board, command);

@@ -152,14 +152,14 @@ export const COMMANDS: readonly Command[] = [
         await io.session.mergeQueue((line) => void (said = said.then(() => io.session.catchUp()).then(() => io.print(line))));
         return said;
       }
-      io.print(await io.session.merge(pipelineId(need(args, '/merge <pipeline>|all'))));
+      io.print(await io.session.merge(pipelineId(need(args, '/merge <pipeline>|all')), (line) => io.print(line)));
     },
   },
   {
     name: 'discard',
     args: '<pipeline>',
     help: "remove a pipeline's worktree and branch",
-    run: async (args, io) => io.print(await io.session.discard(pipelineId(need(args, '/discard <pipeline>')))),
+    run: async (args, io) => io.print(await io.session.discard(pipelineId(need(args, '/discard <pipeline>')), (line) => io.print(line))),
   },
   {
     name: 'answer',

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_FILE, loadProjectConfig } from '../../src/core/config/project-config.js';
 import { MergeQueue, MergeRunner, queuedPipelines, recheckLimits } from '../../src/core/lead/merge-queue.js';
+import { discardPipeline, mergePipeline } from '../../src/core/lead/branches.js';
 import { pipelineStatus } from '../../src/core/stages/pipeline-status.js';
 import { cleanEnv, cliEntry, describeRun, runCli } from '../helpers/pipeline-cli.js';
 import { holdLock } from '../helpers/held-lock.js';
@@ -290,6 +291,24 @@ describe('the merge queue', () => {
     expect(heard).toEqual(lines);
     expect(queue.busy).toBe(false);
     expect(queue.handled.map((entry) => entry.pipeline)).toEqual([only]);
+  });
+
+  it('a merge or discard by hand says it waits while another merger holds the queue, as the wait begins, then goes on', { timeout: 60_000 }, async () => {
+    const { repo, board, post } = await setup();
+    const first = await post('a.py', '"""A."""\n', 'print("ok")\n');
+    const second = await post('b.py', '"""B."""\n', 'print("ok")\n');
+    for (const [act, id] of [[mergePipeline, first], [discardPipeline, second]] as const) {
+      const { release, done: other } = await holdLock(board.tasks, 'merge-queue');
+      const heard: string[] = [];
+      const line = await act(board.tasks, id, 'lead', (said) => {
+        heard.push(said);
+        release();
+      });
+      await other;
+      expect(heard).toEqual(['waiting: another merger is draining the merge queue of this board']);
+      expect(line).toMatch(new RegExp(`^pipeline #${id}`));
+    }
+    expect(git(repo, 'show', 'main:a.py')).toContain('A.');
   });
 
   it('autoteam merge --queue stopped by Ctrl+C mid re-check: says so, names the pipeline it left queued, exits 130; a merge made before it stands', { timeout: 60_000 }, async () => {

@@ -240,12 +240,12 @@ export class BoardLead implements LeadControls {
     return diffPipeline(this.board.tasks, pipeline);
   }
 
-  merge(pipeline: number): Promise<string> {
-    return mergePipeline(this.board.tasks, pipeline, this.lead);
+  merge(pipeline: number, onLine?: (line: string) => void): Promise<string> {
+    return mergePipeline(this.board.tasks, pipeline, this.lead, onLine);
   }
 
-  discard(pipeline: number): Promise<string> {
-    return discardPipeline(this.board.tasks, pipeline, this.lead);
+  discard(pipeline: number, onLine?: (line: string) => void): Promise<string> {
+    return discardPipeline(this.board.tasks, pipeline, this.lead, onLine);
   }
 
   mergeQueue(onLine?: (line: string) => void): Promise<string[]> {

@@ -10,7 +10,7 @@ import { remoteClone, resolveRemoteUrl } from '../git/remote-url.js';
 import { loadProjectConfig } from '../config/project-config.js';
 import { localGit } from '../stages/workspace.js';
 import { isLockBusy } from '../board/lock.js';
-import { restoreApprovedBranch } from './merge-site.js';
+import { restoreApprovedBranch, WAITING_FOR_MERGER } from './merge-site.js';
 import { git as runGit } from '../git/git.js';
 
 /**
@@ -123,21 +123,29 @@ function configuredRemote(rootDir: string): string | undefined {
  * Runs `work` as the board's one merger (the lock the merge queue drains under), on the board as it is
  * then: a merge or discard by hand never meets a drain that holds the same pipeline.
  */
-async function asMerger<T>(board: TaskBoard, work: () => Promise<T>): Promise<T> {
+async function asMerger<T>(board: TaskBoard, work: () => Promise<T>, onLine?: (line: string) => void): Promise<T> {
   try {
-    return await board.withLock('merge-queue', async () => {
-      await board.refresh();
-      return work();
-    });
+    return await board.withLock(
+      'merge-queue',
+      async () => {
+        await board.refresh();
+        return work();
+      },
+      // Said as the wait begins, not only when it gives up (some 25 s on a folder board).
+      { onBusy: () => onLine?.(WAITING_FOR_MERGER) },
+    );
   } catch (error) {
     if (isLockBusy(error)) throw new AutoteamError('another merger is draining the merge queue of this board: nothing was done; try again once it has ended', 'MERGE_QUEUE');
     throw error;
   }
 }
 
-/** Merges an approved pipeline's branch into the person's current branch, then removes its worktree and branch. */
-export function mergePipeline(board: TaskBoard, id: number, by: string): Promise<string> {
-  return asMerger(board, () => mergeOne(board, id, by));
+/**
+ * Merges an approved pipeline's branch into the person's current branch, then removes its worktree
+ * and branch. `onLine` is told of a wait for another merger as it begins.
+ */
+export function mergePipeline(board: TaskBoard, id: number, by: string, onLine?: (line: string) => void): Promise<string> {
+  return asMerger(board, () => mergeOne(board, id, by), onLine);
 }
 
 async function mergeOne(board: TaskBoard, id: number, by: string): Promise<string> {
@@ -185,8 +193,8 @@ async function discardRemoteBranch(repo: string, info: GitInfo): Promise<{ remov
 }
 
 /** Removes a pipeline's worktree and branch (its commits go with the branch). Not while it is active. */
-export function discardPipeline(board: TaskBoard, id: number, by: string): Promise<string> {
-  return asMerger(board, () => discardOne(board, id, by));
+export function discardPipeline(board: TaskBoard, id: number, by: string, onLine?: (line: string) => void): Promise<string> {
+  return asMerger(board, () => discardOne(board, id, by), onLine);
 }
 
 async function discardOne(board: TaskBoard, id: number, by: string): Promise<string> {

@@ -47,12 +47,12 @@ export interface LeadControls {
   retry(pipeline: number): Promise<Task>;
   /** A pipeline's branch: its files and its diff against where it started, as text. */
   diff(pipeline: number): Promise<string>;
-  /** Merges an approved pipeline's branch into the person's current branch; the line that says how. */
-  merge(pipeline: number): Promise<string>;
+  /** Merges an approved pipeline's branch into the person's current branch; the line that says how (a wait for another merger told `onLine` as it begins). */
+  merge(pipeline: number, onLine?: (line: string) => void): Promise<string>;
   /** Drains the merge queue once: approved pipelines into their base, in approval order; a line per pipeline, each told `onLine` as it is said. */
   mergeQueue(onLine?: (line: string) => void): Promise<string[]>;
-  /** Removes a pipeline's worktree and branch; the line that says what went. */
-  discard(pipeline: number): Promise<string>;
+  /** Removes a pipeline's worktree and branch; the line that says what went (a wait for another merger told `onLine` as it begins). */
+  discard(pipeline: number, onLine?: (line: string) => void): Promise<string>;
   /** Decides a plan-approval request and tells the teammate. */
   decidePlan(requestId: string, approve: boolean, feedback?: string): Promise<void>;
   /** Waits until pipeline `id` is approved or failed (or `signal` aborts); its state then. */

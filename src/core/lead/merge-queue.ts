@@ -12,7 +12,7 @@ import type { Pipeline } from '../stages/pipeline.js';
 import { approvalOf, tasksByPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
 import { recheck, type RecheckLimits } from './merge-checks.js';
-import { MergeQueueError, type MergeSite, mergeSite, short } from './merge-site.js';
+import { MergeQueueError, type MergeSite, mergeSite, short, WAITING_FOR_MERGER } from './merge-site.js';
 import { age, counted } from '../words.js';
 
 /**
@@ -88,7 +88,7 @@ export class MergeQueue {
       this.options.onLine?.(line);
     };
     // Another merger draining the board's queue holds its lock: said before the wait, not after it.
-    const onBusy = () => say('waiting: another merger is draining the merge queue of this board');
+    const onBusy = () => say(WAITING_FOR_MERGER);
     let holding = false;
     try {
       await board.tasks.withLock('merge-queue', async () => {

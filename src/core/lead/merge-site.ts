@@ -39,6 +39,9 @@ export interface MergeSite {
 /** A commit as the lines show it. */
 export const short = (sha: string) => sha.slice(0, 12);
 
+/** What a merger (the queue's drain, a merge or discard by hand) says as it begins to wait for another that drains the board's merge queue. */
+export const WAITING_FOR_MERGER = 'waiting: another merger is draining the merge queue of this board';
+
 /** Why one pipeline cannot be merged now: it stays queued, and the line says why. */
 export class MergeQueueError extends AutoteamError {
   constructor(message: string) {
