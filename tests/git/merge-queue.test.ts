@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_FILE, loadProjectConfig } from '../../src/core/config/project-config.js';
 import { MergeQueue, MergeRunner, queuedPipelines, recheckLimits } from '../../src/core/lead/merge-queue.js';
-import { discardPipeline, mergePipeline } from '../../src/core/lead/branches.js';
+import { diffPipeline, discardPipeline, mergePipeline } from '../../src/core/lead/branches.js';
 import { pipelineStatus } from '../../src/core/stages/pipeline-status.js';
 import { cleanEnv, cliEntry, describeRun, runCli } from '../helpers/pipeline-cli.js';
 import { holdLock } from '../helpers/held-lock.js';
@@ -394,6 +394,10 @@ describe('the merge queue', () => {
     expect(await steps(pipeline)).toEqual(['queued', 'rebased', 'waiting']);
     expect(pipelineStatus(board.tasks.list().filter((task) => task.pipeline === pipeline))).toBe('approved');
     expect(queuedPipelines(board.tasks.list()).map((entry) => entry.pipeline)).toEqual([pipeline]);
+    // Its diff is still the approved change: the branch holds the queue's rebase, whose base moved on (notes.md is the base's, not its).
+    const diff = await diffPipeline(board.tasks, pipeline);
+    expect(diff.split('\n')[0]).toMatch(/· 1 file: A calc\.py · the branch holds the merge queue's rebase of it onto main \(a drain stopped before it merged\); the next drain merges it$/);
+    expect(diff).not.toContain('notes.md');
   });
 
   it('reads autoMerge from autoteam.config.json, and names the field when it is not a boolean', () => {

@@ -10,7 +10,7 @@ import { remoteClone, resolveRemoteUrl } from '../git/remote-url.js';
 import { loadProjectConfig } from '../config/project-config.js';
 import { localGit } from '../stages/workspace.js';
 import { isLockBusy } from '../board/lock.js';
-import { restoreApprovedBranch, WAITING_FOR_MERGER } from './merge-site.js';
+import { queueRebaseOnto, restoreApprovedBranch, WAITING_FOR_MERGER } from './merge-site.js';
 import { git as runGit } from '../git/git.js';
 
 /**
@@ -68,12 +68,30 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
   }
   if (git.remote) return remoteDiff(board.rootDir, id, git);
   const tip = git.commit ? await branchTip(git.repo, git.branch) : null;
+  // A drain stopped between its rebase and its merge left its own copy on the branch, on the base's new
+  // tip: the base's changes since are not the pipeline's, so the approved commit is what is shown.
+  const onto = git.commit && tip && tip !== git.commit ? await queueRebaseOnto({ ...git, commit: git.commit }, tip) : null;
+  if (git.commit && onto) {
+    const { files, diff } = await changeBetween(git.repo, git.base, git.commit);
+    const note = `the branch holds the merge queue's rebase of it onto ${onto} (a drain stopped before it merged); the next drain merges it`;
+    return [`pipeline #${id} · ${git.branch} from ${git.base.slice(0, 12)} · commit ${git.commit.slice(0, 12)}${fileList(files)} · ${note}`, diff.trimEnd() || '(no changes)'].join('\n');
+  }
   // Commits added after the approval: the diff is the branch as it is, so the line says it is not the approved commit alone.
   const moved = tip && tip !== git.commit ? ` — the branch has moved on since, to ${tip.slice(0, 12)}: this is it as it is now` : '';
   const state = git.commit ? `commit ${git.commit.slice(0, 12)}${moved}` : 'not committed yet';
   const { files, diff } = await pipelineDiff(git.repo, git);
-  const list = files ? ` · ${files.length} file${files.length === 1 ? '' : 's'}: ${files.map((f) => `${f.status} ${f.path}`).join(', ') || 'none'}` : '';
-  return [`pipeline #${id} · ${git.branch} from ${git.base.slice(0, 12)} · ${state}${list}`, diff.trimEnd() || '(no changes)'].join('\n');
+  return [`pipeline #${id} · ${git.branch} from ${git.base.slice(0, 12)} · ${state}${files ? fileList(files) : ''}`, diff.trimEnd() || '(no changes)'].join('\n');
+}
+
+/** ` · 2 files: A a.py, M b.py`, as the diff's first line lists them. */
+function fileList(files: readonly ChangedFile[]): string {
+  return ` · ${files.length} file${files.length === 1 ? '' : 's'}: ${files.map((f) => `${f.status} ${f.path}`).join(', ') || 'none'}`;
+}
+
+/** The change from commit `base` to commit `target` in repository `dir`: its files, then its diff. */
+async function changeBetween(dir: string, base: string, target: string): Promise<{ files: ChangedFile[]; diff: string }> {
+  const files = changedFiles((await runGit(dir, ['diff', '--no-color', '--no-renames', '--name-status', base, target])).stdout);
+  return { files, diff: (await runGit(dir, ['diff', '--no-color', '--no-renames', base, target])).stdout };
 }
 
 /**
@@ -84,8 +102,7 @@ async function remoteDiff(rootDir: string, id: number, git: GitInfo): Promise<st
   const { files, diff, tip } = await remoteChange(rootDir, git, git.commit);
   const moved = git.commit && tip && tip !== git.commit ? ` — the branch has moved on since, to ${tip.slice(0, 12)} on ${git.remote}: this is the approved commit` : '';
   const state = git.commit ? `commit ${git.commit.slice(0, 12)}${moved}` : tip && tip !== git.base ? `not approved yet: the branch's tip on ${git.remote}, ${tip.slice(0, 12)}` : 'nothing pushed yet';
-  const list = ` · ${files.length} file${files.length === 1 ? '' : 's'}: ${files.map((f) => `${f.status} ${f.path}`).join(', ') || 'none'}`;
-  return [`pipeline #${id} · ${git.branch} on ${git.remote} from ${git.base.slice(0, 12)} · ${state}${list}`, diff.trimEnd() || '(no changes)'].join('\n');
+  return [`pipeline #${id} · ${git.branch} on ${git.remote} from ${git.base.slice(0, 12)} · ${state}${fileList(files)}`, diff.trimEnd() || '(no changes)'].join('\n');
 }
 
 /**
@@ -106,8 +123,7 @@ async function remoteChange(rootDir: string, git: GitInfo, target: string | unde
   const want = target ?? tip;
   if (!want) throw new AutoteamError(`${git.branch} is not on ${shown}: nothing of it to show`, 'USAGE');
   if (!(await hasCommit(clone, want))) throw new AutoteamError(`the remote ${shown} no longer holds commit ${want.slice(0, 12)} of ${git.branch}`, 'GIT_ERROR');
-  const files = changedFiles((await runGit(clone, ['diff', '--no-color', '--no-renames', '--name-status', git.base, want])).stdout);
-  return { files, diff: (await runGit(clone, ['diff', '--no-color', '--no-renames', git.base, want])).stdout, tip };
+  return { ...(await changeBetween(clone, git.base, want)), tip };
 }
 
 /** The full URL of this folder's `repository.remote` (credentials and all), if its config names one that reads. */

@@ -105,7 +105,7 @@ export async function restoreApprovedBranch(info: GitInfo & { commit: string }):
   }
   if (at === info.commit) return null;
   const here = fs.existsSync(info.worktree);
-  if (await rebasedByQueue(info, at)) {
+  if (await queueRebaseOnto(info, at)) {
     if (here) await git(info.worktree, ['reset', '-q', '--hard', info.commit]);
     else await git(info.repo, ['branch', '-f', info.branch, info.commit]);
     return null;
@@ -119,20 +119,21 @@ export async function restoreApprovedBranch(info: GitInfo & { commit: string }):
  * stopped before it recorded it: the approved commit is not under it, every commit of its own (those
  * its base branch does not have) was committed by the runtime — or it has none, the rebase of a change
  * the base already held (it stands on the base's history then) — and its worktree (if any) has no
- * change and no operation under way. A commit of the person's never is.
+ * change and no operation under way. A commit of the person's never is. The base branch it was rebased
+ * onto when it is; null when it is not.
  */
-async function rebasedByQueue(info: GitInfo & { commit: string }, at: string): Promise<boolean> {
-  if ((await git(info.repo, ['merge-base', '--is-ancestor', info.commit, at], { allowFailure: true })).exitCode === 0) return false;
+export async function queueRebaseOnto(info: GitInfo & { commit: string }, at: string): Promise<string | null> {
+  if ((await git(info.repo, ['merge-base', '--is-ancestor', info.commit, at], { allowFailure: true })).exitCode === 0) return null;
   // Its own commits: those its base branch does not have (the rebase's copies, on the base's tip then).
   const into = info.baseBranch ?? (await currentBranch(info.repo));
-  if (!into) return false;
+  if (!into) return null;
   const own = await git(info.repo, ['log', '--format=%cn', `refs/heads/${into}..${at}`], { allowFailure: true });
   const committers = own.stdout.split('\n').filter(Boolean);
-  if (own.exitCode !== 0) return false;
-  if (committers.some((name) => name !== RUNTIME_COMMITTER)) return false;
-  if (!fs.existsSync(info.worktree)) return true;
+  if (own.exitCode !== 0) return null;
+  if (committers.some((name) => name !== RUNTIME_COMMITTER)) return null;
+  if (!fs.existsSync(info.worktree)) return into;
   const status = await git(info.worktree, ['status', '--porcelain', '--untracked-files=no'], { allowFailure: true });
-  return status.exitCode === 0 && status.stdout.trim() === '' && !(await operationInProgress(info.worktree));
+  return status.exitCode === 0 && status.stdout.trim() === '' && !(await operationInProgress(info.worktree)) ? into : null;
 }
 
 async function remoteSite(rootDir: string, info: GitInfo & { commit: string }, remoteUrl?: string): Promise<MergeSite> {
