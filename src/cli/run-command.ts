@@ -8,6 +8,7 @@ import { openBoard } from '../core/board/board.js';
 import { REFUSED_WRITE_CODES } from '../core/board/atomic-io.js';
 import type { ModelSpec } from '../core/model/factory.js';
 import { type LeadApi, LeadSession } from '../core/lead/session.js';
+import { AUTO_MERGE_WITHOUT_BRANCHES } from '../core/lead/repository.js';
 import { type RoleCount, startingTeam } from '../core/lead/team-size.js';
 import { ConfigError, FATAL_MODEL_CODES, serializeError } from '../core/errors.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
@@ -249,9 +250,12 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       await session.start(team);
       for (const line of held ?? []) console.log(line);
       held = null;
+      // Merging is of branches: with none (no repository, --no-worktree), autoMerge is said to do nothing, and does nothing.
+      const autoMerge = project.autoMerge === true && session.snapshot().board.repository !== null;
+      if (project.autoMerge && !autoMerge) log(`note: ${AUTO_MERGE_WITHOUT_BRANCHES}`);
       // autoMerge: what an earlier lead left approved and unmerged goes through the queue now, as at a
       // lead's start; the run's own pipelines do not wait for it, the run's end does.
-      const earlier = project.autoMerge ? session.mergeQueue().catch((error: Error) => log(`the merge queue: ${error.message}`)) : null;
+      const earlier = autoMerge ? session.mergeQueue().catch((error: Error) => log(`the merge queue: ${error.message}`)) : null;
       const firsts = [];
       for (const requirement of options.requirements) {
         const first = await session.post(requirement, options.startStage);
@@ -284,7 +288,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
         for (;;) {
           const state = await session.waitForPipeline(pipeline, signal);
           endedAt.set(pipeline, Date.now());
-          if (!project.autoMerge || state.status !== 'approved' || signal.aborted) return state;
+          if (!autoMerge || state.status !== 'approved' || signal.aborted) return state;
           await unlessStopped(session.mergeQueue());
           endedAt.set(pipeline, Date.now());
           if (session.stateOf(pipeline).status !== 'active' || signal.aborted) return state;

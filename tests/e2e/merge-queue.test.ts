@@ -161,4 +161,26 @@ describe.runIf(python)("autoMerge at a lead's start", () => {
     expect(tasks.some((task) => task.pipeline === 2 && task.artifacts.outcome)).toBe(false);
     expect(git(repo, 'status', '--porcelain')).toBe('');
   });
+
+  it('autoMerge where pipelines have no branches (not a repository) is said to do nothing, by run and by the REPL\'s session', { timeout: 300_000 }, async () => {
+    const dir = tempBoard('autoteam-mq-no-repo-');
+    roots.push(dir);
+    fs.writeFileSync(path.join(dir, 'autoteam.config.json'), '{ "autoMerge": true }\n');
+    const said = 'autoMerge of autoteam.config.json does nothing here: pipelines work in workspace/<n>, not on branches of a git repository, so nothing is merged';
+    // A requirement the offline engineer cannot implement: the run ends at once, having said it.
+    const run = await runCli(['run', '--auto', 'Write a Python script that counts the lines in a text file.'], { cwd: dir });
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout.split('\n').filter((line) => line.includes('autoMerge'))).toEqual([`note: ${said}`]);
+    const session = new LeadSession({ rootDir: dir, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: 100 }, autoMerge: true });
+    const notices: string[] = [];
+    session.subscribe((event) => {
+      if (event.type === 'notice') notices.push(event.text);
+    });
+    try {
+      await session.start([]);
+      expect(notices).toContain(said);
+    } finally {
+      await session.close(1_000);
+    }
+  });
 });

@@ -12,6 +12,9 @@ import { uncommittedInstructions } from '../git/agents-md.js';
  * error, while a board that merely is not in one works in `workspace/`. `notice` says which it is.
  * With `remote` (`repository.remote`) the branches live on that remote, through this folder's clone.
  */
+/** Said when autoMerge is set where pipelines have no branches (no repository, or --no-worktree): it has nothing to merge. */
+export const AUTO_MERGE_WITHOUT_BRANCHES = 'autoMerge of autoteam.config.json does nothing here: pipelines work in workspace/<n>, not on branches of a git repository, so nothing is merged';
+
 export async function openRepository(repo: string | false | undefined, rootDir: string, notice: (text: string) => void, remote?: RepositorySettings, { instructions = true } = {}): Promise<Repository | null> {
   if (repo === false) return null;
   if (remote) {

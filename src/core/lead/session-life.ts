@@ -15,7 +15,7 @@ import type { LeadTeam } from './lead-team.js';
 import { type LogView, unlogged } from './log-view.js';
 import type { QuestionDesk } from './question-desk.js';
 import { type PendingQuestion, questionsInLog, unansweredOnBoard } from './questions.js';
-import { openRepository } from './repository.js';
+import { AUTO_MERGE_WITHOUT_BRANCHES, openRepository } from './repository.js';
 import type { LeadEvent, LeadSessionOptions, TeamMemberSpec } from './session-types.js';
 import { createAnswerer } from './simulated-user.js';
 
@@ -31,7 +31,7 @@ export interface LifeParts {
   lease: LeadLease;
   pipelines: Pipeline;
   rootDir: string;
-  options: Pick<LeadSessionOptions, 'team' | 'repo' | 'model' | 'settings'>;
+  options: Pick<LeadSessionOptions, 'team' | 'repo' | 'model' | 'settings' | 'autoMerge'>;
 }
 
 /** What the session hears from its start. */
@@ -121,6 +121,8 @@ export class SessionLife {
     const repository = await openRepository(options.repo, this.parts.rootDir, (text) => this.host.emit({ type: 'notice', text }), options.settings?.repository, { instructions: options.settings?.agentsMd?.enabled !== false });
     this.host.useRepository(repository);
     pipelines.useRepository(repository);
+    // Merging is of branches: with none, the setting would do nothing without a word.
+    if (options.autoMerge && !repository) this.host.emit({ type: 'notice', text: AUTO_MERGE_WITHOUT_BRANCHES });
     await this.parts.team.reapDead();
     // Scratch copies (check runs, smoke runs) of autoteam processes killed before they could remove them.
     sweepScratch();
