@@ -50,17 +50,20 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
         notice: (text) => console.error(`note: ${text}`),
         ...(remote !== undefined ? { remote: { remote, ...(project.repository?.base ? { base: project.repository.base } : {}) } } : {}),
       });
+      // With no lead, the live workers: those of every role the pipelines need from where they start take them; else who would.
+      const roles = rolesFrom(stages, tasks[0]?.stage ?? null);
+      const who = whoWorks(leader, roles.length ? roles : undefined, coveredBeside(board.registry, leader));
       if (options.json) {
         const posted = tasks.map((task) => ({ pipeline: task.pipeline, task: task.id, stage: task.stage, subject: task.subject, ...(task.artifacts.git ? { branch: task.artifacts.git.branch, worktree: task.artifacts.git.worktree } : {}) }));
         console.log(JSON.stringify(posted, null, 2));
+        // Said beside the JSON, not in it: a script reads the ids, a person the note.
+        console.error(`note: ${who}`);
         return;
       }
       for (const task of tasks) {
         console.log(`posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}${task.artifacts.git ? ` · branch ${task.artifacts.git.branch}` : ''}`);
       }
-      // With no lead, the live workers: those of every role the pipelines need from where they start take them; else who would.
-      const roles = rolesFrom(stages, tasks[0]?.stage ?? null);
-      console.log(whoWorks(leader, roles.length ? roles : undefined, coveredBeside(board.registry, leader)));
+      console.log(who);
     } finally {
       await board.close();
     }
