@@ -17,7 +17,7 @@ import { coveredBeside, rolesFrom, whoWorks } from './post-command.js';
 import { runsNow } from '../core/board/team-registry.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retriedLine, taskId } from '../frontend/commands.js';
-import { formatBoard, WHO_ANSWERS } from '../frontend/format.js';
+import { formatBoard, WHO_ANSWERS, wrapWords } from '../frontend/format.js';
 import { type PendingQuestion, questionsInLog, unansweredOnBoard } from '../core/lead/questions.js';
 import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, remoteOf, UsageError, warnOfBrokenConfig } from './board-options.js';
 
@@ -47,9 +47,13 @@ export function registerBoardCommands(program: Command): void {
         const tasks = board.tasks.list();
         if (options.json) console.log(JSON.stringify(tasks, null, 2));
         else {
-          console.log(formatBoard(tasks, process.stdout.isTTY ? process.stdout.columns : undefined));
+          const width = process.stdout.isTTY ? process.stdout.columns : undefined;
+          console.log(formatBoard(tasks, width));
           // A question waiting for the person holds its pipeline: said here too, where a worker asked it and no lead runs.
-          for (const question of await waitingQuestions(board, tasks)) console.log(`? #${question.task} ${question.from} asks: ${question.question} — ${WHO_ANSWERS}`);
+          for (const question of await waitingQuestions(board, tasks)) {
+            const [head, text] = [`? #${question.task} `, `${question.from} asks: ${question.question} — ${WHO_ANSWERS}`];
+            console.log(width ? wrapWords(head, text, width).join('\n') : `${head}${text}`);
+          }
         }
         // Its task may be a pipeline's: that pipeline's totals above are short by what it spent.
         const totals = tasks.some((task) => task.pipeline !== null) ? " and from the pipelines' totals" : '';

@@ -39,9 +39,15 @@ export function formatUsage(usage: TaskUsage): string {
   return `${usage.calls} model call${usage.calls === 1 ? '' : 's'} · ${tokens.toLocaleString('en-US')} tokens`;
 }
 
-/** The board's task lines (`width` columns each; each naming its pipeline when there are several), then one line per pipeline with its status and what it spent. */
-export function formatBoard(tasks: readonly Task[], width = 100): string {
+/**
+ * The board's task lines (`width` columns each; each naming its pipeline when there are several), then
+ * one line per pipeline with its status and what it spent. Given a terminal's `width`, a pipeline's
+ * line longer than it (a long branch name, a failure's reason) is broken between words, indented under
+ * its text, rather than wrapped by the terminal mid-word; without one (output to a pipe) it stays one line.
+ */
+export function formatBoard(tasks: readonly Task[], terminalWidth?: number): string {
   if (tasks.length === 0) return 'No tasks.';
+  const width = terminalWidth ?? 100;
   const statuses = pipelineStatuses(tasks);
   const lines = tasks.map((task) => formatTaskLine(task, width, { pipeline: statuses.size > 1 }));
   for (const [id, status] of statuses) {
@@ -50,7 +56,9 @@ export function formatBoard(tasks: readonly Task[], width = 100): string {
     const git = own.find((task) => task.artifacts.git?.commit)?.artifacts.git ?? own.find((task) => task.artifacts.git)?.artifacts.git;
     const outcome = outcomeOf(own);
     const branch = git ? ` · ${git.branch}${outcome ? ` ${outcome}` : git.commit ? ` at ${git.commit.slice(0, 12)}` : ''}` : '';
-    lines.push(`pipeline #${id} ${status} · ${formatUsage(pipelineUsage(own))}${branch}${why ? ` — ${why}` : ''}`);
+    const head = `pipeline #${id} `;
+    const text = `${status} · ${formatUsage(pipelineUsage(own))}${branch}${why ? ` — ${why}` : ''}`;
+    lines.push(...(terminalWidth ? wrapWords(head, text, terminalWidth) : [`${head}${text}`]));
   }
   return lines.join('\n');
 }

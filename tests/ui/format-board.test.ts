@@ -22,6 +22,18 @@ describe('formatBoard', () => {
     for (const line of lines.slice(0, 2)) expect(line.length).toBeLessThanOrEqual(80);
   });
 
+  it("breaks a pipeline's line longer than the terminal between words, indented under its text; piped, it stays one line", () => {
+    const failed = { ...task(5, 3, 'Implement: x', 'implementation'), status: 'failed' as const, result: 'the offline model cannot implement this requirement — set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL, to run it on a model' };
+    const lines = formatBoard([failed], 80).split('\n').slice(1);
+    expect(lines).toEqual([
+      'pipeline #3 failed · 0 model calls · 0 tokens — the offline model cannot',
+      '            implement this requirement — set ANTHROPIC_API_KEY, or',
+      '            OPENAI_API_KEY / OPENAI_BASE_URL, to run it on a model',
+    ]);
+    for (const line of lines) expect(line.length).toBeLessThan(80);
+    expect(formatBoard([failed]).split('\n').slice(1)).toEqual([`pipeline #3 failed · 0 model calls · 0 tokens — ${failed.result}`]);
+  });
+
   it('leaves the tag out for one pipeline, where it would say nothing', () => {
     expect(formatBoard([task(1, 1, 'Analyse: x', 'requirements'), task(2, 1, 'Implement: x', 'implementation')]).split('\n').slice(0, 2)).toEqual(['[ ] #1: Analyse: x (requirements)', '[ ] #2: Implement: x (implementation)']);
   });
