@@ -9,7 +9,7 @@ import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig, type ProjectConfi
 import { StageRegistry } from '../core/stages/stage-registry.js';
 import { Pipeline } from '../core/stages/pipeline.js';
 import { stageTools } from '../core/tools/registry.js';
-import { diffPipeline, discardPipeline, mergePipeline } from '../core/lead/branches.js';
+import { diffPipeline, discardPipeline, MergeWaitStopped, type MergerOptions, mergePipeline } from '../core/lead/branches.js';
 import { MergeQueue, recheckLimits } from '../core/lead/merge-queue.js';
 import { leaderOf } from '../core/lead/board-lead.js';
 import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.js';
@@ -20,6 +20,29 @@ import { cancelPipeline, pipelineId, retriedLine, taskId } from '../frontend/com
 import { formatBoard, WHO_ANSWERS, wrapWords } from '../frontend/format.js';
 import { type PendingQuestion, questionsInLog, unansweredOnBoard } from '../core/lead/questions.js';
 import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, remoteOf, UsageError, warnOfBrokenConfig } from './board-options.js';
+
+/**
+ * A merge or discard by hand (`autoteam merge|discard <n>`): a wait for a drain under way is said as
+ * it begins, and Ctrl+C ends that wait with its line (exit 130). Once it holds the queue the merge
+ * finishes, Ctrl+C or not, since a merge is not left half-done; a second Ctrl+C quits at once.
+ */
+async function byHand(act: (options: MergerOptions) => Promise<string>): Promise<string> {
+  const stop = new AbortController();
+  const interrupted = () => {
+    if (stop.signal.aborted) process.exit(130);
+    stop.abort();
+  };
+  process.on('SIGINT', interrupted);
+  try {
+    return await act({ onLine: (line) => console.log(line), signal: stop.signal });
+  } catch (error) {
+    if (!(error instanceof MergeWaitStopped)) throw error;
+    process.exitCode = 130;
+    return error.message;
+  } finally {
+    process.off('SIGINT', interrupted);
+  }
+}
 
 /**
  * The commands that look at or act on a board without running a team: tasks, show, the pipeline
@@ -93,7 +116,7 @@ export function registerBoardCommands(program: Command): void {
       return `${retriedLine(id, task)}\n${whoWorks(leader, roles.length ? roles : task.role ? [task.role] : undefined, coveredBeside(board.registry, leader))}`;
     }],
     ['diff', "print a pipeline's branch: its files and diff against where it started", (board, id) => diffPipeline(board.tasks, id)],
-    ['discard', "remove a pipeline's worktree and branch", (board, id) => discardPipeline(board.tasks, id, board.registry.read().lead, (line) => console.log(line))],
+    ['discard', "remove a pipeline's worktree and branch", (board, id) => byHand((options) => discardPipeline(board.tasks, id, board.registry.read().lead, options))],
   ];
   for (const [name, what, act] of pipelineCommands) {
     program
@@ -130,7 +153,7 @@ export function registerBoardCommands(program: Command): void {
       const board = await openExisting(command);
       try {
         if (n !== null) {
-          console.log(await mergePipeline(board.tasks, n, board.registry.read().lead, (line) => console.log(line)));
+          console.log(await byHand((options) => mergePipeline(board.tasks, n, board.registry.read().lead, options)));
           return;
         }
         const { pipelines, project, settings } = boardPipeline(board, command);
@@ -156,12 +179,12 @@ export function registerBoardCommands(program: Command): void {
           return;
         }
         // Exit 1 unless every pipeline this drain took merged: one that waits, was sent back or failed
-        // to merge is a script's business, and so is a queue another merger held. An empty queue
-        // asked nothing (0), also when a merger beside this one emptied it first.
+        // to merge is a script's business. An empty queue asked nothing (0), also when a merger beside
+        // this one emptied it first.
         await board.tasks.refresh();
         const outcome = (id: number) => board.tasks.list().find((task) => task.id === id)?.artifacts.outcome?.action;
         const taken = queue.handled;
-        if (queue.busy || taken.some((entry) => outcome(entry.holder.id) !== 'merged')) process.exitCode = 1;
+        if (taken.some((entry) => outcome(entry.holder.id) !== 'merged')) process.exitCode = 1;
         // Sent back: a revision waits for an engineer, then a reviewer, and merges at a later drain once approved again.
         const byPipeline = tasksByPipeline(board.tasks.list());
         const sentBack = taken.filter((entry) => pipelineStatus(byPipeline.get(entry.pipeline) ?? []) === 'active');

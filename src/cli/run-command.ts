@@ -252,7 +252,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       held = null;
       // Merging is of branches: with none (no repository, --no-worktree), autoMerge is said to do nothing, and does nothing.
       const autoMerge = project.autoMerge === true && session.snapshot().board.repository !== null;
-      if (project.autoMerge && !autoMerge) log(`note: ${AUTO_MERGE_WITHOUT_BRANCHES}`);
+      // A warning of the config's, on stderr as those are, whatever the output format.
+      if (project.autoMerge && !autoMerge) console.error(`autoteam: warning: ${AUTO_MERGE_WITHOUT_BRANCHES}`);
       // autoMerge: what an earlier lead left approved and unmerged goes through the queue now, as at a
       // lead's start; the run's own pipelines do not wait for it, the run's end does.
       const earlier = autoMerge ? session.mergeQueue().catch((error: Error) => log(`the merge queue: ${error.message}`)) : null;

@@ -152,14 +152,21 @@ export const COMMANDS: readonly Command[] = [
         await io.session.mergeQueue((line) => void (said = said.then(() => io.session.catchUp()).then(() => io.print(line))));
         return said;
       }
-      io.print(await io.session.merge(pipelineId(need(args, '/merge <pipeline>|all')), (line) => io.print(line)));
+      const line = await io.session.merge(pipelineId(need(args, '/merge <pipeline>|all')), (said) => io.print(said));
+      // After the steps of a drain it waited for (from the log), which may have merged it already.
+      await io.session.catchUp();
+      io.print(line);
     },
   },
   {
     name: 'discard',
     args: '<pipeline>',
     help: "remove a pipeline's worktree and branch",
-    run: async (args, io) => io.print(await io.session.discard(pipelineId(need(args, '/discard <pipeline>')), (line) => io.print(line))),
+    run: async (args, io) => {
+      const line = await io.session.discard(pipelineId(need(args, '/discard <pipeline>')), (said) => io.print(said));
+      await io.session.catchUp();
+      io.print(line);
+    },
   },
   {
     name: 'answer',

@@ -9,6 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lockPathOf, withLock } from '../../src/core/board/lock.js';
+import { TaskBoard } from '../../src/core/board/task-board.js';
+import { holdLock } from '../helpers/held-lock.js';
 import { until } from '../helpers/agent-wait.js';
 
 const roots: string[] = [];
@@ -128,5 +130,19 @@ describe('withLock', () => {
       { staleMs: 2_000 },
     );
     expect(fs.existsSync(lock)).toBe(false);
+  });
+
+  it("a board-wide lock's patient wait outlasts the lock file's retries while a live holder holds it, and runs once it lets go", async () => {
+    const board = new TaskBoard(folder(), { lockStaleMs: 2_000 });
+    fs.mkdirSync(path.join(board.rootDir, '.tasks'), { recursive: true });
+    const { release, done } = await holdLock(board, 'merge-queue');
+    let ran = false;
+    const patient = board.withLock('merge-queue', async () => void (ran = true), { patient: true });
+    // The same wait, not patient, gives up while the holder lives (its retries are sized to take over a dead holder's lock).
+    await expect(board.withLock('merge-queue', async () => undefined)).rejects.toMatchObject({ code: 'ELOCKED' });
+    expect(ran).toBe(false);
+    release();
+    await Promise.all([done, patient]);
+    expect(ran).toBe(true);
   });
 });

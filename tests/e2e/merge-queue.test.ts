@@ -166,11 +166,12 @@ describe.runIf(python)("autoMerge at a lead's start", () => {
     const dir = tempBoard('autoteam-mq-no-repo-');
     roots.push(dir);
     fs.writeFileSync(path.join(dir, 'autoteam.config.json'), '{ "autoMerge": true }\n');
-    const said = 'autoMerge of autoteam.config.json does nothing here: pipelines work in workspace/<n>, not on branches of a git repository, so nothing is merged';
+    const said = 'autoMerge of autoteam.config.json does nothing here: pipelines work in workspace/<n>, not on branches (no git repository, or --no-worktree), so nothing is merged';
     // A requirement the offline engineer cannot implement: the run ends at once, having said it.
     const run = await runCli(['run', '--auto', 'Write a Python script that counts the lines in a text file.'], { cwd: dir });
     expect(run.code, describeRun(run)).toBe(1);
-    expect(run.stdout.split('\n').filter((line) => line.includes('autoMerge'))).toEqual([`note: ${said}`]);
+    expect(run.stderr.split('\n').filter((line) => line.includes('autoMerge'))).toEqual([`autoteam: warning: ${said}`]);
+    expect(run.stdout).not.toContain('autoMerge');
     const session = new LeadSession({ rootDir: dir, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: 100 }, autoMerge: true });
     const notices: string[] = [];
     session.subscribe((event) => {

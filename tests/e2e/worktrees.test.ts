@@ -262,6 +262,8 @@ describe('where a pipeline works without a repository', () => {
       }
     }
     expect(git(repo, 'branch', '--list', 'autoteam/*')).toBe('');
+    // Not worked as a repository, but the board in it is kept out of `git status` all the same.
+    expect(git(repo, 'status', '--porcelain')).toBe('');
   });
 
   it('--repo naming a folder that is not a repository is a usage error naming it, and leaves no board behind', async () => {

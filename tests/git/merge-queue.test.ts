@@ -289,7 +289,6 @@ describe('the merge queue', () => {
     await other;
     expect(lines).toEqual(['waiting: another merger is draining the merge queue of this board', expect.stringMatching(new RegExp(`^pipeline #${only}: .* merged into main`))]);
     expect(heard).toEqual(lines);
-    expect(queue.busy).toBe(false);
     expect(queue.handled.map((entry) => entry.pipeline)).toEqual([only]);
   });
 
@@ -300,9 +299,11 @@ describe('the merge queue', () => {
     for (const [act, id] of [[mergePipeline, first], [discardPipeline, second]] as const) {
       const { release, done: other } = await holdLock(board.tasks, 'merge-queue');
       const heard: string[] = [];
-      const line = await act(board.tasks, id, 'lead', (said) => {
-        heard.push(said);
-        release();
+      const line = await act(board.tasks, id, 'lead', {
+        onLine: (said) => {
+          heard.push(said);
+          release();
+        },
       });
       await other;
       expect(heard).toEqual(['waiting: another merger is draining the merge queue of this board']);
@@ -375,6 +376,36 @@ describe('the merge queue', () => {
     }
   });
 
+  it('autoteam merge <n> and discard <n> stopped by Ctrl+C while they wait for a drain: their line, exit 130, nothing done', { timeout: 60_000 }, async () => {
+    const { repo, board, post } = await setup();
+    const only = await post('a.py', '"""A."""\n', 'print("ok")\n');
+    const { release, done: other } = await holdLock(board.tasks, 'merge-queue');
+    try {
+      for (const command of ['merge', 'discard']) {
+        const child = spawn(process.execPath, [cliEntry, command, String(only)], { cwd: repo, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        let waiting = () => {};
+        const saidWaiting = new Promise<void>((resolve) => (waiting = resolve));
+        child.stdout.setEncoding('utf8').on('data', (text: string) => {
+          stdout += text;
+          if (stdout.includes('waiting: another merger')) waiting();
+        });
+        child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+        const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+        await saidWaiting;
+        child.kill('SIGINT');
+        expect(await exited, `${stdout}\n${stderr}`).toBe(130);
+        expect(stdout.trim().split('\n')).toEqual(['waiting: another merger is draining the merge queue of this board', 'stopped while waiting for the other merger: nothing was done here']);
+      }
+      await board.tasks.refresh();
+      expect(queuedPipelines(board.tasks.list()).map((entry) => entry.pipeline)).toEqual([only]);
+    } finally {
+      release();
+      await other;
+    }
+  });
+
   it('a re-check cut short by a stop leaves the pipeline approved and queued, never sent back for it', { timeout: 60_000 }, async () => {
     const { repo, board, pipelines, post, steps } = await setup();
     // A recorded check that would run for minutes on the rebased tree.
@@ -398,6 +429,11 @@ describe('the merge queue', () => {
     const diff = await diffPipeline(board.tasks, pipeline);
     expect(diff.split('\n')[0]).toMatch(/· 1 file: A calc\.py · the branch holds the merge queue's rebase of it onto main \(a drain stopped before it merged\); the next drain merges it$/);
     expect(diff).not.toContain('notes.md');
+    // Discarded then, it names the approved commit to bring back, not the queue's rebase of it.
+    const approved = board.tasks.list().find((task) => task.pipeline === pipeline && task.artifacts.git?.commit)!.artifacts.git!.commit!;
+    const discarded = await discardPipeline(board.tasks, pipeline, 'lead');
+    expect(discarded).toContain(`its commit was ${approved} (git branch `);
+    expect(discarded).not.toContain('past the approved commit');
   });
 
   it('reads autoMerge from autoteam.config.json, and names the field when it is not a boolean', () => {

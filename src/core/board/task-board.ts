@@ -13,7 +13,7 @@ import { whyNotClaimable } from './task-checks.js';
 import { type Task, TaskSchema } from './schemas.js';
 import type { ClaimResult, CreateTaskInput, MutationResult, PostAfter, PostResult, TaskBoardOptions } from './task-types.js';
 import { createAfterUnderLock, DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from './task-rules.js';
-import { draftTask } from './task-store.js';
+import { type BoardLockOptions, draftTask } from './task-store.js';
 
 export type { BoardProblem } from './task-index.js';
 export type * from './task-types.js';
@@ -63,8 +63,9 @@ export class TaskBoard extends TaskRules implements TaskBoardLike {
   /** Reads are fresh from the files already. */
   async refresh(): Promise<void> {}
 
-  async withLock<T>(name: string, work: () => Promise<T>, options: { onBusy?: () => void; signal?: AbortSignal } = {}): Promise<T> {
-    return withLock(path.join(this.dir, name), work, { staleMs: this.lockStaleMs, ...options });
+  async withLock<T>(name: string, work: () => Promise<T>, { patient, ...options }: BoardLockOptions = {}): Promise<T> {
+    // A holder that died is still taken over after the stale time: patience waits out live ones only.
+    return withLock(path.join(this.dir, name), work, { staleMs: this.lockStaleMs, ...options, ...(patient ? { retries: Number.POSITIVE_INFINITY } : {}) });
   }
 
   /** The next pipeline id: a counter file under a lock, never one a task on the board already has. */

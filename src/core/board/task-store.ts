@@ -11,6 +11,13 @@ type Awaitable<T> = T | Promise<T>;
  * The task half of the Board interface: what the runtime may do with tasks, whatever stores them.
  * Reads may answer at once (the file board) or later (PostgreSQL): callers always `await` them.
  */
+/** How `withLock` waits for another holder (TaskStore.withLock). */
+export interface BoardLockOptions {
+  onBusy?: () => void;
+  signal?: AbortSignal;
+  patient?: boolean;
+}
+
 export interface TaskStore {
   /** Where the board is: a directory, or a postgres:// URL with the password hidden. */
   readonly location: string;
@@ -55,8 +62,11 @@ export interface TaskStore {
   /**
    * Runs `work` holding the board-wide lock `name` (a lock file, or an advisory lock); `onBusy` is
    * told once when another holds it and the wait begins, and `signal` ends the wait (`work` not run).
+   * A lock file's wait gives up after some 25 s (its retries, sized to take over the lock of a holder
+   * that died), unless `patient`: then it waits as long as a live holder holds it, as an advisory
+   * lock's wait always does.
    */
-  withLock<T>(name: string, work: () => Promise<T>, options?: { onBusy?: () => void; signal?: AbortSignal }): Promise<T>;
+  withLock<T>(name: string, work: () => Promise<T>, options?: BoardLockOptions): Promise<T>;
   /** A pipeline id no process has used on this board. */
   nextPipelineId(): Promise<number>;
 }

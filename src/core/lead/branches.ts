@@ -9,8 +9,7 @@ import { deleteBranch, ensureClone, fetchBranch, hasCommit, RemoteError, remoteT
 import { remoteClone, resolveRemoteUrl } from '../git/remote-url.js';
 import { loadProjectConfig } from '../config/project-config.js';
 import { localGit } from '../stages/workspace.js';
-import { isLockBusy } from '../board/lock.js';
-import { queueRebaseOnto, restoreApprovedBranch, WAITING_FOR_MERGER } from './merge-site.js';
+import { queueRebaseOnto, restoreApprovedBranch, STOPPED_WAITING_FOR_MERGER, WAITING_FOR_MERGER } from './merge-site.js';
 import { git as runGit } from '../git/git.js';
 
 /**
@@ -139,29 +138,44 @@ function configuredRemote(rootDir: string): string | undefined {
  * Runs `work` as the board's one merger (the lock the merge queue drains under), on the board as it is
  * then: a merge or discard by hand never meets a drain that holds the same pipeline.
  */
-async function asMerger<T>(board: TaskBoard, work: () => Promise<T>, onLine?: (line: string) => void): Promise<T> {
+async function asMerger<T>(board: TaskBoard, work: () => Promise<T>, { onLine, signal }: MergerOptions = {}): Promise<T> {
+  let holding = false;
   try {
     return await board.withLock(
       'merge-queue',
       async () => {
+        holding = true;
         await board.refresh();
         return work();
       },
-      // Said as the wait begins, not only when it gives up (some 25 s on a folder board).
-      { onBusy: () => onLine?.(WAITING_FOR_MERGER) },
+      // Said as the wait begins; a drain is waited out however long its checks take, or until `signal`.
+      { onBusy: () => onLine?.(WAITING_FOR_MERGER), patient: true, ...(signal ? { signal } : {}) },
     );
   } catch (error) {
-    if (isLockBusy(error)) throw new AutoteamError('another merger is draining the merge queue of this board: nothing was done; try again once it has ended', 'MERGE_QUEUE');
+    if (!holding && signal?.aborted) throw new MergeWaitStopped();
     throw error;
+  }
+}
+
+/** How a merge or discard by hand waits for a drain under way: `onLine` hears the wait begin, `signal` ends it (MergeWaitStopped). */
+export interface MergerOptions {
+  onLine?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** A merge or discard by hand stopped while it waited for a drain: nothing was done. */
+export class MergeWaitStopped extends AutoteamError {
+  constructor() {
+    super(STOPPED_WAITING_FOR_MERGER, 'MERGE_QUEUE');
   }
 }
 
 /**
  * Merges an approved pipeline's branch into the person's current branch, then removes its worktree
- * and branch. `onLine` is told of a wait for another merger as it begins.
+ * and branch, after a drain under way (MergerOptions).
  */
-export function mergePipeline(board: TaskBoard, id: number, by: string, onLine?: (line: string) => void): Promise<string> {
-  return asMerger(board, () => mergeOne(board, id, by), onLine);
+export function mergePipeline(board: TaskBoard, id: number, by: string, options?: MergerOptions): Promise<string> {
+  return asMerger(board, () => mergeOne(board, id, by), options);
 }
 
 async function mergeOne(board: TaskBoard, id: number, by: string): Promise<string> {
@@ -209,8 +223,8 @@ async function discardRemoteBranch(repo: string, info: GitInfo): Promise<{ remov
 }
 
 /** Removes a pipeline's worktree and branch (its commits go with the branch). Not while it is active. */
-export function discardPipeline(board: TaskBoard, id: number, by: string, onLine?: (line: string) => void): Promise<string> {
-  return asMerger(board, () => discardOne(board, id, by), onLine);
+export function discardPipeline(board: TaskBoard, id: number, by: string, options?: MergerOptions): Promise<string> {
+  return asMerger(board, () => discardOne(board, id, by), options);
 }
 
 async function discardOne(board: TaskBoard, id: number, by: string): Promise<string> {
@@ -223,8 +237,10 @@ async function discardOne(board: TaskBoard, id: number, by: string): Promise<str
   const cloned = !git.remote || fs.existsSync(site.repo);
   const held = cloned ? await branchTip(site.repo, git.branch) : null;
   const had = [fs.existsSync(site.worktree) ? `worktree ${site.worktree}` : null, held ? `branch ${git.branch}` : null].filter(Boolean);
-  // What the branch held as it went: past the approved commit when commits were added since (named, not only that commit).
+  // What the branch held as it went: past the approved commit when commits were added since (named,
+  // not only that commit) — unless those are the queue's own rebase of it (a drain stopped mid-way).
   const tip = git.remote ? null : held;
+  const rebased = git.commit && tip && tip !== git.commit ? await queueRebaseOnto({ ...git, commit: git.commit }, tip) : null;
   // Work never committed there (a failed pipeline's last revision, an edit by hand) goes with the worktree: said, not dropped silently.
   const loose = fs.existsSync(site.worktree) ? (await runGit(site.worktree, ['status', '--porcelain'], { allowFailure: true })).stdout.split('\n').filter(Boolean).map((line) => line.slice(3)) : [];
   if (cloned) await removeWorktree(site.repo, site.worktree, git.branch);
@@ -233,7 +249,7 @@ async function discardOne(board: TaskBoard, id: number, by: string): Promise<str
   if (remote?.removed) had.push(remote.removed);
   await board.update(holder.id, { artifacts: { outcome: { action: 'discarded', by } } }, { by, event: 'discarded', detail: `${git.branch} and its worktree removed` });
   const removed = had.length ? `${had.join(' and ')} removed` : cloned ? 'its worktree and branch were already gone' : 'this folder held no worktree of it';
-  const last = tip && tip !== git.commit && tip !== git.base ? { what: git.commit ? `its branch was at ${tip}, past the approved commit ${git.commit.slice(0, 12)}` : `its branch was at ${tip}`, sha: tip } : git.commit ? { what: `its commit was ${git.commit}`, sha: git.commit } : null;
+  const last = tip && tip !== git.commit && tip !== git.base && !rebased ? { what: git.commit ? `its branch was at ${tip}, past the approved commit ${git.commit.slice(0, 12)}` : `its branch was at ${tip}`, sha: tip } : git.commit ? { what: `its commit was ${git.commit}`, sha: git.commit } : null;
   // Named where git holds the commit: a clone of the remote may never have fetched it.
   const kept = last !== null && cloned && (await runGit(site.repo, ['cat-file', '-e', `${last.sha}^{commit}`], { allowFailure: true })).exitCode === 0;
   const keep = kept && last ? `; ${last.what} (git branch ${git.branch} ${last.sha.slice(0, 12)}${git.remote ? ` in ${site.repo}` : ''} brings it back while git keeps it)` : last ? `; ${last.what}` : '';

@@ -3,7 +3,6 @@ import path from 'node:path';
 import { DEFAULT_TEAMMATE_SETTINGS, type TeammateSettings } from '../agent/settings.js';
 import { committedNothing, type GitInfo, type Issue, type Submitted } from '../board/artifacts.js';
 import type { Board } from '../board/board-types.js';
-import { isLockBusy } from '../board/lock.js';
 import type { Task } from '../board/schemas.js';
 import type { MergeStep } from '../events/schema.js';
 import { reapplyOnto, rebaseOnto } from '../git/rebase.js';
@@ -12,7 +11,7 @@ import type { Pipeline } from '../stages/pipeline.js';
 import { approvalOf, tasksByPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
 import { recheck, type RecheckLimits } from './merge-checks.js';
-import { MergeQueueError, type MergeSite, mergeSite, short, WAITING_FOR_MERGER } from './merge-site.js';
+import { MergeQueueError, type MergeSite, mergeSite, short, STOPPED_WAITING_FOR_MERGER, WAITING_FOR_MERGER } from './merge-site.js';
 import { age, counted } from '../words.js';
 
 /**
@@ -72,10 +71,8 @@ export interface MergeQueueOptions {
 }
 
 export class MergeQueue {
-  /** The pipelines this drain took from the queue (merged or not), in order; none when another merger held the queue. */
+  /** The pipelines this drain took from the queue (merged or not), in order; none when it was stopped waiting for another merger. */
   readonly handled: QueuedPipeline[] = [];
-  /** Another merger held the board's queue: this drain did nothing. */
-  busy = false;
 
   constructor(private readonly options: MergeQueueOptions) {}
 
@@ -87,7 +84,8 @@ export class MergeQueue {
       lines.push(line);
       this.options.onLine?.(line);
     };
-    // Another merger draining the board's queue holds its lock: said before the wait, not after it.
+    // Another merger draining the board's queue holds its lock: said before the wait, not after it, and
+    // waited out however long its checks take (patient; the lock of one that died is taken over).
     const onBusy = () => say(WAITING_FOR_MERGER);
     let holding = false;
     try {
@@ -107,16 +105,11 @@ export class MergeQueue {
           this.handled.push(entry);
           say(await this.mergeOne(entry, i + 1, queue.length));
         }
-      }, { onBusy, ...(signal ? { signal } : {}) });
+      }, { onBusy, patient: true, ...(signal ? { signal } : {}) });
     } catch (error) {
       // Stopped while it waited for the other merger: nothing was taken from the queue.
-      if (!holding && signal?.aborted && !isLockBusy(error)) {
-        say('stopped while waiting for the other merger: nothing was done here');
-        return lines;
-      }
-      if (!isLockBusy(error)) throw error;
-      this.busy = true;
-      say('another merger is draining the merge queue of this board; nothing was done here');
+      if (holding || !signal?.aborted) throw error;
+      say(STOPPED_WAITING_FOR_MERGER);
     }
     return lines;
   }

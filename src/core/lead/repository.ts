@@ -13,10 +13,16 @@ import { uncommittedInstructions } from '../git/agents-md.js';
  * With `remote` (`repository.remote`) the branches live on that remote, through this folder's clone.
  */
 /** Said when autoMerge is set where pipelines have no branches (no repository, or --no-worktree): it has nothing to merge. */
-export const AUTO_MERGE_WITHOUT_BRANCHES = 'autoMerge of autoteam.config.json does nothing here: pipelines work in workspace/<n>, not on branches of a git repository, so nothing is merged';
+export const AUTO_MERGE_WITHOUT_BRANCHES = 'autoMerge of autoteam.config.json does nothing here: pipelines work in workspace/<n>, not on branches (no git repository, or --no-worktree), so nothing is merged';
 
 export async function openRepository(repo: string | false | undefined, rootDir: string, notice: (text: string) => void, remote?: RepositorySettings, { instructions = true } = {}): Promise<Repository | null> {
-  if (repo === false) return null;
+  if (repo === false) {
+    // Not worked as a repository, but the board sits in one: kept out of `git status` all the same, so a `git add -A` does not commit it.
+    const found = await findRepository(rootDir).catch(() => null);
+    const top = found?.repo ? (isOwnSource(found.repo.top) ? undefined : found.repo.top) : found?.top;
+    if (top) await prepareRepository({ top }, rootDir);
+    return null;
+  }
   if (remote) {
     if (repo !== undefined) throw new ConfigError('--repo and a remote (--remote, repository.remote) contradict each other: give one');
     // Across machines: each folder works its own clone of the remote; the branches live there.

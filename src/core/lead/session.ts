@@ -352,11 +352,11 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   merge(pipeline: number, onLine?: (line: string) => void): Promise<string> {
-    return mergePipeline(this.board.tasks, pipeline, this.lead, onLine);
+    return mergePipeline(this.board.tasks, pipeline, this.lead, onLine ? { onLine } : {});
   }
 
   discard(pipeline: number, onLine?: (line: string) => void): Promise<string> {
-    return discardPipeline(this.board.tasks, pipeline, this.lead, onLine);
+    return discardPipeline(this.board.tasks, pipeline, this.lead, onLine ? { onLine } : {});
   }
 
   mergeQueue(onLine?: (line: string) => void): Promise<string[]> {

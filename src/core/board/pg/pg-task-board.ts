@@ -10,7 +10,7 @@ import { whyNotClaimable } from '../task-checks.js';
 import { type Task, TaskSchema } from '../schemas.js';
 import type { BoardProblem } from '../task-index.js';
 import { createAfterUnderLock, DEFAULT_LEASE_MS, Refusal, type TaskBoardLike, TaskRules } from '../task-rules.js';
-import { draftTask } from '../task-store.js';
+import { type BoardLockOptions, draftTask } from '../task-store.js';
 import type { ClaimResult, CreateTaskInput, FollowUp, FollowUpOf, MutationResult, PostAfter, Posted, PostResult } from '../task-types.js';
 import { createPool, describeUrl, isConnectionError, transaction, withConnectionRetry } from './connection.js';
 import { DbClock } from './db-clock.js';
@@ -357,7 +357,7 @@ export class PgTaskBoard extends TaskRules implements TaskBoardLike {
   }
 
   /** Runs `work` holding a board-wide advisory lock named `name` (a session lock on one connection). */
-  async withLock<T>(name: string, work: () => Promise<T>, options: { onBusy?: () => void; signal?: AbortSignal } = {}): Promise<T> {
+  async withLock<T>(name: string, work: () => Promise<T>, options: BoardLockOptions = {}): Promise<T> {
     const client = await withConnectionRetry(this.url, () => this.pool.connect());
     try {
       // A try first: a holder elsewhere is told (onBusy) before the wait, which has no end of its own;
