@@ -28,20 +28,37 @@ import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExist
  */
 async function byHand(act: (options: MergerOptions) => Promise<string>): Promise<string> {
   const stop = new AbortController();
-  const interrupted = () => {
-    if (stop.signal.aborted) process.exit(130);
+  let waited = false;
+  const off = onCtrlC(() => {
     stop.abort();
+    // A wait under way ends with its own line; the merge itself is not left half-done.
+    if (!waited) console.error('finishing the merge under way (Ctrl+C again to quit at once)');
+  });
+  const onLine = (line: string) => {
+    waited = true;
+    console.log(line);
   };
-  process.on('SIGINT', interrupted);
   try {
-    return await act({ onLine: (line) => console.log(line), signal: stop.signal });
+    return await act({ onLine, patient: true, signal: stop.signal });
   } catch (error) {
     if (!(error instanceof MergeWaitStopped)) throw error;
     process.exitCode = 130;
     return error.message;
   } finally {
-    process.off('SIGINT', interrupted);
+    off();
   }
+}
+
+/** Runs `first` at the first Ctrl+C (SIGINT), and quits at once (130) at the second; the returned function stops listening. */
+function onCtrlC(first: () => void): () => void {
+  let told = false;
+  const interrupted = () => {
+    if (told) process.exit(130);
+    told = true;
+    first();
+  };
+  process.on('SIGINT', interrupted);
+  return () => process.off('SIGINT', interrupted);
 }
 
 /**
@@ -71,7 +88,7 @@ export function registerBoardCommands(program: Command): void {
         if (options.json) console.log(JSON.stringify(tasks, null, 2));
         else {
           const width = process.stdout.isTTY ? process.stdout.columns : undefined;
-          console.log(formatBoard(tasks, width));
+          console.log(formatBoard(tasks, width, width !== undefined));
           // A question waiting for the person holds its pipeline: said here too, where a worker asked it and no lead runs.
           for (const question of await waitingQuestions(board, tasks)) {
             const [head, text] = [`? #${question.task} `, `${question.from} asks: ${question.question} — ${WHO_ANSWERS}`];
@@ -161,18 +178,16 @@ export function registerBoardCommands(program: Command): void {
         // Ctrl+C stops the drain at a safe point: the re-check under way is cut short and its pipeline
         // stays queued, said in its line with the rest; a second Ctrl+C quits at once.
         const stop = new AbortController();
-        const interrupted = () => {
-          if (stop.signal.aborted) process.exit(130);
+        const off = onCtrlC(() => {
           stop.abort();
           console.error('stopping the merge queue at a safe point: what it has not merged stays queued (Ctrl+C again to quit at once)');
-        };
-        process.on('SIGINT', interrupted);
+        });
         // Each pipeline's line as it is done: a drain stopped part-way has said what it did.
         const queue = new MergeQueue({ board, pipelines, by: board.registry.read().lead, limits: recheckLimits(settings), signal: stop.signal, onLine: (line) => console.log(line), ...(remoteUrl ? { remoteUrl } : {}) });
         try {
           await queue.drain();
         } finally {
-          process.off('SIGINT', interrupted);
+          off();
         }
         if (stop.signal.aborted) {
           process.exitCode = 130;

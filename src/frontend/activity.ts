@@ -18,6 +18,8 @@ export interface ActivityView {
   verbose: boolean;
   /** Columns a line may take: the terminal's, or 160 where there is none. */
   readonly width: number;
+  /** Whether `width` is a terminal's (not the fallback of output to a pipe). */
+  readonly terminal: boolean;
   /**
    * Told every event of the log, in order: the pipeline its line names (`[p2 engineer]`) once the
    * view has seen more than one, else null. Absent: no line names its pipeline.
@@ -62,6 +64,9 @@ export function activityView(columns: () => number | undefined = () => undefined
     verbose: options.verbose ?? false,
     get width() {
       return columns() || 160;
+    },
+    get terminal() {
+      return Boolean(columns());
     },
     ...(options.tagPipelines === false ? {} : { pipelineTag: pipelineTags() }),
     errorLine: errorRepeats(),

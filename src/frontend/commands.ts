@@ -6,6 +6,7 @@ import { formatSpend, type MemberSpend } from '../core/lead/spend.js';
 import type { ActivityView, Tone } from './activity.js';
 import { formatBoard, formatMember, readsItWhere, shutDownLines, wrapWords } from './format.js';
 import { inboxText } from './inbox-text.js';
+import { byHand, drainQueue } from './merge-lines.js';
 import { ADDRESSED, answerTyped } from './answer.js';
 import { closestWord } from '../core/words.js';
 
@@ -67,7 +68,7 @@ export const COMMANDS: readonly Command[] = [
     help: 'the board: [ ] pending, [>] in progress, [x] completed, [!] failed, [-] cancelled',
     run: (_args, io) => {
       const { tasks, board } = io.session.snapshot();
-      io.print([formatBoard(tasks, io.view?.width), ...board.problems.map((problem) => `skipped ${problem}`)].join('\n'));
+      io.print([formatBoard(tasks, io.view?.width, io.view?.terminal), ...board.problems.map((problem) => `skipped ${problem}`)].join('\n'));
     },
   },
   {
@@ -145,28 +146,13 @@ export const COMMANDS: readonly Command[] = [
     name: 'merge',
     args: '<pipeline>|all',
     help: 'merge an approved branch into your current branch (a conflict changes nothing); all: drain the merge queue',
-    run: async (args, io) => {
-      if (['all', '--queue'].includes(args.trim())) {
-        // Each line as it is said (a wait for another merger at once), after the steps (from the log) that led to it.
-        let said = Promise.resolve();
-        await io.session.mergeQueue((line) => void (said = said.then(() => io.session.catchUp()).then(() => io.print(line))));
-        return said;
-      }
-      const line = await io.session.merge(pipelineId(need(args, '/merge <pipeline>|all')), (said) => io.print(said));
-      // After the steps of a drain it waited for (from the log), which may have merged it already.
-      await io.session.catchUp();
-      io.print(line);
-    },
+    run: (args, io) => (['all', '--queue'].includes(args.trim()) ? drainQueue(io) : byHand(io, (options) => io.session.merge(pipelineId(need(args, '/merge <pipeline>|all')), options))),
   },
   {
     name: 'discard',
     args: '<pipeline>',
     help: "remove a pipeline's worktree and branch",
-    run: async (args, io) => {
-      const line = await io.session.discard(pipelineId(need(args, '/discard <pipeline>')), (said) => io.print(said));
-      await io.session.catchUp();
-      io.print(line);
-    },
+    run: (args, io) => byHand(io, (options) => io.session.discard(pipelineId(need(args, '/discard <pipeline>')), options)),
   },
   {
     name: 'answer',

@@ -41,13 +41,12 @@ export function formatUsage(usage: TaskUsage): string {
 
 /**
  * The board's task lines (`width` columns each; each naming its pipeline when there are several), then
- * one line per pipeline with its status and what it spent. Given a terminal's `width`, a pipeline's
- * line longer than it (a long branch name, a failure's reason) is broken between words, indented under
- * its text, rather than wrapped by the terminal mid-word; without one (output to a pipe) it stays one line.
+ * one line per pipeline with its status and what it spent. In a `terminal`, a pipeline's line longer
+ * than `width` (a long branch name, a failure's reason) is broken between words, indented under its
+ * text, rather than wrapped by the terminal mid-word; output to a pipe keeps it one line.
  */
-export function formatBoard(tasks: readonly Task[], terminalWidth?: number): string {
+export function formatBoard(tasks: readonly Task[], width = 100, terminal = false): string {
   if (tasks.length === 0) return 'No tasks.';
-  const width = terminalWidth ?? 100;
   const statuses = pipelineStatuses(tasks);
   const lines = tasks.map((task) => formatTaskLine(task, width, { pipeline: statuses.size > 1 }));
   for (const [id, status] of statuses) {
@@ -58,7 +57,7 @@ export function formatBoard(tasks: readonly Task[], terminalWidth?: number): str
     const branch = git ? ` · ${git.branch}${outcome ? ` ${outcome}` : git.commit ? ` at ${git.commit.slice(0, 12)}` : ''}` : '';
     const head = `pipeline #${id} `;
     const text = `${status} · ${formatUsage(pipelineUsage(own))}${branch}${why ? ` — ${why}` : ''}`;
-    lines.push(...(terminalWidth ? wrapWords(head, text, terminalWidth) : [`${head}${text}`]));
+    lines.push(...(terminal ? wrapWords(head, text, width) : [`${head}${text}`]));
   }
   return lines.join('\n');
 }

@@ -136,11 +136,15 @@ describe('withLock', () => {
     const board = new TaskBoard(folder(), { lockStaleMs: 2_000 });
     fs.mkdirSync(path.join(board.rootDir, '.tasks'), { recursive: true });
     const { release, done } = await holdLock(board, 'merge-queue');
+    const started = Date.now();
     let ran = false;
-    const patient = board.withLock('merge-queue', async () => void (ran = true), { patient: true });
+    let settled = false;
+    const patient = board.withLock('merge-queue', async () => void (ran = true), { patient: true }).finally(() => (settled = true));
     // The same wait, not patient, gives up while the holder lives (its retries are sized to take over a dead holder's lock).
     await expect(board.withLock('merge-queue', async () => undefined)).rejects.toMatchObject({ code: 'ELOCKED' });
-    expect(ran).toBe(false);
+    // Past the longest such wait (37 retries of 2–120 ms back-off, each up to doubled by its jitter: under 7 s), the patient one still waits.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 7_200 - (Date.now() - started))));
+    expect([ran, settled]).toEqual([false, false]);
     release();
     await Promise.all([done, patient]);
     expect(ran).toBe(true);

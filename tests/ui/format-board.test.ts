@@ -24,7 +24,7 @@ describe('formatBoard', () => {
 
   it("breaks a pipeline's line longer than the terminal between words, indented under its text; piped, it stays one line", () => {
     const failed = { ...task(5, 3, 'Implement: x', 'implementation'), status: 'failed' as const, result: 'the offline model cannot implement this requirement — set ANTHROPIC_API_KEY, or OPENAI_API_KEY / OPENAI_BASE_URL, to run it on a model' };
-    const lines = formatBoard([failed], 80).split('\n').slice(1);
+    const lines = formatBoard([failed], 80, true).split('\n').slice(1);
     expect(lines).toEqual([
       'pipeline #3 failed · 0 model calls · 0 tokens — the offline model cannot',
       '            implement this requirement — set ANTHROPIC_API_KEY, or',

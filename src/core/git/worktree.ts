@@ -69,8 +69,14 @@ export async function findRepository(dir: string): Promise<{ repo: Repository } 
  * board is) and forgets worktrees whose folders are gone.
  */
 export async function prepareRepository(repo: Pick<Repository, 'top'>, boardRoot: string): Promise<void> {
-  const excludeFile = path.resolve(repo.top, (await git(repo.top, ['rev-parse', '--git-path', 'info/exclude'])).stdout.trim());
-  const relative = path.relative(fs.realpathSync(repo.top), fs.realpathSync(boardRoot)).split(path.sep).join('/');
+  await excludeBoard(repo.top, boardRoot);
+  await git(repo.top, ['worktree', 'prune']);
+}
+
+/** The board's folders under `boardRoot`, appended once to the repository's `.git/info/exclude`: kept out of `git status`. */
+export async function excludeBoard(top: string, boardRoot: string): Promise<void> {
+  const excludeFile = path.resolve(top, (await git(top, ['rev-parse', '--git-path', 'info/exclude'])).stdout.trim());
+  const relative = path.relative(fs.realpathSync(top), fs.realpathSync(boardRoot)).split(path.sep).join('/');
   if (!relative.startsWith('..') && !path.isAbsolute(relative)) {
     const prefix = relative ? `/${relative}/` : '/';
     const wanted = BOARD_ENTRIES.map((entry) => `${prefix}${entry}`);
@@ -83,7 +89,6 @@ export async function prepareRepository(repo: Pick<Repository, 'top'>, boardRoot
       fs.appendFileSync(excludeFile, `${lead}# autoteam's board\n${missing.join('\n')}\n`);
     }
   }
-  await git(repo.top, ['worktree', 'prune']);
 }
 
 /** `autoteam/<pipeline>-<a few words of the requirement>`. */

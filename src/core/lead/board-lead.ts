@@ -11,7 +11,7 @@ import type { StageRegistry } from '../stages/stage-registry.js';
 import { diffPipeline, discardPipeline, mergePipeline } from './branches.js';
 import { decidePlan, waitingPlans } from './lead-inbox.js';
 import { MergeQueue, recheckLimits } from './merge-queue.js';
-import type { LeadControls, LeaderView, LeadSnapshot } from './lead-api.js';
+import type { HandMerge, LeadControls, LeaderView, LeadSnapshot } from './lead-api.js';
 import { noteAnswer, type PendingQuestion, unansweredOnBoard } from './questions.js';
 import { openRepository } from './repository.js';
 import type { LeadEvent } from './session-types.js';
@@ -240,12 +240,12 @@ export class BoardLead implements LeadControls {
     return diffPipeline(this.board.tasks, pipeline);
   }
 
-  merge(pipeline: number, onLine?: (line: string) => void): Promise<string> {
-    return mergePipeline(this.board.tasks, pipeline, this.lead, onLine ? { onLine } : {});
+  merge(pipeline: number, options: HandMerge = {}): Promise<string> {
+    return mergePipeline(this.board.tasks, pipeline, this.lead, { ...options, signal: this.following.signal });
   }
 
-  discard(pipeline: number, onLine?: (line: string) => void): Promise<string> {
-    return discardPipeline(this.board.tasks, pipeline, this.lead, onLine ? { onLine } : {});
+  discard(pipeline: number, options: HandMerge = {}): Promise<string> {
+    return discardPipeline(this.board.tasks, pipeline, this.lead, { ...options, signal: this.following.signal });
   }
 
   mergeQueue(onLine?: (line: string) => void): Promise<string[]> {

@@ -11,6 +11,7 @@ import { loadProjectConfig } from '../config/project-config.js';
 import { localGit } from '../stages/workspace.js';
 import { queueRebaseOnto, restoreApprovedBranch, STOPPED_WAITING_FOR_MERGER, WAITING_FOR_MERGER } from './merge-site.js';
 import { git as runGit } from '../git/git.js';
+import { isLockBusy } from '../board/lock.js';
 
 /**
  * What the person does with a pipeline's branch: look at it, merge it into their current branch, or
@@ -138,7 +139,7 @@ function configuredRemote(rootDir: string): string | undefined {
  * Runs `work` as the board's one merger (the lock the merge queue drains under), on the board as it is
  * then: a merge or discard by hand never meets a drain that holds the same pipeline.
  */
-async function asMerger<T>(board: TaskBoard, work: () => Promise<T>, { onLine, signal }: MergerOptions = {}): Promise<T> {
+async function asMerger<T>(board: TaskBoard, work: () => Promise<T>, { onLine, signal, patient }: MergerOptions = {}): Promise<T> {
   let holding = false;
   try {
     return await board.withLock(
@@ -148,19 +149,26 @@ async function asMerger<T>(board: TaskBoard, work: () => Promise<T>, { onLine, s
         await board.refresh();
         return work();
       },
-      // Said as the wait begins; a drain is waited out however long its checks take, or until `signal`.
-      { onBusy: () => onLine?.(WAITING_FOR_MERGER), patient: true, ...(signal ? { signal } : {}) },
+      // Said as the wait begins.
+      { onBusy: () => onLine?.(WAITING_FOR_MERGER), ...(patient ? { patient } : {}), ...(signal ? { signal } : {}) },
     );
   } catch (error) {
-    if (!holding && signal?.aborted) throw new MergeWaitStopped();
+    if (!holding && signal?.aborted && (error as Error).name === 'AbortError') throw new MergeWaitStopped();
+    if (isLockBusy(error)) throw new AutoteamError('another merger is draining the merge queue of this board: nothing was done; try again once it has ended', 'MERGE_QUEUE');
     throw error;
   }
 }
 
-/** How a merge or discard by hand waits for a drain under way: `onLine` hears the wait begin, `signal` ends it (MergeWaitStopped). */
+/**
+ * How a merge or discard by hand waits for a drain under way: `onLine` hears the wait begin; `patient`
+ * waits the drain out however long its checks take (a person at a terminal, who can stop it), else a
+ * folder board's wait gives up after some 25 s (a request of the web board or MCP); `signal` ends the
+ * wait (MergeWaitStopped).
+ */
 export interface MergerOptions {
   onLine?: (line: string) => void;
   signal?: AbortSignal;
+  patient?: boolean;
 }
 
 /** A merge or discard by hand stopped while it waited for a drain: nothing was done. */

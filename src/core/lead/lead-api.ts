@@ -8,6 +8,7 @@ import type { PipelineStatus } from '../stages/pipeline-status.js';
 import type { EventFilter, TeamEvent } from '../events/schema.js';
 import type { TraceSummary } from '../trace/summary.js';
 import type { PendingQuestion } from './questions.js';
+import type { MergerOptions } from './branches.js';
 export type { PendingQuestion } from './questions.js';
 import type { LeadEvent, TeamMemberSpec } from './session-types.js';
 import type { MemberSpend } from './spend.js';
@@ -18,6 +19,9 @@ import type { MemberSpend } from './spend.js';
  * BoardLead (board-lead.ts: the board with no lease taken, beside a lead in another process, or
  * workers, or nobody). A front end written against it works with either.
  */
+/** How a merge or discard by hand waits for a drain under way (MergerOptions, less the stop: the session's close ends the wait). */
+export type HandMerge = Pick<MergerOptions, 'onLine' | 'patient'>;
+
 export interface LeadControls {
   /** Every event the session tells (see LeadEvent), from now until the returned function is called. */
   subscribe(listener: (event: LeadEvent) => void): () => void;
@@ -47,12 +51,12 @@ export interface LeadControls {
   retry(pipeline: number): Promise<Task>;
   /** A pipeline's branch: its files and its diff against where it started, as text. */
   diff(pipeline: number): Promise<string>;
-  /** Merges an approved pipeline's branch into the person's current branch; the line that says how (a wait for another merger told `onLine` as it begins). */
-  merge(pipeline: number, onLine?: (line: string) => void): Promise<string>;
+  /** Merges an approved pipeline's branch into the person's current branch, after a drain under way (HandMerge); the line that says how. */
+  merge(pipeline: number, options?: HandMerge): Promise<string>;
   /** Drains the merge queue once: approved pipelines into their base, in approval order; a line per pipeline, each told `onLine` as it is said. */
   mergeQueue(onLine?: (line: string) => void): Promise<string[]>;
-  /** Removes a pipeline's worktree and branch; the line that says what went (a wait for another merger told `onLine` as it begins). */
-  discard(pipeline: number, onLine?: (line: string) => void): Promise<string>;
+  /** Removes a pipeline's worktree and branch, after a drain under way (HandMerge); the line that says what went. */
+  discard(pipeline: number, options?: HandMerge): Promise<string>;
   /** Decides a plan-approval request and tells the teammate. */
   decidePlan(requestId: string, approve: boolean, feedback?: string): Promise<void>;
   /** Waits until pipeline `id` is approved or failed (or `signal` aborts); its state then. */

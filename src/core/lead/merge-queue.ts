@@ -265,6 +265,11 @@ export class MergeRunner {
   /** Aborted by `close`: the drain under way stops before its next pipeline (and a re-check under way). */
   private readonly stopping = new AbortController();
 
+  /** Aborted by `close`: a merge or discard by hand waiting for a drain stops too (MergerOptions.signal). */
+  get signal(): AbortSignal {
+    return this.stopping.signal;
+  }
+
   /** `automatic`: autoteam.config.json `autoMerge` (without it `auto` does nothing); `onError` hears what an automatic run failed on. */
   constructor(
     private readonly queue: (signal: AbortSignal, onLine?: (line: string) => void) => MergeQueue,

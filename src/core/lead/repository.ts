@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { OWN_PACKAGE } from '../own-package.js';
-import { findRepository, prepareRepository, type Repository } from '../git/worktree.js';
+import { excludeBoard, findRepository, prepareRepository, type Repository } from '../git/worktree.js';
 import { openRemote, type RepositorySettings } from '../git/remote-branch.js';
 import { uncommittedInstructions } from '../git/agents-md.js';
 
@@ -17,10 +17,10 @@ export const AUTO_MERGE_WITHOUT_BRANCHES = 'autoMerge of autoteam.config.json do
 
 export async function openRepository(repo: string | false | undefined, rootDir: string, notice: (text: string) => void, remote?: RepositorySettings, { instructions = true } = {}): Promise<Repository | null> {
   if (repo === false) {
-    // Not worked as a repository, but the board sits in one: kept out of `git status` all the same, so a `git add -A` does not commit it.
+    // Not worked as a repository, but a board in one is kept out of `git status` all the same (a `git add -A` does not commit it).
     const found = await findRepository(rootDir).catch(() => null);
     const top = found?.repo ? (isOwnSource(found.repo.top) ? undefined : found.repo.top) : found?.top;
-    if (top) await prepareRepository({ top }, rootDir);
+    if (top) await excludeBoard(top, rootDir).catch((error: Error) => notice(`could not keep the board out of git status (${error.message})`));
     return null;
   }
   if (remote) {

@@ -30,7 +30,7 @@ import { ForeignPosts } from './foreign-posts.js';
 import { QuestionDesk } from './question-desk.js';
 import { LEAD_HANDS } from '../config/project-config.js';
 import { TeamModels } from './team-models.js';
-import type { LeadApi, LeaderView, LeadSnapshot } from './lead-api.js';
+import type { HandMerge, LeadApi, LeaderView, LeadSnapshot } from './lead-api.js';
 import { boardWhere, leaderOf } from './board-lead.js';
 import type { EventFilter, TeamEvent } from '../events/schema.js';
 import { LeadAgent, type LeadAgentHost, leadToolNames } from './lead-agent.js';
@@ -351,12 +351,12 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
     return diffPipeline(this.board.tasks, pipeline);
   }
 
-  merge(pipeline: number, onLine?: (line: string) => void): Promise<string> {
-    return mergePipeline(this.board.tasks, pipeline, this.lead, onLine ? { onLine } : {});
+  merge(pipeline: number, options: HandMerge = {}): Promise<string> {
+    return mergePipeline(this.board.tasks, pipeline, this.lead, { ...options, signal: this.merges.signal });
   }
 
-  discard(pipeline: number, onLine?: (line: string) => void): Promise<string> {
-    return discardPipeline(this.board.tasks, pipeline, this.lead, onLine ? { onLine } : {});
+  discard(pipeline: number, options: HandMerge = {}): Promise<string> {
+    return discardPipeline(this.board.tasks, pipeline, this.lead, { ...options, signal: this.merges.signal });
   }
 
   mergeQueue(onLine?: (line: string) => void): Promise<string[]> {
