@@ -19,6 +19,24 @@ import { commitFile, git, roots, setup } from '../helpers/merge-queue-setup.js';
 const CALC_CHECK = ['import os, sys', 'sys.path.insert(0, os.getcwd())', 'import calc', 'assert calc.f() == 2, f"f() is {calc.f()}"', ''].join('\n');
 const calc = (expression: string) => `"""Add one to the helper's value."""\nfrom helper import VALUE\n\n\ndef f():\n    """Return the value the check wants."""\n    return ${expression}\n`;
 
+/** `autoteam <args>` in `repo`, sent Ctrl+C once it says it waits for another merger: its exit status and output. */
+async function ctrlCWhileWaiting(repo: string, args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [cliEntry, ...args], { cwd: repo, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let waiting = () => {};
+  const saidWaiting = new Promise<void>((resolve) => (waiting = resolve));
+  child.stdout.setEncoding('utf8').on('data', (text: string) => {
+    stdout += text;
+    if (stdout.includes('waiting: another merger')) waiting();
+  });
+  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  await saidWaiting;
+  child.kill('SIGINT');
+  return { code: await exited, stdout, stderr };
+}
+
 describe('the merge queue', () => {
   it('sends back a pipeline whose check passes on its branch and fails after the rebase, leaving the base as it was; its revision then merges', { timeout: 120_000 }, async () => {
     const { repo, board, queue, post, work, steps } = await setup();
@@ -347,55 +365,15 @@ describe('the merge queue', () => {
     expect(git(repo, 'rev-list', '--count', `${base}..main`)).toBe('1');
   });
 
-  it('autoteam merge --queue stopped by Ctrl+C while it waits for another merger: ends at once, exit 130, nothing taken from the queue', { timeout: 60_000 }, async () => {
+  it('autoteam merge --queue, merge <n> and discard <n> stopped by Ctrl+C while they wait for another merger: their line, exit 130, nothing taken from the queue', { timeout: 60_000 }, async () => {
     const { repo, board, post } = await setup();
     const only = await post('a.py', '"""A."""\n', 'print("ok")\n');
     const { release, done: other } = await holdLock(board.tasks, 'merge-queue');
     try {
-      const child = spawn(process.execPath, [cliEntry, 'merge', '--queue'], { cwd: repo, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      let waiting = () => {};
-      const saidWaiting = new Promise<void>((resolve) => (waiting = resolve));
-      child.stdout.setEncoding('utf8').on('data', (text: string) => {
-        stdout += text;
-        if (stdout.includes('waiting: another merger')) waiting();
-      });
-      child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-      const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-      await saidWaiting;
-      child.kill('SIGINT');
-      // Ends while the other merger still holds the queue: the wait itself was stopped.
-      expect(await exited, `${stdout}\n${stderr}`).toBe(130);
-      expect(stdout.trim().split('\n')).toEqual(['waiting: another merger is draining the merge queue of this board', 'stopped while waiting for the other merger: nothing was done here']);
-      await board.tasks.refresh();
-      expect(queuedPipelines(board.tasks.list()).map((entry) => entry.pipeline)).toEqual([only]);
-    } finally {
-      release();
-      await other;
-    }
-  });
-
-  it('autoteam merge <n> and discard <n> stopped by Ctrl+C while they wait for a drain: their line, exit 130, nothing done', { timeout: 60_000 }, async () => {
-    const { repo, board, post } = await setup();
-    const only = await post('a.py', '"""A."""\n', 'print("ok")\n');
-    const { release, done: other } = await holdLock(board.tasks, 'merge-queue');
-    try {
-      for (const command of ['merge', 'discard']) {
-        const child = spawn(process.execPath, [cliEntry, command, String(only)], { cwd: repo, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        let waiting = () => {};
-        const saidWaiting = new Promise<void>((resolve) => (waiting = resolve));
-        child.stdout.setEncoding('utf8').on('data', (text: string) => {
-          stdout += text;
-          if (stdout.includes('waiting: another merger')) waiting();
-        });
-        child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-        const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-        await saidWaiting;
-        child.kill('SIGINT');
-        expect(await exited, `${stdout}\n${stderr}`).toBe(130);
+      for (const args of [['merge', '--queue'], ['merge', String(only)], ['discard', String(only)]]) {
+        const { code, stdout, stderr } = await ctrlCWhileWaiting(repo, args);
+        // Ends while the other merger still holds the queue: the wait itself was stopped.
+        expect(code, `${args.join(' ')}\n${stdout}\n${stderr}`).toBe(130);
         expect(stdout.trim().split('\n')).toEqual(['waiting: another merger is draining the merge queue of this board', 'stopped while waiting for the other merger: nothing was done here']);
       }
       await board.tasks.refresh();
