@@ -250,12 +250,10 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       await session.start(team);
       for (const line of held ?? []) console.log(line);
       held = null;
-      // Merging is of branches: with none (no repository, --no-worktree), autoMerge is said to do nothing, and does nothing.
+      // Merging is of branches: with none (no repository, --no-worktree), autoMerge does nothing, said as the config's warnings are.
       const autoMerge = project.autoMerge === true && session.snapshot().board.repository !== null;
-      // A warning of the config's, on stderr as those are, whatever the output format.
       if (project.autoMerge && !autoMerge) console.error(`autoteam: warning: ${AUTO_MERGE_WITHOUT_BRANCHES}`);
-      // autoMerge: what an earlier lead left approved and unmerged goes through the queue now, as at a
-      // lead's start; the run's own pipelines do not wait for it, the run's end does.
+      // autoMerge: what an earlier lead left approved and unmerged is drained now, as at a lead's start (the run's end waits for it).
       const earlier = autoMerge ? session.mergeQueue().catch((error: Error) => log(`the merge queue: ${error.message}`)) : null;
       const firsts = [];
       for (const requirement of options.requirements) {
