@@ -9,7 +9,8 @@ import { CONFIG_FILE, defaultProjectConfig, loadProjectConfig, type ProjectConfi
 import { StageRegistry } from '../core/stages/stage-registry.js';
 import { Pipeline } from '../core/stages/pipeline.js';
 import { stageTools } from '../core/tools/registry.js';
-import { diffPipeline, discardPipeline, MergeWaitStopped, type MergerOptions, mergePipeline } from '../core/lead/branches.js';
+import { diffPipeline, discardPipeline, type MergerOptions, mergePipeline } from '../core/lead/branches.js';
+import { MergeWaitStopped } from '../core/lead/merge-site.js';
 import { MergeQueue, recheckLimits } from '../core/lead/merge-queue.js';
 import { leaderOf } from '../core/lead/board-lead.js';
 import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.js';
@@ -17,7 +18,7 @@ import { coveredBeside, rolesFrom, whoWorks } from './post-command.js';
 import { runsNow } from '../core/board/team-registry.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retriedLine, taskId } from '../frontend/commands.js';
-import { formatBoard, WHO_ANSWERS, wrapWords } from '../frontend/format.js';
+import { fitted, formatBoard, WHO_ANSWERS } from '../frontend/format.js';
 import { type PendingQuestion, questionsInLog, unansweredOnBoard } from '../core/lead/questions.js';
 import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, remoteOf, UsageError, warnOfBrokenConfig } from './board-options.js';
 
@@ -90,10 +91,7 @@ export function registerBoardCommands(program: Command): void {
           const width = process.stdout.isTTY ? process.stdout.columns : undefined;
           console.log(formatBoard(tasks, width, width !== undefined));
           // A question waiting for the person holds its pipeline: said here too, where a worker asked it and no lead runs.
-          for (const question of await waitingQuestions(board, tasks)) {
-            const [head, text] = [`? #${question.task} `, `${question.from} asks: ${question.question} — ${WHO_ANSWERS}`];
-            console.log(width ? wrapWords(head, text, width).join('\n') : `${head}${text}`);
-          }
+          for (const question of await waitingQuestions(board, tasks)) console.log(fitted(`? #${question.task} `, `${question.from} asks: ${question.question} — ${WHO_ANSWERS}`, width));
         }
         // Its task may be a pipeline's: that pipeline's totals above are short by what it spent.
         const totals = tasks.some((task) => task.pipeline !== null) ? " and from the pipelines' totals" : '';

@@ -55,9 +55,7 @@ export function formatBoard(tasks: readonly Task[], width = 100, terminal = fals
     const git = own.find((task) => task.artifacts.git?.commit)?.artifacts.git ?? own.find((task) => task.artifacts.git)?.artifacts.git;
     const outcome = outcomeOf(own);
     const branch = git ? ` · ${git.branch}${outcome ? ` ${outcome}` : git.commit ? ` at ${git.commit.slice(0, 12)}` : ''}` : '';
-    const head = `pipeline #${id} `;
-    const text = `${status} · ${formatUsage(pipelineUsage(own))}${branch}${why ? ` — ${why}` : ''}`;
-    lines.push(...(terminal ? wrapWords(head, text, width) : [`${head}${text}`]));
+    lines.push(fitted(`pipeline #${id} `, `${status} · ${formatUsage(pipelineUsage(own))}${branch}${why ? ` — ${why}` : ''}`, terminal ? width : undefined));
   }
   return lines.join('\n');
 }
@@ -78,6 +76,11 @@ export function formatDuration(ms: number): string {
   if (seconds < 3600) return `${Math.floor(seconds / 60)} min${seconds % 60 ? ` ${seconds % 60} s` : ''}`;
   const minutes = Math.round(seconds / 60);
   return `${Math.floor(minutes / 60)} h${minutes % 60 ? ` ${minutes % 60} min` : ''}`;
+}
+
+/** `head` then `text`: in a terminal of `width` columns broken between words (wrapWords); without one (a pipe), one line. */
+export function fitted(head: string, text: string, width?: number): string {
+  return width ? wrapWords(head, text, width).join('\n') : `${head}${text}`;
 }
 
 /**

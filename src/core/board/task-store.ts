@@ -7,10 +7,6 @@ import type { ClaimResult, CompletionResult, CreateTaskInput, Fence, FollowUpOf,
 
 type Awaitable<T> = T | Promise<T>;
 
-/**
- * The task half of the Board interface: what the runtime may do with tasks, whatever stores them.
- * Reads may answer at once (the file board) or later (PostgreSQL): callers always `await` them.
- */
 /** How `withLock` waits for another holder (TaskStore.withLock). */
 export interface BoardLockOptions {
   onBusy?: () => void;
@@ -18,6 +14,10 @@ export interface BoardLockOptions {
   patient?: boolean;
 }
 
+/**
+ * The task half of the Board interface: what the runtime may do with tasks, whatever stores them.
+ * Reads may answer at once (the file board) or later (PostgreSQL): callers always `await` them.
+ */
 export interface TaskStore {
   /** Where the board is: a directory, or a postgres:// URL with the password hidden. */
   readonly location: string;

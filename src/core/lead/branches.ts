@@ -9,7 +9,7 @@ import { deleteBranch, ensureClone, fetchBranch, hasCommit, RemoteError, remoteT
 import { remoteClone, resolveRemoteUrl } from '../git/remote-url.js';
 import { loadProjectConfig } from '../config/project-config.js';
 import { localGit } from '../stages/workspace.js';
-import { queueRebaseOnto, restoreApprovedBranch, STOPPED_WAITING_FOR_MERGER, WAITING_FOR_MERGER } from './merge-site.js';
+import { asMerger, queueRebaseOnto, restoreApprovedBranch, WAITING_FOR_MERGER } from './merge-site.js';
 import { git as runGit } from '../git/git.js';
 import { isLockBusy } from '../board/lock.js';
 
@@ -70,7 +70,7 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
   const tip = git.commit ? await branchTip(git.repo, git.branch) : null;
   // A drain stopped between its rebase and its merge left its own copy on the branch, on the base's new
   // tip: the base's changes since are not the pipeline's, so the approved commit is what is shown.
-  const onto = git.commit && tip && tip !== git.commit ? await queueRebaseOnto({ ...git, commit: git.commit }, tip) : null;
+  const onto = await queueRebaseOnto(git, tip);
   if (git.commit && onto) {
     const { files, diff } = await changeBetween(git.repo, git.base, git.commit);
     const note = `the branch holds the merge queue's rebase of it onto ${onto} (a drain stopped before it merged); the next drain merges it`;
@@ -139,21 +139,15 @@ function configuredRemote(rootDir: string): string | undefined {
  * Runs `work` as the board's one merger (the lock the merge queue drains under), on the board as it is
  * then: a merge or discard by hand never meets a drain that holds the same pipeline.
  */
-async function asMerger<T>(board: TaskBoard, work: () => Promise<T>, { onLine, signal, patient }: MergerOptions = {}): Promise<T> {
-  let holding = false;
+async function byHand<T>(board: TaskBoard, work: () => Promise<T>, { onLine, signal, patient }: MergerOptions = {}): Promise<T> {
+  // The wait is said as it begins.
+  const options = { onBusy: () => onLine?.(WAITING_FOR_MERGER), ...(patient ? { patient } : {}), ...(signal ? { signal } : {}) };
   try {
-    return await board.withLock(
-      'merge-queue',
-      async () => {
-        holding = true;
-        await board.refresh();
-        return work();
-      },
-      // Said as the wait begins.
-      { onBusy: () => onLine?.(WAITING_FOR_MERGER), ...(patient ? { patient } : {}), ...(signal ? { signal } : {}) },
-    );
+    return await asMerger(board, async () => {
+      await board.refresh();
+      return work();
+    }, options);
   } catch (error) {
-    if (!holding && signal?.aborted && (error as Error).name === 'AbortError') throw new MergeWaitStopped();
     if (isLockBusy(error)) throw new AutoteamError('another merger is draining the merge queue of this board: nothing was done; try again once it has ended', 'MERGE_QUEUE');
     throw error;
   }
@@ -171,19 +165,12 @@ export interface MergerOptions {
   patient?: boolean;
 }
 
-/** A merge or discard by hand stopped while it waited for a drain: nothing was done. */
-export class MergeWaitStopped extends AutoteamError {
-  constructor() {
-    super(STOPPED_WAITING_FOR_MERGER, 'MERGE_QUEUE');
-  }
-}
-
 /**
  * Merges an approved pipeline's branch into the person's current branch, then removes its worktree
  * and branch, after a drain under way (MergerOptions).
  */
 export function mergePipeline(board: TaskBoard, id: number, by: string, options?: MergerOptions): Promise<string> {
-  return asMerger(board, () => mergeOne(board, id, by), options);
+  return byHand(board, () => mergeOne(board, id, by), options);
 }
 
 async function mergeOne(board: TaskBoard, id: number, by: string): Promise<string> {
@@ -232,7 +219,7 @@ async function discardRemoteBranch(repo: string, info: GitInfo): Promise<{ remov
 
 /** Removes a pipeline's worktree and branch (its commits go with the branch). Not while it is active. */
 export function discardPipeline(board: TaskBoard, id: number, by: string, options?: MergerOptions): Promise<string> {
-  return asMerger(board, () => discardOne(board, id, by), options);
+  return byHand(board, () => discardOne(board, id, by), options);
 }
 
 async function discardOne(board: TaskBoard, id: number, by: string): Promise<string> {
@@ -248,7 +235,7 @@ async function discardOne(board: TaskBoard, id: number, by: string): Promise<str
   // What the branch held as it went: past the approved commit when commits were added since (named,
   // not only that commit) — unless those are the queue's own rebase of it (a drain stopped mid-way).
   const tip = git.remote ? null : held;
-  const rebased = git.commit && tip && tip !== git.commit ? await queueRebaseOnto({ ...git, commit: git.commit }, tip) : null;
+  const rebased = await queueRebaseOnto(git, tip);
   // Work never committed there (a failed pipeline's last revision, an edit by hand) goes with the worktree: said, not dropped silently.
   const loose = fs.existsSync(site.worktree) ? (await runGit(site.worktree, ['status', '--porcelain'], { allowFailure: true })).stdout.split('\n').filter(Boolean).map((line) => line.slice(3)) : [];
   if (cloned) await removeWorktree(site.repo, site.worktree, git.branch);

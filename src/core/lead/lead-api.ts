@@ -13,15 +13,15 @@ export type { PendingQuestion } from './questions.js';
 import type { LeadEvent, TeamMemberSpec } from './session-types.js';
 import type { MemberSpend } from './spend.js';
 
+/** How a merge or discard by hand waits for a drain under way (MergerOptions, less the stop: the session's close ends the wait). */
+export type HandMerge = Pick<MergerOptions, 'onLine' | 'patient'>;
+
 /**
  * The narrow face of a board that the web board and the MCP server act through: what a person sees
  * and does, whoever runs the team. A LeadSession has it (the lead runs in this process); so does a
  * BoardLead (board-lead.ts: the board with no lease taken, beside a lead in another process, or
  * workers, or nobody). A front end written against it works with either.
  */
-/** How a merge or discard by hand waits for a drain under way (MergerOptions, less the stop: the session's close ends the wait). */
-export type HandMerge = Pick<MergerOptions, 'onLine' | 'patient'>;
-
 export interface LeadControls {
   /** Every event the session tells (see LeadEvent), from now until the returned function is called. */
   subscribe(listener: (event: LeadEvent) => void): () => void;

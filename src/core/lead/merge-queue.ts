@@ -11,7 +11,7 @@ import type { Pipeline } from '../stages/pipeline.js';
 import { approvalOf, tasksByPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
 import { recheck, type RecheckLimits } from './merge-checks.js';
-import { MergeQueueError, type MergeSite, mergeSite, short, STOPPED_WAITING_FOR_MERGER, WAITING_FOR_MERGER } from './merge-site.js';
+import { asMerger, MergeQueueError, type MergeSite, mergeSite, MergeWaitStopped, short, WAITING_FOR_MERGER } from './merge-site.js';
 import { age, counted } from '../words.js';
 
 /**
@@ -87,10 +87,8 @@ export class MergeQueue {
     // Another merger draining the board's queue holds its lock: said before the wait, not after it, and
     // waited out however long its checks take (patient; the lock of one that died is taken over).
     const onBusy = () => say(WAITING_FOR_MERGER);
-    let holding = false;
     try {
-      await board.tasks.withLock('merge-queue', async () => {
-        holding = true;
+      await asMerger(board.tasks, async () => {
         await board.tasks.refresh();
         const queue = queuedPipelines(board.tasks.list());
         if (queue.length === 0) return say(emptyQueue(board.tasks.list()));
@@ -108,8 +106,8 @@ export class MergeQueue {
       }, { onBusy, patient: true, ...(signal ? { signal } : {}) });
     } catch (error) {
       // Stopped while it waited for the other merger: nothing was taken from the queue.
-      if (holding || !signal?.aborted) throw error;
-      say(STOPPED_WAITING_FOR_MERGER);
+      if (!(error instanceof MergeWaitStopped)) throw error;
+      say(error.message);
     }
     return lines;
   }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { GitInfo } from '../board/artifacts.js';
+import type { BoardLockOptions, TaskStore } from '../board/task-store.js';
 import { AutoteamError } from '../errors.js';
 import { git, operationInProgress } from '../git/git.js';
 import { LocalMergeTarget, type MergeTarget, RemoteBranchTarget } from '../git/merge-target.js';
@@ -44,6 +45,35 @@ export const WAITING_FOR_MERGER = 'waiting: another merger is draining the merge
 
 /** What it says when that wait is stopped (Ctrl+C): it took nothing from the queue and changed nothing. */
 export const STOPPED_WAITING_FOR_MERGER = 'stopped while waiting for the other merger: nothing was done here';
+
+/** A merger stopped (its `signal`) while it waited for another: nothing was done. */
+export class MergeWaitStopped extends AutoteamError {
+  constructor() {
+    super(STOPPED_WAITING_FOR_MERGER, 'MERGE_QUEUE');
+  }
+}
+
+/**
+ * Runs `work` as the board's one merger, holding its lock `merge-queue` (the queue's drain, a merge or
+ * discard by hand). A wait that `options.signal` cut short, before `work` began, is MergeWaitStopped;
+ * any other error is itself.
+ */
+export async function asMerger<T>(tasks: Pick<TaskStore, 'withLock'>, work: () => Promise<T>, options: BoardLockOptions): Promise<T> {
+  let holding = false;
+  try {
+    return await tasks.withLock(
+      'merge-queue',
+      () => {
+        holding = true;
+        return work();
+      },
+      options,
+    );
+  } catch (error) {
+    if (!holding && options.signal?.aborted && (error as Error).name === 'AbortError') throw new MergeWaitStopped();
+    throw error;
+  }
+}
 
 /** Why one pipeline cannot be merged now: it stays queued, and the line says why. */
 export class MergeQueueError extends AutoteamError {
@@ -123,9 +153,10 @@ export async function restoreApprovedBranch(info: GitInfo & { commit: string }):
  * its base branch does not have) was committed by the runtime — or it has none, the rebase of a change
  * the base already held (it stands on the base's history then) — and its worktree (if any) has no
  * change and no operation under way. A commit of the person's never is. The base branch it was rebased
- * onto when it is; null when it is not.
+ * onto when it is; null when it is not (a branch at its approved commit, or with none approved, is not).
  */
-export async function queueRebaseOnto(info: GitInfo & { commit: string }, at: string): Promise<string | null> {
+export async function queueRebaseOnto(info: GitInfo, at: string | null): Promise<string | null> {
+  if (!info.commit || !at || at === info.commit) return null;
   if ((await git(info.repo, ['merge-base', '--is-ancestor', info.commit, at], { allowFailure: true })).exitCode === 0) return null;
   // Its own commits: those its base branch does not have (the rebase's copies, on the base's tip then).
   const into = info.baseBranch ?? (await currentBranch(info.repo));

@@ -6,15 +6,15 @@ import { excludeBoard, findRepository, prepareRepository, type Repository } from
 import { openRemote, type RepositorySettings } from '../git/remote-branch.js';
 import { uncommittedInstructions } from '../git/agents-md.js';
 
+/** Said when autoMerge is set where pipelines have no branches (no repository, or --no-worktree): it has nothing to merge. */
+export const AUTO_MERGE_WITHOUT_BRANCHES = 'autoMerge of autoteam.config.json does nothing here: pipelines work in workspace/<n>, not on branches (no git repository, or --no-worktree), so nothing is merged';
+
 /**
  * Repository mode: the person's repository pipelines get a worktree and branch on, or null. `repo`
  * is `--repo` (false: `--no-worktree`); a `--repo` that is not a repository with a commit is an
  * error, while a board that merely is not in one works in `workspace/`. `notice` says which it is.
  * With `remote` (`repository.remote`) the branches live on that remote, through this folder's clone.
  */
-/** Said when autoMerge is set where pipelines have no branches (no repository, or --no-worktree): it has nothing to merge. */
-export const AUTO_MERGE_WITHOUT_BRANCHES = 'autoMerge of autoteam.config.json does nothing here: pipelines work in workspace/<n>, not on branches (no git repository, or --no-worktree), so nothing is merged';
-
 export async function openRepository(repo: string | false | undefined, rootDir: string, notice: (text: string) => void, remote?: RepositorySettings, { instructions = true } = {}): Promise<Repository | null> {
   if (repo === false) {
     // Not worked as a repository, but a board in one is kept out of `git status` all the same (a `git add -A` does not commit it).
