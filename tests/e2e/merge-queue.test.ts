@@ -2,7 +2,8 @@
  * The merge queue end to end on the offline model: two pipelines on one repository both write
  * organize.py (the person answers their name-conflict question differently, so the two programs
  * differ). With `autoMerge` the lead merges the first as it is approved; the second conflicts, goes
- * back to the engineer with the conflict markers in its worktree, is revised, approved again and merged.
+ * back to the engineer with the conflict markers in its worktree, is revised, approved again, and
+ * merged once the first's checks pass on it too.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -51,18 +52,25 @@ describe.runIf(python)('the merge queue with autoMerge', () => {
     const session = new LeadSession({ rootDir: repo, model: { kind: 'offline', reason: 'test' }, settings: { pollMs: 100 }, autoMerge: true });
     const steps: MergeStepEvent[] = [];
     let first = 0;
+    // The second's questions wait for the first's merge: it began before, so it conflicts, and the
+    // first is merged first (the queue's order is the approvals').
+    let firstMerged = () => {};
+    const firstIn = new Promise<void>((resolve) => (firstMerged = resolve));
     const merged = new Promise<void>((resolve, reject) => {
       const timeout = AbortSignal.timeout(4 * HANG_MS);
       timeout.addEventListener('abort', () => reject(new Error(`not both merged in time; merge steps: ${JSON.stringify(steps.map((s) => [s.pipeline, s.step, s.detail]))}`)));
       session.subscribe((event) => {
         if (event.type === 'question') {
-          // Pipeline 1 skips a file whose name is taken; pipeline 2 keeps both: two different programs.
+          // Both skip a file whose name is taken; the second also warns: two programs, and the second's
+          // does what the first's checks hold, so it merges once they pass on it.
           const { questionId, question, pipeline } = event.question;
-          const answer = pipeline === first && /same name|exist/i.test(question) ? 'Skip it: leave the file where it is.' : playbookAnswer(question, []);
-          void session.answer(answer, questionId).catch(() => undefined);
+          const skips = /same name|exist/i.test(question);
+          const answer = skips ? (pipeline === first ? 'Skip it: leave the file where it is.' : 'Skip it, and print a warning that names the file.') : playbookAnswer(question, []);
+          void (pipeline === first ? Promise.resolve() : firstIn).then(() => session.answer(answer, questionId)).catch(() => undefined);
         }
         if (event.type !== 'team' || event.event.type !== 'merge_step') return;
         steps.push(event.event);
+        if (event.event.step === 'merged' && event.event.pipeline === first) firstMerged();
         if (steps.filter((step) => step.step === 'merged').length === 2) resolve();
       });
     });
@@ -74,12 +82,15 @@ describe.runIf(python)('the merge queue with autoMerge', () => {
       await merged;
 
       const mergedOrder = steps.filter((step) => step.step === 'merged').map((step) => step.pipeline);
-      expect(new Set(mergedOrder)).toEqual(new Set([a.pipeline, b.pipeline]));
+      expect(mergedOrder).toEqual([a.pipeline, b.pipeline]);
       const [firstMerged, secondMerged] = mergedOrder as [number, number];
       const sentBack = steps.filter((step) => step.step === 'sent_back');
       expect(sentBack.map((step) => step.pipeline)).toEqual([secondMerged]);
       expect(sentBack[0]!.detail).toMatch(/^conflict with main in organize\.py; revision \d+ is #\d+; the approved commit was [0-9a-f]{12}$/);
       expect(steps.filter((step) => step.pipeline === firstMerged).map((step) => step.step)).not.toContain('sent_back');
+      // The revision was checked against what the first merged: the first's checks ran on its tree.
+      const checked = steps.filter((step) => step.pipeline === secondMerged && step.step === 'checked').at(-1);
+      expect(checked?.detail).toMatch(new RegExp(`^pipeline #${firstMerged}'s CHK\\d+.* pass on the reviewed tree$`));
 
       // The revision was handed the conflict as a blocker, and worked from the markers in its worktree.
       const revision = session.stateOf(secondMerged).tasks.find((task) => task.stage === 'implementation' && task.artifacts.issues?.some((issue) => /conflicts in organize\.py/.test(issue.text)));

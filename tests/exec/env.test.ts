@@ -69,6 +69,12 @@ describe('redaction by value', () => {
     expect(redact('keys look like sk-test-should-x and sk-test', [key])).toBe('keys look like sk-test-should-x and sk-test');
   });
 
+  it("a model provider's key is a secret from 6 characters (an endpoint may echo it); a placeholder key and another short secret-looking value are not", () => {
+    const values = secretValues({ ANTHROPIC_API_KEY: 'sk-test', OPENAI_API_KEY: 'test', AUTH: '1', SHORT_TOKEN: 'abcdefg' });
+    expect(values).toEqual(['sk-test']);
+    expect(redact('401 invalid x-api-key: sk-test (1 attempt)', values)).toBe('401 invalid x-api-key: [redacted] (1 attempt)');
+  });
+
   it('a value with a trailing CR or spaces is a secret trimmed too: a client sends it trimmed, a model echoes it so', () => {
     for (const value of ['sk-ant-test-SECRET123\r', ' sk-ant-test-SECRET123 ']) {
       const values = secretValues({ ANTHROPIC_API_KEY: value });

@@ -1,9 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Artifacts } from '../board/artifacts.js';
+import type { Task } from '../board/schemas.js';
 import { capOutput } from '../exec/process.js';
 import { containment, hiddenStartDir, Sandbox, type SandboxPolicy } from '../exec/sandbox.js';
 import { scratchDir } from '../exec/scratch.js';
+import { git } from '../git/git.js';
+import { approvalOf, tasksByPipeline } from '../stages/pipeline-status.js';
 
 /**
  * The reviewer's evidence run again on a rebased tree: every check it recorded that passed (run_check,
@@ -18,7 +21,16 @@ export interface RecheckLimits {
   sandbox: SandboxPolicy;
 }
 
-export type RecheckOutcome = { ok: true; ran: string[] } | { ok: false; ran: string[]; failed: string; output: string };
+export type RecheckOutcome = { ok: true; ran: string[] } | { ok: false; ran: string[]; failed: string; output: string; guard?: Guard };
+
+/** A pipeline merged into the base since another began, whose reviewer's checks also run on that other's tree. */
+export interface Guard {
+  pipeline: number;
+  /** Its approving review's artifacts: the checks and tests to run. */
+  review: Artifacts;
+  /** The files both changed. */
+  files: string[];
+}
 
 /** Left out of a check's scratch copy, as run_check leaves them out. */
 const SKIPPED = new Set(['.git', '.run', '.home', '.tmp', 'node_modules', '__pycache__']);
@@ -31,6 +43,42 @@ function reviewSandbox(worktree: string, hidden: readonly string[], policy: Sand
     { workspace: worktree, hidden: [...hidden, ...hiddenStartDir()], network: policy.network.includes('*') || policy.network.includes('review'), limits: policy.limits, passEnv: policy.passEnv },
     policy.mode === 'off' ? { kind: 'none', reason: 'turned off (--sandbox off)' } : containment(),
   );
+}
+
+/**
+ * The pipelines merged into the base since pipeline `self` began — their merge in the base's `tip`, not
+ * in `began`, the base its first task started from — that changed any of `files` (its own change): the
+ * changes it was rebased over, or settled a conflict with. A revision that settles a conflict by
+ * dropping the other side's lines passes its own checks; theirs, run on its tree, do not.
+ */
+export async function mergedSince(repo: string, tasks: readonly Task[], self: number, began: string, tip: string, files: readonly string[]): Promise<Guard[]> {
+  const ancestor = async (commit: string, of: string) => (await git(repo, ['merge-base', '--is-ancestor', commit, of], { allowFailure: true })).exitCode === 0;
+  const guards: Guard[] = [];
+  for (const [pipeline, group] of tasksByPipeline(tasks)) {
+    const outcome = group.find((task) => task.artifacts.outcome)?.artifacts.outcome;
+    const review = approvalOf(group)?.artifacts;
+    const change = review?.git;
+    if (pipeline === self || outcome?.action !== 'merged' || outcome.noChange || !outcome.commit || !change?.commit) continue;
+    if (!(await ancestor(outcome.commit, tip)) || (await ancestor(outcome.commit, began))) continue;
+    // Its change as reviewed (a commit git may no longer hold, on a remote's clone: then it guards nothing).
+    const changed = await git(repo, ['diff', '--name-only', '--no-renames', change.base, change.commit], { allowFailure: true });
+    const both = changed.exitCode === 0 ? changed.stdout.split('\n').filter((file) => files.includes(file)) : [];
+    if (both.length) guards.push({ pipeline, review: review!, files: both });
+  }
+  return guards;
+}
+
+/** Re-runs `review`'s recorded checks and tests in `worktree`, then each guard's (a failure names its pipeline); the first failure ends it. */
+export async function recheckWith(worktree: string, review: Artifacts | null, guards: readonly Guard[], hidden: readonly string[], limits: RecheckLimits, signal?: AbortSignal): Promise<RecheckOutcome> {
+  const ran: string[] = [];
+  for (const [guard, artifacts] of [...(review ? [[undefined, review] as const] : []), ...guards.map((guard) => [guard, guard.review] as const)]) {
+    const checked = await recheck(worktree, artifacts, hidden, limits, signal);
+    const named = (what: string) => (guard ? `pipeline #${guard.pipeline}'s ${what}` : what);
+    ran.push(...checked.ran.map(named));
+    if (!checked.ok) return { ...checked, ran, failed: named(checked.failed), ...(guard ? { guard } : {}) };
+    if (signal?.aborted) break;
+  }
+  return { ok: true, ran };
 }
 
 /** Re-runs `review`'s recorded checks and tests in `worktree`; the first failure ends it. */

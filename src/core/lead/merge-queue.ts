@@ -6,11 +6,12 @@ import type { Board } from '../board/board-types.js';
 import type { Task } from '../board/schemas.js';
 import type { MergeStep } from '../events/schema.js';
 import { reapplyOnto, rebaseOnto } from '../git/rebase.js';
+import { git } from '../git/git.js';
 import { worktreeChange } from '../git/worktree.js';
 import type { Pipeline } from '../stages/pipeline.js';
 import { approvalOf, tasksByPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
-import { recheck, type RecheckLimits } from './merge-checks.js';
+import { type Guard, mergedSince, recheckWith, type RecheckLimits } from './merge-checks.js';
 import { asMerger, MergeQueueError, type MergeSite, mergeSite, MergeWaitStopped, short, WAITING_FOR_MERGER } from './merge-site.js';
 import { age, counted } from '../words.js';
 
@@ -152,27 +153,34 @@ export class MergeQueue {
       }
       const head = rebased.head;
       if (head === tip && rebased.kind === 'on tip' && info.commit !== tip) throw new MergeQueueError(`its branch ${info.branch} no longer holds the approved commit ${short(info.commit)}`);
+      const guards = await this.guards(entry, site, tip, head);
       if (rebased.kind === 'rebased') say('rebased', `onto ${into} at ${short(tip)}`, head);
-      // The tree the reviewer (or an earlier run of the queue) checked needs no second run.
-      if (head !== info.commit) {
+      else if (head === info.commit) say('rebased', `already on ${into}'s tip (${short(tip)}): no rebase, the reviewed tree is what merges`, head);
+      // The tree the reviewer (or an earlier run of the queue) checked needs no second run of its own
+      // checks; those of the pipelines merged since it began, on the files it changes, run on it still.
+      if (head !== info.commit || guards.length) {
+        const tree = head === info.commit ? 'reviewed' : 'rebased';
         const before = this.options.signal?.aborted === true ? 'before' : 'while';
-        const checked = await recheck(worktree, entry.holder.artifacts, [this.options.board.rootDir, site.repo], this.options.limits, this.options.signal);
+        const checked = await recheckWith(worktree, head !== info.commit ? entry.holder.artifacts : null, guards, [this.options.board.rootDir, site.repo], this.options.limits, this.options.signal);
         // Stopped under way (or before they began): a check cut short proves nothing, and the next drain starts it over.
         if (this.options.signal?.aborted) {
-          say('waiting', `stopped ${before} its checks ran again on the rebased tree; it stays in the queue`, head);
+          say('waiting', `stopped ${before} its checks ran again on the ${tree} tree; it stays in the queue`, head);
           return `pipeline #${pipeline}: not merged — stopped ${before} its checks ran again (it stays in the queue)`;
         }
         if (!checked.ok) {
-          say('checked', `${checked.failed} fails on the rebased tree`, head);
-          const text = `on ${into}'s tip (${short(tip)}) ${checked.failed} fails, though it passed on the branch as reviewed: ${checked.output}`;
-          return await this.sendBack(entry, site, tip, { from: tip, commit: head }, `${checked.failed} fails after a rebase onto ${into}`, text);
+          say('checked', `${checked.failed} fails on the ${tree} tree`, head);
+          const { guard } = checked;
+          const text = guard
+            ? `on ${into}'s tip (${short(tip)}) ${checked.failed} fails with this change: pipeline #${guard.pipeline} was merged into ${into} since this pipeline began, changing ${guard.files.join(', ')} too, and this change breaks what its reviewer checked. Keep what both pipelines need: ${checked.output}`
+            : `on ${into}'s tip (${short(tip)}) ${checked.failed} fails, though it passed on the branch as reviewed: ${checked.output}`;
+          return await this.sendBack(entry, site, tip, { from: tip, commit: head }, `${checked.failed} fails ${guard ? 'with this change' : 'after a rebase'} onto ${into}`, text);
         }
-        say('checked', `${checked.ran.join(', ') || 'nothing recorded to run'} pass on the rebased tree`, head);
-        const kept = await site.keep(head);
-        // Rebased, its base is the tip it now stands on: its diff is its own change, not the base's since.
-        await this.options.board.tasks.update(entry.holder.id, { artifacts: { git: { ...info, ...kept, commit: head, base: tip } } }, { by: this.options.by, event: 'rechecked', detail: `${counted(checked.ran.length, 'check and test run', 'checks and test runs')} pass at ${short(head)}` });
-      } else if (rebased.kind === 'on tip') {
-        say('rebased', `already on ${into}'s tip (${short(tip)}): no rebase, the reviewed tree is what merges`, head);
+        say('checked', `${checked.ran.join(', ') || 'nothing recorded to run'} pass on the ${tree} tree`, head);
+        if (head !== info.commit) {
+          const kept = await site.keep(head);
+          // Rebased, its base is the tip it now stands on: its diff is its own change, not the base's since.
+          await this.options.board.tasks.update(entry.holder.id, { artifacts: { git: { ...info, ...kept, commit: head, base: tip } } }, { by: this.options.by, event: 'rechecked', detail: `${counted(checked.ran.length, 'check and test run', 'checks and test runs')} pass at ${short(head)}` });
+        }
       }
       const advanced = head === tip ? ({ ok: true } as const) : await target.advance(tip, head);
       if (!advanced.ok) {
@@ -186,6 +194,15 @@ export class MergeQueue {
       say('error', message);
       return `pipeline #${pipeline}: not merged — ${message} (it stays in the queue)`;
     }
+  }
+
+  /** The pipelines merged into the base since this one began whose checks guard the files its change at `head` touches (mergedSince). */
+  private async guards(entry: QueuedPipeline, site: MergeSite, tip: string, head: string): Promise<Guard[]> {
+    const tasks = this.options.board.tasks.list();
+    const began = tasks.find((task) => task.pipeline === entry.pipeline && task.artifacts.git)?.artifacts.git?.base ?? entry.git.base;
+    if (head === tip) return [];
+    const files = (await git(site.worktree, ['diff', '--name-only', '--no-renames', tip, head])).stdout.split('\n').filter(Boolean);
+    return mergedSince(site.repo, tasks, entry.pipeline, began, tip, files);
   }
 
   /** The pipeline's change is in the base at `head` (`noChange`: it had none of its own there): its site let go, its outcome recorded. */

@@ -1,5 +1,13 @@
 /** Names that look like they hold a secret. `PAT` only as a word (never `PATH`); `*_HEADERS` (an OTLP collector's key). */
 const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|AUTH|WEBHOOK|COOKIE|SESSION|PRIVATE|(^|_)PAT($|_)|(^|_)DSN($|_)|DATABASE_URL|_URI$|(^|_)HEADERS$/i;
+/**
+ * A model provider's key (ANTHROPIC_API_KEY, OPENAI_API_KEY, …): a secret from 6 characters (`sk-test`,
+ * which an endpoint may echo in its error), not the 8 of other names; shorter, it is a placeholder a
+ * local endpoint ignores (`dummy`, `test`), whose redaction would cut every `tests` in a task.
+ */
+const API_KEY_NAME = /(^|_)API_KEY$/i;
+/** How long the value of another secret-looking name must be to count: `AUTH=1` or `KEYMAP=us` would otherwise redact every `1` and `us`. */
+const SECRET_MIN = 8;
 /** `scheme://user:password@host…`: the password is a secret whatever the variable is called. */
 const URL_CREDENTIALS = /^[a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:([^@\s]+)@/i;
 
@@ -15,7 +23,8 @@ export function secretValues(env: NodeJS.ProcessEnv = process.env): string[] {
     if (SECRET_NAME.test(name)) {
       // A value read from a file saved with CRLF (`KEY=$(cat key.txt)`) keeps its `\r`; a client
       // sends it trimmed, and a model echoes it trimmed.
-      for (const secret of new Set([value, value.trim()])) if (secret.length >= 8) values.add(secret);
+      const least = API_KEY_NAME.test(name) ? 6 : SECRET_MIN;
+      for (const secret of new Set([value, value.trim()])) if (secret.length >= least) values.add(secret);
     }
     const password = URL_CREDENTIALS.exec(value)?.[1];
     if (password && password.length >= 4) {
