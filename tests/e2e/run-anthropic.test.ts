@@ -208,6 +208,36 @@ describe('autoteam run with an endpoint no retry fixes', () => {
   });
 });
 
+describe('autoteam run with an endpoint that never answers', () => {
+  // It takes the connection and says nothing: after the SDK's retries, each timed out, the run stops
+  // with one line naming the timeout to raise, rather than backing off and trying the task again.
+  it('stops once the retries of its first call have timed out, with exit 2 and MODEL_TIMEOUT', async () => {
+    const http = await import('node:http');
+    const held: Array<import('node:http').ServerResponse> = [];
+    const server = http.createServer((_request, response) => void held.push(response));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}`;
+    const root = tempBoard();
+    try {
+      const run = await runCli(['run', '--auto', '--timeout', '600m', '--dir', root, DOWNLOADS_REQUIREMENT], {
+        cwd: root,
+        env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: url, ANTHROPIC_TIMEOUT_MS: '200' },
+      });
+      expect(run.code, describeRun(run)).toBe(2);
+      const last = run.stderr.trim().split('\n').at(-1) ?? '';
+      expect(last).toMatch(new RegExp(`^autoteam: .*No answer from ${url} within 200 ms \\(4 retries\\): check the endpoint, or raise ANTHROPIC_TIMEOUT_MS \\(MODEL_TIMEOUT\\)$`));
+      // One call: the first request and the SDK's four retries, and no attempt after it.
+      expect(held).toHaveLength(5);
+      expect(readTasks(root).map((task) => task.status)).toEqual(['pending']);
+      expect(`${run.stdout}${run.stderr}`).not.toContain(KEY);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('--json and stream-json with an endpoint no retry fixes', () => {
   it('still give each pipeline its result: left open, stopped by the model error, with exit 2', async () => {
     const { unauthorized } = await import('../helpers/messages-server.js');

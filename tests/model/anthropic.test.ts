@@ -304,13 +304,20 @@ describe('AnthropicModel against a loopback Messages API', () => {
     expect(error.message).toContain('ANTHROPIC_BASE_URL');
   });
 
-  it('maps a timeout to MODEL_TIMEOUT', async () => {
+  it('maps a timeout to MODEL_TIMEOUT, which stops a teammate on the first call; once the endpoint has answered, a passing fault (MODEL_ERROR, retried)', async () => {
     const s = await serve(hang());
     const error = await failure(
       new AnthropicModel({ apiKey: KEY, baseURL: s.url, timeoutMs: 50, maxRetries: 0 }).create(request()),
     );
     expect(error.code).toBe('MODEL_TIMEOUT');
+    expect(FATAL_MODEL_CODES.has(error.code)).toBe(true);
     expect(error.message).toContain('50 ms');
+    const answered = await serve(ok(textMessage('hi')), hang());
+    const model = new AnthropicModel({ apiKey: KEY, baseURL: answered.url, timeoutMs: 50, maxRetries: 0 });
+    await model.create(request());
+    const later = await failure(model.create(request()));
+    expect(later.code).toBe('MODEL_ERROR');
+    expect(later.message).toMatch(/^No answer from .* within 50 ms \(0 retries\)/);
   });
 
   it('reports a non-Messages answer as MODEL_BAD_RESPONSE', async () => {

@@ -26,10 +26,14 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
 
+/** What a wrong base URL (or an endpoint that never answers) looks like on a client's first call, and a passing fault after a good answer. */
+const PASSING_ONCE_ANSWERED = new Set(['MODEL_ENDPOINT', 'MODEL_BAD_RESPONSE', 'MODEL_TIMEOUT']);
+
 /**
  * A 404 of the API's path or an answer that is not the API's means a wrong base URL on an endpoint's
- * first call (fatal: no retry mends it). From an endpoint that has answered as its API before, it is
- * a passing fault (a gateway's error page, a body cut short), retried as any other model error.
+ * first call (fatal: no retry mends it), and no answer to any of the call's requests in time an
+ * endpoint that does not answer. From an endpoint that has answered as its API before, each is a
+ * passing fault (a gateway's error page, a body cut short, an overload), retried as any other model error.
  */
 export class EndpointHistory {
   #answered = false;
@@ -39,7 +43,7 @@ export class EndpointHistory {
   }
 
   judge(error: ModelError): ModelError {
-    return this.#answered && (error.code === 'MODEL_ENDPOINT' || error.code === 'MODEL_BAD_RESPONSE') ? new ModelError(error.message, 'MODEL_ERROR', { cause: error }) : error;
+    return this.#answered && PASSING_ONCE_ANSWERED.has(error.code) ? new ModelError(error.message, 'MODEL_ERROR', { cause: error }) : error;
   }
 }
 
