@@ -42,6 +42,8 @@ export interface RunSummary {
     remote?: string;
     /** Merged by the merge queue (autoMerge) or by hand: into which branch, as which commit (`noChange`: its change was already there). */
     merged?: { into: string; commit: string; noChange?: true };
+    /** Approved and not merged after the merge queue took it (autoMerge): why, as its last step said (it waits, or an error). */
+    unmerged?: string;
   };
   revisions: number;
   /** MCP servers that failed, exited or are gone while this pipeline ran (absent when none did). */
@@ -77,6 +79,7 @@ export async function summarize(session: LeadApi, snapshot: LeadSnapshot, state:
   const git = approval?.artifacts.git ?? last?.artifacts.git;
   const outcome = state.tasks.find((task) => task.artifacts.outcome?.action === 'merged')?.artifacts.outcome;
   const merged = outcome?.into && outcome.commit ? { into: outcome.into, commit: outcome.commit, ...(outcome.noChange ? { noChange: true as const } : {}) } : null;
+  const unmerged = state.status === 'approved' && git?.commit && !merged ? await mergeWait(session, state.id) : null;
   return {
     pipeline: state.id,
     status: state.status,
@@ -88,7 +91,7 @@ export async function summarize(session: LeadApi, snapshot: LeadSnapshot, state:
     questions: most((task) => (task.artifacts.qa ?? []).length),
     files: [...files].sort(),
     workspace: path.resolve(snapshot.pipelines.find((view) => view.id === state.id)?.workspace ?? path.join(snapshot.board.rootDir, 'workspace', String(state.id))),
-    ...(git ? { git: { repo: git.repo, branch: git.branch, base: git.base, commit: git.commit ?? null, ...(git.remote ? { remote: git.remote } : {}), ...(merged ? { merged } : {}) } } : {}),
+    ...(git ? { git: { repo: git.repo, branch: git.branch, base: git.base, commit: git.commit ?? null, ...(git.remote ? { remote: git.remote } : {}), ...(merged ? { merged } : {}), ...(unmerged ? { unmerged } : {}) } } : {}),
     revisions: state.revisions,
     criteria: (last?.artifacts.criteria ?? []).map((criterion) => {
       const verdict = verdicts.find((v) => v.id === criterion.id);
@@ -102,6 +105,12 @@ export async function summarize(session: LeadApi, snapshot: LeadSnapshot, state:
     cost: costWith(recorded, { inputTokens: trace.inputTokens, outputTokens: trace.outputTokens, cacheReadTokens: trace.cacheReadTokens }, prices),
     wallMs,
   };
+}
+
+/** Why the merge queue left an approved pipeline unmerged, from its last step, when it took the pipeline and the step waits or failed. */
+async function mergeWait(session: Pick<LeadApi, 'events'>, pipeline: number): Promise<string | null> {
+  const last = (await session.events({ pipeline, types: ['merge_step'] })).at(-1);
+  return last?.type === 'merge_step' && (last.step === 'waiting' || last.step === 'error') ? last.detail : null;
 }
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
@@ -136,7 +145,13 @@ export function printSummary(summary: RunSummary, tasks: readonly Task[], label:
   if (summary.git) {
     const { branch, base, commit, remote } = summary.git;
     // On a remote the branch is there, pushed; merged, it is on the base branch.
-    const where = merged ? ` · merged into ${merged.into} at ${merged.commit.slice(0, 12)}` : remote ? ` on ${remote}` : ` (autoteam diff|merge|discard ${summary.pipeline})`;
+    const where = merged
+      ? ` · merged into ${merged.into} at ${merged.commit.slice(0, 12)}`
+      : summary.git.unmerged
+        ? ` · not merged: ${summary.git.unmerged} (autoteam merge --queue merges it then)`
+        : remote
+          ? ` on ${remote}`
+          : ` (autoteam diff|merge|discard ${summary.pipeline})`;
     // Its change already on the base (another pipeline made the same one): no commit of its own merged.
     // Approved with no change against its base (a requirement run again): there was nothing to commit.
     const next = merged?.noChange

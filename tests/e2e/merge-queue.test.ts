@@ -173,6 +173,23 @@ describe.runIf(python)("autoMerge at a lead's start", () => {
     expect(git(repo, 'status', '--porcelain')).toBe('');
   });
 
+  it("autoteam run with autoMerge, the base checked out with a change of the person's: the summary says the approved pipeline is not merged, and why", { timeout: 300_000 }, async () => {
+    const repo = tempBoard('autoteam-mq-run-dirty-');
+    roots.push(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
+    fs.writeFileSync(path.join(repo, 'autoteam.config.json'), '{ "autoMerge": true }\n');
+    git(repo, 'add', '.');
+    git(repo, 'commit', '-q', '-m', 'Initial commit');
+    fs.writeFileSync(path.join(repo, 'README.md'), '# A project, being written\n');
+    const run = await runCli(['run', '--auto', DOWNLOADS_REQUIREMENT], { cwd: repo });
+    expect(run.code, describeRun(run)).toBe(0);
+    expect(run.stdout).toMatch(/^pipeline #1: APPROVED/m);
+    expect(run.stdout, describeRun(run)).toMatch(/^branch: autoteam\/1-\S+ from [0-9a-f]{12} · commit [0-9a-f]{12} · not merged: .*uncommitted changes \(README\.md\).* \(autoteam merge --queue merges it then\)$/m);
+    expect(fs.readFileSync(path.join(repo, 'README.md'), 'utf8')).toBe('# A project, being written\n');
+    expect(readTasks(repo).some((task) => task.artifacts.outcome)).toBe(false);
+  });
+
   it('autoMerge where pipelines have no branches (not a repository) is said to do nothing, by run and by the REPL\'s session', { timeout: 300_000 }, async () => {
     const dir = tempBoard('autoteam-mq-no-repo-');
     roots.push(dir);
