@@ -82,7 +82,7 @@ export function whoWorks(leader: LeaderView, roles: readonly string[] = ['…'],
   const missing = roles.filter((role) => !covered(role));
   const workers = workerCommands(missing);
   if (leader.state === 'none' && missing.length === 0) return `no lead runs on this board: its live workers pick them up (autoteam tasks follows them); a clarifying question waits until ${WHO_ANSWERS}`;
-  if (leader.state === 'none') return `no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (${workers})`;
+  if (leader.state === 'none') return `no lead runs on this board: the tasks wait for one (autoteam; autoteam --auto < /dev/null works them and ends) or for workers (${workers})`;
   const lead = `the lead${leader.state === 'elsewhere' ? ` (pid ${leader.pid} on ${leader.host})` : ''}`;
   // Beside a lead, a task of no stage is its team's to take, whatever roles it has.
   if (missing.length === 0 || roles.includes('…')) return `${lead} and its team pick them up (autoteam tasks follows them)`;

@@ -136,10 +136,10 @@ describe('autoteam worker (built CLI, separate processes, no API key)', () => {
     const nobody = tempBoard('autoteam-worker-covers-none-');
     const alone = await run(process.execPath, [CLI, 'post', '--dir', nobody, 'Write a Python script that counts the words in a text file.'], { cwd: nobody, env: keylessEnv({}) });
     removeBoard(nobody);
-    expect(alone.stdout.trim().split('\n').at(-1)).toBe('no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (autoteam worker --role analyst, and one with --role engineer, and one with --role reviewer)');
+    expect(alone.stdout.trim().split('\n').at(-1)).toBe('no lead runs on this board: the tasks wait for one (autoteam; autoteam --auto < /dev/null works them and ends) or for workers (autoteam worker --role analyst, and one with --role engineer, and one with --role reviewer)');
     // An engineer alone: a pipeline also needs an analyst and a reviewer.
     const partly = await run(process.execPath, [CLI, 'post', '--dir', root, 'Write a Python script that counts the words in a text file.'], { cwd: root, env: keylessEnv({}) });
-    expect(partly.stdout.trim().split('\n').at(-1)).toBe('no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (autoteam worker --role analyst, and one with --role reviewer)');
+    expect(partly.stdout.trim().split('\n').at(-1)).toBe('no lead runs on this board: the tasks wait for one (autoteam; autoteam --auto < /dev/null works them and ends) or for workers (autoteam worker --role analyst, and one with --role reviewer)');
     await run(process.execPath, [CLI, 'cancel', '--dir', root, '1'], { cwd: root, env: keylessEnv({}) });
     worker.proc.kill('SIGTERM');
     expect(await worker.exited).toEqual([0, null]);

@@ -314,7 +314,7 @@ describe('autoteam post', () => {
     }
     expect(readTasks(repo).map((task) => [task.status, task.owner])).toEqual([['pending', null], ['pending', null]]);
     // Who works them is said beside the JSON, on stderr.
-    expect(posted.stderr).toMatch(/^note: no lead runs on this board: the tasks wait for one \(autoteam, autoteam run\) or for workers/m);
+    expect(posted.stderr).toMatch(/^note: no lead runs on this board: the tasks wait for one \(autoteam; autoteam --auto < \/dev\/null works them and ends\) or for workers/m);
 
     const text = await runCli(['post', WORDCOUNT_REQUIREMENT], { cwd: repo });
     expect(text.stdout).toMatch(/^posted pipeline #3: task #3 \(requirements\) — .* · branch autoteam\/3-write-a-python-script-that-counts-the\nno lead runs on this board: the tasks wait/);

@@ -210,7 +210,11 @@ describe('merge <n> and discard <n> beside the queue', () => {
       (error: Error) => ({ line: null, error: error.message }),
     );
     expect((await drained)[0]).toMatch(/merged into main/);
-    expect(await discarded).toEqual({ line: null, error: expect.stringMatching(new RegExp(`^pipeline #${pipeline} was already merged into main \\([0-9a-f]{12}\\) by lead$`)) });
+    expect(await discarded).toEqual({ line: null, error: expect.stringMatching(new RegExp(`^pipeline #${pipeline} was already merged into main \\([0-9a-f]{12}\\): there is no branch left to discard$`)) });
+    // A discard given twice, like a merge given twice, is done already: no mistake.
+    const second = await post('two.py', '"""Two."""\n', exists('two.py'));
+    await discardPipeline(board.tasks, second, 'lead');
+    expect(await discardPipeline(board.tasks, second, 'lead')).toBe(`pipeline #${second} was already discarded: nothing to do`);
     expect(git(repo, 'show', 'main:one.py')).toBe('"""One."""');
     expect(pipelineStatus(board.tasks.list().filter((task) => task.pipeline === pipeline))).toBe('approved');
     expect(board.tasks.list().find((task) => task.artifacts.outcome)?.artifacts.outcome?.action).toBe('merged');

@@ -175,7 +175,7 @@ describe('the merge queue', () => {
     expect(cli.code, describeRun(cli)).toBe(1);
     expect(cli.stdout.trim().split('\n')).toEqual([
       expect.stringMatching(new RegExp(`^pipeline #${pipeline}: not merged — check CHK1 fails after a rebase onto main; sent back to implementation as revision 1 \\(#\\d+\\); the approved commit was ${approved.slice(0, 12)}$`)),
-      'no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (autoteam worker --role engineer, and one with --role reviewer); once approved again, autoteam merge --queue merges it',
+      'no lead runs on this board: the tasks wait for one (autoteam; autoteam --auto < /dev/null works them and ends) or for workers (autoteam worker --role engineer, and one with --role reviewer); once approved again, autoteam merge --queue merges it',
     ]);
   });
 

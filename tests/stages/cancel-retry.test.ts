@@ -99,7 +99,7 @@ describe('cancel and retry', () => {
     expect(retry.stdout.trim().split('\n')).toEqual([
       'pipeline #1 retried: task #2 (implementation) — Implement: Write a greeting program.',
       // The pipeline goes on from implementation: it needs an engineer and a reviewer.
-      'no lead runs on this board: the tasks wait for one (autoteam, autoteam run) or for workers (autoteam worker --role engineer, and one with --role reviewer)',
+      'no lead runs on this board: the tasks wait for one (autoteam; autoteam --auto < /dev/null works them and ends) or for workers (autoteam worker --role engineer, and one with --role reviewer)',
     ]);
     expect(pipeline.state(1).status).toBe('active');
     const cancel = await runCli(['cancel', '1', '--dir', root], { cwd: root });

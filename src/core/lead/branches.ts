@@ -45,7 +45,7 @@ function branchOf(board: TaskBoard, id: number, tasks = board.list().filter((tas
   if (done && !(options.merged === 'allowed' && done.artifacts.outcome!.action === 'merged')) {
     const outcome = done.artifacts.outcome!;
     const what = outcome.action === 'merged' ? `merged into ${outcome.into} (${outcome.commit?.slice(0, 12)})` : 'discarded';
-    throw new AutoteamError(`pipeline #${id} was already ${what} by ${outcome.by}`, 'USAGE');
+    throw new AutoteamError(`pipeline #${id} was already ${what}: there is no branch left to ${outcome.action === 'merged' ? 'discard' : 'merge'}`, 'USAGE');
   }
   return { tasks, git: holder.artifacts.git!, holder };
 }
@@ -223,6 +223,8 @@ export function discardPipeline(board: TaskBoard, id: number, by: string, option
 }
 
 async function discardOne(board: TaskBoard, id: number, by: string): Promise<string> {
+  // Discarded before (a discard given twice): done already, which is not a mistake, as a merge given twice is not.
+  if (board.list().some((task) => task.pipeline === id && task.artifacts.outcome?.action === 'discarded')) return `pipeline #${id} was already discarded: nothing to do`;
   const { tasks, git, holder } = branchOf(board, id);
   const status = pipelineStatus(tasks);
   if (status === 'active') throw new AutoteamError(`pipeline #${id} is still active: cancel ${id} first, then discard ${id}`, 'USAGE');
