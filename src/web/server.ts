@@ -119,7 +119,10 @@ export async function startWebBoard(options: WebBoardOptions): Promise<WebBoard>
     match = /^\/api\/tasks\/(\d+)$/.exec(path);
     if (match) {
       const task = controls.task(Number(match[1]));
-      return task ? send(response, 200, task) : send(response, 404, { error: `no task #${match[1]}` });
+      if (task) return send(response, 200, task);
+      // Its file is there and does not read (broken by hand, too large): said, not taken for no task.
+      const unread = controls.snapshot().board.problems.find((problem) => problem.includes(`task_${match![1]}.json`));
+      return unread ? send(response, 422, { error: `task #${match[1]} cannot be read: ${unread}` }) : send(response, 404, { error: `no task #${match[1]}` });
     }
     // An action's address read with GET: there is something here, but only to POST to.
     if (/^\/api\/(requirements|questions\/[\w.-]+\/answer|pipelines\/\d+\/(cancel|retry|merge|discard)|plans\/[\w.-]+)$/.test(path)) {

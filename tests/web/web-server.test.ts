@@ -4,6 +4,7 @@
  * redaction of secrets, and the live feed's first message and deltas.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Board, fileBoard } from '../../src/core/board/board.js';
@@ -166,6 +167,13 @@ describe('the web board server', () => {
     expect((await fetch(`${origin}/api/tasks/2`, { headers: auth })).status).toBe(200);
     expect((await fetch(`${origin}/api/tasks/404`, { headers: auth })).status).toBe(404);
     expect((await fetch(`${origin}/api/pipelines/404`, { headers: auth })).status).toBe(404);
+    // A task file broken by hand is there and does not read: said, not "no task".
+    fs.writeFileSync(path.join(board.rootDir, '.tasks', 'task_77.json'), '{"id": 77, "subj');
+    const unread = async () => {
+      const reply = await fetch(`${origin}/api/tasks/77`, { headers: auth });
+      return { status: reply.status, body: (await reply.json()) as { error: string } };
+    };
+    await expect.poll(unread, { timeout: HANG_MS, interval: 100 }).toEqual({ status: 422, body: { error: expect.stringMatching(/^task #77 cannot be read: .*task_77\.json/) } });
   });
 
   it('never sends a secret of the environment', async () => {

@@ -59,7 +59,7 @@ function App() {
           The board is unreachable since {new Date(state.outage.since).toLocaleTimeString()} ({state.outage.message}). What is shown is the last state read.
         </div>
       )}
-      {state && state.board.problems.length > 0 && <div class="banner warn">{counted(state.board.problems.length, 'task file')} could not be read: {state.board.problems.slice(0, 3).join('; ')}</div>}
+      {state && state.board.problems.length > 0 && <div class="banner warn">{counted(state.board.problems.length, 'task file')} could not be read: {state.board.problems.slice(0, 3).join('; ')}{state.board.problems.length > 3 ? `; and ${state.board.problems.length - 3} more (autoteam tasks lists them)` : ''}</div>}
       <main>
         <section class="content">{page}</section>
         <aside id="questions">
