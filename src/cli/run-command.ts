@@ -96,6 +96,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       if (held) held.push(line);
       else console.log(line);
     };
+    // A note for the person: with the activity in text, on stderr beside JSON (which has no field for it).
+    const note = (line: string) => (format === 'text' ? log(line) : console.error(line));
     // One JSON object a line while it runs: init, the board's events, then the result (Claude Code's
     // stream-json shape). Events the log delivers before the post returns wait behind init.
     let initialised = false;
@@ -159,8 +161,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       inputEnded = true;
       if (session.pendingQuestions().length > 0) stopUnanswered();
     });
-    // A key the endpoint rejects, an unknown model or an unreachable endpoint will not fix itself:
-    // the run stops at once with that one line instead of waiting out its timeout.
+    // A model error no retry fixes (FATAL_MODEL_CODES): the run stops at once with its one line, not at its timeout.
     const fatal = new AbortController();
     let fatalError: { code: string; message: string } | null = null;
     // An MCP server that failed, exited or is gone, per teammate, last state: said again under the
@@ -193,8 +194,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
       if (leaving) shutDown++;
       const line = (event.type === 'teammate_exit' && event.exit.kind === 'left') || leaving ? null : describeSessionEvent(session, event, view);
       if (line) log(`  ${indentContinuation(line.text)}`);
-      // A person at a terminal is told once how to answer, under the question's line (a script's answers
-      // are the lines it pipes in).
+      // A person at a terminal is told once how to answer, under the question's line (a script pipes its answers).
       if (line && event.type === 'team' && event.event.type === 'question_asked' && !options.auto && process.stdin.isTTY) {
         // With another waiting, a plain line would answer the older one: how to answer this one.
         const waiting = new Set(session.pendingQuestions().map((question) => question.questionId));
@@ -347,8 +347,8 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     for (const problem of after.board.problems) console.error(`autoteam: skipped ${problem}`);
     // `run` follows its own pipeline; work it found on the board and did not see end is not lost.
     const unfinished = after.pipelines.filter(({ id, status }) => !pipelines.includes(id) && status === 'active').map(({ id }) => `#${id}`);
-    if (unfinished.length) log(`note: pipeline ${unfinished.join(', ')} is still active on the board: a lead (autoteam) or a worker there goes on with it`);
-    if (typed.length) log(`note: ${typed.length === 1 ? "a line of standard input was" : `${typed.length} lines of standard input were`} left unused, no question came for ${typed.length === 1 ? 'it' : 'them'} (the first: '${typed[0]!.slice(0, 60)}')`);
+    if (unfinished.length) note(`note: pipeline ${unfinished.join(', ')} is still active on the board: a lead (autoteam) or a worker there goes on with it`);
+    if (typed.length) note(`note: ${typed.length === 1 ? "a line of standard input was" : `${typed.length} lines of standard input were`} left unused, no question came for ${typed.length === 1 ? 'it' : 'them'} (the first: '${typed[0]!.slice(0, 60)}')`);
     const approved = states.every((state) => state.status === 'approved');
     // JSON: one requirement, its summary (the shape of one-requirement runs); several, an array of them.
     if (format === 'json') console.log(JSON.stringify(summaries.length === 1 ? summaries[0] : summaries, null, 2));

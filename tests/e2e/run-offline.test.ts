@@ -473,6 +473,14 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     expect(organized.stderr).toMatch(/skipped a\.jpg/);
   });
 
+  it('--json: a line of standard input no question came for is a note on stderr, beside the JSON', async () => {
+    const root = board();
+    const run = await runCli(['run', '--json', '--dir', root, 'Organize my music playlist.'], { cwd: root, input: 'only words please\n' });
+    expect(run.code, describeRun(run)).toBe(1);
+    expect((JSON.parse(run.stdout) as { status: string }).status).toBe('failed');
+    expect(run.stderr).toContain("note: a line of standard input was left unused, no question came for it (the first: 'only words please')");
+  });
+
   it('fails honestly when an answer asks for what it cannot build, and says why', async () => {
     const root = board();
     const run = await runCli(['run', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, input: 'Receipts and Stuff\nrename the new one\n' });
