@@ -200,6 +200,15 @@ describe('merge <n> and discard <n> beside the queue', () => {
     expect(git(repo, 'rev-parse', 'main')).toBe(main);
   });
 
+  it("diff of a pipeline that ended unapproved says so, not that its commit is still to come", { timeout: 60_000 }, async () => {
+    const { board, pipelines } = await setup();
+    const first = await pipelines.post('Add one.py.', { startStage: 'implementation' });
+    fs.writeFileSync(path.join(first.artifacts.git!.worktree, 'one.py'), '"""One."""\n');
+    expect((await diffPipeline(board.tasks, first.pipeline!)).split('\n')[0]).toMatch(/ · not committed yet · 1 file: A one\.py$/);
+    await pipelines.cancel(first.pipeline!, 'lead', 'not needed');
+    expect((await diffPipeline(board.tasks, first.pipeline!)).split('\n')[0]).toMatch(/ · cancelled, never committed: its worktree as it was left · 1 file: A one\.py$/);
+  });
+
   it('a discard given while the queue drains waits for the drain, and then finds the pipeline merged', { timeout: 60_000 }, async () => {
     const { repo, board, queue, post } = await setup();
     const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));

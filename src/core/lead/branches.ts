@@ -78,7 +78,9 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
   }
   // Commits added after the approval: the diff is the branch as it is, so the line says it is not the approved commit alone.
   const moved = tip && tip !== git.commit ? ` — the branch has moved on since, to ${tip.slice(0, 12)}: this is it as it is now` : '';
-  const state = git.commit ? `commit ${git.commit.slice(0, 12)}${moved}` : 'not committed yet';
+  // Never approved, it is never committed: a pipeline that ended so shows its worktree as it was left.
+  const ended = pipelineStatus(tasks);
+  const state = git.commit ? `commit ${git.commit.slice(0, 12)}${moved}` : ended === 'active' ? 'not committed yet' : `${ended}, never committed: its worktree as it was left`;
   const { files, diff } = await pipelineDiff(git.repo, git);
   return [`pipeline #${id} · ${git.branch} from ${git.base.slice(0, 12)} · ${state}${files ? fileList(files) : ''}`, diff.trimEnd() || '(no changes)'].join('\n');
 }
