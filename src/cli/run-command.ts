@@ -330,8 +330,9 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
 
     if (fatalError) {
       const { code, message } = fatalError as { code: string; message: string };
+      // Each pipeline's end (left open, for the next lead here), then the error, the last line; JSON gets the summaries below.
+      if (format === 'text') for (const state of states) console.log(`pipeline #${state.id}: ${state.status === 'active' ? 'LEFT OPEN' : state.status.toUpperCase()}${state.reason ? ` — ${state.reason}` : ''}`);
       console.error(`autoteam: ${message} (${code})`);
-      // A script reading JSON still gets each pipeline's result: left open, stopped by the model error.
       if (format === 'text') return 2;
     }
     const after = session.snapshot();
@@ -394,7 +395,6 @@ async function stoppedEarly(session: LeadApi, pipeline: number, stopReason: stri
     }
   }
   // A model error no retry will fix ends the run with its own line and exit 2; the task went back.
-  if (stopReason === null) return 'stopped by a model error';
-  return `${stopReason}; pipeline #${pipeline} is left open on the board (a lead here goes on with it, autoteam cancel ${pipeline} drops it)`;
+  return `${stopReason ?? 'stopped by a model error'}; pipeline #${pipeline} is left open on the board (a lead here goes on with it, autoteam cancel ${pipeline} drops it)`;
 }
 

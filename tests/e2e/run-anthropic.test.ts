@@ -229,6 +229,8 @@ describe('autoteam run with an endpoint that never answers', () => {
       // One call: the first request and the SDK's four retries, and no attempt after it.
       expect(held).toHaveLength(5);
       expect(readTasks(root).map((task) => task.status)).toEqual(['pending']);
+      // What became of the pipeline comes before: left open, for the next lead in this folder.
+      expect(run.stdout).toContain('pipeline #1: LEFT OPEN — stopped by a model error; pipeline #1 is left open on the board (a lead here goes on with it, autoteam cancel 1 drops it)');
       expect(`${run.stdout}${run.stderr}`).not.toContain(KEY);
     } finally {
       server.closeAllConnections();
@@ -247,12 +249,12 @@ describe('--json and stream-json with an endpoint no retry fixes', () => {
       const env = { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url };
       const json = await runCli(['run', '--auto', '--json', '--dir', roots[0]!, DOWNLOADS_REQUIREMENT], { cwd: roots[0]!, env });
       expect(json.code, describeRun(json)).toBe(2);
-      expect(JSON.parse(json.stdout)).toMatchObject({ pipeline: 1, status: 'active', reason: 'stopped by a model error', requirement: DOWNLOADS_REQUIREMENT });
+      expect(JSON.parse(json.stdout)).toMatchObject({ pipeline: 1, status: 'active', reason: 'stopped by a model error; pipeline #1 is left open on the board (a lead here goes on with it, autoteam cancel 1 drops it)', requirement: DOWNLOADS_REQUIREMENT });
       expect(json.stderr.trim().split('\n').at(-1)).toMatch(/^autoteam: .*\(MODEL_AUTH\)$/);
       const stream = await runCli(['run', '--auto', '--output-format', 'stream-json', '--dir', roots[1]!, DOWNLOADS_REQUIREMENT], { cwd: roots[1]!, env });
       expect(stream.code, describeRun(stream)).toBe(2);
       const records = stream.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; is_error?: boolean; status?: string; reason?: string });
-      expect(records.filter((record) => record.type === 'result')).toEqual([expect.objectContaining({ is_error: true, status: 'active', reason: 'stopped by a model error' })]);
+      expect(records.filter((record) => record.type === 'result')).toEqual([expect.objectContaining({ is_error: true, status: 'active', reason: expect.stringMatching(/^stopped by a model error; pipeline #1 is left open on the board/) })]);
       expect(records.at(-1)!.type).toBe('result');
       expect(`${json.stdout}${json.stderr}${stream.stdout}${stream.stderr}`).not.toContain(KEY);
     } finally {
