@@ -23,6 +23,7 @@ import { registerWebCommand, webOption, webPort } from './web-command.js';
 import { registerPostCommand } from './post-command.js';
 import { requirementsFileOption, requirementsFrom, tookAsValue } from './requirements-file.js';
 import { teamSizeOptions } from './team-options.js';
+import { configureUsageErrors } from './usage-errors.js';
 import { roleCounts } from '../core/lead/team-size.js';
 import { repositoryAt } from '../core/lead/repository.js';
 import { probeRemote, RemoteError } from '../core/git/remote.js';
@@ -219,6 +220,13 @@ export function buildProgram(): Command {
     .argument('[command...]')
     .action(async (words: string[], options: Record<string, unknown>, command: Command) => {
       // `autoteam rnu "Write it"` too: the first word names the command that is not there.
+      // `autoteam help [command]`, as git and npm take it.
+      if (words[0] === 'help' && words.length <= 2) {
+        const about = words[1] === undefined ? command : command.commands.find((sub) => sub.name() === words[1]);
+        if (!about) throw new UsageError(`unknown command '${words[1]}' (autoteam --help lists them)`);
+        about.outputHelp();
+        return;
+      }
       if (words.length) {
         const closest = closestWord(words[0]!, command.commands.map((sub) => sub.name()));
         // A requirement given as the command (`autoteam "Write a …"`): say where a requirement goes.
@@ -317,20 +325,7 @@ export async function main(argv: string[]): Promise<number> {
   // Text from files, commands, hooks and models reaches the terminal as text, never as its controls.
   guardOutput();
   const program = buildProgram();
-  program.exitOverride();
-  // Usage errors read like every other error: "autoteam: unknown option '--bogus'".
-  const output = { writeErr: (text: string) => process.stderr.write(text), outputError: (text: string, write: (text: string) => void) => write(text.replace(/^error: /, 'autoteam: ')) };
-  program.configureOutput(output);
-  // Every command, nested ones too (`mcp serve`): the same prefix, and exit 2; a flag the command does
-  // not take is said as one given before it is (passDown): `--engineers is not an option of post (…)`.
-  const configure = (command: Command, parents = ''): void => {
-    for (const sub of command.commands) {
-      const name = `${parents}${sub.name()}`;
-      const unknown = (text: string) => text.replace(/^error: unknown option '(-[^']*)'/, `error: $1 is not an option of ${name} (autoteam ${name} --help lists its options)`);
-      configure(sub.exitOverride().configureOutput({ ...output, outputError: (text, write) => output.outputError(unknown(text), write) }), `${name} `);
-    }
-  };
-  configure(program);
+  configureUsageErrors(program);
   // A wrong --repo, or a remote that does not answer, is refused before any command opens a board,
   // so nothing is left behind in --dir.
   program.hook('preAction', async (_program, action) => {

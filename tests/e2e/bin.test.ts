@@ -95,6 +95,15 @@ describe('the built command', () => {
     expect(slip.stderr.trim()).toBe("autoteam: unknown command 'taks' — did you mean tasks? (autoteam --help lists them)");
     const other = spawnSync(cliEntry, ['frobnicate'], { encoding: 'utf8', env: cleanEnv() });
     expect(other.stderr.trim()).toBe("autoteam: unknown command 'frobnicate' (autoteam --help lists them)");
+    // A command under another, and an option of the program's own, say where theirs are listed.
+    const nested = spawnSync(cliEntry, ['mcp', 'frobnicate'], { encoding: 'utf8', env: cleanEnv() });
+    expect([nested.status, nested.stderr.trim()]).toEqual([2, "autoteam: unknown command 'mcp frobnicate' (autoteam mcp --help lists them)"]);
+    const option = spawnSync(cliEntry, ['--frobnicate'], { encoding: 'utf8', env: cleanEnv() });
+    expect([option.status, option.stderr.trim()]).toEqual([2, "autoteam: unknown option '--frobnicate' (autoteam --help lists the options)"]);
+    // `autoteam help [command]` is --help, as git's and npm's are.
+    const help = spawnSync(cliEntry, ['help', 'run'], { encoding: 'utf8', env: cleanEnv() });
+    expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'Usage: autoteam run [options] [requirement...]']);
+    expect(spawnSync(cliEntry, ['help'], { encoding: 'utf8', env: cleanEnv() }).stdout).toMatch(/^Usage: autoteam \[options\] \[command\]/);
     // A requirement in the command's place: where a requirement goes.
     const sentence = spawnSync(cliEntry, ['Write a word counter'], { encoding: 'utf8', env: cleanEnv() });
     expect(sentence.status, sentence.stderr).toBe(2);

@@ -1,0 +1,27 @@
+import type { Command } from 'commander';
+
+type OutputError = (text: string, write: (text: string) => void) => void;
+
+/**
+ * How commander's usage errors read, for `program` and every command under it (nested ones too: `mcp
+ * serve`): like every other error ("autoteam: unknown option '--bogus'"), each naming where the
+ * options or commands it lacks are listed; a flag a command does not take is said as one given
+ * before it is (main.ts's passDown): `--engineers is not an option of post (…)`. Every command exits
+ * through an exception, not the process's exit (exit 2 is main's to give).
+ */
+export function configureUsageErrors(program: Command): void {
+  const said: OutputError = (text, write) => write(text.replace(/^error: /, 'autoteam: '));
+  const writeErr = (text: string) => process.stderr.write(text);
+  program.exitOverride().configureOutput({ writeErr, outputError: (text, write) => said(text.replace(/^(error: unknown option '[^']*')$/m, '$1 (autoteam --help lists the options)'), write) });
+  const configure = (command: Command, parents = ''): void => {
+    for (const sub of command.commands) {
+      const name = `${parents}${sub.name()}`;
+      const unknown = (text: string) =>
+        text
+          .replace(/^error: unknown option '(-[^']*)'/, `error: $1 is not an option of ${name} (autoteam ${name} --help lists its options)`)
+          .replace(/^error: unknown command '([^']*)'$/m, `error: unknown command '${name} $1' (autoteam ${name} --help lists them)`);
+      configure(sub.exitOverride().configureOutput({ writeErr, outputError: (text, write) => said(unknown(text), write) }), `${name} `);
+    }
+  };
+  configure(program);
+}
