@@ -438,6 +438,35 @@ describe("the lead's merge runner", () => {
     return { state, queue };
   }
 
+  it("a merge by hand beside the runner's own drain says it waits for this session's queue, not another merger; beside another's, another's", { timeout: 60_000 }, async () => {
+    const { board, post } = await setup();
+    const pipeline = await post('a.py', '"""A."""\n', 'print("ok")\n');
+    // The runner's drain holds the board's merge lock, as a real drain does, until let go.
+    let held = () => {};
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    let letGo = () => {};
+    const runner = new MergeRunner(() => ({ drain: async () => {
+      const lock = await holdLock(board.tasks, 'merge-queue');
+      letGo = lock.release;
+      held();
+      await lock.done;
+      return [];
+    } }) as unknown as MergeQueue);
+    const drained = runner.run();
+    await holding;
+    const heard: string[] = [];
+    const merged = mergePipeline(board.tasks, pipeline, 'lead', runner.byHand({ onLine: (line) => (heard.push(line), letGo()) }));
+    expect(await merged).toMatch(new RegExp(`^pipeline #${pipeline}: .* merged into main`));
+    await drained;
+    expect(heard).toEqual(["waiting: this session's merge queue is draining (autoMerge, or /merge all); this goes on once it has ended"]);
+    // Another process's drain: the runner is idle, so the wait is said as another merger's.
+    const second = await post('b.py', '"""B."""\n', 'print("ok")\n');
+    const other = await holdLock(board.tasks, 'merge-queue');
+    const again: string[] = [];
+    await discardPipeline(board.tasks, second, 'lead', runner.byHand({ onLine: (line) => (again.push(line), other.release()) }));
+    expect(again).toEqual(['waiting: another merger is draining the merge queue of this board']);
+  });
+
   it('close stops the drain under way before its next pipeline, and starts none after it', async () => {
     let seen: AbortSignal | null = null;
     let release = () => undefined as void;

@@ -12,7 +12,9 @@ import type { Pipeline } from '../stages/pipeline.js';
 import { approvalOf, tasksByPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
 import { type Guard, mergedSince, recheckWith, type RecheckLimits } from './merge-checks.js';
-import { asMerger, MergeQueueError, type MergeSite, mergeSite, MergeWaitStopped, short, WAITING_FOR_MERGER } from './merge-site.js';
+import { asMerger, MergeQueueError, type MergeSite, mergeSite, MergeWaitStopped, short, WAITING_FOR_MERGER, WAITING_FOR_OWN_DRAIN } from './merge-site.js';
+import type { MergerOptions } from './branches.js';
+import type { HandMerge } from './lead-api.js';
 import { age, counted } from '../words.js';
 
 /**
@@ -280,9 +282,13 @@ export class MergeRunner {
   /** Aborted by `close`: the drain under way stops before its next pipeline (and a re-check under way). */
   private readonly stopping = new AbortController();
 
-  /** Aborted by `close`: a merge or discard by hand waiting for a drain stops too (MergerOptions.signal). */
-  get signal(): AbortSignal {
-    return this.stopping.signal;
+  /**
+   * A merge or discard by hand from this process, as it waits for a drain under way: stopped by `close`
+   * (MergerOptions.signal), and a wait for this runner's own drain said as that, not as another merger's.
+   */
+  byHand({ onLine, ...options }: HandMerge = {}): MergerOptions {
+    const said = onLine && ((line: string) => onLine(line === WAITING_FOR_MERGER && this.running ? WAITING_FOR_OWN_DRAIN : line));
+    return { ...options, signal: this.stopping.signal, ...(said ? { onLine: said } : {}) };
   }
 
   /** `automatic`: autoteam.config.json `autoMerge` (without it `auto` does nothing); `onError` hears what an automatic run failed on. */

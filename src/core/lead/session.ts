@@ -352,11 +352,11 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   merge(pipeline: number, options: HandMerge = {}): Promise<string> {
-    return mergePipeline(this.board.tasks, pipeline, this.lead, { ...options, signal: this.merges.signal });
+    return mergePipeline(this.board.tasks, pipeline, this.lead, this.merges.byHand(options));
   }
 
   discard(pipeline: number, options: HandMerge = {}): Promise<string> {
-    return discardPipeline(this.board.tasks, pipeline, this.lead, { ...options, signal: this.merges.signal });
+    return discardPipeline(this.board.tasks, pipeline, this.lead, this.merges.byHand(options));
   }
 
   mergeQueue(onLine?: (line: string) => void): Promise<string[]> {
