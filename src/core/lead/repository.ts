@@ -50,6 +50,8 @@ export async function openRepository(repo: string | false | undefined, rootDir: 
   const { top, branch, head, dirty } = found.repo;
   notice(`on your repository ${top} (${branch ?? 'detached HEAD'} at ${head.slice(0, 7)}): each pipeline works in its own worktree and branch autoteam/<n>-…`);
   if (dirty) notice('your working tree has uncommitted changes: pipelines start from HEAD and do not see them');
+  // Said now, not first at the merge: an approved pipeline would wait in the queue with no branch to go into.
+  if (!branch) notice(`HEAD is detached: pipelines start from ${head.slice(0, 7)}, and their work is merged into a branch, so check one out before merging (autoteam merge, /merge, the merge queue)`);
   // The teammates read AGENTS.md as committed: one just written would be followed by nobody, unsaid.
   const loose = instructions ? await uncommittedInstructions(top).catch(() => null) : null;
   if (loose) notice(loose);
