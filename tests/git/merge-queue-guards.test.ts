@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { pipelineStatus } from '../../src/core/stages/pipeline-status.js';
-import { git, setup } from '../helpers/merge-queue-setup.js';
+import { commitFile, git, setup } from '../helpers/merge-queue-setup.js';
 
 const folders = (names: string[]) => `"""The folders files are sorted into."""\nFOLDERS = ${JSON.stringify(names)}\n`;
 const holds = (name: string) => ['import os, sys', 'sys.path.insert(0, os.getcwd())', 'import org', `assert ${JSON.stringify(name)} in org.FOLDERS, f"FOLDERS is {org.FOLDERS}"`, ''].join('\n');
@@ -41,12 +41,33 @@ describe('the merge queue, after a conflict between two pipelines', () => {
     expect(checked).toMatchObject({ detail: `pipeline #${first}'s CHK1, pipeline #${first}'s tests of org.py pass on the reviewed tree` });
   });
 
+  it("does not blame a pipeline for a guard's check that fails on the base's tip too (the person changed what it checked since): it merges", { timeout: 120_000 }, async () => {
+    const { repo, board, pipelines, queue, post, work, steps } = await setup();
+    const org = (folders: string[], limit: number) => `"""Folders."""\nFOLDERS = ${JSON.stringify(folders)}\n\n\n\nLIMIT = ${limit}\n`;
+    commitFile(repo, 'org.py', org([], 1), 'org.py');
+    // Both begin here; the first changes FOLDERS, the second LIMIT, lines apart: no conflict.
+    const first = await post('org.py', org(['Images'], 1), holds('Images'));
+    const second = await pipelines.post('Raise the limit.', { startStage: 'implementation' });
+    expect((await queue().drain())[0]).toMatch(new RegExp(`^pipeline #${first}: .* merged into main`));
+    // The person then takes Images out on main: the first's check fails on main's tip, whatever comes next.
+    commitFile(repo, 'org.py', org([], 1), 'no Images after all');
+    await work(second, 'org.py', org([], 2), ['import os, sys', 'sys.path.insert(0, os.getcwd())', 'import org', 'assert org.LIMIT == 2', ''].join('\n'));
+    const [line] = await queue().drain();
+    expect(line).toMatch(new RegExp(`^pipeline #${second.pipeline}: .* merged into main \\(fast-forward to [0-9a-f]{12}\\)`));
+    await board.sink.flush();
+    const checked = (await board.log.read({ pipeline: second.pipeline!, types: ['merge_step'] })).find((event) => event.type === 'merge_step' && event.step === 'checked');
+    expect(checked).toMatchObject({ detail: expect.stringContaining(`pipeline #${first}'s check CHK1 (which fails on the base's tip too)`) });
+    expect(await steps(second.pipeline!)).toEqual(['queued', 'rebased', 'checked', 'merged']);
+    expect(git(repo, 'show', 'main:org.py')).toBe(org([], 2).trimEnd());
+  });
+
   it('leaves alone the checks of a pipeline merged before this one began, and of one that changed other files', { timeout: 120_000 }, async () => {
     const { repo, board, queue, post, steps } = await setup();
     const before = await post('org.py', folders(['Images']), holds('Images'));
     expect((await queue().drain())[0]).toMatch(new RegExp(`^pipeline #${before}: .* merged into main`));
     // Begun after `before` merged: its tree held that change from the start, and drops it.
-    const later = await post('org.py', folders(['Pictures']), holds('Pictures'));
+    // Its check also fails wherever other.py stands: on `elsewhere`'s tree, were it run there.
+    const later = await post('org.py', folders(['Pictures']), `${holds('Pictures')}assert not os.path.exists("other.py")\n`);
     const elsewhere = await post('other.py', '"""Other."""\n', 'import os\nassert os.path.exists("other.py")\n');
     const lines = await queue().drain();
     expect(lines).toEqual([expect.stringMatching(new RegExp(`^pipeline #${later}: .* merged into main`)), expect.stringMatching(new RegExp(`^pipeline #${elsewhere}: .* merged into main`))]);

@@ -68,17 +68,38 @@ export async function mergedSince(repo: string, tasks: readonly Task[], self: nu
   return guards;
 }
 
-/** Re-runs `review`'s recorded checks and tests in `worktree`, then each guard's (a failure names its pipeline); the first failure ends it. */
-export async function recheckWith(worktree: string, review: Artifacts | null, guards: readonly Guard[], hidden: readonly string[], limits: RecheckLimits, signal?: AbortSignal): Promise<RecheckOutcome> {
+/**
+ * Re-runs `review`'s recorded checks and tests in `worktree`, then each guard's (a failure names its
+ * pipeline); the first failure ends it. A guard that fails is run again on the base's tip alone
+ * (`onTip`): failing there too, the base broke it (a later pipeline, or the person, changed what it
+ * checked), not this change, which is not sent back for it.
+ */
+export async function recheckWith(worktree: string, review: Artifacts | null, guards: readonly Guard[], hidden: readonly string[], limits: RecheckLimits, onTip: (guard: Guard) => Promise<boolean>, signal?: AbortSignal): Promise<RecheckOutcome> {
   const ran: string[] = [];
   for (const [guard, artifacts] of [...(review ? [[undefined, review] as const] : []), ...guards.map((guard) => [guard, guard.review] as const)]) {
     const checked = await recheck(worktree, artifacts, hidden, limits, signal);
     const named = (what: string) => (guard ? `pipeline #${guard.pipeline}'s ${what}` : what);
     ran.push(...checked.ran.map(named));
-    if (!checked.ok) return { ...checked, ran, failed: named(checked.failed), ...(guard ? { guard } : {}) };
     if (signal?.aborted) break;
+    if (!checked.ok && guard && !(await onTip(guard))) {
+      ran.push(`pipeline #${guard.pipeline}'s ${checked.failed} (which fails on the base's tip too)`);
+      continue;
+    }
+    if (!checked.ok) return { ...checked, ran, failed: named(checked.failed), ...(guard ? { guard } : {}) };
   }
   return { ok: true, ran };
+}
+
+/** Whether `guard`'s checks pass on commit `tip` of `repo`, in a worktree of its own made for them. */
+export async function passesAt(repo: string, tip: string, guard: Guard, hidden: readonly string[], limits: RecheckLimits, signal?: AbortSignal): Promise<boolean> {
+  const dir = path.join(scratchDir('check'), 'tree');
+  await git(repo, ['worktree', 'add', '--detach', '--quiet', dir, tip]);
+  try {
+    return (await recheck(dir, guard.review, hidden, limits, signal)).ok;
+  } finally {
+    await git(repo, ['worktree', 'remove', '--force', dir], { allowFailure: true });
+    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+  }
 }
 
 /** Re-runs `review`'s recorded checks and tests in `worktree`; the first failure ends it. */

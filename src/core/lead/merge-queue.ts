@@ -11,7 +11,7 @@ import { worktreeChange } from '../git/worktree.js';
 import type { Pipeline } from '../stages/pipeline.js';
 import { approvalOf, tasksByPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
-import { type Guard, mergedSince, recheckWith, type RecheckLimits } from './merge-checks.js';
+import { type Guard, mergedSince, passesAt, recheckWith, type RecheckLimits } from './merge-checks.js';
 import { asMerger, MergeQueueError, type MergeSite, mergeSite, MergeWaitStopped, short, WAITING_FOR_MERGER, WAITING_FOR_OWN_DRAIN } from './merge-site.js';
 import type { MergerOptions } from './branches.js';
 import type { HandMerge } from './lead-api.js';
@@ -163,7 +163,9 @@ export class MergeQueue {
       if (head !== info.commit || guards.length) {
         const tree = head === info.commit ? 'reviewed' : 'rebased';
         const before = this.options.signal?.aborted === true ? 'before' : 'while';
-        const checked = await recheckWith(worktree, head !== info.commit ? entry.holder.artifacts : null, guards, [this.options.board.rootDir, site.repo], this.options.limits, this.options.signal);
+        const hidden = [this.options.board.rootDir, site.repo];
+        const onTip = (guard: Guard) => passesAt(site.repo, tip, guard, hidden, this.options.limits, this.options.signal);
+        const checked = await recheckWith(worktree, head !== info.commit ? entry.holder.artifacts : null, guards, hidden, this.options.limits, onTip, this.options.signal);
         // Stopped under way (or before they began): a check cut short proves nothing, and the next drain starts it over.
         if (this.options.signal?.aborted) {
           say('waiting', `stopped ${before} its checks ran again on the ${tree} tree; it stays in the queue`, head);
