@@ -219,7 +219,6 @@ export function buildProgram(): Command {
     // Captures a mistyped subcommand, which would otherwise be reported as "too many arguments".
     .argument('[command...]')
     .action(async (words: string[], options: Record<string, unknown>, command: Command) => {
-      // `autoteam rnu "Write it"` too: the first word names the command that is not there.
       // `autoteam help [command]`, as git and npm take it.
       if (words[0] === 'help' && words.length <= 2) {
         const about = words[1] === undefined ? command : command.commands.find((sub) => sub.name() === words[1]);
@@ -227,6 +226,7 @@ export function buildProgram(): Command {
         about.outputHelp();
         return;
       }
+      // `autoteam rnu "Write it"` too: the first word names the command that is not there.
       if (words.length) {
         const closest = closestWord(words[0]!, command.commands.map((sub) => sub.name()));
         // A requirement given as the command (`autoteam "Write a …"`): say where a requirement goes.
@@ -329,6 +329,8 @@ export async function main(argv: string[]): Promise<number> {
   // A wrong --repo, or a remote that does not answer, is refused before any command opens a board,
   // so nothing is left behind in --dir.
   program.hook('preAction', async (_program, action) => {
+    // `autoteam help`: the help alone, as --help is, with no config read and no remote asked.
+    if (action === program && action.args[0] === 'help') return;
     checkValuesAreNotOptions(action);
     passDown(action);
     const options = action.opts<Record<string, unknown>>();

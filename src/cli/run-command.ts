@@ -394,7 +394,7 @@ async function stoppedEarly(session: LeadApi, pipeline: number, stopReason: stri
       return `${timedOut}; pipeline #${pipeline} is left open on the board (cancelling it failed: ${serializeError(error).message})`;
     }
   }
-  // A model error no retry will fix ends the run with its own line and exit 2; the task went back.
+  // Any other stop, a model error no retry fixes among them (its own line and exit 2; the task went back).
   return `${stopReason ?? 'stopped by a model error'}; pipeline #${pipeline} is left open on the board (a lead here goes on with it, autoteam cancel ${pipeline} drops it)`;
 }
 

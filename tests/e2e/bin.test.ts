@@ -100,8 +100,11 @@ describe('the built command', () => {
     expect([nested.status, nested.stderr.trim()]).toEqual([2, "autoteam: unknown command 'mcp frobnicate' (autoteam mcp --help lists them)"]);
     const option = spawnSync(cliEntry, ['--frobnicate'], { encoding: 'utf8', env: cleanEnv() });
     expect([option.status, option.stderr.trim()]).toEqual([2, "autoteam: unknown option '--frobnicate' (autoteam --help lists the options)"]);
-    // `autoteam help [command]` is --help, as git's and npm's are.
-    const help = spawnSync(cliEntry, ['help', 'run'], { encoding: 'utf8', env: cleanEnv() });
+    // `autoteam help [command]` is --help, as git's and npm's are: nothing read first, not even a broken config.
+    const broken = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-help-'));
+    fs.writeFileSync(path.join(broken, 'autoteam.config.json'), '{ broken');
+    const help = spawnSync(cliEntry, ['help', 'run'], { encoding: 'utf8', env: cleanEnv(), cwd: broken });
+    fs.rmSync(broken, { recursive: true, force: true });
     expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'Usage: autoteam run [options] [requirement...]']);
     expect(spawnSync(cliEntry, ['help'], { encoding: 'utf8', env: cleanEnv() }).stdout).toMatch(/^Usage: autoteam \[options\] \[command\]/);
     // A requirement in the command's place: where a requirement goes.

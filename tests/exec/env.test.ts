@@ -72,6 +72,8 @@ describe('redaction by value', () => {
   it("a model provider's key is a secret from 6 characters (an endpoint may echo it); a placeholder key and another short secret-looking value are not", () => {
     const values = secretValues({ ANTHROPIC_API_KEY: 'sk-test', OPENAI_API_KEY: 'test', AUTH: '1', SHORT_TOKEN: 'abcdefg' });
     expect(values).toEqual(['sk-test']);
+    // A local endpoint's documented key that it ignores (Ollama's) is a word in a task, not a secret.
+    expect(secretValues({ OPENAI_API_KEY: 'ollama' })).toEqual([]);
     expect(redact('401 invalid x-api-key: sk-test (1 attempt)', values)).toBe('401 invalid x-api-key: [redacted] (1 attempt)');
   });
 

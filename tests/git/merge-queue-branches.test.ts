@@ -206,7 +206,10 @@ describe('merge <n> and discard <n> beside the queue', () => {
     fs.writeFileSync(path.join(first.artifacts.git!.worktree, 'one.py'), '"""One."""\n');
     expect((await diffPipeline(board.tasks, first.pipeline!)).split('\n')[0]).toMatch(/ · not committed yet · 1 file: A one\.py$/);
     await pipelines.cancel(first.pipeline!, 'lead', 'not needed');
-    expect((await diffPipeline(board.tasks, first.pipeline!)).split('\n')[0]).toMatch(/ · cancelled, never committed: its worktree as it was left · 1 file: A one\.py$/);
+    expect((await diffPipeline(board.tasks, first.pipeline!)).split('\n')[0]).toMatch(/ · cancelled, not approved: its worktree as it was left · 1 file: A one\.py$/);
+    // Discarded, there is nothing left to show.
+    await discardPipeline(board.tasks, first.pipeline!, 'lead');
+    await expect(diffPipeline(board.tasks, first.pipeline!)).rejects.toThrow(`pipeline #${first.pipeline} was already discarded: its branch and worktree are gone`);
   });
 
   it('a discard given while the queue drains waits for the drain, and then finds the pipeline merged', { timeout: 60_000 }, async () => {

@@ -45,7 +45,8 @@ function branchOf(board: TaskBoard, id: number, tasks = board.list().filter((tas
   if (done && !(options.merged === 'allowed' && done.artifacts.outcome!.action === 'merged')) {
     const outcome = done.artifacts.outcome!;
     const what = outcome.action === 'merged' ? `merged into ${outcome.into} (${outcome.commit?.slice(0, 12)})` : 'discarded';
-    throw new AutoteamError(`pipeline #${id} was already ${what}: there is no branch left to ${outcome.action === 'merged' ? 'discard' : 'merge'}`, 'USAGE');
+    // Only discard meets a merged one here (diff shows it, merge says it is done): the words fit what asked.
+    throw new AutoteamError(`pipeline #${id} was already ${what}: ${outcome.action === 'merged' ? 'there is no branch left to discard' : 'its branch and worktree are gone'}`, 'USAGE');
   }
   return { tasks, git: holder.artifacts.git!, holder };
 }
@@ -66,7 +67,7 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
     });
     return [`pipeline #${id} · ${into} · its commit ${git.commit.slice(0, 12)} from ${git.base.slice(0, 12)}`, change.diff.trimEnd() || '(no changes)'].join('\n');
   }
-  if (git.remote) return remoteDiff(board.rootDir, id, git);
+  if (git.remote) return remoteDiff(board.rootDir, id, git, pipelineStatus(tasks));
   const tip = git.commit ? await branchTip(git.repo, git.branch) : null;
   // A drain stopped between its rebase and its merge left its own copy on the branch, on the base's new
   // tip: the base's changes since are not the pipeline's, so the approved commit is what is shown.
@@ -78,9 +79,9 @@ export async function diffPipeline(board: TaskBoard, id: number): Promise<string
   }
   // Commits added after the approval: the diff is the branch as it is, so the line says it is not the approved commit alone.
   const moved = tip && tip !== git.commit ? ` — the branch has moved on since, to ${tip.slice(0, 12)}: this is it as it is now` : '';
-  // Never approved, it is never committed: a pipeline that ended so shows its worktree as it was left.
+  // A pipeline that ended unapproved shows its worktree as it was left; its commit is not to come.
   const ended = pipelineStatus(tasks);
-  const state = git.commit ? `commit ${git.commit.slice(0, 12)}${moved}` : ended === 'active' ? 'not committed yet' : `${ended}, never committed: its worktree as it was left`;
+  const state = git.commit ? `commit ${git.commit.slice(0, 12)}${moved}` : ended === 'active' ? 'not committed yet' : `${ended}, not approved: its worktree as it was left`;
   const { files, diff } = await pipelineDiff(git.repo, git);
   return [`pipeline #${id} · ${git.branch} from ${git.base.slice(0, 12)} · ${state}${files ? fileList(files) : ''}`, diff.trimEnd() || '(no changes)'].join('\n');
 }
@@ -100,10 +101,11 @@ async function changeBetween(dir: string, base: string, target: string): Promise
  * A pipeline on a remote, as its branch is there: the approved commit, or before the approval the
  * branch's tip (the engineer's last submission), against the base.
  */
-async function remoteDiff(rootDir: string, id: number, git: GitInfo): Promise<string> {
+async function remoteDiff(rootDir: string, id: number, git: GitInfo, status: string): Promise<string> {
   const { files, diff, tip } = await remoteChange(rootDir, git, git.commit);
   const moved = git.commit && tip && tip !== git.commit ? ` — the branch has moved on since, to ${tip.slice(0, 12)} on ${git.remote}: this is the approved commit` : '';
-  const state = git.commit ? `commit ${git.commit.slice(0, 12)}${moved}` : tip && tip !== git.base ? `not approved yet: the branch's tip on ${git.remote}, ${tip.slice(0, 12)}` : 'nothing pushed yet';
+  const unapproved = status === 'active' ? 'not approved yet' : `${status}, not approved`;
+  const state = git.commit ? `commit ${git.commit.slice(0, 12)}${moved}` : tip && tip !== git.base ? `${unapproved}: the branch's tip on ${git.remote}, ${tip.slice(0, 12)}` : status === 'active' ? 'nothing pushed yet' : `${unapproved}, nothing pushed`;
   return [`pipeline #${id} · ${git.branch} on ${git.remote} from ${git.base.slice(0, 12)} · ${state}${fileList(files)}`, diff.trimEnd() || '(no changes)'].join('\n');
 }
 

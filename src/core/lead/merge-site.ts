@@ -43,11 +43,11 @@ export const short = (sha: string) => sha.slice(0, 12);
 /** What a merger (the queue's drain, a merge or discard by hand) says as it begins to wait for another that drains the board's merge queue. */
 export const WAITING_FOR_MERGER = 'waiting: another merger is draining the merge queue of this board';
 
-/** What a merge or discard by hand in a session says when the drain it waits for is that session's own (autoMerge, /merge all). */
-export const WAITING_FOR_OWN_DRAIN = "waiting: this session's merge queue is draining (autoMerge, or /merge all); this goes on once it has ended";
-
 /** What it says when that wait is stopped (Ctrl+C): it took nothing from the queue and changed nothing. */
 export const STOPPED_WAITING_FOR_MERGER = 'stopped while waiting for the other merger: nothing was done here';
+
+/** What a merge or discard by hand in a session says when the drain it waits for is that session's own (autoMerge, /merge all). */
+export const WAITING_FOR_OWN_DRAIN = "waiting: this session's merge queue is draining (autoMerge, or /merge all); this goes on once it has ended";
 
 /** A merger stopped (its `signal`) while it waited for another: nothing was done. */
 export class MergeWaitStopped extends AutoteamError {

@@ -6,6 +6,8 @@ const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW(OR)?D|PASSPHRASE|CREDENTIAL|AUTH|WEB
  * local endpoint ignores (`dummy`, `test`), whose redaction would cut every `tests` in a task.
  */
 const API_KEY_NAME = /(^|_)API_KEY$/i;
+/** Keys a local endpoint takes and ignores, as its documentation gives them: words, not secrets. */
+const PLACEHOLDER_KEYS = new Set(['ollama', 'lm-studio', 'lmstudio', 'unused', 'placeholder', 'not-needed', 'no-key', 'nokey', 'empty', 'none', 'dummy']);
 /** How long the value of another secret-looking name must be to count: `AUTH=1` or `KEYMAP=us` would otherwise redact every `1` and `us`. */
 const SECRET_MIN = 8;
 /** `scheme://user:password@host…`: the password is a secret whatever the variable is called. */
@@ -23,7 +25,7 @@ export function secretValues(env: NodeJS.ProcessEnv = process.env): string[] {
     if (SECRET_NAME.test(name)) {
       // A value read from a file saved with CRLF (`KEY=$(cat key.txt)`) keeps its `\r`; a client
       // sends it trimmed, and a model echoes it trimmed.
-      const least = API_KEY_NAME.test(name) ? 6 : SECRET_MIN;
+      const least = !API_KEY_NAME.test(name) ? SECRET_MIN : PLACEHOLDER_KEYS.has(value.trim().toLowerCase()) ? Number.POSITIVE_INFINITY : 6;
       for (const secret of new Set([value, value.trim()])) if (secret.length >= least) values.add(secret);
     }
     const password = URL_CREDENTIALS.exec(value)?.[1];

@@ -78,7 +78,7 @@ export class AnthropicModel implements ModelClient {
         let text = message;
         // The raw base URL may carry a query; errors from fetch quote it.
         if (baseURL !== endpoint) text = text.split(baseURL).join(endpoint);
-        if (secret.length >= 8) text = text.split(secret).join('[redacted]');
+        if (secret.length >= 6) text = text.split(secret).join('[redacted]');
         return oneLine(text, 500);
       },
       safeCause(error) {

@@ -36,7 +36,7 @@ export class OpenAIModel implements ModelClient {
     this.id = options.model;
     this.endpoint = `${url.protocol}//${url.host}${url.pathname.replace(/\/$/, '')}`;
     this.label = options.baseURL ? `${this.id} via ${url.host}` : this.id;
-    const secret = options.apiKey && options.apiKey.length >= 8 ? options.apiKey : null;
+    const secret = options.apiKey && options.apiKey.length >= 6 ? options.apiKey : null;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#site = {
