@@ -376,8 +376,9 @@ export async function runLine(raw: string, io: CommandIO, begunFor?: PendingQues
         await answerTyped(io, parsed.text, begunFor ?? undefined);
         return 'continue';
       case 'lead': {
-        // The lead's model failed after its retries: a requirement can still go on the board without it (a fatal error stops the team too).
-        const withPostHint = (error: unknown) => (error instanceof ModelError && !FATAL_MODEL_CODES.has(error.code) ? new ModelError(`${error.message} (a requirement goes on the board without the lead's model: /post <requirement>)`, error.code, { cause: error }) : error);
+        // The lead's model failed after its retries: a requirement can still go on the board without it (not so on a bad key or
+        // endpoint, which stops the team too; a silent endpoint's timeout may be the lead's alone).
+        const withPostHint = (error: unknown) => (error instanceof ModelError && (!FATAL_MODEL_CODES.has(error.code) || error.code === 'MODEL_TIMEOUT') ? new ModelError(`${error.message} (a requirement goes on the board without the lead's model: /post <requirement>)`, error.code, { cause: error }) : error);
         const reply = await io.askLead(parsed.text).catch((error: unknown) => Promise.reject(withPostHint(error)));
         // What the lead did on the way (its tool lines, from the log) comes before its answer.
         await io.session.catchUp();

@@ -79,6 +79,20 @@ describe('a lead whose model loops or fails', () => {
     }
   });
 
+  it("an endpoint that never answers the lead's first call keeps the hint: /post needs no model", async () => {
+    const server = await MessagesServer.start(Array.from({ length: 5 }, () => hang()));
+    const session = made.session({ rootDir: made.board(), model: { kind: 'anthropic', model: 'claude-test', apiKey: KEY, baseURL: server.url, timeoutMs: 100 }, repo: false });
+    await session.start([]);
+    try {
+      const out: string[] = [];
+      const io: CommandIO = { session, print: (text) => out.push(text), askLead: (text) => session.ask(text) };
+      await runLine('Write a Python script that counts the words in a text file.', io);
+      expect(out.at(-1)).toMatch(/^error: No answer from .* within 100 ms \(4 retries\).*\(a requirement goes on the board without the lead's model: \/post <requirement>\)$/);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a teammate a rejected key stopped: the team is stopped until the person starts one again', async () => {
     const { server, session } = await leadOn(Array.from({ length: 5 }, () => unauthorized()));
     try {
