@@ -26,6 +26,18 @@ const git = personGit;
 
 type MergeStepEvent = Extract<TeamEvent, { type: 'merge_step' }>;
 
+/** A repository with one commit: a README.md, and autoteam.config.json with autoMerge on. */
+function autoMergeRepo(prefix: string): string {
+  const repo = tempBoard(prefix);
+  roots.push(repo);
+  git(repo, 'init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
+  fs.writeFileSync(path.join(repo, 'autoteam.config.json'), '{ "autoMerge": true }\n');
+  git(repo, 'add', '.');
+  git(repo, 'commit', '-q', '-m', 'Initial commit');
+  return repo;
+}
+
 /** A repository whose pipeline #1 a run without autoMerge left approved, its branch kept, nothing merged; then autoMerge turned on in its config. */
 async function approvedThenAutoMerge(prefix: string): Promise<string> {
   const repo = tempBoard(prefix);
@@ -111,13 +123,7 @@ describe.runIf(python)('the merge queue with autoMerge', () => {
 
 describe.runIf(python)('autoMerge in line mode', () => {
   it('at the end of input, waits while the queue sends an approved pipeline back, and ends once its revision is merged', { timeout: 600_000 }, async () => {
-    const repo = tempBoard('autoteam-mq-line-');
-    roots.push(repo);
-    git(repo, 'init', '-q', '-b', 'main');
-    fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
-    fs.writeFileSync(path.join(repo, 'autoteam.config.json'), '{ "autoMerge": true }\n');
-    git(repo, 'add', '.');
-    git(repo, 'commit', '-q', '-m', 'Initial commit');
+    const repo = autoMergeRepo('autoteam-mq-line-');
     const posted = await runCli(['post', DOWNLOADS_REQUIREMENT], { cwd: repo });
     expect(posted.code, describeRun(posted)).toBe(0);
     // main moves on under the pipeline's branch: the engineer's organize.py will conflict with this one.
@@ -174,13 +180,7 @@ describe.runIf(python)("autoMerge at a lead's start", () => {
   });
 
   it("autoteam run with autoMerge, the base checked out with a change of the person's: the summary says the approved pipeline is not merged, and why", { timeout: 300_000 }, async () => {
-    const repo = tempBoard('autoteam-mq-run-dirty-');
-    roots.push(repo);
-    git(repo, 'init', '-q', '-b', 'main');
-    fs.writeFileSync(path.join(repo, 'README.md'), '# A project\n');
-    fs.writeFileSync(path.join(repo, 'autoteam.config.json'), '{ "autoMerge": true }\n');
-    git(repo, 'add', '.');
-    git(repo, 'commit', '-q', '-m', 'Initial commit');
+    const repo = autoMergeRepo('autoteam-mq-run-dirty-');
     fs.writeFileSync(path.join(repo, 'README.md'), '# A project, being written\n');
     const run = await runCli(['run', '--auto', DOWNLOADS_REQUIREMENT], { cwd: repo });
     expect(run.code, describeRun(run)).toBe(0);
