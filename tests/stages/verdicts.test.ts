@@ -392,7 +392,7 @@ describe('revisions', () => {
     const [, refusal] = answersTo(model, 0);
     expect(refusal).toMatchObject({
       is_error: true,
-      content: expect.stringMatching(/^Nothing changed since revision 0: every file is byte-identical to the version the reviewer sent back\./),
+      content: expect.stringMatching(/^Nothing changed since revision 0: every file is byte-identical to the version that was sent back \(by its review, or by the merge queue\)\./),
     });
     expect(between).toMatchObject({ status: 'in_progress', owner: 'engineer' });
     expect(stageLine(s.board)).toEqual([

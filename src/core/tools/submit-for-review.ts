@@ -40,7 +40,7 @@ export const submitForReviewTool = defineTool({
     const sentBack = ctx.task.artifacts.submitted;
     if (ctx.task.revision > 0 && sentBack?.files && sameManifest(sentBack.files, files)) {
       return toolError(
-        `Nothing changed since revision ${sentBack.revision}: every file is byte-identical to the version the reviewer sent back. ` +
+        `Nothing changed since revision ${sentBack.revision}: every file is byte-identical to the version that was sent back (by its review, or by the merge queue). ` +
           'Fix the issues listed in the handoff first; if you cannot, fail_task(reason) says so.',
         'refused',
       );
