@@ -21,6 +21,7 @@ export interface RecheckLimits {
   sandbox: SandboxPolicy;
 }
 
+/** What ran and passed (`ran`), and the first failure. */
 export type RecheckOutcome = { ok: true; ran: string[] } | { ok: false; ran: string[]; failed: string; output: string; guard?: Guard };
 
 /** A pipeline merged into the base since another began, whose reviewer's checks also run on that other's tree. */
@@ -118,11 +119,11 @@ export async function recheck(worktree: string, review: Artifacts, hidden: reado
         ...(signal ? { signal } : {}),
         sandbox: sandbox.forWorkspace(scratch),
       });
-      ran.push(check.id);
       if (result.exitCode !== 0 || result.timedOut || result.error || result.canceled) {
         const output = [result.stdout, result.stderr].filter(Boolean).join('\n') || result.error || `exit ${result.exitCode ?? 'none'}`;
         return { ok: false, ran, failed: `check ${check.id}`, output: capOutput(output, OUTPUT_CHARS) };
       }
+      ran.push(check.id);
     } finally {
       fs.rmSync(scratch, { recursive: true, force: true });
     }
@@ -139,8 +140,8 @@ export async function recheck(worktree: string, review: Artifacts, hidden: reado
       } catch (error) {
         return { ok: false, ran, failed: `the tests of ${file}`, output: `${file} cannot be tested on the rebased tree: ${(error as Error).message}` };
       }
-      ran.push(`tests of ${file}`);
       if (!result.ok) return { ok: false, ran, failed: testSummary(result), output: capOutput(result.output, OUTPUT_CHARS) };
+      ran.push(`tests of ${file}`);
     }
   }
   return { ok: true, ran };
