@@ -19,18 +19,20 @@ import { runsNow } from '../core/board/team-registry.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retriedLine, taskId } from '../frontend/commands.js';
 import { fitted, formatBoard, WHO_ANSWERS } from '../frontend/format.js';
+import { onStopSignals } from '../frontend/quit.js';
 import { type PendingQuestion, questionsInLog, unansweredOnBoard } from '../core/lead/questions.js';
 import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, remoteOf, UsageError, warnOfBrokenConfig } from './board-options.js';
 
 /**
  * A merge or discard by hand (`autoteam merge|discard <n>`): a wait for a drain under way is said as
  * it begins, and Ctrl+C ends that wait with its line (exit 130). Once it holds the queue the merge
- * finishes, Ctrl+C or not, since a merge is not left half-done; a second Ctrl+C quits at once.
+ * finishes, Ctrl+C or not, since a merge is not left half-done; a second Ctrl+C quits at once
+ * (onStopSignals: SIGTERM alike, a signal delivered twice at once taken once).
  */
 async function byHand(act: (options: MergerOptions) => Promise<string>): Promise<string> {
   const stop = new AbortController();
   let waited = false;
-  const off = onCtrlC(() => {
+  const off = onStopSignals(() => {
     stop.abort();
     // A wait under way ends with its own line; the merge itself is not left half-done.
     if (!waited) console.error('finishing the merge under way (Ctrl+C again to quit at once)');
@@ -48,18 +50,6 @@ async function byHand(act: (options: MergerOptions) => Promise<string>): Promise
   } finally {
     off();
   }
-}
-
-/** Runs `first` at the first Ctrl+C (SIGINT), and quits at once (130) at the second; the returned function stops listening. */
-function onCtrlC(first: () => void): () => void {
-  let told = false;
-  const interrupted = () => {
-    if (told) process.exit(130);
-    told = true;
-    first();
-  };
-  process.on('SIGINT', interrupted);
-  return () => process.off('SIGINT', interrupted);
 }
 
 /**
@@ -176,7 +166,7 @@ export function registerBoardCommands(program: Command): void {
         // Ctrl+C stops the drain at a safe point: the re-check under way is cut short and its pipeline
         // stays queued, said in its line with the rest; a second Ctrl+C quits at once.
         const stop = new AbortController();
-        const off = onCtrlC(() => {
+        const off = onStopSignals(() => {
           stop.abort();
           console.error('stopping the merge queue at a safe point: what it has not merged stays queued (Ctrl+C again to quit at once)');
         });

@@ -24,7 +24,7 @@ import { activityView, describeSessionEvent, indentContinuation } from '../front
 import { runTimeout, watchStuck } from './run-start.js';
 import { serveWeb } from './web-command.js';
 import type { WebBoard } from '../web/server.js';
-import { type McpTrouble, printOverall, printSummary, type RunSummary, summarize } from './run-summary.js';
+import { endLine, type McpTrouble, printOverall, printSummary, type RunSummary, summarize } from './run-summary.js';
 import { sayConfigWarnings } from './board-options.js';
 
 export type { RunSummary } from './run-summary.js';
@@ -331,7 +331,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     if (fatalError) {
       const { code, message } = fatalError as { code: string; message: string };
       // Each pipeline's end (left open, for the next lead here), then the error, the last line; JSON gets the summaries below.
-      if (format === 'text') for (const state of states) console.log(`pipeline #${state.id}: ${state.status === 'active' ? 'LEFT OPEN' : state.status.toUpperCase()}${state.reason ? ` — ${state.reason}` : ''}`);
+      if (format === 'text') for (const state of states) console.log(endLine(state.id, state.status, state.reason));
       console.error(`autoteam: ${message} (${code})`);
       if (format === 'text') return 2;
     }

@@ -115,15 +115,19 @@ async function mergeWait(session: Pick<LeadApi, 'events'>, pipeline: number): Pr
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
+/** A pipeline's end as its summary opens: `pipeline #3: APPROVED`, `pipeline #3: LEFT OPEN — why`. */
+export function endLine(pipeline: number, status: string, reason?: string): string {
+  // A pipeline the run stopped before its end is still active on the board: left open, not failed.
+  return `pipeline #${pipeline}: ${(status === 'active' ? 'left open' : status).toUpperCase()}${reason ? ` — ${reason}` : ''}`;
+}
+
 /**
  * `label`: the models as a person reads them (the summary's `model` is their ids); null under several
  * pipelines, whose overall line says it once.
  */
 export function printSummary(summary: RunSummary, tasks: readonly Task[], label: string | null): void {
   console.log('');
-  // A pipeline the run stopped before its end is still active on the board: left open, not failed.
-  const status = summary.status === 'active' ? 'left open' : summary.status;
-  console.log(`pipeline #${summary.pipeline}: ${status.toUpperCase()}${summary.reason ? ` — ${summary.reason}` : ''}`);
+  console.log(endLine(summary.pipeline, summary.status, summary.reason));
   // Under several pipelines, which requirement this one worked (the task lines cut their subjects).
   if (label === null) console.log(`  requirement: ${clip(summary.requirement.replace(/\s+/g, ' ').trim(), 110)}`);
   for (const task of tasks) console.log(`  ${formatTaskLine(task)}`);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openRepository } from '../../src/core/lead/repository.js';
-import { personGit as git } from '../helpers/person-git.js';
+import { firstCommit, personGit as git } from '../helpers/person-git.js';
 
 const roots: string[] = [];
 afterEach(() => {
@@ -21,10 +21,7 @@ describe('openRepository', () => {
   it('says at the start that a detached HEAD leaves the pipelines no branch to merge into; on a branch, says nothing of it', async () => {
     const repo = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-notices-')));
     roots.push(repo);
-    git(repo, 'init', '-q', '-b', 'main');
-    fs.writeFileSync(path.join(repo, 'a.txt'), 'a\n');
-    git(repo, 'add', 'a.txt');
-    git(repo, 'commit', '-q', '-m', 'one');
+    firstCommit(repo);
     expect((await said(repo)).filter((text) => /detached/.test(text))).toEqual([]);
     git(repo, 'checkout', '-q', '--detach', 'HEAD');
     const head = git(repo, 'rev-parse', '--short=7', 'HEAD');

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWorktree } from '../../src/core/git/worktree.js';
-import { personGit } from '../helpers/person-git.js';
+import { firstCommit, personGit } from '../helpers/person-git.js';
 
 const roots: string[] = [];
 afterEach(() => {
@@ -19,10 +19,7 @@ describe('worktrees made at once', () => {
   it('twelve pipelines posted together each get their worktree and branch', { timeout: 60_000 }, async () => {
     const repo = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-adds-')));
     roots.push(repo);
-    personGit(repo, 'init', '-q', '-b', 'main');
-    fs.writeFileSync(path.join(repo, 'README.md'), '# p\n');
-    personGit(repo, 'add', '.');
-    personGit(repo, 'commit', '-q', '-m', 'init');
+    firstCommit(repo);
     const made = await Promise.all(Array.from({ length: 12 }, (_, i) => createWorktree(repo, path.join(repo, '.autoteam', 'worktrees', String(i + 1)), `autoteam/${i + 1}-x`)));
     expect(made.map((entry) => entry.branch)).toEqual(Array.from({ length: 12 }, (_, i) => `autoteam/${i + 1}-x`));
     expect(personGit(repo, 'worktree', 'list').split('\n')).toHaveLength(13);

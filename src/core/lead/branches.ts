@@ -227,9 +227,10 @@ export function discardPipeline(board: TaskBoard, id: number, by: string, option
 }
 
 async function discardOne(board: TaskBoard, id: number, by: string): Promise<string> {
+  const tasks = board.list().filter((task) => task.pipeline === id);
   // Discarded before (a discard given twice): done already, which is not a mistake, as a merge given twice is not.
-  if (board.list().some((task) => task.pipeline === id && task.artifacts.outcome?.action === 'discarded')) return `pipeline #${id} was already discarded: nothing to do`;
-  const { tasks, git, holder } = branchOf(board, id);
+  if (tasks.some((task) => task.artifacts.outcome?.action === 'discarded')) return `pipeline #${id} was already discarded: nothing to do`;
+  const { git, holder } = branchOf(board, id, tasks);
   const status = pipelineStatus(tasks);
   if (status === 'active') throw new AutoteamError(`pipeline #${id} is still active: cancel ${id} first, then discard ${id}`, 'USAGE');
   // This folder's own: on a remote, the folder that posted it recorded its clone's paths, which are

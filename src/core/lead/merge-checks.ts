@@ -6,6 +6,7 @@ import { capOutput } from '../exec/process.js';
 import { containment, hiddenStartDir, Sandbox, type SandboxPolicy } from '../exec/sandbox.js';
 import { scratchDir } from '../exec/scratch.js';
 import { git } from '../git/git.js';
+import { addWorktree } from '../git/worktree.js';
 import { approvalOf, tasksByPipeline } from '../stages/pipeline-status.js';
 
 /**
@@ -53,14 +54,14 @@ function reviewSandbox(worktree: string, hidden: readonly string[], policy: Sand
  * dropping the other side's lines passes its own checks; theirs, run on its tree, do not.
  */
 export async function mergedSince(repo: string, tasks: readonly Task[], self: number, began: string, tip: string, files: readonly string[]): Promise<Guard[]> {
-  const ancestor = async (commit: string, of: string) => (await git(repo, ['merge-base', '--is-ancestor', commit, of], { allowFailure: true })).exitCode === 0;
+  // The commits under the tip and not under `began`, read once: the board's merged pipelines are looked up in it.
+  const since = new Set((await git(repo, ['rev-list', `${began}..${tip}`], { allowFailure: true })).stdout.split('\n').filter(Boolean));
   const guards: Guard[] = [];
   for (const [pipeline, group] of tasksByPipeline(tasks)) {
     const outcome = group.find((task) => task.artifacts.outcome)?.artifacts.outcome;
     const review = approvalOf(group)?.artifacts;
     const change = review?.git;
-    if (pipeline === self || outcome?.action !== 'merged' || outcome.noChange || !outcome.commit || !change?.commit) continue;
-    if (!(await ancestor(outcome.commit, tip)) || (await ancestor(outcome.commit, began))) continue;
+    if (pipeline === self || outcome?.action !== 'merged' || outcome.noChange || !outcome.commit || !change?.commit || !since.has(outcome.commit)) continue;
     // Its change as reviewed (a commit git may no longer hold, on a remote's clone: then it guards nothing).
     const changed = await git(repo, ['diff', '--name-only', '--no-renames', change.base, change.commit], { allowFailure: true });
     const both = changed.exitCode === 0 ? changed.stdout.split('\n').filter((file) => files.includes(file)) : [];
@@ -94,7 +95,7 @@ export async function recheckWith(worktree: string, review: Artifacts | null, gu
 /** Whether `guard`'s checks pass on commit `tip` of `repo`, in a worktree of its own made for them. */
 export async function passesAt(repo: string, tip: string, guard: Guard, hidden: readonly string[], limits: RecheckLimits, signal?: AbortSignal): Promise<boolean> {
   const dir = path.join(scratchDir('check'), 'tree');
-  await git(repo, ['worktree', 'add', '--detach', '--quiet', dir, tip]);
+  await addWorktree(repo, ['--detach', dir, tip]);
   try {
     return (await recheck(dir, guard.review, hidden, limits, signal)).ok;
   } finally {

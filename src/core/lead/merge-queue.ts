@@ -202,9 +202,9 @@ export class MergeQueue {
 
   /** The pipelines merged into the base since this one began whose checks guard the files its change at `head` touches (mergedSince). */
   private async guards(entry: QueuedPipeline, site: MergeSite, tip: string, head: string): Promise<Guard[]> {
+    if (head === tip) return [];
     const tasks = this.options.board.tasks.list();
     const began = tasks.find((task) => task.pipeline === entry.pipeline && task.artifacts.git)?.artifacts.git?.base ?? entry.git.base;
-    if (head === tip) return [];
     const files = (await git(site.worktree, ['diff', '--name-only', '--no-renames', tip, head])).stdout.split('\n').filter(Boolean);
     return mergedSince(site.repo, tasks, entry.pipeline, began, tip, files);
   }
