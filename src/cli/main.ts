@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import fs from 'node:fs';
 import path from 'node:path';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, Help, Option } from 'commander';
 import dotenv from 'dotenv';
 import { loadTeammateSettings, type SettingsOverrides, type TeammateSettings } from '../core/agent/settings.js';
 import { containment, describeContainment, findOnPath, INSTALL_HINT } from '../core/exec/sandbox.js';
@@ -216,6 +216,8 @@ export function buildProgram(): Command {
   teamSizeOptions(program);
   settingsOptions(program)
     .usage('[options] [command]')
+    // `autoteam help [command]` (the action below) listed with the commands, as commander's own would be.
+    .configureHelp({ visibleCommands: (command) => [...new Help().visibleCommands(command), ...(command.parent ? [] : [new Command('help').argument('[command]').description("print the help, or a command's")])] })
     // Captures a mistyped subcommand, which would otherwise be reported as "too many arguments".
     .argument('[command...]')
     .action(async (words: string[], options: Record<string, unknown>, command: Command) => {

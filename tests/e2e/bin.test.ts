@@ -106,7 +106,11 @@ describe('the built command', () => {
     const help = spawnSync(cliEntry, ['help', 'run'], { encoding: 'utf8', env: cleanEnv(), cwd: broken });
     fs.rmSync(broken, { recursive: true, force: true });
     expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'Usage: autoteam run [options] [requirement...]']);
-    expect(spawnSync(cliEntry, ['help'], { encoding: 'utf8', env: cleanEnv() }).stdout).toMatch(/^Usage: autoteam \[options\] \[command\]/);
+    const top = spawnSync(cliEntry, ['help'], { encoding: 'utf8', env: cleanEnv() }).stdout;
+    expect(top).toMatch(/^Usage: autoteam \[options\] \[command\]/);
+    // Listed with the commands, there only: a command's own help has no commands to list.
+    expect(top).toMatch(/^  help \[command\] +print the help, or a command's$/m);
+    expect(spawnSync(cliEntry, ['run', '--help'], { encoding: 'utf8', env: cleanEnv() }).stdout).not.toContain('help [command]');
     // A requirement in the command's place: where a requirement goes.
     const sentence = spawnSync(cliEntry, ['Write a word counter'], { encoding: 'utf8', env: cleanEnv() });
     expect(sentence.status, sentence.stderr).toBe(2);
