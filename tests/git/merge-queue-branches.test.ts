@@ -135,7 +135,7 @@ describe("the merge queue merges the pipeline's own change", () => {
     expect((await diffPipeline(board.tasks, pipeline)).split('\n')[0]).toContain(`commit ${info.commit.slice(0, 12)} — the branch has moved on since, to ${amended.slice(0, 12)}: this is it as it is now`);
     fs.writeFileSync(path.join(info.worktree, 'notes.txt'), 'mine\n');
     const discarded = await discardPipeline(board.tasks, pipeline, 'lead');
-    expect(discarded).toContain(`its branch was at ${amended}, past the approved commit ${info.commit.slice(0, 12)} (git branch ${info.branch} ${amended.slice(0, 12)} brings it back`);
+    expect(discarded).toContain(`its branch was at ${amended}, past the approved commit ${info.commit.slice(0, 12)} (git branch ${info.branch} ${amended.slice(0, 12)} brings it back while git keeps the commit, for you to merge with git: autoteam has let this pipeline go)`);
     expect(discarded).toMatch(/; its uncommitted changes \(notes\.txt\) went with the worktree$/);
   });
 
@@ -200,7 +200,7 @@ describe('merge <n> and discard <n> beside the queue', () => {
     expect(git(repo, 'rev-parse', 'main')).toBe(main);
   });
 
-  it("diff of a pipeline that ended unapproved says so, not that its commit is still to come", { timeout: 60_000 }, async () => {
+  it("diff of a pipeline that ended unapproved says so, not that its commit is still to come; discarded, it has no diff and no retry", { timeout: 60_000 }, async () => {
     const { board, pipelines } = await setup();
     const first = await pipelines.post('Add one.py.', { startStage: 'implementation' });
     fs.writeFileSync(path.join(first.artifacts.git!.worktree, 'one.py'), '"""One."""\n');
@@ -210,6 +210,10 @@ describe('merge <n> and discard <n> beside the queue', () => {
     // Discarded, there is nothing left to show.
     await discardPipeline(board.tasks, first.pipeline!, 'lead');
     await expect(diffPipeline(board.tasks, first.pipeline!)).rejects.toThrow(`pipeline #${first.pipeline} was already discarded: its branch and worktree are gone`);
+    // Nor anything to retry: its first task would fail at once on the worktree that is gone.
+    const tasks = board.tasks.list().length;
+    await expect(pipelines.retry(first.pipeline!, 'lead')).rejects.toThrow(`pipeline #${first.pipeline} was discarded: its branch and worktree are gone, so it cannot be retried (post its requirement again to work it anew)`);
+    expect(board.tasks.list()).toHaveLength(tasks);
   });
 
   it('a discard given while the queue drains waits for the drain, and then finds the pipeline merged', { timeout: 60_000 }, async () => {

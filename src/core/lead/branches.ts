@@ -254,7 +254,7 @@ async function discardOne(board: TaskBoard, id: number, by: string): Promise<str
   const last = tip && tip !== git.commit && tip !== git.base && !rebased ? { what: git.commit ? `its branch was at ${tip}, past the approved commit ${git.commit.slice(0, 12)}` : `its branch was at ${tip}`, sha: tip } : git.commit ? { what: `its commit was ${git.commit}`, sha: git.commit } : null;
   // Named where git holds the commit: a clone of the remote may never have fetched it.
   const kept = last !== null && cloned && (await runGit(site.repo, ['cat-file', '-e', `${last.sha}^{commit}`], { allowFailure: true })).exitCode === 0;
-  const keep = kept && last ? `; ${last.what} (git branch ${git.branch} ${last.sha.slice(0, 12)}${git.remote ? ` in ${site.repo}` : ''} brings it back while git keeps it)` : last ? `; ${last.what}` : '';
+  const keep = kept && last ? `; ${last.what} (git branch ${git.branch} ${last.sha.slice(0, 12)}${git.remote ? ` in ${site.repo}` : ''} brings it back while git keeps the commit, for you to merge with git: autoteam has let this pipeline go)` : last ? `; ${last.what}` : '';
   const dropped = loose.length ? `; its uncommitted changes (${loose.slice(0, 5).join(', ')}${loose.length > 5 ? `, and ${loose.length - 5} more` : ''}) went with the worktree` : '';
   return `pipeline #${id}: ${removed}${keep}${dropped}${remote?.note ? `; ${remote.note}` : ''}`;
 }
