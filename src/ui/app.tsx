@@ -39,11 +39,11 @@ export function App({ session, feed, board, team, questions, quit }: AppProps) {
   const width = stdout.columns || 100;
   const rows = stdout.rows || 40;
   const memberCount = teamView.members.length;
+  const layout = frameLayout(rows, memberCount, waiting.length > 0);
 
-  // The live frame must fit the terminal or ink redraws the whole screen on every change.
   useEffect(() => {
-    board.setRows(Math.max(3, Math.min(12, rows - 16 - memberCount)));
-  }, [board, rows, memberCount]);
+    board.setRows(layout.taskRows);
+  }, [board, layout.taskRows]);
 
   const leaving = useRef(false);
   const leave = () => {
@@ -118,9 +118,9 @@ export function App({ session, feed, board, team, questions, quit }: AppProps) {
     <>
       <ActivityLog items={items} />
       <Box flexDirection="column" width={width}>
-        <Header model={session.modelLabel} dir={session.where} team={teamView.team} lead={teamView.lead} auto={session.autoAnswer} spent={teamView.spend['']} />
-        <BoardPanel view={boardView} width={width - 4} />
-        <TeamPanel members={teamView.members} tasks={boardView.byId} lead={teamView.lead} spend={teamView.spend} rejected={teamView.rejected ?? {}} starting={teamView.starting ?? false} />
+        {layout.header ? <Header model={session.modelLabel} dir={session.where} team={teamView.team} lead={teamView.lead} auto={session.autoAnswer} spent={teamView.spend['']} /> : null}
+        <BoardPanel view={boardView} width={width - 4} pipelineLines={layout.pipelineLines} />
+        <TeamPanel members={teamView.members} tasks={boardView.byId} lead={teamView.lead} spend={teamView.spend} rejected={teamView.rejected ?? {}} starting={teamView.starting ?? false} rows={layout.memberRows} />
         <QuestionBox questions={waiting} auto={session.autoAnswer} />
         {thinking > 0 ? (
           <Text color="cyan">
@@ -139,4 +139,21 @@ export function App({ session, feed, board, team, questions, quit }: AppProps) {
       </Box>
     </>
   );
+}
+
+/**
+ * How the live frame below the log is shared out on a terminal of `rows`: it keeps to two thirds of
+ * them, so the log above keeps a third (8 rows of 24) and a command's output is seen, and a frame as
+ * tall as the terminal would make ink redraw the whole screen on every change. The header goes under
+ * 20 rows; the team's members and the board's tasks share what the header, the prompt, the panels'
+ * borders and titles, the pipelines' lines and a question leave, three tasks at least where there is room.
+ */
+export function frameLayout(rows: number, members: number, asking: boolean): { header: boolean; taskRows: number; memberRows: number; pipelineLines: number } {
+  const frame = Math.floor((rows * 2) / 3);
+  const header = rows >= 20;
+  const pipelineLines = rows >= 40 ? 2 : 1;
+  const fixed = (header ? 2 : 0) + 1 + 3 + pipelineLines + 3 + (asking ? 4 : 0);
+  const memberRows = Math.max(1, Math.min(Math.max(1, members), frame - fixed - 3));
+  const taskRows = Math.max(1, Math.min(12, frame - fixed - memberRows));
+  return { header, taskRows, memberRows, pipelineLines };
 }

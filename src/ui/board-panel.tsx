@@ -12,9 +12,52 @@ const COLORS: Record<Task['status'], string | undefined> = {
   cancelled: 'gray',
 };
 
-export function BoardPanel({ view, width }: { view: BoardView; width: number }) {
+const PIPELINE_GAP = 2;
+
+/** A pipeline's entry: `pipeline #3 approved · merged into main (14 model calls · 9,013 tokens · $0.04)`. */
+function pipelineEntry(view: BoardView, id: number, status: string): { main: string; dim: string } {
+  const outcome = view.outcomes.get(id);
+  const usage = view.usage.get(id);
+  const cost = view.cost?.get(id);
+  return { main: `pipeline #${id} ${status}${outcome ? ` · ${outcome}` : ''}`, dim: usage ? ` (${formatUsage(usage)}${cost !== undefined ? ` · ${formatCost(cost)}` : ''})` : '' };
+}
+
+/**
+ * The newest pipelines whose entries fit `lines` lines of `width`, each entry whole on its line (one
+ * that does not fit goes to the next, never cut in its middle), as lines of entry indexes into
+ * `widths` (-1: where `more`, the count of older ones left out, is said, in `moreWidth` columns).
+ */
+export function packPipelines(widths: readonly number[], width: number, lines: number, moreWidth: (count: number) => number): { rows: number[][]; more: number } {
+  const pack = (count: number) => {
+    const more = widths.length - count;
+    const entries = [...widths.slice(widths.length - count).map((w, i) => ({ index: widths.length - count + i, w })), ...(more ? [{ index: -1, w: moreWidth(more) }] : [])];
+    const rows: number[][] = [];
+    let used = Infinity;
+    for (const { index, w } of entries) {
+      if (used + PIPELINE_GAP + w > width) {
+        rows.push([]);
+        used = -PIPELINE_GAP;
+      }
+      rows.at(-1)!.push(index);
+      used += PIPELINE_GAP + w;
+    }
+    return { rows, more, fits: rows.length <= lines };
+  };
+  let best = pack(0);
+  for (let count = 1; count <= widths.length; count++) {
+    const tried = pack(count);
+    if (!tried.fits) break;
+    best = tried;
+  }
+  return { rows: best.rows, more: best.more };
+}
+
+const moreText = (count: number) => `+${count} more (/tasks)`;
+
+export function BoardPanel({ view, width, pipelineLines = 2 }: { view: BoardView; width: number; pipelineLines?: number }) {
   const { counts } = view;
-  const pipelines = [...view.pipelines].slice(-4);
+  const all = [...view.pipelines].map(([id, status]) => ({ id, status, ...pipelineEntry(view, id, status) }));
+  const packed = packPipelines(all.map((entry) => entry.main.length + entry.dim.length), width, pipelineLines, (count) => moreText(count).length);
   // With several pipelines on the board, each line names its own (`p2`).
   const several = view.pipelines.size > 1;
   return (
@@ -36,20 +79,21 @@ export function BoardPanel({ view, width }: { view: BoardView; width: number }) 
           {formatTaskLine(task, width, { pipeline: several })}
         </Text>
       ))}
-      {pipelines.length ? (
-        // Each pipeline whole: one that does not fit the line goes to the next, never cut in its middle.
-        <Box flexWrap="wrap" columnGap={2}>
-          {pipelines.map(([id, status]) => (
-            <Text key={id} wrap="truncate-end" color={status === 'approved' ? 'green' : status === 'failed' ? 'red' : status === 'cancelled' ? 'gray' : 'yellow'}>
-              pipeline #{id} {status}
-              {view.outcomes.has(id) ? ` · ${view.outcomes.get(id)}` : ''}
-              <Text dimColor>
-                {view.usage.get(id) ? ` (${formatUsage(view.usage.get(id)!)}${view.cost?.has(id) ? ` · ${formatCost(view.cost.get(id)!)}` : ''})` : ''}
+      {packed.rows.map((row, line) => (
+        // Each pipeline whole on its line; the oldest left out when they do not fit the panel's lines.
+        <Box key={line} columnGap={PIPELINE_GAP}>
+          {row.map((index) => {
+            if (index < 0) return <Text key="more" dimColor>{moreText(packed.more)}</Text>;
+            const { id, status, main, dim } = all[index]!;
+            return (
+              <Text key={id} wrap="truncate-end" color={status === 'approved' ? 'green' : status === 'failed' ? 'red' : status === 'cancelled' ? 'gray' : 'yellow'}>
+                {main}
+                <Text dimColor>{dim}</Text>
               </Text>
-            </Text>
-          ))}
+            );
+          })}
         </Box>
-      ) : null}
+      ))}
     </Box>
   );
 }

@@ -14,7 +14,7 @@ export interface HeaderProps {
 export function Header({ model, dir, team, lead, auto, spent }: HeaderProps) {
   return (
     <Box flexDirection="column">
-      <Text>
+      <Text wrap="truncate-end">
         <Text bold color="cyan">
           autoteam
         </Text>
@@ -22,7 +22,7 @@ export function Header({ model, dir, team, lead, auto, spent }: HeaderProps) {
         <Text>{model}</Text>
       </Text>
       {/* What was spent goes on the shorter line: the model's (the offline one names the keys to set) fills 100 columns. */}
-      <Text dimColor>
+      <Text dimColor wrap="truncate-end">
         board {printable(dir)} · team {printable(team)} · lead {lead}
         {auto ? ' · auto answers on' : ''}
         {spent ? ` · spent ${spent}` : ''}

@@ -26,6 +26,17 @@ function rejectedNote(count: number | undefined): string {
   return count ? ` ⚠ ${count} unreadable inbox line${count === 1 ? '' : 's'}` : '';
 }
 
+/** Those at work (working, waiting, starting, dead) before those at rest: what `rows` lines show, in the team's order, and a count by status of the rest. */
+export function shownMembers(members: readonly ShownMember[], rows: number): { shown: ShownMember[]; rest: string | null } {
+  if (members.length <= rows) return { shown: [...members], rest: null };
+  const resting = (member: ShownMember) => member.status === 'idle' || member.status === 'shutdown';
+  const keep = new Set([...members.filter((member) => !resting(member)), ...members.filter(resting)].slice(0, Math.max(0, rows - 1)));
+  const left = new Map<string, number>();
+  for (const member of members) if (!keep.has(member)) left.set(member.status, (left.get(member.status) ?? 0) + 1);
+  const rest = `and ${members.length - keep.size} more: ${[...left].map(([status, count]) => `${count} ${status}`).join(', ')} (/team lists them)`;
+  return { shown: members.filter((member) => keep.has(member)), rest };
+}
+
 export function TeamPanel({
   members,
   tasks,
@@ -33,6 +44,7 @@ export function TeamPanel({
   spend = {},
   rejected = {},
   starting = false,
+  rows = Number.POSITIVE_INFINITY,
 }: {
   members: readonly ShownMember[];
   tasks: ReadonlyMap<number, Task>;
@@ -40,7 +52,10 @@ export function TeamPanel({
   spend?: Readonly<Record<string, string>>;
   rejected?: Readonly<Record<string, number>>;
   starting?: boolean;
+  /** Lines for the members: past it, those at rest are counted on one line instead. */
+  rows?: number;
 }) {
+  const { shown, rest } = shownMembers(members, rows);
   return (
     <Box flexDirection="column" borderStyle="round" borderColor="gray" paddingX={1}>
       <Text>
@@ -50,7 +65,7 @@ export function TeamPanel({
         {spend[''] ? <Text dimColor> · spent {spend['']}</Text> : null}
       </Text>
       {members.length === 0 ? <Text dimColor>{starting ? 'Starting the team…' : 'No teammates — /spawn <name> <role>'}</Text> : null}
-      {members.map((member) => (
+      {shown.map((member) => (
         <Box key={member.name}>
           <Box width={2} flexShrink={0}>{member.status === 'working' ? <Text color="yellow"><Spinner type="dots" /></Text> : <Text> </Text>}</Box>
           <Text wrap="truncate-end">
@@ -63,6 +78,7 @@ export function TeamPanel({
           </Text>
         </Box>
       ))}
+      {rest ? <Text dimColor wrap="truncate-end">{rest}</Text> : null}
     </Box>
   );
 }

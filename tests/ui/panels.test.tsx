@@ -6,6 +6,7 @@ import { QuestionBox } from '../../src/ui/question-box.js';
 import { boardView } from '../../src/ui/stores.js';
 import { TeamPanel } from '../../src/ui/team-panel.js';
 import { Header } from '../../src/ui/header.js';
+import { frameLayout } from '../../src/ui/app.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 
@@ -65,19 +66,33 @@ describe('board panel', () => {
 
   it('puts each pipeline whole on a line: one that does not fit goes to the next, not cut in its middle', () => {
     const tasks = [1, 2, 3, 4].map((id) => task(id, { subject: `Analyse: ${id}`, status: 'completed', stage: 'requirements', owner: 'analyst', pipeline: id, usage: { calls: 15, inputTokens: 45_000, outputTokens: 5_508 } }));
-    const { lastFrame } = render(<BoardPanel view={boardView(tasks, 12)} width={90} />);
+    // 96 columns inside the panel's border and padding, in the 100 the test renders in.
+    const { lastFrame } = render(<BoardPanel view={boardView(tasks, 12)} width={96} pipelineLines={4} />);
     const lines = lastFrame()!.split('\n').filter((line) => line.includes('pipeline #'));
-    // Four of ~55 characters do not fit one line of the 100 the test renders in.
+    // Four of ~55 characters do not fit one line.
     expect(lines.length).toBeGreaterThan(1);
     const items = lines.flatMap((line) => line.match(/pipeline #\d+ [^(]*\([^)]*\)/g) ?? []);
     expect(items.map((item) => item.trim())).toEqual([1, 2, 3, 4].map((id) => `pipeline #${id} active (15 model calls · 50,508 tokens)`));
+  });
+
+  it('keeps the pipelines to the lines it is given: the newest, and how many older ones it left out', () => {
+    const tasks = Array.from({ length: 15 }, (_, i) => task(i + 1, { subject: `Analyse: ${i + 1}`, stage: 'requirements', pipeline: i + 1 }));
+    const frame = render(<BoardPanel view={boardView(tasks, 3)} width={96} pipelineLines={1} />).lastFrame()!;
+    const lines = frame.split('\n').filter((line) => line.includes('pipeline #'));
+    expect(lines).toHaveLength(1);
+    const ids = [...lines[0]!.matchAll(/pipeline #(\d+) active/g)].map((match) => Number(match[1]));
+    // The newest, in order, whole; the rest counted.
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => 16 - ids.length + i));
+    expect(lines[0]).toContain(`+${15 - ids.length} more (/tasks)`);
+    expect(lines[0]).not.toContain('…');
   });
 
   it('says what became of an approved pipeline\'s branch: merged into its base, or discarded', () => {
     const approved = (id: number, outcome?: NonNullable<Task['artifacts']['outcome']>) =>
       task(id, { subject: `Review ${id}`, status: 'completed', stage: 'review', owner: 'reviewer', pipeline: id, artifacts: { verdict: 'approved', final: true, ...(outcome ? { outcome } : {}) } });
     const tasks = [approved(1, { action: 'merged', into: 'main', commit: 'a'.repeat(40), by: 'lead' }), approved(2, { action: 'discarded', by: 'lead' }), approved(3)];
-    const frame = render(<BoardPanel view={boardView(tasks, 12)} width={200} />).lastFrame()!;
+    const frame = render(<BoardPanel view={boardView(tasks, 12)} width={96} pipelineLines={3} />).lastFrame()!;
     expect(frame).toMatch(/pipeline #1 approved · merged into main\b/);
     expect(frame).toMatch(/pipeline #2 approved · discarded\b/);
     expect(frame).toMatch(/pipeline #3 approved(?! ·)/);
@@ -152,6 +167,23 @@ describe('team panel', () => {
     expect(lastFrame()).toContain('Starting the team…');
     expect(lastFrame()).not.toContain('No teammates');
   });
+
+  it('on fewer lines than members, shows those at work and counts the rest by status', () => {
+    const members = [
+      ...Array.from({ length: 8 }, (_, i) => member(`engineer-${i + 1}`, { role: 'engineer' })),
+      member('analyst', { status: 'waiting', task: 1, reason: 'waiting for an answer' }),
+      member('reviewer', { status: 'working', task: 3 }),
+      member('reviewer-2', { role: 'reviewer', status: 'shutdown', reason: 'idle for 60 s' }),
+    ];
+    const frame = render(<TeamPanel lead="lead" tasks={new Map()} members={members} rows={4} />).lastFrame()!;
+    const shown = frame.split('\n').filter((line) => / \((analyst|engineer|reviewer)\) /.test(line));
+    expect(shown.map((line) => /([\w-]+) \((?:analyst|engineer|reviewer)\)/.exec(line)?.[1])).toEqual(['engineer-1', 'analyst', 'reviewer']);
+    expect(frame).toContain('and 8 more: 7 idle, 1 shutdown (/team lists them)');
+    // Room for all: all, and no count.
+    const all = render(<TeamPanel lead="lead" tasks={new Map()} members={members} rows={11} />).lastFrame()!;
+    expect(all).toContain('engineer-8 (engineer)');
+    expect(all).not.toContain('more:');
+  });
 });
 
 describe('question box', () => {
@@ -184,5 +216,21 @@ describe('header', () => {
     expect(quiet.lastFrame()).not.toContain('spent');
     const spent = render(<Header model="claude-sonnet-4" dir="/tmp/b" team="t" lead="lead" auto={false} spent="38k tok · $0.137" />);
     expect(spent.lastFrame()).toContain('autoteam · model: claude-sonnet-4\nboard /tmp/b · team t · lead lead · spent 38k tok · $0.137');
+  });
+});
+
+describe('the live frame', () => {
+  it('keeps to two thirds of the terminal, so a command\'s output shows above it; the header goes on a short one', () => {
+    // What the frame takes: header, prompt, the board (border, title, tasks, pipelines) and the team (border, title, members).
+    const height = (layout: ReturnType<typeof frameLayout>, members: number) => (layout.header ? 2 : 0) + 1 + 3 + layout.taskRows + layout.pipelineLines + 3 + Math.min(Math.max(1, members), layout.memberRows);
+    for (const [rows, members] of [[24, 3], [24, 0], [24, 12], [30, 12], [40, 3]] as const) {
+      const layout = frameLayout(rows, members, false);
+      expect(height(layout, members), `${rows} rows, ${members} members`).toBeLessThanOrEqual(Math.floor((rows * 2) / 3));
+      expect(layout.taskRows).toBeGreaterThanOrEqual(3);
+    }
+    expect(frameLayout(24, 3, false)).toEqual({ header: true, taskRows: 3, memberRows: 3, pipelineLines: 1 });
+    // A tall terminal shows as much as before: 12 tasks, every member, two lines of pipelines.
+    expect(frameLayout(60, 12, false)).toEqual({ header: true, taskRows: 12, memberRows: 12, pipelineLines: 2 });
+    expect(frameLayout(14, 3, false).header).toBe(false);
   });
 });
