@@ -7,7 +7,7 @@ import { roleCovered } from '../core/board/team-registry.js';
 import { HOST } from '../core/board/liveness.js';
 import type { Member } from '../core/board/schemas.js';
 import { ANY_ROLE } from '../core/board/task-checks.js';
-import { WHO_ANSWERS } from '../frontend/format.js';
+import { postedLine, WHO_ANSWERS } from '../frontend/format.js';
 import type { LeaderView } from '../core/lead/lead-api.js';
 import { checkRequirement } from '../core/stages/requirement.js';
 import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.js';
@@ -61,7 +61,7 @@ export function registerPostCommand(program: Command, helpers: { repoOptions: (c
         return;
       }
       for (const task of tasks) {
-        console.log(`posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}${task.artifacts.git ? ` · branch ${task.artifacts.git.branch}` : ''}`);
+        console.log(postedLine(task));
       }
       console.log(who);
     } finally {

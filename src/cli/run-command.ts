@@ -18,7 +18,7 @@ import type { PipelineState } from '../core/stages/pipeline.js';
 import { StdinAnswers } from './run-answers.js';
 import { checkRequirement } from '../core/stages/requirement.js';
 import { isOpen } from '../core/stages/pipeline-status.js';
-import { formatDuration } from '../frontend/format.js';
+import { formatDuration, postedLine } from '../frontend/format.js';
 import { onHangup, onStopSignals } from '../frontend/quit.js';
 import { activityView, describeSessionEvent, indentContinuation } from '../frontend/activity.js';
 import { runTimeout, watchStuck } from './run-start.js';
@@ -260,7 +260,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
         const first = await session.post(requirement, options.startStage);
         firsts.push(first);
         pipelines.push(first.pipeline!);
-        log(`posted pipeline #${first.pipeline!}: task #${first.id} (${first.stage}) — ${first.subject}`);
+        log(postedLine(first));
       }
       answers.allPosted = true;
       for (const question of options.auto ? [] : session.pendingQuestions()) answers.asked(question);

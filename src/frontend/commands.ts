@@ -4,7 +4,7 @@ import { AutoteamError, FATAL_MODEL_CODES, ModelError, serializeError } from '..
 import type { LeadApi, PendingQuestion } from '../core/lead/lead-api.js';
 import { formatSpend, type MemberSpend } from '../core/lead/spend.js';
 import type { ActivityView, Tone } from './activity.js';
-import { formatBoard, formatMember, readsItWhere, shutDownLines, wrapWords } from './format.js';
+import { formatBoard, formatMember, postedLine, readsItWhere, shutDownLines, wrapWords } from './format.js';
 import { inboxText } from './inbox-text.js';
 import { byHand, drainQueue } from './merge-lines.js';
 import { ADDRESSED, answerTyped } from './answer.js';
@@ -115,7 +115,7 @@ export const COMMANDS: readonly Command[] = [
     help: 'post a requirement as a new pipeline (no model involved)',
     run: async (args, io) => {
       const task = await io.session.post(need(args, '/post <requirement>'));
-      io.print(`posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}`);
+      io.print(postedLine(task));
     },
   },
   {
@@ -146,7 +146,12 @@ export const COMMANDS: readonly Command[] = [
     name: 'merge',
     args: '<pipeline>|all',
     help: 'merge an approved branch into your current branch (a conflict changes nothing); all: drain the merge queue',
-    run: (args, io) => (['all', '--queue'].includes(args.trim()) ? drainQueue(io) : byHand(io, (options) => io.session.merge(pipelineId(need(args, '/merge <pipeline>|all')), options))),
+    run: (args, io) => {
+      if (['all', '--queue'].includes(args.trim())) return drainQueue(io);
+      // `/merge all now`: the word it takes instead of an id, said with the id.
+      if (/^(all|--queue)\s/.test(args.trim())) throw new AutoteamError(`/merge takes a pipeline id or all, and nothing after it: got '${args.trim()}'`, 'USAGE');
+      return byHand(io, (options) => io.session.merge(pipelineId(need(args, '/merge <pipeline>|all')), options));
+    },
   },
   {
     name: 'discard',

@@ -576,7 +576,7 @@ describe.runIf(python).concurrent('autoteam run, offline: honest about its reper
     // Outside a repository there is no branch to show, and it says why.
     const diff = await runCli(['diff', '1', '--dir', root], { cwd: root });
     expect(diff.code).toBe(2);
-    expect(diff.stderr.trim()).toBe("autoteam: pipeline #1 has no branch: it works in workspace/1 (the board was not in a git repository, --no-worktree was given, or it is autoteam's own checkout)");
+    expect(diff.stderr.trim()).toBe("autoteam: pipeline #1 has no branch: it works in workspace/1 (the board was not in a git repository, or in one with no commit yet, when it was posted; --no-worktree was given; or it is autoteam's own checkout)");
   });
 });
 

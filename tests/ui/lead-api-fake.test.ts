@@ -197,6 +197,17 @@ describe('the command layer over a fake LeadApi', () => {
     ]);
   });
 
+  it('/post in repository mode names the branch, as autoteam post does; /merge all with more after it says what it takes', async () => {
+    const { lead } = fakeLead();
+    const git = { repo: '/repo', branch: 'autoteam/3-thing', base: 'a'.repeat(40), worktree: '/repo/.autoteam/worktrees/3' };
+    lead.post = async () => TaskSchema.parse({ ...requirementsTask, artifacts: { git } });
+    const { value, out } = io(lead);
+    await runLine('/post build a thing', value);
+    expect(out).toEqual(['posted pipeline #3: task #7 (requirements) — Requirements: build a thing · branch autoteam/3-thing']);
+    await runLine('/merge all now', value);
+    expect(out.at(-1)).toBe("error: /merge takes a pipeline id or all, and nothing after it: got 'all now'");
+  });
+
   it('/merge all prints each line as the queue says it: a wait for another merger before the wait ends', async () => {
     const { lead } = fakeLead();
     const { value, out } = io(lead);

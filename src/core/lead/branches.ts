@@ -37,7 +37,7 @@ function branchOf(board: TaskBoard, id: number, tasks = board.list().filter((tas
   const holder = holders.find((task) => task.artifacts.git?.commit) ?? holders.at(-1);
   if (!holder) {
     throw new AutoteamError(
-      `pipeline #${id} has no branch: it works in workspace/${id} (the board was not in a git repository, --no-worktree was given, or it is autoteam's own checkout)`,
+      `pipeline #${id} has no branch: it works in workspace/${id} (the board was not in a git repository, or in one with no commit yet, when it was posted; --no-worktree was given; or it is autoteam's own checkout)`,
       'USAGE',
     );
   }
