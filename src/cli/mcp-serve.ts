@@ -78,7 +78,7 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
 }
 
 /** Serves one client on stdin/stdout until it closes stdin (or SIGINT/SIGTERM). */
-async function serveStdio({ server, close }: SessionServer): Promise<void> {
+async function serveStdio({ server, connect, close }: SessionServer): Promise<void> {
   const ended = new Promise<void>((resolve) => {
     server.server.onclose = resolve;
     process.stdin.once('end', resolve);
@@ -95,7 +95,7 @@ async function serveStdio({ server, close }: SessionServer): Promise<void> {
     void transport.send(reply as unknown as Parameters<typeof transport.send>[0]);
   };
   try {
-    await server.connect(transport);
+    await connect(transport);
     await ended;
   } finally {
     close();

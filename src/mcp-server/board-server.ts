@@ -1,4 +1,8 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { redact, secretValues } from '../core/trace/redact.js';
+import type { SessionServer } from './http-server.js';
 import { OWN_PACKAGE } from '../core/own-package.js';
 import { type BoardToolsOptions, registerBoardTools } from './board-tools.js';
 import { TaskResources } from './task-resources.js';
@@ -15,10 +19,28 @@ const INSTRUCTIONS = [
  * board acted on from outside the team) or, with `--team`, the lead session this process runs.
  * `close()` stops following the board.
  */
-export function boardServer(options: BoardToolsOptions): { server: McpServer; close(): void } {
+export function boardServer(options: BoardToolsOptions): SessionServer {
   const server = new McpServer({ name: 'autoteam', version: OWN_PACKAGE.version }, { instructions: INSTRUCTIONS });
   registerBoardTools(server, options);
   const resources = new TaskResources(server, options.controls);
   resources.register();
-  return { server, close: () => resources.close() };
+  // The environment's secrets, read once, as the web board's responses are redacted: a task written
+  // by a process whose environment lacked one (an `autoteam post` from another shell) holds it raw.
+  const secrets = secretValues();
+  return { server, connect: (transport) => server.connect(redacting(transport, secrets)), close: () => resources.close() };
+}
+
+/** `transport`, with every message sent through it redacted: each string in it, so the JSON stays whole. */
+function redacting(transport: Transport, secrets: readonly string[]): Transport {
+  const clean = (value: unknown): unknown =>
+    typeof value === 'string' ? redact(value, secrets) : Array.isArray(value) ? value.map(clean) : value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, clean(inner)])) : value;
+  return new Proxy(transport, {
+    get(target, property) {
+      if (property === 'send') return (message: JSONRPCMessage, options?: TransportSendOptions) => target.send((secrets.length ? clean(message) : message) as JSONRPCMessage, options);
+      const value: unknown = Reflect.get(target, property);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+    // The protocol sets onmessage, onclose, onerror: on the transport itself.
+    set: (target, property, value) => Reflect.set(target, property, value),
+  });
 }

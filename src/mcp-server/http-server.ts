@@ -1,3 +1,4 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +15,8 @@ export const MCP_PATH = '/mcp';
 /** An MCP server for one session, and how to stop it following the board. */
 export interface SessionServer {
   server: McpServer;
+  /** Connects `server` to a transport (board-server.ts: every message it sends redacted first). */
+  connect(transport: Transport): Promise<void>;
   close(): void;
 }
 
@@ -103,7 +106,7 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttp> {
       if (transport.sessionId) sessions.delete(transport.sessionId);
       mcp.close();
     };
-    await mcp.server.connect(transport);
+    await mcp.connect(transport);
     await transport.handleRequest(request, response, body);
     // An initialize the transport refused (an unsupported version) made no session: nothing keeps it.
     if (!transport.sessionId || !sessions.has(transport.sessionId)) await mcp.server.close();

@@ -23,8 +23,8 @@ import { cleanEnv, cliEntry, DOWNLOADS_REQUIREMENT, tempBoard } from '../helpers
 const python = spawnSync('python3', ['--version']).status === 0;
 
 /** A client of `autoteam mcp serve <args>`, with what the server told it. */
-async function connect(root: string, args: string[]) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [cliEntry, 'mcp', 'serve', '--dir', root, ...args], env: cleanEnv(), cwd: root, stderr: 'pipe' });
+async function connect(root: string, args: string[], env: Record<string, string> = {}) {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [cliEntry, 'mcp', 'serve', '--dir', root, ...args], env: { ...cleanEnv(), ...env }, cwd: root, stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (chunk) => (stderr += String(chunk)));
   const client = new Client({ name: 'autoteam-test', version: '1.0.0' });
@@ -241,5 +241,33 @@ describe('autoteam mcp serve given lines that are not JSON-RPC', () => {
       { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' } },
       { jsonrpc: '2.0', id: 7, result: {} },
     ]);
+  });
+});
+
+describe('autoteam mcp serve and the secrets of its environment', () => {
+  it('redacts them in every tool result and resource, as the web board does, even where a task holds one raw', async () => {
+    const root = tempBoard('autoteam-mcp-secret-');
+    const token = 'ghp_SECRETVALUE1234567890';
+    // Posted by a process whose environment lacked the token: the task file holds it as written.
+    const board = fileBoard(root);
+    await board.tasks.create({ subject: `deploy with token ${token} now`, description: `use ${token}` });
+    await board.close();
+    expect(fs.readFileSync(path.join(root, '.tasks', 'task_1.json'), 'utf8')).toContain(token);
+    const server = await connect(root, [], { GITHUB_TOKEN: token });
+    try {
+      const said = [
+        (await server.call('list_tasks')).text,
+        (await server.call('get_task', { id: 1 })).text,
+        JSON.stringify(await server.client.listResources()),
+        JSON.stringify(await server.client.readResource({ uri: 'autoteam://task/1' })),
+      ];
+      for (const text of said) {
+        expect(text).not.toContain(token);
+        expect(text).toContain('[redacted]');
+      }
+    } finally {
+      await server.client.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });
