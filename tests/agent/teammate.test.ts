@@ -151,6 +151,32 @@ describe('Teammate in this thread, with a fake model', () => {
     model.assertDone();
   });
 
+  it('an attempt that ends in an error counts as work, not idle time: its teammate does not leave at once as idle', async () => {
+    root = tempBoard();
+    const { board, mailbox } = await makeTeam(root);
+    const first = await new Pipeline(board, mailbox).post('Count the words in a file.');
+    const file = path.join(root, '.tasks', `task_${first.id}.json`);
+    const whole = fs.readFileSync(file, 'utf8');
+    const model = new FakeModel([
+      async () => {
+        // A call that outlasts the idle timeout; meanwhile the task's file is cut short by hand, so the
+        // attempt's end cannot be written and the work ends in an error.
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        fs.writeFileSync(file, whole.slice(0, 40));
+        throw new Error('the endpoint went away');
+      },
+    ]);
+    running = startLocalTeammate({ root, name: 'ana', role: 'analyst', model, settings: { idleTimeoutMs: 400 } });
+    await running.events.waitFor((event) => event.type === 'error' && /task_1\.json/.test(event.error.message), 'the attempt to end in an error');
+    const failedAt = Date.now();
+    fs.writeFileSync(file, whole);
+    running.wake.notify();
+    const reason = await running.done;
+    // Idle from the error on, for the whole timeout: not from before the task, as if the work had been idle time.
+    expect(reason).toBe('idle for 400 ms');
+    expect(Date.now() - failedAt).toBeGreaterThanOrEqual(300);
+  });
+
   it('sleeps for the poll interval and wakes on a notification, not on the poll', async () => {
     root = tempBoard();
     const { board } = await makeTeam(root);

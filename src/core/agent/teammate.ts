@@ -246,17 +246,17 @@ export class Teammate {
           this.exitWith(exit, 'shutdown_requested');
           break;
         }
+        // Idle from the end of the work, however it ended: one that threw was no idle time either.
+        const worked = () => (idleSince = Date.now());
         if (conversation.length > 0) {
-          await this.workOnMessages(conversation);
-          idleSince = Date.now();
+          await this.workOnMessages(conversation).finally(worked);
           continue;
         }
         await this.ends.settle(signal); // an end the board could not take (an outage) first: its task is claimable again
         const claim = await claimNextAs(name, role, this.board, this.registry, this.lease);
         if (claim?.ok) {
-          await this.workOnTask(claim.task);
+          await this.workOnTask(claim.task).finally(worked);
           justWorked = { stage: claim.task.stage };
-          idleSince = Date.now();
           continue;
         }
         // Idle once no task waits: work that finds the next task waiting goes on without an idle between.
