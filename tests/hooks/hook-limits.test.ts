@@ -55,6 +55,22 @@ describe('timeouts', () => {
     expect(gone(escaped)).toBe(false);
   });
 
+  it('a hook that exits and leaves a job holding its output is answered when it exits, not at its timeout', async () => {
+    const dir = hookFolder(made);
+    // The job is the hook's to start (a notifier): left running, but its open pipes do not hold the decision.
+    const command = 'sleep 600 & echo $! > job.pid; echo "started a notifier" >&2; exit 0';
+    const { runner, events } = hookRunner(dir, one('PreToolUse', command, { timeout: 60 }));
+    const result = await runner.run('PreToolUse', PAYLOADS.PreToolUse);
+    const job = readPid(path.join(dir, 'job.pid'));
+    strays.push(job);
+    expect(result.decision).toBe('allow');
+    expect(events).toMatchObject([{ type: 'hook_decision', decision: 'allow', exitCode: 0 }]);
+    // Answered at its exit and a moment's grace for the output, a minute before its timeout.
+    expect(events[0]).toHaveProperty('durationMs');
+    expect((events[0] as { durationMs: number }).durationMs).toBeLessThan(30_000);
+    expect(gone(job)).toBe(false);
+  });
+
   it('an abort kills the running hook, warns, and runs no later hook', async () => {
     const dir = hookFolder(made);
     const config = { TeammateIdle: [{ hooks: [{ type: 'command' as const, command: 'echo $$ > shell.pid; sleep 600 & echo $! > child.pid; wait' }, { type: 'command' as const, command: 'touch later-ran' }] }] };

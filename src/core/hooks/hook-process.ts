@@ -96,9 +96,13 @@ function killGroup(pid: number): void {
  * input on stdin, and a timeout. At the timeout (or on abort) the whole group gets SIGKILL, so
  * `sleep 600 & wait` cannot outlive it, and the pipes are let go, so a process that left the group
  * and still holds them cannot keep the caller waiting either. A background job of a hook that
- * finished in time is left alone (a hook may start a notifier on purpose) unless it still holds the
- * hook's output at the timeout.
+ * finished in time is left alone (a hook may start a notifier on purpose); its hold on the hook's
+ * output is let go once nothing came for EXIT_GRACE_MS after the shell exited, so the answer is the
+ * shell's, given then, not at the timeout.
  */
+/** How long the pipes stay open after the shell exits with nothing more coming: what it wrote is in them by then. */
+export const EXIT_GRACE_MS = 200;
+
 export function runHookProcess(command: string, options: HookProcessOptions): Promise<HookProcessResult> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
@@ -117,11 +121,13 @@ export function runHookProcess(command: string, options: HookProcessOptions): Pr
     let canceled = false;
     let settled = false;
 
+    let grace: NodeJS.Timeout | undefined;
     const finish = (error?: string): void => {
       if (settled) return;
       settled = true;
       if (child.pid !== undefined) running.delete(child.pid);
       clearTimeout(timer);
+      clearTimeout(grace);
       options.signal?.removeEventListener('abort', onAbort);
       resolve({ exitCode, exitSignal, stdout: stdout.text(), stderr: stderr.text(), timedOut, canceled, ...(error ? { error } : {}), durationMs: elapsed() });
     };
@@ -147,10 +153,25 @@ export function runHookProcess(command: string, options: HookProcessOptions): Pr
       // Only a failed start ends here; once running, the process reports through exit and close.
       if (child.pid === undefined) finish(`could not start /bin/sh in ${options.cwd}: ${error.message}`);
     });
+    // A job it left in the background may hold the pipes open: the shell's answer does not wait for it.
+    // Let go once nothing came for EXIT_GRACE_MS after the exit, and only after one more read of the
+    // pipes (setImmediate follows the event loop's poll): a loop held up past the grace reads what
+    // the shell wrote before it lets go.
+    const letGo = (): void => {
+      clearTimeout(grace);
+      grace = setTimeout(() =>
+        setImmediate(() => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+        }), EXIT_GRACE_MS);
+    };
+    child.stdout.on('data', () => exited && letGo());
+    child.stderr.on('data', () => exited && letGo());
     child.on('exit', (code, signal) => {
       exited = true;
       exitCode = code;
       exitSignal = signal;
+      letGo();
     });
     child.on('close', () => finish());
   });
