@@ -45,8 +45,13 @@ export class LiveFeed {
     this.ticker.unref();
   }
 
-  /** Reads the board once, so the first page gets it at once. */
+  /** Reads the board once, and the log's last events, so the first page gets both at once. */
   async start(): Promise<void> {
+    // What came before this server started (a board with a history): the newest, before any heard since.
+    const past = await this.controls.events({}, RECENT).catch(() => []);
+    const heardFrom = this.recent[0]?.seq ?? Number.POSITIVE_INFINITY;
+    const earlier = past.filter((event) => (event.seq ?? 0) < heardFrom).map(timelineEntry);
+    this.recent.unshift(...earlier.slice(Math.max(0, earlier.length + this.recent.length - RECENT)));
     await this.flush();
   }
 

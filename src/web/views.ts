@@ -22,6 +22,8 @@ export interface Card {
   pipeline: number | null;
   createdAt: string;
   updatedAt: string;
+  /** When its last step was taken (a claim, a tool's record, its end): what its age counts from, not a lease's renewal, which moves updatedAt every few seconds. */
+  since: string;
   /** Why a failed or cancelled task ended (cut), else null. */
   result: string | null;
 }
@@ -38,6 +40,7 @@ export function cardOf(task: Task): Card {
     pipeline: task.pipeline,
     createdAt: task.createdAt,
     updatedAt: task.updatedAt,
+    since: task.history.at(-1)?.at ?? task.updatedAt,
     result: task.status === 'failed' || task.status === 'cancelled' ? (task.result ?? '').slice(0, 300) || null : null,
   };
 }

@@ -19,9 +19,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function serve(): Promise<{ web: WebBoard; board: Board; origin: string; cookie: string; csrf: string }> {
+async function serve(before: (board: Board) => Promise<unknown> = async () => undefined): Promise<{ web: WebBoard; board: Board; origin: string; cookie: string; csrf: string }> {
   const dir = tempRoot('autoteam-web-server-');
   const board = fileBoard(dir);
+  await before(board);
   const lead = new BoardLead(board, { reconcileMs: 200 });
   await lead.start();
   const web = await startWebBoard({ controls: lead, port: 0 });
@@ -230,6 +231,20 @@ describe('the web board server', () => {
     const first = new TextDecoder().decode((await second.body!.getReader().read()).value);
     expect(first).toMatch(/^event: hello\ndata: \{"cards":\[\{"id":1,/);
     await second.body!.cancel().catch(() => undefined);
+  });
+
+  it("a page of a board with a history gets the log's last events in its hello, not only those since the server started", async () => {
+    const { origin, web } = await serve(async (board) => {
+      await board.tasks.create({ subject: 'Count words in a file', by: 'lead' });
+      await board.sink.flush();
+    });
+    const feed = await fetch(`${origin}/api/events`, { headers: { authorization: `Bearer ${web.token}` } });
+    const reader = feed.body!.getReader();
+    cleanups.push(() => reader.cancel());
+    let text = '';
+    while (!text.includes('\n\n')) text += new TextDecoder().decode((await reader.read()).value);
+    const hello = JSON.parse(/^data: (.*)$/m.exec(text)![1]!) as { events: Array<{ type: string; text: string }> };
+    expect(hello.events).toContainEqual(expect.objectContaining({ type: 'task_posted', text: 'posted #1 task: Count words in a file' }));
   });
 
   it('tells its pages the last state and why it stops; a port in use is named', async () => {

@@ -81,8 +81,8 @@ function CardView({ card, now, asking }: { card: Card; now: number; asking: stri
             {card.revision > 0 ? ` r${card.revision}` : ''}
           </span>
         )}
-        <span class="muted" title={card.updatedAt}>
-          {age(card.updatedAt, now)}
+        <span class="muted" title={card.since}>
+          {age(card.since, now)}
         </span>
       </div>
       <a class="subject" href={`#/task/${card.id}`} title="the task: its description, result and history">
