@@ -29,7 +29,12 @@ export interface McpHttpOptions {
   port: number;
   /** Default: 32 random bytes. */
   token?: string;
+  /** A session with no request for this long and no stream open is ended (default SESSION_IDLE_MS). */
+  sessionIdleMs?: number;
 }
+
+/** How long a session may sit unused (no request, no GET stream open) before it is ended: a client that never sent its DELETE. */
+export const SESSION_IDLE_MS = 30 * 60_000;
 
 export interface McpHttp {
   /** The endpoint, without the token (it goes in the Authorization header). */
@@ -43,6 +48,9 @@ export interface McpHttp {
 interface Session {
   transport: StreamableHTTPServerTransport;
   mcp: SessionServer;
+  /** When its last request came, and how many of its requests are still open (a GET stream stays open). */
+  lastSeen: number;
+  open: number;
 }
 
 const MISSING_TOKEN = 'no token: send the header Authorization: Bearer <token> (autoteam mcp serve printed it)';
@@ -55,7 +63,9 @@ const QUERY_TOKEN = 'the token goes in the header Authorization: Bearer <token>,
  * are a browser's, and a token in an address would be logged, so both are refused here. Bodies are
  * at most MAX_BODY_BYTES. Stateful, as the SDK offers it: an initialize request opens a session (its
  * id in `Mcp-Session-Id`) with its own McpServer and transport, so a client's subscriptions and
- * notifications (its GET stream) stay its own; a DELETE or `close()` ends it.
+ * notifications (its GET stream) stay its own; a DELETE or `close()` ends it, and so does sitting
+ * unused for `sessionIdleMs` (no request, no stream open: a client that went without its DELETE
+ * would otherwise keep its server and transport for as long as the process runs).
  */
 export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttp> {
   const host = options.host ?? '127.0.0.1';
@@ -92,6 +102,12 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttp> {
     const session = typeof id === 'string' ? sessions.get(id) : undefined;
     // 404 tells the client to start a new session (the spec's rule for an ended one).
     if (!session) return refuse(response, 404, 'no such session (it ended): start a new one', -32001);
+    session.lastSeen = Date.now();
+    session.open++;
+    response.once('close', () => {
+      session.open--;
+      session.lastSeen = Date.now();
+    });
     await session.transport.handleRequest(request, response, body);
   }
 
@@ -99,7 +115,7 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttp> {
     const mcp = options.open();
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, { transport, mcp }),
+      onsessioninitialized: (id) => void sessions.set(id, { transport, mcp, lastSeen: Date.now(), open: 0 }),
     });
     // Set before connect, which chains its own: a DELETE, a close() or a failed start end here.
     transport.onclose = () => {
@@ -120,6 +136,13 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttp> {
   });
   const port = (server.address() as AddressInfo).port;
   guard = new WebGuard({ token, host, port });
+  const idleMs = options.sessionIdleMs ?? SESSION_IDLE_MS;
+  const sweep = setInterval(() => {
+    for (const session of sessions.values()) {
+      if (session.open === 0 && Date.now() - session.lastSeen >= idleMs) void session.mcp.server.close().catch(() => undefined);
+    }
+  }, Math.max(50, Math.min(60_000, idleMs / 4)));
+  sweep.unref();
   // A wildcard bind is reached on loopback from here; a named address as itself (::1 is not 127.0.0.1).
   const shown = host === '0.0.0.0' || host === '::' || host === '[::]' ? '127.0.0.1' : host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   return {
@@ -127,6 +150,7 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttp> {
     port,
     token,
     close: async () => {
+      clearInterval(sweep);
       await Promise.all([...sessions.values()].map((session) => session.mcp.server.close().catch(() => undefined)));
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
