@@ -33,7 +33,8 @@ export interface WebBoard {
 
 const TextBody = z.object({ text: z.string().trim().min(1, 'empty').max(20_000, 'longer than 20,000 characters') });
 // A requirement is held to the command line's rule (checkRequirement: at most 100 KB), not to an answer's.
-const PostBody = z.object({ text: z.string().trim().min(1, 'empty'), stage: z.string().min(1).optional() });
+// Blank or not, the requirement's own words are checkRequirement's; `stage: null` is a stage not given.
+const PostBody = z.object({ text: z.string(), stage: z.string().min(1).nullish().transform((stage) => stage ?? undefined) });
 const PlanBody = z.object({ approve: z.boolean(), feedback: z.string().max(20_000).optional() });
 
 const SECURITY_HEADERS = {

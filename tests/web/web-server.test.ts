@@ -116,8 +116,20 @@ describe('the web board server', () => {
     const bad = await post({ origin, 'x-csrf-token': csrf }, '{not json');
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: 'the body is not JSON' });
-    const empty = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: '  ' }));
-    expect(await empty.json()).toMatchObject({ error: 'text: empty' });
+    // Blank, or only zero-width characters: the command line's words for both.
+    for (const text of ['  ', '\u200b\u200b']) {
+      const empty = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text }));
+      expect(empty.status).toBe(400);
+      expect(await empty.json()).toMatchObject({ error: 'text: a requirement cannot be empty' });
+    }
+    // Half of a character, as JSON can write it: refused, not posted as U+FFFD.
+    const half = await post({ origin, 'x-csrf-token': csrf }, '{"text": "Count \\ud800 words"}');
+    expect(half.status).toBe(400);
+    expect(await half.json()).toMatchObject({ error: 'text: a requirement must be whole text: it holds half of a character (an unpaired UTF-16 surrogate)' });
+    // `stage: null` is a stage not given, as leaving it out is.
+    const noStage = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: 'Count words in a folder', stage: null }));
+    expect(noStage.status).toBe(200);
+    expect(await noStage.json()).toMatchObject({ line: expect.stringMatching(/ \(requirements\)$/) });
     // A stage a pipeline cannot start at is the request's fault (400), named with the ones it can.
     const badStage = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: 'Count words', stage: 'nowhere' }));
     expect(badStage.status).toBe(400);

@@ -16,10 +16,15 @@ export function isBlank(text: string): boolean {
   return trimInvisible(text) === '';
 }
 
-/** The requirement, trimmed; refused when it is blank (zero-width characters alone) or over MAX_REQUIREMENT_BYTES. */
+/** A UTF-16 surrogate without its other half. */
+const HALF_CHARACTER = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The requirement, trimmed; refused when it is blank (zero-width characters alone), holds half a character, or is over MAX_REQUIREMENT_BYTES. */
 export function checkRequirement(requirement: string): string {
   const text = requirement.trim();
   if (isBlank(text)) throw new AutoteamError('a requirement cannot be empty', 'INVALID_REQUIREMENT');
+  // Half of a character (JSON's "\ud800"): what reaches a task file and a model would be U+FFFD, not what was meant.
+  if (HALF_CHARACTER.test(text)) throw new AutoteamError('a requirement must be whole text: it holds half of a character (an unpaired UTF-16 surrogate)', 'INVALID_REQUIREMENT');
   const bytes = Buffer.byteLength(text);
   if (bytes > MAX_REQUIREMENT_BYTES) {
     throw new AutoteamError(
