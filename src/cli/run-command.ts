@@ -87,7 +87,7 @@ export async function runHeadless(options: RunCommandOptions): Promise<number> {
     const since = new Date(started).toISOString();
     const format = options.outputFormat ?? (options.json ? 'json' : 'text');
     // Model text on one line, two columns in from the terminal's width (the lines are indented).
-    const view = activityView(() => (process.stdout.columns ? process.stdout.columns - 2 : undefined));
+    const view = activityView(() => (process.stdout.columns ? process.stdout.columns - 2 : undefined), { tagPipelines: options.requirements.length > 1 ? 'always' : true });
     // Held until the session has started: a run refused its start (another lead holds the board) says
     // only why, not the heading of a run that never was.
     let held: string[] | null = [];

@@ -56,10 +56,10 @@ export function errorRepeats(quietMs = ERROR_REPEAT_MS, now: () => number = Date
 
 /**
  * A view for a front end: `columns` is asked each time, so a resized terminal is followed.
- * `tagPipelines` (on unless said): lines name their pipeline once there are several; a front end
- * whose lines name it anyway turns it off.
+ * `tagPipelines` (on unless said): lines name their pipeline once there are several, or from the
+ * first with `'always'` (a run of several requirements); a front end whose lines name it anyway turns it off.
  */
-export function activityView(columns: () => number | undefined = () => undefined, options: { verbose?: boolean; tagPipelines?: boolean } = {}): ActivityView {
+export function activityView(columns: () => number | undefined = () => undefined, options: { verbose?: boolean; tagPipelines?: boolean | 'always' } = {}): ActivityView {
   return {
     verbose: options.verbose ?? false,
     get width() {
@@ -68,7 +68,7 @@ export function activityView(columns: () => number | undefined = () => undefined
     get terminal() {
       return Boolean(columns());
     },
-    ...(options.tagPipelines === false ? {} : { pipelineTag: pipelineTags() }),
+    ...(options.tagPipelines === false ? {} : { pipelineTag: pipelineTags(options.tagPipelines === 'always') }),
     errorLine: errorRepeats(),
   };
 }
@@ -77,15 +77,15 @@ export function activityView(columns: () => number | undefined = () => undefined
  * Which pipeline a line names: none while the view has seen one pipeline, its own once it has seen a
  * second. Lines of several pipelines interleave, and a teammate's name no longer says whose work it
  * is; from then on every line says it, so one pipeline's lines read the same to its end (and `grep
- * p2` finds them all), merge steps and all.
+ * p2` finds them all), merge steps and all. `always`: from the first line, where several are known to come.
  */
-export function pipelineTags(): (event: TeamEvent) => number | null {
+export function pipelineTags(always = false): (event: TeamEvent) => number | null {
   const seen = new Set<number>();
   return (event) => {
     const id = event.pipeline;
     if (id == null) return null;
     seen.add(id);
-    return seen.size > 1 ? id : null;
+    return always || seen.size > 1 ? id : null;
   };
 }
 
@@ -229,7 +229,8 @@ export function describeTeamEvent(
       if (event.kind === 'unfinished' || event.kind === 'error') {
         const wait = event.notBefore ? Math.max(0, Date.parse(event.notBefore) - Date.parse(event.ts)) : null;
         // A release that counts no attempt (a model error no retry can fix: the teammate stops) says no attempt.
-        const retry = event.attempt === undefined ? '' : `; attempt ${event.attempt}${wait === null ? '' : `, claimable again in ${formatWait(wait)}`}`;
+        // Told after its back-off had run out (written once an outage ended): claimable now, not "in 0 ms".
+        const retry = event.attempt === undefined ? '' : `; attempt ${event.attempt}${wait === null ? '' : wait === 0 ? ', claimable again now' : `, claimable again in ${formatWait(wait)}`}`;
         return { text: `${who} released ${task} ${event.kind === 'error' ? 'after an error' : 'unfinished'} (${event.detail})${retry}`, tone: 'activity' };
       }
       return { text: `${who} released ${task} (${event.detail})`, tone: 'activity' };

@@ -401,6 +401,22 @@ describe('runLoop', () => {
     }
   });
 
+  it("a call a hook refuses is said with the hook's reason, once: a hook that gave none is not 'blocked by a hook: blocked by a … hook'", async () => {
+    const emitted: EventInput[] = [];
+    for (const [reason, summary, answer] of [
+      ['no shell in this project', 'blocked by a hook: no shell in this project', 'Blocked by a hook: no shell in this project'],
+      ['blocked by a PreToolUse hook', 'blocked by a PreToolUse hook', 'Blocked by a PreToolUse hook'],
+    ] as const) {
+      emitted.length = 0;
+      const gate = { before: async () => reason, after: async () => null };
+      const { model, ran, options } = setup([reply(toolUse('echo', { text: 'a' }, 'toolu_g')), 'ok.'], { gate, events: { emit: (event) => emitted.push(event) } });
+      await runLoop(options);
+      expect(ran).toEqual([]);
+      expect(resultsOf(model.requests[1]!.messages.at(-1))[0]).toMatchObject({ content: answer, is_error: true });
+      expect(emitted.find((event) => event.type === 'tool_call')).toMatchObject({ outcome: 'hook_blocked', summary });
+    }
+  });
+
   it('counts refused turns in a row: a turn with a call that ran starts the count again', async () => {
     const built = setup([
       [toolUse('frobnicate', {})],

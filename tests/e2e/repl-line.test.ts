@@ -28,7 +28,7 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     const result = await execa('node', [CLI, '--dir', dir, '--auto'], { cwd: dir, env: offlineEnv(), input: 'Write a word counter\n', reject: false, timeout: 120_000 });
     expect(result.exitCode, result.stderr).toBe(0);
     const tool = result.stdout.indexOf('[lead] create_task: Posted pipeline #1');
-    const reply = result.stdout.indexOf('lead: Pipeline #1 is with the team');
+    const reply = result.stdout.indexOf('lead: Pipeline #1 is on the board: the analyst who takes it');
     expect(tool, result.stdout).toBeGreaterThanOrEqual(0);
     expect(reply, result.stdout).toBeGreaterThan(tool);
   });

@@ -17,6 +17,11 @@ describe('activity lines of a released task', () => {
     expect(line?.text).toBe('[analyst] released #1 after an error (model error: overloaded); attempt 2, claimable again in 5 s');
   });
 
+  it('a release told after its back-off ran out (written once an outage ended): claimable now', () => {
+    const line = describeTeamEvent(released({ detail: 'the board could not be reached', attempt: 1, notBefore: '2026-12-02T09:59:50.000Z' }), view);
+    expect(line?.text).toBe('[analyst] released #1 after an error (the board could not be reached); attempt 1, claimable again now');
+  });
+
   it('a retry an endpoint asked to hold off for an hour: the wait in minutes', () => {
     const line = describeTeamEvent(released({ detail: 'model error: 429, and asks for no request for 60 min (retry-after)', attempt: 2, notBefore: '2026-12-02T11:00:00.000Z' }), view);
     expect(line?.text).toBe('[analyst] released #1 after an error (model error: 429, and asks for no request for 60 min (retry-after)); attempt 2, claimable again in 60 min');
@@ -153,6 +158,12 @@ describe('lines of several pipelines', () => {
       '[p1 engineer] run_linter: app.py: no problems',
       '[engineer] idle',
     ]);
+  });
+
+  it("a run of several requirements names each line's pipeline from the first: the first answer too, before a second pipeline is seen", () => {
+    const answered = at({ type: 'question_answered', pipeline: 1, task: 1, agent: 'lead', questionId: 'q1', answer: 'Python 3', by: 'simulated user', asker: 'analyst' });
+    expect(lines(activityView(() => 200, { tagPipelines: 'always' }), [answered, tool(1, 'reviewer')])).toEqual(['! simulated user answers analyst (pipeline #1): Python 3', '[p1 reviewer] run_linter: app.py: no problems']);
+    expect(lines(activityView(() => 200), [answered])).toEqual(['! simulated user answers analyst: Python 3']);
   });
 
   it('a front end whose lines name the pipeline anyway (autoteam events) tags none', () => {

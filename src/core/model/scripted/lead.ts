@@ -116,7 +116,7 @@ function replyFrom(call: ToolCall): string {
   if (call.name === 'bash') return ranCommand(String(call.input.command), result);
   // The post's own line is on screen already (the tool's): the reply says what comes next instead.
   const posted = /^Posted pipeline #(\d+)/.exec(result);
-  if (call.name === 'create_task' && posted) return `Pipeline #${posted[1]} is with the team: the analyst may ask you a question or two here; /tasks shows the board.`;
+  if (call.name === 'create_task' && posted) return `Pipeline #${posted[1]} is on the board: the analyst who takes it may ask you a question or two here; /tasks shows the board.`;
   const created = /^Created task #(\d+)/.exec(result);
   if (call.name === 'create_task' && created) return `Task #${created[1]} is on the board: a teammate takes it, and its result shows here when it is done.`;
   return shown;
