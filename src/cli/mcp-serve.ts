@@ -2,6 +2,8 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { TeammateSettings } from '../core/agent/settings.js';
 import { coveredOn } from '../core/board/team-registry.js';
 import { openBoard } from '../core/board/board.js';
+import { BoardBusyError } from '../core/board/liveness.js';
+import { AutoteamError } from '../core/errors.js';
 import { modelSpecs, type ProjectConfig } from '../core/config/project-config.js';
 import { BoardLead } from '../core/lead/board-lead.js';
 import type { LeadControls } from '../core/lead/lead-api.js';
@@ -64,6 +66,8 @@ export async function serveMcp(options: McpServeOptions): Promise<number> {
     }
   } catch (error) {
     await board.close();
+    // Its team runs already: served without --team, the tools work through the lead that runs it.
+    if (error instanceof BoardBusyError) throw new AutoteamError(`${error.message}; or serve it without --team (autoteam mcp serve): the tools then work through that lead's team`, error.code);
     throw error;
   }
   const serverOptions = { controls, stages, dir: options.dir, ...(options.board ? { board: options.board } : {}), ...(options.repo === false ? { folders: true } : {}) };

@@ -73,6 +73,14 @@ describe('one live lead per board', () => {
     expect(fs.readFileSync(path.join(root, '.tasks', `task_${task.id}.json`), 'utf8')).toBe(before);
   });
 
+  it('mcp serve --team on a live board says so, and that serving it without --team works through that lead', async () => {
+    const root = board();
+    await lead(root, false);
+    const served = await runCli(['mcp', 'serve', '--team', '--dir', root], { cwd: root });
+    expect(served.code, describeRun(served)).toBe(2);
+    expect(served.stderr.trim()).toMatch(/^autoteam: the board in .* already has a live lead \(.*\); give it a requirement with: autoteam post --dir .*; or serve it without --team \(autoteam mcp serve\): the tools then work through that lead's team$/);
+  });
+
   it('takes over a lease whose holder is gone, and says so', async () => {
     const root = board();
     fs.mkdirSync(path.join(root, '.team'), { recursive: true });
