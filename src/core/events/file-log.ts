@@ -87,7 +87,13 @@ export class FileEventLog implements EventLog {
         await pause(this.pollMs, signal, wake);
         const now = this.position();
         if (now.ino === at.ino && now.size === at.size) continue;
-        if (now.ino === at.ino && now.size > at.size) {
+        if (now.ino === at.ino && now.size < at.size) {
+          // Cut short in place (emptied by hand): what it holds now is new, numbered from 1 again.
+          const { lines, consumed } = readFrom(this.file, 0);
+          last = 0;
+          for (const event of parseLines(lines)) deliver(event);
+          at = { ino: now.ino, size: consumed };
+        } else if (now.ino === at.ino && now.size > at.size) {
           const { lines, consumed } = readFrom(this.file, at.size);
           for (const event of parseLines(lines)) if ((event.seq ?? 0) > last) deliver(event);
           // `last` only grows: a line read twice is delivered once.
