@@ -30,12 +30,12 @@ export function formatTaskLine(task: Task, width = 100, options: { pipeline?: bo
   return printable(`${head}${subject}${tail}`);
 }
 
-/** Who answers a teammate's clarifying question where no lead's screen shows it (a worker's output, `tasks`). */
 /** The line a post is said with, wherever it was posted from: the pipeline, its first task, and its branch in repository mode. */
 export function postedLine(task: Task): string {
   return `posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}${task.artifacts.git ? ` · branch ${task.artifacts.git.branch}` : ''}`;
 }
 
+/** Who answers a teammate's clarifying question where no lead's screen shows it (a worker's output, `tasks`). */
 export const WHO_ANSWERS = 'a lead of this board answers it: autoteam in a folder of the board, its web board, or answer_question of autoteam mcp serve';
 
 /** `15 model calls · 49,463 tokens`: what a pipeline (or a task) has spent. */

@@ -104,6 +104,9 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttp> {
     if (!session) return refuse(response, 404, 'no such session (it ended): start a new one', -32001);
     session.lastSeen = Date.now();
     session.open++;
+    // A GET stream stays open while its client listens: keepalive finds a client gone without a word
+    // (a laptop asleep), whose stream would otherwise hold its session from the sweep forever.
+    if (request.method === 'GET') request.socket.setKeepAlive(true, 60_000);
     response.once('close', () => {
       session.open--;
       session.lastSeen = Date.now();

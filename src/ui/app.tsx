@@ -145,15 +145,16 @@ export function App({ session, feed, board, team, questions, quit }: AppProps) {
  * How the live frame below the log is shared out on a terminal of `rows`: it keeps to two thirds of
  * them, so the log above keeps a third (8 rows of 24) and a command's output is seen, and a frame as
  * tall as the terminal would make ink redraw the whole screen on every change. The header goes under
- * 20 rows; the team's members and the board's tasks share what the header, the prompt, the panels'
- * borders and titles, the pipelines' lines and a question leave, three tasks at least where there is room.
+ * 20 rows; the team's members and the board's tasks share what the header, the prompt, the line
+ * under the panels ("lead is thinking…"), the panels' borders and titles, the pipelines' lines and a
+ * question (its box, a question of two lines) leave, two tasks at least where there is room.
  */
 export function frameLayout(rows: number, members: number, asking: boolean): { header: boolean; taskRows: number; memberRows: number; pipelineLines: number } {
   const frame = Math.floor((rows * 2) / 3);
   const header = rows >= 20;
   const pipelineLines = rows >= 40 ? 2 : 1;
-  const fixed = (header ? 2 : 0) + 1 + 3 + pipelineLines + 3 + (asking ? 4 : 0);
-  const memberRows = Math.max(1, Math.min(Math.max(1, members), frame - fixed - 3));
+  const fixed = (header ? 2 : 0) + 1 + 1 + 3 + pipelineLines + 3 + (asking ? 5 : 0);
+  const memberRows = Math.max(1, Math.min(Math.max(1, members), frame - fixed - 2));
   const taskRows = Math.max(1, Math.min(12, frame - fixed - memberRows));
   return { header, taskRows, memberRows, pipelineLines };
 }

@@ -24,7 +24,8 @@ function pipelineEntry(view: BoardView, id: number, status: string): { main: str
 
 /**
  * The newest pipelines whose entries fit `lines` lines of `width`, each entry whole on its line (one
- * that does not fit goes to the next, never cut in its middle), as lines of entry indexes into
+ * that does not fit goes to the next, never cut in its middle; the newest is kept even when it does
+ * not fit alone, to be cut at its end), as lines of entry indexes into
  * `widths` (-1: where `more`, the count of older ones left out, is said, in `moreWidth` columns).
  */
 export function packPipelines(widths: readonly number[], width: number, lines: number, moreWidth: (count: number) => number): { rows: number[][]; more: number } {
@@ -43,13 +44,15 @@ export function packPipelines(widths: readonly number[], width: number, lines: n
     }
     return { rows, more, fits: rows.length <= lines };
   };
-  let best = pack(0);
+  // The newest always: on a line of its own with the count, cut to fit if it is wider (the caller lets it shrink).
+  if (widths.length === 0) return { rows: [], more: 0 };
+  let best = { rows: [[widths.length - 1, ...(widths.length > 1 ? [-1] : [])]], more: widths.length - 1 };
   for (let count = 1; count <= widths.length; count++) {
     const tried = pack(count);
     if (!tried.fits) break;
     best = tried;
   }
-  return { rows: best.rows, more: best.more };
+  return best;
 }
 
 const moreText = (count: number) => `+${count} more (/tasks)`;
@@ -83,13 +86,21 @@ export function BoardPanel({ view, width, pipelineLines = 2 }: { view: BoardView
         // Each pipeline whole on its line; the oldest left out when they do not fit the panel's lines.
         <Box key={line} columnGap={PIPELINE_GAP}>
           {row.map((index) => {
-            if (index < 0) return <Text key="more" dimColor>{moreText(packed.more)}</Text>;
+            if (index < 0) {
+              return (
+                <Box key="more" flexShrink={0}>
+                  <Text dimColor>{moreText(packed.more)}</Text>
+                </Box>
+              );
+            }
             const { id, status, main, dim } = all[index]!;
             return (
-              <Text key={id} wrap="truncate-end" color={status === 'approved' ? 'green' : status === 'failed' ? 'red' : status === 'cancelled' ? 'gray' : 'yellow'}>
-                {main}
-                <Text dimColor>{dim}</Text>
-              </Text>
+              <Box key={id} flexShrink={1}>
+                <Text wrap="truncate-end" color={status === 'approved' ? 'green' : status === 'failed' ? 'red' : status === 'cancelled' ? 'gray' : 'yellow'}>
+                  {main}
+                  <Text dimColor>{dim}</Text>
+                </Text>
+              </Box>
             );
           })}
         </Box>

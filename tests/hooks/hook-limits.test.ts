@@ -57,17 +57,20 @@ describe('timeouts', () => {
 
   it('a hook that exits and leaves a job holding its output is answered when it exits, not at its timeout', async () => {
     const dir = hookFolder(made);
-    // The job is the hook's to start (a notifier): left running, but its open pipes do not hold the decision.
-    const command = 'sleep 600 & echo $! > job.pid; echo "started a notifier" >&2; exit 0';
+    // The job is the hook's to start (a notifier): left running, but its open pipes do not hold the
+    // decision; what it writes after the answer meets an open pipe (a closed one would end it).
+    const command = '(until [ -e answered ]; do sleep 0.05; done; echo "the notifier writes on" >&2; touch wrote; sleep 600) & echo $! > job.pid; echo "blocked: started a notifier" >&2; exit 2';
     const { runner, events } = hookRunner(dir, one('PreToolUse', command, { timeout: 60 }));
     const result = await runner.run('PreToolUse', PAYLOADS.PreToolUse);
     const job = readPid(path.join(dir, 'job.pid'));
     strays.push(job);
-    expect(result.decision).toBe('allow');
-    expect(events).toMatchObject([{ type: 'hook_decision', decision: 'allow', exitCode: 0 }]);
-    // Answered at its exit and a moment's grace for the output, a minute before its timeout.
-    expect(events[0]).toHaveProperty('durationMs');
-    expect((events[0] as { durationMs: number }).durationMs).toBeLessThan(30_000);
+    // The shell's answer, with what it wrote just before it exited.
+    expect(result).toEqual({ decision: 'block', reason: 'blocked: started a notifier' });
+    expect(events).toMatchObject([{ type: 'hook_decision', decision: 'block', exitCode: 2 }]);
+    // Answered at its exit and a moment's grace for the output, not at its timeout a minute on.
+    expect((events[0] as { durationMs: number }).durationMs).toBeLessThan(5_000);
+    fs.writeFileSync(path.join(dir, 'answered'), '');
+    await until(() => fs.existsSync(path.join(dir, 'wrote')), 'the job to write after the answer');
     expect(gone(job)).toBe(false);
   });
 

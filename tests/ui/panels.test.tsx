@@ -1,3 +1,4 @@
+import { Box } from 'ink';
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import type { Member, Task } from '../../src/core/board/schemas.js';
@@ -221,16 +222,29 @@ describe('header', () => {
 
 describe('the live frame', () => {
   it('keeps to two thirds of the terminal, so a command\'s output shows above it; the header goes on a short one', () => {
-    // What the frame takes: header, prompt, the board (border, title, tasks, pipelines) and the team (border, title, members).
-    const height = (layout: ReturnType<typeof frameLayout>, members: number) => (layout.header ? 2 : 0) + 1 + 3 + layout.taskRows + layout.pipelineLines + 3 + Math.min(Math.max(1, members), layout.memberRows);
-    for (const [rows, members] of [[24, 3], [24, 0], [24, 12], [30, 12], [40, 3]] as const) {
-      const layout = frameLayout(rows, members, false);
-      expect(height(layout, members), `${rows} rows, ${members} members`).toBeLessThanOrEqual(Math.floor((rows * 2) / 3));
-      expect(layout.taskRows).toBeGreaterThanOrEqual(3);
+    // What the frame takes: header, prompt, "lead is thinking…", the board (border, title, tasks,
+    // pipelines), the team (border, title, members) and a question's box (border, two lines of question, hint).
+    const height = (layout: ReturnType<typeof frameLayout>, members: number, asking: boolean) => (layout.header ? 2 : 0) + 1 + 1 + 3 + layout.taskRows + layout.pipelineLines + 3 + Math.min(Math.max(1, members), layout.memberRows) + (asking ? 5 : 0);
+    for (const [rows, members, asking] of [[24, 3, false], [24, 0, false], [24, 12, false], [30, 12, false], [40, 3, false], [30, 3, true], [40, 12, true]] as const) {
+      const layout = frameLayout(rows, members, asking);
+      expect(height(layout, members, asking), `${rows} rows, ${members} members${asking ? ', a question' : ''}`).toBeLessThanOrEqual(Math.floor((rows * 2) / 3));
     }
-    expect(frameLayout(24, 3, false)).toEqual({ header: true, taskRows: 3, memberRows: 3, pipelineLines: 1 });
+    // Never as tall as the terminal, a question waiting, down to 18 rows.
+    for (let rows = 18; rows <= 60; rows++) expect(height(frameLayout(rows, 3, true), 3, true), `${rows} rows`).toBeLessThan(rows);
+    // 80 × 24 with the default team: all three members, two tasks, and 8 rows for the log.
+    expect(frameLayout(24, 3, false)).toEqual({ header: true, taskRows: 2, memberRows: 3, pipelineLines: 1 });
     // A tall terminal shows as much as before: 12 tasks, every member, two lines of pipelines.
     expect(frameLayout(60, 12, false)).toEqual({ header: true, taskRows: 12, memberRows: 12, pipelineLines: 2 });
     expect(frameLayout(14, 3, false).header).toBe(false);
+  });
+});
+
+describe('the pipelines line on 80 columns', () => {
+  it('keeps the newest even when its entry and the count do not fit: cut at its end, the count whole', () => {
+    const tasks = [1, 2].map((id) => task(id, { subject: `Review ${id}`, status: 'completed', stage: 'review', owner: 'reviewer', pipeline: id, usage: { calls: 15, inputTokens: 45_000, outputTokens: 5_508 }, artifacts: { verdict: 'approved', final: true, outcome: { action: 'merged', into: 'main', commit: 'a'.repeat(40), by: 'lead' } } }));
+    const frame = render(<Box width={80}><BoardPanel view={boardView(tasks, 3)} width={76} pipelineLines={1} /></Box>).lastFrame()!;
+    const lines = frame.split('\n').filter((line) => line.includes('pipeline #') || line.includes('more (/tasks)'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/pipeline #2 approved · merged into main.*…\s+\+1 more \(\/tasks\)/);
   });
 });

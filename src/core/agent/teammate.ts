@@ -266,7 +266,7 @@ export class Teammate {
           const blocked = await this.hooks.teammateIdle(this.scene({ task: null, workspace: this.board.rootDir }), justWorked.stage, signal);
           justWorked = null;
           if (blocked) {
-            await this.workOnMessages([{ id: `hook-${Date.now()}`, type: 'message', from: 'hook', to: name, content: blocked, at: this.now().toISOString() }]);
+            await this.workOnMessages([{ id: `hook-${Date.now()}`, type: 'message', from: 'hook', to: name, content: blocked, at: this.now().toISOString() }]).finally(worked);
             continue;
           }
         }

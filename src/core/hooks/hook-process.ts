@@ -91,17 +91,20 @@ function killGroup(pid: number): void {
   }
 }
 
+/** How long output is still taken after the shell exits with nothing more coming (and at most EXIT_WAIT_MS in all): what it wrote is in the pipes by then. */
+export const EXIT_GRACE_MS = 200;
+const EXIT_WAIT_MS = 1_000;
+
 /**
  * Runs `command` with `/bin/sh -c` in its own process group, with the given environment, the
  * input on stdin, and a timeout. At the timeout (or on abort) the whole group gets SIGKILL, so
  * `sleep 600 & wait` cannot outlive it, and the pipes are let go, so a process that left the group
  * and still holds them cannot keep the caller waiting either. A background job of a hook that
- * finished in time is left alone (a hook may start a notifier on purpose); its hold on the hook's
- * output is let go once nothing came for EXIT_GRACE_MS after the shell exited, so the answer is the
- * shell's, given then, not at the timeout.
+ * finished in time is left alone (a hook may start a notifier on purpose), and does not hold the
+ * answer: once nothing came for EXIT_GRACE_MS after the shell exited (at most EXIT_WAIT_MS), the
+ * answer is the shell's; the pipes are still read, and what the job writes later dropped, so a
+ * write of its does not meet a closed pipe (SIGPIPE would end it).
  */
-/** How long the pipes stay open after the shell exits with nothing more coming: what it wrote is in them by then. */
-export const EXIT_GRACE_MS = 200;
 
 export function runHookProcess(command: string, options: HookProcessOptions): Promise<HookProcessResult> {
   const started = performance.now();
@@ -154,21 +157,27 @@ export function runHookProcess(command: string, options: HookProcessOptions): Pr
       if (child.pid === undefined) finish(`could not start /bin/sh in ${options.cwd}: ${error.message}`);
     });
     // A job it left in the background may hold the pipes open: the shell's answer does not wait for it.
-    // Let go once nothing came for EXIT_GRACE_MS after the exit, and only after one more read of the
-    // pipes (setImmediate follows the event loop's poll): a loop held up past the grace reads what
-    // the shell wrote before it lets go.
+    // Answered once nothing came for EXIT_GRACE_MS after the exit (at most EXIT_WAIT_MS), and only
+    // after one more read of the pipes (setImmediate follows the event loop's poll): a loop held up
+    // past the grace still reads what the shell wrote. The pipes stay open, read and dropped.
+    let exitedAt = 0;
+    const answer = (): void => {
+      for (const pipe of [child.stdout, child.stderr]) {
+        pipe.removeAllListeners('data');
+        pipe.resume();
+        (pipe as { unref?: () => void }).unref?.();
+      }
+      finish();
+    };
     const letGo = (): void => {
       clearTimeout(grace);
-      grace = setTimeout(() =>
-        setImmediate(() => {
-          child.stdout.destroy();
-          child.stderr.destroy();
-        }), EXIT_GRACE_MS);
+      grace = setTimeout(() => setImmediate(answer), Math.max(0, Math.min(EXIT_GRACE_MS, exitedAt + EXIT_WAIT_MS - performance.now())));
     };
     child.stdout.on('data', () => exited && letGo());
     child.stderr.on('data', () => exited && letGo());
     child.on('exit', (code, signal) => {
       exited = true;
+      exitedAt = performance.now();
       exitCode = code;
       exitSignal = signal;
       letGo();
