@@ -305,9 +305,7 @@ export class Pipeline {
       throw new AutoteamError(`pipeline #${pipeline} is ${status}; only a failed or cancelled pipeline can be retried`, 'USAGE');
     }
     // Its worktree and branch are gone: a retry would fail at once, on a worktree that is not there.
-    if (tasks.some((task) => task.artifacts.outcome?.action === 'discarded')) {
-      throw new AutoteamError(`pipeline #${pipeline} was discarded: its branch and worktree are gone, so it cannot be retried (post its requirement again to work it anew)`, 'USAGE');
-    }
+    if (tasks.some((task) => task.artifacts.outcome?.action === 'discarded')) throw new AutoteamError(`pipeline #${pipeline} was discarded: its branch and worktree are gone, so it cannot be retried (post its requirement again to work it anew)`, 'USAGE');
     const failed = tasks.filter((task) => isFailed(task) && task.artifacts.retriedBy === undefined);
     const from = failed.find((task) => task.status === 'failed') ?? failed[0]!;
     const next = await this.board.create({
