@@ -188,6 +188,26 @@ describe('the file event log', () => {
     expect(seen).toEqual(['1 a', '2 b', '3 c', '1 after']);
   });
 
+  it('a follower of a log replaced by hand follows the new one, numbered from 1 again', async () => {
+    const root = dir();
+    const writer = new FileEventLog(root);
+    for (const text of ['a', 'b', 'c']) await writer.append([idle('x', text)]);
+    const log = new FileEventLog(root, { pollMs: 20 });
+    const seen: string[] = [];
+    const stop = new AbortController();
+    const following = log.subscribe({}, (event) => seen.push(`${event.seq} ${event.type === 'teammate_idle' ? event.reason : ''}`), stop.signal);
+    const deadline = Date.now() + 30_000;
+    while (seen.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Another file moved over it (a new inode: a file removed and made again may get the old one back).
+    const other = new FileEventLog(dir());
+    await other.append([idle('x', 'after')]);
+    fs.renameSync(other.file, writer.file);
+    while (seen.length < 4 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    stop.abort();
+    await following;
+    expect(seen).toEqual(['1 a', '2 b', '3 c', '1 after']);
+  });
+
   it('skips a torn or hand-edited line and numbers on from the last good one', async () => {
     const root = dir();
     const log = new FileEventLog(root);

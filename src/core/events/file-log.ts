@@ -103,7 +103,13 @@ export class FileEventLog implements EventLog {
           // from where it stood before that read — a line appended during the read is read again
           // (and dropped by its seq) rather than skipped.
           const next = this.position();
-          for (const event of await this.read({ since: last })) deliver(event);
+          // Removed or replaced by hand, numbered back from where it was (a rotation's new file numbers on
+          // past every line it follows): what the file holds now is new.
+          const current = parseLines(readText(this.file));
+          if (current.length > 0 && (current[0]!.seq ?? 0) <= last) {
+            last = 0;
+            for (const event of current) deliver(event);
+          } else for (const event of await this.read({ since: last })) deliver(event);
           at = next;
         }
       }
