@@ -222,8 +222,9 @@ export function buildProgram(): Command {
     .argument('[command...]')
     .action(async (words: string[], options: Record<string, unknown>, command: Command) => {
       // `autoteam help [command]`, as git and npm take it.
-      if (words[0] === 'help' && words.length <= 2) {
-        const about = words[1] === undefined ? command : command.commands.find((sub) => sub.name() === words[1]);
+      if (words[0] === 'help') {
+        if (words.length > 2) throw new UsageError(`autoteam help takes one command's name, got '${words.slice(1).join(' ')}'`);
+        const about = words[1] === undefined || words[1] === 'help' ? command : command.commands.find((sub) => sub.name() === words[1]);
         if (!about) throw new UsageError(`unknown command '${words[1]}' (autoteam --help lists them)`);
         about.outputHelp();
         return;

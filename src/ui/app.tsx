@@ -154,7 +154,8 @@ export function frameLayout(rows: number, members: number, asking: boolean): { h
   const header = rows >= 20;
   const pipelineLines = rows >= 40 ? 2 : 1;
   const fixed = (header ? 2 : 0) + 1 + 1 + 3 + pipelineLines + 3 + (asking ? 5 : 0);
-  const memberRows = Math.max(1, Math.min(Math.max(1, members), frame - fixed - 2));
+  // Two at least for a team of several: the one at work shown beside the count, not the count alone.
+  const memberRows = Math.max(Math.min(2, Math.max(1, members)), Math.min(Math.max(1, members), frame - fixed - 2));
   const taskRows = Math.max(1, Math.min(12, frame - fixed - memberRows));
   return { header, taskRows, memberRows, pipelineLines };
 }

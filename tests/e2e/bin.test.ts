@@ -108,6 +108,9 @@ describe('the built command', () => {
     expect([help.status, help.stdout.split('\n')[0]]).toEqual([0, 'Usage: autoteam run [options] [requirement...]']);
     const top = spawnSync(cliEntry, ['help'], { encoding: 'utf8', env: cleanEnv() }).stdout;
     expect(top).toMatch(/^Usage: autoteam \[options\] \[command\]/);
+    expect(spawnSync(cliEntry, ['help', 'help'], { encoding: 'utf8', env: cleanEnv() }).stdout).toMatch(/^Usage: autoteam \[options\] \[command\]/);
+    const extra = spawnSync(cliEntry, ['help', 'run', 'extra'], { encoding: 'utf8', env: cleanEnv() });
+    expect([extra.status, extra.stderr.trim()]).toEqual([2, "autoteam: autoteam help takes one command's name, got 'run extra'"]);
     // Listed with the commands, there only: a command's own help has no commands to list.
     expect(top).toMatch(/^  help \[command\] +print the help, or a command's$/m);
     expect(spawnSync(cliEntry, ['run', '--help'], { encoding: 'utf8', env: cleanEnv() }).stdout).not.toContain('help [command]');

@@ -205,6 +205,8 @@ describe('merge <n> and discard <n> beside the queue', () => {
     const first = await pipelines.post('Add one.py.', { startStage: 'implementation' });
     fs.writeFileSync(path.join(first.artifacts.git!.worktree, 'one.py'), '"""One."""\n');
     expect((await diffPipeline(board.tasks, first.pipeline!)).split('\n')[0]).toMatch(/ · not committed yet · 1 file: A one\.py$/);
+    // Still at work: cancelled first, in the words of the command line and of the REPL.
+    await expect(discardPipeline(board.tasks, first.pipeline!, 'lead')).rejects.toThrow(`pipeline #${first.pipeline} is still active: cancel it first (autoteam cancel ${first.pipeline}, /cancel ${first.pipeline} in the REPL), then discard it`);
     await pipelines.cancel(first.pipeline!, 'lead', 'not needed');
     expect((await diffPipeline(board.tasks, first.pipeline!)).split('\n')[0]).toMatch(/ · cancelled, not approved: its worktree as it was left · 1 file: A one\.py$/);
     // Discarded, there is nothing left to show.

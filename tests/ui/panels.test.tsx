@@ -231,6 +231,8 @@ describe('the live frame', () => {
     }
     // Never as tall as the terminal, a question waiting, down to 18 rows.
     for (let rows = 18; rows <= 60; rows++) expect(height(frameLayout(rows, 3, true), 3, true), `${rows} rows`).toBeLessThan(rows);
+    // A question waiting on 80 × 24: the member it is from beside the count, not the count alone.
+    expect(frameLayout(24, 3, true).memberRows).toBe(2);
     // 80 × 24 with the default team: all three members, two tasks, and 8 rows for the log.
     expect(frameLayout(24, 3, false)).toEqual({ header: true, taskRows: 2, memberRows: 3, pipelineLines: 1 });
     // A tall terminal shows as much as before: 12 tasks, every member, two lines of pipelines.

@@ -126,6 +126,10 @@ describe('the web board server', () => {
     const half = await post({ origin, 'x-csrf-token': csrf }, '{"text": "Count \\ud800 words"}');
     expect(half.status).toBe(400);
     expect(await half.json()).toMatchObject({ error: 'text: a requirement must be whole text: it holds half of a character (an unpaired UTF-16 surrogate)' });
+    // Bytes that are not UTF-8 arrive as U+FFFD: refused, as the command line refuses them in an argument.
+    const bytes = await fetch(`${origin}/api/requirements`, { method: 'POST', headers: { cookie, 'content-type': 'application/json', origin, 'x-csrf-token': csrf }, body: Buffer.concat([Buffer.from('{"text": "bad '), Buffer.from([0xff, 0xfe]), Buffer.from(' bytes"}')]) });
+    expect(bytes.status).toBe(400);
+    expect(await bytes.json()).toMatchObject({ error: 'text: a requirement must be UTF-8 text: this one holds bytes that are not (shown as �)' });
     // `stage: null` is a stage not given, as leaving it out is.
     const noStage = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: 'Count words in a folder', stage: null }));
     expect(noStage.status).toBe(200);

@@ -232,7 +232,7 @@ async function discardOne(board: TaskBoard, id: number, by: string): Promise<str
   if (tasks.some((task) => task.artifacts.outcome?.action === 'discarded')) return `pipeline #${id} was already discarded: nothing to do`;
   const { git, holder } = branchOf(board, id, tasks);
   const status = pipelineStatus(tasks);
-  if (status === 'active') throw new AutoteamError(`pipeline #${id} is still active: cancel ${id} first, then discard ${id}`, 'USAGE');
+  if (status === 'active') throw new AutoteamError(`pipeline #${id} is still active: cancel it first (autoteam cancel ${id}, /cancel ${id} in the REPL), then discard it`, 'USAGE');
   // This folder's own: on a remote, the folder that posted it recorded its clone's paths, which are
   // another folder's (or another machine's) and never touched from here.
   const site = localGit(board.rootDir, git);

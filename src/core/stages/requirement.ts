@@ -19,12 +19,14 @@ export function isBlank(text: string): boolean {
 /** A UTF-16 surrogate without its other half. */
 const HALF_CHARACTER = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** The requirement, trimmed; refused when it is blank (zero-width characters alone), holds half a character, or is over MAX_REQUIREMENT_BYTES. */
+/** The requirement, trimmed; refused when it is blank (zero-width characters alone), holds half a character or bytes that were not UTF-8, or is over MAX_REQUIREMENT_BYTES. */
 export function checkRequirement(requirement: string): string {
   const text = requirement.trim();
   if (isBlank(text)) throw new AutoteamError('a requirement cannot be empty', 'INVALID_REQUIREMENT');
   // Half of a character (JSON's "\ud800"): what reaches a task file and a model would be U+FFFD, not what was meant.
   if (HALF_CHARACTER.test(text)) throw new AutoteamError('a requirement must be whole text: it holds half of a character (an unpaired UTF-16 surrogate)', 'INVALID_REQUIREMENT');
+  // Bytes that are not UTF-8 (a body or a terminal in another encoding) reach it as U+FFFD, as the command line's arguments do.
+  if (text.includes('\uFFFD')) throw new AutoteamError('a requirement must be UTF-8 text: this one holds bytes that are not (shown as �)', 'INVALID_REQUIREMENT');
   const bytes = Buffer.byteLength(text);
   if (bytes > MAX_REQUIREMENT_BYTES) {
     throw new AutoteamError(
