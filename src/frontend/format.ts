@@ -70,7 +70,12 @@ export function formatMember(member: ShownMember, lead = false): string {
   const gone = member.status === 'dead' || member.status === 'shutdown';
   const task = member.task ? (gone ? `, had #${member.task}` : ` #${member.task}`) : '';
   const reason = member.reason ? ` — ${member.reason}` : '';
-  return `${member.name} (${member.role}): ${member.status}${task}${reason}${lead ? ' [lead]' : ''}`;
+  return `${member.name} (${member.role}): ${shownStatus(member)}${task}${reason}${lead ? ' [lead]' : ''}`;
+}
+
+/** `resting` for a teammate shut down on its idle timeout that comes back for work (not `shutdown`, which reads as gone for good). */
+export function shownStatus(member: ShownMember): string {
+  return member.status === 'shutdown' && member.resting ? 'resting' : member.status;
 }
 
 /** `250 ms`, `38.9 s`, `2 min 5 s`, `10 min`, `1 h 30 min`: a minute and more in the units a person reads. */

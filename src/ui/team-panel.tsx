@@ -2,6 +2,7 @@ import { Box, Text } from 'ink';
 import Spinner from 'ink-spinner';
 import type { Task } from '../core/board/schemas.js';
 import type { ShownMember } from '../core/lead/lead-api.js';
+import { shownStatus } from '../frontend/format.js';
 import { printable } from '../frontend/printable.js';
 
 const STATUS_COLORS: Record<ShownMember['status'], string> = {
@@ -32,7 +33,7 @@ export function shownMembers(members: readonly ShownMember[], rows: number): { s
   const resting = (member: ShownMember) => member.status === 'idle' || member.status === 'shutdown';
   const keep = new Set([...members.filter((member) => !resting(member)), ...members.filter(resting)].slice(0, Math.max(0, rows - 1)));
   const left = new Map<string, number>();
-  for (const member of members) if (!keep.has(member)) left.set(member.status, (left.get(member.status) ?? 0) + 1);
+  for (const member of members) if (!keep.has(member)) left.set(shownStatus(member), (left.get(shownStatus(member)) ?? 0) + 1);
   const rest = `and ${members.length - keep.size} more: ${[...left].map(([status, count]) => `${count} ${status}`).join(', ')} (/team lists them)`;
   return { shown: members.filter((member) => keep.has(member)), rest };
 }
@@ -71,7 +72,7 @@ export function TeamPanel({
           <Text wrap="truncate-end">
             <Text bold>{member.name}</Text>
             <Text dimColor> ({member.role}) </Text>
-            <Text color={STATUS_COLORS[member.status]}>{member.status}</Text>
+            <Text color={STATUS_COLORS[member.status]}>{shownStatus(member)}</Text>
             {spend[member.name] ? <Text dimColor> [{spend[member.name]}]</Text> : null}
             {rejected[member.name] ? <Text color="red">{rejectedNote(rejected[member.name])}</Text> : null}
             <Text>{doing(member, tasks)}</Text>

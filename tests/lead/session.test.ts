@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { boardOf, waitUntil } from '../helpers/repl-session.js';
 import { fileBoard } from '../../src/core/board/board.js';
 import { runLine } from '../../src/frontend/commands.js';
+import { formatMember } from '../../src/frontend/format.js';
 import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 
@@ -75,9 +76,15 @@ describe('LeadSession', () => {
     const { session, exited } = idlingSession();
     await session.start([{ name: 'analyst', role: 'analyst' }]);
     await waitFor(session, () => exited.has('analyst'));
+    // Resting, not gone: /team and the panel say so (the registry says shutdown).
+    await waitUntil(() => session.snapshot().team.members.some((member) => member.name === 'analyst' && member.status === 'shutdown'), 'the registry to say the analyst shut down');
+    expect(session.snapshot().team.members.find((member) => member.name === 'analyst')).toMatchObject({ status: 'shutdown', resting: true });
+    expect(formatMember(session.snapshot().team.members.find((member) => member.name === 'analyst')!)).toMatch(/^analyst \(analyst\): resting — idle for /);
     const out: string[] = [];
     await runLine('/shutdown analyst', { session, print: (text) => out.push(text), askLead: (text) => session.ask(text) });
     expect(out).toEqual(['analyst had idled out: it is not started again for work (/spawn starts it)']);
+    // Kept down from now on: shut down, no longer resting.
+    expect(session.snapshot().team.members.find((member) => member.name === 'analyst')).not.toHaveProperty('resting');
     const waits = waitFor(session, (e) => e.type === 'notice' && /waits: task #\d+ \(requirements\) is for a teammate of role analyst, and none runs/.test(e.text));
     await boardOf(session).tasks.create({ subject: 'Analyse: a thing', role: 'analyst', stage: 'requirements', pipeline: 1 });
     await waits;

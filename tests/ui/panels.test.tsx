@@ -180,6 +180,10 @@ describe('team panel', () => {
     const shown = frame.split('\n').filter((line) => / \((analyst|engineer|reviewer)\) /.test(line));
     expect(shown.map((line) => /([\w-]+) \((?:analyst|engineer|reviewer)\)/.exec(line)?.[1])).toEqual(['engineer-1', 'analyst', 'reviewer']);
     expect(frame).toContain('and 8 more: 7 idle, 1 shutdown (/team lists them)');
+    // One this session starts again for work rests, and is said so, as is its count.
+    const rests = { ...member('analyst-2', { role: 'analyst', status: 'shutdown', reason: 'idle for 60 s' }), resting: true };
+    expect(render(<TeamPanel lead="lead" tasks={new Map()} members={[rests]} />).lastFrame()).toContain('analyst-2 (analyst) resting — idle for 60 s');
+    expect(render(<TeamPanel lead="lead" tasks={new Map()} members={[...members, rests]} rows={4} />).lastFrame()).toContain('and 9 more: 7 idle, 1 shutdown, 1 resting (/team lists them)');
     // Room for all: all, and no count.
     const all = render(<TeamPanel lead="lead" tasks={new Map()} members={members} rows={11} />).lastFrame()!;
     expect(all).toContain('engineer-8 (engineer)');

@@ -195,6 +195,8 @@ export interface PipelineView {
 /** A member as a front end shows it: `starting` while a teammate this session started has not joined yet. */
 export interface ShownMember extends Omit<Member, 'status'> {
   status: MemberState;
+  /** Shut down on its idle timeout by this session, which starts it again when work of its role comes. */
+  resting?: boolean;
 }
 
 export interface MemberView extends ShownMember {

@@ -22,6 +22,8 @@ export interface SnapshotParts {
   models: Pick<TeamModels, 'label' | 'ids' | 'offline' | 'fallback' | 'of' | 'costOf'>;
   roles: Array<{ role: string; model: string }>;
   running: (name: string) => boolean;
+  /** This session's teammates that left on their idle timeout and come back for work (LeadTeam.isResting). */
+  resting?: (name: string) => boolean;
   autoAnswer: boolean;
 }
 
@@ -42,7 +44,7 @@ export function buildSnapshot(parts: SnapshotParts): LeadSnapshot {
   const current = parts.team.members.filter((member) => (member.status !== 'shutdown' && member.status !== 'dead') || left(member) >= performance.timeOrigin);
   const listed: ShownMember[] = current.map((member) => starting.get(member.name) ?? member);
   for (const { name } of current) starting.delete(name);
-  const members: MemberView[] = [...listed, ...starting.values()].map((member) => ({ ...member, running: parts.running(member.name), model: models.of(member.role, false), spend: spend.of(member.name) }));
+  const members: MemberView[] = [...listed, ...starting.values()].map((member) => ({ ...member, ...(member.status === 'shutdown' && parts.resting?.(member.name) ? { resting: true } : {}), running: parts.running(member.name), model: models.of(member.role, false), spend: spend.of(member.name) }));
   return {
     board: { ...parts.board, problems: parts.problems.map((problem) => problem.message) },
     tasks,
