@@ -30,8 +30,8 @@ function rejectedNote(count: number | undefined): string {
 /** Those at work (working, waiting, starting, dead) before those at rest: what `rows` lines show, in the team's order, and a count by status of the rest. */
 export function shownMembers(members: readonly ShownMember[], rows: number): { shown: ShownMember[]; rest: string | null } {
   if (members.length <= rows) return { shown: [...members], rest: null };
-  const resting = (member: ShownMember) => member.status === 'idle' || member.status === 'shutdown';
-  const keep = new Set([...members.filter((member) => !resting(member)), ...members.filter(resting)].slice(0, Math.max(0, rows - 1)));
+  const atRest = (member: ShownMember) => member.status === 'idle' || member.status === 'shutdown';
+  const keep = new Set([...members.filter((member) => !atRest(member)), ...members.filter(atRest)].slice(0, Math.max(0, rows - 1)));
   const left = new Map<string, number>();
   for (const member of members) if (!keep.has(member)) left.set(shownStatus(member), (left.get(shownStatus(member)) ?? 0) + 1);
   const rest = `and ${members.length - keep.size} more: ${[...left].map(([status, count]) => `${count} ${status}`).join(', ')} (/team lists them)`;

@@ -170,7 +170,8 @@ describe('the file event log', () => {
     expect(seen).toEqual([1, 2]);
   });
 
-  it('a follower of a log emptied by hand follows what is written after, numbered from 1 again', async () => {
+  /** What a follower of a log of three events saw after `change` (done by hand) and one event more; `change` writes that one. */
+  async function followedAcross(change: (file: string, root: string) => Promise<void>): Promise<string[]> {
     const root = dir();
     const writer = new FileEventLog(root);
     for (const text of ['a', 'b', 'c']) await writer.append([idle('x', text)]);
@@ -180,31 +181,28 @@ describe('the file event log', () => {
     const following = log.subscribe({}, (event) => seen.push(`${event.seq} ${event.type === 'teammate_idle' ? event.reason : ''}`), stop.signal);
     const deadline = Date.now() + 30_000;
     while (seen.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
-    fs.truncateSync(writer.file, 0);
-    await new FileEventLog(root).append([idle('x', 'after')]);
+    await change(writer.file, root);
     while (seen.length < 4 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
     stop.abort();
     await following;
+    return seen;
+  }
+
+  it('a follower of a log emptied by hand follows what is written after, numbered from 1 again', async () => {
+    const seen = await followedAcross(async (file, root) => {
+      fs.truncateSync(file, 0);
+      await new FileEventLog(root).append([idle('x', 'after')]);
+    });
     expect(seen).toEqual(['1 a', '2 b', '3 c', '1 after']);
   });
 
   it('a follower of a log replaced by hand follows the new one, numbered from 1 again', async () => {
-    const root = dir();
-    const writer = new FileEventLog(root);
-    for (const text of ['a', 'b', 'c']) await writer.append([idle('x', text)]);
-    const log = new FileEventLog(root, { pollMs: 20 });
-    const seen: string[] = [];
-    const stop = new AbortController();
-    const following = log.subscribe({}, (event) => seen.push(`${event.seq} ${event.type === 'teammate_idle' ? event.reason : ''}`), stop.signal);
-    const deadline = Date.now() + 30_000;
-    while (seen.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
-    // Another file moved over it (a new inode: a file removed and made again may get the old one back).
-    const other = new FileEventLog(dir());
-    await other.append([idle('x', 'after')]);
-    fs.renameSync(other.file, writer.file);
-    while (seen.length < 4 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
-    stop.abort();
-    await following;
+    const seen = await followedAcross(async (file) => {
+      // Another file moved over it (a new inode: a file removed and made again may get the old one back).
+      const other = new FileEventLog(dir());
+      await other.append([idle('x', 'after')]);
+      fs.renameSync(other.file, file);
+    });
     expect(seen).toEqual(['1 a', '2 b', '3 c', '1 after']);
   });
 

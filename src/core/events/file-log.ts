@@ -87,13 +87,7 @@ export class FileEventLog implements EventLog {
         await pause(this.pollMs, signal, wake);
         const now = this.position();
         if (now.ino === at.ino && now.size === at.size) continue;
-        if (now.ino === at.ino && now.size < at.size) {
-          // Cut short in place (emptied by hand): what it holds now is new, numbered from 1 again.
-          const { lines, consumed } = readFrom(this.file, 0);
-          last = 0;
-          for (const event of parseLines(lines)) deliver(event);
-          at = { ino: now.ino, size: consumed };
-        } else if (now.ino === at.ino && now.size > at.size) {
+        if (now.ino === at.ino && now.size > at.size) {
           const { lines, consumed } = readFrom(this.file, at.size);
           for (const event of parseLines(lines)) if ((event.seq ?? 0) > last) deliver(event);
           // `last` only grows: a line read twice is delivered once.
@@ -103,14 +97,18 @@ export class FileEventLog implements EventLog {
           // from where it stood before that read — a line appended during the read is read again
           // (and dropped by its seq) rather than skipped.
           const next = this.position();
-          // Removed or replaced by hand, numbered back from where it was (a rotation's new file numbers on
-          // past every line it follows): what the file holds now is new.
-          const current = parseLines(readText(this.file));
-          if (current.length > 0 && (current[0]!.seq ?? 0) <= last) {
+          // Emptied in place, or removed or replaced by hand and numbered back from where it was (a
+          // rotation's new file numbers on past every line it follows): what it holds now is new.
+          const first = firstSeqOf(this.file);
+          if (now.ino === at.ino || (first !== null && first <= last)) {
+            const { lines, consumed } = readFrom(this.file, 0);
             last = 0;
-            for (const event of current) deliver(event);
-          } else for (const event of await this.read({ since: last })) deliver(event);
-          at = next;
+            for (const event of parseLines(lines)) deliver(event);
+            at = { ino: next.ino, size: consumed };
+          } else {
+            for (const event of await this.read({ since: last })) deliver(event);
+            at = next;
+          }
         }
       }
     } finally {
@@ -204,6 +202,24 @@ function readFrom(file: string, offset: number): { lines: string; consumed: numb
 interface Tail {
   seq: number;
   torn: boolean;
+}
+
+/** The seq of a file's first line, from its head alone (null: no file, or no event there). */
+function firstSeqOf(file: string): number | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const head = Buffer.alloc(32);
+    const read = fs.readSync(fd, head, 0, head.length, 0);
+    const seq = /^\{"seq":(\d+),/.exec(head.toString('latin1', 0, read))?.[1];
+    return seq ? Number(seq) : null;
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** The seq of a file's last line (0 when there is none), and whether the file ends inside a line. */

@@ -105,7 +105,6 @@ const EXIT_WAIT_MS = 1_000;
  * answer is the shell's; the pipes are still read, and what the job writes later dropped, so a
  * write of its does not meet a closed pipe (SIGPIPE would end it).
  */
-
 export function runHookProcess(command: string, options: HookProcessOptions): Promise<HookProcessResult> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);

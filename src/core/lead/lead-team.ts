@@ -139,11 +139,12 @@ export class LeadTeam {
 
   /** This session's teammates running, and resting ones (started again as soon as work of their role comes). */
   onCall(): Array<{ name: string; role: string }> {
-    const resting = [...this.resting].flatMap((name) => {
-      const spec = this.spawned.get(name);
-      return spec && !this.manager.get(name) ? [{ name, role: spec.role }] : [];
-    });
-    return [...this.running(), ...resting];
+    return [...this.running(), ...[...this.resting].filter((name) => this.isResting(name)).map((name) => ({ name, role: this.spawned.get(name)!.role }))];
+  }
+
+  /** Idled out (or ended with its thread), and started again as soon as work of its role comes. */
+  isResting(name: string): boolean {
+    return this.resting.has(name) && this.spawned.has(name) && !this.isRunning(name);
   }
 
   /** The roles some teammate takes: this session's running and resting ones, and live members (the registry's `members`) of other processes. */

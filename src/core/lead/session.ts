@@ -164,7 +164,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
       spend: this.spend,
       models: this.models,
       roles: this.models.roleModels(this.team.roles()).roles,
-      running: (name) => this.team.isRunning(name), resting: (name) => !this.team.isRunning(name) && this.team.onCall().some((member) => member.name === name),
+      running: (name) => this.team.isRunning(name), resting: (name) => this.team.isResting(name),
       autoAnswer: this.auto,
     });
   }
