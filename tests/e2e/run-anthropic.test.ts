@@ -173,17 +173,24 @@ describe.runIf(python)('autoteam run --auto against a loopback Messages API', ()
 });
 
 describe('autoteam run with an endpoint no retry fixes', () => {
-  // A rejected key, and a base URL that points at something else, are permanent: no attempt after
+  // A rejected key, a base URL that points at something else, and a first request refused are permanent: no attempt after
   // the first, one line that never holds the key, and the configuration's exit code — not a pipeline
   // failed after five attempts.
   it.each([
     ['MODEL_AUTH', /401/],
     ['MODEL_ENDPOINT', /\/v1\/messages does not exist \(404.*\): check ANTHROPIC_BASE_URL/],
     ['MODEL_BAD_RESPONSE', /\/v1\/messages answered with a body that is not JSON \(.+\): check ANTHROPIC_BASE_URL/],
+    ['MODEL_REFUSED', /refused the request \(400 invalid_request_error: tools: unsupported\) \(model '.+'\): check that it serves the Anthropic Messages API/],
   ] as const)('stops at once on %s, with exit 2 and one request', async (code, said) => {
     const { errorReply, unauthorized } = await import('../helpers/messages-server.js');
     const reply = () =>
-      code === 'MODEL_AUTH' ? unauthorized() : code === 'MODEL_ENDPOINT' ? errorReply(404, 'not_found_error', 'Not Found') : { status: 200, body: '{"id": "msg_1", "ty', headers: { 'content-type': 'application/json' } };
+      code === 'MODEL_AUTH'
+        ? unauthorized()
+        : code === 'MODEL_ENDPOINT'
+          ? errorReply(404, 'not_found_error', 'Not Found')
+          : code === 'MODEL_REFUSED'
+            ? errorReply(400, 'invalid_request_error', 'tools: unsupported')
+            : { status: 200, body: '{"id": "msg_1", "ty', headers: { 'content-type': 'application/json' } };
     const server = await MessagesServer.start(Array.from({ length: 10 }, reply));
     const root = tempBoard();
     try {

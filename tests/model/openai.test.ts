@@ -130,6 +130,22 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
     for (const code of ['MODEL_ENDPOINT', 'MODEL_BAD_RESPONSE']) expect(FATAL_MODEL_CODES.has(code)).toBe(true);
   });
 
+  it('a first request refused (400) is MODEL_REFUSED, which stops a teammate after one request; after a good answer, a passing fault', async () => {
+    const api = await server([error(400, "'tools' is not supported by this model"), completion({ content: 'ok' }), error(400, 'context too long')]);
+    const ask = (model: OpenAIModel) => model.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] }).catch((e: Error & { code: string }) => e);
+    const first = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` });
+    await expect(ask(first)).resolves.toMatchObject({
+      code: 'MODEL_REFUSED',
+      message: `Model API at ${api.url}/v1 refused the request (400: 'tools' is not supported by this model) (model 'm'): check that it serves the chat completions API for this model`,
+    });
+    expect(api.requests).toHaveLength(1);
+    expect(FATAL_MODEL_CODES.has('MODEL_REFUSED')).toBe(true);
+    const answered = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` });
+    await expect(ask(answered)).resolves.toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
+    await expect(ask(answered)).resolves.toMatchObject({ code: 'MODEL_ERROR', message: expect.stringMatching(/refused the request \(400: context too long\)/) });
+    expect(api.requests).toHaveLength(3);
+  });
+
   it('after one good answer, a 404 or a body that is not JSON is a passing fault (MODEL_ERROR), not a wrong base URL', async () => {
     const api = await server([completion({ content: 'ok' }), error(404, 'Not Found'), { status: 200, body: '{"id": "chatcmpl-1", "choi', headers: { 'content-type': 'application/json' } }]);
     const model = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` });

@@ -27,13 +27,15 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** What a wrong base URL (or an endpoint that never answers) looks like on a client's first call, and a passing fault after a good answer. */
-const PASSING_ONCE_ANSWERED = new Set(['MODEL_ENDPOINT', 'MODEL_BAD_RESPONSE', 'MODEL_TIMEOUT']);
+const PASSING_ONCE_ANSWERED = new Set(['MODEL_ENDPOINT', 'MODEL_BAD_RESPONSE', 'MODEL_TIMEOUT', 'MODEL_REFUSED']);
 
 /**
  * A 404 of the API's path or an answer that is not the API's means a wrong base URL on an endpoint's
- * first call (fatal: no retry mends it), and no answer to any of the call's requests in time an
- * endpoint that does not answer. From an endpoint that has answered as its API before, each is a
- * passing fault (a gateway's error page, a body cut short, an overload), retried as any other model error.
+ * first call (fatal: no retry mends it), no answer to any of the call's requests in time an endpoint
+ * that does not answer, and a request refused (a 400 or 422) an endpoint or model that takes none of
+ * autoteam's requests. From an endpoint that has answered as its API before, each is a passing fault
+ * (a gateway's error page, a body cut short, an overload, a request this one conversation made
+ * unacceptable), retried as any other model error.
  */
 export class EndpointHistory {
   #answered = false;
@@ -45,6 +47,16 @@ export class EndpointHistory {
   judge(error: ModelError): ModelError {
     return this.#answered && PASSING_ONCE_ANSWERED.has(error.code) ? new ModelError(error.message, 'MODEL_ERROR', { cause: error }) : error;
   }
+}
+
+/**
+ * A request the endpoint refused with a status no retry changes (400, 413, 422, …; not 401, 403 or
+ * 404, which say more). MODEL_REFUSED: on a client's first call it stops the teammate, as a rejected
+ * key does, rather than spending the task's five attempts (a minute and more of back-off) on
+ * requests the endpoint refuses the same way (EndpointHistory).
+ */
+export function refusedError(said: string, site: { endpoint: string; id: string; clean(message: string): string }, api: string, cause?: ErrorOptions): ModelError {
+  return new ModelError(site.clean(`Model API at ${site.endpoint} refused the request (${said}) (model '${site.id}'): check that it serves ${api} for this model`), 'MODEL_REFUSED', cause);
 }
 
 /** The longest wait an endpoint's retry-after may put on a call in flight; a longer one is the task's to wait. */

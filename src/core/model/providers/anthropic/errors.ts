@@ -1,6 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { ModelError } from '../../../errors.js';
-import { afterRateLimit, connectionDetail } from '../common.js';
+import { afterRateLimit, connectionDetail, refusedError } from '../common.js';
 import { oneLine } from '../../../words.js';
 
 /** What an error's advice names: the client's model, endpoint and limits, and how it cleans text. */
@@ -76,6 +76,7 @@ function statusError(error: APIError, status: number, cause: ErrorOptions | unde
   const limited = afterRateLimit(error.headers);
   if (limited) return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said} (model '${site.id}')${limited.said}`), 'MODEL_ERROR', { ...cause, retryAfterMs: limited.retryAfterMs });
   const retried = status === 408 || status === 409 || status === 429 || status >= 500;
+  if (!retried && status >= 400) return refusedError(said, site, 'the Anthropic Messages API', cause);
   const after = retried && site.maxRetries > 0 ? ` — given up after ${site.maxRetries} retries` : '';
   return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said}${after} (model '${site.id}')`), 'MODEL_ERROR', cause);
 }
