@@ -54,7 +54,8 @@ export function stateOf(snapshot: LeadSnapshot, controls: LeadControls, outage: 
       name: member.name,
       role: member.role,
       model: member.model,
-      status: member.status,
+      // As the REPL's /team says it: a teammate this session starts again for work is resting, not shut down.
+      status: member.status === 'shutdown' && member.resting ? 'resting' : member.status,
       task: member.task,
       host: member.host ?? null,
       heartbeatAgeMs: Number.isFinite(beat) ? Math.max(0, nowMs - beat) : null,

@@ -8,6 +8,7 @@ import { fileBoard } from '../../src/core/board/board.js';
 import { runLine } from '../../src/frontend/commands.js';
 import { formatMember } from '../../src/frontend/format.js';
 import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
+import { stateOf } from '../../src/web/views.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 
 const roots: string[] = [];
@@ -80,6 +81,8 @@ describe('LeadSession', () => {
     await waitUntil(() => session.snapshot().team.members.some((member) => member.name === 'analyst' && member.status === 'shutdown'), 'the registry to say the analyst shut down');
     expect(session.snapshot().team.members.find((member) => member.name === 'analyst')).toMatchObject({ status: 'shutdown', resting: true });
     expect(formatMember(session.snapshot().team.members.find((member) => member.name === 'analyst')!)).toMatch(/^analyst \(analyst\): resting — idle for /);
+    // And the web board's Team page.
+    expect(stateOf(session.snapshot(), session, null).team.members.find((member) => member.name === 'analyst')).toMatchObject({ status: 'resting', alive: false });
     const out: string[] = [];
     await runLine('/shutdown analyst', { session, print: (text) => out.push(text), askLead: (text) => session.ask(text) });
     expect(out).toEqual(['analyst had idled out: it is not started again for work (/spawn starts it)']);
