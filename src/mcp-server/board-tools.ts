@@ -9,6 +9,7 @@ import type { StageRegistry } from '../core/stages/stage-registry.js';
 import { formatTaskLine, formatUsage } from '../frontend/format.js';
 import { checkRequirement, MAX_REQUIREMENT_BYTES } from '../core/stages/requirement.js';
 import { remoteNotice } from '../core/lead/post-work.js';
+import { waitsForRole } from '../core/lead/who-takes.js';
 
 export interface BoardToolsOptions {
   controls: LeadControls;
@@ -102,8 +103,12 @@ export function registerBoardTools(server: McpServer, options: BoardToolsOptions
         if (why) return failure(why);
         const task = await controls.post(requirement, start_stage, 'an MCP client');
         // Posted where the other machines' teammates cannot reach it: said, as `autoteam post` says it.
-        const beside = options.folders ? null : remoteNotice(controls.snapshot().tasks, [task]);
-        return text(`Posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}\nFollow it with pipeline_status {"pipeline": ${task.pipeline}} or the resource autoteam://task/${task.id}.${beside ? `\nNote: ${beside}.` : ''}`);
+        const snapshot = controls.snapshot();
+        const beside = options.folders ? null : remoteNotice(snapshot.tasks, [task]);
+        // A lead whose team lacks the first stage's role (started with --no-team): the post waits, said.
+        const waits = waitsForRole(task, snapshot.team.members, controls.leader());
+        const notes = [beside, waits].filter((note) => note !== null).map((note) => `\nNote: ${note}.`).join('');
+        return text(`Posted pipeline #${task.pipeline}: task #${task.id} (${task.stage}) — ${task.subject}\nFollow it with pipeline_status {"pipeline": ${task.pipeline}} or the resource autoteam://task/${task.id}.${notes}`);
       }),
   );
 

@@ -11,6 +11,7 @@ import { LiveFeed } from './feed.js';
 import { isLoopback, newToken, WebGuard } from './guard.js';
 import { pipelineView } from './views.js';
 import { describeZodError } from '../core/board/schemas.js';
+import { waitsForRole } from '../core/lead/who-takes.js';
 
 export interface WebBoardOptions {
   controls: LeadControls;
@@ -143,7 +144,9 @@ export async function startWebBoard(options: WebBoardOptions): Promise<WebBoard>
         throw new RequestError(400, `text: ${(error as Error).message}`);
       }
       const task = await controls.post(text, stage, 'the web board');
-      return { task: task.id, pipeline: task.pipeline, line: `posted pipeline #${task.pipeline}: task #${task.id} (${task.stage})` };
+      // Posted where no teammate takes its first stage: said to the poster, as the REPL and `autoteam post` say it.
+      const note = waitsForRole(task, controls.snapshot().team.members, controls.leader());
+      return { task: task.id, pipeline: task.pipeline, line: `posted pipeline #${task.pipeline}: task #${task.id} (${task.stage})`, ...(note ? { note } : {}) };
     }
     let match = /^\/api\/questions\/([\w.-]+)\/answer$/.exec(path);
     if (match) {

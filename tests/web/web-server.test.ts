@@ -89,7 +89,7 @@ describe('the web board server', () => {
     expect((await post({ origin, 'x-csrf-token': 'wrong' })).status).toBe(403);
     const ok = await post({ origin, 'x-csrf-token': csrf });
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toEqual({ task: 1, pipeline: 1, line: 'posted pipeline #1: task #1 (requirements)' });
+    expect(await ok.json()).toMatchObject({ task: 1, pipeline: 1, line: 'posted pipeline #1: task #1 (requirements)' });
     // A requirement as long as the command line takes (100 KB) is taken; one longer is refused naming the field.
     const long = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: 'x'.repeat(100 * 1024) }));
     expect(long.status).toBe(200);
@@ -139,6 +139,19 @@ describe('the web board server', () => {
     expect(badStage.status).toBe(400);
     expect(await badStage.json()).toMatchObject({ error: expect.stringMatching(/^stage: a pipeline cannot start at 'nowhere' \(it starts at one of requirements/), code: 'INVALID_STAGE' });
     expect((await fetch(`${origin}/api/requirements`, { method: 'PUT', headers: { cookie } })).status).toBe(405);
+  });
+
+  it('says a posted requirement waits when no teammate of its first stage runs on the board, and says nothing once one does', async () => {
+    const { board, origin, web } = await serve();
+    const post = async (text: string) => (await fetch(`${origin}/api/requirements`, { method: 'POST', headers: { authorization: `Bearer ${web.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ text }) })).json();
+    expect(await post('Count words in a file')).toEqual({
+      task: 1,
+      pipeline: 1,
+      line: 'posted pipeline #1: task #1 (requirements)',
+      note: "pipeline #1 waits: task #1 (requirements) is for a teammate of role analyst, and none runs on this board: /spawn <name> analyst in the lead's terminal, or autoteam worker --role analyst, takes it",
+    });
+    await board.registry.join('analyst-1', 'analyst', { status: 'idle', pid: process.pid });
+    expect(await post('Count lines in a file')).toEqual({ task: 2, pipeline: 2, line: 'posted pipeline #2: task #2 (requirements)' });
   });
 
   it('acts as the REPL does: cancel, retry, plans, answers and merges refused with the reason', async () => {

@@ -99,9 +99,9 @@ const csrf = () => document.querySelector<HTMLMetaElement>('meta[name=csrf]')?.c
 /** A change: POSTed as JSON with the CSRF token; resolves with the line that says what was done. */
 export async function act(path: string, body: unknown = {}): Promise<string> {
   const response = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': csrf() }, body: JSON.stringify(body) });
-  const reply = (await response.json().catch(() => ({}))) as { line?: string; error?: string };
+  const reply = (await response.json().catch(() => ({}))) as { line?: string; note?: string; error?: string };
   if (!response.ok) throw new Error(reply.error ?? `${response.status} ${response.statusText}`);
-  return reply.line ?? 'done';
+  return `${reply.line ?? 'done'}${reply.note ? `. Note: ${reply.note}` : ''}`;
 }
 
 export async function read<T>(path: string): Promise<T> {

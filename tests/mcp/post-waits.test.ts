@@ -1,0 +1,54 @@
+/**
+ * post_requirement beside a lead whose team takes no task of the first stage's role (a lead started
+ * with --no-team): the post goes through and says that it waits, and for whom, as the REPL and
+ * `autoteam post` say it; not once a teammate of the role runs.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TeamRegistry } from '../../src/core/board/team-registry.js';
+import { StageRegistry } from '../../src/core/stages/stage-registry.js';
+import { boardServer } from '../../src/mcp-server/board-server.js';
+import { boardOf, sessionsOnTempBoards } from '../helpers/repl-session.js';
+
+const made = sessionsOnTempBoards('autoteam-mcp-waits-');
+
+const closers: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+});
+
+describe('post_requirement beside a lead with no teammate of the first stage', () => {
+  it('posts, and says the pipeline waits and what would take it; nothing of it once a teammate of the role runs', async () => {
+    const root = made.board();
+    // A lead with no team, as `autoteam --no-team` starts one.
+    const lead = made.session({ rootDir: root, model: { kind: 'offline', reason: 'test' } });
+    await lead.start([]);
+    const { server, close } = boardServer({ controls: lead, stages: StageRegistry.from(undefined), dir: root });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(clientSide);
+    closers.push(async () => {
+      close();
+      await client.close();
+      await server.close();
+    });
+    const post = async (requirement: string) => {
+      const result = await client.callTool({ name: 'post_requirement', arguments: { requirement } });
+      return { text: (result.content as Array<{ text: string }>)[0]!.text, isError: result.isError ?? false };
+    };
+
+    const waiting = await post('Write a Python script that counts the words in a text file.');
+    expect(waiting.isError, waiting.text).toBe(false);
+    expect(waiting.text.split('\n')).toEqual([
+      'Posted pipeline #1: task #1 (requirements) — Analyse: Write a Python script that counts the words in a text file.',
+      'Follow it with pipeline_status {"pipeline": 1} or the resource autoteam://task/1.',
+      "Note: pipeline #1 waits: task #1 (requirements) is for a teammate of role analyst, and none runs on this board: /spawn <name> analyst in the lead's terminal, or autoteam worker --role analyst, takes it.",
+    ]);
+    await new TeamRegistry(root).join('analyst-1', 'analyst', { status: 'idle', pid: process.pid });
+    const taken = await post('Write a Python script that counts the lines in a text file.');
+    expect(taken.text).not.toContain('Note:');
+    expect(boardOf(lead).tasks.list()).toHaveLength(2);
+  });
+});
