@@ -77,7 +77,9 @@ describe('decisions', () => {
     const cases = [
       { command: 'echo fine; exit 0', result: { decision: 'allow' }, exitCode: 0 },
       { command: 'echo "tests fail: 3 of 40" >&2; exit 2', result: { decision: 'block', reason: 'tests fail: 3 of 40' }, exitCode: 2 },
-      { command: 'exit 2', result: { decision: 'block', reason: 'blocked by a PreToolUse hook (exit 2, nothing on stderr)' }, exitCode: 2 },
+      { command: 'exit 2', result: { decision: 'block', reason: 'no reason given (exit 2, nothing on stderr)' }, exitCode: 2 },
+      // Each caller says the block in its own words first: no `blocked by a PreToolUse hook` to say twice.
+      { command: `echo '{"decision": "block"}'`, result: { decision: 'block', reason: 'no reason given' }, exitCode: 0 },
       { command: 'echo "jq: not found" >&2; exit 127', result: { decision: 'warn', reason: 'jq: not found' }, exitCode: 127 },
       { command: 'exit 1', result: { decision: 'warn', reason: 'exited with 1' }, exitCode: 1 },
       { command: 'kill -TERM $$', result: { decision: 'warn', reason: 'killed by SIGTERM' }, exitCode: null },

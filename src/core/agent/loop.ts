@@ -293,10 +293,7 @@ async function runTool(
   }
   const blocked = await options.gate?.before(use.name, parsed.data, use.id, options.ctx.signal);
   if (blocked) {
-    // A hook that gave no reason is `blocked by a PreToolUse hook` already: said once, not twice.
-    const said = /^blocked by a /i.test(blocked) ? '' : 'blocked by a hook: ';
-    const reason = redact(blocked, secrets);
-    return answer(said ? `Blocked by a hook: ${reason}` : `${reason[0]!.toUpperCase()}${reason.slice(1)}`, true, undefined, 'hook_blocked', `${said}${firstLine(blocked)}`);
+    return answer(`Blocked by a hook: ${redact(blocked, secrets)}`, true, undefined, 'hook_blocked', `blocked by a hook: ${firstLine(blocked)}`);
   }
   let outcome: ToolOutcome;
   try {

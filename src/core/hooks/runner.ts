@@ -156,6 +156,12 @@ export class HookRunner {
 /** The characters of a decision's reason the event log keeps: a hook may say 64 KiB on every call. */
 export const LOGGED_REASON_CHARS = 4_000;
 
+/**
+ * A block's reason when the hook gave none. Plain, because every caller says the block in its own
+ * words first (`blocked by a TaskCreated hook: …`, `A hook blocked completing this task: …`).
+ */
+export const NO_REASON = 'no reason given';
+
 /** One hook's exit, read as Claude Code reads it. */
 function decide(event: HookEventName, ran: HookProcessResult, timeoutS: number): HookResult {
   const stderr = ran.stderr.trim();
@@ -165,9 +171,9 @@ function decide(event: HookEventName, ran: HookProcessResult, timeoutS: number):
   if (ran.canceled) return { decision: 'warn', reason: `canceled; the hook and the processes it started were killed${said}` };
   if (ran.exitCode === 0) {
     const block = jsonBlock(event, ran.stdout);
-    return block ? { decision: 'block', reason: block.reason ?? `blocked by a ${event} hook` } : { decision: 'allow' };
+    return block ? { decision: 'block', reason: block.reason ?? NO_REASON } : { decision: 'allow' };
   }
-  if (ran.exitCode === 2) return { decision: 'block', reason: stderr || `blocked by a ${event} hook (exit 2, nothing on stderr)` };
+  if (ran.exitCode === 2) return { decision: 'block', reason: stderr || `${NO_REASON} (exit 2, nothing on stderr)` };
   if (ran.exitCode === null) return { decision: 'warn', reason: `killed by ${ran.exitSignal ?? 'a signal'}${said}` };
   return { decision: 'warn', reason: stderr || `exited with ${ran.exitCode}` };
 }
