@@ -36,7 +36,7 @@ export async function cancelPipeline(pipeline: Pick<Pipeline, 'cancel'>, id: num
   return cancelledLine(id, await pipeline.cancel(id, by));
 }
 
-const cancelledLine = (id: number, cancelled: readonly number[]) => `pipeline #${id} cancelled: ${cancelled.map((t) => `#${t}`).join(', ')}`;
+const cancelledLine = (id: number, cancelled: readonly number[]) => (cancelled.length ? `pipeline #${id} cancelled: ${cancelled.map((t) => `#${t}`).join(', ')}` : `pipeline #${id} was already cancelled: nothing to do`);
 /** The line that says a pipeline was retried, and with which task. */
 export const retriedLine = (id: number, task: Task) => `pipeline #${id} retried: task #${task.id} (${task.stage}${task.revision ? ` r${task.revision}` : ''}) — ${task.subject}`;
 

@@ -198,7 +198,7 @@ export function registerBoardTools(server: McpServer, options: BoardToolsOptions
     ({ pipeline, reason }) =>
       guarded(async () => {
         const cancelled = await controls.cancel(pipeline, reason);
-        return text(cancelled.length ? `Cancelled pipeline #${pipeline}: task${cancelled.length === 1 ? '' : 's'} ${cancelled.map((id) => `#${id}`).join(', ')}.` : `Pipeline #${pipeline} had no open task to cancel.`);
+        return text(cancelled.length ? `Cancelled pipeline #${pipeline}: task${cancelled.length === 1 ? '' : 's'} ${cancelled.map((id) => `#${id}`).join(', ')}.` : `Pipeline #${pipeline} was already cancelled: nothing to do.`);
       }),
   );
 

@@ -163,8 +163,10 @@ export async function startWebBoard(options: WebBoardOptions): Promise<WebBoard>
     if (match) {
       const id = Number(match[1]);
       switch (match[2]) {
-        case 'cancel':
-          return { line: `pipeline #${id} cancelled: ${(await controls.cancel(id, 'cancelled from the web board')).map((task) => `#${task}`).join(', ') || 'nothing was open'}` };
+        case 'cancel': {
+          const cancelled = await controls.cancel(id, 'cancelled from the web board');
+          return { line: cancelled.length ? `pipeline #${id} cancelled: ${cancelled.map((task) => `#${task}`).join(', ')}` : `pipeline #${id} was already cancelled: nothing to do` };
+        }
         case 'retry': {
           const task = await controls.retry(id);
           return { line: `pipeline #${id} retried: task #${task.id} (${task.stage})` };

@@ -12,6 +12,7 @@ import { TaskBoard } from '../../src/core/board/task-board.js';
 import { TeamRegistry } from '../../src/core/board/team-registry.js';
 import { type LeadEvent, LeadSession } from '../../src/core/lead/session.js';
 import { Pipeline } from '../../src/core/stages/pipeline.js';
+import { runLine } from '../../src/frontend/commands.js';
 import { HANG_MS, until } from '../helpers/agent-wait.js';
 import { describeRun, runCli } from '../helpers/pipeline-cli.js';
 
@@ -60,7 +61,11 @@ describe('cancel and retry', () => {
     expect(session.stateOf(first.pipeline!).status).toBe('cancelled');
     // The analyst was told, and stopped waiting: its claim is gone.
     await until(() => registry.get('analyst')?.status === 'idle', 'the analyst stopped');
-    await expect(session.cancel(first.pipeline!)).rejects.toThrow(`pipeline #${first.pipeline} has nothing open to cancel (it is cancelled)`);
+    // A second cancel has nothing to do, and says so (as a second merge or discard does), rather than failing.
+    expect(await session.cancel(first.pipeline!)).toEqual([]);
+    const said: string[] = [];
+    await runLine(`/cancel ${first.pipeline}`, { session, print: (text) => said.push(text), askLead: (text) => session.ask(text) });
+    expect(said).toEqual([`pipeline #${first.pipeline} was already cancelled: nothing to do`]);
 
     session.setAutoAnswer(true);
     const retried = await session.retry(first.pipeline!);

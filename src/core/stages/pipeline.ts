@@ -271,6 +271,8 @@ export class Pipeline {
         if (next && isOpen(next)) open.push(next);
       }
       if (open.length === 0) {
+        // Cancelled already (a second cancel, or one from another front end first): nothing to do, as a second merge or discard.
+        if (round === 0 && pipelineStatus(tasks) === 'cancelled') return [];
         if (round === 0) throw new AutoteamError(`pipeline #${pipeline} has nothing open to cancel (it is ${pipelineStatus(tasks)})`, 'USAGE');
         break;
       }
