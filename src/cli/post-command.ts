@@ -3,10 +3,12 @@ import { openBoard } from '../core/board/board.js';
 import type { Stage } from '../core/board/schemas.js';
 import { loadProjectConfig } from '../core/config/project-config.js';
 import { postWork } from '../core/lead/post-work.js';
+import { roleCovered } from '../core/board/team-registry.js';
+import { HOST } from '../core/board/liveness.js';
 import type { Member } from '../core/board/schemas.js';
+import { ANY_ROLE } from '../core/board/task-checks.js';
 import { postedLine, WHO_ANSWERS } from '../frontend/format.js';
 import type { LeaderView } from '../core/lead/lead-api.js';
-import { takenBeside } from '../core/lead/who-takes.js';
 import { checkRequirement } from '../core/stages/requirement.js';
 import { BUILTIN_REGISTRY, StageRegistry } from '../core/stages/stage-registry.js';
 import { boardDir, boardOption, boardUrl, dirOption, remoteOf, unusedRemoteNote } from './board-options.js';
@@ -94,11 +96,14 @@ export function workerCommands(roles: readonly string[]): string {
 
 /** `covered` beside a live lead: a live member of the role (or of any), or a member of the lead's own team, resting or not. */
 export function coveredBeside(registry: { members(): Member[] }, leader: LeaderView): (role: string) => boolean {
+  let members: Member[];
   try {
-    return takenBeside(registry.members(), leader);
+    members = registry.members();
   } catch {
     return () => false; // a team config that cannot be read is said where a session starts
   }
+  const leads = (member: Member) => leader.state !== 'none' && member.pid === leader.pid && (member.host ?? HOST) === leader.host;
+  return (role) => roleCovered(members, role) || members.some((member) => (member.role === role || member.role === ANY_ROLE) && leads(member));
 }
 
 /** The roles of the stages a pipeline goes through from `stage` on (sending back included); none for a task of no stage. */

@@ -44,9 +44,10 @@ describe('post_requirement beside a lead with no teammate of the first stage', (
     expect(waiting.text.split('\n')).toEqual([
       'Posted pipeline #1: task #1 (requirements) — Analyse: Write a Python script that counts the words in a text file.',
       'Follow it with pipeline_status {"pipeline": 1} or the resource autoteam://task/1.',
-      "Note: pipeline #1 waits: task #1 (requirements) is for a teammate of role analyst, and none runs on this board: /spawn <name> analyst in the lead's terminal, or autoteam worker --role analyst, takes it.",
+      "Note: pipeline #1 waits: task #1 (requirements) is for a teammate of role analyst, and none runs: autoteam worker --role analyst on this board, or /spawn <name> analyst where the lead has a terminal, takes it.",
     ]);
-    await new TeamRegistry(root).join('analyst-1', 'analyst', { status: 'idle', pid: process.pid });
+    // A worker of the role in another process (here the test runner's parent, which is alive).
+    await new TeamRegistry(root).join('analyst-1', 'analyst', { status: 'idle', pid: process.ppid });
     const taken = await post('Write a Python script that counts the lines in a text file.');
     expect(taken.text).not.toContain('Note:');
     expect(boardOf(lead).tasks.list()).toHaveLength(2);

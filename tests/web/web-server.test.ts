@@ -89,7 +89,7 @@ describe('the web board server', () => {
     expect((await post({ origin, 'x-csrf-token': 'wrong' })).status).toBe(403);
     const ok = await post({ origin, 'x-csrf-token': csrf });
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toMatchObject({ task: 1, pipeline: 1, line: 'posted pipeline #1: task #1 (requirements)' });
+    expect(await ok.json()).toEqual({ task: 1, pipeline: 1, line: 'posted pipeline #1: task #1 (requirements)', note: expect.stringMatching(/^pipeline #1 waits: task #1 \(requirements\) is for a teammate of role analyst/) });
     // A requirement as long as the command line takes (100 KB) is taken; one longer is refused naming the field.
     const long = await post({ origin, 'x-csrf-token': csrf }, JSON.stringify({ text: 'x'.repeat(100 * 1024) }));
     expect(long.status).toBe(200);
@@ -148,9 +148,10 @@ describe('the web board server', () => {
       task: 1,
       pipeline: 1,
       line: 'posted pipeline #1: task #1 (requirements)',
-      note: "pipeline #1 waits: task #1 (requirements) is for a teammate of role analyst, and none runs on this board: /spawn <name> analyst in the lead's terminal, or autoteam worker --role analyst, takes it",
+      // No lead holds this board (the web board's own process reads it): a worker, or a lead, takes it.
+      note: 'pipeline #1 waits: task #1 (requirements) is for a teammate of role analyst, and none runs: autoteam worker --role analyst on this board takes it, or a lead (autoteam) with its team',
     });
-    await board.registry.join('analyst-1', 'analyst', { status: 'idle', pid: process.pid });
+    await board.registry.join('analyst-1', 'analyst', { status: 'idle', pid: process.ppid });
     expect(await post('Count lines in a file')).toEqual({ task: 2, pipeline: 2, line: 'posted pipeline #2: task #2 (requirements)' });
   });
 
