@@ -82,11 +82,11 @@ export class ModelError extends AutoteamError {
 /**
  * Model errors no retry will fix (the SDK has already retried): a bad key, an unknown model, an
  * unreachable endpoint, a base URL that points at something else (no such API path, an answer
- * that is not the API's), a first request refused (a 400: an endpoint or model that takes none), and an endpoint that answered none of a call's requests in time (the
+ * that is not the API's), and an endpoint that answered none of a call's requests in time (the
  * first and the SDK's retries, each given the whole timeout: tried again as a task's next attempt,
  * five of them made a silent endpoint a wait of 50 minutes at the default timeout).
  */
-export const FATAL_MODEL_CODES: ReadonlySet<string> = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'MODEL_UNREACHABLE', 'MODEL_TIMEOUT', 'MODEL_ENDPOINT', 'MODEL_BAD_RESPONSE', 'MODEL_REFUSED', 'CONFIG_ERROR', 'REPLAY_MISSING']);
+export const FATAL_MODEL_CODES: ReadonlySet<string> = new Set(['MODEL_AUTH', 'MODEL_NOT_FOUND', 'MODEL_UNREACHABLE', 'MODEL_TIMEOUT', 'MODEL_ENDPOINT', 'MODEL_BAD_RESPONSE', 'CONFIG_ERROR', 'REPLAY_MISSING']);
 
 export interface SerializedError {
   code: string;

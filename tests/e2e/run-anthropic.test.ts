@@ -173,24 +173,17 @@ describe.runIf(python)('autoteam run --auto against a loopback Messages API', ()
 });
 
 describe('autoteam run with an endpoint no retry fixes', () => {
-  // A rejected key, a base URL that points at something else, and a first request refused are permanent: no attempt after
+  // A rejected key, and a base URL that points at something else, are permanent: no attempt after
   // the first, one line that never holds the key, and the configuration's exit code — not a pipeline
   // failed after five attempts.
   it.each([
     ['MODEL_AUTH', /401/],
     ['MODEL_ENDPOINT', /\/v1\/messages does not exist \(404.*\): check ANTHROPIC_BASE_URL/],
     ['MODEL_BAD_RESPONSE', /\/v1\/messages answered with a body that is not JSON \(.+\): check ANTHROPIC_BASE_URL/],
-    ['MODEL_REFUSED', /refused the request \(400 invalid_request_error: tools: unsupported\) \(model '.+'\): check that it serves the Anthropic Messages API/],
   ] as const)('stops at once on %s, with exit 2 and one request', async (code, said) => {
     const { errorReply, unauthorized } = await import('../helpers/messages-server.js');
     const reply = () =>
-      code === 'MODEL_AUTH'
-        ? unauthorized()
-        : code === 'MODEL_ENDPOINT'
-          ? errorReply(404, 'not_found_error', 'Not Found')
-          : code === 'MODEL_REFUSED'
-            ? errorReply(400, 'invalid_request_error', 'tools: unsupported')
-            : { status: 200, body: '{"id": "msg_1", "ty', headers: { 'content-type': 'application/json' } };
+      code === 'MODEL_AUTH' ? unauthorized() : code === 'MODEL_ENDPOINT' ? errorReply(404, 'not_found_error', 'Not Found') : { status: 200, body: '{"id": "msg_1", "ty', headers: { 'content-type': 'application/json' } };
     const server = await MessagesServer.start(Array.from({ length: 10 }, reply));
     const root = tempBoard();
     try {
@@ -208,6 +201,27 @@ describe('autoteam run with an endpoint no retry fixes', () => {
       expect(server.requests).toHaveLength(1);
       // The task went back to the board; nothing was left in progress.
       expect(readTasks(root).map((task) => task.status)).toEqual(['pending']);
+    } finally {
+      await server.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('autoteam run with an endpoint that refuses the first request', () => {
+  // A 400 no retry changes (a server without tools, a requirement too long for the model): the task
+  // fails at once with the endpoint's words, not after five attempts and a minute of back-off.
+  it('fails the pipeline after one request, saying the refusal; exit 1', async () => {
+    const { errorReply } = await import('../helpers/messages-server.js');
+    const server = await MessagesServer.start(Array.from({ length: 10 }, () => errorReply(400, 'invalid_request_error', 'tools: unsupported')));
+    const root = tempBoard();
+    try {
+      const run = await runCli(['run', '--auto', '--timeout', '600m', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url } });
+      expect(run.code, describeRun(run)).toBe(1);
+      expect(run.stdout).toMatch(/pipeline #1: FAILED — Model API at http:\/\/127\.0\.0\.1:\d+ refused the request for model '.+' \(400 invalid_request_error: tools: unsupported\)/);
+      expect(`${run.stdout}${run.stderr}`).not.toContain(KEY);
+      expect(server.requests).toHaveLength(1);
+      expect(readTasks(root).map((task) => task.status)).toEqual(['failed']);
     } finally {
       await server.close();
       fs.rmSync(root, { recursive: true, force: true });

@@ -336,19 +336,20 @@ describe('AnthropicModel against a loopback Messages API', () => {
     expect(s.requests).toHaveLength(1);
   });
 
-  it('maps a first request refused (400) to MODEL_REFUSED, which stops a teammate after one request; once answered, a passing fault', async () => {
-    const s = await serve(errorReply(400, 'invalid_request_error', 'tools: unsupported'), ok(textMessage('hi')), errorReply(400, 'invalid_request_error', 'prompt is too long'));
-    const error = await failure(new AnthropicModel({ apiKey: KEY, baseURL: s.url }).create(request()));
+  it('maps a first request refused (400, 413) to MODEL_REFUSED, which fails its task at once; once answered, a passing fault', async () => {
+    const s = await serve(errorReply(400, 'invalid_request_error', 'tools: unsupported'), errorReply(413, 'request_too_large', 'Request exceeds the maximum size'), ok(textMessage('hi')), errorReply(400, 'invalid_request_error', 'prompt is too long'));
+    const error = await failure(new AnthropicModel({ apiKey: KEY, baseURL: s.url, model: 'claude-x' }).create(request()));
     expect(error.code).toBe('MODEL_REFUSED');
-    expect(FATAL_MODEL_CODES.has(error.code)).toBe(true);
-    expect(error.message).toMatch(/^Model API at http:\/\/127\.0\.0\.1:\d+ refused the request \(400 invalid_request_error: tools: unsupported\) \(model '.+'\): check that it serves the Anthropic Messages API for this model$/);
+    expect(FATAL_MODEL_CODES.has(error.code)).toBe(false);
+    expect(error.message).toBe(`Model API at ${s.url} refused the request for model 'claude-x' (400 invalid_request_error: tools: unsupported)`);
     expect(s.requests).toHaveLength(1);
+    expect((await failure(new AnthropicModel({ apiKey: KEY, baseURL: s.url }).create(request()))).message).toContain('(413 request_too_large: Request exceeds the maximum size)');
     const model = new AnthropicModel({ apiKey: KEY, baseURL: s.url });
     await model.create(request());
     const later = await failure(model.create(request()));
     expect(later.code).toBe('MODEL_ERROR');
-    expect(later.message).toContain('refused the request (400 invalid_request_error: prompt is too long)');
-    expect(s.requests).toHaveLength(3);
+    expect(later.message).toContain('refused the request for model');
+    expect(s.requests).toHaveLength(4);
   });
 
   it('takes a 404 or a body that is not JSON for a passing fault (MODEL_ERROR, retried) once the endpoint has answered as the API', async () => {

@@ -130,20 +130,23 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
     for (const code of ['MODEL_ENDPOINT', 'MODEL_BAD_RESPONSE']) expect(FATAL_MODEL_CODES.has(code)).toBe(true);
   });
 
-  it('a first request refused (400) is MODEL_REFUSED, which stops a teammate after one request; after a good answer, a passing fault', async () => {
-    const api = await server([error(400, "'tools' is not supported by this model"), completion({ content: 'ok' }), error(400, 'context too long')]);
+  it('a first request refused (400, 413, 422) is MODEL_REFUSED, which fails its task at once; after a good answer, a passing fault; 408 and 409 stay retried', async () => {
+    const api = await server([error(400, "'tools' is not supported by this model"), error(422, 'unprocessable'), completion({ content: 'ok' }), error(400, 'context too long')]);
     const ask = (model: OpenAIModel) => model.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] }).catch((e: Error & { code: string }) => e);
-    const first = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` });
-    await expect(ask(first)).resolves.toMatchObject({
+    await expect(ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` }))).resolves.toMatchObject({
       code: 'MODEL_REFUSED',
-      message: `Model API at ${api.url}/v1 refused the request (400: 'tools' is not supported by this model) (model 'm'): check that it serves the chat completions API for this model`,
+      message: `Model API at ${api.url}/v1 refused the request for model 'm' (400: 'tools' is not supported by this model)`,
     });
     expect(api.requests).toHaveLength(1);
-    expect(FATAL_MODEL_CODES.has('MODEL_REFUSED')).toBe(true);
+    await expect(ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` }))).resolves.toMatchObject({ code: 'MODEL_REFUSED', message: expect.stringContaining('(422: unprocessable)') });
+    // Not a teammate's end: its task fails, and it goes on to the next.
+    expect(FATAL_MODEL_CODES.has('MODEL_REFUSED')).toBe(false);
     const answered = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` });
     await expect(ask(answered)).resolves.toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
-    await expect(ask(answered)).resolves.toMatchObject({ code: 'MODEL_ERROR', message: expect.stringMatching(/refused the request \(400: context too long\)/) });
-    expect(api.requests).toHaveLength(3);
+    await expect(ask(answered)).resolves.toMatchObject({ code: 'MODEL_ERROR', message: expect.stringMatching(/refused the request for model 'm' \(400: context too long\)/) });
+    expect(api.requests).toHaveLength(4);
+    const retried = await server([error(409, 'conflict'), completion({ content: 'after a retry' })]);
+    await expect(ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${retried.url}/v1`, maxRetries: 1 }))).resolves.toMatchObject({ content: [{ type: 'text', text: 'after a retry' }] });
   });
 
   it('after one good answer, a 404 or a body that is not JSON is a passing fault (MODEL_ERROR), not a wrong base URL', async () => {

@@ -32,10 +32,10 @@ const PASSING_ONCE_ANSWERED = new Set(['MODEL_ENDPOINT', 'MODEL_BAD_RESPONSE', '
 /**
  * A 404 of the API's path or an answer that is not the API's means a wrong base URL on an endpoint's
  * first call (fatal: no retry mends it), no answer to any of the call's requests in time an endpoint
- * that does not answer, and a request refused (a 400 or 422) an endpoint or model that takes none of
- * autoteam's requests. From an endpoint that has answered as its API before, each is a passing fault
- * (a gateway's error page, a body cut short, an overload, a request this one conversation made
- * unacceptable), retried as any other model error.
+ * that does not answer, and a refused request one no attempt of its task gets past (refusedError).
+ * From an endpoint that has answered as its API before, each is a passing fault (a gateway's error
+ * page, a body cut short, an overload, a request one conversation made too long), retried as any
+ * other model error.
  */
 export class EndpointHistory {
   #answered = false;
@@ -50,13 +50,15 @@ export class EndpointHistory {
 }
 
 /**
- * A request the endpoint refused with a status no retry changes (400, 413, 422, …; not 401, 403 or
- * 404, which say more). MODEL_REFUSED: on a client's first call it stops the teammate, as a rejected
- * key does, rather than spending the task's five attempts (a minute and more of back-off) on
- * requests the endpoint refuses the same way (EndpointHistory).
+ * A request the endpoint refused with a 4xx status no retry changes (not 401, 403 or 404, which say
+ * more, nor 408, 409 or 429, which the SDK retries): 400, 413, 422, …. MODEL_REFUSED on a client's
+ * first call fails its task at once rather than spending the task's five attempts, over a minute of
+ * back-off, on a request refused the same way each time (a server or model that does not take tools,
+ * a requirement too long for the model); the teammate goes on to its next task. After a good answer
+ * (EndpointHistory) a refusal is a passing MODEL_ERROR: the next attempt starts its conversation anew.
  */
-export function refusedError(said: string, site: { endpoint: string; id: string; clean(message: string): string }, api: string, cause?: ErrorOptions): ModelError {
-  return new ModelError(site.clean(`Model API at ${site.endpoint} refused the request (${said}) (model '${site.id}'): check that it serves ${api} for this model`), 'MODEL_REFUSED', cause);
+export function refusedError(said: string, site: { endpoint: string; id: string; clean(message: string): string }, cause?: ErrorOptions): ModelError {
+  return new ModelError(site.clean(`Model API at ${site.endpoint} refused the request for model '${site.id}' (${said})`), 'MODEL_REFUSED', cause);
 }
 
 /** The longest wait an endpoint's retry-after may put on a call in flight; a longer one is the task's to wait. */

@@ -76,7 +76,7 @@ function statusError(error: APIError, status: number, cause: ErrorOptions | unde
   const limited = afterRateLimit(error.headers);
   if (limited) return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said} (model '${site.id}')${limited.said}`), 'MODEL_ERROR', { ...cause, retryAfterMs: limited.retryAfterMs });
   const retried = status === 408 || status === 409 || status === 429 || status >= 500;
-  if (!retried && status >= 400) return refusedError(said, site, 'the Anthropic Messages API', cause);
+  if (!retried && status >= 400) return refusedError(said, site, cause);
   const after = retried && site.maxRetries > 0 ? ` — given up after ${site.maxRetries} retries` : '';
   return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said}${after} (model '${site.id}')`), 'MODEL_ERROR', cause);
 }

@@ -36,7 +36,7 @@ export function toModelError(error: unknown, signal: AbortSignal | undefined, si
     const limited = afterRateLimit(error.headers);
     if (limited) return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said} (model '${site.id}')${limited.said}`), 'MODEL_ERROR', { retryAfterMs: limited.retryAfterMs });
     const retried = error.status === 408 || error.status === 409 || error.status === 429 || error.status >= 500;
-    if (!retried && error.status >= 400) return refusedError(said, site, 'the chat completions API');
+    if (!retried && error.status >= 400) return refusedError(said, site);
     return new ModelError(site.clean(`Model API at ${site.endpoint} answered ${said}${retried && site.maxRetries ? ` — given up after ${site.maxRetries} retries` : ''} (model '${site.id}')`), 'MODEL_ERROR');
   }
   // The SDK parses a body sent as JSON that is not: no chat completions API answers so.
