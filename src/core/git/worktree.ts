@@ -98,7 +98,11 @@ export function branchName(pipeline: number, requirement: string): string {
   let slug = '';
   for (const word of words) {
     const next = slug ? `${slug}-${word}` : word;
-    if (next.length > 40) break;
+    if (next.length > 40) {
+      // A first word longer than the whole slug (a URL, a file path run together) is cut, not dropped.
+      if (!slug) slug = word.slice(0, 40);
+      break;
+    }
     slug = next;
   }
   return `autoteam/${pipeline}${slug ? `-${slug}` : ''}`;
