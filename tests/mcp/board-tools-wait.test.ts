@@ -8,13 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileBoard } from '../../src/core/board/board.js';
 import { BoardLead } from '../../src/core/lead/board-lead.js';
-import { StageRegistry } from '../../src/core/stages/stage-registry.js';
-import { boardServer } from '../../src/mcp-server/board-server.js';
+import { boardClient } from '../helpers/board-client.js';
 
 v8.setFlagsFromString('--expose-gc');
 const collect = vm.runInNewContext('gc') as () => void;
@@ -34,16 +31,8 @@ describe('pipeline_status with wait_seconds', () => {
     await lead.start();
     // No team runs: the pipeline stays active for as long as anyone waits.
     const posted = await lead.post('Write a Python script that counts the words in a text file.');
-    const { server, close } = boardServer({ controls: lead, stages: StageRegistry.from(undefined), dir: root });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: 'test', version: '1.0.0' });
-    await client.connect(clientSide);
-    closers.push(async () => {
-      close();
-      await client.close();
-      await server.close();
-    });
+    const { client, close } = await boardClient(lead, root);
+    closers.push(close);
 
     const collecting = setInterval(collect, 20);
     try {

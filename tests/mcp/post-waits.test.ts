@@ -3,12 +3,9 @@
  * with --no-team): the post goes through and says that it waits, and for whom, as the REPL and
  * `autoteam post` say it; not once a teammate of the role runs.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TeamRegistry } from '../../src/core/board/team-registry.js';
-import { StageRegistry } from '../../src/core/stages/stage-registry.js';
-import { boardServer } from '../../src/mcp-server/board-server.js';
+import { boardClient } from '../helpers/board-client.js';
 import { boardOf, sessionsOnTempBoards } from '../helpers/repl-session.js';
 
 const made = sessionsOnTempBoards('autoteam-mcp-waits-');
@@ -24,16 +21,8 @@ describe('post_requirement beside a lead with no teammate of the first stage', (
     // A lead with no team, as `autoteam --no-team` starts one.
     const lead = made.session({ rootDir: root, model: { kind: 'offline', reason: 'test' } });
     await lead.start([]);
-    const { server, close } = boardServer({ controls: lead, stages: StageRegistry.from(undefined), dir: root });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: 'test', version: '1.0.0' });
-    await client.connect(clientSide);
-    closers.push(async () => {
-      close();
-      await client.close();
-      await server.close();
-    });
+    const { client, close } = await boardClient(lead, root);
+    closers.push(close);
     const post = async (requirement: string) => {
       const result = await client.callTool({ name: 'post_requirement', arguments: { requirement } });
       return { text: (result.content as Array<{ text: string }>)[0]!.text, isError: result.isError ?? false };

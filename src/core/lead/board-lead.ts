@@ -146,6 +146,7 @@ export class BoardLead implements LeadControls {
       roles: [...new Set(team.members.map((member) => member.role))].map((role) => ({ role, model: modelOf(role) })),
       running: () => false,
       autoAnswer: false,
+      leader: this.leader(),
     });
   }
 
