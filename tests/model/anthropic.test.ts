@@ -344,6 +344,10 @@ describe('AnthropicModel against a loopback Messages API', () => {
     expect(error.message).toBe(`Model API at ${s.url} refused the request for model 'claude-x' (400 invalid_request_error: tools: unsupported)`);
     expect(s.requests).toHaveLength(1);
     expect((await failure(new AnthropicModel({ apiKey: KEY, baseURL: s.url }).create(request()))).message).toContain('(413 request_too_large: Request exceeds the maximum size)');
+    // A body that is no JSON (a proxy's words) is said too.
+    const plain = await serve({ status: 400, body: 'tool use is not supported by this model', headers: { 'content-type': 'text/plain' } }, { status: 400, body: '' });
+    expect((await failure(new AnthropicModel({ apiKey: KEY, baseURL: plain.url, model: 'm' }).create(request()))).message).toBe(`Model API at ${plain.url} refused the request for model 'm' (400: tool use is not supported by this model)`);
+    expect((await failure(new AnthropicModel({ apiKey: KEY, baseURL: plain.url, model: 'm' }).create(request()))).message).toBe(`Model API at ${plain.url} refused the request for model 'm' (400)`);
     const model = new AnthropicModel({ apiKey: KEY, baseURL: s.url });
     await model.create(request());
     const later = await failure(model.create(request()));

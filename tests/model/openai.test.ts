@@ -145,6 +145,8 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
     await expect(ask(answered)).resolves.toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
     await expect(ask(answered)).resolves.toMatchObject({ code: 'MODEL_ERROR', message: expect.stringMatching(/refused the request for model 'm' \(400: context too long\)/) });
     expect(api.requests).toHaveLength(4);
+    const plain = await server([{ status: 400, body: 'tool use is not supported by this model', headers: { 'content-type': 'text/plain' } }]);
+    await expect(ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${plain.url}/v1` }))).resolves.toMatchObject({ code: 'MODEL_REFUSED', message: `Model API at ${plain.url}/v1 refused the request for model 'm' (400: tool use is not supported by this model)` });
     const retried = await server([error(409, 'conflict'), completion({ content: 'after a retry' })]);
     await expect(ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${retried.url}/v1`, maxRetries: 1 }))).resolves.toMatchObject({ content: [{ type: 'text', text: 'after a retry' }] });
   });

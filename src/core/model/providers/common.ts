@@ -50,6 +50,17 @@ export class EndpointHistory {
 }
 
 /**
+ * The words of an error response that is not the API's JSON (a proxy's text, a server's plain
+ * message): the SDKs put its text in the error's message after the status. '' when the body was
+ * JSON (the API's own fields say it) or empty; at most 200 characters (a gateway's HTML page).
+ */
+export function plainBody(error: { message: string; error?: unknown }, status: number): string {
+  if (error.error !== undefined && error.error !== null) return '';
+  const text = error.message.startsWith(`${status} `) ? error.message.slice(`${status} `.length) : error.message;
+  return text === 'status code (no body)' ? '' : text.slice(0, 200);
+}
+
+/**
  * A request the endpoint refused with a 4xx status no retry changes (not 401, 403 or 404, which say
  * more, nor 408, 409 or 429, which the SDK retries): 400, 413, 422, …. MODEL_REFUSED on a client's
  * first call fails its task at once rather than spending the task's five attempts, over a minute of

@@ -1,6 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { ModelError } from '../../../errors.js';
-import { afterRateLimit, connectionDetail, refusedError } from '../common.js';
+import { afterRateLimit, connectionDetail, plainBody, refusedError } from '../common.js';
 import { oneLine } from '../../../words.js';
 
 /** What an error's advice names: the client's model, endpoint and limits, and how it cleans text. */
@@ -51,7 +51,7 @@ export function badResponseError(message: unknown, site: CallSite): ModelError {
 }
 
 function statusError(error: APIError, status: number, cause: ErrorOptions | undefined, site: CallSite): ModelError {
-  const apiMessage = error.apiMessage ?? (typeof error.error === 'string' ? error.error : null);
+  const apiMessage = error.apiMessage ?? (typeof error.error === 'string' ? error.error : null) ?? (plainBody(error, status) || null);
   const said = `${[String(status), error.type].filter(Boolean).join(' ')}${apiMessage ? `: ${apiMessage}` : ''}`;
   if (status === 401 || status === 403) {
     const advice =

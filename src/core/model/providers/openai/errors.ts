@@ -1,6 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { ModelError } from '../../../errors.js';
-import { afterRateLimit, connectionDetail, isRecord, refusedError } from '../common.js';
+import { afterRateLimit, connectionDetail, isRecord, plainBody, refusedError } from '../common.js';
 
 /** What an error's advice names: the client's model, endpoint and limits, and how it cleans text. */
 export interface CallSite {
@@ -22,7 +22,7 @@ export function toModelError(error: unknown, signal: AbortSignal | undefined, si
     return new ModelError(site.clean(`Cannot reach the model API at ${site.endpoint} (${connectionDetail(error)}): check OPENAI_BASE_URL and the network`), 'MODEL_UNREACHABLE');
   }
   if (error instanceof APIError && typeof error.status === 'number') {
-    const body = isRecord(error.error) && typeof error.error.message === 'string' ? error.error.message : '';
+    const body = isRecord(error.error) && typeof error.error.message === 'string' ? error.error.message : plainBody(error, error.status);
     const said = `${error.status}${body ? `: ${body}` : ''}`;
     if (error.status === 401 || error.status === 403) {
       return new ModelError(site.clean(`OPENAI_API_KEY was rejected by ${site.endpoint} (${said}): check the key`), 'MODEL_AUTH');
