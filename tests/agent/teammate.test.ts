@@ -10,6 +10,7 @@ import { BoardWatcher } from '../../src/core/board/watcher.js';
 import { Pipeline } from '../../src/core/stages/pipeline.js';
 import type { TeamEvent } from '../../src/core/events/schema.js';
 import type { TraceRecord } from '../../src/core/trace/trace.js';
+import { ModelError } from '../../src/core/errors.js';
 import { FAKE_MODEL_PATH, FakeModel, type FakeModelOptions, type RecordedCall, reply, toolUse } from '../helpers/fake-model.js';
 import { identityText, makeTeam, ManagerRig, POLL_NEVER_MS, startLocalTeammate, type LocalTeammate } from '../helpers/agent-team.js';
 import { HANG_MS, removeBoard, tempBoard, until } from '../helpers/agent-wait.js';
@@ -175,6 +176,25 @@ describe('Teammate in this thread, with a fake model', () => {
     // Idle from the error on, for the whole timeout: not from before the task, as if the work had been idle time.
     expect(reason).toBe('idle for 400 ms');
     expect(Date.now() - failedAt).toBeGreaterThanOrEqual(300);
+  });
+
+  it('a request the endpoint refused on its first call fails that task at once, and the teammate goes on to the next', async () => {
+    root = tempBoard();
+    const { board } = await makeTeam(root);
+    const refused = await board.create({ subject: 'Too long for the model', role: 'engineer' });
+    const next = await board.create({ subject: 'Say done', role: 'engineer' });
+    const model = new FakeModel([
+      async () => {
+        throw new ModelError("Model API at http://127.0.0.1:9 refused the request for model 'm' (400 invalid_request_error: prompt is too long)", 'MODEL_REFUSED');
+      },
+      'done',
+    ]);
+    running = startLocalTeammate({ root, name: 'eng', role: 'engineer', model });
+    await until(() => board.get(next.id).status === 'completed', `task #${next.id} completed`);
+    // One attempt, no back-off: its next would send the same request.
+    expect(board.get(refused.id)).toMatchObject({ status: 'failed', attempts: 0, result: expect.stringContaining('refused the request for model') });
+    expect(model.requests).toHaveLength(2);
+    expect(running.events.events.some((event) => event.type === 'exit')).toBe(false);
   });
 
   it('sleeps for the poll interval and wakes on a notification, not on the poll', async () => {

@@ -1,4 +1,5 @@
 import type { Task } from '../board/schemas.js';
+import type { SerializedError } from '../errors.js';
 import type { Fence } from '../board/task-types.js';
 import type { TaskBoardLike } from '../board/task-rules.js';
 import type { Pipeline } from '../stages/pipeline.js';
@@ -78,6 +79,18 @@ export class TaskEnds {
     } finally {
       if (!said) say();
     }
+  }
+
+  /**
+   * A model call of `task` failed with `error`. One no retry fixes (`fatal`: a broken key, a wrong
+   * base URL) hands the task back for whoever runs next; a request refused on a client's first call
+   * (MODEL_REFUSED) fails it at once, since its next attempt would be refused alike; anything else is
+   * an unfinished attempt, tried again after a back-off of at least `retryAfterMs`.
+   */
+  async modelError(task: Task, fence: Fence, error: SerializedError, fatal: boolean, retryAfterMs: number): Promise<void> {
+    if (fatal) await this.host.board.release(task.id, fence, `model error: ${error.message}`, 'error').catch(() => undefined);
+    else if (error.code === 'MODEL_REFUSED') await this.fail(task, fence, error.message);
+    else await this.unfinished(task, fence, error.message, 'error', retryAfterMs);
   }
 
   /**

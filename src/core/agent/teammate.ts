@@ -359,12 +359,9 @@ export class Teammate {
     const serialized = serializeError(error);
     this.emit({ type: 'error', name: this.options.name, error: serialized });
     this.trace.write({ kind: 'error', agent: this.options.name, code: serialized.code, message: serialized.message });
-    const [fatal, retryAfterMs] = [FATAL_MODEL_CODES.has(serialized.code), error instanceof ModelError ? (error.retryAfterMs ?? 0) : 0];
-    // A broken key will not fix itself with retries: the task goes back for whoever runs next. A
-    // request refused on a first call fails its task at once: its next attempt is refused alike.
-    if (ctx.task && ctx.fence && fatal) await this.board.release(ctx.task.id, ctx.fence, `model error: ${serialized.message}`, 'error').catch(() => undefined);
-    else if (ctx.task && ctx.fence && serialized.code === 'MODEL_REFUSED') await this.ends.fail(ctx.task, ctx.fence, serialized.message);
-    else if (ctx.task && ctx.fence) await this.ends.unfinished(ctx.task, ctx.fence, serialized.message, 'error', retryAfterMs);
+    const fatal = FATAL_MODEL_CODES.has(serialized.code);
+    const retryAfterMs = error instanceof ModelError ? (error.retryAfterMs ?? 0) : 0;
+    if (ctx.task && ctx.fence) await this.ends.modelError(ctx.task, ctx.fence, serialized, fatal, retryAfterMs);
     if (fatal) this.exitWith(`model error: ${serialized.message}`, 'model_error');
     else if (!ctx.task) await this.options.wake.wait(Math.max(this.settings.pollMs, retryAfterMs), this.options.signal);
   }
