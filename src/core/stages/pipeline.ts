@@ -13,7 +13,7 @@ import { handoffData } from './handoff-data.js';
 import { retriedArtifacts, sentBackBy, transitionOf } from './pipeline-flow.js';
 import { type NoticeOptions, PipelineNotices } from './pipeline-notices.js';
 import { approvalOf, isFailed, isOpen, noPipeline, type PipelineStatus, pipelineStatus, pipelineStatuses, pipelineUsage } from './pipeline-status.js';
-import { maxRevisionsGap, requirementAsCriterion, type StageDefinition } from './stage.js';
+import { checkArtifacts, maxRevisionsGap, requirementAsCriterion, type StageDefinition } from './stage.js';
 import { BUILTIN_REGISTRY, type StageRegistry } from './stage-registry.js';
 import { followUpOf, postSuccessor, type SuccessorDeps, toldPosted } from './successor.js';
 import { workspaceEffects } from './workspace-effects.js';
@@ -147,7 +147,7 @@ export class Pipeline {
     const definition = this.stages.get(task.stage);
     const transition = definition.transitions[signal.tool];
     if (!transition) throw new AutoteamError(`${signal.tool} is not a signal of the ${task.stage} stage`, 'BAD_TRANSITION');
-    checkArtifacts(definition, signal);
+    checkArtifacts(definition, signal.tool, signal.artifacts);
     const settled = (result: AdvanceResult): AdvanceResult => (before(result), result);
     const current = this.board.get(task.id);
     const artifacts: Artifacts = { ...signal.artifacts, signal: signal.tool, ...(transition.next === 'approved' ? { final: true } : {}) };
@@ -270,12 +270,12 @@ export class Pipeline {
         const next = await postSuccessor(this.successors, done);
         if (next && isOpen(next)) open.push(next);
       }
-      if (open.length === 0) {
-        // Cancelled already (a second cancel, or one from another front end first): nothing to do, as a second merge or discard.
-        if (round === 0 && pipelineStatus(tasks) === 'cancelled') return [];
-        if (round === 0) throw new AutoteamError(`pipeline #${pipeline} has nothing open to cancel (it is ${pipelineStatus(tasks)})`, 'USAGE');
-        break;
-      }
+      if (open.length === 0 && round > 0) break;
+      // Nothing open at the first look: cancelled already (a second cancel, or one from another front
+      // end first) is nothing to do, as a second merge or discard; approved or failed is refused.
+      const status = open.length === 0 ? pipelineStatus(tasks) : null;
+      if (status === 'cancelled') return [];
+      if (status) throw new AutoteamError(`pipeline #${pipeline} has nothing open to cancel (it is ${status})`, 'USAGE');
       let missed = false;
       for (const task of open) {
         const result = await this.board.cancel(task.id, by, reason);
@@ -389,14 +389,5 @@ export class Pipeline {
   /** See PipelineNotices.created: a task just posted, put to the person's TaskCreated hooks. */
   created(task: Task): Promise<Task> {
     return this.notices.created(task);
-  }
-}
-
-/** A signal's artifacts must be what its stage's schema says (a tool that records otherwise is a bug). */
-function checkArtifacts(definition: StageDefinition, signal: StageSignal): void {
-  const parsed = definition.artifacts?.loose().safeParse(signal.artifacts);
-  if (parsed && !parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new AutoteamError(`${signal.tool} recorded artifacts the ${definition.stage} stage does not take: ${issue.path.join('.') || '(root)'}: ${issue.message}`, 'BAD_ARTIFACTS');
   }
 }

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Artifacts } from '../board/artifacts.js';
+import { AutoteamError } from '../errors.js';
 import type { Stage, Task } from '../board/schemas.js';
 import type { ToolDefinition } from '../tools/tool.js';
 import type { HandoffData } from './handoff-data.js';
@@ -114,3 +115,12 @@ export function maxRevisionsGap(ctx: SendBackContext): string | null {
 export const requirementAsCriterion = (text: string): Artifacts => ({
   criteria: [{ id: 'AC1', criterion: `The program does what was asked: ${text}`, verify: 'run it on sample input and compare with the request' }],
 });
+
+/** A signal's artifacts must be what its stage's schema says (a tool that records otherwise is a bug). */
+export function checkArtifacts(definition: StageDefinition, tool: string, artifacts: Artifacts): void {
+  const parsed = definition.artifacts?.loose().safeParse(artifacts);
+  if (parsed && !parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new AutoteamError(`${tool} recorded artifacts the ${definition.stage} stage does not take: ${issue.path.join('.') || '(root)'}: ${issue.message}`, 'BAD_ARTIFACTS');
+  }
+}
