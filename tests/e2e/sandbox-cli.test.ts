@@ -16,20 +16,26 @@ afterAll(() => {
   for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
 });
 
-/** A PATH with everything of /usr/bin and /bin but bwrap (python3 as the real interpreter, not a shim). */
-function pathWithoutBwrap(): string {
-  const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-nobwrap-'));
+/** A folder of links to everything of /usr/bin and /bin but what `leave` names, and node. */
+function binWithout(leave: (name: string) => boolean): string {
+  const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-bin-'));
   roots.push(bin);
   for (const dir of ['/usr/bin', '/bin']) {
     for (const name of fs.readdirSync(dir)) {
-      if (name === 'bwrap' || fs.existsSync(path.join(bin, name))) continue;
+      if (leave(name) || fs.existsSync(path.join(bin, name))) continue;
       fs.symlinkSync(path.join(dir, name), path.join(bin, name));
     }
   }
+  if (!fs.existsSync(path.join(bin, 'node'))) fs.symlinkSync(process.execPath, path.join(bin, 'node'));
+  return bin;
+}
+
+/** A PATH with everything of /usr/bin and /bin but bwrap (python3 as the real interpreter, not a shim). */
+function pathWithoutBwrap(): string {
+  const bin = binWithout((name) => name === 'bwrap');
   const python = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
   fs.rmSync(path.join(bin, 'python3'), { force: true });
   fs.symlinkSync(python, path.join(bin, 'python3'));
-  if (!fs.existsSync(path.join(bin, 'node'))) fs.symlinkSync(process.execPath, path.join(bin, 'node'));
   return bin;
 }
 
@@ -85,6 +91,17 @@ describe('the CLI and the sandbox', () => {
     const fine = await runCli(['run', '--auto', '--timeout', '60', '--dir', root, 'x'], { cwd: root });
     expect(fine.code).toBe(2);
     expect(fine.stderr).not.toMatch(/python3/);
+  });
+
+  it('without python3 on PATH a run fails at the engineer\'s first run of the program, naming python3, not a later refusal', async () => {
+    const root = tempBoard();
+    roots.push(root);
+    const run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, env: { PATH: binWithout((name) => name.startsWith('python')) } });
+    expect(run.code, describeRun(run)).toBe(1);
+    const why = 'organize.py cannot run on this machine: `python3` is not found (exit 127); install python3 or add it to PATH, then run again';
+    expect(run.stdout).toContain(`pipeline #1: FAILED — ${why}`);
+    expect(run.stdout).toMatch(/^ {2}\[engineer\] bash: exit 127 /m);
+    expect(run.stdout).not.toMatch(/submit_for_review|refused/);
   });
 
   it('rejects a bad --sandbox mode and an unknown --allow-network stage with exit 2', async () => {

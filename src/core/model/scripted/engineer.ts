@@ -8,7 +8,17 @@ function exitedOk(call: ToolCall | undefined): boolean {
   return call?.result !== undefined && !call.result.isError && /^exit 0\b/.test(call.result.content);
 }
 
-const fail = (reason: string): Decision => ({ text: 'This is beyond what I can do offline.', calls: [{ name: 'fail_task', input: { reason } }] });
+const fail = (reason: string, text = 'This is beyond what I can do offline.'): Decision => ({ text, calls: [{ name: 'fail_task', input: { reason } }] });
+
+/**
+ * The command a run could not start (exit 127, the shell's `python3: not found`), or null. No
+ * rewrite of the program mends that: the task fails naming it, rather than on the refusal of a
+ * second submission that changed nothing.
+ */
+function notFound(call: ToolCall | undefined): string | null {
+  if (!call?.result || !/^exit 127\b/.test(call.result.content)) return null;
+  return /(?:^|[\s:])([\w.+-]+): (?:command )?not found$/m.exec(call.result.content)?.[1] ?? null;
+}
 
 /**
  * The engineer: write a program of the repertoire (honouring the analyst's spec), run it for real,
@@ -58,6 +68,8 @@ export function engineerTurn(handoff: HandoffData, calls: readonly ToolCall[]): 
   if (last?.name === 'write_file' || last?.name === 'edit_file' || runs.length === 0) {
     return { text: 'Running it on a scratch folder.', calls: [{ name: 'bash', input: { command: program.tryCommand } }] };
   }
+  const missing = last?.name === 'bash' ? notFound(last) : null;
+  if (missing) return fail(`${file} cannot run on this machine: \`${missing}\` is not found (exit 127); install ${missing} or add it to PATH, then run again`, `${missing} is not found here.`);
   if (last?.name === 'bash' && !exitedOk(last) && writes.length < 2) {
     return { text: 'The run failed; rewriting the program.', calls: [{ name: 'write_file', input: { path: file, content: program.content } }] };
   }
