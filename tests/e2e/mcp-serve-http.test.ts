@@ -6,7 +6,8 @@
  * stream, waits for the approval with progress, and reads `autoteam://task/1`; a second client gets a
  * session of its own, which a DELETE ends; SIGTERM ends it all with exit 0. Refused: no token, a
  * wrong one, the token in the address or in the web board's cookie, a foreign Host, a body past
- * 64 KB. A non-loopback --host is warned about.
+ * 64 KB. A non-loopback --host is warned about. A secret of its environment never reaches a client, even
+ * where a task holds it raw.
  */
 import http from 'node:http';
 import { spawnSync } from 'node:child_process';
@@ -16,6 +17,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileBoard } from '../../src/core/board/board.js';
 import { BOARD_TOOLS } from '../../src/mcp-server/board-tools.js';
 import { HANG_MS } from '../helpers/agent-wait.js';
 import { CliChild } from '../helpers/cli-child.js';
@@ -245,6 +247,42 @@ describe('autoteam mcp serve --http: the address and the flags', () => {
       expect(busy.stderr.trim()).toBe(`autoteam: --http: cannot listen on 127.0.0.1:${port}: the port is in use (--http 0 picks a free one)`);
     } finally {
       await new Promise((resolve) => taken.close(resolve));
+    }
+  });
+});
+
+describe('autoteam mcp serve --http and the secrets of its environment', () => {
+  it('redacts them in every tool result and resource, as over stdio, even where a task holds one raw', async () => {
+    const root = tempBoard('autoteam-mcp-http-secret-');
+    const token = 'ghp_SECRETVALUE1234567890';
+    // Posted by a process whose environment lacked the token: the task file holds it as written.
+    const board = fileBoard(root);
+    await board.tasks.create({ subject: `deploy with token ${token} now`, description: `use ${token}` });
+    await board.close();
+    expect(fs.readFileSync(path.join(root, '.tasks', 'task_1.json'), 'utf8')).toContain(token);
+    const server = CliChild.start(['mcp', 'serve', '--http', '0', '--dir', root], { cwd: root, env: { GITHUB_TOKEN: token } });
+    try {
+      const second = await server.waitForLine((line) => line.startsWith('autoteam mcp: token'), 'the token line');
+      const endpoint = server.lines[0]!.slice('autoteam mcp: '.length);
+      const client = await connect(endpoint, /--header "Authorization: Bearer ([\w-]+)"$/.exec(second)![1]!);
+      try {
+        const said = [
+          (await client.call('list_tasks')).text,
+          (await client.call('get_task', { id: 1 })).text,
+          JSON.stringify(await client.client.listResources()),
+          JSON.stringify(await client.client.readResource({ uri: 'autoteam://task/1' })),
+        ];
+        for (const text of said) {
+          expect(text).not.toContain(token);
+          expect(text).toContain('[redacted]');
+        }
+      } finally {
+        await client.client.close();
+      }
+      expect(server.lines.join('\n')).not.toContain(token);
+    } finally {
+      if (server.running) await server.stop('SIGKILL');
+      fs.rmSync(root, { recursive: true, force: true });
     }
   });
 });
