@@ -5,6 +5,7 @@ import { type CommandIO, runLine } from '../frontend/commands.js';
 import { onHangup, quitSession, toldByQuit } from '../frontend/quit.js';
 import { leftOpenLine, waitForQuiet } from '../frontend/work.js';
 import { formatDuration } from '../frontend/format.js';
+import { counted } from '../core/words.js';
 
 export interface LineReplOptions {
   team?: readonly TeamMemberSpec[];
@@ -21,7 +22,8 @@ export const DRAIN_TIMEOUT_MS = 5 * 60_000;
  * The REPL without a terminal: one line in, plain lines out, so pipes and scripts work. At end of
  * input it waits (bounded) for what the team is still doing, then quits like /quit. Resolves to the
  * exit status: 1 when input ended and it stopped waiting with work unfinished (a question nobody
- * will answer, or work still going when the wait ran out), so a script can tell; else 0.
+ * will answer, or work still going when the wait ran out), or when a line of the input ended in an
+ * error, so a script can tell; else 0.
  */
 export async function runLineRepl(session: LeadApi, options: LineReplOptions = {}): Promise<0 | 1> {
   const output = options.output ?? process.stdout;
@@ -48,7 +50,19 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     const line = describeSessionEvent(session, event, view);
     if (line) print(line.text);
   });
-  const io: CommandIO = { session, print, askLead: (text) => session.ask(text), view };
+  // A line whose command or question ended in an error (a lead's model that refused it, a command
+  // that does not exist): the script's input was not all done, and the exit status says so.
+  let erred = false;
+  const failed: string[] = [];
+  const io: CommandIO = {
+    session,
+    print: (text, tone) => {
+      erred ||= tone === 'error';
+      print(text);
+    },
+    askLead: (text) => session.ask(text),
+    view,
+  };
 
   print(`autoteam — ${session.modelLabel}`);
   const started = options.team ?? DEFAULT_TEAM;
@@ -87,7 +101,10 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   print('Type /help for commands, or a requirement for the lead.');
   let quit = false;
   for await (const line of incoming) {
-    if ((await runLine(line, io)) === 'quit') {
+    erred = false;
+    const outcome = await runLine(line, io);
+    if (erred) failed.push(line.trim());
+    if (outcome === 'quit') {
       quit = true;
       break;
     }
@@ -120,6 +137,7 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     if (open) print(open);
     unfinished ||= open !== null;
   }
+  if (failed.length) print(`not done: ${counted(failed.length, 'line')} of the input failed (the first: ${JSON.stringify(failed[0]!.length > 80 ? `${failed[0]!.slice(0, 79)}…` : failed[0])}; its error is above)`);
   process.off('SIGINT', onSigint);
   process.off('SIGTERM', onSigterm);
   await session.catchUp();
@@ -130,5 +148,5 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   // 'bye' is the last line: a late event (a worker's final message) is not printed after it.
   unsubscribe();
   print('bye');
-  return unfinished ? 1 : 0;
+  return unfinished || failed.length ? 1 : 0;
 }

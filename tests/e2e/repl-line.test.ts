@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { assertBuilt, CLI, offlineEnv } from '../helpers/repl-cli.js';
 import { readTasks, tempBoard } from '../helpers/repl-session.js';
 import { personGit } from '../helpers/person-git.js';
+import { errorReply, MessagesServer } from '../helpers/messages-server.js';
 import { RequestStore } from '../../src/core/board/requests.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -112,9 +113,11 @@ describe('autoteam line mode (stdin is a pipe)', () => {
       reject: false,
       timeout: 60_000,
     });
-    expect(result.exitCode, result.stderr).toBe(0);
+    // A line of the input that failed (the typo) is work the script did not get done.
+    expect(result.exitCode, result.stderr).toBe(1);
     expect(result.stdout).toContain('/post <text>');
     expect(result.stdout).toContain('unknown command /tsks — did you mean /tasks?');
+    expect(result.stdout).toContain('not done: 1 line of the input failed (the first: "/tsks"; its error is above)');
     expect(result.stdout).toContain('no teammates (/spawn <name> <role>)');
     expect(result.stdout).toContain('Inbox empty.');
     expect(result.stdout).not.toContain('posted pipeline');
@@ -125,10 +128,30 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     const dir = tempBoard('autoteam-repl-line-');
     const huge = `Write a program that ${'does a great many things, '.repeat(5_000)}`;
     const result = await execa('node', [CLI, '--dir', dir, '--no-team'], { cwd: dir, env: offlineEnv(), input: `${huge}\n/tasks\n`, reject: false, timeout: 60_000 });
-    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.exitCode, result.stderr).toBe(1);
+    expect(result.stdout).toContain('not done: 1 line of the input failed (the first: "Write a program that does a great many things, does a great many things, does a…"; its error is above)');
     expect(result.stdout).toMatch(/error: a message to the lead is at most 100 KB \(this one is 127 KB\): put the details in a file/);
     expect(result.stdout).toContain('No tasks');
     expect(readTasks(dir)).toEqual([]);
+  });
+
+  it("exits 1 when the lead's model refuses the requirement, which is not posted, saying so after the error", async () => {
+    assertBuilt();
+    const server = await MessagesServer.start(Array.from({ length: 10 }, () => errorReply(400, 'invalid_request_error', 'tools: unsupported')));
+    const dir = tempBoard('autoteam-repl-line-');
+    try {
+      const env = { ...offlineEnv(), ANTHROPIC_API_KEY: 'test-key-line', ANTHROPIC_BASE_URL: server.url };
+      const result = await execa('node', [CLI, '--dir', dir, '--auto'], { cwd: dir, env, input: `${REQUIREMENT}\n/tasks\n`, reject: false, timeout: 120_000 });
+      expect(result.exitCode, result.stdout).toBe(1);
+      const lines = result.stdout.split('\n');
+      const error = lines.findIndex((line) => /^error: .*refused the request .*\(400 invalid_request_error: tools: unsupported\) \(a requirement goes on the board without the lead's model: \/post <requirement>\)$/.test(line));
+      expect(error, result.stdout).toBeGreaterThan(-1);
+      expect(lines.indexOf(`not done: 1 line of the input failed (the first: "${REQUIREMENT}"; its error is above)`)).toBeGreaterThan(error);
+      expect(readTasks(dir)).toEqual([]);
+      expect(result.stdout).not.toContain('test-key-line');
+    } finally {
+      await server.close();
+    }
   });
 
   it('takes the lines after a requirement as the answers to the analyst (no --auto)', async () => {
