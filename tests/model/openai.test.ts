@@ -39,7 +39,8 @@ function toolCalls(...calls: Array<[id: string, name: string, args: string]>): S
   return completion({ content: null, tool_calls: calls.map(([id, name, args]) => ({ id, type: 'function', function: { name, arguments: args } })) }, 'tool_calls');
 }
 
-const error = (status: number, message: string, headers: Record<string, string> = {}): ScriptedReply => ({ status, headers, body: { error: { message, type: 'invalid_request_error' } } });
+/** An error as the API sends one: its message, type and, where it has one, code (its lines say the type and the code). */
+const error = (status: number, message: string, headers: Record<string, string> = {}, type = status >= 500 ? 'server_error' : 'invalid_request_error', code: string | null = null): ScriptedReply => ({ status, headers, body: { error: { message, type, param: null, code } } });
 
 describe('OpenAIModel against a loopback chat-completions server', () => {
   it('round-trips a tool call: system, tools as functions, tool_calls ↔ tool_use, one tool message per result, ids kept, usage', async () => {
@@ -97,7 +98,7 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
     const model = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` });
     const limited = await model.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] }).catch((e: ModelError) => e);
     expect(limited).toMatchObject({ code: 'MODEL_ERROR', retryAfterMs: 3_600_000 });
-    expect((limited as Error).message).toMatch(/answered 429: slow down \(model 'm'\), and asks for no request for 60 min \(retry-after\)$/);
+    expect((limited as Error).message).toMatch(/answered 429 invalid_request_error: slow down \(model 'm'\), and asks for no request for 60 min \(retry-after\)$/);
     expect(api.requests).toHaveLength(1);
   });
 
@@ -106,7 +107,7 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
     const bad = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` });
     const auth = await bad.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] }).catch((e: Error & { code: string }) => e);
     expect(auth).toMatchObject({ code: 'MODEL_AUTH' });
-    expect((auth as Error).message).toMatch(/^OPENAI_API_KEY was rejected by http:\/\/127\.0\.0\.1:\d+\/v1 \(401: /);
+    expect((auth as Error).message).toMatch(/^OPENAI_API_KEY was rejected by http:\/\/127\.0\.0\.1:\d+\/v1 \(401 invalid_request_error: /);
     expect((auth as Error).message).not.toContain(KEY);
     expect((auth as Error).message).not.toContain('\n');
     const missing = new OpenAIModel({ model: 'nope', apiKey: KEY, baseURL: `${api.url}/v1` });
@@ -123,7 +124,7 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
     ]);
     const model = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` });
     const ask = () => model.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] }).catch((e: Error & { code: string }) => e);
-    await expect(ask()).resolves.toMatchObject({ code: 'MODEL_ENDPOINT', message: expect.stringMatching(/\/chat\/completions does not exist \(404: Not Found\): check OPENAI_BASE_URL/) });
+    await expect(ask()).resolves.toMatchObject({ code: 'MODEL_ENDPOINT', message: expect.stringMatching(/\/chat\/completions does not exist \(404 invalid_request_error: Not Found\): check OPENAI_BASE_URL/) });
     expect(api.requests).toHaveLength(1);
     await expect(ask()).resolves.toMatchObject({ code: 'MODEL_BAD_RESPONSE', message: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions answered with a body that is not JSON \(.+\): check OPENAI_BASE_URL$/) });
     expect(api.requests).toHaveLength(2);
@@ -131,19 +132,19 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
   });
 
   it('a first request refused (400, 413, 422) is MODEL_REFUSED, which fails its task at once; after a good answer, a passing fault; 408 and 409 stay retried', async () => {
-    const api = await server([error(400, "'tools' is not supported by this model"), error(422, 'unprocessable'), completion({ content: 'ok' }), error(400, 'context too long')]);
+    const api = await server([error(400, "'tools' is not supported by this model"), error(422, 'unprocessable'), completion({ content: 'ok' }), error(400, 'context too long', {}, 'invalid_request_error', 'context_length_exceeded')]);
     const ask = (model: OpenAIModel) => model.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] }).catch((e: Error & { code: string }) => e);
     await expect(ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` }))).resolves.toMatchObject({
       code: 'MODEL_REFUSED',
-      message: `Model API at ${api.url}/v1 refused the request for model 'm' (400: 'tools' is not supported by this model)`,
+      message: `Model API at ${api.url}/v1 refused the request for model 'm' (400 invalid_request_error: 'tools' is not supported by this model)`,
     });
     expect(api.requests).toHaveLength(1);
-    await expect(ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` }))).resolves.toMatchObject({ code: 'MODEL_REFUSED', message: expect.stringContaining('(422: unprocessable)') });
+    await expect(ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` }))).resolves.toMatchObject({ code: 'MODEL_REFUSED', message: expect.stringContaining('(422 invalid_request_error: unprocessable)') });
     // Not a teammate's end: its task fails, and it goes on to the next.
     expect(FATAL_MODEL_CODES.has('MODEL_REFUSED')).toBe(false);
     const answered = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1` });
     await expect(ask(answered)).resolves.toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
-    await expect(ask(answered)).resolves.toMatchObject({ code: 'MODEL_ERROR', message: expect.stringMatching(/refused the request for model 'm' \(400: context too long\)/) });
+    await expect(ask(answered)).resolves.toMatchObject({ code: 'MODEL_ERROR', message: expect.stringMatching(/refused the request for model 'm' \(400 invalid_request_error \(context_length_exceeded\): context too long\)/) });
     expect(api.requests).toHaveLength(4);
     const plain = await server([{ status: 400, body: 'tool use is not supported by this model', headers: { 'content-type': 'text/plain' } }]);
     await expect(ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${plain.url}/v1` }))).resolves.toMatchObject({ code: 'MODEL_REFUSED', message: `Model API at ${plain.url}/v1 refused the request for model 'm' (400: tool use is not supported by this model)` });
@@ -170,7 +171,7 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
     const failing = new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${api.url}/v1`, maxRetries: 1 });
     await expect(failing.create({ system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] })).rejects.toMatchObject({
       code: 'MODEL_ERROR',
-      message: `Model API at ${api.url}/v1 answered 500: boom — given up after 1 retries (model 'm')`,
+      message: `Model API at ${api.url}/v1 answered 500 server_error: boom — given up after 1 retries (model 'm')`,
     });
   });
 
@@ -269,7 +270,7 @@ describe('autoteam on an OpenAI-compatible server', () => {
       });
       expect(run.code, describeRun(run)).toBe(2);
       expect(run.stdout).toMatch(/^autoteam run — local-model via 127\.0\.0\.1:\d+/m);
-      expect(`${run.stdout}${run.stderr}`).toMatch(/OPENAI_API_KEY was rejected by http:\/\/127\.0\.0\.1:\d+\/v1 \(401: /);
+      expect(`${run.stdout}${run.stderr}`).toMatch(/OPENAI_API_KEY was rejected by http:\/\/127\.0\.0\.1:\d+\/v1 \(401 invalid_request_error: /);
       expect(`${run.stdout}${run.stderr}`).not.toContain(KEY);
       expect(api.requests[0]!.body.model).toBe('local-model');
       const bad = await runCli(['run', '--provider', 'gemini', '--dir', dir, 'x'], { cwd: dir });
