@@ -241,23 +241,64 @@ export class TeamRegistry {
     return this.updateMember(name, { ...update, status });
   }
 
-  async updateMember(name: string, update: MemberUpdate): Promise<Member> {
-    const config = await this.change((current) => {
-      const existing = current.members.find((m) => m.name === name);
-      if (!existing) throw new NotFoundError(`'${name}' is not a member of team '${current.team}'`);
-      const next: Member = {
-        ...existing,
-        ...(update.status !== undefined ? { status: update.status } : {}),
-        ...(update.task !== undefined ? { task: update.task } : {}),
-        ...(update.pid !== undefined ? { pid: update.pid } : {}),
-        since: update.status !== undefined && update.status !== existing.status ? this.now().toISOString() : existing.since,
-        heartbeat: this.now().toISOString(),
-      };
-      if (update.reason !== undefined) next.reason = update.reason;
-      else if (update.status !== undefined) delete next.reason;
-      return { ...current, members: current.members.map((m) => (m.name === name ? next : m)) };
+  /** Member updates not written yet: the next write of the config takes them all (updateMember). */
+  private queued: Array<{ name: string; update: MemberUpdate; settle: (result: Member | Error) => void }> = [];
+
+  /**
+   * Changes one member's record. Updates are written on the next turn of the event loop, together
+   * with every other made before it — the teammates that share a thread (and so this registry)
+   * change status in bursts, and each write is a lock, a read and a new file — and an update made
+   * while that write waits for the lock goes in the write after it. Each settles with its own
+   * member's record once written, or with a NotFoundError for a name the config does not list; in
+   * order, member by member. Off the caller's path: a claim that posts `working` goes on to its
+   * prompt and its request without waiting for the write.
+   */
+  updateMember(name: string, update: MemberUpdate): Promise<Member> {
+    return new Promise((resolve, reject) => {
+      if (this.queued.length === 0) setImmediate(() => void this.writeQueued());
+      this.queued.push({ name, update, settle: (result) => (result instanceof Error ? reject(result) : resolve(result)) });
     });
-    return config.members.find((m) => m.name === name)!;
+  }
+
+  private async writeQueued(): Promise<void> {
+    const batch = this.queued.splice(0);
+    const results = new Map<number, Member | Error>();
+    try {
+      await this.change((config) => {
+        // Decided on the config as written: a change may be tried on a copy first (DocStore.change).
+        results.clear();
+        let current = config;
+        for (const [i, { name, update }] of batch.entries()) {
+          const existing = current.members.find((m) => m.name === name);
+          if (!existing) {
+            results.set(i, new NotFoundError(`'${name}' is not a member of team '${current.team}'`));
+            continue;
+          }
+          const next = this.updated(existing, update);
+          results.set(i, next);
+          current = { ...current, members: current.members.map((m) => (m.name === name ? next : m)) };
+        }
+        return current;
+      });
+    } catch (error) {
+      for (const { settle } of batch) settle(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    for (const [i, { settle }] of batch.entries()) settle(results.get(i)!);
+  }
+
+  private updated(existing: Member, update: MemberUpdate): Member {
+    const next: Member = {
+      ...existing,
+      ...(update.status !== undefined ? { status: update.status } : {}),
+      ...(update.task !== undefined ? { task: update.task } : {}),
+      ...(update.pid !== undefined ? { pid: update.pid } : {}),
+      since: update.status !== undefined && update.status !== existing.status ? this.now().toISOString() : existing.since,
+      heartbeat: this.now().toISOString(),
+    };
+    if (update.reason !== undefined) next.reason = update.reason;
+    else if (update.status !== undefined) delete next.reason;
+    return next;
   }
 
   private async change(fn: (config: TeamConfig, existed: boolean) => TeamConfig, options: ChangeOptions = {}): Promise<TeamConfig> {
