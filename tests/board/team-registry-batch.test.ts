@@ -1,0 +1,110 @@
+/**
+ * Member updates made together are one write of the team config (`TeamRegistry.updateMember`): the
+ * teammates that share a thread share its registry, and change status in bursts. Real files and the
+ * real lock; a DocStore around the file one counts the writes.
+ */
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type ChangeOptions, type DocStore, FileDocStore } from '../../src/core/board/docs.js';
+import { withLock } from '../../src/core/board/lock.js';
+import { TeamRegistry } from '../../src/core/board/team-registry.js';
+import { NotFoundError } from '../../src/core/errors.js';
+import { tempRoot } from '../helpers/board-spawn.js';
+
+/** The file store, its writes of the config counted. */
+function counted(root: string): { docs: DocStore; writes: () => number } {
+  const inner = new FileDocStore(root);
+  let writes = 0;
+  const docs: DocStore = {
+    describe: (key) => inner.describe(key),
+    read: (key, schema) => inner.read(key, schema),
+    keys: (prefix) => inner.keys(prefix),
+    change: (key, fn, options?: ChangeOptions) => {
+      if (key === 'config') writes++;
+      return inner.change(key, fn, options);
+    },
+  };
+  return { docs, writes: () => writes };
+}
+
+describe('TeamRegistry member updates', () => {
+  let root = '';
+  afterEach(() => {
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  async function team() {
+    root = tempRoot();
+    const store = counted(root);
+    const registry = new TeamRegistry(root, { docs: store.docs });
+    await registry.ensure('crew');
+    for (const name of ['analyst', 'engineer', 'reviewer']) await registry.join(name, name);
+    return { registry, writes: () => store.writes() };
+  }
+
+  it('made in one turn are one write, each settling with its own member as written', async () => {
+    const { registry, writes } = await team();
+    const before = writes();
+    const [analyst, engineer, reviewer] = await Promise.all([
+      registry.setStatus('analyst', 'working', { task: 1 }),
+      registry.setStatus('engineer', 'working', { task: 2 }),
+      registry.setStatus('reviewer', 'waiting', { task: 3, reason: 'for an answer' }),
+    ]);
+    expect(writes() - before).toBe(1);
+    expect([analyst.name, analyst.status, analyst.task]).toEqual(['analyst', 'working', 1]);
+    expect([engineer.name, engineer.status, engineer.task]).toEqual(['engineer', 'working', 2]);
+    expect(reviewer).toMatchObject({ name: 'reviewer', status: 'waiting', task: 3, reason: 'for an answer' });
+    // On disk, as another process reads it.
+    const written = JSON.parse(fs.readFileSync(registry.file, 'utf8')) as { members: Array<{ name: string; status: string; task: number | null }> };
+    expect(written.members.map((m) => [m.name, m.status, m.task])).toEqual([
+      ['analyst', 'working', 1],
+      ['engineer', 'working', 2],
+      ['reviewer', 'waiting', 3],
+    ]);
+  });
+
+  it("one member's updates land in order, and a name the config lacks fails only its own caller", async () => {
+    const { registry, writes } = await team();
+    const before = writes();
+    const first = registry.setStatus('engineer', 'working', { task: 7, reason: 'claimed' });
+    const gone = registry.setStatus('nobody', 'working', { task: 8 });
+    const second = registry.setStatus('engineer', 'idle', { task: null });
+    await expect(gone).rejects.toBeInstanceOf(NotFoundError);
+    await expect(gone).rejects.toThrow("'nobody' is not a member of team 'crew'");
+    expect(await first).toMatchObject({ status: 'working', task: 7, reason: 'claimed' });
+    const last = await second;
+    expect(last).toMatchObject({ status: 'idle', task: null });
+    // The status changed twice in the write: the reason went with the first, `since` is the last change's.
+    expect(last.reason).toBeUndefined();
+    expect(registry.get('engineer')).toMatchObject({ status: 'idle', task: null });
+    expect(writes() - before).toBe(1);
+  });
+
+  it('made while its write waits for the lock go in the write after it, none lost', async () => {
+    const { registry, writes } = await team();
+    const before = writes();
+    let release = () => undefined as void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let locked = () => undefined as void;
+    const taken = new Promise<void>((resolve) => (locked = resolve));
+    // Another writer holds the config's lock.
+    const other = withLock(registry.file, async () => {
+      locked();
+      await held;
+    });
+    await taken;
+    const early = registry.setStatus('analyst', 'working', { task: 1 });
+    // The first write has started and waits for the lock; these come after it began.
+    await new Promise((resolve) => setImmediate(resolve));
+    const late = [registry.setStatus('engineer', 'working', { task: 2 }), registry.setStatus('reviewer', 'working', { task: 3 })];
+    release();
+    await other;
+    await Promise.all([early, ...late]);
+    expect(writes() - before).toBe(2);
+    expect(registry.members().map((m) => [m.name, m.status, m.task])).toEqual([
+      ['analyst', 'working', 1],
+      ['engineer', 'working', 2],
+      ['reviewer', 'working', 3],
+    ]);
+  });
+});
