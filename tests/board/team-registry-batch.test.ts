@@ -63,21 +63,58 @@ describe('TeamRegistry member updates', () => {
     ]);
   });
 
-  it("one member's updates land in order, and a name the config lacks fails only its own caller", async () => {
+  it("one member's updates land in order, and a name the config lacks or a record it refuses fails only its own caller", async () => {
     const { registry, writes } = await team();
     const before = writes();
     const first = registry.setStatus('engineer', 'working', { task: 7, reason: 'claimed' });
     const gone = registry.setStatus('nobody', 'working', { task: 8 });
+    const refused = registry.setStatus('reviewer', 'working', { task: 0 });
     const second = registry.setStatus('engineer', 'idle', { task: null });
     await expect(gone).rejects.toBeInstanceOf(NotFoundError);
     await expect(gone).rejects.toThrow("'nobody' is not a member of team 'crew'");
+    await expect(refused).rejects.toThrow(/^member 'reviewer': task: /);
     expect(await first).toMatchObject({ status: 'working', task: 7, reason: 'claimed' });
     const last = await second;
     expect(last).toMatchObject({ status: 'idle', task: null });
-    // The status changed twice in the write: the reason went with the first, `since` is the last change's.
+    // The status changed twice in the write: the reason went with the first.
     expect(last.reason).toBeUndefined();
     expect(registry.get('engineer')).toMatchObject({ status: 'idle', task: null });
+    expect(registry.get('reviewer')).toMatchObject({ status: 'idle', task: null });
     expect(writes() - before).toBe(1);
+  });
+
+  it('writes nothing when no member of the batch changed', async () => {
+    const { registry } = await team();
+    const before = fs.statSync(registry.file);
+    await expect(registry.setStatus('nobody', 'working', { task: 1 })).rejects.toBeInstanceOf(NotFoundError);
+    const after = fs.statSync(registry.file);
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+  });
+
+  it("a member's update made while the write before it waits for the lock lands after it, whoever takes the lock first", async () => {
+    const { registry } = await team();
+    // The lock's waiters back off at random: a later write that raced the earlier one could win it.
+    for (let round = 0; round < 5; round++) {
+      let release = () => undefined as void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let locked = () => undefined as void;
+      const taken = new Promise<void>((resolve) => (locked = resolve));
+      const other = withLock(registry.file, async () => {
+        locked();
+        await held;
+      });
+      await taken;
+      const working = registry.setStatus('engineer', 'working', { task: round + 1 });
+      // That write has begun and waits for the lock; the next update comes after it began.
+      await new Promise((resolve) => setImmediate(resolve));
+      const idle = registry.setStatus('engineer', 'idle', { task: null });
+      // A turn for a write of it to begin, were it not held back behind the first.
+      await new Promise((resolve) => setImmediate(resolve));
+      release();
+      await other;
+      await Promise.all([working, idle]);
+      expect(registry.get('engineer')).toMatchObject({ status: 'idle', task: null });
+    }
   });
 
   it('made while its write waits for the lock go in the write after it, none lost', async () => {

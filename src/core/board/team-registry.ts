@@ -243,20 +243,34 @@ export class TeamRegistry {
 
   /** Member updates not written yet: the next write of the config takes them all (updateMember). */
   private queued: Array<{ name: string; update: MemberUpdate; settle: (result: Member | Error) => void }> = [];
+  /** A write of queued updates is due or under way: the next waits for it, so batches land in order. */
+  private writing = false;
 
   /**
    * Changes one member's record. Updates are written on the next turn of the event loop, together
    * with every other made before it — the teammates that share a thread (and so this registry)
-   * change status in bursts, and each write is a lock, a read and a new file — and an update made
-   * while that write waits for the lock goes in the write after it. Each settles with its own
-   * member's record once written, or with a NotFoundError for a name the config does not list; in
-   * order, member by member. Off the caller's path: a claim that posts `working` goes on to its
-   * prompt and its request without waiting for the write.
+   * change status in bursts, and each write is a lock, a read and a new file — and one made while
+   * that write waits for the lock goes in the write after it, which starts once it has landed. Each
+   * settles with its own member's record once written, or with an error of its own (a name the
+   * config does not list, a record the schema refuses), in order, member by member. Off the
+   * caller's path: a claim that posts `working` goes on to its prompt and its request without
+   * waiting for the write.
    */
   updateMember(name: string, update: MemberUpdate): Promise<Member> {
     return new Promise((resolve, reject) => {
-      if (this.queued.length === 0) setImmediate(() => void this.writeQueued());
       this.queued.push({ name, update, settle: (result) => (result instanceof Error ? reject(result) : resolve(result)) });
+      this.writeSoon();
+    });
+  }
+
+  private writeSoon(): void {
+    if (this.writing || this.queued.length === 0) return;
+    this.writing = true;
+    setImmediate(() => {
+      void this.writeQueued().finally(() => {
+        this.writing = false;
+        this.writeSoon();
+      });
     });
   }
 
@@ -274,11 +288,16 @@ export class TeamRegistry {
             results.set(i, new NotFoundError(`'${name}' is not a member of team '${current.team}'`));
             continue;
           }
-          const next = this.updated(existing, update);
-          results.set(i, next);
-          current = { ...current, members: current.members.map((m) => (m.name === name ? next : m)) };
+          const next = MemberSchema.safeParse(this.updated(existing, update));
+          if (!next.success) {
+            results.set(i, new ConfigError(`member '${name}': ${describeZodError(next.error)}`));
+            continue;
+          }
+          results.set(i, next.data);
+          current = { ...current, members: current.members.map((m) => (m.name === name ? next.data : m)) };
         }
-        return current;
+        // No member changed (every name unknown, every record refused): nothing is written.
+        return current === config ? null : current;
       });
     } catch (error) {
       for (const { settle } of batch) settle(error instanceof Error ? error : new Error(String(error)));
@@ -301,13 +320,16 @@ export class TeamRegistry {
     return next;
   }
 
-  private async change(fn: (config: TeamConfig, existed: boolean) => TeamConfig, options: ChangeOptions = {}): Promise<TeamConfig> {
+  /** Reads the config, applies `fn` and writes what it returns under the config's lock; `null` writes nothing. */
+  private async change(fn: (config: TeamConfig, existed: boolean) => TeamConfig | null, options: ChangeOptions = {}): Promise<TeamConfig> {
     return this.docs.change('config', (raw) => {
       const parsed = raw === undefined ? null : TeamConfigSchema.safeParse(raw);
       // A config that does not validate (a bad hand edit) is reported, never written over.
       if (parsed && !parsed.success) throw new BoardFileError(this.file, describeZodError(parsed.error));
       const current = parsed?.success ? parsed.data : this.empty();
-      const next = TeamConfigSchema.parse(fn(current, parsed !== null));
+      const changed = fn(current, parsed !== null);
+      if (changed === null) return { result: current };
+      const next = TeamConfigSchema.parse(changed);
       return { write: next, result: next };
     }, options).catch((error: unknown) => {
       throw withRecoveryHint(error);
