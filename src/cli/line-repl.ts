@@ -137,7 +137,9 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     if (open) print(open);
     unfinished ||= open !== null;
   }
-  if (failed.length) print(`not done: ${counted(failed.length, 'line')} of the input failed (the first: ${JSON.stringify(failed[0]!.length > 80 ? `${failed[0]!.slice(0, 79)}…` : failed[0])}; its error is above)`);
+  // Cut by characters, not UTF-16 units: an emoji is never split into half a pair.
+  const first = Array.from(failed[0] ?? '');
+  if (failed.length) print(`not done: ${counted(failed.length, 'line')} of the input failed (the first: ${JSON.stringify(first.length > 80 ? `${first.slice(0, 79).join('')}…` : first.join(''))}; its error is above)`);
   process.off('SIGINT', onSigint);
   process.off('SIGTERM', onSigterm);
   await session.catchUp();

@@ -98,7 +98,7 @@ describe('the CLI and the sandbox', () => {
     roots.push(root);
     const run = await runCli(['run', '--auto', '--dir', root, DOWNLOADS_REQUIREMENT], { cwd: root, env: { PATH: binWithout((name) => name.startsWith('python')) } });
     expect(run.code, describeRun(run)).toBe(1);
-    const why = 'organize.py cannot run on this machine: `python3` is not found (exit 127); install python3 or add it to PATH, then run again';
+    const why = 'the run of organize.py could not find `python3` on this machine (exit 127): install python3 or add it to PATH, then run again';
     expect(run.stdout).toContain(`pipeline #1: FAILED — ${why}`);
     expect(run.stdout).toMatch(/^ {2}\[engineer\] bash: exit 127 /m);
     expect(run.stdout).not.toMatch(/submit_for_review|refused/);

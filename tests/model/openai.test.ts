@@ -148,6 +148,9 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
     expect(api.requests).toHaveLength(4);
     const plain = await server([{ status: 400, body: 'tool use is not supported by this model', headers: { 'content-type': 'text/plain' } }]);
     await expect(ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${plain.url}/v1` }))).resolves.toMatchObject({ code: 'MODEL_REFUSED', message: `Model API at ${plain.url}/v1 refused the request for model 'm' (400: tool use is not supported by this model)` });
+    // A proxy's fields (LiteLLM's): a type of "None" and the status again as the code say nothing, and are left out.
+    const proxy = await server([error(400, 'bad request', {}, 'None', '400')]);
+    await expect(ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${proxy.url}/v1` }))).resolves.toMatchObject({ message: `Model API at ${proxy.url}/v1 refused the request for model 'm' (400: bad request)` });
     const retried = await server([error(409, 'conflict'), completion({ content: 'after a retry' })]);
     await expect(ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${retried.url}/v1`, maxRetries: 1 }))).resolves.toMatchObject({ content: [{ type: 'text', text: 'after a retry' }] });
   });

@@ -41,8 +41,13 @@ describe('the offline engineer when its run cannot find a command (exit 127)', (
     ['dash', 'exit 127 (9 ms)\nstderr:\nsh: 1: exec: python3: not found'],
   ])("fails the task naming it, as %s says it, instead of rewriting and submitting what cannot run", (_shell, content) => {
     const turn = engineerTurn(handoff, [wrote, ran(content)]);
-    expect(turn.calls).toEqual([{ name: 'fail_task', input: { reason: 'wordcount.py cannot run on this machine: `python3` is not found (exit 127); install python3 or add it to PATH, then run again' } }]);
+    expect(turn.calls).toEqual([{ name: 'fail_task', input: { reason: 'the run of wordcount.py could not find `python3` on this machine (exit 127): install python3 or add it to PATH, then run again' } }]);
     expect(turn.text).toBe('python3 is not found here.');
+  });
+
+  it("names the command the shell could not find, never a line of the program's own output", () => {
+    const turn = engineerTurn(handoff, [wrote, ran('exit 127 (12 ms)\nstdout:\nreport.pdf: not found\nstderr:\nbash: line 1: sort: command not found')]);
+    expect(turn.calls).toEqual([{ name: 'fail_task', input: { reason: expect.stringMatching(/^the run of wordcount\.py could not find `sort` on this machine/) } }]);
   });
 
   it('rewrites the program after any other failed run, as before', () => {

@@ -17,7 +17,9 @@ const fail = (reason: string, text = 'This is beyond what I can do offline.'): D
  */
 function notFound(call: ToolCall | undefined): string | null {
   if (!call?.result || !/^exit 127\b/.test(call.result.content)) return null;
-  return /(?:^|[\s:])([\w.+-]+): (?:command )?not found$/m.exec(call.result.content)?.[1] ?? null;
+  // The shell's words, in the run's stderr (the last said: the one that ended it); never what the program printed.
+  const stderr = call.result.content.split('\nstderr:\n')[1] ?? '';
+  return [...stderr.matchAll(/(?:^|[\s:])([\w.+-]+): (?:command )?not found$/gm)].at(-1)?.[1] ?? null;
 }
 
 /**
@@ -69,7 +71,7 @@ export function engineerTurn(handoff: HandoffData, calls: readonly ToolCall[]): 
     return { text: 'Running it on a scratch folder.', calls: [{ name: 'bash', input: { command: program.tryCommand } }] };
   }
   const missing = last?.name === 'bash' ? notFound(last) : null;
-  if (missing) return fail(`${file} cannot run on this machine: \`${missing}\` is not found (exit 127); install ${missing} or add it to PATH, then run again`, `${missing} is not found here.`);
+  if (missing) return fail(`the run of ${file} could not find \`${missing}\` on this machine (exit 127): install ${missing} or add it to PATH, then run again`, `${missing} is not found here.`);
   if (last?.name === 'bash' && !exitedOk(last) && writes.length < 2) {
     return { text: 'The run failed; rewriting the program.', calls: [{ name: 'write_file', input: { path: file, content: program.content } }] };
   }

@@ -23,9 +23,11 @@ export function toModelError(error: unknown, signal: AbortSignal | undefined, si
   }
   if (error instanceof APIError && typeof error.status === 'number') {
     const body = isRecord(error.error) && typeof error.error.message === 'string' ? error.error.message : plainBody(error, error.status);
-    // As the Anthropic lines say it: the status, the error's type, and its code where it adds one (context_length_exceeded).
-    const code = typeof error.code === 'string' && error.code !== error.type ? ` (${error.code})` : '';
-    const said = `${[String(error.status), error.type].filter(Boolean).join(' ')}${code}${body ? `: ${body}` : ''}`;
+    // As the Anthropic lines say it: the status, the error's type, and its code where it adds one
+    // (context_length_exceeded); not a proxy's "None", nor its status again as the code.
+    const type = typeof error.type === 'string' && error.type !== 'None' ? error.type : '';
+    const code = typeof error.code === 'string' && ![type, String(error.status), 'None'].includes(error.code) ? ` (${error.code})` : '';
+    const said = `${[String(error.status), type].filter(Boolean).join(' ')}${code}${body ? `: ${body}` : ''}`;
     if (error.status === 401 || error.status === 403) {
       return new ModelError(site.clean(`OPENAI_API_KEY was rejected by ${site.endpoint} (${said}): check the key`), 'MODEL_AUTH');
     }
