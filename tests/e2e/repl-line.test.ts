@@ -154,6 +154,15 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     }
   });
 
+  it('exits 0 when a pipeline fails: a verdict is no line of the input that failed', async () => {
+    assertBuilt();
+    const dir = tempBoard('autoteam-repl-line-');
+    const result = await execa('node', [CLI, '--dir', dir, '--auto'], { cwd: dir, env: offlineEnv(), input: 'Write a web server in Rust that serves my photos.\n/tasks\n', reject: false, timeout: 120_000 });
+    expect(result.exitCode, result.stdout).toBe(0);
+    expect(result.stdout).toMatch(/Pipeline #1 failed at /);
+    expect(result.stdout).not.toContain('not done:');
+  });
+
   it('takes the lines after a requirement as the answers to the analyst (no --auto)', async () => {
     assertBuilt();
     const dir = tempBoard('autoteam-repl-line-');
