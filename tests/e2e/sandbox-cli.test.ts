@@ -86,7 +86,7 @@ describe('the CLI and the sandbox', () => {
     // A bad --timeout ends the run right after the start's checks: exit 2, nothing posted.
     const run = await runCli(['run', '--auto', '--timeout', '60', '--dir', root, 'x'], { cwd: root, env: { PATH: bin } });
     expect(run.code, describeRun(run)).toBe(2);
-    expect(run.stderr).toMatch(/^autoteam: python3 is not on PATH: the engineer cannot run Python programs, and the reviewer's linter, tests and checks fail; install python3 or add it to PATH$/m);
+    expect(run.stderr).toMatch(/^autoteam: python3 is not on PATH: the engineer cannot run Python programs, and the reviewer's checks \(and its linter and tests of Python\) fail; install python3 or add it to PATH$/m);
     // With python3 there, no such line.
     const fine = await runCli(['run', '--auto', '--timeout', '60', '--dir', root, 'x'], { cwd: root });
     expect(fine.code).toBe(2);
@@ -102,6 +102,15 @@ describe('the CLI and the sandbox', () => {
     expect(run.stdout).toContain(`pipeline #1: FAILED — ${why}`);
     expect(run.stdout).toMatch(/^ {2}\[engineer\] bash: exit 127 /m);
     expect(run.stdout).not.toMatch(/submit_for_review|refused/);
+  });
+
+  it("without python3 a JavaScript pipeline's review fails naming python3 (its checks are Python), not sending the engineer to mend working code", async () => {
+    const root = tempBoard();
+    roots.push(root);
+    const run = await runCli(['run', '--auto', '--dir', root, 'Write a JavaScript script that counts the words in a text file.'], { cwd: root, env: { PATH: binWithout((name) => name.startsWith('python')) } });
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout).toContain("pipeline #1: FAILED — the review's tools could not run: `python3` is not found on this machine (exit 127); install python3 or add it to PATH, then run again");
+    expect(run.stdout).not.toMatch(/request_revision|Revise \(1\)/);
   });
 
   it('rejects a bad --sandbox mode and an unknown --allow-network stage with exit 2', async () => {

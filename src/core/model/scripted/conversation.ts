@@ -60,6 +60,20 @@ export function callsOf(calls: readonly ToolCall[], name: string): ToolCall[] {
   return calls.filter((call) => call.name === name);
 }
 
+/**
+ * The command a run could not start (exit 127), as its stderr names it: the shell's `python3:
+ * command not found`, or the launcher's `failed to execute python3: No such file or directory` (the
+ * last named: the one that ended it). Never a line of the run's stdout, which is the program's own.
+ * Null for any other result.
+ */
+export function commandNotFound(call: ToolCall | undefined): string | null {
+  const content = call?.result?.content ?? '';
+  if (!/\bexit 127\b/.test(content.split('\n')[0] ?? '')) return null;
+  const stderr = content.split('\nstderr:\n')[1] ?? '';
+  const named = [...stderr.matchAll(/(?:^|[\s:])([\w.+-]+): (?:command )?not found$|failed to execute ([\w.+-]+): No such file or directory$/gm)].at(-1);
+  return named ? (named[1] ?? named[2] ?? null) : null;
+}
+
 export function lastCall(calls: readonly ToolCall[], name?: string): ToolCall | undefined {
   for (let i = calls.length - 1; i >= 0; i--) if (!name || calls[i]!.name === name) return calls[i];
   return undefined;

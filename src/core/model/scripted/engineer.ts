@@ -1,5 +1,5 @@
 import type { HandoffData } from '../../stages/handoff.js';
-import { callsOf, type Decision, lastCall, type ToolCall } from './conversation.js';
+import { callsOf, commandNotFound, type Decision, lastCall, type ToolCall } from './conversation.js';
 import { applyFixes, buildProgram, draftOf } from './programs.js';
 import { detectLanguage, kindOf, OFFLINE_CANNOT, organizerSpec, otherLanguage, REAL_MODEL_HINT, wordcountSupports } from './repertoire.js';
 import { counted } from '../../words.js';
@@ -9,18 +9,6 @@ function exitedOk(call: ToolCall | undefined): boolean {
 }
 
 const fail = (reason: string, text = 'This is beyond what I can do offline.'): Decision => ({ text, calls: [{ name: 'fail_task', input: { reason } }] });
-
-/**
- * The command a run could not start (exit 127, the shell's `python3: not found`), or null. No
- * rewrite of the program mends that: the task fails naming it, rather than on the refusal of a
- * second submission that changed nothing.
- */
-function notFound(call: ToolCall | undefined): string | null {
-  if (!call?.result || !/^exit 127\b/.test(call.result.content)) return null;
-  // The shell's words, in the run's stderr (the last said: the one that ended it); never what the program printed.
-  const stderr = call.result.content.split('\nstderr:\n')[1] ?? '';
-  return [...stderr.matchAll(/(?:^|[\s:])([\w.+-]+): (?:command )?not found$/gm)].at(-1)?.[1] ?? null;
-}
 
 /**
  * The engineer: write a program of the repertoire (honouring the analyst's spec), run it for real,
@@ -70,7 +58,9 @@ export function engineerTurn(handoff: HandoffData, calls: readonly ToolCall[]): 
   if (last?.name === 'write_file' || last?.name === 'edit_file' || runs.length === 0) {
     return { text: 'Running it on a scratch folder.', calls: [{ name: 'bash', input: { command: program.tryCommand } }] };
   }
-  const missing = last?.name === 'bash' ? notFound(last) : null;
+  // No rewrite of the program mends a command the machine lacks: the task fails naming it, rather
+  // than on the refusal of a second submission that changed nothing.
+  const missing = last?.name === 'bash' ? commandNotFound(last) : null;
   if (missing) return fail(`the run of ${file} could not find \`${missing}\` on this machine (exit 127): install ${missing} or add it to PATH, then run again`, `${missing} is not found here.`);
   if (last?.name === 'bash' && !exitedOk(last) && writes.length < 2) {
     return { text: 'The run failed; rewriting the program.', calls: [{ name: 'write_file', input: { path: file, content: program.content } }] };
