@@ -148,6 +148,14 @@ describe('OpenAIModel against a loopback chat-completions server', () => {
     expect(api.requests).toHaveLength(4);
     const plain = await server([{ status: 400, body: 'tool use is not supported by this model', headers: { 'content-type': 'text/plain' } }]);
     await expect(ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${plain.url}/v1` }))).resolves.toMatchObject({ code: 'MODEL_REFUSED', message: `Model API at ${plain.url}/v1 refused the request for model 'm' (400: tool use is not supported by this model)` });
+    // Compatible servers' own shapes keep their words: vLLM's error at the top of the body, and a bare string.
+    const shapes = await server([
+      { status: 400, body: { object: 'error', message: "This model's maximum context length is 4096 tokens", type: 'BadRequestError', param: null, code: 400 } },
+      { status: 400, body: { error: 'something broke' } },
+    ]);
+    const shaped = () => ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${shapes.url}/v1` }));
+    await expect(shaped()).resolves.toMatchObject({ code: 'MODEL_REFUSED', message: `Model API at ${shapes.url}/v1 refused the request for model 'm' (400 BadRequestError: This model's maximum context length is 4096 tokens)` });
+    await expect(shaped()).resolves.toMatchObject({ code: 'MODEL_REFUSED', message: `Model API at ${shapes.url}/v1 refused the request for model 'm' (400: something broke)` });
     // A proxy's fields (LiteLLM's): a type of "None" and the status again as the code say nothing, and are left out.
     const proxy = await server([error(400, 'bad request', {}, 'None', '400')]);
     await expect(ask(new OpenAIModel({ model: 'm', apiKey: KEY, baseURL: `${proxy.url}/v1` }))).resolves.toMatchObject({ message: `Model API at ${proxy.url}/v1 refused the request for model 'm' (400: bad request)` });

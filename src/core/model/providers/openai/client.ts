@@ -4,7 +4,7 @@ import type { ModelClient, ModelRequest, ModelResponse } from '../../types.js';
 import { EndpointHistory, politeFetch, WARM_REQUEST } from '../common.js';
 import { oneLine } from '../../../words.js';
 import { fromCompletion, toParams } from './convert.js';
-import { badResponseError, type CallSite, toModelError } from './errors.js';
+import { badResponseError, type CallSite, readableErrors, toModelError } from './errors.js';
 import { DEFAULT_MAX_RETRIES, DEFAULT_OPENAI_BASE_URL, DEFAULT_TIMEOUT_MS, type OpenAISettings } from './settings.js';
 import { parseBaseURL } from './url.js';
 
@@ -55,7 +55,7 @@ export class OpenAIModel implements ModelClient {
       timeout: timeoutMs,
       maxRetries,
       logLevel: 'off',
-      fetch: politeFetch(options.fetch ?? globalThis.fetch),
+      fetch: readableErrors(politeFetch(options.fetch ?? globalThis.fetch)),
     });
   }
 

@@ -48,6 +48,30 @@ export function toModelError(error: unknown, signal: AbortSignal | undefined, si
   return new ModelError(site.clean(`Call to ${site.id} at ${site.endpoint} failed: ${error instanceof Error ? error.message : String(error)}`), 'MODEL_ERROR');
 }
 
+/**
+ * `inner`, with an error response's JSON put in the shape the SDK reads its words from,
+ * `{"error": {"message", "type", "code"}}`: compatible servers answer `{"message", "type", "code"}`
+ * at the top (vLLM) or `{"error": "text"}`, and the SDK kept neither, so the line said only `(400)`.
+ * Any other body passes as it came.
+ */
+export function readableErrors<F extends (input: any, init?: any) => Promise<Response>>(inner: F): F {
+  return (async (input: unknown, init?: unknown) => {
+    const response = await inner(input, init);
+    if (response.ok || !response.headers.get('content-type')?.includes('json')) return response;
+    const text = await response.text();
+    let body: unknown = null;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // Not JSON after all: the SDK says the text.
+    }
+    const error = !isRecord(body) ? null : typeof body.error === 'string' ? { message: body.error } : body.error === undefined && typeof body.message === 'string' ? body : null;
+    const headers = new Headers(response.headers);
+    headers.delete('content-length');
+    return new Response(error ? JSON.stringify({ error }) : text, { status: response.status, statusText: response.statusText, headers });
+  }) as F;
+}
+
 /** A response that is no chat completion: the base URL points elsewhere. */
 export function badResponseError(site: CallSite): ModelError {
   return new ModelError(site.clean(`${site.endpoint}/chat/completions did not answer with a chat completion: check OPENAI_BASE_URL`), 'MODEL_BAD_RESPONSE');
