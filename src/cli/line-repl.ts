@@ -18,6 +18,9 @@ export interface LineReplOptions {
 
 export const DRAIN_TIMEOUT_MS = 5 * 60_000;
 
+/** A line of the input that is a comment: it starts with `#`, and not with `#<number> ` (an answer to that pipeline). */
+const COMMENT = /^#(?!\d+\s)/;
+
 /**
  * The REPL without a terminal: one line in, plain lines out, so pipes and scripts work. At end of
  * input it waits (bounded) for what the team is still doing, then quits like /quit. Resolves to the
@@ -101,6 +104,8 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   print('Type /help for commands, or a requirement for the lead.');
   let quit = false;
   for await (const line of incoming) {
+    // A comment in a script, as in `run --file`: `#` not followed by a pipeline's number (`#2 yes` answers #2).
+    if (COMMENT.test(line.trim())) continue;
     erred = false;
     const outcome = await runLine(line, io);
     if (erred) failed.push(line.trim());

@@ -123,6 +123,16 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(result.stdout).not.toContain('posted pipeline');
   });
 
+  it('skips a comment line (# …) as run --file does, and exits 0', async () => {
+    assertBuilt();
+    const dir = tempBoard('autoteam-repl-line-');
+    const result = await execa('node', [CLI, '--dir', dir, '--no-team'], { cwd: dir, env: offlineEnv(), input: '# this script lists the board\n#no space either\n/tasks\n#\n', reject: false, timeout: 60_000 });
+    expect(result.exitCode, result.stdout).toBe(0);
+    expect(result.stdout).toContain('No tasks');
+    expect(result.stdout).not.toMatch(/lead:|posted pipeline/);
+    expect(readTasks(dir)).toEqual([]);
+  });
+
   it('refuses a message to the lead over the requirement limit in one line, posting nothing', async () => {
     assertBuilt();
     const dir = tempBoard('autoteam-repl-line-');
