@@ -15,10 +15,11 @@ import { MergeQueue, recheckLimits } from '../core/lead/merge-queue.js';
 import { leaderOf } from '../core/lead/board-lead.js';
 import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.js';
 import { coveredBeside, rolesFrom, whoWorks } from './post-command.js';
-import { runsNow } from '../core/board/team-registry.js';
+import { isLive, runsNow } from '../core/board/team-registry.js';
+import { goneReason } from '../core/board/liveness.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retriedLine, taskId } from '../frontend/commands.js';
-import { fitted, formatBoard, WHO_ANSWERS } from '../frontend/format.js';
+import { fitted, formatBoard, formatMember, WHO_ANSWERS } from '../frontend/format.js';
 import { onStopSignals } from '../frontend/quit.js';
 import { type PendingQuestion, questionsInLog, unansweredOnBoard } from '../core/lead/questions.js';
 import { boardDir, boardOption, boardUrl, dirOption, existingBoardDir, openExisting, remoteOf, UsageError, warnOfBrokenConfig } from './board-options.js';
@@ -53,7 +54,7 @@ async function byHand(act: (options: MergerOptions) => Promise<string>): Promise
 }
 
 /**
- * The commands that look at or act on a board without running a team: tasks, show, the pipeline
+ * The commands that look at or act on a board without running a team: tasks, team, show, the pipeline
  * commands (cancel, retry, diff, merge, discard), export, import, stages and init.
  */
 export function registerBoardCommands(program: Command): void {
@@ -86,6 +87,43 @@ export function registerBoardCommands(program: Command): void {
         // Its task may be a pipeline's: that pipeline's totals above are short by what it spent.
         const totals = tasks.some((task) => task.pipeline !== null) ? " and from the pipelines' totals" : '';
         for (const problem of board.tasks.problems()) console.error(`skipped ${problem.message} (left out of the list${totals})`);
+      } finally {
+        await board.close();
+      }
+    });
+
+  program
+    .command('team')
+    .description("print the team: each member's role and status, as /team shows them, and the lead holding the board")
+    .addOption(dirOption())
+    .addOption(boardOption())
+    .option('--json', 'print the team config as JSON')
+    .action(async (options: { json?: boolean }, command: Command) => {
+      warnOfBrokenConfig(command);
+      if (!boardUrl(command)) {
+        const dir = existingBoardDir(command);
+        if (!fs.existsSync(path.join(dir, '.team', 'config.json'))) {
+          console.log(options.json ? 'null' : `No team (no .team/config.json in ${dir}).`);
+          return;
+        }
+      }
+      const board = await openExisting(command);
+      try {
+        const config = board.registry.read();
+        if (options.json) return void console.log(JSON.stringify(config, null, 2));
+        const lease = board.lease().read();
+        const leader = leaderOf(lease);
+        const lead = leader.state === 'none' ? 'no lead running' : `lead ${config.lead}: pid ${leader.pid}${leader.host ? ` on ${leader.host}` : ''}, since ${leader.since}`;
+        const lines = [`team ${config.team} — ${lead}`];
+        const nowMs = Date.now();
+        for (const member of config.members) {
+          // A thread of the live lead that idled out: the lead starts it again for work (resting, as /team says it).
+          const resting = member.status === 'shutdown' && leader.state !== 'none' && member.pid === leader.pid && (member.host ?? null) === (leader.host ?? null) && /^(idle for |resting)/.test(member.reason ?? '');
+          const gone = isLive(member) ? goneReason(member, nowMs) : null;
+          lines.push(`  ${formatMember({ ...member, resting })}${gone ? ` (not running: ${gone})` : ''}`);
+        }
+        if (config.members.length === 0) lines.push('  no teammates');
+        console.log(lines.join('\n'));
       } finally {
         await board.close();
       }
