@@ -27,6 +27,25 @@ function counted(root: string): { docs: DocStore; writes: () => number } {
   return { docs, writes: () => writes };
 }
 
+/** Takes `file`'s lock as another writer would, and holds it until `release`, which resolves once it is let go. */
+async function holdLock(file: string): Promise<{ release: () => Promise<void> }> {
+  let release = () => undefined as void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let locked = () => undefined as void;
+  const taken = new Promise<void>((resolve) => (locked = resolve));
+  const done = withLock(file, async () => {
+    locked();
+    await held;
+  });
+  await taken;
+  return {
+    release: async () => {
+      release();
+      await done;
+    },
+  };
+}
+
 describe('TeamRegistry member updates', () => {
   let root = '';
   afterEach(() => {
@@ -95,23 +114,14 @@ describe('TeamRegistry member updates', () => {
     const { registry } = await team();
     // The lock's waiters back off at random: a later write that raced the earlier one could win it.
     for (let round = 0; round < 5; round++) {
-      let release = () => undefined as void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      let locked = () => undefined as void;
-      const taken = new Promise<void>((resolve) => (locked = resolve));
-      const other = withLock(registry.file, async () => {
-        locked();
-        await held;
-      });
-      await taken;
+      const other = await holdLock(registry.file);
       const working = registry.setStatus('engineer', 'working', { task: round + 1 });
       // That write has begun and waits for the lock; the next update comes after it began.
       await new Promise((resolve) => setImmediate(resolve));
       const idle = registry.setStatus('engineer', 'idle', { task: null });
       // A turn for a write of it to begin, were it not held back behind the first.
       await new Promise((resolve) => setImmediate(resolve));
-      release();
-      await other;
+      await other.release();
       await Promise.all([working, idle]);
       expect(registry.get('engineer')).toMatchObject({ status: 'idle', task: null });
     }
@@ -120,22 +130,13 @@ describe('TeamRegistry member updates', () => {
   it('made while its write waits for the lock go in the write after it, none lost', async () => {
     const { registry, writes } = await team();
     const before = writes();
-    let release = () => undefined as void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let locked = () => undefined as void;
-    const taken = new Promise<void>((resolve) => (locked = resolve));
     // Another writer holds the config's lock.
-    const other = withLock(registry.file, async () => {
-      locked();
-      await held;
-    });
-    await taken;
+    const other = await holdLock(registry.file);
     const early = registry.setStatus('analyst', 'working', { task: 1 });
     // The first write has started and waits for the lock; these come after it began.
     await new Promise((resolve) => setImmediate(resolve));
     const late = [registry.setStatus('engineer', 'working', { task: 2 }), registry.setStatus('reviewer', 'working', { task: 3 })];
-    release();
-    await other;
+    await other.release();
     await Promise.all([early, ...late]);
     expect(writes() - before).toBe(2);
     expect(registry.members().map((m) => [m.name, m.status, m.task])).toEqual([
