@@ -16,7 +16,7 @@ import { leaderOf } from '../core/lead/board-lead.js';
 import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.js';
 import { coveredBeside, rolesFrom, whoWorks } from './post-command.js';
 import { isLive, runsNow } from '../core/board/team-registry.js';
-import { goneReason } from '../core/board/liveness.js';
+import { goneReason, HOST } from '../core/board/liveness.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retriedLine, taskId } from '../frontend/commands.js';
 import { fitted, formatBoard, formatMember, WHO_ANSWERS } from '../frontend/format.js';
@@ -118,7 +118,8 @@ export function registerBoardCommands(program: Command): void {
         const nowMs = Date.now();
         for (const member of config.members) {
           // A thread of the live lead that idled out: the lead starts it again for work (resting, as /team says it).
-          const resting = member.status === 'shutdown' && leader.state !== 'none' && member.pid === leader.pid && (member.host ?? null) === (leader.host ?? null) && /^(idle for |resting)/.test(member.reason ?? '');
+          // Read from the record (the lead's own list is in its process): its pid and an idle timeout's reason.
+          const resting = member.status === 'shutdown' && leader.state !== 'none' && member.pid === leader.pid && (member.host ?? HOST) === leader.host && /^(idle for |resting)/.test(member.reason ?? '');
           const gone = isLive(member) ? goneReason(member, nowMs) : null;
           lines.push(`  ${formatMember({ ...member, resting })}${gone ? ` (not running: ${gone})` : ''}`);
         }

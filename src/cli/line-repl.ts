@@ -5,6 +5,7 @@ import { type CommandIO, runLine } from '../frontend/commands.js';
 import { onHangup, quitSession, toldByQuit } from '../frontend/quit.js';
 import { leftOpenLine, waitForQuiet } from '../frontend/work.js';
 import { formatDuration } from '../frontend/format.js';
+import { ADDRESSED } from '../frontend/answer.js';
 import { counted } from '../core/words.js';
 
 export interface LineReplOptions {
@@ -18,8 +19,6 @@ export interface LineReplOptions {
 
 export const DRAIN_TIMEOUT_MS = 5 * 60_000;
 
-/** A line of the input that is a comment: it starts with `#`, and not with `#<number> ` (an answer to that pipeline). */
-const COMMENT = /^#(?!\d+\s)/;
 
 /**
  * The REPL without a terminal: one line in, plain lines out, so pipes and scripts work. At end of
@@ -104,8 +103,10 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   print('Type /help for commands, or a requirement for the lead.');
   let quit = false;
   for await (const line of incoming) {
-    // A comment in a script, as in `run --file`: `#` not followed by a pipeline's number (`#2 yes` answers #2).
-    if (COMMENT.test(line.trim())) continue;
+    // A comment in a script, as in `run --file`, while no question waits (then a line is its answer,
+    // `#336699` too); never `#2 yes` or `#2: yes`, which answer pipeline #2.
+    const text = line.trim();
+    if (text.startsWith('#') && !ADDRESSED.test(text) && session.pendingQuestions().length === 0) continue;
     erred = false;
     const outcome = await runLine(line, io);
     if (erred) failed.push(line.trim());
@@ -115,7 +116,6 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     }
     // Scripts feed answers as the lines after a requirement: after a line that starts or answers
     // work, wait until the team asks something or is done before reading the next line.
-    const text = line.trim();
     if (text && (!text.startsWith('/') || /^\/(post|answer)\b/.test(text)) && !interrupt.signal.aborted) {
       await waitForQuiet(session, options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS, undefined, interrupt.signal);
       // What the log holds of that work is printed before the next line's output.

@@ -150,7 +150,7 @@ function settingsFor(options: Record<string, unknown>, project: ProjectConfig, s
     say(`autoteam: sandbox turned off (${by}): code the agents run is not contained`);
   }
   // Without python3 every Python program, lint, test and check fails; the pipeline's own reason would not say why.
-  if (!findOnPath('python3')) say('autoteam: python3 is not on PATH: the engineer cannot run Python programs, and the reviewer\'s checks (and its linter and tests of Python) fail; install python3 or add it to PATH');
+  if (!findOnPath('python3')) say('autoteam: python3 is not on PATH: the engineer cannot run Python programs, and the reviewer\'s checks (and its linter, tests and complexity count of Python) fail; install python3 or add it to PATH');
   return settings;
 }
 

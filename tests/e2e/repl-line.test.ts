@@ -131,6 +131,11 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(result.stdout).toContain('No tasks');
     expect(result.stdout).not.toMatch(/lead:|posted pipeline/);
     expect(readTasks(dir)).toEqual([]);
+    // `#1: yes` and a bare `#2` are answers to a pipeline, not comments: with no question waiting, each is an error.
+    const answers = await execa('node', [CLI, '--dir', dir, '--no-team'], { cwd: dir, env: offlineEnv(), input: '#1: yes\n#2\n', reject: false, timeout: 60_000 });
+    expect(answers.exitCode, answers.stdout).toBe(1);
+    expect(answers.stdout).toContain('error: no question is waiting for an answer');
+    expect(answers.stdout).toContain('not done: 2 lines of the input failed (the first: "#1: yes"; its error is above)');
   });
 
   it('refuses a message to the lead over the requirement limit in one line, posting nothing', async () => {

@@ -86,7 +86,7 @@ describe('the CLI and the sandbox', () => {
     // A bad --timeout ends the run right after the start's checks: exit 2, nothing posted.
     const run = await runCli(['run', '--auto', '--timeout', '60', '--dir', root, 'x'], { cwd: root, env: { PATH: bin } });
     expect(run.code, describeRun(run)).toBe(2);
-    expect(run.stderr).toMatch(/^autoteam: python3 is not on PATH: the engineer cannot run Python programs, and the reviewer's checks \(and its linter and tests of Python\) fail; install python3 or add it to PATH$/m);
+    expect(run.stderr).toMatch(/^autoteam: python3 is not on PATH: the engineer cannot run Python programs, and the reviewer's checks \(and its linter, tests and complexity count of Python\) fail; install python3 or add it to PATH$/m);
     // With python3 there, no such line.
     const fine = await runCli(['run', '--auto', '--timeout', '60', '--dir', root, 'x'], { cwd: root });
     expect(fine.code).toBe(2);

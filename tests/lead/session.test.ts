@@ -86,8 +86,9 @@ describe('LeadSession', () => {
     const out: string[] = [];
     await runLine('/shutdown analyst', { session, print: (text) => out.push(text), askLead: (text) => session.ask(text) });
     expect(out).toEqual(['analyst had idled out: it is not started again for work (/spawn starts it)']);
-    // Kept down from now on: shut down, no longer resting.
+    // Kept down from now on: shut down, no longer resting, and its record says so to other processes.
     expect(session.snapshot().team.members.find((member) => member.name === 'analyst')).not.toHaveProperty('resting');
+    expect(boardOf(session).registry.get('analyst')).toMatchObject({ status: 'shutdown', reason: 'kept down by the lead: not started again for work' });
     const waits = waitFor(session, (e) => e.type === 'notice' && /waits: task #\d+ \(requirements\) is for a teammate of role analyst, and none runs/.test(e.text));
     await boardOf(session).tasks.create({ subject: 'Analyse: a thing', role: 'analyst', stage: 'requirements', pipeline: 1 });
     await waits;

@@ -128,14 +128,10 @@ export class LeadTeam {
     });
   }
 
-  get fatalError(): { code: string; message: string } | null {
-    return this.fatal;
-  }
+  get fatalError(): { code: string; message: string } | null { return this.fatal; }
 
   /** The teammates this session runs now (name and role). */
-  running(): Array<{ name: string; role: string }> {
-    return this.manager.handles().map(({ name, role }) => ({ name, role }));
-  }
+  running(): Array<{ name: string; role: string }> { return this.manager.handles().map(({ name, role }) => ({ name, role })); }
 
   /** This session's teammates running, and resting ones (started again as soon as work of their role comes). */
   onCall(): Array<{ name: string; role: string }> {
@@ -331,9 +327,11 @@ export class LeadTeam {
     this.manager.setModel(role, spec);
   }
 
-  /** A teammate of this session that idled out is not started again; false when it was not resting. */
-  keepDown(name: string): boolean {
-    return this.resting.delete(name) && !this.manager.get(name);
+  /** A teammate of this session that idled out is not started again, its record saying so to other processes; false when it was not resting. */
+  async keepDown(name: string): Promise<boolean> {
+    if (!this.resting.delete(name) || this.manager.get(name)) return false;
+    await this.board.registry.setStatus(name, 'shutdown', { task: null, reason: 'kept down by the lead: not started again for work' }).catch(() => undefined);
+    return true;
   }
 
   /** The shutdown protocol for one teammate (bounded wait, then stop). */

@@ -295,7 +295,7 @@ export class LeadSession extends EventEmitter<{ event: [LeadEvent] }> implements
   }
 
   async requestShutdownElsewhere(name: string): Promise<string | null> {
-    if (this.team.keepDown(name)) return `${name} had idled out: it is not started again for work (/spawn starts it)`;
+    if (await this.team.keepDown(name)) return `${name} had idled out: it is not started again for work (/spawn starts it)`;
     const { team, members } = this.board.registry.read();
     const member = members.find((entry) => entry.name === name);
     if (!member) throw new UnknownRecipientError(name, team, members.map((entry) => entry.name));

@@ -69,7 +69,8 @@ export function callsOf(calls: readonly ToolCall[], name: string): ToolCall[] {
 export function commandNotFound(call: ToolCall | undefined): string | null {
   const content = call?.result?.content ?? '';
   if (!/\bexit 127\b/.test(content.split('\n')[0] ?? '')) return null;
-  const stderr = content.split('\nstderr:\n')[1] ?? '';
+  const at = content.lastIndexOf('\nstderr:\n');
+  const stderr = at < 0 ? '' : content.slice(at + '\nstderr:\n'.length);
   const named = [...stderr.matchAll(/(?:^|[\s:])([\w.+-]+): (?:command )?not found$|failed to execute ([\w.+-]+): No such file or directory$/gm)].at(-1);
   return named ? (named[1] ?? named[2] ?? null) : null;
 }

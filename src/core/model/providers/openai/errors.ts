@@ -57,8 +57,10 @@ export function toModelError(error: unknown, signal: AbortSignal | undefined, si
 export function readableErrors<F extends (input: any, init?: any) => Promise<Response>>(inner: F): F {
   return (async (input: unknown, init?: unknown) => {
     const response = await inner(input, init);
-    if (response.ok || !response.headers.get('content-type')?.includes('json')) return response;
-    const text = await response.text();
+    // Only an error that can carry a body (a 304 cannot): a Response is built again from it below.
+    if (response.ok || !/json/i.test(response.headers.get('content-type') ?? '') || response.status < 400 || response.status > 599) return response;
+    // A body that breaks off is said as the SDK says one it cannot read: no words, the status kept.
+    const text = await response.text().catch(() => '');
     let body: unknown = null;
     try {
       body = JSON.parse(text);
@@ -68,6 +70,7 @@ export function readableErrors<F extends (input: any, init?: any) => Promise<Res
     const error = !isRecord(body) ? null : typeof body.error === 'string' ? { message: body.error } : body.error === undefined && typeof body.message === 'string' ? body : null;
     const headers = new Headers(response.headers);
     headers.delete('content-length');
+    headers.delete('content-encoding');
     return new Response(error ? JSON.stringify({ error }) : text, { status: response.status, statusText: response.statusText, headers });
   }) as F;
 }
