@@ -16,7 +16,7 @@ import { leaderOf } from '../core/lead/board-lead.js';
 import { pipelineStatus, tasksByPipeline } from '../core/stages/pipeline-status.js';
 import { coveredBeside, rolesFrom, whoWorks } from './post-command.js';
 import { isLive, runsNow } from '../core/board/team-registry.js';
-import { goneReason, HOST } from '../core/board/liveness.js';
+import { goneReason } from '../core/board/liveness.js';
 import { loadTeammateSettings, type TeammateSettings } from '../core/agent/settings.js';
 import { cancelPipeline, pipelineId, retriedLine, taskId } from '../frontend/commands.js';
 import { fitted, formatBoard, formatMember, WHO_ANSWERS } from '../frontend/format.js';
@@ -94,7 +94,7 @@ export function registerBoardCommands(program: Command): void {
 
   program
     .command('team')
-    .description("print the team: each member's role and status, as /team shows them, and the lead holding the board")
+    .description("print the team: each member's role and status as recorded, and the lead holding the board")
     .addOption(dirOption())
     .addOption(boardOption())
     .option('--json', 'print the team config as JSON')
@@ -118,10 +118,9 @@ export function registerBoardCommands(program: Command): void {
         const nowMs = Date.now();
         for (const member of config.members) {
           // A thread of the live lead that idled out: the lead starts it again for work (resting, as /team says it).
-          // Read from the record (the lead's own list is in its process): its pid and an idle timeout's reason.
-          const resting = member.status === 'shutdown' && leader.state !== 'none' && member.pid === leader.pid && (member.host ?? HOST) === leader.host && /^(idle for |resting)/.test(member.reason ?? '');
+          // As recorded: which of the lead's teammates rest (it starts them again for work) only the lead knows.
           const gone = isLive(member) ? goneReason(member, nowMs) : null;
-          lines.push(`  ${formatMember({ ...member, resting })}${gone ? ` (not running: ${gone})` : ''}`);
+          lines.push(`  ${formatMember(member)}${gone ? ` (not running: ${gone})` : ''}`);
         }
         if (config.members.length === 0) lines.push('  no teammates');
         console.log(lines.join('\n'));

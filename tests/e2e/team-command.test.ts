@@ -1,8 +1,8 @@
 /**
- * `autoteam team`: the team from the shell, as /team shows it. Beside a real lead in line mode (the
- * built CLI, its stdin held open): the lead's pid, its teammates idle, then resting once they idled
- * out; a member whose record says live but whose process is gone is said not to run; `--json` is the
- * config; a board with no team says so.
+ * `autoteam team`: the team from the shell, as its config records it. Beside a real lead in line mode
+ * (the built CLI, its stdin held open): the lead's pid, its teammates idle, then shut down with their
+ * idle timeout once they idled out; a member whose record says live but whose process is gone is said
+ * not to run; `--json` is the config; a board with no team says so.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,7 +19,7 @@ afterAll(() => {
 });
 
 describe('autoteam team', () => {
-  it('lists the lead and its teammates, idle then resting, and a member whose process is gone as not running', async () => {
+  it('lists the lead and its teammates, idle then idled out, and a member whose process is gone as not running', async () => {
     const root = tempBoard();
     roots.push(root);
     const lead = CliChild.start(['--dir', root, '--idle-timeout', '1s'], { cwd: root, stdin: 'pipe' });
@@ -36,14 +36,14 @@ describe('autoteam team', () => {
       await until(() => statuses().length === 3 && statuses().every((status) => status === 'idle looking for work' || status === 'shutdown idle for 1 s'), 'three teammates idle or resting');
       const started = await team();
       expect(started[0]).toMatch(new RegExp(`^team ${path.basename(root)} — lead lead: pid ${lead.pid} on .+, since \\d{4}-`));
-      // Idle as /team says it, or already resting: a second passes quickly on a busy machine.
+      // Idle as /team says it, or already idled out: a second passes quickly on a busy machine.
       for (const [i, role] of ['analyst', 'engineer', 'reviewer'].entries()) {
-        expect(started.slice(1).sort()[i]).toMatch(new RegExp(`^  ${role} \\(${role}\\): (idle — looking for work|resting — idle for 1 s)$`));
+        expect(started.slice(1).sort()[i]).toMatch(new RegExp(`^  ${role} \\(${role}\\): (idle — looking for work|shutdown — idle for 1 s)$`));
       }
-      // Idled out: the lead starts them again for work.
+      // Idled out (the lead starts them again for work): as recorded, with the reason.
       await until(() => statuses().every((status) => status === 'shutdown idle for 1 s'), 'three teammates idled out');
       const rested = await team();
-      expect(rested.slice(1).sort()).toEqual(['  analyst (analyst): resting — idle for 1 s', '  engineer (engineer): resting — idle for 1 s', '  reviewer (reviewer): resting — idle for 1 s']);
+      expect(rested.slice(1).sort()).toEqual(['  analyst (analyst): shutdown — idle for 1 s', '  engineer (engineer): shutdown — idle for 1 s', '  reviewer (reviewer): shutdown — idle for 1 s']);
     } finally {
       await lead.stop('SIGTERM');
     }
