@@ -258,9 +258,11 @@ describe('Teammate protocols in this thread, with a fake model', () => {
     await until(() => board.get(1).status === 'completed', 'task completed');
     model.assertDone();
 
-    const statuses = readTrace(root).records.flatMap((r) => (r.kind === 'status' ? [r.status] : []));
+    const statuses = () => readTrace(root).records.flatMap((r) => (r.kind === 'status' ? [r.status] : []));
+    // A status is traced once its registry write lands, a turn after it is set: the last, idle, may follow the completion.
+    await until(() => statuses().length >= 5, 'the idle after the task to be traced');
     // DESIGN/issue 3: the trace gets every status change; the registry said 'waiting' meanwhile.
-    expect(statuses).toEqual(['idle', 'working', 'waiting', 'working', 'idle']);
+    expect(statuses()).toEqual(['idle', 'working', 'waiting', 'working', 'idle']);
   });
 
   it('a shutdown request is answered while the teammate waits for a plan decision', async () => {
