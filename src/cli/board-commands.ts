@@ -111,13 +111,11 @@ export function registerBoardCommands(program: Command): void {
       try {
         const config = board.registry.read();
         if (options.json) return void console.log(JSON.stringify(config, null, 2));
-        const lease = board.lease().read();
-        const leader = leaderOf(lease);
+        const leader = leaderOf(board.lease().read());
         const lead = leader.state === 'none' ? 'no lead running' : `lead ${config.lead}: pid ${leader.pid}${leader.host ? ` on ${leader.host}` : ''}, since ${leader.since}`;
         const lines = [`team ${config.team} — ${lead}`];
         const nowMs = Date.now();
         for (const member of config.members) {
-          // A thread of the live lead that idled out: the lead starts it again for work (resting, as /team says it).
           // As recorded: which of the lead's teammates rest (it starts them again for work) only the lead knows.
           const gone = isLive(member) ? goneReason(member, nowMs) : null;
           lines.push(`  ${formatMember(member)}${gone ? ` (not running: ${gone})` : ''}`);

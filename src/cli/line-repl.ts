@@ -6,7 +6,7 @@ import { onHangup, quitSession, toldByQuit } from '../frontend/quit.js';
 import { leftOpenLine, waitForQuiet } from '../frontend/work.js';
 import { formatDuration } from '../frontend/format.js';
 import { ADDRESSED } from '../frontend/answer.js';
-import { counted } from '../core/words.js';
+import { counted, oneLine } from '../core/words.js';
 
 export interface LineReplOptions {
   team?: readonly TeamMemberSpec[];
@@ -109,7 +109,7 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     if (text.startsWith('#') && !ADDRESSED.test(text) && session.pendingQuestions().length === 0) continue;
     erred = false;
     const outcome = await runLine(line, io);
-    if (erred) failed.push(line.trim());
+    if (erred) failed.push(text);
     if (outcome === 'quit') {
       quit = true;
       break;
@@ -142,9 +142,7 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     if (open) print(open);
     unfinished ||= open !== null;
   }
-  // Cut by characters, not UTF-16 units: an emoji is never split into half a pair.
-  const first = Array.from(failed[0] ?? '');
-  if (failed.length) print(`not done: ${counted(failed.length, 'line')} of the input failed (the first: ${JSON.stringify(first.length > 80 ? `${first.slice(0, 79).join('')}…` : first.join(''))}; its error is above)`);
+  if (failed.length) print(`not done: ${counted(failed.length, 'line')} of the input failed (the first: ${JSON.stringify(oneLine(failed[0]!, 80))}; its error is above)`);
   process.off('SIGINT', onSigint);
   process.off('SIGTERM', onSigterm);
   await session.catchUp();

@@ -46,5 +46,8 @@ export function unknownRole(role: string, known: Iterable<string>): string {
 /** `text` on one line (every run of white space one space), at most `max` characters with `…` when cut. */
 export function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  if (flat.length <= max) return flat;
+  // Cut by characters, not UTF-16 units: an emoji is never split into half a pair.
+  const chars = Array.from(flat);
+  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : flat;
 }

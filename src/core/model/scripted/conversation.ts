@@ -75,6 +75,9 @@ export function commandNotFound(call: ToolCall | undefined): string | null {
   return named ? (named[1] ?? named[2] ?? null) : null;
 }
 
+/** What a run that could not find `command` asks of the person. */
+export const installHint = (command: string): string => `install ${command} or add it to PATH, then run again`;
+
 export function lastCall(calls: readonly ToolCall[], name?: string): ToolCall | undefined {
   for (let i = calls.length - 1; i >= 0; i--) if (!name || calls[i]!.name === name) return calls[i];
   return undefined;

@@ -1,5 +1,5 @@
 import type { HandoffData } from '../../stages/handoff.js';
-import { callsOf, commandNotFound, type Decision, lastCall, type ToolCall } from './conversation.js';
+import { callsOf, commandNotFound, type Decision, installHint, lastCall, type ToolCall } from './conversation.js';
 import { applyFixes, buildProgram, draftOf } from './programs.js';
 import { detectLanguage, kindOf, OFFLINE_CANNOT, organizerSpec, otherLanguage, REAL_MODEL_HINT, wordcountSupports } from './repertoire.js';
 import { counted } from '../../words.js';
@@ -61,7 +61,7 @@ export function engineerTurn(handoff: HandoffData, calls: readonly ToolCall[]): 
   // No rewrite of the program mends a command the machine lacks: the task fails naming it, rather
   // than on the refusal of a second submission that changed nothing.
   const missing = last?.name === 'bash' ? commandNotFound(last) : null;
-  if (missing) return fail(`the run of ${file} could not find \`${missing}\` on this machine (exit 127): install ${missing} or add it to PATH, then run again`, `${missing} is not found here.`);
+  if (missing) return fail(`the run of ${file} could not find \`${missing}\` on this machine (exit 127): ${installHint(missing)}`, `${missing} is not found here.`);
   if (last?.name === 'bash' && !exitedOk(last) && writes.length < 2) {
     return { text: 'The run failed; rewriting the program.', calls: [{ name: 'write_file', input: { path: file, content: program.content } }] };
   }

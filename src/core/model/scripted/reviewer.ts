@@ -1,7 +1,7 @@
 import type { Criterion, Issue, Severity } from '../../board/artifacts.js';
 import type { HandoffData } from '../../stages/handoff.js';
 import { checksFor } from './checks.js';
-import { callsOf, commandNotFound, type Decision, type ToolCall } from './conversation.js';
+import { callsOf, commandNotFound, type Decision, installHint, type ToolCall } from './conversation.js';
 import { kindOf, REAL_MODEL_HINT } from './repertoire.js';
 import { counted } from '../../words.js';
 
@@ -55,7 +55,7 @@ export function reviewerTurn(handoff: HandoffData, calls: readonly ToolCall[]): 
   // A tool that could not start its interpreter (no python3 for the checks) says nothing of the work:
   // the review fails naming it, rather than sending the engineer to mend what is not broken.
   const missing = [lint, tests, complexity, ...checks].map(commandNotFound).find((name) => name !== null);
-  if (missing) return fail(`the review's tools could not run: \`${missing}\` is not found on this machine (exit 127); install ${missing} or add it to PATH, then run again`);
+  if (missing) return fail(`the review's tools could not run: \`${missing}\` is not found on this machine (exit 127); ${installHint(missing)}`);
   const issues: Issue[] = [];
   for (const line of (lint.result?.content ?? '').split('\n')) {
     const match = /^\s*line (\d+) \[([^\]]+)\] (.+)$/.exec(line);
