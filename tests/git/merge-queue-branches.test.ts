@@ -182,6 +182,46 @@ describe("the merge queue merges the pipeline's own change", () => {
 });
 
 describe('merge <n> and discard <n> beside the queue', () => {
+  it("merge <n> refuses a worktree holding work not committed since the approval (an edit, a new file), removing nothing; merges once it is stashed, and the stash keeps it", { timeout: 60_000 }, async () => {
+    const { repo, board, post } = await setup();
+    const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
+    const { git: info } = queuedPipelines(board.tasks.list())[0]!;
+    const main = git(repo, 'rev-parse', 'main');
+    fs.writeFileSync(path.join(info.worktree, 'one.py'), '"""One, with my fix."""\n');
+    fs.writeFileSync(path.join(info.worktree, 'NOTES.md'), 'mine\n');
+
+    await expect(mergePipeline(board.tasks, pipeline, 'lead')).rejects.toThrow(
+      `pipeline #${pipeline} is not merged: its worktree ${info.worktree} has changes that are not committed (one.py, NOTES.md): what merges is the approved commit as it was reviewed, and the merge removes the worktree with them; set them aside first (git -C ${info.worktree} stash --include-untracked: the stash outlives the worktree), then merge again`,
+    );
+    expect(git(repo, 'rev-parse', 'main')).toBe(main);
+    expect(fs.readFileSync(path.join(info.worktree, 'NOTES.md'), 'utf8')).toBe('mine\n');
+    expect(fs.readFileSync(path.join(info.worktree, 'one.py'), 'utf8')).toBe('"""One, with my fix."""\n');
+
+    git(info.worktree, 'stash', '-q', '--include-untracked');
+    expect(await mergePipeline(board.tasks, pipeline, 'lead')).toMatch(new RegExp(`^pipeline #${pipeline}: .* merged into main`));
+    expect(fs.existsSync(info.worktree)).toBe(false);
+    expect(git(repo, 'show', 'main:one.py')).toBe('"""One."""');
+    // The stash is the repository's: the work is there after the worktree has gone.
+    expect(git(repo, 'show', 'stash@{0}^3:NOTES.md')).toBe('mine');
+    expect(git(repo, 'show', 'stash@{0}:one.py')).toBe('"""One, with my fix."""');
+  });
+
+  it('the queue leaves a pipeline whose worktree holds a new file of its own in the queue, naming it, and merges it once it is put away', { timeout: 60_000 }, async () => {
+    const { repo, board, queue, post } = await setup();
+    const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
+    const { git: info } = queuedPipelines(board.tasks.list())[0]!;
+    const main = git(repo, 'rev-parse', 'main');
+    fs.writeFileSync(path.join(info.worktree, 'NOTES.md'), 'mine\n');
+
+    const [line] = await queue().drain();
+    expect(line).toBe(`pipeline #${pipeline}: not merged — its worktree ${info.worktree} has changes that are not committed (NOTES.md): what merges is the approved commit as it was reviewed, and the merge removes the worktree with them; set them aside first (git -C ${info.worktree} stash --include-untracked: the stash outlives the worktree), then merge again (it stays in the queue)`);
+    expect(git(repo, 'rev-parse', 'main')).toBe(main);
+    expect(fs.readFileSync(path.join(info.worktree, 'NOTES.md'), 'utf8')).toBe('mine\n');
+
+    fs.renameSync(path.join(info.worktree, 'NOTES.md'), path.join(repo, '..', `notes-${pipeline}.md`));
+    expect((await queue().drain())[0]).toMatch(new RegExp(`^pipeline #${pipeline}: ${info.branch} merged into main`));
+  });
+
   it('merge <n> refuses a pipeline whose base the checked-out branch does not hold, naming it; merges on that base', { timeout: 60_000 }, async () => {
     const { repo, board, post } = await setup();
     git(repo, 'checkout', '-q', '-b', 'feat');

@@ -287,6 +287,17 @@ export async function mergeBranch(repoTop: string, branch: string, message: stri
   return { into, how: 'merge commit', commit: (await git(repoTop, ['rev-parse', 'HEAD'])).stdout.trim() };
 }
 
+/**
+ * What pipeline worktree `worktree` holds that its branch does not: files changed, added or deleted,
+ * tracked or not, of the kind a change is made of (PATHSPEC: neither the runtime's files nor trusted
+ * ones; ignored files neither). An approved worktree holds none; one there now is someone's work since
+ * the approval, which removing the worktree would lose.
+ */
+export async function uncommittedFiles(worktree: string): Promise<string[]> {
+  const { stdout } = await git(worktree, ['status', '--porcelain', '-z', '--no-renames', '--untracked-files=all', ...PATHSPEC]);
+  return stdout.split('\0').filter(Boolean).map((record) => record.slice(3));
+}
+
 /** Removes a pipeline's worktree (with whatever it holds) and, unless `keepBranch`, its branch. */
 export async function removeWorktree(repoTop: string, worktree: string, branch: string, options: { keepBranch?: boolean } = {}): Promise<void> {
   if (fs.existsSync(worktree)) await git(repoTop, ['worktree', 'remove', '--force', '--force', worktree]);

@@ -3,13 +3,13 @@ import type { Task } from '../board/schemas.js';
 import type { TaskBoardLike as TaskBoard } from '../board/task-rules.js';
 import { AutoteamError } from '../errors.js';
 import fs from 'node:fs';
-import { branchTip, type ChangedFile, changedFiles, mergeBranch, pipelineDiff, removeWorktree } from '../git/worktree.js';
+import { branchTip, type ChangedFile, changedFiles, mergeBranch, pipelineDiff, removeWorktree, uncommittedFiles } from '../git/worktree.js';
 import { noPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { deleteBranch, ensureClone, fetchBranch, hasCommit, RemoteError, remoteTip } from '../git/remote.js';
 import { remoteClone, resolveRemoteUrl } from '../git/remote-url.js';
 import { loadProjectConfig } from '../config/project-config.js';
 import { localGit } from '../stages/workspace.js';
-import { asMerger, queueRebaseOnto, restoreApprovedBranch, WAITING_FOR_MERGER } from './merge-site.js';
+import { asMerger, queueRebaseOnto, restoreApprovedBranch, uncommittedRefusal, WAITING_FOR_MERGER } from './merge-site.js';
 import { git as runGit } from '../git/git.js';
 import { isLockBusy } from '../board/lock.js';
 
@@ -191,6 +191,9 @@ async function mergeOne(board: TaskBoard, id: number, by: string): Promise<strin
     const state = status === 'active' ? 'is still active' : status === 'failed' ? 'failed' : `was ${status}`;
     throw new AutoteamError(`pipeline #${id} ${state}: only approved work is merged (diff ${id} shows it, ${drop})`, 'USAGE');
   }
+  // Someone's work in the worktree since the approval: the merge would remove it with the worktree.
+  const loose = fs.existsSync(git.worktree) ? await uncommittedFiles(git.worktree) : [];
+  if (loose.length) throw new AutoteamError(`pipeline #${id} is not merged: ${uncommittedRefusal(git.worktree, loose)}`, 'USAGE');
   const problem = await restoreApprovedBranch({ ...git, commit: git.commit });
   if (problem) throw new AutoteamError(`pipeline #${id} is not merged: ${problem}`, 'USAGE');
   const result = await mergeBranch(git.repo, git.branch, `Merge ${git.branch} (autoteam pipeline #${id})`, { commit: git.base, ...(git.baseBranch ? { branch: git.baseBranch } : {}) });

@@ -9,7 +9,7 @@ import { currentBranch, RUNTIME_COMMITTER } from '../git/rebase.js';
 import { deleteBranch, ensureClone, fetchBranch, pushBranch, remoteDefaultBranch } from '../git/remote.js';
 import { checkoutCommit } from '../git/remote-branch.js';
 import { resolveRemoteUrl } from '../git/remote-url.js';
-import { addWorktree, branchTip, commitWorktree, removeWorktree } from '../git/worktree.js';
+import { addWorktree, branchTip, commitWorktree, removeWorktree, uncommittedFiles } from '../git/worktree.js';
 import { localGit } from '../stages/workspace.js';
 
 /**
@@ -85,6 +85,15 @@ export class MergeQueueError extends AutoteamError {
   }
 }
 
+/**
+ * Why a pipeline whose worktree holds `files` not committed (uncommittedFiles) is not merged: what
+ * merges is the approved commit, and the merge removes the worktree with whatever it holds.
+ */
+export function uncommittedRefusal(worktree: string, files: readonly string[]): string {
+  const named = `${files.slice(0, 5).join(', ')}${files.length > 5 ? `, and ${files.length - 5} more` : ''}`;
+  return `its worktree ${worktree} has changes that are not committed (${named}): what merges is the approved commit as it was reviewed, and the merge removes the worktree with them; set them aside first (git -C ${worktree} stash --include-untracked: the stash outlives the worktree), then merge again`;
+}
+
 /** The site of an approved pipeline (`info.commit` set); a string says why it waits. */
 export async function mergeSite(rootDir: string, info: GitInfo & { commit: string }, remoteUrl?: string): Promise<MergeSite | string> {
   return info.remote ? remoteSite(rootDir, info, remoteUrl) : localSite(info);
@@ -110,9 +119,9 @@ async function localSite(info: GitInfo & { commit: string }): Promise<MergeSite 
       // A rebase or merge left under way there by hand is the person's to finish or abort: a stash would fail on it.
       const busy = await operationInProgress(info.worktree);
       if (busy) throw new MergeQueueError(`${busy} is under way in its worktree ${info.worktree}: finish it, or abort it (git -C ${info.worktree} ${busy.split(' ')[1]} --abort), then merge again`);
-      // An approved worktree's tracked files are as committed; changed ones (a send-back cut short) are neither merged nor dropped blindly.
-      const loose = (await git(info.worktree, ['diff', '--name-only', 'HEAD'])).stdout.split('\n').filter(Boolean);
-      if (loose.length) throw new MergeQueueError(`its worktree ${info.worktree} has uncommitted changes (${loose.slice(0, 5).join(', ')}), and the queue merges the approved commit as it was reviewed: set them aside there first (git -C ${info.worktree} stash)`);
+      // An approved worktree is as committed; changes there since (a send-back cut short, the person's) are neither merged nor dropped.
+      const loose = await uncommittedFiles(info.worktree);
+      if (loose.length) throw new MergeQueueError(uncommittedRefusal(info.worktree, loose));
     },
     keep: async () => ({}),
     // The worktree is the engineer's: the change stays there uncommitted.
