@@ -21,6 +21,8 @@ import { snapshotWorkspace } from '../../src/core/stages/submission.js';
 import { LEAD_TOOL_NAMES } from '../../src/core/tools/lead/names.js';
 import { leadTools, type LeadServices } from '../../src/core/tools/lead/index.js';
 import { stageTools, TEAMMATE_TOOLS } from '../../src/core/tools/registry.js';
+import { CONFIG_FILE, loadProjectConfig } from '../../src/core/config/project-config.js';
+import { StageRegistry } from '../../src/core/stages/stage-registry.js';
 import { type ToolContext, type ToolDefinition, toolSpec } from '../../src/core/tools/tool.js';
 import { type Step, StepModel, textBlock, toolUse } from '../helpers/pipeline-models.js';
 import { makeToolContext, type TestContext } from '../tools/context.js';
@@ -203,6 +205,19 @@ describe('bad arguments are answered with is_error naming the problem, never thr
 // ---- gating -------------------------------------------------------------------------------------
 
 describe('stage gating', () => {
+  it('offers each tool once when a configured stage names one twice, or one it is always offered', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-tools-'));
+    try {
+      const tools = [...STAGE_DEFINITIONS.requirements.tools, 'bash', 'bash', 'send_message'];
+      fs.writeFileSync(path.join(dir, CONFIG_FILE), JSON.stringify({ stages: { requirements: { tools } } }));
+      const names = stageTools('requirements', StageRegistry.from(loadProjectConfig(dir).stages)).map((tool) => tool.name);
+      expect(new Set(names).size).toBe(names.length);
+      expect([...names].sort()).toEqual([...new Set([...STAGE_DEFINITIONS.requirements.tools, 'bash', ...COORDINATION_TOOL_NAMES])].sort());
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it.each(Object.keys(STAGE_DEFINITIONS) as Array<keyof typeof STAGE_DEFINITIONS>)('the %s agent is offered only its tools; any other tool is refused and runs nothing', async (stage) => {
     const context = testContext();
     const offered = [...STAGE_DEFINITIONS[stage].tools, ...COORDINATION_TOOL_NAMES];

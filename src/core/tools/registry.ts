@@ -83,10 +83,14 @@ function pick(names: readonly string[], own: readonly ToolDefinition[] = []): To
   });
 }
 
-/** A stage's agent is offered its stage tools (as `stages` defines them) and the coordination tools, nothing else. */
+/**
+ * A stage's agent is offered its stage tools (as `stages` defines them) and the coordination tools,
+ * nothing else, each once: a configured stage may name a tool twice, or one it is always offered, and
+ * a request whose tools repeat a name is refused by the model's API.
+ */
 export function stageTools(stage: Stage, stages: StageRegistry = BUILTIN_REGISTRY): ToolDefinition[] {
   const definition = stages.get(stage);
-  return pick([...definition.tools, ...COORDINATION_TOOL_NAMES], definition.ownTools);
+  return pick([...new Set([...definition.tools, ...COORDINATION_TOOL_NAMES])], definition.ownTools);
 }
 
 /** Tools for a general (stage-less) task. */
