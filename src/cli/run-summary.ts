@@ -195,7 +195,7 @@ export function printOverall(summaries: readonly RunSummary[], wallMs: number, l
   const cost = costs.every((value) => value !== null) ? formatCost(sum((summary) => summary.cost ?? 0)) : null;
   console.log('');
   console.log(
-    `overall: ${summaries.length} pipelines · ${approved} approved, ${summaries.length - approved} not · ${sum((s) => s.usage.calls)} model calls · ` +
+    `overall: ${summaries.length} pipelines · ${approved} approved, ${summaries.length - approved} not · ${counted(sum((s) => s.usage.calls), 'model call')} · ` +
       `tokens ${sum((s) => s.tokens.input).toLocaleString('en-US')} in / ${sum((s) => s.tokens.output).toLocaleString('en-US')} out${cost ? ` · ${cost}` : ''} · wall time ${formatDuration(wallMs)} · ${label}`,
   );
 }

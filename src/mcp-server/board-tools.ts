@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { TASK_STATUSES, type Task } from '../core/board/schemas.js';
 import { roleCovered } from '../core/board/team-registry.js';
 import type { LeadControls } from '../core/lead/lead-api.js';
+import type { PendingQuestion } from '../core/lead/questions.js';
 import type { PipelineState } from '../core/stages/pipeline.js';
 import type { StageRegistry } from '../core/stages/stage-registry.js';
 import { formatTaskLine, formatUsage } from '../frontend/format.js';
@@ -38,14 +39,17 @@ async function guarded(run: () => Promise<CallToolResult>): Promise<CallToolResu
 const PIPELINE = z.number().int().positive().describe('the pipeline number (pipeline #N)');
 
 /** A pipeline as a calling agent reads it: its status, each task, what it spent, its branch. */
-function describePipeline(state: PipelineState): string {
+function describePipeline(state: PipelineState, questions: readonly PendingQuestion[] = []): string {
   // The approving task holds the commit; every task of the pipeline holds the branch.
   const git = (state.tasks.findLast((task) => task.artifacts.git?.commit) ?? state.tasks.find((task) => task.artifacts.git))?.artifacts.git;
+  // A question it waits on is what the caller can act on: said with what answer_question needs.
+  const waiting = questions.filter((question) => question.pipeline === state.id).map((question) => ({ question_id: question.questionId, from: question.from, task: question.task, question: question.question }));
   return JSON.stringify(
     {
       pipeline: state.id,
       status: state.status,
       ...(state.reason ? { reason: state.reason } : {}),
+      ...(waiting.length ? { waiting_for_answer: waiting, next: 'answer with answer_question {"question_id": …, "answer": …}; the pipeline goes on once it is answered' } : {}),
       revisions: state.revisions,
       usage: formatUsage(state.usage),
       tasks: state.tasks.map((task) => ({ id: task.id, stage: task.stage, revision: task.revision, status: task.status, owner: task.owner, result: task.result })),
@@ -138,13 +142,17 @@ export function registerBoardTools(server: McpServer, options: BoardToolsOptions
   server.registerTool(
     'pipeline_status',
     {
-      description: 'A pipeline\'s status (active, approved, failed, cancelled), its tasks, what it spent and its branch. With wait_seconds, waits up to that long for it to end first.',
-      inputSchema: { pipeline: PIPELINE, wait_seconds: z.number().int().min(0).max(600).optional().describe('wait up to this long for the pipeline to be approved, failed or cancelled') },
+      description: "A pipeline's status (active, approved, failed, cancelled), its tasks, what it spent, its branch, and the team's questions it waits on (waiting_for_answer). With wait_seconds, waits up to that long for it to end, or for a question of the team to need your answer, first.",
+      inputSchema: { pipeline: PIPELINE, wait_seconds: z.number().int().min(0).max(600).optional().describe('wait up to this long for the pipeline to be approved, failed or cancelled, or to wait on an answer') },
     },
     ({ pipeline, wait_seconds }, extra) =>
       guarded(async () => {
         if (!controls.snapshot().tasks.some((task) => task.pipeline === pipeline)) return failure(`No pipeline #${pipeline} on this board.`);
-        if (!wait_seconds) return text(describePipeline(controls.stateOf(pipeline)));
+        // Questions the caller is to answer: none while a simulated user answers them (--team --auto).
+        const asked = () => (controls.snapshot().autoAnswer ? [] : controls.pendingQuestions().filter((question) => question.pipeline === pipeline));
+        const described = () => text(describePipeline(controls.stateOf(pipeline), asked()));
+        // A pipeline waiting on an answer goes no further while the caller waits: said at once.
+        if (!wait_seconds || asked().length > 0) return described();
         // A client that asked for progress hears each step (and its own timeout can start again).
         const token = extra._meta?.progressToken;
         let step = 0;
@@ -162,10 +170,15 @@ export function registerBoardTools(server: McpServer, options: BoardToolsOptions
         // AbortSignal.any holds can be collected before it fires, and the call never answered.
         const waited = new AbortController();
         const timer = setTimeout(() => waited.abort(), wait_seconds * 1000);
+        const unasked = controls.subscribe((event) => {
+          if (event.type === 'question' && event.question.pipeline === pipeline && asked().length > 0) waited.abort();
+        });
         try {
-          return text(describePipeline(await controls.waitForPipeline(pipeline, AbortSignal.any([waited.signal, extra.signal]))));
+          await controls.waitForPipeline(pipeline, AbortSignal.any([waited.signal, extra.signal]));
+          return described();
         } finally {
           clearTimeout(timer);
+          unasked();
           stop();
         }
       }),

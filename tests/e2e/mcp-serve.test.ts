@@ -119,6 +119,14 @@ describe.runIf(python)('autoteam mcp serve beside a team of workers', () => {
     expect(posted).toEqual({ text: expect.stringMatching(/^Posted pipeline #1: task #1 \(requirements\) — /), isError: false });
     await server.client.subscribeResource({ uri: 'autoteam://task/1' });
 
+    // A wait for the pipeline ends when it waits on an answer, naming the question to answer.
+    const waiting = await server.call('pipeline_status', { pipeline: 1, wait_seconds: 120 });
+    expect(JSON.parse(waiting.text), waiting.text).toMatchObject({
+      status: 'active',
+      waiting_for_answer: [{ question_id: expect.any(String), from: 'analyst', task: 1, question: expect.any(String) }],
+      next: expect.stringContaining('answer_question'),
+    });
+
     // The analyst asks; each question is on its task, which the subscription hears change. Answered as
     // the offline simulated user would (the offline engineer builds from those answers).
     const asked: string[] = [];

@@ -232,12 +232,14 @@ describe('the requirements of run and post', () => {
     try {
       printOverall([summary('approved', 5, 0.5), summary('failed', 3, 0.25)], 61_000, 'claude-sonnet-4-5');
       printOverall([summary('approved', 1, null), summary('approved', 1, 1)], 1_000, 'offline scripted model');
+      printOverall([summary('approved', 1, null), summary('failed', 0, null)], 1_000, 'offline scripted model');
     } finally {
       vi.restoreAllMocks();
     }
     expect(printed.filter(Boolean)).toEqual([
       expect.stringMatching(/^overall: 2 pipelines · 1 approved, 1 not · 8 model calls · tokens 8,000 in \/ 80 out · \$0\.750 · wall time 1 min 1 s · claude-sonnet-4-5$/),
       expect.stringMatching(/^overall: 2 pipelines · 2 approved, 0 not · 2 model calls · tokens 2,000 in \/ 20 out · wall time .* · offline scripted model$/),
+      expect.stringMatching(/^overall: 2 pipelines · 1 approved, 1 not · 1 model call · tokens 1,000 in \/ 10 out · wall time .* · offline scripted model$/),
     ]);
   });
 
