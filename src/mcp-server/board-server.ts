@@ -36,11 +36,29 @@ function redacting(transport: Transport, secrets: readonly string[]): Transport 
     typeof value === 'string' ? redact(value, secrets) : Array.isArray(value) ? value.map(clean) : value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, clean(inner)])) : value;
   return new Proxy(transport, {
     get(target, property) {
-      if (property === 'send') return (message: JSONRPCMessage, options?: TransportSendOptions) => target.send((secrets.length ? clean(message) : message) as JSONRPCMessage, options);
+      if (property === 'send') return (message: JSONRPCMessage, options?: TransportSendOptions) => target.send(invalidParams((secrets.length ? clean(message) : message) as JSONRPCMessage), options);
       const value: unknown = Reflect.get(target, property);
       return typeof value === 'function' ? value.bind(target) : value;
     },
     // The protocol sets onmessage, onclose, onerror: on the transport itself.
     set: (target, property, value) => Reflect.set(target, property, value),
   });
+}
+
+/**
+ * A request whose params the SDK's schema refuses (a tools/call with no params, arguments that are
+ * no object) is answered by the SDK as an internal error (-32603) whose message is the validator's
+ * issues as pretty JSON. Said as JSON-RPC says it instead: -32602, one line naming each field.
+ */
+export function invalidParams(message: JSONRPCMessage): JSONRPCMessage {
+  if (!('error' in message) || message.error.code !== -32603 || !message.error.message.startsWith('[')) return message;
+  let issues: unknown;
+  try {
+    issues = JSON.parse(message.error.message);
+  } catch {
+    return message;
+  }
+  if (!Array.isArray(issues) || issues.length === 0 || !issues.every((issue) => issue && typeof issue.message === 'string' && Array.isArray(issue.path))) return message;
+  const said = (issues as Array<{ path: unknown[]; message: string }>).map((issue) => `${issue.path.map(String).join('.') || '(the request)'}: ${issue.message}`).join('; ');
+  return { ...message, error: { code: -32602, message: `Invalid params: ${said}` } };
 }

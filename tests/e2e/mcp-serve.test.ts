@@ -234,21 +234,28 @@ describe.runIf(python)('autoteam mcp serve --team on a git repository', () => {
 });
 
 describe('autoteam mcp serve given lines that are not JSON-RPC', () => {
-  it('answers each with JSON-RPC’s error (-32700, -32600; id null) and goes on serving', async () => {
+  it('answers each with JSON-RPC’s error (-32700, -32600 with id null; -32602 for params, naming the field) and goes on serving', async () => {
     const root = tempBoard('autoteam-mcp-raw-');
     const child = spawn(process.execPath, [cliEntry, 'mcp', 'serve', '--dir', root], { cwd: root, env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout!.setEncoding('utf8').on('data', (text: string) => (stdout += text));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     child.stdin!.write('{not json\n["x"]\n{"jsonrpc":"2.0","id":7,"method":"ping"}\n');
-    await until(() => stdout.split('\n').filter(Boolean).length >= 3 || null, 'three replies');
+    // Requests whose params are no object, or whose arguments are none: -32602 naming the field.
+    child.stdin!.write('{"jsonrpc":"2.0","id":8,"method":"tools/call"}\n{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_task","arguments":"str"}}\n');
+    await until(() => stdout.split('\n').filter(Boolean).length >= 5 || null, 'five replies');
     child.stdin!.end();
     expect(await exited).toBe(0);
-    expect(stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line))).toEqual([
+    // Each answered once; requests are answered as they finish, so not always in the order sent.
+    const replies = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown);
+    expect(replies).toHaveLength(5);
+    expect(replies).toEqual(expect.arrayContaining([
       { jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringMatching(/^Parse error: /) } },
       { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' } },
       { jsonrpc: '2.0', id: 7, result: {} },
-    ]);
+      { jsonrpc: '2.0', id: 8, error: { code: -32602, message: 'Invalid params: params: Invalid input: expected object, received undefined' } },
+      { jsonrpc: '2.0', id: 9, error: { code: -32602, message: 'Invalid params: params.arguments: Invalid input: expected record, received string' } },
+    ]));
   });
 });
 
