@@ -157,7 +157,7 @@ describe('a remote that cannot be used', () => {
     fs.writeFileSync(path.join(dir, 'autoteam.config.json'), JSON.stringify({ repository: { remote: bare, base: 'develop' } }));
     const noBase = await runCli(['post', 'Write a word counter'], { cwd: dir });
     expect(noBase.code, describeRun(noBase)).toBe(2);
-    expect(noBase.stderr.trim()).toBe(`autoteam: autoteam.config.json: repository.base: the remote ${bare} has no branch develop`);
+    expect(noBase.stderr.trim()).toBe(`autoteam: ${path.join(dir, 'autoteam.config.json')}: repository.base: the remote ${bare} has no branch develop`);
     expect(fs.readdirSync(dir)).toEqual(['autoteam.config.json']);
   });
 
