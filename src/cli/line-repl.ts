@@ -41,8 +41,14 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     stop();
   };
   output.on('error', onOutputError);
+  // The header, before the first line said: none when the start is refused (another lead holds the
+  // board), whose one error line is then all the output.
+  let headed = false;
   const print = (text: string) => {
-    if (!outputGone) output.write(`${text}\n`);
+    if (outputGone) return;
+    if (!headed) output.write(`autoteam — ${session.modelLabel}\n`);
+    headed = true;
+    output.write(`${text}\n`);
   };
   // A terminal's width for the one-line model text; 160 columns into a pipe.
   const view = activityView(() => (output as Partial<NodeJS.WriteStream>).columns);
@@ -66,7 +72,6 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     view,
   };
 
-  print(`autoteam — ${session.modelLabel}`);
   const started = options.team ?? DEFAULT_TEAM;
   await session.start(started);
   const { team } = session.snapshot();

@@ -73,6 +73,16 @@ describe('one live lead per board', () => {
     expect(fs.readFileSync(path.join(root, '.tasks', `task_${task.id}.json`), 'utf8')).toBe(before);
   });
 
+  it('a second REPL without a terminal (line mode) on a live board says only the refusal: no header of a session that never started', async () => {
+    const root = board();
+    await lead(root, false);
+    const second = await runCli(['--auto', '--dir', root], { cwd: root, input: 'Write a greeting program.\n' });
+    expect(second.code, describeRun(second)).toBe(2);
+    expect(second.stderr.trim()).toMatch(new RegExp(`^autoteam: the board in ${root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} already has a live lead \\(pid ${process.pid} on `));
+    expect(second.stdout).toBe('');
+    expect(new TaskBoard(root).list()).toHaveLength(0);
+  });
+
   it('mcp serve --team on a live board says so, and that serving it without --team works through that lead', async () => {
     const root = board();
     await lead(root, false);
