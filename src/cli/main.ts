@@ -328,7 +328,7 @@ export async function main(argv: string[]): Promise<number> {
   // Text from files, commands, hooks and models reaches the terminal as text, never as its controls.
   guardOutput();
   const program = buildProgram();
-  configureUsageErrors(program);
+  configureUsageErrors(program, argv);
   // A wrong --repo, or a remote that does not answer, is refused before any command opens a board,
   // so nothing is left behind in --dir.
   program.hook('preAction', async (_program, action) => {

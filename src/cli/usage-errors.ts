@@ -9,10 +9,17 @@ type OutputError = (text: string, write: (text: string) => void) => void;
  * before it is (main.ts's passDown): `--engineers is not an option of post (…)`. Every command exits
  * through an exception, not the process's exit (exit 2 is main's to give).
  */
-export function configureUsageErrors(program: Command): void {
+export function configureUsageErrors(program: Command, argv: readonly string[] = process.argv): void {
   const said: OutputError = (text, write) => write(text.replace(/^error: /, 'autoteam: '));
   const writeErr = (text: string) => process.stderr.write(text);
-  program.exitOverride().configureOutput({ writeErr, outputError: (text, write) => said(text.replace(/^(error: unknown option '[^']*')$/m, '$1 (autoteam --help lists the options)'), write) });
+  // A flag of a command given before it (`autoteam --json tasks`): only the program's own may stand
+  // there, so it is said where it goes.
+  const placed = (flag: string): string => {
+    const name = flag.split('=')[0]!;
+    const command = program.commands.find((sub) => argv.includes(sub.name()) && sub.options.some((option) => option.long === name || option.short === name));
+    return command ? ` — it is an option of ${command.name()}: put it after the command (autoteam ${command.name()} ${flag})` : ' (autoteam --help lists the options)';
+  };
+  program.exitOverride().configureOutput({ writeErr, outputError: (text, write) => said(text.replace(/^(error: unknown option '([^']*)')$/m, (_line, said: string, flag: string) => `${said}${placed(flag)}`), write) });
   const configure = (command: Command, parents = ''): void => {
     for (const sub of command.commands) {
       const name = `${parents}${sub.name()}`;

@@ -100,6 +100,9 @@ describe('the built command', () => {
     expect([nested.status, nested.stderr.trim()]).toEqual([2, "autoteam: unknown command 'mcp frobnicate' (autoteam mcp --help lists them)"]);
     const option = spawnSync(cliEntry, ['--frobnicate'], { encoding: 'utf8', env: cleanEnv() });
     expect([option.status, option.stderr.trim()]).toEqual([2, "autoteam: unknown option '--frobnicate' (autoteam --help lists the options)"]);
+    // A command's own flag given before the command: said where it goes.
+    const early = spawnSync(cliEntry, ['--json', 'tasks'], { encoding: 'utf8', env: cleanEnv() });
+    expect([early.status, early.stderr.trim()]).toEqual([2, "autoteam: unknown option '--json' — it is an option of tasks: put it after the command (autoteam tasks --json)"]);
     // `autoteam help [command]` is --help, as git's and npm's are: nothing read first, not even a broken config.
     const broken = fs.mkdtempSync(path.join(os.tmpdir(), 'autoteam-help-'));
     fs.writeFileSync(path.join(broken, 'autoteam.config.json'), '{ broken');
