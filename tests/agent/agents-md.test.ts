@@ -173,7 +173,7 @@ describe('turning them off, or sizing them', () => {
     expect(agentsMdSettings(config({ agentsMd: { maxBytes: 4096 } }))).toEqual({ enabled: true, maxBytes: 4096 });
     expect(agentsMdSettings(config({ agentsMd: { enabled: false } }))).toEqual({ enabled: false, maxBytes: 32 * 1024 });
     expect(agentsMdSettings(config({ agentsMd: { maxBytes: 4096 } }), false)).toEqual({ enabled: false, maxBytes: 4096 });
-    expect(() => config({ agentsMd: { maxBytes: 10 } })).toThrow(/autoteam\.config\.json: agentsMd\.maxBytes: Too small/);
+    expect(() => config({ agentsMd: { maxBytes: 10 } })).toThrow(/autoteam\.config\.json: agentsMd\.maxBytes: a number of at least \d+ is expected$/);
     expect(() => config({ agentsMd: { on: true } })).toThrow(/agentsMd: Unrecognized key: "on"/);
   });
 });

@@ -64,7 +64,7 @@ describe('mcpServers in autoteam.config.json', () => {
     [{ x: { command: 'a', args: ['${not a name}'] } }, /mcpServers\.x\.args\.0: '\$\{not a name\}' is not \$\{NAME\} or \$\{NAME:-default\}/],
     [{ x: { type: 'http', url: 'http://h/mcp', headers: { Authorization: 'Bearer ${OPENAI_API_KEY}' } } }, /mcpServers\.x\.headers\.Authorization: \$\{OPENAI_API_KEY\} is the model's setting/],
     [{ x: { command: 'a', cwd: '/tmp' } }, /mcpServers\.x: Unrecognized key: "cwd"/],
-    [{ x: { command: 'a', timeout: 0 } }, /mcpServers\.x\.timeout: Too small/],
+    [{ x: { command: 'a', timeout: 0 } }, /mcpServers\.x\.timeout: a number of more than 0 is expected$/],
   ])('refuses %j with an error naming the field', (servers, error) => {
     expect(() => loadProjectConfig(withConfig({ mcpServers: servers }), {})).toThrow(error);
   });

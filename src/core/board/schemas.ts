@@ -142,6 +142,13 @@ export type TeamConfig = z.infer<typeof TeamConfigSchema>;
 
 /** Zod's words for a field left out or of the wrong type (`Invalid input: expected string, received undefined`) as a person says them. */
 function plainZodMessage(message: string): string {
+  // zod's bounds (`Too small: expected number to be >=1`, `… string to have >=1 characters`) in words.
+  const bound = /^Too (?:small|big): expected (\w+) to (?:be|have) (>=|>|<=|<)(\S+)(?: (\w+))?$/.exec(message);
+  if (bound) {
+    const [, kind, op, limit, unit] = bound as unknown as [string, string, string, string, string | undefined];
+    const words = { '>=': 'at least', '>': 'more than', '<=': 'at most', '<': 'less than' }[op];
+    return `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} of ${words} ${limit}${unit ? ` ${unit}` : ''} is expected`;
+  }
   const wrong = /^Invalid input: expected (\w+), received (\w+)$/.exec(message);
   if (!wrong) return message;
   // zod's `int` (1.5 is a number, but not a whole one) in a person's words.
