@@ -112,6 +112,16 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     // `#336699` too); never `#2 yes` or `#2: yes`, which answer pipeline #2.
     const text = line.trim();
     if (text.startsWith('#') && !ADDRESSED.test(text) && session.pendingQuestions().length === 0) continue;
+    // Work still moving that this process did not start from its input (left on the board by the last
+    // session, a lead that died with a question out) is waited for as the work of a line is, below:
+    // a line of text (a requirement, an answer) then meets the question that work asks, not a gap.
+    // (Not a command: `/post` and `/answer` say what they are.)
+    const plain = Boolean(text) && !text.startsWith('/');
+    const starts = plain || /^\/(post|answer)\b/.test(text);
+    if (plain && session.busyReason() && !interrupt.signal.aborted) {
+      await waitForQuiet(session, options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS, undefined, interrupt.signal);
+      await session.catchUp();
+    }
     erred = false;
     const outcome = await runLine(line, io);
     if (erred) failed.push(text);
@@ -121,7 +131,7 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     }
     // Scripts feed answers as the lines after a requirement: after a line that starts or answers
     // work, wait until the team asks something or is done before reading the next line.
-    if (text && (!text.startsWith('/') || /^\/(post|answer)\b/.test(text)) && !interrupt.signal.aborted) {
+    if (starts && !interrupt.signal.aborted) {
       await waitForQuiet(session, options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS, undefined, interrupt.signal);
       // What the log holds of that work is printed before the next line's output.
       await session.catchUp();

@@ -4,6 +4,7 @@ import { assertBuilt, CLI, offlineEnv } from '../helpers/repl-cli.js';
 import { readTasks, tempBoard } from '../helpers/repl-session.js';
 import { personGit } from '../helpers/person-git.js';
 import { errorReply, MessagesServer } from '../helpers/messages-server.js';
+import { CliChild } from '../helpers/cli-child.js';
 import { RequestStore } from '../../src/core/board/requests.js';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -275,5 +276,19 @@ describe('autoteam line mode (stdin is a pipe)', () => {
     expect(result.stdout).toMatch(/: mend or remove the file, and a lead here goes on with it$/m);
     expect(fs.readdirSync(path.join(dir, '.tasks')).filter((name) => name.startsWith('task_')).sort()).toEqual(['task_1.json', 'task_2.json']);
     expect(fs.readFileSync(broken, 'utf8')).toBe('{"id": 2, "subject": "Impl');
+  });
+
+  it('after a lead killed with a question out, the next one reads its first line as the answer to the question asked again, not as a requirement', async () => {
+    const dir = tempBoard('autoteam-repl-crash-');
+    const first = CliChild.start(['--dir', dir], { cwd: dir, env: offlineEnv(), stdin: 'pipe' });
+    first.write(`${REQUIREMENT}\n`);
+    await first.waitForLine((line) => line.startsWith('? analyst asks'), "the analyst's first question");
+    process.kill(first.pid, 'SIGKILL');
+    await first.exited;
+
+    const second = await execa('node', [CLI, '--dir', dir], { cwd: dir, env: offlineEnv(), input: 'Images (jpg, png) and Other\nskip it and warn\n', reject: false, timeout: 120_000 });
+    expect(second.stdout).toMatch(/^! person answers analyst: Images \(jpg, png\) and Other$/m);
+    // Nothing of the input became a pipeline of its own: every task is pipeline #1's.
+    expect(readTasks(dir).map((task) => task.pipeline), second.stdout).toEqual(readTasks(dir).map(() => 1));
   });
 });
