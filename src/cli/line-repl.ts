@@ -41,7 +41,7 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     stop();
   };
   output.on('error', onOutputError);
-  // The header, before the first line said: none when the start is refused (another lead holds the
+  // The header, before the first line said: none when the start fails (another lead holds the
   // board), whose one error line is then all the output.
   let headed = false;
   const print = (text: string) => {

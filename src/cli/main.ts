@@ -346,7 +346,7 @@ export async function main(argv: string[]): Promise<number> {
     const remote = remoteOf(options, project);
     if (remote !== undefined) await probeRemote(remote, project.repository?.base).catch((error: Error) => {
       // A base branch the remote lacks is the config's `repository.base`: named, as any config mistake is.
-      const base = error instanceof RemoteError && error.kind === 'no-branch' && project.repository?.base ? `${path.join(path.resolve(boardDir(action)), CONFIG_FILE)}: repository.base: ` : '';
+      const base = error instanceof RemoteError && error.kind === 'no-branch' && project.repository?.base ? `${project.file}: repository.base: ` : '';
       throw new ConfigError(`${base}${error.message}`);
     });
   });

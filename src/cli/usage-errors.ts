@@ -16,7 +16,9 @@ export function configureUsageErrors(program: Command, argv: readonly string[] =
   // there, so it is said where it goes.
   const placed = (flag: string): string => {
     const name = flag.split('=')[0]!;
-    const command = program.commands.find((sub) => argv.includes(sub.name()) && sub.options.some((option) => option.long === name || option.short === name));
+    // The command is the first word that names one (`run fix tasks` is run's, with two requirements).
+    const named = argv.slice(2).find((arg) => !arg.startsWith('-') && program.commands.some((sub) => sub.name() === arg));
+    const command = program.commands.find((sub) => sub.name() === named && sub.options.some((option) => option.long === name || option.short === name));
     return command ? ` — it is an option of ${command.name()}: put it after the command (autoteam ${command.name()} ${flag})` : ' (autoteam --help lists the options)';
   };
   program.exitOverride().configureOutput({ writeErr, outputError: (text, write) => said(text.replace(/^(error: unknown option '([^']*)')$/m, (_line, said: string, flag: string) => `${said}${placed(flag)}`), write) });

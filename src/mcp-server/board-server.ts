@@ -58,7 +58,8 @@ export function invalidParams(message: JSONRPCMessage): JSONRPCMessage {
   } catch {
     return message;
   }
-  if (!Array.isArray(issues) || issues.length === 0 || !issues.every((issue) => issue && typeof issue.message === 'string' && Array.isArray(issue.path))) return message;
+  // The request's own params only (each issue's path starts there): a validation error of our own code stays what it is.
+  if (!Array.isArray(issues) || issues.length === 0 || !issues.every((issue) => issue && typeof issue.message === 'string' && Array.isArray(issue.path) && issue.path[0] === 'params')) return message;
   const said = (issues as Array<{ path: unknown[]; message: string }>).map((issue) => `${issue.path.map(String).join('.') || '(the request)'}: ${issue.message}`).join('; ');
   return { ...message, error: { code: -32602, message: `Invalid params: ${said}` } };
 }

@@ -149,7 +149,8 @@ export function registerBoardTools(server: McpServer, options: BoardToolsOptions
       guarded(async () => {
         if (!controls.snapshot().tasks.some((task) => task.pipeline === pipeline)) return failure(`No pipeline #${pipeline} on this board.`);
         // Questions the caller is to answer: none while a simulated user answers them (--team --auto).
-        const asked = () => (controls.snapshot().autoAnswer ? [] : controls.pendingQuestions().filter((question) => question.pipeline === pipeline));
+        const auto = controls.snapshot().autoAnswer;
+        const asked = () => (auto ? [] : controls.pendingQuestions().filter((question) => question.pipeline === pipeline));
         const described = () => text(describePipeline(controls.stateOf(pipeline), asked()));
         // A pipeline waiting on an answer goes no further while the caller waits: said at once.
         if (!wait_seconds || asked().length > 0) return described();

@@ -280,7 +280,7 @@ describe('autoteam line mode (stdin is a pipe)', () => {
 
   it('after a lead killed with a question out, the next one reads its first line as the answer to the question asked again, not as a requirement', async () => {
     const dir = tempBoard('autoteam-repl-crash-');
-    const first = CliChild.start(['--dir', dir], { cwd: dir, env: offlineEnv(), stdin: 'pipe' });
+    const first = CliChild.start(['--dir', dir], { cwd: dir, stdin: 'pipe' });
     first.write(`${REQUIREMENT}\n`);
     await first.waitForLine((line) => line.startsWith('? analyst asks'), "the analyst's first question");
     process.kill(first.pid, 'SIGKILL');

@@ -206,7 +206,33 @@ describe('merge <n> and discard <n> beside the queue', () => {
     expect(git(repo, 'show', 'stash@{0}:one.py')).toBe('"""One, with my fix."""');
   });
 
-  it('the queue leaves a pipeline whose worktree holds a new file of its own in the queue, naming it, and merges it once it is put away', { timeout: 60_000 }, async () => {
+  it("what the queue's own run of the checks leaves in the worktree (a test's output) is not taken for someone's work: after a wait for the base, the next drain merges", { timeout: 60_000 }, async () => {
+    const { repo, queue, post } = await setup();
+    // Its tests write a file beside them, in the worktree the queue runs them in again.
+    const tests = 'import unittest\n\n\nclass T(unittest.TestCase):\n    def test_writes(self):\n        with open("out.txt", "w") as f:\n            f.write("made by the run")\n\n\nif __name__ == "__main__":\n    unittest.main()\n';
+    const pipeline = await post('test_one.py', tests, exists('test_one.py'));
+    commitFile(repo, 'other.txt', 'the person moves main on\n', 'another change');
+    fs.writeFileSync(path.join(repo, 'helper.py'), 'VALUE = 1  # mine, not committed\n');
+
+    const [waiting] = await queue().drain();
+    expect(waiting).toMatch(new RegExp(`^pipeline #${pipeline}: waits — main is checked out in .* with uncommitted changes \\(helper\\.py\\)`));
+    git(repo, 'stash', '-q');
+    expect((await queue().drain())[0]).toMatch(new RegExp(`^pipeline #${pipeline}: .* merged into main`));
+    git(repo, 'stash', 'pop', '-q');
+    expect(git(repo, 'ls-tree', '--name-only', 'main').split('\n').sort()).toEqual(['helper.py', 'other.txt', 'test_one.py']);
+  });
+
+  it('a pipeline approved with nothing to commit (the base held its change) is not merged while its worktree holds work since', { timeout: 60_000 }, async () => {
+    const { board, queue, post } = await setup();
+    const pipeline = await post('helper.py', 'VALUE = 1\n', exists('helper.py'));
+    const { git: info } = queuedPipelines(board.tasks.list())[0]!;
+    fs.writeFileSync(path.join(info.worktree, 'NOTES.md'), 'mine\n');
+
+    expect((await queue().drain())[0]).toMatch(new RegExp(`^pipeline #${pipeline}: not merged — its worktree ${info.worktree} has changes that are not committed \\(NOTES\\.md\\)`));
+    expect(fs.readFileSync(path.join(info.worktree, 'NOTES.md'), 'utf8')).toBe('mine\n');
+  });
+
+  it('the queue leaves a pipeline whose worktree holds a new file of its own in the queue, naming it, and merges it once it is gone', { timeout: 60_000 }, async () => {
     const { repo, board, queue, post } = await setup();
     const pipeline = await post('one.py', '"""One."""\n', exists('one.py'));
     const { git: info } = queuedPipelines(board.tasks.list())[0]!;
@@ -218,7 +244,7 @@ describe('merge <n> and discard <n> beside the queue', () => {
     expect(git(repo, 'rev-parse', 'main')).toBe(main);
     expect(fs.readFileSync(path.join(info.worktree, 'NOTES.md'), 'utf8')).toBe('mine\n');
 
-    fs.renameSync(path.join(info.worktree, 'NOTES.md'), path.join(repo, '..', `notes-${pipeline}.md`));
+    fs.rmSync(path.join(info.worktree, 'NOTES.md'));
     expect((await queue().drain())[0]).toMatch(new RegExp(`^pipeline #${pipeline}: ${info.branch} merged into main`));
   });
 

@@ -298,6 +298,17 @@ export async function uncommittedFiles(worktree: string): Promise<string[]> {
   return stdout.split('\0').filter(Boolean).map((record) => record.slice(3));
 }
 
+/**
+ * Puts pipeline worktree `worktree` back to its HEAD after a run of checks in it (the merge queue's),
+ * which held nothing uncommitted before (uncommittedFiles): what the run changed or left (a test's
+ * output) goes, so that it is not taken for someone's work. The runtime's and trusted files, and
+ * ignored ones, are left as they are.
+ */
+export async function tidyWorktree(worktree: string): Promise<void> {
+  await git(worktree, ['reset', '-q', '--hard', 'HEAD']);
+  await git(worktree, ['clean', '-fdq', ...PATHSPEC]);
+}
+
 /** Removes a pipeline's worktree (with whatever it holds) and, unless `keepBranch`, its branch. */
 export async function removeWorktree(repoTop: string, worktree: string, branch: string, options: { keepBranch?: boolean } = {}): Promise<void> {
   if (fs.existsSync(worktree)) await git(repoTop, ['worktree', 'remove', '--force', '--force', worktree]);

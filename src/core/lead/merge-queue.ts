@@ -7,12 +7,12 @@ import type { Task } from '../board/schemas.js';
 import type { MergeStep } from '../events/schema.js';
 import { reapplyOnto, rebaseOnto } from '../git/rebase.js';
 import { git } from '../git/git.js';
-import { worktreeChange } from '../git/worktree.js';
+import { tidyWorktree, uncommittedFiles, worktreeChange } from '../git/worktree.js';
 import type { Pipeline } from '../stages/pipeline.js';
 import { approvalOf, tasksByPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
 import { type Guard, mergedSince, passesAt, recheckWith, type RecheckLimits } from './merge-checks.js';
-import { asMerger, MergeQueueError, type MergeSite, mergeSite, MergeWaitStopped, short, WAITING_FOR_MERGER, WAITING_FOR_OWN_DRAIN } from './merge-site.js';
+import { asMerger, MergeQueueError, type MergeSite, mergeSite, MergeWaitStopped, short, uncommittedRefusal, WAITING_FOR_MERGER, WAITING_FOR_OWN_DRAIN } from './merge-site.js';
 import type { MergerOptions } from './branches.js';
 import type { HandMerge } from './lead-api.js';
 import { age, counted } from '../words.js';
@@ -139,7 +139,12 @@ export class MergeQueue {
       say('queued', `approved ${age(entry.approvedAt)} ago; ${place} of ${of} in the queue`);
       // Approved with nothing to commit: the base held the reviewed files then, and the pipeline has
       // nothing of its own to rebase, check or merge. A base that moved since is not its to check.
-      if (committedNothing(info)) return await this.merged(entry, site, info.commit, true);
+      if (committedNothing(info)) {
+        // Its worktree goes with the merge: someone's work there since the approval is not dropped.
+        const loose = !info.remote && fs.existsSync(worktree) ? await uncommittedFiles(worktree) : [];
+        if (loose.length) throw new MergeQueueError(uncommittedRefusal(worktree, loose));
+        return await this.merged(entry, site, info.commit, true);
+      }
       await site.prepare();
       const tip = await target.tip();
       const email = `${this.options.by}@${this.options.board.registry.read().team}`;
@@ -165,7 +170,8 @@ export class MergeQueue {
         const before = this.options.signal?.aborted === true ? 'before' : 'while';
         const hidden = [this.options.board.rootDir, site.repo];
         const onTip = (guard: Guard) => passesAt(site.repo, tip, guard, hidden, this.options.limits, this.options.signal);
-        const checked = await recheckWith(worktree, head !== info.commit ? entry.holder.artifacts : null, guards, hidden, this.options.limits, onTip, this.options.signal);
+        // Run in the worktree, which held nothing uncommitted (prepare): what the run leaves is its own, and goes.
+        const checked = await recheckWith(worktree, head !== info.commit ? entry.holder.artifacts : null, guards, hidden, this.options.limits, onTip, this.options.signal).finally(() => tidyWorktree(worktree));
         // Stopped under way (or before they began): a check cut short proves nothing, and the next drain starts it over.
         if (this.options.signal?.aborted) {
           say('waiting', `stopped ${before} its checks ran again on the ${tree} tree; it stays in the queue`, head);
