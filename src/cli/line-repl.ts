@@ -106,6 +106,11 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
   });
   // Only now: whoever waits for this line to send a signal finds it handled.
   print('Type /help for commands, or a requirement for the lead.');
+  // Until the team asks something or is done; what the log holds of its work printed before the next line's output.
+  const settle = async () => {
+    await waitForQuiet(session, options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS, undefined, interrupt.signal);
+    await session.catchUp();
+  };
   let quit = false;
   for await (const line of incoming) {
     // A comment in a script, as in `run --file`, while no question waits (then a line is its answer,
@@ -118,10 +123,7 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     // (Not a command: `/post` and `/answer` say what they are.)
     const plain = Boolean(text) && !text.startsWith('/');
     const starts = plain || /^\/(post|answer)\b/.test(text);
-    if (plain && session.busyReason() && !interrupt.signal.aborted) {
-      await waitForQuiet(session, options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS, undefined, interrupt.signal);
-      await session.catchUp();
-    }
+    if (plain && session.busyReason() && !interrupt.signal.aborted) await settle();
     erred = false;
     const outcome = await runLine(line, io);
     if (erred) failed.push(text);
@@ -131,11 +133,7 @@ export async function runLineRepl(session: LeadApi, options: LineReplOptions = {
     }
     // Scripts feed answers as the lines after a requirement: after a line that starts or answers
     // work, wait until the team asks something or is done before reading the next line.
-    if (starts && !interrupt.signal.aborted) {
-      await waitForQuiet(session, options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS, undefined, interrupt.signal);
-      // What the log holds of that work is printed before the next line's output.
-      await session.catchUp();
-    }
+    if (starts && !interrupt.signal.aborted) await settle();
   }
   lines.close();
   let unfinished = false;

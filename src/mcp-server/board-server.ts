@@ -30,7 +30,7 @@ export function boardServer(options: BoardToolsOptions): SessionServer {
   return { server, connect: (transport) => server.connect(redacting(transport, secrets)), close: () => resources.close() };
 }
 
-/** `transport`, with every message sent through it redacted: each string in it, so the JSON stays whole. */
+/** `transport`, with every message sent through it redacted (each string in it, so the JSON stays whole), and a refusal of its params said as such (invalidParams). */
 function redacting(transport: Transport, secrets: readonly string[]): Transport {
   const clean = (value: unknown): unknown =>
     typeof value === 'string' ? redact(value, secrets) : Array.isArray(value) ? value.map(clean) : value && typeof value === 'object' ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, clean(inner)])) : value;

@@ -38,18 +38,19 @@ async function guarded(run: () => Promise<CallToolResult>): Promise<CallToolResu
 
 const PIPELINE = z.number().int().positive().describe('the pipeline number (pipeline #N)');
 
-/** A pipeline as a calling agent reads it: its status, each task, what it spent, its branch. */
-function describePipeline(state: PipelineState, questions: readonly PendingQuestion[] = []): string {
+/** A question of the team as a calling agent reads it, with the `question_id` that answer_question takes. */
+const questionView = (question: PendingQuestion) => ({ question_id: question.questionId, from: question.from, task: question.task, pipeline: question.pipeline, question: question.question });
+
+/** A pipeline as a calling agent reads it: its status, the questions it waits on, each task, what it spent, its branch. */
+function describePipeline(state: PipelineState, waiting: readonly PendingQuestion[] = []): string {
   // The approving task holds the commit; every task of the pipeline holds the branch.
   const git = (state.tasks.findLast((task) => task.artifacts.git?.commit) ?? state.tasks.find((task) => task.artifacts.git))?.artifacts.git;
-  // A question it waits on is what the caller can act on: said with what answer_question needs.
-  const waiting = questions.filter((question) => question.pipeline === state.id).map((question) => ({ question_id: question.questionId, from: question.from, task: question.task, question: question.question }));
   return JSON.stringify(
     {
       pipeline: state.id,
       status: state.status,
       ...(state.reason ? { reason: state.reason } : {}),
-      ...(waiting.length ? { waiting_for_answer: waiting, next: 'answer with answer_question {"question_id": …, "answer": …}; the pipeline goes on once it is answered' } : {}),
+      ...(waiting.length ? { waiting_for_answer: waiting.map(questionView), next: 'answer with answer_question {"question_id": …, "answer": …}; the pipeline goes on once it is answered' } : {}),
       revisions: state.revisions,
       usage: formatUsage(state.usage),
       tasks: state.tasks.map((task) => ({ id: task.id, stage: task.stage, revision: task.revision, status: task.status, owner: task.owner, result: task.result })),
@@ -147,9 +148,9 @@ export function registerBoardTools(server: McpServer, options: BoardToolsOptions
     },
     ({ pipeline, wait_seconds }, extra) =>
       guarded(async () => {
-        if (!controls.snapshot().tasks.some((task) => task.pipeline === pipeline)) return failure(`No pipeline #${pipeline} on this board.`);
+        const { tasks, autoAnswer: auto } = controls.snapshot();
+        if (!tasks.some((task) => task.pipeline === pipeline)) return failure(`No pipeline #${pipeline} on this board.`);
         // Questions the caller is to answer: none while a simulated user answers them (--team --auto).
-        const auto = controls.snapshot().autoAnswer;
         const asked = () => (auto ? [] : controls.pendingQuestions().filter((question) => question.pipeline === pipeline));
         const described = () => text(describePipeline(controls.stateOf(pipeline), asked()));
         // A pipeline waiting on an answer goes no further while the caller waits: said at once.
@@ -192,7 +193,7 @@ export function registerBoardTools(server: McpServer, options: BoardToolsOptions
       guarded(async () => {
         const questions = controls.pendingQuestions();
         if (questions.length === 0) return text('No question is waiting for an answer.');
-        return text(JSON.stringify(questions.map((question) => ({ question_id: question.questionId, from: question.from, task: question.task, pipeline: question.pipeline, question: question.question })), null, 2));
+        return text(JSON.stringify(questions.map(questionView), null, 2));
       }),
   );
 

@@ -3,7 +3,7 @@ import type { Task } from '../board/schemas.js';
 import type { TaskBoardLike as TaskBoard } from '../board/task-rules.js';
 import { AutoteamError } from '../errors.js';
 import fs from 'node:fs';
-import { branchTip, type ChangedFile, changedFiles, mergeBranch, pipelineDiff, removeWorktree, uncommittedFiles } from '../git/worktree.js';
+import { branchTip, type ChangedFile, changedFiles, mergeBranch, pipelineDiff, removeWorktree } from '../git/worktree.js';
 import { noPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { deleteBranch, ensureClone, fetchBranch, hasCommit, RemoteError, remoteTip } from '../git/remote.js';
 import { remoteClone, resolveRemoteUrl } from '../git/remote-url.js';
@@ -192,8 +192,8 @@ async function mergeOne(board: TaskBoard, id: number, by: string): Promise<strin
     throw new AutoteamError(`pipeline #${id} ${state}: only approved work is merged (diff ${id} shows it, ${drop})`, 'USAGE');
   }
   // Someone's work in the worktree since the approval: the merge would remove it with the worktree.
-  const loose = fs.existsSync(git.worktree) ? await uncommittedFiles(git.worktree) : [];
-  if (loose.length) throw new AutoteamError(`pipeline #${id} is not merged: ${uncommittedRefusal(git.worktree, loose)}`, 'USAGE');
+  const loose = await uncommittedRefusal(git.worktree);
+  if (loose) throw new AutoteamError(`pipeline #${id} is not merged: ${loose}`, 'USAGE');
   const problem = await restoreApprovedBranch({ ...git, commit: git.commit });
   if (problem) throw new AutoteamError(`pipeline #${id} is not merged: ${problem}`, 'USAGE');
   const result = await mergeBranch(git.repo, git.branch, `Merge ${git.branch} (autoteam pipeline #${id})`, { commit: git.base, ...(git.baseBranch ? { branch: git.baseBranch } : {}) });

@@ -7,7 +7,7 @@ import type { Task } from '../board/schemas.js';
 import type { MergeStep } from '../events/schema.js';
 import { reapplyOnto, rebaseOnto } from '../git/rebase.js';
 import { git } from '../git/git.js';
-import { tidyWorktree, uncommittedFiles, worktreeChange } from '../git/worktree.js';
+import { tidyWorktree, worktreeChange } from '../git/worktree.js';
 import type { Pipeline } from '../stages/pipeline.js';
 import { approvalOf, tasksByPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { snapshotWorkspace, uploadBlobs } from '../stages/submission.js';
@@ -141,8 +141,8 @@ export class MergeQueue {
       // nothing of its own to rebase, check or merge. A base that moved since is not its to check.
       if (committedNothing(info)) {
         // Its worktree goes with the merge: someone's work there since the approval is not dropped.
-        const loose = !info.remote && fs.existsSync(worktree) ? await uncommittedFiles(worktree) : [];
-        if (loose.length) throw new MergeQueueError(uncommittedRefusal(worktree, loose));
+        const loose = info.remote ? null : await uncommittedRefusal(worktree);
+        if (loose) throw new MergeQueueError(loose);
         return await this.merged(entry, site, info.commit, true);
       }
       await site.prepare();

@@ -86,10 +86,13 @@ export class MergeQueueError extends AutoteamError {
 }
 
 /**
- * Why a pipeline whose worktree holds `files` not committed (uncommittedFiles) is not merged: what
- * merges is the approved commit, and the merge removes the worktree with whatever it holds.
+ * Why a pipeline is not merged while its worktree holds files not committed (uncommittedFiles), or
+ * null when it holds none (or is gone): what merges is the approved commit, and the merge removes
+ * the worktree with whatever it holds.
  */
-export function uncommittedRefusal(worktree: string, files: readonly string[]): string {
+export async function uncommittedRefusal(worktree: string): Promise<string | null> {
+  const files = fs.existsSync(worktree) ? await uncommittedFiles(worktree) : [];
+  if (files.length === 0) return null;
   const named = `${files.slice(0, 5).join(', ')}${files.length > 5 ? `, and ${files.length - 5} more` : ''}`;
   return `its worktree ${worktree} has changes that are not committed (${named}): what merges is the approved commit as it was reviewed, and the merge removes the worktree with them; set them aside first (git -C ${worktree} stash --include-untracked: the stash outlives the worktree), then merge again`;
 }
@@ -120,8 +123,8 @@ async function localSite(info: GitInfo & { commit: string }): Promise<MergeSite 
       const busy = await operationInProgress(info.worktree);
       if (busy) throw new MergeQueueError(`${busy} is under way in its worktree ${info.worktree}: finish it, or abort it (git -C ${info.worktree} ${busy.split(' ')[1]} --abort), then merge again`);
       // An approved worktree is as committed; changes there since (a send-back cut short, the person's) are neither merged nor dropped.
-      const loose = await uncommittedFiles(info.worktree);
-      if (loose.length) throw new MergeQueueError(uncommittedRefusal(info.worktree, loose));
+      const loose = await uncommittedRefusal(info.worktree);
+      if (loose) throw new MergeQueueError(loose);
     },
     keep: async () => ({}),
     // The worktree is the engineer's: the change stays there uncommitted.
