@@ -27,8 +27,12 @@ export function configureUsageErrors(program: Command, argv: readonly string[] =
       const name = `${parents}${sub.name()}`;
       const unknown = (text: string) =>
         text
+          // Words with spaces are text (a requirement, an answer) that begins with a dash, not a flag.
+          .replace(/^error: unknown option '(-[^']*\s[^']*)'/, (_line, words: string) => `error: '${words}' begins with -, so it reads as an option: put -- before it (autoteam ${name} -- '${words}')`)
           .replace(/^error: unknown option '(-[^']*)'/, `error: $1 is not an option of ${name} (autoteam ${name} --help lists its options)`)
-          .replace(/^error: unknown command '([^']*)'$/m, `error: unknown command '${name} $1' (autoteam ${name} --help lists them)`);
+          .replace(/^error: unknown command '([^']*)'$/m, `error: unknown command '${name} $1' (autoteam ${name} --help lists them)`)
+          .replace(/^error: too many arguments for '[^']*'\. Expected (\d+) arguments? but got (\d+)\.$/m, (_line, expected: string, got: string) => `error: ${name} takes ${Number(expected) === 0 ? 'no arguments' : Number(expected) === 1 ? 'one argument' : `${expected} arguments`}, not ${got} (autoteam ${name} --help shows its usage)`)
+          .replace(/^error: missing required argument '([^']*)'$/m, `error: ${name} needs its <$1> (autoteam ${name} --help shows its usage)`);
       configure(sub.exitOverride().configureOutput({ writeErr, outputError: (text, write) => said(unknown(text), write) }), `${name} `);
     }
   };

@@ -147,9 +147,9 @@ export const COMMANDS: readonly Command[] = [
     args: '<pipeline>|all',
     help: 'merge an approved branch into your current branch (a conflict changes nothing); all: drain the merge queue',
     run: (args, io) => {
-      if (['all', '--queue'].includes(args.trim())) return drainQueue(io);
+      if (['all', '--queue'].includes(args.trim().toLowerCase())) return drainQueue(io);
       // `/merge all now`: the word it takes instead of an id, said with the id.
-      if (/^(all|--queue)\s/.test(args.trim())) throw new AutoteamError(`/merge takes a pipeline id or all, and nothing after it: got '${args.trim()}'`, 'USAGE');
+      if (/^(all|--queue)\s/i.test(args.trim())) throw new AutoteamError(`/merge takes a pipeline id or all, and nothing after it: got '${args.trim()}'`, 'USAGE');
       return byHand(io, (options) => io.session.merge(pipelineId(need(args, '/merge <pipeline>|all')), options));
     },
   },

@@ -171,6 +171,13 @@ describe('the built command', () => {
         // After the command, said the same way.
         [['tasks', '--engineers', '2'], 'autoteam: --engineers is not an option of tasks (autoteam tasks --help lists its options)'],
         [['mcp', 'serve', '--bogus'], 'autoteam: --bogus is not an option of mcp serve (autoteam mcp serve --help lists its options)'],
+        // Too many arguments, or one left out: the command's own words, and where its usage is.
+        [['cancel', '1', '2'], 'autoteam: cancel takes one argument, not 2 (autoteam cancel --help shows its usage)'],
+        [['tasks', 'all'], 'autoteam: tasks takes no arguments, not 1 (autoteam tasks --help shows its usage)'],
+        [['retry'], 'autoteam: retry needs its <pipeline> (autoteam retry --help shows its usage)'],
+        // Words that begin with a dash are a requirement, not a flag: where -- goes is said.
+        [['run', '--auto', '--verbose mode for the organizer'], "autoteam: '--verbose mode for the organizer' begins with -, so it reads as an option: put -- before it (autoteam run -- '--verbose mode for the organizer')"],
+        [['post', '-v should print the version'], "autoteam: '-v should print the version' begins with -, so it reads as an option: put -- before it (autoteam post -- '-v should print the version')"],
       ] as const) {
         const refused = cli(...args);
         expect(refused.status, refused.stderr).toBe(2);

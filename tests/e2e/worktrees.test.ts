@@ -136,7 +136,7 @@ describe.runIf(python)('two pipelines in parallel on one repository', () => {
       expect(notices.join('\n')).toMatch(/on your repository .* \(main at [0-9a-f]{7}\): each pipeline works in its own worktree/);
       const [a, b] = await Promise.all([session.post(DOWNLOADS_REQUIREMENT), session.post(WORDCOUNT_REQUIREMENT)]);
       // Still at work: not merged, and the way to drop it is the one /discard takes.
-      await expect(session.merge(a.pipeline!)).rejects.toThrow(`pipeline #${a.pipeline} is still active: only approved work is merged (diff ${a.pipeline} shows it, cancel ${a.pipeline}, then discard ${a.pipeline} drops it)`);
+      await expect(session.merge(a.pipeline!)).rejects.toThrow(`pipeline #${a.pipeline} is still active: only approved work is merged; diff ${a.pipeline} shows it, cancel ${a.pipeline}, then discard ${a.pipeline} drops it (autoteam diff ${a.pipeline}, or /diff ${a.pipeline} in the REPL)`);
       const [first, second] = await Promise.all([
         session.waitForPipeline(a.pipeline!, AbortSignal.timeout(2 * HANG_MS)),
         session.waitForPipeline(b.pipeline!, AbortSignal.timeout(2 * HANG_MS)),
@@ -361,7 +361,7 @@ describe('merging leaves the person in charge', () => {
     expect(fs.readFileSync(path.join(repo, changed), 'utf8')).toBe('mine, not committed\n');
   });
 
-  it("a fast-forward over an uncommitted change to a file the branch changes is refused by git, saying that nothing was merged", async () => {
+  it('a merge over an uncommitted change to a file the branch changes is refused, naming the file and what to do; nothing was merged', async () => {
     const { mergeBranch } = await import('../../src/core/git/worktree.js');
     const repo = diverged();
     // main is behind a feature that changes a tracked file: the merge would fast-forward it.
@@ -375,9 +375,23 @@ describe('merging leaves the person in charge', () => {
     const mine = fs.readFileSync(path.join(repo, tracked), 'utf8');
     const head = git(repo, 'rev-parse', 'HEAD');
     const error = await mergeBranch(repo, 'feature', 'Merge feature').catch((e: Error) => e);
-    expect(String(error)).toMatch(new RegExp(`git merge --ff-only feature failed: .*would be overwritten by merge.*${tracked.replace('.', '\\.')}.* \\(nothing was merged: your branch and files are as they were\\)$`));
+    const refused = (file: string, at: string) => `AutoteamError: cannot merge feature into main: it changes ${file}, where ${at} holds uncommitted changes of yours; nothing was merged (your branch and files are as they were): commit or stash them, then merge again`;
+    expect(String(error)).toBe(refused(tracked, repo));
     expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
     expect(fs.readFileSync(path.join(repo, tracked), 'utf8')).toBe(mine);
+    // A merge commit (main moved on) over a staged change is refused the same way; a change to a file the branch leaves alone is not in the way.
+    const apart = diverged();
+    fs.writeFileSync(path.join(apart, 'b.txt'), 'mine, staged\n');
+    git(apart, 'add', 'b.txt');
+    const before = git(apart, 'rev-parse', 'HEAD');
+    expect(String(await mergeBranch(apart, 'feature', 'Merge feature').catch((e: Error) => e))).toBe(refused('b.txt', apart));
+    expect(git(apart, 'rev-parse', 'HEAD')).toBe(before);
+    expect(git(apart, 'show', ':b.txt')).toBe('mine, staged');
+    git(apart, 'rm', '-q', '--cached', 'b.txt');
+    fs.rmSync(path.join(apart, 'b.txt'));
+    fs.appendFileSync(path.join(apart, 'a.txt'), 'mine, not committed\n');
+    expect((await mergeBranch(apart, 'feature', 'Merge feature')).how).not.toBe('already merged');
+    expect(fs.readFileSync(path.join(apart, 'a.txt'), 'utf8')).toBe('main\nmine, not committed\n');
   });
 
   it('a branch the person already merged by hand is recognised, not refused', async () => {

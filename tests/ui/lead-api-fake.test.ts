@@ -233,6 +233,9 @@ describe('the command layer over a fake LeadApi', () => {
     // `--queue`, as the command line spells it, is `all`.
     await runLine('/merge --queue', value);
     expect(out.slice(2)).toEqual(['waiting: another merger is draining the merge queue of this board', 'pipeline #3: merged into main (queue)']);
+    // In capitals, the same word.
+    await runLine('/merge ALL', value);
+    expect(out.slice(4)).toEqual(['waiting: another merger is draining the merge queue of this board', 'pipeline #3: merged into main (queue)']);
   });
 
   it('shows the board, the team, the inbox and a task from the snapshot and the queries', async () => {

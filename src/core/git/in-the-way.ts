@@ -36,3 +36,16 @@ export function namedFiles(files: readonly string[]): string {
   return `${files.slice(0, 5).join(', ')}${files.length > 5 ? `, and ${files.length - 5} more` : ''}`;
 }
 
+
+/**
+ * The person's uncommitted changes (staged or not) at the checkout in `dir` to files that a merge of
+ * `to` changes: git refuses such a merge, in words of its own that say nothing of what to do.
+ */
+export async function changesInTheWay(dir: string, to: string): Promise<string[]> {
+  const names = async (...args: string[]) => (await git(dir, ['diff', '--name-only', '--no-renames', '-z', ...args])).stdout.split('\0').filter(Boolean);
+  const yours = await names('HEAD');
+  if (yours.length === 0) return [];
+  // What the branch changed since it left HEAD's history (`HEAD...to`), not all that differs.
+  const merged = new Set(await names(`HEAD...${to}`));
+  return yours.filter((file) => merged.has(file));
+}

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AutoteamError } from '../errors.js';
 import { git, GitError, gitMessage, identityEnv, operationInProgress, personEnv } from './git.js';
-import { namedFiles, untrackedInTheWay } from './in-the-way.js';
+import { changesInTheWay, namedFiles, untrackedInTheWay } from './in-the-way.js';
 import { scratchDir } from '../exec/scratch.js';
 import { TRUSTED_FILES } from '../config/trusted-files.js';
 
@@ -254,6 +254,8 @@ export async function mergeBranch(repoTop: string, branch: string, message: stri
   const base = (await git(repoTop, ['merge-base', 'HEAD', branch], { allowFailure: true })).stdout.trim();
   const yours = base ? await untrackedInTheWay(repoTop, base, branch) : [];
   if (yours.length) throw new AutoteamError(`cannot merge ${branch} into ${into}: it would write over ${namedFiles(yours)} in ${repoTop}, yours and not tracked by git there (an untracked or ignored file, or a folder); nothing was merged: move ${yours.length === 1 ? 'it' : 'them'} aside, then merge again`, 'GIT_ERROR');
+  const changed = await changesInTheWay(repoTop, branch);
+  if (changed.length) throw new AutoteamError(`cannot merge ${branch} into ${into}: it changes ${namedFiles(changed)}, where ${repoTop} holds uncommitted changes of yours; nothing was merged (your branch and files are as they were): commit or stash them, then merge again`, 'GIT_ERROR');
   if (await isAncestor('HEAD', branch)) {
     // git refuses (and changes nothing) when the person's uncommitted changes are in the way: said so.
     const forward = await git(repoTop, ['merge', '--ff-only', '-q', branch], { env: personEnv(), allowFailure: true });

@@ -187,9 +187,10 @@ async function mergeOne(board: TaskBoard, id: number, by: string): Promise<strin
   // A merge into the person's checked-out branch, unchecked, cannot move a base others share: the queue's rebase, re-check and leased push can.
   if (git.remote) throw new AutoteamError(`pipeline #${id}'s branch ${git.branch} lives on the remote ${git.remote}, and so does its base: the merge queue merges it there (autoteam merge --queue, or /merge all), rebased onto the base's tip, checked again and pushed`, 'USAGE');
   if (status !== 'approved' || !git.commit) {
-    const drop = status === 'active' ? `cancel ${id}, then discard ${id} drops it` : `discard ${id} drops it`;
+    // Failed or cancelled work is worked again by retry (from the stage that ended it), not merged.
+    const drop = status === 'active' ? `cancel ${id}, then discard ${id} drops it` : status === 'failed' || status === 'cancelled' ? `retry ${id} works it again, discard ${id} drops it` : `discard ${id} drops it`;
     const state = status === 'active' ? 'is still active' : status === 'failed' ? 'failed' : `was ${status}`;
-    throw new AutoteamError(`pipeline #${id} ${state}: only approved work is merged (diff ${id} shows it, ${drop})`, 'USAGE');
+    throw new AutoteamError(`pipeline #${id} ${state}: only approved work is merged; diff ${id} shows it, ${drop} (autoteam diff ${id}, or /diff ${id} in the REPL)`, 'USAGE');
   }
   // Someone's work in the worktree since the approval: the merge would remove it with the worktree.
   const loose = await uncommittedRefusal(git.worktree);
