@@ -189,7 +189,7 @@ export function registerBoardCommands(program: Command): void {
       if (Boolean(options.queue) && id !== undefined) throw new UsageError('merge takes a pipeline id, or --queue, not both');
       if (!options.queue && id === undefined) throw new UsageError('merge needs a pipeline id (autoteam merge 3), or --queue to merge every approved pipeline in approval order');
       if (!options.queue && options.remote !== undefined) throw new UsageError('--remote goes with --queue: a pipeline on a remote is merged by the queue, which pushes its base there');
-      if (id === 'all') throw new UsageError('merge all is autoteam merge --queue: every approved pipeline, in approval order');
+      if (id?.toLowerCase() === 'all') throw new UsageError('merge all is autoteam merge --queue: every approved pipeline, in approval order');
       const n = id === undefined ? null : pipelineId(id);
       const board = await openExisting(command);
       try {

@@ -27,14 +27,19 @@ export function configureUsageErrors(program: Command, argv: readonly string[] =
       const name = `${parents}${sub.name()}`;
       const unknown = (text: string) =>
         text
-          // Words with spaces are text (a requirement, an answer) that begins with a dash, not a flag.
-          .replace(/^error: unknown option '(-[^']*\s[^']*)'/, (_line, words: string) => `error: '${words}' begins with -, so it reads as an option: put -- before it (autoteam ${name} -- '${words}')`)
+          // Words with a space before any `=` are text (a requirement) that begins with a dash, not a flag.
+          .replace(/^error: unknown option '(-[^=\s]*\s[\s\S]*)'$/m, (_line, words: string) => `error: '${words}' begins with -, so it reads as an option: put -- before it (autoteam ${name} [options] -- ${shellQuoted(words)})`)
           .replace(/^error: unknown option '(-[^']*)'/, `error: $1 is not an option of ${name} (autoteam ${name} --help lists its options)`)
           .replace(/^error: unknown command '([^']*)'$/m, `error: unknown command '${name} $1' (autoteam ${name} --help lists them)`)
-          .replace(/^error: too many arguments for '[^']*'\. Expected (\d+) arguments? but got (\d+)\.$/m, (_line, expected: string, got: string) => `error: ${name} takes ${Number(expected) === 0 ? 'no arguments' : Number(expected) === 1 ? 'one argument' : `${expected} arguments`}, not ${got} (autoteam ${name} --help shows its usage)`)
+          .replace(/^error: too many arguments for '[^']*'\. Expected (\d+) arguments? but got (\d+)\.$/m, (_line, expected: string, got: string) => `error: ${name} takes ${Number(expected) === 0 ? 'no arguments' : Number(expected) === 1 ? 'one argument' : `at most ${expected} arguments`}, not ${got} (autoteam ${name} --help shows its usage)`)
           .replace(/^error: missing required argument '([^']*)'$/m, `error: ${name} needs its <$1> (autoteam ${name} --help shows its usage)`);
       configure(sub.exitOverride().configureOutput({ writeErr, outputError: (text, write) => said(unknown(text), write) }), `${name} `);
     }
   };
   configure(program);
+}
+
+/** `text` as one word of a POSIX shell: in single quotes, each of its own written '\''. */
+function shellQuoted(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
 }

@@ -176,8 +176,10 @@ describe('the built command', () => {
         [['tasks', 'all'], 'autoteam: tasks takes no arguments, not 1 (autoteam tasks --help shows its usage)'],
         [['retry'], 'autoteam: retry needs its <pipeline> (autoteam retry --help shows its usage)'],
         // Words that begin with a dash are a requirement, not a flag: where -- goes is said.
-        [['run', '--auto', '--verbose mode for the organizer'], "autoteam: '--verbose mode for the organizer' begins with -, so it reads as an option: put -- before it (autoteam run -- '--verbose mode for the organizer')"],
-        [['post', '-v should print the version'], "autoteam: '-v should print the version' begins with -, so it reads as an option: put -- before it (autoteam post -- '-v should print the version')"],
+        [['run', '--auto', '--verbose mode for the organizer'], "autoteam: '--verbose mode for the organizer' begins with -, so it reads as an option: put -- before it (autoteam run [options] -- '--verbose mode for the organizer')"],
+        [['post', "-v shouldn't print the version"], "autoteam: '-v shouldn't print the version' begins with -, so it reads as an option: put -- before it (autoteam post [options] -- '-v shouldn'\\''t print the version')"],
+        // A mistyped flag whose value has a space is still a flag.
+        [['run', '--fle=my reqs.txt'], 'autoteam: --fle=my reqs.txt is not an option of run (autoteam run --help lists its options)'],
       ] as const) {
         const refused = cli(...args);
         expect(refused.status, refused.stderr).toBe(2);

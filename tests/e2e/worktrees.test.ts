@@ -136,7 +136,7 @@ describe.runIf(python)('two pipelines in parallel on one repository', () => {
       expect(notices.join('\n')).toMatch(/on your repository .* \(main at [0-9a-f]{7}\): each pipeline works in its own worktree/);
       const [a, b] = await Promise.all([session.post(DOWNLOADS_REQUIREMENT), session.post(WORDCOUNT_REQUIREMENT)]);
       // Still at work: not merged, and the way to drop it is the one /discard takes.
-      await expect(session.merge(a.pipeline!)).rejects.toThrow(`pipeline #${a.pipeline} is still active: only approved work is merged; diff ${a.pipeline} shows it, cancel ${a.pipeline}, then discard ${a.pipeline} drops it (autoteam diff ${a.pipeline}, or /diff ${a.pipeline} in the REPL)`);
+      await expect(session.merge(a.pipeline!)).rejects.toThrow(`pipeline #${a.pipeline} is still active: only approved work is merged; diff ${a.pipeline} shows it, cancel ${a.pipeline}, then discard ${a.pipeline} drops it (each as autoteam <command> ${a.pipeline}, or /<command> ${a.pipeline} in the REPL)`);
       const [first, second] = await Promise.all([
         session.waitForPipeline(a.pipeline!, AbortSignal.timeout(2 * HANG_MS)),
         session.waitForPipeline(b.pipeline!, AbortSignal.timeout(2 * HANG_MS)),
@@ -375,7 +375,7 @@ describe('merging leaves the person in charge', () => {
     const mine = fs.readFileSync(path.join(repo, tracked), 'utf8');
     const head = git(repo, 'rev-parse', 'HEAD');
     const error = await mergeBranch(repo, 'feature', 'Merge feature').catch((e: Error) => e);
-    const refused = (file: string, at: string) => `AutoteamError: cannot merge feature into main: it changes ${file}, where ${at} holds uncommitted changes of yours; nothing was merged (your branch and files are as they were): commit or stash them, then merge again`;
+    const refused = (file: string, at: string) => `AutoteamError: cannot merge feature into main: your uncommitted changes to ${file} in ${at} are in its way; nothing was merged (your branch and files are as they were): commit or stash them, then merge again`;
     expect(String(error)).toBe(refused(tracked, repo));
     expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
     expect(fs.readFileSync(path.join(repo, tracked), 'utf8')).toBe(mine);
@@ -389,9 +389,25 @@ describe('merging leaves the person in charge', () => {
     expect(git(apart, 'show', ':b.txt')).toBe('mine, staged');
     git(apart, 'rm', '-q', '--cached', 'b.txt');
     fs.rmSync(path.join(apart, 'b.txt'));
-    fs.appendFileSync(path.join(apart, 'a.txt'), 'mine, not committed\n');
-    expect((await mergeBranch(apart, 'feature', 'Merge feature')).how).not.toBe('already merged');
-    expect(fs.readFileSync(path.join(apart, 'a.txt'), 'utf8')).toBe('main\nmine, not committed\n');
+    // A merge commit is made in the index: a staged change to a file the branch leaves alone is in its way too.
+    fs.appendFileSync(path.join(apart, 'a.txt'), 'mine, staged\n');
+    git(apart, 'add', 'a.txt');
+    expect(String(await mergeBranch(apart, 'feature', 'Merge feature').catch((e: Error) => e))).toBe(refused('a.txt', apart));
+    git(apart, 'reset', '-q');
+    // Not staged, a change to a file the branch leaves alone is not in the way; and a file named HEAD in the repository confuses nothing.
+    fs.writeFileSync(path.join(apart, 'HEAD'), 'a file named HEAD\n');
+    expect((await mergeBranch(apart, 'feature', 'Merge feature')).how).toBe('merge commit');
+    expect(fs.readFileSync(path.join(apart, 'a.txt'), 'utf8')).toBe('main\nmine, staged\n');
+    // A file the branch deletes, deleted here too and not committed: git merges over it, and so does this.
+    const both = diverged();
+    git(both, 'reset', '-q', '--hard', git(both, 'merge-base', 'main', 'feature'));
+    const doomed = git(both, 'ls-files').split('\n')[0]!;
+    git(both, 'checkout', '-q', 'feature');
+    git(both, 'rm', '-q', doomed);
+    git(both, 'commit', '-q', '-m', 'feature deletes it');
+    git(both, 'checkout', '-q', 'main');
+    fs.rmSync(path.join(both, doomed));
+    expect((await mergeBranch(both, 'feature', 'Merge feature')).how).toBe('fast-forward');
   });
 
   it('a branch the person already merged by hand is recognised, not refused', async () => {

@@ -276,7 +276,7 @@ describe('merge <n> and discard <n> beside the queue', () => {
     await pipelines.cancel(first.pipeline!, 'lead', 'not needed');
     expect((await diffPipeline(board.tasks, first.pipeline!)).split('\n')[0]).toMatch(/ · cancelled, not approved: its worktree as it was left · 1 file: A one\.py$/);
     // Not merged; what can be done with it instead is said, in the words of both front ends.
-    await expect(mergePipeline(board.tasks, first.pipeline!, 'lead')).rejects.toThrow(`pipeline #${first.pipeline} was cancelled: only approved work is merged; diff ${first.pipeline} shows it, retry ${first.pipeline} works it again, discard ${first.pipeline} drops it (autoteam diff ${first.pipeline}, or /diff ${first.pipeline} in the REPL)`);
+    await expect(mergePipeline(board.tasks, first.pipeline!, 'lead')).rejects.toThrow(`pipeline #${first.pipeline} was cancelled: only approved work is merged; diff ${first.pipeline} shows it, retry ${first.pipeline} works it again, discard ${first.pipeline} drops it (each as autoteam <command> ${first.pipeline}, or /<command> ${first.pipeline} in the REPL)`);
     // Discarded, there is nothing left to show.
     await discardPipeline(board.tasks, first.pipeline!, 'lead');
     await expect(diffPipeline(board.tasks, first.pipeline!)).rejects.toThrow(`pipeline #${first.pipeline} was already discarded: its branch and worktree are gone`);

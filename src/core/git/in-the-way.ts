@@ -38,14 +38,20 @@ export function namedFiles(files: readonly string[]): string {
 
 
 /**
- * The person's uncommitted changes (staged or not) at the checkout in `dir` to files that a merge of
- * `to` changes: git refuses such a merge, in words of its own that say nothing of what to do.
+ * The person's uncommitted changes at the checkout in `dir` that a merge of `to` would meet: changes,
+ * staged or not, to files the branch changes since `base` (where it left `HEAD`'s history), and, for a
+ * merge that is no fast-forward, anything staged, since git merges into the index. git refuses such a
+ * merge in words of its own that say nothing of what to do. A file deleted on both sides, and a
+ * submodule's own uncommitted work, are not in the way (git merges over them).
  */
-export async function changesInTheWay(dir: string, to: string): Promise<string[]> {
-  const names = async (...args: string[]) => (await git(dir, ['diff', '--name-only', '--no-renames', '-z', ...args])).stdout.split('\0').filter(Boolean);
+export async function changesInTheWay(dir: string, base: string, to: string, options: { fastForward: boolean }): Promise<string[]> {
+  const names = async (...args: string[]) => (await git(dir, ['diff', '--name-only', '--no-renames', '--ignore-submodules=dirty', '-z', ...args, '--'])).stdout.split('\0').filter(Boolean);
   const yours = await names('HEAD');
   if (yours.length === 0) return [];
-  // What the branch changed since it left HEAD's history (`HEAD...to`), not all that differs.
-  const merged = new Set(await names(`HEAD...${to}`));
-  return yours.filter((file) => merged.has(file));
+  const staged = options.fastForward ? new Set<string>() : new Set(await names('--cached', 'HEAD'));
+  const merged = new Set(await names(base, to));
+  const deletedHere = new Set(await names('--diff-filter=D', 'HEAD'));
+  const deletedThere = new Set(await names('--diff-filter=D', base, to));
+  const bothDeleted = (file: string) => deletedHere.has(file) && deletedThere.has(file);
+  return yours.filter((file) => staged.has(file) || (merged.has(file) && !bothDeleted(file)));
 }

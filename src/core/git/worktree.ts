@@ -254,10 +254,12 @@ export async function mergeBranch(repoTop: string, branch: string, message: stri
   const base = (await git(repoTop, ['merge-base', 'HEAD', branch], { allowFailure: true })).stdout.trim();
   const yours = base ? await untrackedInTheWay(repoTop, base, branch) : [];
   if (yours.length) throw new AutoteamError(`cannot merge ${branch} into ${into}: it would write over ${namedFiles(yours)} in ${repoTop}, yours and not tracked by git there (an untracked or ignored file, or a folder); nothing was merged: move ${yours.length === 1 ? 'it' : 'them'} aside, then merge again`, 'GIT_ERROR');
-  const changed = await changesInTheWay(repoTop, branch);
-  if (changed.length) throw new AutoteamError(`cannot merge ${branch} into ${into}: it changes ${namedFiles(changed)}, where ${repoTop} holds uncommitted changes of yours; nothing was merged (your branch and files are as they were): commit or stash them, then merge again`, 'GIT_ERROR');
-  if (await isAncestor('HEAD', branch)) {
-    // git refuses (and changes nothing) when the person's uncommitted changes are in the way: said so.
+  const fastForward = await isAncestor('HEAD', branch);
+  // The person's uncommitted changes the merge would meet (git would refuse, naming no next step).
+  const changed = base ? await changesInTheWay(repoTop, base, branch, { fastForward }) : [];
+  if (changed.length) throw new AutoteamError(`cannot merge ${branch} into ${into}: your uncommitted changes to ${namedFiles(changed)} in ${repoTop} are in its way; nothing was merged (your branch and files are as they were): commit or stash them, then merge again`, 'GIT_ERROR');
+  if (fastForward) {
+    // Anything else git refuses (and changes nothing): said in its words.
     const forward = await git(repoTop, ['merge', '--ff-only', '-q', branch], { env: personEnv(), allowFailure: true });
     if (forward.exitCode !== 0) throw new GitError(`git merge --ff-only ${branch}`, `${gitMessage(forward.stderr, forward.stdout)} (nothing was merged: your branch and files are as they were)`, forward.exitCode);
     return { into, how: 'fast-forward', commit: (await git(repoTop, ['rev-parse', 'HEAD'])).stdout.trim() };

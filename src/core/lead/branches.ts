@@ -190,7 +190,7 @@ async function mergeOne(board: TaskBoard, id: number, by: string): Promise<strin
     // Failed or cancelled work is worked again by retry (from the stage that ended it), not merged.
     const drop = status === 'active' ? `cancel ${id}, then discard ${id} drops it` : status === 'failed' || status === 'cancelled' ? `retry ${id} works it again, discard ${id} drops it` : `discard ${id} drops it`;
     const state = status === 'active' ? 'is still active' : status === 'failed' ? 'failed' : `was ${status}`;
-    throw new AutoteamError(`pipeline #${id} ${state}: only approved work is merged; diff ${id} shows it, ${drop} (autoteam diff ${id}, or /diff ${id} in the REPL)`, 'USAGE');
+    throw new AutoteamError(`pipeline #${id} ${state}: only approved work is merged; diff ${id} shows it, ${drop} (each as autoteam <command> ${id}, or /<command> ${id} in the REPL)`, 'USAGE');
   }
   // Someone's work in the worktree since the approval: the merge would remove it with the worktree.
   const loose = await uncommittedRefusal(git.worktree);
