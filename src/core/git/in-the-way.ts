@@ -36,7 +36,6 @@ export function namedFiles(files: readonly string[]): string {
   return `${files.slice(0, 5).join(', ')}${files.length > 5 ? `, and ${files.length - 5} more` : ''}`;
 }
 
-
 /**
  * The person's uncommitted changes at the checkout in `dir` that a merge of `to` would meet: changes,
  * staged or not, to files the branch changes since `base` (where it left `HEAD`'s history), and, for a
