@@ -58,9 +58,12 @@ export async function startRepl(options: ReplOptions): Promise<void> {
   }) : null;
   try {
     if (process.stdin.isTTY && process.stdout.isTTY) {
-      // ink decides at import time that a CI environment cannot show live frames and renders only the
-      // last one on exit. A person at a terminal is interactive whatever CI says.
-      process.env.CI = 'false';
+      // ink and chalk decide at import time that an environment with CI (or CONTINUOUS_INTEGRATION)
+      // set is no terminal: ink renders only the last frame, on exit, and chalk drops colour — the
+      // cursor ink draws with it too. A person at a terminal is interactive whatever CI says, so
+      // neither is left for them to read (not even as CI=false, which chalk counts as set).
+      delete process.env.CI;
+      delete process.env.CONTINUOUS_INTEGRATION;
       const { runInk } = await import('../ui/run-ink.js');
       // ink draws with control sequences of its own: it shows outside text through `printable` itself.
       unguardOutput();

@@ -60,6 +60,28 @@ describe.skipIf(!tmux)(`autoteam REPL in a real terminal (tmux${tmux ? '' : ' is
     expect(team.members.map((member) => member.status)).toEqual(['shutdown', 'shutdown', 'shutdown']);
   });
 
+  it('draws in colour, with the cursor shown, live, in a terminal whose environment says CI', async () => {
+    assertBuilt();
+    const screen = new TmuxScreen(tempBoard('autoteam-repl-tty-'));
+    screens.push(screen);
+    // The other tests' terminals are told FORCE_COLOR=0 (offlineEnv); this one is a person's.
+    screen.start(['env', '-u', 'FORCE_COLOR', 'CI=true', 'CONTINUOUS_INTEGRATION=1', 'node', CLI, '--dir', screen.dir, '--auto']);
+    // Live frames: the team's start is drawn while the REPL runs, not only in the last frame at exit.
+    await screen.waitFor(/reviewer \(reviewer\) idle/, 'the team to start', 30_000);
+    screen.type('abc', false);
+    screen.key('Left');
+    await screen.waitFor(/› abc/, 'the typed text at the prompt');
+    // The prompt is green and bold, and the cursor (ink draws its own, inverse) stands on the c.
+    const styled = await waitUntil(() => {
+      const now = screen.captureStyled();
+      return /\x1b\[[0-9;]*7m.*c/.test(now) ? now : null;
+    }, 'the cursor drawn at the prompt');
+    expect(styled).toMatch(/\x1b\[[0-9;]*32m.*›/);
+    screen.key('C-u');
+    screen.type('/quit');
+    expect(await screen.exitCode()).toBe(0);
+  });
+
   it('keeps a pasted block of lines at the prompt until Enter, then posts it as one requirement', async () => {
     assertBuilt();
     const screen = new TmuxScreen(tempBoard('autoteam-repl-tty-'));

@@ -37,9 +37,10 @@ export class TmuxScreen {
   }
 
   /** Types text, then Enter as a separate key, as a person would. */
-  type(text: string): void {
+  /** Types `text`, then Enter unless `enter` is false. */
+  type(text: string, enter = true): void {
     this.tmux('send-keys', '-t', 'repl', '-l', text);
-    this.tmux('send-keys', '-t', 'repl', 'Enter');
+    if (enter) this.tmux('send-keys', '-t', 'repl', 'Enter');
   }
 
   /** Pastes text as a terminal does: tmux brackets it (ESC[200~ … ESC[201~) when the program asked for that. */
@@ -55,6 +56,11 @@ export class TmuxScreen {
   /** The visible screen, or with `history` the scrollback too. */
   capture(history = false): string {
     return this.tmux('capture-pane', '-p', '-t', 'repl', ...(history ? ['-S', '-'] : []));
+  }
+
+  /** The visible screen with its colours and attributes, as escape sequences. */
+  captureStyled(): string {
+    return this.tmux('capture-pane', '-p', '-e', '-t', 'repl');
   }
 
   async waitFor(pattern: RegExp | string, what: string, timeoutMs = HANG_MS, history = false): Promise<string> {
