@@ -257,6 +257,15 @@ describe('what the config allows but probably does not mean', () => {
     ]);
   });
 
+  it('warns of a stage that submits files with no write_file among its tools', async () => {
+    const dir = folder(JSON.stringify({ stages: { implementation: { tools: ['read_file', 'bash', 'submit_for_review', 'fail_task'] } } }));
+    expect(loadProjectConfig(dir).warnings).toEqual([
+      "stages.implementation.tools: no write_file, so the files submit_for_review submits can be written only through bash (the offline model's engineer cannot write them)",
+    ]);
+    // With it, nothing is said.
+    expect(loadProjectConfig(folder(JSON.stringify({ stages: { implementation: { tools: ['read_file', 'write_file', 'submit_for_review', 'fail_task'] } } }))).warnings).toEqual([]);
+  });
+
   it('a role the team lacks is not said to have no one when a flag gives it one (--engineers 1)', async () => {
     const dir = folder(JSON.stringify({ team: [{ name: 'analyst', role: 'analyst' }, { name: 'reviewer', role: 'reviewer' }] }));
     const unstaffed = (stderr: string) => stderr.split('\n').filter((line) => line.includes("no teammate in team has the role 'engineer'"));

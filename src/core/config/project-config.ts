@@ -244,6 +244,11 @@ export function loadProjectConfig(rootDir: string, env: NodeJS.ProcessEnv = proc
     }
     warnings.push(...unstaffed.map((gap) => gap.warning));
   }
+  // A stage that ends by submitting files, given no write_file: a model must write them through bash, and the offline one cannot.
+  for (const [name, spec] of Object.entries(stages)) {
+    const signals = Object.keys({ ...(builtin.get(name)?.transitions ?? {}), ...(spec.signals ?? {}) });
+    if (spec.tools && signals.includes('submit_for_review') && !spec.tools.includes('write_file')) warnings.push(`stages.${name}.tools: no write_file, so the files submit_for_review submits can be written only through bash (the offline model's engineer cannot write them)`);
+  }
   warnings.push(...hookMatcherWarnings(data.hooks, [...stageNames]));
   for (const [i, member] of (data.team ?? []).entries()) {
     if (!roles.has(member.role)) fail(`team.${i}.role: ${unknownRole(member.role, roles)}`);
