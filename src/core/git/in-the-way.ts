@@ -44,13 +44,15 @@ export function namedFiles(files: readonly string[]): string {
  * submodule's own uncommitted work, are not in the way (git merges over them).
  */
 export async function changesInTheWay(dir: string, base: string, to: string, options: { fastForward: boolean }): Promise<string[]> {
-  const names = async (...args: string[]) => (await git(dir, ['diff', '--name-only', '--no-renames', '--ignore-submodules=dirty', '-z', ...args, '--'])).stdout.split('\0').filter(Boolean);
-  const yours = await names('HEAD');
-  if (yours.length === 0) return [];
-  const staged = options.fastForward ? new Set<string>() : new Set(await names('--cached', 'HEAD'));
-  const merged = new Set(await names(base, to));
-  const deletedHere = new Set(await names('--diff-filter=D', 'HEAD'));
-  const deletedThere = new Set(await names('--diff-filter=D', base, to));
-  const bothDeleted = (file: string) => deletedHere.has(file) && deletedThere.has(file);
-  return yours.filter((file) => staged.has(file) || (merged.has(file) && !bothDeleted(file)));
+  // Each changed path with its status letter (`--name-status -z`: letter, path, letter, path, …).
+  const changes = async (...args: string[]) => {
+    const fields = (await git(dir, ['diff', '--name-status', '--no-renames', '--ignore-submodules=dirty', '-z', ...args, '--'])).stdout.split('\0').filter(Boolean);
+    return new Map(Array.from({ length: fields.length / 2 }, (_, i) => [fields[2 * i + 1]!, fields[2 * i]!] as const));
+  };
+  const yours = await changes('HEAD');
+  if (yours.size === 0) return [];
+  const staged = options.fastForward ? new Map<string, string>() : await changes('--cached', 'HEAD');
+  const merged = await changes(base, to);
+  const bothDeleted = (file: string) => yours.get(file) === 'D' && merged.get(file) === 'D';
+  return [...yours.keys()].filter((file) => staged.has(file) || (merged.has(file) && !bothDeleted(file)));
 }

@@ -4,6 +4,7 @@ import type { TaskBoardLike as TaskBoard } from '../board/task-rules.js';
 import { AutoteamError } from '../errors.js';
 import fs from 'node:fs';
 import { branchTip, type ChangedFile, changedFiles, mergeBranch, pipelineDiff, removeWorktree } from '../git/worktree.js';
+import { namedFiles } from '../git/in-the-way.js';
 import { noPipeline, pipelineStatus } from '../stages/pipeline-status.js';
 import { deleteBranch, ensureClone, fetchBranch, hasCommit, RemoteError, remoteTip } from '../git/remote.js';
 import { remoteClone, resolveRemoteUrl } from '../git/remote-url.js';
@@ -259,6 +260,6 @@ async function discardOne(board: TaskBoard, id: number, by: string): Promise<str
   // Named where git holds the commit: a clone of the remote may never have fetched it.
   const kept = last !== null && cloned && (await runGit(site.repo, ['cat-file', '-e', `${last.sha}^{commit}`], { allowFailure: true })).exitCode === 0;
   const keep = kept && last ? `; ${last.what} (git branch ${git.branch} ${last.sha.slice(0, 12)}${git.remote ? ` in ${site.repo}` : ''} brings it back while git keeps the commit, for you to merge with git: autoteam has let this pipeline go)` : last ? `; ${last.what}` : '';
-  const dropped = loose.length ? `; its uncommitted changes (${loose.slice(0, 5).join(', ')}${loose.length > 5 ? `, and ${loose.length - 5} more` : ''}) went with the worktree` : '';
+  const dropped = loose.length ? `; its uncommitted changes (${namedFiles(loose)}) went with the worktree` : '';
   return `pipeline #${id}: ${removed}${keep}${dropped}${remote?.note ? `; ${remote.note}` : ''}`;
 }

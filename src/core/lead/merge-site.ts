@@ -7,6 +7,7 @@ import { git, operationInProgress } from '../git/git.js';
 import { LocalMergeTarget, type MergeTarget, RemoteBranchTarget } from '../git/merge-target.js';
 import { currentBranch, RUNTIME_COMMITTER } from '../git/rebase.js';
 import { deleteBranch, ensureClone, fetchBranch, pushBranch, remoteDefaultBranch } from '../git/remote.js';
+import { namedFiles } from '../git/in-the-way.js';
 import { checkoutCommit } from '../git/remote-branch.js';
 import { resolveRemoteUrl } from '../git/remote-url.js';
 import { addWorktree, branchTip, commitWorktree, removeWorktree, uncommittedFiles } from '../git/worktree.js';
@@ -93,8 +94,7 @@ export class MergeQueueError extends AutoteamError {
 export async function uncommittedRefusal(worktree: string): Promise<string | null> {
   const files = fs.existsSync(worktree) ? await uncommittedFiles(worktree) : [];
   if (files.length === 0) return null;
-  const named = `${files.slice(0, 5).join(', ')}${files.length > 5 ? `, and ${files.length - 5} more` : ''}`;
-  return `its worktree ${worktree} has changes that are not committed (${named}): what merges is the approved commit as it was reviewed, and the merge removes the worktree with them; set them aside first (git -C ${worktree} stash --include-untracked: the stash outlives the worktree), then merge again`;
+  return `its worktree ${worktree} has changes that are not committed (${namedFiles(files)}): what merges is the approved commit as it was reviewed, and the merge removes the worktree with them; set them aside first (git -C ${worktree} stash --include-untracked: the stash outlives the worktree), then merge again`;
 }
 
 /** The site of an approved pipeline (`info.commit` set); a string says why it waits. */
